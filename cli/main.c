@@ -1,0 +1,3 @@
+/* main.c -- dgrun command line (placeholder: being written). */
+#include "dgrun.h"
+int main(void) { return 0; }

@@ -1,0 +1,27 @@
+/*
+ * dg_alloc.h -- the one allocation layer of libdgrun.
+ *
+ * Every heap allocation in the library goes through these wrappers so that a
+ * test can make the Nth allocation fail (dg_alloc_fail_after) and check that
+ * each caller reports DG_E_NOMEM cleanly.  They behave like the libc
+ * functions they wrap, returning NULL on failure.
+ */
+#ifndef DG_ALLOC_H
+#define DG_ALLOC_H
+
+#include <stddef.h>
+
+void *dg_malloc(size_t n);
+void *dg_calloc(size_t count, size_t size);
+void *dg_realloc(void *p, size_t n);
+void dg_free(void *p);
+/* strdup through dg_malloc; NULL in, NULL out. */
+char *dg_strdup(const char *s);
+char *dg_strndup(const char *s, size_t n);
+
+/* Test hook: allocations after the next `n` fail (n < 0 disables). */
+void dg_alloc_fail_after(long n);
+/* Number of allocations made since the process started (for tests). */
+unsigned long dg_alloc_count(void);
+
+#endif

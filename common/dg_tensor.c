@@ -1,0 +1,68 @@
+/*
+ * dg_tensor.c -- dtypes, shapes and host tensors (the public dg_tensor).
+ */
+#include "dgrun.h"
+#include "dg_alloc.h"
+
+#include <string.h>
+
+static const char *const dtype_names[DG_DTYPE_COUNT] = {
+    "float32", "float64", "int32", "int64", "bool"};
+static const size_t dtype_sizes[DG_DTYPE_COUNT] = {4, 8, 4, 8, 1};
+
+const char *dg_dtype_name(dg_dtype t)
+{
+    return (unsigned)t < DG_DTYPE_COUNT ? dtype_names[t] : "invalid";
+}
+
+int dg_dtype_parse(const char *s, dg_dtype *out)
+{
+    for (int i = 0; i < DG_DTYPE_COUNT; i++)
+        if (strcmp(s, dtype_names[i]) == 0) {
+            *out = (dg_dtype)i;
+            return 0;
+        }
+    return -1;
+}
+
+size_t dg_dtype_size(dg_dtype t)
+{
+    return (unsigned)t < DG_DTYPE_COUNT ? dtype_sizes[t] : 0;
+}
+
+int64_t dg_shape_numel(const dg_shape *s)
+{
+    int64_t n = 1;
+    for (int i = 0; i < s->rank; i++) {
+        if (s->dims[i] < 0)
+            return -1;
+        n *= s->dims[i];
+    }
+    return n;
+}
+
+dg_tensor *dg_tensor_new(dg_dtype t, const dg_shape *s)
+{
+    int64_t n = dg_shape_numel(s);
+    if (n < 0)
+        return NULL;
+    dg_tensor *x = dg_calloc(1, sizeof *x);
+    if (!x)
+        return NULL;
+    x->dtype = t;
+    x->shape = *s;
+    x->data = dg_calloc((size_t)n ? (size_t)n : 1, dg_dtype_size(t));
+    if (!x->data) {
+        dg_free(x);
+        return NULL;
+    }
+    return x;
+}
+
+void dg_tensor_free(dg_tensor *t)
+{
+    if (!t)
+        return;
+    dg_free(t->data);
+    dg_free(t);
+}

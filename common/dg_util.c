@@ -1,0 +1,191 @@
+/*
+ * dg_util.c -- string buffer, string map and clock (see dg_util.h).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "dg_util.h"
+#include "dg_alloc.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+void dg_sbuf_init(dg_sbuf *b) { memset(b, 0, sizeof *b); }
+
+void dg_sbuf_free(dg_sbuf *b)
+{
+    dg_free(b->s);
+    memset(b, 0, sizeof *b);
+}
+
+static int sbuf_reserve(dg_sbuf *b, size_t extra)
+{
+    if (b->oom)
+        return -1;
+    if (b->len + extra + 1 <= b->cap)
+        return 0;
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap < b->len + extra + 1)
+        cap *= 2;
+    char *s = dg_realloc(b->s, cap);
+    if (!s) {
+        b->oom = 1;
+        return -1;
+    }
+    b->s = s;
+    b->cap = cap;
+    return 0;
+}
+
+void dg_sbuf_addn(dg_sbuf *b, const char *s, size_t n)
+{
+    if (sbuf_reserve(b, n))
+        return;
+    memcpy(b->s + b->len, s, n);
+    b->len += n;
+    b->s[b->len] = '\0';
+}
+
+void dg_sbuf_add(dg_sbuf *b, const char *s) { dg_sbuf_addn(b, s, strlen(s)); }
+
+void dg_sbuf_addf(dg_sbuf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char tmp[512];
+    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    if ((size_t)n < sizeof tmp) {
+        dg_sbuf_addn(b, tmp, (size_t)n);
+        return;
+    }
+    if (sbuf_reserve(b, (size_t)n))
+        return;
+    va_start(ap, fmt);
+    vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+}
+
+void dg_sbuf_add_json_str(dg_sbuf *b, const char *s)
+{
+    dg_sbuf_add(b, "\"");
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        switch (*p) {
+        case '"': dg_sbuf_add(b, "\\\""); break;
+        case '\\': dg_sbuf_add(b, "\\\\"); break;
+        case '\n': dg_sbuf_add(b, "\\n"); break;
+        case '\r': dg_sbuf_add(b, "\\r"); break;
+        case '\t': dg_sbuf_add(b, "\\t"); break;
+        default:
+            if (*p < 0x20)
+                dg_sbuf_addf(b, "\\u%04x", *p);
+            else
+                dg_sbuf_addn(b, (const char *)p, 1);
+        }
+    }
+    dg_sbuf_add(b, "\"");
+}
+
+char *dg_sbuf_take(dg_sbuf *b)
+{
+    if (b->oom) {
+        dg_sbuf_free(b);
+        return NULL;
+    }
+    if (!b->s && sbuf_reserve(b, 0))
+        return NULL;
+    char *s = b->s;
+    memset(b, 0, sizeof *b);
+    return s;
+}
+
+static uint64_t hash_n(const char *s, size_t n)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (size_t i = 0; i < n; i++) {
+        h ^= (unsigned char)s[i];
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+int dg_strmap_init(dg_strmap *m, size_t expected)
+{
+    size_t cap = 16;
+    while (cap < expected * 2)
+        cap *= 2;
+    m->keys = dg_calloc(cap, sizeof *m->keys);
+    m->vals = dg_calloc(cap, sizeof *m->vals);
+    m->cap = cap;
+    m->len = 0;
+    if (!m->keys || !m->vals) {
+        dg_strmap_free(m);
+        return -1;
+    }
+    return 0;
+}
+
+void dg_strmap_free(dg_strmap *m)
+{
+    dg_free((void *)m->keys);
+    dg_free(m->vals);
+    memset(m, 0, sizeof *m);
+}
+
+static int strmap_grow(dg_strmap *m)
+{
+    dg_strmap n;
+    if (dg_strmap_init(&n, m->cap))
+        return -1;
+    for (size_t i = 0; i < m->cap; i++)
+        if (m->keys[i])
+            dg_strmap_put(&n, m->keys[i], m->vals[i]);
+    dg_strmap_free(m);
+    *m = n;
+    return 0;
+}
+
+int dg_strmap_put(dg_strmap *m, const char *key, int32_t val)
+{
+    if ((m->len + 1) * 2 > m->cap && strmap_grow(m))
+        return -1;
+    size_t n = strlen(key);
+    size_t i = hash_n(key, n) & (m->cap - 1);
+    while (m->keys[i]) {
+        if (strcmp(m->keys[i], key) == 0)
+            return 1;
+        i = (i + 1) & (m->cap - 1);
+    }
+    m->keys[i] = key;
+    m->vals[i] = val;
+    m->len++;
+    return 0;
+}
+
+int32_t dg_strmap_getn(const dg_strmap *m, const char *key, size_t n)
+{
+    if (!m->cap)
+        return -1;
+    size_t i = hash_n(key, n) & (m->cap - 1);
+    while (m->keys[i]) {
+        if (strncmp(m->keys[i], key, n) == 0 && m->keys[i][n] == '\0')
+            return m->vals[i];
+        i = (i + 1) & (m->cap - 1);
+    }
+    return -1;
+}
+
+int32_t dg_strmap_get(const dg_strmap *m, const char *key)
+{
+    return dg_strmap_getn(m, key, strlen(key));
+}
+
+uint64_t dg_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}

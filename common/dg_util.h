@@ -1,0 +1,49 @@
+/*
+ * dg_util.h -- small containers shared by the compiler and the runtime:
+ * a growable string buffer (for rendering text, JSON and DOT) and a string
+ * -> int hash map (node names, op names).
+ */
+#ifndef DG_UTIL_H
+#define DG_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dg_error.h"
+
+/* ---- growable string; `oom` latches the first allocation failure ------- */
+typedef struct dg_sbuf {
+    char *s;
+    size_t len, cap;
+    int oom;
+} dg_sbuf;
+
+void dg_sbuf_init(dg_sbuf *b);
+void dg_sbuf_free(dg_sbuf *b);
+void dg_sbuf_add(dg_sbuf *b, const char *s);
+void dg_sbuf_addn(dg_sbuf *b, const char *s, size_t n);
+void dg_sbuf_addf(dg_sbuf *b, const char *fmt, ...) DG_PRINTF(2, 3);
+/* Append s as a JSON string literal, quotes included. */
+void dg_sbuf_add_json_str(dg_sbuf *b, const char *s);
+/* Give up ownership of the text (NULL if an allocation failed). */
+char *dg_sbuf_take(dg_sbuf *b);
+
+/* ---- open-addressing map from string keys to int32 values --------------- */
+typedef struct dg_strmap {
+    const char **keys; /* borrowed: the caller keeps keys alive */
+    int32_t *vals;
+    size_t cap, len;
+} dg_strmap;
+
+int dg_strmap_init(dg_strmap *m, size_t expected); /* 0 ok, -1 nomem */
+void dg_strmap_free(dg_strmap *m);
+/* Insert; returns 0, 1 if the key exists (value unchanged), -1 nomem. */
+int dg_strmap_put(dg_strmap *m, const char *key, int32_t val);
+/* Value for key, or -1. */
+int32_t dg_strmap_get(const dg_strmap *m, const char *key);
+int32_t dg_strmap_getn(const dg_strmap *m, const char *key, size_t n);
+
+/* Monotonic clock in nanoseconds. */
+uint64_t dg_now_ns(void);
+
+#endif

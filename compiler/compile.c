@@ -1,0 +1,5 @@
+/*
+ * compile.c -- dg_compile
+ * (placeholder: being written)
+ */
+#include "program.h"

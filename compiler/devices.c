@@ -1,0 +1,5 @@
+/*
+ * devices.c -- device lists and device specifications
+ * (placeholder: being written)
+ */
+#include "devices.h"

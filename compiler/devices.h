@@ -1,0 +1,62 @@
+/*
+ * devices.h -- device names and the device list placement works from.
+ *
+ * The compiler never talks to hardware: it gets a dg_device_list either
+ * from the runtime (dg_devices_discover) or made up (dg_devices_assume for
+ * --assume-gpus), and places nodes on indices into it.  Index 0 is always
+ * CPU:0.  This file also parses and merges device specifications
+ * (SPEC section 3 and 4.1).
+ */
+#ifndef DGC_DEVICES_H
+#define DGC_DEVICES_H
+
+#include "dgrun.h"
+
+struct dg_device_list {
+    dg_device_info *devs;
+    int n;
+};
+
+/* Create a list holding only CPU:0; NULL on nomem. */
+dg_device_list *dgc_devices_new_cpu_only(void);
+/* Append a device (info copied); 0 ok, -1 nomem. */
+int dgc_devices_append(dg_device_list *l, const dg_device_info *d);
+/* Canonical full name into buf: /job:localhost/replica:0/task:0/device:T:i */
+void dgc_device_fullname(dg_devtype t, int index, char *buf, size_t n);
+
+/* A parsed, possibly partial device specification.  Unset fields: job NULL
+ * (has_job 0), replica/task/id -1, type DGC_TYPE_ANY. */
+#define DGC_TYPE_ANY (-1)
+typedef struct dgc_devspec {
+    int has_job;
+    char job[64];
+    int replica;
+    int task;
+    int type;   /* dg_devtype or DGC_TYPE_ANY */
+    int id;     /* -1 = any */
+} dgc_devspec;
+
+/* Parse any spelling SPEC 3 accepts ("" and NULL give the empty spec).
+ * Returns 0, or -1 if malformed. */
+int dgc_devspec_parse(const char *s, dgc_devspec *out);
+
+/* Merge `inner` over `outer` field by field (inner wins). */
+void dgc_devspec_merge_over(dgc_devspec *inner, const dgc_devspec *outer);
+
+/* Merge two specs of one colocation group; if they conflict return -1 and
+ * set *what to "types", "ids", "jobs", "replicas" or "tasks". */
+int dgc_devspec_merge_compatible(dgc_devspec *a, const dgc_devspec *b,
+                                 const char **what);
+
+/* Canonical text of a (partial) spec, e.g. "/job:localhost/device:GPU:0",
+ * "" for the empty spec. */
+void dgc_devspec_str(const dgc_devspec *s, char *buf, size_t n);
+
+/* Whether device d satisfies spec s (job must be "localhost", replica and
+ * task 0 when given). */
+int dgc_devspec_matches(const dgc_devspec *s, const dg_device_info *d);
+
+/* Whether the spec is empty (no field set). */
+int dgc_devspec_is_empty(const dgc_devspec *s);
+
+#endif

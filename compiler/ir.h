@@ -1,0 +1,231 @@
+/*
+ * ir.h -- the in-memory graph IR every compiler pass reads and transforms.
+ *
+ * A dgc_graph is built by the loader (load.c) from JSON, then transformed in
+ * a fixed order by the passes in compiler/ (see compile.c): gradients,
+ * training, shape inference (again for generated nodes), placement,
+ * partitioning (transfers), and finally the execution plan (plan.h) which the
+ * runtime consumes.  Nodes are addressed by index (int32); indices never
+ * change once a node exists, passes only append.
+ *
+ * Memory: every string and array hanging off the graph is owned by it and
+ * freed by dgc_graph_free.
+ */
+#ifndef DGC_IR_H
+#define DGC_IR_H
+
+#include <stdint.h>
+
+#include "dgrun.h"
+#include "dg_util.h"
+
+/* Static type of one tensor: dtype and shape, dims may be -1 (unknown). */
+typedef struct dgc_ttype {
+    dg_dtype dtype;
+    dg_shape shape;
+} dgc_ttype;
+
+/* Output `index` of node `node`. */
+typedef struct dgc_ref {
+    int32_t node;
+    int32_t index;
+} dgc_ref;
+
+/* ---- attributes ---------------------------------------------------------- */
+
+typedef enum dgc_attr_kind {
+    DGC_A_INT,    /* i */
+    DGC_A_FLOAT,  /* f */
+    DGC_A_BOOL,   /* i (0/1) */
+    DGC_A_STR,    /* s */
+    DGC_A_INTS,   /* ints[n] (axis, perm); `i` = ints[0] if n > 0 */
+    DGC_A_SHAPE,  /* ints[n] = dims (-1 allowed), n = rank */
+    DGC_A_DTYPE,  /* i = dg_dtype */
+    DGC_A_TENSOR, /* tensor (literal value) */
+    DGC_A_INIT    /* init (Variable initializer) */
+} dgc_attr_kind;
+
+typedef enum dgc_init_kind {
+    DGC_INIT_VALUE,          /* tensor: a number or nested array */
+    DGC_INIT_ZEROS,
+    DGC_INIT_RANDOM_NORMAL,  /* a = mean, b = stddev */
+    DGC_INIT_RANDOM_UNIFORM, /* a = min, b = max */
+    DGC_INIT_GLOROT_UNIFORM
+} dgc_init_kind;
+
+typedef struct dgc_init {
+    dgc_init_kind kind;
+    double a, b;
+    dg_tensor *value; /* DGC_INIT_VALUE */
+} dgc_init;
+
+typedef struct dgc_attr {
+    char *key;
+    dgc_attr_kind kind;
+    int64_t i;
+    double f;
+    char *s;
+    int64_t *ints;
+    int n;
+    dg_tensor *tensor;
+    dgc_init init;
+} dgc_attr;
+
+/* ---- nodes --------------------------------------------------------------- */
+
+enum {
+    DGC_NODE_GENERATED = 1u << 0, /* created by a compiler pass */
+    DGC_NODE_TRANSFER = 1u << 1   /* reserved: transfers live in the plan */
+};
+
+typedef struct dgc_node {
+    char *name;
+    int op;                /* index into dgc_ops[] (ops.h) */
+    dgc_ref *inputs;       /* data inputs */
+    int n_inputs;
+    int32_t *ctrl;         /* control inputs (node ids) */
+    int n_ctrl;
+    char *device;          /* requested device as written, NULL if none */
+    int32_t *coloc;        /* colocate_with targets (node ids) */
+    int n_coloc;
+    dgc_attr *attrs;
+    int n_attrs;
+    dgc_ttype *outputs;    /* inferred by shape inference */
+    int n_outputs;
+    int32_t forward;       /* generated gradient op: the forward op it
+                              differentiates; -1 otherwise */
+    int32_t group_hint;    /* generated op: node whose colocation group it
+                              joins when colocation is on (usually forward);
+                              -1 none */
+    int colocate;          /* generated op: 1 if its set colocates */
+    uint32_t flags;        /* DGC_NODE_* */
+
+    /* placement results (place.c) */
+    int32_t device_id;     /* index into the compile's device list, -1 */
+    int reason;            /* dg_reason */
+    char *requested;       /* merged request, canonical partial spec, "" */
+} dgc_node;
+
+/* ---- sections of the graph file ----------------------------------------- */
+
+typedef struct dgc_gradset {
+    char *name;
+    int32_t *ys;     int n_ys;
+    int32_t *xs;     int n_xs;
+    int32_t *grad_ys; int n_grad_ys; /* 0 = default ones */
+    int colocate;    /* -1 unset, 0, 1 */
+} dgc_gradset;
+
+typedef struct dgc_feed {
+    char *placeholder;
+    char *file;      /* as written; relative to the graph file */
+    int64_t batch;   /* 0 = whole file */
+    int shuffle;
+} dgc_feed;
+
+typedef struct dgc_rule {
+    char **ops;      int n_ops;  /* match.op, NULL = any op */
+    char *name_glob;             /* match.name, NULL = any name */
+    char *device;                /* single device, or NULL */
+    char **devices;  int n_devices; /* round robin list */
+    int round_robin;
+} dgc_rule;
+
+typedef struct dgc_collection {
+    char *name;
+    int32_t *nodes;
+    int n_nodes;
+} dgc_collection;
+
+typedef enum dgc_opt_kind { DGC_OPT_SGD, DGC_OPT_MOMENTUM, DGC_OPT_ADAM } dgc_opt_kind;
+
+typedef struct dgc_optimizer {
+    dgc_opt_kind kind;
+    double learning_rate;
+    double momentum;      /* momentum; default 0.9 */
+    int use_nesterov;
+    double beta1, beta2, epsilon; /* adam: 0.9, 0.999, 1e-8 (TF: 1e-7 in TF2, 1e-8 in TF1) */
+} dgc_optimizer;
+
+typedef struct dgc_train {
+    int present;
+    char *loss;                  /* node name */
+    dgc_optimizer opt;
+    char **var_list; int n_var_list; /* n_var_list < 0: all trainable */
+    int64_t steps;
+    dgc_feed *feeds; int n_feeds;
+    char *update_ops;            /* collection name or NULL */
+    int colocate_gradients;      /* -1 unset */
+    int64_t log_every;           /* default 100 */
+    dgc_feed *eval_feeds; int n_eval_feeds;
+    char **eval_fetch; int n_eval_fetch;
+    int64_t eval_every;          /* 0 = only at the end */
+    char *checkpoint_path;       /* NULL = none */
+    int64_t checkpoint_every;
+    /* filled by the training pass */
+    int32_t train_op;            /* NoOp grouping all updates, -1 */
+    int32_t loss_node;
+    int32_t global_step;         /* int64 Variable counting steps, -1 */
+} dgc_train;
+
+/* The public dg_graph is this struct. */
+typedef struct dg_graph {
+    char *path;          /* graph file name, for messages and feed paths */
+    int version;
+
+    dgc_node *nodes;
+    int32_t n_nodes, cap_nodes;
+    int32_t n_file_nodes; /* nodes[0..n_file_nodes) came from the file */
+    dg_strmap names;      /* name -> node id */
+
+    dgc_gradset *gradsets; int n_gradsets;
+    dgc_collection *collections; int n_collections;
+    int allow_soft_placement;   /* -1 unset, 0, 1 */
+    dgc_rule *rules; int n_rules; int rules_present;
+    char **fetch; int n_fetch;
+    dgc_train train;
+} dgc_graph;
+
+/* Create an empty graph whose messages name `path`.  NULL on nomem. */
+dgc_graph *dgc_graph_new(const char *path);
+void dgc_graph_free(dgc_graph *g);
+
+/* Append a node with the given name and op (a copy of name is made).  Fields
+ * other than name/op are zero, forward/group_hint/device_id = -1.  Returns
+ * the new id, or -1 on nomem or a duplicate name (err says which). */
+int32_t dgc_graph_add_node(dgc_graph *g, const char *name, int op,
+                           dg_error *err);
+
+/* Node id by name, -1 if absent. */
+int32_t dgc_graph_find(const dgc_graph *g, const char *name);
+
+/* Parse "x", "x:k" into a ref (no range check of k); -1 if x is unknown. */
+int dgc_graph_parse_ref(const dgc_graph *g, const char *s, dgc_ref *out);
+
+/* Append a data input / control input to node n (0 ok, -1 nomem). */
+int dgc_node_add_input(dgc_graph *g, int32_t n, dgc_ref r);
+int dgc_node_add_ctrl(dgc_graph *g, int32_t n, int32_t c);
+
+/* Attribute lookup on a node; NULL if absent. */
+const dgc_attr *dgc_node_attr(const dgc_node *n, const char *key);
+int64_t dgc_attr_int(const dgc_node *n, const char *key, int64_t dflt);
+double dgc_attr_float(const dgc_node *n, const char *key, double dflt);
+int dgc_attr_bool(const dgc_node *n, const char *key, int dflt);
+/* Add or replace an attribute (the value fields of `a` are moved in: the
+ * node takes ownership of a->s, a->ints, a->tensor, a->init.value; a->key is
+ * copied).  0 ok, -1 nomem. */
+int dgc_node_set_attr(dgc_node *n, const dgc_attr *a);
+/* Convenience setters built on dgc_node_set_attr. */
+int dgc_node_set_int(dgc_node *n, const char *key, int64_t v);
+int dgc_node_set_bool(dgc_node *n, const char *key, int v);
+int dgc_node_set_float(dgc_node *n, const char *key, double v);
+int dgc_node_set_dtype(dgc_node *n, const char *key, dg_dtype t);
+int dgc_node_set_ints(dgc_node *n, const char *key, const int64_t *v, int n_v);
+int dgc_node_set_shape(dgc_node *n, const char *key, const dg_shape *s);
+/* Takes ownership of t. */
+int dgc_node_set_tensor(dgc_node *n, const char *key, dg_tensor *t);
+
+/* Free attribute value storage (not the struct itself). */
+void dgc_attr_clear(dgc_attr *a);
+
+#endif

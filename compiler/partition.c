@@ -1,0 +1,5 @@
+/*
+ * partition.c -- transfers
+ * (placeholder: being written)
+ */
+#include "partition.h"

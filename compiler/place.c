@@ -1,0 +1,5 @@
+/*
+ * place.c -- placement pass
+ * (placeholder: being written)
+ */
+#include "program.h"

@@ -1,0 +1,5 @@
+/*
+ * plan.c -- execution plan
+ * (placeholder: being written)
+ */
+#include "plan.h"

@@ -1,0 +1,36 @@
+/*
+ * program.h -- dg_program: a compiled graph, as compile.c builds it and the
+ * runtime and the placement renderers read it.
+ */
+#ifndef DGC_PROGRAM_H
+#define DGC_PROGRAM_H
+
+#include "ir.h"
+#include "devices.h"
+#include "partition.h"
+
+struct dg_program {
+    dgc_graph *g;           /* owned; placed */
+    dg_device_list devs;    /* owned copy of the compile's devices */
+    dgc_transfer *transfers; /* whole-graph transfers (place output) */
+    int n_transfers;
+    int allow_soft;         /* resolved: options over graph */
+    int colocate;           /* resolved: options over graph (-1 = per set) */
+    char **fetch;           /* resolved fetch names (options over graph) */
+    int n_fetch;
+    /* strings handed out by dg_program_node/transfer */
+    char **transfer_from;
+};
+
+/* Passes in the order compile.c runs them (each in its own file). */
+dg_status dgc_pass_gradients(dgc_graph *g, int colocate_override,
+                             dg_error *err);                 /* gradients.c */
+dg_status dgc_pass_train(dgc_graph *g, int colocate_override,
+                         dg_error *err);                     /* train.c */
+dg_status dgc_pass_infer(dgc_graph *g, int32_t from, dg_error *err); /* infer pass: shape.c */
+dg_status dgc_pass_place(dgc_graph *g, const dg_device_list *devs,
+                         const char *device_scope, const dgc_rule *rules,
+                         int n_rules, int allow_soft, int colocate,
+                         dg_error *err);                     /* place.c */
+
+#endif

@@ -1,0 +1,5 @@
+/*
+ * render.c -- placement output
+ * (placeholder: being written)
+ */
+#include "program.h"

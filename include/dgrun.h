@@ -1,0 +1,282 @@
+/*
+ * dgrun.h -- the public interface of libdgrun.
+ *
+ * libdgrun loads a dataflow graph from JSON (SPEC section 2), compiles it
+ * (gradients, training updates, placement, transfers, an execution plan) and
+ * runs it on the CPU and on OpenCL devices.  The CLI in cli/ is a client of
+ * exactly this header.  The library never prints and never exits: every
+ * function that can fail returns a dg_status and fills a dg_error whose
+ * message is one line without the "dgrun: error: <file>: " prefix, which the
+ * caller adds.
+ *
+ * Flow: dg_graph_load -> dg_devices_discover (or dg_devices_assume) ->
+ * dg_compile -> (dg_program_* queries for `place`) -> dg_session_new ->
+ * dg_session_run / dg_session_train -> dg_session_free.
+ */
+#ifndef DGRUN_H
+#define DGRUN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DG_VERSION_STRING "0.1.0"
+
+/* ---- status and errors ------------------------------------------------ */
+
+typedef enum dg_status {
+    DG_OK = 0,
+    DG_E_USAGE,      /* bad option value or combination          -> exit 2 */
+    DG_E_GRAPH,      /* invalid graph, feed spec, rules file      -> exit 2 */
+    DG_E_PLACEMENT,  /* placement cannot be satisfied             -> exit 2 */
+    DG_E_RUNTIME,    /* kernel / OpenCL failure while running     -> exit 1 */
+    DG_E_NOMEM,      /* out of (host or device) memory            -> exit 1 */
+    DG_E_IO,         /* I/O failure (read, write, rename)         -> exit 1 */
+    DG_E_MISMATCH    /* place --expect found a difference         -> exit 3 */
+} dg_status;
+
+typedef struct dg_error {
+    dg_status code;
+    char msg[2048];
+} dg_error;
+
+/* Exit code SPEC section 1 assigns to a status (0, 1, 2 or 3). */
+int dg_status_exit_code(dg_status s);
+
+/* ---- tensors on the host ---------------------------------------------- */
+
+typedef enum dg_dtype {
+    DG_F32 = 0,
+    DG_F64 = 1,
+    DG_I32 = 2,
+    DG_I64 = 3,
+    DG_BOOL = 4,
+    DG_DTYPE_COUNT
+} dg_dtype;
+
+#define DG_MAX_RANK 8
+
+typedef struct dg_shape {
+    int rank;
+    int64_t dims[DG_MAX_RANK]; /* -1 = unknown (compile time only) */
+} dg_shape;
+
+/* A dense C-order tensor in host memory.  `data` holds
+ * dg_shape_numel(&shape) * dg_dtype_size(dtype) bytes. */
+typedef struct dg_tensor {
+    dg_dtype dtype;
+    dg_shape shape;
+    void *data;
+} dg_tensor;
+
+const char *dg_dtype_name(dg_dtype t);          /* "float32", ... */
+int dg_dtype_parse(const char *s, dg_dtype *out); /* 0 ok, -1 unknown */
+size_t dg_dtype_size(dg_dtype t);
+int64_t dg_shape_numel(const dg_shape *s);       /* -1 if any dim unknown */
+
+/* Allocate a tensor (data zeroed); NULL if memory runs out. */
+dg_tensor *dg_tensor_new(dg_dtype t, const dg_shape *s);
+void dg_tensor_free(dg_tensor *t);
+
+/* ---- options: every command-line knob the library honours -------------- */
+
+typedef struct dg_feed_arg {
+    const char *name; /* Placeholder */
+    const char *file; /* .npy or .csv */
+} dg_feed_arg;
+
+typedef struct dg_options {
+    int log_device_placement;     /* CLI prints the log; kept for symmetry */
+    int allow_soft_placement;     /* -1 = as the graph says, else 0/1 */
+    int colocate;                 /* -1 = as the graph says, else 0/1 */
+    const char *device_scope;     /* --device, NULL if none */
+    const char *placement_file;   /* --placement, NULL if none */
+    const char **fetch;           /* --fetch names, NULL = graph's */
+    int n_fetch;
+    const dg_feed_arg *feeds;     /* --feed */
+    int n_feeds;
+    int64_t steps;                /* -1 = graph's default */
+    int64_t repeat;               /* run: >= 1 */
+    int inter_op_threads;         /* 0 = cores */
+    int intra_op_threads;         /* 0 = cores */
+    const char *opencl_devices;   /* "gpu" (default), "all", "none" */
+    const char *visible_devices;  /* NULL = all */
+    int virtual_gpus;             /* 1 = no split */
+    double gpu_memory_fraction;   /* 0 < f <= 1; 1 default */
+    int allow_growth;             /* 1 default */
+    int assume_gpus;              /* -1 = discover real devices */
+    uint64_t seed;
+    const char *trace_path;       /* write a Chrome trace, NULL = none */
+    const char *checkpoint_dir;   /* --checkpoint, NULL = graph's */
+    int restore;                  /* --restore */
+    int train_mode;               /* profile --train, train command */
+} dg_options;
+
+/* Fill `o` with the defaults SPEC section 1 gives. */
+void dg_options_init(dg_options *o);
+
+/* ---- graphs ------------------------------------------------------------ */
+
+typedef struct dg_graph dg_graph;
+
+/* Parse and validate a graph (SPEC section 2).  `path` names the file in
+ * messages and resolves relative feed paths; when `text` is non-NULL it is
+ * the file's content (used for "-" = stdin), otherwise the file is read.
+ * Returns NULL and fills `err` (DG_E_GRAPH, DG_E_IO, DG_E_NOMEM). */
+dg_graph *dg_graph_load(const char *path, const char *text, size_t len,
+                        dg_error *err);
+void dg_graph_free(dg_graph *g);
+
+/* ---- devices ----------------------------------------------------------- */
+
+typedef enum dg_devtype { DG_DEV_CPU = 0, DG_DEV_GPU = 1 } dg_devtype;
+
+typedef struct dg_device_info {
+    char name[96];       /* canonical /job:localhost/replica:0/task:0/device:GPU:0 */
+    dg_devtype type;
+    int index;           /* k of GPU:k */
+    int fp64;            /* device reports double support */
+    char cl_name[128];   /* OpenCL device name ("" for CPU:0) */
+    char platform[128];  /* OpenCL platform name */
+    char cl_version[64]; /* "OpenCL 3.0 PoCL ..." */
+    uint64_t mem_bytes;  /* global memory (after virtual split) */
+    int physical;        /* index of the physical OpenCL device */
+} dg_device_info;
+
+typedef struct dg_device_list dg_device_list;
+
+/* Enumerate CPU:0 and the OpenCL devices the options select (SPEC 3). */
+dg_status dg_devices_discover(const dg_options *o, dg_device_list **out,
+                              dg_error *err);
+/* CPU:0 plus n_gpus GPUs that exist only on paper (--assume-gpus). */
+dg_status dg_devices_assume(int n_gpus, dg_device_list **out, dg_error *err);
+int dg_devices_count(const dg_device_list *l);
+const dg_device_info *dg_devices_get(const dg_device_list *l, int i);
+void dg_devices_free(dg_device_list *l);
+
+/* ---- compilation ------------------------------------------------------- */
+
+typedef struct dg_program dg_program;
+
+typedef enum dg_reason {
+    DG_REASON_EXPLICIT = 0,
+    DG_REASON_RULE,
+    DG_REASON_COLOCATION,
+    DG_REASON_DEFAULT,
+    DG_REASON_CONSUMER,
+    DG_REASON_SOFT
+} dg_reason;
+const char *dg_reason_name(dg_reason r); /* "explicit", ... */
+
+/* Compile `g` for the devices in `devs`: gradients, training, placement,
+ * transfers.  `g` is consumed into the program (do not free it after a
+ * successful call; on failure the caller still owns it). */
+dg_program *dg_compile(dg_graph *g, const dg_options *o,
+                       const dg_device_list *devs, dg_error *err);
+void dg_program_free(dg_program *p);
+
+typedef struct dg_node_info {
+    const char *name;
+    const char *op;
+    const char *device;    /* canonical full name */
+    const char *requested; /* merged request as written, "" if none */
+    dg_reason reason;
+    int generated;         /* created by the compiler */
+} dg_node_info;
+
+/* Nodes in log order (graph file order, then generated order). */
+int dg_program_node_count(const dg_program *p);
+void dg_program_node(const dg_program *p, int i, dg_node_info *out);
+
+typedef struct dg_transfer_info {
+    const char *from;       /* producer "node" or "node:k" */
+    const char *to;         /* first consumer node on dst_device */
+    const char *src_device;
+    const char *dst_device;
+    int64_t bytes;          /* -1 when the shape is not known statically */
+} dg_transfer_info;
+int dg_program_transfer_count(const dg_program *p);
+void dg_program_transfer(const dg_program *p, int i, dg_transfer_info *out);
+const dg_device_list *dg_program_devices(const dg_program *p);
+
+/* Render the placement.  Returns a malloc'd NUL-terminated string (free with
+ * free()) or NULL when memory runs out.  format: "text", "json", "dot". */
+char *dg_program_render(const dg_program *p, const char *format);
+
+/* The chain of placement decisions for one node (place --explain), malloc'd;
+ * NULL with err filled if the node does not exist. */
+char *dg_program_explain(const dg_program *p, const char *node, dg_error *err);
+
+/* Compare the placement with a golden file (SPEC 6).  On differences
+ * returns DG_E_MISMATCH and sets *report to malloc'd lines
+ * "<node>: expected <dev>, placed on <dev>\n".  Errors in the golden file are
+ * DG_E_GRAPH/DG_E_IO naming it. */
+dg_status dg_program_expect(const dg_program *p, const char *golden_path,
+                            char **report, dg_error *err);
+
+/* ---- sessions: running ------------------------------------------------- */
+
+typedef struct dg_session dg_session;
+
+/* Create the runtime for a compiled program: open devices, build kernels,
+ * initialise Variables (seeded), load --feed files.  The program must
+ * outlive the session. */
+dg_session *dg_session_new(const dg_program *p, const dg_options *o,
+                           dg_error *err);
+void dg_session_free(dg_session *s);
+
+typedef struct dg_fetch_result {
+    const char *name;  /* as requested: "c", "g/a", "x:1" */
+    dg_tensor *value;  /* owned by the result array */
+} dg_fetch_result;
+
+/* Run the fetches (options' or graph's) `repeat` times; return the last
+ * results in *out (free with dg_fetch_results_free). */
+dg_status dg_session_run(dg_session *s, dg_fetch_result **out, int *n_out,
+                         dg_error *err);
+void dg_fetch_results_free(dg_fetch_result *r, int n);
+
+/* Progress of training, reported through a callback so the CLI decides how
+ * to print it. */
+typedef struct dg_train_progress {
+    int64_t step;       /* 1-based step just finished */
+    int64_t steps;      /* total */
+    double loss;
+    double elapsed_s;
+} dg_train_progress;
+typedef void (*dg_progress_fn)(const dg_train_progress *p, void *user);
+
+typedef struct dg_train_result {
+    int64_t steps;
+    double loss;
+    dg_fetch_result *variables; /* trainable and non-trainable Variables */
+    int n_variables;
+    dg_fetch_result *eval;      /* eval fetches, NULL if none */
+    int n_eval;
+} dg_train_result;
+
+/* Run the graph's train section.  progress may be NULL; it is called after
+ * every step. */
+dg_status dg_session_train(dg_session *s, dg_progress_fn progress, void *user,
+                           dg_train_result *out, dg_error *err);
+void dg_train_result_free(dg_train_result *r);
+
+/* Profile summary (SPEC 7) of everything run so far in the session, as
+ * malloc'd text; NULL if tracing was off. */
+char *dg_session_profile_summary(const dg_session *s);
+
+/* Finish and write the trace (options.trace_path) atomically. */
+dg_status dg_session_write_trace(dg_session *s, dg_error *err);
+
+/* ---- ops listing --------------------------------------------------------- */
+
+/* `dgrun ops` as malloc'd text: op, dtypes, devices with kernels. */
+char *dg_ops_render(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DGRUN_H */

@@ -1,0 +1,5 @@
+/*
+ * cl_device.c -- runtime
+ * (placeholder: being written)
+ */
+#include "rt.h"

@@ -1,0 +1,5 @@
+/*
+ * cl_kernels.c -- runtime
+ * (placeholder: being written)
+ */
+#include "rt.h"

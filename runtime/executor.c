@@ -1,0 +1,5 @@
+/*
+ * executor.c -- runtime
+ * (placeholder: being written)
+ */
+#include "rt.h"

@@ -1,0 +1,5 @@
+/*
+ * feeds.c -- runtime
+ * (placeholder: being written)
+ */
+#include "rt.h"

@@ -1,0 +1,5 @@
+/*
+ * kernels_cpu.c -- runtime
+ * (placeholder: being written)
+ */
+#include "rt.h"

@@ -1,0 +1,5 @@
+/*
+ * session.c -- runtime
+ * (placeholder: being written)
+ */
+#include "rt.h"

@@ -1,0 +1,51 @@
+/*
+ * session.h -- the runtime's internal session API (behind dg_session_*).
+ *
+ * A session owns the devices of a compiled program, the Variables' storage,
+ * the fed Placeholder values and (optionally) a trace recorder.  A runner
+ * is a plan (compiler/plan.h) bound to a session, ready to execute many
+ * times: `run` fetches, a training step, an eval pass each get one.
+ */
+#ifndef DGR_SESSION_H
+#define DGR_SESSION_H
+
+#include "rt.h"
+#include "trace.h"
+#include "../compiler/program.h"
+#include "../compiler/plan.h"
+
+typedef struct dgr_session dgr_session;
+typedef struct dgr_runner dgr_runner;
+
+/* dg_session is dgr_session. */
+struct dg_session;
+
+/* Bind a plan for (fetch, targets) to the session.  NULL + err on failure. */
+dgr_runner *dgr_runner_new(dgr_session *s, const dgc_ref *fetch, int n_fetch,
+                           const int32_t *targets, int n_targets,
+                           dg_error *err);
+/* Execute once.  `step` tags trace events and RNG streams.  When fetched is
+ * non-NULL it receives n_fetch host tensors (caller frees each with
+ * dg_tensor_free). */
+dg_status dgr_runner_run(dgr_runner *r, int64_t step, dg_tensor **fetched,
+                         dg_error *err);
+void dgr_runner_free(dgr_runner *r);
+
+/* Feed Placeholder node_id with a host tensor (copied to its device); the
+ * value stays until replaced.  DG_E_GRAPH if dtype/shape do not fit. */
+dg_status dgr_session_set_feed(dgr_session *s, int32_t node_id,
+                               const dg_tensor *value, dg_error *err);
+/* Copy a Variable's current value to a new host tensor. */
+dg_status dgr_session_read_variable(dgr_session *s, int32_t node_id,
+                                    dg_tensor **out, dg_error *err);
+/* Overwrite a Variable's value (checkpoint restore). */
+dg_status dgr_session_write_variable(dgr_session *s, int32_t node_id,
+                                     const dg_tensor *value, dg_error *err);
+
+const dg_program *dgr_session_program(const dgr_session *s);
+const dg_options *dgr_session_options(const dgr_session *s);
+dgr_trace *dgr_session_trace(dgr_session *s); /* NULL when not tracing */
+dgr_device *dgr_session_device(dgr_session *s, int id);
+int dgr_session_device_count(const dgr_session *s);
+
+#endif

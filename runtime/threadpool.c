@@ -1,0 +1,5 @@
+/*
+ * threadpool.c -- runtime
+ * (placeholder: being written)
+ */
+#include "rt.h"

@@ -1,0 +1,5 @@
+/*
+ * trace.c -- runtime
+ * (placeholder: being written)
+ */
+#include "rt.h"

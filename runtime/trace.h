@@ -1,0 +1,69 @@
+/*
+ * trace.h -- recording a run as a Chrome trace (SPEC section 7).
+ *
+ * The executor calls the dgr_trace_* recorders from worker threads while a
+ * plan runs; they append fixed-size records to per-thread chunks (no lock on
+ * the hot path, no formatting).  dgr_trace_write streams the records as
+ * Trace Event Format JSON to a temporary file and renames it into place.
+ * Times are nanoseconds on the dg_now_ns() clock; OpenCL times are mapped to
+ * that clock by the caller (device profiling counters plus an offset taken
+ * at session start).
+ *
+ * Lanes: each device has lanes; lane ids are small integers chosen by the
+ * executor (CPU: inter-op worker k -> lane k; OpenCL: queue q -> lane q;
+ * DGR_LANE_COPY for transfers).  dgr_trace_lane_name names them.
+ */
+#ifndef DGR_TRACE_H
+#define DGR_TRACE_H
+
+#include <stdint.h>
+
+#include "dgrun.h"
+
+#define DGR_LANE_COPY 1000
+
+typedef struct dgr_trace dgr_trace;
+
+/* Create a recorder for devices devs (pids follow the list: CPU first).
+ * graph_path goes into otherData. NULL on nomem. */
+dgr_trace *dgr_trace_new(const dg_device_list *devs, const char *graph_path);
+void dgr_trace_free(dgr_trace *t);
+
+/* Name a lane of a device ("inter-op 0", "OpenCL queue 0", "copy"). */
+void dgr_trace_lane_name(dgr_trace *t, int device, int lane, const char *name);
+
+/* An executed op.  node/op strings must outlive the trace (graph-owned).
+ * inputs: names of the input tensors ("x", "x:1"), n_inputs of them, also
+ * graph-owned (or NULL). */
+void dgr_trace_op(dgr_trace *t, int device, int lane, const char *node,
+                  const char *op, int64_t step, uint64_t start_ns,
+                  uint64_t end_ns, const char *const *inputs, int n_inputs);
+
+/* A transfer of `bytes` of `tensor` from src_device to dst_device. */
+void dgr_trace_memcpy(dgr_trace *t, int src_device, int dst_device,
+                      const char *tensor, int64_t bytes, int64_t step,
+                      uint64_t start_ns, uint64_t end_ns);
+
+/* A data-flow arrow from (device, lane, time) of a producer to a consumer;
+ * the recorder assigns the id. */
+void dgr_trace_flow(dgr_trace *t, int src_device, int src_lane,
+                    uint64_t src_ns, int dst_device, int dst_lane,
+                    uint64_t dst_ns, const char *tensor);
+
+/* Allocator level of a device. */
+void dgr_trace_memory(dgr_trace *t, int device, uint64_t ns,
+                      uint64_t bytes_in_use);
+
+/* Set the time origin (ts 0), normally the session start. */
+void dgr_trace_set_origin(dgr_trace *t, uint64_t ns);
+
+/* Write the trace to path atomically (temporary file + rename).  DG_E_IO
+ * naming the path on failure, leaving no partial file. */
+dg_status dgr_trace_write(dgr_trace *t, const char *path, dg_error *err);
+
+/* Summary text for `dgrun profile` (SPEC 7): per device op count, busy time
+ * and utilisation; transfers' count, bytes, time; top ten ops by time.
+ * malloc'd, NULL on nomem. */
+char *dgr_trace_summary(const dgr_trace *t);
+
+#endif

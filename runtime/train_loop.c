@@ -1,0 +1,5 @@
+/*
+ * train_loop.c -- runtime
+ * (placeholder: being written)
+ */
+#include "rt.h"
