@@ -1,0 +1,29 @@
+/*
+ * cl.h -- the OpenCL backend as the rest of the runtime sees it.
+ *
+ * cl_device.c enumerates OpenCL devices (dg_devices_discover) and opens a
+ * dgr_device for GPU:k: context, in-order profiling queue(s), caching
+ * allocator, programs.  Kernels (cl_kernels.c) enqueue without host waits;
+ * the device ops' read() is what waits.
+ */
+#ifndef DGR_CL_H
+#define DGR_CL_H
+
+#include "rt.h"
+
+/* Open device d (d->info filled from the compile's device list; info.physical
+ * names the OpenCL device in discovery order under the same options).
+ * Sets d->ops, d->impl, d->mem_cap (gpu_memory_fraction, virtual split);
+ * with allow_growth 0 reserves the cap.  DG_E_RUNTIME naming the OpenCL call
+ * and error on failure. */
+dg_status dgr_cl_device_open(dgr_device *d, const dg_options *o, dg_error *err);
+/* Wait for the device's queues, release everything it holds. */
+void dgr_cl_device_close(dgr_device *d);
+
+/* Host-clock time (dg_now_ns) of an event's start and end, from the
+ * device's profiling counters; 0 on failure.  Releases nothing. */
+int dgr_cl_event_times(dgr_device *d, void *cl_event, uint64_t *start_ns,
+                       uint64_t *end_ns);
+void dgr_cl_event_release(void *cl_event);
+
+#endif
