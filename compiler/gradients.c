@@ -1,6 +1,453 @@
 /*
- * gradients.c -- gradient pass
- * (placeholder: being written)
+ * gradients.c -- the gradient pass: reverse-mode differentiation of each
+ * `gradients` entry of the graph file (SPEC 2, 4.8), plus the node-creation
+ * helpers the rules (grad_rules.c) and the training pass (train.c) use.
+ *
+ * Only nodes on a data path from an x to a y get gradient nodes.  Several
+ * contributions to one tensor are summed with AddN.  The gradient for x is
+ * the node "<set>/<x>"; all other generated nodes are "<set>/<fwd>/...".
  */
+#include "grad.h"
 #include "program.h"
-dg_status dgc_pass_gradients(dgc_graph *g, int c, dg_error *err) { (void)g; (void)c; (void)err; return DG_OK; }
+#include "dg_alloc.h"
+#include "dg_error.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* ---- node creation ------------------------------------------------------- */
+
+int32_t dgc_grad_node_named(dgc_gctx *c, int32_t fwd, const char *name,
+                            int op, const dgc_ref *in, int n_in)
+{
+    dgc_graph *g = c->g;
+    int32_t id = dgc_graph_add_node(g, name, op, c->err);
+    if (id < 0)
+        return -1;
+    for (int i = 0; i < n_in; i++)
+        if (dgc_node_add_input(g, id, in[i])) {
+            dg_err_nomem(c->err, "gradient node");
+            return -1;
+        }
+    dgc_node *n = &g->nodes[id];
+    n->flags |= DGC_NODE_GENERATED;
+    n->forward = fwd;
+    n->group_hint = fwd;
+    n->colocate = c->colocate;
+    return id;
+}
+
+/* Unique "<set>/<fwd>/<suffix>[_k]" into buf. */
+static void unique_name(dgc_gctx *c, int32_t fwd, const char *suffix,
+                        char *buf, size_t sz)
+{
+    const char *fname = fwd >= 0 ? c->g->nodes[fwd].name : "";
+    snprintf(buf, sz, "%s/%s/%s", c->set, fname, suffix);
+    size_t len = strlen(buf);
+    for (int k = 1; dgc_graph_find(c->g, buf) >= 0; k++)
+        snprintf(buf + len, sz - len, "_%d", k);
+}
+
+int32_t dgc_grad_node_raw(dgc_gctx *c, int32_t fwd, const char *suffix,
+                          int op, const dgc_ref *in, int n_in)
+{
+    char name[1024];
+    unique_name(c, fwd, suffix, name, sizeof name);
+    return dgc_grad_node_named(c, fwd, name, op, in, n_in);
+}
+
+int32_t dgc_grad_node(dgc_gctx *c, int32_t fwd, const char *suffix, int op,
+                      const dgc_ref *in, int n_in)
+{
+    int32_t id = dgc_grad_node_raw(c, fwd, suffix, op, in, n_in);
+    if (id < 0)
+        return -1;
+    if (dgc_infer_node(c->g, id, c->err) != DG_OK)
+        return -1;
+    return id;
+}
+
+int32_t dgc_grad_const(dgc_gctx *c, int32_t fwd, const char *suffix, double v,
+                       dg_dtype t)
+{
+    dg_shape s;
+    memset(&s, 0, sizeof s);
+    dg_tensor *tv = dg_tensor_new(t, &s);
+    if (!tv) {
+        dg_err_nomem(c->err, "gradient constant");
+        return -1;
+    }
+    switch (t) {
+    case DG_F32: *(float *)tv->data = (float)v; break;
+    case DG_F64: *(double *)tv->data = v; break;
+    case DG_I32: *(int32_t *)tv->data = (int32_t)v; break;
+    case DG_I64: *(int64_t *)tv->data = (int64_t)v; break;
+    default: *(uint8_t *)tv->data = v != 0; break;
+    }
+    char name[1024];
+    unique_name(c, fwd, suffix, name, sizeof name);
+    int32_t id = dgc_grad_node_named(c, fwd, name, dgc_op_find("Const"), NULL, 0);
+    if (id < 0) {
+        dg_tensor_free(tv);
+        return -1;
+    }
+    dgc_node *n = &c->g->nodes[id];
+    if (dgc_node_set_tensor(n, "value", tv) ||
+        dgc_node_set_dtype(n, "dtype", t)) {
+        dg_err_nomem(c->err, "gradient constant");
+        return -1;
+    }
+    if (dgc_infer_node(c->g, id, c->err) != DG_OK)
+        return -1;
+    return id;
+}
+
+/* ---- contributions ------------------------------------------------------- */
+
+#define MAX_OUT 4
+
+typedef struct contrib {
+    dgc_ref ref;
+    int next;
+} contrib;
+
+typedef struct gstate {
+    dgc_gctx c;
+    int32_t n;          /* nodes considered (existing before the call) */
+    int *head;          /* [n * MAX_OUT] -> first contrib, -1 */
+    int *count;         /* [n * MAX_OUT] */
+    contrib *pool;
+    int n_pool, cap_pool;
+} gstate;
+
+static int add_contrib(gstate *s, int32_t node, int out, dgc_ref r)
+{
+    if (out >= MAX_OUT)
+        return 0;
+    if (s->n_pool == s->cap_pool) {
+        int cap = s->cap_pool ? s->cap_pool * 2 : 64;
+        contrib *p = dg_realloc(s->pool, sizeof *p * (size_t)cap);
+        if (!p)
+            return -1;
+        s->pool = p;
+        s->cap_pool = cap;
+    }
+    size_t k = (size_t)node * MAX_OUT + (size_t)out;
+    s->pool[s->n_pool].ref = r;
+    s->pool[s->n_pool].next = s->head[k];
+    s->head[k] = s->n_pool++;
+    s->count[k]++;
+    return 0;
+}
+
+/* Gather the contributions to (node, out) in creation order into refs. */
+static int gather(gstate *s, int32_t node, int out, dgc_ref **refs)
+{
+    size_t k = (size_t)node * MAX_OUT + (size_t)out;
+    int m = s->count[k];
+    if (m == 0)
+        return 0;
+    dgc_ref *r = dg_malloc(sizeof *r * (size_t)m);
+    if (!r)
+        return -1;
+    int i = m;
+    for (int e = s->head[k]; e >= 0; e = s->pool[e].next)
+        r[--i] = s->pool[e].ref;
+    *refs = r;
+    return m;
+}
+
+/* Aggregate the gradient of (node, out): none, the single contribution, or
+ * an AddN.  For an x (final_name != NULL) the result is always a node of
+ * that name (Identity of one contribution). */
+static dg_status aggregate(gstate *s, int32_t node, int out,
+                           const char *final_name, dgc_ref *dy)
+{
+    dy->node = -1;
+    dy->index = 0;
+    dgc_ref *refs = NULL;
+    int m = gather(s, node, out, &refs);
+    if (m < 0)
+        return dg_err_nomem(s->c.err, "gradient aggregation");
+    if (m == 0)
+        return DG_OK;
+    int32_t id;
+    if (final_name) {
+        int op = dgc_op_find(m == 1 ? "Identity" : "AddN");
+        id = dgc_grad_node_named(&s->c, node, final_name, op, refs, m);
+        if (id >= 0 && dgc_infer_node(s->c.g, id, s->c.err) != DG_OK)
+            id = -1;
+    } else if (m == 1) {
+        *dy = refs[0];
+        dg_free(refs);
+        return DG_OK;
+    } else {
+        id = dgc_grad_node(&s->c, node, "AddN", dgc_op_find("AddN"), refs, m);
+    }
+    dg_free(refs);
+    if (id < 0)
+        return s->c.err->code ? s->c.err->code : DG_E_GRAPH;
+    dy->node = id;
+    return DG_OK;
+}
+
+static int is_float_ref(const dgc_graph *g, dgc_ref r)
+{
+    const dgc_node *p = &g->nodes[r.node];
+    if (r.index >= p->n_outputs)
+        return 0;
+    dg_dtype t = p->outputs[r.index].dtype;
+    return t == DG_F32 || t == DG_F64;
+}
+
+/* ---- the traversal ------------------------------------------------------- */
+
+dg_status dgc_grad_build(dgc_graph *g, const char *set, const int32_t *ys,
+                         int n_ys, const int32_t *grad_ys, int n_grad_ys,
+                         const int32_t *xs, int n_xs, int colocate,
+                         int32_t *out_ids, dg_error *err)
+{
+    dg_status st = DG_OK;
+    gstate s;
+    memset(&s, 0, sizeof s);
+    s.c.g = g;
+    s.c.set = set;
+    s.c.colocate = colocate;
+    s.c.err = err;
+    err->code = DG_OK;
+    int32_t n = s.n = g->n_nodes;
+    size_t nn = (size_t)n;
+    uint8_t *mark = dg_calloc(nn ? nn : 1, 1); /* 1 fwd, 2 bwd, 4 x, 8 seen */
+    int32_t *stack = dg_malloc(sizeof *stack * (nn + 1) * 2);
+    int32_t *order = dg_malloc(sizeof *order * (nn + 1));
+    int *cons_off = dg_calloc(nn + 1, sizeof *cons_off);
+    int *cons = NULL;
+    s.head = dg_malloc(sizeof *s.head * (nn + 1) * MAX_OUT);
+    s.count = dg_calloc((nn + 1) * MAX_OUT, sizeof *s.count);
+    if (!mark || !stack || !order || !cons_off || !s.head || !s.count) {
+        st = dg_err_nomem(err, "gradients");
+        goto done;
+    }
+    for (size_t i = 0; i < (nn + 1) * MAX_OUT; i++)
+        s.head[i] = -1;
+
+    /* consumers (CSR over data edges) */
+    int n_edges = 0;
+    for (int32_t i = 0; i < n; i++) {
+        for (int k = 0; k < g->nodes[i].n_inputs; k++)
+            cons_off[g->nodes[i].inputs[k].node + 1]++;
+        n_edges += g->nodes[i].n_inputs;
+    }
+    for (int32_t i = 0; i < n; i++)
+        cons_off[i + 1] += cons_off[i];
+    cons = dg_malloc(sizeof *cons * (size_t)(n_edges + 1));
+    int *fill = dg_calloc(nn + 1, sizeof *fill);
+    if (!cons || !fill) {
+        dg_free(fill);
+        st = dg_err_nomem(err, "gradients");
+        goto done;
+    }
+    for (int32_t i = 0; i < n; i++)
+        for (int k = 0; k < g->nodes[i].n_inputs; k++) {
+            int32_t p = g->nodes[i].inputs[k].node;
+            cons[cons_off[p] + fill[p]++] = i;
+        }
+    dg_free(fill);
+
+    /* forward reach from xs, backward reach from ys */
+    int sp = 0;
+    for (int j = 0; j < n_xs; j++) {
+        mark[xs[j]] |= 4;
+        if (!(mark[xs[j]] & 1)) {
+            mark[xs[j]] |= 1;
+            stack[sp++] = xs[j];
+        }
+    }
+    while (sp > 0) {
+        int32_t v = stack[--sp];
+        for (int e = cons_off[v]; e < cons_off[v + 1]; e++)
+            if (!(mark[cons[e]] & 1)) {
+                mark[cons[e]] |= 1;
+                stack[sp++] = cons[e];
+            }
+    }
+    for (int j = 0; j < n_ys; j++)
+        if (!(mark[ys[j]] & 2)) {
+            mark[ys[j]] |= 2;
+            stack[sp++] = ys[j];
+        }
+    while (sp > 0) {
+        int32_t v = stack[--sp];
+        for (int k = 0; k < g->nodes[v].n_inputs; k++) {
+            int32_t p = g->nodes[v].inputs[k].node;
+            if (!(mark[p] & 2)) {
+                mark[p] |= 2;
+                stack[sp++] = p;
+            }
+        }
+    }
+#define ON(v) ((mark[v] & 3) == 3)
+
+    /* post-order over on-path nodes from ys (inputs before consumers) */
+    int n_order = 0;
+    for (int j = 0; j < n_ys; j++) {
+        if (!ON(ys[j]) || (mark[ys[j]] & 8))
+            continue;
+        /* iterative DFS: stack holds (node, next input) pairs */
+        sp = 0;
+        stack[sp++] = ys[j];
+        stack[sp++] = 0;
+        mark[ys[j]] |= 8;
+        while (sp > 0) {
+            int32_t v = stack[sp - 2];
+            int32_t k = stack[sp - 1];
+            if (k < g->nodes[v].n_inputs) {
+                stack[sp - 1] = k + 1;
+                int32_t p = g->nodes[v].inputs[k].node;
+                if (ON(p) && !(mark[p] & 8)) {
+                    mark[p] |= 8;
+                    stack[sp++] = p;
+                    stack[sp++] = 0;
+                }
+            } else {
+                order[n_order++] = v;
+                sp -= 2;
+            }
+        }
+    }
+
+    /* seeds */
+    for (int j = 0; j < n_ys; j++) {
+        int32_t y = ys[j];
+        if (!ON(y))
+            continue;
+        dgc_ref r = {-1, 0};
+        if (grad_ys && j < n_grad_ys && grad_ys[j] >= 0) {
+            r.node = grad_ys[j];
+        } else {
+            dgc_ref in = {y, 0};
+            r.node = dgc_grad_node(&s.c, y, "grad_ys", dgc_op_find("OnesLike"),
+                                   &in, 1);
+            if (r.node < 0) {
+                st = err->code ? err->code : DG_E_GRAPH;
+                goto done;
+            }
+        }
+        if (add_contrib(&s, y, 0, r)) {
+            st = dg_err_nomem(err, "gradients");
+            goto done;
+        }
+    }
+
+    /* backward sweep: consumers before producers */
+    for (int oi = n_order - 1; oi >= 0; oi--) {
+        int32_t v = order[oi];
+        int n_out = g->nodes[v].n_outputs;
+        if (n_out > MAX_OUT)
+            n_out = MAX_OUT;
+        dgc_ref dy[MAX_OUT];
+        int any = 0;
+        for (int k = 0; k < n_out; k++) {
+            char final_name[1024];
+            const char *fname = NULL;
+            if (k == 0 && (mark[v] & 4)) {
+                snprintf(final_name, sizeof final_name, "%s/%s", set,
+                         g->nodes[v].name);
+                fname = final_name;
+            }
+            if ((st = aggregate(&s, v, k, fname, &dy[k])) != DG_OK)
+                goto done;
+            any |= dy[k].node >= 0;
+        }
+        int op = g->nodes[v].op;
+        if (!any || g->nodes[v].n_inputs == 0 ||
+            dgc_op_has(op, DGC_OP_ZERO_GRAD))
+            continue;
+        /* is any input on the path (and float)? */
+        int need = 0;
+        for (int k = 0; k < g->nodes[v].n_inputs; k++) {
+            dgc_ref in = g->nodes[v].inputs[k];
+            if (ON(in.node) && is_float_ref(g, in))
+                need = 1;
+        }
+        if (!need)
+            continue;
+        if (dgc_op_has(op, DGC_OP_NOT_DIFF)) {
+            st = dg_err(err, DG_E_GRAPH,
+                        "node '%s': gradient requested through op '%s' which "
+                        "has no gradient", g->nodes[v].name, dgc_op_name(op));
+            goto done;
+        }
+        int n_in = g->nodes[v].n_inputs;
+        dgc_ref *dx = dg_malloc(sizeof *dx * (size_t)n_in);
+        if (!dx) {
+            st = dg_err_nomem(err, "gradients");
+            goto done;
+        }
+        for (int k = 0; k < n_in; k++)
+            dx[k].node = -1, dx[k].index = 0;
+        st = dgc_grad_rule(&s.c, v, dy, dx);
+        for (int k = 0; st == DG_OK && k < n_in; k++) {
+            dgc_ref in = g->nodes[v].inputs[k];
+            if (dx[k].node < 0 || !ON(in.node) || !is_float_ref(g, in))
+                continue;
+            if (add_contrib(&s, in.node, in.index, dx[k]))
+                st = dg_err_nomem(err, "gradients");
+        }
+        dg_free(dx);
+        if (st != DG_OK)
+            goto done;
+    }
+
+    /* results */
+    for (int j = 0; j < n_xs; j++) {
+        char name[1024];
+        snprintf(name, sizeof name, "%s/%s", set, g->nodes[xs[j]].name);
+        int32_t id = dgc_graph_find(g, name);
+        if (id < 0) {
+            dgc_ref in = {xs[j], 0};
+            id = dgc_grad_node_named(&s.c, xs[j], name,
+                                     dgc_op_find("ZerosLike"), &in, 1);
+            if (id < 0 || dgc_infer_node(g, id, err) != DG_OK) {
+                st = err->code ? err->code : DG_E_GRAPH;
+                goto done;
+            }
+        }
+        if (out_ids)
+            out_ids[j] = id;
+    }
+#undef ON
+done:
+    dg_free(mark);
+    dg_free(stack);
+    dg_free(order);
+    dg_free(cons_off);
+    dg_free(cons);
+    dg_free(s.head);
+    dg_free(s.count);
+    dg_free(s.pool);
+    return st;
+}
+
+/* ---- the pass ------------------------------------------------------------ */
+
+dg_status dgc_pass_gradients(dgc_graph *g, int colocate_override,
+                             dg_error *err)
+{
+    for (int i = 0; i < g->n_gradsets; i++) {
+        const dgc_gradset *gs = &g->gradsets[i];
+        int coloc = colocate_override >= 0 ? colocate_override
+                                           : (gs->colocate > 0 ? 1 : 0);
+        if (gs->n_grad_ys > 0 && gs->n_grad_ys != gs->n_ys)
+            return dg_err(err, DG_E_GRAPH,
+                          "gradients '%s': grad_ys has %d entries but ys has %d",
+                          gs->name, gs->n_grad_ys, gs->n_ys);
+        dg_status st = dgc_grad_build(g, gs->name, gs->ys, gs->n_ys,
+                                      gs->n_grad_ys ? gs->grad_ys : NULL,
+                                      gs->n_grad_ys, gs->xs, gs->n_xs, coloc,
+                                      NULL, err);
+        if (st != DG_OK)
+            return st;
+    }
+    return DG_OK;
+}

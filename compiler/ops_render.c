@@ -1,7 +1,76 @@
 /*
- * ops_render.c -- dgrun ops listing
- * (placeholder: being written)
+ * ops_render.c -- `dgrun ops`: one line per op of the op table (ops.c):
+ * name and alias, supported dtypes, the device types with kernels (SPEC
+ * 4.7) and the op's doc string.  Everything is derived from dgc_ops.
  */
 #include "ops.h"
 #include "dg_alloc.h"
-char *dg_ops_render(void) { return dg_strdup("not implemented\n"); }
+#include "dg_util.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static void dtypes_text(uint32_t mask, char *buf, size_t n)
+{
+    buf[0] = '\0';
+    for (int t = 0; t < DG_DTYPE_COUNT; t++)
+        if (mask & (1u << t)) {
+            if (buf[0])
+                strncat(buf, ",", n - strlen(buf) - 1);
+            strncat(buf, dg_dtype_name((dg_dtype)t), n - strlen(buf) - 1);
+        }
+    if (!buf[0])
+        strncat(buf, "-", n - 1);
+}
+
+/* The GPU column: which of the op's dtypes have a GPU kernel. */
+static void gpu_text(const dgc_op_def *d, char *buf, size_t n)
+{
+    buf[0] = '\0';
+    if (d->flags & DGC_OP_CPU_ONLY) {
+        strncat(buf, "-", n - 1);
+        return;
+    }
+    if (d->dtypes == 0) { /* NoOp */
+        strncat(buf, "GPU", n - 1);
+        return;
+    }
+    int f32 = (d->dtypes >> DG_F32) & 1, f64 = (d->dtypes >> DG_F64) & 1;
+    if (!f32 && !f64) {
+        strncat(buf, "-", n - 1);
+        return;
+    }
+    strncat(buf, "GPU(", n - 1);
+    if (f32)
+        strncat(buf, "float32", n - strlen(buf) - 1);
+    if (f64)
+        strncat(buf, f32 ? ",float64 if fp64" : "float64 if fp64",
+                n - strlen(buf) - 1);
+    strncat(buf, ")", n - strlen(buf) - 1);
+}
+
+char *dg_ops_render(void)
+{
+    dg_sbuf b;
+    dg_sbuf_init(&b);
+    dg_sbuf_addf(&b, "%-40s %-36s %-8s %-28s %s\n", "OP", "DTYPES", "CPU",
+                 "GPU", "DESCRIPTION");
+    for (int i = 0; i < dgc_n_ops; i++) {
+        const dgc_op_def *d = &dgc_ops[i];
+        char name[128], dt[96], gpu[64], cpu[16];
+        if (d->alias)
+            snprintf(name, sizeof name, "%s (alias %s)", d->name, d->alias);
+        else
+            snprintf(name, sizeof name, "%s", d->name);
+        dtypes_text(d->dtypes, dt, sizeof dt);
+        gpu_text(d, gpu, sizeof gpu);
+        snprintf(cpu, sizeof cpu, "CPU");
+        const char *note = "";
+        if ((d->flags & DGC_OP_VARIABLE) || strcmp(d->name, "Const") == 0 ||
+            strcmp(d->name, "Assign") == 0)
+            note = " [int32: CPU only]";
+        dg_sbuf_addf(&b, "%-40s %-36s %-8s %-28s %s%s\n", name, dt, cpu, gpu,
+                     d->doc ? d->doc : "", note);
+    }
+    return dg_sbuf_take(&b);
+}

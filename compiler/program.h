@@ -20,6 +20,7 @@ struct dg_program {
     int n_fetch;
     /* strings handed out by dg_program_node/transfer */
     char **transfer_from;
+    char *device_scope;     /* resolved --device scope, NULL if none (explain) */
 };
 
 /* Passes in the order compile.c runs them (each in its own file). */

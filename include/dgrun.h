@@ -268,6 +268,10 @@ void dg_train_result_free(dg_train_result *r);
  * malloc'd text; NULL if tracing was off. */
 char *dg_session_profile_summary(const dg_session *s);
 
+/* Peak bytes allocated on device `device` (index into the program's device
+ * list) since the session started; 0 for a bad index.  (run --json) */
+int64_t dg_session_peak_bytes(const dg_session *s, int device);
+
 /* Finish and write the trace (options.trace_path) atomically. */
 dg_status dg_session_write_trace(dg_session *s, dg_error *err);
 

@@ -1,5 +1,582 @@
 /*
- * cl_device.c -- runtime
- * (placeholder: being written)
+ * cl_device.c -- OpenCL device discovery (dg_devices_discover, SPEC 3),
+ * the process-wide registry of OpenCL contexts, opening and closing a
+ * logical GPU (queue, clock offset, allocator) and its device ops
+ * (read / write / sync), and OpenCL error naming.
  */
-#include "rt.h"
+#include "cl_internal.h"
+#include "dg_alloc.h"
+#include "../compiler/devices.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- error names --------------------------------------------------------- */
+
+const char *dgr_cl_errname(cl_int e)
+{
+    switch (e) {
+#define E(x) case x: return #x;
+    E(CL_SUCCESS) E(CL_DEVICE_NOT_FOUND) E(CL_DEVICE_NOT_AVAILABLE)
+    E(CL_COMPILER_NOT_AVAILABLE) E(CL_MEM_OBJECT_ALLOCATION_FAILURE)
+    E(CL_OUT_OF_RESOURCES) E(CL_OUT_OF_HOST_MEMORY)
+    E(CL_PROFILING_INFO_NOT_AVAILABLE) E(CL_MEM_COPY_OVERLAP)
+    E(CL_IMAGE_FORMAT_MISMATCH) E(CL_IMAGE_FORMAT_NOT_SUPPORTED)
+    E(CL_BUILD_PROGRAM_FAILURE) E(CL_MAP_FAILURE)
+    E(CL_MISALIGNED_SUB_BUFFER_OFFSET)
+    E(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST)
+    E(CL_COMPILE_PROGRAM_FAILURE) E(CL_LINKER_NOT_AVAILABLE)
+    E(CL_LINK_PROGRAM_FAILURE) E(CL_DEVICE_PARTITION_FAILED)
+    E(CL_KERNEL_ARG_INFO_NOT_AVAILABLE) E(CL_INVALID_VALUE)
+    E(CL_INVALID_DEVICE_TYPE) E(CL_INVALID_PLATFORM) E(CL_INVALID_DEVICE)
+    E(CL_INVALID_CONTEXT) E(CL_INVALID_QUEUE_PROPERTIES)
+    E(CL_INVALID_COMMAND_QUEUE) E(CL_INVALID_HOST_PTR)
+    E(CL_INVALID_MEM_OBJECT) E(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR)
+    E(CL_INVALID_IMAGE_SIZE) E(CL_INVALID_SAMPLER) E(CL_INVALID_BINARY)
+    E(CL_INVALID_BUILD_OPTIONS) E(CL_INVALID_PROGRAM)
+    E(CL_INVALID_PROGRAM_EXECUTABLE) E(CL_INVALID_KERNEL_NAME)
+    E(CL_INVALID_KERNEL_DEFINITION) E(CL_INVALID_KERNEL)
+    E(CL_INVALID_ARG_INDEX) E(CL_INVALID_ARG_VALUE) E(CL_INVALID_ARG_SIZE)
+    E(CL_INVALID_KERNEL_ARGS) E(CL_INVALID_WORK_DIMENSION)
+    E(CL_INVALID_WORK_GROUP_SIZE) E(CL_INVALID_WORK_ITEM_SIZE)
+    E(CL_INVALID_GLOBAL_OFFSET) E(CL_INVALID_EVENT_WAIT_LIST)
+    E(CL_INVALID_EVENT) E(CL_INVALID_OPERATION) E(CL_INVALID_GL_OBJECT)
+    E(CL_INVALID_BUFFER_SIZE) E(CL_INVALID_MIP_LEVEL)
+    E(CL_INVALID_GLOBAL_WORK_SIZE) E(CL_INVALID_PROPERTY)
+    E(CL_INVALID_IMAGE_DESCRIPTOR) E(CL_INVALID_COMPILER_OPTIONS)
+    E(CL_INVALID_LINKER_OPTIONS) E(CL_INVALID_DEVICE_PARTITION_COUNT)
+#undef E
+    case -1001: return "CL_PLATFORM_NOT_FOUND_KHR";
+    default: return "CL_UNKNOWN_ERROR";
+    }
+}
+
+dg_status dgr_cl_fail(dg_error *err, const char *node, const char *call,
+                      cl_int e)
+{
+    if (node)
+        return dg_err(err, DG_E_RUNTIME, "node '%s': %s failed: %s (%d)",
+                      node, call, dgr_cl_errname(e), (int)e);
+    return dg_err(err, DG_E_RUNTIME, "%s failed: %s (%d)", call,
+                  dgr_cl_errname(e), (int)e);
+}
+
+/* ---- discovery ----------------------------------------------------------- */
+
+typedef struct phys_dev {
+    cl_platform_id platform;
+    cl_device_id dev;
+} phys_dev;
+
+/* The physical OpenCL devices `which` ("gpu", "all", "none") selects, in
+ * platform then device order.  *n = 0 with no platform at all. */
+static dg_status list_physical(const char *which, phys_dev **out, int *n,
+                               dg_error *err)
+{
+    *out = NULL;
+    *n = 0;
+    if (!which)
+        which = "gpu";
+    int all;
+    if (strcmp(which, "gpu") == 0)
+        all = 0;
+    else if (strcmp(which, "all") == 0)
+        all = 1;
+    else if (strcmp(which, "none") == 0)
+        return DG_OK;
+    else
+        return dg_err(err, DG_E_USAGE,
+                      "invalid --opencl-devices '%s' (expected gpu, all or "
+                      "none)", which);
+    cl_uint np = 0;
+    cl_int e = clGetPlatformIDs(0, NULL, &np);
+    if (e != CL_SUCCESS || np == 0)
+        return DG_OK; /* no OpenCL at all: CPU:0 only */
+    cl_platform_id *plats = dg_calloc(np, sizeof *plats);
+    if (!plats)
+        return dg_err_nomem(err, "OpenCL platforms");
+    if (clGetPlatformIDs(np, plats, NULL) != CL_SUCCESS)
+        np = 0;
+    phys_dev *list = NULL;
+    int cnt = 0, cap = 0;
+    for (cl_uint p = 0; p < np; p++) {
+        cl_uint nd = 0;
+        if (clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, 0, NULL, &nd) !=
+                CL_SUCCESS || nd == 0)
+            continue;
+        cl_device_id *ids = dg_calloc(nd, sizeof *ids);
+        if (!ids) {
+            dg_free(plats);
+            dg_free(list);
+            return dg_err_nomem(err, "OpenCL devices");
+        }
+        clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, nd, ids, NULL);
+        for (cl_uint d = 0; d < nd; d++) {
+            cl_device_type t = 0;
+            clGetDeviceInfo(ids[d], CL_DEVICE_TYPE, sizeof t, &t, NULL);
+            int ok = (t & (CL_DEVICE_TYPE_GPU | CL_DEVICE_TYPE_ACCELERATOR)) ||
+                     (all && (t & CL_DEVICE_TYPE_CPU));
+            if (!ok)
+                continue;
+            if (cnt == cap) {
+                cap = cap ? cap * 2 : 4;
+                phys_dev *nl = dg_realloc(list, sizeof *nl * (size_t)cap);
+                if (!nl) {
+                    dg_free(ids);
+                    dg_free(plats);
+                    dg_free(list);
+                    return dg_err_nomem(err, "OpenCL devices");
+                }
+                list = nl;
+            }
+            list[cnt].platform = plats[p];
+            list[cnt].dev = ids[d];
+            cnt++;
+        }
+        dg_free(ids);
+    }
+    dg_free(plats);
+    *out = list;
+    *n = cnt;
+    return DG_OK;
+}
+
+/* Parse --visible-devices against n physical devices into idx (cap n). */
+static dg_status parse_visible(const char *s, int n, int *idx, int *n_idx,
+                               dg_error *err)
+{
+    *n_idx = 0;
+    if (!s) {
+        for (int i = 0; i < n; i++)
+            idx[i] = i;
+        *n_idx = n;
+        return DG_OK;
+    }
+    const char *p = s;
+    while (*p == ' ')
+        p++;
+    if (*p == '\0')
+        return DG_OK; /* "" hides all */
+    while (*p) {
+        while (*p == ' ')
+            p++;
+        char *end = NULL;
+        if (*p < '0' || *p > '9')
+            return dg_err(err, DG_E_USAGE, "invalid visible devices list '%s'",
+                          s);
+        long v = strtol(p, &end, 10);
+        p = end;
+        while (*p == ' ')
+            p++;
+        if (*p == ',' && p[1] != '\0')
+            p++;
+        else if (*p != '\0')
+            return dg_err(err, DG_E_USAGE, "invalid visible devices list '%s'",
+                          s);
+        if (v < 0 || v >= n)
+            return dg_err(err, DG_E_USAGE,
+                          "invalid visible devices list '%s': device %ld does "
+                          "not exist (%d OpenCL device%s)",
+                          s, v, n, n == 1 ? "" : "s");
+        for (int j = 0; j < *n_idx; j++)
+            if (idx[j] == (int)v)
+                return dg_err(err, DG_E_USAGE,
+                              "invalid visible devices list '%s': device %ld "
+                              "listed twice", s, v);
+        if (*n_idx >= n)
+            return dg_err(err, DG_E_USAGE, "invalid visible devices list '%s'",
+                          s);
+        idx[(*n_idx)++] = (int)v;
+    }
+    return DG_OK;
+}
+
+static void dev_str(cl_device_id d, cl_device_info what, char *buf, size_t n)
+{
+    char tmp[1024];
+    if (clGetDeviceInfo(d, what, sizeof tmp, tmp, NULL) != CL_SUCCESS)
+        tmp[0] = '\0';
+    tmp[sizeof tmp - 1] = '\0';
+    /* trim trailing blanks, truncate to the caller's buffer */
+    size_t l = strlen(tmp);
+    while (l && (tmp[l - 1] == ' ' || tmp[l - 1] == '\n'))
+        tmp[--l] = '\0';
+    snprintf(buf, n, "%s", tmp);
+}
+
+static int dev_fp64(cl_device_id d)
+{
+    cl_device_fp_config c = 0;
+    if (clGetDeviceInfo(d, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof c, &c, NULL) !=
+        CL_SUCCESS)
+        return 0;
+    return c != 0;
+}
+
+static int list_append(dg_device_list *l, const dg_device_info *d)
+{
+    dg_device_info *nd = dg_realloc(l->devs, sizeof *nd * (size_t)(l->n + 1));
+    if (!nd)
+        return -1;
+    l->devs = nd;
+    l->devs[l->n++] = *d;
+    return 0;
+}
+
+dg_status dg_devices_discover(const dg_options *o, dg_device_list **out,
+                              dg_error *err)
+{
+    *out = NULL;
+    int vgpus = o->virtual_gpus;
+    if (vgpus < 1)
+        return dg_err(err, DG_E_USAGE, "invalid --virtual-gpus %d (must be >= 1)",
+                      vgpus);
+    phys_dev *phys = NULL;
+    int n_phys = 0;
+    dg_status st = list_physical(o->opencl_devices, &phys, &n_phys, err);
+    if (st != DG_OK)
+        return st;
+    int *vis = dg_calloc((size_t)n_phys + 1, sizeof *vis);
+    dg_device_list *l = dg_calloc(1, sizeof *l);
+    if (!vis || !l) {
+        dg_free(vis);
+        dg_free(l);
+        dg_free(phys);
+        return dg_err_nomem(err, "device list");
+    }
+    int n_vis = 0;
+    st = parse_visible(o->visible_devices, n_phys, vis, &n_vis, err);
+    if (st != DG_OK)
+        goto fail;
+    dg_device_info cpu;
+    memset(&cpu, 0, sizeof cpu);
+    snprintf(cpu.name, sizeof cpu.name,
+             "/job:localhost/replica:0/task:0/device:CPU:0");
+    cpu.type = DG_DEV_CPU;
+    cpu.index = 0;
+    cpu.fp64 = 1;
+    cpu.physical = -1;
+    long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && psz > 0)
+        cpu.mem_bytes = (uint64_t)pages * (uint64_t)psz;
+    if (list_append(l, &cpu)) {
+        st = dg_err_nomem(err, "device list");
+        goto fail;
+    }
+    int gpu = 0;
+    for (int v = 0; v < n_vis; v++) {
+        phys_dev *p = &phys[vis[v]];
+        dg_device_info g;
+        memset(&g, 0, sizeof g);
+        g.type = DG_DEV_GPU;
+        g.fp64 = dev_fp64(p->dev);
+        dev_str(p->dev, CL_DEVICE_NAME, g.cl_name, sizeof g.cl_name);
+        dev_str(p->dev, CL_DEVICE_VERSION, g.cl_version, sizeof g.cl_version);
+        char pname[1024] = "";
+        if (clGetPlatformInfo(p->platform, CL_PLATFORM_NAME, sizeof pname,
+                              pname, NULL) != CL_SUCCESS)
+            pname[0] = '\0';
+        pname[sizeof pname - 1] = '\0';
+        snprintf(g.platform, sizeof g.platform, "%s", pname);
+        cl_ulong mem = 0;
+        clGetDeviceInfo(p->dev, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof mem, &mem,
+                        NULL);
+        g.mem_bytes = (uint64_t)mem / (uint64_t)vgpus;
+        g.physical = vis[v];
+        for (int s = 0; s < vgpus; s++) {
+            g.index = gpu++;
+            snprintf(g.name, sizeof g.name,
+                     "/job:localhost/replica:0/task:0/device:GPU:%d", g.index);
+            if (list_append(l, &g)) {
+                st = dg_err_nomem(err, "device list");
+                goto fail;
+            }
+        }
+    }
+    dg_free(vis);
+    dg_free(phys);
+    *out = l;
+    return DG_OK;
+fail:
+    dg_free(vis);
+    dg_free(phys);
+    dg_free(l->devs);
+    dg_free(l);
+    return st;
+}
+
+/* ---- context registry ---------------------------------------------------- */
+
+typedef struct reg_entry {
+    cl_device_id parent;
+    int n;               /* virtual split */
+    dgr_cl_ctx **ctx;    /* n slots (may repeat one context) */
+} reg_entry;
+
+static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
+static reg_entry *reg;
+static int n_reg;
+
+static dg_status ctx_new(cl_platform_id plat, cl_device_id dev,
+                         dgr_cl_ctx **out, dg_error *err)
+{
+    dgr_cl_ctx *c = dg_calloc(1, sizeof *c);
+    if (!c)
+        return dg_err_nomem(err, "OpenCL context");
+    cl_int e;
+    cl_context_properties props[] = {CL_CONTEXT_PLATFORM,
+                                     (cl_context_properties)plat, 0};
+    c->ctx = clCreateContext(props, 1, &dev, NULL, NULL, &e);
+    if (!c->ctx) {
+        dg_free(c);
+        return dgr_cl_fail(err, NULL, "clCreateContext", e);
+    }
+    c->platform = plat;
+    c->dev = dev;
+    c->fp64 = dev_fp64(dev);
+    clGetDeviceInfo(dev, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof c->max_wg,
+                    &c->max_wg, NULL);
+    if (c->max_wg < 1)
+        c->max_wg = 1;
+    cl_ulong lm = 0;
+    clGetDeviceInfo(dev, CL_DEVICE_LOCAL_MEM_SIZE, sizeof lm, &lm, NULL);
+    c->local_mem = (size_t)lm;
+    clGetDeviceInfo(dev, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof c->global_mem,
+                    &c->global_mem, NULL);
+    cl_uint bits = 0;
+    clGetDeviceInfo(dev, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof bits, &bits,
+                    NULL);
+    c->base_align = bits >= 8 ? bits / 8 : 128;
+    dev_str(dev, CL_DEVICE_NAME, c->dev_name, sizeof c->dev_name);
+    dev_str(dev, CL_DRIVER_VERSION, c->driver, sizeof c->driver);
+    pthread_mutex_init(&c->lock, NULL);
+    *out = c;
+    return DG_OK;
+}
+
+/* The context for slot `slot` of physical device p split n ways: sub-devices
+ * (CL_DEVICE_PARTITION_EQUALLY) where the device can split evenly, else n
+ * queues sharing one context. */
+static dg_status registry_get(const phys_dev *p, int n, int slot,
+                              dgr_cl_ctx **out, dg_error *err)
+{
+    pthread_mutex_lock(&reg_lock);
+    dg_status st = DG_OK;
+    for (int i = 0; i < n_reg; i++)
+        if (reg[i].parent == p->dev && reg[i].n == n) {
+            *out = reg[i].ctx[slot];
+            pthread_mutex_unlock(&reg_lock);
+            return DG_OK;
+        }
+    reg_entry ent = {p->dev, n, dg_calloc((size_t)n, sizeof(dgr_cl_ctx *))};
+    reg_entry *nr = dg_realloc(reg, sizeof *nr * (size_t)(n_reg + 1));
+    if (!ent.ctx || !nr) {
+        dg_free(ent.ctx);
+        if (nr)
+            reg = nr;
+        pthread_mutex_unlock(&reg_lock);
+        return dg_err_nomem(err, "OpenCL context registry");
+    }
+    reg = nr;
+    int done = 0;
+    if (n > 1) {
+        cl_uint cu = 0;
+        clGetDeviceInfo(p->dev, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof cu, &cu,
+                        NULL);
+        if (cu >= (cl_uint)n && cu % (cl_uint)n == 0) {
+            cl_device_partition_property props[] = {
+                CL_DEVICE_PARTITION_EQUALLY,
+                (cl_device_partition_property)(cu / (cl_uint)n), 0};
+            cl_device_id *subs = dg_calloc((size_t)n, sizeof *subs);
+            cl_uint got = 0;
+            if (subs &&
+                clCreateSubDevices(p->dev, props, (cl_uint)n, subs, &got) ==
+                    CL_SUCCESS &&
+                got == (cl_uint)n) {
+                done = 1;
+                for (int s = 0; s < n && st == DG_OK; s++)
+                    st = ctx_new(p->platform, subs[s], &ent.ctx[s], err);
+            } else if (subs && got > 0) {
+                for (cl_uint s = 0; s < got && s < (cl_uint)n; s++)
+                    clReleaseDevice(subs[s]);
+            }
+            dg_free(subs);
+        }
+    }
+    if (!done) {
+        /* one context (reused from the unsplit entry when there is one) */
+        dgr_cl_ctx *c = NULL;
+        for (int i = 0; i < n_reg; i++)
+            if (reg[i].parent == p->dev && reg[i].n == 1)
+                c = reg[i].ctx[0];
+        if (!c)
+            st = ctx_new(p->platform, p->dev, &c, err);
+        for (int s = 0; s < n; s++)
+            ent.ctx[s] = c;
+    }
+    if (st != DG_OK) {
+        dg_free(ent.ctx); /* contexts made so far leak: rare, process-wide */
+        pthread_mutex_unlock(&reg_lock);
+        return st;
+    }
+    reg[n_reg++] = ent;
+    *out = ent.ctx[slot];
+    pthread_mutex_unlock(&reg_lock);
+    return DG_OK;
+}
+
+/* ---- device ops ---------------------------------------------------------- */
+
+static dgr_cl_dev *cdev(const dgr_device *d) { return (dgr_cl_dev *)d->impl; }
+
+static dg_status cl_alloc_op(dgr_device *d, dgr_buffer *b, dg_error *err)
+{
+    return dgr_cl_alloc_get(cdev(d), b, err);
+}
+
+static void cl_release_op(dgr_device *d, dgr_buffer *b)
+{
+    dgr_cl_alloc_put(cdev(d), b);
+}
+
+static dg_status cl_read_op(dgr_device *d, const dgr_buffer *src, void *dst,
+                            size_t n, dg_error *err)
+{
+    if (!n)
+        return DG_OK;
+    cl_int e = clEnqueueReadBuffer(cdev(d)->q, (cl_mem)src->mem, CL_TRUE, 0,
+                                   n, dst, 0, NULL, NULL);
+    if (e != CL_SUCCESS)
+        return dg_err(err, DG_E_RUNTIME, "%s: clEnqueueReadBuffer failed: %s (%d)",
+                      d->info.name, dgr_cl_errname(e), (int)e);
+    return DG_OK;
+}
+
+static dg_status cl_write_op(dgr_device *d, dgr_buffer *dst, const void *src,
+                             size_t n, dg_error *err)
+{
+    if (!n)
+        return DG_OK;
+    cl_int e = clEnqueueWriteBuffer(cdev(d)->q, (cl_mem)dst->mem, CL_TRUE, 0,
+                                    n, src, 0, NULL, NULL);
+    if (e != CL_SUCCESS)
+        return dg_err(err, DG_E_RUNTIME,
+                      "%s: clEnqueueWriteBuffer failed: %s (%d)", d->info.name,
+                      dgr_cl_errname(e), (int)e);
+    return DG_OK;
+}
+
+static dg_status cl_sync_op(dgr_device *d, dg_error *err)
+{
+    cl_int e = clFinish(cdev(d)->q);
+    if (e != CL_SUCCESS)
+        return dg_err(err, DG_E_RUNTIME, "%s: clFinish failed: %s (%d)",
+                      d->info.name, dgr_cl_errname(e), (int)e);
+    return DG_OK;
+}
+
+static const dgr_device_ops cl_ops = {cl_alloc_op, cl_release_op, cl_read_op,
+                                      cl_write_op, cl_sync_op};
+
+/* ---- open / close -------------------------------------------------------- */
+
+dg_status dgr_cl_device_open(dgr_device *d, const dg_options *o, dg_error *err)
+{
+    phys_dev *phys = NULL;
+    int n_phys = 0;
+    const char *which = o->opencl_devices ? o->opencl_devices : "gpu";
+    if (strcmp(which, "none") == 0)
+        which = "all"; /* a list made elsewhere may still name a device */
+    dg_status st = list_physical(which, &phys, &n_phys, err);
+    if (st != DG_OK)
+        return st;
+    if (d->info.physical < 0 || d->info.physical >= n_phys) {
+        dg_free(phys);
+        return dg_err(err, DG_E_RUNTIME,
+                      "%s: OpenCL device %d does not exist (%d found)",
+                      d->info.name, d->info.physical, n_phys);
+    }
+    int nv = o->virtual_gpus > 1 ? o->virtual_gpus : 1;
+    int slot = d->info.index % nv;
+    dgr_cl_ctx *c = NULL;
+    st = registry_get(&phys[d->info.physical], nv, slot, &c, err);
+    dg_free(phys);
+    if (st != DG_OK)
+        return st;
+    dgr_cl_dev *cd = dg_calloc(1, sizeof *cd);
+    if (!cd)
+        return dg_err_nomem(err, "OpenCL device");
+    cd->c = c;
+    cl_int e;
+    cd->q = clCreateCommandQueue(c->ctx, c->dev, CL_QUEUE_PROFILING_ENABLE, &e);
+    if (!cd->q) {
+        dg_free(cd);
+        return dgr_cl_fail(err, NULL, "clCreateCommandQueue", e);
+    }
+    /* clock offset: a marker's end on the device clock vs dg_now_ns */
+    cl_event ev = NULL;
+    e = clEnqueueMarkerWithWaitList(cd->q, 0, NULL, &ev);
+    if (e == CL_SUCCESS) {
+        clFinish(cd->q);
+        uint64_t host = dg_now_ns();
+        cl_ulong end = 0;
+        if (clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof end,
+                                    &end, NULL) == CL_SUCCESS && end)
+            cd->clock_offset = (int64_t)host - (int64_t)end;
+        clReleaseEvent(ev);
+    }
+    double f = o->gpu_memory_fraction;
+    if (!(f > 0 && f <= 1))
+        f = 1.0;
+    uint64_t mem = d->info.mem_bytes ? d->info.mem_bytes
+                                     : (uint64_t)c->global_mem / (uint64_t)nv;
+    d->mem_cap = (size_t)((double)mem * f);
+    d->impl = cd;
+    d->ops = &cl_ops;
+    st = dgr_cl_alloc_init(cd, o->allow_growth ? 0 : d->mem_cap, err);
+    if (st != DG_OK) {
+        clReleaseCommandQueue(cd->q);
+        dg_free(cd);
+        d->impl = NULL;
+        return st;
+    }
+    return DG_OK;
+}
+
+void dgr_cl_device_close(dgr_device *d)
+{
+    dgr_cl_dev *cd = cdev(d);
+    if (!cd)
+        return;
+    clFinish(cd->q);
+    dgr_cl_alloc_destroy(cd);
+    clReleaseCommandQueue(cd->q);
+    dg_free(cd);
+    d->impl = NULL;
+}
+
+int dgr_cl_event_times(dgr_device *d, void *cl_event_, uint64_t *start_ns,
+                       uint64_t *end_ns)
+{
+    cl_event ev = (cl_event)cl_event_;
+    dgr_cl_dev *cd = cdev(d);
+    if (!ev || !cd)
+        return 0;
+    cl_ulong s = 0, e = 0;
+    if (clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof s, &s,
+                                NULL) != CL_SUCCESS ||
+        clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof e, &e,
+                                NULL) != CL_SUCCESS)
+        return 0;
+    *start_ns = (uint64_t)((int64_t)s + cd->clock_offset);
+    *end_ns = (uint64_t)((int64_t)e + cd->clock_offset);
+    return 1;
+}
+
+void dgr_cl_event_release(void *cl_event_)
+{
+    if (cl_event_)
+        clReleaseEvent((cl_event)cl_event_);
+}

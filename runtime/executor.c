@@ -1,5 +1,534 @@
 /*
- * executor.c -- runtime
- * (placeholder: being written)
+ * executor.c -- running a plan (compiler/plan.h) on a session's devices by
+ * dependency counting.  A runner binds a plan to a session and keeps every
+ * per-run array (pending counts, slot use counts, values, per-worker
+ * scratch) so a run allocates nothing but the kernels' outputs.  Ready steps
+ * go to their device's inter-op pool; a worker runs one ready successor on
+ * its own device directly.  The first error stops scheduling; the run waits
+ * for the steps in flight and returns that error.
  */
-#include "rt.h"
+#include "executor.h"
+#include "cl.h"
+#include "dg_alloc.h"
+
+#include <stdio.h>
+#include <string.h>
+
+typedef struct wscratch {
+    dgr_value *in;
+    dgc_ttype *tout;
+    dg_error err;
+} wscratch;
+
+struct dgr_runner {
+    dgr_session *s;
+    dgc_plan *plan;
+    dgr_kernel_fn *kern;     /* per step (OP steps with a kernel) */
+    atomic_int *pending;     /* per step */
+    atomic_int *uses;        /* per slot */
+    dgr_value *values;       /* per slot */
+    wscratch *scratch;       /* per global inter-op worker */
+    int max_in, max_out;
+    atomic_int outstanding;  /* steps queued or running */
+    atomic_int failed;
+    dg_error err;            /* first error (written by the CAS winner) */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int done;
+    int64_t step;
+    /* tracing, per step */
+    void **events;
+    uint64_t *t_start, *t_end;
+    int32_t *lane;
+};
+
+char *dgr_ref_name(const dgc_graph *g, dgc_ref r)
+{
+    const char *nm = g->nodes[r.node].name;
+    if (r.index == 0)
+        return dg_strdup(nm);
+    size_t n = strlen(nm) + 16;
+    char *s = dg_malloc(n);
+    if (s)
+        snprintf(s, n, "%s:%d", nm, r.index);
+    return s;
+}
+
+/* ---- one step ------------------------------------------------------------ */
+
+static void trace_memory(dgr_session *S, int d)
+{
+    size_t now = atomic_load_explicit(&S->devs[d].in_use, memory_order_relaxed);
+    size_t old = atomic_exchange_explicit(&S->mem_seen[d], now,
+                                          memory_order_relaxed);
+    if (old != now)
+        dgr_trace_memory(S->trace, d, dg_now_ns(), now);
+}
+
+static const char *slot_tensor_name(const dgr_runner *r, int32_t slot)
+{
+    const dgc_plan *p = r->plan;
+    const dgc_step *ps = &p->steps[p->slots[slot].step];
+    if (ps->kind == DGC_STEP_TRANSFER)
+        return slot_tensor_name(r, p->in_slots[ps->in_off]);
+    int k = slot - ps->out_slot;
+    if (r->s->out_names && r->s->out_names[ps->node])
+        return r->s->out_names[ps->node][k];
+    return r->s->g->nodes[ps->node].name;
+}
+
+static void trace_flows(dgr_runner *r, const dgc_step *st, int lane,
+                        uint64_t start)
+{
+    const dgc_plan *p = r->plan;
+    for (int i = 0; i < st->n_in; i++) {
+        int32_t sl = p->in_slots[st->in_off + i];
+        int32_t ps = p->slots[sl].step;
+        const dgc_step *pst = &p->steps[ps];
+        if (pst->device != st->device || r->lane[ps] != lane)
+            dgr_trace_flow(r->s->trace, pst->device, r->lane[ps], r->t_end[ps],
+                           st->device, lane, start, slot_tensor_name(r, sl));
+    }
+}
+
+static void release_inputs(dgr_runner *r, const dgc_step *st)
+{
+    const int32_t *ins = &r->plan->in_slots[st->in_off];
+    for (int i = 0; i < st->n_in; i++) {
+        int32_t sl = ins[i];
+        if (atomic_fetch_sub_explicit(&r->uses[sl], 1, memory_order_acq_rel) == 1) {
+            dgr_buffer_release(r->values[sl].buf);
+            r->values[sl].buf = NULL;
+        }
+    }
+}
+
+static dg_status run_transfer(dgr_runner *r, int32_t s, int lane, wscratch *w)
+{
+    dgr_session *S = r->s;
+    const dgc_step *st = &r->plan->steps[s];
+    int32_t src_slot = r->plan->in_slots[st->in_off];
+    const dgr_value *src = &r->values[src_slot];
+    dgr_value *dst = &r->values[st->out_slot];
+    dgr_device *sd = &S->devs[st->src_device];
+    dgr_device *dd = &S->devs[st->device];
+    uint64_t t0 = S->trace ? dg_now_ns() : 0;
+    dst->dtype = src->dtype;
+    dst->shape = src->shape;
+    dst->buf = NULL;
+    size_t n = src->buf ? src->buf->nbytes : 0;
+    int64_t numel = dg_shape_numel(&src->shape);
+    if (numel >= 0 && (size_t)numel * dg_dtype_size(src->dtype) < n)
+        n = (size_t)numel * dg_dtype_size(src->dtype);
+    if (src->buf) {
+        dst->buf = dgr_buffer_new(dd, n, &w->err);
+        if (!dst->buf)
+            return w->err.code;
+        dg_status rc;
+        if (sd->info.type == DG_DEV_CPU) {
+            rc = dd->ops->write(dd, dst->buf, src->buf->host, n, &w->err);
+        } else if (dd->info.type == DG_DEV_CPU) {
+            rc = sd->ops->read(sd, src->buf, dst->buf->host, n, &w->err);
+        } else {
+            void *stage = dg_malloc(n ? n : 1);
+            if (!stage)
+                return dg_err_nomem(&w->err, "transfer staging buffer");
+            rc = sd->ops->read(sd, src->buf, stage, n, &w->err);
+            if (rc == DG_OK)
+                rc = dd->ops->write(dd, dst->buf, stage, n, &w->err);
+            dg_free(stage);
+        }
+        if (rc != DG_OK)
+            return rc;
+    }
+    if (S->trace) {
+        uint64_t t1 = dg_now_ns();
+        r->t_start[s] = t0;
+        r->t_end[s] = t1;
+        r->lane[s] = DGR_LANE_COPY;
+        const char *tn = slot_tensor_name(r, src_slot);
+        dgr_trace_memcpy(S->trace, st->src_device, st->device, tn,
+                         (int64_t)n, r->step, t0, t1);
+        trace_flows(r, st, DGR_LANE_COPY, t0);
+        trace_memory(S, st->device);
+    }
+    (void)lane;
+    release_inputs(r, st);
+    if (atomic_load_explicit(&r->uses[st->out_slot], memory_order_relaxed) == 0) {
+        dgr_buffer_release(dst->buf);
+        dst->buf = NULL;
+    }
+    return DG_OK;
+}
+
+static dg_status run_op(dgr_runner *r, int32_t s, int lane, wscratch *w)
+{
+    dgr_session *S = r->s;
+    const dgc_plan *p = r->plan;
+    const dgc_step *st = &p->steps[s];
+    const dgc_graph *g = S->g;
+    const dgc_node *n = &g->nodes[st->node];
+    const dgc_op_def *od = &dgc_ops[n->op];
+    dgr_device *dev = &S->devs[st->device];
+    dgr_value *out = &r->values[st->out_slot];
+    const int32_t *ins = &p->in_slots[st->in_off];
+    uint64_t t0 = S->trace ? dg_now_ns() : 0;
+
+    for (int i = 0; i < st->n_in; i++)
+        w->in[i] = r->values[ins[i]];
+    if (od->flags & DGC_OP_VARIABLE) {
+        const dgr_value *v = &S->vars[st->node];
+        if (!v->buf)
+            return dg_err(&w->err, DG_E_RUNTIME,
+                          "node '%s': Variable is not initialised", n->name);
+        out[0] = *v;
+        dgr_buffer_retain(v->buf);
+    } else if (od->flags & DGC_OP_FEED) {
+        const dgr_value *v = &S->feeds[st->node];
+        if (!v->buf)
+            return dg_err(&w->err, DG_E_RUNTIME,
+                          "node '%s': Placeholder must be fed a value "
+                          "(--feed %s=FILE)", n->name, n->name);
+        out[0] = *v;
+        dgr_buffer_retain(v->buf);
+    } else {
+        dgc_ttype *tout = w->tout;
+        dgc_ttype *tin = (dgc_ttype *)(w->tout + r->max_out);
+        for (int i = 0; i < st->n_in; i++) {
+            tin[i].dtype = w->in[i].dtype;
+            tin[i].shape = w->in[i].shape;
+        }
+        char msg[256];
+        msg[0] = 0;
+        if (od->infer(n, tin, st->n_in, tout, msg, sizeof msg) != 0)
+            return dg_err(&w->err, DG_E_RUNTIME, "node '%s': %s: %s", n->name,
+                          od->name, msg[0] ? msg : "invalid inputs at run time");
+        for (int k = 0; k < st->n_out; k++)
+            out[k].buf = NULL;
+        dgr_kctx k;
+        k.sess = S;
+        k.dev = dev;
+        k.g = g;
+        k.node = n;
+        k.node_id = st->node;
+        k.in = w->in;
+        k.n_in = st->n_in;
+        k.out = out;
+        k.n_out = st->n_out;
+        k.out_types = tout;
+        k.step = r->step;
+        k.intra = dev->info.type == DG_DEV_CPU ? S->intra : NULL;
+        k.cl_event = NULL;
+        k.err = &w->err;
+        w->err.code = DG_OK;
+        dg_status rc = r->kern[s](&k);
+        if (rc != DG_OK) {
+            if (k.cl_event)
+                dgr_cl_event_release(k.cl_event);
+            if (strncmp(w->err.msg, "node '", 6) != 0) {
+                char prev[sizeof w->err.msg];
+                snprintf(prev, sizeof prev, "%s", w->err.msg);
+                dg_err(&w->err, rc, "node '%s': %s", n->name,
+                       prev[0] ? prev : "kernel failed");
+            }
+            return rc;
+        }
+        if (k.cl_event) {
+            if (S->trace)
+                r->events[s] = k.cl_event;
+            else
+                dgr_cl_event_release(k.cl_event);
+        }
+    }
+    if (S->trace) {
+        uint64_t t1 = dg_now_ns();
+        r->t_start[s] = t0;
+        r->t_end[s] = t1;
+        r->lane[s] = dev->info.type == DG_DEV_CPU ? lane : 0;
+        if (dev->info.type == DG_DEV_CPU)
+            dgr_trace_op(S->trace, st->device, lane, n->name, od->name,
+                         r->step, t0, t1, S->in_names[st->node], n->n_inputs);
+        trace_flows(r, st, r->lane[s], t0);
+        trace_memory(S, st->device);
+    }
+    release_inputs(r, st);
+    for (int k = 0; k < st->n_out; k++)
+        if (atomic_load_explicit(&r->uses[st->out_slot + k],
+                                 memory_order_relaxed) == 0) {
+            dgr_buffer_release(out[k].buf);
+            out[k].buf = NULL;
+        }
+    return DG_OK;
+}
+
+static void fail(dgr_runner *r, const dg_error *e)
+{
+    int expect = 0;
+    if (atomic_compare_exchange_strong_explicit(&r->failed, &expect, 1,
+                                                memory_order_acq_rel,
+                                                memory_order_relaxed))
+        r->err = *e;
+}
+
+void dgr_exec_task(void *ctx, int32_t item, int lane)
+{
+    dgr_runner *r = ctx;
+    const dgc_plan *p = r->plan;
+    int32_t s = item;
+    while (s >= 0) {
+        const dgc_step *st = &p->steps[s];
+        wscratch *w = &r->scratch[r->s->lane_base[st->device] + lane];
+        int32_t next = -1;
+        if (!atomic_load_explicit(&r->failed, memory_order_acquire)) {
+            dg_status rc = st->kind == DGC_STEP_OP ? run_op(r, s, lane, w)
+                                                   : run_transfer(r, s, lane, w);
+            if (rc != DG_OK) {
+                if (w->err.code == DG_OK)
+                    dg_err(&w->err, rc, "node '%s': failed",
+                           r->s->g->nodes[st->node].name);
+                fail(r, &w->err);
+            } else {
+                const int32_t *succ = &p->succ[st->succ_off];
+                for (int i = 0; i < st->n_succ; i++) {
+                    int32_t t = succ[i];
+                    if (atomic_fetch_sub_explicit(&r->pending[t], 1,
+                                                  memory_order_acq_rel) != 1)
+                        continue;
+                    atomic_fetch_add_explicit(&r->outstanding, 1,
+                                              memory_order_relaxed);
+                    if (next < 0 && p->steps[t].device == st->device)
+                        next = t;
+                    else
+                        dgr_ipool_push(r->s->pools[p->steps[t].device], r, t);
+                }
+            }
+        }
+        if (atomic_fetch_sub_explicit(&r->outstanding, 1,
+                                      memory_order_acq_rel) == 1) {
+            pthread_mutex_lock(&r->mu);
+            r->done = 1;
+            pthread_cond_signal(&r->cv);
+            pthread_mutex_unlock(&r->mu);
+        }
+        s = next;
+    }
+}
+
+/* ---- runners ------------------------------------------------------------- */
+
+void dgr_runner_free(dgr_runner *r)
+{
+    if (!r)
+        return;
+    if (r->scratch)
+        for (int i = 0; i < r->s->n_workers; i++)
+            dg_free(r->scratch[i].in), dg_free(r->scratch[i].tout);
+    dg_free(r->scratch);
+    dg_free(r->kern);
+    dg_free(r->pending);
+    dg_free(r->uses);
+    dg_free(r->values);
+    dg_free(r->events);
+    dg_free(r->t_start);
+    dg_free(r->t_end);
+    dg_free(r->lane);
+    dgc_plan_free(r->plan);
+    pthread_mutex_destroy(&r->mu);
+    pthread_cond_destroy(&r->cv);
+    dg_free(r);
+}
+
+dgr_runner *dgr_runner_new(dgr_session *s, const dgc_ref *fetch, int n_fetch,
+                           const int32_t *targets, int n_targets,
+                           dg_error *err)
+{
+    dgr_runner *r = dg_calloc(1, sizeof *r);
+    if (!r) {
+        dg_err_nomem(err, "runner");
+        return NULL;
+    }
+    r->s = s;
+    pthread_mutex_init(&r->mu, NULL);
+    pthread_cond_init(&r->cv, NULL);
+    r->plan = dgc_plan_build(s->g, &s->prog->devs, fetch, n_fetch, targets,
+                             n_targets, err);
+    if (!r->plan) {
+        dgr_runner_free(r);
+        return NULL;
+    }
+    const dgc_plan *p = r->plan;
+    size_t ns = (size_t)p->n_steps + 1, nsl = (size_t)p->n_slots + 1;
+    r->kern = dg_calloc(ns, sizeof *r->kern);
+    r->pending = dg_calloc(ns, sizeof *r->pending);
+    r->uses = dg_calloc(nsl, sizeof *r->uses);
+    r->values = dg_calloc(nsl, sizeof *r->values);
+    r->scratch = dg_calloc((size_t)s->n_workers + 1, sizeof *r->scratch);
+    if (!r->kern || !r->pending || !r->uses || !r->values || !r->scratch)
+        goto nomem;
+    if (s->trace) {
+        r->events = dg_calloc(ns, sizeof *r->events);
+        r->t_start = dg_calloc(ns, sizeof *r->t_start);
+        r->t_end = dg_calloc(ns, sizeof *r->t_end);
+        r->lane = dg_calloc(ns, sizeof *r->lane);
+        if (!r->events || !r->t_start || !r->t_end || !r->lane)
+            goto nomem;
+    }
+    int32_t *per_dev = dg_calloc((size_t)s->n_dev + 1, sizeof *per_dev);
+    if (!per_dev)
+        goto nomem;
+    r->max_in = 1;
+    r->max_out = 1;
+    for (int32_t i = 0; i < p->n_steps; i++) {
+        const dgc_step *st = &p->steps[i];
+        per_dev[st->device]++;
+        if (st->n_in > r->max_in)
+            r->max_in = st->n_in;
+        if (st->n_out > r->max_out)
+            r->max_out = st->n_out;
+        if (st->kind != DGC_STEP_OP)
+            continue;
+        const dgc_node *n = &s->g->nodes[st->node];
+        if (dgc_op_has(n->op, DGC_OP_VARIABLE | DGC_OP_FEED))
+            continue;
+        const dgr_device *d = &s->devs[st->device];
+        r->kern[i] = dgr_kernel_find(n->op, d->info.type);
+        if (!r->kern[i]) {
+            dg_err(err, DG_E_RUNTIME, "node '%s': no %s kernel for %s",
+                   n->name, dgc_op_name(n->op), d->info.name);
+            dg_free(per_dev);
+            dgr_runner_free(r);
+            return NULL;
+        }
+    }
+    for (int d = 0; d < s->n_dev; d++)
+        if (dgr_ipool_reserve(s->pools[d], per_dev[d] + 1)) {
+            dg_free(per_dev);
+            goto nomem;
+        }
+    dg_free(per_dev);
+    for (int i = 0; i < s->n_workers; i++) {
+        r->scratch[i].in = dg_calloc((size_t)r->max_in, sizeof(dgr_value));
+        /* tout holds max_out output types followed by max_in input types */
+        r->scratch[i].tout = dg_calloc((size_t)(r->max_out + r->max_in),
+                                       sizeof(dgc_ttype));
+        if (!r->scratch[i].in || !r->scratch[i].tout)
+            goto nomem;
+    }
+    return r;
+nomem:
+    dg_err_nomem(err, "runner");
+    dgr_runner_free(r);
+    return NULL;
+}
+
+/* Record OpenCL ops' device times once the devices are idle. */
+static void trace_cl_events(dgr_runner *r)
+{
+    dgr_session *S = r->s;
+    const dgc_plan *p = r->plan;
+    for (int32_t i = 0; i < p->n_steps; i++) {
+        const dgc_step *st = &p->steps[i];
+        if (st->kind != DGC_STEP_OP || S->devs[st->device].info.type == DG_DEV_CPU)
+            continue;
+        const dgc_node *n = &S->g->nodes[st->node];
+        uint64_t a = r->t_start[i], b = r->t_end[i];
+        if (r->events[i]) {
+            uint64_t ea = 0, eb = 0;
+            if (dgr_cl_event_times(&S->devs[st->device], r->events[i], &ea, &eb) &&
+                ea && eb >= ea) {
+                a = ea;
+                b = eb;
+            }
+            dgr_cl_event_release(r->events[i]);
+            r->events[i] = NULL;
+        }
+        if (a || b)
+            dgr_trace_op(S->trace, st->device, 0, n->name, dgc_op_name(n->op),
+                         r->step, a, b, S->in_names[st->node], n->n_inputs);
+    }
+}
+
+dg_status dgr_runner_run(dgr_runner *r, int64_t step, dg_tensor **fetched,
+                         dg_error *err)
+{
+    dgr_session *S = r->s;
+    const dgc_plan *p = r->plan;
+    dg_status rc = DG_OK;
+    pthread_mutex_lock(&S->run_mu);
+    atomic_fetch_add(&S->run_counter, 1);
+    r->step = step;
+    for (int32_t i = 0; i < p->n_steps; i++)
+        atomic_store_explicit(&r->pending[i], p->steps[i].pending,
+                              memory_order_relaxed);
+    for (int32_t i = 0; i < p->n_slots; i++)
+        atomic_store_explicit(&r->uses[i], p->slots[i].uses,
+                              memory_order_relaxed);
+    atomic_store(&r->failed, 0);
+    r->err.code = DG_OK;
+    r->err.msg[0] = 0;
+    r->done = 0;
+    if (p->n_steps > 0) {
+        atomic_store(&r->outstanding, p->n_roots);
+        for (int32_t i = 0; i < p->n_roots; i++)
+            dgr_ipool_push(S->pools[p->steps[p->roots[i]].device], r,
+                           p->roots[i]);
+        pthread_mutex_lock(&r->mu);
+        while (!r->done)
+            pthread_cond_wait(&r->cv, &r->mu);
+        pthread_mutex_unlock(&r->mu);
+    }
+    if (atomic_load(&r->failed)) {
+        rc = r->err.code ? r->err.code : DG_E_RUNTIME;
+        if (err)
+            *err = r->err;
+    }
+    for (int d = 0; d < S->n_dev; d++) {
+        if (S->devs[d].info.type == DG_DEV_CPU || !S->devs[d].ops)
+            continue;
+        dg_error e2;
+        if (S->devs[d].ops->sync(&S->devs[d], &e2) != DG_OK && rc == DG_OK) {
+            rc = e2.code;
+            if (err)
+                *err = e2;
+        }
+    }
+    if (S->trace)
+        trace_cl_events(r);
+    if (fetched)
+        for (int i = 0; i < p->n_fetch; i++)
+            fetched[i] = NULL;
+    if (rc == DG_OK && fetched) {
+        for (int i = 0; i < p->n_fetch && rc == DG_OK; i++) {
+            int32_t sl = p->fetch_slots[i];
+            const dgr_value *v = &r->values[sl];
+            dg_tensor *t = dg_tensor_new(v->dtype, &v->shape);
+            if (!t) {
+                rc = dg_err_nomem(err, "fetched tensor");
+                break;
+            }
+            int64_t numel = dg_shape_numel(&v->shape);
+            size_t n = (size_t)numel * dg_dtype_size(v->dtype);
+            if (n && v->buf) {
+                dgr_device *d = &S->devs[p->slots[sl].device];
+                rc = d->ops->read(d, v->buf, t->data, n, err);
+            }
+            fetched[i] = t;
+        }
+        if (rc != DG_OK)
+            for (int i = 0; i < p->n_fetch; i++) {
+                dg_tensor_free(fetched[i]);
+                fetched[i] = NULL;
+            }
+    }
+    for (int32_t i = 0; i < p->n_slots; i++) {
+        if (r->values[i].buf) {
+            dgr_buffer_release(r->values[i].buf);
+            r->values[i].buf = NULL;
+        }
+    }
+    if (S->trace)
+        for (int d = 0; d < S->n_dev; d++)
+            trace_memory(S, d);
+    pthread_mutex_unlock(&S->run_mu);
+    return rc;
+}

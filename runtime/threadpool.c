@@ -1,20 +1,351 @@
 /*
- * threadpool.c -- inter-op and intra-op thread pools
- * (placeholder: inline execution until the pools are written).
+ * threadpool.c -- inter-op worker pools (a ring buffer of ready items per
+ * device, mutex + condvar) and the intra-op pool behind dgr_parallel_for
+ * (jobs live on the caller's stack; helpers grab chunks atomically).
  */
-#include "rt.h"
+#include "threadpool.h"
+#include "dg_alloc.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <unistd.h>
+
+int dgr_ncores(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+/* ======================= intra-op pool =================================== */
+
+typedef struct pf_job {
+    dgr_range_fn fn;
+    void *arg;
+    int64_t n, chunk;
+    int32_t nchunks;
+    atomic_int next;     /* next chunk to take */
+    int32_t done;        /* chunks finished (under pool mutex) */
+    int32_t users;       /* helpers working on it (under pool mutex) */
+    int listed;
+    struct pf_job *link;
+} pf_job;
+
+struct dgr_pool {
+    int threads;
+    pthread_t *tids;
+    int n_tids;
+    pthread_mutex_t mu;
+    pthread_cond_t work_cv;
+    pthread_cond_t done_cv;
+    pf_job *head;
+    int stop;
+};
+
+static int32_t run_chunks(pf_job *j)
+{
+    int32_t mine = 0;
+    for (;;) {
+        int c = atomic_fetch_add_explicit(&j->next, 1, memory_order_relaxed);
+        if (c >= j->nchunks)
+            break;
+        int64_t b = (int64_t)c * j->chunk;
+        int64_t e = b + j->chunk;
+        if (e > j->n)
+            e = j->n;
+        j->fn(j->arg, b, e);
+        mine++;
+    }
+    return mine;
+}
+
+static void unlist(struct dgr_pool *p, pf_job *j)
+{
+    if (!j->listed)
+        return;
+    for (pf_job **pp = &p->head; *pp; pp = &(*pp)->link)
+        if (*pp == j) {
+            *pp = j->link;
+            break;
+        }
+    j->listed = 0;
+}
+
+static void *intra_main(void *arg)
+{
+    struct dgr_pool *p = arg;
+    pthread_mutex_lock(&p->mu);
+    for (;;) {
+        while (!p->stop && !p->head)
+            pthread_cond_wait(&p->work_cv, &p->mu);
+        if (p->stop)
+            break;
+        pf_job *j = p->head;
+        if (atomic_load_explicit(&j->next, memory_order_relaxed) >= j->nchunks) {
+            unlist(p, j);
+            continue;
+        }
+        j->users++;
+        pthread_mutex_unlock(&p->mu);
+        int32_t mine = run_chunks(j);
+        pthread_mutex_lock(&p->mu);
+        j->users--;
+        j->done += mine;
+        unlist(p, j);
+        if (j->done == j->nchunks && j->users == 0)
+            pthread_cond_broadcast(&p->done_cv);
+    }
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}
+
+struct dgr_pool *dgr_pool_new(int threads, dg_error *err)
+{
+    if (threads <= 0)
+        threads = dgr_ncores();
+    struct dgr_pool *p = dg_calloc(1, sizeof *p);
+    if (!p) {
+        dg_err_nomem(err, "intra-op pool");
+        return NULL;
+    }
+    p->threads = threads;
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->work_cv, NULL);
+    pthread_cond_init(&p->done_cv, NULL);
+    if (threads > 1) {
+        p->tids = dg_calloc((size_t)threads, sizeof *p->tids);
+        if (!p->tids) {
+            dgr_pool_free(p);
+            dg_err_nomem(err, "intra-op pool");
+            return NULL;
+        }
+        for (int i = 0; i < threads - 1; i++) {
+            if (pthread_create(&p->tids[i], NULL, intra_main, p) != 0) {
+                dgr_pool_free(p);
+                dg_err(err, DG_E_RUNTIME, "cannot create intra-op thread");
+                return NULL;
+            }
+            p->n_tids++;
+        }
+    }
+    return p;
+}
+
+void dgr_pool_free(struct dgr_pool *p)
+{
+    if (!p)
+        return;
+    pthread_mutex_lock(&p->mu);
+    p->stop = 1;
+    pthread_cond_broadcast(&p->work_cv);
+    pthread_mutex_unlock(&p->mu);
+    for (int i = 0; i < p->n_tids; i++)
+        pthread_join(p->tids[i], NULL);
+    pthread_mutex_destroy(&p->mu);
+    pthread_cond_destroy(&p->work_cv);
+    pthread_cond_destroy(&p->done_cv);
+    dg_free(p->tids);
+    dg_free(p);
+}
 
 void dgr_parallel_for(struct dgr_pool *pool, int64_t n, int64_t grain,
                       dgr_range_fn fn, void *arg)
 {
-    (void)pool;
-    (void)grain;
-    if (n > 0)
+    if (n <= 0)
+        return;
+    if (grain < 1)
+        grain = 1;
+    if (!pool || pool->threads <= 1 || n <= grain) {
         fn(arg, 0, n);
+        return;
+    }
+    int64_t want = (n + grain - 1) / grain;
+    int64_t maxc = (int64_t)pool->threads * 4;
+    int32_t nchunks = (int32_t)(want < maxc ? want : maxc);
+    pf_job j;
+    memset(&j, 0, sizeof j);
+    j.fn = fn;
+    j.arg = arg;
+    j.n = n;
+    j.chunk = (n + nchunks - 1) / nchunks;
+    j.nchunks = (int32_t)((n + j.chunk - 1) / j.chunk);
+    atomic_init(&j.next, 0);
+    pthread_mutex_lock(&pool->mu);
+    j.listed = 1;
+    j.link = NULL;
+    pf_job **pp = &pool->head;
+    while (*pp)
+        pp = &(*pp)->link;
+    *pp = &j;
+    pthread_cond_broadcast(&pool->work_cv);
+    pthread_mutex_unlock(&pool->mu);
+
+    int32_t mine = run_chunks(&j);
+
+    pthread_mutex_lock(&pool->mu);
+    j.done += mine;
+    unlist(pool, &j);
+    while (j.done < j.nchunks || j.users > 0)
+        pthread_cond_wait(&pool->done_cv, &pool->mu);
+    pthread_mutex_unlock(&pool->mu);
 }
 
 int dgr_pool_threads(const struct dgr_pool *pool)
 {
-    (void)pool;
-    return 1;
+    return pool ? pool->threads : 1;
+}
+
+/* ======================= inter-op pools ================================== */
+
+typedef struct ipool_item {
+    void *ctx;
+    int32_t item;
+} ipool_item;
+
+typedef struct worker_arg {
+    dgr_ipool *p;
+    int lane;
+} worker_arg;
+
+struct dgr_ipool {
+    int threads;
+    dgr_task_fn fn;
+    pthread_t *tids;
+    worker_arg *args;
+    int n_tids;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    ipool_item *ring;
+    int32_t cap, head, count;
+    int idle;  /* workers waiting on cv */
+    int stop;
+};
+
+static void *inter_main(void *arg)
+{
+    worker_arg *wa = arg;
+    dgr_ipool *p = wa->p;
+    pthread_mutex_lock(&p->mu);
+    for (;;) {
+        while (!p->stop && p->count == 0) {
+            p->idle++;
+            pthread_cond_wait(&p->cv, &p->mu);
+            p->idle--;
+        }
+        if (p->count == 0 && p->stop)
+            break;
+        ipool_item it = p->ring[p->head];
+        p->head = p->head + 1 == p->cap ? 0 : p->head + 1;
+        p->count--;
+        pthread_mutex_unlock(&p->mu);
+        p->fn(it.ctx, it.item, wa->lane);
+        pthread_mutex_lock(&p->mu);
+    }
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}
+
+dgr_ipool *dgr_ipool_new(int threads, dgr_task_fn fn, dg_error *err)
+{
+    if (threads <= 0)
+        threads = dgr_ncores();
+    dgr_ipool *p = dg_calloc(1, sizeof *p);
+    if (!p) {
+        dg_err_nomem(err, "inter-op pool");
+        return NULL;
+    }
+    p->threads = threads;
+    p->fn = fn;
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->cv, NULL);
+    p->tids = dg_calloc((size_t)threads, sizeof *p->tids);
+    p->args = dg_calloc((size_t)threads, sizeof *p->args);
+    if (!p->tids || !p->args || dgr_ipool_reserve(p, 64)) {
+        dgr_ipool_free(p);
+        dg_err_nomem(err, "inter-op pool");
+        return NULL;
+    }
+    for (int i = 0; i < threads; i++) {
+        p->args[i].p = p;
+        p->args[i].lane = i;
+        if (pthread_create(&p->tids[i], NULL, inter_main, &p->args[i]) != 0) {
+            dgr_ipool_free(p);
+            dg_err(err, DG_E_RUNTIME, "cannot create inter-op thread");
+            return NULL;
+        }
+        p->n_tids++;
+    }
+    return p;
+}
+
+void dgr_ipool_free(dgr_ipool *p)
+{
+    if (!p)
+        return;
+    pthread_mutex_lock(&p->mu);
+    p->stop = 1;
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+    for (int i = 0; i < p->n_tids; i++)
+        pthread_join(p->tids[i], NULL);
+    pthread_mutex_destroy(&p->mu);
+    pthread_cond_destroy(&p->cv);
+    dg_free(p->ring);
+    dg_free(p->tids);
+    dg_free(p->args);
+    dg_free(p);
+}
+
+int dgr_ipool_threads(const dgr_ipool *p)
+{
+    return p ? p->threads : 0;
+}
+
+int dgr_ipool_reserve(dgr_ipool *p, int32_t cap)
+{
+    int rc = 0;
+    pthread_mutex_lock(&p->mu);
+    if (cap > p->cap) {
+        ipool_item *r = dg_malloc(sizeof *r * (size_t)cap);
+        if (!r) {
+            rc = -1;
+        } else {
+            for (int32_t i = 0; i < p->count; i++)
+                r[i] = p->ring[(p->head + i) % p->cap];
+            dg_free(p->ring);
+            p->ring = r;
+            p->head = 0;
+            p->cap = cap;
+        }
+    }
+    pthread_mutex_unlock(&p->mu);
+    return rc;
+}
+
+void dgr_ipool_push(dgr_ipool *p, void *ctx, int32_t item)
+{
+    pthread_mutex_lock(&p->mu);
+    if (p->count == p->cap) {
+        /* Not expected (rings are reserved per plan); grow rather than lose
+         * a step. */
+        int32_t nc = p->cap * 2;
+        ipool_item *r = dg_malloc(sizeof *r * (size_t)nc);
+        if (r) {
+            for (int32_t i = 0; i < p->count; i++)
+                r[i] = p->ring[(p->head + i) % p->cap];
+            dg_free(p->ring);
+            p->ring = r;
+            p->head = 0;
+            p->cap = nc;
+        }
+    }
+    int32_t tail = p->head + p->count;
+    if (tail >= p->cap)
+        tail -= p->cap;
+    p->ring[tail].ctx = ctx;
+    p->ring[tail].item = item;
+    p->count++;
+    if (p->idle > 0)
+        pthread_cond_signal(&p->cv);
+    pthread_mutex_unlock(&p->mu);
 }

@@ -1,0 +1,68 @@
+/*
+ * cli.h -- what dgrun's command files share: error reporting with the
+ * "dgrun: error: <file>: " prefix, reading GRAPH (a path or "-" for stdin),
+ * the load -> devices -> compile pipeline, atomic file output, and the
+ * entry point of each command.
+ */
+#ifndef DG_CLI_H
+#define DG_CLI_H
+
+#include <stddef.h>
+
+#include "args.h"
+#include "dgrun.h"
+
+/* Print `dgrun: error: <graph>: <err->msg>` (or without the graph part when
+ * the command has none) on stderr and return the exit code for err->code. */
+int cli_report(const cli_args *a, const dg_error *err);
+
+/* Fill err with code and a formatted message; returns code. */
+dg_status cli_err(dg_error *err, dg_status code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* The graph's display name: the path, or "<stdin>" for "-". */
+const char *cli_graph_name(const cli_args *a);
+
+/* Read a whole stream / file into a NUL-terminated dg_malloc'd buffer. */
+dg_status cli_read_stream(void *fp /* FILE* */, const char *what, char **text,
+                          size_t *len, dg_error *err);
+dg_status cli_read_file(const char *path, char **text, size_t *len,
+                        dg_error *err);
+
+/* Write `len` bytes to `path` atomically: a temporary file in the same
+ * directory, flushed and renamed over `path`; on any failure the temporary
+ * is removed and `path` is untouched (DG_E_IO naming the path). */
+dg_status cli_write_atomic(const char *path, const char *data, size_t len,
+                           dg_error *err);
+
+/* Write n bytes to stdout and flush; DG_E_IO when that fails. */
+dg_status cli_stdout(const char *s, size_t n, dg_error *err);
+
+/* Everything a compiling command holds. */
+typedef struct cli_ctx {
+    char *text;            /* graph text read from stdin (or NULL) */
+    size_t text_len;
+    dg_device_list *devs;
+    dg_program *prog;
+} cli_ctx;
+
+/* Load GRAPH, pick devices (dg_devices_assume with --assume-gpus, otherwise
+ * dg_devices_discover) and compile.  On failure err is filled and whatever
+ * was built is released by cli_ctx_free. */
+dg_status cli_compile(const cli_args *a, cli_ctx *c, dg_error *err);
+void cli_ctx_free(cli_ctx *c);
+
+/* Print the placement log (SPEC 5) on stderr if --log-device-placement. */
+dg_status cli_log_placement(const cli_args *a, const cli_ctx *c,
+                            dg_error *err);
+
+/* Commands: each returns the process exit code and prints its own errors. */
+int cmd_run(const cli_args *a);
+int cmd_train(const cli_args *a);
+int cmd_profile(const cli_args *a);
+int cmd_place(const cli_args *a);
+int cmd_check(const cli_args *a);
+int cmd_devices(const cli_args *a);
+int cmd_ops(const cli_args *a);
+
+#endif

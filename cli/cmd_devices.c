@@ -1,0 +1,111 @@
+/*
+ * cmd_devices.c -- `dgrun devices`: one line per device this process would
+ * use (SPEC 3), or a JSON array with --json.
+ *
+ * GPU lines follow SPEC exactly:
+ *   <full name> -> device: <physical>, name: <OpenCL name>,
+ *   platform: <platform>, memory: <MiB> MiB, opencl: <version>
+ * CPU:0's line (dgrun's choice):
+ *   /job:localhost/replica:0/task:0/device:CPU:0 -> device: 0, name: host,
+ *   platform: host, memory: <MiB> MiB, cores: <online cores>
+ */
+#include "cli.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "output.h"
+
+static uint64_t host_memory(const dg_device_info *d)
+{
+    if (d->mem_bytes)
+        return d->mem_bytes;
+    long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+    return (pages > 0 && psz > 0) ? (uint64_t)pages * (uint64_t)psz : 0;
+}
+
+static long cores(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? n : 1;
+}
+
+static void text_line(cli_buf *b, const dg_device_info *d)
+{
+    const uint64_t mib = 1024 * 1024;
+    if (d->type == DG_DEV_CPU) {
+        cli_buf_addf(b, "%s -> device: %d, name: %s, platform: host, memory: %llu MiB, cores: %ld\n",
+                     d->name, d->index, d->cl_name[0] ? d->cl_name : "host",
+                     (unsigned long long)(host_memory(d) / mib), cores());
+        return;
+    }
+    cli_buf_addf(b, "%s -> device: %d, name: %s, platform: %s, memory: %llu MiB, opencl: %s\n",
+                 d->name, d->physical, d->cl_name, d->platform,
+                 (unsigned long long)(d->mem_bytes / mib), d->cl_version);
+}
+
+static void json_obj(cli_buf *b, const dg_device_info *d)
+{
+    const uint64_t mib = 1024 * 1024;
+    int cpu = d->type == DG_DEV_CPU;
+    uint64_t mem = cpu ? host_memory(d) : d->mem_bytes;
+    cli_buf_add(b, "{\"device\": ");
+    cli_buf_json_str(b, d->name);
+    cli_buf_addf(b, ", \"type\": \"%s\", \"index\": %d, \"physical\": %d, \"name\": ",
+                 cpu ? "CPU" : "GPU", d->index, cpu ? 0 : d->physical);
+    cli_buf_json_str(b, cpu && !d->cl_name[0] ? "host" : d->cl_name);
+    cli_buf_add(b, ", \"platform\": ");
+    cli_buf_json_str(b, cpu ? "host" : d->platform);
+    cli_buf_addf(b, ", \"memory_mib\": %llu, \"memory_bytes\": %llu",
+                 (unsigned long long)(mem / mib), (unsigned long long)mem);
+    if (cpu) {
+        cli_buf_addf(b, ", \"cores\": %ld}", cores());
+    } else {
+        cli_buf_add(b, ", \"opencl\": ");
+        cli_buf_json_str(b, d->cl_version);
+        cli_buf_addf(b, ", \"fp64\": %s}", d->fp64 ? "true" : "false");
+    }
+}
+
+int cmd_devices(const cli_args *a)
+{
+    dg_error err;
+    memset(&err, 0, sizeof err);
+    dg_device_list *l = NULL;
+    cli_buf b;
+    cli_buf_init(&b);
+    int code = 0;
+    if (dg_devices_discover(&a->opt, &l, &err))
+        goto fail;
+    int n = dg_devices_count(l);
+    if (a->json)
+        cli_buf_add(&b, "[");
+    for (int i = 0; i < n; i++) {
+        const dg_device_info *d = dg_devices_get(l, i);
+        if (a->json) {
+            cli_buf_add(&b, i ? ",\n " : "");
+            json_obj(&b, d);
+        } else {
+            text_line(&b, d);
+        }
+    }
+    if (a->json)
+        cli_buf_add(&b, "]\n");
+    if (b.oom) {
+        cli_err(&err, DG_E_NOMEM, "out of memory listing devices");
+        goto fail;
+    }
+    if (cli_stdout(b.s ? b.s : "", b.len, &err))
+        goto fail;
+    goto done;
+fail:
+    if (!err.code)
+        err.code = DG_E_RUNTIME;
+    code = cli_report(a, &err);
+done:
+    cli_buf_free(&b);
+    if (l)
+        dg_devices_free(l);
+    return code;
+}

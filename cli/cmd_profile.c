@@ -1,0 +1,69 @@
+/*
+ * cmd_profile.c -- `dgrun profile GRAPH`: run the fetches (or, with
+ * --train, the training loop) with tracing on, write the Chrome trace to
+ * -o FILE (default trace.json, written atomically by the library) and print
+ * the summary (per device op count and busy time, transfers).
+ */
+#include "cli.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int cmd_profile(const cli_args *a)
+{
+    dg_error err;
+    memset(&err, 0, sizeof err);
+    cli_ctx c;
+    dg_session *s = NULL;
+    dg_fetch_result *r = NULL;
+    int n = 0, code = 0;
+    char *summary = NULL;
+    dg_train_result tr;
+    memset(&tr, 0, sizeof tr);
+    int have_tr = 0;
+    dg_options o = a->opt;
+    o.trace_path = a->output ? a->output : "trace.json";
+    /* Without --train a step is one run of the fetches. */
+    if (!o.train_mode && o.steps >= 1 && o.repeat <= 1)
+        o.repeat = o.steps;
+    cli_args a2 = *a;
+    a2.opt = o;
+
+    if (cli_compile(&a2, &c, &err) || cli_log_placement(a, &c, &err))
+        goto fail;
+    s = dg_session_new(c.prog, &o, &err);
+    if (!s)
+        goto fail;
+    if (o.train_mode) {
+        if (dg_session_train(s, NULL, NULL, &tr, &err))
+            goto fail;
+        have_tr = 1;
+    } else if (dg_session_run(s, &r, &n, &err)) {
+        goto fail;
+    }
+    if (dg_session_write_trace(s, &err))
+        goto fail;
+    summary = dg_session_profile_summary(s);
+    if (summary) {
+        size_t n = strlen(summary);
+        if (cli_stdout(summary, n, &err) ||
+            (n && summary[n - 1] != '\n' && cli_stdout("\n", 1, &err)))
+            goto fail;
+    }
+    goto done;
+fail:
+    if (!err.code)
+        err.code = DG_E_RUNTIME;
+    code = cli_report(a, &err);
+done:
+    free(summary);
+    if (have_tr)
+        dg_train_result_free(&tr);
+    if (r)
+        dg_fetch_results_free(r, n);
+    if (s)
+        dg_session_free(s);
+    cli_ctx_free(&c);
+    return code;
+}

@@ -1,0 +1,68 @@
+/*
+ * cmd_run.c -- `dgrun run GRAPH`: compile, run the fetches (--repeat times)
+ * and print them NumPy-style or as one JSON object (--json).
+ */
+#include "cli.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "output.h"
+
+int cmd_run(const cli_args *a)
+{
+    dg_error err;
+    memset(&err, 0, sizeof err);
+    cli_ctx c;
+    dg_session *s = NULL;
+    dg_fetch_result *r = NULL;
+    int n = 0, code = 0;
+    cli_buf b;
+    cli_buf_init(&b);
+
+    if (cli_compile(a, &c, &err) || cli_log_placement(a, &c, &err))
+        goto fail;
+    s = dg_session_new(c.prog, &a->opt, &err);
+    if (!s)
+        goto fail;
+    if (dg_session_run(s, &r, &n, &err))
+        goto fail;
+    if (a->opt.trace_path && dg_session_write_trace(s, &err))
+        goto fail;
+    if (a->json) {
+        cli_buf_add(&b, "{");
+        for (int i = 0; i < n; i++) {
+            if (i)
+                cli_buf_add(&b, ", ");
+            cli_buf_json_str(&b, r[i].name);
+            cli_buf_add(&b, ": ");
+            cli_tensor_json(&b, r[i].value);
+        }
+        cli_buf_add(&b, "}\n");
+    } else {
+        for (int i = 0; i < n; i++) {
+            cli_buf_addf(&b, "%s = ", r[i].name);
+            cli_tensor_text(&b, r[i].value);
+            cli_buf_add(&b, "\n");
+        }
+    }
+    if (b.oom) {
+        cli_err(&err, DG_E_NOMEM, "out of memory formatting the results");
+        goto fail;
+    }
+    if (cli_stdout(b.s, b.len, &err))
+        goto fail;
+    goto done;
+fail:
+    if (!err.code)
+        err.code = DG_E_RUNTIME;
+    code = cli_report(a, &err);
+done:
+    cli_buf_free(&b);
+    if (r)
+        dg_fetch_results_free(r, n);
+    if (s)
+        dg_session_free(s);
+    cli_ctx_free(&c);
+    return code;
+}

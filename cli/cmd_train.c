@@ -1,0 +1,172 @@
+/*
+ * cmd_train.c -- `dgrun train GRAPH`: run the graph's train section.
+ * Progress goes to stderr: on a terminal one updating line (step/total,
+ * loss, steps/s, time left), otherwise one plain line every `log_every`
+ * steps and at the last step.  stdout gets `steps = N`, `loss = L` and
+ * each eval fetch as `eval/<name> = <value>`, or with --json SPEC's object
+ * {"steps", "loss", "variables": {...}, "eval": {...}}.
+ */
+#include "cli.h"
+
+#include <cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dg_alloc.h"
+#include "output.h"
+
+typedef struct progress {
+    int tty;
+    int64_t log_every;
+    double last_draw;
+    int drawn;
+} progress;
+
+/* train.log_every from the graph text (default 100, like the loader). */
+static int64_t log_every_of(const cli_args *a, const cli_ctx *c)
+{
+    int64_t every = 100;
+    char *own = NULL;
+    const char *text = c->text;
+    size_t len = c->text_len;
+    if (!text) {
+        dg_error e;
+        if (cli_read_file(a->graph, &own, &len, &e))
+            return every;
+        text = own;
+    }
+    cJSON *root = cJSON_ParseWithLength(text, len);
+    const cJSON *tr = root ? cJSON_GetObjectItemCaseSensitive(root, "train") : NULL;
+    const cJSON *le = tr ? cJSON_GetObjectItemCaseSensitive(tr, "log_every") : NULL;
+    if (cJSON_IsNumber(le) && le->valuedouble >= 1)
+        every = (int64_t)le->valuedouble;
+    cJSON_Delete(root);
+    dg_free(own);
+    return every;
+}
+
+static void fmt_left(double s, char *out, size_t n)
+{
+    if (!isfinite(s) || s < 0)
+        s = 0;
+    if (s < 60)
+        snprintf(out, n, "%.1fs", s);
+    else if (s < 3600)
+        snprintf(out, n, "%dm%02ds", (int)(s / 60), (int)fmod(s, 60));
+    else
+        snprintf(out, n, "%dh%02dm", (int)(s / 3600), (int)fmod(s / 60, 60));
+}
+
+static void on_progress(const dg_train_progress *p, void *user)
+{
+    progress *pr = user;
+    double rate = p->elapsed_s > 0 ? (double)p->step / p->elapsed_s : 0.0;
+    if (pr->tty) {
+        int last = p->step >= p->steps;
+        if (!last && pr->drawn && p->elapsed_s - pr->last_draw < 0.1)
+            return;
+        pr->last_draw = p->elapsed_s;
+        pr->drawn = 1;
+        char left[32];
+        fmt_left(rate > 0 ? (double)(p->steps - p->step) / rate : 0, left, sizeof left);
+        fprintf(stderr, "\rstep %lld/%lld loss %.4f (%.1f steps/s, %s left)\033[K",
+                (long long)p->step, (long long)p->steps, p->loss, rate, left);
+        if (last)
+            fputc('\n', stderr);
+        fflush(stderr);
+        return;
+    }
+    if (p->step % pr->log_every == 0 || p->step >= p->steps) {
+        fprintf(stderr, "step %lld/%lld loss %.4f (%.1f steps/s)\n",
+                (long long)p->step, (long long)p->steps, p->loss, rate);
+        fflush(stderr);
+    }
+}
+
+static void render(const cli_args *a, const dg_train_result *r, cli_buf *b)
+{
+    if (a->json) {
+        cli_buf_addf(b, "{\"steps\": %lld, \"loss\": ", (long long)r->steps);
+        cli_json_number(b, r->loss);
+        cli_buf_add(b, ", \"variables\": {");
+        for (int i = 0; i < r->n_variables; i++) {
+            cli_buf_add(b, i ? ", " : "");
+            cli_buf_json_str(b, r->variables[i].name);
+            cli_buf_add(b, ": ");
+            cli_tensor_json(b, r->variables[i].value);
+        }
+        cli_buf_add(b, "}");
+        if (r->eval) {
+            cli_buf_add(b, ", \"eval\": {");
+            for (int i = 0; i < r->n_eval; i++) {
+                cli_buf_add(b, i ? ", " : "");
+                cli_buf_json_str(b, r->eval[i].name);
+                cli_buf_add(b, ": ");
+                cli_tensor_json_value(b, r->eval[i].value);
+            }
+            cli_buf_add(b, "}");
+        }
+        cli_buf_add(b, "}\n");
+        return;
+    }
+    char s[64];
+    cli_fmt_shortest(r->loss, (double)(float)r->loss == r->loss, s, sizeof s);
+    cli_buf_addf(b, "steps = %lld\nloss = %s\n", (long long)r->steps, s);
+    for (int i = 0; i < r->n_eval; i++) {
+        cli_buf_addf(b, "eval/%s = ", r->eval[i].name);
+        cli_tensor_text(b, r->eval[i].value);
+        cli_buf_add(b, "\n");
+    }
+}
+
+int cmd_train(const cli_args *a)
+{
+    dg_error err;
+    memset(&err, 0, sizeof err);
+    cli_ctx c;
+    dg_session *s = NULL;
+    dg_train_result r;
+    memset(&r, 0, sizeof r);
+    int have_result = 0, code = 0;
+    cli_buf b;
+    cli_buf_init(&b);
+    dg_options o = a->opt;
+    o.train_mode = 1;
+    cli_args a2 = *a;
+    a2.opt = o;
+
+    if (cli_compile(&a2, &c, &err) || cli_log_placement(a, &c, &err))
+        goto fail;
+    progress pr = {isatty(STDERR_FILENO), log_every_of(a, &c), 0.0, 0};
+    s = dg_session_new(c.prog, &o, &err);
+    if (!s)
+        goto fail;
+    if (dg_session_train(s, on_progress, &pr, &r, &err))
+        goto fail;
+    have_result = 1;
+    if (o.trace_path && dg_session_write_trace(s, &err))
+        goto fail;
+    render(a, &r, &b);
+    if (b.oom) {
+        cli_err(&err, DG_E_NOMEM, "out of memory formatting the results");
+        goto fail;
+    }
+    if (cli_stdout(b.s ? b.s : "", b.len, &err))
+        goto fail;
+    goto done;
+fail:
+    if (!err.code)
+        err.code = DG_E_RUNTIME;
+    code = cli_report(a, &err);
+done:
+    cli_buf_free(&b);
+    if (have_result)
+        dg_train_result_free(&r);
+    if (s)
+        dg_session_free(s);
+    cli_ctx_free(&c);
+    return code;
+}

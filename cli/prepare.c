@@ -1,0 +1,104 @@
+/*
+ * prepare.c -- the shared front half of every graph command: error lines,
+ * GRAPH loading (stdin included), device selection and compilation, and the
+ * --log-device-placement output.
+ */
+#include "cli.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dg_alloc.h"
+
+const char *cli_graph_name(const cli_args *a)
+{
+    if (!a->graph)
+        return NULL;
+    return strcmp(a->graph, "-") ? a->graph : "<stdin>";
+}
+
+int cli_report(const cli_args *a, const dg_error *err)
+{
+    const char *file = cli_graph_name(a);
+    const char *msg = err->msg[0] ? err->msg : "unknown error";
+    if (file) {
+        size_t fl = strlen(file);
+        /* Do not repeat the file when the message already starts with it. */
+        if (!strncmp(msg, file, fl) && msg[fl] == ':' && msg[fl + 1] == ' ')
+            msg += fl + 2;
+        fprintf(stderr, "dgrun: error: %s: %s\n", file, msg);
+    } else {
+        fprintf(stderr, "dgrun: error: %s\n", msg);
+    }
+    fflush(stderr);
+    int code = dg_status_exit_code(err->code);
+    return code ? code : 1;
+}
+
+dg_status cli_compile(const cli_args *a, cli_ctx *c, dg_error *err)
+{
+    memset(c, 0, sizeof *c);
+    dg_graph *g;
+    if (!strcmp(a->graph, "-")) {
+        dg_status st = cli_read_stream(stdin, "standard input", &c->text,
+                                       &c->text_len, err);
+        if (st)
+            return st;
+        g = dg_graph_load("<stdin>", c->text, c->text_len, err);
+    } else {
+        g = dg_graph_load(a->graph, NULL, 0, err);
+    }
+    if (!g)
+        return err->code ? err->code : DG_E_GRAPH;
+    dg_status st;
+    if (a->opt.assume_gpus >= 0)
+        st = dg_devices_assume(a->opt.assume_gpus, &c->devs, err);
+    else
+        st = dg_devices_discover(&a->opt, &c->devs, err);
+    if (st) {
+        dg_graph_free(g);
+        return st;
+    }
+    c->prog = dg_compile(g, &a->opt, c->devs, err);
+    if (!c->prog) {
+        dg_graph_free(g);
+        return err->code ? err->code : DG_E_GRAPH;
+    }
+    return DG_OK;
+}
+
+void cli_ctx_free(cli_ctx *c)
+{
+    if (c->prog)
+        dg_program_free(c->prog);
+    if (c->devs)
+        dg_devices_free(c->devs);
+    dg_free(c->text);
+    memset(c, 0, sizeof *c);
+}
+
+dg_status cli_log_placement(const cli_args *a, const cli_ctx *c,
+                            dg_error *err)
+{
+    if (!a->log_placement)
+        return DG_OK;
+    char *text = dg_program_render(c->prog, "text");
+    if (!text)
+        return cli_err(err, DG_E_NOMEM, "out of memory rendering the placement log");
+    fputs(text, stderr);
+    if (text[0] && text[strlen(text) - 1] != '\n')
+        fputc('\n', stderr);
+    fflush(stderr);
+    free(text);
+    return DG_OK;
+}
+
+dg_status cli_stdout(const char *s, size_t n, dg_error *err)
+{
+    if (n && fwrite(s, 1, n, stdout) != n)
+        return cli_err(err, DG_E_IO, "cannot write standard output");
+    if (fflush(stdout) != 0 || ferror(stdout))
+        return cli_err(err, DG_E_IO, "cannot write standard output");
+    return DG_OK;
+}

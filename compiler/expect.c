@@ -1,0 +1,128 @@
+/*
+ * expect.c -- dg_program_expect: compare a placement with a golden file
+ * (SPEC 6).  The golden is a JSON object {"<node>": "<device spec>"}; specs
+ * are canonicalised before comparing, and a partial golden spec (e.g.
+ * "/device:GPU:*") accepts any device it matches.  Differences are reported
+ * in golden order as "<node>: expected <dev>, placed on <dev>".
+ */
+#include "program.h"
+#include "dg_alloc.h"
+#include "dg_error.h"
+
+#include <cJSON.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+static dg_status read_file(const char *path, char **out, dg_error *err)
+{
+    *out = NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return dg_err(err, DG_E_IO, "%s: cannot open golden file: %s", path,
+                      strerror(errno));
+    dg_sbuf b;
+    dg_sbuf_init(&b);
+    char chunk[8192];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
+        dg_sbuf_addn(&b, chunk, n);
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        dg_sbuf_free(&b);
+        return dg_err(err, DG_E_IO, "%s: cannot read golden file", path);
+    }
+    *out = dg_sbuf_take(&b);
+    if (!*out)
+        return dg_err_nomem(err, "golden file");
+    return DG_OK;
+}
+
+/* Full canonical name if the spec names one device, else its partial
+ * canonical text. */
+static void expected_text(const dgc_devspec *s, char *buf, size_t n)
+{
+    if (s->type != DGC_TYPE_ANY && s->id >= 0 &&
+        (!s->has_job || strcmp(s->job, "localhost") == 0) &&
+        s->replica <= 0 && s->task <= 0)
+        dgc_device_fullname((dg_devtype)s->type, s->id, buf, n);
+    else
+        dgc_devspec_str(s, buf, n);
+}
+
+dg_status dg_program_expect(const dg_program *p, const char *golden_path,
+                            char **report, dg_error *err)
+{
+    *report = NULL;
+    char *text;
+    dg_status st = read_file(golden_path, &text, err);
+    if (st)
+        return st;
+    cJSON *root = cJSON_Parse(text);
+    dg_free(text);
+    if (!root)
+        return dg_err(err, DG_E_GRAPH, "%s: golden file is not valid JSON",
+                      golden_path);
+    if (!cJSON_IsObject(root)) {
+        cJSON_Delete(root);
+        return dg_err(err, DG_E_GRAPH,
+                      "%s: golden file must be a JSON object "
+                      "{\"<node>\": \"<device>\"}", golden_path);
+    }
+    dg_sbuf b;
+    dg_sbuf_init(&b);
+    int diffs = 0;
+    for (const cJSON *it = root->child; it; it = it->next) {
+        if (!cJSON_IsString(it) || !it->valuestring) {
+            st = dg_err(err, DG_E_GRAPH,
+                        "%s: node '%s': the expected device must be a string",
+                        golden_path, it->string ? it->string : "");
+            break;
+        }
+        dgc_devspec s;
+        if (dgc_devspec_parse(it->valuestring, &s) ||
+            dgc_devspec_is_empty(&s)) {
+            st = dg_err(err, DG_E_GRAPH,
+                        "%s: node '%s': Malformed device specification '%s'",
+                        golden_path, it->string, it->valuestring);
+            break;
+        }
+        char exp[192];
+        expected_text(&s, exp, sizeof exp);
+        int32_t id = dgc_graph_find(p->g, it->string);
+        if (id < 0) {
+            dg_sbuf_addf(&b, "%s: expected %s, not in the graph\n",
+                         it->string, exp);
+            diffs++;
+            continue;
+        }
+        int32_t d = p->g->nodes[id].device_id;
+        if (d < 0 || d >= p->devs.n) {
+            dg_sbuf_addf(&b, "%s: expected %s, placed on nothing\n",
+                         it->string, exp);
+            diffs++;
+            continue;
+        }
+        if (!dgc_devspec_matches(&s, &p->devs.devs[d])) {
+            dg_sbuf_addf(&b, "%s: expected %s, placed on %s\n", it->string,
+                         exp, p->devs.devs[d].name);
+            diffs++;
+        }
+    }
+    cJSON_Delete(root);
+    if (st) {
+        dg_sbuf_free(&b);
+        return st;
+    }
+    if (diffs == 0) {
+        dg_sbuf_free(&b);
+        return DG_OK;
+    }
+    *report = dg_sbuf_take(&b);
+    if (!*report)
+        return dg_err_nomem(err, "expect report");
+    return dg_err(err, DG_E_MISMATCH,
+                  "%s: placement differs from the golden file in %d node%s",
+                  golden_path, diffs, diffs == 1 ? "" : "s");
+}

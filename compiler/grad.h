@@ -1,0 +1,55 @@
+/*
+ * grad.h -- internals shared by the gradient pass (gradients.c), the
+ * per-op gradient rules (grad_rules.c) and the training pass (train.c).
+ *
+ * Reverse-mode differentiation appends ordinary IR nodes to the graph.
+ * Every generated node is flagged DGC_NODE_GENERATED, records the forward
+ * op it differentiates (forward, group_hint) and the set's colocation
+ * choice, and is typed by dgc_infer_node as soon as it exists.
+ */
+#ifndef DGC_GRAD_H
+#define DGC_GRAD_H
+
+#include "ir.h"
+#include "ops.h"
+
+/* One gradient computation in progress. */
+typedef struct dgc_gctx {
+    dgc_graph *g;
+    const char *set;   /* name prefix: "<set>/<forward>/<suffix>" */
+    int colocate;      /* 0/1: copied into every generated node */
+    dg_error *err;
+} dgc_gctx;
+
+/* Append a generated node named "<set>/<fwd name>/<suffix>" (made unique
+ * with _1, _2, ... if taken) with op `op` and data inputs `in`, and infer
+ * its type.  Returns the id, or -1 with c->err filled. */
+int32_t dgc_grad_node(dgc_gctx *c, int32_t fwd, const char *suffix, int op,
+                      const dgc_ref *in, int n_in);
+/* Same, but not typed yet: the caller sets attributes, then calls
+ * dgc_infer_node. */
+int32_t dgc_grad_node_raw(dgc_gctx *c, int32_t fwd, const char *suffix,
+                          int op, const dgc_ref *in, int n_in);
+/* Same, with an exact full name (no prefixing; fails if taken; not typed). */
+int32_t dgc_grad_node_named(dgc_gctx *c, int32_t fwd, const char *name,
+                            int op, const dgc_ref *in, int n_in);
+/* A scalar Const of dtype t with value v, generated for forward op fwd. */
+int32_t dgc_grad_const(dgc_gctx *c, int32_t fwd, const char *suffix, double v,
+                       dg_dtype t);
+
+/* The gradient rule of node `id`: given dy[k] for each output k (node -1 =
+ * no gradient flows into that output), set dx[i] for each data input i
+ * (node -1 = none).  DG_E_GRAPH if the op has no gradient. */
+dg_status dgc_grad_rule(dgc_gctx *c, int32_t id, const dgc_ref *dy,
+                        dgc_ref *dx);
+
+/* Differentiate sum(ys) with respect to each of xs (output 0 of each).
+ * grad_ys (n_grad_ys == n_ys) seeds each y, or NULL for ones shaped like y
+ * ("<set>/<y>/grad_ys").  out_ids[j] receives the node "<set>/<xs[j]>"
+ * (Identity/AddN of the contributions, or ZerosLike(x) with no path). */
+dg_status dgc_grad_build(dgc_graph *g, const char *set, const int32_t *ys,
+                         int n_ys, const int32_t *grad_ys, int n_grad_ys,
+                         const int32_t *xs, int n_xs, int colocate,
+                         int32_t *out_ids, dg_error *err);
+
+#endif

@@ -1,0 +1,384 @@
+/*
+ * grad_rules.c -- the gradient rule of every differentiable op (TF's
+ * registered gradients, expressed with dgrun's ops): given the gradients
+ * flowing into a node's outputs, build the nodes computing the gradients
+ * of its inputs.  Broadcasting binary ops reduce back with SumTo.
+ */
+#include "grad.h"
+#include "dg_error.h"
+
+#include <string.h>
+
+static int OP(const char *name)
+{
+    return dgc_op_find(name);
+}
+
+/* Build a generated node for forward op c_fwd; -1 on error. */
+#define MK(suffix, opname, ...)                                               \
+    mk(c, fwd, suffix, OP(opname), (const dgc_ref[]){__VA_ARGS__},            \
+       (int)(sizeof((const dgc_ref[]){__VA_ARGS__}) / sizeof(dgc_ref)))
+
+static dgc_ref mk(dgc_gctx *c, int32_t fwd, const char *suffix, int op,
+                  const dgc_ref *in, int n_in)
+{
+    dgc_ref r = {dgc_grad_node(c, fwd, suffix, op, in, n_in), 0};
+    return r;
+}
+
+static dgc_ref R(int32_t node, int32_t index)
+{
+    dgc_ref r = {node, index};
+    return r;
+}
+
+static const dgc_ttype *type_of(dgc_gctx *c, dgc_ref r)
+{
+    return &c->g->nodes[r.node].outputs[r.index];
+}
+
+static int fully_known_equal(const dg_shape *a, const dg_shape *b)
+{
+    if (a->rank != b->rank)
+        return 0;
+    for (int i = 0; i < a->rank; i++)
+        if (a->dims[i] < 0 || a->dims[i] != b->dims[i])
+            return 0;
+    return 1;
+}
+
+/* SumTo(g, like) unless the shapes are statically identical. */
+static dgc_ref sum_to(dgc_gctx *c, int32_t fwd, dgc_ref gr, dgc_ref like,
+                      const char *suffix)
+{
+    if (gr.node < 0)
+        return gr;
+    if (fully_known_equal(&type_of(c, gr)->shape, &type_of(c, like)->shape))
+        return gr;
+    return mk(c, fwd, suffix, OP("SumTo"), (const dgc_ref[]){gr, like}, 2);
+}
+
+static dgc_ref cst(dgc_gctx *c, int32_t fwd, const char *suffix, double v,
+                   dgc_ref like)
+{
+    dgc_ref r = {dgc_grad_const(c, fwd, suffix, v, type_of(c, like)->dtype), 0};
+    return r;
+}
+
+/* Copy the reduction attributes of the forward node onto node id. */
+static int copy_reduce_attrs(dgc_gctx *c, int32_t fwd, int32_t id)
+{
+    const dgc_node *f = &c->g->nodes[fwd];
+    dgc_node *n = &c->g->nodes[id];
+    const dgc_attr *a = dgc_node_attr(f, "axis");
+    if (a) {
+        if (a->kind == DGC_A_INTS || a->kind == DGC_A_SHAPE) {
+            if (dgc_node_set_ints(n, "axis", a->ints, a->n))
+                return -1;
+        } else if (dgc_node_set_int(n, "axis", a->i)) {
+            return -1;
+        }
+    }
+    if (dgc_node_attr(f, "keepdims") &&
+        dgc_node_set_bool(n, "keepdims", dgc_attr_bool(f, "keepdims", 0)))
+        return -1;
+    return 0;
+}
+
+static dg_status fail(dgc_gctx *c)
+{
+    return c->err->code != DG_OK ? c->err->code : DG_E_GRAPH;
+}
+
+/* Create a node with bool attrs (transpose_a/b) set before inference. */
+static dgc_ref mk_mm(dgc_gctx *c, int32_t fwd, dgc_ref a, dgc_ref b, int ta,
+                     int tb)
+{
+    dgc_ref r = {-1, 0};
+    int32_t id = dgc_grad_node_raw(c, fwd, "MatMul", OP("MatMul"),
+                                   (const dgc_ref[]){a, b}, 2);
+    if (id < 0)
+        return r;
+    dgc_node *n = &c->g->nodes[id];
+    if ((ta && dgc_node_set_bool(n, "transpose_a", 1)) ||
+        (tb && dgc_node_set_bool(n, "transpose_b", 1))) {
+        dg_err_nomem(c->err, "gradient attrs");
+        return r;
+    }
+    if (dgc_infer_node(c->g, id, c->err) != DG_OK)
+        return r;
+    r.node = id;
+    return r;
+}
+
+#define CHK(r)                                                                \
+    do {                                                                      \
+        if ((r).node < 0)                                                     \
+            return fail(c);                                                   \
+    } while (0)
+
+/* MatMul: TF's _MatMulGrad for the four transpose combinations. */
+static dg_status matmul_grad(dgc_gctx *c, int32_t fwd, dgc_ref dy, dgc_ref *dx)
+{
+    const dgc_node *f = &c->g->nodes[fwd];
+    dgc_ref a = f->inputs[0], b = f->inputs[1];
+    int ta = dgc_attr_bool(f, "transpose_a", 0);
+    int tb = dgc_attr_bool(f, "transpose_b", 0);
+    if (!ta && !tb) {
+        dx[0] = mk_mm(c, fwd, dy, b, 0, 1); CHK(dx[0]);
+        dx[1] = mk_mm(c, fwd, a, dy, 1, 0); CHK(dx[1]);
+    } else if (!ta && tb) {
+        dx[0] = mk_mm(c, fwd, dy, b, 0, 0); CHK(dx[0]);
+        dx[1] = mk_mm(c, fwd, dy, a, 1, 0); CHK(dx[1]);
+    } else if (ta && !tb) {
+        dx[0] = mk_mm(c, fwd, b, dy, 0, 1); CHK(dx[0]);
+        dx[1] = mk_mm(c, fwd, a, dy, 0, 0); CHK(dx[1]);
+    } else {
+        dx[0] = mk_mm(c, fwd, b, dy, 1, 1); CHK(dx[0]);
+        dx[1] = mk_mm(c, fwd, dy, a, 1, 1); CHK(dx[1]);
+    }
+    return DG_OK;
+}
+
+/* Sum/Mean: BroadcastLike(dy, x) with the reduction's axis/keepdims. */
+static dg_status reduce_grad(dgc_gctx *c, int32_t fwd, dgc_ref dy, dgc_ref *dx,
+                             int mean)
+{
+    dgc_ref x = c->g->nodes[fwd].inputs[0];
+    int32_t id = dgc_grad_node_raw(c, fwd, "BroadcastLike", OP("BroadcastLike"),
+                                   (const dgc_ref[]){dy, x}, 2);
+    if (id < 0)
+        return fail(c);
+    if (copy_reduce_attrs(c, fwd, id) ||
+        (mean && dgc_node_set_bool(&c->g->nodes[id], "mean", 1)))
+        return dg_err_nomem(c->err, "gradient attrs");
+    if (dgc_infer_node(c->g, id, c->err) != DG_OK)
+        return fail(c);
+    dx[0] = R(id, 0);
+    return DG_OK;
+}
+
+static dg_status max_grad(dgc_gctx *c, int32_t fwd, dgc_ref dy, dgc_ref *dx)
+{
+    dgc_ref x = c->g->nodes[fwd].inputs[0];
+    int32_t id = dgc_grad_node_raw(c, fwd, "MaxGrad", OP("MaxGrad"),
+                                   (const dgc_ref[]){x, R(fwd, 0), dy}, 3);
+    if (id < 0)
+        return fail(c);
+    if (copy_reduce_attrs(c, fwd, id))
+        return dg_err_nomem(c->err, "gradient attrs");
+    if (dgc_infer_node(c->g, id, c->err) != DG_OK)
+        return fail(c);
+    dx[0] = R(id, 0);
+    return DG_OK;
+}
+
+static dg_status transpose_grad(dgc_gctx *c, int32_t fwd, dgc_ref dy,
+                                dgc_ref *dx)
+{
+    const dgc_attr *a = dgc_node_attr(&c->g->nodes[fwd], "perm");
+    int32_t id = dgc_grad_node_raw(c, fwd, "Transpose", OP("Transpose"), &dy, 1);
+    if (id < 0)
+        return fail(c);
+    if (a && a->n > 0) {
+        int64_t inv[DG_MAX_RANK];
+        int n = a->n > DG_MAX_RANK ? DG_MAX_RANK : a->n;
+        for (int i = 0; i < n; i++) {
+            int64_t p = a->ints[i] < 0 ? a->ints[i] + n : a->ints[i];
+            if (p >= 0 && p < n)
+                inv[p] = i;
+        }
+        if (dgc_node_set_ints(&c->g->nodes[id], "perm", inv, n))
+            return dg_err_nomem(c->err, "gradient attrs");
+    } /* no perm: reversal, its own inverse */
+    if (dgc_infer_node(c->g, id, c->err) != DG_OK)
+        return fail(c);
+    dx[0] = R(id, 0);
+    return DG_OK;
+}
+
+static dg_status cast_grad(dgc_gctx *c, int32_t fwd, dgc_ref dy, dgc_ref *dx)
+{
+    dgc_ref x = c->g->nodes[fwd].inputs[0];
+    dg_dtype tin = type_of(c, x)->dtype, tout = type_of(c, R(fwd, 0))->dtype;
+    if ((tin != DG_F32 && tin != DG_F64) || (tout != DG_F32 && tout != DG_F64))
+        return DG_OK; /* no gradient through integer casts */
+    int32_t id = dgc_grad_node_raw(c, fwd, "Cast", OP("Cast"), &dy, 1);
+    if (id < 0)
+        return fail(c);
+    if (dgc_node_set_dtype(&c->g->nodes[id], "dtype", tin))
+        return dg_err_nomem(c->err, "gradient attrs");
+    if (dgc_infer_node(c->g, id, c->err) != DG_OK)
+        return fail(c);
+    dx[0] = R(id, 0);
+    return DG_OK;
+}
+
+/* Cross entropy: dlogits = BroadcastLike(dy, backprop, axis=1) * backprop. */
+static dg_status xent_grad(dgc_gctx *c, int32_t fwd, dgc_ref dy, dgc_ref *dx)
+{
+    dgc_ref bp = R(fwd, 1);
+    int32_t id = dgc_grad_node_raw(c, fwd, "BroadcastLike", OP("BroadcastLike"),
+                                   (const dgc_ref[]){dy, bp}, 2);
+    if (id < 0)
+        return fail(c);
+    int64_t ax = 1;
+    if (dgc_node_set_ints(&c->g->nodes[id], "axis", &ax, 1))
+        return dg_err_nomem(c->err, "gradient attrs");
+    if (dgc_infer_node(c->g, id, c->err) != DG_OK)
+        return fail(c);
+    dx[0] = MK("Mul", "Mul", R(id, 0), bp);
+    CHK(dx[0]);
+    return DG_OK;
+}
+
+static dg_status batchnorm_grad(dgc_gctx *c, int32_t fwd, dgc_ref dy,
+                                dgc_ref *dx)
+{
+    const dgc_node *f = &c->g->nodes[fwd];
+    dgc_ref x = f->inputs[0], scale = f->inputs[1];
+    int has_eps = dgc_node_attr(f, "epsilon") != NULL;
+    double eps = dgc_attr_float(f, "epsilon", 0.001);
+    int32_t id = dgc_grad_node_raw(
+        c, fwd, "BatchNormGrad", OP("BatchNormGrad"),
+        (const dgc_ref[]){dy, x, scale, R(fwd, 1), R(fwd, 2)}, 5);
+    if (id < 0)
+        return fail(c);
+    if (has_eps && dgc_node_set_float(&c->g->nodes[id], "epsilon", eps))
+        return dg_err_nomem(c->err, "gradient attrs");
+    if (dgc_infer_node(c->g, id, c->err) != DG_OK)
+        return fail(c);
+    dx[0] = R(id, 0);
+    dx[1] = R(id, 1);
+    dx[2] = R(id, 2);
+    return DG_OK;
+}
+
+static int is(int op, const char *name)
+{
+    return op == OP(name);
+}
+
+dg_status dgc_grad_rule(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
+                        dgc_ref *dx)
+{
+    const dgc_node *f = &c->g->nodes[fwd];
+    int op = f->op;
+    dgc_ref dy = dys[0];
+    if (dy.node < 0)
+        return DG_OK; /* only secondary outputs got gradients: ignored */
+    dgc_ref x = f->inputs[0];
+    dgc_ref yv = f->n_inputs > 1 ? f->inputs[1] : x;
+    dgc_ref z = R(fwd, 0);
+
+    if (is(op, "Identity") || is(op, "Print")) {
+        dx[0] = dy;
+    } else if (is(op, "Neg")) {
+        dx[0] = MK("Neg", "Neg", dy); CHK(dx[0]);
+    } else if (is(op, "Abs")) {
+        /* dy * sign(x) = ReluGrad(dy, x) - ReluGrad(dy, -x) */
+        dgc_ref p = MK("ReluGrad", "ReluGrad", dy, x); CHK(p);
+        dgc_ref nx = MK("Neg", "Neg", x); CHK(nx);
+        dgc_ref q = MK("ReluGrad", "ReluGrad", dy, nx); CHK(q);
+        dx[0] = MK("Sub", "Sub", p, q); CHK(dx[0]);
+    } else if (is(op, "Sin")) {
+        dgc_ref cs = MK("Cos", "Cos", x); CHK(cs);
+        dx[0] = MK("Mul", "Mul", dy, cs); CHK(dx[0]);
+    } else if (is(op, "Cos")) {
+        dgc_ref sn = MK("Sin", "Sin", x); CHK(sn);
+        dgc_ref ns = MK("Neg", "Neg", sn); CHK(ns);
+        dx[0] = MK("Mul", "Mul", dy, ns); CHK(dx[0]);
+    } else if (is(op, "Exp")) {
+        dx[0] = MK("Mul", "Mul", dy, z); CHK(dx[0]);
+    } else if (is(op, "Log")) {
+        dx[0] = MK("Div", "Div", dy, x); CHK(dx[0]);
+    } else if (is(op, "Sqrt")) {
+        dgc_ref h = cst(c, fwd, "half", 0.5, x); CHK(h);
+        dgc_ref m = MK("Mul", "Mul", dy, h); CHK(m);
+        dx[0] = MK("Div", "Div", m, z); CHK(dx[0]);
+    } else if (is(op, "Square")) {
+        dgc_ref two = cst(c, fwd, "two", 2.0, x); CHK(two);
+        dgc_ref m = MK("Mul", "Mul", x, two); CHK(m);
+        dx[0] = MK("Mul", "Mul", dy, m); CHK(dx[0]);
+    } else if (is(op, "Tanh")) {
+        dx[0] = MK("TanhGrad", "TanhGrad", z, dy); CHK(dx[0]);
+    } else if (is(op, "Sigmoid")) {
+        dx[0] = MK("SigmoidGrad", "SigmoidGrad", z, dy); CHK(dx[0]);
+    } else if (is(op, "Relu")) {
+        dx[0] = MK("ReluGrad", "ReluGrad", dy, x); CHK(dx[0]);
+    } else if (is(op, "Softmax")) {
+        dx[0] = MK("SoftmaxGrad", "SoftmaxGrad", z, dy); CHK(dx[0]);
+    } else if (is(op, "Add")) {
+        dx[0] = sum_to(c, fwd, dy, x, "SumTo"); CHK(dx[0]);
+        dx[1] = sum_to(c, fwd, dy, yv, "SumTo"); CHK(dx[1]);
+    } else if (is(op, "Sub")) {
+        dx[0] = sum_to(c, fwd, dy, x, "SumTo"); CHK(dx[0]);
+        dgc_ref n = MK("Neg", "Neg", dy); CHK(n);
+        dx[1] = sum_to(c, fwd, n, yv, "SumTo"); CHK(dx[1]);
+    } else if (is(op, "Mul")) {
+        dgc_ref a = MK("Mul", "Mul", dy, yv); CHK(a);
+        dx[0] = sum_to(c, fwd, a, x, "SumTo"); CHK(dx[0]);
+        dgc_ref b = MK("Mul", "Mul", dy, x); CHK(b);
+        dx[1] = sum_to(c, fwd, b, yv, "SumTo"); CHK(dx[1]);
+    } else if (is(op, "Div")) {
+        dgc_ref a = MK("Div", "Div", dy, yv); CHK(a);
+        dx[0] = sum_to(c, fwd, a, x, "SumTo"); CHK(dx[0]);
+        dgc_ref q = MK("Div", "Div", z, yv); CHK(q);
+        dgc_ref m = MK("Mul", "Mul", dy, q); CHK(m);
+        dgc_ref n = MK("Neg", "Neg", m); CHK(n);
+        dx[1] = sum_to(c, fwd, n, yv, "SumTo"); CHK(dx[1]);
+    } else if (is(op, "Pow")) {
+        /* dx = dy * y * x^(y-1); dy_ = dy * z * log(x) where x > 0 */
+        dgc_ref one = cst(c, fwd, "one", 1.0, x); CHK(one);
+        dgc_ref ym1 = MK("Sub", "Sub", yv, one); CHK(ym1);
+        dgc_ref p = MK("Pow", "Pow", x, ym1); CHK(p);
+        dgc_ref yp = MK("Mul", "Mul", yv, p); CHK(yp);
+        dgc_ref a = MK("Mul", "Mul", dy, yp); CHK(a);
+        dx[0] = sum_to(c, fwd, a, x, "SumTo"); CHK(dx[0]);
+        dgc_ref tiny = cst(c, fwd, "tiny", 1e-30, x); CHK(tiny);
+        dgc_ref mx = MK("Maximum", "Maximum", x, tiny); CHK(mx);
+        dgc_ref lg = MK("Log", "Log", mx); CHK(lg);
+        dgc_ref lgm = MK("ReluGrad", "ReluGrad", lg, x); CHK(lgm);
+        dgc_ref zl = MK("Mul", "Mul", z, lgm); CHK(zl);
+        dgc_ref b = MK("Mul", "Mul", dy, zl); CHK(b);
+        dx[1] = sum_to(c, fwd, b, yv, "SumTo"); CHK(dx[1]);
+    } else if (is(op, "Maximum") || is(op, "Minimum")) {
+        /* Maximum: y wins where y > x; x gets the rest (ties to x).
+         * Minimum: y wins where x > y. */
+        int mx = is(op, "Maximum");
+        dgc_ref d = mx ? MK("Sub", "Sub", yv, x) : MK("Sub", "Sub", x, yv);
+        CHK(d);
+        dgc_ref gy = MK("ReluGrad", "ReluGrad", dy, d); CHK(gy);
+        dgc_ref gx = MK("Sub", "Sub", dy, gy); CHK(gx);
+        dx[0] = sum_to(c, fwd, gx, x, "SumTo"); CHK(dx[0]);
+        dx[1] = sum_to(c, fwd, gy, yv, "SumTo"); CHK(dx[1]);
+    } else if (is(op, "AddN")) {
+        for (int i = 0; i < f->n_inputs; i++)
+            dx[i] = dy;
+    } else if (is(op, "MatMul")) {
+        return matmul_grad(c, fwd, dy, dx);
+    } else if (is(op, "BiasAdd")) {
+        dx[0] = dy;
+        dx[1] = sum_to(c, fwd, dy, yv, "SumTo"); CHK(dx[1]);
+    } else if (is(op, "Sum") || is(op, "Mean")) {
+        return reduce_grad(c, fwd, dy, dx, is(op, "Mean"));
+    } else if (is(op, "Max")) {
+        return max_grad(c, fwd, dy, dx);
+    } else if (is(op, "Reshape")) {
+        dx[0] = MK("ReshapeLike", "ReshapeLike", dy, x); CHK(dx[0]);
+    } else if (is(op, "Transpose")) {
+        return transpose_grad(c, fwd, dy, dx);
+    } else if (is(op, "Cast")) {
+        return cast_grad(c, fwd, dy, dx);
+    } else if (is(op, "SoftmaxCrossEntropyWithLogits") ||
+               is(op, "SparseSoftmaxCrossEntropyWithLogits")) {
+        return xent_grad(c, fwd, dy, dx);
+    } else if (is(op, "BatchNorm")) {
+        return batchnorm_grad(c, fwd, dy, dx);
+    } else {
+        return dg_err(c->err, DG_E_GRAPH,
+                      "node '%s': gradient requested through op '%s' which "
+                      "has no gradient", f->name, dgc_op_name(op));
+    }
+    return DG_OK;
+}

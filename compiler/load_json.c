@@ -1,0 +1,450 @@
+/*
+ * load_json.c -- JSON plumbing for the loader: reading files, parsing with
+ * cJSON while remembering which numbers were integer literals (cJSON keeps
+ * only doubles), exact int64 reads, and the name / ref / glob syntax checks.
+ */
+#include "load_priv.h"
+#include "dg_alloc.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+dg_status dgc_read_file(const char *path, char **text, size_t *len,
+                        dg_error *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return dg_err(err, DG_E_IO, "cannot read '%s': %s", path,
+                      strerror(errno));
+    size_t cap = 65536, n = 0;
+    char *buf = dg_malloc(cap);
+    if (!buf) {
+        fclose(f);
+        return dg_err_nomem(err, "graph text");
+    }
+    for (;;) {
+        if (n + 1 >= cap) {
+            char *nb = dg_realloc(buf, cap * 2);
+            if (!nb) {
+                dg_free(buf);
+                fclose(f);
+                return dg_err_nomem(err, "graph text");
+            }
+            buf = nb;
+            cap *= 2;
+        }
+        size_t r = fread(buf + n, 1, cap - n - 1, f);
+        n += r;
+        if (r == 0) {
+            if (ferror(f)) {
+                int e = errno;
+                dg_free(buf);
+                fclose(f);
+                return dg_err(err, DG_E_IO, "cannot read '%s': %s", path,
+                              strerror(e ? e : EIO));
+            }
+            break;
+        }
+    }
+    fclose(f);
+    buf[n] = '\0';
+    *text = buf;
+    *len = n;
+    return DG_OK;
+}
+
+static void line_col(const char *text, size_t off, int *line, int *col)
+{
+    int l = 1, c = 1;
+    for (size_t i = 0; i < off; i++) {
+        if (text[i] == '\n') {
+            l++;
+            c = 1;
+        } else {
+            c++;
+        }
+    }
+    *line = l;
+    *col = c;
+}
+
+static int is_num_char(char c)
+{
+    return (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' ||
+           c == 'e' || c == 'E';
+}
+
+/* Scan the raw text for number tokens outside strings. */
+static int scan_numbers(dgc_jdoc *doc, unsigned char **is_int)
+{
+    size_t cap = 256, n = 0;
+    size_t *off = dg_malloc(cap * sizeof *off);
+    unsigned char *flag = dg_malloc(cap);
+    if (!off || !flag) {
+        dg_free(off);
+        dg_free(flag);
+        return -1;
+    }
+    const char *t = doc->text;
+    size_t len = doc->len;
+    for (size_t i = 0; i < len && t[i];) {
+        char c = t[i];
+        if (c == '"') {
+            i++;
+            while (i < len && t[i] && t[i] != '"') {
+                if (t[i] == '\\' && i + 1 < len)
+                    i++;
+                i++;
+            }
+            i++;
+        } else if (c == '-' || (c >= '0' && c <= '9')) {
+            if (n == cap) {
+                cap *= 2;
+                size_t *no = dg_realloc(off, cap * sizeof *off);
+                if (!no) {
+                    dg_free(off);
+                    dg_free(flag);
+                    return -1;
+                }
+                off = no;
+                unsigned char *nf = dg_realloc(flag, cap);
+                if (!nf) {
+                    dg_free(off);
+                    dg_free(flag);
+                    return -1;
+                }
+                flag = nf;
+            }
+            off[n] = i;
+            int integer = 1;
+            while (i < len && is_num_char(t[i])) {
+                if (t[i] == '.' || t[i] == 'e' || t[i] == 'E')
+                    integer = 0;
+                i++;
+            }
+            flag[n++] = (unsigned char)integer;
+        } else {
+            i++;
+        }
+    }
+    doc->num_off = off;
+    doc->n_num = n;
+    *is_int = flag;
+    return 0;
+}
+
+/* Walk the tree in document order, marking numbers (iterative would be
+ * nicer, but depth is bounded by cJSON's nesting limit). */
+static void mark_numbers(cJSON *x, const unsigned char *is_int, size_t n,
+                         size_t *k)
+{
+    for (; x; x = x->next) {
+        if (cJSON_IsNumber(x)) {
+            if (*k < n) {
+                if (is_int[*k])
+                    x->type |= DGC_JSON_INTLIT;
+                x->valueint = (int)(*k < (size_t)INT_MAX ? *k : (size_t)INT_MAX);
+            } else {
+                x->valueint = -1;
+            }
+            (*k)++;
+        }
+        if (x->child)
+            mark_numbers(x->child, is_int, n, k);
+    }
+}
+
+/* cJSON allocates every item and string with malloc; for big graphs that
+ * is most of the load time.  While parsing, cJSON's hooks point at a bump
+ * arena (chunks from dg_malloc) whose free is a no-op; the tree is released
+ * by freeing the chunks, never with cJSON_Delete.  The hooks are global, so
+ * they are swapped only for the duration of one parse (the loader is not
+ * meant to run concurrently with other cJSON users in the process). */
+typedef struct arena_chunk {
+    struct arena_chunk *next;
+    size_t used, cap;
+    max_align_t data[];
+} arena_chunk;
+
+static arena_chunk *g_arena;
+static int g_arena_oom;
+
+static void *arena_alloc(size_t n)
+{
+    n = (n + 15) & ~(size_t)15;
+    if (!g_arena || g_arena->used + n > g_arena->cap) {
+        size_t cap = (size_t)4 << 20;
+        if (g_arena && g_arena->cap < ((size_t)64 << 20))
+            cap = g_arena->cap * 2;
+        if (cap < n)
+            cap = n;
+        arena_chunk *c = dg_malloc(sizeof *c + cap);
+        if (!c) {
+            g_arena_oom = 1;
+            return NULL;
+        }
+        c->next = g_arena;
+        c->used = 0;
+        c->cap = cap;
+        g_arena = c;
+    }
+    void *p = (char *)g_arena->data + g_arena->used;
+    g_arena->used += n;
+    return p;
+}
+
+static void arena_free(void *p)
+{
+    (void)p;
+}
+
+static void arena_release(void *a)
+{
+    for (arena_chunk *c = a; c;) {
+        arena_chunk *n = c->next;
+        dg_free(c);
+        c = n;
+    }
+}
+
+dg_status dgc_json_parse(dgc_jdoc *doc, const char *text, size_t len,
+                         const char *prefix, dg_error *err)
+{
+    memset(doc, 0, sizeof *doc);
+    doc->text = text;
+    doc->len = len;
+    const char *end = NULL;
+    cJSON_Hooks hooks = {arena_alloc, arena_free};
+    g_arena = NULL;
+    g_arena_oom = 0;
+    cJSON_InitHooks(&hooks);
+    cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+    const char *eptr = cJSON_GetErrorPtr();
+    cJSON_InitHooks(NULL);
+    doc->arena = g_arena;
+    g_arena = NULL;
+    if (g_arena_oom) {
+        dgc_json_free(doc);
+        return dg_err_nomem(err, "JSON");
+    }
+    size_t bad = (size_t)-1;
+    if (!root) {
+        const char *e = end ? end : eptr;
+        bad = (e && e >= text && e <= text + len) ? (size_t)(e - text) : 0;
+    } else {
+        size_t i = end ? (size_t)(end - text) : len;
+        while (i < len && (text[i] == ' ' || text[i] == '\t' ||
+                           text[i] == '\n' || text[i] == '\r'))
+            i++;
+        if (i < len && text[i] != '\0')
+            bad = i;
+        else if (i < len) { /* embedded NUL followed by more text */
+            size_t j = i;
+            while (j < len && text[j] == '\0')
+                j++;
+            if (j < len)
+                bad = i;
+        }
+    }
+    if (bad != (size_t)-1) {
+        dgc_json_free(doc);
+        int line, col;
+        line_col(text, bad, &line, &col);
+        return dg_err(err, DG_E_GRAPH, "%sinvalid JSON at line %d, column %d",
+                      prefix ? prefix : "", line, col);
+    }
+    doc->root = root;
+    unsigned char *is_int = NULL;
+    if (scan_numbers(doc, &is_int)) {
+        dgc_json_free(doc);
+        return dg_err_nomem(err, "JSON numbers");
+    }
+    size_t k = 0;
+    mark_numbers(root, is_int, doc->n_num, &k);
+    dg_free(is_int);
+    return DG_OK;
+}
+
+void dgc_json_free(dgc_jdoc *doc)
+{
+    arena_release(doc->arena);
+    dg_free(doc->num_off);
+    memset(doc, 0, sizeof *doc);
+}
+
+int dgc_json_is_intlit(const cJSON *x)
+{
+    return x && cJSON_IsNumber(x) && (x->type & DGC_JSON_INTLIT);
+}
+
+int dgc_json_int64(const dgc_jdoc *doc, const cJSON *x, int64_t *out)
+{
+    if (!x || !cJSON_IsNumber(x))
+        return 1;
+    if ((x->type & DGC_JSON_INTLIT) && doc && x->valueint >= 0 &&
+        (size_t)x->valueint < doc->n_num && x->valueint < INT_MAX) {
+        const char *s = doc->text + doc->num_off[x->valueint];
+        char *end;
+        errno = 0;
+        long long v = strtoll(s, &end, 10);
+        if (errno == ERANGE)
+            return 2;
+        *out = (int64_t)v;
+        return 0;
+    }
+    double d = x->valuedouble;
+    if (d != d)
+        return 1;
+    if (d >= 9223372036854775808.0 || d < -9223372036854775808.0)
+        return 2;
+    if ((double)(int64_t)d != d)
+        return 1;
+    *out = (int64_t)d;
+    return 0;
+}
+
+const char *dgc_json_kind(const cJSON *x)
+{
+    if (!x)
+        return "missing";
+    if (cJSON_IsString(x))
+        return "a string";
+    if (cJSON_IsNumber(x))
+        return "a number";
+    if (cJSON_IsBool(x))
+        return "a bool";
+    if (cJSON_IsNull(x))
+        return "null";
+    if (cJSON_IsArray(x))
+        return "an array";
+    if (cJSON_IsObject(x))
+        return "an object";
+    return "invalid";
+}
+
+int dgc_json_dup_key(const cJSON *obj, const char **dup)
+{
+    /* Objects in graph files are small except the top level; quadratic
+     * over members of one object is fine for attrs / sections, and the
+     * top level has a handful of keys. */
+    int n = 0;
+    for (const cJSON *a = obj->child; a; a = a->next)
+        n++;
+    if (n > 64)
+        return 0;
+    for (const cJSON *a = obj->child; a; a = a->next)
+        for (const cJSON *b = a->next; b; b = b->next)
+            if (a->string && b->string && strcmp(a->string, b->string) == 0) {
+                *dup = a->string;
+                return 1;
+            }
+    return 0;
+}
+
+static int name_first(char c)
+{
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+           (c >= '0' && c <= '9') || c == '.';
+}
+
+static int name_rest(char c)
+{
+    return name_first(c) || c == '_' || c == '/' || c == '-';
+}
+
+int dgc_valid_name(const char *s)
+{
+    if (!s || !name_first(s[0]))
+        return 0;
+    for (const char *p = s + 1; *p; p++)
+        if (!name_rest(*p))
+            return 0;
+    return 1;
+}
+
+int dgc_valid_ref(const char *s)
+{
+    if (!s || !name_first(s[0]))
+        return 0;
+    const char *p = s + 1;
+    while (*p && name_rest(*p))
+        p++;
+    if (!*p)
+        return 1;
+    if (*p != ':' || !p[1])
+        return 0;
+    for (p++; *p; p++)
+        if (*p < '0' || *p > '9')
+            return 0;
+    return 1;
+}
+
+int dgc_valid_glob(const char *s)
+{
+    if (!s)
+        return 0;
+    for (const char *p = s; *p; p++) {
+        if (*p == '\\') {
+            if (!p[1])
+                return 0;
+            p++;
+        } else if (*p == '[') {
+            const char *q = p + 1;
+            if (*q == '!' || *q == '^')
+                q++;
+            if (*q == ']')
+                q++;
+            while (*q && *q != ']')
+                q++;
+            if (!*q)
+                return 0;
+            p = q;
+        }
+    }
+    return 1;
+}
+
+int dgc_json_strlist(const cJSON *x, char ***out, int *n)
+{
+    *out = NULL;
+    *n = 0;
+    if (cJSON_IsString(x)) {
+        char **v = dg_malloc(sizeof *v);
+        if (!v || !(v[0] = dg_strdup(x->valuestring))) {
+            dg_free(v);
+            return -2;
+        }
+        *out = v;
+        *n = 1;
+        return 0;
+    }
+    if (!cJSON_IsArray(x))
+        return -1;
+    int cnt = cJSON_GetArraySize(x);
+    for (const cJSON *e = x->child; e; e = e->next)
+        if (!cJSON_IsString(e))
+            return -1;
+    char **v = dg_calloc((size_t)(cnt > 0 ? cnt : 1), sizeof *v);
+    if (!v)
+        return -2;
+    int i = 0;
+    for (const cJSON *e = x->child; e; e = e->next, i++)
+        if (!(v[i] = dg_strdup(e->valuestring))) {
+            dgc_strv_free(v, i);
+            return -2;
+        }
+    *out = v;
+    *n = cnt;
+    return 0;
+}
+
+void dgc_strv_free(char **v, int n)
+{
+    for (int i = 0; i < n; i++)
+        dg_free(v[i]);
+    dg_free(v);
+}

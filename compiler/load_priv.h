@@ -1,0 +1,87 @@
+/*
+ * load_priv.h -- internals shared by the loader's files (load.c,
+ * load_json.c, load_tensor.c, load_attrs.c, load_sections.c, load_rules.c).
+ * Not part of any other module's interface.
+ */
+#ifndef DGC_LOAD_PRIV_H
+#define DGC_LOAD_PRIV_H
+
+#include <cJSON.h>
+
+#include "ir.h"
+#include "dg_error.h"
+
+/* Private cJSON type bit: the number was written as an integer literal (no
+ * '.', 'e' or 'E').  cJSON_IsNumber masks with 0xFF, so it is invisible to
+ * cJSON itself; cJSON_Delete ignores it. */
+#define DGC_JSON_INTLIT (1 << 12)
+
+/* A parsed JSON document with the raw text kept for exact integers. */
+typedef struct dgc_jdoc {
+    cJSON *root;        /* lives in `arena`: never cJSON_Delete it */
+    void *arena;
+    const char *text;   /* borrowed */
+    size_t len;
+    size_t *num_off;    /* offset of every number token, document order */
+    size_t n_num;
+} dgc_jdoc;
+
+/* Parse text[0..len) into doc (cJSON tree, integer literals marked, each
+ * number's valueint replaced by its token index).  Invalid JSON gives
+ * DG_E_GRAPH "<prefix>invalid JSON at line L, column C". */
+dg_status dgc_json_parse(dgc_jdoc *doc, const char *text, size_t len,
+                         const char *prefix, dg_error *err);
+void dgc_json_free(dgc_jdoc *doc);
+
+/* Read a whole file into a NUL-terminated dg_malloc'd buffer.  DG_E_IO
+ * "cannot read '<path>': <strerror>". */
+dg_status dgc_read_file(const char *path, char **text, size_t *len,
+                        dg_error *err);
+
+/* Whether x is a number written as an integer literal. */
+int dgc_json_is_intlit(const cJSON *x);
+/* Integer value of a number: 0 ok, 1 not a number or not integral,
+ * 2 outside int64.  Integer literals are read exactly from the text. */
+int dgc_json_int64(const dgc_jdoc *doc, const cJSON *x, int64_t *out);
+/* Short name of a JSON value's type for messages ("a string", ...). */
+const char *dgc_json_kind(const cJSON *x);
+/* Whether an object has two members with the same key; sets *dup. */
+int dgc_json_dup_key(const cJSON *obj, const char **dup);
+
+/* Name syntax [A-Za-z0-9.][A-Za-z0-9_./-]* */
+int dgc_valid_name(const char *s);
+/* Fetch/ref syntax: a name optionally followed by ":k". */
+int dgc_valid_ref(const char *s);
+/* Glob syntax check ('*', '?', '[...]' closed). */
+int dgc_valid_glob(const char *s);
+
+/* Literal tensors (load_tensor.c).  Parses `v` (a number, bool, nested
+ * array, or a flat array / scalar shaped by `shape` when shape != NULL).
+ * dtype < 0: infer (bool for true/false; numbers: int32 when int_default and
+ * every number is an integer literal, else float32).  Returns 0 or -1 with
+ * a reason in msg. */
+int dgc_tensor_from_json(const dgc_jdoc *doc, const cJSON *v, int dtype,
+                         int int_default, const dg_shape *shape,
+                         dg_tensor **out, char *msg, size_t msgsz);
+
+/* Node attributes (load_attrs.c): parse the `attrs` object of node id. */
+dg_status dgc_load_attrs(dgc_graph *g, const dgc_jdoc *doc, int32_t id,
+                         const cJSON *attrs, dg_error *err);
+
+/* Sections other than nodes (load_sections.c). */
+dg_status dgc_load_sections(dgc_graph *g, const dgc_jdoc *doc,
+                            const cJSON *root, dg_error *err);
+
+/* Placement rules (load_rules.c): parse a JSON array of rules.  Messages
+ * start with `prefix` (e.g. "rules.json: " or ""), then
+ * "placement rule <i>: ". */
+dg_status dgc_rules_parse(const cJSON *arr, const char *prefix,
+                          dgc_rule **rules, int *n, dg_error *err);
+
+/* Small JSON helpers shared by the section parsers: a list of strings (a
+ * single string counts as a one-element list).  0 ok, -1 wrong type, -2
+ * nomem. */
+int dgc_json_strlist(const cJSON *x, char ***out, int *n);
+void dgc_strv_free(char **v, int n);
+
+#endif

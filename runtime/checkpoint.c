@@ -1,0 +1,263 @@
+/*
+ * checkpoint.c -- training checkpoints (see checkpoint.h and
+ * docs/checkpoints.md): a little-endian binary file holding the step and
+ * every Variable (name, dtype, shape, raw data), closed by an FNV-1a 64
+ * checksum of all preceding bytes.  Written to "<path>.tmp.<pid>", fsync'd
+ * and renamed over path, so a crash never leaves a half-written checkpoint.
+ */
+#include "checkpoint.h"
+#include "dg_alloc.h"
+#include "dg_error.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MAGIC "DGCKPT1\n"
+
+char *dgr_checkpoint_file(const char *graph_path, const char *spec)
+{
+    dg_sbuf b;
+    dg_sbuf_init(&b);
+    if (graph_path && spec[0] != '/' && strcmp(graph_path, "-") != 0) {
+        const char *slash = strrchr(graph_path, '/');
+        if (slash)
+            dg_sbuf_addn(&b, graph_path, (size_t)(slash - graph_path) + 1);
+    }
+    dg_sbuf_add(&b, spec);
+    struct stat st;
+    if (b.s && stat(b.s, &st) == 0 && S_ISDIR(st.st_mode))
+        dg_sbuf_add(&b, "/model.ckpt");
+    return dg_sbuf_take(&b); /* allocated through dg_alloc */
+}
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *c = p;
+    for (size_t i = 0; i < n; i++) {
+        h ^= c[i];
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
+#define FNV0 0xcbf29ce484222325ull
+
+typedef struct wr {
+    FILE *f;
+    uint64_t h;
+    int bad;
+} wr;
+
+static void put(wr *w, const void *p, size_t n)
+{
+    if (n && fwrite(p, 1, n, w->f) != n)
+        w->bad = 1;
+    w->h = fnv(w->h, p, n);
+}
+
+dg_status dgr_checkpoint_save(dgr_session *s, const char *path, int64_t step,
+                              dg_error *err)
+{
+    const dgc_graph *g = dgr_session_program(s)->g;
+    int vop = dgc_op_find("Variable");
+    uint32_t n = 0;
+    for (int32_t i = 0; i < g->n_nodes; i++)
+        n += g->nodes[i].op == vop;
+    size_t pl = strlen(path);
+    char *tmp = dg_malloc(pl + 32);
+    if (!tmp)
+        return dg_err_nomem(err, "checkpoint");
+    snprintf(tmp, pl + 32, "%s.tmp.%ld", path, (long)getpid());
+    wr w = {fopen(tmp, "wb"), FNV0, 0};
+    if (!w.f) {
+        dg_status st = dg_err(err, DG_E_IO, "%s: cannot write checkpoint: %s",
+                              tmp, strerror(errno));
+        dg_free(tmp);
+        return st;
+    }
+    put(&w, MAGIC, 8);
+    put(&w, &step, 8);
+    put(&w, &n, 4);
+    dg_status st = DG_OK;
+    for (int32_t i = 0; i < g->n_nodes && st == DG_OK; i++) {
+        if (g->nodes[i].op != vop)
+            continue;
+        dg_tensor *t = NULL;
+        if ((st = dgr_session_read_variable(s, i, &t, err)) != DG_OK)
+            break;
+        uint32_t nl = (uint32_t)strlen(g->nodes[i].name);
+        uint8_t dt = (uint8_t)t->dtype, rank = (uint8_t)t->shape.rank;
+        uint64_t nb = (uint64_t)dg_shape_numel(&t->shape) * dg_dtype_size(t->dtype);
+        put(&w, &nl, 4);
+        put(&w, g->nodes[i].name, nl);
+        put(&w, &dt, 1);
+        put(&w, &rank, 1);
+        put(&w, t->shape.dims, 8 * (size_t)rank);
+        put(&w, &nb, 8);
+        put(&w, t->data, (size_t)nb);
+        dg_tensor_free(t);
+    }
+    uint64_t h = w.h;
+    put(&w, &h, 8);
+    if (fflush(w.f) != 0 || fsync(fileno(w.f)) != 0)
+        w.bad = 1;
+    if (fclose(w.f) != 0)
+        w.bad = 1;
+    if (st == DG_OK && w.bad)
+        st = dg_err(err, DG_E_IO, "%s: writing the checkpoint failed: %s", tmp,
+                    strerror(errno));
+    if (st == DG_OK && rename(tmp, path) != 0)
+        st = dg_err(err, DG_E_IO, "%s: cannot rename the checkpoint into "
+                    "place: %s", path, strerror(errno));
+    if (st != DG_OK)
+        unlink(tmp);
+    dg_free(tmp);
+    return st;
+}
+
+typedef struct rd {
+    const unsigned char *p;
+    size_t n, off;
+} rd;
+
+static int get(rd *r, void *dst, size_t n)
+{
+    if (r->n - r->off < n)
+        return -1;
+    memcpy(dst, r->p + r->off, n);
+    r->off += n;
+    return 0;
+}
+
+typedef struct entry {
+    const char *name;
+    uint32_t nl;
+    dg_tensor t; /* data points into the file buffer */
+} entry;
+
+dg_status dgr_checkpoint_restore(dgr_session *s, const char *path,
+                                 int64_t *step, dg_error *err)
+{
+    const dgc_graph *g = dgr_session_program(s)->g;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return dg_err(err, DG_E_IO, "%s: cannot read checkpoint: %s", path,
+                      strerror(errno));
+    unsigned char *buf = NULL;
+    size_t len = 0, cap = 0;
+    for (;;) {
+        if (len == cap) {
+            size_t nc = cap ? cap * 2 : 1 << 16;
+            unsigned char *nb = dg_realloc(buf, nc);
+            if (!nb) {
+                fclose(f);
+                dg_free(buf);
+                return dg_err_nomem(err, "checkpoint");
+            }
+            buf = nb;
+            cap = nc;
+        }
+        size_t k = fread(buf + len, 1, cap - len, f);
+        len += k;
+        if (k == 0)
+            break;
+    }
+    int rerr = ferror(f);
+    fclose(f);
+    dg_status st = DG_OK;
+    entry *ents = NULL;
+    uint32_t n = 0;
+    if (rerr) {
+        st = dg_err(err, DG_E_IO, "%s: cannot read checkpoint", path);
+        goto done;
+    }
+    uint64_t h;
+    if (len < 8 + 8 + 4 + 8 || memcmp(buf, MAGIC, 8) != 0) {
+        st = dg_err(err, DG_E_IO, "%s: not a dgrun checkpoint", path);
+        goto done;
+    }
+    memcpy(&h, buf + len - 8, 8);
+    if (fnv(FNV0, buf, len - 8) != h) {
+        st = dg_err(err, DG_E_IO, "%s: checkpoint is corrupt (checksum "
+                    "mismatch)", path);
+        goto done;
+    }
+    rd r = {buf, len - 8, 8};
+    int64_t saved_step;
+    if (get(&r, &saved_step, 8) || get(&r, &n, 4) || n > len) {
+        st = dg_err(err, DG_E_IO, "%s: checkpoint is corrupt", path);
+        goto done;
+    }
+    ents = dg_calloc((size_t)n + 1, sizeof *ents);
+    if (!ents) {
+        st = dg_err_nomem(err, "checkpoint");
+        goto done;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        entry *e = &ents[i];
+        uint8_t dt, rank;
+        uint64_t nb;
+        if (get(&r, &e->nl, 4) || r.n - r.off < e->nl) {
+            st = dg_err(err, DG_E_IO, "%s: checkpoint is corrupt", path);
+            goto done;
+        }
+        e->name = (const char *)buf + r.off;
+        r.off += e->nl;
+        if (get(&r, &dt, 1) || get(&r, &rank, 1) || dt >= DG_DTYPE_COUNT ||
+            rank > DG_MAX_RANK || get(&r, e->t.shape.dims, 8 * (size_t)rank) ||
+            get(&r, &nb, 8) || r.n - r.off < nb) {
+            st = dg_err(err, DG_E_IO, "%s: checkpoint is corrupt", path);
+            goto done;
+        }
+        e->t.dtype = (dg_dtype)dt;
+        e->t.shape.rank = rank;
+        int64_t ne = dg_shape_numel(&e->t.shape);
+        if (ne < 0 || (uint64_t)ne * dg_dtype_size(e->t.dtype) != nb) {
+            st = dg_err(err, DG_E_IO, "%s: checkpoint is corrupt", path);
+            goto done;
+        }
+        e->t.data = buf + r.off;
+        r.off += nb;
+    }
+    /* check every Variable first, then write */
+    int vop = dgc_op_find("Variable");
+    for (int pass = 0; pass < 2 && st == DG_OK; pass++)
+        for (int32_t i = 0; i < g->n_nodes; i++) {
+            const dgc_node *nd = &g->nodes[i];
+            if (nd->op != vop)
+                continue;
+            size_t nl = strlen(nd->name);
+            entry *e = NULL;
+            for (uint32_t k = 0; k < n && !e; k++)
+                if (ents[k].nl == nl && memcmp(ents[k].name, nd->name, nl) == 0)
+                    e = &ents[k];
+            if (!e) {
+                st = dg_err(err, DG_E_GRAPH, "%s: checkpoint does not match "
+                            "the graph: Variable '%s' is missing", path,
+                            nd->name);
+                break;
+            }
+            const dgc_ttype *ty = &nd->outputs[0];
+            int same = e->t.dtype == ty->dtype && e->t.shape.rank == ty->shape.rank;
+            for (int d = 0; same && d < ty->shape.rank; d++)
+                same = ty->shape.dims[d] < 0 || ty->shape.dims[d] == e->t.shape.dims[d];
+            if (!same) {
+                st = dg_err(err, DG_E_GRAPH, "%s: checkpoint does not match "
+                            "the graph: Variable '%s' has a different dtype "
+                            "or shape", path, nd->name);
+                break;
+            }
+            if (pass == 1 &&
+                (st = dgr_session_write_variable(s, i, &e->t, err)) != DG_OK)
+                break;
+        }
+    if (st == DG_OK)
+        *step = saved_step;
+done:
+    dg_free(ents);
+    dg_free(buf);
+    return st;
+}

@@ -1,0 +1,171 @@
+/*
+ * cl_internal.h -- shared state of the OpenCL backend (cl_*.c only).
+ *
+ * A dgr_cl_ctx is one OpenCL context on one device (a physical device, or a
+ * sub-device of one when --virtual-gpus splits it).  Contexts live for the
+ * whole process in a registry (cl_device.c) so programs are built once per
+ * process per context.  A dgr_cl_dev is an opened logical GPU: a context, its
+ * own in-order profiling queue, a caching allocator and a clock offset.
+ */
+#ifndef DGR_CL_INTERNAL_H
+#define DGR_CL_INTERNAL_H
+
+#include <pthread.h>
+
+#include <CL/cl.h>
+
+#include "rt.h"
+#include "cl.h"
+
+#define DGR_CL_MAX_SOURCES 16
+
+typedef struct dgr_cl_kentry {
+    int src;        /* source index */
+    int dt;         /* 0 float, 1 double */
+    const char *name;
+    cl_kernel k;
+} dgr_cl_kentry;
+
+typedef struct dgr_cl_ctx {
+    cl_platform_id platform;
+    cl_device_id dev;
+    cl_context ctx;
+    int fp64;
+    size_t max_wg;       /* CL_DEVICE_MAX_WORK_GROUP_SIZE */
+    size_t local_mem;    /* CL_DEVICE_LOCAL_MEM_SIZE */
+    cl_ulong global_mem;
+    cl_uint base_align;  /* bytes */
+    char dev_name[128];
+    char driver[128];
+    pthread_mutex_t lock; /* programs, kernels and clSetKernelArg */
+    cl_program progs[DGR_CL_MAX_SOURCES][2];
+    dgr_cl_kentry *kernels;
+    int n_kernels, cap_kernels;
+} dgr_cl_ctx;
+
+typedef struct dgr_cl_freeblk {
+    cl_mem mem;
+    size_t size;      /* class size */
+    struct dgr_cl_freeblk *next;
+} dgr_cl_freeblk;
+
+typedef struct dgr_cl_alloc {
+    pthread_mutex_t lock;
+    dgr_cl_freeblk *free_list; /* cached buffers, any class */
+    size_t cached_bytes;
+    size_t live_bytes;         /* class bytes handed out */
+    /* reserved arena (allow_growth 0) */
+    cl_mem arena;
+    size_t arena_size;
+    struct dgr_cl_range { size_t off, size; } *holes;
+    int n_holes, cap_holes;
+    size_t n_creates;          /* clCreateBuffer/SubBuffer calls, for tests */
+} dgr_cl_alloc;
+
+typedef struct dgr_cl_dev {
+    dgr_cl_ctx *c;
+    cl_command_queue q;
+    int64_t clock_offset;      /* host ns - device ns */
+    dgr_cl_alloc alloc;
+    cl_mem scratch;            /* small reusable buffer (unused if NULL) */
+} dgr_cl_dev;
+
+/* ---- cl_device.c --------------------------------------------------------- */
+
+/* Name of an OpenCL error code ("CL_OUT_OF_RESOURCES"). */
+const char *dgr_cl_errname(cl_int e);
+/* DG_E_RUNTIME "node '<node>': <call> failed: <CL_NAME> (<code>)"; node may be
+ * NULL (then no node prefix). */
+dg_status dgr_cl_fail(dg_error *err, const char *node, const char *call,
+                      cl_int e);
+
+/* ---- cl_alloc.c ---------------------------------------------------------- */
+
+/* Initialise the allocator; with reserve > 0 allocate an arena of that many
+ * bytes up front and carve buffers from it. */
+dg_status dgr_cl_alloc_init(dgr_cl_dev *cd, size_t reserve, dg_error *err);
+void dgr_cl_alloc_destroy(dgr_cl_dev *cd);
+dg_status dgr_cl_alloc_get(dgr_cl_dev *cd, dgr_buffer *b, dg_error *err);
+void dgr_cl_alloc_put(dgr_cl_dev *cd, dgr_buffer *b);
+/* Class size for a request (rounded up). */
+size_t dgr_cl_alloc_class(size_t n);
+/* Number of device allocations the allocator made so far (tests). */
+size_t dgr_cl_alloc_creates(dgr_device *d);
+
+/* ---- cl_program.c -------------------------------------------------------- */
+
+/* The kernel `name` of embedded source `src` (file name without .cl) built
+ * for dtype dt (DG_F32 or DG_F64) on c; built lazily, cached.  Caller holds
+ * nothing; the returned kernel is shared: set args and enqueue under
+ * c->lock. */
+dg_status dgr_cl_get_kernel(dgr_cl_ctx *c, const char *src, dg_dtype dt,
+                            const char *name, cl_kernel *out, dg_error *err);
+
+/* Build `text` with `options` for c, through the on-disk binary cache.
+ * *from_cache is set to 1 when the binary came from the cache.  Build
+ * failures are DG_E_RUNTIME naming `file` and the first lines of the log. */
+dg_status dgr_cl_build(dgr_cl_ctx *c, const char *file, const char *text,
+                       const char *options, cl_program *out, int *from_cache,
+                       dg_error *err);
+/* The cache directory ($XDG_CACHE_HOME/dgrun or ~/.cache/dgrun) into buf. */
+void dgr_cl_cache_dir(char *buf, size_t n);
+
+/* ---- cl_blas.c ----------------------------------------------------------- */
+dg_status dgr_cl_matmul(dgr_kctx *k);
+
+/* ---- launch helpers (cl_kernels.c) --------------------------------------- */
+
+typedef struct dgr_cl_arg {
+    size_t size;
+    const void *ptr;   /* NULL with size = local memory */
+} dgr_cl_arg;
+
+#define DGR_ARG(x) ((dgr_cl_arg){sizeof(x), &(x)})
+#define DGR_LOCAL(n) ((dgr_cl_arg){(n), NULL})
+
+/* Set args and enqueue kernel `name` of `src` for dtype dt on k's device;
+ * global/local sizes of dim dims (local may be NULL).  Stores the event in
+ * k->cl_event (previous one released). */
+dg_status dgr_cl_launch(dgr_kctx *k, const char *src, dg_dtype dt,
+                        const char *name, cl_uint dims, const size_t *global,
+                        const size_t *local, const dgr_cl_arg *args,
+                        int n_args);
+/* Replace k->cl_event with ev (takes ownership). */
+void dgr_cl_set_event(dgr_kctx *k, cl_event ev);
+dgr_cl_dev *dgr_cl_devof(dgr_kctx *k);
+/* cl_mem of a value's buffer (NULL for an empty value). */
+cl_mem dgr_cl_mem(const dgr_value *v);
+/* 1-D launch over n items (global rounded up to the work-group size). */
+dg_status dgr_cl_launch1d(dgr_kctx *k, const char *src, dg_dtype dt,
+                          const char *name, size_t n, const dgr_cl_arg *args,
+                          int n_args);
+/* Power-of-two work-group size for a local-memory reduction kernel over
+ * `want` items: <= 256, <= the kernel's and device's limits, and leaving room
+ * for `elem` bytes per work-item of local memory. */
+dg_status dgr_cl_reduce_wg(dgr_kctx *k, const char *src, dg_dtype dt,
+                           const char *name, size_t want, size_t elem,
+                           size_t *out);
+/* Error naming k's node. */
+dg_status dgr_cl_kfail(dgr_kctx *k, const char *call, cl_int e);
+
+/* Kernels in cl_kernels_nn.c, looked up by cl_kernels.c's table. */
+dg_status dgr_cl_k_softmax(dgr_kctx *k);
+dg_status dgr_cl_k_xent(dgr_kctx *k);
+dg_status dgr_cl_k_sparse_xent(dgr_kctx *k);
+dg_status dgr_cl_k_softmax_grad(dgr_kctx *k);
+dg_status dgr_cl_k_batchnorm(dgr_kctx *k);
+dg_status dgr_cl_k_batchnorm_grad(dgr_kctx *k);
+dg_status dgr_cl_k_argmax(dgr_kctx *k);
+dg_status dgr_cl_k_assign(dgr_kctx *k);
+dg_status dgr_cl_k_assign_add(dgr_kctx *k);
+dg_status dgr_cl_k_assign_sub(dgr_kctx *k);
+dg_status dgr_cl_k_apply_gd(dgr_kctx *k);
+dg_status dgr_cl_k_apply_momentum(dgr_kctx *k);
+dg_status dgr_cl_k_apply_adam(dgr_kctx *k);
+dg_status dgr_cl_k_moving_avg(dgr_kctx *k);
+dg_status dgr_cl_k_const(dgr_kctx *k);
+dg_status dgr_cl_k_variable(dgr_kctx *k);
+dg_status dgr_cl_k_placeholder(dgr_kctx *k);
+dg_status dgr_cl_k_random(dgr_kctx *k);
+
+#endif

@@ -1,0 +1,46 @@
+/*
+ * executor.h -- internals shared by session.c and executor.c: the session
+ * structure (devices, pools, Variables, feeds, trace) and the executor's
+ * worker entry point, which the session's inter-op pools call.
+ */
+#ifndef DGR_EXECUTOR_H
+#define DGR_EXECUTOR_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "session.h"
+#include "threadpool.h"
+
+struct dgr_session {
+    const dg_program *prog;
+    const dgc_graph *g;
+    dg_options opts;          /* copy; pointers borrowed from the caller */
+    int n_dev;
+    dgr_device *devs;         /* n_dev, index = program device index */
+    uint8_t *dev_open;        /* device opened (needs closing) */
+    dgr_ipool **pools;        /* inter-op pool per device */
+    int *lane_base;           /* first global worker index of each device */
+    int n_workers;            /* total inter-op workers */
+    struct dgr_pool *intra;   /* CPU intra-op pool */
+    dgr_value *vars;          /* per node: Variable storage (buf NULL if none) */
+    dgr_value *feeds;         /* per node: fed Placeholder value */
+    dgr_trace *trace;         /* NULL when not tracing */
+    char ***out_names;        /* per node: output tensor names (tracing) */
+    const char ***in_names;   /* per node: its inputs' names (tracing) */
+    atomic_size_t *mem_seen;  /* per device: last traced bytes in use */
+    atomic_uint_fast64_t run_counter; /* runs started, for RNG streams */
+    pthread_mutex_t print_mu;
+    pthread_mutex_t run_mu;   /* one run at a time */
+    uint64_t t0;              /* session start (trace origin) */
+};
+
+/* The inter-op pools' task function: runs plan step `item` of runner `ctx`
+ * (a dgr_runner) on worker `lane` of that step's device, then the ready
+ * successors. */
+void dgr_exec_task(void *ctx, int32_t item, int lane);
+
+/* Name string of output ref r ("x" or "x:k"), dg_malloc'd; NULL on nomem. */
+char *dgr_ref_name(const dgc_graph *g, dgc_ref r);
+
+#endif

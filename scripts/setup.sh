@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# setup.sh -- install dgrun's build dependencies on Debian/Ubuntu (apt-get,
+# as root or through sudo; `apt-get update` runs once, and only when a
+# package is missing), then configure and build dgrun into build/.
+# Usage: scripts/setup.sh            (then: build/cli/dgrun --help)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PKGS=(build-essential meson ninja-build pkg-config ocl-icd-opencl-dev
+      opencl-headers pocl-opencl-icd libclblast-dev libcjson-dev
+      libcmocka-dev libopenblas-dev python3-numpy)
+
+if command -v dpkg-query >/dev/null 2>&1; then
+    missing=()
+    for p in "${PKGS[@]}"; do
+        if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+            missing+=("$p")
+        fi
+    done
+    if ((${#missing[@]})); then
+        echo "setup: installing ${missing[*]}"
+        SUDO=()
+        if [ "$(id -u)" -ne 0 ]; then
+            if command -v sudo >/dev/null 2>&1; then
+                SUDO=(sudo)
+            else
+                echo "setup: error: missing packages (${missing[*]}); run as root" >&2
+                exit 1
+            fi
+        fi
+        "${SUDO[@]}" apt-get update
+        "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive \
+            apt-get install -y --no-install-recommends "${missing[@]}"
+    fi
+else
+    echo "setup: no dpkg here; assuming the dependencies are installed: ${PKGS[*]}" >&2
+fi
+
+if [ ! -f build/build.ninja ]; then
+    meson setup build
+fi
+ninja -C build

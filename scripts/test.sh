@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# test.sh -- install and build as needed, run the whole test suite (unit and
+# end-to-end), then again in an AddressSanitizer + UBSan build (build-asan/).
+# Exit status is non-zero when anything fails; the output ends with meson's
+# summary (Ok: N ... Fail: 0).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+
+scripts/setup.sh
+
+# PoCL runs the OpenCL path on the CPU: one device, or two for the tests
+# that set POCL_DEVICES themselves.
+export POCL_DEVICES=${POCL_DEVICES:-pthread}
+
+meson test -C build --print-errorlogs
+
+# Sanitizers: leaks inside the OpenCL stack (ICD loader, PoCL, LLVM, clBLAST)
+# are not ours and are suppressed; everything else fails the run.
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
+export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$ROOT/scripts/lsan.supp:print_suppressions=0}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+if [ ! -f build-asan/build.ninja ]; then
+    meson setup build-asan -Db_sanitize=address,undefined -Db_lundef=false
+fi
+ninja -C build-asan
+meson test -C build-asan --print-errorlogs --timeout-multiplier 3

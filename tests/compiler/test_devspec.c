@@ -1,0 +1,222 @@
+/*
+ * test_devspec.c -- device specifications (SPEC 3, 4.1, 4.2): every accepted
+ * spelling, malformed ones, canonical text, merging over scopes, colocation
+ * merge conflicts, matching, and the assumed device list.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <string.h>
+
+#include "devices.h"
+
+static void canon(const char *in, const char *want)
+{
+    dgc_devspec s;
+    char buf[192];
+    if (dgc_devspec_parse(in, &s) != 0)
+        fail_msg("'%s' did not parse", in);
+    dgc_devspec_str(&s, buf, sizeof buf);
+    if (strcmp(buf, want) != 0)
+        fail_msg("'%s' -> '%s', want '%s'", in, buf, want);
+}
+
+static void test_spellings(void **state)
+{
+    (void)state;
+    canon("/job:localhost/replica:0/task:0/device:GPU:0",
+          "/job:localhost/replica:0/task:0/device:GPU:0");
+    canon("/device:GPU:0/task:0/job:localhost/replica:0",
+          "/job:localhost/replica:0/task:0/device:GPU:0");
+    canon("/job:worker", "/job:worker");
+    canon("/job:worker/task:3", "/job:worker/task:3");
+    canon("/replica:1", "/replica:1");
+    canon("/cpu:0", "/device:CPU:0");
+    canon("/CPU:0", "/device:CPU:0");
+    canon("/gpu:1", "/device:GPU:1");
+    canon("/GPU:1", "/device:GPU:1");
+    canon("CPU:0", "/device:CPU:0");
+    canon("GPU:1", "/device:GPU:1");
+    canon("/gpu:*", "/device:GPU:*");
+    canon("/gpu", "/device:GPU:*");
+    canon("/device:GPU:*", "/device:GPU:*");
+    canon("/device:GPU", "/device:GPU:*");
+    canon("/device:CPU:12", "/device:CPU:12");
+    canon("/device:*:3", "/device:*:3");
+    canon("/job:localhost/replica:0/task:0/cpu:0",
+          "/job:localhost/replica:0/task:0/device:CPU:0");
+    canon("/device:GPU:10", "/device:GPU:10");
+    canon("/job:localhost/gpu:2", "/job:localhost/device:GPU:2");
+    canon("job:localhost/device:CPU:0", "/job:localhost/device:CPU:0");
+    canon("", "");
+    canon(NULL, "");
+}
+
+static void test_parsed_fields(void **state)
+{
+    (void)state;
+    dgc_devspec s;
+    assert_int_equal(dgc_devspec_parse("/job:w/replica:2/task:3/device:GPU:4", &s), 0);
+    assert_true(s.has_job);
+    assert_string_equal(s.job, "w");
+    assert_int_equal(s.replica, 2);
+    assert_int_equal(s.task, 3);
+    assert_int_equal(s.type, DG_DEV_GPU);
+    assert_int_equal(s.id, 4);
+    assert_int_equal(dgc_devspec_parse("/gpu:*", &s), 0);
+    assert_int_equal(s.type, DG_DEV_GPU);
+    assert_int_equal(s.id, -1);
+    assert_false(s.has_job);
+    assert_int_equal(dgc_devspec_parse("", &s), 0);
+    assert_true(dgc_devspec_is_empty(&s));
+    assert_int_equal(dgc_devspec_parse("/cpu:0", &s), 0);
+    assert_false(dgc_devspec_is_empty(&s));
+}
+
+static void test_malformed(void **state)
+{
+    (void)state;
+    static const char *const bad[] = {
+        "cpu/:0", "/gpu:x", "/device:TPU:0", "/tpu:0", "/", "//gpu:0",
+        "/gpu:0/", "/gpu:0/cpu:0", "/device:GPU:0/gpu:1", "/job:a/job:b",
+        "/job:", "/job:1abc", "/replica:x", "/task:-1", "/task:", "gpu 0",
+        "/gpu:0 ", "/Gpu:0", "/device:gpu:0", "/device:", "/device:GPU:0:1",
+        "/foo:1", "/device", "/gpu:-1", "/gpu:99999999999", ":0",
+        "/job:localhost/replica:0/task:0/device:XPU:0",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        dgc_devspec s;
+        if (dgc_devspec_parse(bad[i], &s) != -1)
+            fail_msg("'%s' should be malformed", bad[i]);
+    }
+}
+
+static void test_merge_over(void **state)
+{
+    (void)state;
+    dgc_devspec in, out;
+    char buf[192];
+    /* SPEC 4.1 example: /job:worker then /device:GPU:0 */
+    dgc_devspec_parse("/device:GPU:0", &in);
+    dgc_devspec_parse("/job:worker", &out);
+    dgc_devspec_merge_over(&in, &out);
+    dgc_devspec_str(&in, buf, sizeof buf);
+    assert_string_equal(buf, "/job:worker/device:GPU:0");
+    /* inner wins field by field */
+    dgc_devspec_parse("/gpu:1", &in);
+    dgc_devspec_parse("/job:localhost/device:CPU:0", &out);
+    dgc_devspec_merge_over(&in, &out);
+    dgc_devspec_str(&in, buf, sizeof buf);
+    assert_string_equal(buf, "/job:localhost/device:GPU:1");
+    /* an id-less inner keeps its type, takes the outer id */
+    dgc_devspec_parse("/device:GPU:*", &in);
+    dgc_devspec_parse("/device:GPU:3", &out);
+    dgc_devspec_merge_over(&in, &out);
+    dgc_devspec_str(&in, buf, sizeof buf);
+    assert_string_equal(buf, "/device:GPU:3");
+}
+
+static void conflict(const char *a, const char *b, const char *what)
+{
+    dgc_devspec x, y;
+    const char *w = NULL;
+    assert_int_equal(dgc_devspec_parse(a, &x), 0);
+    assert_int_equal(dgc_devspec_parse(b, &y), 0);
+    assert_int_equal(dgc_devspec_merge_compatible(&x, &y, &w), -1);
+    assert_non_null(w);
+    assert_string_equal(w, what);
+}
+
+static void test_merge_compatible(void **state)
+{
+    (void)state;
+    conflict("/gpu:0", "/cpu:0", "types");
+    conflict("/gpu:0", "/gpu:1", "ids");
+    conflict("/job:a", "/job:b", "jobs");
+    conflict("/task:0", "/task:1", "tasks");
+    conflict("/replica:0", "/replica:2", "replicas");
+    conflict("/job:a/gpu:0", "/job:b/cpu:0", "jobs"); /* TF's order */
+    dgc_devspec x, y;
+    char buf[192];
+    const char *w = NULL;
+    dgc_devspec_parse("/job:localhost", &x);
+    dgc_devspec_parse("/gpu:1", &y);
+    assert_int_equal(dgc_devspec_merge_compatible(&x, &y, &w), 0);
+    dgc_devspec_str(&x, buf, sizeof buf);
+    assert_string_equal(buf, "/job:localhost/device:GPU:1");
+    dgc_devspec_parse("/gpu:*", &x);
+    dgc_devspec_parse("/gpu:2", &y);
+    assert_int_equal(dgc_devspec_merge_compatible(&x, &y, &w), 0);
+    dgc_devspec_str(&x, buf, sizeof buf);
+    assert_string_equal(buf, "/device:GPU:2");
+}
+
+static void test_matches_and_assume(void **state)
+{
+    (void)state;
+    dg_device_list *l = NULL;
+    dg_error err;
+    assert_int_equal(dg_devices_assume(12, &l, &err), DG_OK);
+    assert_int_equal(dg_devices_count(l), 13);
+    const dg_device_info *cpu = dg_devices_get(l, 0);
+    const dg_device_info *g10 = dg_devices_get(l, 11);
+    assert_string_equal(cpu->name, "/job:localhost/replica:0/task:0/device:CPU:0");
+    assert_string_equal(g10->name, "/job:localhost/replica:0/task:0/device:GPU:10");
+    assert_int_equal(g10->type, DG_DEV_GPU);
+    assert_int_equal(g10->index, 10);
+    assert_true(g10->fp64);
+    assert_null(dg_devices_get(l, 13));
+    dgc_devspec s;
+    dgc_devspec_parse("/gpu:10", &s);
+    assert_true(dgc_devspec_matches(&s, g10));
+    assert_false(dgc_devspec_matches(&s, cpu));
+    dgc_devspec_parse("/job:localhost/replica:0/task:0", &s);
+    assert_true(dgc_devspec_matches(&s, g10));
+    dgc_devspec_parse("/job:worker", &s);
+    assert_false(dgc_devspec_matches(&s, cpu));
+    dgc_devspec_parse("/task:1", &s);
+    assert_false(dgc_devspec_matches(&s, cpu));
+    dgc_devspec_parse("/gpu:*", &s);
+    assert_true(dgc_devspec_matches(&s, g10));
+    assert_false(dgc_devspec_matches(&s, cpu));
+    dg_devices_free(l);
+    l = NULL;
+    assert_int_equal(dg_devices_assume(0, &l, &err), DG_OK);
+    assert_int_equal(dg_devices_count(l), 1);
+    dg_devices_free(l);
+    l = NULL;
+    assert_int_equal(dg_devices_assume(-1, &l, &err), DG_E_USAGE);
+    assert_null(l);
+}
+
+static void test_fullname(void **state)
+{
+    (void)state;
+    char buf[96];
+    dgc_device_fullname(DG_DEV_GPU, 3, buf, sizeof buf);
+    assert_string_equal(buf, "/job:localhost/replica:0/task:0/device:GPU:3");
+    dg_device_list *l = dgc_devices_new_cpu_only();
+    assert_non_null(l);
+    dg_device_info d = l->devs[0];
+    d.type = DG_DEV_GPU;
+    d.index = 0;
+    assert_int_equal(dgc_devices_append(l, &d), 0);
+    assert_int_equal(dg_devices_count(l), 2);
+    dg_devices_free(l);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_spellings),
+        cmocka_unit_test(test_parsed_fields),
+        cmocka_unit_test(test_malformed),
+        cmocka_unit_test(test_merge_over),
+        cmocka_unit_test(test_merge_compatible),
+        cmocka_unit_test(test_matches_and_assume),
+        cmocka_unit_test(test_fullname),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

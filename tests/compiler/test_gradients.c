@@ -1,0 +1,288 @@
+/*
+ * test_gradients.c -- the gradient and training passes on small graphs:
+ * generated node names, forward/colocation fields, AddN aggregation,
+ * SumTo for broadcasting, ZerosLike without a path, optimizer state and
+ * the train op, and the errors (non-scalar loss, var_list entry that is not
+ * a Variable, gradient through a non-differentiable op).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "dgrun.h"
+#include "program.h"
+#include "ops.h"
+
+static dgc_graph *load(const char *json)
+{
+    dg_error err = {0};
+    dg_graph *g = dg_graph_load("test.json", json, strlen(json), &err);
+    if (!g)
+        fail_msg("load failed: %s", err.msg);
+    return (dgc_graph *)g;
+}
+
+static const dgc_node *node(const dgc_graph *g, const char *name)
+{
+    int32_t id = dgc_graph_find(g, name);
+    if (id < 0)
+        fail_msg("node '%s' not generated", name);
+    return &g->nodes[id];
+}
+
+static int has_ctrl(const dgc_node *n, int32_t c)
+{
+    for (int i = 0; i < n->n_ctrl; i++)
+        if (n->ctrl[i] == c)
+            return 1;
+    return 0;
+}
+
+static const char *SINCOS =
+    "{\"version\": 1, \"nodes\": ["
+    "{\"name\": \"a\", \"op\": \"Variable\", \"attrs\": {\"dtype\": \"float32\", \"shape\": [], \"init\": 1.0}},"
+    "{\"name\": \"b\", \"op\": \"Sin\", \"inputs\": [\"a\"]},"
+    "{\"name\": \"c\", \"op\": \"Cos\", \"inputs\": [\"b\"]},"
+    "{\"name\": \"d\", \"op\": \"Variable\", \"attrs\": {\"dtype\": \"float32\", \"shape\": [], \"init\": 2.0}}],"
+    "\"gradients\": [{\"name\": \"g\", \"ys\": [\"c\"], \"xs\": [\"a\", \"d\"], \"colocate\": true}]}";
+
+static void test_names_and_fields(void **state)
+{
+    (void)state;
+    dgc_graph *g = load(SINCOS);
+    dg_error err = {0};
+    assert_int_equal(dgc_pass_gradients(g, -1, &err), DG_OK);
+    int32_t b = dgc_graph_find(g, "b"), c = dgc_graph_find(g, "c");
+    const dgc_node *gy = node(g, "g/c/grad_ys");
+    assert_string_equal(dgc_op_name(gy->op), "OnesLike");
+    assert_int_equal(gy->forward, c);
+    assert_int_equal(gy->group_hint, c);
+    const dgc_node *cs = node(g, "g/b/Cos");
+    assert_int_equal(cs->forward, b);
+    assert_int_equal(cs->group_hint, b);
+    assert_int_equal(cs->colocate, 1);
+    assert_true(cs->flags & DGC_NODE_GENERATED);
+    node(g, "g/b/Mul");
+    node(g, "g/c/Sin");
+    node(g, "g/c/Neg");
+    node(g, "g/c/Mul");
+    const dgc_node *ga = node(g, "g/a");
+    assert_string_equal(dgc_op_name(ga->op), "Identity");
+    assert_int_equal(ga->n_outputs, 1);
+    assert_int_equal(ga->outputs[0].shape.rank, 0);
+    /* no path from c to d: zeros */
+    assert_string_equal(dgc_op_name(node(g, "g/d")->op), "ZerosLike");
+    /* nothing else differentiates d */
+    for (int32_t i = 0; i < g->n_nodes; i++)
+        assert_true(g->nodes[i].forward != dgc_graph_find(g, "d") ||
+                    strcmp(g->nodes[i].name, "g/d") == 0);
+    dg_graph_free(g);
+}
+
+static void test_colocate_override(void **state)
+{
+    (void)state;
+    dgc_graph *g = load(SINCOS);
+    dg_error err = {0};
+    assert_int_equal(dgc_pass_gradients(g, 0, &err), DG_OK);
+    for (int32_t i = g->n_file_nodes; i < g->n_nodes; i++)
+        assert_int_equal(g->nodes[i].colocate, 0);
+    dg_graph_free(g);
+}
+
+static void test_addn_and_sumto(void **state)
+{
+    (void)state;
+    dgc_graph *g = load(
+        "{\"version\": 1, \"nodes\": ["
+        "{\"name\": \"a\", \"op\": \"Variable\", \"attrs\": {\"dtype\": \"float32\", \"shape\": [3], \"init\": 1.0}},"
+        "{\"name\": \"x\", \"op\": \"Placeholder\", \"attrs\": {\"dtype\": \"float32\", \"shape\": [-1, 3]}},"
+        "{\"name\": \"m\", \"op\": \"Mul\", \"inputs\": [\"a\", \"a\"]},"
+        "{\"name\": \"s\", \"op\": \"Sin\", \"inputs\": [\"a\"]},"
+        "{\"name\": \"p\", \"op\": \"Add\", \"inputs\": [\"m\", \"s\"]},"
+        "{\"name\": \"q\", \"op\": \"Add\", \"inputs\": [\"x\", \"p\"]},"
+        "{\"name\": \"y\", \"op\": \"Sum\", \"inputs\": [\"q\"]}],"
+        "\"gradients\": [{\"name\": \"g\", \"ys\": [\"y\"], \"xs\": [\"a\"]}]}");
+    dg_error err = {0};
+    assert_int_equal(dgc_pass_gradients(g, -1, &err), DG_OK);
+    const dgc_node *ga = node(g, "g/a");
+    assert_string_equal(dgc_op_name(ga->op), "AddN");
+    assert_int_equal(ga->n_inputs, 3);
+    assert_int_equal(ga->colocate, 0);
+    assert_int_equal(ga->outputs[0].shape.rank, 1);
+    assert_int_equal(ga->outputs[0].shape.dims[0], 3);
+    /* q broadcasts p [3] against x [-1,3]: reduced with SumTo */
+    const dgc_node *st = node(g, "g/q/SumTo");
+    assert_string_equal(dgc_op_name(st->op), "SumTo");
+    assert_string_equal(dgc_op_name(node(g, "g/y/BroadcastLike")->op),
+                        "BroadcastLike");
+    /* the placeholder gets no gradient nodes */
+    int32_t x = dgc_graph_find(g, "x");
+    for (int32_t i = g->n_file_nodes; i < g->n_nodes; i++)
+        assert_int_not_equal(g->nodes[i].forward, x);
+    dg_graph_free(g);
+}
+
+static void test_not_differentiable(void **state)
+{
+    (void)state;
+    dgc_graph *g = load(
+        "{\"version\": 1, \"nodes\": ["
+        "{\"name\": \"a\", \"op\": \"Variable\", \"attrs\": {\"dtype\": \"float32\", \"shape\": [], \"init\": 1.0}},"
+        "{\"name\": \"v\", \"op\": \"Variable\", \"attrs\": {\"dtype\": \"float32\", \"shape\": [], \"init\": 1.0}},"
+        "{\"name\": \"s\", \"op\": \"Square\", \"inputs\": [\"a\"]},"
+        "{\"name\": \"u\", \"op\": \"AssignAdd\", \"inputs\": [\"v\", \"s\"]},"
+        "{\"name\": \"y\", \"op\": \"Neg\", \"inputs\": [\"u\"]}],"
+        "\"gradients\": [{\"name\": \"g\", \"ys\": [\"y\"], \"xs\": [\"a\"]}]}");
+    dg_error err = {0};
+    assert_int_equal(dgc_pass_gradients(g, -1, &err), DG_E_GRAPH);
+    assert_non_null(strstr(err.msg, "node 'u'"));
+    assert_non_null(strstr(err.msg, "'AssignAdd' which has no gradient"));
+    dg_graph_free(g);
+}
+
+static void test_zero_grad_ops(void **state)
+{
+    (void)state;
+    /* ArgMax contributes nothing: the gradient is zeros, not an error */
+    dgc_graph *g = load(
+        "{\"version\": 1, \"nodes\": ["
+        "{\"name\": \"a\", \"op\": \"Variable\", \"attrs\": {\"dtype\": \"float32\", \"shape\": [2, 3], \"init\": 1.0}},"
+        "{\"name\": \"m\", \"op\": \"ArgMax\", \"inputs\": [\"a\"], \"attrs\": {\"axis\": 1}},"
+        "{\"name\": \"f\", \"op\": \"Cast\", \"inputs\": [\"m\"], \"attrs\": {\"dtype\": \"float32\"}},"
+        "{\"name\": \"y\", \"op\": \"Sum\", \"inputs\": [\"f\"]}],"
+        "\"gradients\": [{\"name\": \"g\", \"ys\": [\"y\"], \"xs\": [\"a\"]}]}");
+    dg_error err = {0};
+    assert_int_equal(dgc_pass_gradients(g, -1, &err), DG_OK);
+    assert_string_equal(dgc_op_name(node(g, "g/a")->op), "ZerosLike");
+    dg_graph_free(g);
+}
+
+#define MLP_HEAD                                                                \
+    "{\"version\": 1, \"nodes\": ["                                           \
+    "{\"name\": \"x\", \"op\": \"Placeholder\", \"attrs\": {\"dtype\": \"float32\", \"shape\": [-1, 4]}}," \
+    "{\"name\": \"w\", \"op\": \"Variable\", \"attrs\": {\"dtype\": \"float32\", \"shape\": [4, 2], \"init\": {\"zeros\": {}}}}," \
+    "{\"name\": \"k\", \"op\": \"Variable\", \"attrs\": {\"dtype\": \"float32\", \"shape\": [], \"init\": 0.0, \"trainable\": false}}," \
+    "{\"name\": \"h\", \"op\": \"MatMul\", \"inputs\": [\"x\", \"w\"]},"      \
+    "{\"name\": \"r\", \"op\": \"Square\", \"inputs\": [\"h\"]},"
+
+static void test_train_adam(void **state)
+{
+    (void)state;
+    dgc_graph *g = load(MLP_HEAD
+        "{\"name\": \"loss\", \"op\": \"Mean\", \"inputs\": [\"r\"]},"
+        "{\"name\": \"bump\", \"op\": \"AssignAdd\", \"inputs\": [\"k\", \"loss\"]}],"
+        "\"collections\": {\"UPDATE_OPS\": [\"bump\"]},"
+        "\"train\": {\"loss\": \"loss\", \"optimizer\": {\"type\": \"adam\", \"learning_rate\": 0.01},"
+        " \"steps\": 3, \"update_ops\": \"UPDATE_OPS\", \"colocate_gradients\": true}}");
+    dg_error err = {0};
+    assert_int_equal(dgc_pass_gradients(g, -1, &err), DG_OK);
+    assert_int_equal(dgc_pass_train(g, -1, &err), DG_OK);
+    int32_t w = dgc_graph_find(g, "w");
+    const dgc_node *gw = node(g, "train/w");
+    assert_int_equal(gw->colocate, 1);
+    assert_int_equal(gw->outputs[0].shape.dims[0], 4);
+    /* k is not trainable: no gradient */
+    assert_int_equal(dgc_graph_find(g, "train/k"), -1);
+    const dgc_node *m = node(g, "w/Adam");
+    assert_string_equal(dgc_op_name(m->op), "Variable");
+    assert_int_equal(m->n_coloc, 1);
+    assert_int_equal(m->coloc[0], w);
+    assert_false(dgc_attr_bool(m, "trainable", 1));
+    node(g, "w/Adam_1");
+    node(g, "beta1_power");
+    node(g, "beta2_power");
+    const dgc_node *up = node(g, "train/update_w/ApplyAdam");
+    assert_int_equal(up->inputs[0].node, w);
+    assert_int_equal(up->n_inputs, 10);
+    assert_int_equal(up->inputs[9].node, dgc_graph_find(g, "train/w"));
+    /* beta power updates run after the ApplyAdam */
+    const dgc_node *mul = node(g, "train/beta1_power/Mul");
+    assert_true(has_ctrl(mul, dgc_graph_find(g, "train/update_w/ApplyAdam")));
+    /* the train op */
+    assert_true(g->train.train_op >= 0);
+    const dgc_node *op = &g->nodes[g->train.train_op];
+    assert_string_equal(op->name, "train/step");
+    assert_string_equal(dgc_op_name(op->op), "NoOp");
+    assert_true(has_ctrl(op, dgc_graph_find(g, "train/update_w/ApplyAdam")));
+    assert_true(has_ctrl(op, dgc_graph_find(g, "bump")));
+    assert_true(has_ctrl(op, dgc_graph_find(g, "train/beta1_power/Assign")));
+    assert_int_equal(g->train.loss_node, dgc_graph_find(g, "loss"));
+    assert_true(g->train.global_step >= 0);
+    const dgc_node *gs = &g->nodes[g->train.global_step];
+    assert_int_equal(gs->outputs[0].dtype, DG_I64);
+    dg_graph_free(g);
+}
+
+static void test_train_sgd_momentum(void **state)
+{
+    (void)state;
+    const char *opt[] = {"{\"type\": \"sgd\", \"learning_rate\": 0.1}",
+                         "{\"type\": \"momentum\", \"learning_rate\": 0.1, \"momentum\": 0.9}"};
+    const char *upd[] = {"train/update_w/ApplyGradientDescent",
+                         "train/update_w/ApplyMomentum"};
+    for (int i = 0; i < 2; i++) {
+        char buf[4096];
+        snprintf(buf, sizeof buf, "%s%s", MLP_HEAD
+                 "{\"name\": \"loss\", \"op\": \"Mean\", \"inputs\": [\"r\"]}],"
+                 "\"train\": {\"loss\": \"loss\", \"optimizer\": ", opt[i]);
+        strcat(buf, "}}");
+        dgc_graph *g = load(buf);
+        dg_error err = {0};
+        assert_int_equal(dgc_pass_train(g, 1, &err), DG_OK);
+        const dgc_node *up = node(g, upd[i]);
+        assert_int_equal(up->inputs[0].node, dgc_graph_find(g, "w"));
+        assert_int_equal(node(g, "train/w")->colocate, 1);
+        if (i == 1)
+            node(g, "w/Momentum");
+        dg_graph_free(g);
+    }
+}
+
+static void test_train_errors(void **state)
+{
+    (void)state;
+    /* non-scalar loss */
+    dgc_graph *g = load(MLP_HEAD
+        "{\"name\": \"loss\", \"op\": \"Sum\", \"inputs\": [\"r\"], \"attrs\": {\"axis\": 0}}],"
+        "\"train\": {\"loss\": \"loss\", \"optimizer\": {\"type\": \"sgd\", \"learning_rate\": 0.1}}}");
+    dg_error err = {0};
+    assert_int_equal(dgc_pass_train(g, -1, &err), DG_E_GRAPH);
+    assert_non_null(strstr(err.msg, "node 'loss'"));
+    assert_non_null(strstr(err.msg, "scalar"));
+    dg_graph_free(g);
+
+    /* var_list naming a non-Variable: refused (by the loader or the pass) */
+    const char *bad = MLP_HEAD
+        "{\"name\": \"loss\", \"op\": \"Mean\", \"inputs\": [\"r\"]}],"
+        "\"train\": {\"loss\": \"loss\", \"var_list\": [\"h\"], "
+        "\"optimizer\": {\"type\": \"sgd\", \"learning_rate\": 0.1}}}";
+    memset(&err, 0, sizeof err);
+    dg_graph *g2 = dg_graph_load("test.json", bad, strlen(bad), &err);
+    if (g2) {
+        assert_int_equal(dgc_pass_train((dgc_graph *)g2, -1, &err), DG_E_GRAPH);
+        dg_graph_free(g2);
+    }
+    assert_int_equal(err.code, DG_E_GRAPH);
+    assert_non_null(strstr(err.msg, "'h'"));
+    assert_non_null(strstr(err.msg, "not a Variable"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_names_and_fields),
+        cmocka_unit_test(test_colocate_override),
+        cmocka_unit_test(test_addn_and_sumto),
+        cmocka_unit_test(test_not_differentiable),
+        cmocka_unit_test(test_zero_grad_ops),
+        cmocka_unit_test(test_train_adam),
+        cmocka_unit_test(test_train_sgd_momentum),
+        cmocka_unit_test(test_train_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,280 @@
+/*
+ * test_gradcheck.c -- every differentiable op's generated gradient against
+ * central finite differences, in float64 on CPU:0, on random inputs and
+ * shapes (broadcasting included).  Each case is a graph
+ *     f = OP(x0, x1, ...);  L = Sum(Sin(f));  gradients g: d L / d xi
+ * compiled and run once for the analytic gradients; then each input
+ * element is nudged by +-h through dgr_session_write_variable and L
+ * re-evaluated in the same session.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "dgrun.h"
+#include "program.h"
+#include "session.h"
+
+#define MAXIN 3
+
+typedef struct gcase {
+    const char *op;
+    int n_in;
+    int rank[MAXIN];
+    int64_t dims[MAXIN][4];
+    int domain;         /* 0: (-2, 2) away from 0, 1: (0.5, 2) */
+    const char *attrs;  /* JSON object text or NULL */
+    const char *extra;  /* extra input: a Const node (JSON) named "lab" */
+    int n_diff;         /* inputs to differentiate (default n_in) */
+} gcase;
+
+static uint64_t rng_state = 0x12345678abcdefull;
+static double urand(void)
+{
+    rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
+    return (double)(rng_state >> 11) / 9007199254740992.0;
+}
+
+static double sample(int domain)
+{
+    if (domain == 1)
+        return 0.5 + 1.5 * urand();
+    double v = 0.2 + 1.8 * urand();
+    return urand() < 0.5 ? -v : v;
+}
+
+static void nested(char *buf, size_t sz, const double *v, int rank,
+                   const int64_t *dims, int64_t *pos)
+{
+    size_t o = strlen(buf);
+    if (rank == 0) {
+        snprintf(buf + o, sz - o, "%.17g", v[(*pos)++]);
+        return;
+    }
+    snprintf(buf + o, sz - o, "[");
+    for (int64_t i = 0; i < dims[0]; i++) {
+        if (i)
+            strncat(buf, ", ", sz - strlen(buf) - 1);
+        nested(buf, sz, v, rank - 1, dims + 1, pos);
+    }
+    strncat(buf, "]", sz - strlen(buf) - 1);
+}
+
+static int64_t numel(int rank, const int64_t *dims)
+{
+    int64_t n = 1;
+    for (int i = 0; i < rank; i++)
+        n *= dims[i];
+    return n;
+}
+
+static double scalar_of(const dg_tensor *t)
+{
+    return t->dtype == DG_F64 ? *(double *)t->data : *(float *)t->data;
+}
+
+static void check_case(const gcase *c)
+{
+    static char json[1 << 16];
+    double vals[MAXIN][64];
+    int n_diff = c->n_diff ? c->n_diff : c->n_in;
+    json[0] = 0;
+    strcat(json, "{\"version\": 1, \"nodes\": [");
+    for (int i = 0; i < c->n_in; i++) {
+        int64_t n = numel(c->rank[i], c->dims[i]);
+        for (int64_t k = 0; k < n; k++)
+            vals[i][k] = sample(c->domain);
+        size_t o = strlen(json);
+        snprintf(json + o, sizeof json - o,
+                 "{\"name\": \"x%d\", \"op\": \"Variable\", \"attrs\": "
+                 "{\"dtype\": \"float64\", \"shape\": [", i);
+        for (int d = 0; d < c->rank[i]; d++) {
+            o = strlen(json);
+            snprintf(json + o, sizeof json - o, "%s%lld", d ? ", " : "",
+                     (long long)c->dims[i][d]);
+        }
+        strcat(json, "], \"init\": ");
+        int64_t pos = 0;
+        nested(json, sizeof json, vals[i], c->rank[i], c->dims[i], &pos);
+        strcat(json, "}},");
+    }
+    if (c->extra) {
+        strcat(json, c->extra);
+        strcat(json, ",");
+    }
+    strcat(json, "{\"name\": \"f\", \"op\": \"");
+    strcat(json, c->op);
+    strcat(json, "\", \"inputs\": [");
+    for (int i = 0; i < c->n_in; i++) {
+        size_t o = strlen(json);
+        snprintf(json + o, sizeof json - o, "%s\"x%d\"", i ? ", " : "", i);
+    }
+    if (c->extra)
+        strcat(json, ", \"lab\"");
+    strcat(json, "]");
+    if (c->attrs) {
+        strcat(json, ", \"attrs\": ");
+        strcat(json, c->attrs);
+    }
+    strcat(json, "},"
+           "{\"name\": \"s\", \"op\": \"Sin\", \"inputs\": [\"f\"]},"
+           "{\"name\": \"L\", \"op\": \"Sum\", \"inputs\": [\"s\"]}],"
+           "\"gradients\": [{\"name\": \"g\", \"ys\": [\"L\"], \"xs\": [");
+    for (int i = 0; i < n_diff; i++) {
+        size_t o = strlen(json);
+        snprintf(json + o, sizeof json - o, "%s\"x%d\"", i ? ", " : "", i);
+    }
+    strcat(json, "]}]}");
+
+    dg_error err = {0};
+    dg_graph *g = dg_graph_load("gradcheck.json", json, strlen(json), &err);
+    if (!g)
+        fail_msg("%s: load: %s", c->op, err.msg);
+    dg_device_list *devs = NULL;
+    assert_int_equal(dg_devices_assume(0, &devs, &err), DG_OK);
+    dg_options o;
+    dg_options_init(&o);
+    o.opencl_devices = "none";
+    o.inter_op_threads = 1;
+    o.intra_op_threads = 1;
+    const char *fetch[1 + MAXIN] = {"L", "g/x0", "g/x1", "g/x2"};
+    o.fetch = fetch;
+    o.n_fetch = 1 + n_diff;
+    dg_program *p = dg_compile(g, &o, devs, &err);
+    if (!p)
+        fail_msg("%s: compile: %s", c->op, err.msg);
+    dg_session *s = dg_session_new(p, &o, &err);
+    if (!s)
+        fail_msg("%s: session: %s", c->op, err.msg);
+    dg_fetch_result *r = NULL;
+    int nr = 0;
+    if (dg_session_run(s, &r, &nr, &err) != DG_OK)
+        fail_msg("%s: run: %s", c->op, err.msg);
+    assert_int_equal(nr, 1 + n_diff);
+
+    /* numeric gradients */
+    const double h = 1e-6;
+    for (int i = 0; i < n_diff; i++) {
+        char name[8];
+        snprintf(name, sizeof name, "x%d", i);
+        int32_t id = dgc_graph_find(p->g, name);
+        dg_shape sh;
+        memset(&sh, 0, sizeof sh);
+        sh.rank = c->rank[i];
+        for (int d = 0; d < sh.rank; d++)
+            sh.dims[d] = c->dims[i][d];
+        dg_tensor *t = dg_tensor_new(DG_F64, &sh);
+        int64_t n = numel(c->rank[i], c->dims[i]);
+        const dg_tensor *ga = r[1 + i].value;
+        assert_int_equal(ga->dtype, DG_F64);
+        assert_int_equal(dg_shape_numel(&ga->shape), n);
+        for (int64_t k = 0; k < n; k++) {
+            double L[2];
+            for (int sgn = 0; sgn < 2; sgn++) {
+                memcpy(t->data, vals[i], sizeof(double) * (size_t)n);
+                ((double *)t->data)[k] += sgn ? -h : h;
+                assert_int_equal(dgr_session_write_variable(
+                                     (dgr_session *)s, id, t, &err), DG_OK);
+                dg_fetch_result *r2 = NULL;
+                int n2 = 0;
+                if (dg_session_run(s, &r2, &n2, &err) != DG_OK)
+                    fail_msg("%s: run: %s", c->op, err.msg);
+                L[sgn] = scalar_of(r2[0].value);
+                dg_fetch_results_free(r2, n2);
+            }
+            double fd = (L[0] - L[1]) / (2 * h);
+            double an = ((double *)ga->data)[k];
+            if (fabs(fd - an) > 1e-5 * fmax(1.0, fabs(fd)))
+                fail_msg("%s: d L / d x%d[%lld]: generated %.9g, finite "
+                         "differences %.9g", c->op, i, (long long)k, an, fd);
+        }
+        memcpy(t->data, vals[i], sizeof(double) * (size_t)n);
+        assert_int_equal(dgr_session_write_variable((dgr_session *)s, id, t,
+                                                    &err), DG_OK);
+        dg_tensor_free(t);
+    }
+    dg_fetch_results_free(r, nr);
+    dg_session_free(s);
+    dg_program_free(p);
+    dg_devices_free(devs);
+}
+
+#define U(op, dom) {op, 1, {2}, {{2, 3}}, dom, NULL, NULL, 0}
+
+static const gcase unary[] = {
+    U("Identity", 0), U("Neg", 0), U("Abs", 0), U("Sin", 0), U("Cos", 0),
+    U("Exp", 0), U("Log", 1), U("Sqrt", 1), U("Square", 0), U("Tanh", 0),
+    U("Sigmoid", 0), U("Relu", 0), U("Softmax", 0),
+};
+
+static const gcase binary[] = {
+    {"Add", 2, {2, 1}, {{2, 3}, {3}}, 0, NULL, NULL, 0},
+    {"Sub", 2, {2, 2}, {{2, 1}, {2, 3}}, 0, NULL, NULL, 0},
+    {"Mul", 2, {1, 2}, {{3}, {2, 3}}, 0, NULL, NULL, 0},
+    {"Div", 2, {2, 1}, {{2, 3}, {3}}, 0, NULL, NULL, 0},
+    {"Pow", 2, {2, 1}, {{2, 3}, {3}}, 1, NULL, NULL, 0},
+    {"Maximum", 2, {2, 0}, {{2, 3}, {0}}, 0, NULL, NULL, 0},
+    {"Minimum", 2, {2, 2}, {{2, 3}, {2, 3}}, 0, NULL, NULL, 0},
+    {"AddN", 3, {2, 2, 2}, {{2, 2}, {2, 2}, {2, 2}}, 0, NULL, NULL, 0},
+    {"BiasAdd", 2, {2, 1}, {{4, 3}, {3}}, 0, NULL, NULL, 0},
+};
+
+static const gcase linalg[] = {
+    {"MatMul", 2, {2, 2}, {{2, 3}, {3, 4}}, 0, NULL, NULL, 0},
+    {"MatMul", 2, {2, 2}, {{3, 2}, {3, 4}}, 0, "{\"transpose_a\": true}", NULL, 0},
+    {"MatMul", 2, {2, 2}, {{2, 3}, {4, 3}}, 0, "{\"transpose_b\": true}", NULL, 0},
+    {"MatMul", 2, {2, 2}, {{3, 2}, {4, 3}}, 0,
+     "{\"transpose_a\": true, \"transpose_b\": true}", NULL, 0},
+};
+
+static const gcase shaping[] = {
+    {"Sum", 1, {2}, {{2, 3}}, 0, "{\"axis\": 1}", NULL, 0},
+    {"Sum", 1, {3}, {{2, 3, 2}}, 0, NULL, NULL, 0},
+    {"Mean", 1, {2}, {{2, 3}}, 0, "{\"axis\": 0, \"keepdims\": true}", NULL, 0},
+    {"Mean", 1, {3}, {{2, 3, 2}}, 0, "{\"axis\": [0, 2]}", NULL, 0},
+    {"Max", 1, {2}, {{2, 3}}, 0, "{\"axis\": 1}", NULL, 0},
+    {"Reshape", 1, {2}, {{2, 3}}, 0, "{\"shape\": [3, -1]}", NULL, 0},
+    {"Transpose", 1, {2}, {{2, 3}}, 0, "{\"perm\": [1, 0]}", NULL, 0},
+    {"Transpose", 1, {3}, {{2, 3, 4}}, 0, "{\"perm\": [2, 0, 1]}", NULL, 0},
+    {"Cast", 1, {2}, {{2, 3}}, 0, "{\"dtype\": \"float64\"}", NULL, 0},
+};
+
+static const gcase nn[] = {
+    {"SoftmaxCrossEntropyWithLogits", 1, {2}, {{2, 3}}, 0, NULL,
+     "{\"name\": \"lab\", \"op\": \"Const\", \"attrs\": {\"dtype\": \"float64\", "
+     "\"value\": [[0.2, 0.3, 0.5], [1.0, 0.0, 0.0]]}}", 0},
+    {"SparseSoftmaxCrossEntropyWithLogits", 1, {2}, {{2, 3}}, 0, NULL,
+     "{\"name\": \"lab\", \"op\": \"Const\", \"attrs\": {\"dtype\": \"int32\", "
+     "\"value\": [2, 0]}}", 0},
+    {"BatchNorm", 3, {2, 1, 1}, {{4, 3}, {3}, {3}}, 0, NULL, NULL, 0},
+};
+
+static void run_cases(const gcase *cs, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        check_case(&cs[i]);
+}
+
+static void test_unary(void **s) { (void)s; run_cases(unary, sizeof unary / sizeof *unary); }
+static void test_binary(void **s) { (void)s; run_cases(binary, sizeof binary / sizeof *binary); }
+static void test_matmul(void **s) { (void)s; run_cases(linalg, sizeof linalg / sizeof *linalg); }
+static void test_shaping(void **s) { (void)s; run_cases(shaping, sizeof shaping / sizeof *shaping); }
+static void test_nn(void **s) { (void)s; run_cases(nn, sizeof nn / sizeof *nn); }
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_unary),
+        cmocka_unit_test(test_binary),
+        cmocka_unit_test(test_matmul),
+        cmocka_unit_test(test_shaping),
+        cmocka_unit_test(test_nn),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
