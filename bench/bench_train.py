@@ -37,7 +37,8 @@ def run_dgrun(dgrun, steps, threads):
            "--intra-op-threads", str(threads)]
     env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads))
     t0 = time.perf_counter()
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, env=env)
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL, env=env)
     return time.perf_counter() - t0
 
 

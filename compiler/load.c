@@ -106,8 +106,10 @@ static dg_status add_node(dgc_graph *g, const dg_strmap *ops, const cJSON *x,
     return DG_OK;
 }
 
+/* `mark` (one slot per node, zeroed) deduplicates control inputs in O(1):
+ * mark[c] == id + 1 once c is a control input of node id. */
 static dg_status parse_inputs(dgc_graph *g, int32_t id, const cJSON *inputs,
-                              dg_error *err)
+                              int32_t *mark, dg_error *err)
 {
     dgc_node *n = &g->nodes[id];
     const dgc_op_def *d = &dgc_ops[n->op];
@@ -141,11 +143,10 @@ static dg_status parse_inputs(dgc_graph *g, int32_t id, const cJSON *inputs,
                               "names unknown node '%s'", n->name, s, s + 1);
             if (!first_ctrl)
                 first_ctrl = s;
-            int dup = 0;
-            for (int k = 0; k < n->n_ctrl; k++)
-                dup |= n->ctrl[k] == c;
-            if (!dup)
+            if (mark[c] != id + 1) {
+                mark[c] = id + 1;
                 n->ctrl[n->n_ctrl++] = c;
+            }
             continue;
         }
         if (first_ctrl)
@@ -299,9 +300,11 @@ static dg_status load_root(dgc_graph *g, const dgc_jdoc *doc, dg_error *err)
         g->cap_nodes = cnt;
     }
     node_json *nj = dg_calloc((size_t)(cnt > 0 ? cnt : 1), sizeof *nj);
+    int32_t *mark = dg_calloc((size_t)(cnt > 0 ? cnt : 1), sizeof *mark);
     dg_strmap ops;
-    if (!nj || dg_strmap_init(&ops, (size_t)dgc_n_ops * 2)) {
+    if (!nj || !mark || dg_strmap_init(&ops, (size_t)dgc_n_ops * 2)) {
         dg_free(nj);
+        dg_free(mark);
         return dg_err_nomem(err, "loader");
     }
     dg_status st = DG_OK;
@@ -315,13 +318,14 @@ static dg_status load_root(dgc_graph *g, const dgc_jdoc *doc, dg_error *err)
     dg_strmap_free(&ops);
     g->n_file_nodes = g->n_nodes;
     for (i = 0; i < g->n_nodes && !st; i++) {
-        st = parse_inputs(g, i, nj[i].inputs, err);
+        st = parse_inputs(g, i, nj[i].inputs, mark, err);
         if (!st)
             st = parse_device_coloc(g, i, &nj[i], err);
         if (!st)
             st = dgc_load_attrs(g, doc, i, nj[i].attrs, err);
     }
     dg_free(nj);
+    dg_free(mark);
     if (st)
         return st;
     st = dgc_load_sections(g, doc, root, err);

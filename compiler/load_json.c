@@ -172,12 +172,13 @@ typedef struct arena_chunk {
 
 static arena_chunk *g_arena;
 static int g_arena_oom;
+static size_t g_arena_first; /* size of the first chunk (from the text size) */
 
 static void *arena_alloc(size_t n)
 {
     n = (n + 15) & ~(size_t)15;
     if (!g_arena || g_arena->used + n > g_arena->cap) {
-        size_t cap = (size_t)4 << 20;
+        size_t cap = g_arena_first;
         if (g_arena && g_arena->cap < ((size_t)64 << 20))
             cap = g_arena->cap * 2;
         if (cap < n)
@@ -221,6 +222,9 @@ dg_status dgc_json_parse(dgc_jdoc *doc, const char *text, size_t len,
     cJSON_Hooks hooks = {arena_alloc, arena_free};
     g_arena = NULL;
     g_arena_oom = 0;
+    g_arena_first = len < ((size_t)8 << 20) ? len * 8 : ((size_t)64 << 20);
+    if (g_arena_first < 65536)
+        g_arena_first = 65536;
     cJSON_InitHooks(&hooks);
     cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
     const char *eptr = cJSON_GetErrorPtr();

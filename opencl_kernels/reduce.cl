@@ -92,22 +92,27 @@ __kernel void max_grad(__global const T *x, __global const T *y,
     }
 }
 
-/* y[o*inner+j] = argmax over the axis of x[o, :, j] (first max). */
-__kernel void argmax(__global const T *x, __global long *y, long outer,
-                     long n, long inner)
-{
-    long i = get_global_id(0);
-    if (i >= outer * inner) return;
-    long o = i / inner, j = i % inner;
-    __global const T *p = x + o * n * inner + j;
-    T best = p[0];
-    long bi = 0;
-    for (long k = 1; k < n; k++) {
-        T v = p[k * inner];
-        if (v > best || (isnan(v) && !isnan(best))) {
-            best = v;
-            bi = k;
-        }
-    }
-    y[i] = bi;
+/* y[o*inner+j] = argmax over the axis of x[o, :, j] (first max); the
+ * index type is IDX (long or int) */
+#define ARGMAX(name, IDX)                                                    \
+__kernel void name(__global const T *x, __global IDX *y, long outer, long n, \
+                   long inner)                                               \
+{                                                                            \
+    long i = get_global_id(0);                                               \
+    if (i >= outer * inner) return;                                          \
+    long o = i / inner, j = i % inner;                                       \
+    __global const T *p = x + o * n * inner + j;                             \
+    T best = p[0];                                                           \
+    long bi = 0;                                                             \
+    for (long k = 1; k < n; k++) {                                           \
+        T v = p[k * inner];                                                  \
+        if (v > best || (isnan(v) && !isnan(best))) {                        \
+            best = v;                                                        \
+            bi = k;                                                          \
+        }                                                                    \
+    }                                                                        \
+    y[i] = (IDX)bi;                                                          \
 }
+
+ARGMAX(argmax, long)
+ARGMAX(argmax_i32, int)

@@ -147,24 +147,14 @@ dg_status dgr_cl_alloc_init(dgr_cl_dev *cd, size_t reserve, dg_error *err)
         cl_int e;
         a->arena = clCreateBuffer(cd->c->ctx, CL_MEM_READ_WRITE, reserve, NULL,
                                   &e);
+        if (!a->arena && e == CL_INVALID_BUFFER_SIZE)
+            return DG_OK; /* above the device's largest buffer: the cap is
+                             still enforced (buffer.c), memory grows */
         if (!a->arena)
             return dg_err(err, DG_E_NOMEM,
                           "cannot reserve %zu bytes on OpenCL device '%s': "
                           "clCreateBuffer failed: %s (%d)",
                           reserve, cd->c->dev_name, dgr_cl_errname(e), (int)e);
-        /* touch it so the memory is really committed */
-        cl_uchar zero = 0;
-        e = clEnqueueFillBuffer(cd->q, a->arena, &zero, 1, 0, reserve, 0, NULL,
-                                NULL);
-        if (e == CL_SUCCESS)
-            e = clFinish(cd->q);
-        if (e != CL_SUCCESS) {
-            clReleaseMemObject(a->arena);
-            a->arena = NULL;
-            return dg_err(err, DG_E_NOMEM,
-                          "cannot reserve %zu bytes on OpenCL device '%s': %s (%d)",
-                          reserve, cd->c->dev_name, dgr_cl_errname(e), (int)e);
-        }
         a->arena_size = reserve;
         hole_give(a, 0, reserve);
         if (a->n_holes != 1) {

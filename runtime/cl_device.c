@@ -203,6 +203,18 @@ static void dev_str(cl_device_id d, cl_device_info what, char *buf, size_t n)
     size_t l = strlen(tmp);
     while (l && (tmp[l - 1] == ' ' || tmp[l - 1] == '\n'))
         tmp[--l] = '\0';
+    /* PoCL appends a long "HSTR: <triple>" to its version; keep the
+     * readable part, and cut at a word boundary when too long */
+    char *h = strstr(tmp, " HSTR:");
+    if (h)
+        *h = '\0';
+    l = strlen(tmp);
+    if (l >= n) {
+        tmp[n - 1] = '\0';
+        char *sp = strrchr(tmp, ' ');
+        if (sp && sp > tmp)
+            *sp = '\0';
+    }
     snprintf(buf, n, "%s", tmp);
 }
 

@@ -209,10 +209,11 @@ dg_status dgr_cl_k_argmax(dgr_kctx *k)
     dg_status st = need_float(k, dt);
     if (st != DG_OK)
         return st;
-    if (k->out_types[0].dtype != DG_I64)
+    dg_dtype ot = k->out_types[0].dtype;
+    if (ot != DG_I64 && ot != DG_I32)
         return dg_err(k->err, DG_E_RUNTIME,
-                      "node '%s': ArgMax on OpenCL produces int64 only",
-                      k->node->name);
+                      "node '%s': ArgMax produces int32 or int64, not %s",
+                      k->node->name, dg_dtype_name(ot));
     if ((st = dgr_kctx_alloc_output(k, 0)) != DG_OK)
         return st;
     const dg_shape *s = &k->in[0].shape;
@@ -236,7 +237,8 @@ dg_status dgr_cl_k_argmax(dgr_kctx *k)
     cl_mem x = dgr_cl_mem(&k->in[0]), y = dgr_cl_mem(&k->out[0]);
     dgr_cl_arg a[] = {DGR_ARG(x), DGR_ARG(y), DGR_ARG(outer), DGR_ARG(n),
                       DGR_ARG(inner)};
-    return dgr_cl_launch1d(k, "reduce", dt, "argmax", (size_t)(outer * inner),
+    return dgr_cl_launch1d(k, "reduce", dt, ot == DG_I32 ? "argmax_i32" : "argmax",
+                           (size_t)(outer * inner),
                            a, 5);
 }
 

@@ -161,6 +161,7 @@ char *dgr_trace_summary(const dgr_trace *t)
 
     uint64_t first = UINT64_MAX, last = 0;
     size_t n_nodes = 0, n_types = 0, n_ops = 0;
+    int64_t step_lo = INT64_MAX, step_hi = INT64_MIN;
     for (size_t i = 0; i < nx; i++) {
         const dgr_trec *r = x[i];
         if (r->t0 < first)
@@ -169,6 +170,10 @@ char *dgr_trace_summary(const dgr_trace *t)
             last = r->t1;
         if (r->kind == DGR_TREC_OP) {
             n_ops++;
+            if (r->step < step_lo)
+                step_lo = r->step;
+            if (r->step > step_hi)
+                step_hi = r->step;
             if (agg_add(&mn, nodes, &n_nodes, r->a, r->b, r->dev,
                         r->t1 - r->t0) ||
                 agg_add(&mt, types, &n_types, r->b, r->b, r->dev,
@@ -185,7 +190,9 @@ char *dgr_trace_summary(const dgr_trace *t)
     }
     uint64_t wall = nx ? last - first : 0;
 
-    dg_sbuf_addf(&b, "Profile: %zu ops", n_ops);
+    int64_t steps = n_ops ? step_hi - step_lo + 1 : 0;
+    dg_sbuf_addf(&b, "Profile: %zu ops, %" PRId64 " step%s", n_ops, steps,
+                 steps == 1 ? "" : "s");
     dg_sbuf_add(&b, ", wall time ");
     add_ms(&b, 0, wall);
     dg_sbuf_add(&b, " ms\n\n");

@@ -156,7 +156,7 @@ typedef struct wctx {
 
 static void sep(wctx *w)
 {
-    fputs(w->first ? "\n" : ",\n", w->f);
+    PUTS(w->first ? "\n" : ",\n", w->f);
     w->first = 0;
 }
 
@@ -258,26 +258,30 @@ static void lane_range(const wctx *w, int dev, int lane, size_t *lo,
     *hi = a;
 }
 
-/* ns clamped into slice s so that s.t0 <= ns < s.t1 (viewers close a slice
- * at its end, so a point there would bind to nothing); a zero-length slice
- * gives its start. */
-static uint64_t clamp_into(const dgr_trec *s, uint64_t ns)
+/* Whether slice r belongs to the producer of `tensor` ("node" or
+ * "node:k"): an op slice of that node or a transfer of that tensor. */
+static int produces(const dgr_trec *r, const char *tensor)
 {
-    if (s->t1 <= s->t0 || ns <= s->t0)
-        return s->t0;
-    return ns < s->t1 ? ns : s->t1 - 1;
+    if (r->kind == DGR_TREC_MEMCPY)
+        return strcmp(r->a, tensor) == 0;
+    size_t n = strlen(r->a);
+    return strncmp(r->a, tensor, n) == 0 &&
+           (tensor[n] == '\0' || tensor[n] == ':');
 }
 
-/* Move ns into a slice of the lane: the innermost slice containing it if
- * any, else (producer side) the last one starting before it, (consumer
- * side) the first one starting after it.  Unchanged if the lane is empty. */
-static uint64_t snap(const wctx *w, int dev, int lane, uint64_t ns,
-                     int consumer)
+/* The slice of lane (dev, lane) a flow point at ns binds to, NULL if the
+ * lane has none.  Producer side: the nearest slice of the producing node
+ * (OpenCL slices carry device times while ns is a host time), else the
+ * innermost slice containing ns, else the last one before it.  Consumer
+ * side: the innermost slice containing ns, else the next one after it. */
+static const dgr_trec *bind_slice(const wctx *w, int dev, int lane,
+                                  uint64_t ns, const char *tensor,
+                                  int consumer)
 {
     size_t lo, hi;
     lane_range(w, dev, lane, &lo, &hi);
     if (lo == hi)
-        return ns;
+        return NULL;
     /* a = one past the last slice with t0 <= ns */
     size_t a = lo, b = hi;
     while (a < b) {
@@ -287,16 +291,51 @@ static uint64_t snap(const wctx *w, int dev, int lane, uint64_t ns,
         else
             b = m;
     }
+    if (!consumer) {
+        const dgr_trec *best = NULL;
+        uint64_t best_d = UINT64_MAX;
+        size_t from = a > lo + 64 ? a - 64 : lo, to = a + 64 < hi ? a + 64 : hi;
+        for (size_t i = from; i < to; i++) {
+            const dgr_trec *s = w->x[i];
+            if (!produces(s, tensor))
+                continue;
+            uint64_t d = ns < s->t0 ? s->t0 - ns : ns > s->t1 ? ns - s->t1 : 0;
+            if (d < best_d) {
+                best_d = d;
+                best = s;
+            }
+        }
+        if (best)
+            return best;
+    }
     /* Slices on a lane are nested or disjoint: walk back over those that
      * start before ns to find the innermost one that contains it. */
     for (size_t i = a; i > lo && i + 8 > a; i--) {
         const dgr_trec *s = w->x[i - 1];
         if (ns < s->t1 || (ns == s->t1 && !consumer))
-            return clamp_into(s, ns);
+            return s;
     }
     if (!consumer)
-        return clamp_into(w->x[a > lo ? a - 1 : lo], ns);
-    return clamp_into(w->x[a < hi ? a : hi - 1], ns);
+        return w->x[a > lo ? a - 1 : lo];
+    return w->x[a < hi ? a : hi - 1];
+}
+
+/* Range of times inside slice s where a flow point binds: [t0, t1) since
+ * viewers close a slice at its end; a zero-length slice gives its start. */
+static void bind_range(const dgr_trec *s, uint64_t ns, uint64_t *lo,
+                       uint64_t *hi)
+{
+    if (!s) {
+        *lo = *hi = ns;
+        return;
+    }
+    *lo = s->t0;
+    *hi = s->t1 > s->t0 ? s->t1 - 1 : s->t0;
+}
+
+static uint64_t clamp_u64(uint64_t v, uint64_t lo, uint64_t hi)
+{
+    return v < lo ? lo : v > hi ? hi : v;
 }
 
 /* ---- sections ----------------------------------------------------------- */
@@ -336,7 +375,6 @@ static void write_x(wctx *w)
 {
     const dgr_trace *t = w->t;
     FILE *f = w->f;
-    char num[32];
     for (size_t i = 0; i < w->nx; i++) {
         const dgr_trec *r = w->x[i];
         int dev, lane = dgr_trec_lane(r, &dev);
@@ -344,37 +382,47 @@ static void write_x(wctx *w)
         uint64_t dur = r->t1 > r->t0 ? r->t1 - r->t0 : 0;
         sep(w);
         if (r->kind == DGR_TREC_OP) {
-            fputs("{\"ph\":\"X\",\"cat\":\"Op\",\"name\":", f);
+            PUTS("{\"ph\":\"X\",\"cat\":\"Op\",\"name\":", f);
             put_json_str(f, r->b);
         } else {
-            fprintf(f, "{\"ph\":\"X\",\"cat\":\"Memcpy\",\"name\":\"%s\"",
-                    dgr_trace_memcpy_name(t, r));
+            PUTS("{\"ph\":\"X\",\"cat\":\"Memcpy\",\"name\":\"", f);
+            PUTS(dgr_trace_memcpy_name(t, r), f);
+            PUTC('"', f);
         }
-        fprintf(f, ",\"pid\":%d,\"tid\":%d,\"ts\":", dev + 1, lane);
+        PUTS(",\"pid\":", f);
+        put_i64(f, dev + 1);
+        PUTS(",\"tid\":", f);
+        put_i64(f, lane);
+        PUTS(",\"ts\":", f);
         put_us(f, ts);
-        fputs(",\"dur\":", f);
+        PUTS(",\"dur\":", f);
         put_us(f, dur);
         if (r->kind == DGR_TREC_OP) {
-            fputs(",\"args\":{\"name\":", f);
+            PUTS(",\"args\":{\"name\":", f);
             put_json_str(f, r->a);
-            fputs(",\"op\":", f);
+            PUTS(",\"op\":", f);
             put_json_str(f, r->b);
-            fprintf(f, ",\"step\":%" PRId64, r->step);
+            PUTS(",\"step\":", f);
+            put_i64(f, r->step);
             for (int k = 0; k < r->n_inputs; k++) {
-                snprintf(num, sizeof num, ",\"input%d\":", k);
-                fputs(num, f);
+                PUTS(",\"input", f);
+                put_i64(f, k);
+                PUTS("\":", f);
                 put_json_str(f, r->inputs[k]);
             }
-            fputs("}}", f);
+            PUTS("}}", f);
         } else {
-            fprintf(f, ",\"args\":{\"bytes\":%" PRId64 ",\"src_device\":",
-                    r->bytes);
+            PUTS(",\"args\":{\"bytes\":", f);
+            put_i64(f, r->bytes);
+            PUTS(",\"src_device\":", f);
             put_json_str(f, t->devs[r->dev].name);
-            fputs(",\"dst_device\":", f);
+            PUTS(",\"dst_device\":", f);
             put_json_str(f, t->devs[r->dev2].name);
-            fputs(",\"tensor\":", f);
+            PUTS(",\"tensor\":", f);
             put_json_str(f, r->a);
-            fprintf(f, ",\"step\":%" PRId64 "}}", r->step);
+            PUTS(",\"step\":", f);
+            put_i64(f, r->step);
+            PUTS("}}", f);
         }
     }
 }
@@ -382,27 +430,52 @@ static void write_x(wctx *w)
 static void write_flows(wctx *w)
 {
     FILE *f = w->f;
+    uint64_t origin = atomic_load(&((dgr_trace *)w->t)->origin);
+    uint64_t id = 0;
     for (size_t i = 0; i < w->nflows; i++) {
         const dgr_trec *r = w->flows[i];
-        uint64_t s = dgr_trace_rel(w->t, snap(w, r->dev, r->lane, r->t0, 0));
-        uint64_t e = dgr_trace_rel(w->t, snap(w, r->dev2, r->lane2, r->t1, 1));
+        uint64_t src = r->t0 < origin ? origin : r->t0;
+        uint64_t dst = r->t1 < origin ? origin : r->t1;
+        const dgr_trec *ps = bind_slice(w, r->dev, r->lane, src, r->a, 0);
+        const dgr_trec *cs = bind_slice(w, r->dev2, r->lane2, dst, r->a, 1);
+        uint64_t slo, shi, tlo, thi;
+        bind_range(ps, src, &slo, &shi);
+        bind_range(cs, dst, &tlo, &thi);
+        uint64_t s = clamp_u64(src, slo, shi), e = clamp_u64(dst, tlo, thi);
+        /* The arrow never points back in time: move both points within
+         * their slices; if the slices themselves are in the wrong order
+         * (host and device clocks disagree) the arrow is left out. */
         if (e < s)
-            e = s; /* the arrow never points back in time */
-        unsigned long long id = (unsigned long long)i + 1;
+            s = slo > e ? slo : e;
+        if (e < s)
+            e = thi < s ? thi : s;
+        if (e < s)
+            continue;
+        id++;
         sep(w);
-        fputs("{\"ph\":\"s\",\"cat\":\"DataFlow\",\"name\":", f);
+        PUTS("{\"ph\":\"s\",\"cat\":\"DataFlow\",\"name\":", f);
         put_json_str(f, r->a);
-        fprintf(f, ",\"id\":%llu,\"pid\":%d,\"tid\":%d,\"ts\":", id,
-                r->dev + 1, r->lane);
-        put_us(f, s);
-        fputs("}", f);
+        PUTS(",\"id\":", f);
+        put_u64(f, id);
+        PUTS(",\"pid\":", f);
+        put_i64(f, r->dev + 1);
+        PUTS(",\"tid\":", f);
+        put_i64(f, r->lane);
+        PUTS(",\"ts\":", f);
+        put_us(f, dgr_trace_rel(w->t, s));
+        PUTS("}", f);
         sep(w);
-        fputs("{\"ph\":\"t\",\"cat\":\"DataFlow\",\"name\":", f);
+        PUTS("{\"ph\":\"t\",\"cat\":\"DataFlow\",\"name\":", f);
         put_json_str(f, r->a);
-        fprintf(f, ",\"id\":%llu,\"pid\":%d,\"tid\":%d,\"ts\":", id,
-                r->dev2 + 1, r->lane2);
-        put_us(f, e);
-        fputs(",\"bp\":\"e\"}", f);
+        PUTS(",\"id\":", f);
+        put_u64(f, id);
+        PUTS(",\"pid\":", f);
+        put_i64(f, r->dev2 + 1);
+        PUTS(",\"tid\":", f);
+        put_i64(f, r->lane2);
+        PUTS(",\"ts\":", f);
+        put_us(f, dgr_trace_rel(w->t, e));
+        PUTS(",\"bp\":\"e\"}", f);
     }
 }
 
@@ -535,7 +608,9 @@ dg_status dgr_trace_write(dgr_trace *t, const char *path, dg_error *err)
     }
     setvbuf(f, iobuf, _IOFBF, WRITE_BUF_BYTES);
     w.f = f;
+    flockfile(f);
     write_all(&w, lanes, nl);
+    funlockfile(f);
     int e = 0;
     if (ferror(f))
         e = errno ? errno : EIO;

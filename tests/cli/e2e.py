@@ -441,46 +441,45 @@ def group_bad():
 
 
 def group_placement():
-    """Every graph + golden pair in graphs/placement/ (README gives the GPU
-    count per graph, default 2)."""
+    """Every case in graphs/placement/cases.txt (`name assume-gpus expect`):
+    goldens must match (exit 0, no output) and a deliberately wrong golden
+    must exit 3; error cases must exit 2 with the NAME.error.txt text."""
     pdir = os.path.join(G, "placement")
-    readme = os.path.join(pdir, "README.md")
-    gpus = {}
-    if os.path.exists(readme):
-        with open(readme) as f:
-            for line in f:
-                m = re.search(r"([\w.-]+\.json)\D*?(?:--assume-gpus[ =]|gpus?\W*)(\d+)", line)
-                if m:
-                    gpus[m.group(1)] = int(m.group(2))
-    pairs = []
-    for gpath in sorted(glob.glob(os.path.join(pdir, "*.json"))):
+    cases = []
+    with open(os.path.join(pdir, "cases.txt")) as f:
+        for line in f:
+            parts = line.split("#", 1)[0].split()
+            if len(parts) == 3:
+                cases.append((parts[0], int(parts[1]), parts[2]))
+    check(len(cases) > 0, "cases.txt lists cases")
+    listed = {c[0] for c in cases}
+    for gpath in glob.glob(os.path.join(pdir, "*.json")):
         base = os.path.basename(gpath)
-        if re.search(r"(golden|expect)", base):
+        if not base.endswith(".golden.json"):
+            check(base[:-5] in listed, "graphs/placement/%s is listed in cases.txt" % base)
+    for name, n, kind in cases:
+        gpath = os.path.join(pdir, name + ".json")
+        if kind == "error":
+            with open(os.path.join(pdir, name + ".error.txt")) as f:
+                want = f.read().strip()
+            r = dg("place", gpath, "--assume-gpus", n)
+            if error(r, 2, "place %s (error case)" % name, [want], file=gpath):
+                check(r.err.rstrip("\n").endswith(want), "%s: message ends with %r" % (name, want), r)
+            error(dg("check", gpath, "--assume-gpus", n), 2, "check %s" % name, [want], file=gpath)
             continue
-        stem = base[:-5]
-        for cand in (stem + ".golden.json", stem + "_golden.json", stem + ".expect.json",
-                     os.path.join("golden", base)):
-            if os.path.exists(os.path.join(pdir, cand)):
-                pairs.append((gpath, os.path.join(pdir, cand)))
-                break
-    if not pairs:
-        print("SKIP: no graph + golden pairs in graphs/placement/")
-        return 77
-    for gpath, golden in pairs:
-        base = os.path.basename(gpath)
-        n = gpus.get(base, gpus.get(os.path.basename(golden), 2))
+        golden = os.path.join(pdir, name + ".golden.json")
         r = dg("place", gpath, "--assume-gpus", n, "--expect", golden)
         check(r.code == 0 and r.out == "" and r.err == "",
-              "place %s --assume-gpus %d --expect golden" % (base, n), r)
-        # a deliberately wrong golden: move every node elsewhere
+              "place %s --assume-gpus %d --expect golden" % (name, n), r)
         with open(golden) as f:
             gold = json.load(f)
         wrong = {k: ("/cpu:0" if "GPU" in v.upper() else "/gpu:0") for k, v in gold.items()}
-        wpath = write("wrong_" + base, json.dumps(wrong))
+        wpath = write("wrong_" + name + ".json", json.dumps(wrong))
         r = dg("place", gpath, "--assume-gpus", max(n, 1), "--expect", wpath)
         lines = r.out.splitlines()
         check(r.code == 3 and len(lines) >= 1 and all(": expected " in l and ", placed on " in l
-              for l in lines), "wrong golden for %s exits 3 with difference lines" % base, r)
+              for l in lines) and r.err == "",
+              "wrong golden for %s exits 3 with difference lines" % name, r)
     return 0
 
 

@@ -166,7 +166,7 @@ static const char *good =
     " {\"name\": \"flat\", \"op\": \"Const\", \"attrs\": {\"value\": [1, 2, 3, 4, 5, 6], \"shape\": [2, 3]}},\n"
     " {\"name\": \"inc\", \"op\": \"AssignAdd\", \"inputs\": [\"i\", \"one\"]},\n"
     " {\"name\": \"one\", \"op\": \"Const\", \"attrs\": {\"value\": 1, \"dtype\": \"int32\"}},\n"
-    " {\"name\": \"init\", \"op\": \"NoOp\", \"inputs\": [\"^inc\"]},\n"
+    " {\"name\": \"init\", \"op\": \"NoOp\", \"inputs\": [\"^inc\", \"^one\", \"^inc\"]},\n"
     " {\"name\": \"loss\", \"op\": \"Mean\", \"inputs\": [\"xent\"]},\n"
     " {\"name\": \"mm\", \"op\": \"MatMul\", \"inputs\": [\"logits\", \"w\"], \"attrs\": {\"transpose_b\": false}},\n"
     " {\"name\": \"am\", \"op\": \"ArgMax\", \"inputs\": [\"mm\"], \"attrs\": {\"axis\": 1}}\n"
@@ -246,6 +246,7 @@ static void test_good_graph(void **state)
     assert_true(((float *)dgc_node_attr(flat, "value")->tensor->data)[5] == 6.0f);
     assert_int_equal(node(g, "inc")->outputs[0].dtype, DG_I32);
     assert_int_equal(node(g, "init")->n_outputs, 0);
+    assert_int_equal(node(g, "init")->n_ctrl, 2); /* duplicates dropped */
     assert_int_equal(node(g, "loss")->outputs[0].shape.rank, 0);
     const dgc_node *am = node(g, "am");
     assert_int_equal(am->outputs[0].dtype, DG_I64);

@@ -77,9 +77,13 @@ static int setup(void **state)
     return 0;
 }
 
+static int g_cpu_checked, g_cpu_missing;
+
 static int teardown(void **state)
 {
     (void)state;
+    fprintf(stderr, "compared with the CPU kernel: %d runs (%d without one)\n",
+            g_cpu_checked, g_cpu_missing);
     if (g_have)
         dgr_cl_device_close(&g_dev);
     if (g_list) {
@@ -257,7 +261,10 @@ static dg_status tn_run(tnode *t)
         fprintf(stderr, "kernel %s: %s\n", dgc_op_name(t->n->op), t->err.msg);
     if (k.cl_event)
         dgr_cl_event_release(k.cl_event);
+    if (!cpu)
+        g_cpu_missing++;
     if (cpu && st == DG_OK) {
+        g_cpu_checked++;
         dgr_kctx kc = make_ctx(t, &g_cpu, cin, cout);
         dg_status cs = cpu(&kc);
         if (cs != DG_OK)
@@ -872,12 +879,14 @@ static void test_softmax_xent(void **state)
         tn_free(&t);
 
         /* ArgMax over axis 1 and 0 */
-        for (int ax = 0; ax < 2; ax++) {
+        for (int ax = 0; ax < 3; ax++) {
             tn_init(&t, "ArgMax");
-            dgc_node_set_int(t.n, "axis", ax);
+            dgc_node_set_int(t.n, "axis", ax == 2 ? -1 : ax);
+            if (ax == 2)
+                dgc_node_set_dtype(t.n, "output_type", DG_I32);
             tn_in(&t, DG_F32, s, x);
             int no = ax ? N : C;
-            tn_out(&t, DG_I64, shp(1, no));
+            tn_out(&t, ax == 2 ? DG_I32 : DG_I64, shp(1, no));
             assert_int_equal(tn_run(&t), DG_OK);
             double am[1000];
             for (int o = 0; o < no; o++) {
@@ -1394,6 +1403,90 @@ static void test_table(void **state)
     }
 }
 
+/* ---- end to end: the same graph on GPU:0 and on CPU:0 -------------------- */
+
+static const char *e2e_graph =
+    "{\"version\": 1, \"nodes\": ["
+    "{\"name\": \"rn\", \"op\": \"RandomNormal\", \"device\": \"/gpu:0\","
+    " \"attrs\": {\"shape\": [50], \"mean\": 1.0, \"stddev\": 2.0}},"
+    "{\"name\": \"ru\", \"op\": \"RandomUniform\", \"device\": \"/gpu:0\","
+    " \"attrs\": {\"shape\": [3, 7], \"min\": -1.0, \"max\": 3.0, \"dtype\": \"float64\"}},"
+    "{\"name\": \"v\", \"op\": \"Variable\", \"device\": \"/gpu:0\","
+    " \"attrs\": {\"dtype\": \"float32\", \"shape\": [4], \"init\": {\"random_normal\": {\"mean\": 0, \"stddev\": 1}}}},"
+    "{\"name\": \"c\", \"op\": \"Const\", \"device\": \"/gpu:0\", \"attrs\": {\"value\": [1, 2, 3, 4]}},"
+    "{\"name\": \"inc\", \"op\": \"AssignAdd\", \"inputs\": [\"v\", \"c\"]},"
+    "{\"name\": \"read\", \"op\": \"Identity\", \"inputs\": [\"v\", \"^inc\"], \"device\": \"/gpu:0\"},"
+    "{\"name\": \"s\", \"op\": \"Sum\", \"inputs\": [\"ru\"], \"device\": \"/gpu:0\", \"attrs\": {\"axis\": 1}}"
+    "], \"fetch\": [\"rn\", \"ru\", \"read\", \"s\"]}";
+
+static dg_fetch_result *e2e_run(const char *which, int *n, char *first_dev)
+{
+    dg_options o = g_opts;
+    o.opencl_devices = which;
+    o.allow_soft_placement = 1;
+    o.seed = 7;
+    o.repeat = 2;
+    dg_error err;
+    dg_graph *g = dg_graph_load("e2e.json", e2e_graph, strlen(e2e_graph), &err);
+    if (!g)
+        fprintf(stderr, "load: %s\n", err.msg);
+    assert_non_null(g);
+    dg_device_list *l;
+    assert_int_equal(dg_devices_discover(&o, &l, &err), DG_OK);
+    dg_program *p = dg_compile(g, &o, l, &err);
+    if (!p)
+        fprintf(stderr, "compile: %s\n", err.msg);
+    assert_non_null(p);
+    dg_node_info ni;
+    dg_program_node(p, 0, &ni);
+    snprintf(first_dev, 96, "%s", ni.device);
+    dg_session *s = dg_session_new(p, &o, &err);
+    if (!s)
+        fprintf(stderr, "session: %s\n", err.msg);
+    assert_non_null(s);
+    dg_fetch_result *r;
+    dg_status st = dg_session_run(s, &r, n, &err);
+    if (st != DG_OK)
+        fprintf(stderr, "run: %s\n", err.msg);
+    assert_int_equal(st, DG_OK);
+    dg_session_free(s);
+    dg_program_free(p);
+    dg_devices_free(l);
+    return r;
+}
+
+static void test_end_to_end(void **state)
+{
+    (void)state;
+    NEED_CL();
+    int ng, nc;
+    char dg[96], dc[96];
+    dg_fetch_result *rg = e2e_run("all", &ng, dg);
+    dg_fetch_result *rc = e2e_run("none", &nc, dc);
+    assert_non_null(strstr(dg, "GPU:0"));
+    assert_non_null(strstr(dc, "CPU:0"));
+    assert_int_equal(ng, 4);
+    assert_int_equal(nc, 4);
+    for (int i = 0; i < ng; i++) {
+        dg_tensor *a = rg[i].value, *b = rc[i].value;
+        assert_int_equal(a->dtype, b->dtype);
+        int64_t n = dg_shape_numel(&a->shape);
+        assert_int_equal(n, dg_shape_numel(&b->shape));
+        double *x = malloc(sizeof *x * (size_t)n), *y = malloc(sizeof *y * (size_t)n);
+        for (int64_t j = 0; j < n; j++) {
+            x[j] = load(a->data, a->dtype, j);
+            y[j] = load(b->data, b->dtype, j);
+        }
+        /* random numbers: identical on both devices */
+        check_close(x, y, n, i < 2 ? 0 : 1e-6, rg[i].name);
+        free(x);
+        free(y);
+    }
+    /* the variable was incremented twice (repeat 2) */
+    dg_fetch_results_free(rg, ng);
+    dg_fetch_results_free(rc, nc);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "--cache-child") == 0)
@@ -1416,6 +1509,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_build_error),
         cmocka_unit_test(test_program_cache),
         cmocka_unit_test(test_matmul),
+        cmocka_unit_test(test_end_to_end),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "session.h"
@@ -385,6 +386,137 @@ static void test_parallel_for(void **state)
     dgr_pool_free(pool);
 }
 
+
+/* ---- across devices (PoCL as GPU:0 when present) ---------------------- */
+
+static int32_t konst32(dgc_graph *g, const char *name, float v, int dev)
+{
+    int32_t id = node(g, name, "Const", 0, NULL);
+    dg_shape s = {1, {2}};
+    dg_tensor *t = dg_tensor_new(DG_F32, &s);
+    ((float *)t->data)[0] = v;
+    ((float *)t->data)[1] = 2 * v;
+    assert_int_equal(dgc_node_set_tensor(&g->nodes[id], "value", t), 0);
+    g->nodes[id].device_id = dev;
+    infer(g, id);
+    return id;
+}
+
+static void test_cross_device_variable_read(void **state)
+{
+    (void)state;
+    dg_options o;
+    memset(&o, 0, sizeof o);
+    o.opencl_devices = "all";
+    o.virtual_gpus = 1;
+    o.gpu_memory_fraction = 1.0;
+    o.allow_growth = 1;
+    o.assume_gpus = -1;
+    o.repeat = 3;
+    o.inter_op_threads = 2;
+    o.intra_op_threads = 1;
+    dg_error err;
+    dg_device_list *dl = NULL;
+    if (dg_devices_discover(&o, &dl, &err) != DG_OK || dg_devices_count(dl) < 2) {
+        dg_devices_free(dl);
+        skip();
+    }
+    dgc_graph *g = dgc_graph_new("xdev.json");
+    int32_t v = node(g, "v", "Variable", 0, NULL);
+    dg_shape s = {1, {2}};
+    assert_int_equal(dgc_node_set_dtype(&g->nodes[v], "dtype", DG_F32), 0);
+    assert_int_equal(dgc_node_set_shape(&g->nodes[v], "shape", &s), 0);
+    infer(g, v); /* zeros */
+    int32_t one = konst32(g, "one", 1.0f, 0);
+    int32_t vo[2] = {v, one};
+    int32_t inc = op(g, "inc", "AssignAdd", 2, vo);
+    int32_t zero = konst32(g, "zero", 0.0f, 1);
+    int32_t vz[2] = {v, zero};
+    int32_t r = node(g, "r", "Add", 2, vz);          /* GPU, after inc */
+    g->nodes[r].device_id = 1;
+    assert_int_equal(dgc_node_add_ctrl(g, r, inc), 0);
+    infer(g, r);
+    int32_t back = op(g, "back", "Neg", 1, &r);      /* CPU again */
+    (void)back;
+    const char *fetch[] = {"r", "back"};
+    dg_program *p = program(g, fetch, 2);
+    dg_free(p->devs.devs);
+    p->devs.n = dl->n;
+    p->devs.devs = dg_calloc((size_t)dl->n, sizeof(dg_device_info));
+    memcpy(p->devs.devs, dl->devs, sizeof(dg_device_info) * (size_t)dl->n);
+    dg_session *ss = dg_session_new(p, &o, &err);
+    if (!ss)
+        fail_msg("%s", err.msg);
+    dg_fetch_result *res;
+    int n;
+    if (dg_session_run(ss, &res, &n, &err) != DG_OK)
+        fail_msg("%s", err.msg);
+    /* three runs: v = (3, 6) read after the third increment */
+    assert_true(((float *)res[0].value->data)[0] == 3.0f);
+    assert_true(((float *)res[0].value->data)[1] == 6.0f);
+    assert_true(((float *)res[1].value->data)[1] == -6.0f);
+    dg_fetch_results_free(res, n);
+    dg_session_free(ss);
+    program_free(p);
+    dg_devices_free(dl);
+}
+
+/* ---- tracing hooks ---------------------------------------------------------- */
+
+static void test_trace_hooks(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/dgrun_exec_trace_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    dgc_graph *g = dgc_graph_new("trace.json");
+    int32_t a = konst(g, "a", 1.0);
+    int32_t b = konst(g, "b", 2.0);
+    int32_t ab[2] = {a, b};
+    int32_t c = op(g, "c_add", "Add", 2, ab);
+    op(g, "d_neg", "Neg", 1, &c);
+    const char *fetch[] = {"d_neg"};
+    dg_program *p = program(g, fetch, 1);
+    dg_options o;
+    memset(&o, 0, sizeof o);
+    o.repeat = 2;
+    o.inter_op_threads = 2;
+    o.intra_op_threads = 1;
+    o.trace_path = path;
+    dg_error err;
+    dg_session *s = dg_session_new(p, &o, &err);
+    if (!s)
+        fail_msg("%s", err.msg);
+    dg_fetch_result *res;
+    int n;
+    assert_int_equal(dg_session_run(s, &res, &n, &err), DG_OK);
+    assert_true(scalar(&res[0]) == -3.0);
+    dg_fetch_results_free(res, n);
+    assert_int_equal(dg_session_write_trace(s, &err), DG_OK);
+    char *sum = dg_session_profile_summary(s);
+    assert_non_null(sum);
+    free(sum);
+    dg_session_free(s);
+    program_free(p);
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    static char buf[1 << 20];
+    size_t len = fread(buf, 1, sizeof buf - 1, f);
+    buf[len] = 0;
+    fclose(f);
+    unlink(path);
+    assert_non_null(strstr(buf, "d_neg"));
+    assert_non_null(strstr(buf, "c_add"));
+    assert_non_null(strstr(buf, "Memory"));
+    assert_non_null(strstr(buf, "bytes_in_use"));
+    /* one op event per executed op per run: 4 ops x 2 runs */
+    int count = 0;
+    for (const char *q = buf; (q = strstr(q, "\"c_add\"")) != NULL; q++)
+        count++;
+    assert_true(count >= 2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -395,6 +527,8 @@ int main(void)
         cmocka_unit_test(test_error_names_node),
         cmocka_unit_test(test_bad_fetch),
         cmocka_unit_test(test_parallel_for),
+        cmocka_unit_test(test_trace_hooks),
+        cmocka_unit_test(test_cross_device_variable_read),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -261,7 +261,21 @@ static void run_cases(const gcase *cs, size_t n)
         check_case(&cs[i]);
 }
 
-static void test_unary(void **s) { (void)s; run_cases(unary, sizeof unary / sizeof *unary); }
+/* Unary ops on random shapes: rank 1..3, dims 1..3 (2 shapes per op). */
+static void test_unary(void **s)
+{
+    (void)s;
+    for (size_t i = 0; i < sizeof unary / sizeof *unary; i++)
+        for (int rep = 0; rep < 2; rep++) {
+            gcase c = unary[i];
+            c.rank[0] = 1 + (int)(urand() * 3);
+            if (strcmp(c.op, "Softmax") == 0 && c.rank[0] < 2)
+                c.rank[0] = 2;
+            for (int d = 0; d < c.rank[0]; d++)
+                c.dims[0][d] = 1 + (int64_t)(urand() * 3);
+            check_case(&c);
+        }
+}
 static void test_binary(void **s) { (void)s; run_cases(binary, sizeof binary / sizeof *binary); }
 static void test_matmul(void **s) { (void)s; run_cases(linalg, sizeof linalg / sizeof *linalg); }
 static void test_shaping(void **s) { (void)s; run_cases(shaping, sizeof shaping / sizeof *shaping); }

@@ -263,8 +263,47 @@ static void test_mixed(void **state)
     assert_non_null(strstr(sum, "/job:localhost/replica:0/task:0/device:GPU:1"));
     assert_non_null(strstr(sum, "CPU:0 -> GPU:0"));
     assert_non_null(strstr(sum, "GPU:0 -> GPU:1"));
-    assert_non_null(strstr(sum, "Profile: 9 ops"));
+    assert_non_null(strstr(sum, "Profile: 9 ops, 3 steps"));
     free(sum);
+    dgr_trace_free(t);
+    dg_devices_free(l);
+}
+
+/* ---- flows bind to the producer's slice; impossible arrows are left out */
+
+static void test_flow_binding(void **state)
+{
+    (void)state;
+    dg_device_list *l = devices(1);
+    dgr_trace *t = dgr_trace_new(l, "f.json");
+    dgr_trace_set_origin(t, 0);
+    /* device times of kernels; the producer's host "end" (9 ms) precedes
+     * its device slice, and another kernel ran before it on the queue */
+    dgr_trace_op(t, 1, 0, "q", "Sin", 0, 5 * MS, 6 * MS, NULL, 0);
+    dgr_trace_op(t, 1, 0, "p", "Cos", 0, 10 * MS, 11 * MS, NULL, 0);
+    dgr_trace_op(t, 0, 0, "cons", "Neg", 0, 12 * MS, 13 * MS, NULL, 0);
+    dgr_trace_flow(t, 1, 0, 9 * MS, 0, 0, 12 * MS, "p:0");
+    /* consumer slice entirely before the producer's: no arrow */
+    dgr_trace_op(t, 1, 1, "r", "Exp", 0, 20 * MS, 21 * MS, NULL, 0);
+    dgr_trace_op(t, 0, 1, "early", "Abs", 0, 15 * MS, 16 * MS, NULL, 0);
+    dgr_trace_flow(t, 1, 1, 21 * MS, 0, 1, 15 * MS, "r");
+    /* consumer starts before the producer ends: s moves back to t */
+    dgr_trace_op(t, 0, 2, "late", "Abs", 0, 20 * MS + 500, 30 * MS, NULL, 0);
+    dgr_trace_flow(t, 1, 1, 21 * MS, 0, 2, 20 * MS + 500, "r");
+    char path[300];
+    path_in(path, sizeof path, "flows.json");
+    write_ok(t, path);
+    assert_int_equal(run_checker(path, "--expect-flows 2"), 0);
+    char *s = slurp(path);
+    assert_non_null(strstr(s, "\"name\":\"p:0\",\"id\":1,\"pid\":2,\"tid\":0,"
+                              "\"ts\":10000.000}"));
+    assert_non_null(strstr(s, "\"name\":\"p:0\",\"id\":1,\"pid\":1,\"tid\":0,"
+                              "\"ts\":12000.000"));
+    assert_non_null(strstr(s, "\"name\":\"r\",\"id\":2,\"pid\":2,\"tid\":1,"
+                              "\"ts\":20000.500}"));
+    assert_non_null(strstr(s, "\"name\":\"r\",\"id\":2,\"pid\":1,\"tid\":2,"
+                              "\"ts\":20000.500"));
+    free(s);
     dgr_trace_free(t);
     dg_devices_free(l);
 }
@@ -490,7 +529,7 @@ static void test_summary(void **state)
                      0);
     char *s = dgr_trace_summary(t);
     assert_non_null(s);
-    assert_non_null(strstr(s, "Profile: 16 ops, wall time 40.000 ms"));
+    assert_non_null(strstr(s, "Profile: 16 ops, 12 steps, wall time 40.000 ms"));
     assert_non_null(strstr(s, "25.000")); /* CPU busy: 15 + 10 */
     assert_non_null(strstr(s, "62.5%"));
     assert_non_null(strstr(s, "12.5%"));   /* GPU 5 / 40 */
@@ -567,6 +606,7 @@ int main(void)
         cmocka_unit_test(test_cpu_only),
         cmocka_unit_test(test_opencl_like),
         cmocka_unit_test(test_mixed),
+        cmocka_unit_test(test_flow_binding),
         cmocka_unit_test(test_concurrent),
         cmocka_unit_test(test_two_traces_one_thread),
         cmocka_unit_test(test_escaping),
