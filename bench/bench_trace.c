@@ -4,7 +4,7 @@
  * trace recorder; prints the median run time of each and their ratio
  * (goal <= 1.15), plus the time to write the trace file.
  *
- * usage: bench_trace [N_OPS] [RUNS] [TRACE_PATH]
+ * usage: bench_trace [N_OPS] [RUNS] [TRACE_PATH] [INTER_OP_THREADS]
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +48,8 @@ static char *chain_graph(int n)
 
 /* Median seconds per run of the chain; tracing when trace_path != NULL.
  * *write_s gets the time to write the trace. Returns 0 or -1. */
+static int inter_op = 0; /* 0 = cores */
+
 static int measure(const char *text, const char *trace_path, int runs,
                    double *median_s, double *write_s)
 {
@@ -56,6 +58,7 @@ static int measure(const char *text, const char *trace_path, int runs,
     dg_options_init(&o);
     o.opencl_devices = "none";
     o.trace_path = trace_path;
+    o.inter_op_threads = inter_op;
     dg_graph *g = dg_graph_load("bench-chain.json", text, strlen(text), &err);
     if (!g) {
         fprintf(stderr, "bench_trace: %s\n", err.msg);
@@ -122,8 +125,10 @@ int main(int argc, char **argv)
     int n = argc > 1 ? atoi(argv[1]) : 20000;
     int runs = argc > 2 ? atoi(argv[2]) : 7;
     const char *path = argc > 3 ? argv[3] : "/tmp/dgrun_bench_trace.json";
+    inter_op = argc > 4 ? atoi(argv[4]) : 0;
     if (n < 1 || runs < 1) {
-        fprintf(stderr, "usage: bench_trace [N_OPS] [RUNS] [TRACE_PATH]\n");
+        fprintf(stderr, "usage: bench_trace [N_OPS] [RUNS] [TRACE_PATH] "
+                        "[INTER_OP_THREADS]\n");
         return 2;
     }
     char *text = chain_graph(n);
@@ -139,7 +144,8 @@ int main(int argc, char **argv)
     }
     plain = p1 < p2 ? p1 : p2;
     traced = t1 < t2 ? t1 : t2;
-    printf("ops: %d, runs: %d (median of each, best of two sessions)\n", n, runs);
+    printf("ops: %d, runs: %d, inter-op threads: %d (median of each, best of "
+           "two sessions)\n", n, runs, inter_op);
     printf("untraced: %.3f ms/run (%.1f ns/op)\n", plain * 1e3, plain * 1e9 / n);
     printf("traced:   %.3f ms/run (%.1f ns/op)\n", traced * 1e3, traced * 1e9 / n);
     printf("overhead: %.3fx (goal <= 1.15)\n", plain > 0 ? traced / plain : 0.0);

@@ -19,6 +19,8 @@ typedef struct dgc_gctx {
     const char *set;   /* name prefix: "<set>/<forward>/<suffix>" */
     int colocate;      /* 0/1: copied into every generated node */
     dg_error *err;
+    const uint8_t *need; /* during dgc_grad_rule: need[i] = input i wants a
+                            gradient (NULL = all); rules may skip others */
 } dgc_gctx;
 
 /* Append a generated node named "<set>/<fwd name>/<suffix>" (made unique

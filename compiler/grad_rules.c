@@ -111,6 +111,9 @@ static dgc_ref mk_mm(dgc_gctx *c, int32_t fwd, dgc_ref a, dgc_ref b, int ta,
     return r;
 }
 
+/* Whether input i needs a gradient. */
+#define NEED(i) (!c->need || c->need[i])
+
 #define CHK(r)                                                                \
     do {                                                                      \
         if ((r).node < 0)                                                     \
@@ -124,18 +127,29 @@ static dg_status matmul_grad(dgc_gctx *c, int32_t fwd, dgc_ref dy, dgc_ref *dx)
     dgc_ref a = f->inputs[0], b = f->inputs[1];
     int ta = dgc_attr_bool(f, "transpose_a", 0);
     int tb = dgc_attr_bool(f, "transpose_b", 0);
+    /* (first, second, transpose_a, transpose_b) for da and db */
+    dgc_ref p0[2], p1[2];
+    int t0[2], t1[2];
     if (!ta && !tb) {
-        dx[0] = mk_mm(c, fwd, dy, b, 0, 1); CHK(dx[0]);
-        dx[1] = mk_mm(c, fwd, a, dy, 1, 0); CHK(dx[1]);
+        p0[0] = dy; p0[1] = b; t0[0] = 0; t0[1] = 1;
+        p1[0] = a; p1[1] = dy; t1[0] = 1; t1[1] = 0;
     } else if (!ta && tb) {
-        dx[0] = mk_mm(c, fwd, dy, b, 0, 0); CHK(dx[0]);
-        dx[1] = mk_mm(c, fwd, dy, a, 1, 0); CHK(dx[1]);
+        p0[0] = dy; p0[1] = b; t0[0] = 0; t0[1] = 0;
+        p1[0] = dy; p1[1] = a; t1[0] = 1; t1[1] = 0;
     } else if (ta && !tb) {
-        dx[0] = mk_mm(c, fwd, b, dy, 0, 1); CHK(dx[0]);
-        dx[1] = mk_mm(c, fwd, a, dy, 0, 0); CHK(dx[1]);
+        p0[0] = b; p0[1] = dy; t0[0] = 0; t0[1] = 1;
+        p1[0] = a; p1[1] = dy; t1[0] = 0; t1[1] = 0;
     } else {
-        dx[0] = mk_mm(c, fwd, b, dy, 1, 1); CHK(dx[0]);
-        dx[1] = mk_mm(c, fwd, dy, a, 1, 1); CHK(dx[1]);
+        p0[0] = b; p0[1] = dy; t0[0] = 1; t0[1] = 1;
+        p1[0] = dy; p1[1] = a; t1[0] = 1; t1[1] = 1;
+    }
+    if (NEED(0)) {
+        dx[0] = mk_mm(c, fwd, p0[0], p0[1], t0[0], t0[1]);
+        CHK(dx[0]);
+    }
+    if (NEED(1)) {
+        dx[1] = mk_mm(c, fwd, p1[0], p1[1], t1[0], t1[1]);
+        CHK(dx[1]);
     }
     return DG_OK;
 }
@@ -218,6 +232,8 @@ static dg_status cast_grad(dgc_gctx *c, int32_t fwd, dgc_ref dy, dgc_ref *dx)
 static dg_status xent_grad(dgc_gctx *c, int32_t fwd, dgc_ref dy, dgc_ref *dx)
 {
     dgc_ref bp = R(fwd, 1);
+    if (!NEED(0) && !NEED(1))
+        return DG_OK;
     int32_t id = dgc_grad_node_raw(c, fwd, "BroadcastLike", OP("BroadcastLike"),
                                    (const dgc_ref[]){dy, bp}, 2);
     if (id < 0)
@@ -227,8 +243,20 @@ static dg_status xent_grad(dgc_gctx *c, int32_t fwd, dgc_ref dy, dgc_ref *dx)
         return dg_err_nomem(c->err, "gradient attrs");
     if (dgc_infer_node(c->g, id, c->err) != DG_OK)
         return fail(c);
-    dx[0] = MK("Mul", "Mul", R(id, 0), bp);
-    CHK(dx[0]);
+    if (NEED(0)) {
+        dx[0] = MK("Mul", "Mul", R(id, 0), bp);
+        CHK(dx[0]);
+    }
+    /* dense labels (TF): -dy[:, None] * log_softmax(logits) */
+    dgc_ref lab = c->g->nodes[fwd].inputs[1];
+    dg_dtype lt = type_of(c, lab)->dtype;
+    if (NEED(1) && c->g->nodes[fwd].op == OP("SoftmaxCrossEntropyWithLogits") &&
+        (lt == DG_F32 || lt == DG_F64)) {
+        dgc_ref sm = MK("Softmax", "Softmax", c->g->nodes[fwd].inputs[0]); CHK(sm);
+        dgc_ref ls = MK("Log", "Log", sm); CHK(ls);
+        dgc_ref m = MK("Mul", "Mul", R(id, 0), ls); CHK(m);
+        dx[1] = MK("Neg", "Neg", m); CHK(dx[1]);
+    }
     return DG_OK;
 }
 
@@ -309,32 +337,46 @@ dg_status dgc_grad_rule(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
     } else if (is(op, "Softmax")) {
         dx[0] = MK("SoftmaxGrad", "SoftmaxGrad", z, dy); CHK(dx[0]);
     } else if (is(op, "Add")) {
-        dx[0] = sum_to(c, fwd, dy, x, "SumTo"); CHK(dx[0]);
-        dx[1] = sum_to(c, fwd, dy, yv, "SumTo"); CHK(dx[1]);
+        if (NEED(0)) { dx[0] = sum_to(c, fwd, dy, x, "SumTo"); CHK(dx[0]); }
+        if (NEED(1)) { dx[1] = sum_to(c, fwd, dy, yv, "SumTo"); CHK(dx[1]); }
     } else if (is(op, "Sub")) {
-        dx[0] = sum_to(c, fwd, dy, x, "SumTo"); CHK(dx[0]);
-        dgc_ref n = MK("Neg", "Neg", dy); CHK(n);
-        dx[1] = sum_to(c, fwd, n, yv, "SumTo"); CHK(dx[1]);
+        if (NEED(0)) { dx[0] = sum_to(c, fwd, dy, x, "SumTo"); CHK(dx[0]); }
+        if (NEED(1)) {
+            dgc_ref n = MK("Neg", "Neg", dy); CHK(n);
+            dx[1] = sum_to(c, fwd, n, yv, "SumTo"); CHK(dx[1]);
+        }
     } else if (is(op, "Mul")) {
-        dgc_ref a = MK("Mul", "Mul", dy, yv); CHK(a);
-        dx[0] = sum_to(c, fwd, a, x, "SumTo"); CHK(dx[0]);
-        dgc_ref b = MK("Mul", "Mul", dy, x); CHK(b);
-        dx[1] = sum_to(c, fwd, b, yv, "SumTo"); CHK(dx[1]);
+        if (NEED(0)) {
+            dgc_ref a = MK("Mul", "Mul", dy, yv); CHK(a);
+            dx[0] = sum_to(c, fwd, a, x, "SumTo"); CHK(dx[0]);
+        }
+        if (NEED(1)) {
+            dgc_ref b = MK("Mul", "Mul", dy, x); CHK(b);
+            dx[1] = sum_to(c, fwd, b, yv, "SumTo"); CHK(dx[1]);
+        }
     } else if (is(op, "Div")) {
-        dgc_ref a = MK("Div", "Div", dy, yv); CHK(a);
-        dx[0] = sum_to(c, fwd, a, x, "SumTo"); CHK(dx[0]);
+        if (NEED(0)) {
+            dgc_ref a = MK("Div", "Div", dy, yv); CHK(a);
+            dx[0] = sum_to(c, fwd, a, x, "SumTo"); CHK(dx[0]);
+        }
+        if (!NEED(1))
+            return DG_OK;
         dgc_ref q = MK("Div", "Div", z, yv); CHK(q);
         dgc_ref m = MK("Mul", "Mul", dy, q); CHK(m);
         dgc_ref n = MK("Neg", "Neg", m); CHK(n);
         dx[1] = sum_to(c, fwd, n, yv, "SumTo"); CHK(dx[1]);
     } else if (is(op, "Pow")) {
         /* dx = dy * y * x^(y-1); dy_ = dy * z * log(x) where x > 0 */
-        dgc_ref one = cst(c, fwd, "one", 1.0, x); CHK(one);
-        dgc_ref ym1 = MK("Sub", "Sub", yv, one); CHK(ym1);
-        dgc_ref p = MK("Pow", "Pow", x, ym1); CHK(p);
-        dgc_ref yp = MK("Mul", "Mul", yv, p); CHK(yp);
-        dgc_ref a = MK("Mul", "Mul", dy, yp); CHK(a);
-        dx[0] = sum_to(c, fwd, a, x, "SumTo"); CHK(dx[0]);
+        if (NEED(0)) {
+            dgc_ref one = cst(c, fwd, "one", 1.0, x); CHK(one);
+            dgc_ref ym1 = MK("Sub", "Sub", yv, one); CHK(ym1);
+            dgc_ref p = MK("Pow", "Pow", x, ym1); CHK(p);
+            dgc_ref yp = MK("Mul", "Mul", yv, p); CHK(yp);
+            dgc_ref a = MK("Mul", "Mul", dy, yp); CHK(a);
+            dx[0] = sum_to(c, fwd, a, x, "SumTo"); CHK(dx[0]);
+        }
+        if (!NEED(1))
+            return DG_OK;
         dgc_ref tiny = cst(c, fwd, "tiny", 1e-30, x); CHK(tiny);
         dgc_ref mx = MK("Maximum", "Maximum", x, tiny); CHK(mx);
         dgc_ref lg = MK("Log", "Log", mx); CHK(lg);
@@ -359,7 +401,7 @@ dg_status dgc_grad_rule(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
         return matmul_grad(c, fwd, dy, dx);
     } else if (is(op, "BiasAdd")) {
         dx[0] = dy;
-        dx[1] = sum_to(c, fwd, dy, yv, "SumTo"); CHK(dx[1]);
+        if (NEED(1)) { dx[1] = sum_to(c, fwd, dy, yv, "SumTo"); CHK(dx[1]); }
     } else if (is(op, "Sum") || is(op, "Mean")) {
         return reduce_grad(c, fwd, dy, dx, is(op, "Mean"));
     } else if (is(op, "Max")) {

@@ -384,9 +384,21 @@ dg_status dgc_grad_build(dgc_graph *g, const char *set, const int32_t *ys,
             st = dg_err_nomem(err, "gradients");
             goto done;
         }
-        for (int k = 0; k < n_in; k++)
+        uint8_t *need_in = dg_calloc((size_t)n_in, 1);
+        if (!need_in) {
+            dg_free(dx);
+            st = dg_err_nomem(err, "gradients");
+            goto done;
+        }
+        for (int k = 0; k < n_in; k++) {
+            dgc_ref in = g->nodes[v].inputs[k];
             dx[k].node = -1, dx[k].index = 0;
+            need_in[k] = ON(in.node) && is_float_ref(g, in);
+        }
+        s.c.need = need_in;
         st = dgc_grad_rule(&s.c, v, dy, dx);
+        s.c.need = NULL;
+        dg_free(need_in);
         for (int k = 0; st == DG_OK && k < n_in; k++) {
             dgc_ref in = g->nodes[v].inputs[k];
             if (dx[k].node < 0 || !ON(in.node) || !is_float_ref(g, in))

@@ -164,8 +164,11 @@ static dg_status parse_init(const dgc_jdoc *doc, dgc_node *n, const cJSON *v,
         return DG_OK;
     }
     a->init.kind = DGC_INIT_VALUE;
-    if (dgc_tensor_from_json(doc, v, dtype, 1, shape, &a->init.value, msg,
-                             sizeof msg))
+    int rc = dgc_tensor_from_json(doc, v, dtype, 1, shape, &a->init.value,
+                                  msg, sizeof msg);
+    if (rc == -2)
+        return dg_err_nomem(err, "init literal");
+    if (rc)
         return dg_err(err, DG_E_GRAPH, "node '%s': attr 'init': %s", n->name,
                       msg);
     return DG_OK;
@@ -308,8 +311,12 @@ dg_status dgc_load_attrs(dgc_graph *g, const dgc_jdoc *doc, int32_t id,
         if (has_shape && dg_shape_numel(&s) < 0)
             return dg_err(err, DG_E_GRAPH, "node '%s': a literal's shape "
                           "cannot have -1", n->name);
-        if (dgc_tensor_from_json(doc, value, dtype, 0, has_shape ? &s : NULL,
-                                 &a.tensor, msg, sizeof msg))
+        int rc = dgc_tensor_from_json(doc, value, dtype, 0,
+                                      has_shape ? &s : NULL, &a.tensor, msg,
+                                      sizeof msg);
+        if (rc == -2)
+            return dg_err_nomem(err, "literal value");
+        if (rc)
             return dg_err(err, DG_E_GRAPH, "node '%s': attr 'value': %s",
                           n->name, msg);
         dg_status st = set_attr(n, &a, err);

@@ -58,8 +58,8 @@ int dgc_valid_glob(const char *s);
 /* Literal tensors (load_tensor.c).  Parses `v` (a number, bool, nested
  * array, or a flat array / scalar shaped by `shape` when shape != NULL).
  * dtype < 0: infer (bool for true/false; numbers: int32 when int_default and
- * every number is an integer literal, else float32).  Returns 0 or -1 with
- * a reason in msg. */
+ * every number is an integer literal, else float32).  Returns 0, -1 with
+ * a reason in msg, or -2 when memory runs out. */
 int dgc_tensor_from_json(const dgc_jdoc *doc, const cJSON *v, int dtype,
                          int int_default, const dg_shape *shape,
                          dg_tensor **out, char *msg, size_t msgsz);

@@ -143,11 +143,12 @@ int dgc_tensor_from_json(const dgc_jdoc *doc, const cJSON *v, int dtype,
     int rc = collect(v, 0, &s, &l);
     if (rc) {
         dg_free((void *)l.v);
-        if (rc == -2)
+        if (rc == -2) {
             snprintf(msg, msgsz, "out of memory");
-        else
-            snprintf(msg, msgsz, "ragged nested array (every row must have "
-                                 "the same length and depth)");
+            return -2;
+        }
+        snprintf(msg, msgsz, "ragged nested array (every row must have "
+                             "the same length and depth)");
         return -1;
     }
     int n_bool = 0, n_num = 0, all_int = 1;
@@ -212,7 +213,7 @@ int dgc_tensor_from_json(const dgc_jdoc *doc, const cJSON *v, int dtype,
     if (!tn) {
         snprintf(msg, msgsz, "out of memory for a literal");
         dg_free((void *)l.v);
-        return -1;
+        return -2;
     }
     size_t es = dg_dtype_size(t);
     for (int64_t i = 0; i < l.n; i++)

@@ -1,32 +1,304 @@
 /*
- * buffer.c -- reference-counted device buffers and the host device (CPU:0).
+ * buffer.c -- reference-counted device buffers and the host device (CPU:0)
+ * with its caching allocator.
  *
  * dgr_buffer_new asks the device's allocator for memory and accounts for it
  * against the device's cap (mem_cap) and peak; the last dgr_buffer_release
- * hands it back.  CPU:0 memory is 64-byte aligned host memory.
+ * hands it back.  in_use/peak count the bytes asked, whatever the allocator
+ * keeps cached.
+ *
+ * CPU buffers (any device whose ops are dgr_cpu_device_ops) are one block:
+ * the dgr_buffer header followed by 64-byte aligned data.  Blocks up to
+ * CPU_MAX_CLASS bytes come in power-of-two size classes and are cached on
+ * release: first in a per-thread free list (no lock, no atomics: the
+ * executor's hot path), spilling half of it to a process-wide list under a
+ * mutex when it grows past its limit, and refilling from that list in
+ * batches.  The cache is process-wide (blocks do not belong to a device), so
+ * a buffer freed on another thread or by another session is reused too.  A
+ * thread's list returns to the global list when the thread exits.  The
+ * global list keeps at most CPU_GLOBAL_CAP bytes; beyond that blocks are
+ * freed.  While a block is in a free list its `mem` field links the list.
  */
 #include "rt.h"
 #include "dg_alloc.h"
 
-#include <stdlib.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <string.h>
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+/* Cached blocks' data is poisoned so ASan still sees use after release. */
+#define POISON(b, n) ASAN_POISON_MEMORY_REGION((b)->host, (n))
+#define UNPOISON(b, n) ASAN_UNPOISON_MEMORY_REGION((b)->host, (n))
+#else
+#define POISON(b, n) ((void)(b), (void)(n))
+#define UNPOISON(b, n) ((void)(b), (void)(n))
+#endif
+
+/* ---- the CPU block cache -------------------------------------------------- */
+
+#define CPU_ALIGN 64
+#define CPU_MIN_SHIFT 6                      /* smallest class: 64 bytes */
+#define CPU_N_CLASSES 21                     /* 64 B .. 64 MiB */
+#define CPU_TCACHE_MAX_CLASS 15              /* thread lists: up to 2 MiB */
+#define CPU_TCACHE_BYTES ((size_t)4 << 20)   /* per class per thread */
+#define CPU_TCACHE_MAX_COUNT 256
+#define CPU_GLOBAL_CAP ((size_t)256 << 20)
+#define CPU_BATCH 32
+/* pool_class of a CPU block that is not cached (larger than any class) */
+#define CPU_UNPOOLED ((size_t)-1)
+
+typedef struct tcache {
+    dgr_buffer *head[CPU_N_CLASSES];
+    uint32_t n[CPU_N_CLASSES];
+    int registered;
+} tcache;
+
+static _Thread_local tcache tc;
+
+static struct {
+    pthread_mutex_t mu;
+    dgr_buffer *head[CPU_N_CLASSES];
+    uint32_t n[CPU_N_CLASSES];
+    size_t bytes;
+} global = {PTHREAD_MUTEX_INITIALIZER, {0}, {0}, 0};
+
+static pthread_once_t key_once = PTHREAD_ONCE_INIT;
+static pthread_key_t tc_key;
+static int key_ok;
+
+static inline size_t class_bytes(int c)
+{
+    return (size_t)1 << (c + CPU_MIN_SHIFT);
+}
+
+static inline uint32_t tcache_limit(int c)
+{
+    size_t n = CPU_TCACHE_BYTES / class_bytes(c);
+    return n > CPU_TCACHE_MAX_COUNT ? CPU_TCACHE_MAX_COUNT : (uint32_t)n;
+}
+
+/* Smallest class holding n bytes, -1 if none. */
+static inline int class_of(size_t n)
+{
+    if (n <= class_bytes(0))
+        return 0;
+    if (n > class_bytes(CPU_N_CLASSES - 1))
+        return -1;
+    int c = (int)(sizeof(unsigned long long) * 8) -
+            __builtin_clzll((unsigned long long)(n - 1)) - CPU_MIN_SHIFT;
+    return c;
+}
+
+static inline dgr_buffer *link_next(const dgr_buffer *b)
+{
+    return (dgr_buffer *)b->mem;
+}
+
+/* Header and data in one dg_malloc block; data 64-byte aligned. */
+static dgr_buffer *block_new(size_t data_bytes)
+{
+    size_t hdr = (sizeof(dgr_buffer) + CPU_ALIGN - 1) & ~(size_t)(CPU_ALIGN - 1);
+    /* dg_malloc gives 16-byte alignment: reserve room to align the data */
+    dgr_buffer *b = dg_malloc(hdr + CPU_ALIGN + data_bytes);
+    if (!b)
+        return NULL;
+    uintptr_t d = (uintptr_t)b + sizeof(dgr_buffer);
+    d = (d + CPU_ALIGN - 1) & ~(uintptr_t)(CPU_ALIGN - 1);
+    memset(b, 0, sizeof *b);
+    b->host = (void *)d;
+    return b;
+}
+
+/* Put a chain of n blocks of class c on the global list (or free them
+ * beyond the cap). */
+static void global_put(int c, dgr_buffer *head, uint32_t n)
+{
+    dgr_buffer *drop = NULL;
+    pthread_mutex_lock(&global.mu);
+    while (head) {
+        dgr_buffer *nx = link_next(head);
+        if (global.bytes + class_bytes(c) <= CPU_GLOBAL_CAP) {
+            head->mem = global.head[c];
+            global.head[c] = head;
+            global.n[c]++;
+            global.bytes += class_bytes(c);
+        } else {
+            head->mem = drop;
+            drop = head;
+        }
+        head = nx;
+    }
+    pthread_mutex_unlock(&global.mu);
+    (void)n;
+    while (drop) {
+        dgr_buffer *nx = link_next(drop);
+        dg_free(drop);
+        drop = nx;
+    }
+}
+
+/* Take up to `want` blocks of class c from the global list into the
+ * thread list; returns one of them (or NULL). */
+static dgr_buffer *global_take(int c, uint32_t want, int to_thread)
+{
+    dgr_buffer *got = NULL;
+    pthread_mutex_lock(&global.mu);
+    if (global.head[c]) {
+        got = global.head[c];
+        global.head[c] = link_next(got);
+        global.n[c]--;
+        global.bytes -= class_bytes(c);
+        while (to_thread && want > 1 && global.head[c]) {
+            dgr_buffer *b = global.head[c];
+            global.head[c] = link_next(b);
+            global.n[c]--;
+            global.bytes -= class_bytes(c);
+            b->mem = tc.head[c];
+            tc.head[c] = b;
+            tc.n[c]++;
+            want--;
+        }
+    }
+    pthread_mutex_unlock(&global.mu);
+    return got;
+}
+
+static void tcache_flush(tcache *t)
+{
+    for (int c = 0; c < CPU_N_CLASSES; c++) {
+        if (t->head[c])
+            global_put(c, t->head[c], t->n[c]);
+        t->head[c] = NULL;
+        t->n[c] = 0;
+    }
+}
+
+static void tcache_destroy(void *arg)
+{
+    tcache_flush((tcache *)arg);
+}
+
+static void make_key(void)
+{
+    key_ok = pthread_key_create(&tc_key, tcache_destroy) == 0;
+}
+
+/* Register the thread's list so it is flushed when the thread exits. */
+static void tcache_register(void)
+{
+    tc.registered = 1;
+    pthread_once(&key_once, make_key);
+    if (key_ok)
+        pthread_setspecific(tc_key, &tc);
+}
+
+static dgr_buffer *cpu_block_get(size_t nbytes)
+{
+    int c = class_of(nbytes);
+    if (c < 0) {
+        dgr_buffer *b = block_new(nbytes);
+        if (b)
+            b->pool_class = CPU_UNPOOLED;
+        return b;
+    }
+    dgr_buffer *b = NULL;
+    if (c <= CPU_TCACHE_MAX_CLASS) {
+        b = tc.head[c];
+        if (b) {
+            tc.head[c] = link_next(b);
+            tc.n[c]--;
+        } else {
+            if (!tc.registered)
+                tcache_register();
+            b = global_take(c, CPU_BATCH, 1);
+        }
+    } else {
+        b = global_take(c, 1, 0);
+    }
+    if (!b) {
+        b = block_new(class_bytes(c));
+        if (!b)
+            return NULL;
+    }
+    UNPOISON(b, class_bytes(c));
+    b->mem = NULL;
+    b->pool_class = (size_t)c + 1;
+    return b;
+}
+
+static void cpu_block_put(dgr_buffer *b)
+{
+    if (b->pool_class == CPU_UNPOOLED) {
+        dg_free(b);
+        return;
+    }
+    int c = (int)b->pool_class - 1;
+    POISON(b, class_bytes(c));
+    if (c > CPU_TCACHE_MAX_CLASS) {
+        b->mem = NULL;
+        global_put(c, b, 1);
+        return;
+    }
+    if (!tc.registered)
+        tcache_register();
+    b->mem = tc.head[c];
+    tc.head[c] = b;
+    if (++tc.n[c] > tcache_limit(c)) {
+        /* spill the older half to the global list */
+        uint32_t keep = tc.n[c] / 2;
+        dgr_buffer *p = tc.head[c];
+        for (uint32_t i = 1; i < keep; i++)
+            p = link_next(p);
+        dgr_buffer *spill = link_next(p);
+        p->mem = NULL;
+        global_put(c, spill, tc.n[c] - keep);
+        tc.n[c] = keep;
+    }
+}
+
+void dgr_cpu_cache_trim(void)
+{
+    tcache_flush(&tc);
+    pthread_mutex_lock(&global.mu);
+    dgr_buffer *all[CPU_N_CLASSES];
+    for (int c = 0; c < CPU_N_CLASSES; c++) {
+        all[c] = global.head[c];
+        global.head[c] = NULL;
+        global.n[c] = 0;
+    }
+    global.bytes = 0;
+    pthread_mutex_unlock(&global.mu);
+    for (int c = 0; c < CPU_N_CLASSES; c++)
+        while (all[c]) {
+            dgr_buffer *nx = link_next(all[c]);
+            dg_free(all[c]);
+            all[c] = nx;
+        }
+}
+
+/* ---- the CPU device ops ---------------------------------------------------- */
+
+/* Direct allocation of b->host for a header made elsewhere (dgr_buffer_new
+ * does not use it for CPU devices); the raw pointer is kept in b->mem. */
 static dg_status cpu_alloc(dgr_device *d, dgr_buffer *b, dg_error *err)
 {
-    (void)d;
-    size_t n = (b->nbytes + 63) & ~(size_t)63;
-    void *p = NULL;
-    if (posix_memalign(&p, 64, n ? n : 64) != 0 || !p)
+    void *raw = dg_malloc(b->nbytes + CPU_ALIGN);
+    if (!raw)
         return dg_err(err, DG_E_NOMEM, "out of memory: %zu bytes on %s",
                       b->nbytes, d->info.name);
-    b->host = p;
+    uintptr_t p = ((uintptr_t)raw + CPU_ALIGN - 1) & ~(uintptr_t)(CPU_ALIGN - 1);
+    b->host = (void *)p;
+    b->mem = raw;
     return DG_OK;
 }
 
 static void cpu_release(dgr_device *d, dgr_buffer *b)
 {
     (void)d;
-    free(b->host);
+    dg_free(b->mem);
+    b->mem = NULL;
     b->host = NULL;
 }
 
@@ -60,9 +332,17 @@ static dg_status cpu_sync(dgr_device *d, dg_error *err)
 const dgr_device_ops dgr_cpu_device_ops = {
     cpu_alloc, cpu_release, cpu_read, cpu_write, cpu_sync};
 
+/* ---- buffers ----------------------------------------------------------------- */
+
+static inline int is_cpu(const dgr_device *d)
+{
+    return d->ops == &dgr_cpu_device_ops;
+}
+
 dgr_buffer *dgr_buffer_new(dgr_device *d, size_t nbytes, dg_error *err)
 {
-    size_t used = atomic_fetch_add(&d->in_use, nbytes) + nbytes;
+    size_t used = atomic_fetch_add_explicit(&d->in_use, nbytes,
+                                            memory_order_relaxed) + nbytes;
     if (d->mem_cap && used > d->mem_cap) {
         atomic_fetch_sub(&d->in_use, nbytes);
         dg_err(err, DG_E_NOMEM,
@@ -70,10 +350,27 @@ dgr_buffer *dgr_buffer_new(dgr_device *d, size_t nbytes, dg_error *err)
                d->info.name, nbytes, used - nbytes, d->mem_cap);
         return NULL;
     }
-    size_t peak = atomic_load(&d->peak);
-    while (used > peak && !atomic_compare_exchange_weak(&d->peak, &peak, used))
+    size_t peak = atomic_load_explicit(&d->peak, memory_order_relaxed);
+    while (used > peak &&
+           !atomic_compare_exchange_weak_explicit(&d->peak, &peak, used,
+                                                  memory_order_relaxed,
+                                                  memory_order_relaxed))
         ;
-    dgr_buffer *b = dg_calloc(1, sizeof *b);
+    dgr_buffer *b;
+    if (is_cpu(d)) {
+        b = cpu_block_get(nbytes);
+        if (!b) {
+            atomic_fetch_sub(&d->in_use, nbytes);
+            dg_err(err, DG_E_NOMEM, "out of memory: %zu bytes on %s", nbytes,
+                   d->info.name);
+            return NULL;
+        }
+        b->dev = d;
+        b->nbytes = nbytes;
+        atomic_init(&b->refs, 1);
+        return b;
+    }
+    b = dg_calloc(1, sizeof *b);
     if (!b) {
         atomic_fetch_sub(&d->in_use, nbytes);
         dg_err_nomem(err, "buffer header");
@@ -103,7 +400,11 @@ void dgr_buffer_release(dgr_buffer *b)
     if (atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) != 1)
         return;
     dgr_device *d = b->dev;
+    atomic_fetch_sub_explicit(&d->in_use, b->nbytes, memory_order_relaxed);
+    if (is_cpu(d)) {
+        cpu_block_put(b);
+        return;
+    }
     d->ops->release(d, b);
-    atomic_fetch_sub(&d->in_use, b->nbytes);
     dg_free(b);
 }

@@ -20,10 +20,33 @@ typedef struct wscratch {
     dg_error err;
 } wscratch;
 
+/* Per-step facts the hot path needs, precomputed by dgr_runner_new. */
+enum {
+    XS_VARIABLE = 1,  /* reads a Variable's storage */
+    XS_FEED = 2,      /* reads a fed Placeholder */
+    XS_STATIC = 4,    /* input and output types fully known at compile time:
+                         the run-time inference is skipped */
+    XS_NOTIFY = 8     /* OpenCL step with successors on other devices: they
+                         wait for its completion, not its enqueue */
+};
+
+/* Completion notice of an XS_NOTIFY step (exec_cl.c calls fn). */
+typedef struct xnotify {
+    dgr_cl_notify base;
+    dgr_runner *r;
+    int32_t s;
+} xnotify;
+
 struct dgr_runner {
     dgr_session *s;
     dgc_plan *plan;
     dgr_kernel_fn *kern;     /* per step (OP steps with a kernel) */
+    uint8_t *xflags;         /* per step: XS_* */
+    int32_t *n_local;        /* per step: successors signalled at once (the
+                                first n_local of its succ list); the rest
+                                wait for an XS_NOTIFY step's completion */
+    xnotify *notify;         /* per step (used for XS_NOTIFY steps) */
+    void **notify_ev;        /* per step: marker event of this run */
     atomic_int *pending;     /* per step */
     atomic_int *uses;        /* per slot */
     dgr_value *values;       /* per slot */
@@ -168,22 +191,22 @@ static dg_status run_op(dgr_runner *r, int32_t s, int lane, wscratch *w)
     const dgc_step *st = &p->steps[s];
     const dgc_graph *g = S->g;
     const dgc_node *n = &g->nodes[st->node];
-    const dgc_op_def *od = &dgc_ops[n->op];
     dgr_device *dev = &S->devs[st->device];
     dgr_value *out = &r->values[st->out_slot];
     const int32_t *ins = &p->in_slots[st->in_off];
     uint64_t t0 = S->trace ? dg_now_ns() : 0;
 
+    uint8_t xf = r->xflags[s];
     for (int i = 0; i < st->n_in; i++)
         w->in[i] = r->values[ins[i]];
-    if (od->flags & DGC_OP_VARIABLE) {
+    if (xf & XS_VARIABLE) {
         const dgr_value *v = &S->vars[st->node];
         if (!v->buf)
             return dg_err(&w->err, DG_E_RUNTIME,
                           "node '%s': Variable is not initialised", n->name);
         out[0] = *v;
         dgr_buffer_retain(v->buf);
-    } else if (od->flags & DGC_OP_FEED) {
+    } else if (xf & XS_FEED) {
         const dgr_value *v = &S->feeds[st->node];
         if (!v->buf)
             return dg_err(&w->err, DG_E_RUNTIME,
@@ -192,17 +215,23 @@ static dg_status run_op(dgr_runner *r, int32_t s, int lane, wscratch *w)
         out[0] = *v;
         dgr_buffer_retain(v->buf);
     } else {
-        dgc_ttype *tout = w->tout;
-        dgc_ttype *tin = (dgc_ttype *)(w->tout + r->max_out);
-        for (int i = 0; i < st->n_in; i++) {
-            tin[i].dtype = w->in[i].dtype;
-            tin[i].shape = w->in[i].shape;
+        const dgc_ttype *tout = n->outputs;
+        if (!(xf & XS_STATIC)) {
+            dgc_ttype *to = w->tout;
+            dgc_ttype *tin = w->tout + r->max_out;
+            for (int i = 0; i < st->n_in; i++) {
+                tin[i].dtype = w->in[i].dtype;
+                tin[i].shape = w->in[i].shape;
+            }
+            char msg[256];
+            msg[0] = 0;
+            const dgc_op_def *od = &dgc_ops[n->op];
+            if (od->infer(n, tin, st->n_in, to, msg, sizeof msg) != 0)
+                return dg_err(&w->err, DG_E_RUNTIME, "node '%s': %s: %s",
+                              n->name, od->name,
+                              msg[0] ? msg : "invalid inputs at run time");
+            tout = to;
         }
-        char msg[256];
-        msg[0] = 0;
-        if (od->infer(n, tin, st->n_in, tout, msg, sizeof msg) != 0)
-            return dg_err(&w->err, DG_E_RUNTIME, "node '%s': %s: %s", n->name,
-                          od->name, msg[0] ? msg : "invalid inputs at run time");
         for (int k = 0; k < st->n_out; k++)
             out[k].buf = NULL;
         dgr_kctx k;
@@ -246,7 +275,7 @@ static dg_status run_op(dgr_runner *r, int32_t s, int lane, wscratch *w)
         r->t_end[s] = t1;
         r->lane[s] = dev->info.type == DG_DEV_CPU ? lane : 0;
         if (dev->info.type == DG_DEV_CPU)
-            dgr_trace_op(S->trace, st->device, lane, n->name, od->name,
+            dgr_trace_op(S->trace, st->device, lane, n->name, dgc_op_name(n->op),
                          r->step, t0, t1, S->in_names[st->node], n->n_inputs);
         trace_flows(r, st, r->lane[s], t0);
         trace_memory(S, st->device);
@@ -270,11 +299,77 @@ static void fail(dgr_runner *r, const dg_error *e)
         r->err = *e;
 }
 
+/* One unit of `outstanding` is finished: wake the run at zero. */
+static void finish_one(dgr_runner *r)
+{
+    if (atomic_fetch_sub_explicit(&r->outstanding, 1,
+                                  memory_order_acq_rel) == 1) {
+        pthread_mutex_lock(&r->mu);
+        r->done = 1;
+        pthread_cond_signal(&r->cv);
+        pthread_mutex_unlock(&r->mu);
+    }
+}
+
+/* Decrement the pending counts of succ[0..n); queue the ready ones (each
+ * adds one unit to outstanding before it is queued). */
+static void signal_succ(dgr_runner *r, const int32_t *succ, int32_t n)
+{
+    const dgc_plan *p = r->plan;
+    for (int32_t i = 0; i < n; i++) {
+        int32_t t = succ[i];
+        if (atomic_fetch_sub_explicit(&r->pending[t], 1,
+                                      memory_order_acq_rel) != 1)
+            continue;
+        atomic_fetch_add_explicit(&r->outstanding, 1, memory_order_relaxed);
+        dgr_ipool_push(r->s->pools[p->steps[t].device], r, t);
+    }
+}
+
+/* An XS_NOTIFY step's commands completed (ok = 0 on an OpenCL error): its
+ * successors on other devices may start.  Runs on an OpenCL thread or
+ * inline; holds one unit of outstanding. */
+static void notify_done(dgr_cl_notify *base, int ok)
+{
+    xnotify *x = (xnotify *)(void *)base;
+    dgr_runner *r = x->r;
+    const dgc_step *st = &r->plan->steps[x->s];
+    if (!ok) {
+        dg_error e;
+        dg_err(&e, DG_E_RUNTIME, "node '%s': OpenCL command failed on %s",
+               r->s->g->nodes[st->node].name, r->s->devs[st->device].info.name);
+        fail(r, &e);
+    } else if (!atomic_load_explicit(&r->failed, memory_order_acquire)) {
+        int32_t nl = r->n_local[x->s];
+        signal_succ(r, &r->plan->succ[st->succ_off + nl], st->n_succ - nl);
+    }
+    finish_one(r);
+}
+
+/* After an XS_NOTIFY step: have its remote successors signalled once the
+ * device finished everything queued so far, without blocking this worker
+ * (a marker event's completion callback); if that cannot be set up, wait
+ * for the device here. */
+static void notify_remote(dgr_runner *r, int32_t s)
+{
+    const dgc_step *st = &r->plan->steps[s];
+    dgr_device *d = &r->s->devs[st->device];
+    xnotify *x = &r->notify[s];
+    atomic_fetch_add_explicit(&r->outstanding, 1, memory_order_relaxed);
+    if (dgr_exec_cl_notify(d, &x->base, &r->notify_ev[s]) == 0)
+        return;
+    dg_error e;
+    int ok = d->ops->sync(d, &e) == DG_OK;
+    x->base.fn(&x->base, ok);
+}
+
 void dgr_exec_task(void *ctx, int32_t item, int lane)
 {
     dgr_runner *r = ctx;
     const dgc_plan *p = r->plan;
     int32_t s = item;
+    /* Each queued step holds one unit of r->outstanding; the successor a
+     * worker runs next itself inherits the unit of the step before it. */
     while (s >= 0) {
         const dgc_step *st = &p->steps[s];
         wscratch *w = &r->scratch[r->s->lane_base[st->device] + lane];
@@ -288,28 +383,27 @@ void dgr_exec_task(void *ctx, int32_t item, int lane)
                            r->s->g->nodes[st->node].name);
                 fail(r, &w->err);
             } else {
+                if (r->xflags[s] & XS_NOTIFY)
+                    notify_remote(r, s);
                 const int32_t *succ = &p->succ[st->succ_off];
-                for (int i = 0; i < st->n_succ; i++) {
+                int32_t nl = r->n_local[s];
+                for (int32_t i = 0; i < nl; i++) {
                     int32_t t = succ[i];
                     if (atomic_fetch_sub_explicit(&r->pending[t], 1,
                                                   memory_order_acq_rel) != 1)
                         continue;
+                    if (next < 0 && p->steps[t].device == st->device) {
+                        next = t;
+                        continue;
+                    }
                     atomic_fetch_add_explicit(&r->outstanding, 1,
                                               memory_order_relaxed);
-                    if (next < 0 && p->steps[t].device == st->device)
-                        next = t;
-                    else
-                        dgr_ipool_push(r->s->pools[p->steps[t].device], r, t);
+                    dgr_ipool_push(r->s->pools[p->steps[t].device], r, t);
                 }
             }
         }
-        if (atomic_fetch_sub_explicit(&r->outstanding, 1,
-                                      memory_order_acq_rel) == 1) {
-            pthread_mutex_lock(&r->mu);
-            r->done = 1;
-            pthread_cond_signal(&r->cv);
-            pthread_mutex_unlock(&r->mu);
-        }
+        if (next < 0)
+            finish_one(r);
         s = next;
     }
 }

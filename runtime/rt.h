@@ -73,6 +73,10 @@ typedef struct dgr_device {
 dgr_buffer *dgr_buffer_new(dgr_device *d, size_t nbytes, dg_error *err);
 void dgr_buffer_retain(dgr_buffer *b);
 void dgr_buffer_release(dgr_buffer *b); /* frees at refs == 0 */
+/* CPU buffers are cached per size class for reuse (buffer.c); this frees
+ * the calling thread's cached blocks and the process-wide cache.  Safe at
+ * any time; buffers in use are not touched. */
+void dgr_cpu_cache_trim(void);
 
 /* Host device (CPU:0) ops, buffer.c. */
 extern const dgr_device_ops dgr_cpu_device_ops;

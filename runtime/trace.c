@@ -16,6 +16,8 @@
 #include "dg_alloc.h"
 #include "dg_util.h"
 
+_Static_assert(sizeof(dgr_trec) == 64, "trace records are one cache line");
+
 static atomic_ullong next_uid = 1;
 
 static _Thread_local uint64_t tls_uid;

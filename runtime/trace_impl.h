@@ -28,14 +28,16 @@ typedef struct dgr_trec {
     uint64_t t0, t1;
     const char *a;
     const char *b;
-    const char *const *inputs;
+    union {
+        const char *const *inputs; /* OP */
+        int64_t bytes;             /* MEMCPY, MEM */
+    };
     int64_t step;
-    int64_t bytes;
     int32_t lane, lane2;
     int16_t dev, dev2;
     int16_t n_inputs;
     uint8_t kind;
-} dgr_trec;
+} dgr_trec; /* 64 bytes: one cache line */
 
 #define DGR_TCHUNK_RECS 1024
 typedef struct dgr_tchunk {

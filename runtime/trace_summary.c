@@ -3,7 +3,8 @@
  * (SPEC section 7): per device the op count, busy time (union of its op
  * intervals) and utilisation over the run's wall time; transfers per
  * direction (count, bytes, time); the ten nodes and the ten op types with
- * the most total time.  Columns are aligned; times are milliseconds.
+ * the most total time.  Columns are aligned; times are milliseconds except
+ * the per-call averages (microseconds).
  */
 #include "trace_impl.h"
 
@@ -116,7 +117,7 @@ static void top_table(dg_sbuf *b, const dgr_trace *t, const char *title,
         dg_sbuf_addf(b, "  %-*s  %-*s  %-7s", wk, "node", wo, "op", "device");
     else
         dg_sbuf_addf(b, "  %-*s", wk, "op");
-    dg_sbuf_addf(b, "  %8s  %12s  %12s\n", "calls", "total ms", "avg ms");
+    dg_sbuf_addf(b, "  %8s  %12s  %10s\n", "calls", "total ms", "avg us");
     char dev[96];
     for (size_t i = 0; i < show; i++) {
         if (by_node) {
@@ -129,7 +130,10 @@ static void top_table(dg_sbuf *b, const dgr_trace *t, const char *title,
         dg_sbuf_addf(b, "  %8" PRId64 "  ", v[i].calls);
         add_ms(b, 12, v[i].total_ns);
         dg_sbuf_add(b, "  ");
-        add_ms(b, 12, v[i].calls ? v[i].total_ns / (uint64_t)v[i].calls : 0);
+        dg_sbuf_addf(b, "%10.1f",
+                     v[i].calls ? (double)v[i].total_ns / 1e3 /
+                                      (double)v[i].calls
+                                : 0.0);
         dg_sbuf_add(b, "\n");
     }
 }

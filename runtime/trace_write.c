@@ -152,6 +152,7 @@ typedef struct wctx {
     size_t nflows;
     dgr_trec **mems;
     size_t nmems;
+    size_t flows_left_out; /* backward arrows (clock disagreement) */
 } wctx;
 
 static void sep(wctx *w)
@@ -449,8 +450,10 @@ static void write_flows(wctx *w)
             s = slo > e ? slo : e;
         if (e < s)
             e = thi < s ? thi : s;
-        if (e < s)
+        if (e < s) {
+            w->flows_left_out++;
             continue;
+        }
         id++;
         sep(w);
         PUTS("{\"ph\":\"s\",\"cat\":\"DataFlow\",\"name\":", f);
@@ -537,6 +540,8 @@ static void write_all(wctx *w, const lane_key *lanes, size_t nl)
     unsigned long dropped = atomic_load(&((dgr_trace *)w->t)->dropped);
     if (dropped)
         fprintf(f, ",\"dropped_events\":%lu", dropped);
+    if (w->flows_left_out)
+        fprintf(f, ",\"flows_left_out\":%zu", w->flows_left_out);
     fputs("}}\n", f);
 }
 

@@ -22,6 +22,7 @@
 #include "ops.h"
 #include "load.h"
 #include "dg_util.h"
+#include "dg_alloc.h"
 
 static const char *src_root(void)
 {
@@ -469,6 +470,29 @@ static void test_large_graph(void **state)
     free(text);
 }
 
+/* Every allocation failure gives DG_E_NOMEM (never a crash or a wrong code). */
+static void test_nomem(void **state)
+{
+    (void)state;
+    int ok = 0;
+    for (long k = 0; k < 4000 && !ok; k++) {
+        dg_error err;
+        memset(&err, 0, sizeof err);
+        dg_alloc_fail_after(k);
+        dgc_graph *g = load(good, &err);
+        dg_alloc_fail_after(-1);
+        if (g) {
+            ok = 1;
+            dg_graph_free(g);
+        } else {
+            if (err.code != DG_E_NOMEM)
+                print_error("k=%ld: %d %s\n", k, err.code, err.msg);
+            assert_int_equal(err.code, DG_E_NOMEM);
+        }
+    }
+    assert_true(ok);
+}
+
 static void test_ops_render(void **state)
 {
     (void)state;
@@ -500,6 +524,7 @@ int main(void)
         cmocka_unit_test(test_wrong_types_everywhere),
         cmocka_unit_test(test_truncations),
         cmocka_unit_test(test_large_graph),
+        cmocka_unit_test(test_nomem),
         cmocka_unit_test(test_ops_render),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -28,7 +28,8 @@ typedef struct gcase {
     int n_in;
     int rank[MAXIN];
     int64_t dims[MAXIN][4];
-    int domain;         /* 0: (-2, 2) away from 0, 1: (0.5, 2) */
+    int domain;         /* 0: (-2, 2) away from 0, 1: (0.5, 2), 2: x0 as 0,
+                           x1 positive rows summing to 1 (labels) */
     const char *attrs;  /* JSON object text or NULL */
     const char *extra;  /* extra input: a Const node (JSON) named "lab" */
     int n_diff;         /* inputs to differentiate (default n_in) */
@@ -89,7 +90,17 @@ static void check_case(const gcase *c)
     for (int i = 0; i < c->n_in; i++) {
         int64_t n = numel(c->rank[i], c->dims[i]);
         for (int64_t k = 0; k < n; k++)
-            vals[i][k] = sample(c->domain);
+            vals[i][k] = sample(c->domain == 2 ? i : c->domain);
+        if (c->domain == 2 && i == 1) { /* rows of a distribution */
+            int64_t w = c->dims[i][c->rank[i] - 1];
+            for (int64_t r0 = 0; r0 < n; r0 += w) {
+                double sum = 0;
+                for (int64_t k = 0; k < w; k++)
+                    sum += vals[i][r0 + k];
+                for (int64_t k = 0; k < w; k++)
+                    vals[i][r0 + k] /= sum;
+            }
+        }
         size_t o = strlen(json);
         snprintf(json + o, sizeof json - o,
                  "{\"name\": \"x%d\", \"op\": \"Variable\", \"attrs\": "
@@ -249,6 +260,8 @@ static const gcase nn[] = {
     {"SoftmaxCrossEntropyWithLogits", 1, {2}, {{2, 3}}, 0, NULL,
      "{\"name\": \"lab\", \"op\": \"Const\", \"attrs\": {\"dtype\": \"float64\", "
      "\"value\": [[0.2, 0.3, 0.5], [1.0, 0.0, 0.0]]}}", 0},
+    {"SoftmaxCrossEntropyWithLogits", 2, {2, 2}, {{3, 4}, {3, 4}}, 2, NULL,
+     NULL, 0}, /* labels differentiated too */
     {"SparseSoftmaxCrossEntropyWithLogits", 1, {2}, {{2, 3}}, 0, NULL,
      "{\"name\": \"lab\", \"op\": \"Const\", \"attrs\": {\"dtype\": \"int32\", "
      "\"value\": [2, 0]}}", 0},

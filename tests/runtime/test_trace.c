@@ -299,6 +299,7 @@ static void test_flow_binding(void **state)
                               "\"ts\":10000.000}"));
     assert_non_null(strstr(s, "\"name\":\"p:0\",\"id\":1,\"pid\":1,\"tid\":0,"
                               "\"ts\":12000.000"));
+    assert_non_null(strstr(s, "\"flows_left_out\":1"));
     assert_non_null(strstr(s, "\"name\":\"r\",\"id\":2,\"pid\":2,\"tid\":1,"
                               "\"ts\":20000.500}"));
     assert_non_null(strstr(s, "\"name\":\"r\",\"id\":2,\"pid\":1,\"tid\":2,"
@@ -600,6 +601,77 @@ static void test_checker_rejects(void **state)
     assert_int_equal(run_checker(path, "2>/dev/null --expect-ops 2"), 1);
 }
 
+/* ---- a real run through the public API (CPU:0 + PoCL as GPU:0) -------- */
+
+static void run_profile(int colocate, const char *out)
+{
+    const char *root = getenv("DGRUN_SOURCE_ROOT");
+    char graph[512];
+    snprintf(graph, sizeof graph, "%s/graphs/colocate.json", root ? root : ".");
+    dg_error err;
+    dg_options o;
+    dg_options_init(&o);
+    o.opencl_devices = "all";
+    o.colocate = colocate;
+    o.trace_path = out;
+    o.repeat = 3;
+    dg_graph *g = dg_graph_load(graph, NULL, 0, &err);
+    if (!g)
+        fail_msg("%s", err.msg);
+    dg_device_list *devs = NULL;
+    if (dg_devices_discover(&o, &devs, &err) != DG_OK)
+        fail_msg("%s", err.msg);
+    if (dg_devices_count(devs) < 2) {
+        dg_graph_free(g);
+        dg_devices_free(devs);
+        skip(); /* no OpenCL device here */
+    }
+    dg_program *p = dg_compile(g, &o, devs, &err);
+    if (!p)
+        fail_msg("%s", err.msg);
+    dg_session *s = dg_session_new(p, &o, &err);
+    if (!s)
+        fail_msg("%s", err.msg);
+    dg_fetch_result *res = NULL;
+    int n = 0;
+    if (dg_session_run(s, &res, &n, &err) != DG_OK)
+        fail_msg("%s", err.msg);
+    dg_fetch_results_free(res, n);
+    if (dg_session_write_trace(s, &err) != DG_OK)
+        fail_msg("%s", err.msg);
+    char *sum = dg_session_profile_summary(s);
+    assert_non_null(sum);
+    assert_non_null(strstr(sum, "CPU:0 -> GPU:0"));
+    assert_non_null(strstr(sum, "GPU:0 -> CPU:0"));
+    assert_non_null(strstr(sum, "3 steps"));
+    free(sum);
+    dg_session_free(s);
+    dg_program_free(p);
+    dg_devices_free(devs);
+}
+
+static void test_real_run(void **state)
+{
+    (void)state;
+    char path[300];
+    for (int colocate = 0; colocate <= 1; colocate++) {
+        path_in(path, sizeof path, colocate ? "real_co.json" : "real_noco.json");
+        run_profile(colocate, path);
+        assert_int_equal(run_checker(path, "--expect-devices 2"), 0);
+        char *s = slurp(path);
+        assert_non_null(s);
+        assert_non_null(strstr(s, "\"name\":\"MemcpyHtoD\""));
+        assert_non_null(strstr(s, "\"name\":\"MemcpyDtoH\""));
+        assert_non_null(strstr(s, "\"args\":{\"name\":\"b\",\"op\":\"Sin\""));
+        assert_non_null(strstr(s, "\"args\":{\"name\":\"g/a\""));
+        assert_non_null(strstr(s, "\"cat\":\"DataFlow\""));
+        assert_non_null(strstr(s, "\"cat\":\"Memory\""));
+        assert_non_null(strstr(s, "\"name\":\"OpenCL queue 0\""));
+        assert_non_null(strstr(s, "\"step\":2"));
+        free(s);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -614,6 +686,7 @@ int main(void)
         cmocka_unit_test(test_record_nomem),
         cmocka_unit_test(test_summary),
         cmocka_unit_test(test_checker_rejects),
+        cmocka_unit_test(test_real_run),
     };
     return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
 }
