@@ -3,14 +3,18 @@
  * (Add of a scalar and a constant) run through a session runner, compared
  * with a baseline calling the same kernels in a plain loop in the same
  * process.  Reports the median of several runs in microseconds per op and
- * the ratio to the baseline.  With --gpu the chain runs on GPU:0 (OpenCL
- * devices "all", so PoCL counts).
+ * the ratio to the baseline, in wall-clock time and in process CPU time
+ * (the latter is what to compare on a loaded machine, where preemption
+ * inflates wall times).  With --gpu the chain runs on GPU:0 (OpenCL devices
+ * "all", so PoCL counts).
  *
- *   bench_executor [--gpu] [--inter-op N] [N ...]   (default N: 2000 20000)
+ *   bench_executor [--gpu] [--inter-op N] [--reps R] [N ...]
+ *                                                (default N: 2000 20000)
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "executor.h"
 #include "cl.h"
@@ -21,6 +25,13 @@ static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
+}
+
+static uint64_t cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 static void die(const char *what, const dg_error *e)
@@ -67,7 +78,8 @@ static dgc_graph *chain(int n, int dev, int32_t *last)
 }
 
 /* Baseline: the same kernels called in a plain loop on device d. */
-static double baseline(dgr_session *s, const dgc_graph *g, int dev, int n)
+static double baseline(dgr_session *s, const dgc_graph *g, int dev, int n,
+                       double *cpu_us)
 {
     dgr_device *d = dgr_session_device(s, dev);
     dgr_kernel_fn kc = dgr_kernel_find(dgc_op_find("Const"), d->info.type);
@@ -83,6 +95,7 @@ static double baseline(dgr_session *s, const dgc_graph *g, int dev, int n)
     k.err = &err;
     k.intra = s->intra;
     k.n_out = 1;
+    uint64_t c0 = cpu_ns();
     uint64_t t0 = dg_now_ns();
     /* x0 and c */
     for (int i = 0; i < 2; i++) {
@@ -111,6 +124,8 @@ static double baseline(dgr_session *s, const dgc_graph *g, int dev, int n)
     }
     d->ops->sync(d, &err);
     uint64_t t1 = dg_now_ns();
+    if (cpu_us)
+        *cpu_us = (double)(cpu_ns() - c0) / 1e3;
     dgr_buffer_release(vals[0].buf);
     dgr_buffer_release(vals[1].buf);
     return (double)(t1 - t0) / 1e3;
@@ -160,6 +175,7 @@ static void bench(int n, int gpu, int inter, int reps)
     if (!r)
         die("runner", &err);
     double *te = calloc((size_t)reps, sizeof *te), *tb = calloc((size_t)reps, sizeof *tb);
+    double *ce = calloc((size_t)reps, sizeof *ce), *cb = calloc((size_t)reps, sizeof *cb);
     dg_tensor *out = NULL;
     /* warm up (OpenCL kernels compile on first use) */
     if (dgr_runner_run(r, 0, &out, &err) != DG_OK)
@@ -167,23 +183,32 @@ static void bench(int n, int gpu, int inter, int reps)
     if (*(float *)out->data != (float)(n - 1))
         fprintf(stderr, "bench_executor: wrong result %g\n", *(float *)out->data);
     dg_tensor_free(out);
-    baseline(s, g, dev, n);
+    baseline(s, g, dev, n, NULL);
     for (int i = 0; i < reps; i++) {
+        uint64_t c0 = cpu_ns();
         uint64_t t0 = dg_now_ns();
         if (dgr_runner_run(r, i + 1, NULL, &err) != DG_OK)
             die("run", &err);
         te[i] = (double)(dg_now_ns() - t0) / 1e3;
-        tb[i] = baseline(s, g, dev, n);
+        ce[i] = (double)(cpu_ns() - c0) / 1e3;
+        tb[i] = baseline(s, g, dev, n, &cb[i]);
     }
     qsort(te, (size_t)reps, sizeof *te, cmp_double);
     qsort(tb, (size_t)reps, sizeof *tb, cmp_double);
+    qsort(ce, (size_t)reps, sizeof *ce, cmp_double);
+    qsort(cb, (size_t)reps, sizeof *cb, cmp_double);
     double me = te[reps / 2] / n, mb = tb[reps / 2] / n;
-    printf("%-6s chain %6d ops, inter-op %d: executor %.3f us/op, plain loop "
-           "%.3f us/op, overhead %.3f us/op, ratio %.2f\n",
-           gpu ? "GPU:0" : "CPU:0", n, dgr_ipool_threads(s->pools[dev]), me, mb,
-           me - mb, me / mb);
+    double mce = ce[reps / 2] / n, mcb = cb[reps / 2] / n;
+    printf("%-6s chain %6d ops, inter-op %d, median of %d: wall: executor "
+           "%.3f us/op, plain loop %.3f us/op, overhead %.3f us/op, ratio "
+           "%.2f | cpu: executor %.3f us/op, plain loop %.3f us/op, ratio "
+           "%.2f\n",
+           gpu ? "GPU:0" : "CPU:0", n, dgr_ipool_threads(s->pools[dev]), reps,
+           me, mb, me - mb, me / mb, mce, mcb, mce / mcb);
     free(te);
     free(tb);
+    free(ce);
+    free(cb);
     dgr_runner_free(r);
     dg_session_free(ds);
     dg_free(p->devs.devs);
@@ -194,12 +219,14 @@ static void bench(int n, int gpu, int inter, int reps)
 
 int main(int argc, char **argv)
 {
-    int gpu = 0, inter = 1, sizes[8], n_sizes = 0;
+    int gpu = 0, inter = 1, reps = 9, sizes[8], n_sizes = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--gpu") == 0)
             gpu = 1;
         else if (strcmp(argv[i], "--inter-op") == 0 && i + 1 < argc)
             inter = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc)
+            reps = atoi(argv[++i]) > 0 ? atoi(argv[i]) : 1;
         else if (n_sizes < 8)
             sizes[n_sizes++] = atoi(argv[i]);
     }
@@ -209,6 +236,6 @@ int main(int argc, char **argv)
         n_sizes = 2;
     }
     for (int i = 0; i < n_sizes; i++)
-        bench(sizes[i], gpu, inter, 9);
+        bench(sizes[i], gpu, inter, reps);
     return 0;
 }

@@ -410,6 +410,82 @@ void dgr_exec_task(void *ctx, int32_t item, int lane)
 
 /* ---- runners ------------------------------------------------------------- */
 
+static int type_known(const dgc_ttype *t)
+{
+    return t->shape.rank >= 0 && dg_shape_numel(&t->shape) >= 0;
+}
+
+/* Must successor t of step `from` wait for from's device to finish, not
+ * just enqueue?  Steps on the same device follow in its in-order queue, and
+ * a transfer out of that device reads through the same queue. */
+static int needs_completion(const dgc_plan *p, const dgc_step *from,
+                            int32_t t)
+{
+    const dgc_step *to = &p->steps[t];
+    if (to->device == from->device)
+        return 0;
+    if (to->kind == DGC_STEP_TRANSFER && to->src_device == from->device)
+        return 0;
+    return 1;
+}
+
+/* Fill xflags and n_local (reordering each XS_NOTIFY step's successors:
+ * local ones first); allocate the notices.  0 ok, -1 nomem. */
+static int classify_steps(dgr_runner *r)
+{
+    dgr_session *S = r->s;
+    dgc_plan *p = r->plan;
+    int any_notify = 0;
+    for (int32_t i = 0; i < p->n_steps; i++) {
+        dgc_step *st = &p->steps[i];
+        uint8_t f = 0;
+        r->n_local[i] = st->n_succ;
+        if (st->kind == DGC_STEP_OP) {
+            const dgc_node *n = &S->g->nodes[st->node];
+            if (dgc_op_has(n->op, DGC_OP_VARIABLE))
+                f |= XS_VARIABLE;
+            else if (dgc_op_has(n->op, DGC_OP_FEED))
+                f |= XS_FEED;
+            int stat = n->outputs && n->n_outputs >= st->n_out;
+            for (int k = 0; stat && k < st->n_out; k++)
+                stat = type_known(&n->outputs[k]);
+            for (int k = 0; stat && k < st->n_in; k++)
+                stat = type_known(&p->slots[p->in_slots[st->in_off + k]].type);
+            if (stat)
+                f |= XS_STATIC;
+        }
+        if (S->devs[st->device].info.type != DG_DEV_CPU) {
+            int32_t *succ = &p->succ[st->succ_off];
+            int32_t nl = 0;
+            for (int32_t k = 0; k < st->n_succ; k++)
+                if (!needs_completion(p, st, succ[k])) {
+                    int32_t t = succ[nl];
+                    succ[nl] = succ[k];
+                    succ[k] = t;
+                    nl++;
+                }
+            if (nl < st->n_succ) {
+                f |= XS_NOTIFY;
+                r->n_local[i] = nl;
+                any_notify = 1;
+            }
+        }
+        r->xflags[i] = f;
+    }
+    if (!any_notify)
+        return 0;
+    r->notify = dg_calloc((size_t)p->n_steps + 1, sizeof *r->notify);
+    r->notify_ev = dg_calloc((size_t)p->n_steps + 1, sizeof *r->notify_ev);
+    if (!r->notify || !r->notify_ev)
+        return -1;
+    for (int32_t i = 0; i < p->n_steps; i++) {
+        r->notify[i].base.fn = notify_done;
+        r->notify[i].r = r;
+        r->notify[i].s = i;
+    }
+    return 0;
+}
+
 void dgr_runner_free(dgr_runner *r)
 {
     if (!r)
@@ -419,6 +495,13 @@ void dgr_runner_free(dgr_runner *r)
             dg_free(r->scratch[i].in), dg_free(r->scratch[i].tout);
     dg_free(r->scratch);
     dg_free(r->kern);
+    dg_free(r->xflags);
+    dg_free(r->n_local);
+    dg_free(r->notify);
+    if (r->notify_ev && r->plan)
+        for (int32_t i = 0; i < r->plan->n_steps; i++)
+            dgr_cl_event_release(r->notify_ev[i]);
+    dg_free(r->notify_ev);
     dg_free(r->pending);
     dg_free(r->uses);
     dg_free(r->values);
@@ -453,6 +536,10 @@ dgr_runner *dgr_runner_new(dgr_session *s, const dgc_ref *fetch, int n_fetch,
     const dgc_plan *p = r->plan;
     size_t ns = (size_t)p->n_steps + 1, nsl = (size_t)p->n_slots + 1;
     r->kern = dg_calloc(ns, sizeof *r->kern);
+    r->xflags = dg_calloc(ns, sizeof *r->xflags);
+    r->n_local = dg_calloc(ns, sizeof *r->n_local);
+    if (!r->xflags || !r->n_local)
+        goto nomem;
     r->pending = dg_calloc(ns, sizeof *r->pending);
     r->uses = dg_calloc(nsl, sizeof *r->uses);
     r->values = dg_calloc(nsl, sizeof *r->values);
@@ -467,6 +554,8 @@ dgr_runner *dgr_runner_new(dgr_session *s, const dgc_ref *fetch, int n_fetch,
         if (!r->events || !r->t_start || !r->t_end || !r->lane)
             goto nomem;
     }
+    if (classify_steps(r) != 0)
+        goto nomem;
     int32_t *per_dev = dg_calloc((size_t)s->n_dev + 1, sizeof *per_dev);
     if (!per_dev)
         goto nomem;
@@ -586,6 +675,12 @@ dg_status dgr_runner_run(dgr_runner *r, int64_t step, dg_tensor **fetched,
                 *err = e2;
         }
     }
+    if (r->notify_ev)
+        for (int32_t i = 0; i < p->n_steps; i++)
+            if (r->notify_ev[i]) {
+                dgr_cl_event_release(r->notify_ev[i]);
+                r->notify_ev[i] = NULL;
+            }
     if (S->trace)
         trace_cl_events(r);
     if (fetched)

@@ -40,6 +40,21 @@ struct dgr_session {
  * successors. */
 void dgr_exec_task(void *ctx, int32_t item, int lane);
 
+/* A completion notice for dgr_exec_cl_notify: fn(self, ok) is called once,
+ * ok = 0 when the device reported an error. */
+typedef struct dgr_cl_notify {
+    void (*fn)(struct dgr_cl_notify *self, int ok);
+} dgr_cl_notify;
+
+/* Call n->fn once every command queued so far on OpenCL device d has
+ * completed, without blocking the caller: a marker is enqueued and flushed,
+ * and fn runs from its completion callback (on an OpenCL thread, or inline
+ * if the marker is already complete).  *ev receives the marker event, which
+ * the caller releases (dgr_cl_event_release) once the device is idle.
+ * Returns 0, or -1 if nothing was set up (fn not called; the caller must
+ * wait for the device itself).  (exec_cl.c) */
+int dgr_exec_cl_notify(dgr_device *d, dgr_cl_notify *n, void **ev);
+
 /* Name string of output ref r ("x" or "x:k"), dg_malloc'd; NULL on nomem. */
 char *dgr_ref_name(const dgc_graph *g, dgc_ref r);
 

@@ -383,6 +383,48 @@ def group_run():
           "--expect mismatch exits 3 with a difference line", r)
 
 
+def group_train():
+    dm = graph("digits_mlp.json")
+    cpu = ["--opencl-devices", "none"]
+    r = dg("train", dm, *cpu, "--steps", "200", "--json")
+    ok(r, "train --json")
+    d = parse_json(r, "train --json")
+    if d:
+        check(d.get("steps") == 200 and isinstance(d.get("loss"), float) and d["loss"] > 0,
+              "train --json steps and loss", r)
+        v = d.get("variables", {})
+        check("w1" in v and v["w1"]["dtype"] == "float32" and v["w1"]["shape"] == [64, 128]
+              and len(v["w1"]["value"]) == 64, "train --json variables", r)
+        ev = d.get("eval", {})
+        check(isinstance(ev.get("accuracy"), float) and ev["accuracy"] > 0.5,
+              "train --json eval values", r)
+    prog = r.err.splitlines()
+    pat = re.compile(r"step (\d+)/200 loss \d+\.\d{4} \(\d+\.\d steps/s\)")
+    check([m.group(1) for m in map(pat.fullmatch, prog) if m] == ["100", "200"]
+          and len(prog) == 2, "progress: one line per log_every steps on a pipe", r)
+    r2 = dg("train", dm, *cpu, "--steps", "200", "--json", "--seed", "0")
+    check(r2.out == r.out, "--seed 0 is the default and reproducible", r2)
+    r3 = dg("train", dm, *cpu, "--steps", "200", "--json", "--seed", "7")
+    check(r3.code == 0 and r3.out != r.out, "another --seed gives other numbers", r3)
+    r = dg("train", dm, *cpu, "--steps", "3")
+    ok(r, "train text")
+    lines = r.out.splitlines()
+    check(len(lines) >= 2 and lines[0] == "steps = 3" and lines[1].startswith("loss = ")
+          and any(l.startswith("eval/accuracy = ") for l in lines), "train text output", r)
+    tp = os.path.join(TMP, "train_prof.json")
+    r = dg("profile", dm, *cpu, "--train", "--steps", "2", "-o", tp)
+    ok(r, "profile --train")
+    try:
+        with open(tp) as f:
+            t = json.load(f)
+        steps = {e.get("args", {}).get("step") for e in t["traceEvents"] if e.get("ph") == "X"}
+        check(len(steps - {None}) >= 2, "profile --train traces every step")
+    except (OSError, ValueError) as e:
+        check(False, "profile --train trace: %s" % e, r)
+    error(dg("train", graph("matmul.json"), *cpu), 2, "train without a train section",
+          file=graph("matmul.json"))
+
+
 def group_atomic():
     mm = graph("matmul.json")
     cpu = ["--opencl-devices", "none"]

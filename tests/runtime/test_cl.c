@@ -1107,6 +1107,65 @@ static void test_matmul(void **state)
     free(b);
 }
 
+/* float64 variants, checked against the CPU kernels (tn_run compares) */
+static void run_cmp(const char *op, int n_in, const dg_shape *is,
+                    const dg_dtype *it, int n_out, const dg_shape *os,
+                    const dg_dtype *ot, double lo, double hi)
+{
+    tnode t;
+    tn_init(&t, op);
+    double *v[12];
+    for (int i = 0; i < n_in; i++) {
+        v[i] = rnd(ne(&is[i]), lo, hi);
+        if (it[i] == DG_I32 || it[i] == DG_I64)
+            for (int64_t j = 0; j < ne(&is[i]); j++) v[i][j] = (int)(v[i][j] * 3) % 5;
+        tn_in(&t, it[i], is[i], v[i]);
+    }
+    for (int i = 0; i < n_out; i++)
+        tn_out(&t, ot[i], os[i]);
+    assert_int_equal(tn_run(&t), DG_OK);
+    for (int i = 0; i < n_in; i++)
+        free(v[i]);
+    tn_free(&t);
+}
+
+static void test_float64(void **state)
+{
+    (void)state;
+    NEED_CL();
+    if (!fp64())
+        skip();
+    const dg_dtype D = DG_F64;
+    dg_shape x = shp(2, 9, 5), r = shp(1, 9), c = shp(1, 5), sc = shp(0);
+    run_cmp("Softmax", 1, (dg_shape[]){x}, (dg_dtype[]){D}, 1, (dg_shape[]){x},
+            (dg_dtype[]){D}, -3, 3);
+    run_cmp("SoftmaxCrossEntropyWithLogits", 2, (dg_shape[]){x, x},
+            (dg_dtype[]){D, D}, 2, (dg_shape[]){r, x}, (dg_dtype[]){D, D}, 0, 1);
+    run_cmp("SparseSoftmaxCrossEntropyWithLogits", 2, (dg_shape[]){x, r},
+            (dg_dtype[]){D, DG_I64}, 2, (dg_shape[]){r, x}, (dg_dtype[]){D, D},
+            0, 1);
+    run_cmp("SoftmaxGrad", 2, (dg_shape[]){x, x}, (dg_dtype[]){D, D}, 1,
+            (dg_shape[]){x}, (dg_dtype[]){D}, -1, 1);
+    run_cmp("BatchNorm", 3, (dg_shape[]){x, c, c}, (dg_dtype[]){D, D, D}, 3,
+            (dg_shape[]){x, c, c}, (dg_dtype[]){D, D, D}, 0.5, 2);
+    run_cmp("BatchNormGrad", 5, (dg_shape[]){x, x, c, c, c},
+            (dg_dtype[]){D, D, D, D, D}, 3, (dg_shape[]){x, c, c},
+            (dg_dtype[]){D, D, D}, 0.5, 2);
+    run_cmp("ApplyMomentum", 5, (dg_shape[]){x, x, sc, x, sc},
+            (dg_dtype[]){D, D, D, D, D}, 1, (dg_shape[]){x}, (dg_dtype[]){D},
+            0.1, 0.9);
+    run_cmp("ApplyAdam", 10,
+            (dg_shape[]){x, x, x, sc, sc, sc, sc, sc, sc, x},
+            (dg_dtype[]){D, D, D, D, D, D, D, D, D, D}, 1, (dg_shape[]){x},
+            (dg_dtype[]){D}, 0.1, 0.9);
+    run_cmp("ArgMax", 1, (dg_shape[]){x}, (dg_dtype[]){D}, 1, (dg_shape[]){c},
+            (dg_dtype[]){DG_I64}, -1, 1);
+    run_cmp("Cast", 1, (dg_shape[]){x}, (dg_dtype[]){D}, 1, (dg_shape[]){x},
+            (dg_dtype[]){DG_F32}, -1, 1);
+    run_cmp("OnesLike", 1, (dg_shape[]){x}, (dg_dtype[]){D}, 1, (dg_shape[]){x},
+            (dg_dtype[]){D}, -1, 1);
+}
+
 /* ---- tests: allocator ---------------------------------------------------- */
 
 static void test_alloc(void **state)
@@ -1504,6 +1563,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_batchnorm),
         cmocka_unit_test(test_state_ops),
         cmocka_unit_test(test_const),
+        cmocka_unit_test(test_float64),
         cmocka_unit_test(test_alloc),
         cmocka_unit_test(test_two_devices),
         cmocka_unit_test(test_build_error),
