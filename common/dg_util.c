@@ -102,14 +102,16 @@ char *dg_sbuf_take(dg_sbuf *b)
     return s;
 }
 
-static uint64_t hash_n(const char *s, size_t n)
+/* FNV-1a, folded to 32 bits (the table index uses the low bits, the
+ * stored hash filters out almost every non-matching probe). */
+static uint32_t hash_n(const char *s, size_t n)
 {
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    uint64_t h = 1469598103934665603ull;
     for (size_t i = 0; i < n; i++) {
         h ^= (unsigned char)s[i];
         h *= 1099511628211ull;
     }
-    return h;
+    return (uint32_t)(h ^ (h >> 32));
 }
 
 int dg_strmap_init(dg_strmap *m, size_t expected)
@@ -117,34 +119,51 @@ int dg_strmap_init(dg_strmap *m, size_t expected)
     size_t cap = 16;
     while (cap < expected * 2)
         cap *= 2;
-    m->keys = dg_calloc(cap, sizeof *m->keys);
-    m->vals = dg_calloc(cap, sizeof *m->vals);
-    m->cap = cap;
+    m->slots = dg_calloc(cap, sizeof *m->slots);
+    m->cap = m->slots ? cap : 0;
     m->len = 0;
-    if (!m->keys || !m->vals) {
-        dg_strmap_free(m);
-        return -1;
-    }
-    return 0;
+    return m->slots ? 0 : -1;
 }
 
 void dg_strmap_free(dg_strmap *m)
 {
-    dg_free((void *)m->keys);
-    dg_free(m->vals);
+    dg_free(m->slots);
     memset(m, 0, sizeof *m);
+}
+
+/* Slot for (key, n, h): the matching one, or the empty one ending its probe
+ * sequence.  m->cap must be a nonzero power of two. */
+static dg_strmap_slot *find_slot(const dg_strmap *m, const char *key,
+                                 size_t n, uint32_t h)
+{
+    size_t mask = m->cap - 1, i = h & mask;
+    for (;;) {
+        dg_strmap_slot *s = &m->slots[i];
+        if (!s->key || (s->hash == h && strncmp(s->key, key, n) == 0 &&
+                        s->key[n] == '\0'))
+            return s;
+        i = (i + 1) & mask;
+    }
 }
 
 static int strmap_grow(dg_strmap *m)
 {
-    dg_strmap n;
-    if (dg_strmap_init(&n, m->cap))
+    size_t cap = m->cap ? m->cap * 2 : 16;
+    dg_strmap_slot *ns = dg_calloc(cap, sizeof *ns);
+    if (!ns)
         return -1;
-    for (size_t i = 0; i < m->cap; i++)
-        if (m->keys[i])
-            dg_strmap_put(&n, m->keys[i], m->vals[i]);
-    dg_strmap_free(m);
-    *m = n;
+    for (size_t i = 0; i < m->cap; i++) {
+        const dg_strmap_slot *s = &m->slots[i];
+        if (!s->key)
+            continue;
+        size_t j = s->hash & (cap - 1);
+        while (ns[j].key)
+            j = (j + 1) & (cap - 1);
+        ns[j] = *s;
+    }
+    dg_free(m->slots);
+    m->slots = ns;
+    m->cap = cap;
     return 0;
 }
 
@@ -153,14 +172,13 @@ int dg_strmap_put(dg_strmap *m, const char *key, int32_t val)
     if ((m->len + 1) * 2 > m->cap && strmap_grow(m))
         return -1;
     size_t n = strlen(key);
-    size_t i = hash_n(key, n) & (m->cap - 1);
-    while (m->keys[i]) {
-        if (strcmp(m->keys[i], key) == 0)
-            return 1;
-        i = (i + 1) & (m->cap - 1);
-    }
-    m->keys[i] = key;
-    m->vals[i] = val;
+    uint32_t h = hash_n(key, n);
+    dg_strmap_slot *s = find_slot(m, key, n, h);
+    if (s->key)
+        return 1;
+    s->key = key;
+    s->hash = h;
+    s->val = val;
     m->len++;
     return 0;
 }
@@ -169,13 +187,8 @@ int32_t dg_strmap_getn(const dg_strmap *m, const char *key, size_t n)
 {
     if (!m->cap)
         return -1;
-    size_t i = hash_n(key, n) & (m->cap - 1);
-    while (m->keys[i]) {
-        if (strncmp(m->keys[i], key, n) == 0 && m->keys[i][n] == '\0')
-            return m->vals[i];
-        i = (i + 1) & (m->cap - 1);
-    }
-    return -1;
+    const dg_strmap_slot *s = find_slot(m, key, n, hash_n(key, n));
+    return s->key ? s->val : -1;
 }
 
 int32_t dg_strmap_get(const dg_strmap *m, const char *key)

@@ -28,19 +28,29 @@ void dg_sbuf_add_json_str(dg_sbuf *b, const char *s);
 /* Give up ownership of the text (NULL if an allocation failed). */
 char *dg_sbuf_take(dg_sbuf *b);
 
-/* ---- open-addressing map from string keys to int32 values --------------- */
+/* ---- open-addressing map from string keys to int32 values ---------------
+ * Linear probing over 16-byte slots that keep each key's hash next to the
+ * key pointer and value, so a probe compares hashes before it touches the
+ * key's characters (one cache line per probe in the common case). */
+typedef struct dg_strmap_slot {
+    const char *key; /* borrowed: the caller keeps keys alive; NULL = empty */
+    uint32_t hash;
+    int32_t val;
+} dg_strmap_slot;
+
 typedef struct dg_strmap {
-    const char **keys; /* borrowed: the caller keeps keys alive */
-    int32_t *vals;
+    dg_strmap_slot *slots;
     size_t cap, len;
 } dg_strmap;
 
-int dg_strmap_init(dg_strmap *m, size_t expected); /* 0 ok, -1 nomem */
+/* Room for `expected` keys without growing.  0 ok, -1 nomem. */
+int dg_strmap_init(dg_strmap *m, size_t expected);
 void dg_strmap_free(dg_strmap *m);
 /* Insert; returns 0, 1 if the key exists (value unchanged), -1 nomem. */
 int dg_strmap_put(dg_strmap *m, const char *key, int32_t val);
 /* Value for key, or -1. */
 int32_t dg_strmap_get(const dg_strmap *m, const char *key);
+/* Value for the first n characters of key (key need not end there), or -1. */
 int32_t dg_strmap_getn(const dg_strmap *m, const char *key, size_t n);
 
 /* Monotonic clock in nanoseconds. */

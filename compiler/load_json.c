@@ -72,6 +72,15 @@ static void line_col(const char *text, size_t off, int *line, int *col)
     *col = c;
 }
 
+dg_status dgc_json_error_at(const char *text, size_t off, const char *prefix,
+                            dg_error *err)
+{
+    int line, col;
+    line_col(text, off, &line, &col);
+    return dg_err(err, DG_E_GRAPH, "%sinvalid JSON at line %d, column %d",
+                  prefix ? prefix : "", line, col);
+}
+
 static int is_num_char(char c)
 {
     return (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' ||
@@ -133,28 +142,32 @@ static int scan_numbers(dgc_jdoc *doc, unsigned char **is_int)
     }
     doc->num_off = off;
     doc->n_num = n;
+    doc->owns_nums = 1;
+    doc->num_int = flag;
     *is_int = flag;
     return 0;
 }
 
-/* Walk the tree in document order, marking numbers (iterative would be
- * nicer, but depth is bounded by cJSON's nesting limit). */
-static void mark_numbers(cJSON *x, const unsigned char *is_int, size_t n,
-                         size_t *k)
+/* Walk the tree in document order, marking numbers: the k-th number of the
+ * tree is token base + k of the document (iterative would be nicer, but
+ * depth is bounded by cJSON's nesting limit). */
+static void mark_numbers(cJSON *x, const unsigned char *is_int, size_t base,
+                         size_t n, size_t *k)
 {
     for (; x; x = x->next) {
         if (cJSON_IsNumber(x)) {
             if (*k < n) {
-                if (is_int[*k])
+                size_t g = base + *k;
+                if (is_int[g])
                     x->type |= DGC_JSON_INTLIT;
-                x->valueint = (int)(*k < (size_t)INT_MAX ? *k : (size_t)INT_MAX);
+                x->valueint = (int)(g < (size_t)INT_MAX ? g : (size_t)INT_MAX);
             } else {
                 x->valueint = -1;
             }
             (*k)++;
         }
         if (x->child)
-            mark_numbers(x->child, is_int, n, k);
+            mark_numbers(x->child, is_int, base, n, k);
     }
 }
 
@@ -256,10 +269,7 @@ dg_status dgc_json_parse(dgc_jdoc *doc, const char *text, size_t len,
     }
     if (bad != (size_t)-1) {
         dgc_json_free(doc);
-        int line, col;
-        line_col(text, bad, &line, &col);
-        return dg_err(err, DG_E_GRAPH, "%sinvalid JSON at line %d, column %d",
-                      prefix ? prefix : "", line, col);
+        return dgc_json_error_at(text, bad, prefix, err);
     }
     doc->root = root;
     unsigned char *is_int = NULL;
@@ -268,16 +278,83 @@ dg_status dgc_json_parse(dgc_jdoc *doc, const char *text, size_t len,
         return dg_err_nomem(err, "JSON numbers");
     }
     size_t k = 0;
-    mark_numbers(root, is_int, doc->n_num, &k);
+    mark_numbers(root, is_int, 0, doc->n_num, &k);
     dg_free(is_int);
+    doc->num_int = NULL;
     return DG_OK;
 }
 
 void dgc_json_free(dgc_jdoc *doc)
 {
     arena_release(doc->arena);
-    dg_free(doc->num_off);
+    if (doc->owns_nums)
+        dg_free(doc->num_off);
     memset(doc, 0, sizeof *doc);
+}
+
+/* ---- slices of a scanned document (load.c's streaming path) ------------ */
+
+int dgc_json_parse_slice(const dgc_jdoc *doc, void **arena, size_t off,
+                         size_t len, size_t num_first, size_t n_num,
+                         cJSON **out, size_t *bad)
+{
+    const char *s = doc->text + off, *end = NULL;
+    cJSON_Hooks hooks = {arena_alloc, arena_free};
+    g_arena = *arena;
+    g_arena_oom = 0;
+    g_arena_first = len < 8192 ? 65536 : len * 8;
+    cJSON_InitHooks(&hooks);
+    cJSON *x = cJSON_ParseWithLengthOpts(s, len, &end, 0);
+    const char *eptr = x ? NULL : cJSON_GetErrorPtr();
+    cJSON_InitHooks(NULL);
+    *arena = g_arena;
+    g_arena = NULL;
+    *out = NULL;
+    if (g_arena_oom)
+        return -1;
+    if (!x) {
+        const char *e = end ? end : eptr;
+        *bad = off + ((e && e >= s && e <= s + len) ? (size_t)(e - s) : 0);
+        return 1;
+    }
+    if (end && end < s + len) { /* the scanner's extent ends later */
+        *bad = off + (size_t)(end - s);
+        return 1;
+    }
+    size_t k = 0;
+    mark_numbers(x, doc->num_int, num_first, n_num, &k);
+    *out = x;
+    return 0;
+}
+
+cJSON *dgc_json_new_item(void **arena, int type)
+{
+    cJSON_Hooks hooks = {arena_alloc, arena_free};
+    g_arena = *arena;
+    g_arena_oom = 0;
+    g_arena_first = 65536;
+    cJSON_InitHooks(&hooks);
+    cJSON *x = type == cJSON_Array ? cJSON_CreateArray() : cJSON_CreateObject();
+    cJSON_InitHooks(NULL);
+    *arena = g_arena;
+    g_arena = NULL;
+    return g_arena_oom ? NULL : x;
+}
+
+void dgc_json_arena_reset(void **arena)
+{
+    arena_chunk *head = *arena;
+    if (!head)
+        return;
+    arena_release(head->next);
+    head->next = NULL;
+    head->used = 0;
+}
+
+void dgc_json_arena_free(void **arena)
+{
+    arena_release(*arena);
+    *arena = NULL;
 }
 
 int dgc_json_is_intlit(const cJSON *x)

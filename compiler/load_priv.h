@@ -24,6 +24,8 @@ typedef struct dgc_jdoc {
     size_t len;
     size_t *num_off;    /* offset of every number token, document order */
     size_t n_num;
+    unsigned char *num_int; /* streaming: token k is an integer literal */
+    int owns_nums;      /* dgc_json_free frees num_off */
 } dgc_jdoc;
 
 /* Parse text[0..len) into doc (cJSON tree, integer literals marked, each
@@ -32,6 +34,59 @@ typedef struct dgc_jdoc {
 dg_status dgc_json_parse(dgc_jdoc *doc, const char *text, size_t len,
                          const char *prefix, dg_error *err);
 void dgc_json_free(dgc_jdoc *doc);
+
+/* "<prefix>invalid JSON at line L, column C" for byte `off` of text. */
+dg_status dgc_json_error_at(const char *text, size_t off, const char *prefix,
+                            dg_error *err);
+
+/* ---- streaming: one scan of the raw text (load_scan.c) ----------------- */
+
+/* A value inside the text and its number tokens (dgc_jscan.num_off[first,
+ * first + n_num)). */
+typedef struct dgc_jelem {
+    size_t off;
+    uint32_t len, n_num;
+} dgc_jelem;
+
+typedef struct dgc_jmember {
+    size_t key_off, key_len;   /* the key's string token, quotes included */
+    size_t val_off, val_len;   /* the value */
+    size_t num_first, n_num;   /* the value's number tokens */
+    size_t elem_first, n_elem; /* array value: its elements in .elems */
+    int is_array;
+} dgc_jmember;
+
+typedef struct dgc_jscan {
+    dgc_jmember *members;
+    size_t n_members, cap_members;
+    dgc_jelem *elems;          /* elements of top-level arrays */
+    size_t n_elems, cap_elems;
+    size_t *num_off;           /* every number token, document order */
+    unsigned char *num_int;    /* ... written as an integer literal */
+    size_t n_num, cap_num;
+} dgc_jscan;
+
+/* Scan text[0..len): a top-level object, its members, the elements of
+ * array members, and every number token (strings and escapes skipped).
+ * Checks only the structure it walks; element contents are left to cJSON.
+ * 0 ok, 1 anything unexpected (the caller parses the whole text with
+ * cJSON instead, which gives the exact error), -1 nomem. */
+int dgc_json_scan(const char *text, size_t len, dgc_jscan *s);
+void dgc_jscan_free(dgc_jscan *s);
+
+/* Parse the slice text[off, off+len) of doc->text with cJSON into *out,
+ * allocating in *arena (created on first use; reset it between slices).
+ * Its numbers are tokens [num_first, num_first + n_num) of doc.  0 ok,
+ * 1 invalid JSON (*bad = offset of the error in doc->text), -1 nomem. */
+int dgc_json_parse_slice(const dgc_jdoc *doc, void **arena, size_t off,
+                         size_t len, size_t num_first, size_t n_num,
+                         cJSON **out, size_t *bad);
+/* An empty cJSON object or array (type cJSON_Object / cJSON_Array) in
+ * *arena; NULL on nomem. */
+cJSON *dgc_json_new_item(void **arena, int type);
+/* Drop everything in the arena but its largest chunk / free it all. */
+void dgc_json_arena_reset(void **arena);
+void dgc_json_arena_free(void **arena);
 
 /* Read a whole file into a NUL-terminated dg_malloc'd buffer.  DG_E_IO
  * "cannot read '<path>': <strerror>". */

@@ -172,7 +172,7 @@ static void check_case(const gcase *c)
     /* numeric gradients */
     const double h = 1e-6;
     for (int i = 0; i < n_diff; i++) {
-        char name[8];
+        char name[16];
         snprintf(name, sizeof name, "x%d", i);
         int32_t id = dgc_graph_find(p->g, name);
         dg_shape sh;

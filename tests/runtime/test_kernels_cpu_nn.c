@@ -380,7 +380,8 @@ static void par_case(const char *op, int n_in, int rank, const int64_t *dims,
 {
     shp s1 = {rank, {0}}, s2 = {rank2, {0}};
     memcpy(s1.d, dims, sizeof(int64_t) * (size_t)rank);
-    memcpy(s2.d, dims2, sizeof(int64_t) * (size_t)rank2);
+    if (dims2) /* unary cases pass dims2 = NULL: memcpy(_, NULL, 0) is UB */
+        memcpy(s2.d, dims2, sizeof(int64_t) * (size_t)rank2);
     int64_t n1 = numel(&s1), n2 = numel(&s2);
     double *a = dg_malloc(sizeof(double) * (size_t)n1);
     double *b = dg_malloc(sizeof(double) * (size_t)(n2 ? n2 : 1));
