@@ -185,7 +185,7 @@ void dg_program_node(const dg_program *p, int i, dg_node_info *out)
 {
     const dgc_node *n = &p->g->nodes[i];
     out->name = n->name;
-    out->op = dgc_op_name(n->op);
+    out->op = dgc_node_op_name(n);
     out->device = (n->device_id >= 0 && n->device_id < p->devs.n)
                       ? p->devs.devs[n->device_id].name
                       : "";

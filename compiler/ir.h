@@ -99,6 +99,8 @@ typedef struct dgc_node {
                               -1 none */
     int colocate;          /* generated op: 1 if its set colocates */
     uint32_t flags;        /* DGC_NODE_* */
+    int op_alias;          /* 1 if the file spelled the op by its alias
+                              (VariableV2, AddV2): shown as written */
 
     /* placement results (place.c) */
     int32_t device_id;     /* index into the compile's device list, -1 */

@@ -123,6 +123,39 @@ int dgc_tensor_from_json(const dgc_jdoc *doc, const cJSON *v, int dtype,
 dg_status dgc_load_attrs(dgc_graph *g, const dgc_jdoc *doc, int32_t id,
                          const cJSON *attrs, dg_error *err);
 
+/* ---- nodes (load_nodes.c) ---------------------------------------------- */
+
+/* Names a node refers to, kept until every node name is known: n_in input
+ * strings then n_co colocate_with strings, NUL-terminated, from pool[off]. */
+typedef struct dgc_pending {
+    size_t off;
+    int32_t n_in;
+    int32_t n_co;           /* -1: no colocate_with field */
+} dgc_pending;
+
+typedef struct dgc_nodeload {
+    dgc_graph *g;
+    const dgc_jdoc *doc;
+    dg_strmap ops;          /* op name or alias -> op index */
+    dgc_pending *pend;      /* per node */
+    char *pool;
+    size_t pool_len, pool_cap;
+    int32_t def_node;       /* node of the deferred error, -1 none */
+    int def_stage;
+    dg_error def_err;
+} dgc_nodeload;
+
+/* Start loading `cnt` nodes into g (sizes its node array and name map). */
+dg_status dgc_nodes_begin(dgc_nodeload *L, dgc_graph *g, const dgc_jdoc *doc,
+                          int cnt, dg_error *err);
+/* Node i of the file (x may be freed once this returns).  Returns errors
+ * about the node's fields, name and op; keeps others for dgc_nodes_finish. */
+dg_status dgc_nodes_add(dgc_nodeload *L, const cJSON *x, int i, dg_error *err);
+/* Resolve inputs and colocate_with of every node added; report the first
+ * error in file order. */
+dg_status dgc_nodes_finish(dgc_nodeload *L, dg_error *err);
+void dgc_nodes_end(dgc_nodeload *L);
+
 /* Sections other than nodes (load_sections.c). */
 dg_status dgc_load_sections(dgc_graph *g, const dgc_jdoc *doc,
                             const cJSON *root, dg_error *err);

@@ -121,6 +121,13 @@ const char *dgc_op_name(int op)
     return (op >= 0 && op < dgc_n_ops) ? dgc_ops[op].name : "?";
 }
 
+const char *dgc_node_op_name(const dgc_node *n)
+{
+    if (n->op_alias && n->op >= 0 && n->op < dgc_n_ops && dgc_ops[n->op].alias)
+        return dgc_ops[n->op].alias;
+    return dgc_op_name(n->op);
+}
+
 int dgc_op_has(int op, uint32_t flag)
 {
     return (op >= 0 && op < dgc_n_ops) && (dgc_ops[op].flags & flag) != 0;

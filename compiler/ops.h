@@ -52,6 +52,9 @@ extern const int dgc_n_ops;
 int dgc_op_find(const char *name);
 /* Canonical op name for index. */
 const char *dgc_op_name(int op);
+/* The op name to show for a node: as the graph file spelled it (an alias
+ * such as VariableV2 stays VariableV2 in logs and outputs). */
+const char *dgc_node_op_name(const dgc_node *n);
 /* Convenience: flags test. */
 int dgc_op_has(int op, uint32_t flag);
 

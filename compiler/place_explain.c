@@ -77,7 +77,7 @@ dg_status dgc_place_explain(const dgc_graph *g, const dg_device_list *devs,
     }
     const dgc_node *n = &g->nodes[node];
     char t[256];
-    dg_sbuf_addf(b, "%s (%s)%s\n", n->name, dgc_op_name(n->op),
+    dg_sbuf_addf(b, "%s (%s)%s\n", n->name, dgc_node_op_name(n),
                  (n->flags & DGC_NODE_GENERATED) ? ", generated" : "");
     if (n->device && n->device[0])
         dg_sbuf_addf(b, "  device field:    '%s'\n", n->device);

@@ -103,7 +103,7 @@ static void render_dot(const dg_program *p, dg_sbuf *b)
             dg_sbuf_add(b, "\"");
             dg_sbuf_add(b, n->name);
             dg_sbuf_add(b, "\\n");
-            dg_sbuf_add(b, dgc_op_name(n->op));
+            dg_sbuf_add(b, dgc_node_op_name(n));
             dg_sbuf_add(b, "\"");
             if (n->flags & DGC_NODE_GENERATED)
                 dg_sbuf_add(b, ", fillcolor=\"#f4f4f4\"");

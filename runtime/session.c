@@ -9,6 +9,7 @@
 #include "feeds.h"
 #include "dg_alloc.h"
 
+#include <cblas.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -337,6 +338,11 @@ static dg_status open_devices(dgr_session *s, const dg_options *o,
     s->intra = dgr_pool_new(o->intra_op_threads, err);
     if (!s->intra)
         return err ? err->code : DG_E_NOMEM;
+    /* --intra-op-threads also bounds OpenBLAS (MatMul's CPU kernel), whose
+     * own idle threads otherwise spin (sched_yield) after each call and
+     * compete with the inter-op workers on small machines. */
+    if (o->intra_op_threads > 0)
+        openblas_set_num_threads(o->intra_op_threads);
     return DG_OK;
 }
 

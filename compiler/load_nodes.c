@@ -1,0 +1,396 @@
+/*
+ * load_nodes.c -- the elements of a graph file's `nodes` array -> IR nodes.
+ *
+ * Nodes arrive one cJSON object at a time (the caller may free each object
+ * right after dgc_nodes_add), so everything a node needs later is copied
+ * out: inputs and colocate_with names go to one string pool and are
+ * resolved by dgc_nodes_finish once every name is known (inputs may refer
+ * forward).  Error order is that of two passes over the file: first every
+ * node's fields, name and op; then, node by node, inputs, device,
+ * colocate_with and attrs.  The first error of the second kind is kept
+ * aside ("deferred") while the first kind is still checked for later nodes.
+ */
+#include "load_priv.h"
+#include "ops.h"
+#include "devices.h"
+#include "dg_alloc.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Deferred error stages, in the order dgc_nodes_finish checks them. */
+enum { ST_INPUTS, ST_DEVICE, ST_COLOC, ST_ATTRS };
+
+static dg_status bad_node(dg_error *err, int i, const char *name,
+                          const char *fmt, const char *a)
+{
+    char what[300];
+    snprintf(what, sizeof what, fmt, a);
+    if (name)
+        return dg_err(err, DG_E_GRAPH, "node '%s': %s", name, what);
+    return dg_err(err, DG_E_GRAPH, "node #%d: %s", i, what);
+}
+
+dg_status dgc_nodes_begin(dgc_nodeload *L, dgc_graph *g, const dgc_jdoc *doc,
+                          int cnt, dg_error *err)
+{
+    memset(L, 0, sizeof *L);
+    L->g = g;
+    L->doc = doc;
+    L->def_node = -1;
+    /* size the node array and name map for the whole file at once */
+    dg_strmap_free(&g->names);
+    if (dg_strmap_init(&g->names, (size_t)cnt + 64))
+        return dg_err_nomem(err, "name map");
+    if (cnt > 0) {
+        g->nodes = dg_calloc((size_t)cnt, sizeof *g->nodes);
+        if (!g->nodes)
+            return dg_err_nomem(err, "graph nodes");
+        g->cap_nodes = cnt;
+    }
+    size_t n = (size_t)(cnt > 0 ? cnt : 1);
+    L->pend = dg_calloc(n, sizeof *L->pend);
+    L->pool_cap = 4096;
+    L->pool = dg_malloc(L->pool_cap);
+    if (!L->pend || !L->pool || dg_strmap_init(&L->ops, (size_t)dgc_n_ops * 2))
+        return dg_err_nomem(err, "loader");
+    for (int i = 0; i < dgc_n_ops; i++)
+        if (dg_strmap_put(&L->ops, dgc_ops[i].name, i) < 0 ||
+            (dgc_ops[i].alias && dg_strmap_put(&L->ops, dgc_ops[i].alias, i) < 0))
+            return dg_err_nomem(err, "loader");
+    return DG_OK;
+}
+
+void dgc_nodes_end(dgc_nodeload *L)
+{
+    dg_strmap_free(&L->ops);
+    dg_free(L->pend);
+    dg_free(L->pool);
+    L->pend = NULL;
+    L->pool = NULL;
+}
+
+static int pool_add(dgc_nodeload *L, const char *s)
+{
+    size_t n = strlen(s) + 1;
+    if (L->pool_len + n > L->pool_cap) {
+        size_t cap = L->pool_cap;
+        while (L->pool_len + n > cap)
+            cap *= 2;
+        char *p = dg_realloc(L->pool, cap);
+        if (!p)
+            return -1;
+        L->pool = p;
+        L->pool_cap = cap;
+    }
+    memcpy(L->pool + L->pool_len, s, n);
+    L->pool_len += n;
+    return 0;
+}
+
+/* Check a node's fields, name and op; add it to the graph. */
+static dg_status add_node(dgc_nodeload *L, const cJSON *x, int i,
+                          const cJSON **fields, dg_error *err)
+{
+    dgc_graph *g = L->g;
+    if (!cJSON_IsObject(x))
+        return dg_err(err, DG_E_GRAPH, "node #%d: must be an object, got %s",
+                      i, dgc_json_kind(x));
+    static const char *const names[] = {"name", "op", "inputs", "device",
+                                        "colocate_with", "attrs"};
+    const cJSON *name = NULL;
+    for (const cJSON *k = x->child; k; k = k->next)
+        if (strcmp(k->string, "name") == 0)
+            name = k;
+    const char *nm = (name && cJSON_IsString(name)) ? name->valuestring : NULL;
+    memset(fields, 0, 6 * sizeof *fields);
+    for (const cJSON *k = x->child; k; k = k->next) {
+        int f = 0;
+        while (f < 6 && strcmp(k->string, names[f]) != 0)
+            f++;
+        if (f == 6)
+            return bad_node(err, i, nm, "unknown field '%s'", k->string);
+        if (fields[f])
+            return bad_node(err, i, nm, "duplicate field '%s'", k->string);
+        fields[f] = k;
+    }
+    const cJSON *op = fields[1];
+    if (!name)
+        return bad_node(err, i, NULL, "missing 'name'%s", "");
+    if (!nm)
+        return bad_node(err, i, NULL, "'name' must be a string, got %s",
+                        dgc_json_kind(name));
+    if (!dgc_valid_name(nm))
+        return bad_node(err, i, nm, "invalid name '%s' (must match "
+                        "[A-Za-z0-9.][A-Za-z0-9_./-]*)", nm);
+    if (!op)
+        return bad_node(err, i, nm, "missing 'op'%s", "");
+    if (!cJSON_IsString(op))
+        return bad_node(err, i, nm, "'op' must be a string, got %s",
+                        dgc_json_kind(op));
+    int32_t opi = dg_strmap_get(&L->ops, op->valuestring);
+    if (opi < 0)
+        return bad_node(err, i, nm, "unknown op '%s' (see `dgrun ops`)",
+                        op->valuestring);
+    /* like dgc_graph_add_node, with one map probe instead of two (the node
+     * array was sized for the whole file) */
+    dgc_node *n = &g->nodes[g->n_nodes];
+    memset(n, 0, sizeof *n);
+    if (!(n->name = dg_strdup(nm)))
+        return dg_err_nomem(err, "node name");
+    n->op = opi;
+    n->forward = -1;
+    n->group_hint = -1;
+    n->device_id = -1;
+    int rc = dg_strmap_put(&g->names, n->name, g->n_nodes);
+    if (rc) {
+        dg_free(n->name);
+        n->name = NULL;
+        if (rc < 0)
+            return dg_err_nomem(err, "name map");
+        return dg_err(err, DG_E_GRAPH, "node '%s': duplicate node name", nm);
+    }
+    g->n_nodes++;
+    return DG_OK;
+}
+
+/* Copy a node's input names to the pool, checking their JSON types. */
+static dg_status collect_inputs(dgc_nodeload *L, int32_t id,
+                                const cJSON *inputs, dg_error *err)
+{
+    const char *nm = L->g->nodes[id].name;
+    if (!inputs)
+        return DG_OK;
+    if (!cJSON_IsArray(inputs))
+        return dg_err(err, DG_E_GRAPH, "node '%s': 'inputs' must be a list "
+                      "of strings, got %s", nm, dgc_json_kind(inputs));
+    for (const cJSON *e = inputs->child; e; e = e->next)
+        if (!cJSON_IsString(e))
+            return dg_err(err, DG_E_GRAPH, "node '%s': 'inputs' must be a "
+                          "list of strings, got %s in it", nm, dgc_json_kind(e));
+    for (const cJSON *e = inputs->child; e; e = e->next) {
+        if (pool_add(L, e->valuestring))
+            return dg_err_nomem(err, "inputs");
+        L->pend[id].n_in++;
+    }
+    return DG_OK;
+}
+
+static dg_status parse_device(dgc_graph *g, int32_t id, const cJSON *device,
+                              dg_error *err)
+{
+    dgc_node *n = &g->nodes[id];
+    if (!device || cJSON_IsNull(device))
+        return DG_OK;
+    if (!cJSON_IsString(device))
+        return dg_err(err, DG_E_GRAPH, "node '%s': 'device' must be a "
+                      "string, got %s", n->name, dgc_json_kind(device));
+    dgc_devspec ds;
+    if (dgc_devspec_parse(device->valuestring, &ds))
+        return dg_err(err, DG_E_GRAPH, "node '%s': Malformed device "
+                      "specification '%s'", n->name, device->valuestring);
+    if (device->valuestring[0] && !(n->device = dg_strdup(device->valuestring)))
+        return dg_err_nomem(err, "device");
+    return DG_OK;
+}
+
+/* colocate_with: a name or a list of names, copied to the pool. */
+static dg_status collect_coloc(dgc_nodeload *L, int32_t id, const cJSON *x,
+                               dg_error *err)
+{
+    if (!x)
+        return DG_OK;
+    L->pend[id].n_co = 0;
+    int ok = cJSON_IsString(x) || cJSON_IsArray(x);
+    for (const cJSON *e = cJSON_IsArray(x) ? x->child : NULL; e; e = e->next)
+        if (!cJSON_IsString(e))
+            ok = 0;
+    if (!ok)
+        return dg_err(err, DG_E_GRAPH, "node '%s': 'colocate_with' must be "
+                      "a list of node names", L->g->nodes[id].name);
+    if (cJSON_IsString(x)) {
+        if (pool_add(L, x->valuestring))
+            return dg_err_nomem(err, "colocate_with");
+        L->pend[id].n_co = 1;
+        return DG_OK;
+    }
+    for (const cJSON *e = x->child; e; e = e->next) {
+        if (pool_add(L, e->valuestring))
+            return dg_err_nomem(err, "colocate_with");
+        L->pend[id].n_co++;
+    }
+    return DG_OK;
+}
+
+/* Keep the first second-pass error aside; nomem is returned at once. */
+static dg_status defer(dgc_nodeload *L, int32_t id, int stage, dg_status st,
+                       const dg_error *e, dg_error *err)
+{
+    if (st == DG_E_NOMEM) {
+        *err = *e;
+        return st;
+    }
+    L->def_node = id;
+    L->def_stage = stage;
+    L->def_err = *e;
+    return DG_OK;
+}
+
+dg_status dgc_nodes_add(dgc_nodeload *L, const cJSON *x, int i, dg_error *err)
+{
+    const cJSON *f[6];
+    dg_status st = add_node(L, x, i, f, err);
+    if (st || L->def_node >= 0)
+        return st;
+    int32_t id = L->g->n_nodes - 1;
+    dg_error e;
+    L->pend[id].off = L->pool_len;
+    L->pend[id].n_co = -1;
+    if ((st = collect_inputs(L, id, f[2], &e)))
+        return defer(L, id, ST_INPUTS, st, &e, err);
+    if ((st = parse_device(L->g, id, f[3], &e)))
+        return defer(L, id, ST_DEVICE, st, &e, err);
+    if ((st = collect_coloc(L, id, f[4], &e)))
+        return defer(L, id, ST_COLOC, st, &e, err);
+    if ((st = dgc_load_attrs(L->g, L->doc, id, f[5], &e)))
+        return defer(L, id, ST_ATTRS, st, &e, err);
+    return DG_OK;
+}
+
+/* Resolve the pooled input names of node id.  `mark` (one slot per node,
+ * zeroed) deduplicates control inputs in O(1): mark[c] == id + 1 once c is
+ * a control input of node id.  *s advances past the names. */
+static dg_status resolve_inputs(dgc_graph *g, int32_t id, const char **s,
+                                int n_in, int32_t *mark, dg_error *err)
+{
+    dgc_node *n = &g->nodes[id];
+    const dgc_op_def *d = &dgc_ops[n->op];
+    int cnt = 0, n_ctrl = 0;
+    const char *p0 = *s;
+    for (int k = 0; k < n_in; k++) {
+        if (p0[0] == '^')
+            n_ctrl++;
+        else
+            cnt++;
+        p0 += strlen(p0) + 1;
+    }
+    if (cnt > 0 && !(n->inputs = dg_malloc(sizeof *n->inputs * (size_t)cnt)))
+        return dg_err_nomem(err, "inputs");
+    if (n_ctrl > 0 && !(n->ctrl = dg_malloc(sizeof *n->ctrl * (size_t)n_ctrl)))
+        return dg_err_nomem(err, "inputs");
+    const char *first_ctrl = NULL;
+    for (int k = 0; k < n_in; k++) {
+        const char *str = *s;
+        size_t len = strlen(str);
+        *s += len + 1;
+        if (str[0] == '^') {
+            int32_t c = dg_strmap_getn(&g->names, str + 1, len - 1);
+            if (c < 0)
+                return dg_err(err, DG_E_GRAPH, "node '%s': control input '%s' "
+                              "names unknown node '%s'", n->name, str, str + 1);
+            if (!first_ctrl)
+                first_ctrl = str;
+            if (mark[c] != id + 1) {
+                mark[c] = id + 1;
+                n->ctrl[n->n_ctrl++] = c;
+            }
+            continue;
+        }
+        if (first_ctrl)
+            return dg_err(err, DG_E_GRAPH, "node '%s': control input '%s' "
+                          "before data input '%s' (control inputs come last)",
+                          n->name, first_ctrl, str);
+        const char *colon = memchr(str, ':', len);
+        size_t nl = colon ? (size_t)(colon - str) : len;
+        long long kk = 0;
+        if (colon) {
+            const char *p = colon + 1;
+            if (!*p)
+                return dg_err(err, DG_E_GRAPH, "node '%s': malformed input "
+                              "'%s'", n->name, str);
+            for (; *p; p++) {
+                if (*p < '0' || *p > '9' || kk > 100000000)
+                    return dg_err(err, DG_E_GRAPH, "node '%s': malformed input "
+                                  "'%s'", n->name, str);
+                kk = kk * 10 + (*p - '0');
+            }
+        }
+        int32_t p = dg_strmap_getn(&g->names, str, nl);
+        if (p < 0)
+            return dg_err(err, DG_E_GRAPH, "node '%s': input '%s' names unknown "
+                          "node '%.*s'", n->name, str, (int)nl, str);
+        int nout = dgc_ops[g->nodes[p].op].n_out;
+        if (kk >= nout)
+            return dg_err(err, DG_E_GRAPH, "node '%s': input '%s' refers to "
+                          "output %lld of '%s', which has %d output%s", n->name,
+                          str, kk, g->nodes[p].name, nout, nout == 1 ? "" : "s");
+        n->inputs[n->n_inputs].node = p;
+        n->inputs[n->n_inputs].index = (int32_t)kk;
+        n->n_inputs++;
+    }
+    if (n->n_inputs < d->min_in || (d->max_in >= 0 && n->n_inputs > d->max_in)) {
+        char want[64];
+        if (d->min_in == d->max_in)
+            snprintf(want, sizeof want, "%d", d->min_in);
+        else if (d->max_in < 0)
+            snprintf(want, sizeof want, "at least %d", d->min_in);
+        else
+            snprintf(want, sizeof want, "%d to %d", d->min_in, d->max_in);
+        return dg_err(err, DG_E_GRAPH, "node '%s': op %s expects %s data "
+                      "input%s, got %d", n->name, d->name, want,
+                      (d->min_in == 1 && d->max_in == 1) ? "" : "s",
+                      n->n_inputs);
+    }
+    return DG_OK;
+}
+
+static dg_status resolve_coloc(dgc_graph *g, int32_t id, const char **s,
+                               int n_co, dg_error *err)
+{
+    dgc_node *n = &g->nodes[id];
+    n->coloc = dg_malloc(sizeof *n->coloc * (size_t)(n_co > 0 ? n_co : 1));
+    if (!n->coloc)
+        return dg_err_nomem(err, "colocate_with");
+    for (int k = 0; k < n_co; k++) {
+        const char *t = *s;
+        *s += strlen(t) + 1;
+        if (strncmp(t, "loc:@", 5) == 0) /* TF's _class spelling */
+            t += 5;
+        int32_t c = dg_strmap_get(&g->names, t);
+        if (c < 0)
+            return dg_err(err, DG_E_GRAPH, "node '%s': colocate_with names "
+                          "unknown node '%s'", n->name, t);
+        n->coloc[n->n_coloc++] = c;
+    }
+    return DG_OK;
+}
+
+dg_status dgc_nodes_finish(dgc_nodeload *L, dg_error *err)
+{
+    dgc_graph *g = L->g;
+    g->n_file_nodes = g->n_nodes;
+    int32_t *mark = dg_calloc((size_t)(g->n_nodes > 0 ? g->n_nodes : 1),
+                              sizeof *mark);
+    if (!mark)
+        return dg_err_nomem(err, "loader");
+    dg_status st = DG_OK;
+    for (int32_t i = 0; i < g->n_nodes && !st; i++) {
+        int def = i == L->def_node;
+        if (def && L->def_stage == ST_INPUTS)
+            break;
+        const char *s = L->pool + L->pend[i].off;
+        st = resolve_inputs(g, i, &s, L->pend[i].n_in, mark, err);
+        if (st || (def && L->def_stage <= ST_COLOC))
+            break;
+        if (L->pend[i].n_co >= 0)
+            st = resolve_coloc(g, i, &s, L->pend[i].n_co, err);
+        if (def)
+            break;
+    }
+    dg_free(mark);
+    if (!st && L->def_node >= 0) {
+        *err = L->def_err;
+        st = err->code;
+    }
+    return st;
+}
