@@ -23,7 +23,7 @@ typedef enum opt_id {
     O_FETCH, O_FEED, O_STEPS, O_REPEAT, O_INTER, O_INTRA, O_OPENCL,
     O_VISIBLE, O_VGPUS, O_MEMFRAC, O_GROWTH, O_NO_GROWTH, O_ASSUME, O_TRACE,
     O_OUTPUT, O_FORMAT, O_EXPECT, O_SEED, O_JSON, O_EXPLAIN, O_CHECKPOINT,
-    O_RESTORE, O_TRAIN
+    O_RESTORE, O_TRAIN, O_MEMORY
 } opt_id;
 
 typedef struct opt_def {
@@ -66,6 +66,7 @@ static const opt_def OPTS[] = {
     {"checkpoint", 0, 1, M(CLI_TRAIN), O_CHECKPOINT},
     {"restore", 0, 0, M(CLI_TRAIN), O_RESTORE},
     {"train", 0, 0, M(CLI_PROFILE), O_TRAIN},
+    {"memory", 0, 0, M_EXEC, O_MEMORY},
 };
 #define N_OPTS (sizeof OPTS / sizeof OPTS[0])
 
@@ -317,6 +318,7 @@ static int apply(cli_args *a, const opt_def *d, const char *v, char *why,
         return 0;
     case O_RESTORE: a->opt.restore = 1; return 0;
     case O_TRAIN: a->opt.train_mode = 1; return 0;
+    case O_MEMORY: a->memory = 1; return 0;
     }
     return fail(why, n, "internal: unhandled option");
 }

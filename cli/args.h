@@ -43,6 +43,7 @@ typedef struct cli_args {
     const char *explain;     /* place --explain NODE */
     int json;                /* --json */
     int log_placement;       /* --log-device-placement */
+    int memory;              /* --memory: report peak memory per device */
     /* storage owned by the args (freed by cli_args_free) */
     char *fetch_buf;         /* copy of the --fetch lists, split in place */
     const char **fetch;      /* names pointing into fetch_buf */

@@ -56,6 +56,20 @@ void cli_ctx_free(cli_ctx *c);
 dg_status cli_log_placement(const cli_args *a, const cli_ctx *c,
                             dg_error *err);
 
+struct cli_buf;
+
+/* --memory in text mode (not --json): one stderr line per device of the
+ * program, `peak memory <device>: <bytes> bytes (<MiB> MiB)`, from
+ * dg_session_peak_bytes.  Does nothing without --memory or with --json. */
+void cli_memory_report(const cli_args *a, const cli_ctx *c,
+                       const dg_session *s);
+
+/* --memory with --json: append `"_memory": {"<device>": {"peak_bytes": n},
+ * ...}` to b, preceded by ", " unless `first` (the key opens the object).
+ * Does nothing without both --memory and --json. */
+void cli_memory_json(const cli_args *a, const cli_ctx *c, const dg_session *s,
+                     int first, struct cli_buf *b);
+
 /* Commands: each returns the process exit code and prints its own errors. */
 int cmd_run(const cli_args *a);
 int cmd_train(const cli_args *a);

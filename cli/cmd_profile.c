@@ -44,6 +44,7 @@ int cmd_profile(const cli_args *a)
     }
     if (dg_session_write_trace(s, &err))
         goto fail;
+    cli_memory_report(a, &c, s);
     summary = dg_session_profile_summary(s);
     if (summary) {
         size_t n = strlen(summary);

@@ -38,6 +38,7 @@ int cmd_run(const cli_args *a)
             cli_buf_add(&b, ": ");
             cli_tensor_json(&b, r[i].value);
         }
+        cli_memory_json(a, &c, s, n == 0, &b);
         cli_buf_add(&b, "}\n");
     } else {
         for (int i = 0; i < n; i++) {
@@ -46,6 +47,7 @@ int cmd_run(const cli_args *a)
             cli_buf_add(&b, "\n");
         }
     }
+    cli_memory_report(a, &c, s);
     if (b.oom) {
         cli_err(&err, DG_E_NOMEM, "out of memory formatting the results");
         goto fail;

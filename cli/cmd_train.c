@@ -23,6 +23,8 @@ typedef struct progress {
     int64_t log_every;
     double last_draw;
     int drawn;
+    int open;     /* an updating line is on the terminal without its newline */
+    int64_t base; /* step before the first one this process ran (restore), -1 = unknown yet */
 } progress;
 
 /* train.log_every from the graph text (default 100, like the loader). */
@@ -63,7 +65,12 @@ static void fmt_left(double s, char *out, size_t n)
 static void on_progress(const dg_train_progress *p, void *user)
 {
     progress *pr = user;
-    double rate = p->elapsed_s > 0 ? (double)p->step / p->elapsed_s : 0.0;
+    /* After --restore the steps are numbered on from the checkpoint; the
+     * rate counts only the steps this process ran. */
+    if (pr->base < 0)
+        pr->base = p->step - 1;
+    double ran = (double)(p->step - pr->base);
+    double rate = p->elapsed_s > 0 ? ran / p->elapsed_s : 0.0;
     if (pr->tty) {
         int last = p->step >= p->steps;
         if (!last && pr->drawn && p->elapsed_s - pr->last_draw < 0.1)
@@ -74,6 +81,7 @@ static void on_progress(const dg_train_progress *p, void *user)
         fmt_left(rate > 0 ? (double)(p->steps - p->step) / rate : 0, left, sizeof left);
         fprintf(stderr, "\rstep %lld/%lld loss %.4f (%.1f steps/s, %s left)\033[K",
                 (long long)p->step, (long long)p->steps, p->loss, rate, left);
+        pr->open = !last;
         if (last)
             fputc('\n', stderr);
         fflush(stderr);
@@ -86,7 +94,8 @@ static void on_progress(const dg_train_progress *p, void *user)
     }
 }
 
-static void render(const cli_args *a, const dg_train_result *r, cli_buf *b)
+static void render(const cli_args *a, const cli_ctx *c, const dg_session *s,
+                   const dg_train_result *r, cli_buf *b)
 {
     if (a->json) {
         cli_buf_addf(b, "{\"steps\": %lld, \"loss\": ", (long long)r->steps);
@@ -109,12 +118,13 @@ static void render(const cli_args *a, const dg_train_result *r, cli_buf *b)
             }
             cli_buf_add(b, "}");
         }
+        cli_memory_json(a, c, s, 0, b);
         cli_buf_add(b, "}\n");
         return;
     }
-    char s[64];
-    cli_fmt_shortest(r->loss, (double)(float)r->loss == r->loss, s, sizeof s);
-    cli_buf_addf(b, "steps = %lld\nloss = %s\n", (long long)r->steps, s);
+    char ls[64];
+    cli_fmt_shortest(r->loss, (double)(float)r->loss == r->loss, ls, sizeof ls);
+    cli_buf_addf(b, "steps = %lld\nloss = %s\n", (long long)r->steps, ls);
     for (int i = 0; i < r->n_eval; i++) {
         cli_buf_addf(b, "eval/%s = ", r->eval[i].name);
         cli_tensor_text(b, r->eval[i].value);
@@ -137,10 +147,12 @@ int cmd_train(const cli_args *a)
     o.train_mode = 1;
     cli_args a2 = *a;
     a2.opt = o;
+    progress pr;
+    memset(&pr, 0, sizeof pr);
 
     if (cli_compile(&a2, &c, &err) || cli_log_placement(a, &c, &err))
         goto fail;
-    progress pr = {isatty(STDERR_FILENO), log_every_of(a, &c), 0.0, 0};
+    pr = (progress){isatty(STDERR_FILENO), log_every_of(a, &c), 0.0, 0, 0, -1};
     s = dg_session_new(c.prog, &o, &err);
     if (!s)
         goto fail;
@@ -149,7 +161,8 @@ int cmd_train(const cli_args *a)
     have_result = 1;
     if (o.trace_path && dg_session_write_trace(s, &err))
         goto fail;
-    render(a, &r, &b);
+    cli_memory_report(a, &c, s);
+    render(a, &c, s, &r, &b);
     if (b.oom) {
         cli_err(&err, DG_E_NOMEM, "out of memory formatting the results");
         goto fail;
@@ -160,6 +173,8 @@ int cmd_train(const cli_args *a)
 fail:
     if (!err.code)
         err.code = DG_E_RUNTIME;
+    if (pr.open) /* end the progress line so the error gets its own */
+        fputc('\n', stderr);
     code = cli_report(a, &err);
 done:
     cli_buf_free(&b);

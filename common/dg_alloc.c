@@ -8,6 +8,7 @@
 #include <string.h>
 
 static atomic_long fail_countdown = -1;
+static atomic_int fail_sticky = 1;
 static atomic_ulong alloc_count;
 
 static int should_fail(void)
@@ -16,8 +17,11 @@ static int should_fail(void)
     long c = atomic_load(&fail_countdown);
     if (c < 0)
         return 0;
-    if (c == 0)
+    if (c == 0) {
+        if (!atomic_load(&fail_sticky))
+            atomic_store(&fail_countdown, -1);
         return 1;
+    }
     atomic_fetch_sub(&fail_countdown, 1);
     return 0;
 }
@@ -61,6 +65,16 @@ char *dg_strndup(const char *s, size_t n)
 
 char *dg_strdup(const char *s) { return s ? dg_strndup(s, strlen(s)) : NULL; }
 
-void dg_alloc_fail_after(long n) { atomic_store(&fail_countdown, n); }
+void dg_alloc_fail_after(long n)
+{
+    atomic_store(&fail_sticky, 1);
+    atomic_store(&fail_countdown, n);
+}
+
+void dg_alloc_fail_once(long n)
+{
+    atomic_store(&fail_sticky, 0);
+    atomic_store(&fail_countdown, n);
+}
 
 unsigned long dg_alloc_count(void) { return atomic_load(&alloc_count); }

@@ -21,6 +21,9 @@ char *dg_strndup(const char *s, size_t n);
 
 /* Test hook: allocations after the next `n` fail (n < 0 disables). */
 void dg_alloc_fail_after(long n);
+/* Test hook: only the allocation after the next `n` fails, later ones
+ * succeed again (n < 0 disables; replaces dg_alloc_fail_after). */
+void dg_alloc_fail_once(long n);
 /* Number of allocations made since the process started (for tests). */
 unsigned long dg_alloc_count(void);
 

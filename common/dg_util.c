@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 void dg_sbuf_init(dg_sbuf *b) { memset(b, 0, sizeof *b); }
 
@@ -114,12 +116,29 @@ static uint32_t hash_n(const char *s, size_t n)
     return (uint32_t)(h ^ (h >> 32));
 }
 
+void dg_mem_hint_huge(void *p, size_t n)
+{
+#ifdef MADV_HUGEPAGE
+    const uintptr_t huge = (uintptr_t)2 << 20;
+    if (!p || n < 2 * huge)
+        return;
+    uintptr_t a = ((uintptr_t)p + huge - 1) & ~(huge - 1);
+    uintptr_t b = ((uintptr_t)p + n) & ~(huge - 1);
+    if (b > a)
+        (void)madvise((void *)a, b - a, MADV_HUGEPAGE);
+#else
+    (void)p;
+    (void)n;
+#endif
+}
+
 int dg_strmap_init(dg_strmap *m, size_t expected)
 {
     size_t cap = 16;
     while (cap < expected * 2)
         cap *= 2;
     m->slots = dg_calloc(cap, sizeof *m->slots);
+    dg_mem_hint_huge(m->slots, cap * sizeof *m->slots);
     m->cap = m->slots ? cap : 0;
     m->len = 0;
     return m->slots ? 0 : -1;
@@ -152,6 +171,7 @@ static int strmap_grow(dg_strmap *m)
     dg_strmap_slot *ns = dg_calloc(cap, sizeof *ns);
     if (!ns)
         return -1;
+    dg_mem_hint_huge(ns, cap * sizeof *ns);
     for (size_t i = 0; i < m->cap; i++) {
         const dg_strmap_slot *s = &m->slots[i];
         if (!s->key)
@@ -167,12 +187,22 @@ static int strmap_grow(dg_strmap *m)
     return 0;
 }
 
-int dg_strmap_put(dg_strmap *m, const char *key, int32_t val)
+uint32_t dg_strmap_hash(const char *key, size_t n)
+{
+    return hash_n(key, n);
+}
+
+void dg_strmap_prefetch(const dg_strmap *m, uint32_t h)
+{
+    if (m->cap)
+        __builtin_prefetch(&m->slots[h & (m->cap - 1)]);
+}
+
+int dg_strmap_put_h(dg_strmap *m, const char *key, size_t n, uint32_t h,
+                    int32_t val)
 {
     if ((m->len + 1) * 2 > m->cap && strmap_grow(m))
         return -1;
-    size_t n = strlen(key);
-    uint32_t h = hash_n(key, n);
     dg_strmap_slot *s = find_slot(m, key, n, h);
     if (s->key)
         return 1;
@@ -183,12 +213,24 @@ int dg_strmap_put(dg_strmap *m, const char *key, int32_t val)
     return 0;
 }
 
-int32_t dg_strmap_getn(const dg_strmap *m, const char *key, size_t n)
+int dg_strmap_put(dg_strmap *m, const char *key, int32_t val)
+{
+    size_t n = strlen(key);
+    return dg_strmap_put_h(m, key, n, hash_n(key, n), val);
+}
+
+int32_t dg_strmap_getn_h(const dg_strmap *m, const char *key, size_t n,
+                         uint32_t h)
 {
     if (!m->cap)
         return -1;
-    const dg_strmap_slot *s = find_slot(m, key, n, hash_n(key, n));
+    const dg_strmap_slot *s = find_slot(m, key, n, h);
     return s->key ? s->val : -1;
+}
+
+int32_t dg_strmap_getn(const dg_strmap *m, const char *key, size_t n)
+{
+    return dg_strmap_getn_h(m, key, n, hash_n(key, n));
 }
 
 int32_t dg_strmap_get(const dg_strmap *m, const char *key)

@@ -52,6 +52,20 @@ int dg_strmap_put(dg_strmap *m, const char *key, int32_t val);
 int32_t dg_strmap_get(const dg_strmap *m, const char *key);
 /* Value for the first n characters of key (key need not end there), or -1. */
 int32_t dg_strmap_getn(const dg_strmap *m, const char *key, size_t n);
+/* For bulk use with software prefetching: the hash of key[0..n) as the map
+ * computes it, a hint to start loading the slot that hash probes first, and
+ * put / get with the hash already computed (key[n] must be '\0' for put). */
+uint32_t dg_strmap_hash(const char *key, size_t n);
+void dg_strmap_prefetch(const dg_strmap *m, uint32_t h);
+int dg_strmap_put_h(dg_strmap *m, const char *key, size_t n, uint32_t h,
+                    int32_t val);
+int32_t dg_strmap_getn_h(const dg_strmap *m, const char *key, size_t n,
+                         uint32_t h);
+
+/* Hint that the big block p[0..n) (fresh, untouched) be backed by huge
+ * pages: fewer page faults and TLB misses for tables accessed at random.
+ * A no-op for small blocks or where the OS has no such hint. */
+void dg_mem_hint_huge(void *p, size_t n);
 
 /* Monotonic clock in nanoseconds. */
 uint64_t dg_now_ns(void);

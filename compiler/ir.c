@@ -5,8 +5,18 @@
 #include "dg_alloc.h"
 #include "dg_error.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Slab chunks: geometric sizes (64 KiB doubling to 16 MiB), bump
+ * allocation in steps of 8 bytes (IR arrays hold pointers, int64 and
+ * double at most), zeroed by dg_calloc (fresh pages for big chunks). */
+typedef struct dgc_slab_chunk {
+    struct dgc_slab_chunk *next;
+    size_t used, cap;
+    max_align_t data[];
+} dgc_slab_chunk;
 
 dgc_graph *dgc_graph_new(const char *path)
 {
@@ -61,15 +71,18 @@ void dgc_graph_free(dgc_graph *g)
         return;
     for (int32_t i = 0; i < g->n_nodes; i++) {
         dgc_node *n = &g->nodes[i];
-        dg_free(n->name);
-        dg_free(n->inputs);
+        if (!(n->flags & DGC_NODE_SLAB_NAME))
+            dg_free(n->name);
+        if (!(n->flags & DGC_NODE_SLAB_INPUTS))
+            dg_free(n->inputs);
         dg_free(n->ctrl);
         dg_free(n->device);
         dg_free(n->coloc);
         for (int k = 0; k < n->n_attrs; k++)
             dgc_attr_clear(&n->attrs[k]);
         dg_free(n->attrs);
-        dg_free(n->outputs);
+        if (!(n->flags & DGC_NODE_SLAB_OUTPUTS))
+            dg_free(n->outputs);
         dg_free(n->requested);
     }
     dg_free(g->nodes);
@@ -106,7 +119,35 @@ void dgc_graph_free(dgc_graph *g)
     free_strv(t->eval_fetch, t->n_eval_fetch);
     dg_free(t->checkpoint_path);
     dg_free(g->path);
+    for (struct dgc_slab_chunk *c = g->slab; c;) {
+        struct dgc_slab_chunk *next = c->next;
+        dg_free(c);
+        c = next;
+    }
     dg_free(g);
+}
+
+void *dgc_graph_slab_alloc(dgc_graph *g, size_t n)
+{
+    n = (n + 7) & ~(size_t)7;
+    dgc_slab_chunk *c = g->slab;
+    if (!c || c->cap - c->used < n) {
+        size_t cap = c ? c->cap * 2 : ((size_t)64 << 10);
+        if (cap > ((size_t)16 << 20))
+            cap = (size_t)16 << 20;
+        if (cap < n)
+            cap = n;
+        dgc_slab_chunk *nc = dg_calloc(1, sizeof *nc + cap);
+        if (!nc)
+            return NULL;
+        dg_mem_hint_huge(nc, sizeof *nc + cap);
+        nc->cap = cap;
+        nc->next = c;
+        g->slab = c = nc;
+    }
+    void *p = (char *)c->data + c->used;
+    c->used += n;
+    return p;
 }
 
 int32_t dgc_graph_add_node(dgc_graph *g, const char *name, int op,
@@ -181,6 +222,17 @@ int dgc_graph_parse_ref(const dgc_graph *g, const char *s, dgc_ref *out)
 int dgc_node_add_input(dgc_graph *g, int32_t n, dgc_ref r)
 {
     dgc_node *nd = &g->nodes[n];
+    if (nd->flags & DGC_NODE_SLAB_INPUTS) { /* copy out of the slab */
+        dgc_ref *own = dg_malloc((size_t)(nd->n_inputs + 1) * sizeof *own);
+        if (!own)
+            return -1;
+        if (nd->n_inputs > 0)
+            memcpy(own, nd->inputs, (size_t)nd->n_inputs * sizeof *own);
+        own[nd->n_inputs++] = r;
+        nd->inputs = own;
+        nd->flags &= ~(uint32_t)DGC_NODE_SLAB_INPUTS;
+        return 0;
+    }
     dgc_ref *in = dg_realloc(nd->inputs, (size_t)(nd->n_inputs + 1) * sizeof *in);
     if (!in)
         return -1;

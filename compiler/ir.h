@@ -78,6 +78,16 @@ enum {
     DGC_NODE_TRANSFER = 1u << 1   /* reserved: transfers live in the plan */
 };
 
+/* The node's name / inputs / outputs were carved from the graph's slab
+ * (dgc_graph_slab_alloc, used by the loader and shape inference for big
+ * graphs): dgc_graph_free does not dg_free them one by one, and
+ * dgc_node_add_input moves slab inputs to their own allocation first. */
+enum {
+    DGC_NODE_SLAB_NAME = 1u << 8,
+    DGC_NODE_SLAB_INPUTS = 1u << 9,
+    DGC_NODE_SLAB_OUTPUTS = 1u << 10
+};
+
 typedef struct dgc_node {
     char *name;
     int op;                /* index into dgc_ops[] (ops.h) */
@@ -186,6 +196,8 @@ typedef struct dg_graph {
     dgc_rule *rules; int n_rules; int rules_present;
     char **fetch; int n_fetch;
     dgc_train train;
+
+    struct dgc_slab_chunk *slab; /* see dgc_graph_slab_alloc */
 } dgc_graph;
 
 /* Create an empty graph whose messages name `path`.  NULL on nomem. */
@@ -197,6 +209,13 @@ void dgc_graph_free(dgc_graph *g);
  * the new id, or -1 on nomem or a duplicate name (err says which). */
 int32_t dgc_graph_add_node(dgc_graph *g, const char *name, int op,
                            dg_error *err);
+
+/* n bytes of zeroed storage, 8-byte aligned (enough for pointers, int64,
+ * double and the IR's structs of them), that lives as long as
+ * the graph (freed in bulk by dgc_graph_free; never dg_free it).  For
+ * per-node arrays that would otherwise be a million small allocations;
+ * mark the node with the matching DGC_NODE_SLAB_* flag.  NULL on nomem. */
+void *dgc_graph_slab_alloc(dgc_graph *g, size_t n);
 
 /* Node id by name, -1 if absent. */
 int32_t dgc_graph_find(const dgc_graph *g, const char *name);

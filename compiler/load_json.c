@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 dg_status dgc_read_file(const char *path, char **text, size_t *len,
                         dg_error *err)
@@ -20,12 +21,19 @@ dg_status dgc_read_file(const char *path, char **text, size_t *len,
     if (!f)
         return dg_err(err, DG_E_IO, "cannot read '%s': %s", path,
                       strerror(errno));
+    /* a regular file is read into a buffer of its size in one go (no
+     * doubling and copying); anything else grows as it comes */
+    struct stat sb;
     size_t cap = 65536, n = 0;
+    if (fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > 0 &&
+        (uint64_t)sb.st_size < (uint64_t)SIZE_MAX / 2)
+        cap = (size_t)sb.st_size + 2;
     char *buf = dg_malloc(cap);
     if (!buf) {
         fclose(f);
         return dg_err_nomem(err, "graph text");
     }
+    dg_mem_hint_huge(buf, cap);
     for (;;) {
         if (n + 1 >= cap) {
             char *nb = dg_realloc(buf, cap * 2);

@@ -46,6 +46,7 @@ dg_status dgc_nodes_begin(dgc_nodeload *L, dgc_graph *g, const dgc_jdoc *doc,
         g->nodes = dg_calloc((size_t)cnt, sizeof *g->nodes);
         if (!g->nodes)
             return dg_err_nomem(err, "graph nodes");
+        dg_mem_hint_huge(g->nodes, (size_t)cnt * sizeof *g->nodes);
         g->cap_nodes = cnt;
     }
     size_t n = (size_t)(cnt > 0 ? cnt : 1);
@@ -132,26 +133,54 @@ static dg_status add_node(dgc_nodeload *L, const cJSON *x, int i,
     if (opi < 0)
         return bad_node(err, i, nm, "unknown op '%s' (see `dgrun ops`)",
                         op->valuestring);
-    /* like dgc_graph_add_node, with one map probe instead of two (the node
-     * array was sized for the whole file) */
+    /* like dgc_graph_add_node, but the node array was sized for the whole
+     * file and the name goes into the map a few nodes later (insert_one),
+     * once its slot has been prefetched: the map is far bigger than the
+     * caches, and each put would otherwise wait for memory */
+    size_t nl = strlen(nm);
     dgc_node *n = &g->nodes[g->n_nodes];
     memset(n, 0, sizeof *n);
-    if (!(n->name = dg_strdup(nm)))
+    if (!(n->name = dgc_graph_slab_alloc(g, nl + 1)))
         return dg_err_nomem(err, "node name");
+    memcpy(n->name, nm, nl + 1);
+    n->flags |= DGC_NODE_SLAB_NAME;
     n->op = opi;
+    n->op_alias = dgc_ops[opi].alias &&
+                  strcmp(op->valuestring, dgc_ops[opi].alias) == 0;
     n->forward = -1;
     n->group_hint = -1;
     n->device_id = -1;
-    int rc = dg_strmap_put(&g->names, n->name, g->n_nodes);
-    if (rc) {
-        dg_free(n->name);
-        n->name = NULL;
-        if (rc < 0)
-            return dg_err_nomem(err, "name map");
-        return dg_err(err, DG_E_GRAPH, "node '%s': duplicate node name", nm);
-    }
+    uint32_t h = dg_strmap_hash(nm, nl);
+    dg_strmap_prefetch(&g->names, h);
+    L->ring_h[g->n_nodes % DGC_LOAD_RING] = h;
     g->n_nodes++;
     return DG_OK;
+}
+
+/* Put the oldest waiting node name into the map. */
+static dg_status insert_one(dgc_nodeload *L, dg_error *err)
+{
+    dgc_graph *g = L->g;
+    int32_t id = L->inserted;
+    const char *nm = g->nodes[id].name;
+    int rc = dg_strmap_put_h(&g->names, nm, strlen(nm),
+                             L->ring_h[id % DGC_LOAD_RING], id);
+    if (rc < 0)
+        return dg_err_nomem(err, "name map");
+    if (rc > 0)
+        return dg_err(err, DG_E_GRAPH, "node '%s': duplicate node name", nm);
+    L->inserted++;
+    return DG_OK;
+}
+
+/* Insert every waiting name (0, or the first error: a duplicate name of an
+ * earlier node comes before any error of later nodes). */
+static dg_status flush(dgc_nodeload *L, dg_error *err)
+{
+    dg_status st = DG_OK;
+    while (!st && L->inserted < L->g->n_nodes)
+        st = insert_one(L, err);
+    return st;
 }
 
 /* Copy a node's input names to the pool, checking their JSON types. */
@@ -236,13 +265,13 @@ static dg_status defer(dgc_nodeload *L, int32_t id, int stage, dg_status st,
     return DG_OK;
 }
 
-dg_status dgc_nodes_add(dgc_nodeload *L, const cJSON *x, int i, dg_error *err)
+static dg_status add_rest(dgc_nodeload *L, const cJSON *const *f,
+                          dg_error *err)
 {
-    const cJSON *f[6];
-    dg_status st = add_node(L, x, i, f, err);
-    if (st || L->def_node >= 0)
-        return st;
+    if (L->def_node >= 0)
+        return DG_OK;
     int32_t id = L->g->n_nodes - 1;
+    dg_status st;
     dg_error e;
     L->pend[id].off = L->pool_len;
     L->pend[id].n_co = -1;
@@ -255,6 +284,22 @@ dg_status dgc_nodes_add(dgc_nodeload *L, const cJSON *x, int i, dg_error *err)
     if ((st = dgc_load_attrs(L->g, L->doc, id, f[5], &e)))
         return defer(L, id, ST_ATTRS, st, &e, err);
     return DG_OK;
+}
+
+dg_status dgc_nodes_add(dgc_nodeload *L, const cJSON *x, int i, dg_error *err)
+{
+    const cJSON *f[6];
+    dg_status st = add_node(L, x, i, f, err);
+    if (!st)
+        st = add_rest(L, f, err);
+    if (!st && L->g->n_nodes - L->inserted >= DGC_LOAD_RING)
+        st = insert_one(L, err);
+    if (st) {
+        dg_status fs = flush(L, err);
+        if (fs)
+            return fs;
+    }
+    return st;
 }
 
 /* Resolve the pooled input names of node id.  `mark` (one slot per node,
@@ -274,8 +319,12 @@ static dg_status resolve_inputs(dgc_graph *g, int32_t id, const char **s,
             cnt++;
         p0 += strlen(p0) + 1;
     }
-    if (cnt > 0 && !(n->inputs = dg_malloc(sizeof *n->inputs * (size_t)cnt)))
-        return dg_err_nomem(err, "inputs");
+    if (cnt > 0) {
+        n->inputs = dgc_graph_slab_alloc(g, sizeof *n->inputs * (size_t)cnt);
+        if (!n->inputs)
+            return dg_err_nomem(err, "inputs");
+        n->flags |= DGC_NODE_SLAB_INPUTS;
+    }
     if (n_ctrl > 0 && !(n->ctrl = dg_malloc(sizeof *n->ctrl * (size_t)n_ctrl)))
         return dg_err_nomem(err, "inputs");
     const char *first_ctrl = NULL;
@@ -365,16 +414,37 @@ static dg_status resolve_coloc(dgc_graph *g, int32_t id, const char **s,
     return DG_OK;
 }
 
+/* Prefetch the map slots of node id's input names (resolved a few nodes
+ * later, by which time the slots are in the cache). */
+#define PREFETCH_AHEAD 8
+
+static void prefetch_inputs(const dgc_nodeload *L, int32_t id)
+{
+    const char *s = L->pool + L->pend[id].off;
+    for (int k = 0; k < L->pend[id].n_in; k++) {
+        size_t len = strlen(s);
+        const char *name = s + (s[0] == '^');
+        const char *colon = memchr(name, ':', len - (size_t)(name - s));
+        size_t nl = colon ? (size_t)(colon - name) : len - (size_t)(name - s);
+        dg_strmap_prefetch(&L->g->names, dg_strmap_hash(name, nl));
+        s += len + 1;
+    }
+}
+
 dg_status dgc_nodes_finish(dgc_nodeload *L, dg_error *err)
 {
     dgc_graph *g = L->g;
+    dg_status st = flush(L, err);
+    if (st)
+        return st;
     g->n_file_nodes = g->n_nodes;
     int32_t *mark = dg_calloc((size_t)(g->n_nodes > 0 ? g->n_nodes : 1),
                               sizeof *mark);
     if (!mark)
         return dg_err_nomem(err, "loader");
-    dg_status st = DG_OK;
     for (int32_t i = 0; i < g->n_nodes && !st; i++) {
+        if (i + PREFETCH_AHEAD < g->n_nodes)
+            prefetch_inputs(L, i + PREFETCH_AHEAD);
         int def = i == L->def_node;
         if (def && L->def_stage == ST_INPUTS)
             break;

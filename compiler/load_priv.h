@@ -133,6 +133,8 @@ typedef struct dgc_pending {
     int32_t n_co;           /* -1: no colocate_with field */
 } dgc_pending;
 
+#define DGC_LOAD_RING 8
+
 typedef struct dgc_nodeload {
     dgc_graph *g;
     const dgc_jdoc *doc;
@@ -140,6 +142,10 @@ typedef struct dgc_nodeload {
     dgc_pending *pend;      /* per node */
     char *pool;
     size_t pool_len, pool_cap;
+    int32_t inserted;       /* nodes [0, inserted) are in g->names; the
+                               rest (< DGC_LOAD_RING) wait while their map
+                               slot is prefetched */
+    uint32_t ring_h[8];     /* name hash of node id, at id % DGC_LOAD_RING */
     int32_t def_node;       /* node of the deferred error, -1 none */
     int def_stage;
     dg_error def_err;

@@ -3,7 +3,8 @@
  * >= from in topological order (Kahn's algorithm over data and control
  * edges, O(nodes + edges)), reports a cycle through a named node, checks
  * that state ops (Assign*, Apply*) update a Variable, and runs each op's
- * inference function (ops.c dgc_infer_node).
+ * inference function (ops.c dgc_infer_node) on output types it carves
+ * from the graph's slab.
  */
 #include "program.h"
 #include "ops.h"
@@ -159,6 +160,17 @@ dg_status dgc_pass_infer(dgc_graph *g, int32_t from, dg_error *err)
             queue[tail++] = i;
     while (head < tail) {
         int32_t i = queue[head++];
+        dgc_node *nd = &g->nodes[i + from];
+        int n_out = dgc_ops[nd->op].n_out;
+        if (!nd->outputs && n_out > 0) { /* one slab, not a malloc per node */
+            nd->outputs = dgc_graph_slab_alloc(g, sizeof *nd->outputs *
+                                                      (size_t)n_out);
+            if (!nd->outputs) {
+                st = dg_err_nomem(err, "shape inference");
+                goto out;
+            }
+            nd->flags |= DGC_NODE_SLAB_OUTPUTS;
+        }
         st = check_state(g, i + from, err);
         if (!st)
             st = dgc_infer_node(g, i + from, err);

@@ -107,8 +107,14 @@ static int32_t add_variable(dgc_graph *g, const char *base, dg_dtype t,
     } else {
         a.init.kind = DGC_INIT_ZEROS;
     }
+    /* a.init.value is moved into the node only when set_attr succeeds */
     if (dgc_node_set_dtype(n, "dtype", t) || dgc_node_set_shape(n, "shape", shape) ||
-        dgc_node_set_attr(n, &a) || dgc_node_set_bool(n, "trainable", 0)) {
+        dgc_node_set_attr(n, &a)) {
+        dg_tensor_free(a.init.value);
+        dg_err_nomem(err, "training variable");
+        return -1;
+    }
+    if (dgc_node_set_bool(n, "trainable", 0)) {
         dg_err_nomem(err, "training variable");
         return -1;
     }
@@ -293,6 +299,72 @@ static int32_t power_update(tstate *s, int32_t pw, int n_adam, double beta)
     return as;
 }
 
+/* Order each update after every reader of its Variable in the step.  A
+ * Variable is read when its consumer runs (SPEC 4.6), so without these
+ * control edges an Apply* could change `var` while a gradient op (e.g. the
+ * MatMul gradient that reads the next layer's weights) or a forward op of
+ * the loss still has to read it, and training would depend on thread timing.
+ * Readers: the loss's ancestors among the graph's own nodes (< first_gen)
+ * and the gradient ops generated for training ([first_gen, end_gen)). */
+static dg_status gate_updates(dgc_graph *g, int32_t loss, const int32_t *vars,
+                              const int32_t *updates, int nv,
+                              int32_t first_gen, int32_t end_gen,
+                              dg_error *err)
+{
+    int32_t n = g->n_nodes;
+    int32_t *slot = dg_calloc((size_t)n, sizeof *slot);  /* var -> j+1 */
+    char *in_step = dg_calloc((size_t)n, 1);
+    int32_t *stack = dg_malloc(sizeof *stack * (size_t)n);
+    dg_status st = DG_OK;
+    if (!slot || !in_step || !stack) {
+        st = dg_err_nomem(err, "training pass");
+        goto done;
+    }
+    for (int j = 0; j < nv; j++)
+        slot[vars[j]] = j + 1;
+    /* ancestors of the loss (data and control edges) */
+    int sp = 0;
+    stack[sp++] = loss;
+    in_step[loss] = 1;
+    while (sp > 0) {
+        const dgc_node *nd = &g->nodes[stack[--sp]];
+        for (int k = 0; k < nd->n_inputs + nd->n_ctrl; k++) {
+            int32_t a = k < nd->n_inputs ? nd->inputs[k].node
+                                         : nd->ctrl[k - nd->n_inputs];
+            if (a >= 0 && a < n && !in_step[a]) {
+                in_step[a] = 1;
+                stack[sp++] = a;
+            }
+        }
+    }
+    for (int32_t i = first_gen; i < end_gen && i < n; i++)
+        in_step[i] = 1;
+    for (int32_t i = 0; i < n; i++) {
+        if (!in_step[i])
+            continue;
+        const dgc_node *nd = &g->nodes[i];
+        for (int k = 0; k < nd->n_inputs; k++) {
+            int32_t v = nd->inputs[k].node;
+            if (v < 0 || v >= n || !slot[v] || v == i)
+                continue;
+            int32_t up = updates[slot[v] - 1];
+            const dgc_node *un = &g->nodes[up];
+            int dup = 0;
+            for (int c = 0; c < un->n_ctrl && !dup; c++)
+                dup = un->ctrl[c] == i;
+            if (!dup && dgc_node_add_ctrl(g, up, i)) {
+                st = dg_err_nomem(err, "training pass");
+                goto done;
+            }
+        }
+    }
+done:
+    dg_free(slot);
+    dg_free(in_step);
+    dg_free(stack);
+    return st;
+}
+
 dg_status dgc_pass_train(dgc_graph *g, int colocate_override, dg_error *err)
 {
     dgc_train *t = &g->train;
@@ -339,10 +411,12 @@ dg_status dgc_pass_train(dgc_graph *g, int colocate_override, dg_error *err)
     }
     int coloc = colocate_override >= 0 ? colocate_override
                                        : (t->colocate_gradients > 0 ? 1 : 0);
+    int32_t first_gen = g->n_nodes;
     st = dgc_grad_build(g, "train", &loss, 1, NULL, 0, vars, nv, coloc, grads,
                         err);
     if (st != DG_OK)
         goto done;
+    int32_t end_gen = g->n_nodes;
     int zl = dgc_op_find("ZerosLike"), any = 0;
     for (int i = 0; i < nv; i++)
         any |= g->nodes[grads[i]].op != zl;
@@ -371,6 +445,9 @@ dg_status dgc_pass_train(dgc_graph *g, int colocate_override, dg_error *err)
         if ((st = add_update(&s, vars[i], grads[i], b1p, b2p)) != DG_OK)
             goto done;
     int n_apply = s.n_updates;
+    st = gate_updates(g, loss, vars, s.updates, nv, first_gen, end_gen, err);
+    if (st != DG_OK)
+        goto done;
 
     int32_t extra[3];
     int n_extra = 0;

@@ -2,18 +2,26 @@
  * checkpoint.c -- training checkpoints (see checkpoint.h and
  * docs/checkpoints.md): a little-endian binary file holding the step and
  * every Variable (name, dtype, shape, raw data), closed by an FNV-1a 64
- * checksum of all preceding bytes.  Written to "<path>.tmp.<pid>", fsync'd
- * and renamed over path, so a crash never leaves a half-written checkpoint.
+ * checksum of all preceding bytes.  Written to "<path>.tmp.<pid>" in the
+ * same directory, fsync'd, renamed over path and the directory fsync'd, so
+ * a crash (even SIGKILL mid-write) leaves the previous complete checkpoint
+ * or the new one, never half of one; stale temporaries of dead writers are
+ * removed by the next save.
  */
 #include "checkpoint.h"
 #include "dg_alloc.h"
 #include "dg_error.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 #define MAGIC "DGCKPT1\n"
@@ -56,6 +64,68 @@ static void put(wr *w, const void *p, size_t n)
     if (n && fwrite(p, 1, n, w->f) != n)
         w->bad = 1;
     w->h = fnv(w->h, p, n);
+}
+
+/* The directory part of path ("." when there is none), malloc'd. */
+static char *dir_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        return dg_strdup(".");
+    if (slash == path)
+        return dg_strdup("/");
+    return dg_strndup(path, (size_t)(slash - path));
+}
+
+/* fsync the directory holding path so the rename itself is durable. */
+static void sync_dir(const char *path)
+{
+    char *dir = dir_of(path);
+    if (!dir)
+        return;
+    int fd = open(dir, O_RDONLY | O_DIRECTORY);
+    if (fd >= 0) {
+        (void)fsync(fd); /* best effort: some file systems refuse */
+        close(fd);
+    }
+    dg_free(dir);
+}
+
+/* Remove "<base>.tmp.<pid>" files left by writers that were killed (the
+ * pid no longer exists).  Best effort; never fails the save. */
+static void remove_stale(const char *path)
+{
+    char *dir = dir_of(path);
+    if (!dir)
+        return;
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    size_t bl = strlen(base);
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL) {
+        const char *n = e->d_name;
+        if (strncmp(n, base, bl) != 0 || strncmp(n + bl, ".tmp.", 5) != 0)
+            continue;
+        char *end;
+        long pid = strtol(n + bl + 5, &end, 10);
+        if (*end || pid <= 0 || pid == (long)getpid())
+            continue;
+        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+            continue;
+        size_t dl = strlen(dir), nl = strlen(n);
+        char *full = dg_malloc(dl + nl + 2);
+        if (!full)
+            break;
+        memcpy(full, dir, dl);
+        full[dl] = '/';
+        memcpy(full + dl + 1, n, nl + 1);
+        unlink(full);
+        dg_free(full);
+    }
+    if (d)
+        closedir(d);
+    dg_free(dir);
 }
 
 dg_status dgr_checkpoint_save(dgr_session *s, const char *path, int64_t step,
@@ -114,7 +184,12 @@ dg_status dgr_checkpoint_save(dgr_session *s, const char *path, int64_t step,
                     "place: %s", path, strerror(errno));
     if (st != DG_OK)
         unlink(tmp);
+    else
+        sync_dir(path);
     dg_free(tmp);
+    static atomic_int cleaned; /* once per process is enough */
+    if (st == DG_OK && atomic_exchange(&cleaned, 1) == 0)
+        remove_stale(path);
     return st;
 }
 
@@ -176,19 +251,20 @@ dg_status dgr_checkpoint_restore(dgr_session *s, const char *path,
     }
     uint64_t h;
     if (len < 8 + 8 + 4 + 8 || memcmp(buf, MAGIC, 8) != 0) {
-        st = dg_err(err, DG_E_IO, "%s: not a dgrun checkpoint", path);
+        st = dg_err(err, DG_E_GRAPH, "%s: not a dgrun checkpoint (truncated "
+                    "or another kind of file)", path);
         goto done;
     }
     memcpy(&h, buf + len - 8, 8);
     if (fnv(FNV0, buf, len - 8) != h) {
-        st = dg_err(err, DG_E_IO, "%s: checkpoint is corrupt (checksum "
+        st = dg_err(err, DG_E_GRAPH, "%s: checkpoint is corrupt (checksum "
                     "mismatch)", path);
         goto done;
     }
     rd r = {buf, len - 8, 8};
     int64_t saved_step;
     if (get(&r, &saved_step, 8) || get(&r, &n, 4) || n > len) {
-        st = dg_err(err, DG_E_IO, "%s: checkpoint is corrupt", path);
+        st = dg_err(err, DG_E_GRAPH, "%s: checkpoint is corrupt", path);
         goto done;
     }
     ents = dg_calloc((size_t)n + 1, sizeof *ents);
@@ -201,7 +277,7 @@ dg_status dgr_checkpoint_restore(dgr_session *s, const char *path,
         uint8_t dt, rank;
         uint64_t nb;
         if (get(&r, &e->nl, 4) || r.n - r.off < e->nl) {
-            st = dg_err(err, DG_E_IO, "%s: checkpoint is corrupt", path);
+            st = dg_err(err, DG_E_GRAPH, "%s: checkpoint is corrupt", path);
             goto done;
         }
         e->name = (const char *)buf + r.off;
@@ -209,14 +285,14 @@ dg_status dgr_checkpoint_restore(dgr_session *s, const char *path,
         if (get(&r, &dt, 1) || get(&r, &rank, 1) || dt >= DG_DTYPE_COUNT ||
             rank > DG_MAX_RANK || get(&r, e->t.shape.dims, 8 * (size_t)rank) ||
             get(&r, &nb, 8) || r.n - r.off < nb) {
-            st = dg_err(err, DG_E_IO, "%s: checkpoint is corrupt", path);
+            st = dg_err(err, DG_E_GRAPH, "%s: checkpoint is corrupt", path);
             goto done;
         }
         e->t.dtype = (dg_dtype)dt;
         e->t.shape.rank = rank;
         int64_t ne = dg_shape_numel(&e->t.shape);
         if (ne < 0 || (uint64_t)ne * dg_dtype_size(e->t.dtype) != nb) {
-            st = dg_err(err, DG_E_IO, "%s: checkpoint is corrupt", path);
+            st = dg_err(err, DG_E_GRAPH, "%s: checkpoint is corrupt", path);
             goto done;
         }
         e->t.data = buf + r.off;

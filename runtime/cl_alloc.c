@@ -171,6 +171,11 @@ void dgr_cl_alloc_destroy(dgr_cl_dev *cd)
     dgr_cl_alloc *a = &cd->alloc;
     pthread_mutex_lock(&a->lock);
     flush_cache(a);
+    while (a->spare) {
+        dgr_cl_freeblk *nx = a->spare->next;
+        dg_free(a->spare);
+        a->spare = nx;
+    }
     pthread_mutex_unlock(&a->lock);
     if (a->arena)
         clReleaseMemObject(a->arena);
@@ -212,8 +217,9 @@ dg_status dgr_cl_alloc_get(dgr_cl_dev *cd, dgr_buffer *b, dg_error *err)
             b->pool_class = cls;
             a->cached_bytes -= cls;
             a->live_bytes += cls;
+            f->next = a->spare; /* keep the node for the next put */
+            a->spare = f;
             pthread_mutex_unlock(&a->lock);
-            dg_free(f);
             return DG_OK;
         }
     /* keep the real footprint near the cap: drop the cache first */
@@ -252,8 +258,12 @@ void dgr_cl_alloc_put(dgr_cl_dev *cd, dgr_buffer *b)
     if (!b->mem)
         return;
     dgr_cl_alloc *a = &cd->alloc;
-    dgr_cl_freeblk *f = dg_malloc(sizeof *f);
     pthread_mutex_lock(&a->lock);
+    dgr_cl_freeblk *f = a->spare;
+    if (f)
+        a->spare = f->next;
+    else
+        f = dg_malloc(sizeof *f);
     a->live_bytes -= b->pool_class;
     if (!f) {
         release_mem(a, (cl_mem)b->mem, b->pool_class);

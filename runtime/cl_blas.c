@@ -41,7 +41,7 @@ dg_status dgr_cl_matmul(dgr_kctx *k)
     if (kk == 0) {
         cl_uchar zero = 0;
         cl_int e = clEnqueueFillBuffer(cd->q, c, &zero, 1, 0,
-                                       m * n * dg_dtype_size(dt), 0, NULL, &ev);
+                                       m * n * dg_dtype_size(dt), 0, NULL, dgr_cl_want_event(k) ? &ev : NULL);
         if (e != CL_SUCCESS)
             return dgr_cl_kfail(k, "clEnqueueFillBuffer", e);
         dgr_cl_set_event(k, ev);
@@ -53,10 +53,10 @@ dg_status dgr_cl_matmul(dgr_kctx *k)
     CLBlastStatusCode s;
     if (dt == DG_F64)
         s = CLBlastDgemm(CLBlastLayoutRowMajor, A, B, m, n, kk, 1.0, a, 0, lda,
-                         b, 0, ldb, 0.0, c, 0, n, &cd->q, &ev);
+                         b, 0, ldb, 0.0, c, 0, n, &cd->q, dgr_cl_want_event(k) ? &ev : NULL);
     else
         s = CLBlastSgemm(CLBlastLayoutRowMajor, A, B, m, n, kk, 1.0f, a, 0,
-                         lda, b, 0, ldb, 0.0f, c, 0, n, &cd->q, &ev);
+                         lda, b, 0, ldb, 0.0f, c, 0, n, &cd->q, dgr_cl_want_event(k) ? &ev : NULL);
     if (s != CLBlastSuccess) {
         if ((int)s < 0 && (int)s > -1000)
             return dg_err(k->err, DG_E_RUNTIME,

@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 /* ---- error names --------------------------------------------------------- */
@@ -193,6 +195,18 @@ static dg_status parse_visible(const char *s, int n, int *idx, int *n_idx,
     return DG_OK;
 }
 
+/* Copy src into buf of n bytes, truncating (no -Wformat-truncation). */
+static void copy_str(char *buf, size_t n, const char *src)
+{
+    if (!n)
+        return;
+    size_t l = strlen(src);
+    if (l >= n)
+        l = n - 1;
+    memcpy(buf, src, l);
+    buf[l] = '\0';
+}
+
 static void dev_str(cl_device_id d, cl_device_info what, char *buf, size_t n)
 {
     char tmp[1024];
@@ -215,7 +229,7 @@ static void dev_str(cl_device_id d, cl_device_info what, char *buf, size_t n)
         if (sp && sp > tmp)
             *sp = '\0';
     }
-    snprintf(buf, n, "%s", tmp);
+    copy_str(buf, n, tmp);
 }
 
 static int dev_fp64(cl_device_id d)
@@ -291,7 +305,7 @@ dg_status dg_devices_discover(const dg_options *o, dg_device_list **out,
                               pname, NULL) != CL_SUCCESS)
             pname[0] = '\0';
         pname[sizeof pname - 1] = '\0';
-        snprintf(g.platform, sizeof g.platform, "%s", pname);
+        copy_str(g.platform, sizeof g.platform, pname);
         cl_ulong mem = 0;
         clGetDeviceInfo(p->dev, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof mem, &mem,
                         NULL);
@@ -453,13 +467,55 @@ static void cl_release_op(dgr_device *d, dgr_buffer *b)
     dgr_cl_alloc_put(cdev(d), b);
 }
 
+/* Transfers at least this big go through map/unmap on devices whose memory
+ * is the host's (CL_DEVICE_HOST_UNIFIED_MEMORY): one memcpy on the calling
+ * thread straight between the caller's memory and the buffer. */
+#define MAP_MIN (64u << 10)
+/* Reads at least this big ask for transparent huge pages on the
+ * destination first: a fresh multi-MiB destination (a fetched tensor)
+ * otherwise costs one page fault per 4 KiB, more than the copy itself. */
+#define HUGE_MIN (4u << 20)
+
+static void want_huge_pages(void *dst, size_t n)
+{
+#ifdef MADV_HUGEPAGE
+    const uintptr_t huge = (uintptr_t)2 << 20;
+    uintptr_t a = ((uintptr_t)dst + huge - 1) & ~(huge - 1);
+    uintptr_t b = ((uintptr_t)dst + n) & ~(huge - 1);
+    if (b > a)
+        (void)madvise((void *)a, (size_t)(b - a), MADV_HUGEPAGE);
+#else
+    (void)dst;
+    (void)n;
+#endif
+}
+
 static dg_status cl_read_op(dgr_device *d, const dgr_buffer *src, void *dst,
                             size_t n, dg_error *err)
 {
     if (!n)
         return DG_OK;
-    cl_int e = clEnqueueReadBuffer(cdev(d)->q, (cl_mem)src->mem, CL_TRUE, 0,
-                                   n, dst, 0, NULL, NULL);
+    dgr_cl_dev *cd = cdev(d);
+    if (n >= HUGE_MIN)
+        want_huge_pages(dst, n);
+    cl_int e;
+    if (cd->unified && n >= MAP_MIN) {
+        void *p = clEnqueueMapBuffer(cd->q, (cl_mem)src->mem, CL_TRUE,
+                                     CL_MAP_READ, 0, n, 0, NULL, NULL, &e);
+        if (p) {
+            memcpy(dst, p, n);
+            e = clEnqueueUnmapMemObject(cd->q, (cl_mem)src->mem, p, 0, NULL,
+                                        NULL);
+            if (e != CL_SUCCESS)
+                return dg_err(err, DG_E_RUNTIME,
+                              "%s: clEnqueueUnmapMemObject failed: %s (%d)",
+                              d->info.name, dgr_cl_errname(e), (int)e);
+            return DG_OK;
+        }
+        /* fall back to a plain read */
+    }
+    e = clEnqueueReadBuffer(cd->q, (cl_mem)src->mem, CL_TRUE, 0, n, dst, 0,
+                            NULL, NULL);
     if (e != CL_SUCCESS)
         return dg_err(err, DG_E_RUNTIME, "%s: clEnqueueReadBuffer failed: %s (%d)",
                       d->info.name, dgr_cl_errname(e), (int)e);
@@ -471,8 +527,28 @@ static dg_status cl_write_op(dgr_device *d, dgr_buffer *dst, const void *src,
 {
     if (!n)
         return DG_OK;
-    cl_int e = clEnqueueWriteBuffer(cdev(d)->q, (cl_mem)dst->mem, CL_TRUE, 0,
-                                    n, src, 0, NULL, NULL);
+    dgr_cl_dev *cd = cdev(d);
+    cl_int e;
+    if (cd->unified && n >= MAP_MIN) {
+        /* whole-buffer writes may discard the old contents */
+        cl_map_flags f = n >= dst->nbytes ? CL_MAP_WRITE_INVALIDATE_REGION
+                                          : CL_MAP_WRITE;
+        void *p = clEnqueueMapBuffer(cd->q, (cl_mem)dst->mem, CL_TRUE, f, 0,
+                                     n, 0, NULL, NULL, &e);
+        if (p) {
+            memcpy(p, src, n);
+            /* in-order queue: later commands see the data after the unmap */
+            e = clEnqueueUnmapMemObject(cd->q, (cl_mem)dst->mem, p, 0, NULL,
+                                        NULL);
+            if (e != CL_SUCCESS)
+                return dg_err(err, DG_E_RUNTIME,
+                              "%s: clEnqueueUnmapMemObject failed: %s (%d)",
+                              d->info.name, dgr_cl_errname(e), (int)e);
+            return DG_OK;
+        }
+    }
+    e = clEnqueueWriteBuffer(cd->q, (cl_mem)dst->mem, CL_TRUE, 0, n, src, 0,
+                             NULL, NULL);
     if (e != CL_SUCCESS)
         return dg_err(err, DG_E_RUNTIME,
                       "%s: clEnqueueWriteBuffer failed: %s (%d)", d->info.name,
@@ -522,22 +598,25 @@ dg_status dgr_cl_device_open(dgr_device *d, const dg_options *o, dg_error *err)
         return dg_err_nomem(err, "OpenCL device");
     cd->c = c;
     cl_int e;
-    cd->q = clCreateCommandQueue(c->ctx, c->dev, CL_QUEUE_PROFILING_ENABLE, &e);
+    /* profiling timestamps cost PoCL four clock reads per command: only
+     * when the session records a trace (events are read only then) */
+    cd->profiling = o->trace_path != NULL;
+    cd->q = clCreateCommandQueue(c->ctx, c->dev,
+                                 cd->profiling ? CL_QUEUE_PROFILING_ENABLE : 0,
+                                 &e);
     if (!cd->q) {
         dg_free(cd);
         return dgr_cl_fail(err, NULL, "clCreateCommandQueue", e);
     }
-    /* clock offset: a marker's end on the device clock vs dg_now_ns */
-    cl_event ev = NULL;
-    e = clEnqueueMarkerWithWaitList(cd->q, 0, NULL, &ev);
-    if (e == CL_SUCCESS) {
-        clFinish(cd->q);
-        uint64_t host = dg_now_ns();
-        cl_ulong end = 0;
-        if (clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof end,
-                                    &end, NULL) == CL_SUCCESS && end)
-            cd->clock_offset = (int64_t)host - (int64_t)end;
-        clReleaseEvent(ev);
+    pthread_mutex_init(&cd->clock_lock, NULL);
+    cl_bool uni = CL_FALSE;
+    if (clGetDeviceInfo(c->dev, CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof uni,
+                        &uni, NULL) == CL_SUCCESS)
+        cd->unified = uni == CL_TRUE;
+    if (cd->profiling) {
+        pthread_mutex_lock(&cd->clock_lock);
+        dgr_cl_clock_sync(cd);
+        pthread_mutex_unlock(&cd->clock_lock);
     }
     double f = o->gpu_memory_fraction;
     if (!(f > 0 && f <= 1))
@@ -550,6 +629,7 @@ dg_status dgr_cl_device_open(dgr_device *d, const dg_options *o, dg_error *err)
     st = dgr_cl_alloc_init(cd, o->allow_growth ? 0 : d->mem_cap, err);
     if (st != DG_OK) {
         clReleaseCommandQueue(cd->q);
+        pthread_mutex_destroy(&cd->clock_lock);
         dg_free(cd);
         d->impl = NULL;
         return st;
@@ -565,8 +645,68 @@ void dgr_cl_device_close(dgr_device *d)
     clFinish(cd->q);
     dgr_cl_alloc_destroy(cd);
     clReleaseCommandQueue(cd->q);
+    pthread_mutex_destroy(&cd->clock_lock);
     dg_free(cd);
     d->impl = NULL;
+}
+
+/* ---- device clock -> host clock ---------------------------------------- */
+
+#define SYNC_TRIES 7
+#define RESYNC_NS 20000000ull /* re-measure when the last sync is older */
+
+int dgr_cl_clock_sync(dgr_cl_dev *cd)
+{
+    int64_t best_w = INT64_MAX, best_off = 0;
+    uint64_t best_dev = 0;
+    for (int i = 0; i < SYNC_TRIES; i++) {
+        cl_event ev = NULL;
+        uint64_t h0 = dg_now_ns();
+        cl_int e = clEnqueueMarkerWithWaitList(cd->q, 0, NULL, &ev);
+        uint64_t h1 = dg_now_ns();
+        if (e != CL_SUCCESS || !ev)
+            break;
+        cl_ulong qd = 0;
+        if (clWaitForEvents(1, &ev) == CL_SUCCESS &&
+            clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_QUEUED,
+                                    sizeof qd, &qd, NULL) == CL_SUCCESS &&
+            qd) {
+            int64_t w = (int64_t)(h1 - h0);
+            if (w < best_w) {
+                best_w = w;
+                best_off = (int64_t)(h0 + (uint64_t)w / 2) - (int64_t)qd;
+                best_dev = (uint64_t)qd;
+            }
+        }
+        clReleaseEvent(ev);
+    }
+    if (best_w == INT64_MAX)
+        return -1;
+    if (cd->clock_synced) {
+        cd->prev_offset = cd->clock_offset;
+        cd->prev_dev = cd->clock_dev;
+    }
+    cd->clock_offset = best_off;
+    cd->clock_dev = best_dev;
+    cd->clock_err = best_w / 2 + 1;
+    cd->clock_synced = dg_now_ns();
+    return 0;
+}
+
+/* Offset for device time t: interpolated between the last two syncs when
+ * t lies between them (the two clocks drift apart: PoCL's profiling clock
+ * is CLOCK_MONOTONIC_RAW, dg_now_ns is CLOCK_MONOTONIC, which NTP slews),
+ * else the latest. */
+static int64_t offset_at(const dgr_cl_dev *cd, uint64_t t)
+{
+    if (cd->prev_dev && cd->clock_dev > cd->prev_dev && t >= cd->prev_dev &&
+        t <= cd->clock_dev) {
+        double f = (double)(t - cd->prev_dev) /
+                   (double)(cd->clock_dev - cd->prev_dev);
+        return cd->prev_offset +
+               (int64_t)(f * (double)(cd->clock_offset - cd->prev_offset));
+    }
+    return cd->clock_offset;
 }
 
 int dgr_cl_event_times(dgr_device *d, void *cl_event_, uint64_t *start_ns,
@@ -574,7 +714,7 @@ int dgr_cl_event_times(dgr_device *d, void *cl_event_, uint64_t *start_ns,
 {
     cl_event ev = (cl_event)cl_event_;
     dgr_cl_dev *cd = cdev(d);
-    if (!ev || !cd)
+    if (!ev || !cd || !cd->profiling)
         return 0;
     cl_ulong s = 0, e = 0;
     if (clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof s, &s,
@@ -582,8 +722,18 @@ int dgr_cl_event_times(dgr_device *d, void *cl_event_, uint64_t *start_ns,
         clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof e, &e,
                                 NULL) != CL_SUCCESS)
         return 0;
-    *start_ns = (uint64_t)((int64_t)s + cd->clock_offset);
-    *end_ns = (uint64_t)((int64_t)e + cd->clock_offset);
+    pthread_mutex_lock(&cd->clock_lock);
+    /* re-sync after the event when the last sync is old, so the event
+     * lies between two syncs */
+    if (!cd->clock_synced || dg_now_ns() - cd->clock_synced > RESYNC_NS ||
+        (uint64_t)e > cd->clock_dev + RESYNC_NS)
+        dgr_cl_clock_sync(cd);
+    int64_t os = offset_at(cd, (uint64_t)s), oe = offset_at(cd, (uint64_t)e);
+    pthread_mutex_unlock(&cd->clock_lock);
+    *start_ns = (uint64_t)((int64_t)s + os);
+    *end_ns = (uint64_t)((int64_t)e + oe);
+    if (*end_ns < *start_ns)
+        *end_ns = *start_ns;
     return 1;
 }
 

@@ -5,7 +5,8 @@
  * sub-device of one when --virtual-gpus splits it).  Contexts live for the
  * whole process in a registry (cl_device.c) so programs are built once per
  * process per context.  A dgr_cl_dev is an opened logical GPU: a context, its
- * own in-order profiling queue, a caching allocator and a clock offset.
+ * own in-order queue (profiling only when the options ask for a trace), a
+ * caching allocator and a device-to-host clock offset.
  */
 #ifndef DGR_CL_INTERNAL_H
 #define DGR_CL_INTERNAL_H
@@ -18,6 +19,7 @@
 #include "cl.h"
 
 #define DGR_CL_MAX_SOURCES 16
+#define DGR_CL_KTAB 1024 /* power of two, > kernels per context */
 
 typedef struct dgr_cl_kentry {
     int src;        /* source index */
@@ -41,6 +43,9 @@ typedef struct dgr_cl_ctx {
     cl_program progs[DGR_CL_MAX_SOURCES][2];
     dgr_cl_kentry *kernels;
     int n_kernels, cap_kernels;
+    /* open-addressing index into kernels (entry + 1, 0 = empty), keyed by
+     * (src, dt, name); DGR_CL_KTAB slots, rebuilt never (append-only) */
+    int ktab[DGR_CL_KTAB];
 } dgr_cl_ctx;
 
 typedef struct dgr_cl_freeblk {
@@ -60,6 +65,7 @@ typedef struct dgr_cl_alloc {
     struct dgr_cl_range { size_t off, size; } *holes;
     int n_holes, cap_holes;
     size_t n_creates;          /* clCreateBuffer/SubBuffer calls, for tests */
+    dgr_cl_freeblk *spare;     /* unused list nodes, recycled */
 } dgr_cl_alloc;
 
 typedef struct dgr_cl_dev {
@@ -68,6 +74,15 @@ typedef struct dgr_cl_dev {
     int64_t clock_offset;      /* host ns - device ns */
     dgr_cl_alloc alloc;
     cl_mem scratch;            /* small reusable buffer (unused if NULL) */
+    pthread_mutex_t clock_lock;/* clock_offset, clock_synced */
+    uint64_t clock_synced;     /* dg_now_ns of the last clock sync, 0 = none */
+    int64_t clock_err;         /* half-width of the sync bracket, ns */
+    uint64_t clock_dev;        /* device time of the last sync */
+    int64_t prev_offset;       /* the sync before it (drift interpolation) */
+    uint64_t prev_dev;         /* its device time, 0 = none */
+    int unified;               /* CL_DEVICE_HOST_UNIFIED_MEMORY */
+    int profiling;             /* queue has CL_QUEUE_PROFILING_ENABLE (the
+                                  options ask for a trace) */
 } dgr_cl_dev;
 
 /* ---- cl_device.c --------------------------------------------------------- */
@@ -78,6 +93,14 @@ const char *dgr_cl_errname(cl_int e);
  * NULL (then no node prefix). */
 dg_status dgr_cl_fail(dg_error *err, const char *node, const char *call,
                       cl_int e);
+
+/* Measure clock_offset: host timestamps taken just before and just after
+ * enqueueing a marker bracket the marker's CL_PROFILING_COMMAND_QUEUED
+ * time (taken by the runtime inside the enqueue call, on the device's
+ * profiling clock); the tightest of a few brackets gives the offset.  The
+ * queue must be idle or at least usable (the marker is waited for).
+ * 0 ok, -1 when profiling info is unavailable (offset unchanged). */
+int dgr_cl_clock_sync(dgr_cl_dev *cd);
 
 /* ---- cl_alloc.c ---------------------------------------------------------- */
 
@@ -100,6 +123,11 @@ size_t dgr_cl_alloc_creates(dgr_device *d);
  * c->lock. */
 dg_status dgr_cl_get_kernel(dgr_cl_ctx *c, const char *src, dg_dtype dt,
                             const char *name, cl_kernel *out, dg_error *err);
+/* The same with c->lock already held by the caller (hash lookup; builds on
+ * a miss). */
+dg_status dgr_cl_get_kernel_locked(dgr_cl_ctx *c, const char *src,
+                                   dg_dtype dt, const char *name,
+                                   cl_kernel *out, dg_error *err);
 
 /* Build `text` with `options` for c, through the on-disk binary cache.
  * *from_cache is set to 1 when the binary came from the cache.  Build
@@ -130,6 +158,10 @@ dg_status dgr_cl_launch(dgr_kctx *k, const char *src, dg_dtype dt,
                         const char *name, cl_uint dims, const size_t *global,
                         const size_t *local, const dgr_cl_arg *args,
                         int n_args);
+/* Whether a kernel should ask for a cl_event for k->cl_event: only when
+ * someone reads it (a tracing session, or a caller without a session such
+ * as tests); events cost time per command otherwise. */
+int dgr_cl_want_event(const dgr_kctx *k);
 /* Replace k->cl_event with ev (takes ownership). */
 void dgr_cl_set_event(dgr_kctx *k, cl_event ev);
 dgr_cl_dev *dgr_cl_devof(dgr_kctx *k);

@@ -8,6 +8,7 @@
  */
 #include "cl_internal.h"
 #include "dg_alloc.h"
+#include "session.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -25,6 +26,8 @@ cl_mem dgr_cl_mem(const dgr_value *v)
 
 void dgr_cl_set_event(dgr_kctx *k, cl_event ev)
 {
+    if (!ev)
+        return; /* no event asked for (dgr_cl_want_event) */
     if (k->cl_event)
         clReleaseEvent((cl_event)k->cl_event);
     k->cl_event = ev;
@@ -46,6 +49,11 @@ static dg_status node_err(dgr_kctx *k, dg_status st)
     return st;
 }
 
+int dgr_cl_want_event(const dgr_kctx *k)
+{
+    return !k->sess || dgr_session_trace(k->sess) != NULL;
+}
+
 dg_status dgr_cl_launch(dgr_kctx *k, const char *src, dg_dtype dt,
                         const char *name, cl_uint dims, const size_t *global,
                         const size_t *local, const dgr_cl_arg *args,
@@ -53,10 +61,13 @@ dg_status dgr_cl_launch(dgr_kctx *k, const char *src, dg_dtype dt,
 {
     dgr_cl_dev *cd = dgr_cl_devof(k);
     cl_kernel kern;
-    dg_status st = dgr_cl_get_kernel(cd->c, src, dt, name, &kern, k->err);
-    if (st != DG_OK)
-        return node_err(k, st);
     pthread_mutex_lock(&cd->c->lock);
+    dg_status st = dgr_cl_get_kernel_locked(cd->c, src, dt, name, &kern,
+                                            k->err);
+    if (st != DG_OK) {
+        pthread_mutex_unlock(&cd->c->lock);
+        return node_err(k, st);
+    }
     cl_int e = CL_SUCCESS;
     for (int i = 0; i < n_args && e == CL_SUCCESS; i++)
         e = clSetKernelArg(kern, (cl_uint)i, args[i].size, args[i].ptr);
@@ -66,11 +77,12 @@ dg_status dgr_cl_launch(dgr_kctx *k, const char *src, dg_dtype dt,
     }
     cl_event ev = NULL;
     e = clEnqueueNDRangeKernel(cd->q, kern, dims, NULL, global, local, 0, NULL,
-                               &ev);
+                               dgr_cl_want_event(k) ? &ev : NULL);
     pthread_mutex_unlock(&cd->c->lock);
     if (e != CL_SUCCESS)
         return dgr_cl_kfail(k, "clEnqueueNDRangeKernel", e);
-    dgr_cl_set_event(k, ev);
+    if (ev)
+        dgr_cl_set_event(k, ev);
     return DG_OK;
 }
 
@@ -204,6 +216,19 @@ static dg_status unary(dgr_kctx *k, const char *name)
     return dgr_cl_launch1d(k, "elementwise", dt, name, (size_t)n, a, 3);
 }
 
+/* name = base + suffix (truncated to n - 1 bytes). */
+static void kname(char *name, size_t n, const char *base, const char *suffix)
+{
+    size_t lb = strlen(base), ls = strlen(suffix);
+    if (lb >= n)
+        lb = n - 1;
+    if (lb + ls >= n)
+        ls = n - 1 - lb;
+    memcpy(name, base, lb);
+    memcpy(name + lb, suffix, ls);
+    name[lb + ls] = '\0';
+}
+
 /* out = a (op) b with broadcasting; base e.g. "b_add" */
 static dg_status binary_on(dgr_kctx *k, const char *base, const dgr_value *va,
                            const dgr_value *vb, dgr_value *out)
@@ -233,14 +258,14 @@ static dg_status binary_on(dgr_kctx *k, const char *base, const dgr_value *va,
     else if (nb == 1 && na == n)
         mode = 2;
     if (mode >= 0) {
-        snprintf(name, sizeof name, "%s_flat", base);
+        kname(name, sizeof name, base, "_flat");
         dgr_cl_arg args[] = {DGR_ARG(a), DGR_ARG(b), DGR_ARG(y), DGR_ARG(n),
                              DGR_ARG(mode)};
         return dgr_cl_launch1d(k, "elementwise", dt, name, (size_t)n, args, 5);
     }
     cl_int rank = r;
     cl_long8 dd = l8(d, r), a8 = l8(sa, r), b8 = l8(sb, r);
-    snprintf(name, sizeof name, "%s_bc", base);
+    kname(name, sizeof name, base, "_bc");
     dgr_cl_arg args[] = {DGR_ARG(a),    DGR_ARG(b),  DGR_ARG(y), DGR_ARG(n),
                          DGR_ARG(rank), DGR_ARG(dd), DGR_ARG(a8), DGR_ARG(b8)};
     return dgr_cl_launch1d(k, "elementwise", dt, name, (size_t)n, args, 8);

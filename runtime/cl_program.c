@@ -211,8 +211,16 @@ static int find_source(const char *name)
     return -1;
 }
 
-dg_status dgr_cl_get_kernel(dgr_cl_ctx *c, const char *src, dg_dtype dt,
-                            const char *name, cl_kernel *out, dg_error *err)
+static uint32_t khash(int s, int di, const char *name)
+{
+    uint64_t h = fnv(FNV0, name, strlen(name));
+    h ^= (uint64_t)(s * 2 + di) * 0x9e3779b97f4a7c15ull;
+    return (uint32_t)(h ^ (h >> 29));
+}
+
+dg_status dgr_cl_get_kernel_locked(dgr_cl_ctx *c, const char *src,
+                                   dg_dtype dt, const char *name,
+                                   cl_kernel *out, dg_error *err)
 {
     int s = find_source(src);
     if (s < 0)
@@ -222,40 +230,41 @@ dg_status dgr_cl_get_kernel(dgr_cl_ctx *c, const char *src, dg_dtype dt,
         return dg_err(err, DG_E_RUNTIME,
                       "OpenCL device '%s' does not support float64",
                       c->dev_name);
-    pthread_mutex_lock(&c->lock);
-    for (int i = 0; i < c->n_kernels; i++) {
-        dgr_cl_kentry *k = &c->kernels[i];
+    uint32_t h = khash(s, di, name) & (DGR_CL_KTAB - 1);
+    for (uint32_t i = 0; i < DGR_CL_KTAB; i++) {
+        uint32_t slot = (h + i) & (DGR_CL_KTAB - 1);
+        int ix = c->ktab[slot] - 1;
+        if (ix < 0)
+            break;
+        dgr_cl_kentry *k = &c->kernels[ix];
         if (k->src == s && k->dt == di && strcmp(k->name, name) == 0) {
             *out = k->k;
-            pthread_mutex_unlock(&c->lock);
             return DG_OK;
         }
     }
-    dg_status st = DG_OK;
+    if (c->n_kernels >= DGR_CL_KTAB / 2)
+        return dg_err(err, DG_E_RUNTIME, "too many OpenCL kernels (%d)",
+                      c->n_kernels);
     if (!c->progs[s][di]) {
         const char *opts = di ? "-cl-std=CL1.2 -DT=double -DDG_F64=1"
                               : "-cl-std=CL1.2 -DT=float -DDG_F64=0";
-        st = dgr_cl_build(c, dgr_cl_sources[s].name, dgr_cl_sources[s].text,
-                          opts, &c->progs[s][di], NULL, err);
-        if (st != DG_OK) {
-            pthread_mutex_unlock(&c->lock);
+        dg_status st = dgr_cl_build(c, dgr_cl_sources[s].name,
+                                    dgr_cl_sources[s].text, opts,
+                                    &c->progs[s][di], NULL, err);
+        if (st != DG_OK)
             return st;
-        }
     }
     cl_int e;
     cl_kernel k = clCreateKernel(c->progs[s][di], name, &e);
-    if (!k) {
-        pthread_mutex_unlock(&c->lock);
+    if (!k)
         return dg_err(err, DG_E_RUNTIME,
                       "clCreateKernel '%s' in '%s.cl' failed: %s (%d)", name,
                       src, dgr_cl_errname(e), (int)e);
-    }
     if (c->n_kernels == c->cap_kernels) {
         int nc = c->cap_kernels ? c->cap_kernels * 2 : 32;
         dgr_cl_kentry *nk = dg_realloc(c->kernels, sizeof *nk * (size_t)nc);
         if (!nk) {
             clReleaseKernel(k);
-            pthread_mutex_unlock(&c->lock);
             return dg_err_nomem(err, "OpenCL kernel table");
         }
         c->kernels = nk;
@@ -264,11 +273,22 @@ dg_status dgr_cl_get_kernel(dgr_cl_ctx *c, const char *src, dg_dtype dt,
     char *nm = dg_strdup(name); /* callers may pass a stack buffer */
     if (!nm) {
         clReleaseKernel(k);
-        pthread_mutex_unlock(&c->lock);
         return dg_err_nomem(err, "OpenCL kernel table");
     }
     c->kernels[c->n_kernels++] = (dgr_cl_kentry){s, di, nm, k};
+    uint32_t slot = h;
+    while (c->ktab[slot])
+        slot = (slot + 1) & (DGR_CL_KTAB - 1);
+    c->ktab[slot] = c->n_kernels;
     *out = k;
+    return DG_OK;
+}
+
+dg_status dgr_cl_get_kernel(dgr_cl_ctx *c, const char *src, dg_dtype dt,
+                            const char *name, cl_kernel *out, dg_error *err)
+{
+    pthread_mutex_lock(&c->lock);
+    dg_status st = dgr_cl_get_kernel_locked(c, src, dt, name, out, err);
     pthread_mutex_unlock(&c->lock);
     return st;
 }

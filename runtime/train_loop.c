@@ -12,8 +12,10 @@
 #include "dg_alloc.h"
 #include "dg_error.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* One section's feeds (train or eval), loaded whole. */
 typedef struct feedset {
@@ -116,15 +118,23 @@ static dg_status feedset_load(const dgc_graph *g, const dgc_feed *feeds,
         if (f->rows == 0)
             return dg_err(err, DG_E_GRAPH, "%s: has no rows", fd->file);
     }
-    /* whole-file feeds advance with the others: same row count required */
-    for (int i = 0; i < n && f->rows >= 0; i++)
-        if (f->batch[i] <= 0 && f->data[i]->shape.rank > 0 &&
-            f->data[i]->shape.dims[0] != f->rows)
+    /* whole-file feeds advance with the others: same row count required
+     * (with no batched feed, the first whole-file feed with rows sets it) */
+    int64_t rows = f->rows;
+    for (int i = 0; i < n; i++) {
+        if (f->batch[i] > 0 || f->data[i]->shape.rank < 1)
+            continue;
+        if (rows < 0) {
+            rows = f->data[i]->shape.dims[0];
+            first_file = f->file[i];
+        } else if (f->data[i]->shape.dims[0] != rows) {
             return dg_err(err, DG_E_GRAPH, "%s: has %lld rows but %s has %lld; "
                           "the feeds of a section must have the same number "
                           "of rows", f->file[i],
                           (long long)f->data[i]->shape.dims[0], first_file,
-                          (long long)f->rows);
+                          (long long)rows);
+        }
+    }
     if (f->b > f->rows)
         f->b = f->rows;
     return DG_OK;
@@ -367,7 +377,12 @@ dg_status dg_session_train(dg_session *sess, dg_progress_fn progress,
                         "(--checkpoint or train.checkpoint.path)");
             goto ckdone;
         }
-        if ((st = dgr_checkpoint_restore(s, ckpt, &first, err)) != DG_OK)
+        /* No checkpoint yet (a first run, or one killed before its first
+         * save): start fresh, like TF's MonitoredTrainingSession. */
+        struct stat sb;
+        int absent = stat(ckpt, &sb) != 0 && errno == ENOENT;
+        if (!absent &&
+            (st = dgr_checkpoint_restore(s, ckpt, &first, err)) != DG_OK)
             goto ckdone;
         /* continue the shuffled stream where it stopped */
         for (int64_t k = 0; tf.rows > 0 && k < first * tf.b; k++)

@@ -4,7 +4,8 @@
  * control edges, colocated gradients) and a device request, assume a GPU,
  * compile and render; make the k-th allocation (and every later one) fail
  * for k = 0, 1, 2, ... until the whole pipeline succeeds.  Every failing k
- * must report DG_E_NOMEM (never another code, never a crash); leaks are
+ * must report DG_E_NOMEM (never another code, never a crash), both when
+ * every later allocation fails too and when only the k-th fails; leaks are
  * caught by the ASan build's LeakSanitizer.
  */
 #include <setjmp.h>
@@ -90,45 +91,63 @@ static dg_status pipeline(const char *format, int train_mode, dg_error *err)
     return st;
 }
 
-static void sweep(const char *format, int train_mode)
+/* once = 0: the k-th allocation and all later ones fail; once = 1: only
+ * the k-th fails, so the code runs on past the failure. */
+static void sweep(const char *format, int train_mode, int once)
 {
     dg_error err;
     dg_alloc_fail_after(-1);
     memset(&err, 0, sizeof err);
+    unsigned long before = dg_alloc_count();
     assert_int_equal(pipeline(format, train_mode, &err), DG_OK);
+    long total = (long)(dg_alloc_count() - before);
     long k;
     for (k = 0; k < 200000; k++) {
         memset(&err, 0, sizeof err);
-        dg_alloc_fail_after(k);
+        if (once)
+            dg_alloc_fail_once(k);
+        else
+            dg_alloc_fail_after(k);
         dg_status st = pipeline(format, train_mode, &err);
         dg_alloc_fail_after(-1);
         if (st == DG_OK)
             break;
         if (st != DG_E_NOMEM)
-            fail_msg("k=%ld (%s, train=%d): status %d, not DG_E_NOMEM: %s",
-                     k, format, train_mode, (int)st, err.msg);
+            fail_msg("k=%ld (%s, train=%d, once=%d): status %d, not "
+                     "DG_E_NOMEM: %s", k, format, train_mode, once, (int)st,
+                     err.msg);
     }
-    print_message("%s train=%d: succeeded at k=%ld\n", format, train_mode, k);
+    print_message("%s train=%d once=%d: succeeded at k=%ld\n", format,
+                  train_mode, once, k);
     assert_true(k > 10); /* the pipeline really allocates */
+    /* no allocation failure is swallowed: success only once k passes the
+     * number of allocations a clean run makes */
+    assert_int_equal(k, total);
     assert_true(k < 200000);
 }
 
 static void test_oom_compile_train(void **state)
 {
     (void)state;
-    sweep("json", 1);
+    sweep("json", 1, 0);
+}
+
+static void test_oom_once(void **state)
+{
+    (void)state;
+    sweep("json", 1, 1);
 }
 
 static void test_oom_compile_run(void **state)
 {
     (void)state;
-    sweep("dot", 0);
+    sweep("dot", 0, 0);
 }
 
 static void test_oom_compile_text(void **state)
 {
     (void)state;
-    sweep("text", 1);
+    sweep("text", 1, 0);
 }
 
 int main(void)
@@ -137,6 +156,7 @@ int main(void)
         cmocka_unit_test(test_oom_compile_train),
         cmocka_unit_test(test_oom_compile_run),
         cmocka_unit_test(test_oom_compile_text),
+        cmocka_unit_test(test_oom_once),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

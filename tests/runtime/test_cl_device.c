@@ -202,6 +202,7 @@ static void test_two_devices(void **state)
     dg_error err;
     for (int virt = 0; virt < 2; virt++) {
         dg_options o = g_opts;
+        o.trace_path = "unused.json"; /* profiling queues: event times */
         dg_device_list *l;
         if (virt)
             o.virtual_gpus = 2, o.visible_devices = "0";
@@ -248,6 +249,143 @@ static void test_two_devices(void **state)
     }
 }
 
+/* ---- tests: device clock, large transfers -------------------------------- */
+
+/* A kernel's mapped start and end fall between host timestamps taken just
+ * before it was enqueued and just after the device finished, and a
+ * command's QUEUED time falls inside its enqueue call: the device-to-host
+ * clock offset is exact to the sync bracket (PoCL profiles on
+ * CLOCK_MONOTONIC_RAW, dg_now_ns is CLOCK_MONOTONIC). */
+static void test_event_clock(void **state)
+{
+    (void)state;
+    NEED_CL();
+    dgr_cl_dev *cd = g_dev.impl;
+    dg_error err;
+    tnode t;
+    tn_init(&t, "Neg");
+    double x[3] = {1, 2, 3};
+    t.in[0] = up(&g_dev, DG_F32, shp(1, 3), x);
+    t.n_in = 1;
+    tn_out(&t, DG_F32, shp(1, 3));
+    for (int it = 0; it < 12; it++) {
+        if (it == 6)
+            usleep(30000); /* past the re-sync interval */
+        dgr_kctx k;
+        memset(&k, 0, sizeof k);
+        k.dev = &g_dev; k.node = t.n; k.g = t.g; k.in = t.in; k.n_in = 1;
+        k.out = t.out; k.n_out = 1; k.out_types = t.ot; k.err = &err;
+        uint64_t t0 = dg_now_ns();
+        assert_int_equal(dgr_cl_kernel(t.n->op)(&k), DG_OK);
+        uint64_t tq = dg_now_ns();
+        assert_int_equal(g_dev.ops->sync(&g_dev, &err), DG_OK);
+        uint64_t t1 = dg_now_ns(), s = 0, e = 0;
+        assert_non_null(k.cl_event);
+        assert_true(dgr_cl_event_times(&g_dev, k.cl_event, &s, &e));
+        uint64_t slack = (uint64_t)cd->clock_err;
+        if (!(s + slack >= t0 && s <= e && e <= t1 + slack))
+            fprintf(stderr, "event %d: host [%llu, %llu], device [%llu, %llu]"
+                    " mapped, bracket +-%llu ns\n", it,
+                    (unsigned long long)t0, (unsigned long long)t1,
+                    (unsigned long long)s, (unsigned long long)e,
+                    (unsigned long long)slack);
+        assert_true(s + slack >= t0);
+        assert_true(s <= e);
+        assert_true(e <= t1 + slack);
+        /* QUEUED is stamped inside the enqueue call */
+        cl_ulong q = 0;
+        assert_int_equal(clGetEventProfilingInfo((cl_event)k.cl_event,
+                                                 CL_PROFILING_COMMAND_QUEUED,
+                                                 sizeof q, &q, NULL),
+                         CL_SUCCESS);
+        int64_t qh = (int64_t)q + cd->clock_offset;
+        assert_true(qh + (int64_t)slack + 100000 >= (int64_t)t0);
+        assert_true(qh <= (int64_t)tq + (int64_t)slack + 100000);
+        dgr_cl_event_release(k.cl_event);
+        dgr_buffer_release(t.out[0].buf);
+        t.out[0].buf = NULL;
+    }
+    /* without a trace the queue does not profile: no event times */
+    dgr_device d;
+    memset(&d, 0, sizeof d);
+    d.info = g_dev.info;
+    assert_int_equal(dgr_cl_device_open(&d, &g_opts, &err), DG_OK);
+    dgr_value in2 = up(&d, DG_F32, shp(1, 3), x);
+    dgr_value out2;
+    memset(&out2, 0, sizeof out2);
+    dgr_kctx k = make_ctx(&t, &d, &in2, &out2);
+    k.n_in = 1;
+    assert_int_equal(dgr_cl_kernel(t.n->op)(&k), DG_OK);
+    assert_int_equal(d.ops->sync(&d, &err), DG_OK);
+    uint64_t s0, e0;
+    assert_non_null(k.cl_event); /* no session: an event is still made */
+    assert_false(dgr_cl_event_times(&d, k.cl_event, &s0, &e0));
+    dgr_cl_event_release(k.cl_event);
+    double *back = down(&d, &out2);
+    assert_true(back[0] == -1.0 && back[2] == -3.0);
+    free(back);
+    dgr_buffer_release(in2.buf);
+    dgr_buffer_release(out2.buf);
+    dgr_cl_device_close(&d);
+    tn_free(&t);
+}
+
+/* Reads and writes big enough for the mapped path (and the huge-page hint
+ * on the destination): whole and partial writes keep the rest of the
+ * buffer, and a kernel enqueued after a mapped write sees the data. */
+static void test_big_transfer(void **state)
+{
+    (void)state;
+    NEED_CL();
+    dg_error err;
+    const size_t n = (size_t)(9 << 20) / sizeof(float) + 3; /* > 4 MiB */
+    dgr_buffer *b = dgr_buffer_new(&g_dev, n * sizeof(float), &err);
+    assert_non_null(b);
+    float *h = malloc(n * sizeof *h), *r = malloc(n * sizeof *r);
+    assert_non_null(h);
+    assert_non_null(r);
+    for (size_t i = 0; i < n; i++)
+        h[i] = (float)i;
+    assert_int_equal(g_dev.ops->write(&g_dev, b, h, n * sizeof *h, &err),
+                     DG_OK);
+    memset(h, 0, n * sizeof *h); /* host memory is reusable on return */
+    assert_int_equal(g_dev.ops->read(&g_dev, b, r, n * sizeof *r, &err),
+                     DG_OK);
+    for (size_t i = 0; i < n; i++)
+        if (r[i] != (float)i)
+            fail_msg("whole write: element %zu is %g", i, r[i]);
+    /* partial write (first 100000 floats) keeps the rest */
+    size_t part = 100000;
+    for (size_t i = 0; i < part; i++)
+        h[i] = -1.0f;
+    assert_int_equal(g_dev.ops->write(&g_dev, b, h, part * sizeof *h, &err),
+                     DG_OK);
+    /* a kernel after the mapped write: y = -x over the buffer */
+    tnode t;
+    tn_init(&t, "Neg");
+    t.in[0].dtype = DG_F32;
+    t.in[0].shape = shp(1, (int)n);
+    t.in[0].buf = b;
+    t.n_in = 1;
+    tn_out(&t, DG_F32, shp(1, (int)n));
+    dgr_kctx k = make_ctx(&t, &g_dev, t.in, t.out);
+    assert_int_equal(dgr_cl_kernel(t.n->op)(&k), DG_OK);
+    dgr_cl_event_release(k.cl_event);
+    assert_int_equal(g_dev.ops->read(&g_dev, t.out[0].buf, r, n * sizeof *r,
+                                     &err), DG_OK);
+    for (size_t i = 0; i < n; i++) {
+        float want = i < part ? 1.0f : -(float)i;
+        if (r[i] != want)
+            fail_msg("after partial write + Neg: element %zu is %g, want %g",
+                     i, r[i], want);
+    }
+    t.in[0].buf = NULL; /* b is released below */
+    tn_free(&t);
+    dgr_buffer_release(b);
+    free(h);
+    free(r);
+}
+
 /* ---- tests: program cache across processes ------------------------------- */
 
 typedef struct dgr_cl_source { const char *name; const char *text; } dgr_cl_source;
@@ -284,6 +422,8 @@ static int cache_child(void)
         return 1;
     clReleaseKernel(k);
     clReleaseProgram(p);
+    dgr_cl_device_close(&d);
+    dg_devices_free(l);
     return fc ? 10 : 11;
 }
 
@@ -465,6 +605,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_discover),
         cmocka_unit_test(test_alloc),
         cmocka_unit_test(test_two_devices),
+        cmocka_unit_test(test_event_clock),
+        cmocka_unit_test(test_big_transfer),
         cmocka_unit_test(test_build_error),
         cmocka_unit_test(test_program_cache),
         cmocka_unit_test(test_end_to_end),

@@ -279,8 +279,19 @@ static void test_checkpoint(void **state)
     fputc(ch ^ 0x5a, f);
     fclose(f);
     train("ck.json", text, &opt, &b);
-    assert_int_not_equal(b.st, DG_OK);
+    assert_int_equal(b.st, DG_E_GRAPH); /* bad input: exit 2 */
     assert_non_null(strstr(b.err.msg, "corrupt"));
+    assert_non_null(strstr(b.err.msg, "ck.bin"));
+
+    /* --restore without a checkpoint yet: starts fresh at step 0 */
+    snprintf(text, sizeof text, LINREG, 5,
+             "{\"type\": \"adam\", \"learning_rate\": 0.1}", "y.csv",
+             ", \"checkpoint\": {\"path\": \"ck_none.bin\", \"every\": 2}");
+    train("ck_none.json", text, &opt, &b);
+    if (b.st != DG_OK)
+        fail_msg("restore without a checkpoint: %s", b.err.msg);
+    assert_int_equal(*(const int64_t *)var(&b.res, "global_step")->data, 5);
+    dg_train_result_free(&b.res);
 
     /* a checkpoint of another model: refused naming the variable */
     run_out c;

@@ -1,0 +1,46 @@
+/*
+ * memory.c -- the opt-in --memory report of run/train/profile: the peak
+ * bytes each device's allocator held during the session
+ * (dg_session_peak_bytes), as stderr lines
+ * `peak memory <device>: <bytes> bytes (<MiB> MiB)` in text mode or as the
+ * top-level "_memory" object of --json output (a key no fetch can have:
+ * node names cannot start with '_').
+ */
+#include "cli.h"
+
+#include <stdio.h>
+
+#include "output.h"
+
+void cli_memory_report(const cli_args *a, const cli_ctx *c,
+                       const dg_session *s)
+{
+    if (!a->memory || a->json || !s || !c->prog)
+        return;
+    const dg_device_list *dl = dg_program_devices(c->prog);
+    int n = dl ? dg_devices_count(dl) : 0;
+    for (int i = 0; i < n; i++) {
+        int64_t b = dg_session_peak_bytes(s, i);
+        fprintf(stderr, "peak memory %s: %lld bytes (%.1f MiB)\n",
+                dg_devices_get(dl, i)->name, (long long)b,
+                (double)b / (1024.0 * 1024.0));
+    }
+    fflush(stderr);
+}
+
+void cli_memory_json(const cli_args *a, const cli_ctx *c, const dg_session *s,
+                     int first, cli_buf *b)
+{
+    if (!a->memory || !a->json || !s || !c->prog)
+        return;
+    const dg_device_list *dl = dg_program_devices(c->prog);
+    int n = dl ? dg_devices_count(dl) : 0;
+    cli_buf_add(b, first ? "\"_memory\": {" : ", \"_memory\": {");
+    for (int i = 0; i < n; i++) {
+        cli_buf_add(b, i ? ", " : "");
+        cli_buf_json_str(b, dg_devices_get(dl, i)->name);
+        cli_buf_addf(b, ": {\"peak_bytes\": %lld}",
+                     (long long)dg_session_peak_bytes(s, i));
+    }
+    cli_buf_add(b, "}");
+}
