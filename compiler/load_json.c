@@ -312,7 +312,12 @@ int dgc_json_parse_slice(const dgc_jdoc *doc, void **arena, size_t off,
     g_arena_oom = 0;
     g_arena_first = len < 8192 ? 65536 : len * 8;
     cJSON_InitHooks(&hooks);
-    cJSON *x = cJSON_ParseWithLengthOpts(s, len, &end, 0);
+    /* One more byte of the document (there always is one: the scanned
+     * slices are followed by ',', ']' or '}'): cJSON reports an error past
+     * the last byte of its buffer at the last byte, where the whole-document
+     * parse would report the byte after; a valid slice stops before it. */
+    size_t plen = off + len < doc->len ? len + 1 : len;
+    cJSON *x = cJSON_ParseWithLengthOpts(s, plen, &end, 0);
     const char *eptr = x ? NULL : cJSON_GetErrorPtr();
     cJSON_InitHooks(NULL);
     *arena = g_arena;
@@ -322,10 +327,10 @@ int dgc_json_parse_slice(const dgc_jdoc *doc, void **arena, size_t off,
         return -1;
     if (!x) {
         const char *e = end ? end : eptr;
-        *bad = off + ((e && e >= s && e <= s + len) ? (size_t)(e - s) : 0);
+        *bad = off + ((e && e >= s && e <= s + plen) ? (size_t)(e - s) : 0);
         return 1;
     }
-    if (end && end < s + len) { /* the scanner's extent ends later */
+    if (end && end != s + len) { /* the scan's extent ends elsewhere */
         *bad = off + (size_t)(end - s);
         return 1;
     }

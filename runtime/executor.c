@@ -79,13 +79,13 @@ char *dgr_ref_name(const dgc_graph *g, dgc_ref r)
 
 /* ---- one step ------------------------------------------------------------ */
 
-static void trace_memory(dgr_session *S, int d)
+static void trace_memory(dgr_session *S, int d, uint64_t ns)
 {
     size_t now = atomic_load_explicit(&S->devs[d].in_use, memory_order_relaxed);
     size_t old = atomic_exchange_explicit(&S->mem_seen[d], now,
                                           memory_order_relaxed);
     if (old != now)
-        dgr_trace_memory(S->trace, d, dg_now_ns(), now);
+        dgr_trace_memory(S->trace, d, ns, now);
 }
 
 static const char *slot_tensor_name(const dgr_runner *r, int32_t slot)
@@ -173,7 +173,7 @@ static dg_status run_transfer(dgr_runner *r, int32_t s, int lane, wscratch *w)
         dgr_trace_memcpy(S->trace, st->src_device, st->device, tn,
                          (int64_t)n, r->step, t0, t1);
         trace_flows(r, st, DGR_LANE_COPY, t0);
-        trace_memory(S, st->device);
+        trace_memory(S, st->device, t1);
     }
     (void)lane;
     release_inputs(r, st);
@@ -184,7 +184,11 @@ static dg_status run_transfer(dgr_runner *r, int32_t s, int lane, wscratch *w)
     return DG_OK;
 }
 
-static dg_status run_op(dgr_runner *r, int32_t s, int lane, wscratch *w)
+/* tchain: when non-zero, the time this worker finished the step it ran
+ * just before, with nothing in between but bookkeeping: it is reused as
+ * this step's start so that tracing reads the clock once per op. */
+static dg_status run_op(dgr_runner *r, int32_t s, int lane, wscratch *w,
+                        uint64_t *tchain)
 {
     dgr_session *S = r->s;
     const dgc_plan *p = r->plan;
@@ -194,7 +198,7 @@ static dg_status run_op(dgr_runner *r, int32_t s, int lane, wscratch *w)
     dgr_device *dev = &S->devs[st->device];
     dgr_value *out = &r->values[st->out_slot];
     const int32_t *ins = &p->in_slots[st->in_off];
-    uint64_t t0 = S->trace ? dg_now_ns() : 0;
+    uint64_t t0 = S->trace ? (*tchain ? *tchain : dg_now_ns()) : 0;
 
     uint8_t xf = r->xflags[s];
     for (int i = 0; i < st->n_in; i++)
@@ -271,14 +275,15 @@ static dg_status run_op(dgr_runner *r, int32_t s, int lane, wscratch *w)
     }
     if (S->trace) {
         uint64_t t1 = dg_now_ns();
+        *tchain = t1;
         r->t_start[s] = t0;
         r->t_end[s] = t1;
         r->lane[s] = dev->info.type == DG_DEV_CPU ? lane : 0;
         if (dev->info.type == DG_DEV_CPU)
-            dgr_trace_op(S->trace, st->device, lane, n->name, dgc_op_name(n->op),
+            dgr_trace_op(S->trace, st->device, lane, n->name, dgc_node_op_name(n),
                          r->step, t0, t1, S->in_names[st->node], n->n_inputs);
         trace_flows(r, st, r->lane[s], t0);
-        trace_memory(S, st->device);
+        trace_memory(S, st->device, t1);
     }
     release_inputs(r, st);
     for (int k = 0; k < st->n_out; k++)
@@ -368,6 +373,7 @@ void dgr_exec_task(void *ctx, int32_t item, int lane)
     dgr_runner *r = ctx;
     const dgc_plan *p = r->plan;
     int32_t s = item;
+    uint64_t tchain = 0;
     /* Each queued step holds one unit of r->outstanding; the successor a
      * worker runs next itself inherits the unit of the step before it. */
     while (s >= 0) {
@@ -375,8 +381,13 @@ void dgr_exec_task(void *ctx, int32_t item, int lane)
         wscratch *w = &r->scratch[r->s->lane_base[st->device] + lane];
         int32_t next = -1;
         if (!atomic_load_explicit(&r->failed, memory_order_acquire)) {
-            dg_status rc = st->kind == DGC_STEP_OP ? run_op(r, s, lane, w)
-                                                   : run_transfer(r, s, lane, w);
+            dg_status rc;
+            if (st->kind == DGC_STEP_OP) {
+                rc = run_op(r, s, lane, w, &tchain);
+            } else {
+                rc = run_transfer(r, s, lane, w);
+                tchain = 0;
+            }
             if (rc != DG_OK) {
                 if (w->err.code == DG_OK)
                     dg_err(&w->err, rc, "node '%s': failed",
@@ -577,7 +588,7 @@ dgr_runner *dgr_runner_new(dgr_session *s, const dgc_ref *fetch, int n_fetch,
         r->kern[i] = dgr_kernel_find(n->op, d->info.type);
         if (!r->kern[i]) {
             dg_err(err, DG_E_RUNTIME, "node '%s': no %s kernel for %s",
-                   n->name, dgc_op_name(n->op), d->info.name);
+                   n->name, dgc_node_op_name(n), d->info.name);
             dg_free(per_dev);
             dgr_runner_free(r);
             return NULL;
@@ -626,7 +637,7 @@ static void trace_cl_events(dgr_runner *r)
             r->events[i] = NULL;
         }
         if (a || b)
-            dgr_trace_op(S->trace, st->device, 0, n->name, dgc_op_name(n->op),
+            dgr_trace_op(S->trace, st->device, 0, n->name, dgc_node_op_name(n),
                          r->step, a, b, S->in_names[st->node], n->n_inputs);
     }
 }
@@ -717,7 +728,7 @@ dg_status dgr_runner_run(dgr_runner *r, int64_t step, dg_tensor **fetched,
     }
     if (S->trace)
         for (int d = 0; d < S->n_dev; d++)
-            trace_memory(S, d);
+            trace_memory(S, d, dg_now_ns());
     pthread_mutex_unlock(&S->run_mu);
     return rc;
 }

@@ -24,7 +24,11 @@ static dg_status read_all(const char *path, char **buf, size_t *len,
 {
     FILE *f = fopen(path, "rb");
     if (!f)
-        return dg_err(err, DG_E_IO, "%s: cannot open: %s", path, strerror(errno));
+        /* A feed file that is missing is bad input (exit 2), like a graph
+         * that names a node that does not exist; a file that exists but
+         * cannot be read is an I/O failure (exit 1). */
+        return dg_err(err, errno == ENOENT || errno == ENOTDIR ? DG_E_GRAPH : DG_E_IO,
+                      "%s: cannot open: %s", path, strerror(errno));
     size_t cap = 1 << 16, n = 0;
     char *b = dg_malloc(cap + 1);
     if (!b) {
