@@ -11,6 +11,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,9 @@ typedef enum src_kind { S_F32, S_F64, S_I32, S_I64, S_BOOL, S_U8, S_I8,
 static dg_status read_all(const char *path, char **buf, size_t *len,
                           dg_error *err)
 {
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+        return dg_err(err, DG_E_GRAPH, "%s: not a regular file", path);
     FILE *f = fopen(path, "rb");
     if (!f)
         /* A feed file that is missing is bad input (exit 2), like a graph

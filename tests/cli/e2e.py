@@ -7,11 +7,13 @@ stderr, exit codes and output files.  Standard library only (the `numpy`
 group uses numpy when it is importable and is skipped otherwise).
 Each GROUP is one meson test; exit 0 = pass, 77 = skipped, 1 = failure.
 """
+import atexit
 import glob
 import json
 import math
 import os
 import re
+import shutil
 import struct
 import subprocess
 import sys
@@ -26,6 +28,8 @@ FULL = "/job:localhost/replica:0/task:0/device:"
 CPU0 = FULL + "CPU:0"
 GPU0 = FULL + "GPU:0"
 TMP = tempfile.mkdtemp(prefix="dgrun-e2e-")
+# Keep the directory when a check failed (to look at), remove it otherwise.
+atexit.register(lambda: FAILURES or shutil.rmtree(TMP, ignore_errors=True))
 FAILURES = []
 TIMEOUT = 300
 

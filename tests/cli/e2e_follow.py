@@ -378,13 +378,8 @@ def group_bad_feeds():
 
 
 def group_bad_feeds_missing():
-    # Pending: runtime/feeds.c returns DG_E_IO (exit 1) for a feed file that
-    # does not exist or is a directory; SPEC (issue 5) makes that bad input,
-    # exit 2.  Skipped until feeds.c returns DG_E_GRAPH for those cases.
-    if os.environ.get("DGRUN_E2E_PENDING") != "1":
-        print("SKIP: missing feed files exit 1 until runtime/feeds.c is fixed "
-              "(set DGRUN_E2E_PENDING=1 to run)")
-        return 77
+    # A feed file that does not exist or is a directory is bad input
+    # (issue 5): exit 2, one line naming the file.
     data_files()
     missing = os.path.join(TMP, "missing.npy")
     for what, tf, ef in (("train feed missing", feeds("missing.npy"), None),

@@ -275,15 +275,15 @@ static void test_json_errors(void **state)
                       "invalid JSON at line 2, column 13");
     expect_err_as_dom("{\"nodes\": [{\"name\": \"a\", \"op\": \"NoOp\", \"inputs\": "
                       "[\"zz\"]}],\n\"train\": {\"loss\": tru}}",
-                      "invalid JSON at line 2, column 18");
+                      "invalid JSON at line 2, column 19");
     /* nesting deeper than the scan follows */
     char deep[3000];
-    size_t n = (size_t)sprintf(deep, "{\"nodes\": [{\"name\": \"a\", \"op\": "
+    size_t n = (size_t)sprintf(deep, "{\n\"nodes\": [{\"name\": \"a\", \"op\": "
                                "\"Const\", \"attrs\": {\"value\": ");
     for (int i = 0; i < 1100; i++)
         deep[n++] = '[';
     deep[n] = '\0';
-    expect_err_as_dom(deep, "invalid JSON at line 1");
+    expect_err_as_dom(deep, "invalid JSON at line 2");
 }
 
 static void test_error_order(void **state)
