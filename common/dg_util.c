@@ -1,5 +1,7 @@
 /*
- * dg_util.c -- string buffer, string map and clock (see dg_util.h).
+ * dg_util.c -- string buffer, string map (hashes stored in the slots,
+ * prefetch hooks for bulk use), the huge-page hint for big tables, and the
+ * clock (see dg_util.h).
  */
 #define _POSIX_C_SOURCE 200809L
 #include "dg_util.h"
@@ -10,7 +12,6 @@
 #include <string.h>
 #include <time.h>
 #include <sys/mman.h>
-#include <unistd.h>
 
 void dg_sbuf_init(dg_sbuf *b) { memset(b, 0, sizeof *b); }
 

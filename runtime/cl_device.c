@@ -2,7 +2,8 @@
  * cl_device.c -- OpenCL device discovery (dg_devices_discover, SPEC 3),
  * the process-wide registry of OpenCL contexts, opening and closing a
  * logical GPU (queue, clock offset, allocator) and its device ops
- * (read / write / sync), and OpenCL error naming.
+ * (read / write / sync; mapped copies on host-unified devices), the
+ * device-to-host clock mapping of profiling times, and OpenCL error naming.
  */
 #include "cl_internal.h"
 #include "dg_alloc.h"

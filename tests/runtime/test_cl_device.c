@@ -1,7 +1,8 @@
 /*
  * test_cl_device.c -- the OpenCL backend around the kernels: discovery
  * options (SPEC 3), two devices and virtual GPUs exchanging buffers, event
- * times on the host clock, the caching allocator (reuse, cap, out of memory,
+ * times on the host clock (bracketed by host timestamps), large mapped
+ * transfers (plain and arena buffers), the caching allocator (reuse, cap, out of memory,
  * reserved arena), build errors, the on-disk program cache across processes
  * (cold, warm, corrupt, truncated) and a graph run end to end on GPU:0 and
  * CPU:0 with identical random numbers.  Run with POCL_DEVICES="pthread
@@ -333,23 +334,21 @@ static void test_event_clock(void **state)
 /* Reads and writes big enough for the mapped path (and the huge-page hint
  * on the destination): whole and partial writes keep the rest of the
  * buffer, and a kernel enqueued after a mapped write sees the data. */
-static void test_big_transfer(void **state)
+static void big_transfer_on(dgr_device *dev)
 {
-    (void)state;
-    NEED_CL();
     dg_error err;
     const size_t n = (size_t)(9 << 20) / sizeof(float) + 3; /* > 4 MiB */
-    dgr_buffer *b = dgr_buffer_new(&g_dev, n * sizeof(float), &err);
+    dgr_buffer *b = dgr_buffer_new(dev, n * sizeof(float), &err);
     assert_non_null(b);
     float *h = malloc(n * sizeof *h), *r = malloc(n * sizeof *r);
     assert_non_null(h);
     assert_non_null(r);
     for (size_t i = 0; i < n; i++)
         h[i] = (float)i;
-    assert_int_equal(g_dev.ops->write(&g_dev, b, h, n * sizeof *h, &err),
+    assert_int_equal(dev->ops->write(dev, b, h, n * sizeof *h, &err),
                      DG_OK);
     memset(h, 0, n * sizeof *h); /* host memory is reusable on return */
-    assert_int_equal(g_dev.ops->read(&g_dev, b, r, n * sizeof *r, &err),
+    assert_int_equal(dev->ops->read(dev, b, r, n * sizeof *r, &err),
                      DG_OK);
     for (size_t i = 0; i < n; i++)
         if (r[i] != (float)i)
@@ -358,7 +357,7 @@ static void test_big_transfer(void **state)
     size_t part = 100000;
     for (size_t i = 0; i < part; i++)
         h[i] = -1.0f;
-    assert_int_equal(g_dev.ops->write(&g_dev, b, h, part * sizeof *h, &err),
+    assert_int_equal(dev->ops->write(dev, b, h, part * sizeof *h, &err),
                      DG_OK);
     /* a kernel after the mapped write: y = -x over the buffer */
     tnode t;
@@ -368,10 +367,10 @@ static void test_big_transfer(void **state)
     t.in[0].buf = b;
     t.n_in = 1;
     tn_out(&t, DG_F32, shp(1, (int)n));
-    dgr_kctx k = make_ctx(&t, &g_dev, t.in, t.out);
+    dgr_kctx k = make_ctx(&t, dev, t.in, t.out);
     assert_int_equal(dgr_cl_kernel(t.n->op)(&k), DG_OK);
     dgr_cl_event_release(k.cl_event);
-    assert_int_equal(g_dev.ops->read(&g_dev, t.out[0].buf, r, n * sizeof *r,
+    assert_int_equal(dev->ops->read(dev, t.out[0].buf, r, n * sizeof *r,
                                      &err), DG_OK);
     for (size_t i = 0; i < n; i++) {
         float want = i < part ? 1.0f : -(float)i;
@@ -384,6 +383,25 @@ static void test_big_transfer(void **state)
     dgr_buffer_release(b);
     free(h);
     free(r);
+}
+
+static void test_big_transfer(void **state)
+{
+    (void)state;
+    NEED_CL();
+    big_transfer_on(&g_dev);
+    /* the same on sub-buffers of a reserved arena (allow_growth 0) */
+    dg_options o = g_opts;
+    o.allow_growth = 0;
+    o.gpu_memory_fraction = (double)(96u << 20) / (double)g_dev.info.mem_bytes;
+    dgr_device d;
+    memset(&d, 0, sizeof d);
+    d.info = g_dev.info;
+    dg_error err;
+    assert_int_equal(dgr_cl_device_open(&d, &o, &err), DG_OK);
+    assert_non_null(((dgr_cl_dev *)d.impl)->alloc.arena);
+    big_transfer_on(&d);
+    dgr_cl_device_close(&d);
 }
 
 /* ---- tests: program cache across processes ------------------------------- */
