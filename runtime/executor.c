@@ -153,13 +153,15 @@ static dg_status run_transfer(dgr_runner *r, int32_t s, int lane, wscratch *w)
         } else if (dd->info.type == DG_DEV_CPU) {
             rc = sd->ops->read(sd, src->buf, dst->buf->host, n, &w->err);
         } else {
-            void *stage = dg_malloc(n ? n : 1);
+            /* Device to device through host memory: stage in a CPU:0
+             * buffer (the host allocator caches it, no malloc per copy). */
+            dgr_buffer *stage = dgr_buffer_new(&S->devs[0], n, &w->err);
             if (!stage)
-                return dg_err_nomem(&w->err, "transfer staging buffer");
-            rc = sd->ops->read(sd, src->buf, stage, n, &w->err);
+                return w->err.code;
+            rc = sd->ops->read(sd, src->buf, stage->host, n, &w->err);
             if (rc == DG_OK)
-                rc = dd->ops->write(dd, dst->buf, stage, n, &w->err);
-            dg_free(stage);
+                rc = dd->ops->write(dd, dst->buf, stage->host, n, &w->err);
+            dgr_buffer_release(stage);
         }
         if (rc != DG_OK)
             return rc;
