@@ -49,11 +49,9 @@ dg_status dgc_nodes_begin(dgc_nodeload *L, dgc_graph *g, const dgc_jdoc *doc,
         dg_mem_hint_huge(g->nodes, (size_t)cnt * sizeof *g->nodes);
         g->cap_nodes = cnt;
     }
-    size_t n = (size_t)(cnt > 0 ? cnt : 1);
-    L->pend = dg_calloc(n, sizeof *L->pend);
     L->pool_cap = 4096;
     L->pool = dg_malloc(L->pool_cap);
-    if (!L->pend || !L->pool || dg_strmap_init(&L->ops, (size_t)dgc_n_ops * 2))
+    if (!L->pool || dg_strmap_init(&L->ops, (size_t)dgc_n_ops * 2))
         return dg_err_nomem(err, "loader");
     for (int i = 0; i < dgc_n_ops; i++)
         if (dg_strmap_put(&L->ops, dgc_ops[i].name, i) < 0 ||
@@ -65,9 +63,7 @@ dg_status dgc_nodes_begin(dgc_nodeload *L, dgc_graph *g, const dgc_jdoc *doc,
 void dgc_nodes_end(dgc_nodeload *L)
 {
     dg_strmap_free(&L->ops);
-    dg_free(L->pend);
     dg_free(L->pool);
-    L->pend = NULL;
     L->pool = NULL;
 }
 
@@ -89,6 +85,21 @@ static int pool_add(dgc_nodeload *L, const char *s)
     return 0;
 }
 
+/* Index of a node field (name, op, inputs, device, colocate_with, attrs)
+ * or -1. */
+static int field_of(const char *k)
+{
+    switch (k[0]) {
+    case 'n': return strcmp(k, "name") == 0 ? 0 : -1;
+    case 'o': return strcmp(k, "op") == 0 ? 1 : -1;
+    case 'i': return strcmp(k, "inputs") == 0 ? 2 : -1;
+    case 'd': return strcmp(k, "device") == 0 ? 3 : -1;
+    case 'c': return strcmp(k, "colocate_with") == 0 ? 4 : -1;
+    case 'a': return strcmp(k, "attrs") == 0 ? 5 : -1;
+    default: return -1;
+    }
+}
+
 /* Check a node's fields, name and op; add it to the graph. */
 static dg_status add_node(dgc_nodeload *L, const cJSON *x, int i,
                           const cJSON **fields, dg_error *err)
@@ -97,24 +108,28 @@ static dg_status add_node(dgc_nodeload *L, const cJSON *x, int i,
     if (!cJSON_IsObject(x))
         return dg_err(err, DG_E_GRAPH, "node #%d: must be an object, got %s",
                       i, dgc_json_kind(x));
-    static const char *const names[] = {"name", "op", "inputs", "device",
-                                        "colocate_with", "attrs"};
-    const cJSON *name = NULL;
-    for (const cJSON *k = x->child; k; k = k->next)
-        if (strcmp(k->string, "name") == 0)
-            name = k;
-    const char *nm = (name && cJSON_IsString(name)) ? name->valuestring : NULL;
+    /* one pass: the fields, the last "name" (error messages use it) and
+     * the first unknown or repeated field */
+    const cJSON *name = NULL, *bad = NULL;
+    int bad_dup = 0;
     memset(fields, 0, 6 * sizeof *fields);
     for (const cJSON *k = x->child; k; k = k->next) {
-        int f = 0;
-        while (f < 6 && strcmp(k->string, names[f]) != 0)
-            f++;
-        if (f == 6)
-            return bad_node(err, i, nm, "unknown field '%s'", k->string);
-        if (fields[f])
-            return bad_node(err, i, nm, "duplicate field '%s'", k->string);
-        fields[f] = k;
+        int f = field_of(k->string);
+        if (f == 0)
+            name = k;
+        if (bad)
+            continue;
+        if (f < 0)
+            bad = k;
+        else if (fields[f])
+            bad = k, bad_dup = 1;
+        else
+            fields[f] = k;
     }
+    const char *nm = (name && cJSON_IsString(name)) ? name->valuestring : NULL;
+    if (bad)
+        return bad_node(err, i, nm, bad_dup ? "duplicate field '%s'"
+                                            : "unknown field '%s'", bad->string);
     const cJSON *op = fields[1];
     if (!name)
         return bad_node(err, i, NULL, "missing 'name'%s", "");
@@ -200,7 +215,7 @@ static dg_status collect_inputs(dgc_nodeload *L, int32_t id,
     for (const cJSON *e = inputs->child; e; e = e->next) {
         if (pool_add(L, e->valuestring))
             return dg_err_nomem(err, "inputs");
-        L->pend[id].n_in++;
+        L->g->nodes[id].n_inputs++; /* raw count until dgc_nodes_finish */
     }
     return DG_OK;
 }
@@ -229,7 +244,8 @@ static dg_status collect_coloc(dgc_nodeload *L, int32_t id, const cJSON *x,
 {
     if (!x)
         return DG_OK;
-    L->pend[id].n_co = 0;
+    dgc_node *n = &L->g->nodes[id];
+    n->n_coloc = 0;
     int ok = cJSON_IsString(x) || cJSON_IsArray(x);
     for (const cJSON *e = cJSON_IsArray(x) ? x->child : NULL; e; e = e->next)
         if (!cJSON_IsString(e))
@@ -240,13 +256,13 @@ static dg_status collect_coloc(dgc_nodeload *L, int32_t id, const cJSON *x,
     if (cJSON_IsString(x)) {
         if (pool_add(L, x->valuestring))
             return dg_err_nomem(err, "colocate_with");
-        L->pend[id].n_co = 1;
+        n->n_coloc = 1;
         return DG_OK;
     }
     for (const cJSON *e = x->child; e; e = e->next) {
         if (pool_add(L, e->valuestring))
             return dg_err_nomem(err, "colocate_with");
-        L->pend[id].n_co++;
+        n->n_coloc++;
     }
     return DG_OK;
 }
@@ -273,8 +289,7 @@ static dg_status add_rest(dgc_nodeload *L, const cJSON *const *f,
     int32_t id = L->g->n_nodes - 1;
     dg_status st;
     dg_error e;
-    L->pend[id].off = L->pool_len;
-    L->pend[id].n_co = -1;
+    L->g->nodes[id].n_coloc = -1;
     if ((st = collect_inputs(L, id, f[2], &e)))
         return defer(L, id, ST_INPUTS, st, &e, err);
     if ((st = parse_device(L->g, id, f[3], &e)))
@@ -414,21 +429,26 @@ static dg_status resolve_coloc(dgc_graph *g, int32_t id, const char **s,
     return DG_OK;
 }
 
-/* Prefetch the map slots of node id's input names (resolved a few nodes
- * later, by which time the slots are in the cache). */
+/* Prefetch the map slots of the input names at *s (node id's, resolved a
+ * few nodes later, by which time the slots are in the cache); advance *s
+ * past the node's names. */
 #define PREFETCH_AHEAD 8
 
-static void prefetch_inputs(const dgc_nodeload *L, int32_t id)
+static void prefetch_inputs(const dgc_nodeload *L, int32_t id, const char **s)
 {
-    const char *s = L->pool + L->pend[id].off;
-    for (int k = 0; k < L->pend[id].n_in; k++) {
-        size_t len = strlen(s);
-        const char *name = s + (s[0] == '^');
-        const char *colon = memchr(name, ':', len - (size_t)(name - s));
-        size_t nl = colon ? (size_t)(colon - name) : len - (size_t)(name - s);
+    const dgc_node *n = &L->g->nodes[id];
+    for (int k = 0; k < n->n_inputs; k++) {
+        const char *p = *s;
+        size_t len = strlen(p);
+        const char *name = p + (p[0] == '^');
+        size_t rest = len - (size_t)(name - p);
+        const char *colon = memchr(name, ':', rest);
+        size_t nl = colon ? (size_t)(colon - name) : rest;
         dg_strmap_prefetch(&L->g->names, dg_strmap_hash(name, nl));
-        s += len + 1;
+        *s += len + 1;
     }
+    for (int k = 0; k < n->n_coloc; k++)
+        *s += strlen(*s) + 1;
 }
 
 dg_status dgc_nodes_finish(dgc_nodeload *L, dg_error *err)
@@ -442,18 +462,25 @@ dg_status dgc_nodes_finish(dgc_nodeload *L, dg_error *err)
                               sizeof *mark);
     if (!mark)
         return dg_err_nomem(err, "loader");
+    /* the pool holds each node's names in node order: two cursors walk it,
+     * one resolving, one prefetching PREFETCH_AHEAD nodes ahead */
+    const char *s = L->pool, *ps = L->pool;
+    int32_t pi = 0;
     for (int32_t i = 0; i < g->n_nodes && !st; i++) {
-        if (i + PREFETCH_AHEAD < g->n_nodes)
-            prefetch_inputs(L, i + PREFETCH_AHEAD);
+        for (; pi < g->n_nodes && pi <= i + PREFETCH_AHEAD; pi++)
+            prefetch_inputs(L, pi, &ps);
         int def = i == L->def_node;
         if (def && L->def_stage == ST_INPUTS)
             break;
-        const char *s = L->pool + L->pend[i].off;
-        st = resolve_inputs(g, i, &s, L->pend[i].n_in, mark, err);
+        dgc_node *n = &g->nodes[i];
+        int n_in = n->n_inputs, n_co = n->n_coloc;
+        n->n_inputs = 0;
+        n->n_coloc = 0;
+        st = resolve_inputs(g, i, &s, n_in, mark, err);
         if (st || (def && L->def_stage <= ST_COLOC))
             break;
-        if (L->pend[i].n_co >= 0)
-            st = resolve_coloc(g, i, &s, L->pend[i].n_co, err);
+        if (n_co >= 0)
+            st = resolve_coloc(g, i, &s, n_co, err);
         if (def)
             break;
     }

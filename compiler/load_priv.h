@@ -125,22 +125,18 @@ dg_status dgc_load_attrs(dgc_graph *g, const dgc_jdoc *doc, int32_t id,
 
 /* ---- nodes (load_nodes.c) ---------------------------------------------- */
 
-/* Names a node refers to, kept until every node name is known: n_in input
- * strings then n_co colocate_with strings, NUL-terminated, from pool[off]. */
-typedef struct dgc_pending {
-    size_t off;
-    int32_t n_in;
-    int32_t n_co;           /* -1: no colocate_with field */
-} dgc_pending;
-
 #define DGC_LOAD_RING 8
 
 typedef struct dgc_nodeload {
     dgc_graph *g;
     const dgc_jdoc *doc;
     dg_strmap ops;          /* op name or alias -> op index */
-    dgc_pending *pend;      /* per node */
-    char *pool;
+    char *pool;             /* names nodes refer to, kept until every
+                               name is known: per node in order, its
+                               n_inputs input strings then n_coloc
+                               colocate_with strings, NUL-terminated (the
+                               node's counts hold these raw numbers until
+                               dgc_nodes_finish; n_coloc -1 = no field) */
     size_t pool_len, pool_cap;
     int32_t inserted;       /* nodes [0, inserted) are in g->names; the
                                rest (< DGC_LOAD_RING) wait while their map

@@ -271,7 +271,21 @@ static dg_status add_update(tstate *s, int32_t var, int32_t grad,
     return DG_OK;
 }
 
-/* beta_power := beta_power * beta, after every ApplyAdam. */
+/* Make node id colocated with node with (colocate_with); 0 ok, -1 nomem. */
+static int colocate(dgc_graph *g, int32_t id, int32_t with)
+{
+    dgc_node *n = &g->nodes[id];
+    int32_t *c = dg_realloc(n->coloc, sizeof *c * (size_t)(n->n_coloc + 1));
+    if (!c)
+        return -1;
+    c[n->n_coloc++] = with;
+    n->coloc = c;
+    return 0;
+}
+
+/* beta_power := beta_power * beta, after every ApplyAdam.  As TF1 builds it
+ * under colocate_with(beta_power), the update stays with the power
+ * variable (no round trip to another device every step). */
 static int32_t power_update(tstate *s, int32_t pw, int n_adam, double beta)
 {
     dgc_graph *g = s->g;
@@ -286,6 +300,8 @@ static int32_t power_update(tstate *s, int32_t pw, int n_adam, double beta)
                       s->err);
     if (mul < 0)
         return -1;
+    if (colocate(g, b, pw) || colocate(g, mul, pw))
+        return dg_err_nomem(s->err, "training pass"), -1;
     for (int i = 0; i < n_adam; i++)
         if (dgc_node_add_ctrl(g, mul, s->updates[i]))
             return dg_err_nomem(s->err, "training pass"), -1;

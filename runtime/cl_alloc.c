@@ -3,11 +3,20 @@
  *
  * Requests are rounded up to size classes (multiples of a quarter of their
  * power of two, at least 256 bytes).  A released buffer goes back to a free
- * list and is handed out again for the same class without clCreateBuffer;
- * this is safe because each logical device has one in-order queue, so a
- * later command using the memory runs after every earlier command on it.
- * When the device is out of room the cache is flushed and the request
- * retried.  With allow_growth 0 the whole cap is reserved at open as one
+ * list and is handed out again for the same class without clCreateBuffer.
+ * With one in-order queue that is always safe: a later command using the
+ * memory runs after every earlier command on it.  With several compute
+ * queues a buffer's pool_class records in its low bits which queues used it
+ * (the executor marks inputs, an allocation marks its queue): a buffer used
+ * by one queue only is tagged with that queue and reused at once only by
+ * allocations for that queue; any other goes to a deferred list.  An
+ * allocation that finds nothing checks the fences (marker events on every
+ * compute queue) non-blockingly, and turns the deferred and other queues'
+ * blocks into a new fence; blocks behind a completed fence are reusable
+ * anywhere.  dgr_cl_alloc_drain (after clFinish of every queue) makes all of
+ * them reusable.  When the device is out of room the cache is flushed and
+ * the request retried (releasing a cl_mem with commands pending is safe in
+ * OpenCL; an arena's ranges are reused only after the queues finished).  With allow_growth 0 the whole cap is reserved at open as one
  * arena buffer and buffers are sub-buffers carved from it (first fit).
  * Accounting against mem_cap (in_use, peak) is buffer.c's; this file only
  * provides cl_mem objects.
@@ -122,18 +131,155 @@ static void release_mem(dgr_cl_alloc *a, cl_mem m, size_t size)
     clReleaseMemObject(m);
 }
 
-/* Release every cached buffer (caller holds the lock). */
-static void flush_cache(dgr_cl_alloc *a)
+static void release_list(dgr_cl_alloc *a, dgr_cl_freeblk *f)
 {
-    dgr_cl_freeblk *f = a->free_list;
     while (f) {
         dgr_cl_freeblk *nx = f->next;
         release_mem(a, f->mem, f->size);
         dg_free(f);
         f = nx;
     }
+}
+
+/* Append list l to the free list with tag DGR_CL_TAG_ANY. */
+static void make_ready(dgr_cl_alloc *a, dgr_cl_freeblk *l)
+{
+    while (l) {
+        dgr_cl_freeblk *nx = l->next;
+        l->tag = DGR_CL_TAG_ANY;
+        l->next = a->free_list;
+        a->free_list = l;
+        l = nx;
+    }
+}
+
+static void fence_free(dgr_cl_fence *f)
+{
+    for (int i = 0; i < f->n_ev; i++)
+        clReleaseEvent(f->ev[i]);
+    dg_free(f);
+}
+
+/* Every queue is idle: all deferred blocks become ready (lock held). */
+static void drain_locked(dgr_cl_alloc *a)
+{
+    make_ready(a, a->deferred);
+    a->deferred = NULL;
+    while (a->fences) {
+        dgr_cl_fence *f = a->fences;
+        a->fences = f->next;
+        make_ready(a, f->blocks);
+        fence_free(f);
+    }
+    for (dgr_cl_freeblk *f = a->free_list; f; f = f->next)
+        f->tag = DGR_CL_TAG_ANY;
+}
+
+/* Release every cached buffer (caller holds the lock).  Arena ranges are
+ * handed out again at once, so with several queues wait for them first. */
+static void flush_cache(dgr_cl_dev *cd)
+{
+    dgr_cl_alloc *a = &cd->alloc;
+    if (a->arena && cd->nq > 1 &&
+        (a->deferred || a->fences || a->free_list)) {
+        for (int i = 0; i < cd->nq; i++)
+            clFinish(cd->qs[i]);
+        drain_locked(a);
+    }
+    release_list(a, a->free_list);
+    release_list(a, a->deferred);
+    while (a->fences) {
+        dgr_cl_fence *f = a->fences;
+        a->fences = f->next;
+        release_list(a, f->blocks);
+        fence_free(f);
+    }
     a->free_list = NULL;
+    a->deferred = NULL;
     a->cached_bytes = 0;
+}
+
+/* Move the blocks of completed fences to the free list (lock held; no
+ * waiting). */
+static void reclaim(dgr_cl_alloc *a)
+{
+    dgr_cl_fence **pp = &a->fences;
+    while (*pp) {
+        dgr_cl_fence *f = *pp;
+        int done = 1;
+        for (int i = 0; i < f->n_ev && done; i++) {
+            cl_int st = CL_QUEUED;
+            if (clGetEventInfo(f->ev[i], CL_EVENT_COMMAND_EXECUTION_STATUS,
+                               sizeof st, &st, NULL) != CL_SUCCESS)
+                st = CL_COMPLETE; /* errors: the run fails anyway */
+            done = st == CL_COMPLETE || st < 0;
+        }
+        if (!done) {
+            pp = &f->next;
+            continue;
+        }
+        *pp = f->next;
+        make_ready(a, f->blocks);
+        fence_free(f);
+    }
+}
+
+/* Put the deferred blocks and the blocks tagged for queues other than q
+ * behind a new fence: a marker on every compute queue (lock held).  Only
+ * when one of them has class cls (else nothing would be gained). */
+static void fence_new(dgr_cl_dev *cd, int q, size_t cls)
+{
+    dgr_cl_alloc *a = &cd->alloc;
+    int useful = 0;
+    for (dgr_cl_freeblk *f = a->deferred; f && !useful; f = f->next)
+        useful = f->size == cls;
+    for (dgr_cl_freeblk *f = a->free_list; f && !useful; f = f->next)
+        useful = f->size == cls && f->tag != DGR_CL_TAG_ANY && f->tag != q;
+    if (!useful)
+        return;
+    dgr_cl_fence *fe = dg_calloc(1, sizeof *fe);
+    if (!fe)
+        return;
+    for (int i = 0; i < cd->nq; i++) {
+        if (clEnqueueMarkerWithWaitList(cd->qs[i], 0, NULL,
+                                        &fe->ev[fe->n_ev]) != CL_SUCCESS) {
+            fence_free(fe);
+            return;
+        }
+        fe->n_ev++;
+        clFlush(cd->qs[i]);
+    }
+    fe->blocks = a->deferred;
+    a->deferred = NULL;
+    dgr_cl_freeblk **pp = &a->free_list;
+    while (*pp) {
+        dgr_cl_freeblk *f = *pp;
+        if (f->tag != DGR_CL_TAG_ANY && f->tag != q) {
+            *pp = f->next;
+            f->next = fe->blocks;
+            fe->blocks = f;
+        } else {
+            pp = &f->next;
+        }
+    }
+    fe->next = a->fences;
+    a->fences = fe;
+    a->n_fences++;
+}
+
+/* A cached block of class cls usable on queue q (q < 0: only ready ones);
+ * unlinked, NULL if none (lock held). */
+static dgr_cl_freeblk *take(dgr_cl_alloc *a, size_t cls, int q)
+{
+    dgr_cl_freeblk **pp = &a->free_list;
+    for (; *pp; pp = &(*pp)->next)
+        if ((*pp)->size == cls &&
+            ((*pp)->tag == DGR_CL_TAG_ANY || ((*pp)->tag == q && q >= 0))) {
+            dgr_cl_freeblk *f = *pp;
+            *pp = f->next;
+            return f;
+        }
+    return NULL;
 }
 
 /* ---- public -------------------------------------------------------------- */
@@ -170,7 +316,7 @@ void dgr_cl_alloc_destroy(dgr_cl_dev *cd)
 {
     dgr_cl_alloc *a = &cd->alloc;
     pthread_mutex_lock(&a->lock);
-    flush_cache(a);
+    flush_cache(cd);
     while (a->spare) {
         dgr_cl_freeblk *nx = a->spare->next;
         dg_free(a->spare);
@@ -203,33 +349,46 @@ static cl_mem create(dgr_cl_dev *cd, size_t cls, cl_int *e)
     return m;
 }
 
+/* The queue bit of compute queue q in pool_class (0 for a transfer). */
+static size_t qbit(int q)
+{
+    return q >= 0 && q < DGR_CL_MAXQ ? (size_t)1 << q : 0;
+}
+
 dg_status dgr_cl_alloc_get(dgr_cl_dev *cd, dgr_buffer *b, dg_error *err)
 {
     dgr_cl_alloc *a = &cd->alloc;
     size_t cls = dgr_cl_alloc_class(b->nbytes);
+    int q = cd->nq > 1 ? dgr_cl_cur_queue() : 0;
+    if (q >= cd->nq)
+        q = 0;
+    size_t mark = cd->nq > 1 ? qbit(q) : 0;
     pthread_mutex_lock(&a->lock);
-    dgr_cl_freeblk **pp = &a->free_list;
-    for (; *pp; pp = &(*pp)->next)
-        if ((*pp)->size == cls) {
-            dgr_cl_freeblk *f = *pp;
-            *pp = f->next;
-            b->mem = f->mem;
-            b->pool_class = cls;
-            a->cached_bytes -= cls;
-            a->live_bytes += cls;
-            f->next = a->spare; /* keep the node for the next put */
-            a->spare = f;
-            pthread_mutex_unlock(&a->lock);
-            return DG_OK;
-        }
+    dgr_cl_freeblk *f = take(a, cls, q);
+    if (!f && cd->nq > 1 && (a->fences || a->deferred || a->free_list)) {
+        reclaim(a);
+        f = take(a, cls, q);
+        if (!f)
+            fence_new(cd, q, cls); /* reusable on a later request */
+    }
+    if (f) {
+        b->mem = f->mem;
+        b->pool_class = cls | mark;
+        a->cached_bytes -= cls;
+        a->live_bytes += cls;
+        f->next = a->spare; /* keep the node for the next put */
+        a->spare = f;
+        pthread_mutex_unlock(&a->lock);
+        return DG_OK;
+    }
     /* keep the real footprint near the cap: drop the cache first */
     size_t cap = b->dev ? b->dev->mem_cap : 0;
     if (!a->arena && cap && a->live_bytes + a->cached_bytes + cls > cap)
-        flush_cache(a);
+        flush_cache(cd);
     cl_int e = CL_SUCCESS;
     cl_mem m = create(cd, cls, &e);
-    if (!m && a->free_list) {
-        flush_cache(a);
+    if (!m && (a->free_list || a->deferred || a->fences)) {
+        flush_cache(cd);
         m = create(cd, cls, &e);
     }
     if (!m) {
@@ -249,7 +408,7 @@ dg_status dgr_cl_alloc_get(dgr_cl_dev *cd, dgr_buffer *b, dg_error *err)
     a->live_bytes += cls;
     pthread_mutex_unlock(&a->lock);
     b->mem = m;
-    b->pool_class = cls;
+    b->pool_class = cls | mark;
     return DG_OK;
 }
 
@@ -258,24 +417,64 @@ void dgr_cl_alloc_put(dgr_cl_dev *cd, dgr_buffer *b)
     if (!b->mem)
         return;
     dgr_cl_alloc *a = &cd->alloc;
+    size_t pc = __atomic_load_n(&b->pool_class, __ATOMIC_ACQUIRE);
+    size_t cls = pc & ~DGR_CL_QMASK, mask = pc & DGR_CL_QMASK;
     pthread_mutex_lock(&a->lock);
     dgr_cl_freeblk *f = a->spare;
     if (f)
         a->spare = f->next;
     else
         f = dg_malloc(sizeof *f);
-    a->live_bytes -= b->pool_class;
+    a->live_bytes -= cls;
     if (!f) {
-        release_mem(a, (cl_mem)b->mem, b->pool_class);
+        /* no list node: with several queues wait before an arena range
+         * can be reused */
+        if (a->arena && cd->nq > 1)
+            for (int i = 0; i < cd->nq; i++)
+                clFinish(cd->qs[i]);
+        release_mem(a, (cl_mem)b->mem, cls);
     } else {
         f->mem = (cl_mem)b->mem;
-        f->size = b->pool_class;
-        f->next = a->free_list;
-        a->free_list = f;
+        f->size = cls;
         a->cached_bytes += f->size;
+        if (cd->nq <= 1 || mask == 0) {
+            f->tag = DGR_CL_TAG_ANY;
+        } else if ((mask & (mask - 1)) == 0) {
+            f->tag = __builtin_ctzl((unsigned long)mask);
+        } else {
+            f->next = a->deferred; /* several queues used it */
+            a->deferred = f;
+            f = NULL;
+        }
+        if (f) {
+            f->next = a->free_list;
+            a->free_list = f;
+        }
     }
     pthread_mutex_unlock(&a->lock);
     b->mem = NULL;
+}
+
+void dgr_cl_alloc_mark(dgr_buffer *b, int q)
+{
+    if (b && b->mem)
+        __atomic_fetch_or(&b->pool_class, qbit(q), __ATOMIC_RELEASE);
+}
+
+void dgr_cl_alloc_drain(dgr_cl_dev *cd)
+{
+    pthread_mutex_lock(&cd->alloc.lock);
+    drain_locked(&cd->alloc);
+    pthread_mutex_unlock(&cd->alloc.lock);
+}
+
+size_t dgr_cl_alloc_fences(dgr_device *d)
+{
+    dgr_cl_dev *cd = (dgr_cl_dev *)d->impl;
+    pthread_mutex_lock(&cd->alloc.lock);
+    size_t n = cd->alloc.n_fences;
+    pthread_mutex_unlock(&cd->alloc.lock);
+    return n;
 }
 
 size_t dgr_cl_alloc_creates(dgr_device *d)

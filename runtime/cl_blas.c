@@ -32,15 +32,15 @@ dg_status dgr_cl_matmul(dgr_kctx *k)
     dg_status st = dgr_kctx_alloc_output(k, 0);
     if (st != DG_OK)
         return st;
-    dgr_cl_dev *cd = dgr_cl_devof(k);
     cl_mem a = dgr_cl_mem(&k->in[0]), b = dgr_cl_mem(&k->in[1]),
            c = dgr_cl_mem(&k->out[0]);
     if (m == 0 || n == 0)
         return DG_OK;
     cl_event ev = NULL;
+    cl_command_queue q = dgr_cl_queue(k);
     if (kk == 0) {
         cl_uchar zero = 0;
-        cl_int e = clEnqueueFillBuffer(cd->q, c, &zero, 1, 0,
+        cl_int e = clEnqueueFillBuffer(q, c, &zero, 1, 0,
                                        m * n * dg_dtype_size(dt), 0, NULL, dgr_cl_want_event(k) ? &ev : NULL);
         if (e != CL_SUCCESS)
             return dgr_cl_kfail(k, "clEnqueueFillBuffer", e);
@@ -53,10 +53,10 @@ dg_status dgr_cl_matmul(dgr_kctx *k)
     CLBlastStatusCode s;
     if (dt == DG_F64)
         s = CLBlastDgemm(CLBlastLayoutRowMajor, A, B, m, n, kk, 1.0, a, 0, lda,
-                         b, 0, ldb, 0.0, c, 0, n, &cd->q, dgr_cl_want_event(k) ? &ev : NULL);
+                         b, 0, ldb, 0.0, c, 0, n, &q, dgr_cl_want_event(k) ? &ev : NULL);
     else
         s = CLBlastSgemm(CLBlastLayoutRowMajor, A, B, m, n, kk, 1.0f, a, 0,
-                         lda, b, 0, ldb, 0.0f, c, 0, n, &cd->q, dgr_cl_want_event(k) ? &ev : NULL);
+                         lda, b, 0, ldb, 0.0f, c, 0, n, &q, dgr_cl_want_event(k) ? &ev : NULL);
     if (s != CLBlastSuccess) {
         if ((int)s < 0 && (int)s > -1000)
             return dg_err(k->err, DG_E_RUNTIME,

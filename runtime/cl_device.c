@@ -491,36 +491,79 @@ static void want_huge_pages(void *dst, size_t n)
 #endif
 }
 
-static dg_status cl_read_op(dgr_device *d, const dgr_buffer *src, void *dst,
-                            size_t n, dg_error *err)
+/* Wait for an unmap enqueued on a copy queue (ev) when the device has
+ * several queues: later commands on the compute queues must see it done. */
+static dg_status unmap_done(const dgr_device *d, cl_int e, cl_event ev,
+                            dg_error *err)
+{
+    if (e == CL_SUCCESS && ev)
+        e = clWaitForEvents(1, &ev);
+    if (ev)
+        clReleaseEvent(ev);
+    if (e != CL_SUCCESS)
+        return dg_err(err, DG_E_RUNTIME,
+                      "%s: clEnqueueUnmapMemObject failed: %s (%d)",
+                      d->info.name, dgr_cl_errname(e), (int)e);
+    return DG_OK;
+}
+
+dg_status dgr_cl_read_after(dgr_device *d, const dgr_buffer *src, void *dst,
+                            size_t n, const cl_event *waits, int n_waits,
+                            dg_error *err)
 {
     if (!n)
         return DG_OK;
     dgr_cl_dev *cd = cdev(d);
+    cl_command_queue q = cd->copyq;
+    const cl_event *wl = n_waits > 0 ? waits : NULL;
+    cl_uint nw = n_waits > 0 ? (cl_uint)n_waits : 0;
     if (n >= HUGE_MIN)
         want_huge_pages(dst, n);
     cl_int e;
     if (cd->unified && n >= MAP_MIN) {
-        void *p = clEnqueueMapBuffer(cd->q, (cl_mem)src->mem, CL_TRUE,
-                                     CL_MAP_READ, 0, n, 0, NULL, NULL, &e);
+        void *p = clEnqueueMapBuffer(q, (cl_mem)src->mem, CL_TRUE,
+                                     CL_MAP_READ, 0, n, nw, wl, NULL, &e);
         if (p) {
             memcpy(dst, p, n);
-            e = clEnqueueUnmapMemObject(cd->q, (cl_mem)src->mem, p, 0, NULL,
-                                        NULL);
-            if (e != CL_SUCCESS)
-                return dg_err(err, DG_E_RUNTIME,
-                              "%s: clEnqueueUnmapMemObject failed: %s (%d)",
-                              d->info.name, dgr_cl_errname(e), (int)e);
-            return DG_OK;
+            cl_event ev = NULL;
+            e = clEnqueueUnmapMemObject(q, (cl_mem)src->mem, p, 0, NULL,
+                                        cd->nq > 1 ? &ev : NULL);
+            return unmap_done(d, e, ev, err);
         }
         /* fall back to a plain read */
     }
-    e = clEnqueueReadBuffer(cd->q, (cl_mem)src->mem, CL_TRUE, 0, n, dst, 0,
-                            NULL, NULL);
+    e = clEnqueueReadBuffer(q, (cl_mem)src->mem, CL_TRUE, 0, n, dst, nw, wl,
+                            NULL);
     if (e != CL_SUCCESS)
         return dg_err(err, DG_E_RUNTIME, "%s: clEnqueueReadBuffer failed: %s (%d)",
                       d->info.name, dgr_cl_errname(e), (int)e);
     return DG_OK;
+}
+
+static dg_status cl_read_op(dgr_device *d, const dgr_buffer *src, void *dst,
+                            size_t n, dg_error *err)
+{
+    dgr_cl_dev *cd = cdev(d);
+    if (!n || cd->nq <= 1)
+        return dgr_cl_read_after(d, src, dst, n, NULL, 0, err);
+    /* the copy queue is not ordered after the compute queues: wait for a
+     * marker on each (whatever writes src was enqueued before) */
+    cl_event m[DGR_CL_MAXQ];
+    int nm = 0;
+    dg_status st = DG_OK;
+    for (int i = 0; i < cd->nq; i++) {
+        cl_int e = clEnqueueMarkerWithWaitList(cd->qs[i], 0, NULL, &m[nm]);
+        if (e != CL_SUCCESS) {
+            st = dgr_cl_fail(err, NULL, "clEnqueueMarkerWithWaitList", e);
+            break;
+        }
+        nm++;
+    }
+    if (st == DG_OK)
+        st = dgr_cl_read_after(d, src, dst, n, m, nm, err);
+    for (int i = 0; i < nm; i++)
+        clReleaseEvent(m[i]);
+    return st;
 }
 
 static dg_status cl_write_op(dgr_device *d, dgr_buffer *dst, const void *src,
@@ -529,26 +572,25 @@ static dg_status cl_write_op(dgr_device *d, dgr_buffer *dst, const void *src,
     if (!n)
         return DG_OK;
     dgr_cl_dev *cd = cdev(d);
+    cl_command_queue q = cd->copyq;
     cl_int e;
     if (cd->unified && n >= MAP_MIN) {
         /* whole-buffer writes may discard the old contents */
         cl_map_flags f = n >= dst->nbytes ? CL_MAP_WRITE_INVALIDATE_REGION
                                           : CL_MAP_WRITE;
-        void *p = clEnqueueMapBuffer(cd->q, (cl_mem)dst->mem, CL_TRUE, f, 0,
+        void *p = clEnqueueMapBuffer(q, (cl_mem)dst->mem, CL_TRUE, f, 0,
                                      n, 0, NULL, NULL, &e);
         if (p) {
             memcpy(p, src, n);
-            /* in-order queue: later commands see the data after the unmap */
-            e = clEnqueueUnmapMemObject(cd->q, (cl_mem)dst->mem, p, 0, NULL,
-                                        NULL);
-            if (e != CL_SUCCESS)
-                return dg_err(err, DG_E_RUNTIME,
-                              "%s: clEnqueueUnmapMemObject failed: %s (%d)",
-                              d->info.name, dgr_cl_errname(e), (int)e);
-            return DG_OK;
+            /* one in-order queue: later commands see the data after the
+             * unmap; with a copy queue, wait for it */
+            cl_event ev = NULL;
+            e = clEnqueueUnmapMemObject(q, (cl_mem)dst->mem, p, 0, NULL,
+                                        cd->nq > 1 ? &ev : NULL);
+            return unmap_done(d, e, ev, err);
         }
     }
-    e = clEnqueueWriteBuffer(cd->q, (cl_mem)dst->mem, CL_TRUE, 0, n, src, 0,
+    e = clEnqueueWriteBuffer(q, (cl_mem)dst->mem, CL_TRUE, 0, n, src, 0,
                              NULL, NULL);
     if (e != CL_SUCCESS)
         return dg_err(err, DG_E_RUNTIME,
@@ -557,9 +599,29 @@ static dg_status cl_write_op(dgr_device *d, dgr_buffer *dst, const void *src,
     return DG_OK;
 }
 
+/* clFinish every queue of cd; the first error. */
+static cl_int finish_all(dgr_cl_dev *cd)
+{
+    cl_int r = CL_SUCCESS;
+    for (int i = 0; i < cd->nq; i++) {
+        cl_int e = clFinish(cd->qs[i]);
+        if (e != CL_SUCCESS && r == CL_SUCCESS)
+            r = e;
+    }
+    if (cd->copyq != cd->q) {
+        cl_int e = clFinish(cd->copyq);
+        if (e != CL_SUCCESS && r == CL_SUCCESS)
+            r = e;
+    }
+    return r;
+}
+
 static dg_status cl_sync_op(dgr_device *d, dg_error *err)
 {
-    cl_int e = clFinish(cdev(d)->q);
+    dgr_cl_dev *cd = cdev(d);
+    cl_int e = finish_all(cd);
+    if (cd->nq > 1)
+        dgr_cl_alloc_drain(cd);
     if (e != CL_SUCCESS)
         return dg_err(err, DG_E_RUNTIME, "%s: clFinish failed: %s (%d)",
                       d->info.name, dgr_cl_errname(e), (int)e);
@@ -570,6 +632,28 @@ static const dgr_device_ops cl_ops = {cl_alloc_op, cl_release_op, cl_read_op,
                                       cl_write_op, cl_sync_op};
 
 /* ---- open / close -------------------------------------------------------- */
+
+int dgr_cl_queue_count(void)
+{
+    const char *v = getenv("DGRUN_CL_QUEUES");
+    if (v && *v) {
+        char *end = NULL;
+        long n = strtol(v, &end, 10);
+        if (end && *end == '\0' && n >= 1 && n <= DGR_CL_MAXQ)
+            return (int)n;
+    }
+    return 2;
+}
+
+static void release_queues(dgr_cl_dev *cd)
+{
+    if (cd->copyq && cd->copyq != cd->qs[0])
+        clReleaseCommandQueue(cd->copyq);
+    for (int i = 0; i < cd->nq; i++)
+        clReleaseCommandQueue(cd->qs[i]);
+    cd->copyq = cd->q = NULL;
+    cd->nq = 0;
+}
 
 dg_status dgr_cl_device_open(dgr_device *d, const dg_options *o, dg_error *err)
 {
@@ -602,13 +686,25 @@ dg_status dgr_cl_device_open(dgr_device *d, const dg_options *o, dg_error *err)
     /* profiling timestamps cost PoCL four clock reads per command: only
      * when the session records a trace (events are read only then) */
     cd->profiling = o->trace_path != NULL;
-    cd->q = clCreateCommandQueue(c->ctx, c->dev,
-                                 cd->profiling ? CL_QUEUE_PROFILING_ENABLE : 0,
-                                 &e);
-    if (!cd->q) {
+    cl_command_queue_properties qp =
+        cd->profiling ? CL_QUEUE_PROFILING_ENABLE : 0;
+    int nq = dgr_cl_queue_count();
+    e = CL_SUCCESS;
+    for (int i = 0; i < nq && e == CL_SUCCESS; i++) {
+        cd->qs[i] = clCreateCommandQueue(c->ctx, c->dev, qp, &e);
+        if (cd->qs[i])
+            cd->nq = i + 1;
+    }
+    if (e == CL_SUCCESS && nq > 1)
+        cd->copyq = clCreateCommandQueue(c->ctx, c->dev, qp, &e);
+    if (e != CL_SUCCESS || cd->nq < 1) {
+        release_queues(cd);
         dg_free(cd);
         return dgr_cl_fail(err, NULL, "clCreateCommandQueue", e);
     }
+    cd->q = cd->qs[0];
+    if (!cd->copyq)
+        cd->copyq = cd->q;
     pthread_mutex_init(&cd->clock_lock, NULL);
     cl_bool uni = CL_FALSE;
     if (clGetDeviceInfo(c->dev, CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof uni,
@@ -629,7 +725,7 @@ dg_status dgr_cl_device_open(dgr_device *d, const dg_options *o, dg_error *err)
     d->ops = &cl_ops;
     st = dgr_cl_alloc_init(cd, o->allow_growth ? 0 : d->mem_cap, err);
     if (st != DG_OK) {
-        clReleaseCommandQueue(cd->q);
+        release_queues(cd);
         pthread_mutex_destroy(&cd->clock_lock);
         dg_free(cd);
         d->impl = NULL;
@@ -643,9 +739,9 @@ void dgr_cl_device_close(dgr_device *d)
     dgr_cl_dev *cd = cdev(d);
     if (!cd)
         return;
-    clFinish(cd->q);
+    finish_all(cd);
     dgr_cl_alloc_destroy(cd);
-    clReleaseCommandQueue(cd->q);
+    release_queues(cd);
     pthread_mutex_destroy(&cd->clock_lock);
     dg_free(cd);
     d->impl = NULL;

@@ -4,9 +4,17 @@
  * A dgr_cl_ctx is one OpenCL context on one device (a physical device, or a
  * sub-device of one when --virtual-gpus splits it).  Contexts live for the
  * whole process in a registry (cl_device.c) so programs are built once per
- * process per context.  A dgr_cl_dev is an opened logical GPU: a context, its
- * own in-order queue (profiling only when the options ask for a trace), a
- * caching allocator and a device-to-host clock offset.
+ * process per context.  A dgr_cl_dev is an opened logical GPU: a context,
+ * nq in-order compute queues (DGRUN_CL_QUEUES, default 2) plus a copy queue
+ * for host<->device transfers when nq > 1 (profiling only when the options
+ * ask for a trace), a caching allocator and a device-to-host clock offset.
+ *
+ * Which compute queue a kernel enqueues on is a per-thread setting
+ * (dgr_cl_set_cur_queue), made by the executor around each step; kernels
+ * ask dgr_cl_queue(k).  A buffer's pool_class keeps, in its low 8 bits, the
+ * set of compute queues that used it (DGR_CL_QMASK); the allocator reuses a
+ * released buffer at once only on the one queue that used it, and defers
+ * the others until marker events on every queue complete (cl_alloc.c).
  */
 #ifndef DGR_CL_INTERNAL_H
 #define DGR_CL_INTERNAL_H
@@ -48,16 +56,37 @@ typedef struct dgr_cl_ctx {
     int ktab[DGR_CL_KTAB];
 } dgr_cl_ctx;
 
+#define DGR_CL_MAXQ 8      /* compute queues per logical device, at most */
+#define DGR_CL_QMASK ((size_t)0xFF) /* pool_class bits: queues that used it */
+#define DGR_CL_TAG_ANY (-1) /* free block reusable on any queue */
+#define DGR_CL_COPY_CTX (-1) /* dgr_cl_set_cur_queue: a host transfer, not a
+                                compute queue */
+
 typedef struct dgr_cl_freeblk {
     cl_mem mem;
     size_t size;      /* class size */
+    int tag;          /* free list: queue it may be reused on at once, or
+                         DGR_CL_TAG_ANY */
     struct dgr_cl_freeblk *next;
 } dgr_cl_freeblk;
+
+/* Released buffers used by several queues: reusable once every event is
+ * complete (markers on each compute queue, enqueued after the release). */
+typedef struct dgr_cl_fence {
+    cl_event ev[DGR_CL_MAXQ];
+    int n_ev;
+    dgr_cl_freeblk *blocks;
+    struct dgr_cl_fence *next;
+} dgr_cl_fence;
 
 typedef struct dgr_cl_alloc {
     pthread_mutex_t lock;
     dgr_cl_freeblk *free_list; /* cached buffers, any class */
-    size_t cached_bytes;
+    dgr_cl_freeblk *deferred;  /* released, used by several queues, no
+                                  fence yet */
+    dgr_cl_fence *fences;      /* deferred blocks waiting for markers */
+    size_t n_fences;           /* fences made so far, for tests */
+    size_t cached_bytes;       /* free + deferred + fenced */
     size_t live_bytes;         /* class bytes handed out */
     /* reserved arena (allow_growth 0) */
     cl_mem arena;
@@ -70,7 +99,10 @@ typedef struct dgr_cl_alloc {
 
 typedef struct dgr_cl_dev {
     dgr_cl_ctx *c;
-    cl_command_queue q;
+    cl_command_queue q;        /* compute queue 0 (== qs[0]) */
+    cl_command_queue qs[DGR_CL_MAXQ]; /* compute queues */
+    int nq;                    /* 1 .. DGR_CL_MAXQ */
+    cl_command_queue copyq;    /* host transfers; == q when nq == 1 */
     int64_t clock_offset;      /* host ns - device ns */
     dgr_cl_alloc alloc;
     cl_mem scratch;            /* small reusable buffer (unused if NULL) */
@@ -102,6 +134,18 @@ dg_status dgr_cl_fail(dg_error *err, const char *node, const char *call,
  * 0 ok, -1 when profiling info is unavailable (offset unchanged). */
 int dgr_cl_clock_sync(dgr_cl_dev *cd);
 
+/* Number of compute queues a device opens: DGRUN_CL_QUEUES (1..8) when set
+ * and valid, else 2. */
+int dgr_cl_queue_count(void);
+
+/* Blocking copy of n bytes of src to host memory on cd's copy queue after
+ * the events `waits` (the commands writing src on the compute queues) --
+ * the executor's device-to-host transfers.  ops->read is the same after a
+ * marker on every compute queue. */
+dg_status dgr_cl_read_after(dgr_device *d, const dgr_buffer *src, void *dst,
+                            size_t n, const cl_event *waits, int n_waits,
+                            dg_error *err);
+
 /* ---- cl_alloc.c ---------------------------------------------------------- */
 
 /* Initialise the allocator; with reserve > 0 allocate an arena of that many
@@ -110,6 +154,14 @@ dg_status dgr_cl_alloc_init(dgr_cl_dev *cd, size_t reserve, dg_error *err);
 void dgr_cl_alloc_destroy(dgr_cl_dev *cd);
 dg_status dgr_cl_alloc_get(dgr_cl_dev *cd, dgr_buffer *b, dg_error *err);
 void dgr_cl_alloc_put(dgr_cl_dev *cd, dgr_buffer *b);
+/* Record that compute queue q uses b (an input of a step on q): an atomic
+ * or into pool_class's low bits.  Before the step releases b. */
+void dgr_cl_alloc_mark(dgr_buffer *b, int q);
+/* Every queue of cd is idle (after clFinish of all of them): make every
+ * deferred buffer reusable on any queue. */
+void dgr_cl_alloc_drain(dgr_cl_dev *cd);
+/* Fences made so far (tests: deferred reuse happened). */
+size_t dgr_cl_alloc_fences(dgr_device *d);
 /* Class size for a request (rounded up). */
 size_t dgr_cl_alloc_class(size_t n);
 /* Number of device allocations the allocator made so far (tests). */
@@ -142,6 +194,16 @@ void dgr_cl_cache_dir(char *buf, size_t n);
 dg_status dgr_cl_matmul(dgr_kctx *k);
 
 /* ---- launch helpers (cl_kernels.c) --------------------------------------- */
+
+/* The calling thread's current compute queue index (0 unless set), or
+ * DGR_CL_COPY_CTX during a host transfer. */
+int dgr_cl_cur_queue(void);
+void dgr_cl_set_cur_queue(int q);
+/* The queue kernels of k enqueue on: k's device's compute queue
+ * dgr_cl_cur_queue() (queue 0 when out of range). */
+cl_command_queue dgr_cl_queue(dgr_kctx *k);
+/* The same for a device. */
+cl_command_queue dgr_cl_dev_queue(dgr_cl_dev *cd);
 
 typedef struct dgr_cl_arg {
     size_t size;

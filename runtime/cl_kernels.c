@@ -19,6 +19,24 @@
 
 dgr_cl_dev *dgr_cl_devof(dgr_kctx *k) { return (dgr_cl_dev *)k->dev->impl; }
 
+/* The executor's choice of compute queue for the step this thread runs. */
+static _Thread_local int cur_queue;
+
+int dgr_cl_cur_queue(void) { return cur_queue; }
+
+void dgr_cl_set_cur_queue(int q) { cur_queue = q; }
+
+cl_command_queue dgr_cl_dev_queue(dgr_cl_dev *cd)
+{
+    int q = cur_queue;
+    return q > 0 && q < cd->nq ? cd->qs[q] : cd->q;
+}
+
+cl_command_queue dgr_cl_queue(dgr_kctx *k)
+{
+    return dgr_cl_dev_queue(dgr_cl_devof(k));
+}
+
 cl_mem dgr_cl_mem(const dgr_value *v)
 {
     return v->buf ? (cl_mem)v->buf->mem : NULL;
@@ -76,7 +94,7 @@ dg_status dgr_cl_launch(dgr_kctx *k, const char *src, dg_dtype dt,
         return dgr_cl_kfail(k, "clSetKernelArg", e);
     }
     cl_event ev = NULL;
-    e = clEnqueueNDRangeKernel(cd->q, kern, dims, NULL, global, local, 0, NULL,
+    e = clEnqueueNDRangeKernel(dgr_cl_queue(k), kern, dims, NULL, global, local, 0, NULL,
                                dgr_cl_want_event(k) ? &ev : NULL);
     pthread_mutex_unlock(&cd->c->lock);
     if (e != CL_SUCCESS)

@@ -278,7 +278,7 @@ dg_status dgr_cl_k_assign(dgr_kctx *k)
     if (!bytes || dst == src)
         return DG_OK;
     cl_event ev = NULL;
-    cl_int e = clEnqueueCopyBuffer(dgr_cl_devof(k)->q, src, dst, 0, 0, bytes,
+    cl_int e = clEnqueueCopyBuffer(dgr_cl_queue(k), src, dst, 0, 0, bytes,
                                    0, NULL, dgr_cl_want_event(k) ? &ev : NULL);
     if (e != CL_SUCCESS)
         return dgr_cl_kfail(k, "clEnqueueCopyBuffer", e);
@@ -401,7 +401,7 @@ static dg_status upload(dgr_kctx *k, dgr_value *out, const void *src,
     if (!bytes)
         return DG_OK;
     cl_event ev = NULL;
-    cl_int e = clEnqueueWriteBuffer(dgr_cl_devof(k)->q, dgr_cl_mem(out),
+    cl_int e = clEnqueueWriteBuffer(dgr_cl_queue(k), dgr_cl_mem(out),
                                     keep ? CL_FALSE : CL_TRUE, 0, bytes, src,
                                     0, NULL, dgr_cl_want_event(k) ? &ev : NULL);
     if (e != CL_SUCCESS)

@@ -1,13 +1,78 @@
 /*
- * exec_cl.c -- the executor's one direct use of OpenCL: learning when an
- * OpenCL device has finished the commands queued so far, so that steps on
- * other devices that depend on an OpenCL step (control edges) start after
- * its completion rather than its enqueue.  A marker on the device's
- * in-order queue completes after every earlier command; its CL_COMPLETE
- * callback delivers the notice, so the device's worker never blocks.
+ * exec_cl.c -- the executor's direct uses of OpenCL: choosing the compute
+ * queue a step enqueues on (with a barrier on the events of producers on
+ * other queues), marking the buffers a queue uses for the allocator,
+ * making a step's completion event for successors on other queues,
+ * device-to-host reads ordered after given events, and learning when a
+ * step has finished so that steps on other devices that depend on it start
+ * after its completion rather than its enqueue (a marker's CL_COMPLETE
+ * callback delivers the notice, so the device's worker never blocks).
  */
 #include "executor.h"
 #include "cl_internal.h"
+
+static dgr_cl_dev *cdev(dgr_device *d) { return (dgr_cl_dev *)d->impl; }
+
+static cl_command_queue queue_of(dgr_cl_dev *cd, int q)
+{
+    return q > 0 && q < cd->nq ? cd->qs[q] : cd->q;
+}
+
+int dgr_exec_cl_queues(dgr_device *d)
+{
+    if (d->info.type == DG_DEV_CPU || !d->impl)
+        return 1;
+    return cdev(d)->nq;
+}
+
+dg_status dgr_exec_cl_begin(dgr_device *d, int q, void *const *waits,
+                            int n_waits, dg_error *err)
+{
+    dgr_cl_set_cur_queue(q);
+    if (n_waits <= 0)
+        return DG_OK;
+    cl_int e = clEnqueueBarrierWithWaitList(queue_of(cdev(d), q),
+                                            (cl_uint)n_waits,
+                                            (const cl_event *)waits, NULL);
+    if (e != CL_SUCCESS)
+        return dgr_cl_fail(err, NULL, "clEnqueueBarrierWithWaitList", e);
+    return DG_OK;
+}
+
+void dgr_exec_cl_mark(dgr_buffer *b, int q)
+{
+    dgr_cl_alloc_mark(b, q);
+}
+
+void dgr_exec_cl_set_queue(int q)
+{
+    dgr_cl_set_cur_queue(q);
+}
+
+dg_status dgr_exec_cl_event(dgr_device *d, int q, void **ev, dg_error *err)
+{
+    cl_command_queue cq = queue_of(cdev(d), q);
+    cl_event m = NULL;
+    cl_int e = clEnqueueMarkerWithWaitList(cq, 0, NULL, &m);
+    if (e != CL_SUCCESS)
+        return dgr_cl_fail(err, NULL, "clEnqueueMarkerWithWaitList", e);
+    /* another queue will wait for it: it must reach the device */
+    clFlush(cq);
+    if (*ev)
+        clReleaseEvent((cl_event)*ev);
+    *ev = m;
+    return DG_OK;
+}
+
+dg_status dgr_exec_cl_read(dgr_device *d, const dgr_buffer *src, void *dst,
+                           size_t n, void *const *waits, int n_waits,
+                           dg_error *err)
+{
+    if (cdev(d)->nq <= 1)
+        return d->ops->read(d, src, dst, n, err);
+    return dgr_cl_read_after(d, src, dst, n, (const cl_event *)waits,
+                             n_waits, err);
+}
 
 static void CL_CALLBACK on_complete(cl_event ev, cl_int status, void *arg)
 {
@@ -16,16 +81,17 @@ static void CL_CALLBACK on_complete(cl_event ev, cl_int status, void *arg)
     n->fn(n, status == CL_COMPLETE);
 }
 
-int dgr_exec_cl_notify(dgr_device *d, dgr_cl_notify *n, void **ev)
+int dgr_exec_cl_notify(dgr_device *d, int q, dgr_cl_notify *n, void **ev)
 {
-    dgr_cl_dev *cd = (dgr_cl_dev *)d->impl;
+    dgr_cl_dev *cd = cdev(d);
     if (!cd || !cd->q)
         return -1;
+    cl_command_queue cq = queue_of(cd, q);
     cl_event m = NULL;
-    if (clEnqueueMarkerWithWaitList(cd->q, 0, NULL, &m) != CL_SUCCESS || !m)
+    if (clEnqueueMarkerWithWaitList(cq, 0, NULL, &m) != CL_SUCCESS || !m)
         return -1;
     /* the marker must reach the device before anyone waits for it */
-    if (clFlush(cd->q) != CL_SUCCESS ||
+    if (clFlush(cq) != CL_SUCCESS ||
         clSetEventCallback(m, CL_COMPLETE, on_complete, n) != CL_SUCCESS) {
         clReleaseEvent(m);
         return -1;

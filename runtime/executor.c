@@ -6,6 +6,12 @@
  * go to their device's inter-op pool; a worker runs one ready successor on
  * its own device directly.  The first error stops scheduling; the run waits
  * for the steps in flight and returns that error.
+ *
+ * OpenCL devices with several compute queues: each GPU op gets a queue once
+ * per runner (assign_queues: chains stay on one queue, branches fan out);
+ * a step waits, through a barrier on its queue, for the completion events
+ * of its same-device predecessors on other queues, and only steps with such
+ * successors (or transfers reading their output) make an event.
  */
 #include "executor.h"
 #include "cl.h"
@@ -16,6 +22,7 @@
 
 typedef struct wscratch {
     dgr_value *in;
+    void **evs;          /* max_waits events to wait for */
     dgc_ttype *tout;
     dg_error err;
 } wscratch;
@@ -26,8 +33,11 @@ enum {
     XS_FEED = 2,      /* reads a fed Placeholder */
     XS_STATIC = 4,    /* input and output types fully known at compile time:
                          the run-time inference is skipped */
-    XS_NOTIFY = 8     /* OpenCL step with successors on other devices: they
+    XS_NOTIFY = 8,    /* OpenCL step with successors on other devices: they
                          wait for its completion, not its enqueue */
+    XS_MQ = 16,       /* OP step on an OpenCL device with several queues */
+    XS_EVENT = 32     /* makes a completion event (qev) for successors on
+                         other queues of its device or transfers out */
 };
 
 /* Completion notice of an XS_NOTIFY step (exec_cl.c calls fn). */
@@ -36,6 +46,8 @@ typedef struct xnotify {
     dgr_runner *r;
     int32_t s;
 } xnotify;
+
+#define DGR_MAX_QUEUES 8 /* compute queues per device, at most (DGR_CL_MAXQ) */
 
 struct dgr_runner {
     dgr_session *s;
@@ -47,6 +59,11 @@ struct dgr_runner {
                                 wait for an XS_NOTIFY step's completion */
     xnotify *notify;         /* per step (used for XS_NOTIFY steps) */
     void **notify_ev;        /* per step: marker event of this run */
+    int8_t *qidx;            /* per step: compute queue (GPU ops) */
+    int32_t *wait_off, *wait_n; /* per step: into waits */
+    int32_t *waits;          /* steps whose qev a step waits for */
+    int max_waits;
+    void **qev;              /* per XS_EVENT step: event of this run */
     atomic_int *pending;     /* per step */
     atomic_int *uses;        /* per slot */
     dgr_value *values;       /* per slot */
@@ -139,26 +156,37 @@ static dg_status run_transfer(dgr_runner *r, int32_t s, int lane, wscratch *w)
     dst->dtype = src->dtype;
     dst->shape = src->shape;
     dst->buf = NULL;
+    /* a multi-queue source: wait for the producers' events (XS_EVENT) */
+    void **evs = w->evs;
+    int nev = 0;
+    for (int32_t i = 0; i < r->wait_n[s]; i++)
+        if (r->qev[r->waits[r->wait_off[s] + i]])
+            evs[nev++] = r->qev[r->waits[r->wait_off[s] + i]];
     size_t n = src->buf ? src->buf->nbytes : 0;
     int64_t numel = dg_shape_numel(&src->shape);
     if (numel >= 0 && (size_t)numel * dg_dtype_size(src->dtype) < n)
         n = (size_t)numel * dg_dtype_size(src->dtype);
     if (src->buf) {
+        /* the copy allocates only buffers no compute queue still uses */
+        dgr_exec_cl_set_queue(-1);
         dst->buf = dgr_buffer_new(dd, n, &w->err);
+        dgr_exec_cl_set_queue(0);
         if (!dst->buf)
             return w->err.code;
         dg_status rc;
         if (sd->info.type == DG_DEV_CPU) {
             rc = dd->ops->write(dd, dst->buf, src->buf->host, n, &w->err);
         } else if (dd->info.type == DG_DEV_CPU) {
-            rc = sd->ops->read(sd, src->buf, dst->buf->host, n, &w->err);
+            rc = dgr_exec_cl_read(sd, src->buf, dst->buf->host, n, evs, nev,
+                                  &w->err);
         } else {
             /* Device to device through host memory: stage in a CPU:0
              * buffer (the host allocator caches it, no malloc per copy). */
             dgr_buffer *stage = dgr_buffer_new(&S->devs[0], n, &w->err);
             if (!stage)
                 return w->err.code;
-            rc = sd->ops->read(sd, src->buf, stage->host, n, &w->err);
+            rc = dgr_exec_cl_read(sd, src->buf, stage->host, n, evs, nev,
+                                  &w->err);
             if (rc == DG_OK)
                 rc = dd->ops->write(dd, dst->buf, stage->host, n, &w->err);
             dgr_buffer_release(stage);
@@ -205,6 +233,19 @@ static dg_status run_op(dgr_runner *r, int32_t s, int lane, wscratch *w,
     uint8_t xf = r->xflags[s];
     for (int i = 0; i < st->n_in; i++)
         w->in[i] = r->values[ins[i]];
+    if (xf & XS_MQ) {
+        int q = r->qidx[s], nev = 0;
+        for (int32_t i = 0; i < r->wait_n[s]; i++) {
+            void *e = r->qev[r->waits[r->wait_off[s] + i]];
+            if (e)
+                w->evs[nev++] = e;
+        }
+        dg_status rc = dgr_exec_cl_begin(dev, q, w->evs, nev, &w->err);
+        if (rc != DG_OK)
+            return rc;
+        for (int i = 0; i < st->n_in; i++)
+            dgr_exec_cl_mark(w->in[i].buf, q);
+    }
     if (xf & XS_VARIABLE) {
         const dgr_value *v = &S->vars[st->node];
         if (!v->buf)
@@ -275,12 +316,17 @@ static dg_status run_op(dgr_runner *r, int32_t s, int lane, wscratch *w,
                 dgr_cl_event_release(k.cl_event);
         }
     }
+    if (xf & XS_EVENT) {
+        dg_status rc = dgr_exec_cl_event(dev, r->qidx[s], &r->qev[s], &w->err);
+        if (rc != DG_OK)
+            return rc;
+    }
     if (S->trace) {
         uint64_t t1 = dg_now_ns();
         *tchain = t1;
         r->t_start[s] = t0;
         r->t_end[s] = t1;
-        r->lane[s] = dev->info.type == DG_DEV_CPU ? lane : 0;
+        r->lane[s] = dev->info.type == DG_DEV_CPU ? lane : r->qidx[s];
         if (dev->info.type == DG_DEV_CPU)
             dgr_trace_op(S->trace, st->device, lane, n->name, dgc_node_op_name(n),
                          r->step, t0, t1, S->in_names[st->node], n->n_inputs);
@@ -363,7 +409,7 @@ static void notify_remote(dgr_runner *r, int32_t s)
     dgr_device *d = &r->s->devs[st->device];
     xnotify *x = &r->notify[s];
     atomic_fetch_add_explicit(&r->outstanding, 1, memory_order_relaxed);
-    if (dgr_exec_cl_notify(d, &x->base, &r->notify_ev[s]) == 0)
+    if (dgr_exec_cl_notify(d, r->qidx[s], &x->base, &r->notify_ev[s]) == 0)
         return;
     dg_error e;
     int ok = d->ops->sync(d, &e) == DG_OK;
@@ -499,13 +545,146 @@ static int classify_steps(dgr_runner *r)
     return 0;
 }
 
+/* Give each OP step on a multi-queue OpenCL device a compute queue, in
+ * plan order: the queue of its first same-device data producer unless that
+ * producer already handed it to an earlier successor, else the least
+ * recently assigned one.  Then the wait lists: a step waits for its
+ * same-device predecessors (data or control) on other queues, a transfer
+ * out of such a device for its producers; those make events.  Arrays are
+ * allocated (zeroed) in every case; 0 ok, -1 nomem. */
+static int assign_queues(dgr_runner *r)
+{
+    dgr_session *S = r->s;
+    const dgc_plan *p = r->plan;
+    size_t ns = (size_t)p->n_steps + 1;
+    r->qidx = dg_calloc(ns, sizeof *r->qidx);
+    r->wait_off = dg_calloc(ns, sizeof *r->wait_off);
+    r->wait_n = dg_calloc(ns, sizeof *r->wait_n);
+    int *nq = dg_calloc((size_t)S->n_dev + 1, sizeof *nq);
+    if (!r->qidx || !r->wait_off || !r->wait_n || !nq) {
+        dg_free(nq);
+        return -1;
+    }
+    int any = 0;
+    for (int d = 0; d < S->n_dev; d++) {
+        nq[d] = S->devs[d].info.type == DG_DEV_CPU || !S->devs[d].ops
+                    ? 1 : dgr_exec_cl_queues(&S->devs[d]);
+        any |= nq[d] > 1;
+    }
+    if (!any) {
+        dg_free(nq);
+        return 0;
+    }
+    /* predecessors: invert the successor lists */
+    int32_t *poff = dg_calloc(ns + 1, sizeof *poff);
+    int32_t *pred = dg_calloc((size_t)p->n_succ + 1, sizeof *pred);
+    uint8_t *handed = dg_calloc(ns, 1);
+    uint64_t *tick = dg_calloc((size_t)S->n_dev * DGR_MAX_QUEUES + 1,
+                               sizeof *tick);
+    int32_t *fill = dg_calloc(ns, sizeof *fill);
+    int rc = -1;
+    if (!poff || !pred || !handed || !tick || !fill)
+        goto out;
+    for (int32_t i = 0; i < p->n_steps; i++)
+        for (int32_t k = 0; k < p->steps[i].n_succ; k++)
+            poff[p->succ[p->steps[i].succ_off + k] + 1]++;
+    for (int32_t i = 0; i < p->n_steps; i++)
+        poff[i + 1] += poff[i];
+    for (int32_t i = 0; i < p->n_steps; i++)
+        for (int32_t k = 0; k < p->steps[i].n_succ; k++) {
+            int32_t t = p->succ[p->steps[i].succ_off + k];
+            pred[poff[t] + fill[t]++] = i;
+        }
+    uint64_t clock = 0;
+    for (int32_t i = 0; i < p->n_steps; i++) {
+        const dgc_step *st = &p->steps[i];
+        int d = st->device;
+        if (st->kind != DGC_STEP_OP || nq[d] <= 1)
+            continue;
+        r->xflags[i] |= XS_MQ;
+        int q = -1;
+        for (int k = 0; k < st->n_in && q < 0; k++) {
+            int32_t ps = p->slots[p->in_slots[st->in_off + k]].step;
+            const dgc_step *pst = &p->steps[ps];
+            if (pst->kind != DGC_STEP_OP || pst->device != d)
+                continue;
+            if (!handed[ps]) {
+                handed[ps] = 1;
+                q = r->qidx[ps];
+            }
+            break; /* only the first same-device producer */
+        }
+        if (q < 0) {
+            q = 0;
+            for (int j = 1; j < nq[d]; j++)
+                if (tick[d * DGR_MAX_QUEUES + j] <
+                    tick[d * DGR_MAX_QUEUES + q])
+                    q = j;
+        }
+        tick[d * DGR_MAX_QUEUES + q] = ++clock;
+        r->qidx[i] = (int8_t)q;
+    }
+    /* wait lists (two passes: count, then fill) */
+    for (int pass = 0; pass < 2; pass++) {
+        int32_t total = 0;
+        for (int32_t i = 0; i < p->n_steps; i++) {
+            const dgc_step *st = &p->steps[i];
+            int32_t cnt = 0;
+            for (int32_t k = poff[i]; k < poff[i + 1]; k++) {
+                int32_t ps = pred[k];
+                const dgc_step *pst = &p->steps[ps];
+                if (pst->kind != DGC_STEP_OP || !(r->xflags[ps] & XS_MQ))
+                    continue;
+                int w;
+                if (st->kind == DGC_STEP_OP)
+                    w = pst->device == st->device &&
+                        r->qidx[ps] != r->qidx[i];
+                else
+                    w = st->src_device == pst->device;
+                if (!w)
+                    continue;
+                if (pass == 1) {
+                    r->waits[total + cnt] = ps;
+                    r->xflags[ps] |= XS_EVENT;
+                }
+                cnt++;
+            }
+            if (pass == 1) {
+                r->wait_off[i] = total;
+                r->wait_n[i] = cnt;
+            }
+            if (cnt > r->max_waits)
+                r->max_waits = cnt;
+            total += cnt;
+        }
+        if (pass == 0) {
+            r->waits = dg_calloc((size_t)total + 1, sizeof *r->waits);
+            if (!r->waits)
+                goto out;
+        }
+    }
+    r->qev = dg_calloc(ns, sizeof *r->qev);
+    if (!r->qev)
+        goto out;
+    rc = 0;
+out:
+    dg_free(nq);
+    dg_free(poff);
+    dg_free(pred);
+    dg_free(handed);
+    dg_free(tick);
+    dg_free(fill);
+    return rc;
+}
+
 void dgr_runner_free(dgr_runner *r)
 {
     if (!r)
         return;
     if (r->scratch)
         for (int i = 0; i < r->s->n_workers; i++)
-            dg_free(r->scratch[i].in), dg_free(r->scratch[i].tout);
+            dg_free(r->scratch[i].in), dg_free(r->scratch[i].tout),
+                dg_free(r->scratch[i].evs);
     dg_free(r->scratch);
     dg_free(r->kern);
     dg_free(r->xflags);
@@ -515,6 +694,14 @@ void dgr_runner_free(dgr_runner *r)
         for (int32_t i = 0; i < r->plan->n_steps; i++)
             dgr_cl_event_release(r->notify_ev[i]);
     dg_free(r->notify_ev);
+    if (r->qev && r->plan)
+        for (int32_t i = 0; i < r->plan->n_steps; i++)
+            dgr_cl_event_release(r->qev[i]);
+    dg_free(r->qev);
+    dg_free(r->qidx);
+    dg_free(r->wait_off);
+    dg_free(r->wait_n);
+    dg_free(r->waits);
     dg_free(r->pending);
     dg_free(r->uses);
     dg_free(r->values);
@@ -567,7 +754,7 @@ dgr_runner *dgr_runner_new(dgr_session *s, const dgc_ref *fetch, int n_fetch,
         if (!r->events || !r->t_start || !r->t_end || !r->lane)
             goto nomem;
     }
-    if (classify_steps(r) != 0)
+    if (classify_steps(r) != 0 || assign_queues(r) != 0)
         goto nomem;
     int32_t *per_dev = dg_calloc((size_t)s->n_dev + 1, sizeof *per_dev);
     if (!per_dev)
@@ -607,7 +794,9 @@ dgr_runner *dgr_runner_new(dgr_session *s, const dgc_ref *fetch, int n_fetch,
         /* tout holds max_out output types followed by max_in input types */
         r->scratch[i].tout = dg_calloc((size_t)(r->max_out + r->max_in),
                                        sizeof(dgc_ttype));
-        if (!r->scratch[i].in || !r->scratch[i].tout)
+        r->scratch[i].evs = dg_calloc((size_t)r->max_waits + 1,
+                                      sizeof(void *));
+        if (!r->scratch[i].in || !r->scratch[i].tout || !r->scratch[i].evs)
             goto nomem;
     }
     return r;
@@ -639,8 +828,9 @@ static void trace_cl_events(dgr_runner *r)
             r->events[i] = NULL;
         }
         if (a || b)
-            dgr_trace_op(S->trace, st->device, 0, n->name, dgc_node_op_name(n),
-                         r->step, a, b, S->in_names[st->node], n->n_inputs);
+            dgr_trace_op(S->trace, st->device, r->qidx[i], n->name,
+                         dgc_node_op_name(n), r->step, a, b,
+                         S->in_names[st->node], n->n_inputs);
     }
 }
 
@@ -693,6 +883,12 @@ dg_status dgr_runner_run(dgr_runner *r, int64_t step, dg_tensor **fetched,
             if (r->notify_ev[i]) {
                 dgr_cl_event_release(r->notify_ev[i]);
                 r->notify_ev[i] = NULL;
+            }
+    if (r->qev)
+        for (int32_t i = 0; i < p->n_steps; i++)
+            if (r->qev[i]) {
+                dgr_cl_event_release(r->qev[i]);
+                r->qev[i] = NULL;
             }
     if (S->trace)
         trace_cl_events(r);

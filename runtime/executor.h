@@ -46,14 +46,37 @@ typedef struct dgr_cl_notify {
     void (*fn)(struct dgr_cl_notify *self, int ok);
 } dgr_cl_notify;
 
-/* Call n->fn once every command queued so far on OpenCL device d has
- * completed, without blocking the caller: a marker is enqueued and flushed,
- * and fn runs from its completion callback (on an OpenCL thread, or inline
- * if the marker is already complete).  *ev receives the marker event, which
- * the caller releases (dgr_cl_event_release) once the device is idle.
- * Returns 0, or -1 if nothing was set up (fn not called; the caller must
- * wait for the device itself).  (exec_cl.c) */
-int dgr_exec_cl_notify(dgr_device *d, dgr_cl_notify *n, void **ev);
+/* Call n->fn once every command queued so far on compute queue q of
+ * OpenCL device d has completed, without blocking the caller: a marker is
+ * enqueued and flushed, and fn runs from its completion callback (on an
+ * OpenCL thread, or inline if the marker is already complete).  *ev
+ * receives the marker event (a previous one is released), which the caller
+ * releases (dgr_cl_event_release) once the device is idle.  Returns 0, or
+ * -1 if nothing was set up (fn not called; the caller must wait for the
+ * device itself).  (exec_cl.c, like the functions below) */
+int dgr_exec_cl_notify(dgr_device *d, int q, dgr_cl_notify *n, void **ev);
+
+/* Number of compute queues of device d (1 for CPU:0). */
+int dgr_exec_cl_queues(dgr_device *d);
+/* Make compute queue q of d the calling thread's queue for the kernels of
+ * the next step and, with n_waits > 0, enqueue on it a barrier on the
+ * events waits[0..n_waits) (producers on other queues).  DG_E_RUNTIME on
+ * an OpenCL failure. */
+dg_status dgr_exec_cl_begin(dgr_device *d, int q, void *const *waits,
+                            int n_waits, dg_error *err);
+/* The calling thread's queue for buffer allocations: a compute queue, or
+ * -1 during a host transfer (allocates only buffers no queue still uses). */
+void dgr_exec_cl_set_queue(int q);
+/* Record that compute queue q reads buffer b (see cl_alloc.c). */
+void dgr_exec_cl_mark(dgr_buffer *b, int q);
+/* A marker event after everything enqueued so far on queue q of d, into
+ * *ev (a previous one is released); flushed. */
+dg_status dgr_exec_cl_event(dgr_device *d, int q, void **ev, dg_error *err);
+/* Blocking read of n bytes of src into host memory dst after the events
+ * waits[0..n_waits) (d's copy queue; d->ops->read when d has one queue). */
+dg_status dgr_exec_cl_read(dgr_device *d, const dgr_buffer *src, void *dst,
+                           size_t n, void *const *waits, int n_waits,
+                           dg_error *err);
 
 /* Name string of output ref r ("x" or "x:k"), dg_malloc'd; NULL on nomem. */
 char *dgr_ref_name(const dgc_graph *g, dgc_ref r);

@@ -47,8 +47,10 @@ class Res:
         self.args, self.code, self.out, self.err = args, code, out, err
 
     def __repr__(self):
+        def cut(t):
+            return t if len(t) <= 3000 else t[:1000] + "\n[...]\n" + t[-2000:]
         return "dgrun %s -> exit %d\n--- stdout:\n%s--- stderr:\n%s" % (
-            " ".join(self.args), self.code, self.out[:2000], self.err[:2000])
+            " ".join(self.args), self.code, cut(self.out), cut(self.err))
 
 
 def dg(*args):
