@@ -13,7 +13,11 @@
  *             of the product;
  *   transfer  a 64 MiB float32 Variable on CPU:0 copied to GPU:0 (Identity
  *             there) and fetched back vs raw blocking clEnqueueWriteBuffer +
- *             clEnqueueReadBuffer of 64 MiB.
+ *             clEnqueueReadBuffer of 64 MiB;
+ *   fanout    B independent branches of L elementwise ops over one GPU:0
+ *             Variable (small tensors: launch-bound; large: compute-bound)
+ *             with DGRUN_CL_QUEUES = 1, 2 and 4: ms per run, and the
+ *             speed-up of several compute queues over one.
  *
  * Every figure is the median of several runs after warm-up, dgrun and raw
  * runs interleaved.  Ratios are raw time / dgrun time (1.0 = as fast as raw;
@@ -505,6 +509,62 @@ static void bench_transfer(raw *r, int mib)
     dgr_close(&d2);
 }
 
+/* ---- fan-out over several queues ---------------------------------------- */
+
+static void bench_fanout_one(int branches, int len, int elems)
+{
+    sbuf j = {0};
+    sb_add(&j, "{\"version\": 1, \"nodes\": [\n"
+               "{\"name\": \"x\", \"op\": \"Variable\", \"attrs\": "
+               "{\"dtype\": \"float32\", \"shape\": [%d], \"init\": 0.5},"
+               " \"device\": \"/gpu:0\"}", elems);
+    for (int b = 0; b < branches; b++)
+        for (int i = 0; i < len; i++) {
+            char in[32];
+            if (i == 0)
+                snprintf(in, sizeof in, "x");
+            else
+                snprintf(in, sizeof in, "b%d_%d", b, i - 1);
+            sb_add(&j, ",\n{\"name\": \"b%d_%d\", \"op\": \"%s\", "
+                       "\"inputs\": [\"%s\"], \"device\": \"/gpu:0\"}",
+                   b, i, i % 2 ? "Cos" : "Sin", in);
+        }
+    sb_add(&j, "], \"fetch\": [");
+    for (int b = 0; b < branches; b++)
+        sb_add(&j, "%s\"b%d_%d\"", b ? ", " : "", b, len - 1);
+    sb_add(&j, "]}\n");
+    double ms[3] = {0, 0, 0};
+    static const char *qs[] = {"1", "2", "4"};
+    for (int k = 0; k < 3; k++) {
+        setenv("DGRUN_CL_QUEUES", qs[k], 1);
+        dgr d;
+        dgr_open(&d, j.p, "fanout.json");
+        dg_session *s = sess_new(&d, 1);
+        sess_run(s, NULL);
+        double *t = calloc((size_t)g_reps, sizeof *t);
+        for (int i = 0; i < g_reps; i++)
+            t[i] = sess_run(s, NULL);
+        ms[k] = median(t, g_reps) * 1e3;
+        free(t);
+        dg_session_free(s);
+        dgr_close(&d);
+    }
+    unsetenv("DGRUN_CL_QUEUES");
+    free(j.p);
+    printf("  %2d branches x %3d ops, %8d floats: %8.2f / %8.2f / %8.2f ms"
+           "  (x%.2f, x%.2f)\n", branches, len, elems, ms[0], ms[1], ms[2],
+           ms[0] / ms[1], ms[0] / ms[2]);
+}
+
+static void bench_fanout(void)
+{
+    printf("fanout   independent branches on GPU:0, median of %d, "
+           "1 / 2 / 4 queues (speed-up over 1 queue):\n", g_reps);
+    bench_fanout_one(8, 50, 256);
+    bench_fanout_one(8, 8, 1 << 20);
+    bench_fanout_one(2, 8, 1 << 22);
+}
+
 int main(int argc, char **argv)
 {
     int chain = 2000, size = 1024, mib = 64, repeat = 5;
@@ -522,7 +582,8 @@ int main(int argc, char **argv)
             only = argv[++i];
         else {
             fprintf(stderr, "usage: bench_cl [--reps R] [--chain N] [--size M]"
-                            " [--mib B] [--only chain|matmul|transfer]\n");
+                            " [--mib B] [--only chain|matmul|transfer|"
+                            "fanout]\n");
             return 2;
         }
     }
@@ -537,6 +598,8 @@ int main(int argc, char **argv)
         bench_matmul(&r, size);
     if (!only || strcmp(only, "transfer") == 0)
         bench_transfer(&r, mib);
+    if (!only || strcmp(only, "fanout") == 0)
+        bench_fanout();
     raw_close(&r);
     return 0;
 }

@@ -17,10 +17,17 @@
 dg_status dgc_read_file(const char *path, char **text, size_t *len,
                         dg_error *err)
 {
+    /* The caller prefixes messages with the path, so they do not repeat
+     * it.  A graph path that does not exist (or is a directory) is bad
+     * usage, exit 2; a file that cannot be read is an I/O failure. */
+    struct stat st0;
+    if (stat(path, &st0) == 0 && S_ISDIR(st0.st_mode))
+        return dg_err(err, DG_E_USAGE, "cannot read: is a directory");
     FILE *f = fopen(path, "rb");
     if (!f)
-        return dg_err(err, DG_E_IO, "cannot read '%s': %s", path,
-                      strerror(errno));
+        return dg_err(err, errno == ENOENT || errno == ENOTDIR ? DG_E_USAGE
+                                                                : DG_E_IO,
+                      "cannot read: %s", strerror(errno));
     /* a regular file is read into a buffer of its size in one go (no
      * doubling and copying); anything else grows as it comes */
     struct stat sb;
@@ -52,7 +59,7 @@ dg_status dgc_read_file(const char *path, char **text, size_t *len,
                 int e = errno;
                 dg_free(buf);
                 fclose(f);
-                return dg_err(err, DG_E_IO, "cannot read '%s': %s", path,
+                return dg_err(err, DG_E_IO, "cannot read: %s",
                               strerror(e ? e : EIO));
             }
             break;

@@ -185,8 +185,12 @@ dg_status dgc_rules_load_file(const char *path, dgc_rule **rules, int *n,
     char *text;
     size_t len;
     dg_status st = dgc_read_file(path, &text, &len, err);
-    if (st)
-        return st;
+    if (st) {
+        /* the CLI prefixes the graph's path: name the rules file here */
+        char why[sizeof err->msg];
+        snprintf(why, sizeof why, "%s", err->msg);
+        return dg_err(err, st, "--placement %s: %s", path, why);
+    }
     char pre[1100];
     snprintf(pre, sizeof pre, "%s: ", path);
     dgc_jdoc doc;

@@ -2,11 +2,15 @@
  * cl_blas.c -- MatMul on OpenCL devices through clBLAST (row-major
  * CLBlastSgemm / CLBlastDgemm, every transpose flag).  The first call in a
  * process compiles clBLAST's kernels (slow with a cold cache); clBLAST keeps
- * its own cache afterwards.
+ * its own cache afterwards.  Calls are serialised process-wide (clBLAST
+ * is not thread-safe; with several queues per device they overlap more).
  */
 #include "cl_internal.h"
 
 #include <clblast_c.h>
+#include <pthread.h>
+
+static pthread_mutex_t blas_lock = PTHREAD_MUTEX_INITIALIZER;
 
 dg_status dgr_cl_matmul(dgr_kctx *k)
 {
@@ -51,12 +55,17 @@ dg_status dgr_cl_matmul(dgr_kctx *k)
     CLBlastTranspose A = ta ? CLBlastTransposeYes : CLBlastTransposeNo;
     CLBlastTranspose B = tb ? CLBlastTransposeYes : CLBlastTransposeNo;
     CLBlastStatusCode s;
+    /* clBLAST's routine set-up (clblast::Database) is not safe for
+     * concurrent calls, even on different contexts (ASan: use after free
+     * inside Database::Database); the calls only enqueue: serialise them */
+    pthread_mutex_lock(&blas_lock);
     if (dt == DG_F64)
         s = CLBlastDgemm(CLBlastLayoutRowMajor, A, B, m, n, kk, 1.0, a, 0, lda,
                          b, 0, ldb, 0.0, c, 0, n, &q, dgr_cl_want_event(k) ? &ev : NULL);
     else
         s = CLBlastSgemm(CLBlastLayoutRowMajor, A, B, m, n, kk, 1.0f, a, 0,
                          lda, b, 0, ldb, 0.0f, c, 0, n, &q, dgr_cl_want_event(k) ? &ev : NULL);
+    pthread_mutex_unlock(&blas_lock);
     if (s != CLBlastSuccess) {
         if ((int)s < 0 && (int)s > -1000)
             return dg_err(k->err, DG_E_RUNTIME,

@@ -545,6 +545,31 @@ static int classify_steps(dgr_runner *r)
     return 0;
 }
 
+#define COV 8 /* completion facts kept per step (assign_queues) */
+
+static int cov_has(const int32_t *c, int n, int32_t s)
+{
+    for (int i = 0; i < n; i++)
+        if (c[i] == s)
+            return 1;
+    return 0;
+}
+
+/* Add s (if >= 0 and new) to the set c of n (<= COV) entries; when full,
+ * the oldest is dropped (only an optimisation is lost).  New count. */
+static int cov_add(int32_t *c, int n, int32_t s)
+{
+    if (s < 0 || cov_has(c, n, s))
+        return n;
+    if (n == COV) {
+        memmove(c, c + 1, sizeof *c * (COV - 1));
+        c[COV - 1] = s;
+        return n;
+    }
+    c[n] = s;
+    return n + 1;
+}
+
 /* Give each OP step on a multi-queue OpenCL device a compute queue, in
  * plan order: the queue of its first same-device data producer unless that
  * producer already handed it to an earlier successor, else the least
@@ -582,6 +607,7 @@ static int assign_queues(dgr_runner *r)
     uint64_t *tick = dg_calloc((size_t)S->n_dev * DGR_MAX_QUEUES + 1,
                                sizeof *tick);
     int32_t *fill = dg_calloc(ns, sizeof *fill);
+    int32_t *cov = NULL;
     int rc = -1;
     if (!poff || !pred || !handed || !tick || !fill)
         goto out;
@@ -624,44 +650,58 @@ static int assign_queues(dgr_runner *r)
         tick[d * DGR_MAX_QUEUES + q] = ++clock;
         r->qidx[i] = (int8_t)q;
     }
-    /* wait lists (two passes: count, then fill) */
-    for (int pass = 0; pass < 2; pass++) {
-        int32_t total = 0;
-        for (int32_t i = 0; i < p->n_steps; i++) {
-            const dgc_step *st = &p->steps[i];
-            int32_t cnt = 0;
+    /* wait lists, in plan order (topological).  cov[s] holds up to COV
+     * steps on other queues known to have completed before s starts: the
+     * ones s waits for, theirs, and those of its same-queue predecessors
+     * (enqueued before s on an in-order queue).  A predecessor already in
+     * that set needs no wait -- e.g. a chain reading one constant on
+     * another queue waits for it once, not once per op. */
+    cov = dg_calloc(ns * COV, sizeof *cov);
+    r->waits = dg_calloc((size_t)p->n_succ + 1, sizeof *r->waits);
+    if (!cov || !r->waits)
+        goto out;
+    for (size_t i = 0; i < ns * COV; i++)
+        cov[i] = -1;
+    int32_t total = 0;
+    for (int32_t i = 0; i < p->n_steps; i++) {
+        const dgc_step *st = &p->steps[i];
+        int32_t *ci = &cov[(size_t)i * COV];
+        int nci = 0;
+        r->wait_off[i] = total;
+        /* same-queue predecessors first: what they know */
+        if (st->kind == DGC_STEP_OP && (r->xflags[i] & XS_MQ))
             for (int32_t k = poff[i]; k < poff[i + 1]; k++) {
                 int32_t ps = pred[k];
-                const dgc_step *pst = &p->steps[ps];
-                if (pst->kind != DGC_STEP_OP || !(r->xflags[ps] & XS_MQ))
+                if (!(r->xflags[ps] & XS_MQ) ||
+                    p->steps[ps].device != st->device ||
+                    r->qidx[ps] != r->qidx[i])
                     continue;
-                int w;
-                if (st->kind == DGC_STEP_OP)
-                    w = pst->device == st->device &&
-                        r->qidx[ps] != r->qidx[i];
-                else
-                    w = st->src_device == pst->device;
-                if (!w)
-                    continue;
-                if (pass == 1) {
-                    r->waits[total + cnt] = ps;
-                    r->xflags[ps] |= XS_EVENT;
-                }
-                cnt++;
+                for (int j = 0; j < COV; j++)
+                    nci = cov_add(ci, nci, cov[(size_t)ps * COV + j]);
             }
-            if (pass == 1) {
-                r->wait_off[i] = total;
-                r->wait_n[i] = cnt;
-            }
-            if (cnt > r->max_waits)
-                r->max_waits = cnt;
-            total += cnt;
+        for (int32_t k = poff[i]; k < poff[i + 1]; k++) {
+            int32_t ps = pred[k];
+            const dgc_step *pst = &p->steps[ps];
+            if (pst->kind != DGC_STEP_OP || !(r->xflags[ps] & XS_MQ))
+                continue;
+            int w;
+            if (st->kind == DGC_STEP_OP)
+                w = pst->device == st->device && r->qidx[ps] != r->qidx[i];
+            else
+                w = st->src_device == pst->device;
+            if (!w || cov_has(ci, nci, ps))
+                continue;
+            r->waits[total + r->wait_n[i]++] = ps;
+            r->xflags[ps] |= XS_EVENT;
+            if (st->kind != DGC_STEP_OP)
+                continue;
+            nci = cov_add(ci, nci, ps);
+            for (int j = 0; j < COV; j++)
+                nci = cov_add(ci, nci, cov[(size_t)ps * COV + j]);
         }
-        if (pass == 0) {
-            r->waits = dg_calloc((size_t)total + 1, sizeof *r->waits);
-            if (!r->waits)
-                goto out;
-        }
+        if (r->wait_n[i] > r->max_waits)
+            r->max_waits = r->wait_n[i];
+        total += r->wait_n[i];
     }
     r->qev = dg_calloc(ns, sizeof *r->qev);
     if (!r->qev)
@@ -674,6 +714,7 @@ out:
     dg_free(handed);
     dg_free(tick);
     dg_free(fill);
+    dg_free(cov);
     return rc;
 }
 

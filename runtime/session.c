@@ -454,7 +454,7 @@ void dg_session_free(dg_session *ds)
         dgr_buffer_release(s->feeds[i].buf);
     if (s->devs)
         for (int i = 0; i < s->n_dev; i++)
-            if (s->dev_open[i] && s->devs[i].info.type != DG_DEV_CPU)
+            if (s->dev_open && s->dev_open[i] && s->devs[i].info.type != DG_DEV_CPU)
                 dgr_cl_device_close(&s->devs[i]);
     dgr_trace_free(s->trace);
     for (int32_t i = 0; s->out_names && i < s->g->n_nodes; i++) {

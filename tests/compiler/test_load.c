@@ -88,8 +88,9 @@ static void test_io_error(void **state)
     dg_error err;
     dgc_graph *g = dg_graph_load("/nonexistent/x.json", NULL, 0, &err);
     assert_null(g);
-    assert_int_equal(err.code, DG_E_IO);
-    assert_non_null(strstr(err.msg, "cannot read '/nonexistent/x.json': "));
+    /* a missing graph file is bad usage (exit 2), not an I/O failure */
+    assert_int_equal(err.code, DG_E_USAGE);
+    assert_non_null(strstr(err.msg, "cannot read: No such file"));
 }
 
 static void test_invalid_json(void **state)
@@ -371,7 +372,9 @@ static void test_rules_file(void **state)
     write_file(path, "{\"device\": \"/cpu:0\"}");
     assert_int_equal(dgc_rules_load_file(path, &r, &n, &err), DG_E_GRAPH);
     unlink(path);
-    assert_int_equal(dgc_rules_load_file(path, &r, &n, &err), DG_E_IO);
+    /* a rules file that does not exist is bad usage (exit 2) */
+    assert_int_equal(dgc_rules_load_file(path, &r, &n, &err), DG_E_USAGE);
+    assert_non_null(strstr(err.msg, path));
 }
 
 /* Replace every value of the good graph, one at a time, by values of other
