@@ -74,6 +74,13 @@ dg_status dgr_exec_cl_read(dgr_device *d, const dgr_buffer *src, void *dst,
                              n_waits, err);
 }
 
+void dgr_exec_cl_idle(dgr_device *d)
+{
+    dgr_cl_dev *cd = cdev(d);
+    if (cd && cd->nq > 1)
+        dgr_cl_alloc_drain(cd);
+}
+
 static void CL_CALLBACK on_complete(cl_event ev, cl_int status, void *arg)
 {
     (void)ev;

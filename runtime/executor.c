@@ -965,6 +965,11 @@ dg_status dgr_runner_run(dgr_runner *r, int64_t step, dg_tensor **fetched,
             r->values[i].buf = NULL;
         }
     }
+    /* the devices are idle: what the run released is free for any queue
+     * (a transfer of the next run may reuse it at once) */
+    for (int d = 0; d < S->n_dev; d++)
+        if (S->devs[d].info.type != DG_DEV_CPU && S->devs[d].ops)
+            dgr_exec_cl_idle(&S->devs[d]);
     if (S->trace)
         for (int d = 0; d < S->n_dev; d++)
             trace_memory(S, d, dg_now_ns());

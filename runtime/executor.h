@@ -72,6 +72,9 @@ void dgr_exec_cl_mark(dgr_buffer *b, int q);
 /* A marker event after everything enqueued so far on queue q of d, into
  * *ev (a previous one is released); flushed. */
 dg_status dgr_exec_cl_event(dgr_device *d, int q, void **ev, dg_error *err);
+/* Device d is idle (synced; nothing enqueued since but blocking reads):
+ * every buffer released since is reusable on any queue. */
+void dgr_exec_cl_idle(dgr_device *d);
 /* Blocking read of n bytes of src into host memory dst after the events
  * waits[0..n_waits) (d's copy queue; d->ops->read when d has one queue). */
 dg_status dgr_exec_cl_read(dgr_device *d, const dgr_buffer *src, void *dst,

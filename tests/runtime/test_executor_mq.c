@@ -4,7 +4,7 @@
  * on GPU:0 with 1, 2 and 4 queues (and split over two virtual GPUs) give
  * the CPU's results, repeatedly -- reusing a buffer before every queue that
  * used it finished, or a missing cross-queue wait, shows up as wrong
- * numbers; and a trace of two independent chains shows them on two queues
+ * numbers (also carving buffers from a small reserved arena); and a trace of two independent chains shows them on two queues
  * ("OpenCL queue 0" / "OpenCL queue 1").  Skipped without OpenCL.
  */
 #include <setjmp.h>
@@ -215,6 +215,19 @@ static void test_random_dags_one_gpu(void **state)
             char what[64];
             snprintf(what, sizeof what, "graph %d, %d queue(s)", gi, qs[k]);
             compare(&got, &want, what);
+            dg_fetch_results_free(got.r, got.n);
+        }
+        /* a reserved arena of ~48 MiB (allow_growth off): ranges go back
+         * to the arena only after every queue finished with them */
+        const dg_device_info *gi0 = dg_devices_get(dl, 1);
+        if (gi0->mem_bytes > ((uint64_t)48 << 20)) {
+            dg_options oa = o;
+            oa.allow_growth = 0;
+            oa.gpu_memory_fraction =
+                (double)(48 << 20) / (double)gi0->mem_bytes;
+            set_queues(4);
+            results got = run_graph(text, &oa, dl, 3);
+            compare(&got, &want, "4 queues, reserved arena");
             dg_fetch_results_free(got.r, got.n);
         }
         dg_fetch_results_free(want.r, want.n);
