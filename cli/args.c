@@ -36,7 +36,7 @@ typedef struct opt_def {
 
 static const opt_def OPTS[] = {
     {"help", 'h', 0, ~0u, O_HELP},
-    {"log-device-placement", 0, 0, M_EXEC, O_LOG},
+    {"log-device-placement", 0, 0, M_COMPILE, O_LOG},
     {"allow-soft-placement", 0, 0, M_COMPILE, O_SOFT},
     {"colocate", 0, 0, M_COMPILE, O_COLOCATE},
     {"no-colocate", 0, 0, M_COMPILE, O_NO_COLOCATE},

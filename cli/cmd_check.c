@@ -12,7 +12,7 @@ int cmd_check(const cli_args *a)
     memset(&err, 0, sizeof err);
     cli_ctx c;
     int code = 0;
-    if (cli_compile(a, &c, &err)) {
+    if (cli_compile(a, &c, &err) || cli_log_placement(a, &c, &err)) {
         if (!err.code)
             err.code = DG_E_GRAPH;
         code = cli_report(a, &err);

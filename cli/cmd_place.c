@@ -19,6 +19,8 @@ int cmd_place(const cli_args *a)
     int code = 0;
     char *text = NULL;
     dg_status st = cli_compile(a, &c, &err);
+    if (!st)
+        st = cli_log_placement(a, &c, &err);
     if (st)
         goto fail;
     if (a->expect) {

@@ -31,9 +31,15 @@ int cmd_run(const cli_args *a)
         goto fail;
     if (a->json) {
         cli_buf_add(&b, "{");
-        for (int i = 0; i < n; i++) {
-            if (i)
+        for (int i = 0, first = 1; i < n; i++) {
+            int seen = 0; /* a repeated fetch is one key (same value) */
+            for (int j = 0; j < i && !seen; j++)
+                seen = strcmp(r[j].name, r[i].name) == 0;
+            if (seen)
+                continue;
+            if (!first)
                 cli_buf_add(&b, ", ");
+            first = 0;
             cli_buf_json_str(&b, r[i].name);
             cli_buf_add(&b, ": ");
             cli_tensor_json(&b, r[i].value);

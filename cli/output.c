@@ -540,6 +540,10 @@ static void recurse(const afmt *f, cli_buf *out, int axis, int64_t base,
 
 void cli_tensor_text(cli_buf *b, const dg_tensor *t)
 {
+    if (!t) { /* a fetched op without outputs (NoOp): TF's sess.run gives None */
+        cli_buf_add(b, "None");
+        return;
+    }
     if (t->shape.rank == 0) {
         scalar_text(b, t);
         return;
@@ -625,7 +629,9 @@ static void json_rec(cli_buf *b, const dg_tensor *t, int axis, int64_t base)
 
 void cli_tensor_json_value(cli_buf *b, const dg_tensor *t)
 {
-    if (t->shape.rank == 0)
+    if (!t)
+        cli_buf_add(b, "null");
+    else if (t->shape.rank == 0)
         json_elem(b, t, 0);
     else
         json_rec(b, t, 0, 0);
@@ -633,6 +639,10 @@ void cli_tensor_json_value(cli_buf *b, const dg_tensor *t)
 
 void cli_tensor_json(cli_buf *b, const dg_tensor *t)
 {
+    if (!t) {
+        cli_buf_add(b, "null");
+        return;
+    }
     cli_buf_add(b, "{\"dtype\": ");
     cli_buf_json_str(b, dg_dtype_name(t->dtype));
     cli_buf_add(b, ", \"shape\": [");

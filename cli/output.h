@@ -35,15 +35,16 @@ void cli_fmt_shortest(double v, int single, char *out, size_t n);
 /* Append a tensor NumPy-style: scalars as numpy scalars print ("0.5403023",
  * "True", "7"), arrays like str(ndarray) (common width, "19." for integral
  * floats, scientific notation by numpy's rules, lines wrapped at 75 columns,
- * arrays over 1000 elements summarised with "..."). */
+ * arrays over 1000 elements summarised with "...").  NULL (a fetched op
+ * without outputs, e.g. NoOp) prints "None" like TF's sess.run. */
 void cli_tensor_text(cli_buf *b, const dg_tensor *t);
 
 /* Append a tensor's value as JSON: a number for a scalar, nested arrays
  * otherwise.  Floats round-trip (shortest form, integral values as "19.0");
- * NaN and infinities become null.  Bool -> true/false. */
+ * NaN and infinities become null.  Bool -> true/false.  NULL -> null. */
 void cli_tensor_json_value(cli_buf *b, const dg_tensor *t);
 
-/* Append {"dtype": ..., "shape": [...], "value": ...}. */
+/* Append {"dtype": ..., "shape": [...], "value": ...}; null for NULL. */
 void cli_tensor_json(cli_buf *b, const dg_tensor *t);
 
 /* Append a double as a JSON number, shortest float32 form when the value is

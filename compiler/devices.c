@@ -8,8 +8,10 @@
  *   job:NAME  replica:N  task:N  device:TYPE[:ID]  TYPE[:ID] (legacy)
  * in any order and any subset, each at most once, where TYPE is CPU or GPU
  * (legacy components also cpu / gpu), ID a decimal number or '*', and a
- * missing ID means "any".  Device types other than CPU and GPU (TPU, ...)
- * are malformed: only CPU and GPU devices exist in dgrun.
+ * missing ID means "any"; "job:*", "replica:*" and "task:*" are "any"
+ * too, as in TF's DeviceNameUtils::ParseFullName.  Device
+ * types other than CPU and GPU (TPU, ...) are malformed: only CPU and GPU
+ * devices exist in dgrun.
  */
 #include "devices.h"
 #include "dg_alloc.h"
@@ -190,6 +192,8 @@ static int parse_component(const char *p, size_t len, dgc_devspec *o,
     const char *v = c1 + 1;
     size_t vlen = len - klen - 1;
     if (klen == 3 && memcmp(p, "job", 3) == 0) {
+        if (vlen == 1 && v[0] == '*') /* TF: "/job:*" is any job */
+            return 0;
         if (o->has_job || !valid_job(v, vlen))
             return -1;
         memcpy(o->job, v, vlen);
@@ -200,6 +204,8 @@ static int parse_component(const char *p, size_t len, dgc_devspec *o,
     if ((klen == 7 && memcmp(p, "replica", 7) == 0) ||
         (klen == 4 && memcmp(p, "task", 4) == 0)) {
         int *dst = klen == 7 ? &o->replica : &o->task;
+        if (vlen == 1 && v[0] == '*') /* any, as in TF */
+            return 0;
         long n = parse_num(v, vlen);
         if (*dst >= 0 || n < 0)
             return -1;

@@ -6,6 +6,7 @@
  * in golden order as "<node>: expected <dev>, placed on <dev>".
  */
 #include "program.h"
+#include "load_priv.h"
 #include "dg_alloc.h"
 #include "dg_error.h"
 
@@ -14,28 +15,20 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The golden file's text; a path that does not exist or is a directory is
+ * bad usage (exit 2) like a missing graph or rules file, an unreadable one
+ * an I/O failure (dgc_read_file). */
 static dg_status read_file(const char *path, char **out, dg_error *err)
 {
-    *out = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return dg_err(err, DG_E_IO, "%s: cannot open golden file: %s", path,
-                      strerror(errno));
-    dg_sbuf b;
-    dg_sbuf_init(&b);
-    char chunk[8192];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
-        dg_sbuf_addn(&b, chunk, n);
-    int bad = ferror(f);
-    fclose(f);
-    if (bad) {
-        dg_sbuf_free(&b);
-        return dg_err(err, DG_E_IO, "%s: cannot read golden file", path);
+    size_t len = 0;
+    dg_error e;
+    memset(&e, 0, sizeof e);
+    dg_status st = dgc_read_file(path, out, &len, &e);
+    if (st) {
+        const char *why = strncmp(e.msg, "cannot read: ", 13) == 0
+                              ? e.msg + 13 : e.msg;
+        return dg_err(err, st, "%s: cannot open golden file: %s", path, why);
     }
-    *out = dg_sbuf_take(&b);
-    if (!*out)
-        return dg_err_nomem(err, "golden file");
     return DG_OK;
 }
 

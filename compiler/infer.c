@@ -306,6 +306,9 @@ static int axis_mask(const dgc_node *n, const char *key, int r, int *mask,
         if (ax < -r || ax >= r)
             FAIL("axis %lld is out of range for a tensor of rank %d",
                  (long long)ax, r);
+        if (mask[ax < 0 ? ax + r : ax] && a->kind == DGC_A_INTS)
+            FAIL("Invalid reduction arguments: Axes contains duplicate "
+                 "dimension: %lld", (long long)(ax < 0 ? ax + r : ax));
         mask[ax < 0 ? ax + r : ax] = 1;
     }
     return 0;
@@ -483,6 +486,9 @@ int dgc_infer_argmax(DGC_INFER_ARGS)
     const dg_shape *x = &in[0].shape;
     if (x->rank < 1)
         FAIL("ArgMax needs an input of rank >= 1");
+    const dgc_attr *axa = dgc_node_attr(n, "axis");
+    if (axa && axa->kind == DGC_A_INTS && axa->n != 1)
+        FAIL("axis must be a single integer (TF: dim must be a scalar)");
     int64_t ax = dgc_attr_int(n, "axis", 0);
     if (ax < -x->rank || ax >= x->rank)
         FAIL("axis %lld is out of range for a tensor of rank %d",

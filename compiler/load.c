@@ -93,8 +93,8 @@ static dg_status check_root(dgc_graph *g, const dgc_jdoc *doc,
         if (!known(top_keys, k->string)) {
             if (strcmp(k->string, "node") == 0)
                 return dg_err(err, DG_E_GRAPH, "unknown top-level key 'node' "
-                              "(TensorFlow GraphDef JSON is not supported yet; "
-                              "dgrun graphs use 'nodes')");
+                              "(a TensorFlow GraphDef has 'node' and no "
+                              "'nodes'; dgrun graphs use 'nodes')");
             return dg_err(err, DG_E_GRAPH, "unknown top-level key '%s'",
                           k->string);
         }
@@ -130,6 +130,8 @@ static dg_status load_root(dgc_graph *g, const cJSON *root, node_src *S,
 {
     const dgc_jdoc *doc = S->doc;
     const cJSON *nodes = NULL;
+    if (dgc_graphdef_detect(root)) /* TF GraphDef JSON: load_graphdef.c */
+        return dgc_graphdef_load(g, doc, root, err);
     dg_status st = check_root(g, doc, root, &nodes, err);
     if (st)
         return json_first(S, st, err);

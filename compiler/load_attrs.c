@@ -185,10 +185,9 @@ static dg_status set_attr(dgc_node *n, dgc_attr *a, dg_error *err)
 }
 
 static dg_status parse_simple(const dgc_jdoc *doc, dgc_node *n,
-                              const cJSON *v, dgc_attr_kind kind,
-                              dg_error *err)
+                              const cJSON *v, const char *key,
+                              dgc_attr_kind kind, dg_error *err)
 {
-    const char *key = v->string;
     dgc_attr a;
     memset(&a, 0, sizeof a);
     a.key = (char *)key;
@@ -281,8 +280,17 @@ dg_status dgc_load_attrs(dgc_graph *g, const dgc_jdoc *doc, int32_t id,
     const cJSON *value = NULL, *init = NULL;
     for (const cJSON *v = attrs ? attrs->child : NULL; v; v = v->next) {
         dgc_attr_kind kind;
-        if ((strcmp(v->string, "dtype") != 0 && !in_list(d->attrs, v->string)) ||
-            kind_of(v->string, n->op, &kind))
+        const char *key = v->string;
+        /* TF 1's older spelling (tf.reduce_sum(keep_dims=...), and the
+         * GraphDef attr name) */
+        if (strcmp(key, "keep_dims") == 0 && in_list(d->attrs, "keepdims")) {
+            key = "keepdims";
+            if (dgc_node_attr(n, key) || cJSON_GetObjectItemCaseSensitive(attrs, key))
+                return dg_err(err, DG_E_GRAPH, "node '%s': both keepdims and "
+                              "keep_dims given", n->name);
+        }
+        if ((strcmp(key, "dtype") != 0 && !in_list(d->attrs, key)) ||
+            kind_of(key, n->op, &kind))
             return dg_err(err, DG_E_GRAPH, "node '%s': unknown attr '%s' for "
                           "op %s", n->name, v->string, d->name);
         if (kind == DGC_A_TENSOR) {
@@ -293,7 +301,7 @@ dg_status dgc_load_attrs(dgc_graph *g, const dgc_jdoc *doc, int32_t id,
             init = v;
             continue;
         }
-        dg_status st = parse_simple(doc, n, v, kind, err);
+        dg_status st = parse_simple(doc, n, v, key, kind, err);
         if (st)
             return st;
         n = &g->nodes[id];

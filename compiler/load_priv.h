@@ -174,4 +174,11 @@ dg_status dgc_rules_parse(const cJSON *arr, const char *prefix,
 int dgc_json_strlist(const cJSON *x, char ***out, int *n);
 void dgc_strv_free(char **v, int n);
 
+/* TensorFlow GraphDef proto3 JSON (load_graphdef.c).  detect: the root is
+ * an object with `node` and without `nodes`.  load: its nodes into g (the
+ * same IR as the dgrun format; inference is left to the caller). */
+int dgc_graphdef_detect(const cJSON *root);
+dg_status dgc_graphdef_load(dgc_graph *g, const dgc_jdoc *doc,
+                            const cJSON *root, dg_error *err);
+
 #endif

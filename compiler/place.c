@@ -292,6 +292,16 @@ static dg_status unite_state(dgc_placer *p, int32_t var, int32_t st,
                 if ((merged = add_spec(p, &m)) < 0)
                     return dg_err_nomem(err, "placement");
             } else {
+                /* the state op's group yields (TF's EnsureCompatibility-
+                 * AcrossResourceEdge): mark its members whose own request
+                 * is overridden */
+                for (int32_t i = 0; i < p->n; i++) {
+                    dgc_devspec t = p->specs[gv];
+                    if (p->req[i] >= 0 && dgc_placer_find(p, i) == rs &&
+                        dgc_devspec_merge_compatible(
+                            &t, &p->specs[p->req[i]], &what) != 0)
+                        p->src[i] |= DGC_SRC_DROPPED;
+                }
                 p->src[st] |= DGC_SRC_DROPPED;
             }
         }
@@ -349,15 +359,22 @@ static dg_status build_groups(dgc_placer *p, dg_error *err)
         p->size[i] = 1;
         p->greq[i] = p->req[i];
     }
-    /* reference edges first, as TF does */
+    /* reference edges first, as TF does: the variable (input 0) of every
+     * state op, and the accumulators it updates in place (ApplyMomentum's
+     * accum, ApplyAdam's m and v), which are reference inputs in TF too */
+    int op_mom = dgc_op_find("ApplyMomentum"), op_adam = dgc_op_find("ApplyAdam");
     for (int32_t i = 0; i < p->n; i++) {
         const dgc_node *n = &g->nodes[i];
         if (!dgc_op_has(n->op, DGC_OP_STATE) || n->n_inputs < 1)
             continue;
-        int32_t v = n->inputs[0].node;
-        if (v >= 0 && v < p->n && dgc_op_has(g->nodes[v].op, DGC_OP_VARIABLE))
-            if ((st = unite_state(p, v, i, err)))
+        int n_ref = n->op == op_adam ? 3 : n->op == op_mom ? 2 : 1;
+        for (int k = 0; k < n_ref && k < n->n_inputs; k++) {
+            int32_t v = n->inputs[k].node;
+            if (v >= 0 && v < p->n &&
+                dgc_op_has(g->nodes[v].op, DGC_OP_VARIABLE) &&
+                (st = unite_state(p, v, i, err)))
                 return st;
+        }
     }
     for (int32_t i = 0; i < p->n; i++) {
         const dgc_node *n = &g->nodes[i];

@@ -2,8 +2,8 @@
  * cl.h -- the OpenCL backend as the rest of the runtime sees it.
  *
  * cl_device.c enumerates OpenCL devices (dg_devices_discover) and opens a
- * dgr_device for GPU:k: context, in-order profiling queue(s), caching
- * allocator, programs.  Kernels (cl_kernels.c) enqueue without host waits;
+ * dgr_device for GPU:k: context, in-order compute queues (DGRUN_CL_QUEUES,
+ * 1..8, default 2) and a copy queue, caching allocator, programs.  Kernels (cl_kernels.c) enqueue without host waits;
  * the device ops' read() is what waits.
  */
 #ifndef DGR_CL_H
@@ -19,7 +19,7 @@
  * with allow_growth 0 reserves the cap.  DG_E_RUNTIME naming the OpenCL call
  * and error on failure. */
 dg_status dgr_cl_device_open(dgr_device *d, const dg_options *o, dg_error *err);
-/* Wait for the device's queues, release everything it holds. */
+/* Wait for all the device's queues, release everything it holds. */
 void dgr_cl_device_close(dgr_device *d);
 
 /* Host-clock time (dg_now_ns) of an event's start and end, from the

@@ -44,8 +44,13 @@ dg_status dgr_cl_matmul(dgr_kctx *k)
     cl_command_queue q = dgr_cl_queue(k);
     if (kk == 0) {
         cl_uchar zero = 0;
+        const cl_event *wl;
+        cl_uint nw = dgr_cl_take_waits(&wl);
         cl_int e = clEnqueueFillBuffer(q, c, &zero, 1, 0,
-                                       m * n * dg_dtype_size(dt), 0, NULL, dgr_cl_want_event(k) ? &ev : NULL);
+                                       m * n * dg_dtype_size(dt), nw, wl,
+                                       dgr_cl_want_event(k) ? &ev : NULL);
+        if (e != CL_SUCCESS)
+            dgr_cl_set_waits(wl, (int)nw);
         if (e != CL_SUCCESS)
             return dgr_cl_kfail(k, "clEnqueueFillBuffer", e);
         dgr_cl_set_event(k, ev);
@@ -54,6 +59,10 @@ dg_status dgr_cl_matmul(dgr_kctx *k)
     size_t lda = (size_t)as->dims[1], ldb = (size_t)bs->dims[1];
     CLBlastTranspose A = ta ? CLBlastTransposeYes : CLBlastTransposeNo;
     CLBlastTranspose B = tb ? CLBlastTransposeYes : CLBlastTransposeNo;
+    /* clBLAST takes no wait list: a barrier for producers on other queues */
+    st = dgr_cl_flush_waits(k);
+    if (st != DG_OK)
+        return st;
     CLBlastStatusCode s;
     /* clBLAST's routine set-up (clblast::Database) is not safe for
      * concurrent calls, even on different contexts (ASan: use after free

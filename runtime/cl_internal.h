@@ -138,7 +138,14 @@ int dgr_cl_clock_sync(dgr_cl_dev *cd);
  * and valid, else 2. */
 int dgr_cl_queue_count(void);
 
-/* Blocking copy of n bytes of src to host memory on cd's copy queue after
+
+/* ---- cl_copy.c ----------------------------------------------------------- */
+
+/* The device ops of an OpenCL logical GPU. */
+extern const dgr_device_ops dgr_cl_ops;
+/* clFinish every queue of cd (compute and copy); the first error. */
+cl_int dgr_cl_finish_all(dgr_cl_dev *cd);
+/* Blocking copy of n bytes of src to host memory on d's copy queue after
  * the events `waits` (the commands writing src on the compute queues) --
  * the executor's device-to-host transfers.  ops->read is the same after a
  * marker on every compute queue. */
@@ -199,6 +206,17 @@ dg_status dgr_cl_matmul(dgr_kctx *k);
  * DGR_CL_COPY_CTX during a host transfer. */
 int dgr_cl_cur_queue(void);
 void dgr_cl_set_cur_queue(int q);
+/* Events the next command a kernel enqueues on the calling thread must
+ * wait for (producers on other queues; the executor sets them, NULL/0
+ * clears).  The array must live until taken. */
+void dgr_cl_set_waits(const cl_event *waits, int n);
+/* Take the pending wait list (count; *waits set); every enqueue in a
+ * kernel passes it to its first command. */
+cl_uint dgr_cl_take_waits(const cl_event **waits);
+/* Enqueue a barrier on k's queue for a pending wait list (commands that
+ * take no wait list: clBLAST; the executor after a kernel that enqueued
+ * nothing). */
+dg_status dgr_cl_flush_waits(dgr_kctx *k);
 /* The queue kernels of k enqueue on: k's device's compute queue
  * dgr_cl_cur_queue() (queue 0 when out of range). */
 cl_command_queue dgr_cl_queue(dgr_kctx *k);
@@ -221,9 +239,14 @@ dg_status dgr_cl_launch(dgr_kctx *k, const char *src, dg_dtype dt,
                         const size_t *local, const dgr_cl_arg *args,
                         int n_args);
 /* Whether a kernel should ask for a cl_event for k->cl_event: only when
- * someone reads it (a tracing session, or a caller without a session such
- * as tests); events cost time per command otherwise. */
+ * someone reads it (a tracing session, a caller without a session such
+ * as tests, or the executor after dgr_cl_set_want_event(1)); events cost
+ * time per command otherwise.  Every command a kernel enqueues asks (the
+ * last event is the kernel's completion on its in-order queue). */
 int dgr_cl_want_event(const dgr_kctx *k);
+/* Make dgr_cl_want_event true on the calling thread (on = 1) whatever the
+ * session: the executor needs the event of a step other queues wait for. */
+void dgr_cl_set_want_event(int on);
 /* Replace k->cl_event with ev (takes ownership). */
 void dgr_cl_set_event(dgr_kctx *k, cl_event ev);
 dgr_cl_dev *dgr_cl_devof(dgr_kctx *k);

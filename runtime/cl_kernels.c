@@ -24,6 +24,39 @@ static _Thread_local int cur_queue;
 
 int dgr_cl_cur_queue(void) { return cur_queue; }
 
+/* Events the step's first command must wait for (dgr_cl_set_waits). */
+static _Thread_local const cl_event *pend_waits;
+static _Thread_local cl_uint n_pend_waits;
+
+void dgr_cl_set_waits(const cl_event *waits, int n)
+{
+    pend_waits = n > 0 ? waits : NULL;
+    n_pend_waits = n > 0 ? (cl_uint)n : 0;
+}
+
+cl_uint dgr_cl_take_waits(const cl_event **waits)
+{
+    cl_uint n = n_pend_waits;
+    *waits = pend_waits;
+    pend_waits = NULL;
+    n_pend_waits = 0;
+    return n;
+}
+
+dg_status dgr_cl_flush_waits(dgr_kctx *k)
+{
+    const cl_event *wl;
+    cl_uint nw = dgr_cl_take_waits(&wl);
+    if (!nw)
+        return DG_OK;
+    cl_int e = clEnqueueBarrierWithWaitList(dgr_cl_queue(k), nw, wl, NULL);
+    if (e != CL_SUCCESS) {
+        dgr_cl_set_waits(wl, (int)nw);
+        return dgr_cl_kfail(k, "clEnqueueBarrierWithWaitList", e);
+    }
+    return DG_OK;
+}
+
 void dgr_cl_set_cur_queue(int q) { cur_queue = q; }
 
 cl_command_queue dgr_cl_dev_queue(dgr_cl_dev *cd)
@@ -67,9 +100,14 @@ static dg_status node_err(dgr_kctx *k, dg_status st)
     return st;
 }
 
+/* The executor needs the step's completion event (other queues wait). */
+static _Thread_local int want_events;
+
+void dgr_cl_set_want_event(int on) { want_events = on; }
+
 int dgr_cl_want_event(const dgr_kctx *k)
 {
-    return !k->sess || dgr_session_trace(k->sess) != NULL;
+    return want_events || !k->sess || dgr_session_trace(k->sess) != NULL;
 }
 
 dg_status dgr_cl_launch(dgr_kctx *k, const char *src, dg_dtype dt,
@@ -94,8 +132,13 @@ dg_status dgr_cl_launch(dgr_kctx *k, const char *src, dg_dtype dt,
         return dgr_cl_kfail(k, "clSetKernelArg", e);
     }
     cl_event ev = NULL;
-    e = clEnqueueNDRangeKernel(dgr_cl_queue(k), kern, dims, NULL, global, local, 0, NULL,
+    const cl_event *wl;
+    cl_uint nw = dgr_cl_take_waits(&wl);
+    e = clEnqueueNDRangeKernel(dgr_cl_queue(k), kern, dims, NULL, global,
+                               local, nw, wl,
                                dgr_cl_want_event(k) ? &ev : NULL);
+    if (e != CL_SUCCESS)
+        dgr_cl_set_waits(wl, (int)nw); /* not consumed */
     pthread_mutex_unlock(&cd->c->lock);
     if (e != CL_SUCCESS)
         return dgr_cl_kfail(k, "clEnqueueNDRangeKernel", e);

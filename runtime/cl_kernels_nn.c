@@ -278,8 +278,12 @@ dg_status dgr_cl_k_assign(dgr_kctx *k)
     if (!bytes || dst == src)
         return DG_OK;
     cl_event ev = NULL;
+    const cl_event *wl;
+    cl_uint nw = dgr_cl_take_waits(&wl);
     cl_int e = clEnqueueCopyBuffer(dgr_cl_queue(k), src, dst, 0, 0, bytes,
-                                   0, NULL, dgr_cl_want_event(k) ? &ev : NULL);
+                                   nw, wl, dgr_cl_want_event(k) ? &ev : NULL);
+    if (e != CL_SUCCESS)
+        dgr_cl_set_waits(wl, (int)nw);
     if (e != CL_SUCCESS)
         return dgr_cl_kfail(k, "clEnqueueCopyBuffer", e);
     dgr_cl_set_event(k, ev);
@@ -401,9 +405,13 @@ static dg_status upload(dgr_kctx *k, dgr_value *out, const void *src,
     if (!bytes)
         return DG_OK;
     cl_event ev = NULL;
+    const cl_event *wl;
+    cl_uint nw = dgr_cl_take_waits(&wl);
     cl_int e = clEnqueueWriteBuffer(dgr_cl_queue(k), dgr_cl_mem(out),
                                     keep ? CL_FALSE : CL_TRUE, 0, bytes, src,
-                                    0, NULL, dgr_cl_want_event(k) ? &ev : NULL);
+                                    nw, wl, dgr_cl_want_event(k) ? &ev : NULL);
+    if (e != CL_SUCCESS)
+        dgr_cl_set_waits(wl, (int)nw);
     if (e != CL_SUCCESS)
         return dgr_cl_kfail(k, "clEnqueueWriteBuffer", e);
     dgr_cl_set_event(k, ev);

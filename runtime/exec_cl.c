@@ -1,7 +1,7 @@
 /*
  * exec_cl.c -- the executor's direct uses of OpenCL: choosing the compute
- * queue a step enqueues on (with a barrier on the events of producers on
- * other queues), marking the buffers a queue uses for the allocator,
+ * queue a step enqueues on (its first command waiting for the events of
+ * producers on other queues), marking the buffers a queue uses for the allocator,
  * making a step's completion event for successors on other queues,
  * device-to-host reads ordered after given events, and learning when a
  * step has finished so that steps on other devices that depend on it start
@@ -25,15 +25,22 @@ int dgr_exec_cl_queues(dgr_device *d)
     return cdev(d)->nq;
 }
 
-dg_status dgr_exec_cl_begin(dgr_device *d, int q, void *const *waits,
-                            int n_waits, dg_error *err)
+void dgr_exec_cl_begin(int q, void *const *waits, int n_waits)
 {
     dgr_cl_set_cur_queue(q);
-    if (n_waits <= 0)
+    dgr_cl_set_waits((const cl_event *)waits, n_waits);
+}
+
+dg_status dgr_exec_cl_end(dgr_device *d, int q, dg_error *err)
+{
+    const cl_event *wl;
+    cl_uint nw = dgr_cl_take_waits(&wl);
+    if (!nw)
         return DG_OK;
-    cl_int e = clEnqueueBarrierWithWaitList(queue_of(cdev(d), q),
-                                            (cl_uint)n_waits,
-                                            (const cl_event *)waits, NULL);
+    /* nothing consumed the wait list (no command, or an error): a barrier
+     * keeps later steps on q ordered after those producers */
+    cl_int e = clEnqueueBarrierWithWaitList(queue_of(cdev(d), q), nw, wl,
+                                            NULL);
     if (e != CL_SUCCESS)
         return dgr_cl_fail(err, NULL, "clEnqueueBarrierWithWaitList", e);
     return DG_OK;
@@ -49,13 +56,27 @@ void dgr_exec_cl_set_queue(int q)
     dgr_cl_set_cur_queue(q);
 }
 
-dg_status dgr_exec_cl_event(dgr_device *d, int q, void **ev, dg_error *err)
+void dgr_exec_cl_want_event(int on)
+{
+    dgr_cl_set_want_event(on);
+}
+
+dg_status dgr_exec_cl_event(dgr_device *d, int q, void *last, void **ev,
+                            dg_error *err)
 {
     cl_command_queue cq = queue_of(cdev(d), q);
-    cl_event m = NULL;
-    cl_int e = clEnqueueMarkerWithWaitList(cq, 0, NULL, &m);
-    if (e != CL_SUCCESS)
-        return dgr_cl_fail(err, NULL, "clEnqueueMarkerWithWaitList", e);
+    cl_event m = (cl_event)last;
+    if (m) {
+        /* the step's last command: on an in-order queue its completion
+         * is the step's */
+        cl_int e = clRetainEvent(m);
+        if (e != CL_SUCCESS)
+            return dgr_cl_fail(err, NULL, "clRetainEvent", e);
+    } else {
+        cl_int e = clEnqueueMarkerWithWaitList(cq, 0, NULL, &m);
+        if (e != CL_SUCCESS)
+            return dgr_cl_fail(err, NULL, "clEnqueueMarkerWithWaitList", e);
+    }
     /* another queue will wait for it: it must reach the device */
     clFlush(cq);
     if (*ev)

@@ -9,9 +9,9 @@
  *
  * OpenCL devices with several compute queues: each GPU op gets a queue once
  * per runner (assign_queues: chains stay on one queue, branches fan out);
- * a step waits, through a barrier on its queue, for the completion events
- * of its same-device predecessors on other queues, and only steps with such
- * successors (or transfers reading their output) make an event.
+ * a step's first command waits (event wait list) for the completion
+ * events of its same-device predecessors on other queues, and only steps
+ * with such successors (or transfers reading their output) keep an event.
  */
 #include "executor.h"
 #include "cl.h"
@@ -46,8 +46,6 @@ typedef struct xnotify {
     dgr_runner *r;
     int32_t s;
 } xnotify;
-
-#define DGR_MAX_QUEUES 8 /* compute queues per device, at most (DGR_CL_MAXQ) */
 
 struct dgr_runner {
     dgr_session *s;
@@ -233,18 +231,23 @@ static dg_status run_op(dgr_runner *r, int32_t s, int lane, wscratch *w,
     uint8_t xf = r->xflags[s];
     for (int i = 0; i < st->n_in; i++)
         w->in[i] = r->values[ins[i]];
+    int nev = 0; /* XS_MQ: events of producers on other queues */
     if (xf & XS_MQ) {
-        int q = r->qidx[s], nev = 0;
         for (int32_t i = 0; i < r->wait_n[s]; i++) {
             void *e = r->qev[r->waits[r->wait_off[s] + i]];
             if (e)
                 w->evs[nev++] = e;
         }
-        dg_status rc = dgr_exec_cl_begin(dev, q, w->evs, nev, &w->err);
-        if (rc != DG_OK)
-            return rc;
         for (int i = 0; i < st->n_in; i++)
-            dgr_exec_cl_mark(w->in[i].buf, q);
+            dgr_exec_cl_mark(w->in[i].buf, r->qidx[s]);
+        if (xf & (XS_VARIABLE | XS_FEED)) {
+            /* no kernel: a barrier keeps later steps on the queue after
+             * the producers */
+            dgr_exec_cl_begin(r->qidx[s], w->evs, nev);
+            dg_status rc = dgr_exec_cl_end(dev, r->qidx[s], &w->err);
+            if (rc != DG_OK)
+                return rc;
+        }
     }
     if (xf & XS_VARIABLE) {
         const dgr_value *v = &S->vars[st->node];
@@ -297,7 +300,22 @@ static dg_status run_op(dgr_runner *r, int32_t s, int lane, wscratch *w,
         k.cl_event = NULL;
         k.err = &w->err;
         w->err.code = DG_OK;
+        if (xf & XS_MQ)
+            dgr_exec_cl_begin(r->qidx[s], w->evs, nev);
+        if (xf & XS_EVENT)
+            dgr_exec_cl_want_event(1);
         dg_status rc = r->kern[s](&k);
+        if (xf & XS_MQ) {
+            dg_status rc2 = dgr_exec_cl_end(dev, r->qidx[s], &w->err);
+            if (rc == DG_OK)
+                rc = rc2;
+        }
+        if (xf & XS_EVENT) {
+            dgr_exec_cl_want_event(0);
+            if (rc == DG_OK)
+                rc = dgr_exec_cl_event(dev, r->qidx[s], k.cl_event,
+                                       &r->qev[s], &w->err);
+        }
         if (rc != DG_OK) {
             if (k.cl_event)
                 dgr_cl_event_release(k.cl_event);
@@ -316,8 +334,12 @@ static dg_status run_op(dgr_runner *r, int32_t s, int lane, wscratch *w,
                 dgr_cl_event_release(k.cl_event);
         }
     }
-    if (xf & XS_EVENT) {
-        dg_status rc = dgr_exec_cl_event(dev, r->qidx[s], &r->qev[s], &w->err);
+    if ((xf & (XS_EVENT | XS_VARIABLE | XS_FEED)) ==
+        (XS_EVENT | XS_VARIABLE) ||
+        (xf & (XS_EVENT | XS_VARIABLE | XS_FEED)) == (XS_EVENT | XS_FEED)) {
+        /* no kernel: a marker */
+        dg_status rc = dgr_exec_cl_event(dev, r->qidx[s], NULL, &r->qev[s],
+                                         &w->err);
         if (rc != DG_OK)
             return rc;
     }
@@ -545,176 +567,19 @@ static int classify_steps(dgr_runner *r)
     return 0;
 }
 
-#define COV 8 /* completion facts kept per step (assign_queues) */
-
-static int cov_has(const int32_t *c, int n, int32_t s)
-{
-    for (int i = 0; i < n; i++)
-        if (c[i] == s)
-            return 1;
-    return 0;
-}
-
-/* Add s (if >= 0 and new) to the set c of n (<= COV) entries; when full,
- * the oldest is dropped (only an optimisation is lost).  New count. */
-static int cov_add(int32_t *c, int n, int32_t s)
-{
-    if (s < 0 || cov_has(c, n, s))
-        return n;
-    if (n == COV) {
-        memmove(c, c + 1, sizeof *c * (COV - 1));
-        c[COV - 1] = s;
-        return n;
-    }
-    c[n] = s;
-    return n + 1;
-}
-
-/* Give each OP step on a multi-queue OpenCL device a compute queue, in
- * plan order: the queue of its first same-device data producer unless that
- * producer already handed it to an earlier successor, else the least
- * recently assigned one.  Then the wait lists: a step waits for its
- * same-device predecessors (data or control) on other queues, a transfer
- * out of such a device for its producers; those make events.  Arrays are
- * allocated (zeroed) in every case; 0 ok, -1 nomem. */
+/* Queues and wait lists (exec_queues.c); 0 ok, -1 nomem. */
 static int assign_queues(dgr_runner *r)
 {
-    dgr_session *S = r->s;
-    const dgc_plan *p = r->plan;
-    size_t ns = (size_t)p->n_steps + 1;
-    r->qidx = dg_calloc(ns, sizeof *r->qidx);
-    r->wait_off = dg_calloc(ns, sizeof *r->wait_off);
-    r->wait_n = dg_calloc(ns, sizeof *r->wait_n);
-    int *nq = dg_calloc((size_t)S->n_dev + 1, sizeof *nq);
-    if (!r->qidx || !r->wait_off || !r->wait_n || !nq) {
-        dg_free(nq);
-        return -1;
-    }
-    int any = 0;
-    for (int d = 0; d < S->n_dev; d++) {
-        nq[d] = S->devs[d].info.type == DG_DEV_CPU || !S->devs[d].ops
-                    ? 1 : dgr_exec_cl_queues(&S->devs[d]);
-        any |= nq[d] > 1;
-    }
-    if (!any) {
-        dg_free(nq);
-        return 0;
-    }
-    /* predecessors: invert the successor lists */
-    int32_t *poff = dg_calloc(ns + 1, sizeof *poff);
-    int32_t *pred = dg_calloc((size_t)p->n_succ + 1, sizeof *pred);
-    uint8_t *handed = dg_calloc(ns, 1);
-    uint64_t *tick = dg_calloc((size_t)S->n_dev * DGR_MAX_QUEUES + 1,
-                               sizeof *tick);
-    int32_t *fill = dg_calloc(ns, sizeof *fill);
-    int32_t *cov = NULL;
-    int rc = -1;
-    if (!poff || !pred || !handed || !tick || !fill)
-        goto out;
-    for (int32_t i = 0; i < p->n_steps; i++)
-        for (int32_t k = 0; k < p->steps[i].n_succ; k++)
-            poff[p->succ[p->steps[i].succ_off + k] + 1]++;
-    for (int32_t i = 0; i < p->n_steps; i++)
-        poff[i + 1] += poff[i];
-    for (int32_t i = 0; i < p->n_steps; i++)
-        for (int32_t k = 0; k < p->steps[i].n_succ; k++) {
-            int32_t t = p->succ[p->steps[i].succ_off + k];
-            pred[poff[t] + fill[t]++] = i;
-        }
-    uint64_t clock = 0;
-    for (int32_t i = 0; i < p->n_steps; i++) {
-        const dgc_step *st = &p->steps[i];
-        int d = st->device;
-        if (st->kind != DGC_STEP_OP || nq[d] <= 1)
-            continue;
-        r->xflags[i] |= XS_MQ;
-        int q = -1;
-        for (int k = 0; k < st->n_in && q < 0; k++) {
-            int32_t ps = p->slots[p->in_slots[st->in_off + k]].step;
-            const dgc_step *pst = &p->steps[ps];
-            if (pst->kind != DGC_STEP_OP || pst->device != d)
-                continue;
-            if (!handed[ps]) {
-                handed[ps] = 1;
-                q = r->qidx[ps];
-            }
-            break; /* only the first same-device producer */
-        }
-        if (q < 0) {
-            q = 0;
-            for (int j = 1; j < nq[d]; j++)
-                if (tick[d * DGR_MAX_QUEUES + j] <
-                    tick[d * DGR_MAX_QUEUES + q])
-                    q = j;
-        }
-        tick[d * DGR_MAX_QUEUES + q] = ++clock;
-        r->qidx[i] = (int8_t)q;
-    }
-    /* wait lists, in plan order (topological).  cov[s] holds up to COV
-     * steps on other queues known to have completed before s starts: the
-     * ones s waits for, theirs, and those of its same-queue predecessors
-     * (enqueued before s on an in-order queue).  A predecessor already in
-     * that set needs no wait -- e.g. a chain reading one constant on
-     * another queue waits for it once, not once per op. */
-    cov = dg_calloc(ns * COV, sizeof *cov);
-    r->waits = dg_calloc((size_t)p->n_succ + 1, sizeof *r->waits);
-    if (!cov || !r->waits)
-        goto out;
-    for (size_t i = 0; i < ns * COV; i++)
-        cov[i] = -1;
-    int32_t total = 0;
-    for (int32_t i = 0; i < p->n_steps; i++) {
-        const dgc_step *st = &p->steps[i];
-        int32_t *ci = &cov[(size_t)i * COV];
-        int nci = 0;
-        r->wait_off[i] = total;
-        /* same-queue predecessors first: what they know */
-        if (st->kind == DGC_STEP_OP && (r->xflags[i] & XS_MQ))
-            for (int32_t k = poff[i]; k < poff[i + 1]; k++) {
-                int32_t ps = pred[k];
-                if (!(r->xflags[ps] & XS_MQ) ||
-                    p->steps[ps].device != st->device ||
-                    r->qidx[ps] != r->qidx[i])
-                    continue;
-                for (int j = 0; j < COV; j++)
-                    nci = cov_add(ci, nci, cov[(size_t)ps * COV + j]);
-            }
-        for (int32_t k = poff[i]; k < poff[i + 1]; k++) {
-            int32_t ps = pred[k];
-            const dgc_step *pst = &p->steps[ps];
-            if (pst->kind != DGC_STEP_OP || !(r->xflags[ps] & XS_MQ))
-                continue;
-            int w;
-            if (st->kind == DGC_STEP_OP)
-                w = pst->device == st->device && r->qidx[ps] != r->qidx[i];
-            else
-                w = st->src_device == pst->device;
-            if (!w || cov_has(ci, nci, ps))
-                continue;
-            r->waits[total + r->wait_n[i]++] = ps;
-            r->xflags[ps] |= XS_EVENT;
-            if (st->kind != DGC_STEP_OP)
-                continue;
-            nci = cov_add(ci, nci, ps);
-            for (int j = 0; j < COV; j++)
-                nci = cov_add(ci, nci, cov[(size_t)ps * COV + j]);
-        }
-        if (r->wait_n[i] > r->max_waits)
-            r->max_waits = r->wait_n[i];
-        total += r->wait_n[i];
-    }
-    r->qev = dg_calloc(ns, sizeof *r->qev);
-    if (!r->qev)
-        goto out;
-    rc = 0;
-out:
-    dg_free(nq);
-    dg_free(poff);
-    dg_free(pred);
-    dg_free(handed);
-    dg_free(tick);
-    dg_free(fill);
-    dg_free(cov);
+    dgr_exec_queues qp;
+    memset(&qp, 0, sizeof qp);
+    int rc = dgr_exec_assign_queues(r->s, r->plan, r->xflags, XS_MQ,
+                                    XS_EVENT, &qp);
+    r->qidx = qp.qidx;
+    r->wait_off = qp.wait_off;
+    r->wait_n = qp.wait_n;
+    r->waits = qp.waits;
+    r->max_waits = qp.max_waits;
+    r->qev = qp.qev;
     return rc;
 }
 

@@ -58,20 +58,27 @@ int dgr_exec_cl_notify(dgr_device *d, int q, dgr_cl_notify *n, void **ev);
 
 /* Number of compute queues of device d (1 for CPU:0). */
 int dgr_exec_cl_queues(dgr_device *d);
-/* Make compute queue q of d the calling thread's queue for the kernels of
- * the next step and, with n_waits > 0, enqueue on it a barrier on the
- * events waits[0..n_waits) (producers on other queues).  DG_E_RUNTIME on
- * an OpenCL failure. */
-dg_status dgr_exec_cl_begin(dgr_device *d, int q, void *const *waits,
-                            int n_waits, dg_error *err);
+/* Make compute queue q the calling thread's queue for the kernels of the
+ * next step, whose first command waits for the events waits[0..n_waits)
+ * (producers on other queues; the array lives until dgr_exec_cl_end). */
+void dgr_exec_cl_begin(int q, void *const *waits, int n_waits);
+/* After the step's kernel (or none) on queue q of d: if no command took the
+ * wait list, enqueue a barrier on it.  DG_E_RUNTIME on an OpenCL failure. */
+dg_status dgr_exec_cl_end(dgr_device *d, int q, dg_error *err);
 /* The calling thread's queue for buffer allocations: a compute queue, or
  * -1 during a host transfer (allocates only buffers no queue still uses). */
 void dgr_exec_cl_set_queue(int q);
 /* Record that compute queue q reads buffer b (see cl_alloc.c). */
 void dgr_exec_cl_mark(dgr_buffer *b, int q);
-/* A marker event after everything enqueued so far on queue q of d, into
- * *ev (a previous one is released); flushed. */
-dg_status dgr_exec_cl_event(dgr_device *d, int q, void **ev, dg_error *err);
+/* Have the kernels the calling thread runs next return their cl_event
+ * (on = 1) or not (0, the default). */
+void dgr_exec_cl_want_event(int on);
+/* The completion event of the step just enqueued on queue q of d, into
+ * *ev (a previous one is released), flushed: `last` (the kernel's last
+ * command's event, retained here) or, when NULL, a new marker after
+ * everything enqueued so far on q. */
+dg_status dgr_exec_cl_event(dgr_device *d, int q, void *last, void **ev,
+                            dg_error *err);
 /* Device d is idle (synced; nothing enqueued since but blocking reads):
  * every buffer released since is reusable on any queue. */
 void dgr_exec_cl_idle(dgr_device *d);
@@ -80,6 +87,25 @@ void dgr_exec_cl_idle(dgr_device *d);
 dg_status dgr_exec_cl_read(dgr_device *d, const dgr_buffer *src, void *dst,
                            size_t n, void *const *waits, int n_waits,
                            dg_error *err);
+
+/* Per-step queue facts of a runner (exec_queues.c); arrays dg_calloc'd,
+ * n_steps + 1 entries except waits; the caller frees them. */
+typedef struct dgr_exec_queues {
+    int8_t *qidx;               /* compute queue of each GPU op */
+    int32_t *wait_off, *wait_n; /* into waits */
+    int32_t *waits;             /* steps whose event a step waits for */
+    int max_waits;
+    void **qev;                 /* per step, for the run's events; NULL
+                                   when no device has several queues */
+} dgr_exec_queues;
+
+/* Assign queues and wait lists for plan p on session S's devices; sets
+ * f_mq in xflags[s] for ops on devices with several queues and f_event
+ * for steps others wait for.  Arrays are allocated (zeroed) in every
+ * case.  0 ok, -1 nomem (what was allocated is in *out). */
+int dgr_exec_assign_queues(dgr_session *S, const dgc_plan *p,
+                           uint8_t *xflags, uint8_t f_mq, uint8_t f_event,
+                           dgr_exec_queues *out);
 
 /* Name string of output ref r ("x" or "x:k"), dg_malloc'd; NULL on nomem. */
 char *dgr_ref_name(const dgc_graph *g, dgc_ref r);

@@ -128,6 +128,36 @@ static void convert(dg_tensor *t, const unsigned char *src, src_kind k,
     }
 }
 
+/* Reorder t's data, read in Fortran (column-major) order as np.save writes
+ * a transposed array, into C order.  Fails only when memory runs out. */
+static dg_status from_fortran(dg_tensor *t)
+{
+    int64_t n = dg_shape_numel(&t->shape);
+    size_t es = dg_dtype_size(t->dtype);
+    unsigned char *src = dg_malloc((size_t)n * es);
+    if (!src)
+        return DG_E_NOMEM;
+    memcpy(src, t->data, (size_t)n * es);
+    int r = t->shape.rank;
+    int64_t idx[DG_MAX_RANK] = {0}, stride[DG_MAX_RANK];
+    int64_t st = 1;
+    for (int k = 0; k < r; k++) {
+        stride[k] = st;
+        st *= t->shape.dims[k];
+    }
+    for (int64_t i = 0; i < n; i++) {
+        int64_t off = 0;
+        for (int k = 0; k < r; k++)
+            off += idx[k] * stride[k];
+        memcpy((unsigned char *)t->data + (size_t)i * es, src + (size_t)off * es, es);
+        for (int k = r - 1; k >= 0 && ++idx[k] == t->shape.dims[k]; k--)
+            idx[k] = 0;
+    }
+    dg_free(src);
+    return DG_OK;
+}
+
+
 /* ---- .npy ------------------------------------------------------------------- */
 
 typedef struct hdr_parser {
@@ -297,9 +327,6 @@ static dg_status load_npy(const char *path, const char *buf, size_t len,
     if (!descr[0] || fortran < 0 || !have_shape)
         return dg_err(err, DG_E_GRAPH, "%s: .npy header lacks descr, "
                       "fortran_order or shape", path);
-    if (fortran)
-        return dg_err(err, DG_E_GRAPH, "%s: Fortran-order .npy arrays are not "
-                      "supported (save with C order)", path);
     src_kind k;
     size_t isz;
     if (parse_descr(descr, &k, &isz))
@@ -323,6 +350,10 @@ static dg_status load_npy(const char *path, const char *buf, size_t len,
     if (!t)
         return dg_err_nomem(err, path);
     convert(t, (const unsigned char *)buf + data_off, k, numel);
+    if (fortran && fs.rank > 1 && numel > 0 && from_fortran(t) != DG_OK) {
+        dg_tensor_free(t);
+        return dg_err_nomem(err, path);
+    }
     *out = t;
     return DG_OK;
 }

@@ -8,6 +8,8 @@
 #include "dg_util.h"
 
 #include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -255,45 +257,87 @@ dg_status dgr_k_transpose(dgr_kctx *k)
 
 /* ---- Print --------------------------------------------------------------- */
 
+/* One element as TF's PrintOneElement/StrCat writes it: floats with %.6g
+ * (%.15g for float64), widened to %.9g (%.17g) when that does not read back
+ * exactly; bools as 1/0. */
 static void print_elem(dg_sbuf *b, const dgr_value *v, int64_t i)
 {
     const void *p = dgr_cpu_ptr(v);
+    char buf[40];
     switch (v->dtype) {
-    case DG_F32: dg_sbuf_addf(b, "%g", (double)((const float *)p)[i]); break;
-    case DG_F64: dg_sbuf_addf(b, "%g", ((const double *)p)[i]); break;
+    case DG_F32: {
+        float f = ((const float *)p)[i];
+        snprintf(buf, sizeof buf, "%.6g", (double)f);
+        if (isfinite(f) && strtof(buf, NULL) != f)
+            snprintf(buf, sizeof buf, "%.9g", (double)f);
+        dg_sbuf_add(b, buf);
+        break;
+    }
+    case DG_F64: {
+        double f = ((const double *)p)[i];
+        snprintf(buf, sizeof buf, "%.15g", f);
+        if (isfinite(f) && strtod(buf, NULL) != f)
+            snprintf(buf, sizeof buf, "%.17g", f);
+        dg_sbuf_add(b, buf);
+        break;
+    }
     case DG_I32: dg_sbuf_addf(b, "%" PRId32, ((const int32_t *)p)[i]); break;
     case DG_I64: dg_sbuf_addf(b, "%" PRId64, ((const int64_t *)p)[i]); break;
     default:
-        dg_sbuf_add(b, ((const dgr_bool_t *)p)[i] ? "True" : "False");
+        dg_sbuf_add(b, ((const dgr_bool_t *)p)[i] ? "1" : "0");
         break;
     }
 }
 
-/* Nested "[a b] [c d]" rendering of dims d.. from element *pos, stopping
- * after `limit` elements with "...".  Returns 1 once truncated. */
-static int print_dims(dg_sbuf *b, const dgr_value *v, int d, int64_t *pos,
-                      int64_t limit)
+/* TF's PrintOneDim: dims d.. from element *pos, at most `limit` elements;
+ * rows are bracketed without separators ("[1 2][3...]"). */
+static void print_dims(dg_sbuf *b, const dgr_value *v, int d, int64_t *pos,
+                       int64_t limit)
 {
-    dg_sbuf_add(b, "[");
+    if (*pos >= limit)
+        return;
     int64_t n = v->shape.dims[d];
-    for (int64_t i = 0; i < n; i++) {
-        if (limit >= 0 && *pos >= limit) {
-            dg_sbuf_add(b, "...]");
-            return 1;
-        }
-        if (i)
-            dg_sbuf_add(b, " ");
-        if (d + 1 < v->shape.rank) {
-            if (print_dims(b, v, d + 1, pos, limit)) {
-                dg_sbuf_add(b, "]");
-                return 1;
+    if (d == v->shape.rank - 1) {
+        for (int64_t i = 0; i < n; i++) {
+            if (*pos >= limit) {
+                if (d != 0)
+                    dg_sbuf_add(b, "...");
+                return;
             }
-        } else {
+            if (i)
+                dg_sbuf_add(b, " ");
             print_elem(b, v, (*pos)++);
         }
+        return;
     }
+    for (int64_t i = 0; i < n; i++) {
+        int opened = *pos < limit;
+        if (opened)
+            dg_sbuf_add(b, "[");
+        print_dims(b, v, d + 1, pos, limit);
+        if (*pos < limit || opened)
+            dg_sbuf_add(b, "]");
+    }
+}
+
+/* Tensor::SummarizeValue wrapped in brackets, as TF's Print writes each
+ * tensor: "[1 2 3...]", "[[1 2][3...]...]", "[0.5]" for a scalar. */
+static void print_value(dg_sbuf *b, const dgr_value *v, int64_t limit)
+{
+    int64_t n = dg_shape_numel(&v->shape);
+    if (limit < 0 || limit > n)
+        limit = n;
+    int64_t pos = 0;
+    dg_sbuf_add(b, "[");
+    if (v->shape.rank == 0) {
+        if (limit > 0)
+            print_elem(b, v, 0);
+    } else {
+        print_dims(b, v, 0, &pos, limit);
+    }
+    if (n > limit)
+        dg_sbuf_add(b, "...");
     dg_sbuf_add(b, "]");
-    return 0;
 }
 
 dg_status dgr_k_print(dgr_kctx *k)
@@ -305,12 +349,7 @@ dg_status dgr_k_print(dgr_kctx *k)
         dg_sbuf_add(&b, m->s);
     int64_t limit = dgc_attr_int(k->node, "summarize", 3);
     for (int i = k->n_in > 1 ? 1 : 0; i < k->n_in; i++) {
-        const dgr_value *v = &k->in[i];
-        int64_t pos = 0;
-        if (v->shape.rank == 0)
-            print_elem(&b, v, 0);
-        else
-            print_dims(&b, v, 0, &pos, limit);
+        print_value(&b, &k->in[i], limit);
     }
     dg_sbuf_add(&b, "\n");
     if (b.oom) {

@@ -1,0 +1,588 @@
+/*
+ * test_graphdef.c -- unit and end-to-end tests of the TensorFlow GraphDef
+ * (proto3 JSON) loader: the IR the files in tests/data/graphdef give
+ * (colocation from _class, devices, folded Const inputs, Variable
+ * initializers, control inputs), their placement and their results through
+ * the public API, TensorProto details, and the one-line errors.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+
+#include <cmocka.h>
+#include <cJSON.h>
+
+#include "dgrun.h"
+#include "ir.h"
+#include "ops.h"
+
+static const char *src_root(void)
+{
+    const char *r = getenv("DGRUN_SOURCE_ROOT");
+    return r ? r : ".";
+}
+
+static char *data_path(const char *name)
+{
+    static char buf[4096];
+    snprintf(buf, sizeof buf, "%s/tests/data/graphdef/%s", src_root(), name);
+    return buf;
+}
+
+static dgc_graph *load_file(const char *name)
+{
+    dg_error err;
+    memset(&err, 0, sizeof err);
+    dgc_graph *g = dg_graph_load(data_path(name), NULL, 0, &err);
+    if (!g)
+        fail_msg("%s: %s", name, err.msg);
+    return g;
+}
+
+static dgc_graph *load_text(const char *json, dg_error *err)
+{
+    memset(err, 0, sizeof *err);
+    return dg_graph_load("t.json", json, strlen(json), err);
+}
+
+static const dgc_node *node(const dgc_graph *g, const char *name)
+{
+    int32_t id = dgc_graph_find(g, name);
+    if (id < 0)
+        fail_msg("no node '%s'", name);
+    return &g->nodes[id];
+}
+
+/* ---- running through the public API ------------------------------------- */
+
+typedef struct run_out {
+    dg_fetch_result *r;
+    int n;
+} run_out;
+
+static dg_program *compile(dgc_graph *g, int assume_gpus, int soft,
+                           dg_options *o)
+{
+    dg_options_init(o);
+    o->opencl_devices = "none";
+    o->allow_soft_placement = soft;
+    o->inter_op_threads = 2;
+    o->intra_op_threads = 1;
+    dg_error err;
+    dg_device_list *devs = NULL;
+    dg_status st = assume_gpus >= 0 ? dg_devices_assume(assume_gpus, &devs, &err)
+                                    : dg_devices_discover(o, &devs, &err);
+    if (st)
+        fail_msg("devices: %s", err.msg);
+    dg_program *p = dg_compile(g, o, devs, &err);
+    dg_devices_free(devs);
+    if (!p)
+        fail_msg("compile: %s", err.msg);
+    return p;
+}
+
+static const char *placed(const dg_program *p, const char *name)
+{
+    for (int i = 0; i < dg_program_node_count(p); i++) {
+        dg_node_info ni;
+        dg_program_node(p, i, &ni);
+        if (strcmp(ni.name, name) == 0)
+            return ni.device;
+    }
+    fail_msg("node '%s' not placed", name);
+    return NULL;
+}
+
+static run_out run(const char *file, const char **fetch, int n_fetch)
+{
+    dg_options o;
+    dg_program *p = compile(load_file(file), -1, 1, &o);
+    o.fetch = fetch;
+    o.n_fetch = n_fetch;
+    dg_error err;
+    dg_session *s = dg_session_new(p, &o, &err);
+    if (!s)
+        fail_msg("session: %s", err.msg);
+    run_out out = {NULL, 0};
+    if (dg_session_run(s, &out.r, &out.n, &err))
+        fail_msg("run: %s", err.msg);
+    dg_session_free(s);
+    dg_program_free(p);
+    assert_int_equal(out.n, n_fetch);
+    return out;
+}
+
+static double elem(const dg_tensor *t, int64_t i)
+{
+    switch (t->dtype) {
+    case DG_F32: return ((float *)t->data)[i];
+    case DG_F64: return ((double *)t->data)[i];
+    case DG_I32: return ((int32_t *)t->data)[i];
+    case DG_I64: return (double)((int64_t *)t->data)[i];
+    default: return ((uint8_t *)t->data)[i];
+    }
+}
+
+/* ---- the sin/cos seed graph ---------------------------------------------- */
+
+static void test_sincos_ir(void **state)
+{
+    (void)state;
+    dgc_graph *g = load_file("sincos.json");
+    assert_int_equal(g->n_nodes, 7);
+    assert_int_equal(g->n_file_nodes, 7);
+    const dgc_node *a = node(g, "a");
+    assert_true(dgc_op_has(a->op, DGC_OP_VARIABLE));
+    assert_string_equal(dgc_node_op_name(a), "VariableV2");
+    const dgc_attr *init = dgc_node_attr(a, "init");
+    assert_non_null(init);
+    assert_int_equal(init->init.kind, DGC_INIT_VALUE);
+    assert_int_equal(init->init.value->dtype, DG_F32);
+    assert_int_equal(init->init.value->shape.rank, 0);
+    assert_true(*(float *)init->init.value->data == 1.0f);
+    assert_null(dgc_node_attr(a, "container"));
+    const dgc_node *as = node(g, "a/Assign");
+    assert_int_equal(as->n_coloc, 1);
+    assert_int_equal(as->coloc[0], dgc_graph_find(g, "a"));
+    assert_int_equal(as->n_inputs, 2);
+    assert_int_equal(as->inputs[1].node, dgc_graph_find(g, "a/initial_value"));
+    assert_string_equal(node(g, "b")->device, "/device:GPU:0");
+    assert_string_equal(node(g, "c")->device, "/device:CPU:0");
+    const dgc_node *in = node(g, "init");
+    assert_int_equal(in->n_inputs, 0);
+    assert_int_equal(in->n_ctrl, 1);
+    assert_int_equal(in->ctrl[0], dgc_graph_find(g, "a/Assign"));
+    assert_int_equal(node(g, "c")->outputs[0].dtype, DG_F32);
+    dg_graph_free(g);
+}
+
+static void test_sincos_place(void **state)
+{
+    (void)state;
+    dg_options o;
+    dg_program *p = compile(load_file("sincos.json"), 1, 0, &o);
+    const char *cpu = "/job:localhost/replica:0/task:0/device:CPU:0";
+    const char *gpu = "/job:localhost/replica:0/task:0/device:GPU:0";
+    assert_string_equal(placed(p, "a"), cpu);
+    assert_string_equal(placed(p, "a/Assign"), cpu);
+    assert_string_equal(placed(p, "a/read"), cpu);
+    assert_string_equal(placed(p, "b"), gpu);
+    assert_string_equal(placed(p, "c"), cpu);
+    assert_true(dg_program_transfer_count(p) >= 2);
+    dg_program_free(p);
+
+    /* without GPUs the explicit /device:GPU:0 of b cannot be met */
+    dg_device_list *devs;
+    dg_error err;
+    dg_options_init(&o);
+    assert_int_equal(dg_devices_assume(0, &devs, &err), DG_OK);
+    dgc_graph *g = load_file("sincos.json");
+    assert_null(dg_compile(g, &o, devs, &err));
+    assert_non_null(strstr(err.msg, "'b'"));
+    dg_graph_free(g);
+    dg_devices_free(devs);
+}
+
+static void test_sincos_run(void **state)
+{
+    (void)state;
+    const char *f[] = {"c", "a/read"};
+    run_out r = run("sincos.json", f, 2);
+    assert_float_equal(elem(r.r[0].value, 0), cos(sin(1.0)), 1e-6);
+    assert_float_equal(elem(r.r[1].value, 0), 1.0, 0);
+    dg_fetch_results_free(r.r, r.n);
+}
+
+/* ---- MLP forward pass: tensorContent weights, folded Const inputs -------- */
+
+static void test_mlp_ir(void **state)
+{
+    (void)state;
+    dgc_graph *g = load_file("mlp.json");
+    const dgc_node *mean = node(g, "Mean");
+    assert_int_equal(mean->n_inputs, 1);
+    const dgc_attr *ax = dgc_node_attr(mean, "axis");
+    assert_non_null(ax);
+    assert_int_equal(ax->n, 1);
+    assert_int_equal(ax->ints[0], 0);
+    assert_int_equal(dgc_attr_bool(mean, "keepdims", 1), 0);
+    assert_int_equal(dgc_attr_bool(node(g, "Sum"), "keepdims", 0), 1);
+    const dgc_attr *sh = dgc_node_attr(node(g, "Reshape"), "shape");
+    assert_int_equal(sh->n, 1);
+    assert_int_equal(sh->ints[0], -1);
+    assert_int_equal(node(g, "Reshape")->outputs[0].shape.dims[0], 4);
+    const dgc_attr *perm = dgc_node_attr(node(g, "transpose"), "perm");
+    assert_int_equal(perm->n, 2);
+    assert_int_equal(perm->ints[0], 1);
+    assert_int_equal(dgc_attr_int(node(g, "ArgMax"), "axis", -9), 1);
+    assert_int_equal(node(g, "ArgMax")->outputs[0].dtype, DG_I64);
+    const dgc_attr *w1 = dgc_node_attr(node(g, "w1"), "value");
+    assert_int_equal(w1->tensor->shape.rank, 2);
+    assert_int_equal(w1->tensor->shape.dims[0], 4);
+    assert_int_equal(w1->tensor->shape.dims[1], 3);
+    /* "b2": one floatVal broadcast over shape [2] */
+    const dgc_attr *b2 = dgc_node_attr(node(g, "b2"), "value");
+    assert_true(((float *)b2->tensor->data)[1] == 0.5f);
+    const dgc_node *x = node(g, "x");
+    assert_int_equal(x->outputs[0].shape.dims[0], -1);
+    assert_int_equal(x->outputs[0].shape.dims[1], 4);
+    assert_string_equal(dgc_node_op_name(node(g, "logits")), "AddV2");
+    dg_graph_free(g);
+}
+
+static void test_mlp_run(void **state)
+{
+    (void)state;
+    const char *f[] = {"logits", "Mean", "ArgMax", "Reshape", "transpose", "Sum"};
+    run_out r = run("mlp.json", f, 6);
+    FILE *fp = fopen(data_path("mlp_expected.json"), "r");
+    assert_non_null(fp);
+    char buf[8192];
+    size_t n = fread(buf, 1, sizeof buf - 1, fp);
+    fclose(fp);
+    buf[n] = 0;
+    cJSON *exp = cJSON_Parse(buf);
+    assert_non_null(exp);
+    for (int i = 0; i < r.n; i++) {
+        const cJSON *e = cJSON_GetObjectItemCaseSensitive(exp, f[i]);
+        assert_non_null(e);
+        /* flatten the expected nested list */
+        double vals[64];
+        int k = 0;
+        const cJSON *stack[8];
+        int sp = 0;
+        stack[sp++] = e->child;
+        while (sp > 0) {
+            const cJSON *c = stack[--sp];
+            if (!c)
+                continue;
+            stack[sp++] = c->next;
+            if (cJSON_IsArray(c))
+                stack[sp++] = c->child;
+            else
+                vals[k++] = c->valuedouble;
+        }
+        const dg_tensor *t = r.r[i].value;
+        assert_int_equal(dg_shape_numel(&t->shape), k);
+        for (int j = 0; j < k; j++)
+            assert_float_equal(elem(t, j), vals[j], 1e-5);
+    }
+    assert_int_equal(r.r[2].value->dtype, DG_I64);
+    assert_int_equal(r.r[5].value->shape.rank, 2);
+    cJSON_Delete(exp);
+    dg_fetch_results_free(r.r, r.n);
+}
+
+/* ---- Variables, initializers, control inputs, Print, Cast --------------- */
+
+static void test_variables(void **state)
+{
+    (void)state;
+    dgc_graph *g = load_file("variables.json");
+    const dgc_attr *zi = dgc_node_attr(node(g, "z"), "init");
+    assert_int_equal(zi->init.kind, DGC_INIT_ZEROS);
+    const dgc_attr *si = dgc_node_attr(node(g, "step"), "init");
+    assert_int_equal(si->init.kind, DGC_INIT_VALUE);
+    assert_int_equal(si->init.value->dtype, DG_I64);
+    const dgc_node *p = node(g, "Print");
+    const dgc_attr *m = dgc_node_attr(p, "message");
+    assert_string_equal(m->s, "step: ");
+    assert_int_equal(dgc_attr_int(p, "summarize", 0), 3);
+    assert_int_equal(dgc_node_attr(node(g, "Cast"), "dtype")->i, DG_F32);
+    /* the axis Const is defined after its consumer */
+    assert_int_equal(dgc_node_attr(node(g, "zsum"), "axis")->ints[0], 0);
+    dg_graph_free(g);
+
+    const char *f[] = {"after", "z", "step", "Print", "zsum"};
+    run_out r = run("variables.json", f, 5);
+    const double want[] = {0.5, 1.5, 2.5, 3.5};
+    for (int i = 0; i < 4; i++)
+        assert_float_equal(elem(r.r[0].value, i), want[i], 1e-6);
+    assert_float_equal(elem(r.r[1].value, 1), 0.0, 0);
+    assert_int_equal(r.r[2].value->dtype, DG_I64);
+    assert_int_equal(*(int64_t *)r.r[2].value->data, 7);
+    assert_float_equal(elem(r.r[3].value, 0), 7.0, 0);
+    assert_float_equal(elem(r.r[4].value, 0), 0.0, 0);
+    dg_fetch_results_free(r.r, r.n);
+}
+
+/* tf.get_variable initializers: glorot uniform, random normal, Fill zeros */
+static void test_initializers(void **state)
+{
+    (void)state;
+    dgc_graph *g = load_file("initializers.json");
+    const dgc_attr *w = dgc_node_attr(node(g, "w"), "init");
+    assert_int_equal(w->init.kind, DGC_INIT_RANDOM_UNIFORM);
+    assert_float_equal(w->init.a, -0.92582, 1e-4);
+    assert_float_equal(w->init.b, 0.92582, 1e-4);
+    const dgc_attr *v = dgc_node_attr(node(g, "v"), "init");
+    assert_int_equal(v->init.kind, DGC_INIT_RANDOM_NORMAL);
+    assert_float_equal(v->init.a, 3.0, 1e-6);
+    assert_float_equal(v->init.b, 0.5, 1e-6);
+    const dgc_node *rn = node(g, "v/Initializer/random_normal/RandomStandardNormal");
+    assert_string_equal(dgc_op_name(rn->op), "RandomNormal");
+    assert_int_equal(rn->n_inputs, 0);
+    const dgc_node *fill = node(g, "b/Initializer/zeros");
+    assert_string_equal(dgc_op_name(fill->op), "Const");
+    assert_int_equal(fill->outputs[0].shape.dims[0], 40);
+    assert_int_equal(fill->outputs[0].shape.dims[1], 30);
+    const dgc_attr *b = dgc_node_attr(node(g, "b"), "init");
+    assert_int_equal(b->init.kind, DGC_INIT_VALUE);
+    assert_int_equal(dg_shape_numel(&b->init.value->shape), 1200);
+    dg_graph_free(g);
+
+    /* w's initializer is on /device:GPU:0 and colocated with w; its int32
+     * shape Const only became an attribute, so it does not pin the group */
+    dg_options o;
+    dg_program *p = compile(load_file("initializers.json"), 1, 0, &o);
+    const char *gpu = "/job:localhost/replica:0/task:0/device:GPU:0";
+    assert_string_equal(placed(p, "w"), gpu);
+    assert_string_equal(placed(p, "w/Initializer/random_uniform/RandomUniform"),
+                        gpu);
+    assert_string_equal(placed(p, "w/Initializer/random_uniform/shape"),
+                        "/job:localhost/replica:0/task:0/device:CPU:0");
+    dg_program_free(p);
+
+    const char *f[] = {"w/read", "vmean", "b/read"};
+    run_out r = run("initializers.json", f, 3);
+    int distinct = 0;
+    for (int i = 0; i < 12; i++) {
+        double x = elem(r.r[0].value, i);
+        assert_true(x >= -0.92583 && x < 0.92583);
+        distinct += x != elem(r.r[0].value, 0);
+    }
+    assert_true(distinct > 0);
+    assert_float_equal(elem(r.r[1].value, 0), 3.0, 0.1);
+    assert_float_equal(elem(r.r[2].value, 1199), 0.0, 0);
+    dg_fetch_results_free(r.r, r.n);
+}
+
+/* ---- TensorProto details ------------------------------------------------- */
+
+static dg_tensor *const_value(const char *tensor)
+{
+    char json[4096];
+    snprintf(json, sizeof json, "{\"node\": [{\"name\": \"c\", \"op\": "
+             "\"Const\", \"attr\": {\"value\": {\"tensor\": %s}}}]}", tensor);
+    dg_error err;
+    dgc_graph *g = load_text(json, &err);
+    if (!g)
+        fail_msg("%s: %s", tensor, err.msg);
+    const dgc_attr *v = dgc_node_attr(node(g, "c"), "value");
+    dg_tensor *t = dg_tensor_new(v->tensor->dtype, &v->tensor->shape);
+    memcpy(t->data, v->tensor->data, (size_t)dg_shape_numel(&t->shape) *
+                                      dg_dtype_size(t->dtype));
+    dg_graph_free(g);
+    return t;
+}
+
+static void test_tensor_proto(void **state)
+{
+    (void)state;
+    dg_tensor *t = const_value("{\"dtype\": \"DT_INT64\", \"tensorShape\": "
+                               "{\"dim\": [{\"size\": \"3\"}]}, \"int64Val\": "
+                               "[\"9007199254740993\", \"-2\"]}");
+    assert_int_equal(t->dtype, DG_I64);
+    assert_true(((int64_t *)t->data)[0] == 9007199254740993ll);
+    assert_true(((int64_t *)t->data)[2] == -2); /* last value repeated */
+    dg_tensor_free(t);
+    t = const_value("{\"dtype\": \"DT_FLOAT\", \"tensorShape\": {\"dim\": "
+                    "[{\"size\": \"3\"}]}, \"floatVal\": [\"NaN\", "
+                    "\"-Infinity\", 2.5]}");
+    assert_true(isnan(((float *)t->data)[0]));
+    assert_true(isinf(((float *)t->data)[1]) && ((float *)t->data)[1] < 0);
+    assert_true(((float *)t->data)[2] == 2.5f);
+    dg_tensor_free(t);
+    t = const_value("{\"dtype\": \"DT_DOUBLE\", \"tensorShape\": {\"dim\": "
+                    "[{\"size\": \"2\"}, {}]}}"); /* size 0 omitted */
+    assert_int_equal(t->shape.rank, 2);
+    assert_int_equal(t->shape.dims[1], 0);
+    dg_tensor_free(t);
+    t = const_value("{\"dtype\": \"DT_BOOL\", \"tensorShape\": {\"dim\": "
+                    "[{\"size\": \"2\"}]}, \"boolVal\": [true, false]}");
+    assert_int_equal(t->dtype, DG_BOOL);
+    assert_int_equal(((uint8_t *)t->data)[0], 1);
+    assert_int_equal(((uint8_t *)t->data)[1], 0);
+    dg_tensor_free(t);
+    /* no values: zeros; snake_case field names are accepted too */
+    t = const_value("{\"dtype\": \"DT_INT32\", \"tensor_shape\": {\"dim\": "
+                    "[{\"size\": \"2\"}]}}");
+    assert_int_equal(((int32_t *)t->data)[1], 0);
+    dg_tensor_free(t);
+    /* tensorContent: int32 [1, 256] little-endian = AQAAAAABAAA= */
+    t = const_value("{\"dtype\": \"DT_INT32\", \"tensorShape\": {\"dim\": "
+                    "[{\"size\": \"2\"}]}, \"tensorContent\": \"AQAAAAABAAA=\"}");
+    assert_int_equal(((int32_t *)t->data)[0], 1);
+    assert_int_equal(((int32_t *)t->data)[1], 256);
+    dg_tensor_free(t);
+}
+
+/* ---- errors -------------------------------------------------------------- */
+
+static void expect_error(const char *json, const char *frag)
+{
+    dg_error err;
+    dgc_graph *g = load_text(json, &err);
+    if (g || err.code != DG_E_GRAPH || !strstr(err.msg, frag))
+        print_error("json: %s\nexpected '%s', got %d '%s'\n", json, frag,
+                    err.code, err.msg);
+    assert_null(g);
+    assert_int_equal(err.code, DG_E_GRAPH);
+    assert_non_null(strstr(err.msg, frag));
+    assert_null(strchr(err.msg, '\n'));
+}
+
+#define FC "{\"name\": \"f\", \"op\": \"Const\", \"attr\": {\"value\": " \
+           "{\"tensor\": {\"dtype\": \"DT_FLOAT\", \"floatVal\": [1.0]}}}}"
+#define IC "{\"name\": \"i\", \"op\": \"Const\", \"attr\": {\"value\": " \
+           "{\"tensor\": {\"dtype\": \"DT_INT32\", \"intVal\": [0]}}}}"
+
+static void test_errors(void **state)
+{
+    (void)state;
+    expect_error("{\"node\": [], \"fetch\": []}", "unknown top-level key 'fetch'");
+    expect_error("{\"node\": [], \"nodes\": []}", "unknown top-level key 'node'");
+    expect_error("{\"node\": {}}", "'node' must be an array");
+    expect_error("{\"node\": [], \"library\": {\"function\": [{}]}}",
+                 "functions");
+    expect_error("{\"node\": [" FC ", {\"name\": \"s\", \"op\": "
+                 "\"StopGradient\", \"input\": [\"f\"]}]}",
+                 "node 's': TensorFlow op StopGradient is not supported");
+    expect_error("{\"node\": [{\"name\": \"s\", \"op\": \"Conv2D\"}]}",
+                 "node 's': TensorFlow op 'Conv2D' is not supported");
+    expect_error("{\"node\": [{\"name\": \"s\", \"op\": \"SumTo\"}]}",
+                 "'SumTo' is not supported");
+    expect_error("{\"node\": [" FC ", {\"name\": \"m\", \"op\": \"Mean\", "
+                 "\"input\": [\"f\", \"f\"]}]}",
+                 "node 'm': reduction_indices 'f' must be int32 or int64");
+    expect_error("{\"node\": [" IC ", {\"name\": \"n\", \"op\": \"Neg\", "
+                 "\"input\": [\"i\"]}, {\"name\": \"m\", \"op\": \"Mean\", "
+                 "\"input\": [\"i\", \"n\"]}]}",
+                 "node 'm': input 'n' (reduction_indices of Mean) must come "
+                 "from a Const");
+    expect_error("{\"node\": [" FC ", {\"name\": \"m\", \"op\": \"Mean\", "
+                 "\"input\": [\"f\"]}]}", "node 'm': op Mean needs its "
+                 "reduction_indices input");
+    expect_error("{\"node\": [" FC ", " IC ", {\"name\": \"m\", \"op\": "
+                 "\"Reshape\", \"input\": [\"f\", \"i\"]}]}",
+                 "node 'm': shape 'i' must be a vector");
+    expect_error("{\"node\": [" FC ", {\"name\": \"n\", \"op\": \"Neg\", "
+                 "\"input\": [\"f\"], \"attr\": {\"foo\": {\"b\": true}}}]}",
+                 "node 'n': attr 'foo' of op Neg is not supported");
+    expect_error("{\"node\": [{\"name\": \"p\", \"op\": \"Placeholder\", "
+                 "\"attr\": {\"dtype\": {\"type\": \"DT_HALF\"}}}]}",
+                 "node 'p': attr 'dtype': unsupported dtype DT_HALF");
+    expect_error("{\"node\": [{\"name\": \"p\", \"op\": \"Placeholder\", "
+                 "\"attr\": {\"shape\": {\"shape\": {\"unknownRank\": "
+                 "true}}}}]}", "node 'p': attr 'shape': a Placeholder of "
+                 "unknown rank");
+    expect_error("{\"node\": [" FC ", {\"name\": \"n\", \"op\": \"Neg\", "
+                 "\"input\": [\"f\"], \"attr\": {\"_class\": {\"list\": "
+                 "{\"s\": [\"bG9jOkB6\"]}}}}]}",
+                 "node 'n': _class colocates with unknown node 'z'");
+    expect_error("{\"node\": [" FC ", {\"name\": \"n\", \"op\": \"Neg\", "
+                 "\"input\": [\"f\"], \"attr\": {\"_class\": {\"list\": "
+                 "{\"s\": [\"!!\"]}}}}]}", "node 'n': attr '_class'");
+    expect_error("{\"node\": [" FC ", {\"name\": \"n\", \"op\": \"Print\", "
+                 "\"input\": [\"f\"], \"attr\": {\"first_n\": {\"i\": "
+                 "\"3\"}}}]}", "node 'n': attr 'first_n'");
+    expect_error("{\"node\": [" FC ", {\"name\": \"n\", \"op\": \"BiasAdd\", "
+                 "\"input\": [\"f\", \"f\"], \"attr\": {\"data_format\": "
+                 "{\"s\": \"TkNIVw==\"}}}]}", "'data_format' = 'NCHW'");
+    expect_error("{\"node\": [{\"name\": \"x\", \"op\": \"NoOp\", "
+                 "\"inputs\": []}]}", "node 'x': unknown field 'inputs'");
+    expect_error("{\"node\": [{\"name\": \"x\", \"op\": \"Neg\", "
+                 "\"input\": [\"y\"]}]}", "node 'x': input 'y' names unknown "
+                 "node 'y'");
+    expect_error("{\"node\": [" FC ", {\"name\": \"x\", \"op\": \"Neg\", "
+                 "\"input\": [\"^f\", \"f\"]}]}", "control input '^f' before "
+                 "data input 'f'");
+    expect_error("{\"node\": [" FC ", {\"name\": \"x\", \"op\": \"Neg\", "
+                 "\"input\": [\"f:1\"]}]}", "refers to output 1 of 'f'");
+    expect_error("{\"node\": [" FC ", {\"name\": \"x\", \"op\": \"Neg\", "
+                 "\"input\": [\"f\"], \"device\": \"/gpu:zero\"}]}",
+                 "node 'x': Malformed device specification '/gpu:zero'");
+    expect_error("{\"node\": [" FC ", " FC "]}", "node 'f': duplicate node "
+                 "name");
+    expect_error("{\"node\": [{\"name\": \"c\", \"op\": \"Const\", \"attr\": "
+                 "{\"value\": {\"tensor\": {\"dtype\": \"DT_FLOAT\", "
+                 "\"tensorShape\": {\"dim\": [{\"size\": \"2\"}]}, "
+                 "\"tensorContent\": \"AAAAAA==\"}}}}]}",
+                 "node 'c': attr 'value': tensorContent has 4 bytes");
+    expect_error("{\"node\": [{\"name\": \"c\", \"op\": \"Const\", \"attr\": "
+                 "{\"value\": {\"tensor\": {\"dtype\": \"DT_FLOAT\", "
+                 "\"floatVal\": [1, 2]}}}}]}", "floatVal has 2 values");
+    expect_error("{\"node\": [{\"name\": \"c\", \"op\": \"Const\", \"attr\": "
+                 "{\"dtype\": {\"type\": \"DT_INT32\"}, \"value\": {\"tensor\": "
+                 "{\"dtype\": \"DT_FLOAT\", \"floatVal\": [1]}}}}]}",
+                 "node 'c': attr 'dtype' is int32 but its value is float32");
+    expect_error("{\"node\": [{\"name\": \"c\", \"op\": \"Const\"}]}",
+                 "node 'c': Const needs attr 'value'");
+    expect_error("{\"node\": [{\"name\": \"n\", \"op\": \"MatMul\", \"attr\": "
+                 "{\"transpose_a\": {\"i\": \"1\"}}}]}",
+                 "node 'n': attr 'transpose_a' must be a bool");
+    /* Variable initializers */
+    expect_error("{\"node\": [{\"name\": \"v\", \"op\": \"VariableV2\", "
+                 "\"attr\": {\"dtype\": {\"type\": \"DT_FLOAT\"}, \"shape\": "
+                 "{\"shape\": {\"dim\": [{\"size\": \"2\"}]}}}}, "
+                 "{\"name\": \"v/Assign\", \"op\": \"Assign\", \"input\": "
+                 "[\"v\", \"f\"]}, " FC "]}",
+                 "node 'v': its initial value 'f' has shape [] but the "
+                 "variable has shape [2]");
+    expect_error("{\"node\": [{\"name\": \"v\", \"op\": \"VariableV2\", "
+                 "\"attr\": {\"dtype\": {\"type\": \"DT_FLOAT\"}}}]}",
+                 "node 'v': VariableV2 needs a fully known 'shape'");
+    expect_error("{\"node\": [" FC ", {\"name\": \"n\", \"op\": \"Neg\", "
+                 "\"input\": [\"f\"]}, {\"name\": \"z\", \"op\": \"Fill\", "
+                 "\"input\": [\"n\", \"f\"]}]}", "node 'z': Fill is supported "
+                 "only with Const inputs");
+    /* inference runs after loading: a shape mismatch names the node */
+    expect_error("{\"node\": [" FC ", {\"name\": \"m\", \"op\": \"MatMul\", "
+                 "\"input\": [\"f\", \"f\"]}]}", "node 'm'");
+}
+
+/* A Variable without a shape attr takes its initial value's shape. */
+static void test_variable_shape_from_init(void **state)
+{
+    (void)state;
+    dg_error err;
+    dgc_graph *g = load_text(
+        "{\"node\": [{\"name\": \"v\", \"op\": \"VariableV2\", \"attr\": "
+        "{\"dtype\": {\"type\": \"DT_FLOAT\"}, \"shape\": {\"shape\": "
+        "{\"unknownRank\": true}}}}, {\"name\": \"v/Assign\", \"op\": "
+        "\"Assign\", \"input\": [\"v\", \"v/initial_value\"], \"attr\": "
+        "{\"validate_shape\": {\"b\": false}}}, {\"name\": "
+        "\"v/initial_value\", \"op\": \"Const\", \"attr\": {\"value\": "
+        "{\"tensor\": {\"dtype\": \"DT_FLOAT\", \"tensorShape\": {\"dim\": "
+        "[{\"size\": \"3\"}]}, \"floatVal\": [2]}}}}], \"versions\": "
+        "{\"producer\": 27}}", &err);
+    if (!g)
+        fail_msg("%s", err.msg);
+    const dgc_node *v = node(g, "v");
+    assert_int_equal(v->outputs[0].shape.rank, 1);
+    assert_int_equal(v->outputs[0].shape.dims[0], 3);
+    assert_int_equal(dgc_attr_bool(node(g, "v/Assign"), "validate_shape", 1), 0);
+    dg_graph_free(g);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sincos_ir),
+        cmocka_unit_test(test_sincos_place),
+        cmocka_unit_test(test_sincos_run),
+        cmocka_unit_test(test_mlp_ir),
+        cmocka_unit_test(test_mlp_run),
+        cmocka_unit_test(test_variables),
+        cmocka_unit_test(test_initializers),
+        cmocka_unit_test(test_tensor_proto),
+        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_variable_shape_from_init),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
