@@ -8,6 +8,8 @@
  * CPU:0's line (dgrun's choice):
  *   /job:localhost/replica:0/task:0/device:CPU:0 -> device: 0, name: host,
  *   platform: host, memory: <MiB> MiB, cores: <online cores>
+ * A GPU's memory is what this process would use: its share after
+ * --virtual-gpus, times --gpu-memory-fraction.
  */
 #include "cli.h"
 
@@ -31,7 +33,16 @@ static long cores(void)
     return n > 0 ? n : 1;
 }
 
-static void text_line(cli_buf *b, const dg_device_info *d)
+/* A GPU's memory as this process would use it: after the virtual split
+ * and the --gpu-memory-fraction cap (as TF logs "with N MB memory"). */
+static uint64_t gpu_memory(const dg_device_info *d, double frac)
+{
+    if (!(frac > 0 && frac <= 1))
+        frac = 1.0;
+    return (uint64_t)((double)d->mem_bytes * frac);
+}
+
+static void text_line(cli_buf *b, const dg_device_info *d, double frac)
 {
     const uint64_t mib = 1024 * 1024;
     if (d->type == DG_DEV_CPU) {
@@ -42,14 +53,14 @@ static void text_line(cli_buf *b, const dg_device_info *d)
     }
     cli_buf_addf(b, "%s -> device: %d, name: %s, platform: %s, memory: %llu MiB, opencl: %s\n",
                  d->name, d->physical, d->cl_name, d->platform,
-                 (unsigned long long)(d->mem_bytes / mib), d->cl_version);
+                 (unsigned long long)(gpu_memory(d, frac) / mib), d->cl_version);
 }
 
-static void json_obj(cli_buf *b, const dg_device_info *d)
+static void json_obj(cli_buf *b, const dg_device_info *d, double frac)
 {
     const uint64_t mib = 1024 * 1024;
     int cpu = d->type == DG_DEV_CPU;
-    uint64_t mem = cpu ? host_memory(d) : d->mem_bytes;
+    uint64_t mem = cpu ? host_memory(d) : gpu_memory(d, frac);
     cli_buf_add(b, "{\"device\": ");
     cli_buf_json_str(b, d->name);
     cli_buf_addf(b, ", \"type\": \"%s\", \"index\": %d, \"physical\": %d, \"name\": ",
@@ -85,9 +96,9 @@ int cmd_devices(const cli_args *a)
         const dg_device_info *d = dg_devices_get(l, i);
         if (a->json) {
             cli_buf_add(&b, i ? ",\n " : "");
-            json_obj(&b, d);
+            json_obj(&b, d, a->opt.gpu_memory_fraction);
         } else {
-            text_line(&b, d);
+            text_line(&b, d, a->opt.gpu_memory_fraction);
         }
     }
     if (a->json)

@@ -112,20 +112,21 @@ static dg_status add_node(dgc_graph *g, const cJSON *x, int i, gd_node *nd,
     const cJSON *f[6] = {NULL};
     const cJSON *bad = NULL;
     int dup = 0;
+    const cJSON *name = NULL; /* the last one: messages use it */
     for (const cJSON *k = x->child; k; k = k->next) {
         int s = field_slot(k->string);
         if (s == 0)
-            f[0] = k;
+            name = k;
         if (bad)
             continue;
         if (s < 0)
             bad = k;
-        else if (s < 5 && f[s] && s != 0)
+        else if (s < 5 && f[s])
             bad = k, dup = 1;
         else
             f[s] = k;
     }
-    const char *nm = cJSON_IsString(f[0]) ? f[0]->valuestring : NULL;
+    const char *nm = cJSON_IsString(name) ? name->valuestring : NULL;
     char who[300];
     if (nm)
         snprintf(who, sizeof who, "node '%s'", nm);

@@ -295,7 +295,7 @@ static dg_status unite_state(dgc_placer *p, int32_t var, int32_t st,
                 /* the state op's group yields (TF's EnsureCompatibility-
                  * AcrossResourceEdge): mark its members whose own request
                  * is overridden */
-                for (int32_t i = 0; i < p->n; i++) {
+                for (int32_t i = 0; p->size[rs] > 1 && i < p->n; i++) {
                     dgc_devspec t = p->specs[gv];
                     if (p->req[i] >= 0 && dgc_placer_find(p, i) == rs &&
                         dgc_devspec_merge_compatible(

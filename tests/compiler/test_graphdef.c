@@ -20,6 +20,7 @@
 #include "dgrun.h"
 #include "ir.h"
 #include "ops.h"
+#include "dg_alloc.h"
 
 static const char *src_root(void)
 {
@@ -496,6 +497,8 @@ static void test_errors(void **state)
                  "{\"s\": \"TkNIVw==\"}}}]}", "'data_format' = 'NCHW'");
     expect_error("{\"node\": [{\"name\": \"x\", \"op\": \"NoOp\", "
                  "\"inputs\": []}]}", "node 'x': unknown field 'inputs'");
+    expect_error("{\"node\": [{\"name\": \"x\", \"op\": \"NoOp\", "
+                 "\"op\": \"NoOp\"}]}", "node 'x': duplicate field 'op'");
     expect_error("{\"node\": [{\"name\": \"x\", \"op\": \"Neg\", "
                  "\"input\": [\"y\"]}]}", "node 'x': input 'y' names unknown "
                  "node 'y'");
@@ -570,6 +573,39 @@ static void test_variable_shape_from_init(void **state)
     dg_graph_free(g);
 }
 
+/* Allocation-failure sweep over loading every test GraphDef: each failing
+ * allocation is DG_E_NOMEM, never another error or a crash (leaks: run
+ * under valgrind / ASan). */
+static void test_oom(void **state)
+{
+    (void)state;
+    const char *files[] = {"sincos.json", "mlp.json", "variables.json",
+                           "initializers.json"};
+    for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
+        for (int once = 0; once < 2; once++) {
+            for (long k = 0;; k++) {
+                if (once)
+                    dg_alloc_fail_once(k);
+                else
+                    dg_alloc_fail_after(k);
+                dg_error err;
+                memset(&err, 0, sizeof err);
+                dgc_graph *g = dg_graph_load(data_path(files[f]), NULL, 0,
+                                             &err);
+                dg_alloc_fail_after(-1);
+                if (g) {
+                    dg_graph_free(g);
+                    break;
+                }
+                if (err.code != DG_E_NOMEM)
+                    fail_msg("%s, allocation %ld failing%s: %d %s", files[f],
+                             k, once ? " once" : "", err.code, err.msg);
+                assert_true(k < 100000);
+            }
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -583,6 +619,7 @@ int main(void)
         cmocka_unit_test(test_tensor_proto),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_variable_shape_from_init),
+        cmocka_unit_test(test_oom),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
