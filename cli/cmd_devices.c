@@ -68,8 +68,10 @@ static void json_obj(cli_buf *b, const dg_device_info *d, double frac)
     cli_buf_json_str(b, cpu && !d->cl_name[0] ? "host" : d->cl_name);
     cli_buf_add(b, ", \"platform\": ");
     cli_buf_json_str(b, cpu ? "host" : d->platform);
-    cli_buf_addf(b, ", \"memory_mib\": %llu, \"memory_bytes\": %llu",
-                 (unsigned long long)(mem / mib), (unsigned long long)mem);
+    /* "memory" is the text line's "memory: <MiB> MiB" */
+    cli_buf_addf(b, ", \"memory\": %llu, \"memory_mib\": %llu, \"memory_bytes\": %llu",
+                 (unsigned long long)(mem / mib), (unsigned long long)(mem / mib),
+                 (unsigned long long)mem);
     if (cpu) {
         cli_buf_addf(b, ", \"cores\": %ld}", cores());
     } else {

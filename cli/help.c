@@ -98,6 +98,7 @@ static const char PLACE[] =
     "                              differences and exit 3 if any\n"
     "  --explain NODE              show how NODE's device was chosen\n"
     "  --assume-gpus N             compile as if N GPUs (and CPU:0) existed\n"
+    "  --log-device-placement      also print the placement log on stderr\n"
     O_COMPILE O_DEVSEL O_HELP;
 
 static const char CHECK[] =
@@ -105,6 +106,7 @@ static const char CHECK[] =
     "Compile only; print nothing on success, one error line otherwise.\n\n"
     "options:\n"
     "  --assume-gpus N             compile as if N GPUs (and CPU:0) existed\n"
+    "  --log-device-placement      print the placement log on stderr\n"
     O_COMPILE O_DEVSEL O_HELP;
 
 static const char DEVICES[] =

@@ -62,7 +62,8 @@ static dg_status parse_shape(const dgc_jdoc *doc, dgc_node *n, const char *key,
             return dg_err(err, DG_E_GRAPH, "node '%s': attr '%s' has more "
                           "than %d dimensions", n->name, key, DG_MAX_RANK);
         int64_t d;
-        int rc = dgc_json_int64(doc, e, &d);
+        /* null is TF's None ([None, 784] written from Python) = -1 */
+        int rc = cJSON_IsNull(e) ? (d = -1, 0) : dgc_json_int64(doc, e, &d);
         if (rc == 1)
             return dg_err(err, DG_E_GRAPH, "node '%s': attr '%s' must be a "
                           "list of integers", n->name, key);
@@ -161,6 +162,15 @@ static dg_status parse_init(const dgc_jdoc *doc, dgc_node *n, const cJSON *v,
         if (a->init.kind == DGC_INIT_RANDOM_UNIFORM && a->init.b < a->init.a)
             return dg_err(err, DG_E_GRAPH, "node '%s': random_uniform needs "
                           "min <= max", n->name);
+        /* TF: random_normal and glorot_uniform need a float dtype; uniform
+         * also takes integers; only zeros fits bool. */
+        int fl = dtype < 0 || dtype == DG_F32 || dtype == DG_F64;
+        if ((!fl && (a->init.kind == DGC_INIT_RANDOM_NORMAL ||
+                     a->init.kind == DGC_INIT_GLOROT_UNIFORM)) ||
+            (dtype == DG_BOOL && a->init.kind != DGC_INIT_ZEROS))
+            return dg_err(err, DG_E_GRAPH, "node '%s': initializer '%s' "
+                          "needs a float dtype, got %s", n->name, k->string,
+                          dg_dtype_name((dg_dtype)dtype));
         return DG_OK;
     }
     a->init.kind = DGC_INIT_VALUE;

@@ -222,15 +222,24 @@ static dg_status load_feeds(const dgc_graph *g, const dgc_jdoc *doc,
     for (const cJSON *e = x->child; e; e = e->next) {
         dgc_feed *f = &(*out)[(*n)++];
         int32_t id = dg_strmap_get(&g->names, e->string);
+        size_t kl = strlen(e->string);
+        if (id < 0 && kl > 2 && strcmp(e->string + kl - 2, ":0") == 0) {
+            /* TF's tensor name "x:0" for Placeholder x */
+            if (!(f->placeholder = dg_strdup(e->string)))
+                return dg_err_nomem(err, what);
+            f->placeholder[kl - 2] = '\0';
+            id = dg_strmap_get(&g->names, f->placeholder);
+        }
         if (id < 0)
             return GE("%s names unknown node '%s'", what, e->string);
+        const char *ph = g->nodes[id].name;
         if (!dgc_op_has(g->nodes[id].op, DGC_OP_FEED))
             return GE("node '%s': %s: only a Placeholder can be fed (it is a "
-                      "%s)", e->string, what, dgc_op_name(g->nodes[id].op));
+                      "%s)", ph, what, dgc_op_name(g->nodes[id].op));
         for (int k = 0; k < *n - 1; k++)
-            if (strcmp((*out)[k].placeholder, e->string) == 0)
-                return GE("%s: '%s' fed twice", what, e->string);
-        if (!(f->placeholder = dg_strdup(e->string)))
+            if (strcmp((*out)[k].placeholder, ph) == 0)
+                return GE("%s: '%s' fed twice", what, ph);
+        if (!f->placeholder && !(f->placeholder = dg_strdup(ph)))
             return dg_err_nomem(err, what);
         const cJSON *file = NULL;
         if (cJSON_IsString(e)) {

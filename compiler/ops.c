@@ -207,6 +207,14 @@ dg_status dgc_infer_node(dgc_graph *g, int32_t id, dg_error *err)
         return dg_err(err, DG_E_GRAPH, "node '%s': %s: %s", n->name, d->name,
                       msg[0] ? msg : "invalid inputs");
     int dt = dgc_op_kernel_dtype(g, n);
+    /* On an op with inputs (other than Cast) a `dtype` attr is TF's T, the
+     * input type: it must agree with the inputs, as TF checks. */
+    const dgc_attr *da = dgc_node_attr(n, "dtype");
+    if (da && da->kind == DGC_A_DTYPE && n->n_inputs > 0 && dt >= 0 &&
+        strcmp(d->name, "Cast") != 0 && da->i != dt)
+        return dg_err(err, DG_E_GRAPH, "node '%s': %s: attr dtype %s does not "
+                      "match its input's dtype %s", n->name, d->name,
+                      dg_dtype_name((dg_dtype)da->i), dg_dtype_name((dg_dtype)dt));
     if (dt >= 0 && !(d->dtypes & (1u << dt)))
         return dg_err(err, DG_E_GRAPH, "node '%s': %s does not support dtype %s",
                       n->name, d->name, dg_dtype_name((dg_dtype)dt));

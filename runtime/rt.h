@@ -137,8 +137,9 @@ int dgr_pool_threads(const struct dgr_pool *pool);
 dgr_value *dgr_session_variable(struct dgr_session *s, int32_t node_id);
 /* The fed value of Placeholder node_id, NULL if not fed. */
 const dgr_value *dgr_session_feed(struct dgr_session *s, int32_t node_id);
-/* Seed for a random op: derived from --seed, the node and a per-session
- * counter, so the same seed gives the same numbers. */
+/* Seed for a random op: derived from --seed, the node (its `seed` attr
+ * when it has one, else its name) and a per-session counter, so the same
+ * seed gives the same numbers. */
 uint64_t dgr_session_rng_seed(struct dgr_session *s, int32_t node_id);
 /* Serialises Print output (stderr is the CLI's, but Print is an op whose
  * contract is to print; it writes through this hook). */

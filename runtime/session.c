@@ -52,8 +52,13 @@ const dgr_value *dgr_session_feed(struct dgr_session *s, int32_t node_id)
 uint64_t dgr_session_rng_seed(struct dgr_session *s, int32_t node_id)
 {
     uint64_t run = atomic_load(&s->run_counter);
-    return mix64(s->opts.seed ^ mix64(fnv1a(s->g->nodes[node_id].name) ^
-                                      mix64(run)));
+    const dgc_node *n = &s->g->nodes[node_id];
+    /* An op-level `seed` attr replaces the name, as in TF: ops with the same
+     * (graph, op) seed give the same numbers. */
+    const dgc_attr *os = dgc_node_attr(n, "seed");
+    uint64_t who = os ? mix64((uint64_t)dgc_attr_int(n, "seed", 0) ^ 0x5eed5eed5eedULL)
+                      : fnv1a(n->name);
+    return mix64(s->opts.seed ^ mix64(who ^ mix64(run)));
 }
 
 void dgr_session_print(struct dgr_session *s, const char *text)
@@ -373,6 +378,16 @@ static dg_status load_feeds(dgr_session *s, const dg_options *o, dg_error *err)
     for (int i = 0; i < o->n_feeds; i++) {
         const dg_feed_arg *f = &o->feeds[i];
         int32_t id = dgc_graph_find(s->g, f->name);
+        size_t nl = strlen(f->name);
+        if (id < 0 && nl > 2 && strcmp(f->name + nl - 2, ":0") == 0) {
+            /* TF's tensor name "x:0" (a Placeholder's only output) */
+            char base[256];
+            if (nl - 2 < sizeof base) {
+                memcpy(base, f->name, nl - 2);
+                base[nl - 2] = '\0';
+                id = dgc_graph_find(s->g, base);
+            }
+        }
         if (id < 0 || !dgc_op_has(s->g->nodes[id].op, DGC_OP_FEED))
             return dg_err(err, DG_E_USAGE, "--feed %s=%s: %s", f->name,
                           f->file, id < 0 ? "no such node"

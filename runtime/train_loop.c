@@ -140,6 +140,19 @@ static dg_status feedset_load(const dgc_graph *g, const dgc_feed *feeds,
     return DG_OK;
 }
 
+/* 1 if --feed names Placeholder `ph` (as "ph" or TF's "ph:0"). */
+static int fed_by_option(const dg_options *o, const char *ph)
+{
+    size_t pl = strlen(ph);
+    for (int i = 0; i < o->n_feeds; i++) {
+        const char *nm = o->feeds[i].name;
+        if (strcmp(nm, ph) == 0 ||
+            (strncmp(nm, ph, pl) == 0 && strcmp(nm + pl, ":0") == 0))
+            return 1;
+    }
+    return 0;
+}
+
 /* Feed the whole-file feeds (once, until something else overwrites them). */
 static dg_status feed_static(dgr_session *s, feedset *f, dg_error *err)
 {
@@ -340,7 +353,16 @@ dg_status dg_session_train(dg_session *sess, dg_progress_fn progress,
     int64_t *idx = NULL;
     dgr_runner *runner = NULL;
     dg_tensor *loss = NULL;
-    dg_status st = feedset_load(g, t->feeds, t->n_feeds, 1, &tf, err);
+    /* --feed overrides the train section's feed of the same Placeholder (as
+     * a feed_dict entry overrides any tensor in TF); eval keeps its own. */
+    dgc_feed *own = dg_calloc((size_t)t->n_feeds + 1, sizeof *own);
+    int n_own = 0;
+    for (int i = 0; own && i < t->n_feeds; i++)
+        if (!fed_by_option(o, t->feeds[i].placeholder))
+            own[n_own++] = t->feeds[i];
+    dg_status st = own ? feedset_load(g, own, n_own, 1, &tf, err)
+                       : (memset(&tf, 0, sizeof tf), dg_err_nomem(err, "feeds"));
+    dg_free(own);
     memset(&ef, 0, sizeof ef);
     if (st == DG_OK)
         st = feedset_load(g, t->eval_feeds, t->n_eval_feeds, 0, &ef, err);

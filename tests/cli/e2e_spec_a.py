@@ -9,7 +9,6 @@ Reuses the helpers of e2e.py.  Each GROUP is one meson test; exit 0 = pass,
 """
 import json
 import os
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -214,6 +213,28 @@ def group_spec_a_graph():
     r = run_text(text, *CPU)
     check(r.code == 0 and r.out == "z = [[-0.7310586   0.7310586 ]\n [ 0.26894143 -0.26894143]]\n"
           "s:0 = [1.3132617 0.3132617]\n", "SPEC 2: forward refs, x:k inputs and fetches", r)
+    # SPEC 2's example graph, verbatim
+    ex = '''{
+  "version": 1,
+  "nodes": [
+    {"name": "a", "op": "Variable", "attrs": {"dtype": "float32", "shape": [], "init": 1.0}},
+    {"name": "b", "op": "Sin", "inputs": ["a"], "device": "/gpu:0"},
+    {"name": "c", "op": "Cos", "inputs": ["b"], "device": "/cpu:0"}
+  ],
+  "gradients": [{"name": "g", "ys": ["c"], "xs": ["a"], "colocate": true}],
+  "collections": {"UPDATE_OPS": []},
+  "placement": {"allow_soft_placement": false, "rules": []},
+  "fetch": ["c", "g/a"]
+}'''
+    import math
+    want_c, want_g = math.cos(math.sin(1.0)), -math.sin(math.sin(1.0)) * math.cos(1.0)
+    for opts in (GPU, CPU + ["--allow-soft-placement"]):
+        d = parse_json(run_text(ex, "--json", *opts), "SPEC 2 example")
+        check(d is not None and abs(d["c"]["value"] - want_c) < 1e-6
+              and abs(d["g/a"]["value"] - want_g) < 1e-6 and d["c"]["shape"] == [],
+              "SPEC 2 example graph with %s" % opts)
+    error(run_text(ex, *CPU), 2, "SPEC 2 example without a GPU",
+          ["Cannot assign a device for operation 'b'"], file="<stdin>")
     r = run_text(gjson([const("c", 1.0), node("z", "Identity", ["^c", "c"])], ["z"]))
     error(r, 2, "SPEC 2: control input before data input", ["'z'"], file="<stdin>")
     r = run_text(gjson([const("c", 1.0), node("z", "Identity", ["c:1"])], ["z"]))
@@ -275,6 +296,51 @@ def group_spec_a_graph():
             ("-1 outside Placeholder", {"name": "x", "op": "Variable",
                                         "attrs": {"shape": [-1], "init": 1.0}}, "-1")):
         error(run_text(gjson([n], ["x"])), 2, "SPEC 2: " + what, ["'x'", frag], file="<stdin>")
+    # Variable initializers need a dtype they can produce (TF: float for
+    # random_normal and glorot_uniform; uniform also int; bool only zeros)
+    for init, dt in (({"random_normal": {}}, "int32"), ({"glorot_uniform": {}}, "int64"),
+                     ({"random_uniform": {}}, "bool")):
+        n = {"name": "x", "op": "Variable", "attrs": {"shape": [2], "dtype": dt, "init": init}}
+        error(run_text(gjson([n], ["x"])), 2, "Appendix: init %s with %s" % (init, dt),
+              ["'x'", dt], file="<stdin>")
+    n = {"name": "x", "op": "Variable", "attrs": {"shape": [400], "dtype": "int64",
+                                                  "init": {"random_uniform": {"min": 0, "max": 5}}}}
+    d = parse_json(run_text(gjson([n], ["x"]), "--json", *CPU), "int uniform")
+    check(d is not None and set(d["x"]["value"]) == {0, 1, 2, 3, 4}, "Appendix: int random_uniform")
+    # an op-level seed attr: same (graph seed, op seed), same numbers (TF)
+    text = gjson([node("r1", "RandomUniform", shape=[4], seed=5),
+                  node("r2", "RandomUniform", shape=[4], seed=5),
+                  node("r3", "RandomUniform", shape=[4], seed=6)], ["r1", "r2", "r3"])
+    for dev in (CPU, GPU):
+        d = parse_json(run_text(text, "--json", *dev), "op seed")
+        check(d is not None and d["r1"] == d["r2"] and d["r1"] != d["r3"],
+              "Appendix: RandomUniform seed attr on " + dev[1])
+    # state ops: output is the new value; a later read sees it (control edge)
+    text = gjson([{"name": "v", "op": "Variable", "attrs": {"init": [1.0, 2.0]}},
+                  const("c", [5.0, 6.0]), const("lr", 0.5),
+                  node("a", "Assign", ["v", "c"]), node("aa", "AssignAdd", ["v", "c", "^a"]),
+                  node("as", "AssignSub", ["v", "c", "^aa"]),
+                  node("gd", "ApplyGradientDescent", ["v", "lr", "c", "^as"]),
+                  node("r", "Identity", ["v", "^gd"])], ["r"])
+    for dev in (CPU, GPU):
+        r = run_text(text, *dev)
+        check(r.code == 0 and r.out == "r = [2.5 3. ]\n",
+              "Appendix: Assign, AssignAdd, AssignSub, ApplyGradientDescent in order on "
+              + dev[1], r)
+    text = gjson([{"name": "v", "op": "Variable", "attrs": {"init": 1.0}}, const("c", 2.0),
+                  node("a", "AssignAdd", ["v", "c"])], ["a"])
+    r = run_text(text, "--repeat", "3", *CPU)
+    check(r.code == 0 and r.out == "a = 7.0\n", "Appendix: AssignAdd output is the new value", r)
+    # trainable: false keeps a Variable out of training
+    text = gjson([{"name": "w", "op": "Variable", "attrs": {"init": 2.0}},
+                  {"name": "f", "op": "Variable", "attrs": {"init": 3.0, "trainable": False}},
+                  node("p", "Mul", ["w", "f"]), node("loss", "Square", ["p"])],
+                 train={"loss": "loss", "optimizer": {"type": "sgd", "learning_rate": 0.01},
+                        "steps": 1})
+    d = parse_json(dg("train", "-", "--json", *CPU, stdin=text), "trainable")
+    check(d is not None and d["variables"]["f"]["value"] == 3.0
+          and abs(d["variables"]["w"]["value"] - (2.0 - 0.01 * 2 * 6.0 * 3.0)) < 1e-6,
+          "Appendix: trainable false")
     # cycles through control edges too
     r = run_text(gjson([node("a", "NoOp", ["^b"]), node("b", "NoOp", ["^a"])], ["a"]))
     error(r, 2, "SPEC 2: a control-edge cycle", ["cycle"], file="<stdin>")
@@ -285,6 +351,10 @@ def group_spec_a_graph():
     r = dg("check", "-", stdin=gjson([const("a", [[1.0, 2.0]]), const("b", [[1.0, 2.0]]),
                                       node("c", "MatMul", ["a", "b"])], ["c"]))
     error(r, 2, "SPEC 2: shape mismatch at compile time", ["'c'"], file="<stdin>")
+    r = dg("check", "-", stdin=gjson([const("a", [1, 2], "int32"),
+                                      node("c", "Add", ["a", "a"], dtype="float32")], ["c"]))
+    error(r, 2, "SPEC 2: a dtype attr that contradicts the inputs", ["'c'", "float32"],
+          file="<stdin>")
     for what, n, frag in (
             ("duplicate axes", node("c", "Sum", ["a"], axis=[1, -1]), "duplicate"),
             ("axis out of range", node("c", "Mean", ["a"], axis=2), "axis"),
@@ -339,6 +409,20 @@ def group_spec_a_feeds():
                         ([-1, 3, 1], "[[[1.]\n  [2.]\n  [3.]]\n\n [[4.]\n  [5.]\n  [6.]]]")):
         r = dg("run", write("feed.json", ph("float32", shape)), "--feed", "x=" + csv, *CPU)
         check(r.code == 0 and r.out == "y = %s\n" % want, "SPEC 2 .csv into %s" % shape, r)
+    # null in a Placeholder shape is TF's None (-1)
+    r = dg("run", write("feed.json", ph("float32", [None, 3])), "--feed", "x=" + csv, *CPU)
+    check(r.code == 0 and r.out == "y = [[1. 2. 3.]\n [4. 5. 6.]]\n", "SPEC 2: shape [null, 3]", r)
+    # TF's tensor name x:0 names the Placeholder x (--feed and train feeds)
+    r = dg("run", write("feed.json", ph("float32", [-1, 3])), "--feed", "x:0=" + csv, *CPU)
+    check(r.code == 0 and r.out == "y = [[1. 2. 3.]\n [4. 5. 6.]]\n", "SPEC 1 --feed x:0=FILE", r)
+    tg = gjson([{"name": "x", "op": "Placeholder", "attrs": {"shape": [-1, 3]}},
+                {"name": "w", "op": "Variable", "attrs": {"init": [[1.0], [1.0], [1.0]]}},
+                node("m", "MatMul", ["x", "w"]), node("loss", "Sum", ["m"])],
+               train={"loss": "loss", "optimizer": {"type": "sgd", "learning_rate": 0.5},
+                      "steps": 2, "feeds": {"x:0": {"file": csv, "batch": 1}}})
+    d = parse_json(dg("train", write("tfeed.json", tg), "--json", *CPU), "train feeds x:0")
+    check(d is not None and d["variables"]["w"]["value"] == [[-1.5], [-2.5], [-3.5]],
+          "SPEC 2 train feeds: x:0 names the Placeholder, rows in order")
     col = write("col.csv", "1\n2\n3\n")
     r = dg("run", write("feed.json", ph("int64", [-1])), "--feed", "x=" + col, *CPU)
     check(r.code == 0 and r.out == "y = [1 2 3]\n", "SPEC 2 .csv rank-1: one value per row", r)
@@ -347,6 +431,316 @@ def group_spec_a_feeds():
           ["m.csv"], file=gp)
     error(dg("run", gp, "--feed", "y=" + csv, *CPU), 2, "SPEC 1 --feed of a non-Placeholder",
           ["y"], file=gp)
+    return 0
+
+
+# ---------------------------------------------------------------- command line
+
+
+def linreg(opt, steps=5, extra=None):
+    """A least-squares graph with a train section (SPEC 2 train)."""
+    t = {"loss": "loss", "optimizer": opt, "steps": steps}
+    t.update(extra or {})
+    return gjson([const("x", [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]), const("y", [[1.0], [2.0], [3.0]]),
+                  {"name": "w", "op": "Variable", "attrs": {"init": [[0.1], [0.2]]}},
+                  {"name": "b", "op": "Variable", "attrs": {"init": 0.0}},
+                  node("m", "MatMul", ["x", "w"]), node("p", "Add", ["m", "b"]),
+                  node("d", "Sub", ["p", "y"]), node("s", "Square", ["d"]),
+                  node("loss", "Mean", ["s"])], train=t)
+
+
+def np_train(kind, lr, steps=5, mom=0.9, b1=0.9, b2=0.999, eps=1e-8, nesterov=False):
+    """TF-1's optimizers on the linreg graph, in numpy (float64)."""
+    import numpy as np
+    X = np.array([[1., 2.], [3., 4.], [5., 6.]])
+    Y = np.array([[1.], [2.], [3.]])
+    w, b = np.array([[0.1], [0.2]]), 0.0
+    s1, s2 = [np.zeros_like(w), 0.0], [np.zeros_like(w), 0.0]
+    loss = None
+    for t in range(1, steps + 1):
+        d = X @ w + b - Y
+        loss = np.mean(d * d)
+        gw, gb = X.T @ (2 * d / d.size), np.sum(2 * d / d.size)
+        if kind == "sgd":
+            w, b = w - lr * gw, b - lr * gb
+        elif kind == "momentum":
+            s1 = [mom * s1[0] + gw, mom * s1[1] + gb]
+            if nesterov:
+                w, b = w - lr * (gw + mom * s1[0]), b - lr * (gb + mom * s1[1])
+            else:
+                w, b = w - lr * s1[0], b - lr * s1[1]
+        else:
+            lr_t = lr * np.sqrt(1 - b2 ** t) / (1 - b1 ** t)
+            s1 = [b1 * s1[0] + (1 - b1) * gw, b1 * s1[1] + (1 - b1) * gb]
+            s2 = [b2 * s2[0] + (1 - b2) * gw * gw, b2 * s2[1] + (1 - b2) * gb * gb]
+            w = w - lr_t * s1[0] / (np.sqrt(s2[0]) + eps)
+            b = b - lr_t * s1[1] / (np.sqrt(s2[1]) + eps)
+    return w, b, loss
+
+
+def group_spec_a_cli():
+    """SPEC 1: options on every command, run/train output, exit codes."""
+    try:
+        import numpy as np
+    except ImportError:
+        print("SKIP: numpy not available")
+        return 77
+    mm = E.graph("matmul.json")
+    # --log-device-placement applies to place and check too (stderr; nothing runs)
+    r = dg("check", mm, "--log-device-placement", "--assume-gpus", "1")
+    check(r.code == 0 and r.out == "" and r.err.splitlines() == [
+        "a: (Const): " + GPU0, "b: (Const): " + GPU0, "c: (MatMul): " + GPU0],
+        "SPEC 1/5: check --log-device-placement", r)
+    r = dg("place", mm, "--log-device-placement", "--assume-gpus", "0")
+    check(r.code == 0 and r.err == r.out and len(r.out.splitlines()) == 3,
+          "SPEC 1/5: place --log-device-placement", r)
+    # a fetch named twice: printed twice in text, one key in JSON
+    r = dg("run", mm, "--fetch", "a,c,a", "--json", *CPU)
+    check(r.code == 0 and r.out.count('"a"') == 1 and list(json.loads(r.out)) == ["a", "c"],
+          "SPEC 1 run --json: a repeated fetch is one key", r)
+    # --device scope (tf.device around the whole graph)
+    r = dg("place", mm, "--device", "/cpu:0", "--assume-gpus", "1")
+    check(r.code == 0 and all(l.endswith(CPU0) for l in r.out.splitlines()),
+          "SPEC 1 --device /cpu:0 scope", r)
+    error(dg("place", mm, "--device", "/gpu:0"), 2, "SPEC 1 --device with no GPU",
+          ["Cannot assign a device for operation 'a'"], file=mm)
+    # runtime failure: exit 1, one line naming the file and the node
+    r = run_text(gjson([const("p", [1], "int32"), const("q", [0], "int32"),
+                        node("d", "Div", ["p", "q"])], ["d"]), *CPU)
+    error(r, 1, "SPEC 1 exit 1: integer division by zero", ["'d'"], file="<stdin>")
+    # a training that fails at run time: exit 1, one line, no trace left behind
+    bad = gjson([{"name": "w", "op": "Variable", "attrs": {"init": [[1.0, 2.0]]}},
+                 const("l", [5], "int32"),
+                 node("x", "SparseSoftmaxCrossEntropyWithLogits", ["w", "l"]),
+                 node("loss", "Sum", ["x"])],
+                train={"loss": "loss", "optimizer": {"type": "sgd", "learning_rate": 0.1},
+                       "steps": 3})
+    tp = os.path.join(TMP, "fail_trace.json")
+    r = dg("train", "-", "--trace", tp, *CPU, stdin=bad)
+    error(r, 1, "SPEC 1 exit 1: label out of range while training", ["'x'"], file="<stdin>")
+    r = dg("profile", "-", "--train", "-o", tp, *CPU, stdin=bad)
+    error(r, 1, "SPEC 1 exit 1: profile --train failing", ["'x'"], file="<stdin>")
+    check(not [f for f in os.listdir(TMP) if f.startswith("fail_trace")],
+          "SPEC 1: nothing half-written after a failed run")
+    # train: the optimizers follow TF-1 (values against numpy)
+    for opt, ref in (({"type": "sgd", "learning_rate": 0.01}, ("sgd", 0.01)),
+                     ({"type": "momentum", "learning_rate": 0.01, "momentum": 0.9},
+                      ("momentum", 0.01)),
+                     ({"type": "momentum", "learning_rate": 0.01, "momentum": 0.5,
+                       "use_nesterov": True}, ("momentum", 0.01, 5, 0.5, 0.9, 0.999, 1e-8, True)),
+                     ({"type": "adam", "learning_rate": 0.1}, ("adam", 0.1)),
+                     ({"type": "adam"}, ("adam", 0.001))):
+        w, b, loss = np_train(*ref)
+        for dev in (CPU, GPU):
+            r = dg("train", "-", "--json", *dev, stdin=linreg(opt))
+            d = parse_json(r, "train --json")
+            what = "SPEC 2 train %s on %s" % (json.dumps(opt), dev[1])
+            if not ok(r, what) or not d:
+                continue
+            check(d.get("steps") == 5 and abs(d["loss"] - loss) < 1e-5 * max(1, loss),
+                  what + ": steps and last loss %r vs %r" % (d.get("loss"), loss), r)
+            v = d.get("variables", {})
+            check(v.get("w", {}).get("shape") == [2, 1] and v["w"]["dtype"] == "float32"
+                  and np.allclose(v["w"]["value"], w, rtol=1e-4)
+                  and v.get("b", {}).get("shape") == [] and abs(v["b"]["value"] - b) < 1e-5,
+                  what + ": variables", r)
+    # train text: steps = N, loss = L on stdout; a line per log_every steps on stderr
+    r = dg("train", "-", *CPU, stdin=linreg({"type": "sgd", "learning_rate": 0.01}, 7,
+                                             {"log_every": 3}))
+    lines = r.out.splitlines()
+    check(r.code == 0 and lines[:1] == ["steps = 7"] and len(lines) == 2
+          and lines[1].startswith("loss = "), "SPEC 1 train text output", r)
+    steps = [l.split()[1] for l in r.err.splitlines() if l.startswith("step ")]
+    check(steps == ["3/7", "6/7", "7/7"] and all("loss" in l and "steps/s" in l
+                                                   for l in r.err.splitlines()),
+          "SPEC 1 train: one progress line per log_every steps (and the last)", r)
+    # --feed with train: feeds a Placeholder the section does not (a scalar
+    # hyperparameter), and overrides the section's feed of the same one
+    x = write("x.csv", "1,2\n3,4\n5,6\n7,8\n")
+    y = write("y.csv", "1\n2\n3\n4\n")
+    k = write("k.csv", "1.0\n")
+    tk = gjson([{"name": "x", "op": "Placeholder", "attrs": {"shape": [-1, 2]}},
+                {"name": "y", "op": "Placeholder", "attrs": {"shape": [-1, 1]}},
+                {"name": "k", "op": "Placeholder", "attrs": {"shape": []}},
+                {"name": "w", "op": "Variable", "attrs": {"init": [[0.1], [0.2]]}},
+                node("m", "MatMul", ["x", "w"]), node("mk", "Mul", ["m", "k"]),
+                node("d", "Sub", ["mk", "y"]), node("s", "Square", ["d"]),
+                node("loss", "Mean", ["s"])],
+               train={"loss": "loss", "optimizer": {"type": "sgd", "learning_rate": 0.01},
+                      "steps": 3, "feeds": {"x": {"file": "x.csv", "batch": 2},
+                                            "y": {"file": "y.csv", "batch": 2}}})
+    tkp = write("tk.json", tk)
+    r = dg("train", tkp, "--json", *CPU)
+    error(r, 1, "SPEC 1 train: an unfed Placeholder", ["'k'"], file=tkp)
+    d = parse_json(dg("train", tkp, "--json", "--feed", "k=" + k, *CPU), "train --feed k")
+    check(d is not None and d["steps"] == 3, "SPEC 1 train --feed of a hyperparameter")
+    r = dg("train", tkp, "--json", "--feed", "k=" + k, "--feed", "x=" + x, "--feed", "y:0=" + y,
+           *CPU)
+    d = parse_json(r, "train --feed override")
+    X = np.array([[1, 2], [3, 4], [5, 6], [7, 8.]])
+    Y = np.array([[1], [2], [3], [4.]])
+    w = np.array([[0.1], [0.2]])
+    for _ in range(3):
+        dd = X @ w - Y
+        w = w - 0.01 * X.T @ (2 * dd / dd.size)
+    check(d is not None and np.allclose(d["variables"]["w"]["value"], w, rtol=1e-5),
+          "SPEC 1 train: --feed overrides the section's feeds (whole files each step)", r)
+    # trainable: false and var_list keep variables out of training
+    text = linreg({"type": "sgd", "learning_rate": 0.01}, 3, {"var_list": ["w"]})
+    d = parse_json(dg("train", "-", "--json", *CPU, stdin=text), "var_list")
+    check(d is not None and d["variables"]["b"]["value"] == 0.0
+          and d["variables"]["w"]["value"] != [[0.1], [0.2]], "SPEC 2 train var_list")
+    return 0
+
+
+# ---------------------------------------------------------------- devices
+
+
+def group_spec_a_devices():
+    """SPEC 3: `dgrun devices` text and --json, --opencl-devices,
+    --visible-devices, --virtual-gpus, --gpu-memory-fraction, env vars."""
+    import re
+    pat = re.compile(r"(/job:localhost/replica:0/task:0/device:(CPU|GPU):(\d+)) -> device: (\d+), "
+                     r"name: (.+), platform: (.+), memory: (\d+) MiB, (opencl|cores): (.+)")
+
+    def devices(*opts, env=None):
+        r = dg("devices", *opts, env=env)
+        lines = [pat.fullmatch(l) for l in r.out.splitlines()]
+        check(r.code == 0 and lines and all(lines), "SPEC 3 devices %s: line format" % (opts,), r)
+        return r, [m for m in lines if m]
+    two = {"POCL_DEVICES": "pthread pthread"}
+    r, base = devices("--opencl-devices", "all", env=two)
+    check([m.group(1) for m in base] == [CPU0, GPU0, E.FULL + "GPU:1"],
+          "SPEC 3: CPU:0 then GPU:0, GPU:1 for two OpenCL devices", r)
+    if len(base) != 3:
+        return 0
+    mem = int(base[1].group(7))
+    rj = dg("devices", "--opencl-devices", "all", "--json", env=two)
+    d = parse_json(rj, "devices --json")
+    check(isinstance(d, list) and [x.get("device") for x in d] == [m.group(1) for m in base],
+          "SPEC 3: devices --json is the same list as an array", rj)
+    if isinstance(d, list) and len(d) == 3:
+        for m, o in zip(base, d):
+            check(o.get("name") == m.group(5) and o.get("platform") == m.group(6)
+                  and o.get("memory") == int(m.group(7)) and o.get("physical") == int(m.group(4))
+                  and (m.group(8) != "opencl" or o.get("opencl") == m.group(9)),
+                  "SPEC 3: devices --json fields equal the text line's: %r" % o, rj)
+    # visible devices renumber from 0; "" hides all; env var when the flag is absent
+    r, l = devices("--opencl-devices", "all", "--visible-devices", "1", env=two)
+    check([(m.group(1), m.group(4)) for m in l] == [(CPU0, "0"), (GPU0, "1")],
+          "SPEC 3 --visible-devices 1: physical 1 becomes GPU:0", r)
+    r, l = devices("--opencl-devices", "all", env=dict(two, DGRUN_VISIBLE_DEVICES="1,0"))
+    check([(m.group(1), m.group(4)) for m in l] == [(CPU0, "0"), (GPU0, "1"), (E.FULL + "GPU:1", "0")],
+          "SPEC 3 DGRUN_VISIBLE_DEVICES=1,0 renumbers in list order", r)
+    r, l = devices("--opencl-devices", "all", "--visible-devices", "", env=two)
+    check(len(l) == 1, "SPEC 3 --visible-devices '' hides all GPUs", r)
+    r, l = devices(env=dict(two, DGRUN_OPENCL_DEVICES="all", DGRUN_VISIBLE_DEVICES=""))
+    check(len(l) == 1, "SPEC 3 DGRUN_VISIBLE_DEVICES='' hides all GPUs", r)
+    r, l = devices("--visible-devices", "1", env=dict(two, DGRUN_OPENCL_DEVICES="all",
+                                                       DGRUN_VISIBLE_DEVICES=""))
+    check(len(l) == 2, "SPEC 3: --visible-devices overrides DGRUN_VISIBLE_DEVICES", r)
+    r, l = devices(env=dict(two, DGRUN_OPENCL_DEVICES="all", DGRUN_VISIBLE_DEVICES="0"))
+    check(len(l) == 2, "SPEC 3: both env vars", r)
+    r, l = devices("--opencl-devices", "gpu", env=two)
+    check(len(l) == 1, "SPEC 3: PoCL CPU devices are not GPUs by default", r)
+    # virtual GPUs: N logical GPUs per visible GPU, each 1/N of the memory
+    r, l = devices("--opencl-devices", "all", "--virtual-gpus", "2", "--visible-devices", "1",
+                   env=two)
+    check([m.group(1) for m in l] == [CPU0, GPU0, E.FULL + "GPU:1"]
+          and all(m.group(4) == "1" and abs(int(m.group(7)) - mem // 2) <= 1 for m in l[1:]),
+          "SPEC 3 --virtual-gpus 2 splits GPU memory in halves", r)
+    r, l = devices("--opencl-devices", "all", "--gpu-memory-fraction", "0.25", env=two)
+    check(all(abs(int(m.group(7)) - mem // 4) <= 1 for m in l[1:]),
+          "SPEC 1 --gpu-memory-fraction caps the memory devices reports", r)
+    error(dg("devices", "--opencl-devices", "all", "--visible-devices", "5", env=two), 2,
+          "SPEC 3: a visible device that does not exist", ["5"])
+    error(dg("devices", env={"DGRUN_VISIBLE_DEVICES": "x"}), 2,
+          "SPEC 3: bad DGRUN_VISIBLE_DEVICES", ["DGRUN_VISIBLE_DEVICES"])
+    # canonical names in output for every accepted spelling (SPEC 3)
+    for spec, want in (("/gpu:1", "GPU:1"), ("/GPU:1", "GPU:1"), ("GPU:1", "GPU:1"),
+                       ("/device:GPU:1", "GPU:1"), ("/cpu:0", "CPU:0"), ("/CPU:0", "CPU:0"),
+                       ("CPU:0", "CPU:0"), ("/task:0/device:GPU:1/job:localhost", "GPU:1"),
+                       ("/job:localhost/replica:0/task:0/device:GPU:1", "GPU:1"),
+                       ("/device:GPU:*", "GPU:0"), ("/gpu", "GPU:0"), ("/replica:0", "GPU:0")):
+        r = dg("place", "-", "--assume-gpus", "2",
+               stdin=gjson([dict(const("x", 1.0), device=spec)], ["x"]))
+        check(r.code == 0 and r.out == "x: (Const): %s%s\n" % (E.FULL, want),
+              "SPEC 3 spelling %r" % spec, r)
+    for spec in ("/gpu:x", "/Gpu:0", "/device:TPU:0", "gpu0", "/job:a/job:b", "/cpu:0 "):
+        r = dg("place", "-", "--assume-gpus", "2",
+               stdin=gjson([dict(const("x", 1.0), device=spec)], ["x"]))
+        error(r, 2, "SPEC 3 malformed %r" % spec,
+              ["node 'x'", "Malformed device specification '%s'" % spec], file="<stdin>")
+    return 0
+
+
+# ---------------------------------------------------------------- trace
+
+
+def check_trace(path, what, devices, want_ops, steps):
+    """SPEC 7: structure of a Chrome trace."""
+    try:
+        with open(path) as f:
+            t = json.load(f)
+    except (OSError, ValueError) as e:
+        check(False, "%s: trace readable: %s" % (what, e))
+        return None
+    check(t.get("displayTimeUnit") == "ms" and isinstance(t.get("traceEvents"), list)
+          and isinstance(t.get("otherData", {}).get("dgrun_version"), str)
+          and isinstance(t["otherData"].get("graph"), str), what + ": top-level keys")
+    ev = t.get("traceEvents", [])
+    procs = {e["pid"]: e["args"]["name"] for e in ev
+             if e.get("ph") == "M" and e.get("name") == "process_name"}
+    check(sorted(procs.values()) == sorted(devices),
+          "%s: one process per device, named by full name: %s" % (what, procs))
+    threads = {(e["pid"], e["tid"]) for e in ev if e.get("ph") == "M" and e.get("name") == "thread_name"}
+    xs = [e for e in ev if e.get("ph") == "X"]
+    check(all((e["pid"], e["tid"]) in threads for e in xs), what + ": every lane has a thread_name")
+    check(all(isinstance(e.get("ts"), (int, float)) and isinstance(e.get("dur"), (int, float))
+              and e["ts"] >= 0 and e["dur"] >= 0 for e in xs), what + ": ts/dur in us, >= 0")
+    ops = [e for e in xs if e.get("cat") == "Op"]
+    check(all(e["name"] == e["args"]["op"] and isinstance(e["args"].get("step"), int) for e in ops),
+          what + ": Op events name the op type, args.op and args.step")
+    seen = sorted((e["args"]["name"], e["args"]["step"]) for e in ops)
+    check(seen == sorted((n, s) for n in want_ops for s in range(steps)),
+          "%s: one Op event per executed op and step: %s" % (what, seen))
+    mem = [e for e in xs if e.get("cat") == "Memcpy"]
+    check(all(e["name"] in ("MemcpyHtoD", "MemcpyDtoH", "MemcpyDtoD")
+              and {"bytes", "src_device", "dst_device", "tensor"} <= set(e["args"]) for e in mem),
+          what + ": Memcpy events")
+    flows = {}
+    for e in ev:
+        if e.get("ph") in ("s", "t"):
+            check(e.get("cat") == "DataFlow", what + ": flow cat DataFlow")
+            flows.setdefault(e.get("id"), []).append(e["ph"])
+    check(all(sorted(v) == ["s", "t"] for v in flows.values()), what + ": flows pair s/t by id")
+    cs = [e for e in ev if e.get("ph") == "C"]
+    check(cs and all(e.get("cat") == "Memory" and isinstance(e["args"].get("bytes_in_use"), int)
+                     and e["pid"] in procs for e in cs), what + ": Memory counters")
+    return t, mem, flows
+
+
+def group_spec_a_trace():
+    """SPEC 7: Chrome traces from profile, run --trace and train --trace, and
+    the profile summary."""
+    sg = E.graph("sin_gpu.json")
+    out = os.path.join(TMP, "p.json")
+    r = dg("profile", sg, *GPU, "--steps", "2", "-o", out)
+    ok(r, "SPEC 7 profile")
+    res = check_trace(out, "profile sin_gpu", [CPU0, GPU0], ["x", "y", "z"], 2)
+    if res:
+        _, mem, flows = res
+        check(len(mem) == 2 and all(e["name"] == "MemcpyDtoH" and e["args"]["tensor"] == "y"
+                                    and e["args"]["src_device"] == GPU0
+                                    and e["args"]["dst_device"] == CPU0 and e["args"]["bytes"] == 12
+                                    for e in mem), "SPEC 7: the GPU->CPU transfer per step", r)
+        check(len(flows) >= 2, "SPEC 7: flow events across devices", r)
+    # summary: per device op count and busy time, transfers' count, bytes, time
+    check(CPU0 in r.out and GPU0 in r.out and "transfers" in r.out, "SPEC 7 profile summary", r)
+    out = os.path.join(TMP, "r.json")
+    r = dg("run", E.graph("matmul.json"), *CPU, "--repeat", "3", "--trace", out)
+    ok(r, "SPEC 7 run --trace")
+    check_trace(out, "run --repeat 3 --trace", [CPU0], ["a", "b", "c"], 3)
     return 0
 
 
