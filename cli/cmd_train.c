@@ -94,6 +94,22 @@ static void on_progress(const dg_train_progress *p, void *user)
     }
 }
 
+/* Whether `name` is a Variable the graph file declares.  SPEC's
+ * "variables" object shows the model as its author wrote it: what the
+ * training pass generates (optimizer slots, beta powers, global_step) is
+ * left out (checkpoints keep all of it). */
+static int model_variable(const dg_program *p, const char *name)
+{
+    int n = dg_program_node_count(p);
+    for (int i = 0; i < n; i++) {
+        dg_node_info info;
+        dg_program_node(p, i, &info);
+        if (strcmp(info.name, name) == 0)
+            return !info.generated;
+    }
+    return 0;
+}
+
 static void render(const cli_args *a, const cli_ctx *c, const dg_session *s,
                    const dg_train_result *r, cli_buf *b)
 {
@@ -101,8 +117,10 @@ static void render(const cli_args *a, const cli_ctx *c, const dg_session *s,
         cli_buf_addf(b, "{\"steps\": %lld, \"loss\": ", (long long)r->steps);
         cli_json_number(b, r->loss);
         cli_buf_add(b, ", \"variables\": {");
-        for (int i = 0; i < r->n_variables; i++) {
-            cli_buf_add(b, i ? ", " : "");
+        for (int i = 0, k = 0; i < r->n_variables; i++) {
+            if (!model_variable(c->prog, r->variables[i].name))
+                continue;
+            cli_buf_add(b, k++ ? ", " : "");
             cli_buf_json_str(b, r->variables[i].name);
             cli_buf_add(b, ": ");
             cli_tensor_json(b, r->variables[i].value);

@@ -9,9 +9,11 @@
  * in any order and any subset, each at most once, where TYPE is CPU or GPU
  * (legacy components also cpu / gpu), ID a decimal number or '*', and a
  * missing ID means "any"; "job:*", "replica:*" and "task:*" are "any"
- * too, as in TF's DeviceNameUtils::ParseFullName.  Device
- * types other than CPU and GPU (TPU, ...) are malformed: only CPU and GPU
- * devices exist in dgrun.
+ * too, as in TF's DeviceNameUtils::ParseFullName.  In the full form
+ * /device:TYPE:ID, TYPE may also be another upper-case device type (TPU,
+ * XLA_GPU, ...), as TF accepts: no dgrun device has it, so such a request
+ * fails with SPEC's "available devices are [...]" error (or falls back
+ * under soft placement), exactly as TF on a machine without that device.
  */
 #include "devices.h"
 #include "dg_alloc.h"
@@ -166,6 +168,22 @@ static int type_of(const char *p, size_t len, int legacy)
     return -2;
 }
 
+/* An upper-case device type other than CPU/GPU: [A-Z][A-Z0-9_]*.  Stores
+ * it in o and returns 1, or 0 if the text is not such a name. */
+static int other_type(dgc_devspec *o, const char *p, size_t len)
+{
+    if (len == 0 || len >= sizeof o->type_name || p[0] < 'A' || p[0] > 'Z')
+        return 0;
+    for (size_t i = 1; i < len; i++)
+        if (!((p[i] >= 'A' && p[i] <= 'Z') || (p[i] >= '0' && p[i] <= '9') ||
+              p[i] == '_'))
+            return 0;
+    memcpy(o->type_name, p, len);
+    o->type_name[len] = '\0';
+    o->type = DGC_TYPE_OTHER;
+    return 1;
+}
+
 static int valid_job(const char *p, size_t len)
 {
     if (len == 0 || len >= 64)
@@ -220,7 +238,8 @@ static int parse_component(const char *p, size_t len, dgc_devspec *o,
         size_t tlen = c2 ? (size_t)(c2 - v) : vlen;
         if (tlen == 1 && v[0] == '*')
             o->type = DGC_TYPE_ANY;
-        else if ((o->type = type_of(v, tlen, 0)) < -1)
+        else if ((o->type = type_of(v, tlen, 0)) < -1 &&
+                 !other_type(o, v, tlen))
             return -1;
         if (c2)
             return parse_id(c2 + 1, vlen - tlen - 1, &o->id);
@@ -282,8 +301,10 @@ void dgc_devspec_merge_over(dgc_devspec *inner, const dgc_devspec *outer)
         inner->replica = outer->replica;
     if (inner->task < 0)
         inner->task = outer->task;
-    if (inner->type == DGC_TYPE_ANY)
+    if (inner->type == DGC_TYPE_ANY) {
         inner->type = outer->type;
+        memcpy(inner->type_name, outer->type_name, sizeof inner->type_name);
+    }
     if (inner->id < 0)
         inner->id = outer->id;
 }
@@ -299,7 +320,9 @@ int dgc_devspec_merge_compatible(dgc_devspec *a, const dgc_devspec *b,
     else if (a->task >= 0 && b->task >= 0 && a->task != b->task)
         w = "tasks";
     else if (a->type != DGC_TYPE_ANY && b->type != DGC_TYPE_ANY &&
-             a->type != b->type)
+             (a->type != b->type ||
+              (a->type == DGC_TYPE_OTHER &&
+               strcmp(a->type_name, b->type_name) != 0)))
         w = "types";
     else if (a->id >= 0 && b->id >= 0 && a->id != b->id)
         w = "ids";
@@ -331,10 +354,13 @@ void dgc_devspec_str(const dgc_devspec *s, char *buf, size_t n)
     if (s->task >= 0)
         PUT("/task:%d", s->task);
     if (s->type != DGC_TYPE_ANY) {
+        const char *tn = s->type == DG_DEV_GPU   ? "GPU"
+                         : s->type == DG_DEV_CPU ? "CPU"
+                                                 : s->type_name;
         if (s->id >= 0)
-            PUT("/device:%s:%d", s->type == DG_DEV_GPU ? "GPU" : "CPU", s->id);
+            PUT("/device:%s:%d", tn, s->id);
         else
-            PUT("/device:%s:*", s->type == DG_DEV_GPU ? "GPU" : "CPU");
+            PUT("/device:%s:*", tn);
     } else if (s->id >= 0) {
         PUT("/device:*:%d", s->id);
     }

@@ -27,12 +27,14 @@ void dgc_device_fullname(dg_devtype t, int index, char *buf, size_t n);
 /* A parsed, possibly partial device specification.  Unset fields: job NULL
  * (has_job 0), replica/task/id -1, type DGC_TYPE_ANY. */
 #define DGC_TYPE_ANY (-1)
+#define DGC_TYPE_OTHER 2 /* a type no dgrun device has (TPU, XLA_GPU, ...) */
 typedef struct dgc_devspec {
     int has_job;
     char job[64];
     int replica;
     int task;
-    int type;   /* dg_devtype or DGC_TYPE_ANY */
+    int type;   /* dg_devtype, DGC_TYPE_OTHER or DGC_TYPE_ANY */
+    char type_name[16]; /* the name when type is DGC_TYPE_OTHER */
     int id;     /* -1 = any */
 } dgc_devspec;
 

@@ -399,6 +399,10 @@ def group_train():
         v = d.get("variables", {})
         check("w1" in v and v["w1"]["dtype"] == "float32" and v["w1"]["shape"] == [64, 128]
               and len(v["w1"]["value"]) == 64, "train --json variables", r)
+        # the model's Variables as the file declares them, in file order;
+        # optimizer slots and the global step are internal (docs/decisions.md)
+        check(list(v) == ["w1", "b1", "w2", "b2"],
+              "train --json variables are the graph file's", r)
         ev = d.get("eval", {})
         check(isinstance(ev.get("accuracy"), float) and ev["accuracy"] > 0.5,
               "train --json eval values", r)

@@ -666,11 +666,21 @@ def group_spec_a_devices():
                stdin=gjson([dict(const("x", 1.0), device=spec)], ["x"]))
         check(r.code == 0 and r.out == "x: (Const): %s%s\n" % (E.FULL, want),
               "SPEC 3 spelling %r" % spec, r)
-    for spec in ("/gpu:x", "/Gpu:0", "/device:TPU:0", "gpu0", "/job:a/job:b", "/cpu:0 "):
+    for spec in ("/gpu:x", "/Gpu:0", "/device:tpu:0", "gpu0", "/job:a/job:b", "/cpu:0 "):
         r = dg("place", "-", "--assume-gpus", "2",
                stdin=gjson([dict(const("x", 1.0), device=spec)], ["x"]))
         error(r, 2, "SPEC 3 malformed %r" % spec,
               ["node 'x'", "Malformed device specification '%s'" % spec], file="<stdin>")
+    # A well-formed type no device has (TF accepts any upper-case TYPE): the
+    # "available devices" error, and soft placement falls back (SPEC 4.5, 4.7).
+    g = gjson([dict(const("x", 1.0), device="/device:TPU:0")], ["x"])
+    r = dg("place", "-", "--assume-gpus", "1", stdin=g)
+    error(r, 2, "SPEC 4.7 unknown device type",
+          ["Cannot assign a device for operation 'x': Operation was explicitly "
+           "assigned to /device:TPU:0 but available devices are [ "], file="<stdin>")
+    r = dg("place", "-", "--assume-gpus", "1", "--allow-soft-placement", stdin=g)
+    check(r.code == 0 and r.out == "x: (Const): %sGPU:0\n" % E.FULL,
+          "SPEC 4.5 soft placement of /device:TPU:0", r)
     return 0
 
 

@@ -79,18 +79,43 @@ static void test_malformed(void **state)
 {
     (void)state;
     static const char *const bad[] = {
-        "cpu/:0", "/gpu:x", "/device:TPU:0", "/tpu:0", "/", "//gpu:0",
+        "cpu/:0", "/gpu:x", "/device:tpu:0", "/device:T-PU:0", "/tpu:0", "/", "//gpu:0",
         "/gpu:0/", "/gpu:0/cpu:0", "/device:GPU:0/gpu:1", "/job:a/job:b",
         "/job:", "/job:1abc", "/replica:x", "/task:-1", "/task:", "gpu 0",
         "/gpu:0 ", "/Gpu:0", "/device:gpu:0", "/device:", "/device:GPU:0:1",
         "/foo:1", "/device", "/gpu:-1", "/gpu:99999999999", ":0",
-        "/job:localhost/replica:0/task:0/device:XPU:0",
+        "/job:localhost/replica:0/task:0/device:xpu:0",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         dgc_devspec s;
         if (dgc_devspec_parse(bad[i], &s) != -1)
             fail_msg("'%s' should be malformed", bad[i]);
     }
+}
+
+/* A well-formed device type that no dgrun device has (TF accepts any
+ * upper-case TYPE): parsed, printed back, matching no device. */
+static void test_other_type(void **state)
+{
+    (void)state;
+    dgc_devspec s, g;
+    char buf[128];
+    assert_int_equal(dgc_devspec_parse("/device:TPU:1", &s), 0);
+    assert_int_equal(s.type, DGC_TYPE_OTHER);
+    assert_int_equal(s.id, 1);
+    dgc_devspec_str(&s, buf, sizeof buf);
+    assert_string_equal(buf, "/device:TPU:1");
+    dg_device_list *l = NULL;
+    assert_int_equal(dg_devices_assume(2, &l, NULL), DG_OK);
+    for (int i = 0; i < dg_devices_count(l); i++)
+        assert_false(dgc_devspec_matches(&s, dg_devices_get(l, i)));
+    dg_devices_free(l);
+    assert_int_equal(dgc_devspec_parse("/device:GPU:1", &g), 0);
+    const char *what = NULL;
+    assert_int_equal(dgc_devspec_merge_compatible(&g, &s, &what), -1);
+    assert_string_equal(what, "types");
+    assert_int_equal(dgc_devspec_parse("/device:XLA_GPU:0", &g), 0);
+    assert_int_equal(dgc_devspec_merge_compatible(&g, &s, &what), -1);
 }
 
 static void test_merge_over(void **state)
@@ -213,6 +238,7 @@ int main(void)
         cmocka_unit_test(test_spellings),
         cmocka_unit_test(test_parsed_fields),
         cmocka_unit_test(test_malformed),
+        cmocka_unit_test(test_other_type),
         cmocka_unit_test(test_merge_over),
         cmocka_unit_test(test_merge_compatible),
         cmocka_unit_test(test_matches_and_assume),
