@@ -15,6 +15,9 @@
 /* Print `dgrun: error: <graph>: <err->msg>` (or without the graph part when
  * the command has none) on stderr and return the exit code for err->code. */
 int cli_report(const cli_args *a, const dg_error *err);
+/* cli_report after giving err the code dflt when nothing set one (a step
+ * that failed without filling err); returns the exit code. */
+int cli_fail(const cli_args *a, dg_error *err, dg_status dflt);
 
 /* Fill err with code and a formatted message; returns code. */
 dg_status cli_err(dg_error *err, dg_status code, const char *fmt, ...)
@@ -37,6 +40,11 @@ dg_status cli_write_atomic(const char *path, const char *data, size_t len,
 
 /* Write n bytes to stdout and flush; DG_E_IO when that fails. */
 dg_status cli_stdout(const char *s, size_t n, dg_error *err);
+/* Write a command's output buffer to stdout (cli_stdout); DG_E_NOMEM
+ * "out of memory <doing>" when the buffer latched an allocation failure. */
+struct cli_buf;
+dg_status cli_buf_print(const struct cli_buf *b, const char *doing,
+                        dg_error *err);
 
 /* Everything a compiling command holds. */
 typedef struct cli_ctx {

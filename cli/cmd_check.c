@@ -13,9 +13,7 @@ int cmd_check(const cli_args *a)
     cli_ctx c;
     int code = 0;
     if (cli_compile(a, &c, &err) || cli_log_placement(a, &c, &err)) {
-        if (!err.code)
-            err.code = DG_E_GRAPH;
-        code = cli_report(a, &err);
+        code = cli_fail(a, &err, DG_E_GRAPH);
     }
     cli_ctx_free(&c);
     return code;

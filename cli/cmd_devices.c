@@ -105,17 +105,11 @@ int cmd_devices(const cli_args *a)
     }
     if (a->json)
         cli_buf_add(&b, "]\n");
-    if (b.oom) {
-        cli_err(&err, DG_E_NOMEM, "out of memory listing devices");
-        goto fail;
-    }
-    if (cli_stdout(b.s ? b.s : "", b.len, &err))
+    if (cli_buf_print(&b, "listing devices", &err))
         goto fail;
     goto done;
 fail:
-    if (!err.code)
-        err.code = DG_E_RUNTIME;
-    code = cli_report(a, &err);
+    code = cli_fail(a, &err, DG_E_RUNTIME);
 done:
     cli_buf_free(&b);
     if (l)

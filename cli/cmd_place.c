@@ -61,9 +61,7 @@ int cmd_place(const cli_args *a)
         goto fail;
     goto done;
 fail:
-    if (!err.code)
-        err.code = DG_E_GRAPH;
-    code = cli_report(a, &err);
+    code = cli_fail(a, &err, DG_E_GRAPH);
 done:
     free(text);
     cli_ctx_free(&c);

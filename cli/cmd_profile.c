@@ -54,9 +54,7 @@ int cmd_profile(const cli_args *a)
     }
     goto done;
 fail:
-    if (!err.code)
-        err.code = DG_E_RUNTIME;
-    code = cli_report(a, &err);
+    code = cli_fail(a, &err, DG_E_RUNTIME);
 done:
     free(summary);
     if (have_tr)

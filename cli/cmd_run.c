@@ -54,17 +54,11 @@ int cmd_run(const cli_args *a)
         }
     }
     cli_memory_report(a, &c, s);
-    if (b.oom) {
-        cli_err(&err, DG_E_NOMEM, "out of memory formatting the results");
-        goto fail;
-    }
-    if (cli_stdout(b.s, b.len, &err))
+    if (cli_buf_print(&b, "formatting the results", &err))
         goto fail;
     goto done;
 fail:
-    if (!err.code)
-        err.code = DG_E_RUNTIME;
-    code = cli_report(a, &err);
+    code = cli_fail(a, &err, DG_E_RUNTIME);
 done:
     cli_buf_free(&b);
     if (r)

@@ -181,19 +181,13 @@ int cmd_train(const cli_args *a)
         goto fail;
     cli_memory_report(a, &c, s);
     render(a, &c, s, &r, &b);
-    if (b.oom) {
-        cli_err(&err, DG_E_NOMEM, "out of memory formatting the results");
-        goto fail;
-    }
-    if (cli_stdout(b.s ? b.s : "", b.len, &err))
+    if (cli_buf_print(&b, "formatting the results", &err))
         goto fail;
     goto done;
 fail:
-    if (!err.code)
-        err.code = DG_E_RUNTIME;
     if (pr.open) /* end the progress line so the error gets its own */
         fputc('\n', stderr);
-    code = cli_report(a, &err);
+    code = cli_fail(a, &err, DG_E_RUNTIME);
 done:
     cli_buf_free(&b);
     if (have_result)

@@ -18,8 +18,10 @@ typedef struct cli_buf {
     int oom;
 } cli_buf;
 
+/* An empty buffer / free the text and reset to empty. */
 void cli_buf_init(cli_buf *b);
 void cli_buf_free(cli_buf *b);
+/* Append s / n bytes of s / printf-formatted text. */
 void cli_buf_add(cli_buf *b, const char *s);
 void cli_buf_addn(cli_buf *b, const char *s, size_t n);
 void cli_buf_addf(cli_buf *b, const char *fmt, ...)

@@ -4,6 +4,7 @@
  * --log-device-placement output.
  */
 #include "cli.h"
+#include "output.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +35,13 @@ int cli_report(const cli_args *a, const dg_error *err)
     fflush(stderr);
     int code = dg_status_exit_code(err->code);
     return code ? code : 1;
+}
+
+int cli_fail(const cli_args *a, dg_error *err, dg_status dflt)
+{
+    if (!err->code)
+        err->code = dflt;
+    return cli_report(a, err);
 }
 
 dg_status cli_compile(const cli_args *a, cli_ctx *c, dg_error *err)
@@ -101,4 +109,12 @@ dg_status cli_stdout(const char *s, size_t n, dg_error *err)
     if (fflush(stdout) != 0 || ferror(stdout))
         return cli_err(err, DG_E_IO, "cannot write standard output");
     return DG_OK;
+}
+
+dg_status cli_buf_print(const struct cli_buf *b, const char *doing,
+                        dg_error *err)
+{
+    if (b->oom)
+        return cli_err(err, DG_E_NOMEM, "out of memory %s", doing);
+    return cli_stdout(b->s ? b->s : "", b->len, err);
 }

@@ -51,6 +51,20 @@ void *dg_realloc(void *p, size_t n)
 
 void dg_free(void *p) { free(p); }
 
+void *dg_grow(void *arr, int32_t *cap, int64_t need, size_t elem,
+              int32_t first)
+{
+    int64_t nc = *cap > 0 ? *cap : (first > 0 ? first : 1);
+    while (nc < need)
+        nc *= 2;
+    if (nc > INT32_MAX || (elem && (uint64_t)nc > SIZE_MAX / elem))
+        return NULL;
+    void *na = dg_realloc(arr, (size_t)nc * elem);
+    if (na)
+        *cap = (int32_t)nc;
+    return na;
+}
+
 char *dg_strndup(const char *s, size_t n)
 {
     if (!s)

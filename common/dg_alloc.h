@@ -10,14 +10,25 @@
 #define DG_ALLOC_H
 
 #include <stddef.h>
+#include <stdint.h>
 
+/* malloc/calloc/realloc/free: NULL on failure (or when a test hook makes
+ * this allocation fail); a zero size allocates one byte, so NULL always
+ * means out of memory.  dg_free(NULL) does nothing. */
 void *dg_malloc(size_t n);
 void *dg_calloc(size_t count, size_t size);
 void *dg_realloc(void *p, size_t n);
 void dg_free(void *p);
-/* strdup through dg_malloc; NULL in, NULL out. */
+/* strdup through dg_malloc; NULL in, NULL out.  dg_strndup copies at most
+ * n bytes and always terminates. */
 char *dg_strdup(const char *s);
 char *dg_strndup(const char *s, size_t n);
+/* Grow an array of `elem`-byte elements with capacity *cap so it holds at
+ * least `need` elements: the capacity doubles, starting from `first`.
+ * Returns the reallocated array and updates *cap, or NULL (nomem or
+ * overflow) leaving arr and *cap unchanged. */
+void *dg_grow(void *arr, int32_t *cap, int64_t need, size_t elem,
+              int32_t first);
 
 /* Test hook: allocations after the next `n` fail (n < 0 disables). */
 void dg_alloc_fail_after(long n);

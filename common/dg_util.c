@@ -245,3 +245,25 @@ uint64_t dg_now_ns(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
+
+uint64_t dg_fnv1a(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *c = p;
+    for (size_t i = 0; i < n; i++) {
+        h ^= c[i];
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
+
+void dg_shape_format(const dg_shape *s, char *buf, size_t n)
+{
+    if (!n)
+        return;
+    size_t off = (size_t)snprintf(buf, n, "[");
+    for (int i = 0; i < s->rank && off < n; i++)
+        off += (size_t)snprintf(buf + off, n - off, i ? ", %lld" : "%lld",
+                                (long long)s->dims[i]);
+    if (off < n)
+        snprintf(buf + off, n - off, "]");
+}

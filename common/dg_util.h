@@ -18,8 +18,13 @@ typedef struct dg_sbuf {
     int oom;
 } dg_sbuf;
 
+/* An empty buffer (nothing allocated until the first append). */
 void dg_sbuf_init(dg_sbuf *b);
+/* Free the text and reset to empty. */
 void dg_sbuf_free(dg_sbuf *b);
+/* Append s / n bytes of s / printf-formatted text; keeps b->s
+ * NUL-terminated.  After an allocation failure b->oom is set and further
+ * appends do nothing. */
 void dg_sbuf_add(dg_sbuf *b, const char *s);
 void dg_sbuf_addn(dg_sbuf *b, const char *s, size_t n);
 void dg_sbuf_addf(dg_sbuf *b, const char *fmt, ...) DG_PRINTF(2, 3);
@@ -66,6 +71,15 @@ int32_t dg_strmap_getn_h(const dg_strmap *m, const char *key, size_t n,
  * pages: fewer page faults and TLB misses for tables accessed at random.
  * A no-op for small blocks or where the OS has no such hint. */
 void dg_mem_hint_huge(void *p, size_t n);
+
+/* Write shape s as "[2, 3]" ("[]" for a scalar) into buf (truncated to n
+ * bytes, always terminated when n > 0): for error messages. */
+void dg_shape_format(const dg_shape *s, char *buf, size_t n);
+
+/* 64-bit FNV-1a of p[0..n) continuing from h (start with DG_FNV1A_INIT):
+ * checksums and cache keys; chain calls to hash several pieces. */
+#define DG_FNV1A_INIT 0xcbf29ce484222325ull
+uint64_t dg_fnv1a(uint64_t h, const void *p, size_t n);
 
 /* Monotonic clock in nanoseconds. */
 uint64_t dg_now_ns(void);

@@ -118,7 +118,7 @@ void dg_devices_free(dg_device_list *l)
 
 /* ---- specifications ------------------------------------------------------ */
 
-static void spec_clear(dgc_devspec *s)
+void dgc_devspec_clear(dgc_devspec *s)
 {
     memset(s, 0, sizeof *s);
     s->replica = -1;
@@ -261,7 +261,7 @@ legacy:
 
 int dgc_devspec_parse(const char *s, dgc_devspec *out)
 {
-    spec_clear(out);
+    dgc_devspec_clear(out);
     if (!s || !*s)
         return 0;
     const char *p = s;
@@ -281,7 +281,7 @@ int dgc_devspec_parse(const char *s, dgc_devspec *out)
     }
     return 0;
 bad:
-    spec_clear(out);
+    dgc_devspec_clear(out);
     return -1;
 }
 

@@ -41,6 +41,9 @@ typedef struct dgc_devspec {
 /* Parse any spelling SPEC 3 accepts ("" and NULL give the empty spec).
  * Returns 0, or -1 if malformed. */
 int dgc_devspec_parse(const char *s, dgc_devspec *out);
+/* The empty specification (no replica, task, type or id): matches every
+ * device. */
+void dgc_devspec_clear(dgc_devspec *s);
 
 /* Merge `inner` over `outer` field by field (inner wins). */
 void dgc_devspec_merge_over(dgc_devspec *inner, const dgc_devspec *outer);

@@ -117,7 +117,7 @@ typedef struct gstate {
     int *head;          /* [n * MAX_OUT] -> first contrib, -1 */
     int *count;         /* [n * MAX_OUT] */
     contrib *pool;
-    int n_pool, cap_pool;
+    int32_t n_pool, cap_pool;
 } gstate;
 
 static int add_contrib(gstate *s, int32_t node, int out, dgc_ref r)
@@ -125,12 +125,11 @@ static int add_contrib(gstate *s, int32_t node, int out, dgc_ref r)
     if (out >= MAX_OUT)
         return 0;
     if (s->n_pool == s->cap_pool) {
-        int cap = s->cap_pool ? s->cap_pool * 2 : 64;
-        contrib *p = dg_realloc(s->pool, sizeof *p * (size_t)cap);
+        contrib *p = dg_grow(s->pool, &s->cap_pool, s->n_pool + 1, sizeof *p,
+                             64);
         if (!p)
             return -1;
         s->pool = p;
-        s->cap_pool = cap;
     }
     size_t k = (size_t)node * MAX_OUT + (size_t)out;
     s->pool[s->n_pool].ref = r;

@@ -5,6 +5,7 @@
  * Dims may be -1 (unknown) at compile time; -1 is compatible with anything.
  */
 #include "infer.h"
+#include "dg_util.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -13,17 +14,6 @@
 static int dim_ok(int64_t a, int64_t b)
 {
     return a < 0 || b < 0 || a == b;
-}
-
-static void shape_str(const dg_shape *s, char *buf, size_t sz)
-{
-    size_t o = 0;
-    o += (size_t)snprintf(buf + o, sz - o, "[");
-    for (int i = 0; i < s->rank && o < sz; i++)
-        o += (size_t)snprintf(buf + o, sz - o, "%s%lld", i ? ", " : "",
-                              (long long)s->dims[i]);
-    if (o < sz)
-        snprintf(buf + o, sz - o, "]");
 }
 
 /* Whether shapes a and b may be equal. */
@@ -41,8 +31,8 @@ static int mismatch(const char *what, const dg_shape *a, const dg_shape *b,
                     char *msg, size_t msgsz)
 {
     char sa[160], sb[160];
-    shape_str(a, sa, sizeof sa);
-    shape_str(b, sb, sizeof sb);
+    dg_shape_format(a, sa, sizeof sa);
+    dg_shape_format(b, sb, sizeof sb);
     snprintf(msg, msgsz, "%s: shapes %s and %s do not match", what, sa, sb);
     return -1;
 }

@@ -154,8 +154,8 @@ int32_t dgc_graph_add_node(dgc_graph *g, const char *name, int op,
                            dg_error *err)
 {
     if (g->n_nodes == g->cap_nodes) {
-        int32_t cap = g->cap_nodes ? g->cap_nodes * 2 : 64;
-        dgc_node *nn = dg_realloc(g->nodes, (size_t)cap * sizeof *nn);
+        dgc_node *nn = dg_grow(g->nodes, &g->cap_nodes, g->n_nodes + 1,
+                               sizeof *nn, 64);
         if (!nn) {
             dg_err_nomem(err, "graph nodes");
             return -1;
@@ -163,7 +163,6 @@ int32_t dgc_graph_add_node(dgc_graph *g, const char *name, int op,
         /* names map borrows node names: they are separate allocations, so
          * moving the node array does not invalidate them. */
         g->nodes = nn;
-        g->cap_nodes = cap;
     }
     if (dg_strmap_get(&g->names, name) >= 0) {
         dg_err(err, DG_E_GRAPH, "node '%s': duplicate node name", name);

@@ -5,6 +5,7 @@
  */
 #include "load_priv.h"
 #include "dg_alloc.h"
+#include "dg_io.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -28,45 +29,15 @@ dg_status dgc_read_file(const char *path, char **text, size_t *len,
         return dg_err(err, errno == ENOENT || errno == ENOTDIR ? DG_E_USAGE
                                                                 : DG_E_IO,
                       "cannot read: %s", strerror(errno));
-    /* a regular file is read into a buffer of its size in one go (no
-     * doubling and copying); anything else grows as it comes */
-    struct stat sb;
-    size_t cap = 65536, n = 0;
-    if (fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > 0 &&
-        (uint64_t)sb.st_size < (uint64_t)SIZE_MAX / 2)
-        cap = (size_t)sb.st_size + 2;
-    char *buf = dg_malloc(cap);
-    if (!buf) {
-        fclose(f);
-        return dg_err_nomem(err, "graph text");
-    }
-    dg_mem_hint_huge(buf, cap);
-    for (;;) {
-        if (n + 1 >= cap) {
-            char *nb = dg_realloc(buf, cap * 2);
-            if (!nb) {
-                dg_free(buf);
-                fclose(f);
-                return dg_err_nomem(err, "graph text");
-            }
-            buf = nb;
-            cap *= 2;
-        }
-        size_t r = fread(buf + n, 1, cap - n - 1, f);
-        n += r;
-        if (r == 0) {
-            if (ferror(f)) {
-                int e = errno;
-                dg_free(buf);
-                fclose(f);
-                return dg_err(err, DG_E_IO, "cannot read: %s",
-                              strerror(e ? e : EIO));
-            }
-            break;
-        }
-    }
+    char *buf;
+    size_t n;
+    dg_status rs = dg_read_stream(f, &buf, &n);
+    int e = errno;
     fclose(f);
-    buf[n] = '\0';
+    if (rs == DG_E_NOMEM)
+        return dg_err_nomem(err, "graph text");
+    if (rs != DG_OK)
+        return dg_err(err, DG_E_IO, "cannot read: %s", strerror(e));
     *text = buf;
     *len = n;
     return DG_OK;

@@ -15,24 +15,14 @@
 #include <fnmatch.h>
 #include <string.h>
 
-static void spec_clear(dgc_devspec *s)
-{
-    memset(s, 0, sizeof *s);
-    s->replica = -1;
-    s->task = -1;
-    s->type = DGC_TYPE_ANY;
-    s->id = -1;
-}
-
 static int32_t add_spec(dgc_placer *p, const dgc_devspec *s)
 {
     if (p->n_specs == p->cap_specs) {
-        int32_t cap = p->cap_specs ? p->cap_specs * 2 : 16;
-        dgc_devspec *ns = dg_realloc(p->specs, sizeof *ns * (size_t)cap);
+        dgc_devspec *ns = dg_grow(p->specs, &p->cap_specs, p->n_specs + 1,
+                                  sizeof *ns, 16);
         if (!ns)
             return -1;
         p->specs = ns;
-        p->cap_specs = cap;
     }
     p->specs[p->n_specs] = *s;
     return p->n_specs++;
@@ -181,15 +171,15 @@ static dg_status compute_requests(dgc_placer *p, dg_error *err)
     const dgc_graph *g = p->g;
     const char *last_text = NULL;
     dgc_devspec last_spec;
-    spec_clear(&last_spec);
+    dgc_devspec_clear(&last_spec);
     int scope_set = !dgc_devspec_is_empty(&p->scope);
     dgc_devspec last_merged;
-    spec_clear(&last_merged);
+    dgc_devspec_clear(&last_merged);
     int32_t last_id = -1, last_node = -1;
     for (int32_t i = 0; i < p->n; i++) {
         const dgc_node *n = &g->nodes[i];
         dgc_devspec s;
-        spec_clear(&s);
+        dgc_devspec_clear(&s);
         uint8_t src = 0;
         if (n->device && n->device[0]) {
             if (last_text && strcmp(last_text, n->device) == 0) {
@@ -476,7 +466,7 @@ static dg_status choose_groups(dgc_placer *p, dg_error *err)
 {
     const dgc_graph *g = p->g;
     dgc_devspec empty;
-    spec_clear(&empty);
+    dgc_devspec_clear(&empty);
     for (int32_t i = 0; i < p->n; i++)
         p->chosen[i] = -1;
     for (int32_t i = 0; i < p->n; i++) {
@@ -535,7 +525,7 @@ static dg_status consumer_rule(dgc_placer *p, dg_error *err)
         }
     }
     dgc_devspec empty;
-    spec_clear(&empty);
+    dgc_devspec_clear(&empty);
     dg_status st = DG_OK;
     for (int32_t i = 0; i < p->n; i++) {
         if (p->parent[i] != i || p->chosen[i] != -2)

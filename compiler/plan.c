@@ -23,12 +23,10 @@ typedef struct ivec {
 static int ivec_push(ivec *a, int32_t x)
 {
     if (a->n == a->cap) {
-        int32_t nc = a->cap ? a->cap * 2 : 64;
-        int32_t *nv = dg_realloc(a->v, sizeof *nv * (size_t)nc);
+        int32_t *nv = dg_grow(a->v, &a->cap, a->n + 1, sizeof *nv, 64);
         if (!nv)
             return -1;
         a->v = nv;
-        a->cap = nc;
     }
     a->v[a->n++] = x;
     return 0;
@@ -65,12 +63,11 @@ static int32_t new_step(builder *b)
 {
     dgc_plan *p = b->p;
     if (p->n_steps == b->cap_steps) {
-        int32_t nc = b->cap_steps ? b->cap_steps * 2 : 64;
-        dgc_step *ns = dg_realloc(p->steps, sizeof *ns * (size_t)nc);
+        dgc_step *ns = dg_grow(p->steps, &b->cap_steps, p->n_steps + 1,
+                               sizeof *ns, 64);
         if (!ns)
             return -1;
         p->steps = ns;
-        b->cap_steps = nc;
     }
     dgc_step *s = &p->steps[p->n_steps];
     memset(s, 0, sizeof *s);
@@ -80,16 +77,16 @@ static int32_t new_step(builder *b)
 static int32_t new_slots(builder *b, int32_t n)
 {
     dgc_plan *p = b->p;
-    while (p->n_slots + n > b->cap_slots) {
-        int32_t nc = b->cap_slots ? b->cap_slots * 2 : 64;
-        dgc_slot *ns = dg_realloc(p->slots, sizeof *ns * (size_t)nc);
+    if (p->n_slots + n > b->cap_slots) {
+        dgc_slot *ns = dg_grow(p->slots, &b->cap_slots,
+                               (int64_t)p->n_slots + n, sizeof *ns, 64);
         if (!ns)
             return -1;
         p->slots = ns;
-        b->cap_slots = nc;
     }
     int32_t first = p->n_slots;
-    memset(&p->slots[first], 0, sizeof *p->slots * (size_t)n);
+    if (n > 0) /* a step with no outputs (NoOp) may come before any slot */
+        memset(&p->slots[first], 0, sizeof *p->slots * (size_t)n);
     p->n_slots += n;
     return first;
 }

@@ -169,7 +169,9 @@ typedef enum dg_reason {
     DG_REASON_CONSUMER,
     DG_REASON_SOFT
 } dg_reason;
-const char *dg_reason_name(dg_reason r); /* "explicit", ... */
+/* The reason's name in placement logs and JSON: "explicit", "rule",
+ * "colocation", "default", "consumer", "soft". */
+const char *dg_reason_name(dg_reason r);
 
 /* Compile `g` for the devices in `devs`: gradients, training, placement,
  * transfers.  `g` is consumed into the program (do not free it after a

@@ -10,6 +10,8 @@
  */
 #include "checkpoint.h"
 #include "dg_alloc.h"
+#include "dg_io.h"
+#include "dg_util.h"
 #include "dg_error.h"
 
 #include <dirent.h>
@@ -42,17 +44,6 @@ char *dgr_checkpoint_file(const char *graph_path, const char *spec)
     return dg_sbuf_take(&b); /* allocated through dg_alloc */
 }
 
-static uint64_t fnv(uint64_t h, const void *p, size_t n)
-{
-    const unsigned char *c = p;
-    for (size_t i = 0; i < n; i++) {
-        h ^= c[i];
-        h *= 0x100000001b3ull;
-    }
-    return h;
-}
-#define FNV0 0xcbf29ce484222325ull
-
 typedef struct wr {
     FILE *f;
     uint64_t h;
@@ -63,7 +54,7 @@ static void put(wr *w, const void *p, size_t n)
 {
     if (n && fwrite(p, 1, n, w->f) != n)
         w->bad = 1;
-    w->h = fnv(w->h, p, n);
+    w->h = dg_fnv1a(w->h, p, n);
 }
 
 /* The directory part of path ("." when there is none), malloc'd. */
@@ -141,7 +132,7 @@ dg_status dgr_checkpoint_save(dgr_session *s, const char *path, int64_t step,
     if (!tmp)
         return dg_err_nomem(err, "checkpoint");
     snprintf(tmp, pl + 32, "%s.tmp.%ld", path, (long)getpid());
-    wr w = {fopen(tmp, "wb"), FNV0, 0};
+    wr w = {fopen(tmp, "wb"), DG_FNV1A_INIT, 0};
     if (!w.f) {
         dg_status st = dg_err(err, DG_E_IO, "%s: cannot write checkpoint: %s",
                               tmp, strerror(errno));
@@ -221,34 +212,18 @@ dg_status dgr_checkpoint_restore(dgr_session *s, const char *path,
     if (!f)
         return dg_err(err, DG_E_IO, "%s: cannot read checkpoint: %s", path,
                       strerror(errno));
-    unsigned char *buf = NULL;
-    size_t len = 0, cap = 0;
-    for (;;) {
-        if (len == cap) {
-            size_t nc = cap ? cap * 2 : 1 << 16;
-            unsigned char *nb = dg_realloc(buf, nc);
-            if (!nb) {
-                fclose(f);
-                dg_free(buf);
-                return dg_err_nomem(err, "checkpoint");
-            }
-            buf = nb;
-            cap = nc;
-        }
-        size_t k = fread(buf + len, 1, cap - len, f);
-        len += k;
-        if (k == 0)
-            break;
-    }
-    int rerr = ferror(f);
+    char *text = NULL;
+    size_t len = 0;
+    dg_status rs = dg_read_stream(f, &text, &len);
     fclose(f);
+    if (rs == DG_E_NOMEM)
+        return dg_err_nomem(err, "checkpoint");
+    if (rs != DG_OK)
+        return dg_err(err, DG_E_IO, "%s: cannot read checkpoint", path);
+    unsigned char *buf = (unsigned char *)text;
     dg_status st = DG_OK;
     entry *ents = NULL;
     uint32_t n = 0;
-    if (rerr) {
-        st = dg_err(err, DG_E_IO, "%s: cannot read checkpoint", path);
-        goto done;
-    }
     uint64_t h;
     if (len < 8 + 8 + 4 + 8 || memcmp(buf, MAGIC, 8) != 0) {
         st = dg_err(err, DG_E_GRAPH, "%s: not a dgrun checkpoint (truncated "
@@ -256,7 +231,7 @@ dg_status dgr_checkpoint_restore(dgr_session *s, const char *path,
         goto done;
     }
     memcpy(&h, buf + len - 8, 8);
-    if (fnv(FNV0, buf, len - 8) != h) {
+    if (dg_fnv1a(DG_FNV1A_INIT, buf, len - 8) != h) {
         st = dg_err(err, DG_E_GRAPH, "%s: checkpoint is corrupt (checksum "
                     "mismatch)", path);
         goto done;

@@ -264,7 +264,6 @@ static void fence_new(dgr_cl_dev *cd, int q, size_t cls)
     }
     fe->next = a->fences;
     a->fences = fe;
-    a->n_fences++;
 }
 
 /* A cached block of class cls usable on queue q (q < 0: only ready ones);
@@ -466,15 +465,6 @@ void dgr_cl_alloc_drain(dgr_cl_dev *cd)
     pthread_mutex_lock(&cd->alloc.lock);
     drain_locked(&cd->alloc);
     pthread_mutex_unlock(&cd->alloc.lock);
-}
-
-size_t dgr_cl_alloc_fences(dgr_device *d)
-{
-    dgr_cl_dev *cd = (dgr_cl_dev *)d->impl;
-    pthread_mutex_lock(&cd->alloc.lock);
-    size_t n = cd->alloc.n_fences;
-    pthread_mutex_unlock(&cd->alloc.lock);
-    return n;
 }
 
 size_t dgr_cl_alloc_creates(dgr_device *d)

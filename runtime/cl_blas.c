@@ -49,12 +49,7 @@ dg_status dgr_cl_matmul(dgr_kctx *k)
         cl_int e = clEnqueueFillBuffer(q, c, &zero, 1, 0,
                                        m * n * dg_dtype_size(dt), nw, wl,
                                        dgr_cl_want_event(k) ? &ev : NULL);
-        if (e != CL_SUCCESS)
-            dgr_cl_set_waits(wl, (int)nw);
-        if (e != CL_SUCCESS)
-            return dgr_cl_kfail(k, "clEnqueueFillBuffer", e);
-        dgr_cl_set_event(k, ev);
-        return DG_OK;
+        return dgr_cl_enqueued(k, "clEnqueueFillBuffer", e, wl, nw, ev);
     }
     size_t lda = (size_t)as->dims[1], ldb = (size_t)bs->dims[1];
     CLBlastTranspose A = ta ? CLBlastTransposeYes : CLBlastTransposeNo;

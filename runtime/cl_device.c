@@ -241,16 +241,6 @@ static int dev_fp64(cl_device_id d)
     return c != 0;
 }
 
-static int list_append(dg_device_list *l, const dg_device_info *d)
-{
-    dg_device_info *nd = dg_realloc(l->devs, sizeof *nd * (size_t)(l->n + 1));
-    if (!nd)
-        return -1;
-    l->devs = nd;
-    l->devs[l->n++] = *d;
-    return 0;
-}
-
 dg_status dg_devices_discover(const dg_options *o, dg_device_list **out,
                               dg_error *err)
 {
@@ -287,7 +277,7 @@ dg_status dg_devices_discover(const dg_options *o, dg_device_list **out,
     long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
     if (pages > 0 && psz > 0)
         cpu.mem_bytes = (uint64_t)pages * (uint64_t)psz;
-    if (list_append(l, &cpu)) {
+    if (dgc_devices_append(l, &cpu)) {
         st = dg_err_nomem(err, "device list");
         goto fail;
     }
@@ -315,7 +305,7 @@ dg_status dg_devices_discover(const dg_options *o, dg_device_list **out,
             g.index = gpu++;
             snprintf(g.name, sizeof g.name,
                      "/job:localhost/replica:0/task:0/device:GPU:%d", g.index);
-            if (list_append(l, &g)) {
+            if (dgc_devices_append(l, &g)) {
                 st = dg_err_nomem(err, "device list");
                 goto fail;
             }

@@ -85,7 +85,6 @@ typedef struct dgr_cl_alloc {
     dgr_cl_freeblk *deferred;  /* released, used by several queues, no
                                   fence yet */
     dgr_cl_fence *fences;      /* deferred blocks waiting for markers */
-    size_t n_fences;           /* fences made so far, for tests */
     size_t cached_bytes;       /* free + deferred + fenced */
     size_t live_bytes;         /* class bytes handed out */
     /* reserved arena (allow_growth 0) */
@@ -167,8 +166,6 @@ void dgr_cl_alloc_mark(dgr_buffer *b, int q);
 /* Every queue of cd is idle (after clFinish of all of them): make every
  * deferred buffer reusable on any queue. */
 void dgr_cl_alloc_drain(dgr_cl_dev *cd);
-/* Fences made so far (tests: deferred reuse happened). */
-size_t dgr_cl_alloc_fences(dgr_device *d);
 /* Class size for a request (rounded up). */
 size_t dgr_cl_alloc_class(size_t n);
 /* Number of device allocations the allocator made so far (tests). */
@@ -200,11 +197,13 @@ void dgr_cl_cache_dir(char *buf, size_t n);
 /* ---- cl_blas.c ----------------------------------------------------------- */
 dg_status dgr_cl_matmul(dgr_kctx *k);
 
-/* ---- launch helpers (cl_kernels.c) --------------------------------------- */
+/* ---- launch helpers (cl_launch.c) ---------------------------------------- */
 
 /* The calling thread's current compute queue index (0 unless set), or
  * DGR_CL_COPY_CTX during a host transfer. */
 int dgr_cl_cur_queue(void);
+/* Set the calling thread's current compute queue index (the executor,
+ * before a step). */
 void dgr_cl_set_cur_queue(int q);
 /* Events the next command a kernel enqueues on the calling thread must
  * wait for (producers on other queues; the executor sets them, NULL/0
@@ -249,6 +248,7 @@ int dgr_cl_want_event(const dgr_kctx *k);
 void dgr_cl_set_want_event(int on);
 /* Replace k->cl_event with ev (takes ownership). */
 void dgr_cl_set_event(dgr_kctx *k, cl_event ev);
+/* The OpenCL device k's kernel runs on. */
 dgr_cl_dev *dgr_cl_devof(dgr_kctx *k);
 /* cl_mem of a value's buffer (NULL for an empty value). */
 cl_mem dgr_cl_mem(const dgr_value *v);
@@ -264,6 +264,17 @@ dg_status dgr_cl_reduce_wg(dgr_kctx *k, const char *src, dg_dtype dt,
                            size_t *out);
 /* Error naming k's node. */
 dg_status dgr_cl_kfail(dgr_kctx *k, const char *call, cl_int e);
+/* Finish an enqueue that was given the pending wait list (waits, n_waits
+ * from dgr_cl_take_waits) and returned e: on failure put the list back for
+ * the next command and report `call` for k's node; on success store ev
+ * (may be NULL) as k's event. */
+dg_status dgr_cl_enqueued(dgr_kctx *k, const char *call, cl_int e,
+                          const cl_event *waits, cl_uint n_waits, cl_event ev);
+/* DG_OK when k's device has kernels for dt (float32; float64 where the
+ * device has fp64), else DG_E_RUNTIME naming the node and op. */
+dg_status dgr_cl_need_float(dgr_kctx *k, dg_dtype dt);
+/* dgr_cl_need_float, then allocate output 0. */
+dg_status dgr_cl_float_output(dgr_kctx *k, dg_dtype dt);
 
 /* Kernels in cl_kernels_nn.c, looked up by cl_kernels.c's table. */
 dg_status dgr_cl_k_softmax(dgr_kctx *k);

@@ -1,6 +1,6 @@
 /*
- * cl_kernels.c -- the OpenCL kernel table behind dgr_cl_kernel(op), the
- * launch helpers every OpenCL kernel uses, and the shape-generic kernels:
+ * cl_kernels.c -- the OpenCL kernel table behind dgr_cl_kernel(op) and the
+ * shape-generic kernels:
  * elementwise unary/binary ops with NumPy broadcasting, AddN, BiasAdd,
  * reductions (Sum/Mean/Max, SumTo, MaxGrad), BroadcastLike, Transpose,
  * Cast, ZerosLike/OnesLike, the aliasing ops and NoOp.  Kernels only
@@ -8,189 +8,11 @@
  */
 #include "cl_internal.h"
 #include "dg_alloc.h"
-#include "session.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <pthread.h>
 #include <string.h>
-
-/* ---- launch helpers ------------------------------------------------------ */
-
-dgr_cl_dev *dgr_cl_devof(dgr_kctx *k) { return (dgr_cl_dev *)k->dev->impl; }
-
-/* The executor's choice of compute queue for the step this thread runs. */
-static _Thread_local int cur_queue;
-
-int dgr_cl_cur_queue(void) { return cur_queue; }
-
-/* Events the step's first command must wait for (dgr_cl_set_waits). */
-static _Thread_local const cl_event *pend_waits;
-static _Thread_local cl_uint n_pend_waits;
-
-void dgr_cl_set_waits(const cl_event *waits, int n)
-{
-    pend_waits = n > 0 ? waits : NULL;
-    n_pend_waits = n > 0 ? (cl_uint)n : 0;
-}
-
-cl_uint dgr_cl_take_waits(const cl_event **waits)
-{
-    cl_uint n = n_pend_waits;
-    *waits = pend_waits;
-    pend_waits = NULL;
-    n_pend_waits = 0;
-    return n;
-}
-
-dg_status dgr_cl_flush_waits(dgr_kctx *k)
-{
-    const cl_event *wl;
-    cl_uint nw = dgr_cl_take_waits(&wl);
-    if (!nw)
-        return DG_OK;
-    cl_int e = clEnqueueBarrierWithWaitList(dgr_cl_queue(k), nw, wl, NULL);
-    if (e != CL_SUCCESS) {
-        dgr_cl_set_waits(wl, (int)nw);
-        return dgr_cl_kfail(k, "clEnqueueBarrierWithWaitList", e);
-    }
-    return DG_OK;
-}
-
-void dgr_cl_set_cur_queue(int q) { cur_queue = q; }
-
-cl_command_queue dgr_cl_dev_queue(dgr_cl_dev *cd)
-{
-    int q = cur_queue;
-    return q > 0 && q < cd->nq ? cd->qs[q] : cd->q;
-}
-
-cl_command_queue dgr_cl_queue(dgr_kctx *k)
-{
-    return dgr_cl_dev_queue(dgr_cl_devof(k));
-}
-
-cl_mem dgr_cl_mem(const dgr_value *v)
-{
-    return v->buf ? (cl_mem)v->buf->mem : NULL;
-}
-
-void dgr_cl_set_event(dgr_kctx *k, cl_event ev)
-{
-    if (!ev)
-        return; /* no event asked for (dgr_cl_want_event) */
-    if (k->cl_event)
-        clReleaseEvent((cl_event)k->cl_event);
-    k->cl_event = ev;
-}
-
-dg_status dgr_cl_kfail(dgr_kctx *k, const char *call, cl_int e)
-{
-    return dgr_cl_fail(k->err, k->node ? k->node->name : NULL, call, e);
-}
-
-static dg_status node_err(dgr_kctx *k, dg_status st)
-{
-    /* prefix the node to a message from a helper that did not know it */
-    if (k->err && k->node && strncmp(k->err->msg, "node '", 6) != 0) {
-        char prev[sizeof k->err->msg];
-        memcpy(prev, k->err->msg, sizeof prev);
-        dg_err(k->err, st, "node '%s': %s", k->node->name, prev);
-    }
-    return st;
-}
-
-/* The executor needs the step's completion event (other queues wait). */
-static _Thread_local int want_events;
-
-void dgr_cl_set_want_event(int on) { want_events = on; }
-
-int dgr_cl_want_event(const dgr_kctx *k)
-{
-    return want_events || !k->sess || dgr_session_trace(k->sess) != NULL;
-}
-
-dg_status dgr_cl_launch(dgr_kctx *k, const char *src, dg_dtype dt,
-                        const char *name, cl_uint dims, const size_t *global,
-                        const size_t *local, const dgr_cl_arg *args,
-                        int n_args)
-{
-    dgr_cl_dev *cd = dgr_cl_devof(k);
-    cl_kernel kern;
-    pthread_mutex_lock(&cd->c->lock);
-    dg_status st = dgr_cl_get_kernel_locked(cd->c, src, dt, name, &kern,
-                                            k->err);
-    if (st != DG_OK) {
-        pthread_mutex_unlock(&cd->c->lock);
-        return node_err(k, st);
-    }
-    cl_int e = CL_SUCCESS;
-    for (int i = 0; i < n_args && e == CL_SUCCESS; i++)
-        e = clSetKernelArg(kern, (cl_uint)i, args[i].size, args[i].ptr);
-    if (e != CL_SUCCESS) {
-        pthread_mutex_unlock(&cd->c->lock);
-        return dgr_cl_kfail(k, "clSetKernelArg", e);
-    }
-    cl_event ev = NULL;
-    const cl_event *wl;
-    cl_uint nw = dgr_cl_take_waits(&wl);
-    e = clEnqueueNDRangeKernel(dgr_cl_queue(k), kern, dims, NULL, global,
-                               local, nw, wl,
-                               dgr_cl_want_event(k) ? &ev : NULL);
-    if (e != CL_SUCCESS)
-        dgr_cl_set_waits(wl, (int)nw); /* not consumed */
-    pthread_mutex_unlock(&cd->c->lock);
-    if (e != CL_SUCCESS)
-        return dgr_cl_kfail(k, "clEnqueueNDRangeKernel", e);
-    if (ev)
-        dgr_cl_set_event(k, ev);
-    return DG_OK;
-}
-
-static size_t wg_size(dgr_kctx *k)
-{
-    size_t w = dgr_cl_devof(k)->c->max_wg;
-    return w > 256 ? 256 : w;
-}
-
-dg_status dgr_cl_launch1d(dgr_kctx *k, const char *src, dg_dtype dt,
-                          const char *name, size_t n, const dgr_cl_arg *args,
-                          int n_args)
-{
-    if (n == 0)
-        return DG_OK;
-    size_t l = wg_size(k);
-    size_t g = (n + l - 1) / l * l;
-    return dgr_cl_launch(k, src, dt, name, 1, &g, &l, args, n_args);
-}
-
-dg_status dgr_cl_reduce_wg(dgr_kctx *k, const char *src, dg_dtype dt,
-                           const char *name, size_t want, size_t elem,
-                           size_t *out)
-{
-    dgr_cl_dev *cd = dgr_cl_devof(k);
-    cl_kernel kern;
-    dg_status st = dgr_cl_get_kernel(cd->c, src, dt, name, &kern, k->err);
-    if (st != DG_OK)
-        return node_err(k, st);
-    size_t kmax = 0;
-    if (clGetKernelWorkGroupInfo(kern, cd->c->dev, CL_KERNEL_WORK_GROUP_SIZE,
-                                 sizeof kmax, &kmax, NULL) != CL_SUCCESS ||
-        !kmax)
-        kmax = cd->c->max_wg;
-    size_t lim = 256;
-    if (kmax < lim)
-        lim = kmax;
-    if (cd->c->max_wg < lim)
-        lim = cd->c->max_wg;
-    while (elem && lim > 1 && lim * elem * 2 > cd->c->local_mem)
-        lim /= 2;
-    size_t w = 1;
-    while (w * 2 <= lim && w < want)
-        w *= 2;
-    *out = w;
-    return DG_OK;
-}
 
 /* ---- shape helpers ------------------------------------------------------- */
 
@@ -199,15 +21,6 @@ static int64_t numel(const dg_shape *s) { return dg_shape_numel(s); }
 static dg_dtype kdt(dgr_kctx *k)
 {
     return k->n_in > 0 ? k->in[0].dtype : k->out_types[0].dtype;
-}
-
-static dg_status need_float(dgr_kctx *k, dg_dtype dt)
-{
-    if (dt == DG_F32 || (dt == DG_F64 && dgr_cl_devof(k)->c->fp64))
-        return DG_OK;
-    return dg_err(k->err, DG_E_RUNTIME,
-                  "node '%s': %s has no OpenCL kernel for %s",
-                  k->node->name, dgc_op_name(k->node->op), dg_dtype_name(dt));
 }
 
 /* Strides of `in` (right-aligned) broadcast to out (rank r): 0 where the
@@ -266,9 +79,7 @@ static cl_long8 l8(const int64_t *v, int n)
 static dg_status unary(dgr_kctx *k, const char *name)
 {
     dg_dtype dt = kdt(k);
-    dg_status st = need_float(k, dt);
-    if (st == DG_OK)
-        st = dgr_kctx_alloc_output(k, 0);
+    dg_status st = dgr_cl_float_output(k, dt);
     if (st != DG_OK)
         return st;
     cl_mem x = dgr_cl_mem(&k->in[0]), y = dgr_cl_mem(&k->out[0]);
@@ -295,7 +106,7 @@ static dg_status binary_on(dgr_kctx *k, const char *base, const dgr_value *va,
                            const dgr_value *vb, dgr_value *out)
 {
     dg_dtype dt = va->dtype;
-    dg_status st = need_float(k, dt);
+    dg_status st = dgr_cl_need_float(k, dt);
     if (st != DG_OK)
         return st;
     const dg_shape *os = &out->shape;
@@ -334,7 +145,7 @@ static dg_status binary_on(dgr_kctx *k, const char *base, const dgr_value *va,
 
 static dg_status binary(dgr_kctx *k, const char *base)
 {
-    dg_status st = need_float(k, kdt(k));
+    dg_status st = dgr_cl_need_float(k, kdt(k));
     if (st == DG_OK)
         st = dgr_kctx_alloc_output(k, 0);
     if (st != DG_OK)
@@ -371,9 +182,7 @@ BI(k_bias_add, "b_add")
 static dg_status k_addn(dgr_kctx *k)
 {
     dg_dtype dt = kdt(k);
-    dg_status st = need_float(k, dt);
-    if (st == DG_OK)
-        st = dgr_kctx_alloc_output(k, 0);
+    dg_status st = dgr_cl_float_output(k, dt);
     if (st != DG_OK)
         return st;
     if (k->n_in == 1) {
@@ -405,9 +214,7 @@ static dg_status fill_value(dgr_kctx *k, dgr_value *out, double v)
 
 static dg_status fill_like(dgr_kctx *k, double v)
 {
-    dg_status st = need_float(k, k->out_types[0].dtype);
-    if (st == DG_OK)
-        st = dgr_kctx_alloc_output(k, 0);
+    dg_status st = dgr_cl_float_output(k, k->out_types[0].dtype);
     if (st != DG_OK)
         return st;
     return fill_value(k, &k->out[0], v);
@@ -431,7 +238,7 @@ static dg_status k_noop(dgr_kctx *k)
 static dg_status k_cast(dgr_kctx *k)
 {
     dg_dtype dt = kdt(k), to = k->out_types[0].dtype;
-    dg_status st = need_float(k, dt);
+    dg_status st = dgr_cl_need_float(k, dt);
     if (st != DG_OK)
         return st;
     if (to == dt)
@@ -439,7 +246,7 @@ static dg_status k_cast(dgr_kctx *k)
     static const char *const names[DG_DTYPE_COUNT] = {
         "cast_f32", "cast_f64", "cast_i32", "cast_i64", "cast_bool"};
     if (to == DG_F64 && !dgr_cl_devof(k)->c->fp64)
-        return need_float(k, DG_F64);
+        return dgr_cl_need_float(k, DG_F64);
     if ((st = dgr_kctx_alloc_output(k, 0)) != DG_OK)
         return st;
     cl_mem x = dgr_cl_mem(&k->in[0]), y = dgr_cl_mem(&k->out[0]);
@@ -487,9 +294,7 @@ static dg_status gather(dgr_kctx *k, const dg_shape *os, int64_t *istr,
 static dg_status k_transpose(dgr_kctx *k)
 {
     dg_dtype dt = kdt(k);
-    dg_status st = need_float(k, dt);
-    if (st == DG_OK)
-        st = dgr_kctx_alloc_output(k, 0);
+    dg_status st = dgr_cl_float_output(k, dt);
     if (st != DG_OK)
         return st;
     const dg_shape *is = &k->in[0].shape;
@@ -540,9 +345,7 @@ static dg_status axis_mask(dgr_kctx *k, int r, int *mask)
 static dg_status k_broadcast_like(dgr_kctx *k)
 {
     dg_dtype dt = kdt(k);
-    dg_status st = need_float(k, dt);
-    if (st == DG_OK)
-        st = dgr_kctx_alloc_output(k, 0);
+    dg_status st = dgr_cl_float_output(k, dt);
     if (st != DG_OK)
         return st;
     const dg_shape *os = &k->out[0].shape;
@@ -659,9 +462,7 @@ static dg_status reduce_run(dgr_kctx *k, const dgr_value *x, dgr_value *y,
 static dg_status reduce_op(dgr_kctx *k, int op, int mean)
 {
     dg_dtype dt = kdt(k);
-    dg_status st = need_float(k, dt);
-    if (st == DG_OK)
-        st = dgr_kctx_alloc_output(k, 0);
+    dg_status st = dgr_cl_float_output(k, dt);
     if (st != DG_OK)
         return st;
     int mask[DG_MAX_RANK];
@@ -677,9 +478,7 @@ static dg_status k_max(dgr_kctx *k) { return reduce_op(k, OP_MAX, 0); }
 static dg_status k_sum_to(dgr_kctx *k)
 {
     dg_dtype dt = kdt(k);
-    dg_status st = need_float(k, dt);
-    if (st == DG_OK)
-        st = dgr_kctx_alloc_output(k, 0);
+    dg_status st = dgr_cl_float_output(k, dt);
     if (st != DG_OK)
         return st;
     const dg_shape *xs = &k->in[0].shape, *ls = &k->out[0].shape;
@@ -695,9 +494,7 @@ static dg_status k_sum_to(dgr_kctx *k)
 static dg_status k_max_grad(dgr_kctx *k)
 {
     dg_dtype dt = kdt(k);
-    dg_status st = need_float(k, dt);
-    if (st == DG_OK)
-        st = dgr_kctx_alloc_output(k, 0);
+    dg_status st = dgr_cl_float_output(k, dt);
     if (st != DG_OK)
         return st;
     int mask[DG_MAX_RANK];

@@ -13,18 +13,9 @@
 
 static int64_t numel(const dg_shape *s) { return dg_shape_numel(s); }
 
-static dg_status need_float(dgr_kctx *k, dg_dtype dt)
-{
-    if (dt == DG_F32 || (dt == DG_F64 && dgr_cl_devof(k)->c->fp64))
-        return DG_OK;
-    return dg_err(k->err, DG_E_RUNTIME,
-                  "node '%s': %s has no OpenCL kernel for %s", k->node->name,
-                  dgc_op_name(k->node->op), dg_dtype_name(dt));
-}
-
 static dg_status alloc_outs(dgr_kctx *k, dg_dtype dt)
 {
-    dg_status st = need_float(k, dt);
+    dg_status st = dgr_cl_need_float(k, dt);
     for (int i = 0; i < k->n_out && st == DG_OK; i++)
         st = dgr_kctx_alloc_output(k, i);
     return st;
@@ -52,21 +43,30 @@ static void rows_cols(const dg_shape *s, cl_long *rows, cl_long *C)
     *rows = *C ? n / *C : 0;
 }
 
-/* launch a one-work-group-per-row kernel; args end with the local buffer */
-static dg_status row_launch(dgr_kctx *k, dg_dtype dt, const char *src,
-                            const char *name, cl_long rows, cl_long C,
-                            dgr_cl_arg *args, int n_args)
+/* launch one work-group per item (a row, or a channel) of `groups` items,
+ * each reducing over `len` elements; args end with the local buffer */
+static dg_status group_launch(dgr_kctx *k, dg_dtype dt, const char *name,
+                              cl_long groups, cl_long len, dgr_cl_arg *args,
+                              int n_args)
 {
-    if (rows == 0)
+    if (groups == 0)
         return DG_OK;
     size_t es = dg_dtype_size(dt), l;
-    dg_status st = dgr_cl_reduce_wg(k, src, dt, name, (size_t)(C > 0 ? C : 1),
-                                    es, &l);
+    dg_status st = dgr_cl_reduce_wg(k, "nn", dt, name,
+                                    (size_t)(len > 0 ? len : 1), es, &l);
     if (st != DG_OK)
         return st;
     args[n_args - 1] = DGR_LOCAL(l * es);
-    size_t g = (size_t)rows * l;
-    return dgr_cl_launch(k, src, dt, name, 1, &g, &l, args, n_args);
+    size_t g = (size_t)groups * l;
+    return dgr_cl_launch(k, "nn", dt, name, 1, &g, &l, args, n_args);
+}
+
+/* one work-group per row of C elements */
+static dg_status row_launch(dgr_kctx *k, dg_dtype dt, const char *name,
+                            cl_long rows, cl_long C, dgr_cl_arg *args,
+                            int n_args)
+{
+    return group_launch(k, dt, name, rows, C, args, n_args);
 }
 
 dg_status dgr_cl_k_softmax(dgr_kctx *k)
@@ -79,7 +79,7 @@ dg_status dgr_cl_k_softmax(dgr_kctx *k)
     rows_cols(&k->in[0].shape, &rows, &C);
     cl_mem x = dgr_cl_mem(&k->in[0]), y = dgr_cl_mem(&k->out[0]);
     dgr_cl_arg a[] = {DGR_ARG(x), DGR_ARG(y), DGR_ARG(C), {0, NULL}};
-    return row_launch(k, dt, "nn", "softmax", rows, C, a, 4);
+    return row_launch(k, dt, "softmax", rows, C, a, 4);
 }
 
 dg_status dgr_cl_k_xent(dgr_kctx *k)
@@ -94,7 +94,7 @@ dg_status dgr_cl_k_xent(dgr_kctx *k)
            loss = dgr_cl_mem(&k->out[0]), bp = dgr_cl_mem(&k->out[1]);
     dgr_cl_arg a[] = {DGR_ARG(x),  DGR_ARG(lab), DGR_ARG(loss),
                       DGR_ARG(bp), DGR_ARG(C),   {0, NULL}};
-    return row_launch(k, dt, "nn", "xent", rows, C, a, 6);
+    return row_launch(k, dt, "xent", rows, C, a, 6);
 }
 
 dg_status dgr_cl_k_sparse_xent(dgr_kctx *k)
@@ -114,7 +114,7 @@ dg_status dgr_cl_k_sparse_xent(dgr_kctx *k)
            loss = dgr_cl_mem(&k->out[0]), bp = dgr_cl_mem(&k->out[1]);
     dgr_cl_arg a[] = {DGR_ARG(x),  DGR_ARG(lab), DGR_ARG(is64), DGR_ARG(loss),
                       DGR_ARG(bp), DGR_ARG(C),   {0, NULL}};
-    return row_launch(k, dt, "nn", "sparse_xent", rows, C, a, 7);
+    return row_launch(k, dt, "sparse_xent", rows, C, a, 7);
 }
 
 dg_status dgr_cl_k_softmax_grad(dgr_kctx *k)
@@ -129,7 +129,7 @@ dg_status dgr_cl_k_softmax_grad(dgr_kctx *k)
            dx = dgr_cl_mem(&k->out[0]);
     dgr_cl_arg a[] = {DGR_ARG(y), DGR_ARG(dy), DGR_ARG(dx), DGR_ARG(C),
                       {0, NULL}};
-    return row_launch(k, dt, "nn", "softmax_grad", rows, C, a, 5);
+    return row_launch(k, dt, "softmax_grad", rows, C, a, 5);
 }
 
 /* ---- batch norm ---------------------------------------------------------- */
@@ -139,16 +139,7 @@ static dg_status chan_launch(dgr_kctx *k, dg_dtype dt, const char *name,
                              cl_long rows, cl_long C, dgr_cl_arg *args,
                              int n_args)
 {
-    if (C == 0)
-        return DG_OK;
-    size_t es = dg_dtype_size(dt), l;
-    dg_status st = dgr_cl_reduce_wg(k, "nn", dt, name,
-                                    (size_t)(rows > 0 ? rows : 1), es, &l);
-    if (st != DG_OK)
-        return st;
-    args[n_args - 1] = DGR_LOCAL(l * es);
-    size_t g = (size_t)C * l;
-    return dgr_cl_launch(k, "nn", dt, name, 1, &g, &l, args, n_args);
+    return group_launch(k, dt, name, C, rows, args, n_args);
 }
 
 dg_status dgr_cl_k_batchnorm(dgr_kctx *k)
@@ -206,7 +197,7 @@ dg_status dgr_cl_k_batchnorm_grad(dgr_kctx *k)
 dg_status dgr_cl_k_argmax(dgr_kctx *k)
 {
     dg_dtype dt = k->in[0].dtype;
-    dg_status st = need_float(k, dt);
+    dg_status st = dgr_cl_need_float(k, dt);
     if (st != DG_OK)
         return st;
     dg_dtype ot = k->out_types[0].dtype;
@@ -248,7 +239,7 @@ dg_status dgr_cl_k_argmax(dgr_kctx *k)
 static dg_status state_prep(dgr_kctx *k, int n_same)
 {
     dg_dtype dt = k->in[0].dtype;
-    dg_status st = need_float(k, dt);
+    dg_status st = dgr_cl_need_float(k, dt);
     if (st != DG_OK)
         return st;
     if (!k->in[0].buf)
@@ -282,12 +273,7 @@ dg_status dgr_cl_k_assign(dgr_kctx *k)
     cl_uint nw = dgr_cl_take_waits(&wl);
     cl_int e = clEnqueueCopyBuffer(dgr_cl_queue(k), src, dst, 0, 0, bytes,
                                    nw, wl, dgr_cl_want_event(k) ? &ev : NULL);
-    if (e != CL_SUCCESS)
-        dgr_cl_set_waits(wl, (int)nw);
-    if (e != CL_SUCCESS)
-        return dgr_cl_kfail(k, "clEnqueueCopyBuffer", e);
-    dgr_cl_set_event(k, ev);
-    return DG_OK;
+    return dgr_cl_enqueued(k, "clEnqueueCopyBuffer", e, wl, nw, ev);
 }
 
 static dg_status assign_add(dgr_kctx *k, double sign)
@@ -410,12 +396,7 @@ static dg_status upload(dgr_kctx *k, dgr_value *out, const void *src,
     cl_int e = clEnqueueWriteBuffer(dgr_cl_queue(k), dgr_cl_mem(out),
                                     keep ? CL_FALSE : CL_TRUE, 0, bytes, src,
                                     nw, wl, dgr_cl_want_event(k) ? &ev : NULL);
-    if (e != CL_SUCCESS)
-        dgr_cl_set_waits(wl, (int)nw);
-    if (e != CL_SUCCESS)
-        return dgr_cl_kfail(k, "clEnqueueWriteBuffer", e);
-    dgr_cl_set_event(k, ev);
-    return DG_OK;
+    return dgr_cl_enqueued(k, "clEnqueueWriteBuffer", e, wl, nw, ev);
 }
 
 dg_status dgr_cl_k_const(dgr_kctx *k)
@@ -426,9 +407,7 @@ dg_status dgr_cl_k_const(dgr_kctx *k)
                       k->node->name);
     const dg_tensor *t = a->tensor;
     dg_dtype to = k->out_types[0].dtype;
-    dg_status st = need_float(k, to);
-    if (st == DG_OK)
-        st = dgr_kctx_alloc_output(k, 0);
+    dg_status st = dgr_cl_float_output(k, to);
     if (st != DG_OK)
         return st;
     int64_t n = numel(&k->out[0].shape), tn = numel(&t->shape);
@@ -484,9 +463,7 @@ dg_status dgr_cl_k_placeholder(dgr_kctx *k)
 dg_status dgr_cl_k_random(dgr_kctx *k)
 {
     dg_dtype to = k->out_types[0].dtype;
-    dg_status st = need_float(k, to);
-    if (st == DG_OK)
-        st = dgr_kctx_alloc_output(k, 0);
+    dg_status st = dgr_cl_float_output(k, to);
     if (st != DG_OK)
         return st;
     int64_t n = numel(&k->out[0].shape);

@@ -12,6 +12,7 @@
  */
 #include "cl_internal.h"
 #include "dg_alloc.h"
+#include "dg_util.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -23,18 +24,6 @@
 typedef struct dgr_cl_source { const char *name; const char *text; } dgr_cl_source;
 extern const dgr_cl_source dgr_cl_sources[];
 extern const int dgr_cl_n_sources;
-
-static uint64_t fnv(uint64_t h, const void *p, size_t n)
-{
-    const unsigned char *s = p;
-    for (size_t i = 0; i < n; i++) {
-        h ^= s[i];
-        h *= 0x100000001b3ull;
-    }
-    return h;
-}
-
-#define FNV0 0xcbf29ce484222325ull
 
 void dgr_cl_cache_dir(char *buf, size_t n)
 {
@@ -78,7 +67,7 @@ static unsigned char *cache_read(const char *path, size_t *len)
     buf = dg_malloc((size_t)n);
     if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n)
         goto bad;
-    if (fgetc(f) != EOF || fnv(FNV0, buf, (size_t)n) != sum)
+    if (fgetc(f) != EOF || dg_fnv1a(DG_FNV1A_INIT, buf, (size_t)n) != sum)
         goto bad;
     fclose(f);
     *len = (size_t)n;
@@ -100,7 +89,7 @@ static void cache_write(const char *dir, const char *path,
     FILE *f = fopen(tmp, "wb");
     if (!f)
         return;
-    uint64_t len = n, sum = fnv(FNV0, bin, n);
+    uint64_t len = n, sum = dg_fnv1a(DG_FNV1A_INIT, bin, n);
     int ok = fwrite("DGCLBIN1", 1, 8, f) == 8 && fwrite(&len, 8, 1, f) == 1 &&
              fwrite(&sum, 8, 1, f) == 1 && fwrite(bin, 1, n, f) == n;
     if (fclose(f) != 0)
@@ -149,11 +138,11 @@ dg_status dgr_cl_build(dgr_cl_ctx *c, const char *file, const char *text,
     *out = NULL;
     if (from_cache)
         *from_cache = 0;
-    uint64_t h = FNV0;
-    h = fnv(h, c->dev_name, strlen(c->dev_name) + 1);
-    h = fnv(h, c->driver, strlen(c->driver) + 1);
-    h = fnv(h, text, strlen(text) + 1);
-    h = fnv(h, options, strlen(options) + 1);
+    uint64_t h = DG_FNV1A_INIT;
+    h = dg_fnv1a(h, c->dev_name, strlen(c->dev_name) + 1);
+    h = dg_fnv1a(h, c->driver, strlen(c->driver) + 1);
+    h = dg_fnv1a(h, text, strlen(text) + 1);
+    h = dg_fnv1a(h, options, strlen(options) + 1);
     char dir[900], path[1000];
     dgr_cl_cache_dir(dir, sizeof dir);
     snprintf(path, sizeof path, "%s/%s-%016llx.clbin", dir, file,
@@ -213,7 +202,7 @@ static int find_source(const char *name)
 
 static uint32_t khash(int s, int di, const char *name)
 {
-    uint64_t h = fnv(FNV0, name, strlen(name));
+    uint64_t h = dg_fnv1a(DG_FNV1A_INIT, name, strlen(name));
     h ^= (uint64_t)(s * 2 + di) * 0x9e3779b97f4a7c15ull;
     return (uint32_t)(h ^ (h >> 29));
 }

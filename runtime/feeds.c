@@ -7,6 +7,8 @@
  */
 #include "feeds.h"
 #include "dg_alloc.h"
+#include "dg_io.h"
+#include "dg_util.h"
 #include "dg_error.h"
 
 #include <ctype.h>
@@ -33,48 +35,13 @@ static dg_status read_all(const char *path, char **buf, size_t *len,
          * cannot be read is an I/O failure (exit 1). */
         return dg_err(err, errno == ENOENT || errno == ENOTDIR ? DG_E_GRAPH : DG_E_IO,
                       "%s: cannot open: %s", path, strerror(errno));
-    size_t cap = 1 << 16, n = 0;
-    char *b = dg_malloc(cap + 1);
-    if (!b) {
-        fclose(f);
-        return dg_err_nomem(err, path);
-    }
-    for (;;) {
-        if (n == cap) {
-            cap *= 2;
-            char *nb = dg_realloc(b, cap + 1);
-            if (!nb) {
-                dg_free(b);
-                fclose(f);
-                return dg_err_nomem(err, path);
-            }
-            b = nb;
-        }
-        size_t got = fread(b + n, 1, cap - n, f);
-        n += got;
-        if (got == 0)
-            break;
-    }
-    int bad = ferror(f);
+    dg_status rs = dg_read_stream(f, buf, len);
     fclose(f);
-    if (bad) {
-        dg_free(b);
+    if (rs == DG_E_NOMEM)
+        return dg_err_nomem(err, path);
+    if (rs != DG_OK)
         return dg_err(err, DG_E_IO, "%s: read error", path);
-    }
-    b[n] = 0;
-    *buf = b;
-    *len = n;
     return DG_OK;
-}
-
-static void shape_str(const dg_shape *s, char *buf, size_t n)
-{
-    size_t off = (size_t)snprintf(buf, n, "[");
-    for (int i = 0; i < s->rank && off < n; i++)
-        off += (size_t)snprintf(buf + off, n - off, i ? ", %lld" : "%lld",
-                                (long long)s->dims[i]);
-    if (off < n)
-        snprintf(buf + off, n - off, "]");
 }
 
 static dg_status check_shape(const char *path, const dg_shape *want,
@@ -89,8 +56,8 @@ static dg_status check_shape(const char *path, const dg_shape *want,
     if (ok)
         return DG_OK;
     char a[160], b[160];
-    shape_str(got, a, sizeof a);
-    shape_str(want, b, sizeof b);
+    dg_shape_format(got, a, sizeof a);
+    dg_shape_format(want, b, sizeof b);
     return dg_err(err, DG_E_GRAPH, "%s: data of shape %s does not fit the "
                   "Placeholder's shape %s", path, a, b);
 }
@@ -500,7 +467,7 @@ static dg_status load_csv(const char *path, char *buf, size_t len,
             per *= fs.dims[i] < 0 ? -1 : fs.dims[i];
         if (per != cols) {
             char b[160];
-            shape_str(shape, b, sizeof b);
+            dg_shape_format(shape, b, sizeof b);
             rc = dg_err(err, DG_E_GRAPH, "%s: rows have %lld values, but the "
                         "Placeholder's shape %s takes %lld per row", path,
                         (long long)cols, b, (long long)per);

@@ -8,19 +8,16 @@
 #include "cl.h"
 #include "feeds.h"
 #include "dg_alloc.h"
+#include "dg_util.h"
 
 #include <cblas.h>
 #include <stdio.h>
 #include <string.h>
 
-static uint64_t fnv1a(const char *s)
+/* The per-node part of an op's seed: FNV-1a of its name. */
+static uint64_t name_hash(const char *s)
 {
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (; *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= 0x100000001b3ull;
-    }
-    return h;
+    return dg_fnv1a(DG_FNV1A_INIT, s, strlen(s));
 }
 
 static uint64_t mix64(uint64_t z)
@@ -57,7 +54,7 @@ uint64_t dgr_session_rng_seed(struct dgr_session *s, int32_t node_id)
      * (graph, op) seed give the same numbers. */
     const dgc_attr *os = dgc_node_attr(n, "seed");
     uint64_t who = os ? mix64((uint64_t)dgc_attr_int(n, "seed", 0) ^ 0x5eed5eed5eedULL)
-                      : fnv1a(n->name);
+                      : name_hash(n->name);
     return mix64(s->opts.seed ^ mix64(who ^ mix64(run)));
 }
 
@@ -72,7 +69,6 @@ void dgr_session_print(struct dgr_session *s, const char *text)
 const dg_program *dgr_session_program(const dgr_session *s) { return s->prog; }
 const dg_options *dgr_session_options(const dgr_session *s) { return &s->opts; }
 dgr_trace *dgr_session_trace(dgr_session *s) { return s->trace; }
-int dgr_session_device_count(const dgr_session *s) { return s->n_dev; }
 
 dgr_device *dgr_session_device(dgr_session *s, int id)
 {
@@ -97,16 +93,6 @@ static int shape_fits(const dg_shape *want, const dg_shape *got)
         if (want->dims[i] >= 0 && want->dims[i] != got->dims[i])
             return 0;
     return 1;
-}
-
-static void shape_str(const dg_shape *s, char *buf, size_t n)
-{
-    size_t off = (size_t)snprintf(buf, n, "[");
-    for (int i = 0; i < s->rank && off < n; i++)
-        off += (size_t)snprintf(buf + off, n - off, i ? ", %lld" : "%lld",
-                                (long long)s->dims[i]);
-    if (off < n)
-        snprintf(buf + off, n - off, "]");
 }
 
 /* Copy a host tensor into a new buffer on device d. */
@@ -147,8 +133,8 @@ dg_status dgr_session_set_feed(dgr_session *s, int32_t node_id,
                       dg_dtype_name(want->dtype));
     if (!shape_fits(&want->shape, &value->shape)) {
         char a[128], b[128];
-        shape_str(&value->shape, a, sizeof a);
-        shape_str(&want->shape, b, sizeof b);
+        dg_shape_format(&value->shape, a, sizeof a);
+        dg_shape_format(&want->shape, b, sizeof b);
         return dg_err(err, DG_E_GRAPH, "node '%s': fed shape %s does not fit "
                       "the Placeholder's shape %s", n->name, a, b);
     }
@@ -191,8 +177,8 @@ dg_status dgr_session_write_variable(dgr_session *s, int32_t node_id,
                       "Variable", name);
     if (value->dtype != v->dtype || !shape_fits(&v->shape, &value->shape)) {
         char a[128], b[128];
-        shape_str(&value->shape, a, sizeof a);
-        shape_str(&v->shape, b, sizeof b);
+        dg_shape_format(&value->shape, a, sizeof a);
+        dg_shape_format(&v->shape, b, sizeof b);
         return dg_err(err, DG_E_GRAPH, "node '%s': cannot assign a %s %s "
                       "value to a %s %s Variable", name,
                       dg_dtype_name(value->dtype), a, dg_dtype_name(v->dtype), b);
@@ -219,7 +205,7 @@ static dg_status init_variable(dgr_session *s, int32_t id, dg_error *err)
     if (!t)
         return dg_err_nomem(err, "variable initial value");
     dgr_rng rng;
-    dgr_rng_seed(&rng, mix64(s->opts.seed) ^ fnv1a(n->name));
+    dgr_rng_seed(&rng, mix64(s->opts.seed) ^ name_hash(n->name));
     const dgc_attr *a = dgc_node_attr(n, "init");
     dg_status rc = DG_OK;
     if (a) {

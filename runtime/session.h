@@ -42,10 +42,13 @@ dg_status dgr_session_read_variable(dgr_session *s, int32_t node_id,
 dg_status dgr_session_write_variable(dgr_session *s, int32_t node_id,
                                      const dg_tensor *value, dg_error *err);
 
+/* Accessors: the compiled program, the options the session was made with,
+ * its trace recorder (NULL when not tracing) and device `id` of the
+ * program's device list. */
 const dg_program *dgr_session_program(const dgr_session *s);
 const dg_options *dgr_session_options(const dgr_session *s);
-dgr_trace *dgr_session_trace(dgr_session *s); /* NULL when not tracing */
+dgr_trace *dgr_session_trace(dgr_session *s);
 dgr_device *dgr_session_device(dgr_session *s, int id);
-int dgr_session_device_count(const dgr_session *s);
+
 
 #endif

@@ -218,6 +218,22 @@ static const char *arena_copy(dgr_tbuf *b, const char *s)
     return d;
 }
 
+/* new_rec with `name` copied into the thread's arena as r->a; NULL (event
+ * dropped and counted) when either fails. */
+static dgr_trec *new_named_rec(dgr_trace *t, dgr_tbuf **bout,
+                               const char *name)
+{
+    dgr_trec *r = new_rec(t, bout);
+    if (!r)
+        return NULL;
+    r->a = arena_copy(*bout, name);
+    if (!r->a) {
+        atomic_fetch_add(&t->dropped, 1);
+        return NULL;
+    }
+    return r;
+}
+
 void dgr_trace_op(dgr_trace *t, int device, int lane, const char *node,
                   const char *op, int64_t step, uint64_t start_ns,
                   uint64_t end_ns, const char *const *inputs, int n_inputs)
@@ -250,19 +266,13 @@ void dgr_trace_memcpy(dgr_trace *t, int src_device, int dst_device,
     if (!t)
         return;
     dgr_tbuf *b;
-    dgr_trec *r = new_rec(t, &b);
+    dgr_trec *r = new_named_rec(t, &b, tensor);
     if (!r)
         return;
-    const char *s = arena_copy(b, tensor);
-    if (!s) {
-        atomic_fetch_add(&t->dropped, 1);
-        return;
-    }
     r->kind = DGR_TREC_MEMCPY;
     r->dev = (int16_t)src_device;
     r->dev2 = (int16_t)dst_device;
     r->lane = DGR_LANE_COPY;
-    r->a = s;
     r->bytes = bytes;
     r->step = step;
     r->t0 = start_ns;
@@ -277,14 +287,9 @@ void dgr_trace_flow(dgr_trace *t, int src_device, int src_lane,
     if (!t)
         return;
     dgr_tbuf *b;
-    dgr_trec *r = new_rec(t, &b);
+    dgr_trec *r = new_named_rec(t, &b, tensor);
     if (!r)
         return;
-    const char *s = arena_copy(b, tensor);
-    if (!s) {
-        atomic_fetch_add(&t->dropped, 1);
-        return;
-    }
     r->kind = DGR_TREC_FLOW;
     r->dev = (int16_t)src_device;
     r->lane = src_lane;
@@ -292,7 +297,6 @@ void dgr_trace_flow(dgr_trace *t, int src_device, int src_lane,
     r->dev2 = (int16_t)dst_device;
     r->lane2 = dst_lane;
     r->t1 = dst_ns;
-    r->a = s;
     commit_rec(b);
 }
 
@@ -330,19 +334,6 @@ void dgr_trace_foreach(const dgr_trace *t, dgr_trec_fn fn, void *arg)
         for (dgr_tchunk *c = b->first; c; c = c->next)
             for (int i = 0; i < c->n; i++)
                 fn(&c->recs[i], arg);
-}
-
-static void count_one(dgr_trec *r, void *arg)
-{
-    (void)r;
-    (*(size_t *)arg)++;
-}
-
-size_t dgr_trace_count(const dgr_trace *t)
-{
-    size_t n = 0;
-    dgr_trace_foreach(t, count_one, &n);
-    return n;
 }
 
 int dgr_trec_lane(const dgr_trec *r, int *dev)

@@ -83,8 +83,6 @@ struct dgr_trace {
 typedef void (*dgr_trec_fn)(dgr_trec *r, void *arg);
 void dgr_trace_foreach(const dgr_trace *t, dgr_trec_fn fn, void *arg);
 
-/* Number of records of all kinds. */
-size_t dgr_trace_count(const dgr_trace *t);
 
 /* Name of a lane: the dgr_trace_lane_name one, else the default
  * ("inter-op <k>", "OpenCL queue <k>", "copy") written into buf. */

@@ -428,9 +428,32 @@ static void write_x(wctx *w)
     }
 }
 
-static void write_flows(wctx *w)
+/* One end of a flow arrow: phase ph ("s" start, "t" end) of flow `id`
+ * named `name` at time ns on lane `lane` of device dev; `tail` closes the
+ * object. */
+static void flow_event(wctx *w, const char *ph, const char *name,
+                       uint64_t id, int dev, int lane, uint64_t ns,
+                       const char *tail)
 {
     FILE *f = w->f;
+    sep(w);
+    PUTS("{\"ph\":\"", f);
+    PUTS(ph, f);
+    PUTS("\",\"cat\":\"DataFlow\",\"name\":", f);
+    put_json_str(f, name);
+    PUTS(",\"id\":", f);
+    put_u64(f, id);
+    PUTS(",\"pid\":", f);
+    put_i64(f, dev + 1);
+    PUTS(",\"tid\":", f);
+    put_i64(f, lane);
+    PUTS(",\"ts\":", f);
+    put_us(f, dgr_trace_rel(w->t, ns));
+    PUTS(tail, f);
+}
+
+static void write_flows(wctx *w)
+{
     uint64_t origin = atomic_load(&((dgr_trace *)w->t)->origin);
     uint64_t id = 0;
     for (size_t i = 0; i < w->nflows; i++) {
@@ -455,30 +478,8 @@ static void write_flows(wctx *w)
             continue;
         }
         id++;
-        sep(w);
-        PUTS("{\"ph\":\"s\",\"cat\":\"DataFlow\",\"name\":", f);
-        put_json_str(f, r->a);
-        PUTS(",\"id\":", f);
-        put_u64(f, id);
-        PUTS(",\"pid\":", f);
-        put_i64(f, r->dev + 1);
-        PUTS(",\"tid\":", f);
-        put_i64(f, r->lane);
-        PUTS(",\"ts\":", f);
-        put_us(f, dgr_trace_rel(w->t, s));
-        PUTS("}", f);
-        sep(w);
-        PUTS("{\"ph\":\"t\",\"cat\":\"DataFlow\",\"name\":", f);
-        put_json_str(f, r->a);
-        PUTS(",\"id\":", f);
-        put_u64(f, id);
-        PUTS(",\"pid\":", f);
-        put_i64(f, r->dev2 + 1);
-        PUTS(",\"tid\":", f);
-        put_i64(f, r->lane2);
-        PUTS(",\"ts\":", f);
-        put_us(f, dgr_trace_rel(w->t, e));
-        PUTS(",\"bp\":\"e\"}", f);
+        flow_event(w, "s", r->a, id, r->dev, r->lane, s, "}");
+        flow_event(w, "t", r->a, id, r->dev2, r->lane2, e, ",\"bp\":\"e\"}");
     }
 }
 

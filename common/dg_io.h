@@ -1,0 +1,21 @@
+/*
+ * dg_io.h -- reading a whole stream into memory, shared by the graph
+ * loader, feed files and checkpoints (each words its own errors).
+ */
+#ifndef DG_IO_H
+#define DG_IO_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "dgrun.h"
+
+/* Read the rest of f into a NUL-terminated dg_malloc'd buffer: *buf, with
+ * *len bytes before the NUL.  A regular file is read into one block of its
+ * size; anything else grows as it comes.  Returns DG_OK, DG_E_NOMEM, or
+ * DG_E_IO (errno of the failed read kept); fills no dg_error, since the
+ * callers word their own messages.  f stays open; *buf is untouched on
+ * failure. */
+dg_status dg_read_stream(FILE *f, char **buf, size_t *len);
+
+#endif
