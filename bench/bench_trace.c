@@ -4,7 +4,8 @@
  * trace recorder; prints the median run time of each and their ratio
  * (goal <= 1.15), plus the time to write the trace file.
  *
- * usage: bench_trace [N_OPS] [RUNS] [TRACE_PATH] [INTER_OP_THREADS]
+ * usage: bench_trace [N_OPS] [RUNS] [TRACE_PATH] [INTER_OP_THREADS] [ELEMENTS]
+ * (ELEMENTS: float32 values per tensor, default 4)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,17 +27,22 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* The graph as JSON text: x = Const([4]), then N ops alternating Neg/Abs. */
-static char *chain_graph(int n)
+/* The graph as JSON text: x = Const of `elems` float32 values (a flat
+ * value with a shape), then N ops alternating Neg/Abs. */
+static char *chain_graph(int n, int elems)
 {
-    size_t cap = (size_t)n * 64 + 256, len = 0;
+    size_t cap = (size_t)n * 64 + (size_t)elems * 8 + 256, len = 0;
     char *s = malloc(cap);
     if (!s)
         return NULL;
     len += (size_t)snprintf(s + len, cap - len,
                             "{\"version\": 1, \"nodes\": [\n"
                             "{\"name\": \"n0\", \"op\": \"Const\", \"attrs\": "
-                            "{\"value\": [1.0, -2.0, 3.0, -4.0]}}");
+                            "{\"shape\": [%d], \"value\": [", elems);
+    for (int i = 0; i < elems; i++)
+        len += (size_t)snprintf(s + len, cap - len, i ? ", %d.5" : "%d.5",
+                                i % 2 ? -i : i);
+    len += (size_t)snprintf(s + len, cap - len, "]}}");
     for (int i = 1; i <= n; i++)
         len += (size_t)snprintf(s + len, cap - len,
                                 ",\n{\"name\": \"n%d\", \"op\": \"%s\", "
@@ -126,12 +132,13 @@ int main(int argc, char **argv)
     int runs = argc > 2 ? atoi(argv[2]) : 7;
     const char *path = argc > 3 ? argv[3] : "/tmp/dgrun_bench_trace.json";
     inter_op = argc > 4 ? atoi(argv[4]) : 0;
-    if (n < 1 || runs < 1) {
+    int elems = argc > 5 ? atoi(argv[5]) : 4;
+    if (n < 1 || runs < 1 || elems < 1 || elems > 1000000) {
         fprintf(stderr, "usage: bench_trace [N_OPS] [RUNS] [TRACE_PATH] "
-                        "[INTER_OP_THREADS]\n");
+                        "[INTER_OP_THREADS] [ELEMENTS]\n");
         return 2;
     }
-    char *text = chain_graph(n);
+    char *text = chain_graph(n, elems);
     if (!text)
         return 1;
     double plain = 0, traced = 0, w0 = 0, w1 = 0;

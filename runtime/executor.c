@@ -22,13 +22,24 @@
 
 /* ---- one step ------------------------------------------------------------ */
 
-static void trace_memory(dgr_session *S, int d, uint64_t ns)
+/* Sample a device's allocator level into the trace: when it changed, at
+ * most once per DGR_MEM_SAMPLE_NS per device (a counter event per op would
+ * double the events of a chain of small ops and most of tracing's cost),
+ * and always when `force` (the end of a run). */
+#define DGR_MEM_SAMPLE_NS 20000u
+static void trace_memory(dgr_session *S, int d, uint64_t ns, int force)
 {
+    if (!force && ns - atomic_load_explicit(&S->mem_seen_ns[d],
+                                            memory_order_relaxed) <
+                      DGR_MEM_SAMPLE_NS)
+        return;
     size_t now = atomic_load_explicit(&S->devs[d].in_use, memory_order_relaxed);
     size_t old = atomic_exchange_explicit(&S->mem_seen[d], now,
                                           memory_order_relaxed);
-    if (old != now)
+    if (old != now) {
+        atomic_store_explicit(&S->mem_seen_ns[d], ns, memory_order_relaxed);
         dgr_trace_memory(S->trace, d, ns, now);
+    }
 }
 
 static const char *slot_tensor_name(const dgr_runner *r, int32_t slot)
@@ -129,7 +140,7 @@ static dg_status run_transfer(dgr_runner *r, int32_t s, int lane, wscratch *w)
         dgr_trace_memcpy(S->trace, st->src_device, st->device, tn,
                          (int64_t)n, r->step, t0, t1);
         trace_flows(r, st, DGR_LANE_COPY, t0);
-        trace_memory(S, st->device, t1);
+        trace_memory(S, st->device, t1, 0);
     }
     (void)lane;
     release_inputs(r, st);
@@ -281,7 +292,7 @@ static dg_status run_op(dgr_runner *r, int32_t s, int lane, wscratch *w,
             dgr_trace_op(S->trace, st->device, lane, n->name, dgc_node_op_name(n),
                          r->step, t0, t1, S->in_names[st->node], n->n_inputs);
         trace_flows(r, st, r->lane[s], t0);
-        trace_memory(S, st->device, t1);
+        trace_memory(S, st->device, t1, 0);
     }
     release_inputs(r, st);
     for (int k = 0; k < st->n_out; k++)
@@ -542,7 +553,7 @@ dg_status dgr_runner_run(dgr_runner *r, int64_t step, dg_tensor **fetched,
             dgr_exec_cl_idle(&S->devs[d]);
     if (S->trace)
         for (int d = 0; d < S->n_dev; d++)
-            trace_memory(S, d, dg_now_ns());
+            trace_memory(S, d, dg_now_ns(), 1);
     pthread_mutex_unlock(&S->run_mu);
     return rc;
 }

@@ -29,6 +29,7 @@ struct dgr_session {
     char ***out_names;        /* per node: output tensor names (tracing) */
     const char ***in_names;   /* per node: its inputs' names (tracing) */
     atomic_size_t *mem_seen;  /* per device: last traced bytes in use */
+    _Atomic uint64_t *mem_seen_ns; /* per device: when it was traced */
     atomic_uint_fast64_t run_counter; /* runs started, for RNG streams */
     pthread_mutex_t print_mu;
     pthread_mutex_t run_mu;   /* one run at a time */

@@ -291,7 +291,8 @@ static dg_status open_devices(dgr_session *s, const dg_options *o,
     s->pools = dg_calloc((size_t)s->n_dev, sizeof *s->pools);
     s->lane_base = dg_calloc((size_t)s->n_dev + 1, sizeof *s->lane_base);
     s->mem_seen = dg_calloc((size_t)s->n_dev, sizeof *s->mem_seen);
-    if (!s->devs || !s->dev_open || !s->pools || !s->lane_base || !s->mem_seen)
+    s->mem_seen_ns = dg_calloc((size_t)s->n_dev, sizeof *s->mem_seen_ns);
+    if (!s->devs || !s->dev_open || !s->pools || !s->lane_base || !s->mem_seen || !s->mem_seen_ns)
         return dg_err_nomem(err, "session devices");
     for (int i = 0; i < s->n_dev; i++) {
         dgr_device *d = &s->devs[i];
@@ -303,6 +304,7 @@ static dg_status open_devices(dgr_session *s, const dg_options *o,
         atomic_init(&d->in_use, 0);
         atomic_init(&d->peak, 0);
         atomic_init(&s->mem_seen[i], 0);
+        atomic_init(&s->mem_seen_ns[i], 0);
         if (d->info.type == DG_DEV_CPU) {
             d->ops = &dgr_cpu_device_ops;
         } else {
@@ -475,6 +477,7 @@ void dg_session_free(dg_session *ds)
     dg_free(s->pools);
     dg_free(s->lane_base);
     dg_free(s->mem_seen);
+    dg_free(s->mem_seen_ns);
     dg_free((void *)s->opts.trace_path);
     pthread_mutex_destroy(&s->print_mu);
     pthread_mutex_destroy(&s->run_mu);
