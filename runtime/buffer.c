@@ -40,7 +40,7 @@
 
 #define CPU_ALIGN 64
 #define CPU_MIN_SHIFT 6                      /* smallest class: 64 bytes */
-#define CPU_N_CLASSES 21                     /* 64 B .. 64 MiB */
+#define CPU_N_CLASSES 24                     /* 64 B .. 512 MiB */
 #define CPU_TCACHE_MAX_CLASS 15              /* thread lists: up to 2 MiB */
 #define CPU_TCACHE_BYTES ((size_t)4 << 20)   /* per class per thread */
 #define CPU_TCACHE_MAX_COUNT 64
