@@ -52,6 +52,17 @@ int cmd_profile(const cli_args *a)
             (n && summary[n - 1] != '\n' && cli_stdout("\n", 1, &err)))
             goto fail;
     }
+    /* Say where the trace went: a first-time user should not have to guess
+     * the default (trace.json in the current directory). */
+    {
+        static const char pre[] = "\ntrace written to ";
+        static const char post[] =
+            " (open it in https://ui.perfetto.dev or chrome://tracing)\n";
+        if (cli_stdout(pre, sizeof pre - 1, &err) ||
+            cli_stdout(o.trace_path, strlen(o.trace_path), &err) ||
+            cli_stdout(post, sizeof post - 1, &err))
+            goto fail;
+    }
     goto done;
 fail:
     code = cli_fail(a, &err, DG_E_RUNTIME);

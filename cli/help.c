@@ -32,7 +32,9 @@ static const char GLOBAL[] =
     "  --device SPEC               device scope around the whole graph, like tf.device(SPEC)\n" \
     "  --placement FILE            placement rules (JSON array) replacing the graph's rules\n"
 #define O_DEVSEL                                                               \
-    "  --opencl-devices gpu|all|none  OpenCL devices that become GPU:n (env DGRUN_OPENCL_DEVICES)\n" \
+    "  --opencl-devices gpu|all|none  OpenCL devices that become GPU:n: gpu (default) = GPU and\n" \
+    "                              accelerator types; all = also CPU types (PoCL: GPU-less machines);\n" \
+    "                              none = CPU:0 only (env DGRUN_OPENCL_DEVICES)\n" \
     "  --visible-devices LIST      comma list of physical GPU indices, renumbered from 0; \"\" hides all\n" \
     "                              (env DGRUN_VISIBLE_DEVICES)\n" \
     "  --virtual-gpus N            split each visible GPU into N logical GPUs\n"
@@ -44,7 +46,8 @@ static const char GLOBAL[] =
     "  --feed NAME=FILE            feed a Placeholder from a .npy or .csv file (repeatable)\n" \
     "  --inter-op-threads N        inter-op pool size per device; 0 = number of cores (default)\n" \
     "  --intra-op-threads N        threads one CPU kernel may use; 0 = number of cores (default)\n" \
-    "  --seed N                    seed for random initializers and shuffles (default 0)\n" \
+    "  --seed N                    seed for random initializers and shuffles (default 0)\n"
+#define O_MEMREP                                                               \
     "  --memory                    report each device's peak memory (stderr; --json: \"_memory\")\n"
 #define O_HELP "  -h, --help                  show this help\n"
 
@@ -58,7 +61,7 @@ static const char RUN[] =
     "  --repeat N                  run N times in one session (Variables keep state); print the last\n"
     "  --trace FILE                also write a Chrome trace\n"
     "  --json                      print results as one JSON object\n"
-    O_EXEC O_COMPILE O_DEVSEL O_MEM O_HELP;
+    O_EXEC O_MEMREP O_COMPILE O_DEVSEL O_MEM O_HELP;
 
 static const char TRAIN[] =
     "usage: dgrun train GRAPH [options]\n\n"
@@ -68,11 +71,12 @@ static const char TRAIN[] =
     "{\"steps\", \"loss\", \"variables\": {...}, \"eval\": {...}}.\n\n"
     "options:\n"
     "  --steps N                   number of steps (default: the graph's)\n"
-    "  --checkpoint DIR            save Variables to DIR (overrides the graph's checkpoint)\n"
+    "  --checkpoint PATH           checkpoint file, or directory (existing, or ending in /)\n"
+    "                              for PATH/model.ckpt; made if missing; overrides the graph's\n"
     "  --restore                   restore Variables from the checkpoint before training\n"
     "  --trace FILE                also write a Chrome trace\n"
     "  --json                      print the result as one JSON object\n"
-    O_EXEC O_COMPILE O_DEVSEL O_MEM O_HELP;
+    O_EXEC O_MEMREP O_COMPILE O_DEVSEL O_MEM O_HELP;
 
 static const char PROFILE[] =
     "usage: dgrun profile GRAPH [options]\n\n"
@@ -81,10 +85,13 @@ static const char PROFILE[] =
     "options:\n"
     "  -o, --output FILE           trace file (default trace.json)\n"
     "  --train                     profile the training loop instead of the fetches\n"
-    "  --steps N                   steps (training steps, or runs of the fetches; default 1)\n"
-    "  --repeat N                  runs of the fetches\n"
+    "  --steps N                   with --train: training steps (default: the graph's);\n"
+    "                              else runs of the fetches (default 1)\n"
+    "  --repeat N                  runs of the fetches (without --train; wins over --steps)\n"
     "  --fetch NAME[,NAME...]      what to fetch (overrides the graph's \"fetch\")\n"
-    O_EXEC O_COMPILE O_DEVSEL O_MEM O_HELP;
+    O_EXEC
+    "  --memory                    report each device's peak memory on stderr\n"
+    O_COMPILE O_DEVSEL O_MEM O_HELP;
 
 static const char PLACE[] =
     "usage: dgrun place GRAPH [options]\n\n"

@@ -39,7 +39,10 @@ char *dgr_checkpoint_file(const char *graph_path, const char *spec)
     }
     dg_sbuf_add(&b, spec);
     struct stat st;
-    if (b.s && stat(b.s, &st) == 0 && S_ISDIR(st.st_mode))
+    size_t sl = strlen(spec);
+    if (sl && spec[sl - 1] == '/') /* "ck/": a directory, made on save */
+        dg_sbuf_add(&b, "model.ckpt");
+    else if (b.s && stat(b.s, &st) == 0 && S_ISDIR(st.st_mode))
         dg_sbuf_add(&b, "/model.ckpt");
     return dg_sbuf_take(&b); /* allocated through dg_alloc */
 }
@@ -78,6 +81,27 @@ static void sync_dir(const char *path)
     if (fd >= 0) {
         (void)fsync(fd); /* best effort: some file systems refuse */
         close(fd);
+    }
+    dg_free(dir);
+}
+
+/* Create the directories leading to path ("mkdir -p" of its directory
+ * part), as TF's MonitoredTrainingSession creates its checkpoint_dir.
+ * Best effort: a failure shows when the file itself cannot be opened. */
+static void make_parents(const char *path)
+{
+    char *dir = dir_of(path);
+    if (!dir)
+        return;
+    for (char *p = dir + 1; ; p++) {
+        if (*p == '/' || *p == '\0') {
+            char c = *p;
+            *p = '\0';
+            (void)mkdir(dir, 0777);
+            *p = c;
+            if (!c)
+                break;
+        }
     }
     dg_free(dir);
 }
@@ -132,10 +156,11 @@ dg_status dgr_checkpoint_save(dgr_session *s, const char *path, int64_t step,
     if (!tmp)
         return dg_err_nomem(err, "checkpoint");
     snprintf(tmp, pl + 32, "%s.tmp.%ld", path, (long)getpid());
+    make_parents(path);
     wr w = {fopen(tmp, "wb"), DG_FNV1A_INIT, 0};
     if (!w.f) {
         dg_status st = dg_err(err, DG_E_IO, "%s: cannot write checkpoint: %s",
-                              tmp, strerror(errno));
+                              path, strerror(errno));
         dg_free(tmp);
         return st;
     }

@@ -384,8 +384,14 @@ static dg_status load_feeds(dgr_session *s, const dg_options *o, dg_error *err)
         dg_tensor *t = NULL;
         dg_status rc = dgr_tensor_load_file(f->file, ty->dtype, &ty->shape,
                                             &t, err);
-        if (rc != DG_OK)
+        if (rc != DG_OK) { /* name the Placeholder, not only the file */
+            if (err) {
+                char why[sizeof err->msg];
+                memcpy(why, err->msg, sizeof why);
+                dg_err(err, rc, "node '%s': %s", s->g->nodes[id].name, why);
+            }
             return rc;
+        }
         rc = dgr_session_set_feed(s, id, t, err);
         dg_tensor_free(t);
         if (rc != DG_OK)

@@ -93,8 +93,14 @@ static dg_status feedset_load(const dgc_graph *g, const dgc_feed *feeds,
         dg_status st = dgr_tensor_load_file(path, g->nodes[id].outputs[0].dtype,
                                             &want, &f->data[i], err);
         dg_free(path);
-        if (st != DG_OK)
+        if (st != DG_OK) { /* name the Placeholder, not only the file */
+            if (err) {
+                char why[sizeof err->msg];
+                memcpy(why, err->msg, sizeof why);
+                dg_err(err, st, "node '%s': %s", g->nodes[id].name, why);
+            }
             return st;
+        }
         if (f->batch[i] <= 0)
             continue;
         const dg_tensor *t = f->data[i];
