@@ -2,7 +2,8 @@
  * cl_copy.c -- the device ops of an opened OpenCL logical GPU: allocation
  * through the caching allocator, host<->device copies on the copy queue
  * (mapped copies on host-unified devices such as PoCL; a read waits for the
- * producers' events, a write is complete on return), and sync, which
+ * producers' events, a write is complete on return; map to unmap under the
+ * context's map_lock), and sync, which
  * finishes every queue and makes deferred buffers reusable.
  */
 #include "cl_internal.h"
@@ -76,6 +77,8 @@ dg_status dgr_cl_read_after(dgr_device *d, const dgr_buffer *src, void *dst,
         want_huge_pages(dst, n);
     cl_int e;
     if (cd->unified && n >= MAP_MIN) {
+        /* one mapping per context at a time (see map_lock) */
+        pthread_mutex_lock(&cd->c->map_lock);
         void *p = clEnqueueMapBuffer(q, (cl_mem)src->mem, CL_TRUE,
                                      CL_MAP_READ, 0, n, nw, wl, NULL, &e);
         if (p) {
@@ -83,8 +86,10 @@ dg_status dgr_cl_read_after(dgr_device *d, const dgr_buffer *src, void *dst,
             cl_event ev = NULL;
             e = clEnqueueUnmapMemObject(q, (cl_mem)src->mem, p, 0, NULL,
                                         cd->nq > 1 ? &ev : NULL);
+            pthread_mutex_unlock(&cd->c->map_lock);
             return unmap_done(d, e, ev, err);
         }
+        pthread_mutex_unlock(&cd->c->map_lock);
         /* fall back to a plain read */
     }
     e = clEnqueueReadBuffer(q, (cl_mem)src->mem, CL_TRUE, 0, n, dst, nw, wl,
@@ -133,6 +138,7 @@ static dg_status cl_write_op(dgr_device *d, dgr_buffer *dst, const void *src,
         /* whole-buffer writes may discard the old contents */
         cl_map_flags f = n >= dst->nbytes ? CL_MAP_WRITE_INVALIDATE_REGION
                                           : CL_MAP_WRITE;
+        pthread_mutex_lock(&cd->c->map_lock);
         void *p = clEnqueueMapBuffer(q, (cl_mem)dst->mem, CL_TRUE, f, 0,
                                      n, 0, NULL, NULL, &e);
         if (p) {
@@ -142,8 +148,10 @@ static dg_status cl_write_op(dgr_device *d, dgr_buffer *dst, const void *src,
             cl_event ev = NULL;
             e = clEnqueueUnmapMemObject(q, (cl_mem)dst->mem, p, 0, NULL,
                                         cd->nq > 1 ? &ev : NULL);
+            pthread_mutex_unlock(&cd->c->map_lock);
             return unmap_done(d, e, ev, err);
         }
+        pthread_mutex_unlock(&cd->c->map_lock);
     }
     e = clEnqueueWriteBuffer(q, (cl_mem)dst->mem, CL_TRUE, 0, n, src, 0,
                              NULL, NULL);

@@ -368,6 +368,7 @@ static dg_status ctx_new(cl_platform_id plat, cl_device_id dev,
     dev_str(dev, CL_DEVICE_NAME, c->dev_name, sizeof c->dev_name);
     dev_str(dev, CL_DRIVER_VERSION, c->driver, sizeof c->driver);
     pthread_mutex_init(&c->lock, NULL);
+    pthread_mutex_init(&c->map_lock, NULL);
     *out = c;
     return DG_OK;
 }

@@ -48,6 +48,9 @@ typedef struct dgr_cl_ctx {
     char dev_name[128];
     char driver[128];
     pthread_mutex_t lock; /* programs, kernels and clSetKernelArg */
+    /* held from map to unmap of the mapped host copies (cl_copy.c): PoCL
+     * can hand out a bad pointer when two threads map one buffer at once */
+    pthread_mutex_t map_lock;
     cl_program progs[DGR_CL_MAX_SOURCES][2];
     dgr_cl_kentry *kernels;
     int n_kernels, cap_kernels;
