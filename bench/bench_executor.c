@@ -16,8 +16,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "executor.h"
-#include "cl.h"
+#include "session.h"
 #include "program.h"
 #include "dg_alloc.h"
 
@@ -82,18 +81,17 @@ static double baseline(dgr_session *s, const dgc_graph *g, int dev, int n,
                        double *cpu_us)
 {
     dgr_device *d = dgr_session_device(s, dev);
-    dgr_kernel_fn kc = dgr_kernel_find(dgc_op_find("Const"), d->info.type);
-    dgr_kernel_fn ka = dgr_kernel_find(dgc_op_find("Add"), d->info.type);
+    dgr_kernel_fn kc = dgr_kernel_find(d->be, DGC_OPID_Const);
+    dgr_kernel_fn ka = dgr_kernel_find(d->be, DGC_OPID_Add);
     dg_error err;
     dgr_value vals[3];
     memset(vals, 0, sizeof vals);
     dgr_kctx k;
     memset(&k, 0, sizeof k);
-    k.sess = s;
+    k.env = dgr_session_exec(s)->env;
     k.dev = d;
     k.g = g;
     k.err = &err;
-    k.intra = s->intra;
     k.n_out = 1;
     uint64_t c0 = cpu_ns();
     uint64_t t0 = dg_now_ns();
@@ -114,15 +112,15 @@ static double baseline(dgr_session *s, const dgc_graph *g, int dev, int n,
         k.n_in = 2;
         k.out = &vals[2];
         k.out_types = g->nodes[i].outputs;
-        k.cl_event = NULL;
+        k.event = NULL;
         if (ka(&k) != DG_OK)
             die("baseline add", &err);
-        if (k.cl_event)
-            dgr_cl_event_release(k.cl_event);
+        if (k.event)
+            d->be->streams->event_release(k.event);
         dgr_buffer_release(vals[0].buf);
         vals[0] = vals[2];
     }
-    d->ops->sync(d, &err);
+    d->be->sync(d, &err);
     uint64_t t1 = dg_now_ns();
     if (cpu_us)
         *cpu_us = (double)(cpu_ns() - c0) / 1e3;
@@ -171,7 +169,7 @@ static void bench(int n, int gpu, int inter, int reps)
         die("session", &err);
     dgr_session *s = (dgr_session *)(void *)ds;
     dgc_ref f = {last, 0};
-    dgr_runner *r = dgr_runner_new(s, &f, 1, NULL, 0, &err);
+    dgr_runner *r = dgr_session_runner(s, &f, 1, NULL, 0, &err);
     if (!r)
         die("runner", &err);
     double *te = calloc((size_t)reps, sizeof *te), *tb = calloc((size_t)reps, sizeof *tb);

@@ -23,7 +23,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static void cpu_info(dg_device_info *d)
+void dgc_device_cpu_info(dg_device_info *d, const dg_kernel_set *ks)
 {
     memset(d, 0, sizeof *d);
     dgc_device_fullname(DG_DEV_CPU, 0, d->name, sizeof d->name);
@@ -34,20 +34,25 @@ static void cpu_info(dg_device_info *d)
     long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
     if (pages > 0 && psz > 0)
         d->mem_bytes = (uint64_t)pages * (uint64_t)psz;
+    d->kernels = ks;
 }
 
-dg_device_list *dgc_devices_new_cpu_only(void)
+dg_device_list *dgc_devices_new(void)
 {
-    dg_device_list *l = dg_calloc(1, sizeof *l);
+    return dg_calloc(1, sizeof(dg_device_list));
+}
+
+dg_device_list *dgc_devices_new_cpu_only(const dg_kernel_set *cpu)
+{
+    dg_device_list *l = dgc_devices_new();
     if (!l)
         return NULL;
-    l->devs = dg_calloc(1, sizeof *l->devs);
-    if (!l->devs) {
+    dg_device_info d;
+    dgc_device_cpu_info(&d, cpu);
+    if (dgc_devices_append(l, &d)) {
         dg_free(l);
         return NULL;
     }
-    cpu_info(&l->devs[0]);
-    l->n = 1;
     return l;
 }
 
@@ -67,14 +72,16 @@ void dgc_device_fullname(dg_devtype t, int index, char *buf, size_t n)
              t == DG_DEV_GPU ? "GPU" : "CPU", index);
 }
 
-dg_status dg_devices_assume(int n_gpus, dg_device_list **out, dg_error *err)
+dg_status dgc_devices_assume(int n_gpus, const dg_kernel_set *cpu,
+                             const dg_kernel_set *gpu, dg_device_list **out,
+                             dg_error *err)
 {
     *out = NULL;
     if (n_gpus < 0 || n_gpus > 4096)
         return dg_err(err, DG_E_USAGE,
                       "--assume-gpus: %d is not a GPU count (0 to 4096)",
                       n_gpus);
-    dg_device_list *l = dgc_devices_new_cpu_only();
+    dg_device_list *l = dgc_devices_new_cpu_only(cpu);
     if (!l)
         return dg_err_nomem(err, "device list");
     for (int i = 0; i < n_gpus; i++) {
@@ -87,6 +94,7 @@ dg_status dg_devices_assume(int n_gpus, dg_device_list **out, dg_error *err)
         d.physical = i;
         snprintf(d.cl_name, sizeof d.cl_name, "assumed GPU %d", i);
         snprintf(d.platform, sizeof d.platform, "none (--assume-gpus)");
+        d.kernels = gpu;
         if (dgc_devices_append(l, &d)) {
             dg_devices_free(l);
             return dg_err_nomem(err, "device list");

@@ -17,8 +17,18 @@ struct dg_device_list {
     int n;
 };
 
-/* Create a list holding only CPU:0; NULL on nomem. */
-dg_device_list *dgc_devices_new_cpu_only(void);
+/* An empty list; NULL on nomem. */
+dg_device_list *dgc_devices_new(void);
+/* Fill d with CPU:0 (host memory size, fp64) running kernel set ks. */
+void dgc_device_cpu_info(dg_device_info *d, const dg_kernel_set *ks);
+/* Create a list holding only CPU:0 with kernel set cpu; NULL on nomem. */
+dg_device_list *dgc_devices_new_cpu_only(const dg_kernel_set *cpu);
+/* CPU:0 (kernel set cpu) plus n_gpus GPUs that exist only on paper
+ * (--assume-gpus; kernel set gpu, fp64).  DG_E_USAGE for a count outside
+ * 0..4096.  The runtime's dg_devices_assume passes its backends' sets. */
+dg_status dgc_devices_assume(int n_gpus, const dg_kernel_set *cpu,
+                             const dg_kernel_set *gpu, dg_device_list **out,
+                             dg_error *err);
 /* Append a device (info copied); 0 ok, -1 nomem. */
 int dgc_devices_append(dg_device_list *l, const dg_device_info *d);
 /* Canonical full name into buf: /job:localhost/replica:0/task:0/device:T:i */

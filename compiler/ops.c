@@ -44,68 +44,13 @@ static const char *const a_decay[] = {"decay", NULL};
 /* name, alias, min_in, max_in, n_out, dtypes, flags, attrs, infer, doc.
  * "dtype" is accepted on every op (the output dtype where it matters). */
 const dgc_op_def dgc_ops[] = {
-    {"Const", NULL, 0, 0, 1, ALL, SRC, a_const, dgc_infer_const, "a literal tensor"},
-    {"Variable", "VariableV2", 0, 0, 1, ALL, SRC | DGC_OP_VARIABLE | DGC_OP_STATEFUL, a_var, dgc_infer_variable, "mutable state, initialised once per session"},
-    {"Placeholder", NULL, 0, 0, 1, ALL, SRC | DGC_OP_FEED | DGC_OP_STATEFUL, a_ph, dgc_infer_placeholder, "a value fed from a file"},
-    {"RandomNormal", NULL, 0, 0, 1, FLOAT, SRC | DGC_OP_RANDOM | DGC_OP_STATEFUL | NODIFF, a_rand, dgc_infer_random, "normal samples, seeded by --seed"},
-    {"RandomUniform", NULL, 0, 0, 1, FLOAT, SRC | DGC_OP_RANDOM | DGC_OP_STATEFUL | NODIFF, a_rand, dgc_infer_random, "uniform samples in [min, max), seeded by --seed"},
-    {"Identity", NULL, 1, 1, 1, ALL, 0, a_none, dgc_infer_unary, "x"},
-    {"Neg", NULL, 1, 1, 1, NUM, 0, a_none, dgc_infer_unary, "-x"},
-    {"Abs", NULL, 1, 1, 1, NUM, 0, a_none, dgc_infer_unary, "|x|"},
-    {"Sin", NULL, 1, 1, 1, FLOAT, 0, a_none, dgc_infer_unary_float, "sin(x)"},
-    {"Cos", NULL, 1, 1, 1, FLOAT, 0, a_none, dgc_infer_unary_float, "cos(x)"},
-    {"Exp", NULL, 1, 1, 1, FLOAT, 0, a_none, dgc_infer_unary_float, "exp(x)"},
-    {"Log", NULL, 1, 1, 1, FLOAT, 0, a_none, dgc_infer_unary_float, "log(x)"},
-    {"Sqrt", NULL, 1, 1, 1, FLOAT, 0, a_none, dgc_infer_unary_float, "sqrt(x)"},
-    {"Square", NULL, 1, 1, 1, NUM, 0, a_none, dgc_infer_unary, "x*x"},
-    {"Tanh", NULL, 1, 1, 1, FLOAT, 0, a_none, dgc_infer_unary_float, "tanh(x)"},
-    {"Sigmoid", NULL, 1, 1, 1, FLOAT, 0, a_none, dgc_infer_unary_float, "1/(1+exp(-x))"},
-    {"Relu", NULL, 1, 1, 1, NUM, 0, a_none, dgc_infer_unary, "max(x, 0)"},
-    {"Add", "AddV2", 2, 2, 1, NUM, 0, a_none, dgc_infer_binary, "x + y (broadcasting)"},
-    {"Sub", NULL, 2, 2, 1, NUM, 0, a_none, dgc_infer_binary, "x - y (broadcasting)"},
-    {"Mul", NULL, 2, 2, 1, NUM, 0, a_none, dgc_infer_binary, "x * y (broadcasting)"},
-    {"Div", NULL, 2, 2, 1, NUM, 0, a_none, dgc_infer_binary, "x / y (broadcasting; integer division truncates)"},
-    {"Pow", NULL, 2, 2, 1, NUM, 0, a_none, dgc_infer_binary, "x ** y (broadcasting)"},
-    {"Maximum", NULL, 2, 2, 1, NUM, 0, a_none, dgc_infer_binary, "max(x, y) (broadcasting)"},
-    {"Minimum", NULL, 2, 2, 1, NUM, 0, a_none, dgc_infer_binary, "min(x, y) (broadcasting)"},
-    {"AddN", NULL, 1, -1, 1, NUM, 0, a_none, dgc_infer_addn, "x1 + ... + xn (same shapes)"},
-    {"MatMul", NULL, 2, 2, 1, FLOAT, 0, a_matmul, dgc_infer_matmul, "matrix product (OpenBLAS / clBLAST)"},
-    {"BiasAdd", NULL, 2, 2, 1, NUM, 0, a_none, dgc_infer_biasadd, "x + bias along the last axis"},
-    {"Sum", NULL, 1, 1, 1, NUM, 0, a_reduce, dgc_infer_reduce, "sum over axis"},
-    {"Mean", NULL, 1, 1, 1, NUM, 0, a_reduce, dgc_infer_reduce, "mean over axis"},
-    {"Max", NULL, 1, 1, 1, NUM, 0, a_reduce, dgc_infer_reduce, "max over axis"},
-    {"Reshape", NULL, 1, 1, 1, ALL, 0, a_reshape, dgc_infer_reshape, "new shape, one -1 allowed"},
-    {"Transpose", NULL, 1, 1, 1, ALL, 0, a_perm, dgc_infer_transpose, "permute axes"},
-    {"Cast", NULL, 1, 1, 1, ALL, 0, a_none, dgc_infer_cast, "convert to attrs.dtype"},
-    {"Softmax", NULL, 1, 1, 1, FLOAT, 0, a_none, dgc_infer_unary_float, "softmax over the last axis"},
-    {"SoftmaxCrossEntropyWithLogits", NULL, 2, 2, 2, FLOAT, 0, a_none, dgc_infer_xent, "per-example loss (output 1: backprop)"},
-    {"SparseSoftmaxCrossEntropyWithLogits", NULL, 2, 2, 2, FLOAT, 0, a_none, dgc_infer_sparse_xent, "per-example loss, int labels (output 1: backprop)"},
-    {"ArgMax", NULL, 1, 1, 1, NUM, DGC_OP_ZERO_GRAD, a_argmax, dgc_infer_argmax, "index of the max along axis (int64)"},
-    {"Equal", NULL, 2, 2, 1, ALL, DGC_OP_ZERO_GRAD, a_none, dgc_infer_equal, "x == y (bool, broadcasting)"},
-    {"Assign", NULL, 2, 2, 1, ALL, STATE, a_assign, dgc_infer_assign, "variable = value"},
-    {"AssignAdd", NULL, 2, 2, 1, NUM, STATE, a_assign, dgc_infer_assign, "variable += value"},
-    {"AssignSub", NULL, 2, 2, 1, NUM, STATE, a_assign, dgc_infer_assign, "variable -= value"},
-    {"ApplyGradientDescent", NULL, 3, 3, 1, FLOAT, STATE, a_assign, dgc_infer_apply_gd, "var -= lr * grad"},
-    {"Print", NULL, 1, -1, 1, ALL, DGC_OP_CPU_ONLY | DGC_OP_STATEFUL, a_print, dgc_infer_unary, "print x to stderr, pass it through"},
-    {"NoOp", NULL, 0, 0, 0, 0, 0, a_none, dgc_infer_noop, "groups control inputs"},
-    /* ops the gradient and training passes generate */
-    {"ZerosLike", NULL, 1, 1, 1, ALL, NODIFF, a_none, dgc_infer_unary, "zeros shaped like x"},
-    {"OnesLike", NULL, 1, 1, 1, ALL, NODIFF, a_none, dgc_infer_unary, "ones shaped like x"},
-    {"SumTo", NULL, 2, 2, 1, NUM, NODIFF, a_none, dgc_infer_sum_to, "sum x over broadcast axes down to like's shape (x, like)"},
-    {"BroadcastLike", NULL, 2, 2, 1, NUM, NODIFF, a_bcast, dgc_infer_broadcast_like, "expand a reduction result to like's shape (x, like)"},
-    {"ReshapeLike", NULL, 2, 2, 1, ALL, NODIFF, a_none, dgc_infer_reshape_like, "reshape x to like's shape (x, like)"},
-    {"ReluGrad", NULL, 2, 2, 1, NUM, NODIFF, a_none, dgc_infer_grad_pair, "dy * (x > 0) (dy, x)"},
-    {"SigmoidGrad", NULL, 2, 2, 1, FLOAT, NODIFF, a_none, dgc_infer_grad_pair, "dy * y * (1 - y) (y, dy)"},
-    {"TanhGrad", NULL, 2, 2, 1, FLOAT, NODIFF, a_none, dgc_infer_grad_pair, "dy * (1 - y*y) (y, dy)"},
-    {"SoftmaxGrad", NULL, 2, 2, 1, FLOAT, NODIFF, a_none, dgc_infer_grad_pair, "(dy - sum(dy*y)) * y (y, dy)"},
-    {"MaxGrad", NULL, 3, 3, 1, NUM, NODIFF, a_reduce, dgc_infer_max_grad, "dy routed to the max (x, y, dy)"},
-    {"ApplyMomentum", NULL, 5, 5, 1, FLOAT, STATE, a_momentum, dgc_infer_apply_momentum, "momentum update (var, accum, lr, grad, momentum)"},
-    {"ApplyAdam", NULL, 10, 10, 1, FLOAT, STATE, a_momentum, dgc_infer_apply_adam, "Adam update (var, m, v, beta1_power, beta2_power, lr, beta1, beta2, epsilon, grad)"},
-    {"BatchNorm", NULL, 3, 3, 3, FLOAT, 0, a_bn, dgc_infer_batchnorm, "batch normalisation over all but the last axis (x, scale, offset) -> y, mean, variance"},
-    {"BatchNormGrad", NULL, 5, 5, 3, FLOAT, NODIFF, a_bn, dgc_infer_batchnorm_grad, "(dy, x, scale, mean, variance) -> dx, dscale, doffset"},
-    {"AssignMovingAvg", NULL, 2, 2, 1, FLOAT, STATE, a_decay, dgc_infer_assign_moving_avg, "variable -= (variable - value) * (1 - decay)"},
+#define DGC_OP(name, ...) [DGC_OPID_##name] = {#name, __VA_ARGS__},
+#include "ops.def"
+#undef DGC_OP
 };
-const int dgc_n_ops = (int)(sizeof dgc_ops / sizeof dgc_ops[0]);
+const int dgc_n_ops = DGC_N_OPS;
+_Static_assert(sizeof dgc_ops / sizeof dgc_ops[0] == DGC_N_OPS,
+               "ops.def and dgc_ops disagree");
 
 int dgc_op_find(const char *name)
 {
@@ -146,24 +91,20 @@ int dgc_op_kernel_dtype(const dgc_graph *g, const dgc_node *n)
     return -1;
 }
 
-int dgc_op_has_kernel(const dgc_graph *g, const dgc_node *n, dg_devtype t,
-                      int fp64)
+int dgc_op_has_kernel(const dgc_graph *g, const dgc_node *n,
+                      const dg_kernel_set *ks, int fp64)
 {
-    const dgc_op_def *d = &dgc_ops[n->op];
+    if (!ks || n->op < 0 || n->op >= DGC_N_OPS)
+        return 0;
+    uint32_t m = ks->dtypes[n->op];
+    if (!(m & DGC_KS_ROW))
+        return 0;
     int dt = dgc_op_kernel_dtype(g, n);
-    if (dt < 0) /* NoOp */
+    if (dt < 0) /* NoOp: no dtype */
         return 1;
-    if (!(d->dtypes & (1u << dt)))
+    if (dt == DG_F64 && !fp64)
         return 0;
-    if (t == DG_DEV_CPU)
-        return 1;
-    if (d->flags & DGC_OP_CPU_ONLY)
-        return 0;
-    if (dt == DG_F32)
-        return 1;
-    if (dt == DG_F64)
-        return fp64;
-    return 0; /* int32 Variable/Const/Assign etc.: no GPU kernel (SPEC 4.7) */
+    return (m & (1u << dt)) != 0;
 }
 
 dg_status dgc_infer_node(dgc_graph *g, int32_t id, dg_error *err)

@@ -1,9 +1,9 @@
 /*
- * ops.h -- the op table: one row per op type, read by the loader (arity,
- * attributes), shape inference, placement (kernel availability), the
- * gradient pass, `dgrun ops`, and the runtime's kernel registry, which must
- * provide a kernel for every (op, device type) the table claims (a unit test
- * checks this).  A fact about an op lives here and nowhere else.
+ * ops.h -- the op table (ops.def): one row per op type, read by the loader
+ * (arity, attributes), shape inference, the gradient pass, `dgrun ops` and
+ * the runtime.  Which devices can run an op is not here: each runtime
+ * backend's kernel registry says so, and reaches placement as the kernel
+ * set of each device in the device list (struct dg_kernel_set below).
  */
 #ifndef DGC_OPS_H
 #define DGC_OPS_H
@@ -16,7 +16,6 @@ enum {
     DGC_OP_VARIABLE   = 1u << 1, /* Variable / VariableV2 */
     DGC_OP_STATE      = 1u << 2, /* first input is a Variable it updates
                                     (Assign*, Apply*, AssignMovingAvg) */
-    DGC_OP_CPU_ONLY   = 1u << 3, /* no GPU kernel at all (Print) */
     DGC_OP_SOURCE     = 1u << 4, /* takes no data inputs */
     DGC_OP_NOT_DIFF   = 1u << 5, /* gradient through it is an error */
     DGC_OP_ZERO_GRAD  = 1u << 6, /* differentiable with zero gradient
@@ -31,6 +30,14 @@ enum {
  * Returns 0, or -1 with a reason (without the node name) in msg. */
 typedef int (*dgc_infer_fn)(const dgc_node *n, const dgc_ttype *in, int n_in,
                             dgc_ttype *out, char *msg, size_t msgsz);
+
+/* Op ids: DGC_OPID_<Name>, in ops.def order; DGC_N_OPS of them. */
+enum dgc_op_id {
+#define DGC_OP(name, ...) DGC_OPID_##name,
+#include "ops.def"
+#undef DGC_OP
+    DGC_N_OPS
+};
 
 typedef struct dgc_op_def {
     const char *name;
@@ -64,11 +71,29 @@ int dgc_op_has(int op, uint32_t flag);
  * shape inference to have run. */
 int dgc_op_kernel_dtype(const dgc_graph *g, const dgc_node *n);
 
-/* Whether device type t has a kernel for node n (SPEC 4.7): CPU always for
- * supported dtypes; GPU for float32, and float64 when fp64, unless the op is
- * CPU only; never for int32 Variable/Const/Assign.  NoOp has both. */
-int dgc_op_has_kernel(const dgc_graph *g, const dgc_node *n, dg_devtype t,
-                      int fp64);
+/* What one kind of device can run (SPEC 4.7), made by a runtime backend
+ * from its kernel registry (runtime/core/backend.h), which is the one source
+ * of kernel availability: dtypes[op] has bit (1u << dtype) for every kernel
+ * dtype ("T", dgc_op_kernel_dtype) the backend runs the op in, and
+ * DGC_KS_ROW when the backend has the op at all (what counts for NoOp,
+ * which has no dtype).  float64 bits hold only on devices that report fp64.
+ * The compiler reads it through the device list it is given
+ * (dg_device_info.kernels), so placement never includes the runtime. */
+#define DGC_KS_ROW (1u << 31)
+struct dg_kernel_set {
+    const char *backend;        /* "cpu", "opencl" */
+    uint32_t dtypes[DGC_N_OPS];
+};
+
+/* Whether a device with kernel set ks (and fp64 support as given) has a
+ * kernel for node n: a row for its op and, when the node has a kernel
+ * dtype, that dtype (float64 only when fp64).  NULL ks: no kernels. */
+int dgc_op_has_kernel(const dgc_graph *g, const dgc_node *n,
+                      const dg_kernel_set *ks, int fp64);
+
+/* `dgrun ops`: one line per op (name, dtypes, CPU and GPU kernels from the
+ * kernel sets given, either may be NULL, doc); malloc'd, NULL on nomem. */
+char *dgc_ops_render(const dg_kernel_set *cpu, const dg_kernel_set *gpu);
 
 /* Run the op's infer function on node id (inputs' outputs must be typed);
  * fills node->outputs.  DG_E_GRAPH naming the node on mismatch. */

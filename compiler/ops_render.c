@@ -1,7 +1,8 @@
 /*
  * ops_render.c -- `dgrun ops`: one line per op of the op table (ops.c):
  * name and alias, supported dtypes, the device types with kernels (SPEC
- * 4.7) and the op's doc string.  Everything is derived from dgc_ops.
+ * 4.7, from the kernel sets the runtime's backends give) and the op's doc
+ * string.
  */
 #include "ops.h"
 #include "dg_alloc.h"
@@ -24,10 +25,10 @@ static void dtypes_text(uint32_t mask, char *buf, size_t n)
 }
 
 /* The GPU column: which of the op's dtypes have a GPU kernel. */
-static void gpu_text(const dgc_op_def *d, char *buf, size_t n)
+static void gpu_text(const dgc_op_def *d, uint32_t m, char *buf, size_t n)
 {
     buf[0] = '\0';
-    if (d->flags & DGC_OP_CPU_ONLY) {
+    if (!(m & DGC_KS_ROW)) {
         strncat(buf, "-", n - 1);
         return;
     }
@@ -35,7 +36,7 @@ static void gpu_text(const dgc_op_def *d, char *buf, size_t n)
         strncat(buf, "GPU", n - 1);
         return;
     }
-    int f32 = (d->dtypes >> DG_F32) & 1, f64 = (d->dtypes >> DG_F64) & 1;
+    int f32 = (m >> DG_F32) & 1, f64 = (m >> DG_F64) & 1;
     if (!f32 && !f64) {
         strncat(buf, "-", n - 1);
         return;
@@ -49,7 +50,7 @@ static void gpu_text(const dgc_op_def *d, char *buf, size_t n)
     strncat(buf, ")", n - strlen(buf) - 1);
 }
 
-char *dg_ops_render(void)
+char *dgc_ops_render(const dg_kernel_set *cpu, const dg_kernel_set *gpu)
 {
     dg_sbuf b;
     dg_sbuf_init(&b);
@@ -57,19 +58,21 @@ char *dg_ops_render(void)
                  "GPU", "DESCRIPTION");
     for (int i = 0; i < dgc_n_ops; i++) {
         const dgc_op_def *d = &dgc_ops[i];
-        char name[128], dt[96], gpu[64], cpu[16];
+        char name[128], dt[96], gpus[64], cpus[16];
         if (d->alias)
             snprintf(name, sizeof name, "%s (alias %s)", d->name, d->alias);
         else
             snprintf(name, sizeof name, "%s", d->name);
         dtypes_text(d->dtypes, dt, sizeof dt);
-        gpu_text(d, gpu, sizeof gpu);
-        snprintf(cpu, sizeof cpu, "CPU");
+        gpu_text(d, gpu ? gpu->dtypes[i] : 0, gpus, sizeof gpus);
+        snprintf(cpus, sizeof cpus, "%s",
+                 cpu && (cpu->dtypes[i] & DGC_KS_ROW) ? "CPU" : "-");
         const char *note = "";
-        if ((d->flags & DGC_OP_VARIABLE) || strcmp(d->name, "Const") == 0 ||
-            strcmp(d->name, "Assign") == 0)
+        if (gpu && ((d->flags & DGC_OP_VARIABLE) ||
+                    strcmp(d->name, "Const") == 0 ||
+                    strcmp(d->name, "Assign") == 0))
             note = " [int32: CPU only]";
-        dg_sbuf_addf(&b, "%-40s %-36s %-8s %-28s %s%s\n", name, dt, cpu, gpu,
+        dg_sbuf_addf(&b, "%-40s %-36s %-8s %-28s %s%s\n", name, dt, cpus, gpus,
                      d->doc ? d->doc : "", note);
     }
     return dg_sbuf_take(&b);

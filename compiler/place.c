@@ -43,10 +43,7 @@ int32_t dgc_placer_find(dgc_placer *p, int32_t i)
 
 int dgc_placer_kernel_ok(const dgc_placer *p, uint8_t k, int d)
 {
-    const dg_device_info *dev = &p->devs->devs[d];
-    if (dev->type == DG_DEV_CPU)
-        return (k & DGC_K_CPU) != 0;
-    return (k & (dev->fp64 ? DGC_K_GPU64 : DGC_K_GPU)) != 0;
+    return (k >> p->dev_class[d]) & 1;
 }
 
 void dgc_placer_free(dgc_placer *p)
@@ -70,6 +67,7 @@ void dgc_placer_free(dgc_placer *p)
     dg_free(p->rule_of);
     dg_free(p->src);
     dg_free(p->kern);
+    dg_free(p->dev_class);
     dg_free(p->chosen);
     dg_free(p->reason);
     dg_free(p->order);
@@ -417,7 +415,7 @@ static dg_status placement_error(dgc_placer *p, int32_t root,
                 continue;
             if (first < 0)
                 first = i;
-            if (!dgc_op_has_kernel(g, &g->nodes[i], fd->type, fd->fp64))
+            if (!dgc_op_has_kernel(g, &g->nodes[i], fd->kernels, fd->fp64))
                 who = i;
         }
         if (who < 0)
@@ -613,23 +611,40 @@ dg_status dgc_placer_run(dgc_placer *p, const dgc_graph *g,
         !p->chosen || !p->reqstr || !p->src || !p->kern || !p->reason ||
         dg_strmap_init(&p->spec_ids, 16))
         return dg_err_nomem(err, "placement");
+    /* kernel classes: one per distinct (kernel set, fp64) of the devices */
+    p->dev_class = dg_calloc((size_t)p->devs->n + 1, 1);
+    if (!p->dev_class)
+        return dg_err_nomem(err, "placement");
+    for (int d = 0; d < p->devs->n; d++) {
+        const dg_device_info *di = &p->devs->devs[d];
+        int c = 0;
+        while (c < p->n_cls && (p->cls_ks[c] != di->kernels ||
+                                p->cls_fp64[c] != (di->fp64 != 0)))
+            c++;
+        if (c == p->n_cls) {
+            if (c == DGC_MAX_KCLASS)
+                return dg_err(err, DG_E_USAGE, "placement: more than %d "
+                              "kinds of device", DGC_MAX_KCLASS);
+            p->cls_ks[c] = di->kernels;
+            p->cls_fp64[c] = di->fp64 != 0;
+            p->n_cls++;
+        }
+        p->dev_class[d] = (uint8_t)c;
+    }
     /* kernel availability depends on (op, kernel dtype) only: cache it */
-    int16_t kcache[256][DG_DTYPE_COUNT + 1];
+    int16_t kcache[DGC_N_OPS][DG_DTYPE_COUNT + 1];
     memset(kcache, 0xff, sizeof kcache);
     for (int32_t i = 0; i < p->n; i++) {
         const dgc_node *nd = &g->nodes[i];
         int dt = dgc_op_kernel_dtype(g, nd) + 1;
-        int cacheable = nd->op >= 0 && nd->op < 256 && dt >= 0 &&
+        int cacheable = nd->op >= 0 && nd->op < DGC_N_OPS && dt >= 0 &&
                         dt <= DG_DTYPE_COUNT;
         int16_t k = cacheable ? kcache[nd->op][dt] : -1;
         if (k < 0) {
             k = 0;
-            if (dgc_op_has_kernel(g, nd, DG_DEV_CPU, 1))
-                k |= DGC_K_CPU;
-            if (dgc_op_has_kernel(g, nd, DG_DEV_GPU, 0))
-                k |= DGC_K_GPU;
-            if (dgc_op_has_kernel(g, nd, DG_DEV_GPU, 1))
-                k |= DGC_K_GPU64;
+            for (int c = 0; c < p->n_cls; c++)
+                if (dgc_op_has_kernel(g, nd, p->cls_ks[c], p->cls_fp64[c]))
+                    k |= (int16_t)(1 << c);
             if (cacheable)
                 kcache[nd->op][dt] = k;
         }

@@ -22,8 +22,10 @@ enum {
     DGC_SRC_SOFT = 16     /* (root) group request softened (4.5) */
 };
 
-/* per-node kernel availability bits (dgc_placer.kern) */
-enum { DGC_K_CPU = 1, DGC_K_GPU = 2, DGC_K_GPU64 = 4 };
+/* Kernel classes: devices with the same kernel set and fp64 support can
+ * run the same nodes; dgc_placer.kern has bit c set when class c has a
+ * kernel for the node (at most DGC_MAX_KCLASS classes in a device list). */
+#define DGC_MAX_KCLASS 8
 
 typedef struct dgc_prule {
     int *ops; int n_ops;       /* op indices; n_ops 0 = any */
@@ -51,7 +53,11 @@ typedef struct dgc_placer {
     int32_t *greq;             /* root: group request (spec idx), -1 */
     int32_t *rule_of;          /* node: matched rule, -1 */
     uint8_t *src;              /* DGC_SRC_* */
-    uint8_t *kern;             /* node, then AND-ed per root: DGC_K_* */
+    uint8_t *kern;             /* node, then AND-ed per root: class bits */
+    uint8_t *dev_class;        /* device: its kernel class */
+    const dg_kernel_set *cls_ks[DGC_MAX_KCLASS]; /* class: kernel set */
+    int cls_fp64[DGC_MAX_KCLASS];                /* class: fp64 support */
+    int n_cls;
     int32_t *chosen;           /* root: device index, -2 deferred (consumer) */
     uint8_t *reason;           /* node: dg_reason */
     int32_t *order;            /* device indices in preference order */

@@ -137,7 +137,7 @@ dg_status dgc_place_explain(const dgc_graph *g, const dg_device_list *devs,
             const char *who = n->name;
             for (int32_t i = 0; i < p.n; i++)
                 if (dgc_placer_find(&p, i) == r &&
-                    !dgc_op_has_kernel(g, &g->nodes[i], di->type, di->fp64)) {
+                    !dgc_op_has_kernel(g, &g->nodes[i], di->kernels, di->fp64)) {
                     who = g->nodes[i].name;
                     break;
                 }

@@ -134,6 +134,11 @@ void dg_graph_free(dg_graph *g);
 
 typedef enum dg_devtype { DG_DEV_CPU = 0, DG_DEV_GPU = 1 } dg_devtype;
 
+/* What a kind of device can run: made by the runtime's backends from their
+ * kernel registries, carried by every device so that placement (which never
+ * touches hardware) knows it; `dgrun ops` prints it. */
+typedef struct dg_kernel_set dg_kernel_set;
+
 typedef struct dg_device_info {
     char name[96];       /* canonical /job:localhost/replica:0/task:0/device:GPU:0 */
     dg_devtype type;
@@ -144,6 +149,8 @@ typedef struct dg_device_info {
     char cl_version[64]; /* "OpenCL 3.0 PoCL ..." */
     uint64_t mem_bytes;  /* global memory (after virtual split) */
     int physical;        /* index of the physical OpenCL device */
+    const dg_kernel_set *kernels; /* its backend's kernels (never NULL in
+                                     a list the library made) */
 } dg_device_info;
 
 typedef struct dg_device_list dg_device_list;

@@ -16,6 +16,18 @@ export POCL_DEVICES=${POCL_DEVICES:-pthread}
 
 meson test -C build --print-errorlogs
 
+# The CPU-only build (-Dopencl=disabled: no OpenCL, no clBLAST) compiles and
+# runs a graph; its behaviour is the default build's with no GPUs.
+if [ ! -f build-cpu/build.ninja ]; then
+    meson setup build-cpu -Dopencl=disabled -Dtests=false >/dev/null
+fi
+ninja -C build-cpu >/dev/null
+build-cpu/cli/dgrun run graphs/matmul.json | grep -q '\[\[19\. 22\.\]' || {
+    echo "CPU-only build: dgrun run graphs/matmul.json gave a wrong result" >&2
+    exit 1
+}
+echo "CPU-only build (-Dopencl=disabled): ok"
+
 # Sanitizers: leaks inside the OpenCL stack (ICD loader, PoCL, LLVM, clBLAST)
 # are not ours and are suppressed; everything else fails the run.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}

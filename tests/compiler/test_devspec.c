@@ -222,7 +222,7 @@ static void test_fullname(void **state)
     char buf[96];
     dgc_device_fullname(DG_DEV_GPU, 3, buf, sizeof buf);
     assert_string_equal(buf, "/job:localhost/replica:0/task:0/device:GPU:3");
-    dg_device_list *l = dgc_devices_new_cpu_only();
+    dg_device_list *l = dgc_devices_new_cpu_only(NULL);
     assert_non_null(l);
     dg_device_info d = l->devs[0];
     d.type = DG_DEV_GPU;

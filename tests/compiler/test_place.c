@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "program.h"
+#include "registry.h" /* the CPU backend's kernel set */
 #include "ops.h"
 #include "dg_alloc.h"
 
@@ -163,7 +164,8 @@ static void test_defaults_and_explicit(void **state)
 static void test_numeric_order(void **state)
 {
     (void)state;
-    dg_device_list *l = dgc_devices_new_cpu_only();
+    dg_device_list *l = dgc_devices_new_cpu_only(
+        dgr_backend_kernels(dgr_backend_at(0)));
     dg_device_info d = l->devs[0];
     d.type = DG_DEV_GPU;
     d.fp64 = 1;

@@ -17,7 +17,7 @@
 
 #include "cl_testlib.h"
 #include "dg_alloc.h"
-#include "../compiler/devices.h"
+#include "devices.h"
 
 
 dg_device_list *g_list;
@@ -116,12 +116,12 @@ dgr_value up(dgr_device *d, dg_dtype t, dg_shape s, const double *v)
     dgr_value r = {t, s, NULL};
     dg_error err;
     size_t n = (size_t)ne(&s), bytes = n * dg_dtype_size(t);
-    r.buf = dgr_buffer_new(d, bytes, &err);
+    r.buf = dgr_buffer_new(d, bytes, 0, &err);
     assert_non_null(r.buf);
     void *h = malloc(bytes + 8);
     for (size_t i = 0; i < n; i++)
         store(h, t, (int64_t)i, v[i]);
-    assert_int_equal(d->ops->write(d, r.buf, h, bytes, &err), DG_OK);
+    assert_int_equal(d->be->write(d, r.buf, h, bytes, &err), DG_OK);
     free(h);
     return r;
 }
@@ -131,7 +131,7 @@ double *down(dgr_device *d, const dgr_value *v)
     size_t n = (size_t)ne(&v->shape), bytes = n * dg_dtype_size(v->dtype);
     void *h = malloc(bytes + 8);
     dg_error err;
-    assert_int_equal(d->ops->read(d, v->buf, h, bytes, &err), DG_OK);
+    assert_int_equal(d->be->read(d, v->buf, h, bytes, &err), DG_OK);
     double *r = malloc(sizeof *r * (n + 1));
     for (size_t i = 0; i < n; i++)
         r[i] = load(h, v->dtype, (int64_t)i);
@@ -199,22 +199,22 @@ dgr_kctx make_ctx(tnode *t, dgr_device *d, dgr_value *in,
  * bound. */
 dg_status tn_run(tnode *t)
 {
-    dgr_kernel_fn fn = dgr_cl_kernel(t->n->op);
+    dgr_kernel_fn fn = dgr_kernel_find(&dgr_backend_opencl, t->n->op);
     assert_non_null(fn);
-    dgr_kernel_fn cpu = dgr_cpu_kernel(t->n->op);
+    dgr_kernel_fn cpu = dgr_kernel_find(&dgr_backend_cpu, t->n->op);
     dgr_value cin[12], cout[3];
     memset(cout, 0, sizeof cout);
     if (cpu) {
-        g_cpu.ops = &dgr_cpu_device_ops;
+        g_cpu.be = &dgr_backend_cpu;
         snprintf(g_cpu.info.name, sizeof g_cpu.info.name, "CPU:0");
         for (int i = 0; i < t->n_in; i++) {
             cin[i] = t->in[i];
             size_t bytes = (size_t)ne(&t->in[i].shape) *
                            dg_dtype_size(t->in[i].dtype);
             dg_error err;
-            cin[i].buf = dgr_buffer_new(&g_cpu, bytes, &err);
+            cin[i].buf = dgr_buffer_new(&g_cpu, bytes, 0, &err);
             assert_non_null(cin[i].buf);
-            assert_int_equal(g_dev.ops->read(&g_dev, t->in[i].buf,
+            assert_int_equal(g_dev.be->read(&g_dev, t->in[i].buf,
                                              cin[i].buf->host, bytes, &err),
                              DG_OK);
         }
@@ -223,8 +223,8 @@ dg_status tn_run(tnode *t)
     dg_status st = fn(&k);
     if (st != DG_OK)
         fprintf(stderr, "kernel %s: %s\n", dgc_op_name(t->n->op), t->err.msg);
-    if (k.cl_event)
-        dgr_cl_event_release(k.cl_event);
+    if (k.event)
+        dgr_cl_event_release(k.event);
     if (!cpu)
         g_cpu_missing++;
     if (cpu && st == DG_OK) {

@@ -5,6 +5,8 @@
 #define CL_TESTLIB_H
 
 #include "cl_internal.h"
+#include "cpu_backend.h"
+#include "registry.h"
 
 extern dg_device_list *g_list; /* discovered with opencl_devices "all" */
 extern dgr_device g_dev;       /* GPU:0, opened by cl_test_setup */

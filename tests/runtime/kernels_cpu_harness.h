@@ -16,10 +16,12 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "rt.h"
+#include "kernel.h"
+#include "cpu_backend.h"
+#include "registry.h"
 #include "dg_alloc.h"
 #include "threadpool.h"
-#include "../compiler/ops.h"
+#include "ops.h"
 
 /* ---- harness ------------------------------------------------------------- */
 
@@ -39,10 +41,24 @@ static struct dgr_pool *g_pool; /* intra-op pool kernels get (NULL = inline) */
 
 #define NODE(t) (&(t)->g->nodes[(t)->id])
 
+/* The environment a session would lend kernels: a fixed seed per node,
+ * Print to stderr. */
+static uint64_t kt_rng_seed(void *ctx, int32_t node_id)
+{
+    (void)ctx;
+    return 0x5eedULL + (uint64_t)node_id;
+}
+static void kt_print(void *ctx, const char *text)
+{
+    (void)ctx;
+    fputs(text, stderr);
+}
+static const dgr_kenv kt_env = {NULL, kt_rng_seed, kt_print, 0};
+
 static inline void kt_init(kt *t, const char *op)
 {
     memset(t, 0, sizeof *t);
-    t->dev.ops = &dgr_cpu_device_ops;
+    t->dev.be = &dgr_backend_cpu;
     t->dev.info.type = DG_DEV_CPU;
     snprintf(t->dev.info.name, sizeof t->dev.info.name,
              "/job:localhost/replica:0/task:0/device:CPU:0");
@@ -106,7 +122,7 @@ static inline void kt_in(kt *t, dg_dtype dt, int rank, const int64_t *dims,
     v->dtype = dt;
     v->shape = mkshape(rank, dims);
     int64_t n = dg_shape_numel(&v->shape);
-    v->buf = dgr_buffer_new(&t->dev, (size_t)n * dg_dtype_size(dt), &t->err);
+    v->buf = dgr_buffer_new(&t->dev, (size_t)n * dg_dtype_size(dt), 0, &t->err);
     assert_non_null(v->buf);
     for (int64_t i = 0; i < n; i++)
         set_elem(v->buf->host, dt, i, vals ? vals[i] : 0);
@@ -120,7 +136,7 @@ static inline dg_status kt_run(kt *t)
     dgc_node *n = NODE(t);
     for (int i = 0; i < n->n_outputs; i++)
         t->ot[i] = n->outputs[i];
-    dgr_kernel_fn fn = dgr_cpu_kernel(n->op);
+    dgr_kernel_fn fn = dgr_kernel_find(&dgr_backend_cpu, n->op);
     assert_non_null(fn);
     dgr_kctx k;
     memset(&k, 0, sizeof k);
@@ -134,7 +150,8 @@ static inline dg_status kt_run(kt *t)
     k.n_out = n->n_outputs;
     k.out_types = t->ot;
     k.err = &t->err;
-    k.intra = g_pool;
+    k.env = &kt_env;
+    t->dev.intra = g_pool;
     t->ran = 1;
     return fn(&k);
 }

@@ -783,16 +783,26 @@ static void test_float64(void **state)
 static void test_table(void **state)
 {
     (void)state;
-    /* every op the table claims a GPU kernel for has one */
-    for (int op = 0; op < dgc_n_ops; op++) {
-        int want = !(dgc_ops[op].flags & DGC_OP_CPU_ONLY) &&
-                   (dgc_ops[op].dtypes & (1u << DG_F32 | 1u << DG_F64) ||
-                    !strcmp(dgc_ops[op].name, "NoOp"));
-        if (want && !dgr_cl_kernel(op))
+    /* the registry is the one source of GPU kernels: every row runs (or
+     * the executor runs the op itself), and SPEC 4.7's facts hold */
+    const dg_kernel_set *ks = dgr_backend_kernels(&dgr_backend_opencl);
+    for (int op = 0; op < DGC_N_OPS; op++) {
+        const dgr_kernel_row *row = &dgr_backend_opencl.kernels[op];
+        if (!row->dtypes)
+            continue;
+        int exec_run = dgc_op_has(op, DGC_OP_VARIABLE | DGC_OP_FEED);
+        if (!row->fn && !exec_run)
             fprintf(stderr, "no OpenCL kernel for %s\n", dgc_ops[op].name);
-        assert_true(!want || dgr_cl_kernel(op));
-        if (dgc_ops[op].flags & DGC_OP_CPU_ONLY)
-            assert_null(dgr_cl_kernel(op));
+        assert_true(row->fn != NULL || exec_run);
+        assert_true(exec_run ? row->fn == NULL : 1);
+    }
+    assert_int_equal(ks->dtypes[DGC_OPID_Print], 0);
+    assert_true(ks->dtypes[DGC_OPID_Sin] & (1u << DG_F32));
+    assert_true(ks->dtypes[DGC_OPID_NoOp] & DGC_KS_ROW);
+    int int32_state[] = {DGC_OPID_Variable, DGC_OPID_Const, DGC_OPID_Assign};
+    for (int i = 0; i < 3; i++) {
+        assert_true(ks->dtypes[int32_state[i]] & (1u << DG_F32));
+        assert_false(ks->dtypes[int32_state[i]] & (1u << DG_I32));
     }
 }
 

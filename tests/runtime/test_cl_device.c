@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 #include "cl_testlib.h"
-#include "../compiler/devices.h"
+#include "devices.h"
 
 extern char **environ;
 
@@ -105,12 +105,12 @@ static void test_alloc(void **state)
     assert_true(dgr_cl_alloc_class(1000) >= 1000);
     assert_true(dgr_cl_alloc_class(100000) < 100000 * 5 / 4);
     /* reuse: a released buffer comes back without a new allocation */
-    dgr_buffer *b = dgr_buffer_new(&g_dev, 10000, &err);
+    dgr_buffer *b = dgr_buffer_new(&g_dev, 10000, 0, &err);
     assert_non_null(b);
     void *mem = b->mem;
     dgr_buffer_release(b);
     size_t c0 = dgr_cl_alloc_creates(&g_dev);
-    b = dgr_buffer_new(&g_dev, 9990, &err);
+    b = dgr_buffer_new(&g_dev, 9990, 0, &err);
     assert_non_null(b);
     assert_ptr_equal(b->mem, mem);
     assert_int_equal(dgr_cl_alloc_creates(&g_dev), c0);
@@ -126,20 +126,20 @@ static void test_alloc(void **state)
         d.info = g_list->devs[1];
         assert_int_equal(dgr_cl_device_open(&d, &o, &err), DG_OK);
         assert_true(d.mem_cap >= (1 << 20) - 4096 && d.mem_cap <= (1 << 20) + 4096);
-        dgr_buffer *x = dgr_buffer_new(&d, 600000, &err);
+        dgr_buffer *x = dgr_buffer_new(&d, 600000, 0, &err);
         assert_non_null(x);
-        dgr_buffer *y = dgr_buffer_new(&d, 600000, &err);
+        dgr_buffer *y = dgr_buffer_new(&d, 600000, 0, &err);
         assert_null(y);
         assert_int_equal(err.code, DG_E_NOMEM);
         assert_non_null(strstr(err.msg, "out of memory"));
         dgr_buffer_release(x);
-        y = dgr_buffer_new(&d, 300000, &err);
+        y = dgr_buffer_new(&d, 300000, 0, &err);
         assert_non_null(y);
-        x = dgr_buffer_new(&d, 300000, &err);
+        x = dgr_buffer_new(&d, 300000, 0, &err);
         assert_non_null(x);
         double v[4] = {1, 2, 3, 4};
         dgr_value vx = {DG_F32, shp(1, 4), x};
-        assert_int_equal(d.ops->write(&d, x, (float[]){1, 2, 3, 4}, 16, &err), DG_OK);
+        assert_int_equal(d.be->write(&d, x, (float[]){1, 2, 3, 4}, 16, &err), DG_OK);
         double *got = down(&d, &vx);
         check_close(got, v, 4, 0, "arena data");
         free(got);
@@ -181,8 +181,8 @@ static void exchange(dgr_device *d0, dgr_device *d1)
     k.n_out = 1;
     k.out_types = t.ot;
     k.err = &err;
-    assert_int_equal(dgr_cl_kernel(t.n->op)(&k), DG_OK);
-    dgr_cl_event_release(k.cl_event);
+    assert_int_equal(dgr_kernel_find(&dgr_backend_opencl, t.n->op)(&k), DG_OK);
+    dgr_cl_event_release(k.event);
     double *r = down(d1, &t.out[0]);
     dgr_value c = up(d0, DG_F32, shp(1, n), r);
     double *back = down(d0, &c);
@@ -236,13 +236,13 @@ static void test_two_devices(void **state)
         memset(&k, 0, sizeof k);
         k.dev = &d1; k.node = t.n; k.g = t.g; k.in = t.in; k.n_in = 1;
         k.out = t.out; k.n_out = 1; k.out_types = t.ot; k.err = &err;
-        assert_int_equal(dgr_cl_kernel(t.n->op)(&k), DG_OK);
-        assert_int_equal(d1.ops->sync(&d1, &err), DG_OK);
+        assert_int_equal(dgr_kernel_find(&dgr_backend_opencl, t.n->op)(&k), DG_OK);
+        assert_int_equal(d1.be->sync(&d1, &err), DG_OK);
         uint64_t t1 = dg_now_ns(), s, e;
-        assert_true(dgr_cl_event_times(&d1, k.cl_event, &s, &e));
+        assert_true(dgr_cl_event_times(&d1, k.event, &s, &e));
         assert_true(s <= e);
         assert_true(s + 5000000 >= t0 && e <= t1 + 5000000);
-        dgr_cl_event_release(k.cl_event);
+        dgr_cl_event_release(k.event);
         tn_free(&t);
         dgr_cl_device_close(&d0);
         dgr_cl_device_close(&d1);
@@ -277,12 +277,12 @@ static void test_event_clock(void **state)
         k.dev = &g_dev; k.node = t.n; k.g = t.g; k.in = t.in; k.n_in = 1;
         k.out = t.out; k.n_out = 1; k.out_types = t.ot; k.err = &err;
         uint64_t t0 = dg_now_ns();
-        assert_int_equal(dgr_cl_kernel(t.n->op)(&k), DG_OK);
+        assert_int_equal(dgr_kernel_find(&dgr_backend_opencl, t.n->op)(&k), DG_OK);
         uint64_t tq = dg_now_ns();
-        assert_int_equal(g_dev.ops->sync(&g_dev, &err), DG_OK);
+        assert_int_equal(g_dev.be->sync(&g_dev, &err), DG_OK);
         uint64_t t1 = dg_now_ns(), s = 0, e = 0;
-        assert_non_null(k.cl_event);
-        assert_true(dgr_cl_event_times(&g_dev, k.cl_event, &s, &e));
+        assert_non_null(k.event);
+        assert_true(dgr_cl_event_times(&g_dev, k.event, &s, &e));
         uint64_t slack = (uint64_t)cd->clock_err;
         if (!(s + slack >= t0 && s <= e && e <= t1 + slack))
             fprintf(stderr, "event %d: host [%llu, %llu], device [%llu, %llu]"
@@ -295,14 +295,14 @@ static void test_event_clock(void **state)
         assert_true(e <= t1 + slack);
         /* QUEUED is stamped inside the enqueue call */
         cl_ulong q = 0;
-        assert_int_equal(clGetEventProfilingInfo((cl_event)k.cl_event,
+        assert_int_equal(clGetEventProfilingInfo((cl_event)k.event,
                                                  CL_PROFILING_COMMAND_QUEUED,
                                                  sizeof q, &q, NULL),
                          CL_SUCCESS);
         int64_t qh = (int64_t)q + cd->clock_offset;
         assert_true(qh + (int64_t)slack + 100000 >= (int64_t)t0);
         assert_true(qh <= (int64_t)tq + (int64_t)slack + 100000);
-        dgr_cl_event_release(k.cl_event);
+        dgr_cl_event_release(k.event);
         dgr_buffer_release(t.out[0].buf);
         t.out[0].buf = NULL;
     }
@@ -316,12 +316,12 @@ static void test_event_clock(void **state)
     memset(&out2, 0, sizeof out2);
     dgr_kctx k = make_ctx(&t, &d, &in2, &out2);
     k.n_in = 1;
-    assert_int_equal(dgr_cl_kernel(t.n->op)(&k), DG_OK);
-    assert_int_equal(d.ops->sync(&d, &err), DG_OK);
+    assert_int_equal(dgr_kernel_find(&dgr_backend_opencl, t.n->op)(&k), DG_OK);
+    assert_int_equal(d.be->sync(&d, &err), DG_OK);
     uint64_t s0, e0;
-    assert_non_null(k.cl_event); /* no session: an event is still made */
-    assert_false(dgr_cl_event_times(&d, k.cl_event, &s0, &e0));
-    dgr_cl_event_release(k.cl_event);
+    assert_non_null(k.event); /* no session: an event is still made */
+    assert_false(dgr_cl_event_times(&d, k.event, &s0, &e0));
+    dgr_cl_event_release(k.event);
     double *back = down(&d, &out2);
     assert_true(back[0] == -1.0 && back[2] == -3.0);
     free(back);
@@ -338,17 +338,17 @@ static void big_transfer_on(dgr_device *dev)
 {
     dg_error err;
     const size_t n = (size_t)(9 << 20) / sizeof(float) + 3; /* > 4 MiB */
-    dgr_buffer *b = dgr_buffer_new(dev, n * sizeof(float), &err);
+    dgr_buffer *b = dgr_buffer_new(dev, n * sizeof(float), 0, &err);
     assert_non_null(b);
     float *h = malloc(n * sizeof *h), *r = malloc(n * sizeof *r);
     assert_non_null(h);
     assert_non_null(r);
     for (size_t i = 0; i < n; i++)
         h[i] = (float)i;
-    assert_int_equal(dev->ops->write(dev, b, h, n * sizeof *h, &err),
+    assert_int_equal(dev->be->write(dev, b, h, n * sizeof *h, &err),
                      DG_OK);
     memset(h, 0, n * sizeof *h); /* host memory is reusable on return */
-    assert_int_equal(dev->ops->read(dev, b, r, n * sizeof *r, &err),
+    assert_int_equal(dev->be->read(dev, b, r, n * sizeof *r, &err),
                      DG_OK);
     for (size_t i = 0; i < n; i++)
         if (r[i] != (float)i)
@@ -357,7 +357,7 @@ static void big_transfer_on(dgr_device *dev)
     size_t part = 100000;
     for (size_t i = 0; i < part; i++)
         h[i] = -1.0f;
-    assert_int_equal(dev->ops->write(dev, b, h, part * sizeof *h, &err),
+    assert_int_equal(dev->be->write(dev, b, h, part * sizeof *h, &err),
                      DG_OK);
     /* a kernel after the mapped write: y = -x over the buffer */
     tnode t;
@@ -368,9 +368,9 @@ static void big_transfer_on(dgr_device *dev)
     t.n_in = 1;
     tn_out(&t, DG_F32, shp(1, (int)n));
     dgr_kctx k = make_ctx(&t, dev, t.in, t.out);
-    assert_int_equal(dgr_cl_kernel(t.n->op)(&k), DG_OK);
-    dgr_cl_event_release(k.cl_event);
-    assert_int_equal(dev->ops->read(dev, t.out[0].buf, r, n * sizeof *r,
+    assert_int_equal(dgr_kernel_find(&dgr_backend_opencl, t.n->op)(&k), DG_OK);
+    dgr_cl_event_release(k.event);
+    assert_int_equal(dev->be->read(dev, t.out[0].buf, r, n * sizeof *r,
                                      &err), DG_OK);
     for (size_t i = 0; i < n; i++) {
         float want = i < part ? 1.0f : -(float)i;

@@ -20,6 +20,7 @@
 #include <cJSON.h>
 
 #include "session.h"
+#include "cpu_backend.h"
 #include "program.h"
 #include "dg_alloc.h"
 
@@ -324,7 +325,7 @@ static void test_cpu_run_allocates_nothing(void **state)
     dgr_session *rs = (dgr_session *)(void *)s;
     int64_t peak = dg_session_peak_bytes(s, 0);
     assert_true(peak > 0);
-    dgr_runner *r = dgr_runner_new(rs, &(dgc_ref){prev, 0}, 1, NULL, 0, &err);
+    dgr_runner *r = dgr_runner_new(dgr_session_exec(rs), &(dgc_ref){prev, 0}, 1, NULL, 0, &err);
     assert_non_null(r);
     /* The fetched value is released by this thread at the end of each run,
      * so one block a run moves from the worker's cache to this thread's,
@@ -352,12 +353,12 @@ static void test_cpu_cache_accounting(void **state)
     (void)state;
     dgr_device d;
     memset(&d, 0, sizeof d);
-    d.ops = &dgr_cpu_device_ops;
+    d.be = &dgr_backend_cpu;
     strcpy(d.info.name, "/job:localhost/replica:0/task:0/device:CPU:0");
     dg_error err;
     dgr_buffer *b[64];
     for (int i = 0; i < 64; i++) {
-        b[i] = dgr_buffer_new(&d, (size_t)(i * 100 + 1), &err);
+        b[i] = dgr_buffer_new(&d, (size_t)(i * 100 + 1), 0, &err);
         assert_non_null(b[i]);
         assert_true(((uintptr_t)b[i]->host & 63) == 0);
         memset(b[i]->host, i, (size_t)(i * 100 + 1));
@@ -373,12 +374,12 @@ static void test_cpu_cache_accounting(void **state)
     /* same sizes again: served from the cache */
     unsigned long before = dg_alloc_count();
     for (int i = 0; i < 64; i++)
-        b[i] = dgr_buffer_new(&d, (size_t)(i * 100 + 1), &err);
+        b[i] = dgr_buffer_new(&d, (size_t)(i * 100 + 1), 0, &err);
     assert_int_equal(dg_alloc_count() - before, 0);
     for (int i = 0; i < 64; i++)
         dgr_buffer_release(b[i]);
     /* a large buffer beyond the classes is not cached */
-    dgr_buffer *big = dgr_buffer_new(&d, (size_t)80 << 20, &err);
+    dgr_buffer *big = dgr_buffer_new(&d, (size_t)80 << 20, 0, &err);
     assert_non_null(big);
     ((char *)big->host)[((size_t)80 << 20) - 1] = 1;
     dgr_buffer_release(big);
@@ -386,7 +387,7 @@ static void test_cpu_cache_accounting(void **state)
     assert_int_equal(atomic_load(&d.peak), (size_t)80 << 20);
     /* the cap still applies to the bytes asked */
     d.mem_cap = 1000;
-    assert_null(dgr_buffer_new(&d, 1001, &err));
+    assert_null(dgr_buffer_new(&d, 1001, 0, &err));
     assert_int_equal(err.code, DG_E_NOMEM);
     dgr_cpu_cache_trim();
 }

@@ -19,7 +19,7 @@
 
 #include "dgrun.h"
 #include "dg_alloc.h"
-#include "rt.h" /* dgr_cpu_cache_trim: start each pass with a cold cache */
+#include "cpu_backend.h" /* dgr_cpu_cache_trim: each pass starts cold */
 
 static const char GRAPH[] =
     "{\"version\": 1, \"nodes\": ["

@@ -1,0 +1,49 @@
+/*
+ * kernel.c -- the helpers every backend's kernels use to produce their
+ * outputs: allocating an output on the kernel's device and stream, and
+ * aliasing an input's buffer.
+ */
+#include "kernel.h"
+
+#include <stdio.h>
+
+dg_status dgr_kctx_alloc_output(dgr_kctx *k, int i)
+{
+    dgr_value *v = &k->out[i];
+    v->dtype = k->out_types[i].dtype;
+    v->shape = k->out_types[i].shape;
+    int64_t n = dg_shape_numel(&v->shape);
+    if (n < 0)
+        return dg_err(k->err, DG_E_RUNTIME,
+                      "node '%s': output %d has an unknown shape at run time",
+                      k->node->name, i);
+    size_t bytes = (size_t)n * dg_dtype_size(v->dtype);
+    v->buf = dgr_buffer_new(k->dev, bytes, k->stream, k->err);
+    if (!v->buf) {
+        if (k->err && k->err->code == DG_E_NOMEM) {
+            char shape[128];
+            int off = 0;
+            off += snprintf(shape + off, sizeof shape - (size_t)off, "[");
+            for (int d = 0; d < v->shape.rank && off < 100; d++)
+                off += snprintf(shape + off, sizeof shape - (size_t)off,
+                                d ? ", %lld" : "%lld",
+                                (long long)v->shape.dims[d]);
+            snprintf(shape + off, sizeof shape - (size_t)off, "]");
+            char prev[sizeof k->err->msg];
+            snprintf(prev, sizeof prev, "%s", k->err->msg);
+            dg_err(k->err, DG_E_NOMEM, "node '%s': output shape %s %s: %s",
+                   k->node->name, shape, dg_dtype_name(v->dtype), prev);
+        }
+        return k->err ? k->err->code : DG_E_NOMEM;
+    }
+    return DG_OK;
+}
+
+void dgr_kctx_alias_output(dgr_kctx *k, int i, const dgr_value *v)
+{
+    dgr_value *o = &k->out[i];
+    o->dtype = k->out_types[i].dtype;
+    o->shape = k->out_types[i].shape;
+    o->buf = v->buf;
+    dgr_buffer_retain(v->buf);
+}

@@ -1,0 +1,82 @@
+/*
+ * kernel.h -- what a kernel is: the call context every backend's kernels
+ * receive, the environment a session lends them (seeds, Print, tracing;
+ * Variables and feeds arrive as inputs: the executor reads them) and the
+ * rows of a backend's kernel registry.
+ *
+ * A kernel gets everything it needs in its context and never calls up into
+ * the session or the executor; the ordering of an asynchronous backend's
+ * commands (its stream, the events to wait for, whether to return an
+ * event) travels in the context too, not in thread-local state.
+ */
+#ifndef DGR_KERNEL_H
+#define DGR_KERNEL_H
+
+#include <stdint.h>
+
+#include "value.h"
+#include "ir.h"
+#include "ops.h"
+
+/* What a session lends its kernels.  Every callback is safe to call from
+ * any worker thread. */
+typedef struct dgr_kenv {
+    void *ctx;
+    /* Seed for a random op: derived from --seed, the node (its `seed` attr
+     * when it has one, else its name) and the run, so the same seed gives
+     * the same numbers. */
+    uint64_t (*rng_seed)(void *ctx, int32_t node_id);
+    /* Print's output (serialised; stderr belongs to the CLI, but printing
+     * is Print's contract). */
+    void (*print)(void *ctx, const char *text);
+    int tracing;           /* a trace is recorded: kernels report events */
+} dgr_kenv;
+
+typedef struct dgr_kctx {
+    const dgr_kenv *env;
+    dgr_device *dev;
+    const dgc_graph *g;
+    const dgc_node *node;
+    int32_t node_id;
+    const dgr_value *in;   /* n_in concrete inputs on dev */
+    int n_in;
+    dgr_value *out;        /* n_out outputs: the kernel fills them */
+    int n_out;
+    const dgc_ttype *out_types; /* concrete output types from infer */
+    int64_t step;          /* training / repeat step, for tracing & RNG */
+    /* asynchronous backends: the stream the kernel enqueues on, the events
+     * its first command must wait for (taken: n_waits is zeroed by the
+     * command that waits), whether it must return its last command's
+     * event, and that event (retained; the caller releases it) */
+    int stream;
+    void *const *waits;
+    int n_waits;
+    int want_event;
+    void *event;
+    dg_error *err;
+} dgr_kctx;
+
+/* Kernel contract: read k->in, produce k->out[0..n_out) on k->dev.  On an
+ * asynchronous device a kernel only enqueues (no host wait).  Returns DG_OK
+ * or an error naming the node. */
+typedef dg_status (*dgr_kernel_fn)(dgr_kctx *k);
+
+/* One row of a backend's kernel registry, indexed by op id
+ * (DGC_OPID_<Name>): the kernel dtypes ("T") it runs the op in, or
+ * DGR_KDT_OP for every dtype the op supports, and the function.  A row
+ * with dtypes and no function is an op the executor itself runs on that
+ * device (Variable reads, Placeholder feeds): available, no kernel. */
+#define DGR_KDT_OP 0xFFFFFFFFu
+typedef struct dgr_kernel_row {
+    uint32_t dtypes;       /* 0 = no row */
+    dgr_kernel_fn fn;
+} dgr_kernel_row;
+
+/* Allocate output i with k->out_types[i] on k->dev (for k->stream);
+ * DG_E_NOMEM naming the node, shape and bytes. */
+dg_status dgr_kctx_alloc_output(dgr_kctx *k, int i);
+/* Make output i share the buffer of v (retained), with type out_types[i]
+ * (Identity, Reshape). */
+void dgr_kctx_alias_output(dgr_kctx *k, int i, const dgr_value *v);
+
+#endif

@@ -1,0 +1,60 @@
+/*
+ * threadpool.h -- the runtime's thread pools.
+ *
+ * Inter-op pools (dgr_ipool): one per device; each has `threads` workers
+ * taking items (ctx, int32 item) from a preallocated ring buffer and calling
+ * the pool's task function with the worker's lane (0 .. threads-1).  The
+ * executor pushes ready steps; no allocation happens per task.
+ *
+ * Intra-op pool (struct dgr_pool): helpers for dgr_parallel_for; the
+ * calling thread also works on its own loop, so a pool of N threads has
+ * N-1 helper threads.
+ */
+#ifndef DGR_THREADPOOL_H
+#define DGR_THREADPOOL_H
+
+#include <stdint.h>
+
+#include "dgrun.h"
+#include "dg_error.h"
+
+struct dgr_pool;
+
+/* Number of online processors (at least 1). */
+int dgr_ncores(void);
+
+/* ---- intra-op ------------------------------------------------------------ */
+
+/* Create a pool of `threads` threads in total (<= 0: number of cores).
+ * NULL + err on failure. */
+struct dgr_pool *dgr_pool_new(int threads, dg_error *err);
+/* Stop and join the helpers (no parallel_for may be running). */
+void dgr_pool_free(struct dgr_pool *pool);
+
+typedef void (*dgr_range_fn)(void *arg, int64_t begin, int64_t end);
+/* Split [0, n) into chunks of at least `grain` and run fn on the intra-op
+ * pool (inline when pool is NULL or n is small); returns when all are done. */
+void dgr_parallel_for(struct dgr_pool *pool, int64_t n, int64_t grain,
+                      dgr_range_fn fn, void *arg);
+/* Number of threads of the pool (1 if NULL). */
+int dgr_pool_threads(const struct dgr_pool *pool);
+
+/* ---- inter-op ------------------------------------------------------------ */
+
+typedef struct dgr_ipool dgr_ipool;
+/* Task function: runs item on worker `lane` of the pool. */
+typedef void (*dgr_task_fn)(void *ctx, int32_t item, int lane);
+
+/* Create a pool with `threads` workers calling fn.  NULL + err on failure. */
+dgr_ipool *dgr_ipool_new(int threads, dgr_task_fn fn, dg_error *err);
+/* Stop and join the workers after they drained nothing more (the queue must
+ * be empty and no task running). */
+void dgr_ipool_free(dgr_ipool *p);
+int dgr_ipool_threads(const dgr_ipool *p);
+/* Make the ring hold at least `cap` queued items.  Call only while the pool
+ * is idle.  0 ok, -1 nomem. */
+int dgr_ipool_reserve(dgr_ipool *p, int32_t cap);
+/* Queue one item (the ring must have room: reserve enough beforehand). */
+void dgr_ipool_push(dgr_ipool *p, void *ctx, int32_t item);
+
+#endif

@@ -1,0 +1,128 @@
+/*
+ * cpu_backend.c -- the CPU backend's function table and kernel registry:
+ * one row per op id, the dtypes ("T") its kernel runs in and the kernel.
+ * Every op has a CPU kernel for every dtype it supports (SPEC 4.7), so the
+ * rows say DGR_KDT_OP; Variable and Placeholder are rows without a kernel:
+ * the executor reads Variables and feeds itself.
+ */
+#include "cpu_backend.h"
+#include "kernels_cpu.h"
+#include "devices.h"
+
+#include <cblas.h>
+
+#define ROW(op, fn) [DGC_OPID_##op] = {DGR_KDT_OP, fn}
+
+static const dgr_kernel_row cpu_kernels[DGC_N_OPS] = {
+    ROW(Const, dgr_k_const),
+    ROW(Variable, NULL),
+    ROW(Placeholder, NULL),
+    ROW(RandomNormal, dgr_k_random_normal),
+    ROW(RandomUniform, dgr_k_random_uniform),
+    ROW(Identity, dgr_k_identity),
+    ROW(Neg, dgr_k_neg),
+    ROW(Abs, dgr_k_abs),
+    ROW(Sin, dgr_k_sin),
+    ROW(Cos, dgr_k_cos),
+    ROW(Exp, dgr_k_exp),
+    ROW(Log, dgr_k_log),
+    ROW(Sqrt, dgr_k_sqrt),
+    ROW(Square, dgr_k_square),
+    ROW(Tanh, dgr_k_tanh),
+    ROW(Sigmoid, dgr_k_sigmoid),
+    ROW(Relu, dgr_k_relu),
+    ROW(Add, dgr_k_add),
+    ROW(Sub, dgr_k_sub),
+    ROW(Mul, dgr_k_mul),
+    ROW(Div, dgr_k_div),
+    ROW(Pow, dgr_k_pow),
+    ROW(Maximum, dgr_k_maximum),
+    ROW(Minimum, dgr_k_minimum),
+    ROW(AddN, dgr_k_addn),
+    ROW(MatMul, dgr_k_matmul),
+    ROW(BiasAdd, dgr_k_bias_add),
+    ROW(Sum, dgr_k_sum),
+    ROW(Mean, dgr_k_mean),
+    ROW(Max, dgr_k_max),
+    ROW(Reshape, dgr_k_reshape),
+    ROW(Transpose, dgr_k_transpose),
+    ROW(Cast, dgr_k_cast),
+    ROW(Softmax, dgr_k_softmax),
+    ROW(SoftmaxCrossEntropyWithLogits, dgr_k_xent),
+    ROW(SparseSoftmaxCrossEntropyWithLogits, dgr_k_sparse_xent),
+    ROW(ArgMax, dgr_k_argmax),
+    ROW(Equal, dgr_k_equal),
+    ROW(Assign, dgr_k_assign),
+    ROW(AssignAdd, dgr_k_assign_add),
+    ROW(AssignSub, dgr_k_assign_sub),
+    ROW(ApplyGradientDescent, dgr_k_apply_gd),
+    ROW(Print, dgr_k_print),
+    ROW(NoOp, dgr_k_noop),
+    ROW(ZerosLike, dgr_k_zeros_like),
+    ROW(OnesLike, dgr_k_ones_like),
+    ROW(SumTo, dgr_k_sum_to),
+    ROW(BroadcastLike, dgr_k_broadcast_like),
+    ROW(ReshapeLike, dgr_k_reshape),
+    ROW(ReluGrad, dgr_k_relu_grad),
+    ROW(SigmoidGrad, dgr_k_sigmoid_grad),
+    ROW(TanhGrad, dgr_k_tanh_grad),
+    ROW(SoftmaxGrad, dgr_k_softmax_grad),
+    ROW(MaxGrad, dgr_k_max_grad),
+    ROW(ApplyMomentum, dgr_k_apply_momentum),
+    ROW(ApplyAdam, dgr_k_apply_adam),
+    ROW(BatchNorm, dgr_k_batchnorm),
+    ROW(BatchNormGrad, dgr_k_batchnorm_grad),
+    ROW(AssignMovingAvg, dgr_k_assign_moving_avg),
+};
+
+static dg_status cpu_discover(const dg_options *o, dg_device_list *l,
+                              dg_error *err)
+{
+    (void)o;
+    dg_device_info d;
+    dgc_device_cpu_info(&d, NULL); /* the registry sets the kernel set */
+    if (dgc_devices_append(l, &d))
+        return dg_err_nomem(err, "device list");
+    return DG_OK;
+}
+
+static dg_status cpu_open(dgr_device *d, const dg_options *o, dg_error *err)
+{
+    (void)err;
+    d->impl = NULL;
+    d->be = &dgr_backend_cpu;
+    /* --intra-op-threads also bounds OpenBLAS (MatMul's kernel), whose own
+     * idle threads otherwise spin (sched_yield) after each call and compete
+     * with the inter-op workers on small machines. */
+    if (o->intra_op_threads > 0)
+        openblas_set_num_threads(o->intra_op_threads);
+    return DG_OK;
+}
+
+static void cpu_close(dgr_device *d)
+{
+    (void)d;
+}
+
+static dg_status cpu_sync(dgr_device *d, dg_error *err)
+{
+    (void)d;
+    (void)err;
+    return DG_OK;
+}
+
+const dgr_backend dgr_backend_cpu = {
+    .name = "cpu",
+    .type = DG_DEV_CPU,
+    .host_memory = 1,
+    .kernels = cpu_kernels,
+    .discover = cpu_discover,
+    .open = cpu_open,
+    .close = cpu_close,
+    .buffer_get = dgr_cpu_buffer_get,
+    .buffer_put = dgr_cpu_buffer_put,
+    .read = dgr_cpu_read,
+    .write = dgr_cpu_write,
+    .sync = cpu_sync,
+    .streams = NULL,
+};

@@ -1,0 +1,100 @@
+/*
+ * kernels_cpu.h -- internal header of the CPU kernels (kernels_cpu*.c): the
+ * kernel functions each family file exports to the table in kernels_cpu.c,
+ * and the small helpers they share (dtype conversion, axis attributes,
+ * shape collapsing for broadcasting and reductions).
+ */
+#ifndef DGR_KERNELS_CPU_H
+#define DGR_KERNELS_CPU_H
+
+#include <stdint.h>
+
+#include "kernel.h"
+#include "rng.h"
+#include "threadpool.h"
+
+/* Elements above which an elementwise op or reduction is split over the
+ * intra-op pool. */
+#define DGR_CPU_PAR_MIN 32768
+
+typedef uint8_t dgr_bool_t; /* DG_BOOL storage: one byte, 0 or 1 */
+
+/* ---- helpers (kernels_cpu.c) --------------------------------------------- */
+
+/* Convert n elements from src (dtype st) to dst (dtype dt); float -> int
+ * truncates toward zero, anything -> bool is (x != 0).  src and dst may be
+ * the same pointer only when st == dt. */
+void dgr_cpu_convert(const void *src, dg_dtype st, void *dst, dg_dtype dt,
+                     int64_t n);
+/* Element i of a host buffer of dtype t, as a double. */
+double dgr_cpu_get(const void *p, dg_dtype t, int64_t i);
+/* Host pointer of a value (NULL when it has no buffer). */
+static inline void *dgr_cpu_ptr(const dgr_value *v)
+{
+    return v->buf ? v->buf->host : NULL;
+}
+
+/* Reduction axes of node n for an input of rank `rank` from attribute
+ * `key` ("axis"): absent = all axes; an int or a list, negatives counted
+ * from the end.  Sets mask bit d for each reduced axis.  Returns 0, or -1
+ * with an error naming the node when an axis is out of range. */
+int dgr_cpu_axes(dgr_kctx *k, const char *key, int rank, uint32_t *mask);
+
+/* A binary broadcast of operands a and b into an output shape, collapsed
+ * to at most DG_MAX_RANK dims: dims[] with element strides sa[]/sb[] (0 on
+ * broadcast dims).  rank 0 = scalar. */
+typedef struct dgr_bcast {
+    int rank;
+    int64_t dims[DG_MAX_RANK];
+    int64_t sa[DG_MAX_RANK], sb[DG_MAX_RANK];
+} dgr_bcast;
+/* Build the collapsed broadcast of shapes a and b to out.  Returns 0, or -1
+ * when they do not broadcast to out. */
+int dgr_bcast_init(dgr_bcast *bc, const dg_shape *a, const dg_shape *b,
+                   const dg_shape *out);
+
+/* Reduce x (shape xs, dtype t) over the axes in mask into out (whose
+ * numel is the product of the kept dims, in order).  kind: 0 sum, 1 mean,
+ * 2 max.  Splits large work over k->intra. */
+enum { DGR_RED_SUM = 0, DGR_RED_MEAN = 1, DGR_RED_MAX = 2 };
+void dgr_cpu_reduce(dgr_kctx *k, const void *x, const dg_shape *xs,
+                    dg_dtype t, uint32_t mask, int kind, void *out);
+
+/* ---- kernels, by family file --------------------------------------------- */
+
+#define DGR_K(name) dg_status name(dgr_kctx *k)
+
+/* kernels_cpu_elementwise.c */
+DGR_K(dgr_k_neg); DGR_K(dgr_k_abs); DGR_K(dgr_k_sin); DGR_K(dgr_k_cos);
+DGR_K(dgr_k_exp); DGR_K(dgr_k_log); DGR_K(dgr_k_sqrt); DGR_K(dgr_k_square);
+DGR_K(dgr_k_tanh); DGR_K(dgr_k_sigmoid); DGR_K(dgr_k_relu);
+DGR_K(dgr_k_add); DGR_K(dgr_k_sub); DGR_K(dgr_k_mul); DGR_K(dgr_k_div);
+DGR_K(dgr_k_pow); DGR_K(dgr_k_maximum); DGR_K(dgr_k_minimum);
+DGR_K(dgr_k_equal); DGR_K(dgr_k_relu_grad); DGR_K(dgr_k_sigmoid_grad);
+DGR_K(dgr_k_tanh_grad); DGR_K(dgr_k_addn); DGR_K(dgr_k_bias_add);
+
+/* kernels_cpu_reduce.c */
+DGR_K(dgr_k_sum); DGR_K(dgr_k_mean); DGR_K(dgr_k_max);
+DGR_K(dgr_k_sum_to); DGR_K(dgr_k_broadcast_like); DGR_K(dgr_k_max_grad);
+DGR_K(dgr_k_argmax);
+
+/* kernels_cpu_matmul.c */
+DGR_K(dgr_k_matmul);
+
+/* kernels_cpu_nn.c */
+DGR_K(dgr_k_softmax); DGR_K(dgr_k_xent); DGR_K(dgr_k_sparse_xent);
+DGR_K(dgr_k_softmax_grad); DGR_K(dgr_k_batchnorm);
+DGR_K(dgr_k_batchnorm_grad);
+
+/* kernels_cpu_state.c */
+DGR_K(dgr_k_assign); DGR_K(dgr_k_assign_add);
+DGR_K(dgr_k_assign_sub); DGR_K(dgr_k_apply_gd); DGR_K(dgr_k_apply_momentum);
+DGR_K(dgr_k_apply_adam); DGR_K(dgr_k_assign_moving_avg);
+
+/* kernels_cpu_misc.c */
+DGR_K(dgr_k_const); DGR_K(dgr_k_random_normal);
+DGR_K(dgr_k_random_uniform); DGR_K(dgr_k_identity); DGR_K(dgr_k_reshape);
+DGR_K(dgr_k_transpose); DGR_K(dgr_k_cast); DGR_K(dgr_k_print);
+DGR_K(dgr_k_noop); DGR_K(dgr_k_zeros_like); DGR_K(dgr_k_ones_like);
+
+#endif

@@ -1,0 +1,417 @@
+/*
+ * kernels_cpu_elementwise.c -- CPU kernels for elementwise ops: unary math,
+ * binary ops with NumPy broadcasting (a flat fast path for same-shape and
+ * scalar operands, a collapsed strided path otherwise), Equal, the
+ * elementwise gradient ops, AddN and BiasAdd.  Large ops are split over the
+ * intra-op pool.
+ */
+#include "kernels_cpu.h"
+
+#include <math.h>
+#include <string.h>
+
+/* ---- binary inner loops -------------------------------------------------- */
+
+/* o[i] = f(a[i*sa], b[i*sb]) for i < n, sa and sb in {0, 1}. */
+typedef void (*bin_fn)(const void *a, int64_t sa, const void *b, int64_t sb,
+                       void *o, int64_t n);
+
+#define BIN_DEF(NAME, T, OT, EXPR)                                           \
+    static void NAME(const void *av, int64_t sa, const void *bv, int64_t sb, \
+                     void *ov, int64_t n)                                    \
+    {                                                                        \
+        const T *restrict a = av;                                            \
+        const T *restrict b = bv;                                            \
+        OT *restrict o = ov;                                                 \
+        if (sa && sb) {                                                      \
+            for (int64_t i = 0; i < n; i++) {                                \
+                T x = a[i], y = b[i];                                        \
+                o[i] = (OT)(EXPR);                                           \
+            }                                                                \
+        } else if (sa) {                                                     \
+            T y = b[0];                                                      \
+            for (int64_t i = 0; i < n; i++) {                                \
+                T x = a[i];                                                  \
+                o[i] = (OT)(EXPR);                                           \
+            }                                                                \
+        } else if (sb) {                                                     \
+            T x = a[0];                                                      \
+            for (int64_t i = 0; i < n; i++) {                                \
+                T y = b[i];                                                  \
+                o[i] = (OT)(EXPR);                                           \
+            }                                                                \
+        } else {                                                             \
+            T x = a[0], y = b[0];                                            \
+            OT r = (OT)(EXPR);                                               \
+            for (int64_t i = 0; i < n; i++)                                  \
+                o[i] = r;                                                    \
+        }                                                                    \
+    }
+
+#define BIN_NUM(OP, EXPR)                                                    \
+    BIN_DEF(OP##_f32, float, float, EXPR)                                    \
+    BIN_DEF(OP##_f64, double, double, EXPR)                                  \
+    BIN_DEF(OP##_i32, int32_t, int32_t, EXPR)                                \
+    BIN_DEF(OP##_i64, int64_t, int64_t, EXPR)                                \
+    static const bin_fn OP##_fns[DG_DTYPE_COUNT] = {                         \
+        OP##_f32, OP##_f64, OP##_i32, OP##_i64, NULL};
+
+#define BIN_FLOAT(OP, EXPR)                                                  \
+    BIN_DEF(OP##_f32, float, float, EXPR)                                    \
+    BIN_DEF(OP##_f64, double, double, EXPR)                                  \
+    static const bin_fn OP##_fns[DG_DTYPE_COUNT] = {OP##_f32, OP##_f64, NULL, \
+                                                    NULL, NULL};
+
+static inline int64_t ipow(int64_t x, int64_t y)
+{
+    int64_t r = 1;
+    if (y < 0)
+        return x == 1 ? 1 : x == -1 ? ((y & 1) ? -1 : 1) : 0;
+    uint64_t ux = (uint64_t)x, ur = 1;
+    while (y) {
+        if (y & 1)
+            ur *= ux;
+        ux *= ux;
+        y >>= 1;
+    }
+    memcpy(&r, &ur, sizeof r);
+    return r;
+}
+
+/* Integer division truncating like C; x / -1 wraps instead of trapping. */
+#define IDIV(T, x, y) ((y) == -1 ? (T)(0 - (uint64_t)(x)) : (T)((x) / (y)))
+
+BIN_NUM(add, x + y)
+BIN_NUM(sub, x - y)
+BIN_NUM(mul, x * y)
+BIN_NUM(maximum, x > y ? x : y)
+BIN_NUM(minimum, x < y ? x : y)
+BIN_FLOAT(sigmoid_grad, y * x * (1 - x))
+BIN_FLOAT(tanh_grad, y * (1 - x * x))
+
+BIN_DEF(div_f32, float, float, x / y)
+BIN_DEF(div_f64, double, double, x / y)
+BIN_DEF(div_i32, int32_t, int32_t, IDIV(int32_t, x, y))
+BIN_DEF(div_i64, int64_t, int64_t, IDIV(int64_t, x, y))
+static const bin_fn div_fns[DG_DTYPE_COUNT] = {div_f32, div_f64, div_i32,
+                                               div_i64, NULL};
+
+BIN_DEF(pow_f32, float, float, powf(x, y))
+BIN_DEF(pow_f64, double, double, pow(x, y))
+BIN_DEF(pow_i32, int32_t, int32_t, ipow(x, y))
+BIN_DEF(pow_i64, int64_t, int64_t, ipow(x, y))
+static const bin_fn pow_fns[DG_DTYPE_COUNT] = {pow_f32, pow_f64, pow_i32,
+                                               pow_i64, NULL};
+
+/* ReluGrad(dy, x) = x > 0 ? dy : 0 */
+BIN_DEF(rgrad_f32, float, float, y > 0 ? x : 0)
+BIN_DEF(rgrad_f64, double, double, y > 0 ? x : 0)
+BIN_DEF(rgrad_i32, int32_t, int32_t, y > 0 ? x : 0)
+BIN_DEF(rgrad_i64, int64_t, int64_t, y > 0 ? x : 0)
+static const bin_fn rgrad_fns[DG_DTYPE_COUNT] = {rgrad_f32, rgrad_f64,
+                                                 rgrad_i32, rgrad_i64, NULL};
+
+BIN_DEF(eq_f32, float, dgr_bool_t, x == y)
+BIN_DEF(eq_f64, double, dgr_bool_t, x == y)
+BIN_DEF(eq_i32, int32_t, dgr_bool_t, x == y)
+BIN_DEF(eq_i64, int64_t, dgr_bool_t, x == y)
+BIN_DEF(eq_b, dgr_bool_t, dgr_bool_t, (x != 0) == (y != 0))
+static const bin_fn eq_fns[DG_DTYPE_COUNT] = {eq_f32, eq_f64, eq_i32, eq_i64,
+                                              eq_b};
+
+/* ---- binary driver ------------------------------------------------------- */
+
+typedef struct bin_job {
+    bin_fn fn;
+    const char *a, *b;
+    char *o;
+    size_t ea, eb, eo;
+    const dgr_bcast *bc;
+    int64_t inner, sai, sbi;
+} bin_job;
+
+static void bin_flat(void *arg, int64_t i0, int64_t i1)
+{
+    bin_job *j = arg;
+    j->fn(j->a + (size_t)(i0 * j->sai) * j->ea, j->sai,
+          j->b + (size_t)(i0 * j->sbi) * j->eb, j->sbi,
+          j->o + (size_t)i0 * j->eo, i1 - i0);
+}
+
+static void bin_rows(void *arg, int64_t r0, int64_t r1)
+{
+    bin_job *j = arg;
+    const dgr_bcast *bc = j->bc;
+    int outer = bc->rank - 1;
+    int64_t idx[DG_MAX_RANK];
+    int64_t oa = 0, ob = 0, rem = r0;
+    for (int d = outer - 1; d >= 0; d--) {
+        idx[d] = rem % bc->dims[d];
+        rem /= bc->dims[d];
+        oa += idx[d] * bc->sa[d];
+        ob += idx[d] * bc->sb[d];
+    }
+    for (int64_t r = r0; r < r1; r++) {
+        j->fn(j->a + (size_t)oa * j->ea, j->sai, j->b + (size_t)ob * j->eb,
+              j->sbi, j->o + (size_t)(r * j->inner) * j->eo, j->inner);
+        for (int d = outer - 1; d >= 0; d--) {
+            oa += bc->sa[d];
+            ob += bc->sb[d];
+            if (++idx[d] < bc->dims[d])
+                break;
+            oa -= bc->sa[d] * bc->dims[d];
+            ob -= bc->sb[d] * bc->dims[d];
+            idx[d] = 0;
+        }
+    }
+}
+
+/* Run fn over a (shape as) and b (shape bs) broadcast into out (shape os). */
+static dg_status bin_run(dgr_kctx *k, bin_fn fn, const dgr_value *a,
+                         const dgr_value *b, dgr_value *out)
+{
+    int64_t n = dg_shape_numel(&out->shape);
+    if (n <= 0)
+        return DG_OK;
+    dgr_bcast bc;
+    if (dgr_bcast_init(&bc, &a->shape, &b->shape, &out->shape))
+        return dg_err(k->err, DG_E_RUNTIME,
+                      "node '%s': input shapes do not broadcast to the output",
+                      k->node->name);
+    bin_job j = {fn, dgr_cpu_ptr(a), dgr_cpu_ptr(b), dgr_cpu_ptr(out),
+                 dg_dtype_size(a->dtype), dg_dtype_size(b->dtype),
+                 dg_dtype_size(out->dtype), &bc, 1, 0, 0};
+    if (bc.rank <= 1) {
+        j.sai = bc.rank ? bc.sa[0] : 0;
+        j.sbi = bc.rank ? bc.sb[0] : 0;
+        if (n >= DGR_CPU_PAR_MIN)
+            dgr_parallel_for(k->dev->intra, n, DGR_CPU_PAR_MIN / 2, bin_flat, &j);
+        else
+            bin_flat(&j, 0, n);
+        return DG_OK;
+    }
+    j.inner = bc.dims[bc.rank - 1];
+    j.sai = bc.sa[bc.rank - 1];
+    j.sbi = bc.sb[bc.rank - 1];
+    int64_t rows = n / j.inner;
+    if (n >= DGR_CPU_PAR_MIN) {
+        int64_t grain = (DGR_CPU_PAR_MIN / 2) / j.inner;
+        dgr_parallel_for(k->dev->intra, rows, grain > 0 ? grain : 1, bin_rows, &j);
+    } else {
+        bin_rows(&j, 0, rows);
+    }
+    return DG_OK;
+}
+
+static dg_status binary(dgr_kctx *k, const bin_fn *fns)
+{
+    dg_dtype t = k->in[0].dtype;
+    bin_fn fn = (unsigned)t < DG_DTYPE_COUNT ? fns[t] : NULL;
+    if (!fn || k->in[1].dtype != t)
+        return dg_err(k->err, DG_E_RUNTIME,
+                      "node '%s': no CPU kernel for dtypes %s, %s",
+                      k->node->name, dg_dtype_name(t),
+                      dg_dtype_name(k->in[1].dtype));
+    dg_status st = dgr_kctx_alloc_output(k, 0);
+    if (st)
+        return st;
+    return bin_run(k, fn, &k->in[0], &k->in[1], &k->out[0]);
+}
+
+dg_status dgr_k_add(dgr_kctx *k) { return binary(k, add_fns); }
+dg_status dgr_k_sub(dgr_kctx *k) { return binary(k, sub_fns); }
+dg_status dgr_k_mul(dgr_kctx *k) { return binary(k, mul_fns); }
+dg_status dgr_k_maximum(dgr_kctx *k) { return binary(k, maximum_fns); }
+dg_status dgr_k_minimum(dgr_kctx *k) { return binary(k, minimum_fns); }
+dg_status dgr_k_equal(dgr_kctx *k) { return binary(k, eq_fns); }
+dg_status dgr_k_relu_grad(dgr_kctx *k) { return binary(k, rgrad_fns); }
+dg_status dgr_k_sigmoid_grad(dgr_kctx *k) { return binary(k, sigmoid_grad_fns); }
+dg_status dgr_k_tanh_grad(dgr_kctx *k) { return binary(k, tanh_grad_fns); }
+dg_status dgr_k_bias_add(dgr_kctx *k) { return binary(k, add_fns); }
+
+/* For integer Div and Pow: reject zero divisors / negative exponents. */
+static int any_int(const dgr_value *v, int neg)
+{
+    int64_t n = dg_shape_numel(&v->shape);
+    const void *p = dgr_cpu_ptr(v);
+    if (n <= 0 || !p)
+        return 0;
+    if (v->dtype == DG_I32) {
+        const int32_t *x = p;
+        for (int64_t i = 0; i < n; i++)
+            if (neg ? x[i] < 0 : x[i] == 0)
+                return 1;
+    } else if (v->dtype == DG_I64) {
+        const int64_t *x = p;
+        for (int64_t i = 0; i < n; i++)
+            if (neg ? x[i] < 0 : x[i] == 0)
+                return 1;
+    }
+    return 0;
+}
+
+dg_status dgr_k_div(dgr_kctx *k)
+{
+    if (dg_shape_numel(&k->out_types[0].shape) > 0 && any_int(&k->in[1], 0))
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': integer division by zero",
+                      k->node->name);
+    return binary(k, div_fns);
+}
+
+dg_status dgr_k_pow(dgr_kctx *k)
+{
+    if (dg_shape_numel(&k->out_types[0].shape) > 0 && any_int(&k->in[1], 1))
+        return dg_err(k->err, DG_E_RUNTIME,
+                      "node '%s': integers to negative integer powers are not "
+                      "allowed", k->node->name);
+    return binary(k, pow_fns);
+}
+
+/* ---- unary --------------------------------------------------------------- */
+
+typedef void (*un_fn)(const void *a, void *o, int64_t n);
+
+#define UN_DEF(NAME, T, EXPR)                                                \
+    static void NAME(const void *av, void *ov, int64_t n)                    \
+    {                                                                        \
+        const T *restrict a = av;                                            \
+        T *restrict o = ov;                                                  \
+        for (int64_t i = 0; i < n; i++) {                                    \
+            T x = a[i];                                                      \
+            o[i] = (T)(EXPR);                                                \
+        }                                                                    \
+    }
+
+#define UN_NUM(OP, EXPR)                                                     \
+    UN_DEF(OP##_f32, float, EXPR)                                            \
+    UN_DEF(OP##_f64, double, EXPR)                                           \
+    UN_DEF(OP##_i32, int32_t, EXPR)                                          \
+    UN_DEF(OP##_i64, int64_t, EXPR)                                          \
+    static const un_fn OP##_fns[DG_DTYPE_COUNT] = {OP##_f32, OP##_f64,       \
+                                                   OP##_i32, OP##_i64, NULL};
+
+#define UN_FLOAT(OP, FEXPR, DEXPR)                                           \
+    UN_DEF(OP##_f32, float, FEXPR)                                           \
+    UN_DEF(OP##_f64, double, DEXPR)                                          \
+    static const un_fn OP##_fns[DG_DTYPE_COUNT] = {OP##_f32, OP##_f64, NULL, \
+                                                   NULL, NULL};
+
+UN_NUM(neg, -x)
+UN_NUM(abs, x < 0 ? -x : x)
+UN_NUM(square, x * x)
+UN_NUM(relu, x > 0 ? x : 0)
+UN_FLOAT(sin, sinf(x), sin(x))
+UN_FLOAT(cos, cosf(x), cos(x))
+UN_FLOAT(exp, expf(x), exp(x))
+UN_FLOAT(log, logf(x), log(x))
+UN_FLOAT(sqrt, sqrtf(x), sqrt(x))
+UN_FLOAT(tanh, tanhf(x), tanh(x))
+UN_FLOAT(sigmoid, 1.0f / (1.0f + expf(-x)), 1.0 / (1.0 + exp(-x)))
+
+typedef struct un_job {
+    un_fn fn;
+    const char *a;
+    char *o;
+    size_t es;
+} un_job;
+
+static void un_range(void *arg, int64_t i0, int64_t i1)
+{
+    un_job *j = arg;
+    j->fn(j->a + (size_t)i0 * j->es, j->o + (size_t)i0 * j->es, i1 - i0);
+}
+
+static dg_status unary(dgr_kctx *k, const un_fn *fns)
+{
+    dg_dtype t = k->in[0].dtype;
+    un_fn fn = (unsigned)t < DG_DTYPE_COUNT ? fns[t] : NULL;
+    if (!fn)
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': no CPU kernel for dtype %s",
+                      k->node->name, dg_dtype_name(t));
+    dg_status st = dgr_kctx_alloc_output(k, 0);
+    if (st)
+        return st;
+    int64_t n = dg_shape_numel(&k->out[0].shape);
+    if (n <= 0)
+        return DG_OK;
+    un_job j = {fn, dgr_cpu_ptr(&k->in[0]), dgr_cpu_ptr(&k->out[0]),
+                dg_dtype_size(t)};
+    if (n >= DGR_CPU_PAR_MIN)
+        dgr_parallel_for(k->dev->intra, n, DGR_CPU_PAR_MIN / 2, un_range, &j);
+    else
+        fn(j.a, j.o, n);
+    return DG_OK;
+}
+
+dg_status dgr_k_neg(dgr_kctx *k) { return unary(k, neg_fns); }
+dg_status dgr_k_abs(dgr_kctx *k) { return unary(k, abs_fns); }
+dg_status dgr_k_square(dgr_kctx *k) { return unary(k, square_fns); }
+dg_status dgr_k_relu(dgr_kctx *k) { return unary(k, relu_fns); }
+dg_status dgr_k_sin(dgr_kctx *k) { return unary(k, sin_fns); }
+dg_status dgr_k_cos(dgr_kctx *k) { return unary(k, cos_fns); }
+dg_status dgr_k_exp(dgr_kctx *k) { return unary(k, exp_fns); }
+dg_status dgr_k_log(dgr_kctx *k) { return unary(k, log_fns); }
+dg_status dgr_k_sqrt(dgr_kctx *k) { return unary(k, sqrt_fns); }
+dg_status dgr_k_tanh(dgr_kctx *k) { return unary(k, tanh_fns); }
+dg_status dgr_k_sigmoid(dgr_kctx *k) { return unary(k, sigmoid_fns); }
+
+/* ---- AddN ---------------------------------------------------------------- */
+
+typedef struct addn_job {
+    dgr_kctx *k;
+    char *o;
+    size_t es;
+} addn_job;
+
+#define ADDN_ACC(T)                                                          \
+    do {                                                                     \
+        T *restrict o_ = (T *)o;                                             \
+        const T *restrict s_ = (const T *)s;                                 \
+        for (int64_t i = 0; i < n; i++)                                      \
+            o_[i] += s_[i];                                                  \
+    } while (0)
+
+static void addn_range(void *arg, int64_t i0, int64_t i1)
+{
+    addn_job *j = arg;
+    dgr_kctx *k = j->k;
+    int64_t n = i1 - i0;
+    char *o = j->o + (size_t)i0 * j->es;
+    memcpy(o, (char *)dgr_cpu_ptr(&k->in[0]) + (size_t)i0 * j->es,
+           (size_t)n * j->es);
+    for (int m = 1; m < k->n_in; m++) {
+        const char *s = (const char *)dgr_cpu_ptr(&k->in[m]) + (size_t)i0 * j->es;
+        switch (k->in[0].dtype) {
+        case DG_F32: ADDN_ACC(float); break;
+        case DG_F64: ADDN_ACC(double); break;
+        case DG_I32: ADDN_ACC(int32_t); break;
+        case DG_I64: ADDN_ACC(int64_t); break;
+        default: break;
+        }
+    }
+}
+
+dg_status dgr_k_addn(dgr_kctx *k)
+{
+    dg_dtype t = k->in[0].dtype;
+    if (t == DG_BOOL)
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': no CPU kernel for dtype bool",
+                      k->node->name);
+    dg_status st = dgr_kctx_alloc_output(k, 0);
+    if (st)
+        return st;
+    int64_t n = dg_shape_numel(&k->out[0].shape);
+    for (int m = 0; m < k->n_in; m++)
+        if (k->in[m].dtype != t || dg_shape_numel(&k->in[m].shape) != n)
+            return dg_err(k->err, DG_E_RUNTIME,
+                          "node '%s': AddN input %d does not match input 0",
+                          k->node->name, m);
+    if (n <= 0)
+        return DG_OK;
+    addn_job j = {k, dgr_cpu_ptr(&k->out[0]), dg_dtype_size(t)};
+    if (n >= DGR_CPU_PAR_MIN)
+        dgr_parallel_for(k->dev->intra, n, DGR_CPU_PAR_MIN / 2, addn_range, &j);
+    else
+        addn_range(&j, 0, n);
+    return DG_OK;
+}

@@ -1,0 +1,345 @@
+/*
+ * kernels_cpu_misc.c -- CPU kernels that move or create data rather than
+ * compute on it: Const, RandomNormal/RandomUniform, Identity,
+ * Reshape/ReshapeLike (no-copy aliases), Transpose, Cast, Print, NoOp,
+ * ZerosLike and OnesLike.
+ */
+#include "kernels_cpu.h"
+#include "dg_util.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+
+dg_status dgr_k_noop(dgr_kctx *k)
+{
+    (void)k;
+    return DG_OK;
+}
+
+dg_status dgr_k_identity(dgr_kctx *k)
+{
+    k->out[0] = k->in[0];
+    dgr_buffer_retain(k->in[0].buf);
+    return DG_OK;
+}
+
+/* Reshape and ReshapeLike: alias input 0 with the inferred shape. */
+dg_status dgr_k_reshape(dgr_kctx *k)
+{
+    int64_t n = dg_shape_numel(&k->in[0].shape);
+    dg_shape s = k->out_types[0].shape;
+    int64_t known = 1;
+    int unk = -1;
+    for (int d = 0; d < s.rank; d++) {
+        if (s.dims[d] < 0)
+            unk = d;
+        else
+            known *= s.dims[d];
+    }
+    if (unk >= 0 && known > 0)
+        s.dims[unk] = n / known;
+    if (dg_shape_numel(&s) != n)
+        return dg_err(k->err, DG_E_RUNTIME,
+                      "node '%s': cannot reshape %lld elements to the requested "
+                      "shape", k->node->name, (long long)n);
+    k->out[0].dtype = k->in[0].dtype;
+    k->out[0].shape = s;
+    k->out[0].buf = k->in[0].buf;
+    dgr_buffer_retain(k->in[0].buf);
+    return DG_OK;
+}
+
+dg_status dgr_k_const(dgr_kctx *k)
+{
+    const dgc_attr *a = dgc_node_attr(k->node, "value");
+    if (!a || a->kind != DGC_A_TENSOR || !a->tensor)
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': Const has no value",
+                      k->node->name);
+    const dg_tensor *t = a->tensor;
+    dg_status st = dgr_kctx_alloc_output(k, 0);
+    if (st)
+        return st;
+    int64_t n = dg_shape_numel(&k->out[0].shape);
+    int64_t m = dg_shape_numel(&t->shape);
+    dg_dtype ot = k->out[0].dtype;
+    char *o = dgr_cpu_ptr(&k->out[0]);
+    if (n == m) {
+        dgr_cpu_convert(t->data, t->dtype, o, ot, n);
+    } else if (m == 1) {
+        size_t es = dg_dtype_size(ot);
+        if (n > 0)
+            dgr_cpu_convert(t->data, t->dtype, o, ot, 1);
+        for (int64_t i = 1; i < n; i++)
+            memcpy(o + (size_t)i * es, o, es);
+    } else {
+        return dg_err(k->err, DG_E_RUNTIME,
+                      "node '%s': Const value has %lld elements, shape needs %lld",
+                      k->node->name, (long long)m, (long long)n);
+    }
+    return DG_OK;
+}
+
+static dg_status random_fill(dgr_kctx *k, int normal)
+{
+    dg_status st = dgr_kctx_alloc_output(k, 0);
+    if (st)
+        return st;
+    dgr_rng r;
+    dgr_rng_seed(&r, k->env->rng_seed(k->env->ctx, k->node_id));
+    double a = normal ? dgc_attr_float(k->node, "mean", 0.0)
+                      : dgc_attr_float(k->node, "min", 0.0);
+    double b = normal ? dgc_attr_float(k->node, "stddev", 1.0)
+                      : dgc_attr_float(k->node, "max", 1.0);
+    int64_t n = dg_shape_numel(&k->out[0].shape);
+    void *o = dgr_cpu_ptr(&k->out[0]);
+    for (int64_t i = 0; i < n; i++) {
+        double v = normal ? a + b * dgr_rng_normal(&r)
+                          : a + (b - a) * dgr_rng_uniform(&r);
+        if (k->out[0].dtype == DG_F32)
+            ((float *)o)[i] = (float)v;
+        else
+            ((double *)o)[i] = v;
+    }
+    return DG_OK;
+}
+
+dg_status dgr_k_random_normal(dgr_kctx *k) { return random_fill(k, 1); }
+dg_status dgr_k_random_uniform(dgr_kctx *k) { return random_fill(k, 0); }
+
+typedef struct cast_job {
+    const char *src;
+    char *dst;
+    dg_dtype st, dt;
+} cast_job;
+
+static void cast_range(void *arg, int64_t i0, int64_t i1)
+{
+    cast_job *j = arg;
+    dgr_cpu_convert(j->src + (size_t)i0 * dg_dtype_size(j->st), j->st,
+                    j->dst + (size_t)i0 * dg_dtype_size(j->dt), j->dt, i1 - i0);
+}
+
+dg_status dgr_k_cast(dgr_kctx *k)
+{
+    dg_status st = dgr_kctx_alloc_output(k, 0);
+    if (st)
+        return st;
+    int64_t n = dg_shape_numel(&k->in[0].shape);
+    if (n != dg_shape_numel(&k->out[0].shape))
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': Cast shape mismatch",
+                      k->node->name);
+    cast_job j = {dgr_cpu_ptr(&k->in[0]), dgr_cpu_ptr(&k->out[0]),
+                  k->in[0].dtype, k->out[0].dtype};
+    if (n >= DGR_CPU_PAR_MIN)
+        dgr_parallel_for(k->dev->intra, n, DGR_CPU_PAR_MIN / 2, cast_range, &j);
+    else
+        cast_range(&j, 0, n);
+    return DG_OK;
+}
+
+static dg_status fill_like(dgr_kctx *k, int one)
+{
+    dg_status st = dgr_kctx_alloc_output(k, 0);
+    if (st)
+        return st;
+    int64_t n = dg_shape_numel(&k->out[0].shape);
+    char *o = dgr_cpu_ptr(&k->out[0]);
+    size_t es = dg_dtype_size(k->out[0].dtype);
+    if (n <= 0)
+        return DG_OK;
+    memset(o, 0, (size_t)n * es);
+    if (one) {
+        dgr_bool_t b1 = 1;
+        dgr_cpu_convert(&b1, DG_BOOL, o, k->out[0].dtype, 1);
+        for (int64_t i = 1; i < n; i++)
+            memcpy(o + (size_t)i * es, o, es);
+    }
+    return DG_OK;
+}
+
+dg_status dgr_k_zeros_like(dgr_kctx *k) { return fill_like(k, 0); }
+dg_status dgr_k_ones_like(dgr_kctx *k) { return fill_like(k, 1); }
+
+/* ---- Transpose ----------------------------------------------------------- */
+
+#define TRANSPOSE(T)                                                         \
+    do {                                                                     \
+        const T *x = src;                                                    \
+        T *o = dst;                                                          \
+        int64_t idx[DG_MAX_RANK] = {0}, off = 0, q = 0;                      \
+        for (int64_t r = 0; r < rows; r++) {                                 \
+            for (int64_t i = 0; i < inner; i++)                              \
+                o[q++] = x[off + i * si];                                    \
+            for (int d = rank - 2; d >= 0; d--) {                            \
+                off += st[d];                                                \
+                if (++idx[d] < od[d])                                        \
+                    break;                                                   \
+                off -= st[d] * od[d];                                        \
+                idx[d] = 0;                                                  \
+            }                                                                \
+        }                                                                    \
+    } while (0)
+
+dg_status dgr_k_transpose(dgr_kctx *k)
+{
+    const dgr_value *x = &k->in[0];
+    int rank = x->shape.rank;
+    int perm[DG_MAX_RANK];
+    const dgc_attr *a = dgc_node_attr(k->node, "perm");
+    uint32_t seen = 0;
+    for (int d = 0; d < rank; d++) {
+        int64_t p = rank - 1 - d;
+        if (a && (a->kind == DGC_A_INTS || a->kind == DGC_A_SHAPE)) {
+            if (a->n != rank)
+                return dg_err(k->err, DG_E_RUNTIME,
+                              "node '%s': perm has %d entries for rank %d",
+                              k->node->name, a->n, rank);
+            p = a->ints[d] < 0 ? a->ints[d] + rank : a->ints[d];
+        }
+        if (p < 0 || p >= rank || (seen >> p) & 1)
+            return dg_err(k->err, DG_E_RUNTIME, "node '%s': invalid perm",
+                          k->node->name);
+        seen |= 1u << p;
+        perm[d] = (int)p;
+    }
+    int64_t xst[DG_MAX_RANK], s = 1;
+    for (int d = rank - 1; d >= 0; d--) {
+        xst[d] = s;
+        s *= x->shape.dims[d];
+    }
+    int64_t od[DG_MAX_RANK], st[DG_MAX_RANK];
+    for (int d = 0; d < rank; d++) {
+        od[d] = x->shape.dims[perm[d]];
+        st[d] = xst[perm[d]];
+    }
+    dg_status e = dgr_kctx_alloc_output(k, 0);
+    if (e)
+        return e;
+    int64_t n = dg_shape_numel(&x->shape);
+    if (n != dg_shape_numel(&k->out[0].shape))
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': Transpose shape mismatch",
+                      k->node->name);
+    if (n <= 0)
+        return DG_OK;
+    for (int d = 0; d < rank; d++)
+        k->out[0].shape.dims[d] = od[d];
+    int64_t inner = rank ? od[rank - 1] : 1, si = rank ? st[rank - 1] : 0;
+    int64_t rows = n / inner;
+    const void *src = dgr_cpu_ptr(x);
+    void *dst = dgr_cpu_ptr(&k->out[0]);
+    switch (dg_dtype_size(x->dtype)) {
+    case 1: TRANSPOSE(uint8_t); break;
+    case 4: TRANSPOSE(uint32_t); break;
+    default: TRANSPOSE(uint64_t); break;
+    }
+    return DG_OK;
+}
+
+/* ---- Print --------------------------------------------------------------- */
+
+/* One element as TF's PrintOneElement/StrCat writes it: floats with %.6g
+ * (%.15g for float64), widened to %.9g (%.17g) when that does not read back
+ * exactly; bools as 1/0. */
+static void print_elem(dg_sbuf *b, const dgr_value *v, int64_t i)
+{
+    const void *p = dgr_cpu_ptr(v);
+    char buf[40];
+    switch (v->dtype) {
+    case DG_F32: {
+        float f = ((const float *)p)[i];
+        snprintf(buf, sizeof buf, "%.6g", (double)f);
+        if (isfinite(f) && strtof(buf, NULL) != f)
+            snprintf(buf, sizeof buf, "%.9g", (double)f);
+        dg_sbuf_add(b, buf);
+        break;
+    }
+    case DG_F64: {
+        double f = ((const double *)p)[i];
+        snprintf(buf, sizeof buf, "%.15g", f);
+        if (isfinite(f) && strtod(buf, NULL) != f)
+            snprintf(buf, sizeof buf, "%.17g", f);
+        dg_sbuf_add(b, buf);
+        break;
+    }
+    case DG_I32: dg_sbuf_addf(b, "%" PRId32, ((const int32_t *)p)[i]); break;
+    case DG_I64: dg_sbuf_addf(b, "%" PRId64, ((const int64_t *)p)[i]); break;
+    default:
+        dg_sbuf_add(b, ((const dgr_bool_t *)p)[i] ? "1" : "0");
+        break;
+    }
+}
+
+/* TF's PrintOneDim: dims d.. from element *pos, at most `limit` elements;
+ * rows are bracketed without separators ("[1 2][3...]"). */
+static void print_dims(dg_sbuf *b, const dgr_value *v, int d, int64_t *pos,
+                       int64_t limit)
+{
+    if (*pos >= limit)
+        return;
+    int64_t n = v->shape.dims[d];
+    if (d == v->shape.rank - 1) {
+        for (int64_t i = 0; i < n; i++) {
+            if (*pos >= limit) {
+                if (d != 0)
+                    dg_sbuf_add(b, "...");
+                return;
+            }
+            if (i)
+                dg_sbuf_add(b, " ");
+            print_elem(b, v, (*pos)++);
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        int opened = *pos < limit;
+        if (opened)
+            dg_sbuf_add(b, "[");
+        print_dims(b, v, d + 1, pos, limit);
+        if (*pos < limit || opened)
+            dg_sbuf_add(b, "]");
+    }
+}
+
+/* Tensor::SummarizeValue wrapped in brackets, as TF's Print writes each
+ * tensor: "[1 2 3...]", "[[1 2][3...]...]", "[0.5]" for a scalar. */
+static void print_value(dg_sbuf *b, const dgr_value *v, int64_t limit)
+{
+    int64_t n = dg_shape_numel(&v->shape);
+    if (limit < 0 || limit > n)
+        limit = n;
+    int64_t pos = 0;
+    dg_sbuf_add(b, "[");
+    if (v->shape.rank == 0) {
+        if (limit > 0)
+            print_elem(b, v, 0);
+    } else {
+        print_dims(b, v, 0, &pos, limit);
+    }
+    if (n > limit)
+        dg_sbuf_add(b, "...");
+    dg_sbuf_add(b, "]");
+}
+
+dg_status dgr_k_print(dgr_kctx *k)
+{
+    dg_sbuf b;
+    dg_sbuf_init(&b);
+    const dgc_attr *m = dgc_node_attr(k->node, "message");
+    if (m && m->s)
+        dg_sbuf_add(&b, m->s);
+    int64_t limit = dgc_attr_int(k->node, "summarize", 3);
+    for (int i = k->n_in > 1 ? 1 : 0; i < k->n_in; i++) {
+        print_value(&b, &k->in[i], limit);
+    }
+    dg_sbuf_add(&b, "\n");
+    if (b.oom) {
+        dg_sbuf_free(&b);
+        return dg_err_nomem(k->err, "Print");
+    }
+    k->env->print(k->env->ctx, b.s);
+    dg_sbuf_free(&b);
+    return dgr_k_identity(k);
+}

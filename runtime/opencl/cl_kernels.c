@@ -1,0 +1,585 @@
+/*
+ * cl_kernels.c -- the OpenCL backend's kernel registry (dgr_cl_kernels) and the
+ * shape-generic kernels:
+ * elementwise unary/binary ops with NumPy broadcasting, AddN, BiasAdd,
+ * reductions (Sum/Mean/Max, SumTo, MaxGrad), BroadcastLike, Transpose,
+ * Cast, ZerosLike/OnesLike, the aliasing ops and NoOp.  Kernels only
+ * enqueue; the device's read() is what waits.
+ */
+#include "cl_internal.h"
+#include "dg_alloc.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ---- shape helpers ------------------------------------------------------- */
+
+static int64_t numel(const dg_shape *s) { return dg_shape_numel(s); }
+
+static dg_dtype kdt(dgr_kctx *k)
+{
+    return k->n_in > 0 ? k->in[0].dtype : k->out_types[0].dtype;
+}
+
+/* Strides of `in` (right-aligned) broadcast to out (rank r): 0 where the
+ * input dim is 1 or missing. */
+static void bcast_strides(const dg_shape *in, const dg_shape *out,
+                          int64_t *st)
+{
+    int64_t s = 1;
+    for (int k = out->rank - 1; k >= 0; k--) {
+        int ik = k - (out->rank - in->rank);
+        if (ik < 0 || in->dims[ik] == 1) {
+            st[k] = 0;
+        } else {
+            st[k] = s;
+        }
+        if (ik >= 0)
+            s *= in->dims[ik];
+    }
+}
+
+/* Drop size-1 dims and merge neighbours contiguous in every operand. */
+static int collapse(int rank, int64_t *d, int64_t *s0, int64_t *s1)
+{
+    int r = 0;
+    for (int k = 0; k < rank; k++) {
+        if (d[k] == 1)
+            continue;
+        if (r > 0 && s0[r - 1] == s0[k] * d[k] &&
+            (!s1 || s1[r - 1] == s1[k] * d[k])) {
+            d[r - 1] *= d[k];
+            s0[r - 1] = s0[k];
+            if (s1)
+                s1[r - 1] = s1[k];
+            continue;
+        }
+        d[r] = d[k];
+        s0[r] = s0[k];
+        if (s1)
+            s1[r] = s1[k];
+        r++;
+    }
+    return r;
+}
+
+static cl_long8 l8(const int64_t *v, int n)
+{
+    cl_long8 x;
+    memset(&x, 0, sizeof x);
+    for (int i = 0; i < n && i < 8; i++)
+        x.s[i] = v[i];
+    return x;
+}
+
+/* ---- elementwise --------------------------------------------------------- */
+
+static dg_status unary(dgr_kctx *k, const char *name)
+{
+    dg_dtype dt = kdt(k);
+    dg_status st = dgr_cl_float_output(k, dt);
+    if (st != DG_OK)
+        return st;
+    cl_mem x = dgr_cl_mem(&k->in[0]), y = dgr_cl_mem(&k->out[0]);
+    cl_long n = numel(&k->out[0].shape);
+    dgr_cl_arg a[] = {DGR_ARG(x), DGR_ARG(y), DGR_ARG(n)};
+    return dgr_cl_launch1d(k, "elementwise", dt, name, (size_t)n, a, 3);
+}
+
+/* name = base + suffix (truncated to n - 1 bytes). */
+static void kname(char *name, size_t n, const char *base, const char *suffix)
+{
+    size_t lb = strlen(base), ls = strlen(suffix);
+    if (lb >= n)
+        lb = n - 1;
+    if (lb + ls >= n)
+        ls = n - 1 - lb;
+    memcpy(name, base, lb);
+    memcpy(name + lb, suffix, ls);
+    name[lb + ls] = '\0';
+}
+
+/* out = a (op) b with broadcasting; base e.g. "b_add" */
+static dg_status binary_on(dgr_kctx *k, const char *base, const dgr_value *va,
+                           const dgr_value *vb, dgr_value *out)
+{
+    dg_dtype dt = va->dtype;
+    dg_status st = dgr_cl_need_float(k, dt);
+    if (st != DG_OK)
+        return st;
+    const dg_shape *os = &out->shape;
+    int64_t d[DG_MAX_RANK], sa[DG_MAX_RANK], sb[DG_MAX_RANK];
+    for (int i = 0; i < os->rank; i++)
+        d[i] = os->dims[i];
+    bcast_strides(&va->shape, os, sa);
+    bcast_strides(&vb->shape, os, sb);
+    int r = collapse(os->rank, d, sa, sb);
+    cl_mem a = dgr_cl_mem(va), b = dgr_cl_mem(vb), y = dgr_cl_mem(out);
+    cl_long n = numel(os);
+    char name[64];
+    int64_t na = numel(&va->shape), nb = numel(&vb->shape);
+    if (n == 0)
+        return DG_OK;
+    cl_int mode = -1;
+    if (na == n && nb == n)
+        mode = 0;
+    else if (na == 1 && nb == n)
+        mode = 1;
+    else if (nb == 1 && na == n)
+        mode = 2;
+    if (mode >= 0) {
+        kname(name, sizeof name, base, "_flat");
+        dgr_cl_arg args[] = {DGR_ARG(a), DGR_ARG(b), DGR_ARG(y), DGR_ARG(n),
+                             DGR_ARG(mode)};
+        return dgr_cl_launch1d(k, "elementwise", dt, name, (size_t)n, args, 5);
+    }
+    cl_int rank = r;
+    cl_long8 dd = l8(d, r), a8 = l8(sa, r), b8 = l8(sb, r);
+    kname(name, sizeof name, base, "_bc");
+    dgr_cl_arg args[] = {DGR_ARG(a),    DGR_ARG(b),  DGR_ARG(y), DGR_ARG(n),
+                         DGR_ARG(rank), DGR_ARG(dd), DGR_ARG(a8), DGR_ARG(b8)};
+    return dgr_cl_launch1d(k, "elementwise", dt, name, (size_t)n, args, 8);
+}
+
+static dg_status binary(dgr_kctx *k, const char *base)
+{
+    dg_status st = dgr_cl_need_float(k, kdt(k));
+    if (st == DG_OK)
+        st = dgr_kctx_alloc_output(k, 0);
+    if (st != DG_OK)
+        return st;
+    return binary_on(k, base, &k->in[0], &k->in[1], &k->out[0]);
+}
+
+#define UN(fn, nm) static dg_status fn(dgr_kctx *k) { return unary(k, nm); }
+UN(k_neg, "u_neg")
+UN(k_abs, "u_abs")
+UN(k_sin, "u_sin")
+UN(k_cos, "u_cos")
+UN(k_exp, "u_exp")
+UN(k_log, "u_log")
+UN(k_sqrt, "u_sqrt")
+UN(k_square, "u_square")
+UN(k_tanh, "u_tanh")
+UN(k_sigmoid, "u_sigmoid")
+UN(k_relu, "u_relu")
+#define BI(fn, nm) static dg_status fn(dgr_kctx *k) { return binary(k, nm); }
+BI(k_add, "b_add")
+BI(k_sub, "b_sub")
+BI(k_mul, "b_mul")
+BI(k_div, "b_div")
+BI(k_pow, "b_pow")
+BI(k_maximum, "b_max")
+BI(k_minimum, "b_min")
+BI(k_equal, "b_equal")
+BI(k_relu_grad, "b_relu_grad")
+BI(k_sigmoid_grad, "b_sigmoid_grad")
+BI(k_tanh_grad, "b_tanh_grad")
+BI(k_bias_add, "b_add")
+
+static dg_status k_addn(dgr_kctx *k)
+{
+    dg_dtype dt = kdt(k);
+    dg_status st = dgr_cl_float_output(k, dt);
+    if (st != DG_OK)
+        return st;
+    if (k->n_in == 1) {
+        cl_mem x = dgr_cl_mem(&k->in[0]), y = dgr_cl_mem(&k->out[0]);
+        cl_long n = numel(&k->out[0].shape);
+        dgr_cl_arg a[] = {DGR_ARG(x), DGR_ARG(y), DGR_ARG(n)};
+        return dgr_cl_launch1d(k, "elementwise", dt, "u_copy", (size_t)n, a, 3);
+    }
+    st = binary_on(k, "b_add", &k->in[0], &k->in[1], &k->out[0]);
+    for (int i = 2; i < k->n_in && st == DG_OK; i++)
+        st = binary_on(k, "b_add", &k->out[0], &k->in[i], &k->out[0]);
+    return st;
+}
+
+static dg_status fill_value(dgr_kctx *k, dgr_value *out, double v)
+{
+    cl_mem y = dgr_cl_mem(out);
+    cl_long n = numel(&out->shape);
+    if (out->dtype == DG_F64) {
+        cl_double x = v;
+        dgr_cl_arg a[] = {DGR_ARG(y), DGR_ARG(n), DGR_ARG(x)};
+        return dgr_cl_launch1d(k, "elementwise", DG_F64, "fill", (size_t)n, a,
+                               3);
+    }
+    cl_float x = (cl_float)v;
+    dgr_cl_arg a[] = {DGR_ARG(y), DGR_ARG(n), DGR_ARG(x)};
+    return dgr_cl_launch1d(k, "elementwise", DG_F32, "fill", (size_t)n, a, 3);
+}
+
+static dg_status fill_like(dgr_kctx *k, double v)
+{
+    dg_status st = dgr_cl_float_output(k, k->out_types[0].dtype);
+    if (st != DG_OK)
+        return st;
+    return fill_value(k, &k->out[0], v);
+}
+
+static dg_status k_zeros_like(dgr_kctx *k) { return fill_like(k, 0.0); }
+static dg_status k_ones_like(dgr_kctx *k) { return fill_like(k, 1.0); }
+
+static dg_status k_alias(dgr_kctx *k)
+{
+    dgr_kctx_alias_output(k, 0, &k->in[0]);
+    return DG_OK;
+}
+
+static dg_status k_noop(dgr_kctx *k)
+{
+    (void)k;
+    return DG_OK;
+}
+
+static dg_status k_cast(dgr_kctx *k)
+{
+    dg_dtype dt = kdt(k), to = k->out_types[0].dtype;
+    dg_status st = dgr_cl_need_float(k, dt);
+    if (st != DG_OK)
+        return st;
+    if (to == dt)
+        return k_alias(k);
+    static const char *const names[DG_DTYPE_COUNT] = {
+        "cast_f32", "cast_f64", "cast_i32", "cast_i64", "cast_bool"};
+    if (to == DG_F64 && !dgr_cl_devof(k)->c->fp64)
+        return dgr_cl_need_float(k, DG_F64);
+    if ((st = dgr_kctx_alloc_output(k, 0)) != DG_OK)
+        return st;
+    cl_mem x = dgr_cl_mem(&k->in[0]), y = dgr_cl_mem(&k->out[0]);
+    cl_long n = numel(&k->out[0].shape);
+    dgr_cl_arg a[] = {DGR_ARG(x), DGR_ARG(y), DGR_ARG(n)};
+    return dgr_cl_launch1d(k, "elementwise", dt, names[to], (size_t)n, a, 3);
+}
+
+/* ---- gather: Transpose, BroadcastLike ----------------------------------- */
+
+/* y (shape os) [i] = x[offset by istr] * scale */
+static dg_status gather(dgr_kctx *k, const dg_shape *os, int64_t *istr,
+                        double scale)
+{
+    dg_dtype dt = kdt(k);
+    int64_t d[DG_MAX_RANK];
+    for (int i = 0; i < os->rank; i++)
+        d[i] = os->dims[i];
+    int r = collapse(os->rank, d, istr, NULL);
+    cl_mem x = dgr_cl_mem(&k->in[0]), y = dgr_cl_mem(&k->out[0]);
+    cl_long n = numel(os);
+    if (n == 0)
+        return DG_OK;
+    if (r == 2 && istr[0] == 1 && istr[1] == d[0] && scale == 1.0 &&
+        dgr_cl_devof(k)->c->max_wg >= 256) {
+        /* a plain 2-D transpose of an input [d1, d0]: tiled */
+        cl_long rows = d[1], cols = d[0];
+        size_t l[2] = {16, 16};
+        size_t g[2] = {((size_t)cols + 15) / 16 * 16,
+                       ((size_t)rows + 15) / 16 * 16};
+        dgr_cl_arg a[] = {DGR_ARG(x), DGR_ARG(y), DGR_ARG(rows), DGR_ARG(cols)};
+        return dgr_cl_launch(k, "elementwise", dt, "transpose_2d", 2, g, l, a,
+                             4);
+    }
+    cl_int rank = r;
+    cl_long8 dd = l8(d, r), s8 = l8(istr, r);
+    dgr_cl_arg a[] = {DGR_ARG(x), DGR_ARG(y), DGR_ARG(n), DGR_ARG(rank),
+                      DGR_ARG(dd), DGR_ARG(s8), {0, NULL}};
+    cl_float sf = (cl_float)scale;
+    cl_double sd = scale;
+    a[6] = dt == DG_F64 ? DGR_ARG(sd) : DGR_ARG(sf);
+    return dgr_cl_launch1d(k, "elementwise", dt, "gather_nd", (size_t)n, a, 7);
+}
+
+static dg_status k_transpose(dgr_kctx *k)
+{
+    dg_dtype dt = kdt(k);
+    dg_status st = dgr_cl_float_output(k, dt);
+    if (st != DG_OK)
+        return st;
+    const dg_shape *is = &k->in[0].shape;
+    int64_t s[DG_MAX_RANK], istr[DG_MAX_RANK];
+    int64_t acc = 1;
+    for (int i = is->rank - 1; i >= 0; i--) {
+        s[i] = acc;
+        acc *= is->dims[i];
+    }
+    const dgc_attr *pa = dgc_node_attr(k->node, "perm");
+    for (int i = 0; i < is->rank; i++) {
+        int p = is->rank - 1 - i;
+        if (pa && pa->n == is->rank)
+            p = (int)(pa->ints[i] < 0 ? pa->ints[i] + is->rank : pa->ints[i]);
+        if (p < 0 || p >= is->rank)
+            return dg_err(k->err, DG_E_RUNTIME, "node '%s': invalid perm",
+                          k->node->name);
+        istr[i] = s[p];
+    }
+    return gather(k, &k->out[0].shape, istr, 1.0);
+}
+
+/* The reduced-axis mask of a node's "axis" attr over rank r (absent =
+ * all). */
+static dg_status axis_mask(dgr_kctx *k, int r, int *mask)
+{
+    const dgc_attr *a = dgc_node_attr(k->node, "axis");
+    for (int i = 0; i < r; i++)
+        mask[i] = a ? 0 : 1;
+    if (!a)
+        return DG_OK;
+    int n = a->kind == DGC_A_INTS ? a->n : 1;
+    for (int j = 0; j < n; j++) {
+        int64_t ax = a->kind == DGC_A_INTS ? a->ints[j] : a->i;
+        if (ax < 0)
+            ax += r;
+        if (ax < 0 || ax >= r)
+            return dg_err(k->err, DG_E_RUNTIME,
+                          "node '%s': axis %lld out of range for rank %d",
+                          k->node->name,
+                          (long long)(a->kind == DGC_A_INTS ? a->ints[j] : a->i),
+                          r);
+        mask[ax] = 1;
+    }
+    return DG_OK;
+}
+
+static dg_status k_broadcast_like(dgr_kctx *k)
+{
+    dg_dtype dt = kdt(k);
+    dg_status st = dgr_cl_float_output(k, dt);
+    if (st != DG_OK)
+        return st;
+    const dg_shape *os = &k->out[0].shape;
+    const dg_shape *xs = &k->in[0].shape;
+    int64_t istr[DG_MAX_RANK];
+    int64_t nx = numel(xs), no = numel(os);
+    if (dgc_node_attr(k->node, "axis") && nx != 1) {
+        int mask[DG_MAX_RANK];
+        if ((st = axis_mask(k, os->rank, mask)) != DG_OK)
+            return st;
+        int64_t acc = 1;
+        for (int i = os->rank - 1; i >= 0; i--) {
+            istr[i] = mask[i] ? 0 : acc;
+            if (!mask[i])
+                acc *= os->dims[i];
+        }
+        if (acc != nx)
+            return dg_err(k->err, DG_E_RUNTIME,
+                          "node '%s': BroadcastLike input has %lld elements, "
+                          "expected %lld", k->node->name, (long long)nx,
+                          (long long)acc);
+    } else {
+        bcast_strides(xs, os, istr);
+    }
+    double scale = 1.0;
+    if (dgc_attr_bool(k->node, "mean", 0) && no > 0)
+        scale = (double)nx / (double)no;
+    return gather(k, os, istr, scale);
+}
+
+/* ---- reductions ---------------------------------------------------------- */
+
+enum { OP_SUM = 0, OP_MAX = 1 };
+
+typedef struct red_layout {
+    int kr, rr;
+    int64_t kd[DG_MAX_RANK], ks[DG_MAX_RANK], rd[DG_MAX_RANK], rs[DG_MAX_RANK];
+    int64_t n_out, m;
+} red_layout;
+
+static void layout(const dg_shape *xs, const int *mask, red_layout *L)
+{
+    int64_t st[DG_MAX_RANK], acc = 1;
+    for (int i = xs->rank - 1; i >= 0; i--) {
+        st[i] = acc;
+        acc *= xs->dims[i];
+    }
+    L->kr = L->rr = 0;
+    L->n_out = L->m = 1;
+    int prev = -1; /* class of the previous non-1 dim */
+    for (int i = 0; i < xs->rank; i++) {
+        int64_t d = xs->dims[i];
+        if (d == 1)
+            continue;
+        int red = mask[i];
+        int64_t *D = red ? L->rd : L->kd, *S = red ? L->rs : L->ks;
+        int *n = red ? &L->rr : &L->kr;
+        if (prev == red && *n > 0 && S[*n - 1] == st[i] * d) {
+            D[*n - 1] *= d;
+            S[*n - 1] = st[i];
+        } else {
+            D[*n] = d;
+            S[*n] = st[i];
+            (*n)++;
+        }
+        prev = red;
+        if (red)
+            L->m *= d;
+        else
+            L->n_out *= d;
+    }
+}
+
+static dg_status reduce_run(dgr_kctx *k, const dgr_value *x, dgr_value *y,
+                            const int *mask, int op, int mean)
+{
+    dg_dtype dt = x->dtype;
+    red_layout L;
+    layout(&x->shape, mask, &L);
+    if (numel(&x->shape) == 0) {
+        double v = op == OP_MAX ? -INFINITY : (mean ? NAN : 0.0);
+        return L.n_out ? fill_value(k, y, v) : DG_OK;
+    }
+    cl_mem xm = dgr_cl_mem(x), ym = dgr_cl_mem(y);
+    cl_long n_out = L.n_out, m = L.m;
+    cl_int kr = L.kr, rr = L.rr, cop = op;
+    cl_long8 kd = l8(L.kd, L.kr), ks = l8(L.ks, L.kr), rd = l8(L.rd, L.rr),
+             rs = l8(L.rs, L.rr);
+    double scale = mean ? 1.0 / (double)L.m : 1.0;
+    cl_float sf = (cl_float)scale;
+    cl_double sd = scale;
+    dgr_cl_arg sc = dt == DG_F64 ? DGR_ARG(sd) : DGR_ARG(sf);
+    size_t es = dg_dtype_size(dt);
+    if (L.m >= 32) {
+        size_t l;
+        dg_status st = dgr_cl_reduce_wg(k, "reduce", dt, "reduce_wg",
+                                        (size_t)L.m, es, &l);
+        if (st != DG_OK)
+            return st;
+        size_t g = (size_t)L.n_out * l;
+        dgr_cl_arg a[] = {DGR_ARG(xm), DGR_ARG(ym), DGR_ARG(n_out), DGR_ARG(m),
+                          DGR_ARG(kr), DGR_ARG(kd), DGR_ARG(ks), DGR_ARG(rr),
+                          DGR_ARG(rd), DGR_ARG(rs), DGR_ARG(cop), sc,
+                          DGR_LOCAL(l * es)};
+        return dgr_cl_launch(k, "reduce", dt, "reduce_wg", 1, &g, &l, a, 13);
+    }
+    dgr_cl_arg a[] = {DGR_ARG(xm), DGR_ARG(ym), DGR_ARG(n_out), DGR_ARG(m),
+                      DGR_ARG(kr), DGR_ARG(kd), DGR_ARG(ks), DGR_ARG(rr),
+                      DGR_ARG(rd), DGR_ARG(rs), DGR_ARG(cop), sc};
+    return dgr_cl_launch1d(k, "reduce", dt, "reduce_thread", (size_t)L.n_out,
+                           a, 12);
+}
+
+static dg_status reduce_op(dgr_kctx *k, int op, int mean)
+{
+    dg_dtype dt = kdt(k);
+    dg_status st = dgr_cl_float_output(k, dt);
+    if (st != DG_OK)
+        return st;
+    int mask[DG_MAX_RANK];
+    if ((st = axis_mask(k, k->in[0].shape.rank, mask)) != DG_OK)
+        return st;
+    return reduce_run(k, &k->in[0], &k->out[0], mask, op, mean);
+}
+
+static dg_status k_sum(dgr_kctx *k) { return reduce_op(k, OP_SUM, 0); }
+static dg_status k_mean(dgr_kctx *k) { return reduce_op(k, OP_SUM, 1); }
+static dg_status k_max(dgr_kctx *k) { return reduce_op(k, OP_MAX, 0); }
+
+static dg_status k_sum_to(dgr_kctx *k)
+{
+    dg_dtype dt = kdt(k);
+    dg_status st = dgr_cl_float_output(k, dt);
+    if (st != DG_OK)
+        return st;
+    const dg_shape *xs = &k->in[0].shape, *ls = &k->out[0].shape;
+    int mask[DG_MAX_RANK];
+    int off = xs->rank - ls->rank;
+    for (int i = 0; i < xs->rank; i++) {
+        int li = i - off;
+        mask[i] = li < 0 || (ls->dims[li] == 1 && xs->dims[i] != 1);
+    }
+    return reduce_run(k, &k->in[0], &k->out[0], mask, OP_SUM, 0);
+}
+
+static dg_status k_max_grad(dgr_kctx *k)
+{
+    dg_dtype dt = kdt(k);
+    dg_status st = dgr_cl_float_output(k, dt);
+    if (st != DG_OK)
+        return st;
+    int mask[DG_MAX_RANK];
+    if ((st = axis_mask(k, k->in[0].shape.rank, mask)) != DG_OK)
+        return st;
+    red_layout L;
+    layout(&k->in[0].shape, mask, &L);
+    if (numel(&k->in[0].shape) == 0)
+        return DG_OK;
+    cl_mem x = dgr_cl_mem(&k->in[0]), y = dgr_cl_mem(&k->in[1]),
+           dy = dgr_cl_mem(&k->in[2]), dx = dgr_cl_mem(&k->out[0]);
+    cl_long n_out = L.n_out, m = L.m;
+    cl_int kr = L.kr, rr = L.rr;
+    cl_long8 kd = l8(L.kd, L.kr), ks = l8(L.ks, L.kr), rd = l8(L.rd, L.rr),
+             rs = l8(L.rs, L.rr);
+    dgr_cl_arg a[] = {DGR_ARG(x),  DGR_ARG(y),  DGR_ARG(dy), DGR_ARG(dx),
+                      DGR_ARG(n_out), DGR_ARG(m), DGR_ARG(kr), DGR_ARG(kd),
+                      DGR_ARG(ks), DGR_ARG(rr), DGR_ARG(rd), DGR_ARG(rs)};
+    return dgr_cl_launch1d(k, "reduce", dt, "max_grad", (size_t)L.n_out, a, 12);
+}
+
+/* ---- the registry ---------------------------------------------------------- */
+
+/* One row per op id: float32 everywhere and float64 where the device has
+ * fp64 (placement masks float64 off on devices without it); no int32 or
+ * bool kernels, so an int32 Variable, Const or Assign stays on the CPU
+ * (SPEC 4.7); Print has no row.  Variable and Placeholder rows have no
+ * kernel: the executor reads Variables and feeds itself. */
+#define ROW(op, fn) [DGC_OPID_##op] = {(1u << DG_F32) | (1u << DG_F64), fn}
+const dgr_kernel_row dgr_cl_kernels[DGC_N_OPS] = {
+    ROW(Const, dgr_cl_k_const),
+    ROW(Variable, NULL),
+    ROW(Placeholder, NULL),
+    ROW(RandomNormal, dgr_cl_k_random),
+    ROW(RandomUniform, dgr_cl_k_random),
+    ROW(Identity, k_alias),
+    ROW(Neg, k_neg),
+    ROW(Abs, k_abs),
+    ROW(Sin, k_sin),
+    ROW(Cos, k_cos),
+    ROW(Exp, k_exp),
+    ROW(Log, k_log),
+    ROW(Sqrt, k_sqrt),
+    ROW(Square, k_square),
+    ROW(Tanh, k_tanh),
+    ROW(Sigmoid, k_sigmoid),
+    ROW(Relu, k_relu),
+    ROW(Add, k_add),
+    ROW(Sub, k_sub),
+    ROW(Mul, k_mul),
+    ROW(Div, k_div),
+    ROW(Pow, k_pow),
+    ROW(Maximum, k_maximum),
+    ROW(Minimum, k_minimum),
+    ROW(AddN, k_addn),
+    ROW(MatMul, dgr_cl_matmul),
+    ROW(BiasAdd, k_bias_add),
+    ROW(Sum, k_sum),
+    ROW(Mean, k_mean),
+    ROW(Max, k_max),
+    ROW(Reshape, k_alias),
+    ROW(Transpose, k_transpose),
+    ROW(Cast, k_cast),
+    ROW(Softmax, dgr_cl_k_softmax),
+    ROW(SoftmaxCrossEntropyWithLogits, dgr_cl_k_xent),
+    ROW(SparseSoftmaxCrossEntropyWithLogits, dgr_cl_k_sparse_xent),
+    ROW(ArgMax, dgr_cl_k_argmax),
+    ROW(Equal, k_equal),
+    ROW(Assign, dgr_cl_k_assign),
+    ROW(AssignAdd, dgr_cl_k_assign_add),
+    ROW(AssignSub, dgr_cl_k_assign_sub),
+    ROW(ApplyGradientDescent, dgr_cl_k_apply_gd),
+    ROW(NoOp, k_noop),
+    ROW(ZerosLike, k_zeros_like),
+    ROW(OnesLike, k_ones_like),
+    ROW(SumTo, k_sum_to),
+    ROW(BroadcastLike, k_broadcast_like),
+    ROW(ReshapeLike, k_alias),
+    ROW(ReluGrad, k_relu_grad),
+    ROW(SigmoidGrad, k_sigmoid_grad),
+    ROW(TanhGrad, k_tanh_grad),
+    ROW(SoftmaxGrad, dgr_cl_k_softmax_grad),
+    ROW(MaxGrad, k_max_grad),
+    ROW(ApplyMomentum, dgr_cl_k_apply_momentum),
+    ROW(ApplyAdam, dgr_cl_k_apply_adam),
+    ROW(BatchNorm, dgr_cl_k_batchnorm),
+    ROW(BatchNormGrad, dgr_cl_k_batchnorm_grad),
+    ROW(AssignMovingAvg, dgr_cl_k_moving_avg),
+};

@@ -1,0 +1,484 @@
+/*
+ * train_loop.c -- dg_session_train: the training loop of a graph's "train"
+ * section (SPEC 1, 2).  Loads the feed files, deals out batches (rows of all
+ * files advance together; a seeded shuffle permutes them alike every epoch;
+ * epochs wrap around so every batch has `batch` rows), runs the train op
+ * and fetches the loss each step, evaluates on the eval feeds, saves and
+ * restores checkpoints, and reports every Variable's final value.
+ */
+#include "session.h"
+#include "feeds.h"
+#include "checkpoint.h"
+#include "rng.h"
+#include "dg_alloc.h"
+#include "dg_error.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* One section's feeds (train or eval), loaded whole. */
+typedef struct feedset {
+    int n;
+    int32_t *node;      /* Placeholder ids */
+    dg_tensor **data;   /* whole files */
+    int64_t *batch;     /* 0 = whole file */
+    const char **file;  /* as written */
+    int shuffle;
+    int64_t rows;       /* common row count (-1: no batched feed) */
+    int64_t b;          /* batch size of the batched feeds */
+    int static_set;     /* whole-file feeds currently fed */
+} feedset;
+
+static void feedset_free(feedset *f)
+{
+    for (int i = 0; i < f->n; i++)
+        dg_tensor_free(f->data ? f->data[i] : NULL);
+    dg_free(f->node);
+    dg_free(f->data);
+    dg_free(f->batch);
+    dg_free(f->file);
+    memset(f, 0, sizeof *f);
+}
+
+/* path relative to the graph file's directory (unless absolute). */
+static char *resolve(const char *graph_path, const char *file)
+{
+    if (file[0] == '/' || !graph_path)
+        return dg_strdup(file);
+    const char *slash = strrchr(graph_path, '/');
+    if (!slash || strcmp(graph_path, "-") == 0)
+        return dg_strdup(file);
+    size_t dl = (size_t)(slash - graph_path) + 1, fl = strlen(file);
+    char *p = dg_malloc(dl + fl + 1);
+    if (!p)
+        return NULL;
+    memcpy(p, graph_path, dl);
+    memcpy(p + dl, file, fl + 1);
+    return p;
+}
+
+static dg_status feedset_load(const dgc_graph *g, const dgc_feed *feeds,
+                              int n, int use_batch, feedset *f, dg_error *err)
+{
+    memset(f, 0, sizeof *f);
+    f->rows = -1;
+    if (n == 0)
+        return DG_OK;
+    f->node = dg_calloc((size_t)n, sizeof *f->node);
+    f->data = dg_calloc((size_t)n, sizeof *f->data);
+    f->batch = dg_calloc((size_t)n, sizeof *f->batch);
+    f->file = dg_calloc((size_t)n, sizeof *f->file);
+    if (!f->node || !f->data || !f->batch || !f->file)
+        return dg_err_nomem(err, "feeds");
+    f->n = n;
+    int ph = dgc_op_find("Placeholder");
+    const char *first_file = NULL;
+    for (int i = 0; i < n; i++) {
+        const dgc_feed *fd = &feeds[i];
+        int32_t id = dgc_graph_find(g, fd->placeholder);
+        if (id < 0 || g->nodes[id].op != ph)
+            return dg_err(err, DG_E_GRAPH, "node '%s': a feed must name a "
+                          "Placeholder", fd->placeholder);
+        f->node[i] = id;
+        f->file[i] = fd->file;
+        f->batch[i] = use_batch ? fd->batch : 0;
+        f->shuffle |= use_batch && fd->shuffle;
+        dg_shape want = g->nodes[id].outputs[0].shape;
+        if (f->batch[i] > 0 && want.rank > 0)
+            want.dims[0] = -1;
+        char *path = resolve(g->path, fd->file);
+        if (!path)
+            return dg_err_nomem(err, "feeds");
+        dg_status st = dgr_tensor_load_file(path, g->nodes[id].outputs[0].dtype,
+                                            &want, &f->data[i], err);
+        dg_free(path);
+        if (st != DG_OK) { /* name the Placeholder, not only the file */
+            if (err) {
+                char why[sizeof err->msg];
+                memcpy(why, err->msg, sizeof why);
+                dg_err(err, st, "node '%s': %s", g->nodes[id].name, why);
+            }
+            return st;
+        }
+        if (f->batch[i] <= 0)
+            continue;
+        const dg_tensor *t = f->data[i];
+        if (t->shape.rank < 1)
+            return dg_err(err, DG_E_GRAPH, "%s: a batched feed needs at least "
+                          "one dimension", fd->file);
+        if (f->rows < 0) {
+            f->rows = t->shape.dims[0];
+            f->b = f->batch[i];
+            first_file = fd->file;
+        } else if (t->shape.dims[0] != f->rows) {
+            return dg_err(err, DG_E_GRAPH, "%s: has %lld rows but %s has %lld; "
+                          "the feeds of a section must have the same number "
+                          "of rows", fd->file, (long long)t->shape.dims[0],
+                          first_file, (long long)f->rows);
+        } else if (f->batch[i] != f->b) {
+            return dg_err(err, DG_E_GRAPH, "%s: batch %lld differs from %s's "
+                          "batch %lld", fd->file, (long long)f->batch[i],
+                          first_file, (long long)f->b);
+        }
+        if (f->rows == 0)
+            return dg_err(err, DG_E_GRAPH, "%s: has no rows", fd->file);
+    }
+    /* whole-file feeds advance with the others: same row count required
+     * (with no batched feed, the first whole-file feed with rows sets it) */
+    int64_t rows = f->rows;
+    for (int i = 0; i < n; i++) {
+        if (f->batch[i] > 0 || f->data[i]->shape.rank < 1)
+            continue;
+        if (rows < 0) {
+            rows = f->data[i]->shape.dims[0];
+            first_file = f->file[i];
+        } else if (f->data[i]->shape.dims[0] != rows) {
+            return dg_err(err, DG_E_GRAPH, "%s: has %lld rows but %s has %lld; "
+                          "the feeds of a section must have the same number "
+                          "of rows", f->file[i],
+                          (long long)f->data[i]->shape.dims[0], first_file,
+                          (long long)rows);
+        }
+    }
+    if (f->b > f->rows)
+        f->b = f->rows;
+    return DG_OK;
+}
+
+/* 1 if --feed names Placeholder `ph` (as "ph" or TF's "ph:0"). */
+static int fed_by_option(const dg_options *o, const char *ph)
+{
+    size_t pl = strlen(ph);
+    for (int i = 0; i < o->n_feeds; i++) {
+        const char *nm = o->feeds[i].name;
+        if (strcmp(nm, ph) == 0 ||
+            (strncmp(nm, ph, pl) == 0 && strcmp(nm + pl, ":0") == 0))
+            return 1;
+    }
+    return 0;
+}
+
+/* Feed the whole-file feeds (once, until something else overwrites them). */
+static dg_status feed_static(dgr_session *s, feedset *f, dg_error *err)
+{
+    if (f->static_set)
+        return DG_OK;
+    for (int i = 0; i < f->n; i++)
+        if (f->batch[i] <= 0) {
+            dg_status st = dgr_session_set_feed(s, f->node[i], f->data[i], err);
+            if (st != DG_OK)
+                return st;
+        }
+    f->static_set = 1;
+    return DG_OK;
+}
+
+/* The shuffled row stream: epochs wrap around. */
+typedef struct rowstream {
+    int64_t rows, cursor, epoch;
+    int64_t *perm;
+    int shuffle;
+    uint64_t seed;
+} rowstream;
+
+static void new_epoch(rowstream *r)
+{
+    for (int64_t i = 0; i < r->rows; i++)
+        r->perm[i] = i;
+    if (r->shuffle) {
+        dgr_rng rng;
+        dgr_rng_seed(&rng, r->seed * 0x9E3779B97F4A7C15ull +
+                               (uint64_t)r->epoch * 0xD1B54A32D192ED03ull + 1);
+        for (int64_t i = r->rows - 1; i > 0; i--) {
+            int64_t j = (int64_t)(dgr_rng_next(&rng) % (uint64_t)(i + 1));
+            int64_t t = r->perm[i];
+            r->perm[i] = r->perm[j];
+            r->perm[j] = t;
+        }
+    }
+    r->cursor = 0;
+    r->epoch++;
+}
+
+static int64_t next_row(rowstream *r)
+{
+    if (r->cursor >= r->rows)
+        new_epoch(r);
+    return r->perm[r->cursor++];
+}
+
+/* Gather rows idx[0..b) of every batched feed and feed them. */
+static dg_status feed_batch(dgr_session *s, feedset *f, const int64_t *idx,
+                            int64_t b, dg_error *err)
+{
+    for (int i = 0; i < f->n; i++) {
+        if (f->batch[i] <= 0)
+            continue;
+        const dg_tensor *src = f->data[i];
+        dg_shape sh = src->shape;
+        int64_t numel = dg_shape_numel(&sh);
+        size_t row = (size_t)(numel / sh.dims[0]) * dg_dtype_size(src->dtype);
+        sh.dims[0] = b;
+        dg_tensor *t = dg_tensor_new(src->dtype, &sh);
+        if (!t)
+            return dg_err_nomem(err, "batch");
+        for (int64_t k = 0; k < b; k++)
+            memcpy((char *)t->data + (size_t)k * row,
+                   (const char *)src->data + (size_t)idx[k] * row, row);
+        dg_status st = dgr_session_set_feed(s, f->node[i], t, err);
+        dg_tensor_free(t);
+        if (st != DG_OK)
+            return st;
+    }
+    return DG_OK;
+}
+
+static double scalar_value(const dg_tensor *t)
+{
+    if (!t || dg_shape_numel(&t->shape) < 1)
+        return 0.0;
+    switch (t->dtype) {
+    case DG_F32: return *(const float *)t->data;
+    case DG_F64: return *(const double *)t->data;
+    case DG_I32: return *(const int32_t *)t->data;
+    case DG_I64: return (double)*(const int64_t *)t->data;
+    default: return *(const uint8_t *)t->data;
+    }
+}
+
+/* Free n results whose names and values this file allocated. */
+static void free_results(dg_fetch_result *r, int n)
+{
+    for (int i = 0; r && i < n; i++) {
+        dg_free((char *)r[i].name);
+        dg_tensor_free(r[i].value);
+    }
+    dg_free(r);
+}
+
+/* Run the eval section: its own feeds and runner. */
+static dg_status run_eval(dgr_session *s, const dgc_graph *g, feedset *ef,
+                          feedset *tf, int64_t step, dg_train_result *out,
+                          dg_error *err)
+{
+    const dgc_train *t = &g->train;
+    int n = t->n_eval_fetch;
+    dgc_ref *refs = dg_calloc((size_t)n + 1, sizeof *refs);
+    dg_tensor **vals = dg_calloc((size_t)n + 1, sizeof *vals);
+    dg_status st = DG_OK;
+    dgr_runner *r = NULL;
+    if (!refs || !vals) {
+        st = dg_err_nomem(err, "eval");
+        goto done;
+    }
+    for (int i = 0; i < n; i++)
+        if (dgc_graph_parse_ref(g, t->eval_fetch[i], &refs[i]) != 0) {
+            st = dg_err(err, DG_E_GRAPH, "node '%s': eval fetch names a node "
+                        "that does not exist", t->eval_fetch[i]);
+            goto done;
+        }
+    /* eval feeds: the whole files */
+    for (int i = 0; i < ef->n; i++)
+        if ((st = dgr_session_set_feed(s, ef->node[i], ef->data[i], err)) != DG_OK)
+            goto done;
+    tf->static_set = 0; /* train's whole-file feeds may have been replaced */
+    r = dgr_session_runner(s, refs, n, NULL, 0, err);
+    if (!r) {
+        st = err->code != DG_OK ? err->code : DG_E_RUNTIME;
+        goto done;
+    }
+    if ((st = dgr_runner_run(r, step, vals, err)) != DG_OK)
+        goto done;
+    free_results(out->eval, out->n_eval);
+    out->n_eval = 0;
+    out->eval = dg_calloc((size_t)n + 1, sizeof *out->eval);
+    if (!out->eval) {
+        st = dg_err_nomem(err, "eval");
+        goto done;
+    }
+    out->n_eval = n;
+    for (int i = 0; i < n; i++) {
+        out->eval[i].name = dg_strdup(t->eval_fetch[i]);
+        out->eval[i].value = vals[i];
+        vals[i] = NULL;
+        if (!out->eval[i].name) {
+            st = dg_err_nomem(err, "eval");
+            goto done;
+        }
+    }
+done:
+    for (int i = 0; vals && i < n; i++)
+        dg_tensor_free(vals[i]);
+    dg_free(vals);
+    dg_free(refs);
+    if (r)
+        dgr_runner_free(r);
+    return st;
+}
+
+static dg_status read_variables(dgr_session *s, const dgc_graph *g,
+                                dg_train_result *out, dg_error *err)
+{
+    int vop = dgc_op_find("Variable"), n = 0;
+    for (int32_t i = 0; i < g->n_nodes; i++)
+        n += g->nodes[i].op == vop;
+    out->variables = dg_calloc((size_t)n + 1, sizeof *out->variables);
+    if (!out->variables)
+        return dg_err_nomem(err, "variables");
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        if (g->nodes[i].op != vop)
+            continue;
+        dg_fetch_result *r = &out->variables[out->n_variables];
+        dg_status st = dgr_session_read_variable(s, i, &r->value, err);
+        if (st != DG_OK)
+            return st;
+        out->n_variables++;
+        if (!(r->name = dg_strdup(g->nodes[i].name)))
+            return dg_err_nomem(err, "variables");
+    }
+    return DG_OK;
+}
+
+dg_status dg_session_train(dg_session *sess, dg_progress_fn progress,
+                           void *user, dg_train_result *out, dg_error *err)
+{
+    dgr_session *s = (dgr_session *)sess;
+    const dg_program *p = dgr_session_program(s);
+    const dg_options *o = dgr_session_options(s);
+    const dgc_graph *g = p->g;
+    const dgc_train *t = &g->train;
+    memset(out, 0, sizeof *out);
+    if (!t->present || t->train_op < 0)
+        return dg_err(err, DG_E_USAGE, "the graph has no \"train\" section");
+    int64_t steps = o->steps > 0 ? o->steps : (t->steps > 0 ? t->steps : 1);
+
+    feedset tf, ef;
+    rowstream rs;
+    memset(&rs, 0, sizeof rs);
+    int64_t *idx = NULL;
+    dgr_runner *runner = NULL;
+    dg_tensor *loss = NULL;
+    /* --feed overrides the train section's feed of the same Placeholder (as
+     * a feed_dict entry overrides any tensor in TF); eval keeps its own. */
+    dgc_feed *own = dg_calloc((size_t)t->n_feeds + 1, sizeof *own);
+    int n_own = 0;
+    for (int i = 0; own && i < t->n_feeds; i++)
+        if (!fed_by_option(o, t->feeds[i].placeholder))
+            own[n_own++] = t->feeds[i];
+    dg_status st = own ? feedset_load(g, own, n_own, 1, &tf, err)
+                       : (memset(&tf, 0, sizeof tf), dg_err_nomem(err, "feeds"));
+    dg_free(own);
+    memset(&ef, 0, sizeof ef);
+    if (st == DG_OK)
+        st = feedset_load(g, t->eval_feeds, t->n_eval_feeds, 0, &ef, err);
+    if (st != DG_OK)
+        goto done;
+    if (tf.rows > 0) {
+        rs.rows = tf.rows;
+        rs.cursor = tf.rows; /* first call starts epoch 0 */
+        rs.shuffle = tf.shuffle;
+        rs.seed = o->seed;
+        rs.perm = dg_malloc(sizeof *rs.perm * (size_t)tf.rows);
+        idx = dg_malloc(sizeof *idx * (size_t)(tf.b + 1));
+        if (!rs.perm || !idx) {
+            st = dg_err_nomem(err, "batches");
+            goto done;
+        }
+    }
+
+    /* checkpoint: where, how often, and restore */
+    char *ckpt = NULL;
+    const char *ck_src = o->checkpoint_dir ? o->checkpoint_dir : t->checkpoint_path;
+    if (ck_src) {
+        ckpt = o->checkpoint_dir ? dgr_checkpoint_file(NULL, ck_src)
+                                 : dgr_checkpoint_file(g->path, ck_src);
+        if (!ckpt) {
+            st = dg_err_nomem(err, "checkpoint path");
+            goto done;
+        }
+    }
+    int64_t first = 0;
+    if (o->restore) {
+        if (!ckpt) {
+            st = dg_err(err, DG_E_USAGE, "--restore needs a checkpoint "
+                        "(--checkpoint or train.checkpoint.path)");
+            goto ckdone;
+        }
+        /* No checkpoint yet (a first run, or one killed before its first
+         * save): start fresh, like TF's MonitoredTrainingSession. */
+        struct stat sb;
+        int absent = stat(ckpt, &sb) != 0 && errno == ENOENT;
+        if (!absent &&
+            (st = dgr_checkpoint_restore(s, ckpt, &first, err)) != DG_OK)
+            goto ckdone;
+        /* continue the shuffled stream where it stopped */
+        for (int64_t k = 0; tf.rows > 0 && k < first * tf.b; k++)
+            (void)next_row(&rs);
+    }
+
+    dgc_ref lref = {t->loss_node, 0};
+    runner = dgr_session_runner(s, &lref, 1, &t->train_op, 1, err);
+    if (!runner) {
+        st = err->code != DG_OK ? err->code : DG_E_RUNTIME;
+        goto ckdone;
+    }
+    uint64_t t0 = dg_now_ns();
+    for (int64_t k = first; k < first + steps; k++) {
+        if ((st = feed_static(s, &tf, err)) != DG_OK)
+            goto ckdone;
+        if (tf.rows > 0) {
+            for (int64_t i = 0; i < tf.b; i++)
+                idx[i] = next_row(&rs);
+            if ((st = feed_batch(s, &tf, idx, tf.b, err)) != DG_OK)
+                goto ckdone;
+        }
+        if ((st = dgr_runner_run(runner, k, &loss, err)) != DG_OK)
+            goto ckdone;
+        out->loss = scalar_value(loss);
+        dg_tensor_free(loss);
+        loss = NULL;
+        out->steps = k + 1 - first;
+        if (progress) {
+            dg_train_progress pr = {k + 1, first + steps, out->loss,
+                                    (double)(dg_now_ns() - t0) * 1e-9};
+            progress(&pr, user);
+        }
+        if (t->n_eval_fetch > 0 && t->eval_every > 0 &&
+            (k + 1) % t->eval_every == 0 && k + 1 < first + steps &&
+            (st = run_eval(s, g, &ef, &tf, k + 1, out, err)) != DG_OK)
+            goto ckdone;
+        if (ckpt && t->checkpoint_every > 0 && (k + 1) % t->checkpoint_every == 0 &&
+            (st = dgr_checkpoint_save(s, ckpt, k + 1, err)) != DG_OK)
+            goto ckdone;
+    }
+    if (ckpt && (st = dgr_checkpoint_save(s, ckpt, first + steps, err)) != DG_OK)
+        goto ckdone;
+    if (t->n_eval_fetch > 0 &&
+        (st = run_eval(s, g, &ef, &tf, first + steps, out, err)) != DG_OK)
+        goto ckdone;
+    st = read_variables(s, g, out, err);
+ckdone:
+    dg_free(ckpt);
+done:
+    if (runner)
+        dgr_runner_free(runner);
+    dg_tensor_free(loss);
+    dg_free(rs.perm);
+    dg_free(idx);
+    feedset_free(&tf);
+    feedset_free(&ef);
+    if (st != DG_OK)
+        dg_train_result_free(out);
+    return st;
+}
+
+void dg_train_result_free(dg_train_result *r)
+{
+    if (!r)
+        return;
+    free_results(r->variables, r->n_variables);
+    free_results(r->eval, r->n_eval);
+    memset(r, 0, sizeof *r);
+}
