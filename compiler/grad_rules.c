@@ -9,10 +9,8 @@
 
 #include <string.h>
 
-static int OP(const char *name)
-{
-    return dgc_op_find(name);
-}
+/* Op ids by name, checked at compile time. */
+#define OP(name) DGC_OPID_##name
 
 /* Build a generated node for forward op c_fwd; -1 on error. */
 #define MK(suffix, opname, ...)                                               \
@@ -55,7 +53,7 @@ static dgc_ref sum_to(dgc_gctx *c, int32_t fwd, dgc_ref gr, dgc_ref like,
         return gr;
     if (fully_known_equal(&type_of(c, gr)->shape, &type_of(c, like)->shape))
         return gr;
-    return mk(c, fwd, suffix, OP("SumTo"), (const dgc_ref[]){gr, like}, 2);
+    return mk(c, fwd, suffix, OP(SumTo), (const dgc_ref[]){gr, like}, 2);
 }
 
 static dgc_ref cst(dgc_gctx *c, int32_t fwd, const char *suffix, double v,
@@ -95,7 +93,7 @@ static dgc_ref mk_mm(dgc_gctx *c, int32_t fwd, dgc_ref a, dgc_ref b, int ta,
                      int tb)
 {
     dgc_ref r = {-1, 0};
-    int32_t id = dgc_grad_node_raw(c, fwd, "MatMul", OP("MatMul"),
+    int32_t id = dgc_grad_node_raw(c, fwd, "MatMul", OP(MatMul),
                                    (const dgc_ref[]){a, b}, 2);
     if (id < 0)
         return r;
@@ -159,7 +157,7 @@ static dg_status reduce_grad(dgc_gctx *c, int32_t fwd, dgc_ref dy, dgc_ref *dx,
                              int mean)
 {
     dgc_ref x = c->g->nodes[fwd].inputs[0];
-    int32_t id = dgc_grad_node_raw(c, fwd, "BroadcastLike", OP("BroadcastLike"),
+    int32_t id = dgc_grad_node_raw(c, fwd, "BroadcastLike", OP(BroadcastLike),
                                    (const dgc_ref[]){dy, x}, 2);
     if (id < 0)
         return fail(c);
@@ -175,7 +173,7 @@ static dg_status reduce_grad(dgc_gctx *c, int32_t fwd, dgc_ref dy, dgc_ref *dx,
 static dg_status max_grad(dgc_gctx *c, int32_t fwd, dgc_ref dy, dgc_ref *dx)
 {
     dgc_ref x = c->g->nodes[fwd].inputs[0];
-    int32_t id = dgc_grad_node_raw(c, fwd, "MaxGrad", OP("MaxGrad"),
+    int32_t id = dgc_grad_node_raw(c, fwd, "MaxGrad", OP(MaxGrad),
                                    (const dgc_ref[]){x, R(fwd, 0), dy}, 3);
     if (id < 0)
         return fail(c);
@@ -191,7 +189,7 @@ static dg_status transpose_grad(dgc_gctx *c, int32_t fwd, dgc_ref dy,
                                 dgc_ref *dx)
 {
     const dgc_attr *a = dgc_node_attr(&c->g->nodes[fwd], "perm");
-    int32_t id = dgc_grad_node_raw(c, fwd, "Transpose", OP("Transpose"), &dy, 1);
+    int32_t id = dgc_grad_node_raw(c, fwd, "Transpose", OP(Transpose), &dy, 1);
     if (id < 0)
         return fail(c);
     if (a && a->n > 0) {
@@ -217,7 +215,7 @@ static dg_status cast_grad(dgc_gctx *c, int32_t fwd, dgc_ref dy, dgc_ref *dx)
     dg_dtype tin = type_of(c, x)->dtype, tout = type_of(c, R(fwd, 0))->dtype;
     if ((tin != DG_F32 && tin != DG_F64) || (tout != DG_F32 && tout != DG_F64))
         return DG_OK; /* no gradient through integer casts */
-    int32_t id = dgc_grad_node_raw(c, fwd, "Cast", OP("Cast"), &dy, 1);
+    int32_t id = dgc_grad_node_raw(c, fwd, "Cast", OP(Cast), &dy, 1);
     if (id < 0)
         return fail(c);
     if (dgc_node_set_dtype(&c->g->nodes[id], "dtype", tin))
@@ -234,7 +232,7 @@ static dg_status xent_grad(dgc_gctx *c, int32_t fwd, dgc_ref dy, dgc_ref *dx)
     dgc_ref bp = R(fwd, 1);
     if (!NEED(0) && !NEED(1))
         return DG_OK;
-    int32_t id = dgc_grad_node_raw(c, fwd, "BroadcastLike", OP("BroadcastLike"),
+    int32_t id = dgc_grad_node_raw(c, fwd, "BroadcastLike", OP(BroadcastLike),
                                    (const dgc_ref[]){dy, bp}, 2);
     if (id < 0)
         return fail(c);
@@ -244,18 +242,18 @@ static dg_status xent_grad(dgc_gctx *c, int32_t fwd, dgc_ref dy, dgc_ref *dx)
     if (dgc_infer_node(c->g, id, c->err) != DG_OK)
         return fail(c);
     if (NEED(0)) {
-        dx[0] = MK("Mul", "Mul", R(id, 0), bp);
+        dx[0] = MK("Mul", Mul, R(id, 0), bp);
         CHK(dx[0]);
     }
     /* dense labels (TF): -dy[:, None] * log_softmax(logits) */
     dgc_ref lab = c->g->nodes[fwd].inputs[1];
     dg_dtype lt = type_of(c, lab)->dtype;
-    if (NEED(1) && c->g->nodes[fwd].op == OP("SoftmaxCrossEntropyWithLogits") &&
+    if (NEED(1) && c->g->nodes[fwd].op == OP(SoftmaxCrossEntropyWithLogits) &&
         (lt == DG_F32 || lt == DG_F64)) {
-        dgc_ref sm = MK("Softmax", "Softmax", c->g->nodes[fwd].inputs[0]); CHK(sm);
-        dgc_ref ls = MK("Log", "Log", sm); CHK(ls);
-        dgc_ref m = MK("Mul", "Mul", R(id, 0), ls); CHK(m);
-        dx[1] = MK("Neg", "Neg", m); CHK(dx[1]);
+        dgc_ref sm = MK("Softmax", Softmax, c->g->nodes[fwd].inputs[0]); CHK(sm);
+        dgc_ref ls = MK("Log", Log, sm); CHK(ls);
+        dgc_ref m = MK("Mul", Mul, R(id, 0), ls); CHK(m);
+        dx[1] = MK("Neg", Neg, m); CHK(dx[1]);
     }
     return DG_OK;
 }
@@ -268,7 +266,7 @@ static dg_status batchnorm_grad(dgc_gctx *c, int32_t fwd, dgc_ref dy,
     int has_eps = dgc_node_attr(f, "epsilon") != NULL;
     double eps = dgc_attr_float(f, "epsilon", 0.001);
     int32_t id = dgc_grad_node_raw(
-        c, fwd, "BatchNormGrad", OP("BatchNormGrad"),
+        c, fwd, "BatchNormGrad", OP(BatchNormGrad),
         (const dgc_ref[]){dy, x, scale, R(fwd, 1), R(fwd, 2)}, 5);
     if (id < 0)
         return fail(c);
@@ -280,11 +278,6 @@ static dg_status batchnorm_grad(dgc_gctx *c, int32_t fwd, dgc_ref dy,
     dx[1] = R(id, 1);
     dx[2] = R(id, 2);
     return DG_OK;
-}
-
-static int is(int op, const char *name)
-{
-    return op == OP(name);
 }
 
 dg_status dgc_grad_rule(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
@@ -299,123 +292,123 @@ dg_status dgc_grad_rule(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
     dgc_ref yv = f->n_inputs > 1 ? f->inputs[1] : x;
     dgc_ref z = R(fwd, 0);
 
-    if (is(op, "Identity") || is(op, "Print")) {
+    if (op == OP(Identity) || op == OP(Print)) {
         dx[0] = dy;
-    } else if (is(op, "Neg")) {
-        dx[0] = MK("Neg", "Neg", dy); CHK(dx[0]);
-    } else if (is(op, "Abs")) {
+    } else if (op == OP(Neg)) {
+        dx[0] = MK("Neg", Neg, dy); CHK(dx[0]);
+    } else if (op == OP(Abs)) {
         /* dy * sign(x) = ReluGrad(dy, x) - ReluGrad(dy, -x) */
-        dgc_ref p = MK("ReluGrad", "ReluGrad", dy, x); CHK(p);
-        dgc_ref nx = MK("Neg", "Neg", x); CHK(nx);
-        dgc_ref q = MK("ReluGrad", "ReluGrad", dy, nx); CHK(q);
-        dx[0] = MK("Sub", "Sub", p, q); CHK(dx[0]);
-    } else if (is(op, "Sin")) {
-        dgc_ref cs = MK("Cos", "Cos", x); CHK(cs);
-        dx[0] = MK("Mul", "Mul", dy, cs); CHK(dx[0]);
-    } else if (is(op, "Cos")) {
-        dgc_ref sn = MK("Sin", "Sin", x); CHK(sn);
-        dgc_ref ns = MK("Neg", "Neg", sn); CHK(ns);
-        dx[0] = MK("Mul", "Mul", dy, ns); CHK(dx[0]);
-    } else if (is(op, "Exp")) {
-        dx[0] = MK("Mul", "Mul", dy, z); CHK(dx[0]);
-    } else if (is(op, "Log")) {
-        dx[0] = MK("Div", "Div", dy, x); CHK(dx[0]);
-    } else if (is(op, "Sqrt")) {
+        dgc_ref p = MK("ReluGrad", ReluGrad, dy, x); CHK(p);
+        dgc_ref nx = MK("Neg", Neg, x); CHK(nx);
+        dgc_ref q = MK("ReluGrad", ReluGrad, dy, nx); CHK(q);
+        dx[0] = MK("Sub", Sub, p, q); CHK(dx[0]);
+    } else if (op == OP(Sin)) {
+        dgc_ref cs = MK("Cos", Cos, x); CHK(cs);
+        dx[0] = MK("Mul", Mul, dy, cs); CHK(dx[0]);
+    } else if (op == OP(Cos)) {
+        dgc_ref sn = MK("Sin", Sin, x); CHK(sn);
+        dgc_ref ns = MK("Neg", Neg, sn); CHK(ns);
+        dx[0] = MK("Mul", Mul, dy, ns); CHK(dx[0]);
+    } else if (op == OP(Exp)) {
+        dx[0] = MK("Mul", Mul, dy, z); CHK(dx[0]);
+    } else if (op == OP(Log)) {
+        dx[0] = MK("Div", Div, dy, x); CHK(dx[0]);
+    } else if (op == OP(Sqrt)) {
         dgc_ref h = cst(c, fwd, "half", 0.5, x); CHK(h);
-        dgc_ref m = MK("Mul", "Mul", dy, h); CHK(m);
-        dx[0] = MK("Div", "Div", m, z); CHK(dx[0]);
-    } else if (is(op, "Square")) {
+        dgc_ref m = MK("Mul", Mul, dy, h); CHK(m);
+        dx[0] = MK("Div", Div, m, z); CHK(dx[0]);
+    } else if (op == OP(Square)) {
         dgc_ref two = cst(c, fwd, "two", 2.0, x); CHK(two);
-        dgc_ref m = MK("Mul", "Mul", x, two); CHK(m);
-        dx[0] = MK("Mul", "Mul", dy, m); CHK(dx[0]);
-    } else if (is(op, "Tanh")) {
-        dx[0] = MK("TanhGrad", "TanhGrad", z, dy); CHK(dx[0]);
-    } else if (is(op, "Sigmoid")) {
-        dx[0] = MK("SigmoidGrad", "SigmoidGrad", z, dy); CHK(dx[0]);
-    } else if (is(op, "Relu")) {
-        dx[0] = MK("ReluGrad", "ReluGrad", dy, x); CHK(dx[0]);
-    } else if (is(op, "Softmax")) {
-        dx[0] = MK("SoftmaxGrad", "SoftmaxGrad", z, dy); CHK(dx[0]);
-    } else if (is(op, "Add")) {
+        dgc_ref m = MK("Mul", Mul, x, two); CHK(m);
+        dx[0] = MK("Mul", Mul, dy, m); CHK(dx[0]);
+    } else if (op == OP(Tanh)) {
+        dx[0] = MK("TanhGrad", TanhGrad, z, dy); CHK(dx[0]);
+    } else if (op == OP(Sigmoid)) {
+        dx[0] = MK("SigmoidGrad", SigmoidGrad, z, dy); CHK(dx[0]);
+    } else if (op == OP(Relu)) {
+        dx[0] = MK("ReluGrad", ReluGrad, dy, x); CHK(dx[0]);
+    } else if (op == OP(Softmax)) {
+        dx[0] = MK("SoftmaxGrad", SoftmaxGrad, z, dy); CHK(dx[0]);
+    } else if (op == OP(Add)) {
         if (NEED(0)) { dx[0] = sum_to(c, fwd, dy, x, "SumTo"); CHK(dx[0]); }
         if (NEED(1)) { dx[1] = sum_to(c, fwd, dy, yv, "SumTo"); CHK(dx[1]); }
-    } else if (is(op, "Sub")) {
+    } else if (op == OP(Sub)) {
         if (NEED(0)) { dx[0] = sum_to(c, fwd, dy, x, "SumTo"); CHK(dx[0]); }
         if (NEED(1)) {
-            dgc_ref n = MK("Neg", "Neg", dy); CHK(n);
+            dgc_ref n = MK("Neg", Neg, dy); CHK(n);
             dx[1] = sum_to(c, fwd, n, yv, "SumTo"); CHK(dx[1]);
         }
-    } else if (is(op, "Mul")) {
+    } else if (op == OP(Mul)) {
         if (NEED(0)) {
-            dgc_ref a = MK("Mul", "Mul", dy, yv); CHK(a);
+            dgc_ref a = MK("Mul", Mul, dy, yv); CHK(a);
             dx[0] = sum_to(c, fwd, a, x, "SumTo"); CHK(dx[0]);
         }
         if (NEED(1)) {
-            dgc_ref b = MK("Mul", "Mul", dy, x); CHK(b);
+            dgc_ref b = MK("Mul", Mul, dy, x); CHK(b);
             dx[1] = sum_to(c, fwd, b, yv, "SumTo"); CHK(dx[1]);
         }
-    } else if (is(op, "Div")) {
+    } else if (op == OP(Div)) {
         if (NEED(0)) {
-            dgc_ref a = MK("Div", "Div", dy, yv); CHK(a);
+            dgc_ref a = MK("Div", Div, dy, yv); CHK(a);
             dx[0] = sum_to(c, fwd, a, x, "SumTo"); CHK(dx[0]);
         }
         if (!NEED(1))
             return DG_OK;
-        dgc_ref q = MK("Div", "Div", z, yv); CHK(q);
-        dgc_ref m = MK("Mul", "Mul", dy, q); CHK(m);
-        dgc_ref n = MK("Neg", "Neg", m); CHK(n);
+        dgc_ref q = MK("Div", Div, z, yv); CHK(q);
+        dgc_ref m = MK("Mul", Mul, dy, q); CHK(m);
+        dgc_ref n = MK("Neg", Neg, m); CHK(n);
         dx[1] = sum_to(c, fwd, n, yv, "SumTo"); CHK(dx[1]);
-    } else if (is(op, "Pow")) {
+    } else if (op == OP(Pow)) {
         /* dx = dy * y * x^(y-1); dy_ = dy * z * log(x) where x > 0 */
         if (NEED(0)) {
             dgc_ref one = cst(c, fwd, "one", 1.0, x); CHK(one);
-            dgc_ref ym1 = MK("Sub", "Sub", yv, one); CHK(ym1);
-            dgc_ref p = MK("Pow", "Pow", x, ym1); CHK(p);
-            dgc_ref yp = MK("Mul", "Mul", yv, p); CHK(yp);
-            dgc_ref a = MK("Mul", "Mul", dy, yp); CHK(a);
+            dgc_ref ym1 = MK("Sub", Sub, yv, one); CHK(ym1);
+            dgc_ref p = MK("Pow", Pow, x, ym1); CHK(p);
+            dgc_ref yp = MK("Mul", Mul, yv, p); CHK(yp);
+            dgc_ref a = MK("Mul", Mul, dy, yp); CHK(a);
             dx[0] = sum_to(c, fwd, a, x, "SumTo"); CHK(dx[0]);
         }
         if (!NEED(1))
             return DG_OK;
         dgc_ref tiny = cst(c, fwd, "tiny", 1e-30, x); CHK(tiny);
-        dgc_ref mx = MK("Maximum", "Maximum", x, tiny); CHK(mx);
-        dgc_ref lg = MK("Log", "Log", mx); CHK(lg);
-        dgc_ref lgm = MK("ReluGrad", "ReluGrad", lg, x); CHK(lgm);
-        dgc_ref zl = MK("Mul", "Mul", z, lgm); CHK(zl);
-        dgc_ref b = MK("Mul", "Mul", dy, zl); CHK(b);
+        dgc_ref mx = MK("Maximum", Maximum, x, tiny); CHK(mx);
+        dgc_ref lg = MK("Log", Log, mx); CHK(lg);
+        dgc_ref lgm = MK("ReluGrad", ReluGrad, lg, x); CHK(lgm);
+        dgc_ref zl = MK("Mul", Mul, z, lgm); CHK(zl);
+        dgc_ref b = MK("Mul", Mul, dy, zl); CHK(b);
         dx[1] = sum_to(c, fwd, b, yv, "SumTo"); CHK(dx[1]);
-    } else if (is(op, "Maximum") || is(op, "Minimum")) {
+    } else if (op == OP(Maximum) || op == OP(Minimum)) {
         /* Maximum: y wins where y > x; x gets the rest (ties to x).
          * Minimum: y wins where x > y. */
-        int mx = is(op, "Maximum");
-        dgc_ref d = mx ? MK("Sub", "Sub", yv, x) : MK("Sub", "Sub", x, yv);
+        int mx = op == OP(Maximum);
+        dgc_ref d = mx ? MK("Sub", Sub, yv, x) : MK("Sub", Sub, x, yv);
         CHK(d);
-        dgc_ref gy = MK("ReluGrad", "ReluGrad", dy, d); CHK(gy);
-        dgc_ref gx = MK("Sub", "Sub", dy, gy); CHK(gx);
+        dgc_ref gy = MK("ReluGrad", ReluGrad, dy, d); CHK(gy);
+        dgc_ref gx = MK("Sub", Sub, dy, gy); CHK(gx);
         dx[0] = sum_to(c, fwd, gx, x, "SumTo"); CHK(dx[0]);
         dx[1] = sum_to(c, fwd, gy, yv, "SumTo"); CHK(dx[1]);
-    } else if (is(op, "AddN")) {
+    } else if (op == OP(AddN)) {
         for (int i = 0; i < f->n_inputs; i++)
             dx[i] = dy;
-    } else if (is(op, "MatMul")) {
+    } else if (op == OP(MatMul)) {
         return matmul_grad(c, fwd, dy, dx);
-    } else if (is(op, "BiasAdd")) {
+    } else if (op == OP(BiasAdd)) {
         dx[0] = dy;
         if (NEED(1)) { dx[1] = sum_to(c, fwd, dy, yv, "SumTo"); CHK(dx[1]); }
-    } else if (is(op, "Sum") || is(op, "Mean")) {
-        return reduce_grad(c, fwd, dy, dx, is(op, "Mean"));
-    } else if (is(op, "Max")) {
+    } else if (op == OP(Sum) || op == OP(Mean)) {
+        return reduce_grad(c, fwd, dy, dx, op == OP(Mean));
+    } else if (op == OP(Max)) {
         return max_grad(c, fwd, dy, dx);
-    } else if (is(op, "Reshape")) {
-        dx[0] = MK("ReshapeLike", "ReshapeLike", dy, x); CHK(dx[0]);
-    } else if (is(op, "Transpose")) {
+    } else if (op == OP(Reshape)) {
+        dx[0] = MK("ReshapeLike", ReshapeLike, dy, x); CHK(dx[0]);
+    } else if (op == OP(Transpose)) {
         return transpose_grad(c, fwd, dy, dx);
-    } else if (is(op, "Cast")) {
+    } else if (op == OP(Cast)) {
         return cast_grad(c, fwd, dy, dx);
-    } else if (is(op, "SoftmaxCrossEntropyWithLogits") ||
-               is(op, "SparseSoftmaxCrossEntropyWithLogits")) {
+    } else if (op == OP(SoftmaxCrossEntropyWithLogits) ||
+               op == OP(SparseSoftmaxCrossEntropyWithLogits)) {
         return xent_grad(c, fwd, dy, dx);
-    } else if (is(op, "BatchNorm")) {
+    } else if (op == OP(BatchNorm)) {
         return batchnorm_grad(c, fwd, dy, dx);
     } else {
         return dg_err(c->err, DG_E_GRAPH,

@@ -86,7 +86,7 @@ int32_t dgc_grad_const(dgc_gctx *c, int32_t fwd, const char *suffix, double v,
     }
     char name[1024];
     unique_name(c, fwd, suffix, name, sizeof name);
-    int32_t id = dgc_grad_node_named(c, fwd, name, dgc_op_find("Const"), NULL, 0);
+    int32_t id = dgc_grad_node_named(c, fwd, name, DGC_OPID_Const, NULL, 0);
     if (id < 0) {
         dg_tensor_free(tv);
         return -1;
@@ -181,7 +181,7 @@ static dg_status aggregate(gstate *s, int32_t node, int out,
         dg_free(refs);
         return DG_OK;
     } else {
-        id = dgc_grad_node(&s->c, node, "AddN", dgc_op_find("AddN"), refs, m);
+        id = dgc_grad_node(&s->c, node, "AddN", DGC_OPID_AddN, refs, m);
     }
     dg_free(refs);
     if (id < 0)
@@ -325,7 +325,7 @@ dg_status dgc_grad_build(dgc_graph *g, const char *set, const int32_t *ys,
             r.node = grad_ys[j];
         } else {
             dgc_ref in = {y, 0};
-            r.node = dgc_grad_node(&s.c, y, "grad_ys", dgc_op_find("OnesLike"),
+            r.node = dgc_grad_node(&s.c, y, "grad_ys", DGC_OPID_OnesLike,
                                    &in, 1);
             if (r.node < 0) {
                 st = err->code ? err->code : DG_E_GRAPH;
@@ -418,7 +418,7 @@ dg_status dgc_grad_build(dgc_graph *g, const char *set, const int32_t *ys,
         if (id < 0) {
             dgc_ref in = {xs[j], 0};
             id = dgc_grad_node_named(&s.c, xs[j], name,
-                                     dgc_op_find("ZerosLike"), &in, 1);
+                                     DGC_OPID_ZerosLike, &in, 1);
             if (id < 0 || dgc_infer_node(g, id, err) != DG_OK) {
                 st = err->code ? err->code : DG_E_GRAPH;
                 goto done;

@@ -214,7 +214,7 @@ int dgc_infer_unary_float(DGC_INFER_ARGS)
     if (!is_float(in[0].dtype))
         FAIL("%s needs a float input, got %s", opname(n),
              dg_dtype_name(in[0].dtype));
-    if (strcmp(opname(n), "Softmax") == 0 && in[0].shape.rank < 1)
+    if (n->op == DGC_OPID_Softmax && in[0].shape.rank < 1)
         FAIL("Softmax needs logits of rank >= 1, got a scalar");
     out[0] = in[0];
     return 0;
@@ -521,7 +521,7 @@ int dgc_infer_assign(DGC_INFER_ARGS)
         return -1;
     /* Assign with validate_shape=false takes the value's shape (TF) */
     int validate = dgc_attr_bool(n, "validate_shape", 1) ||
-                   strcmp(opname(n), "Assign") != 0;
+                   n->op != DGC_OPID_Assign;
     dg_shape s = in[1].shape;
     if (validate && same_shape(n, &in[0].shape, &in[1].shape, &s, msg, msgsz))
         return -1;

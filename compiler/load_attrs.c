@@ -376,7 +376,7 @@ dg_status dgc_load_attrs(dgc_graph *g, const dgc_jdoc *doc, int32_t id,
         return dg_err(err, DG_E_GRAPH, "node '%s': unknown attr 'init' for "
                       "op %s", n->name, d->name);
     }
-    if (n->op == dgc_op_find("Const") && !value)
+    if (n->op == DGC_OPID_Const && !value)
         return dg_err(err, DG_E_GRAPH, "node '%s': Const needs attr 'value'",
                       n->name);
     return DG_OK;

@@ -350,7 +350,7 @@ static dg_status build_groups(dgc_placer *p, dg_error *err)
     /* reference edges first, as TF does: the variable (input 0) of every
      * state op, and the accumulators it updates in place (ApplyMomentum's
      * accum, ApplyAdam's m and v), which are reference inputs in TF too */
-    int op_mom = dgc_op_find("ApplyMomentum"), op_adam = dgc_op_find("ApplyAdam");
+    int op_mom = DGC_OPID_ApplyMomentum, op_adam = DGC_OPID_ApplyAdam;
     for (int32_t i = 0; i < p->n; i++) {
         const dgc_node *n = &g->nodes[i];
         if (!dgc_op_has(n->op, DGC_OP_STATE) || n->n_inputs < 1)

@@ -140,7 +140,7 @@ static dg_status var_list(dgc_graph *g, int32_t **vars, int *n_vars,
                           dg_error *err)
 {
     const dgc_train *t = &g->train;
-    int vop = dgc_op_find("Variable");
+    int vop = DGC_OPID_Variable;
     int cap = t->n_var_list >= 0 ? t->n_var_list : g->n_nodes;
     int32_t *v = dg_malloc(sizeof *v * (size_t)(cap + 1));
     if (!v)
@@ -433,7 +433,7 @@ dg_status dgc_pass_train(dgc_graph *g, int colocate_override, dg_error *err)
     if (st != DG_OK)
         goto done;
     int32_t end_gen = g->n_nodes;
-    int zl = dgc_op_find("ZerosLike"), any = 0;
+    int zl = DGC_OPID_ZerosLike, any = 0;
     for (int i = 0; i < nv; i++)
         any |= g->nodes[grads[i]].op != zl;
     if (!any) {

@@ -147,7 +147,7 @@ dg_status dgr_checkpoint_save(dgr_session *s, const char *path, int64_t step,
                               dg_error *err)
 {
     const dgc_graph *g = dgr_session_program(s)->g;
-    int vop = dgc_op_find("Variable");
+    int vop = DGC_OPID_Variable;
     uint32_t n = 0;
     for (int32_t i = 0; i < g->n_nodes; i++)
         n += g->nodes[i].op == vop;
@@ -299,7 +299,7 @@ dg_status dgr_checkpoint_restore(dgr_session *s, const char *path,
         r.off += nb;
     }
     /* check every Variable first, then write */
-    int vop = dgc_op_find("Variable");
+    int vop = DGC_OPID_Variable;
     for (int pass = 0; pass < 2 && st == DG_OK; pass++)
         for (int32_t i = 0; i < g->n_nodes; i++) {
             const dgc_node *nd = &g->nodes[i];

@@ -73,7 +73,7 @@ static dg_status feedset_load(const dgc_graph *g, const dgc_feed *feeds,
     if (!f->node || !f->data || !f->batch || !f->file)
         return dg_err_nomem(err, "feeds");
     f->n = n;
-    int ph = dgc_op_find("Placeholder");
+    int ph = DGC_OPID_Placeholder;
     const char *first_file = NULL;
     for (int i = 0; i < n; i++) {
         const dgc_feed *fd = &feeds[i];
@@ -321,7 +321,7 @@ done:
 static dg_status read_variables(dgr_session *s, const dgc_graph *g,
                                 dg_train_result *out, dg_error *err)
 {
-    int vop = dgc_op_find("Variable"), n = 0;
+    int vop = DGC_OPID_Variable, n = 0;
     for (int32_t i = 0; i < g->n_nodes; i++)
         n += g->nodes[i].op == vop;
     out->variables = dg_calloc((size_t)n + 1, sizeof *out->variables);
