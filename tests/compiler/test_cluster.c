@@ -409,6 +409,15 @@ static void test_join_outside_mpi(void **state)
     assert_int_equal(rank, -1);
     assert_non_null(strstr(err.msg, "start it with mpirun -np 3"));
     dg_cluster_free(c);
+    /* a library client cannot run a cluster program as one process */
+    dg_status st;
+    dg_program *p = compile_text(PS_GRAPH, NULL, 1, &st, &err);
+    assert_non_null(p);
+    memset(&err, 0, sizeof err);
+    assert_null(dg_session_new(p, NULL, &err));
+    assert_int_equal(err.code, DG_E_USAGE);
+    assert_non_null(strstr(err.msg, "start it with mpirun -np 4"));
+    dg_program_free(p);
 }
 
 int main(void)
