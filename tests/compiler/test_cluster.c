@@ -420,6 +420,73 @@ static void test_join_outside_mpi(void **state)
     dg_program_free(p);
 }
 
+/* Parse --cluster, load, build the cluster's devices, compile, render
+ * JSON and DOT; the first failing status. */
+static dg_status oom_pipeline(dg_error *err)
+{
+    dg_cluster *c = NULL;
+    dg_graph *g = NULL;
+    dg_device_list *local = NULL, *all = NULL;
+    dg_program *p = NULL;
+    dg_options o;
+    dg_options_init(&o);
+    dg_status st = dg_cluster_parse("ps=2,worker=3", &c, err);
+    if (!st && !(g = dg_graph_load("t.json", PS_GRAPH, strlen(PS_GRAPH), err)))
+        st = err->code;
+    if (!st)
+        st = dg_devices_assume(1, &local, err);
+    if (!st) {
+        const dg_device_list *per[5] = {local, local, local, local, local};
+        o.cluster = c;
+        st = dg_devices_for_cluster(c, per, &all, err);
+    }
+    if (!st && !(p = dg_compile(g, &o, all, err)))
+        st = err->code;
+    if (!st) {
+        g = NULL; /* owned by p */
+        for (int f = 0; f < 2 && !st; f++) {
+            char *t = dg_program_render(p, f ? "dot" : "json");
+            st = t ? DG_OK : DG_E_NOMEM;
+            free(t);
+        }
+    }
+    dg_program_free(p);
+    dg_graph_free(g);
+    dg_devices_free(all);
+    dg_devices_free(local);
+    dg_cluster_free(c);
+    return st;
+}
+
+/* Every allocation of the pipeline failing (from k on, or only the k-th)
+ * gives DG_E_NOMEM, never another status or a crash (leaks: ASan). */
+static void test_oom(void **state)
+{
+    (void)state;
+    for (int once = 0; once < 2; once++) {
+        dg_error err;
+        memset(&err, 0, sizeof err);
+        unsigned long before = dg_alloc_count();
+        assert_int_equal(oom_pipeline(&err), DG_OK);
+        long total = (long)(dg_alloc_count() - before), k;
+        for (k = 0; k < 100000; k++) {
+            memset(&err, 0, sizeof err);
+            if (once)
+                dg_alloc_fail_once(k);
+            else
+                dg_alloc_fail_after(k);
+            dg_status st = oom_pipeline(&err);
+            dg_alloc_fail_after(-1);
+            if (st == DG_OK)
+                break;
+            if (st != DG_E_NOMEM)
+                fail_msg("k=%ld once=%d: status %d: %s", k, once, (int)st,
+                         err.msg);
+        }
+        assert_int_equal(k, total);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -432,6 +499,7 @@ int main(void)
         cmocka_unit_test(test_devices_must_match),
         cmocka_unit_test(test_graph_cluster_errors),
         cmocka_unit_test(test_join_outside_mpi),
+        cmocka_unit_test(test_oom),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
