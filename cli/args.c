@@ -23,7 +23,7 @@ typedef enum opt_id {
     O_FETCH, O_FEED, O_STEPS, O_REPEAT, O_INTER, O_INTRA, O_OPENCL,
     O_VISIBLE, O_VGPUS, O_MEMFRAC, O_GROWTH, O_NO_GROWTH, O_ASSUME, O_TRACE,
     O_OUTPUT, O_FORMAT, O_EXPECT, O_SEED, O_JSON, O_EXPLAIN, O_CHECKPOINT,
-    O_RESTORE, O_TRAIN, O_MEMORY
+    O_RESTORE, O_TRAIN, O_MEMORY, O_CLUSTER
 } opt_id;
 
 typedef struct opt_def {
@@ -67,6 +67,7 @@ static const opt_def OPTS[] = {
     {"restore", 0, 0, M(CLI_TRAIN), O_RESTORE},
     {"train", 0, 0, M(CLI_PROFILE), O_TRAIN},
     {"memory", 0, 0, M_EXEC, O_MEMORY},
+    {"cluster", 0, 1, M_DEVSEL, O_CLUSTER},
 };
 #define N_OPTS (sizeof OPTS / sizeof OPTS[0])
 
@@ -319,6 +320,16 @@ static int apply(cli_args *a, const opt_def *d, const char *v, char *why,
     case O_RESTORE: a->opt.restore = 1; return 0;
     case O_TRAIN: a->opt.train_mode = 1; return 0;
     case O_MEMORY: a->memory = 1; return 0;
+    case O_CLUSTER: {
+        dg_error e;
+        dg_cluster *c;
+        if (dg_cluster_parse(v, &c, &e))
+            return fail(why, n, "%s", e.msg);
+        dg_cluster_free(a->cluster); /* the last --cluster wins */
+        a->cluster = c;
+        a->opt.cluster = c;
+        return 0;
+    }
     }
     return fail(why, n, "internal: unhandled option");
 }
@@ -478,6 +489,9 @@ void cli_args_free(cli_args *a)
     dg_free(a->feeds);
     dg_free(a->fetch);
     dg_free(a->fetch_buf);
+    dg_cluster_free(a->cluster);
+    a->cluster = NULL;
+    a->opt.cluster = NULL;
     a->feeds = NULL;
     a->fetch = NULL;
     a->fetch_buf = NULL;

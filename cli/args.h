@@ -48,6 +48,7 @@ typedef struct cli_args {
     char *fetch_buf;         /* copy of the --fetch lists, split in place */
     const char **fetch;      /* names pointing into fetch_buf */
     dg_feed_arg *feeds;
+    dg_cluster *cluster;     /* --cluster, also in opt.cluster */
 } cli_args;
 
 /* Parse argv.  Returns 0 on success, or -1 with a one-line reason (without

@@ -55,10 +55,20 @@ typedef struct cli_ctx {
 } cli_ctx;
 
 /* Load GRAPH, pick devices (dg_devices_assume with --assume-gpus, otherwise
- * dg_devices_discover) and compile.  On failure err is filled and whatever
- * was built is released by cli_ctx_free. */
+ * dg_devices_discover) and compile.  For a cluster graph (SPEC 8), run,
+ * train and profile first dg_cluster_join (today: the exit-2 "start it
+ * with mpirun -np N"), and the devices are cli_cluster_devices'.  On
+ * failure err is filled and whatever was built is released by
+ * cli_ctx_free. */
 dg_status cli_compile(const cli_args *a, cli_ctx *c, dg_error *err);
 void cli_ctx_free(cli_ctx *c);
+
+/* Replace *devs, this machine's devices, by the cluster-wide list of c
+ * with every task having them (SPEC 8.1: how place/check compile a whole
+ * cluster on one machine).  *devs is freed either way on success; on
+ * failure it is left as it was. */
+dg_status cli_cluster_devices(const dg_cluster *c, dg_device_list **devs,
+                              dg_error *err);
 
 /* Print the placement log (SPEC 5) on stderr if --log-device-placement. */
 dg_status cli_log_placement(const cli_args *a, const cli_ctx *c,

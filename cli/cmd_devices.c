@@ -9,7 +9,9 @@
  *   /job:localhost/replica:0/task:0/device:CPU:0 -> device: 0, name: host,
  *   platform: host, memory: <MiB> MiB, cores: <online cores>
  * A GPU's memory is what this process would use: its share after
- * --virtual-gpus, times --gpu-memory-fraction.
+ * --virtual-gpus, times --gpu-memory-fraction.  With --cluster, every
+ * task's devices, each task having this machine's (what `place` compiles
+ * against outside MPI).
  */
 #include "cli.h"
 
@@ -90,6 +92,9 @@ int cmd_devices(const cli_args *a)
     cli_buf_init(&b);
     int code = 0;
     if (dg_devices_discover(&a->opt, &l, &err))
+        goto fail;
+    /* --cluster outside MPI: every task as if it ran on this machine */
+    if (a->opt.cluster && cli_cluster_devices(a->opt.cluster, &l, &err))
         goto fail;
     int n = dg_devices_count(l);
     if (a->json)

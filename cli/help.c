@@ -37,7 +37,10 @@ static const char GLOBAL[] =
     "                              none = CPU:0 only (env DGRUN_OPENCL_DEVICES)\n" \
     "  --visible-devices LIST      comma list of physical GPU indices, renumbered from 0; \"\" hides all\n" \
     "                              (env DGRUN_VISIBLE_DEVICES)\n" \
-    "  --virtual-gpus N            split each visible GPU into N logical GPUs\n"
+    "  --virtual-gpus N            split each visible GPU into N logical GPUs\n" \
+    "  --cluster JOB=N[,JOB=N...]  jobs and their task counts, e.g. ps=2,worker=2 (overrides the\n" \
+    "                              graph's \"cluster\"; place/check give every task this machine's\n" \
+    "                              devices or --assume-gpus; run/train/profile need mpirun -np TASKS)\n"
 #define O_MEM                                                                  \
     "  --gpu-memory-fraction F     cap each GPU's allocator at F (0 < F <= 1) of its memory\n" \
     "  --allow-growth, --no-allow-growth  grow GPU pools on demand (default) / reserve at start\n"
@@ -104,7 +107,7 @@ static const char PLACE[] =
     "  --expect GOLDEN             compare with a golden {\"node\": \"device\"} file; print\n"
     "                              differences and exit 3 if any\n"
     "  --explain NODE              show how NODE's device was chosen\n"
-    "  --assume-gpus N             compile as if N GPUs (and CPU:0) existed\n"
+    "  --assume-gpus N             compile as if N GPUs (and CPU:0) existed (per task in a cluster)\n"
     "  --log-device-placement      also print the placement log on stderr\n"
     O_COMPILE O_DEVSEL O_HELP;
 
@@ -112,7 +115,7 @@ static const char CHECK[] =
     "usage: dgrun check GRAPH [options]\n\n"
     "Compile only; print nothing on success, one error line otherwise.\n\n"
     "options:\n"
-    "  --assume-gpus N             compile as if N GPUs (and CPU:0) existed\n"
+    "  --assume-gpus N             compile as if N GPUs (and CPU:0) existed (per task in a cluster)\n"
     "  --log-device-placement      print the placement log on stderr\n"
     O_COMPILE O_DEVSEL O_HELP;
 

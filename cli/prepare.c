@@ -59,11 +59,18 @@ dg_status cli_compile(const cli_args *a, cli_ctx *c, dg_error *err)
     }
     if (!g)
         return err->code ? err->code : DG_E_GRAPH;
-    dg_status st;
-    if (a->opt.assume_gpus >= 0)
+    dg_status st = DG_OK;
+    const dg_cluster *cl = dg_graph_cluster(g, &a->opt);
+    int exec = a->cmd == CLI_RUN || a->cmd == CLI_TRAIN ||
+               a->cmd == CLI_PROFILE;
+    if (cl && exec)
+        st = dg_cluster_join(cl, NULL, err);
+    if (!st && a->opt.assume_gpus >= 0)
         st = dg_devices_assume(a->opt.assume_gpus, &c->devs, err);
-    else
+    else if (!st)
         st = dg_devices_discover(&a->opt, &c->devs, err);
+    if (!st && cl)
+        st = cli_cluster_devices(cl, &c->devs, err);
     if (st) {
         dg_graph_free(g);
         return st;
@@ -73,6 +80,25 @@ dg_status cli_compile(const cli_args *a, cli_ctx *c, dg_error *err)
         dg_graph_free(g);
         return err->code ? err->code : DG_E_GRAPH;
     }
+    return DG_OK;
+}
+
+dg_status cli_cluster_devices(const dg_cluster *c, dg_device_list **devs,
+                              dg_error *err)
+{
+    int n = dg_cluster_task_count(c);
+    const dg_device_list **per = dg_malloc(sizeof *per * (size_t)(n ? n : 1));
+    if (!per)
+        return cli_err(err, DG_E_NOMEM, "out of memory listing the cluster's devices");
+    for (int r = 0; r < n; r++)
+        per[r] = *devs;
+    dg_device_list *all = NULL;
+    dg_status st = dg_devices_for_cluster(c, per, &all, err);
+    dg_free(per);
+    if (st)
+        return st;
+    dg_devices_free(*devs);
+    *devs = all;
     return DG_OK;
 }
 

@@ -5,6 +5,7 @@
  * of dgrun.h and dg_reason_name.
  */
 #include "program.h"
+#include "cluster.h"
 #include "load.h"
 #include "ops.h"
 #include "dg_alloc.h"
@@ -38,6 +39,7 @@ static void free_program_parts(dg_program *p)
     dg_free(p->transfers);
     dg_free(p->devs.devs);
     dg_free(p->device_scope);
+    dg_cluster_free(p->cluster);
 }
 
 void dg_program_free(dg_program *p)
@@ -114,6 +116,46 @@ static dg_status make_transfer_names(dg_program *p, dg_error *err)
     return DG_OK;
 }
 
+const dg_cluster *dg_graph_cluster(const dg_graph *g, const dg_options *o)
+{
+    if (o && o->cluster)
+        return o->cluster;
+    return g ? g->cluster : NULL;
+}
+
+const dg_cluster *dg_program_cluster(const dg_program *p)
+{
+    return p ? p->cluster : NULL;
+}
+
+/* The devices must be the cluster's (dg_devices_for_cluster), or all
+ * /job:localhost without one. */
+static dg_status check_devices(const dg_cluster *c, const dg_device_list *l,
+                               dg_error *err)
+{
+    char cs[256];
+    dg_cluster_str(c, cs, sizeof cs);
+    int last = -1;
+    for (int i = 0; i < l->n; i++) {
+        const dg_device_info *d = &l->devs[i];
+        int local = !d->job[0] || strcmp(d->job, "localhost") == 0;
+        if (!c && !local)
+            return dg_err(err, DG_E_USAGE, "device '%s' belongs to a cluster "
+                          "but the graph declares none", d->name);
+        if (!c)
+            continue;
+        int r = local ? -1 : dg_cluster_rank_of(c, d->job, d->task);
+        if (r < 0 || r != d->rank || (r != last && r != last + 1))
+            return dg_err(err, DG_E_USAGE, "device '%s' is not one of the "
+                          "cluster %s's tasks (in rank order)", d->name, cs);
+        last = r;
+    }
+    if (c && (l->devs[l->n - 1].rank != c->n_tasks - 1))
+        return dg_err(err, DG_E_USAGE, "the device list does not cover every "
+                      "task of the cluster %s", cs);
+    return DG_OK;
+}
+
 dg_program *dg_compile(dg_graph *g, const dg_options *o,
                        const dg_device_list *devs, dg_error *err)
 {
@@ -121,6 +163,9 @@ dg_program *dg_compile(dg_graph *g, const dg_options *o,
         dg_err(err, DG_E_USAGE, "dg_compile: no graph or no devices");
         return NULL;
     }
+    const dg_cluster *cluster = dg_graph_cluster(g, o);
+    if (check_devices(cluster, devs, err))
+        return NULL;
     int colocate = (o && o->colocate >= 0) ? (o->colocate != 0) : -1;
     int allow_soft = (o && o->allow_soft_placement >= 0)
                          ? (o->allow_soft_placement != 0)
@@ -153,6 +198,10 @@ dg_program *dg_compile(dg_graph *g, const dg_options *o,
         return NULL;
     }
     p->g = g;
+    if (cluster && !(p->cluster = dgc_cluster_copy(cluster))) {
+        dg_err_nomem(err, "program");
+        goto fail;
+    }
     p->allow_soft = allow_soft;
     p->colocate = colocate;
     p->devs.devs = dg_malloc(sizeof *p->devs.devs * (size_t)devs->n);

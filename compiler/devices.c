@@ -16,6 +16,7 @@
  * under soft placement), exactly as TF on a machine without that device.
  */
 #include "devices.h"
+#include "cluster.h"
 #include "dg_alloc.h"
 #include "dg_error.h"
 
@@ -68,8 +69,97 @@ int dgc_devices_append(dg_device_list *l, const dg_device_info *d)
 
 void dgc_device_fullname(dg_devtype t, int index, char *buf, size_t n)
 {
-    snprintf(buf, n, "/job:localhost/replica:0/task:0/device:%s:%d",
+    dgc_device_fullname_at("localhost", 0, t, index, buf, n);
+}
+
+void dgc_device_fullname_at(const char *job, int task, dg_devtype t,
+                            int index, char *buf, size_t n)
+{
+    snprintf(buf, n, "/job:%s/replica:0/task:%d/device:%s:%d", job, task,
              t == DG_DEV_GPU ? "GPU" : "CPU", index);
+}
+
+const char *dgc_device_job(const dg_device_info *d)
+{
+    return d->job[0] ? d->job : "localhost";
+}
+
+#define MAX_CLUSTER_DEVICES 65536
+
+dg_status dg_devices_for_cluster(const dg_cluster *c,
+                                 const dg_device_list *const *per_task,
+                                 dg_device_list **out, dg_error *err)
+{
+    *out = NULL;
+    if (!c || c->n_tasks < 1 || !per_task)
+        return dg_err(err, DG_E_USAGE, "no cluster to list devices for");
+    long long total = 0;
+    for (int r = 0; r < c->n_tasks; r++) {
+        if (!per_task[r] || per_task[r]->n < 1)
+            return dg_err(err, DG_E_USAGE, "task %d has no devices", r);
+        total += per_task[r]->n;
+    }
+    if (total > MAX_CLUSTER_DEVICES)
+        return dg_err(err, DG_E_USAGE, "a cluster of %d tasks with these "
+                      "devices has %lld devices in all (at most %d)",
+                      c->n_tasks, total, MAX_CLUSTER_DEVICES);
+    dg_device_list *l = dg_calloc(1, sizeof *l);
+    if (l)
+        l->devs = dg_malloc(sizeof *l->devs * (size_t)total);
+    if (!l || !l->devs) {
+        dg_devices_free(l);
+        return dg_err_nomem(err, "device list");
+    }
+    for (int r = 0; r < c->n_tasks; r++) {
+        int task;
+        int j = dg_cluster_task_of(c, r, &task);
+        for (int i = 0; i < per_task[r]->n; i++) {
+            dg_device_info *d = &l->devs[l->n++];
+            *d = per_task[r]->devs[i];
+            memcpy(d->job, c->jobs[j].name, sizeof d->job);
+            d->task = task;
+            d->rank = r;
+            dgc_device_fullname_at(d->job, task, d->type, d->index, d->name,
+                                   sizeof d->name);
+        }
+    }
+    *out = l;
+    return DG_OK;
+}
+
+int dgc_devices_chief(const dg_device_list *l, dgc_devspec *out)
+{
+    dgc_devspec_clear(out);
+    if (!l || l->n < 1 || !l->devs[0].job[0])
+        return 0;
+    /* task 0 of "chief", else of "worker", else of the first job (the job
+     * of rank 0, whose devices come first) */
+    const char *job = l->devs[0].job;
+    for (int pass = 0; pass < 2; pass++) {
+        const char *want = pass == 0 ? "chief" : "worker";
+        int found = 0;
+        for (int i = 0; i < l->n && !found; i++)
+            found = strcmp(l->devs[i].job, want) == 0;
+        if (found) {
+            job = want;
+            break;
+        }
+    }
+    out->has_job = 1;
+    snprintf(out->job, sizeof out->job, "%s", job);
+    out->replica = 0;
+    out->task = 0;
+    return 1;
+}
+
+void dgc_devspec_complete(dgc_devspec *s, const dgc_devspec *chief)
+{
+    if (s->has_job)
+        return;
+    s->has_job = 1;
+    memcpy(s->job, chief->job, sizeof s->job);
+    if (s->task < 0)
+        s->task = chief->task;
 }
 
 dg_status dgc_devices_assume(int n_gpus, const dg_kernel_set *cpu,
@@ -377,9 +467,9 @@ void dgc_devspec_str(const dgc_devspec *s, char *buf, size_t n)
 
 int dgc_devspec_matches(const dgc_devspec *s, const dg_device_info *d)
 {
-    if (s->has_job && strcmp(s->job, "localhost") != 0)
+    if (s->has_job && strcmp(s->job, dgc_device_job(d)) != 0)
         return 0;
-    if (s->replica > 0 || s->task > 0)
+    if (s->replica > 0 || (s->task >= 0 && s->task != d->task))
         return 0;
     if (s->type != DGC_TYPE_ANY && s->type != (int)d->type)
         return 0;

@@ -33,6 +33,11 @@ dg_status dgc_devices_assume(int n_gpus, const dg_kernel_set *cpu,
 int dgc_devices_append(dg_device_list *l, const dg_device_info *d);
 /* Canonical full name into buf: /job:localhost/replica:0/task:0/device:T:i */
 void dgc_device_fullname(dg_devtype t, int index, char *buf, size_t n);
+/* The same for a device of /job:JOB/task:TASK. */
+void dgc_device_fullname_at(const char *job, int task, dg_devtype t,
+                            int index, char *buf, size_t n);
+/* The device's job: its `job`, "localhost" when that is empty. */
+const char *dgc_device_job(const dg_device_info *d);
 
 /* A parsed, possibly partial device specification.  Unset fields: job NULL
  * (has_job 0), replica/task/id -1, type DGC_TYPE_ANY. */
@@ -67,11 +72,25 @@ int dgc_devspec_merge_compatible(dgc_devspec *a, const dgc_devspec *b,
  * "" for the empty spec. */
 void dgc_devspec_str(const dgc_devspec *s, char *buf, size_t n);
 
-/* Whether device d satisfies spec s (job must be "localhost", replica and
- * task 0 when given). */
+/* Whether device d satisfies spec s: job, replica (always 0) and task
+ * when given must be the device's ("localhost" and task 0 without a
+ * cluster), then type and index. */
 int dgc_devspec_matches(const dgc_devspec *s, const dg_device_info *d);
 
 /* Whether the spec is empty (no field set). */
 int dgc_devspec_is_empty(const dgc_devspec *s);
+
+/* The chief of a cluster-wide device list (SPEC 8.2) as the spec
+ * "/job:J/replica:0/task:0": J is "chief" if a device has that job, else
+ * "worker", else the job of the first device (rank 0).  Returns 1, or 0
+ * (and the empty spec) when the list is not a cluster's (job localhost). */
+int dgc_devices_chief(const dg_device_list *l, dgc_devspec *out);
+
+/* Complete a request with the chief's job and task (SPEC 8.2): a spec
+ * without a job gets the chief's job, and also its task when it names no
+ * task either ("/gpu:0" -> chief's GPU:0, "/task:1" -> task 1 of the
+ * chief's job); a spec naming a job is left alone ("/job:ps" = any ps
+ * task). */
+void dgc_devspec_complete(dgc_devspec *s, const dgc_devspec *chief);
 
 #endif

@@ -3,7 +3,10 @@
  * (SPEC 6).  The golden is a JSON object {"<node>": "<device spec>"}; specs
  * are canonicalised before comparing, and a partial golden spec (e.g.
  * "/device:GPU:*") accepts any device it matches.  Differences are reported
- * in golden order as "<node>: expected <dev>, placed on <dev>".
+ * in golden order as "<node>: expected <dev>, placed on <dev>".  In a
+ * cluster (SPEC 8.2) a golden spec naming no job means the chief's task,
+ * as a request does ("/gpu:0" is the chief's GPU:0), and "/job:ps/task:0"
+ * accepts any device of that task.
  */
 #include "program.h"
 #include "load_priv.h"
@@ -40,6 +43,10 @@ static void expected_text(const dgc_devspec *s, char *buf, size_t n)
         (!s->has_job || strcmp(s->job, "localhost") == 0) &&
         s->replica <= 0 && s->task <= 0)
         dgc_device_fullname((dg_devtype)s->type, s->id, buf, n);
+    else if (s->has_job && s->task >= 0 && s->replica <= 0 && s->id >= 0 &&
+             (s->type == DG_DEV_CPU || s->type == DG_DEV_GPU))
+        dgc_device_fullname_at(s->job, s->task, (dg_devtype)s->type, s->id,
+                               buf, n);
     else
         dgc_devspec_str(s, buf, n);
 }
@@ -63,6 +70,8 @@ dg_status dg_program_expect(const dg_program *p, const char *golden_path,
                       "%s: golden file must be a JSON object "
                       "{\"<node>\": \"<device>\"}", golden_path);
     }
+    dgc_devspec chief;
+    int cluster = dgc_devices_chief(&p->devs, &chief);
     dg_sbuf b;
     dg_sbuf_init(&b);
     int diffs = 0;
@@ -81,6 +90,8 @@ dg_status dg_program_expect(const dg_program *p, const char *golden_path,
                         golden_path, it->string, it->valuestring);
             break;
         }
+        if (cluster)
+            dgc_devspec_complete(&s, &chief);
         char exp[192];
         expected_text(&s, exp, sizeof exp);
         int32_t id = dgc_graph_find(p->g, it->string);

@@ -69,6 +69,7 @@ void dgc_graph_free(dgc_graph *g)
 {
     if (!g)
         return;
+    dg_cluster_free(g->cluster);
     for (int32_t i = 0; i < g->n_nodes; i++) {
         dgc_node *n = &g->nodes[i];
         if (!(n->flags & DGC_NODE_SLAB_NAME))

@@ -196,6 +196,7 @@ typedef struct dg_graph {
     dgc_rule *rules; int n_rules; int rules_present;
     char **fetch; int n_fetch;
     dgc_train train;
+    struct dg_cluster *cluster; /* the graph's "cluster", NULL if none */
 
     struct dgc_slab_chunk *slab; /* see dgc_graph_slab_alloc */
 } dgc_graph;

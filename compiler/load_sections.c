@@ -7,6 +7,7 @@
 #include "load_priv.h"
 #include "ops.h"
 #include "load.h"
+#include "cluster.h"
 #include "dg_alloc.h"
 
 #include <stdio.h>
@@ -437,6 +438,41 @@ static dg_status load_train(dgc_graph *g, const dgc_jdoc *doc, const cJSON *x,
     return load_optimizer(opt, &t->opt, err);
 }
 
+/* "cluster": {"ps": 1, "worker": 2}, jobs in key order (SPEC 8.1). */
+static dg_status load_cluster(dgc_graph *g, const dgc_jdoc *doc,
+                              const cJSON *x, dg_error *err)
+{
+    if (!cJSON_IsObject(x))
+        return GE("'cluster' must be an object {\"<job>\": <tasks>, ...}, "
+                  "got %s", dgc_json_kind(x));
+    if (!x->child)
+        return GE("cluster: lists no job");
+    dg_cluster *c = dgc_cluster_new();
+    if (!c)
+        return dg_err_nomem(err, "cluster");
+    dg_status st = DG_OK;
+    for (const cJSON *k = x->child; k && !st; k = k->next) {
+        int64_t v;
+        if (dgc_json_int64(doc, k, &v) == 0)
+            st = dgc_cluster_add(c, k->string, strlen(k->string),
+                                 (long long)v, "cluster", DG_E_GRAPH, err);
+        else if (cJSON_IsNumber(k))
+            st = GE("cluster: job '%.40s' needs a task count from 1 to %d, "
+                    "got %g", k->string, DG_CLUSTER_MAX_TASKS,
+                    k->valuedouble);
+        else
+            st = GE("cluster: job '%.40s' needs a task count from 1 to %d, "
+                    "got %s", k->string, DG_CLUSTER_MAX_TASKS,
+                    dgc_json_kind(k));
+    }
+    if (st) {
+        dg_cluster_free(c);
+        return st;
+    }
+    g->cluster = c;
+    return DG_OK;
+}
+
 dg_status dgc_load_sections(dgc_graph *g, const dgc_jdoc *doc,
                             const cJSON *root, dg_error *err)
 {
@@ -452,6 +488,8 @@ dg_status dgc_load_sections(dgc_graph *g, const dgc_jdoc *doc,
             st = fetch_list(k, "fetch", &g->fetch, &g->n_fetch, err);
         else if (strcmp(k->string, "train") == 0)
             st = load_train(g, doc, k, err);
+        else if (strcmp(k->string, "cluster") == 0)
+            st = load_cluster(g, doc, k, err);
     }
     return st;
 }

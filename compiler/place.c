@@ -13,6 +13,7 @@
 #include "dg_error.h"
 
 #include <fnmatch.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int32_t add_spec(dgc_placer *p, const dgc_devspec *s)
@@ -135,6 +136,21 @@ static int rule_matches(const dgc_prule *r, const dgc_node *n)
     return 1;
 }
 
+/* Preference order (4.4): GPU before CPU, then the lower index, then the
+ * list order (tasks in rank order in a cluster): a stable sort. */
+static const dg_device_info *order_devs;
+
+static int order_cmp(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    const dg_device_info *dx = &order_devs[x], *dy = &order_devs[y];
+    if (dx->type != dy->type)
+        return dx->type == DG_DEV_GPU ? -1 : 1;
+    if (dx->index != dy->index)
+        return dx->index < dy->index ? -1 : 1;
+    return x < y ? -1 : x > y;
+}
+
 static dg_status setup_order(dgc_placer *p, dg_error *err)
 {
     int nd = p->devs->n;
@@ -143,23 +159,22 @@ static dg_status setup_order(dgc_placer *p, dg_error *err)
         return dg_err_nomem(err, "placement");
     for (int i = 0; i < nd; i++)
         p->order[i] = i;
-    /* insertion sort: GPU before CPU, then lower index */
-    for (int i = 1; i < nd; i++) {
-        int32_t v = p->order[i];
-        const dg_device_info *dv = &p->devs->devs[v];
-        int j = i - 1;
-        while (j >= 0) {
-            const dg_device_info *dj = &p->devs->devs[p->order[j]];
-            int before = dv->type != dj->type ? dv->type == DG_DEV_GPU
-                                              : dv->index < dj->index;
-            if (!before)
-                break;
-            p->order[j + 1] = p->order[j];
-            j--;
-        }
-        p->order[j + 1] = v;
-    }
+    order_devs = p->devs->devs; /* placement is single-threaded */
+    qsort(p->order, (size_t)nd, sizeof *p->order, order_cmp);
+    order_devs = NULL;
     return DG_OK;
+}
+
+int dgc_placer_request(const dgc_placer *p, int32_t root, dgc_devspec *out)
+{
+    if (root >= 0 && p->greq[root] >= 0)
+        *out = p->specs[p->greq[root]];
+    else
+        dgc_devspec_clear(out);
+    if (!p->has_chief || out->has_job)
+        return 0;
+    dgc_devspec_complete(out, &p->chief);
+    return 1;
 }
 
 /* ---- 4.1 requests ----------------------------------------------------------- */
@@ -463,8 +478,6 @@ static dg_status placement_error(dgc_placer *p, int32_t root,
 static dg_status choose_groups(dgc_placer *p, dg_error *err)
 {
     const dgc_graph *g = p->g;
-    dgc_devspec empty;
-    dgc_devspec_clear(&empty);
     for (int32_t i = 0; i < p->n; i++)
         p->chosen[i] = -1;
     for (int32_t i = 0; i < p->n; i++) {
@@ -481,10 +494,13 @@ static dg_status choose_groups(dgc_placer *p, dg_error *err)
             p->chosen[r] = -2; /* consumer rule, decided below */
             continue;
         }
-        const dgc_devspec *s = p->greq[r] >= 0 ? &p->specs[p->greq[r]] : &empty;
+        dgc_devspec req;
+        dgc_placer_request(p, r, &req);
+        const dgc_devspec *s = &req;
         int fm;
         int d = choose(p, s, p->kern[r], &fm);
         if (d < 0 && p->allow_soft) {
+            /* drop type and index only: never another job or task */
             dgc_devspec soft = *s;
             soft.type = DGC_TYPE_ANY;
             soft.id = -1;
@@ -522,8 +538,8 @@ static dg_status consumer_rule(dgc_placer *p, dg_error *err)
                 cons[s] = -1;
         }
     }
-    dgc_devspec empty;
-    dgc_devspec_clear(&empty);
+    dgc_devspec empty; /* the chief's task in a cluster */
+    dgc_placer_request(p, -1, &empty);
     dg_status st = DG_OK;
     for (int32_t i = 0; i < p->n; i++) {
         if (p->parent[i] != i || p->chosen[i] != -2)
@@ -589,6 +605,7 @@ dg_status dgc_placer_run(dgc_placer *p, const dgc_graph *g,
     p->n = g->n_nodes;
     if (!devs || devs->n < 1)
         return dg_err(err, DG_E_PLACEMENT, "no devices to place on");
+    p->has_chief = dgc_devices_chief(devs, &p->chief);
     if (dgc_devspec_parse(scope, &p->scope))
         return dg_err(err, DG_E_USAGE,
                       "--device: Malformed device specification '%s'", scope);

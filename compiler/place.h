@@ -61,6 +61,8 @@ typedef struct dgc_placer {
     int32_t *chosen;           /* root: device index, -2 deferred (consumer) */
     uint8_t *reason;           /* node: dg_reason */
     int32_t *order;            /* device indices in preference order */
+    int has_chief;             /* a cluster's device list (SPEC 8.2) */
+    dgc_devspec chief;         /* its chief "/job:J/replica:0/task:0" */
 } dgc_placer;
 
 /* Analyse and choose (everything but writing the nodes).  The graph must
@@ -76,6 +78,10 @@ void dgc_placer_free(dgc_placer *p);
 
 /* Union-find root of node i. */
 int32_t dgc_placer_find(dgc_placer *p, int32_t i);
+/* The request group `root` is placed by: its merged request (empty when
+ * none, also for root -1), completed with the chief's job and task in a
+ * cluster (dgc_devspec_complete).  Returns 1 if it was completed. */
+int dgc_placer_request(const dgc_placer *p, int32_t root, dgc_devspec *out);
 /* Whether device index d has kernels for the bits k. */
 int dgc_placer_kernel_ok(const dgc_placer *p, uint8_t k, int d);
 

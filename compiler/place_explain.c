@@ -114,11 +114,16 @@ dg_status dgc_place_explain(const dgc_graph *g, const dg_device_list *devs,
                  (p.src[r] & DGC_SRC_SOFT) ? " (softened: type and index "
                                              "dropped, soft placement)"
                                            : "");
-    dgc_devspec empty;
-    memset(&empty, 0, sizeof empty);
-    empty.replica = empty.task = empty.id = -1;
-    empty.type = DGC_TYPE_ANY;
-    const dgc_devspec *s = p.greq[r] >= 0 ? &p.specs[p.greq[r]] : &empty;
+    dgc_devspec req, soft;
+    if (dgc_placer_request(&p, r, &req)) {
+        dgc_devspec_str(&req, t, sizeof t);
+        dg_sbuf_addf(b, "  chief:           '%s' (a request naming no job "
+                        "runs on the cluster's chief)\n", t);
+    }
+    soft = req;
+    soft.type = DGC_TYPE_ANY; /* soft placement keeps job and task */
+    soft.id = -1;
+    const dgc_devspec *s = (p.src[r] & DGC_SRC_SOFT) ? &soft : &req;
     int chosen = p.chosen[r];
     dg_sbuf_add(b, "  candidates (GPU before CPU, lowest index first):\n");
     for (int j = 0; j < devs->n; j++) {
@@ -131,7 +136,7 @@ dg_status dgc_place_explain(const dgc_graph *g, const dg_device_list *devs,
             dg_sbuf_add(b, "chosen");
         else if (n->reason == DG_REASON_CONSUMER)
             dg_sbuf_add(b, "not chosen: the consumers run elsewhere");
-        else if (!match && !(p.src[r] & DGC_SRC_SOFT))
+        else if (!match)
             dg_sbuf_add(b, "rejected: does not match the request");
         else if (!kern) {
             const char *who = n->name;

@@ -21,6 +21,8 @@ struct dg_program {
     /* strings handed out by dg_program_node/transfer */
     char **transfer_from;
     char *device_scope;     /* resolved --device scope, NULL if none (explain) */
+    dg_cluster *cluster;    /* the cluster compiled for (--cluster over the
+                               graph's), NULL without one (SPEC 8) */
 };
 
 /* Passes in the order compile.c runs them (each in its own file). */

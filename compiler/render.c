@@ -1,9 +1,12 @@
 /*
  * render.c -- placement output: the placement log as text (SPEC 5), the
  * JSON document of `place --format json` (SPEC 6) and a Graphviz graph with
- * one cluster per device (`--format dot`).
+ * one cluster per device (`--format dot`); for a cluster graph (SPEC 8) the
+ * JSON ends with the "cluster" and the DOT nests the device clusters in one
+ * cluster per task.
  */
 #include "program.h"
+#include "cluster.h"
 #include "ops.h"
 #include "dg_alloc.h"
 
@@ -57,7 +60,17 @@ static void render_json(const dg_program *p, dg_sbuf *b)
         dg_sbuf_add_json_str(b, ti.dst_device);
         dg_sbuf_addf(b, ", \"bytes\": %lld}", (long long)ti.bytes);
     }
-    dg_sbuf_add(b, nt ? "\n ]}\n" : "]}\n");
+    dg_sbuf_add(b, nt ? "\n ]" : "]");
+    if (p->cluster) {
+        dg_sbuf_add(b, ",\n \"cluster\": {");
+        for (int j = 0; j < p->cluster->n_jobs; j++) {
+            dg_sbuf_add(b, j ? ", " : "");
+            dg_sbuf_add_json_str(b, p->cluster->jobs[j].name);
+            dg_sbuf_addf(b, ": %d", p->cluster->jobs[j].tasks);
+        }
+        dg_sbuf_add(b, "}");
+    }
+    dg_sbuf_add(b, "}\n");
 }
 
 /* A DOT string literal (JSON escaping is valid DOT escaping for our
@@ -73,6 +86,34 @@ static void dot_str(dg_sbuf *b, const char *s)
     dg_sbuf_add(b, "\"");
 }
 
+/* One device's cluster with its nodes; `in` indents it inside a task. */
+static void dot_device(const dg_program *p, dg_sbuf *b, int d, const char *in)
+{
+    static const char *const fills[] = {"#eef3fb", "#eefbea", "#fbf3e6",
+                                        "#f6ecfb", "#fbeaea", "#eafbfb"};
+    const dgc_graph *g = p->g;
+    dg_sbuf_addf(b, "%s  subgraph cluster_%d {\n%s    label=", in, d, in);
+    dot_str(b, p->devs.devs[d].name);
+    dg_sbuf_addf(b, ";\n%s    style=filled;\n%s    fillcolor=\"%s\";\n"
+                    "%s    fontsize=12;\n",
+                 in, in, fills[d % 6], in);
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        const dgc_node *n = &g->nodes[i];
+        if (n->device_id != d)
+            continue;
+        dg_sbuf_addf(b, "%s    n%d [label=", in, (int)i);
+        dg_sbuf_add(b, "\"");
+        dg_sbuf_add(b, n->name);
+        dg_sbuf_add(b, "\\n");
+        dg_sbuf_add(b, dgc_node_op_name(n));
+        dg_sbuf_add(b, "\"");
+        if (n->flags & DGC_NODE_GENERATED)
+            dg_sbuf_add(b, ", fillcolor=\"#f4f4f4\"");
+        dg_sbuf_add(b, "];\n");
+    }
+    dg_sbuf_addf(b, "%s  }\n", in);
+}
+
 static void render_dot(const dg_program *p, dg_sbuf *b)
 {
     const dgc_graph *g = p->g;
@@ -82,44 +123,40 @@ static void render_dot(const dg_program *p, dg_sbuf *b)
                    "  node [shape=box, style=\"rounded,filled\", "
                    "fillcolor=white, fontsize=10];\n"
                    "  edge [arrowsize=0.6];\n");
-    static const char *const fills[] = {"#eef3fb", "#eefbea", "#fbf3e6",
-                                        "#f6ecfb", "#fbeaea", "#eafbfb"};
+    int rank = -1; /* the task cluster open, in a cluster graph */
     for (int d = 0; d < p->devs.n; d++) {
         int any = 0;
         for (int32_t i = 0; i < g->n_nodes && !any; i++)
             any = g->nodes[i].device_id == d;
         if (!any)
             continue;
-        dg_sbuf_addf(b, "  subgraph cluster_%d {\n    label=", d);
-        dot_str(b, p->devs.devs[d].name);
-        dg_sbuf_addf(b, ";\n    style=filled;\n    fillcolor=\"%s\";\n"
-                        "    fontsize=12;\n",
-                     fills[d % 6]);
-        for (int32_t i = 0; i < g->n_nodes; i++) {
-            const dgc_node *n = &g->nodes[i];
-            if (n->device_id != d)
-                continue;
-            dg_sbuf_addf(b, "    n%d [label=", (int)i);
-            dg_sbuf_add(b, "\"");
-            dg_sbuf_add(b, n->name);
-            dg_sbuf_add(b, "\\n");
-            dg_sbuf_add(b, dgc_node_op_name(n));
-            dg_sbuf_add(b, "\"");
-            if (n->flags & DGC_NODE_GENERATED)
-                dg_sbuf_add(b, ", fillcolor=\"#f4f4f4\"");
-            dg_sbuf_add(b, "];\n");
+        const dg_device_info *di = &p->devs.devs[d];
+        if (p->cluster && di->rank != rank) {
+            if (rank >= 0)
+                dg_sbuf_add(b, "  }\n");
+            rank = di->rank;
+            dg_sbuf_addf(b, "  subgraph cluster_task_%d {\n    label=\"/job:%s"
+                            "/replica:0/task:%d\";\n    style=dashed;\n"
+                            "    fontsize=14;\n", rank, di->job, di->task);
         }
-        dg_sbuf_add(b, "  }\n");
+        dot_device(p, b, d, p->cluster ? "  " : "");
     }
+    if (rank >= 0)
+        dg_sbuf_add(b, "  }\n");
     for (int32_t i = 0; i < g->n_nodes; i++) {
         const dgc_node *n = &g->nodes[i];
         for (int k = 0; k < n->n_inputs; k++) {
             dgc_ref r = n->inputs[k];
             int cross = g->nodes[r.node].device_id != n->device_id;
+            int remote = cross && p->cluster &&
+                         p->devs.devs[g->nodes[r.node].device_id].rank !=
+                             p->devs.devs[n->device_id].rank;
             dg_sbuf_addf(b, "  n%d -> n%d", (int)r.node, (int)i);
             if (cross || r.index)
                 dg_sbuf_add(b, " [");
-            if (cross)
+            if (remote) /* between tasks: over MPI (SPEC 8.3) */
+                dg_sbuf_add(b, "style=bold, color=purple");
+            else if (cross)
                 dg_sbuf_add(b, "style=dashed, color=red");
             if (r.index)
                 dg_sbuf_addf(b, "%slabel=\"%d\"", cross ? ", " : "",

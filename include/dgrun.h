@@ -113,6 +113,8 @@ typedef struct dg_options {
     const char *checkpoint_dir;   /* --checkpoint, NULL = graph's */
     int restore;                  /* --restore */
     int train_mode;               /* profile --train, train command */
+    const struct dg_cluster *cluster; /* --cluster (caller-owned), NULL =
+                                     the graph's "cluster" */
 } dg_options;
 
 /* Fill `o` with the defaults SPEC section 1 gives. */
@@ -129,6 +131,46 @@ typedef struct dg_graph dg_graph;
 dg_graph *dg_graph_load(const char *path, const char *text, size_t len,
                         dg_error *err);
 void dg_graph_free(dg_graph *g);
+
+/* ---- clusters (SPEC 8.1) ------------------------------------------------ */
+
+/* A cluster: jobs in order, each with its task count (TF's ClusterSpec with
+ * counts instead of addresses).  Tasks in job order, then task order, are
+ * the MPI ranks: rank 0 is the first job's task 0. */
+typedef struct dg_cluster dg_cluster;
+
+#define DG_CLUSTER_MAX_TASKS 4096 /* tasks per job and in all */
+
+/* Parse --cluster text "JOB=N[,JOB=N...]".  DG_E_USAGE with a one-line
+ * reason ("--cluster: ...") on bad text, job names, counts or duplicates. */
+dg_status dg_cluster_parse(const char *text, dg_cluster **out, dg_error *err);
+void dg_cluster_free(dg_cluster *c);
+int dg_cluster_job_count(const dg_cluster *c);
+const char *dg_cluster_job_name(const dg_cluster *c, int job);
+int dg_cluster_job_tasks(const dg_cluster *c, int job);
+/* Number of tasks in all jobs (= the MPI processes the cluster needs). */
+int dg_cluster_task_count(const dg_cluster *c);
+/* The job index and task of a rank; -1 if rank is out of range. */
+int dg_cluster_task_of(const dg_cluster *c, int rank, int *task);
+/* The rank of (job name, task); -1 if the cluster has no such task. */
+int dg_cluster_rank_of(const dg_cluster *c, const char *job, int task);
+/* The chief's rank (SPEC 8.2): task 0 of job "chief" if present, else of
+ * "worker", else of the first job. */
+int dg_cluster_chief(const dg_cluster *c);
+/* Canonical text "ps=2,worker=2" into buf. */
+void dg_cluster_str(const dg_cluster *c, char *buf, size_t n);
+
+/* The cluster `g` runs as: o->cluster when set, else the graph's
+ * "cluster", else NULL (no cluster: one process, /job:localhost). */
+const dg_cluster *dg_graph_cluster(const dg_graph *g, const dg_options *o);
+
+/* Join the MPI job that runs cluster c as one of its tasks: the check that
+ * this process was started under MPI with exactly as many processes as c
+ * has tasks, returning this process's rank in *rank.  The MPI runtime is
+ * not built yet, so today this always fails with DG_E_USAGE: "this graph
+ * declares a cluster of N tasks (...): start it with mpirun -np N".  It is
+ * the one place run/train/profile decide that (SPEC 8.1). */
+dg_status dg_cluster_join(const dg_cluster *c, int *rank, dg_error *err);
 
 /* ---- devices ----------------------------------------------------------- */
 
@@ -151,6 +193,11 @@ typedef struct dg_device_info {
     int physical;        /* index of the physical OpenCL device */
     const dg_kernel_set *kernels; /* its backend's kernels (never NULL in
                                      a list the library made) */
+    /* owner of the device in a cluster (SPEC 8.2); job "" means localhost
+     * (no cluster), where task and rank are 0 */
+    char job[64];
+    int task;
+    int rank;            /* MPI rank of (job, task) */
 } dg_device_info;
 
 typedef struct dg_device_list dg_device_list;
@@ -163,6 +210,14 @@ dg_status dg_devices_assume(int n_gpus, dg_device_list **out, dg_error *err);
 int dg_devices_count(const dg_device_list *l);
 const dg_device_info *dg_devices_get(const dg_device_list *l, int i);
 void dg_devices_free(dg_device_list *l);
+/* The cluster-wide device list (SPEC 8.2): for each task of c in rank
+ * order, a copy of per_task[rank]'s devices renamed
+ * /job:J/replica:0/task:T/device:TYPE:I (job, task, rank filled).  Outside
+ * MPI every entry of per_task is this machine's list; under MPI, the lists
+ * the ranks exchanged.  DG_E_USAGE beyond 65536 devices in all. */
+dg_status dg_devices_for_cluster(const dg_cluster *c,
+                                 const dg_device_list *const *per_task,
+                                 dg_device_list **out, dg_error *err);
 
 /* ---- compilation ------------------------------------------------------- */
 
@@ -210,6 +265,8 @@ typedef struct dg_transfer_info {
 int dg_program_transfer_count(const dg_program *p);
 void dg_program_transfer(const dg_program *p, int i, dg_transfer_info *out);
 const dg_device_list *dg_program_devices(const dg_program *p);
+/* The cluster the program was compiled for (NULL without one). */
+const dg_cluster *dg_program_cluster(const dg_program *p);
 
 /* Render the placement.  Returns a malloc'd NUL-terminated string (free with
  * free()) or NULL when memory runs out.  format: "text", "json", "dot". */

@@ -422,6 +422,10 @@ static dg_status load_feeds(dgr_session *s, const dg_options *o, dg_error *err)
 dg_session *dg_session_new(const dg_program *p, const dg_options *o,
                            dg_error *err)
 {
+    /* a cluster program runs only as one rank of its MPI job (SPEC 8.3),
+     * never as one process with every task's devices */
+    if (p->cluster && dg_cluster_join(p->cluster, NULL, err))
+        return NULL;
     dgr_session *s = dg_calloc(1, sizeof *s);
     if (!s) {
         dg_err_nomem(err, "session");
