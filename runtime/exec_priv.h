@@ -67,6 +67,7 @@ struct dgr_runner {
     void **events;
     uint64_t *t_start, *t_end;
     int32_t *lane;
+    uint32_t key_base;       /* this run's slice keys: key_base + step */
 };
 
 /* Completion callback of an XS_NOTIFY step's marker (executor.c): signal
