@@ -413,6 +413,49 @@ static int x_cmp(const void *pa, const void *pb)
     return a < b ? -1 : (a > b);
 }
 
+/* A transfer reading an OpenCL result starts on the host before the
+ * producing kernel ends (the read waits for its event): the copy itself
+ * starts when its producer's slice ends.  Trimming the wait off keeps the
+ * producer's slice starting before its consumer's, which viewers need to
+ * draw the arrow the right way (Perfetto orders a flow's ends by their
+ * slices' starts). */
+typedef struct wait_trim {
+    dgr_trec **bykey; /* key -> keyed X record */
+    uint32_t nkeys;
+} wait_trim;
+
+static void trim_wait(dgr_trec *r, void *arg)
+{
+    wait_trim *w = arg;
+    if (r->kind != DGR_TREC_FLOW)
+        return;
+    uint32_t pk = (uint32_t)r->step, ck = r->key;
+    if (pk >= w->nkeys || ck >= w->nkeys || !w->bykey[pk] || !w->bykey[ck])
+        return;
+    const dgr_trec *p = w->bykey[pk];
+    dgr_trec *c = w->bykey[ck];
+    if (c->kind == DGR_TREC_MEMCPY && p->t1 > c->t0 && p->t1 < c->t1)
+        c->t0 = p->t1;
+}
+
+static void trim_waits(const dgr_trace *t, dgr_trec **v, size_t n)
+{
+    uint32_t max = 0;
+    for (size_t i = 0; i < n; i++)
+        if (v[i]->key > max)
+            max = v[i]->key;
+    if (max == 0)
+        return;
+    wait_trim w = {dg_calloc((size_t)max + 1, sizeof *w.bykey), max + 1};
+    if (!w.bykey)
+        return; /* an optional refinement: skip it on nomem */
+    for (size_t i = n; i-- > 0;)
+        if (v[i]->key)
+            w.bykey[v[i]->key] = v[i];
+    dgr_trace_foreach(t, trim_wait, &w);
+    dg_free(w.bykey);
+}
+
 int dgr_trace_sorted_x(const dgr_trace *t, dgr_trec ***out, size_t *n)
 {
     xcollect c = {t, NULL, 0};
@@ -432,6 +475,7 @@ int dgr_trace_sorted_x(const dgr_trace *t, dgr_trec ***out, size_t *n)
         if (c.v[i]->t1 < c.v[i]->t0)
             c.v[i]->t1 = c.v[i]->t0;
     }
+    trim_waits(t, c.v, c.n);
     qsort(c.v, c.n, sizeof *c.v, x_cmp);
     /* Nested or disjoint per lane: a stack of open enclosing events; an
      * event that starts inside one but ends after it trims it. */

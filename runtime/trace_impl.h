@@ -102,8 +102,9 @@ int dgr_trec_lane(const dgr_trec *r, int *dev);
 const char *dgr_trace_memcpy_name(const dgr_trace *t, const dgr_trec *r);
 
 /* Collect the complete (X) events, sorted by (device, lane, start, longer
- * first), and trim partial overlaps on a lane so that events there are
- * nested or disjoint.  *out is dg_malloc'd (free with dg_free).  Returns 0,
+ * first), start transfers no earlier than the end of the slice they read
+ * (the wait for an OpenCL producer is not copy time), and trim partial
+ * overlaps on a lane so that events there are nested or disjoint.  *out is dg_malloc'd (free with dg_free).  Returns 0,
  * -1 on nomem. */
 int dgr_trace_sorted_x(const dgr_trace *t, dgr_trec ***out, size_t *n);
 

@@ -418,8 +418,10 @@ static void write_flows(wctx *w)
             continue; /* same lane: the order says it all */
         uint64_t s = flow_point(w, pi), e = flow_point(w, ci);
         /* never back in time: a consumer whose slice starts before the
-         * producer's (host and device clocks disagree) gets no arrow */
-        if (e < s) {
+         * producer's (a host-timed op enqueued before the kernel it
+         * consumes ran, or host and device clocks disagree) gets no arrow:
+         * Perfetto would draw it from the consumer to the producer */
+        if (e < s || w->x[ci]->t0 < w->x[pi]->t0) {
             w->flows_left_out++;
             continue;
         }
@@ -474,7 +476,10 @@ static void write_all(wctx *w, const lane_key *lanes, size_t nl)
     write_x(w);
     write_flows(w);
     write_counters(w);
-    fputs("\n],\n\"displayTimeUnit\":\"ms\",\n\"otherData\":{\"dgrun_version\":", f);
+    /* "ns": chrome://tracing decides nesting at the display unit's
+     * precision, and "ms" rounds to 1 us (sub-microsecond ops would nest in
+     * their neighbours and lose their flows).  ts stay microseconds. */
+    fputs("\n],\n\"displayTimeUnit\":\"ns\",\n\"otherData\":{\"dgrun_version\":", f);
     put_json_str(f, DG_VERSION_STRING);
     fputs(",\"graph\":", f);
     put_json_str(f, w->t->graph);

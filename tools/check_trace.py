@@ -11,6 +11,8 @@ negative and are nested or disjoint on each (pid, tid), that Memcpy events
 carry complete args on the destination device, and that counters are numeric.
 
 Viewer rules (what Perfetto and chrome://tracing actually draw):
+- displayTimeUnit is "ns": chrome://tracing decides nesting at the display
+  unit's precision, and "ms" rounds to 1 us;
 - lanes: no thread_name lane has tid == pid (Perfetto merges it into the
   process's main thread) and a tid names one lane in the whole trace;
   process_sort_index (default: the pid) keeps the pid order, CPU:0 first;
@@ -24,7 +26,8 @@ Viewer rules (what Perfetto and chrome://tracing actually draw):
   deepest slice containing it -- to the same slice, which for "s" produces
   the tensor the flow names (the op's node, or a transfer of it) and for
   "f" consumes it (the op's args name it among its inputs, or a transfer
-  of it).  Exits 1 with a message on the first problem,
+  of it), and the "f" slice does not start before the "s" slice (Perfetto
+  orders a flow's ends by their slices' starts).  Exits 1 with a message on the first problem,
 0 with a one-line summary otherwise.  Standard library only.
 """
 import bisect
@@ -101,8 +104,11 @@ def check(path, expect_devices=None, expect_ops=None, expect_memcpy=None,
     for key in ("traceEvents", "displayTimeUnit", "otherData"):
         if key not in doc:
             raise TraceError("top level: missing '%s'" % key)
-    if doc["displayTimeUnit"] not in ("ms", "ns"):
-        raise TraceError("displayTimeUnit must be 'ms' or 'ns'")
+    if doc["displayTimeUnit"] != "ns":
+        raise TraceError("displayTimeUnit must be 'ns': chrome://tracing nests "
+                         "slices at the display unit's precision ('ms' rounds to "
+                         "1 us, so sub-microsecond ops nest in their neighbours "
+                         "and flows bound to them are dropped)")
     other = doc["otherData"]
     if not isinstance(other, dict):
         raise TraceError("otherData must be an object")
@@ -392,17 +398,23 @@ def check_flows(flows, lanes):
         if sev.get("name") != fev.get("name"):
             fail(fi, fev, "flow 's' and 'f' names differ")
         tensor = sev["name"]
+        bound = []
         for i, ev, role, pred in ((si, sev, "produce", produces),
                                   (fi, fev, "consume", consumes)):
             got, msg = bound_slice(lanes, starts, ev, i)
             if msg:
                 fail(i, ev, msg)
             j, slc = got
+            bound.append(ns(slc["ts"]))
             if not pred(slc, tensor):
                 fail(i, ev, "flow '%s' binds to event %d (%s '%s'), which does "
                      "not %s it" % (tensor, j, slc["name"],
                                     slc["args"].get("name", slc["args"].get("tensor")),
                                     role))
+        if bound[1] < bound[0]:
+            fail(fi, fev, "flow '%s' ends in a slice that starts before the one it "
+                 "starts in: Perfetto orders a flow by its slices' starts and "
+                 "draws it backwards" % tensor)
 
 
 def main(argv):

@@ -695,7 +695,7 @@ def check_trace(path, what, devices, want_ops, steps):
     except (OSError, ValueError) as e:
         check(False, "%s: trace readable: %s" % (what, e))
         return None
-    check(t.get("displayTimeUnit") == "ms" and isinstance(t.get("traceEvents"), list)
+    check(t.get("displayTimeUnit") == "ns" and isinstance(t.get("traceEvents"), list)
           and isinstance(t.get("otherData", {}).get("dgrun_version"), str)
           and isinstance(t["otherData"].get("graph"), str), what + ": top-level keys")
     ev = t.get("traceEvents", [])

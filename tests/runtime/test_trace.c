@@ -151,7 +151,7 @@ static void test_cpu_only(void **state)
     assert_int_equal(run_checker(path, "--expect-devices 1 --expect-ops 4"), 0);
     char *s = slurp(path);
     assert_non_null(s);
-    assert_non_null(strstr(s, "\"displayTimeUnit\":\"ms\""));
+    assert_non_null(strstr(s, "\"displayTimeUnit\":\"ns\""));
     assert_non_null(strstr(s, "\"dgrun_version\":\"" DG_VERSION_STRING "\""));
     assert_non_null(strstr(s, "\"graph\":\"graphs/x.json\""));
     assert_non_null(strstr(s, "\"name\":\"inter-op 0\""));
@@ -309,19 +309,28 @@ static void test_flow_binding(void **state)
     dgr_trace_op(t, 0, 0, "inner", "Neg", 0, 41 * MS, 42 * MS, NULL, 0, 9);
     dgr_trace_op(t, 1, 0, "use", "Neg", 0, 60 * MS, 61 * MS, in_o, 1, 10);
     dgr_trace_flow(t, 8, 10, "outer");
+    /* a read that waited for its kernel starts when the kernel ends */
+    dgr_trace_op(t, 1, 0, "k", "Exp", 0, 70 * MS, 75 * MS, NULL, 0, 11);
+    dgr_trace_memcpy(t, 1, 0, "k", 4, 0, 72 * MS, 80 * MS, 12);
+    dgr_trace_flow(t, 11, 12, "k");
+    /* a consumer slice starting before its producer's: no arrow */
+    dgr_trace_op(t, 1, 2, "host", "Identity", 0, 69 * MS, 90 * MS, in_r, 1, 13);
+    dgr_trace_flow(t, 11, 13, "k");
     /* a slice never recorded (key 99), and one lane: no arrow */
     dgr_trace_flow(t, 99, 10, "outer");
     dgr_trace_flow(t, 3, 4, "cons");
     char path[300];
     path_in(path, sizeof path, "flows.json");
     write_ok(t, path);
-    assert_int_equal(run_checker(path, "--expect-flows 3"), 0);
+    assert_int_equal(run_checker(path, "--expect-flows 4"), 0);
     char *s = slurp(path);
+    assert_non_null(strstr(s, "\"ts\":75000.000,\"dur\":5000.000,\"args\":"
+                              "{\"bytes\":4"));
     assert_non_null(strstr(s, "\"name\":\"p:0\",\"id\":1,\"pid\":2,"
                               "\"tid\":20000,\"ts\":10500.000}"));
     assert_non_null(strstr(s, "\"name\":\"p:0\",\"id\":1,\"pid\":1,"
                               "\"tid\":10000,\"ts\":12500.000,\"bp\":\"e\"}"));
-    assert_non_null(strstr(s, "\"flows_left_out\":2"));
+    assert_non_null(strstr(s, "\"flows_left_out\":3"));
     assert_non_null(strstr(s, "\"name\":\"r\",\"id\":2,\"pid\":2,"
                               "\"tid\":20001,\"ts\":20500.000}"));
     assert_non_null(strstr(s, "\"name\":\"r\",\"id\":2,\"pid\":1,"
@@ -602,7 +611,7 @@ static void write_text(const char *path, const char *text)
     "\"tid\":" #s_tid ",\"ts\":" #s_ts "},{\"ph\":\"" ph "\",\"cat\":" \
     "\"DataFlow\",\"name\":\"n\",\"id\":1,\"pid\":1,\"tid\":2,\"ts\":" #e_ts
 #define FLOW_E ",\"bp\":\"e\"}"
-#define WRAP(ev) "{\"traceEvents\":[" ev "],\"displayTimeUnit\":\"ms\"," \
+#define WRAP(ev) "{\"traceEvents\":[" ev "],\"displayTimeUnit\":\"ns\"," \
                  "\"otherData\":{\"dgrun_version\":\"0\",\"graph\":\"g\"}}"
 
 static void test_checker_rejects(void **state)
@@ -623,6 +632,8 @@ static void test_checker_rejects(void **state)
         WRAP(META ",{\"ph\":\"X\",\"cat\":\"Memcpy\",\"name\":\"MemcpyHtoD\","
              "\"pid\":1,\"tid\":0,\"ts\":0,\"dur\":1,\"args\":{\"bytes\":4}}"),
         "{\"traceEvents\":[" META "]}",                        /* top level */
+        "{\"traceEvents\":[" META "],\"displayTimeUnit\":\"ms\",\"otherData\":"
+        "{\"dgrun_version\":\"0\",\"graph\":\"g\"}}",       /* us rounding */
         WRAP(META "," OP(0, 1) ","
              "{\"ph\":\"s\",\"cat\":\"DataFlow\",\"name\":\"x\",\"id\":1,"
              "\"pid\":1,\"tid\":0,\"ts\":1},"
