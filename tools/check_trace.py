@@ -5,12 +5,29 @@ Usage: check_trace.py TRACE [--expect-devices N] [--expect-ops N]
                             [--expect-memcpy N] [--expect-flows N]
 
 Checks the top-level object, required fields and their types for every event
-kind (M, X, s, t, C), that metadata comes first and is sorted, that every
+kind (M, X, s, f, C), that metadata comes first and is sorted, that every
 pid/tid used has process/thread names, that complete events are never
-negative and are nested or disjoint on each (pid, tid), that every flow id
-has exactly one "s" and one "t" (t not before s, each inside a slice of its
-lane), that Memcpy events carry complete args on the destination device, and
-that counters are numeric.  Exits 1 with a message on the first problem,
+negative and are nested or disjoint on each (pid, tid), that Memcpy events
+carry complete args on the destination device, and that counters are numeric.
+
+Viewer rules (what Perfetto and chrome://tracing actually draw):
+- displayTimeUnit is "ns": chrome://tracing decides nesting at the display
+  unit's precision, and "ms" rounds to 1 us;
+- lanes: no thread_name lane has tid == pid (Perfetto merges it into the
+  process's main thread) and a tid names one lane in the whole trace;
+  process_sort_index (default: the pid) keeps the pid order, CPU:0 first;
+- kernels: slices on an "OpenCL queue" lane never nest (an in-order queue
+  runs one kernel at a time: a nested slice is a host-timed event drawn
+  inside a kernel it did not run in);
+- flows: every id has exactly one "s" and one "f" with "bp": "e" (a "t"
+  step leaves the flow open in chrome://tracing), f not before s, and each
+  end binds where the viewers bind it -- Perfetto: the last slice begun on
+  its lane before it (in file order at equal times); chrome://tracing: the
+  deepest slice containing it -- to the same slice, which for "s" produces
+  the tensor the flow names (the op's node, or a transfer of it) and for
+  "f" consumes it (the op's args name it among its inputs, or a transfer
+  of it), and the "f" slice does not start before the "s" slice (Perfetto
+  orders a flow's ends by their slices' starts).  Exits 1 with a message on the first problem,
 0 with a one-line summary otherwise.  Standard library only.
 """
 import bisect
@@ -87,8 +104,11 @@ def check(path, expect_devices=None, expect_ops=None, expect_memcpy=None,
     for key in ("traceEvents", "displayTimeUnit", "otherData"):
         if key not in doc:
             raise TraceError("top level: missing '%s'" % key)
-    if doc["displayTimeUnit"] not in ("ms", "ns"):
-        raise TraceError("displayTimeUnit must be 'ms' or 'ns'")
+    if doc["displayTimeUnit"] != "ns":
+        raise TraceError("displayTimeUnit must be 'ns': chrome://tracing nests "
+                         "slices at the display unit's precision ('ms' rounds to "
+                         "1 us, so sub-microsecond ops nest in their neighbours "
+                         "and flows bound to them are dropped)")
     other = doc["otherData"]
     if not isinstance(other, dict):
         raise TraceError("otherData must be an object")
@@ -100,6 +120,7 @@ def check(path, expect_devices=None, expect_ops=None, expect_memcpy=None,
         raise TraceError("traceEvents must be an array")
 
     proc_names = {}      # pid -> device name
+    proc_sort = {}       # pid -> process_sort_index
     thread_names = {}    # (pid, tid) -> name
     seen_meta = set()
     meta_done = False
@@ -140,6 +161,7 @@ def check(path, expect_devices=None, expect_ops=None, expect_memcpy=None,
                 else:
                     if not is_int(args.get("sort_index")):
                         fail(i, ev, "sort_index must be an integer")
+                    proc_sort[pid] = args["sort_index"]
             else:
                 tid = need(i, ev, "tid", is_int, "an integer")
                 key = (pid, tid, name)
@@ -211,7 +233,13 @@ def check(path, expect_devices=None, expect_ops=None, expect_memcpy=None,
             else:
                 fail(i, ev, "X event category must be Op or Memcpy")
             lanes.setdefault((pid, tid), []).append((ns(ts), ns(ts) + ns(dur), i, ev))
-        elif ph in ("s", "t"):
+        elif ph in ("s", "t", "f"):
+            if ph == "t":
+                fail(i, ev, "flow step 't' ends no flow (chrome://tracing leaves "
+                     "it dangling): end flows with 'f' and \"bp\": \"e\"")
+            if ph == "f" and ev.get("bp") != "e":
+                fail(i, ev, "flow end 'f' needs \"bp\": \"e\" (bind to the "
+                     "enclosing slice, not the next one)")
             tid = need(i, ev, "tid", is_int, "an integer")
             fid = need(i, ev, "id", lambda v: is_int(v) or is_str(v),
                        "an integer or string")
@@ -263,33 +291,8 @@ def check(path, expect_devices=None, expect_ops=None, expect_memcpy=None,
                      % (stack[-1][2], lane[0], lane[1]))
             stack.append((s, e, i))
 
-    # Flows: one s and one t per id, t not before s, each inside a slice.
-    starts = dict((lane, [e[0] for e in evs]) for lane, evs in lanes.items())
-
-    def enclosed(lane, t):
-        evs = lanes.get(lane)
-        if not evs:
-            return True
-        k = bisect.bisect_right(starts[lane], t)
-        def inside(s, e):  # viewers close a slice at its end
-            return s <= t < e or s == t == e
-        for j in range(k - 1, max(-1, k - 9), -1):
-            if inside(evs[j][0], evs[j][1]):
-                return True
-        return any(inside(s, e) for s, e, _, _ in evs[:max(0, k - 8)])
-
-    for fid, slot in flows.items():
-        if "s" not in slot or "t" not in slot:
-            i, ev = slot.get("s") or slot.get("t")
-            fail(i, ev, "flow id %r needs exactly one 's' and one 't'" % (fid,))
-        (si, sev), (ti, tev) = slot["s"], slot["t"]
-        if ns(tev["ts"]) < ns(sev["ts"]):
-            fail(ti, tev, "flow ends before it starts (event %d)" % si)
-        if sev.get("name") != tev.get("name"):
-            fail(ti, tev, "flow 's' and 't' names differ")
-        for i, ev in ((si, sev), (ti, tev)):
-            if not enclosed((ev["pid"], ev["tid"]), ns(ev["ts"])):
-                fail(i, ev, "flow point outside every slice of its lane")
+    check_lanes(events, proc_names, thread_names, proc_sort, lanes)
+    check_flows(flows, lanes)
 
     if expect_devices is not None and len(proc_names) != expect_devices:
         raise TraceError("expected %d devices, found %d" % (expect_devices, len(proc_names)))
@@ -301,6 +304,117 @@ def check(path, expect_devices=None, expect_ops=None, expect_memcpy=None,
         raise TraceError("expected %d flows, found %d" % (expect_flows, len(flows)))
     return "%s: ok: %d devices, %d ops, %d transfers, %d flows, %d counters" % (
         path, len(proc_names), n_ops, len(memcpys), len(flows), n_counters)
+
+
+def tensor_key(name):
+    """'x:0' and 'x' name the same tensor."""
+    return name[:-2] if name.endswith(":0") else name
+
+
+def produces(ev, tensor):
+    args = ev["args"]
+    if ev["cat"] == "Memcpy":
+        return tensor_key(args["tensor"]) == tensor_key(tensor)
+    return tensor.split(":")[0] == args["name"] or tensor == args["name"]
+
+
+def consumes(ev, tensor):
+    args = ev["args"]
+    if ev["cat"] == "Memcpy":
+        return tensor_key(args["tensor"]) == tensor_key(tensor)
+    want = tensor_key(tensor)
+    k = 0
+    while "input%d" % k in args:
+        if tensor_key(args["input%d" % k]) == want:
+            return True
+        k += 1
+    return False
+
+
+def check_lanes(events, proc_names, thread_names, proc_sort, lanes):
+    """Lanes are separate tracks, processes in declared order, queue lanes
+    hold no nested (host-timed) slices."""
+    owner = {}
+    for (pid, tid), name in sorted(thread_names.items()):
+        if tid == pid:
+            raise TraceError("lane '%s' of pid %d has tid == pid: Perfetto merges "
+                             "it into the process's main thread" % (name, pid))
+        if tid in owner and owner[tid] != pid:
+            raise TraceError("tid %d names lanes of pids %d and %d"
+                             % (tid, owner[tid], pid))
+        owner[tid] = pid
+    pids = sorted(proc_names)
+    order = sorted(pids, key=lambda p: (proc_sort.get(p, p), p))
+    if order != pids:
+        raise TraceError("process_sort_index does not follow the pid order %s" % pids)
+    if pids and not proc_names[order[0]].endswith("CPU:0"):
+        raise TraceError("the first process must be CPU:0")
+    for lane, evs in lanes.items():
+        if not thread_names.get(lane, "").startswith("OpenCL queue"):
+            continue
+        end = None
+        for s, e, i, ev in evs:  # sorted by the nesting check
+            if end is not None and s < end:
+                fail(i, ev, "nested inside a kernel slice on queue lane '%s' "
+                     "(host-timed events belong on their own lane)"
+                     % thread_names[lane])
+            end = e if end is None or e > end else end
+
+
+def bound_slice(lanes, starts, ev, i):
+    """The slice a flow event binds to in both viewers, or a message."""
+    lane = (ev["pid"], ev["tid"])
+    evs = lanes.get(lane)
+    if not evs:
+        return None, "flow on a lane without slices"
+    t = ns(ev["ts"])
+    # Perfetto: the last slice begun before the flow event (equal times in
+    # file order: slices are written first)
+    k = bisect.bisect_right(starts[lane], (t, i)) - 1
+    if k < 0:
+        return None, "flow point before every slice of its lane"
+    s, e, j, sev = evs[k]
+    if not (s <= t < e or s == t == e):
+        return None, ("flow point outside the slice Perfetto binds it to "
+                      "(event %d): chrome://tracing binds elsewhere" % j)
+    # chrome://tracing: the deepest slice containing t (closed ranges) must
+    # be that one: no earlier non-enclosing slice may end at t
+    for s2, e2, j2, _ in evs[max(0, k - 8):k]:
+        if e2 == t and not (s2 <= s and e <= e2):
+            return None, ("flow point on the boundary of events %d and %d: "
+                          "viewers disagree" % (j2, j))
+    return (j, sev), None
+
+
+def check_flows(flows, lanes):
+    starts = dict((lane, [(e[0], e[2]) for e in evs]) for lane, evs in lanes.items())
+    for fid, slot in flows.items():
+        if "s" not in slot or "f" not in slot:
+            i, ev = slot.get("s") or slot.get("f")
+            fail(i, ev, "flow id %r needs exactly one 's' and one 'f'" % (fid,))
+        (si, sev), (fi, fev) = slot["s"], slot["f"]
+        if ns(fev["ts"]) < ns(sev["ts"]):
+            fail(fi, fev, "flow ends before it starts (event %d)" % si)
+        if sev.get("name") != fev.get("name"):
+            fail(fi, fev, "flow 's' and 'f' names differ")
+        tensor = sev["name"]
+        bound = []
+        for i, ev, role, pred in ((si, sev, "produce", produces),
+                                  (fi, fev, "consume", consumes)):
+            got, msg = bound_slice(lanes, starts, ev, i)
+            if msg:
+                fail(i, ev, msg)
+            j, slc = got
+            bound.append(ns(slc["ts"]))
+            if not pred(slc, tensor):
+                fail(i, ev, "flow '%s' binds to event %d (%s '%s'), which does "
+                     "not %s it" % (tensor, j, slc["name"],
+                                    slc["args"].get("name", slc["args"].get("tensor")),
+                                    role))
+        if bound[1] < bound[0]:
+            fail(fi, fev, "flow '%s' ends in a slice that starts before the one it "
+                 "starts in: Perfetto orders a flow by its slices' starts and "
+                 "draws it backwards" % tensor)
 
 
 def main(argv):

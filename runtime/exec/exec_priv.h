@@ -88,6 +88,7 @@ struct dgr_runner {
     void **events;
     uint64_t *t_start, *t_end;
     int32_t *lane;
+    uint32_t key_base;       /* this run's slice keys: key_base + step */
 };
 
 /* Release event ev of a step on device dev (NULL does nothing). */

@@ -55,17 +55,20 @@ static const char *slot_tensor_name(const dgr_runner *r, int32_t slot)
     return r->s->g->nodes[ps->node].name;
 }
 
-static void trace_flows(dgr_runner *r, const dgc_step *st, int lane,
-                        uint64_t start)
+/* Flows into step st (on `lane`) from its producers on other lanes, named
+ * by slice key: the writer binds them to the producer's and this step's
+ * slices whatever their clocks. */
+static void trace_flows(dgr_runner *r, const dgc_step *st, int lane)
 {
     const dgc_plan *p = r->plan;
+    int32_t s = (int32_t)(st - p->steps);
     for (int i = 0; i < st->n_in; i++) {
         int32_t sl = p->in_slots[st->in_off + i];
         int32_t ps = p->slots[sl].step;
         const dgc_step *pst = &p->steps[ps];
         if (pst->device != st->device || r->lane[ps] != lane)
-            dgr_trace_flow(r->s->trace, pst->device, r->lane[ps], r->t_end[ps],
-                           st->device, lane, start, slot_tensor_name(r, sl));
+            dgr_trace_flow(r->s->trace, r->key_base + (uint32_t)ps,
+                           r->key_base + (uint32_t)s, slot_tensor_name(r, sl));
     }
 }
 
@@ -146,8 +149,9 @@ static dg_status run_transfer(dgr_runner *r, int32_t s, int lane, wscratch *w)
         r->lane[s] = DGR_LANE_COPY;
         const char *tn = slot_tensor_name(r, src_slot);
         dgr_trace_memcpy(S->trace, st->src_device, st->device, tn,
-                         (int64_t)n, r->step, t0, t1);
-        trace_flows(r, st, DGR_LANE_COPY, t0);
+                         (int64_t)n, r->step, t0, t1,
+                         r->key_base + (uint32_t)s);
+        trace_flows(r, st, DGR_LANE_COPY);
         trace_memory(S, st->device, t1, 0);
     }
     (void)lane;
@@ -292,11 +296,15 @@ static dg_status run_op(dgr_runner *r, int32_t s, int lane, wscratch *w,
         *tchain = t1;
         r->t_start[s] = t0;
         r->t_end[s] = t1;
-        r->lane[s] = so ? r->qidx[s] : lane;
+        /* ops on a device with streams but without a kernel event are
+         * host-timed: their own lane, never nested in a stream's kernel
+         * slices */
+        r->lane[s] = !so ? lane : r->events[s] ? r->qidx[s] : DGR_LANE_HOST;
         if (!so) /* host-run: timed here; streams: from events */
             dgr_trace_op(S->trace, st->device, lane, n->name, dgc_node_op_name(n),
-                         r->step, t0, t1, S->in_names[st->node], n->n_inputs);
-        trace_flows(r, st, r->lane[s], t0);
+                         r->step, t0, t1, S->in_names[st->node], n->n_inputs,
+                         r->key_base + (uint32_t)s);
+        trace_flows(r, st, r->lane[s]);
         trace_memory(S, st->device, t1, 0);
     }
     release_inputs(r, st);
@@ -447,6 +455,7 @@ static void trace_stream_events(dgr_runner *r)
             continue;
         const dgc_node *n = &S->g->nodes[st->node];
         uint64_t a = r->t_start[i], b = r->t_end[i];
+        int lane = DGR_LANE_HOST; /* host times unless the device's */
         if (r->events[i]) {
             uint64_t ea = 0, eb = 0;
             if (so->event_times(&S->devs[st->device], r->events[i], &ea,
@@ -454,14 +463,16 @@ static void trace_stream_events(dgr_runner *r)
                 ea && eb >= ea) {
                 a = ea;
                 b = eb;
+                lane = r->qidx[i];
             }
             so->event_release(r->events[i]);
             r->events[i] = NULL;
         }
         if (a || b)
-            dgr_trace_op(S->trace, st->device, r->qidx[i], n->name,
+            dgr_trace_op(S->trace, st->device, lane, n->name,
                          dgc_node_op_name(n), r->step, a, b,
-                         S->in_names[st->node], n->n_inputs);
+                         S->in_names[st->node], n->n_inputs,
+                         r->key_base + (uint32_t)i);
     }
 }
 
@@ -474,6 +485,8 @@ dg_status dgr_runner_run(dgr_runner *r, int64_t step, dg_tensor **fetched,
     pthread_mutex_lock(&S->run_mu);
     atomic_fetch_add(&S->run_counter, 1);
     r->step = step;
+    if (S->trace)
+        r->key_base = dgr_trace_keys(S->trace, (uint32_t)p->n_steps);
     for (int32_t i = 0; i < p->n_steps; i++)
         atomic_store_explicit(&r->pending[i], p->steps[i].pending,
                               memory_order_relaxed);

@@ -50,6 +50,7 @@ dgr_trace *dgr_trace_new(const dg_device_list *devs, const char *graph_path)
     atomic_init(&t->bufs, NULL);
     atomic_init(&t->origin, dg_now_ns());
     atomic_init(&t->dropped, 0);
+    atomic_init(&t->next_key, 1);
     pthread_mutex_init(&t->lock, NULL);
     return t;
 }
@@ -127,6 +128,8 @@ const char *dgr_trace_lane_label(const dgr_trace *t, int device, int lane,
             return t->lanes[i].name;
     if (lane == DGR_LANE_COPY)
         snprintf(buf, n, "copy");
+    else if (lane == DGR_LANE_HOST)
+        snprintf(buf, n, "host (no kernel)");
     else if (device >= 0 && device < t->n_devs &&
              t->devs[device].type == DG_DEV_GPU)
         snprintf(buf, n, "OpenCL queue %d", lane);
@@ -234,9 +237,20 @@ static dgr_trec *new_named_rec(dgr_trace *t, dgr_tbuf **bout,
     return r;
 }
 
+uint32_t dgr_trace_keys(dgr_trace *t, uint32_t n)
+{
+    if (!t)
+        return 0;
+    uint32_t k = atomic_fetch_add(&t->next_key, n);
+    if (k == 0 || k + n < k) /* wrapped (4G slices): never hand out 0 */
+        k = atomic_fetch_add(&t->next_key, n);
+    return k ? k : 1;
+}
+
 void dgr_trace_op(dgr_trace *t, int device, int lane, const char *node,
                   const char *op, int64_t step, uint64_t start_ns,
-                  uint64_t end_ns, const char *const *inputs, int n_inputs)
+                  uint64_t end_ns, const char *const *inputs, int n_inputs,
+                  uint32_t key)
 {
     if (!t)
         return;
@@ -253,6 +267,7 @@ void dgr_trace_op(dgr_trace *t, int device, int lane, const char *node,
     r->t0 = start_ns;
     r->t1 = end_ns < start_ns ? start_ns : end_ns;
     r->inputs = inputs;
+    r->key = key;
     r->n_inputs = (int16_t)(inputs && n_inputs > 0
                                 ? (n_inputs > 32767 ? 32767 : n_inputs)
                                 : 0);
@@ -261,7 +276,7 @@ void dgr_trace_op(dgr_trace *t, int device, int lane, const char *node,
 
 void dgr_trace_memcpy(dgr_trace *t, int src_device, int dst_device,
                       const char *tensor, int64_t bytes, int64_t step,
-                      uint64_t start_ns, uint64_t end_ns)
+                      uint64_t start_ns, uint64_t end_ns, uint32_t key)
 {
     if (!t)
         return;
@@ -274,15 +289,15 @@ void dgr_trace_memcpy(dgr_trace *t, int src_device, int dst_device,
     r->dev2 = (int16_t)dst_device;
     r->lane = DGR_LANE_COPY;
     r->bytes = bytes;
+    r->key = key;
     r->step = step;
     r->t0 = start_ns;
     r->t1 = end_ns < start_ns ? start_ns : end_ns;
     commit_rec(b);
 }
 
-void dgr_trace_flow(dgr_trace *t, int src_device, int src_lane,
-                    uint64_t src_ns, int dst_device, int dst_lane,
-                    uint64_t dst_ns, const char *tensor)
+void dgr_trace_flow(dgr_trace *t, uint32_t src_key, uint32_t dst_key,
+                    const char *tensor)
 {
     if (!t)
         return;
@@ -291,12 +306,8 @@ void dgr_trace_flow(dgr_trace *t, int src_device, int src_lane,
     if (!r)
         return;
     r->kind = DGR_TREC_FLOW;
-    r->dev = (int16_t)src_device;
-    r->lane = src_lane;
-    r->t0 = src_ns;
-    r->dev2 = (int16_t)dst_device;
-    r->lane2 = dst_lane;
-    r->t1 = dst_ns;
+    r->step = src_key;
+    r->key = dst_key;
     commit_rec(b);
 }
 
@@ -402,6 +413,49 @@ static int x_cmp(const void *pa, const void *pb)
     return a < b ? -1 : (a > b);
 }
 
+/* A transfer reading an OpenCL result starts on the host before the
+ * producing kernel ends (the read waits for its event): the copy itself
+ * starts when its producer's slice ends.  Trimming the wait off keeps the
+ * producer's slice starting before its consumer's, which viewers need to
+ * draw the arrow the right way (Perfetto orders a flow's ends by their
+ * slices' starts). */
+typedef struct wait_trim {
+    dgr_trec **bykey; /* key -> keyed X record */
+    uint32_t nkeys;
+} wait_trim;
+
+static void trim_wait(dgr_trec *r, void *arg)
+{
+    wait_trim *w = arg;
+    if (r->kind != DGR_TREC_FLOW)
+        return;
+    uint32_t pk = (uint32_t)r->step, ck = r->key;
+    if (pk >= w->nkeys || ck >= w->nkeys || !w->bykey[pk] || !w->bykey[ck])
+        return;
+    const dgr_trec *p = w->bykey[pk];
+    dgr_trec *c = w->bykey[ck];
+    if (c->kind == DGR_TREC_MEMCPY && p->t1 > c->t0 && p->t1 < c->t1)
+        c->t0 = p->t1;
+}
+
+static void trim_waits(const dgr_trace *t, dgr_trec **v, size_t n)
+{
+    uint32_t max = 0;
+    for (size_t i = 0; i < n; i++)
+        if (v[i]->key > max)
+            max = v[i]->key;
+    if (max == 0)
+        return;
+    wait_trim w = {dg_calloc((size_t)max + 1, sizeof *w.bykey), max + 1};
+    if (!w.bykey)
+        return; /* an optional refinement: skip it on nomem */
+    for (size_t i = n; i-- > 0;)
+        if (v[i]->key)
+            w.bykey[v[i]->key] = v[i];
+    dgr_trace_foreach(t, trim_wait, &w);
+    dg_free(w.bykey);
+}
+
 int dgr_trace_sorted_x(const dgr_trace *t, dgr_trec ***out, size_t *n)
 {
     xcollect c = {t, NULL, 0};
@@ -421,6 +475,7 @@ int dgr_trace_sorted_x(const dgr_trace *t, dgr_trec ***out, size_t *n)
         if (c.v[i]->t1 < c.v[i]->t0)
             c.v[i]->t1 = c.v[i]->t0;
     }
+    trim_waits(t, c.v, c.n);
     qsort(c.v, c.n, sizeof *c.v, x_cmp);
     /* Nested or disjoint per lane: a stack of open enclosing events; an
      * event that starts inside one but ends after it trims it. */

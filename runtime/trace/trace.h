@@ -11,7 +11,17 @@
  *
  * Lanes: each device has lanes; lane ids are small integers chosen by the
  * executor (CPU: inter-op worker k -> lane k; OpenCL: queue q -> lane q;
- * DGR_LANE_COPY for transfers).  dgr_trace_lane_name names them.
+ * DGR_LANE_COPY for transfers; DGR_LANE_HOST for host-timed ops of an
+ * OpenCL device, which ran no kernel).  dgr_trace_lane_name names them.
+ * In the file a lane is (pid = device + 1, tid = DGR_TID(device, lane)):
+ * tids are unique across the trace and never equal a pid, so Perfetto keeps
+ * every lane its own track (it merges a tid equal to its pid into the
+ * process's main thread).
+ *
+ * Slices (ops and transfers) carry a key, unique in the trace, taken from
+ * dgr_trace_keys; a flow names its producer and consumer slices by key, so
+ * the writer puts its ends inside exactly those slices, whatever the clocks
+ * (OpenCL slices carry device times, flows are recorded on the host).
  */
 #ifndef DGR_TRACE_H
 #define DGR_TRACE_H
@@ -21,6 +31,8 @@
 #include "dgrun.h"
 
 #define DGR_LANE_COPY 1000
+#define DGR_LANE_HOST 1001
+#define DGR_TID(device, lane) (((device) + 1) * 10000 + (lane))
 
 typedef struct dgr_trace dgr_trace;
 
@@ -32,23 +44,30 @@ void dgr_trace_free(dgr_trace *t);
 /* Name a lane of a device ("inter-op 0", "OpenCL queue 0", "copy"). */
 void dgr_trace_lane_name(dgr_trace *t, int device, int lane, const char *name);
 
+/* Reserve n consecutive slice keys; returns the first (keys are never 0).
+ * Thread-safe. */
+uint32_t dgr_trace_keys(dgr_trace *t, uint32_t n);
+
 /* An executed op.  node/op strings must outlive the trace (graph-owned).
  * inputs: names of the input tensors ("x", "x:1"), n_inputs of them, also
- * graph-owned (or NULL). */
+ * graph-owned (or NULL).  key: the slice's key for flows, 0 for none. */
 void dgr_trace_op(dgr_trace *t, int device, int lane, const char *node,
                   const char *op, int64_t step, uint64_t start_ns,
-                  uint64_t end_ns, const char *const *inputs, int n_inputs);
+                  uint64_t end_ns, const char *const *inputs, int n_inputs,
+                  uint32_t key);
 
-/* A transfer of `bytes` of `tensor` from src_device to dst_device. */
+/* A transfer of `bytes` of `tensor` from src_device to dst_device (on the
+ * destination's copy lane); key as for dgr_trace_op. */
 void dgr_trace_memcpy(dgr_trace *t, int src_device, int dst_device,
                       const char *tensor, int64_t bytes, int64_t step,
-                      uint64_t start_ns, uint64_t end_ns);
+                      uint64_t start_ns, uint64_t end_ns, uint32_t key);
 
-/* A data-flow arrow from (device, lane, time) of a producer to a consumer;
- * the recorder assigns the id. */
-void dgr_trace_flow(dgr_trace *t, int src_device, int src_lane,
-                    uint64_t src_ns, int dst_device, int dst_lane,
-                    uint64_t dst_ns, const char *tensor);
+/* A data-flow arrow of `tensor` from the producer slice (op or transfer)
+ * with key src_key to the consumer slice with key dst_key; the recorder
+ * assigns the id.  The writer leaves it out when either slice is missing
+ * or both are on one lane. */
+void dgr_trace_flow(dgr_trace *t, uint32_t src_key, uint32_t dst_key,
+                    const char *tensor);
 
 /* Allocator level of a device. */
 void dgr_trace_memory(dgr_trace *t, int device, uint64_t ns,

@@ -20,10 +20,10 @@
 
 enum { DGR_TREC_OP = 1, DGR_TREC_MEMCPY, DGR_TREC_FLOW, DGR_TREC_MEM };
 
-/* One recorded event.  OP: dev/lane, a = node, b = op, t0..t1, inputs.
- * MEMCPY: dev = src, dev2 = dst, a = tensor (arena copy), bytes, t0..t1.
- * FLOW: (dev, lane, t0) -> (dev2, lane2, t1), a = tensor (arena copy).
- * MEM: dev, t0, bytes = bytes in use. */
+/* One recorded event.  OP: dev/lane, a = node, b = op, t0..t1, inputs,
+ * key = slice key.  MEMCPY: dev = src, dev2 = dst, a = tensor (arena copy),
+ * bytes, t0..t1, key.  FLOW: step = producer slice key, key = consumer
+ * slice key, a = tensor (arena copy).  MEM: dev, t0, bytes = bytes in use. */
 typedef struct dgr_trec {
     uint64_t t0, t1;
     const char *a;
@@ -33,7 +33,8 @@ typedef struct dgr_trec {
         int64_t bytes;             /* MEMCPY, MEM */
     };
     int64_t step;
-    int32_t lane, lane2;
+    int32_t lane;
+    uint32_t key;              /* OP, MEMCPY: the slice; FLOW: consumer */
     int16_t dev, dev2;
     int16_t n_inputs;
     uint8_t kind;
@@ -74,6 +75,7 @@ struct dgr_trace {
     _Atomic(dgr_tbuf *) bufs;      /* lock-free push */
     atomic_ullong origin;
     atomic_ulong dropped;          /* events lost to allocation failure */
+    atomic_uint next_key;          /* dgr_trace_keys */
     pthread_mutex_t lock;          /* lane names, buffer registration */
     dgr_tlane_name *lanes;
     int n_lanes, cap_lanes;
@@ -100,8 +102,9 @@ int dgr_trec_lane(const dgr_trec *r, int *dev);
 const char *dgr_trace_memcpy_name(const dgr_trace *t, const dgr_trec *r);
 
 /* Collect the complete (X) events, sorted by (device, lane, start, longer
- * first), and trim partial overlaps on a lane so that events there are
- * nested or disjoint.  *out is dg_malloc'd (free with dg_free).  Returns 0,
+ * first), start transfers no earlier than the end of the slice they read
+ * (the wait for an OpenCL producer is not copy time), and trim partial
+ * overlaps on a lane so that events there are nested or disjoint.  *out is dg_malloc'd (free with dg_free).  Returns 0,
  * -1 on nomem. */
 int dgr_trace_sorted_x(const dgr_trace *t, dgr_trec ***out, size_t *n);
 

@@ -7,8 +7,10 @@
  * names/sort indices by pid, tid), complete events lane by lane in start
  * order, flow events, then memory counters by device and time.  Times are
  * integer nanoseconds printed as microseconds with three decimals, so the
- * file is exact.  Flow points are moved into the slice they belong to, so
- * viewers bind the arrows to the producer and consumer slices.
+ * file is exact.  Lanes are written as tid DGR_TID(device, lane).  A flow
+ * names its producer and consumer slices by key; its "s" and "f" (bp "e")
+ * ends are placed inside exactly those slices (flow_point), so viewers
+ * draw the arrow between them.
  */
 #include "trace_impl.h"
 
@@ -150,6 +152,8 @@ typedef struct wctx {
     size_t nx;
     dgr_trec **flows;
     size_t nflows;
+    uint32_t *bykey; /* key -> 1 + index into x (index_keys) */
+    size_t nkeys;
     dgr_trec **mems;
     size_t nmems;
     size_t flows_left_out; /* backward arrows (clock disagreement) */
@@ -189,9 +193,7 @@ static void k_add(dgr_trec *r, void *arg)
     kcollect *c = arg;
     if (r->kind != c->kind)
         return;
-    if (r->dev < 0 || r->dev >= c->t->n_devs)
-        return;
-    if (r->kind == DGR_TREC_FLOW && (r->dev2 < 0 || r->dev2 >= c->t->n_devs))
+    if (r->kind != DGR_TREC_FLOW && (r->dev < 0 || r->dev >= c->t->n_devs))
         return;
     if (c->v)
         c->v[c->n] = r;
@@ -226,117 +228,64 @@ static int mem_cmp(const void *pa, const void *pb)
 static int flow_cmp(const void *pa, const void *pb)
 {
     const dgr_trec *a = *(dgr_trec *const *)pa, *b = *(dgr_trec *const *)pb;
-    if (a->t0 != b->t0)
-        return a->t0 < b->t0 ? -1 : 1;
-    if (a->t1 != b->t1)
-        return a->t1 < b->t1 ? -1 : 1;
+    if (a->step != b->step)
+        return a->step < b->step ? -1 : 1;
+    if (a->key != b->key)
+        return a->key < b->key ? -1 : 1;
     return a < b ? -1 : (a > b);
 }
 
-/* Index range [*lo, *hi) of lane (dev, lane) in the sorted X events. */
-static void lane_range(const wctx *w, int dev, int lane, size_t *lo,
-                       size_t *hi)
+/* ---- slices by key ------------------------------------------------------ */
+
+/* w->bykey: key -> 1 + index into w->x (0: no slice).  Keys are dense
+ * (dgr_trace_keys hands them out consecutively), so a direct table; none
+ * when there is no flow to bind. */
+static int index_keys(wctx *w)
 {
-    size_t a = 0, b = w->nx;
-    while (a < b) { /* first element >= (dev, lane) */
-        size_t m = a + (b - a) / 2;
-        int d, l = dgr_trec_lane(w->x[m], &d);
-        if (d < dev || (d == dev && l < lane))
-            a = m + 1;
-        else
-            b = m;
-    }
-    *lo = a;
-    b = w->nx;
-    while (a < b) { /* first element > (dev, lane) */
-        size_t m = a + (b - a) / 2;
-        int d, l = dgr_trec_lane(w->x[m], &d);
-        if (d < dev || (d == dev && l <= lane))
-            a = m + 1;
-        else
-            b = m;
-    }
-    *hi = a;
+    w->nkeys = 0;
+    if (w->nflows == 0)
+        return 0;
+    uint32_t max = 0;
+    for (size_t i = 0; i < w->nx; i++)
+        if (w->x[i]->key > max)
+            max = w->x[i]->key;
+    w->bykey = dg_calloc((size_t)max + 1, sizeof *w->bykey);
+    if (!w->bykey)
+        return -1;
+    w->nkeys = (size_t)max + 1;
+    for (size_t i = w->nx; i-- > 0;) /* the first of equal keys wins */
+        if (w->x[i]->key)
+            w->bykey[w->x[i]->key] = (uint32_t)(i + 1);
+    return 0;
 }
 
-/* Whether slice r belongs to the producer of `tensor` ("node" or
- * "node:k"): an op slice of that node or a transfer of that tensor. */
-static int produces(const dgr_trec *r, const char *tensor)
+/* Index in w->x of the slice with `key`, or (size_t)-1. */
+static size_t find_key(const wctx *w, uint32_t key)
 {
-    if (r->kind == DGR_TREC_MEMCPY)
-        return strcmp(r->a, tensor) == 0;
-    size_t n = strlen(r->a);
-    return strncmp(r->a, tensor, n) == 0 &&
-           (tensor[n] == '\0' || tensor[n] == ':');
+    if (key == 0 || key >= w->nkeys || w->bykey[key] == 0)
+        return (size_t)-1;
+    return (size_t)w->bykey[key] - 1;
 }
 
-/* The slice of lane (dev, lane) a flow point at ns binds to, NULL if the
- * lane has none.  Producer side: the nearest slice of the producing node
- * (OpenCL slices carry device times while ns is a host time), else the
- * innermost slice containing ns, else the last one before it.  Consumer
- * side: the innermost slice containing ns, else the next one after it. */
-static const dgr_trec *bind_slice(const wctx *w, int dev, int lane,
-                                  uint64_t ns, const char *tensor,
-                                  int consumer)
+/* The time where a flow end binds to slice x[i] in viewers: Perfetto binds
+ * a flow event to the slice on top of its lane's stack, i.e. the last one
+ * begun (children included, ended or not) before the flow's time;
+ * chrome://tracing to the deepest slice containing the time.  Both hold for
+ * a point inside the slice before the next slice of the lane begins: the
+ * middle of [t0, min(t1, next t0)), at least 2 ns from either end when the
+ * gap allows (Perfetto truncates microseconds to integer nanoseconds), else
+ * the slice's start (the slice is written before the flow event). */
+static uint64_t flow_point(const wctx *w, size_t i)
 {
-    size_t lo, hi;
-    lane_range(w, dev, lane, &lo, &hi);
-    if (lo == hi)
-        return NULL;
-    /* a = one past the last slice with t0 <= ns */
-    size_t a = lo, b = hi;
-    while (a < b) {
-        size_t m = a + (b - a) / 2;
-        if (w->x[m]->t0 <= ns)
-            a = m + 1;
-        else
-            b = m;
+    const dgr_trec *s = w->x[i];
+    uint64_t lim = s->t1;
+    if (i + 1 < w->nx) {
+        int d0, d1;
+        int l0 = dgr_trec_lane(s, &d0), l1 = dgr_trec_lane(w->x[i + 1], &d1);
+        if (d0 == d1 && l0 == l1 && w->x[i + 1]->t0 < lim)
+            lim = w->x[i + 1]->t0;
     }
-    if (!consumer) {
-        const dgr_trec *best = NULL;
-        uint64_t best_d = UINT64_MAX;
-        size_t from = a > lo + 64 ? a - 64 : lo, to = a + 64 < hi ? a + 64 : hi;
-        for (size_t i = from; i < to; i++) {
-            const dgr_trec *s = w->x[i];
-            if (!produces(s, tensor))
-                continue;
-            uint64_t d = ns < s->t0 ? s->t0 - ns : ns > s->t1 ? ns - s->t1 : 0;
-            if (d < best_d) {
-                best_d = d;
-                best = s;
-            }
-        }
-        if (best)
-            return best;
-    }
-    /* Slices on a lane are nested or disjoint: walk back over those that
-     * start before ns to find the innermost one that contains it. */
-    for (size_t i = a; i > lo && i + 8 > a; i--) {
-        const dgr_trec *s = w->x[i - 1];
-        if (ns < s->t1 || (ns == s->t1 && !consumer))
-            return s;
-    }
-    if (!consumer)
-        return w->x[a > lo ? a - 1 : lo];
-    return w->x[a < hi ? a : hi - 1];
-}
-
-/* Range of times inside slice s where a flow point binds: [t0, t1) since
- * viewers close a slice at its end; a zero-length slice gives its start. */
-static void bind_range(const dgr_trec *s, uint64_t ns, uint64_t *lo,
-                       uint64_t *hi)
-{
-    if (!s) {
-        *lo = *hi = ns;
-        return;
-    }
-    *lo = s->t0;
-    *hi = s->t1 > s->t0 ? s->t1 - 1 : s->t0;
-}
-
-static uint64_t clamp_u64(uint64_t v, uint64_t lo, uint64_t hi)
-{
-    return v < lo ? lo : v > hi ? hi : v;
+    return lim > s->t0 + 1 ? s->t0 + (lim - s->t0) / 2 : s->t0;
 }
 
 /* ---- sections ----------------------------------------------------------- */
@@ -362,13 +311,14 @@ static void write_metadata(wctx *w, const lane_key *lanes, size_t nl)
         sep(w);
         fprintf(f, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,"
                    "\"tid\":%d,\"args\":{\"name\":", lanes[i].dev + 1,
-                lanes[i].lane);
+                DGR_TID(lanes[i].dev, lanes[i].lane));
         put_json_str(f, name);
         fputs("}}", f);
         sep(w);
         fprintf(f, "{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":%d,"
                    "\"tid\":%d,\"args\":{\"sort_index\":%d}}",
-                lanes[i].dev + 1, lanes[i].lane, lanes[i].lane);
+                lanes[i].dev + 1, DGR_TID(lanes[i].dev, lanes[i].lane),
+                lanes[i].lane);
     }
 }
 
@@ -393,7 +343,7 @@ static void write_x(wctx *w)
         PUTS(",\"pid\":", f);
         put_i64(f, dev + 1);
         PUTS(",\"tid\":", f);
-        put_i64(f, lane);
+        put_i64(f, DGR_TID(dev, lane));
         PUTS(",\"ts\":", f);
         put_us(f, ts);
         PUTS(",\"dur\":", f);
@@ -428,7 +378,7 @@ static void write_x(wctx *w)
     }
 }
 
-/* One end of a flow arrow: phase ph ("s" start, "t" end) of flow `id`
+/* One end of a flow arrow: phase ph ("s" start, "f" end) of flow `id`
  * named `name` at time ns on lane `lane` of device dev; `tail` closes the
  * object. */
 static void flow_event(wctx *w, const char *ph, const char *name,
@@ -446,7 +396,7 @@ static void flow_event(wctx *w, const char *ph, const char *name,
     PUTS(",\"pid\":", f);
     put_i64(f, dev + 1);
     PUTS(",\"tid\":", f);
-    put_i64(f, lane);
+    put_i64(f, DGR_TID(dev, lane));
     PUTS(",\"ts\":", f);
     put_us(f, dgr_trace_rel(w->t, ns));
     PUTS(tail, f);
@@ -454,32 +404,30 @@ static void flow_event(wctx *w, const char *ph, const char *name,
 
 static void write_flows(wctx *w)
 {
-    uint64_t origin = atomic_load(&((dgr_trace *)w->t)->origin);
     uint64_t id = 0;
     for (size_t i = 0; i < w->nflows; i++) {
         const dgr_trec *r = w->flows[i];
-        uint64_t src = r->t0 < origin ? origin : r->t0;
-        uint64_t dst = r->t1 < origin ? origin : r->t1;
-        const dgr_trec *ps = bind_slice(w, r->dev, r->lane, src, r->a, 0);
-        const dgr_trec *cs = bind_slice(w, r->dev2, r->lane2, dst, r->a, 1);
-        uint64_t slo, shi, tlo, thi;
-        bind_range(ps, src, &slo, &shi);
-        bind_range(cs, dst, &tlo, &thi);
-        uint64_t s = clamp_u64(src, slo, shi), e = clamp_u64(dst, tlo, thi);
-        /* The arrow never points back in time: move both points within
-         * their slices; if the slices themselves are in the wrong order
-         * (host and device clocks disagree) the arrow is left out. */
-        if (e < s)
-            s = slo > e ? slo : e;
-        if (e < s)
-            e = thi < s ? thi : s;
-        if (e < s) {
+        size_t pi = find_key(w, (uint32_t)r->step), ci = find_key(w, r->key);
+        if (pi == (size_t)-1 || ci == (size_t)-1) {
+            w->flows_left_out++; /* a slice was not recorded */
+            continue;
+        }
+        int pd, cd;
+        int pl = dgr_trec_lane(w->x[pi], &pd), cl = dgr_trec_lane(w->x[ci], &cd);
+        if (pd == cd && pl == cl)
+            continue; /* same lane: the order says it all */
+        uint64_t s = flow_point(w, pi), e = flow_point(w, ci);
+        /* never back in time: a consumer whose slice starts before the
+         * producer's (a host-timed op enqueued before the kernel it
+         * consumes ran, or host and device clocks disagree) gets no arrow:
+         * Perfetto would draw it from the consumer to the producer */
+        if (e < s || w->x[ci]->t0 < w->x[pi]->t0) {
             w->flows_left_out++;
             continue;
         }
         id++;
-        flow_event(w, "s", r->a, id, r->dev, r->lane, s, "}");
-        flow_event(w, "t", r->a, id, r->dev2, r->lane2, e, ",\"bp\":\"e\"}");
+        flow_event(w, "s", r->a, id, pd, pl, s, "}");
+        flow_event(w, "f", r->a, id, cd, cl, e, ",\"bp\":\"e\"}");
     }
 }
 
@@ -496,10 +444,10 @@ static void write_counters(wctx *w)
     }
 }
 
-/* Lanes used by X and flow events, sorted and unique. */
+/* Lanes used by X events (flows bind to them), sorted and unique. */
 static int used_lanes(const wctx *w, lane_key **out, size_t *n)
 {
-    size_t cap = w->nx + 2 * w->nflows;
+    size_t cap = w->nx;
     lane_key *v = dg_malloc((cap ? cap : 1) * sizeof *v);
     if (!v)
         return -1;
@@ -508,12 +456,6 @@ static int used_lanes(const wctx *w, lane_key **out, size_t *n)
         v[k].lane = dgr_trec_lane(w->x[i], &v[k].dev);
         if (k == 0 || v[k].dev != v[k - 1].dev || v[k].lane != v[k - 1].lane)
             k++;
-    }
-    for (size_t i = 0; i < w->nflows; i++) {
-        v[k].dev = w->flows[i]->dev;
-        v[k++].lane = w->flows[i]->lane;
-        v[k].dev = w->flows[i]->dev2;
-        v[k++].lane = w->flows[i]->lane2;
     }
     qsort(v, k, sizeof *v, lane_cmp);
     size_t u = 0;
@@ -534,7 +476,10 @@ static void write_all(wctx *w, const lane_key *lanes, size_t nl)
     write_x(w);
     write_flows(w);
     write_counters(w);
-    fputs("\n],\n\"displayTimeUnit\":\"ms\",\n\"otherData\":{\"dgrun_version\":", f);
+    /* "ns": chrome://tracing decides nesting at the display unit's
+     * precision, and "ms" rounds to 1 us (sub-microsecond ops would nest in
+     * their neighbours and lose their flows).  ts stay microseconds. */
+    fputs("\n],\n\"displayTimeUnit\":\"ns\",\n\"otherData\":{\"dgrun_version\":", f);
     put_json_str(f, DG_VERSION_STRING);
     fputs(",\"graph\":", f);
     put_json_str(f, w->t->graph);
@@ -577,7 +522,7 @@ dg_status dgr_trace_write(dgr_trace *t, const char *path, dg_error *err)
     if (dgr_trace_sorted_x(t, &w.x, &w.nx) ||
         collect_kind(t, DGR_TREC_FLOW, &w.flows, &w.nflows) ||
         collect_kind(t, DGR_TREC_MEM, &w.mems, &w.nmems) ||
-        used_lanes(&w, &lanes, &nl)) {
+        used_lanes(&w, &lanes, &nl) || index_keys(&w)) {
         st = dg_err_nomem(err, "writing the trace");
         goto out;
     }
@@ -640,5 +585,6 @@ out:
     dg_free(w.x);
     dg_free(w.flows);
     dg_free(w.mems);
+    dg_free(w.bykey);
     return st;
 }

@@ -695,7 +695,7 @@ def check_trace(path, what, devices, want_ops, steps):
     except (OSError, ValueError) as e:
         check(False, "%s: trace readable: %s" % (what, e))
         return None
-    check(t.get("displayTimeUnit") == "ms" and isinstance(t.get("traceEvents"), list)
+    check(t.get("displayTimeUnit") == "ns" and isinstance(t.get("traceEvents"), list)
           and isinstance(t.get("otherData", {}).get("dgrun_version"), str)
           and isinstance(t["otherData"].get("graph"), str), what + ": top-level keys")
     ev = t.get("traceEvents", [])
@@ -720,10 +720,13 @@ def check_trace(path, what, devices, want_ops, steps):
           what + ": Memcpy events")
     flows = {}
     for e in ev:
-        if e.get("ph") in ("s", "t"):
+        if e.get("ph") in ("s", "t", "f"):
             check(e.get("cat") == "DataFlow", what + ": flow cat DataFlow")
+            check(e["ph"] != "f" or e.get("bp") == "e", what + ": flow ends bind the enclosing slice")
             flows.setdefault(e.get("id"), []).append(e["ph"])
-    check(all(sorted(v) == ["s", "t"] for v in flows.values()), what + ": flows pair s/t by id")
+    check(all(sorted(v) == ["f", "s"] for v in flows.values()), what + ": flows pair s/f by id")
+    check(all(e["tid"] != e["pid"] for e in ev if e.get("name") == "thread_name"),
+          what + ": no lane's tid equals its pid")
     cs = [e for e in ev if e.get("ph") == "C"]
     check(cs and all(e.get("cat") == "Memory" and isinstance(e["args"].get("bytes_in_use"), int)
                      and e["pid"] in procs for e in cs), what + ": Memory counters")

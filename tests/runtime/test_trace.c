@@ -138,11 +138,11 @@ static void test_cpu_only(void **state)
     uint64_t o = 1000 * MS;
     dgr_trace_set_origin(t, o);
     static const char *const in_c[] = {"a", "b:1"};
-    dgr_trace_op(t, 0, 0, "a", "Const", 0, o + 1 * MS, o + 2 * MS, NULL, 0);
-    dgr_trace_op(t, 0, 1, "b", "Sin", 0, o + 1 * MS, o + 3 * MS, NULL, 0);
-    dgr_trace_op(t, 0, 0, "c", "Add", 0, o + 3 * MS, o + 4 * MS, in_c, 2);
+    dgr_trace_op(t, 0, 0, "a", "Const", 0, o + 1 * MS, o + 2 * MS, NULL, 0, 0);
+    dgr_trace_op(t, 0, 1, "b", "Sin", 0, o + 1 * MS, o + 3 * MS, NULL, 0, 0);
+    dgr_trace_op(t, 0, 0, "c", "Add", 0, o + 3 * MS, o + 4 * MS, in_c, 2, 0);
     /* before the origin: clamps to 0 */
-    dgr_trace_op(t, 0, 2, "early", "NoOp", 0, o - 5 * MS, o - 4 * MS, NULL, 0);
+    dgr_trace_op(t, 0, 2, "early", "NoOp", 0, o - 5 * MS, o - 4 * MS, NULL, 0, 0);
     dgr_trace_memory(t, 0, o + 2 * MS, 4096);
     dgr_trace_lane_name(t, 0, 1, "worker one");
     char path[300];
@@ -151,7 +151,7 @@ static void test_cpu_only(void **state)
     assert_int_equal(run_checker(path, "--expect-devices 1 --expect-ops 4"), 0);
     char *s = slurp(path);
     assert_non_null(s);
-    assert_non_null(strstr(s, "\"displayTimeUnit\":\"ms\""));
+    assert_non_null(strstr(s, "\"displayTimeUnit\":\"ns\""));
     assert_non_null(strstr(s, "\"dgrun_version\":\"" DG_VERSION_STRING "\""));
     assert_non_null(strstr(s, "\"graph\":\"graphs/x.json\""));
     assert_non_null(strstr(s, "\"name\":\"inter-op 0\""));
@@ -177,38 +177,48 @@ static void test_opencl_like(void **state)
     dgr_trace *t = dgr_trace_new(l, "g.json");
     uint64_t o = 50 * MS;
     dgr_trace_set_origin(t, o);
-    dgr_trace_op(t, 0, 0, "a", "Variable", 0, o + 0, o + MS / 10, NULL, 0);
-    dgr_trace_memcpy(t, 0, 1, "a", 4, 0, o + MS / 5, o + MS / 2);
+    static const char *const in_a[] = {"a"};
+    dgr_trace_op(t, 0, 0, "a", "Variable", 0, o + 0, o + MS / 10, NULL, 0, 1);
+    dgr_trace_memcpy(t, 0, 1, "a", 4, 0, o + MS / 5, o + MS / 2, 2);
     /* partially overlapping kernels on one queue (mapped clock skew) */
-    dgr_trace_op(t, 1, 0, "b", "Sin", 0, o + 1 * MS, o + 3 * MS, NULL, 0);
-    dgr_trace_op(t, 1, 0, "b2", "Cos", 0, o + 2 * MS, o + 4 * MS, NULL, 0);
-    dgr_trace_op(t, 1, 0, "b3", "Exp", 0, o + 2 * MS + 1, o + 5 * MS, NULL, 0);
-    dgr_trace_memcpy(t, 1, 0, "b3", 4, 0, o + 5 * MS, o + 6 * MS);
-    dgr_trace_op(t, 0, 0, "c", "Cos", 0, o + 6 * MS, o + 7 * MS, NULL, 0);
-    /* flows: producer end -> consumer start, and one with times outside
-     * the slices that must be snapped into them */
-    dgr_trace_flow(t, 0, 0, o + MS / 10, 1, 0, o + 1 * MS, "a");
-    dgr_trace_flow(t, 1, 0, o + 5 * MS + 100, 0, 0, o + 5 * MS + 500, "b3");
+    dgr_trace_op(t, 1, 0, "b", "Sin", 0, o + 1 * MS, o + 3 * MS, in_a, 1, 3);
+    dgr_trace_op(t, 1, 0, "b2", "Cos", 0, o + 2 * MS, o + 4 * MS, NULL, 0, 4);
+    dgr_trace_op(t, 1, 0, "b3", "Exp", 0, o + 2 * MS + 1, o + 5 * MS, NULL, 0, 5);
+    dgr_trace_memcpy(t, 1, 0, "b3", 4, 0, o + 5 * MS, o + 6 * MS, 6);
+    dgr_trace_op(t, 0, 0, "c", "Cos", 0, o + 6 * MS, o + 7 * MS, NULL, 0, 7);
+    /* flows name their slices by key: Variable -> copy -> kernel, and
+     * kernel -> copy back */
+    dgr_trace_flow(t, 1, 2, "a");
+    dgr_trace_flow(t, 2, 3, "a");
+    dgr_trace_flow(t, 5, 6, "b3");
     dgr_trace_memory(t, 1, o + MS, 1 << 20);
     dgr_trace_memory(t, 1, o + 5 * MS, 0);
     char path[300];
     path_in(path, sizeof path, "ocl.json");
     write_ok(t, path);
     assert_int_equal(run_checker(path, "--expect-devices 2 --expect-ops 5 "
-                                       "--expect-memcpy 2 --expect-flows 2"),
+                                       "--expect-memcpy 2 --expect-flows 3"),
                      0);
     char *s = slurp(path);
     assert_non_null(strstr(s, "\"name\":\"MemcpyHtoD\""));
     assert_non_null(strstr(s, "\"name\":\"MemcpyDtoH\""));
     assert_non_null(strstr(s, "\"name\":\"OpenCL queue 0\""));
     assert_non_null(strstr(s, "\"name\":\"copy\""));
-    assert_non_null(strstr(s, "\"tid\":1000"));
-    /* flows bind inside slices: producer end -> just before it */
+    /* lanes: tid (device + 1) * 10000 + lane, never a pid */
+    assert_non_null(strstr(s, "\"pid\":2,\"tid\":21000"));
+    assert_null(strstr(s, "\"tid\":0,"));
+    /* flow ends in the middle of their slices before any other begins */
     assert_non_null(strstr(s, "\"ph\":\"s\",\"cat\":\"DataFlow\",\"name\":"
-                              "\"a\",\"id\":1,\"pid\":1,\"tid\":0,\"ts\":99.999}"));
-    assert_non_null(strstr(s, "\"ph\":\"t\",\"cat\":\"DataFlow\",\"name\":"
-                              "\"b3\",\"id\":2,\"pid\":1,\"tid\":0,"
-                              "\"ts\":6000.000"));
+                              "\"a\",\"id\":1,\"pid\":1,\"tid\":10000,"
+                              "\"ts\":50.000}"));
+    assert_non_null(strstr(s, "\"ph\":\"f\",\"cat\":\"DataFlow\",\"name\":"
+                              "\"a\",\"id\":1,\"pid\":2,\"tid\":21000,"
+                              "\"ts\":350.000,\"bp\":\"e\"}"));
+    assert_non_null(strstr(s, "\"name\":\"a\",\"id\":2,\"pid\":2,"
+                              "\"tid\":20000,\"ts\":1500.000,\"bp\":\"e\"}"));
+    assert_non_null(strstr(s, "\"name\":\"b3\",\"id\":3,\"pid\":2,"
+                              "\"tid\":20000,\"ts\":3500.000}"));
+    assert_null(strstr(s, "\"ph\":\"t\""));
     /* b trimmed to b2's start, b2 to b3's start */
     assert_non_null(strstr(s, "\"ts\":1000.000,\"dur\":1000.000"));
     assert_non_null(strstr(s, "\"ts\":2000.000,\"dur\":0.001"));
@@ -233,22 +243,24 @@ static void test_mixed(void **state)
     dgr_trace_set_origin(t, o);
     for (int step = 0; step < 3; step++) {
         uint64_t b = o + (uint64_t)step * 10 * MS;
-        dgr_trace_op(t, 0, step % 2, "x", "Const", step, b, b + MS, NULL, 0);
-        dgr_trace_memcpy(t, 0, 1, "x", 16, step, b + MS, b + 2 * MS);
+        static const char *const in_x[] = {"x"}, *const in_y[] = {"y:0"};
+        uint32_t k = dgr_trace_keys(t, 5);
+        dgr_trace_op(t, 0, step % 2, "x", "Const", step, b, b + MS, NULL, 0, k);
+        dgr_trace_memcpy(t, 0, 1, "x", 16, step, b + MS, b + 2 * MS, k + 1);
         dgr_trace_op(t, 1, 0, "y", "Square", step, b + 2 * MS, b + 3 * MS,
-                     NULL, 0);
-        dgr_trace_memcpy(t, 1, 2, "y", 16, step, b + 3 * MS, b + 4 * MS);
-        dgr_trace_op(t, 2, 1, "z", "Neg", step, b + 4 * MS, b + 5 * MS, NULL,
-                     0);
-        dgr_trace_flow(t, 0, step % 2, b + MS, 1, 0, b + 2 * MS, "x");
-        dgr_trace_flow(t, 1, 0, b + 3 * MS, 2, 1, b + 4 * MS, "y");
+                     in_x, 1, k + 2);
+        dgr_trace_memcpy(t, 1, 2, "y", 16, step, b + 3 * MS, b + 4 * MS, k + 3);
+        dgr_trace_op(t, 2, 1, "z", "Neg", step, b + 4 * MS, b + 5 * MS, in_y,
+                     1, k + 4);
+        for (uint32_t j = 0; j < 4; j++)
+            dgr_trace_flow(t, k + j, k + j + 1, j < 2 ? "x" : "y");
         dgr_trace_memory(t, 2, b + 4 * MS, 64);
     }
     char path[300];
     path_in(path, sizeof path, "mixed.json");
     write_ok(t, path);
     assert_int_equal(run_checker(path, "--expect-devices 3 --expect-ops 9 "
-                                       "--expect-memcpy 6 --expect-flows 6"),
+                                       "--expect-memcpy 6 --expect-flows 12"),
                      0);
     char *s = slurp(path);
     assert_int_equal(count_str(s, "\"name\":\"MemcpyDtoD\""), 3);
@@ -269,7 +281,7 @@ static void test_mixed(void **state)
     dg_devices_free(l);
 }
 
-/* ---- flows bind to the producer's slice; impossible arrows are left out */
+/* ---- flows bind to their slices by key; impossible arrows are left out */
 
 static void test_flow_binding(void **state)
 {
@@ -277,33 +289,54 @@ static void test_flow_binding(void **state)
     dg_device_list *l = devices(1);
     dgr_trace *t = dgr_trace_new(l, "f.json");
     dgr_trace_set_origin(t, 0);
-    /* device times of kernels; the producer's host "end" (9 ms) precedes
-     * its device slice, and another kernel ran before it on the queue */
-    dgr_trace_op(t, 1, 0, "q", "Sin", 0, 5 * MS, 6 * MS, NULL, 0);
-    dgr_trace_op(t, 1, 0, "p", "Cos", 0, 10 * MS, 11 * MS, NULL, 0);
-    dgr_trace_op(t, 0, 0, "cons", "Neg", 0, 12 * MS, 13 * MS, NULL, 0);
-    dgr_trace_flow(t, 1, 0, 9 * MS, 0, 0, 12 * MS, "p:0");
+    static const char *const in_p[] = {"p"}, *const in_r[] = {"r"},
+                             *const in_o[] = {"outer"};
+    /* the consumer binds by key, not by time: q also ran on the queue */
+    dgr_trace_op(t, 1, 0, "q", "Sin", 0, 5 * MS, 6 * MS, NULL, 0, 1);
+    dgr_trace_op(t, 1, 0, "p", "Cos", 0, 10 * MS, 11 * MS, NULL, 0, 2);
+    dgr_trace_op(t, 0, 0, "cons", "Neg", 0, 12 * MS, 13 * MS, in_p, 1, 3);
+    dgr_trace_op(t, 0, 0, "other", "Neg", 0, 13 * MS, 14 * MS, NULL, 0, 4);
+    dgr_trace_flow(t, 2, 3, "p:0");
     /* consumer slice entirely before the producer's: no arrow */
-    dgr_trace_op(t, 1, 1, "r", "Exp", 0, 20 * MS, 21 * MS, NULL, 0);
-    dgr_trace_op(t, 0, 1, "early", "Abs", 0, 15 * MS, 16 * MS, NULL, 0);
-    dgr_trace_flow(t, 1, 1, 21 * MS, 0, 1, 15 * MS, "r");
-    /* consumer starts before the producer ends: s moves back to t */
-    dgr_trace_op(t, 0, 2, "late", "Abs", 0, 20 * MS + 500, 30 * MS, NULL, 0);
-    dgr_trace_flow(t, 1, 1, 21 * MS, 0, 2, 20 * MS + 500, "r");
+    dgr_trace_op(t, 1, 1, "r", "Exp", 0, 20 * MS, 21 * MS, NULL, 0, 5);
+    dgr_trace_op(t, 0, 1, "early", "Abs", 0, 15 * MS, 16 * MS, in_r, 1, 6);
+    dgr_trace_flow(t, 5, 6, "r");
+    /* consumer starts before the producer ends: still an arrow */
+    dgr_trace_op(t, 0, 2, "late", "Abs", 0, 20 * MS + 500, 30 * MS, in_r, 1, 7);
+    dgr_trace_flow(t, 5, 7, "r");
+    /* a slice with a child: the point lies before the child begins */
+    dgr_trace_op(t, 0, 0, "outer", "Neg", 0, 40 * MS, 50 * MS, NULL, 0, 8);
+    dgr_trace_op(t, 0, 0, "inner", "Neg", 0, 41 * MS, 42 * MS, NULL, 0, 9);
+    dgr_trace_op(t, 1, 0, "use", "Neg", 0, 60 * MS, 61 * MS, in_o, 1, 10);
+    dgr_trace_flow(t, 8, 10, "outer");
+    /* a read that waited for its kernel starts when the kernel ends */
+    dgr_trace_op(t, 1, 0, "k", "Exp", 0, 70 * MS, 75 * MS, NULL, 0, 11);
+    dgr_trace_memcpy(t, 1, 0, "k", 4, 0, 72 * MS, 80 * MS, 12);
+    dgr_trace_flow(t, 11, 12, "k");
+    /* a consumer slice starting before its producer's: no arrow */
+    dgr_trace_op(t, 1, 2, "host", "Identity", 0, 69 * MS, 90 * MS, in_r, 1, 13);
+    dgr_trace_flow(t, 11, 13, "k");
+    /* a slice never recorded (key 99), and one lane: no arrow */
+    dgr_trace_flow(t, 99, 10, "outer");
+    dgr_trace_flow(t, 3, 4, "cons");
     char path[300];
     path_in(path, sizeof path, "flows.json");
     write_ok(t, path);
-    assert_int_equal(run_checker(path, "--expect-flows 2"), 0);
+    assert_int_equal(run_checker(path, "--expect-flows 4"), 0);
     char *s = slurp(path);
-    assert_non_null(strstr(s, "\"name\":\"p:0\",\"id\":1,\"pid\":2,\"tid\":0,"
-                              "\"ts\":10000.000}"));
-    assert_non_null(strstr(s, "\"name\":\"p:0\",\"id\":1,\"pid\":1,\"tid\":0,"
-                              "\"ts\":12000.000"));
-    assert_non_null(strstr(s, "\"flows_left_out\":1"));
-    assert_non_null(strstr(s, "\"name\":\"r\",\"id\":2,\"pid\":2,\"tid\":1,"
-                              "\"ts\":20000.500}"));
-    assert_non_null(strstr(s, "\"name\":\"r\",\"id\":2,\"pid\":1,\"tid\":2,"
-                              "\"ts\":20000.500"));
+    assert_non_null(strstr(s, "\"ts\":75000.000,\"dur\":5000.000,\"args\":"
+                              "{\"bytes\":4"));
+    assert_non_null(strstr(s, "\"name\":\"p:0\",\"id\":1,\"pid\":2,"
+                              "\"tid\":20000,\"ts\":10500.000}"));
+    assert_non_null(strstr(s, "\"name\":\"p:0\",\"id\":1,\"pid\":1,"
+                              "\"tid\":10000,\"ts\":12500.000,\"bp\":\"e\"}"));
+    assert_non_null(strstr(s, "\"flows_left_out\":3"));
+    assert_non_null(strstr(s, "\"name\":\"r\",\"id\":2,\"pid\":2,"
+                              "\"tid\":20001,\"ts\":20500.000}"));
+    assert_non_null(strstr(s, "\"name\":\"r\",\"id\":2,\"pid\":1,"
+                              "\"tid\":10002,\"ts\":25000.250,\"bp\":\"e\"}"));
+    assert_non_null(strstr(s, "\"name\":\"outer\",\"id\":3,\"pid\":1,"
+                              "\"tid\":10000,\"ts\":40500.000}"));
     free(s);
     dgr_trace_free(t);
     dg_devices_free(l);
@@ -325,7 +358,7 @@ static void *worker(void *p)
     uint64_t base = 1000 * MS;
     for (int i = 0; i < PER_THREAD; i++) {
         uint64_t s = base + (uint64_t)i * 1000;
-        dgr_trace_op(a->t, 0, a->lane, "n", "Add", i, s, s + 900, NULL, 0);
+        dgr_trace_op(a->t, 0, a->lane, "n", "Add", i, s, s + 900, NULL, 0, 0);
         if (i % 100 == 0)
             dgr_trace_memory(a->t, 0, s, (uint64_t)i);
     }
@@ -371,9 +404,9 @@ static void test_two_traces_one_thread(void **state)
     dgr_trace *b = dgr_trace_new(l, "b.json");
     for (int i = 0; i < 10; i++) {
         uint64_t s = dg_now_ns();
-        dgr_trace_op(a, 0, 0, "x", "Neg", i, s, s + 1, NULL, 0);
+        dgr_trace_op(a, 0, 0, "x", "Neg", i, s, s + 1, NULL, 0, 0);
         if (i % 2)
-            dgr_trace_op(b, 0, 0, "y", "Abs", i, s, s + 1, NULL, 0);
+            dgr_trace_op(b, 0, 0, "y", "Abs", i, s, s + 1, NULL, 0, 0);
     }
     char *sa = dgr_trace_summary(a), *sb = dgr_trace_summary(b);
     assert_non_null(strstr(sa, "Profile: 10 ops"));
@@ -384,7 +417,7 @@ static void test_two_traces_one_thread(void **state)
     dgr_trace_free(b);
     /* a new trace may reuse the address: the thread cache must not */
     dgr_trace *c = dgr_trace_new(l, "c.json");
-    dgr_trace_op(c, 0, 0, "z", "Neg", 0, 1, 2, NULL, 0);
+    dgr_trace_op(c, 0, 0, "z", "Neg", 0, 1, 2, NULL, 0, 0);
     char *sc = dgr_trace_summary(c);
     assert_non_null(strstr(sc, "Profile: 1 ops"));
     free(sc);
@@ -402,25 +435,25 @@ static void test_escaping(void **state)
     static const char *const odd_in[] = {"q\"uote", "back\\slash", "\x01"};
     uint64_t o = dg_now_ns();
     dgr_trace_set_origin(t, o);
-    dgr_trace_op(t, 0, 0, "a\"b\\c\nd", "Op\"Type", 0, o + 10, o + 20, odd_in,
-                 3);
+    dgr_trace_op(t, 0, 0, "a\"b\\c\nd\x7f", "Op\"Type", 0, o + 10, o + 20,
+                 odd_in, 3, 1);
     dgr_trace_op(t, 0, 0, "caf\xc3\xa9/\xe2\x82\xac", "Sin", 0, o + 30, o + 40,
-                 NULL, 0);
+                 NULL, 0, 0);
     dgr_trace_op(t, 0, 0, "bad\xff\xfe utf8", "Cos", 0, o + 50, o + 60, NULL,
-                 0);
-    dgr_trace_memcpy(t, 0, 1, "ten\"sor\x7f", 8, 0, o + 70, o + 80);
-    dgr_trace_flow(t, 0, 0, o + 60, 1, DGR_LANE_COPY, o + 70, "fl\\ow\"");
+                 0, 0);
+    dgr_trace_memcpy(t, 0, 1, "a\"b\\c\nd\x7f:1", 8, 0, o + 70, o + 80, 2);
+    dgr_trace_flow(t, 1, 2, "a\"b\\c\nd\x7f:1");
     dgr_trace_lane_name(t, 0, 0, "lane \"zero\"\n");
     char path[300];
     path_in(path, sizeof path, "esc.json");
     write_ok(t, path);
     assert_int_equal(run_checker(path, "--expect-ops 3 --expect-flows 1"), 0);
     char *s = slurp(path);
-    assert_non_null(strstr(s, "\"name\":\"a\\\"b\\\\c\\nd\""));
+    assert_non_null(strstr(s, "\"name\":\"a\\\"b\\\\c\\nd\\u007f\""));
     assert_non_null(strstr(s, "\"input2\":\"\\u0001\""));
     assert_non_null(strstr(s, "caf\xc3\xa9/\xe2\x82\xac"));
     assert_non_null(strstr(s, "bad\\ufffd\\ufffd utf8"));
-    assert_non_null(strstr(s, "\"tensor\":\"ten\\\"sor\\u007f\""));
+    assert_non_null(strstr(s, "\"tensor\":\"a\\\"b\\\\c\\nd\\u007f:1\""));
     assert_non_null(strstr(s, "\"graph\":\"dir with \\\"quotes\\\"\\\\and\\ttab.json\""));
     assert_non_null(strstr(s, "\"name\":\"lane \\\"zero\\\"\\n\""));
     free(s);
@@ -435,7 +468,7 @@ static void test_write_failures(void **state)
     (void)state;
     dg_device_list *l = devices(0);
     dgr_trace *t = dgr_trace_new(l, "g.json");
-    dgr_trace_op(t, 0, 0, "a", "Neg", 0, dg_now_ns(), dg_now_ns() + 5, NULL, 0);
+    dgr_trace_op(t, 0, 0, "a", "Neg", 0, dg_now_ns(), dg_now_ns() + 5, NULL, 0, 0);
     dg_error err;
     char path[600], sub[300];
 
@@ -496,10 +529,10 @@ static void test_record_nomem(void **state)
     (void)state;
     dg_device_list *l = devices(0);
     dgr_trace *t = dgr_trace_new(l, "g.json");
-    dgr_trace_op(t, 0, 0, "a", "Neg", 0, 10, 20, NULL, 0);
+    dgr_trace_op(t, 0, 0, "a", "Neg", 0, 10, 20, NULL, 0, 0);
     dg_alloc_fail_after(0);
     for (int i = 0; i < 3000; i++) /* crosses chunk boundaries */
-        dgr_trace_op(t, 0, 0, "b", "Neg", 0, 30 + i, 31 + i, NULL, 0);
+        dgr_trace_op(t, 0, 0, "b", "Neg", 0, 30 + i, 31 + i, NULL, 0, 0);
     dg_alloc_fail_after(-1);
     char *s = dgr_trace_summary(t);
     assert_non_null(s);
@@ -519,15 +552,15 @@ static void test_summary(void **state)
     uint64_t o = 0;
     dgr_trace_set_origin(t, 0);
     /* CPU: two lanes overlapping [0,10] and [5,15] ms -> busy 15 ms */
-    dgr_trace_op(t, 0, 0, "big", "MatMul", 0, o, o + 10 * MS, NULL, 0);
-    dgr_trace_op(t, 0, 1, "small", "Add", 0, o + 5 * MS, o + 15 * MS, NULL, 0);
-    dgr_trace_op(t, 0, 0, "big", "MatMul", 1, o + 20 * MS, o + 30 * MS, NULL, 0);
+    dgr_trace_op(t, 0, 0, "big", "MatMul", 0, o, o + 10 * MS, NULL, 0, 0);
+    dgr_trace_op(t, 0, 1, "small", "Add", 0, o + 5 * MS, o + 15 * MS, NULL, 0, 0);
+    dgr_trace_op(t, 0, 0, "big", "MatMul", 1, o + 20 * MS, o + 30 * MS, NULL, 0, 0);
     /* GPU: 5 ms busy of a 40 ms run */
-    dgr_trace_op(t, 1, 0, "g", "Sin", 0, o + 30 * MS, o + 35 * MS, NULL, 0);
-    dgr_trace_memcpy(t, 0, 1, "big", 1000, 0, o + 35 * MS, o + 40 * MS);
+    dgr_trace_op(t, 1, 0, "g", "Sin", 0, o + 30 * MS, o + 35 * MS, NULL, 0, 0);
+    dgr_trace_memcpy(t, 0, 1, "big", 1000, 0, o + 35 * MS, o + 40 * MS, 0);
     for (int i = 0; i < 12; i++)
         dgr_trace_op(t, 0, 2, "tiny", "Neg", i, o + 40 * MS, o + 40 * MS, NULL,
-                     0);
+                     0, 0);
     char *s = dgr_trace_summary(t);
     assert_non_null(s);
     assert_non_null(strstr(s, "Profile: 16 ops, 12 steps, wall time 40.000 ms"));
@@ -564,7 +597,21 @@ static void write_text(const char *path, const char *text)
 #define OP(ts, dur) "{\"ph\":\"X\",\"cat\":\"Op\",\"name\":\"Neg\",\"pid\":1," \
                     "\"tid\":0,\"ts\":" #ts ",\"dur\":" #dur ",\"args\":" \
                     "{\"name\":\"n\",\"op\":\"Neg\",\"step\":0}}"
-#define WRAP(ev) "{\"traceEvents\":[" ev "],\"displayTimeUnit\":\"ms\"," \
+/* a second lane (tid 2) with op `name` at ts (dur 5), args extra `in` */
+#define TNAME(tid, name) "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1," \
+                         "\"tid\":" #tid ",\"args\":{\"name\":\"" name "\"}}"
+#define META2 META "," TNAME(2, "inter-op 2")
+#define IN_N ",\"input0\":\"n:0\""
+#define OPL(tid, ts, name, in) "{\"ph\":\"X\",\"cat\":\"Op\",\"name\":\"Neg\"," \
+    "\"pid\":1,\"tid\":" #tid ",\"ts\":" #ts ",\"dur\":5,\"args\":" \
+    "{\"name\":\"" name "\",\"op\":\"Neg\",\"step\":0" in "}}"
+/* flow "n" from lane 0 at s_ts to lane 2 at e_ts, end phase ph (open) */
+#define FLOW(ph, s_ts, s_tid, e_ts) \
+    "{\"ph\":\"s\",\"cat\":\"DataFlow\",\"name\":\"n\",\"id\":1,\"pid\":1," \
+    "\"tid\":" #s_tid ",\"ts\":" #s_ts "},{\"ph\":\"" ph "\",\"cat\":" \
+    "\"DataFlow\",\"name\":\"n\",\"id\":1,\"pid\":1,\"tid\":2,\"ts\":" #e_ts
+#define FLOW_E ",\"bp\":\"e\"}"
+#define WRAP(ev) "{\"traceEvents\":[" ev "],\"displayTimeUnit\":\"ns\"," \
                  "\"otherData\":{\"dgrun_version\":\"0\",\"graph\":\"g\"}}"
 
 static void test_checker_rejects(void **state)
@@ -577,25 +624,42 @@ static void test_checker_rejects(void **state)
         WRAP(OP(0, 1)),                                        /* no meta */
         WRAP(META "," OP(-1, 1)),                              /* negative */
         WRAP(META "," OP(0, 1) ","
-             "{\"ph\":\"s\",\"cat\":\"DataFlow\",\"name\":\"x\",\"id\":1,"
-             "\"pid\":1,\"tid\":0,\"ts\":0.5}"),                 /* no t */
+             "{\"ph\":\"s\",\"cat\":\"DataFlow\",\"name\":\"n\",\"id\":1,"
+             "\"pid\":1,\"tid\":0,\"ts\":0.5}"),                 /* no f */
         WRAP(OP(0, 1) "," META),                               /* order */
         WRAP(META ",{\"ph\":\"C\",\"cat\":\"Memory\",\"name\":\"m\","
              "\"pid\":1,\"ts\":1,\"args\":{\"bytes_in_use\":\"7\"}}"),
         WRAP(META ",{\"ph\":\"X\",\"cat\":\"Memcpy\",\"name\":\"MemcpyHtoD\","
              "\"pid\":1,\"tid\":0,\"ts\":0,\"dur\":1,\"args\":{\"bytes\":4}}"),
         "{\"traceEvents\":[" META "]}",                        /* top level */
+        "{\"traceEvents\":[" META "],\"displayTimeUnit\":\"ms\",\"otherData\":"
+        "{\"dgrun_version\":\"0\",\"graph\":\"g\"}}",       /* us rounding */
         WRAP(META "," OP(0, 1) ","
              "{\"ph\":\"s\",\"cat\":\"DataFlow\",\"name\":\"x\",\"id\":1,"
              "\"pid\":1,\"tid\":0,\"ts\":1},"
-             "{\"ph\":\"t\",\"cat\":\"DataFlow\",\"name\":\"x\",\"id\":1,"
-             "\"pid\":1,\"tid\":0,\"ts\":0.5}"),         /* flow unbound */
+             "{\"ph\":\"f\",\"cat\":\"DataFlow\",\"name\":\"x\",\"id\":1,"
+             "\"pid\":1,\"tid\":0,\"ts\":0.5,\"bp\":\"e\"}"), /* backwards */
+        WRAP(META2 "," OP(0, 10) "," OPL(2, 20, "m", IN_N) "," FLOW("t", 5, 0, 22) FLOW_E),    /* t end */
+        WRAP(META2 "," OP(0, 10) "," OPL(2, 20, "m", IN_N) ","
+             FLOW("f", 5, 0, 22) "}"),                     /* f without bp */
+        WRAP(META2 "," OP(0, 10) "," OPL(2, 20, "m", IN_N) ","
+             OPL(2, 30, "k", "") "," FLOW("f", 5, 0, 32) FLOW_E), /* wrong */
+        WRAP(META2 "," OP(0, 10) "," OPL(2, 20, "m", "") ","
+             FLOW("f", 5, 0, 22) FLOW_E),                  /* no consumer */
+        WRAP(META2 "," OP(0, 10) "," OPL(2, 20, "m", IN_N) ","
+             FLOW("f", 15, 0, 22) FLOW_E),                 /* s outside */
+        WRAP(META "," TNAME(1, "inter-op 1") "," OPL(1, 0, "m", "")), /* merge */
+        WRAP(META "," TNAME(2, "OpenCL queue 0") "," OPL(2, 0, "m", "") ","
+             OPL(2, 0, "v", "")),                   /* nested in a kernel */
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         write_text(path, bad[i]);
         if (run_checker(path, "2>/dev/null") != 1)
             fail_msg("checker accepted bad trace %zu", i);
     }
+    write_text(path, WRAP(META2 "," OP(0, 10) "," OPL(2, 20, "m", IN_N) ","
+                          OPL(2, 30, "k", "") "," FLOW("f", 5, 0, 22) FLOW_E));
+    assert_int_equal(run_checker(path, ">/dev/null --expect-flows 1"), 0);
     write_text(path, WRAP(META "," OP(0, 10) "," OP(2, 3) "," OP(10, 1)));
     assert_int_equal(run_checker(path, ">/dev/null --expect-ops 3"), 0);
     assert_int_equal(run_checker(path, "2>/dev/null --expect-ops 2"), 1);
