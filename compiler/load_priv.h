@@ -181,4 +181,17 @@ int dgc_graphdef_detect(const cJSON *root);
 dg_status dgc_graphdef_load(dgc_graph *g, const dgc_jdoc *doc,
                             const cJSON *root, dg_error *err);
 
+/* Binary TensorFlow GraphDef (load_pb.c).  dgc_input_kind: how text looks:
+ * DGC_INPUT_JSON (no control bytes: JSON text, or not a graph at all),
+ * DGC_INPUT_BINARY (control bytes, not starting with '{'), DGC_INPUT_EITHER
+ * (control bytes after a leading '{': try protobuf, then JSON).
+ * dgc_pb_to_json: parse text[0..len) as a GraphDef into the proto3 JSON
+ * tree MessageToJson gives for it (root has `node`); 0 ok, 1 not a binary
+ * GraphDef (malformed, truncated, or no nodes and only unknown fields), -1
+ * nomem.  Free the tree with dgc_pb_json_free. */
+enum { DGC_INPUT_JSON, DGC_INPUT_BINARY, DGC_INPUT_EITHER };
+int dgc_input_kind(const char *text, size_t len);
+int dgc_pb_to_json(const char *text, size_t len, cJSON **root);
+void dgc_pb_json_free(cJSON *root);
+
 #endif
