@@ -336,11 +336,41 @@ int dgc_gd_tensor(const dgc_jdoc *doc, const cJSON *x, dg_tensor **out,
 /* ---- the attr map --------------------------------------------------------- */
 
 /* TF attrs dgrun does not need: type parameters inferred from the inputs,
- * resource names, locking and seeds (dgrun seeds from --seed). */
+ * resource names, locking and seeds (dgrun seeds from --seed), and hints
+ * for TF's own kernels (MatMul's grad_a / grad_b say which gradient it
+ * computes; use_cudnn_on_gpu).  Other type-valued attrs named T... are
+ * type parameters too (type_param). */
 static const char *const ignored[] = {
     "T", "Tidx", "Tshape", "Tperm", "Tlabels", "Tindices", "N", "SrcT",
     "Truncate", "U", "container", "shared_name", "use_locking", "seed",
-    "seed2", "incompatible_shape_error", "index_type", NULL};
+    "seed2", "incompatible_shape_error", "index_type", "grad_a", "grad_b",
+    "use_cudnn_on_gpu", NULL};
+
+/* A type parameter: an attr named T<Name> whose value is a type or a list
+ * of types ("Tparams": {"type": "DT_FLOAT"}, "Tin": {"list": {"type":
+ * [...]}}); inference derives the types from the inputs. */
+static int type_param(const char *k, const cJSON *v)
+{
+    if (k[0] != 'T' || !((k[1] >= 'A' && k[1] <= 'Z') ||
+                         (k[1] >= 'a' && k[1] <= 'z')))
+        return 0;
+    const cJSON *l = dgc_gd_field(v, "list", NULL);
+    return dgc_gd_field(v, "type", NULL) != NULL ||
+           (l && dgc_gd_field(l, "type", NULL) != NULL);
+}
+
+/* `explicit_paddings` (Conv2D, MaxPool, ...): an empty list is TF's
+ * default and means nothing. */
+static int empty_list(const cJSON *v)
+{
+    const cJSON *l = dgc_gd_field(v, "list", NULL);
+    if (!cJSON_IsObject(v) || (v->child && !l) || (l && !cJSON_IsObject(l)))
+        return 0;
+    for (const cJSON *e = l ? l->child : NULL; e; e = e->next)
+        if (!cJSON_IsArray(e) || cJSON_GetArraySize(e) > 0)
+            return 0;
+    return 1;
+}
 
 static int listed(const char *const *l, const char *k)
 {
@@ -545,7 +575,8 @@ dg_status dgc_gd_attrs(dgc_graph *g, const dgc_jdoc *doc, int32_t id,
         } else if (strcmp(k, "T") == 0) {
             /* the input type: inference derives it; only check it exists */
             st = get_type(err, n, k, v, &t);
-        } else if (listed(ignored, k)) {
+        } else if (listed(ignored, k) || type_param(k, v) ||
+                   (strcmp(k, "explicit_paddings") == 0 && empty_list(v))) {
             continue;
         } else if (strcmp(k, "dtype") == 0 || strcmp(k, "DstT") == 0 ||
                    strcmp(k, "output_type") == 0) {
