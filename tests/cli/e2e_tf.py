@@ -11,8 +11,9 @@ Usage: e2e_tf.py DGRUN GROUP
              step.  A graph that does not load yet must fail with exactly
              the `unsupported ops:` line of MISSING below (exit 2): when an
              op lands, update MISSING and the value checks take over.
-  pb_input   binary input details: stdin (`-`), a truncated or garbage .pb
-             is a one-line exit-2 error, JSON graphs are still JSON.
+  pb_input   binary input details: stdin (`-`), a .pb named .json, a
+             truncated or garbage .pb is a one-line exit-2 error, text is
+             still JSON; --fetch takes TF tensor names (x, x:0, x:1).
 Needs NumPy (python3-numpy).  Exit 0 = pass, 1 = failure.
 """
 import json
@@ -186,6 +187,24 @@ def pb_input():
     rc, out, err = dgrun("check", os.path.join(tmp, "bad1.pb"))
     check("neither JSON nor a binary TensorFlow GraphDef" in err,
           "garbage .pb message: %r" % err)
+    # TF tensor names in --fetch: x, x:0, x:1
+    two = {"node": [
+        {"name": n, "op": "Const", "attr": {"value": {"tensor": {
+            "dtype": "DT_FLOAT", "tensorShape": {"dim": [{"size": "1"},
+                                                          {"size": "2"}]},
+            "floatVal": v}}}} for n, v in (("l", [1.0, 2.0]), ("y", [0.0, 1.0]))
+    ] + [{"name": "xent", "op": "SoftmaxCrossEntropyWithLogits",
+          "input": ["l", "y"], "attr": {"T": {"type": "DT_FLOAT"}}}]}
+    rc, out, err = dgrun("run", "-", "--fetch", "xent,xent:0,xent:1", "--json",
+                         "--opencl-devices", "none",
+                         stdin=json.dumps(two).encode())
+    check(rc == 0, "fetch x:1: exit %d %s" % (rc, err))
+    if rc == 0:
+        r = json.loads(out)
+        p = np.exp([1.0, 2.0]) / np.exp([1.0, 2.0]).sum()
+        close(r["xent"]["value"], [-np.log(p[1])], "fetch xent")
+        close(r["xent:0"]["value"], [-np.log(p[1])], "fetch xent:0")
+        close(r["xent:1"]["value"], [[p[0], p[1] - 1]], "fetch xent:1")
     # text that is no graph is still reported as JSON
     rc, out, err = dgrun("check", "-", stdin=b"hello\n")
     check(rc == 2 and "invalid JSON at line 1, column 1" in err,
