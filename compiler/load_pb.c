@@ -21,6 +21,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#define BRACE_SCAN 65536
+
 int dgc_input_kind(const char *text, size_t len)
 {
     size_t i = 0;
@@ -28,7 +30,11 @@ int dgc_input_kind(const char *text, size_t len)
                        text[i] == '\r'))
         i++;
     int brace = i < len && text[i] == '{';
-    for (size_t k = 0; k < len; k++) {
+    /* a binary GraphDef that starts with '{' (a first node of 123 bytes)
+     * has a control byte within its first node's first fields (name, op):
+     * large JSON graphs need not be read twice */
+    size_t end = brace && len > BRACE_SCAN ? BRACE_SCAN : len;
+    for (size_t k = 0; k < end; k++) {
         unsigned char c = (unsigned char)text[k];
         if (c < 0x20 && c != '\t' && c != '\n' && c != '\r')
             return brace ? DGC_INPUT_EITHER : DGC_INPUT_BINARY;

@@ -184,7 +184,8 @@ dg_status dgc_graphdef_load(dgc_graph *g, const dgc_jdoc *doc,
 /* Binary TensorFlow GraphDef (load_pb.c).  dgc_input_kind: how text looks:
  * DGC_INPUT_JSON (no control bytes: JSON text, or not a graph at all),
  * DGC_INPUT_BINARY (control bytes, not starting with '{'), DGC_INPUT_EITHER
- * (control bytes after a leading '{': try protobuf, then JSON).
+ * (control bytes in the first 64 KiB after a leading '{': try protobuf,
+ * then JSON).
  * dgc_pb_to_json: parse text[0..len) as a GraphDef into the proto3 JSON
  * tree MessageToJson gives for it (root has `node`); 0 ok, 1 not a binary
  * GraphDef (malformed, truncated, or no nodes and only unknown fields), -1

@@ -460,6 +460,31 @@ static void test_repeated_attr(void **state)
     free(b);
 }
 
+/* A binary GraphDef whose first node is 123 bytes long starts with "\n{",
+ * like JSON after a newline: content still tells it apart. */
+static void test_brace_start(void **state)
+{
+    (void)state;
+    gbuild *b = calloc(1, sizeof *b);
+    gb_init(b);
+    char name[116];
+    memset(name, 'a', 115);
+    name[115] = 0;
+    gb_node(b, name, "NoOp", NULL, 0);
+    size_t len;
+    uint8_t *buf = gb_pack(b, &len);
+    assert_int_equal(buf[0], '\n');
+    assert_int_equal(buf[1], '{');
+    dg_error err;
+    dgc_graph *g = load_bytes(buf, len, &err);
+    if (!g)
+        fail_msg("%s", err.msg);
+    assert_int_equal(g->n_nodes, 1);
+    dg_graph_free(g);
+    free(buf);
+    free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -467,6 +492,7 @@ int main(void)
         cmocka_unit_test(test_typed_values),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_repeated_attr),
+        cmocka_unit_test(test_brace_start),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
