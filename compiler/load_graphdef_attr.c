@@ -225,7 +225,14 @@ static int put_content(const cJSON *c, dg_tensor *t, char *msg, size_t msgsz)
         snprintf(msg, msgsz, "tensorContent must be a base64 string");
         return -1;
     }
-    int rc = dgc_gd_base64(c->valuestring, &b, &n);
+    int raw = (c->type & DGC_JSON_RAWBYTES) != 0;
+    int rc = 0;
+    if (raw) {
+        b = (unsigned char *)c->valuestring;
+        n = (size_t)c->valuedouble;
+    } else {
+        rc = dgc_gd_base64(c->valuestring, &b, &n);
+    }
     if (rc == -2)
         return -2;
     if (rc) {
@@ -238,11 +245,18 @@ static int put_content(const cJSON *c, dg_tensor *t, char *msg, size_t msgsz)
         snprintf(msg, msgsz, "tensorContent has %zu bytes but a %s tensor "
                  "of %lld elements needs %zu", n, dg_dtype_name(t->dtype),
                  (long long)numel, (size_t)numel * es);
-        dg_free(b);
+        if (!raw)
+            dg_free(b);
         return -1;
     }
     /* little-endian bytes -> host order */
     unsigned char *dst = t->data;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (es > 1) {
+        memcpy(dst, b, n);
+        numel = 0;
+    }
+#endif
     for (int64_t i = 0; i < numel; i++) {
         uint64_t v = 0;
         for (size_t k = 0; k < es; k++)
@@ -253,7 +267,8 @@ static int put_content(const cJSON *c, dg_tensor *t, char *msg, size_t msgsz)
         default: dst[i] = (unsigned char)(v != 0); break;
         }
     }
-    dg_free(b);
+    if (!raw)
+        dg_free(b);
     return 0;
 }
 
@@ -298,7 +313,9 @@ int dgc_gd_tensor(const dgc_jdoc *doc, const cJSON *x, dg_tensor **out,
     if (!tn)
         return -2;
     int64_t numel = dg_shape_numel(&s);
-    if (content && !(cJSON_IsString(content) && !content->valuestring[0])) {
+    int empty = cJSON_IsString(content) && !content->valuestring[0] &&
+                !(content->type & DGC_JSON_RAWBYTES);
+    if (content && !empty) {
         rc = put_content(content, tn, msg, msgsz);
         if (rc) {
             dg_tensor_free(tn);

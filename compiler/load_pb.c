@@ -4,8 +4,8 @@
  * protobuf-c parses the file with the message descriptors protoc-c
  * generates from tf_graph.proto; the parsed GraphDef is then written out as
  * the proto3 JSON tree json_format.MessageToJson would give for it (int64 as
- * decimal strings, bytes as base64, enums by name, default values left out)
- * and handed to the GraphDef JSON loader (load_graphdef*.c).  So both
+ * decimal strings, bytes as base64, enums by name, default values left out;
+ * only tensor_content stays raw bytes, marked DGC_JSON_RAWBYTES) and handed to the GraphDef JSON loader (load_graphdef*.c).  So both
  * formats go through one conversion of nodes, attributes, tensors, devices
  * and `_class` colocation into the IR, and behave alike by construction.
  *
@@ -146,6 +146,26 @@ static void put_b64(jb *b, cJSON *parent, const char *key,
     dg_free(s);
 }
 
+/* tensor_content as raw bytes (DGC_JSON_RAWBYTES), not base64: the
+ * loader copies them into the tensor as they are. */
+static void put_raw(jb *b, cJSON *parent, const char *key,
+                    const ProtobufCBinaryData *d)
+{
+    cJSON *s = put(b, parent, key, cJSON_CreateString(""));
+    char *copy = dg_malloc(d->len + 1);
+    if (!s || !copy) {
+        dg_free(copy);
+        b->oom = 1;
+        return;
+    }
+    memcpy(copy, d->data, d->len);
+    copy[d->len] = 0;
+    dg_free(s->valuestring);
+    s->valuestring = copy;
+    s->valuedouble = (double)d->len;
+    s->type |= DGC_JSON_RAWBYTES;
+}
+
 /* A DataType by name ("DT_FLOAT_REF"), or its number if this file's enum
  * does not know it. */
 static void put_dtype(jb *b, cJSON *parent, const char *key, int v)
@@ -207,7 +227,7 @@ static void put_tensor(jb *b, cJSON *parent, const char *key,
     if (t->version_number)
         put(b, o, "versionNumber", cJSON_CreateNumber(t->version_number));
     if (t->tensor_content.len)
-        put_b64(b, o, "tensorContent", &t->tensor_content);
+        put_raw(b, o, "tensorContent", &t->tensor_content);
     LIST(b, o, "halfVal", t->n_half_val, t->half_val,
          put(b, a, NULL, cJSON_CreateNumber(x)));
     LIST(b, o, "floatVal", t->n_float_val, t->float_val, put_f64(b, a, NULL, x));

@@ -16,6 +16,11 @@
  * cJSON itself; cJSON_Delete ignores it. */
 #define DGC_JSON_INTLIT (1 << 12)
 
+/* Private cJSON type bit on a string: valuestring holds raw bytes, not
+ * base64, and valuedouble their count (a binary GraphDef's tensor_content,
+ * load_pb.c, passed to the GraphDef loader without a base64 round trip). */
+#define DGC_JSON_RAWBYTES (1 << 13)
+
 /* A parsed JSON document with the raw text kept for exact integers. */
 typedef struct dgc_jdoc {
     cJSON *root;        /* lives in `arena`: never cJSON_Delete it */
