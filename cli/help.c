@@ -21,7 +21,8 @@ static const char GLOBAL[] =
     "\n"
     "  dgrun --version | --help | COMMAND --help\n"
     "\n"
-    "GRAPH is a path, or - for standard input.  Exit codes: 0 success, 1 runtime\n"
+    "GRAPH is a path, or - for standard input: a dgrun JSON graph or a TensorFlow\n"
+    "GraphDef (binary .pb or proto3 JSON).  Exit codes: 0 success, 1 runtime\n"
     "or I/O failure, 2 usage/graph/placement error, 3 place --expect mismatch.\n"
     "Environment: DGRUN_OPENCL_DEVICES, DGRUN_VISIBLE_DEVICES fill\n"
     "--opencl-devices and --visible-devices when those flags are absent.\n";

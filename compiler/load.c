@@ -11,7 +11,8 @@
  * refer forward), the other sections (load_sections.c), then, with the
  * text freed, shape/dtype inference over the whole graph (shape.c), which
  * also rejects cycles.
- * Invalid JSON anywhere is reported before any other error.
+ * Invalid JSON anywhere is reported before any other error.  Input with
+ * control bytes is tried as a binary GraphDef first (load_pb.c).
  */
 #include "load_priv.h"
 #include "ops.h"
@@ -260,6 +261,15 @@ static dg_status load_scanned(dgc_graph *g, const char *text, size_t len,
     return st;
 }
 
+/* The JSON tree a binary GraphDef became: the GraphDef JSON loader. */
+static dg_status load_pb(dgc_graph *g, const cJSON *root, dg_error *err)
+{
+    dgc_jdoc doc;
+    memset(&doc, 0, sizeof doc);
+    doc.root = (cJSON *)root;
+    return dgc_graphdef_load(g, &doc, root, err);
+}
+
 dg_graph *dg_graph_load(const char *path, const char *text, size_t len,
                         dg_error *err)
 {
@@ -280,8 +290,26 @@ dg_graph *dg_graph_load(const char *path, const char *text, size_t len,
         return NULL;
     }
     dgc_jscan sc;
-    int rc = dgc_json_scan(text, len, &sc);
+    int rc, kind = dgc_input_kind(text, len);
     dg_status st;
+    cJSON *pb = NULL;
+    if (kind != DGC_INPUT_JSON) {
+        /* a binary GraphDef (load_pb.c), or JSON with stray control bytes */
+        rc = dgc_pb_to_json(text, len, &pb);
+        if (rc < 0)
+            st = dg_err_nomem(err, "GraphDef");
+        else if (rc == 0)
+            st = load_pb(g, pb, err);
+        else if (kind == DGC_INPUT_BINARY)
+            st = dg_err(err, DG_E_GRAPH, "not a graph: neither JSON nor a "
+                        "binary TensorFlow GraphDef (malformed or truncated "
+                        "protobuf)");
+        if (rc <= 0 || kind == DGC_INPUT_BINARY) {
+            dgc_pb_json_free(pb);
+            goto loaded;
+        }
+    }
+    rc = dgc_json_scan(text, len, &sc);
     if (rc < 0) {
         st = dg_err_nomem(err, "JSON");
     } else if (rc == 0) {
@@ -299,6 +327,7 @@ dg_graph *dg_graph_load(const char *path, const char *text, size_t len,
             dgc_json_free(&doc);
         }
     }
+loaded:
     dg_free(owned);
     /* inference allocates every node's output types: run it once the text
      * and the scan are gone, so their peaks do not add up */

@@ -79,6 +79,74 @@ int dgc_graphdef_detect(const cJSON *root)
            !cJSON_GetObjectItemCaseSensitive(root, "nodes");
 }
 
+/* Whether dgrun runs TF op `op`: NULL if so (*map its spelling rule or
+ * NULL, *opi the dgrun op), else why not ("" = no such dgrun op). */
+static const char *op_support(const char *op, const tf_map **map, int *opi)
+{
+    *map = NULL;
+    *opi = -1;
+    for (size_t k = 0; k < sizeof rejected / sizeof rejected[0]; k++)
+        if (strcmp(op, rejected[k].tf) == 0)
+            return rejected[k].why;
+    const char *dg = op;
+    for (size_t k = 0; k < sizeof maps / sizeof maps[0]; k++)
+        if (strcmp(op, maps[k].tf) == 0) {
+            *map = &maps[k];
+            dg = maps[k].dg;
+        }
+    *opi = listed(internal_ops, op) ? -1 : dgc_op_find(dg);
+    return *opi < 0 ? "" : NULL;
+}
+
+/* Every op type of the file dgrun does not run, with its node count, in
+ * one error: "unsupported ops: Conv2D (3 nodes), MaxPool (2 nodes)" (in
+ * order of first appearance; a known reason follows the count). */
+static dg_status unsupported_ops(const cJSON *arr, dg_error *err)
+{
+    struct { const char *op, *why; int n; } *u = NULL;
+    int nu = 0, cap = 0;
+    for (const cJSON *x = arr->child; x; x = x->next) {
+        const cJSON *o = dgc_gd_field(x, "op", NULL);
+        const tf_map *m;
+        int opi;
+        const char *why = cJSON_IsString(o) ? op_support(o->valuestring, &m,
+                                                         &opi) : NULL;
+        if (!why)
+            continue;
+        int k = 0;
+        while (k < nu && strcmp(u[k].op, o->valuestring) != 0)
+            k++;
+        if (k == nu) {
+            if (nu == cap) {
+                cap = cap ? cap * 2 : 8;
+                void *nv = dg_realloc(u, sizeof *u * (size_t)cap);
+                if (!nv) {
+                    dg_free(u);
+                    return dg_err_nomem(err, "loader");
+                }
+                u = nv;
+            }
+            u[nu].op = o->valuestring;
+            u[nu].why = why;
+            u[nu++].n = 0;
+        }
+        u[k].n++;
+    }
+    if (!nu)
+        return DG_OK;
+    char buf[1800];
+    size_t len = 0;
+    for (int k = 0; k < nu && len < sizeof buf; k++)
+        len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%s (%d node%s"
+                                "%s%s)", k ? ", " : "", u[k].op, u[k].n,
+                                u[k].n == 1 ? "" : "s", *u[k].why ? ": " : "",
+                                u[k].why);
+    if (len >= sizeof buf)
+        memcpy(buf + sizeof buf - 5, "...", 4);
+    dg_free(u);
+    return GE("unsupported ops: %s", buf);
+}
+
 /* One NodeDef's fields. */
 typedef struct gd_node {
     const cJSON *name, *op, *input, *device, *attr;
@@ -149,20 +217,11 @@ static dg_status add_node(dgc_graph *g, const cJSON *x, int i, gd_node *nd,
         return GE("%s: 'op' must be a string, got %s", who,
                   dgc_json_kind(f[1]));
     const char *op = f[1]->valuestring;
-    for (size_t k = 0; k < sizeof rejected / sizeof rejected[0]; k++)
-        if (strcmp(op, rejected[k].tf) == 0)
-            return GE("%s: TensorFlow op %s is not supported (%s)", who, op,
-                      rejected[k].why);
-    const char *dg = op;
-    for (size_t k = 0; k < sizeof maps / sizeof maps[0]; k++)
-        if (strcmp(op, maps[k].tf) == 0) {
-            nd->map = &maps[k];
-            dg = maps[k].dg;
-        }
-    int opi = listed(internal_ops, op) ? -1 : dgc_op_find(dg);
-    if (opi < 0)
-        return GE("%s: TensorFlow op '%s' is not supported by dgrun (see "
-                  "`dgrun ops`)", who, op);
+    int opi;
+    const char *why = op_support(op, &nd->map, &opi);
+    if (why) /* unsupported_ops reports these first: only a fallback */
+        return GE("%s: TensorFlow op '%s' is not supported by dgrun%s%s",
+                  who, op, *why ? ": " : "", why);
     int32_t id = dgc_graph_add_node(g, nm, opi, err);
     if (id < 0)
         return err->code;
@@ -373,6 +432,8 @@ dg_status dgc_graphdef_load(dgc_graph *g, const dgc_jdoc *doc,
     if (st)
         return st;
     const cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, "node");
+    if ((st = unsupported_ops(arr, err)))
+        return st;
     int cnt = cJSON_GetArraySize(arr);
     gd_node *nd = dg_calloc((size_t)(cnt > 0 ? cnt : 1), sizeof *nd);
     if (!nd)

@@ -225,7 +225,14 @@ static int put_content(const cJSON *c, dg_tensor *t, char *msg, size_t msgsz)
         snprintf(msg, msgsz, "tensorContent must be a base64 string");
         return -1;
     }
-    int rc = dgc_gd_base64(c->valuestring, &b, &n);
+    int raw = (c->type & DGC_JSON_RAWBYTES) != 0;
+    int rc = 0;
+    if (raw) {
+        b = (unsigned char *)c->valuestring;
+        n = (size_t)c->valuedouble;
+    } else {
+        rc = dgc_gd_base64(c->valuestring, &b, &n);
+    }
     if (rc == -2)
         return -2;
     if (rc) {
@@ -238,11 +245,18 @@ static int put_content(const cJSON *c, dg_tensor *t, char *msg, size_t msgsz)
         snprintf(msg, msgsz, "tensorContent has %zu bytes but a %s tensor "
                  "of %lld elements needs %zu", n, dg_dtype_name(t->dtype),
                  (long long)numel, (size_t)numel * es);
-        dg_free(b);
+        if (!raw)
+            dg_free(b);
         return -1;
     }
     /* little-endian bytes -> host order */
     unsigned char *dst = t->data;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (es > 1) {
+        memcpy(dst, b, n);
+        numel = 0;
+    }
+#endif
     for (int64_t i = 0; i < numel; i++) {
         uint64_t v = 0;
         for (size_t k = 0; k < es; k++)
@@ -253,7 +267,8 @@ static int put_content(const cJSON *c, dg_tensor *t, char *msg, size_t msgsz)
         default: dst[i] = (unsigned char)(v != 0); break;
         }
     }
-    dg_free(b);
+    if (!raw)
+        dg_free(b);
     return 0;
 }
 
@@ -298,7 +313,9 @@ int dgc_gd_tensor(const dgc_jdoc *doc, const cJSON *x, dg_tensor **out,
     if (!tn)
         return -2;
     int64_t numel = dg_shape_numel(&s);
-    if (content && !(cJSON_IsString(content) && !content->valuestring[0])) {
+    int empty = cJSON_IsString(content) && !content->valuestring[0] &&
+                !(content->type & DGC_JSON_RAWBYTES);
+    if (content && !empty) {
         rc = put_content(content, tn, msg, msgsz);
         if (rc) {
             dg_tensor_free(tn);
@@ -336,11 +353,41 @@ int dgc_gd_tensor(const dgc_jdoc *doc, const cJSON *x, dg_tensor **out,
 /* ---- the attr map --------------------------------------------------------- */
 
 /* TF attrs dgrun does not need: type parameters inferred from the inputs,
- * resource names, locking and seeds (dgrun seeds from --seed). */
+ * resource names, locking and seeds (dgrun seeds from --seed), and hints
+ * for TF's own kernels (MatMul's grad_a / grad_b say which gradient it
+ * computes; use_cudnn_on_gpu).  Other type-valued attrs named T... are
+ * type parameters too (type_param). */
 static const char *const ignored[] = {
     "T", "Tidx", "Tshape", "Tperm", "Tlabels", "Tindices", "N", "SrcT",
     "Truncate", "U", "container", "shared_name", "use_locking", "seed",
-    "seed2", "incompatible_shape_error", "index_type", NULL};
+    "seed2", "incompatible_shape_error", "index_type", "grad_a", "grad_b",
+    "use_cudnn_on_gpu", NULL};
+
+/* A type parameter: an attr named T<Name> whose value is a type or a list
+ * of types ("Tparams": {"type": "DT_FLOAT"}, "Tin": {"list": {"type":
+ * [...]}}); inference derives the types from the inputs. */
+static int type_param(const char *k, const cJSON *v)
+{
+    if (k[0] != 'T' || !((k[1] >= 'A' && k[1] <= 'Z') ||
+                         (k[1] >= 'a' && k[1] <= 'z')))
+        return 0;
+    const cJSON *l = dgc_gd_field(v, "list", NULL);
+    return dgc_gd_field(v, "type", NULL) != NULL ||
+           (l && dgc_gd_field(l, "type", NULL) != NULL);
+}
+
+/* `explicit_paddings` (Conv2D, MaxPool, ...): an empty list is TF's
+ * default and means nothing. */
+static int empty_list(const cJSON *v)
+{
+    const cJSON *l = dgc_gd_field(v, "list", NULL);
+    if (!cJSON_IsObject(v) || (v->child && !l) || (l && !cJSON_IsObject(l)))
+        return 0;
+    for (const cJSON *e = l ? l->child : NULL; e; e = e->next)
+        if (!cJSON_IsArray(e) || cJSON_GetArraySize(e) > 0)
+            return 0;
+    return 1;
+}
 
 static int listed(const char *const *l, const char *k)
 {
@@ -545,7 +592,8 @@ dg_status dgc_gd_attrs(dgc_graph *g, const dgc_jdoc *doc, int32_t id,
         } else if (strcmp(k, "T") == 0) {
             /* the input type: inference derives it; only check it exists */
             st = get_type(err, n, k, v, &t);
-        } else if (listed(ignored, k)) {
+        } else if (listed(ignored, k) || type_param(k, v) ||
+                   (strcmp(k, "explicit_paddings") == 0 && empty_list(v))) {
             continue;
         } else if (strcmp(k, "dtype") == 0 || strcmp(k, "DstT") == 0 ||
                    strcmp(k, "output_type") == 0) {

@@ -16,6 +16,11 @@
  * cJSON itself; cJSON_Delete ignores it. */
 #define DGC_JSON_INTLIT (1 << 12)
 
+/* Private cJSON type bit on a string: valuestring holds raw bytes, not
+ * base64, and valuedouble their count (a binary GraphDef's tensor_content,
+ * load_pb.c, passed to the GraphDef loader without a base64 round trip). */
+#define DGC_JSON_RAWBYTES (1 << 13)
+
 /* A parsed JSON document with the raw text kept for exact integers. */
 typedef struct dgc_jdoc {
     cJSON *root;        /* lives in `arena`: never cJSON_Delete it */
@@ -180,5 +185,19 @@ void dgc_strv_free(char **v, int n);
 int dgc_graphdef_detect(const cJSON *root);
 dg_status dgc_graphdef_load(dgc_graph *g, const dgc_jdoc *doc,
                             const cJSON *root, dg_error *err);
+
+/* Binary TensorFlow GraphDef (load_pb.c).  dgc_input_kind: how text looks:
+ * DGC_INPUT_JSON (no control bytes: JSON text, or not a graph at all),
+ * DGC_INPUT_BINARY (control bytes, not starting with '{'), DGC_INPUT_EITHER
+ * (control bytes in the first 64 KiB after a leading '{': try protobuf,
+ * then JSON).
+ * dgc_pb_to_json: parse text[0..len) as a GraphDef into the proto3 JSON
+ * tree MessageToJson gives for it (root has `node`); 0 ok, 1 not a binary
+ * GraphDef (malformed, truncated, or no nodes and only unknown fields), -1
+ * nomem.  Free the tree with dgc_pb_json_free. */
+enum { DGC_INPUT_JSON, DGC_INPUT_BINARY, DGC_INPUT_EITHER };
+int dgc_input_kind(const char *text, size_t len);
+int dgc_pb_to_json(const char *text, size_t len, cJSON **root);
+void dgc_pb_json_free(cJSON *root);
 
 #endif

@@ -453,11 +453,18 @@ static void test_errors(void **state)
                  "functions");
     expect_error("{\"node\": [" FC ", {\"name\": \"s\", \"op\": "
                  "\"StopGradient\", \"input\": [\"f\"]}]}",
-                 "node 's': TensorFlow op StopGradient is not supported");
+                 "unsupported ops: StopGradient (1 node: it blocks "
+                 "gradients, which no dgrun op does)");
     expect_error("{\"node\": [{\"name\": \"s\", \"op\": \"Conv2D\"}]}",
-                 "node 's': TensorFlow op 'Conv2D' is not supported");
+                 "unsupported ops: Conv2D (1 node)");
     expect_error("{\"node\": [{\"name\": \"s\", \"op\": \"SumTo\"}]}",
-                 "'SumTo' is not supported");
+                 "unsupported ops: SumTo (1 node)");
+    /* every unsupported op type at once, counted, in file order */
+    expect_error("{\"node\": [{\"name\": \"a\", \"op\": \"Conv2D\"}, "
+                 "{\"name\": \"b\", \"op\": \"MaxPool\"}, {\"name\": "
+                 "\"c\", \"op\": \"Conv2D\"}, {\"name\": \"d\", \"op\": "
+                 "\"NoOp\"}, {\"name\": \"e\", \"op\": \"Conv2D\"}]}",
+                 "unsupported ops: Conv2D (3 nodes), MaxPool (1 node)");
     expect_error("{\"node\": [" FC ", {\"name\": \"m\", \"op\": \"Mean\", "
                  "\"input\": [\"f\", \"f\"]}]}",
                  "node 'm': reduction_indices 'f' must be int32 or int64");
@@ -549,6 +556,43 @@ static void test_errors(void **state)
                  "\"input\": [\"f\", \"f\"]}]}", "node 'm'");
 }
 
+/* Attrs that only hint TF's own kernels or tools load and are ignored;
+ * explicit paddings that say something are refused. */
+static void test_hint_attrs(void **state)
+{
+    (void)state;
+    dg_error err;
+    dgc_graph *g = load_text(
+        "{\"node\": [" FC ", {\"name\": \"m\", \"op\": \"MatMul\", "
+        "\"input\": [\"r\", \"r\"], \"attr\": {\"T\": {\"type\": "
+        "\"DT_FLOAT\"}, \"grad_a\": {\"b\": true}, \"grad_b\": {}, "
+        "\"use_cudnn_on_gpu\": {\"b\": true}, \"explicit_paddings\": "
+        "{\"list\": {}}, \"Tparams\": {\"type\": \"DT_FLOAT\"}, "
+        "\"Tin\": {\"list\": {\"type\": [\"DT_FLOAT\"]}}, "
+        "\"_output_shapes\": {\"list\": {\"shape\": [{}]}}, "
+        "\"_user_specified_name\": {\"s\": \"eA==\"}}}, "
+        "{\"name\": \"r\", \"op\": \"Reshape\", \"input\": [\"f\", \"s\"]}, "
+        "{\"name\": \"s\", \"op\": \"Const\", \"attr\": {\"value\": "
+        "{\"tensor\": {\"dtype\": \"DT_INT32\", \"tensorShape\": {\"dim\": "
+        "[{\"size\": \"2\"}]}, \"intVal\": [1]}}}}]}", &err);
+    if (!g)
+        fail_msg("%s", err.msg);
+    const dgc_node *m = node(g, "m");
+    assert_null(dgc_node_attr(m, "grad_a"));
+    assert_null(dgc_node_attr(m, "Tparams"));
+    assert_int_equal(m->outputs[0].shape.rank, 2);
+    dg_graph_free(g);
+    expect_error("{\"node\": [" FC ", {\"name\": \"n\", \"op\": \"Neg\", "
+                 "\"input\": [\"f\"], \"attr\": {\"explicit_paddings\": "
+                 "{\"list\": {\"i\": [\"1\"]}}}}]}",
+                 "node 'n': attr 'explicit_paddings' of op Neg is not "
+                 "supported");
+    /* a name that is not a type parameter is still checked */
+    expect_error("{\"node\": [" FC ", {\"name\": \"n\", \"op\": \"Neg\", "
+                 "\"input\": [\"f\"], \"attr\": {\"Tx\": {\"i\": \"1\"}}}]}",
+                 "node 'n': attr 'Tx' of op Neg is not supported");
+}
+
 /* A Variable without a shape attr takes its initial value's shape. */
 static void test_variable_shape_from_init(void **state)
 {
@@ -619,6 +663,7 @@ int main(void)
         cmocka_unit_test(test_tensor_proto),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_variable_shape_from_init),
+        cmocka_unit_test(test_hint_attrs),
         cmocka_unit_test(test_oom),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,411 @@
+#!/usr/bin/env python3
+"""export.py -- export the TensorFlow fixture graphs of dgrun's test suite.
+
+Run through make.sh (which creates the venv with tensorflow-cpu); writes one
+directory per graph under OUT (default tests/data/tf):
+
+  graph.pb        the GraphDef, binary (tf.io.write_graph(..., as_text=False))
+  graph.json      the same GraphDef as proto3 JSON (json_format.MessageToJson)
+  <feed>.npy      the Placeholders' values (fixed seeded inputs)
+  <fetch>.npy     TF's value of each fetch for those inputs (before training)
+  placement.json  TF's placement of every node on this machine (CPU only,
+                  allow_soft_placement), from the partition graphs
+  meta.json       what the files are: feeds, fetches, the train op and the
+                  loss TF printed before each of its first training steps
+
+Graphs (tf.compat.v1 graph mode, reference variables, weights given as
+seeded constants so dgrun starts from the same values):
+
+  sincos       y = sin(x) * cos(x) + x^2 (elementwise ops only)
+  mlp_frozen   the MLP below, variables frozen into Consts, cut at `probs`
+  mlp          784-32-10 MLP, softmax cross-entropy, AdamOptimizer.minimize
+  mlp_devices  the same under tf.device scopes (variables on CPU:0, layers on
+               GPU:0 / GPU:1), colocate_gradients_with_ops=True
+  lenet        LeNet CNN (conv-pool-conv-pool-fc-fc, small), Adam
+  dwconv_bn    a MobileNet-style block trained in graph mode: conv, fused
+               batch norm (training), ReLU6, depthwise conv, GradientDescent
+  keras_cnn    a frozen tiny MobileNet-like Keras model: conv, depthwise
+               conv, batch norm, ReLU6, global average pooling, dense
+  cifar_towers the classic multi-tower CIFAR-10 training graph: 2 towers on
+               GPU:0 / GPU:1, variables on CPU:0, L2Loss weight decay,
+               averaged gradients, GradientDescent
+
+Usage: export.py [OUT]
+"""
+import json
+import os
+import sys
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+os.environ.setdefault("CUDA_VISIBLE_DEVICES", "")
+
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+from google.protobuf import json_format  # noqa: E402
+
+tf1 = tf.compat.v1
+OUT = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(
+    os.path.dirname(__file__), "..", "..", "tests", "data", "tf"))
+TRAIN_STEPS = 3
+
+
+def rng(seed):
+    return np.random.RandomState(seed)
+
+
+def var(rs, shape, name, scale=0.1, zero=False):
+    """A reference variable (VariableV2) starting at a seeded constant."""
+    v = np.zeros(shape, np.float32) if zero else \
+        (rs.standard_normal(shape) * scale).astype(np.float32)
+    return tf1.Variable(v, name=name, use_resource=False)
+
+
+def write(name, graph_def, feeds, fetch, sess=None, graph=None, train=None,
+          note=""):
+    """Write a fixture directory.  feeds: {placeholder: array}; fetch: list
+    of tensor names; train: (train_op, loss tensor name) or None."""
+    d = os.path.join(OUT, name)
+    os.makedirs(d, exist_ok=True)
+    for f in os.listdir(d):
+        os.remove(os.path.join(d, f))
+    with open(os.path.join(d, "graph.pb"), "wb") as f:
+        f.write(graph_def.SerializeToString(deterministic=True))
+    with open(os.path.join(d, "graph.json"), "w") as f:
+        f.write(json_format.MessageToJson(graph_def, sort_keys=True))
+        f.write("\n")
+    meta = {"tf_version": tf.__version__, "note": note, "feeds": {},
+            "fetch": {}}
+    feed_dict = {}
+    for ph, val in feeds.items():
+        fn = ph.replace("/", "_") + ".npy"
+        np.save(os.path.join(d, fn), val)
+        meta["feeds"][ph] = fn
+        feed_dict[graph.get_tensor_by_name(ph + ":0")] = val
+    opts = tf1.RunOptions(output_partition_graphs=True)
+    md = tf1.RunMetadata()
+    vals = sess.run([graph.get_tensor_by_name(t if ":" in t else t + ":0")
+                     for t in fetch], feed_dict, options=opts,
+                    run_metadata=md)
+    for t, v in zip(fetch, vals):
+        fn = t.replace("/", "_").replace(":", "_") + ".npy"
+        np.save(os.path.join(d, fn), np.asarray(v))
+        meta["fetch"][t] = fn
+    if train:
+        op, loss = train
+        losses = []
+        for _ in range(TRAIN_STEPS):
+            lv, _ = sess.run([graph.get_tensor_by_name(loss + ":0"),
+                              graph.get_operation_by_name(op)], feed_dict,
+                             options=opts, run_metadata=md)
+            losses.append(float(lv))
+        meta["train"] = {"op": op, "loss": loss, "losses": losses}
+    place = {}
+    for pg in md.partition_graphs:
+        for n in pg.node:
+            if not n.op.startswith("_"):
+                place[n.name] = n.device
+    with open(os.path.join(d, "placement.json"), "w") as f:
+        json.dump(dict(sorted(place.items())), f, indent=1)
+        f.write("\n")
+    meta["placement"] = "placement.json"
+    with open(os.path.join(d, "meta.json"), "w") as f:
+        json.dump(meta, f, indent=1)
+        f.write("\n")
+    size = sum(os.path.getsize(os.path.join(d, f)) for f in os.listdir(d))
+    print("%-13s %5d nodes %8d bytes" % (name, len(graph_def.node), size))
+
+
+def session(graph):
+    cfg = tf1.ConfigProto(allow_soft_placement=True,
+                          intra_op_parallelism_threads=1,
+                          inter_op_parallelism_threads=1)
+    return tf1.Session(graph=graph, config=cfg)
+
+
+# ---- graphs -----------------------------------------------------------------
+
+def sincos():
+    g = tf.Graph()
+    with g.as_default():
+        x = tf1.placeholder(tf.float32, [None], name="x")
+        tf.add(tf.sin(x) * tf.cos(x), tf.square(x), name="y")
+        with session(g) as s:
+            xs = np.linspace(-2, 2, 9).astype(np.float32)
+            write("sincos", g.as_graph_def(), {"x": xs}, ["y"], s, g)
+
+
+def mlp_layers(x, rs, dev1=None, dev2=None, var_dev=None):
+    def on(d):
+        return tf.device(d) if d else _nullctx()
+    with on(var_dev):
+        w1 = var(rs, [784, 32], "w1", 0.05)
+        b1 = var(rs, [32], "b1", zero=True)
+        w2 = var(rs, [32, 10], "w2", 0.2)
+        b2 = var(rs, [10], "b2", zero=True)
+    with on(dev1):
+        h = tf.nn.relu(tf.nn.bias_add(tf.matmul(x, w1), b1), name="hidden")
+    with on(dev2):
+        logits = tf.add(tf.matmul(h, w2), b2, name="logits")
+    return logits
+
+
+class _nullctx:
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *a):
+        return False
+
+
+def mnist_batch(seed, n=8):
+    rs = rng(seed)
+    return (rs.uniform(0, 1, (n, 784)).astype(np.float32),
+            rs.randint(0, 10, n).astype(np.int32))
+
+
+def mlp(name, devices):
+    g = tf.Graph()
+    with g.as_default():
+        rs = rng(1)
+        x = tf1.placeholder(tf.float32, [None, 784], name="x")
+        y = tf1.placeholder(tf.int32, [None], name="y")
+        if devices:
+            logits = mlp_layers(x, rs, "/device:GPU:0", "/device:GPU:1",
+                                "/device:CPU:0")
+        else:
+            logits = mlp_layers(x, rs)
+        with tf.device("/device:GPU:1" if devices else None):
+            xent = tf.nn.sparse_softmax_cross_entropy_with_logits(
+                labels=y, logits=logits)
+            loss = tf.reduce_mean(xent, name="loss")
+        tf.nn.softmax(logits, name="probs")
+        opt = tf1.train.AdamOptimizer(0.01)
+        opt.minimize(loss, name="train",
+                     colocate_gradients_with_ops=bool(devices))
+        xs, ys = mnist_batch(2)
+        with session(g) as s:
+            s.run(tf1.global_variables_initializer())
+            gd = g.as_graph_def()
+            if not devices:
+                frozen = tf1.graph_util.convert_variables_to_constants(
+                    s, gd, ["probs"])
+                write("mlp_frozen", frozen, {"x": xs}, ["logits", "probs"],
+                      s, g, note="the mlp graph's variables frozen into "
+                      "Consts, cut at probs (convert_variables_to_constants)")
+            write(name, gd, {"x": xs, "y": ys}, ["logits", "loss"], s, g,
+                  train=("train", "loss"))
+
+
+def conv(x, w, b, name):
+    return tf.nn.relu(tf.nn.bias_add(
+        tf.nn.conv2d(x, w, [1, 1, 1, 1], "SAME"), b), name=name)
+
+
+def pool(x, name, k=2, s=2):
+    return tf.nn.max_pool2d(x, [1, k, k, 1], [1, s, s, 1], "SAME", name=name)
+
+
+def lenet():
+    g = tf.Graph()
+    with g.as_default():
+        rs = rng(3)
+        x = tf1.placeholder(tf.float32, [None, 28, 28, 1], name="x")
+        y = tf1.placeholder(tf.int32, [None], name="y")
+        c1 = conv(x, var(rs, [5, 5, 1, 4], "conv1/w", 0.2),
+                  var(rs, [4], "conv1/b", zero=True), "conv1/relu")
+        p1 = pool(c1, "pool1")
+        c2 = conv(p1, var(rs, [5, 5, 4, 8], "conv2/w", 0.1),
+                  var(rs, [8], "conv2/b", zero=True), "conv2/relu")
+        p2 = pool(c2, "pool2")
+        flat = tf.reshape(p2, [-1, 7 * 7 * 8], name="flatten")
+        f1 = tf.nn.relu(tf.matmul(flat, var(rs, [392, 32], "fc1/w", 0.05)) +
+                        var(rs, [32], "fc1/b", zero=True), name="fc1/relu")
+        logits = tf.add(tf.matmul(f1, var(rs, [32, 10], "fc2/w", 0.2)),
+                        var(rs, [10], "fc2/b", zero=True), name="logits")
+        loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(
+            labels=y, logits=logits), name="loss")
+        tf1.train.AdamOptimizer(0.01).minimize(loss, name="train")
+        xs, ys = mnist_batch(4, 4)
+        with session(g) as s:
+            s.run(tf1.global_variables_initializer())
+            write("lenet", g.as_graph_def(), {"x": xs.reshape(4, 28, 28, 1),
+                                              "y": ys},
+                  ["logits", "loss"], s, g, train=("train", "loss"))
+
+
+def keras_cnn():
+    from tensorflow.python.framework.convert_to_constants import \
+        convert_variables_to_constants_v2
+    k = tf.keras
+    tf.keras.utils.set_random_seed(5)
+    inp = k.Input((16, 16, 3), name="image")
+    h = inp
+    for layer in [k.layers.Conv2D(8, 3, strides=2, padding="same",
+                                  use_bias=False),
+                  k.layers.BatchNormalization(), k.layers.ReLU(6.0),
+                  k.layers.DepthwiseConv2D(3, padding="same", use_bias=False),
+                  k.layers.BatchNormalization(), k.layers.ReLU(6.0),
+                  k.layers.Conv2D(16, 1, use_bias=False),
+                  k.layers.BatchNormalization(), k.layers.ReLU(6.0),
+                  k.layers.GlobalAveragePooling2D(),
+                  k.layers.Dense(10, activation="softmax")]:
+        h = layer(h)
+    model = k.Model(inp, h)
+    rs = rng(6)
+    for layer in model.layers:   # non-trivial batch-norm statistics
+        if isinstance(layer, k.layers.BatchNormalization):
+            n = layer.gamma.shape[0]
+            layer.set_weights([rs.uniform(0.5, 1.5, n), rs.normal(0, 0.1, n),
+                               rs.normal(0, 0.1, n), rs.uniform(0.5, 2, n)])
+    fn = tf.function(lambda t: model(t, training=False)).get_concrete_function(
+        tf.TensorSpec([None, 16, 16, 3], tf.float32, name="image"))
+    frozen = convert_variables_to_constants_v2(fn)
+    gd = frozen.graph.as_graph_def()
+    del gd.library.function[:]
+    in_name = frozen.inputs[0].op.name
+    out_name = frozen.outputs[0].op.name
+    g = tf.Graph()
+    with g.as_default():
+        tf.graph_util.import_graph_def(gd, name="")
+        xs = rng(7).uniform(-1, 1, (2, 16, 16, 3)).astype(np.float32)
+        with session(g) as s:
+            write("keras_cnn", gd, {in_name: xs}, [out_name], s, g,
+                  note="frozen Keras model (convert_variables_to_constants_v2);"
+                  " input %s, output %s" % (in_name, out_name))
+
+
+def dwconv_bn():
+    g = tf.Graph()
+    with g.as_default():
+        rs = rng(10)
+        x = tf1.placeholder(tf.float32, [None, 8, 8, 3], name="x")
+        y = tf1.placeholder(tf.int32, [None], name="y")
+
+        def bn(h, n, name):
+            with tf1.name_scope(name):
+                out, _, _ = tf1.nn.fused_batch_norm(
+                    h, var(rs, [n], name + "/gamma", 0.1) + 1.0,
+                    var(rs, [n], name + "/beta", 0.1), is_training=True)
+            return out
+        h = tf.nn.conv2d(x, var(rs, [3, 3, 3, 8], "conv1/w", 0.2),
+                         [1, 2, 2, 1], "SAME")
+        h = tf.nn.relu6(bn(h, 8, "bn1"), name="relu1")
+        h = tf.nn.depthwise_conv2d(h, var(rs, [3, 3, 8, 1], "dw/w", 0.2),
+                                   [1, 1, 1, 1], "SAME")
+        h = tf.nn.relu6(bn(h, 8, "bn2"), name="relu2")
+        h = tf.nn.relu6(tf.nn.conv2d(h, var(rs, [1, 1, 8, 16], "pw/w", 0.2),
+                                     [1, 1, 1, 1], "VALID"), name="relu3")
+        h = tf.reduce_mean(h, [1, 2], name="pool")
+        logits = tf.add(tf.matmul(h, var(rs, [16, 10], "fc/w", 0.3)),
+                        var(rs, [10], "fc/b", zero=True), name="logits")
+        loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(
+            labels=y, logits=logits), name="loss")
+        tf1.train.GradientDescentOptimizer(0.1).minimize(loss, name="train")
+        b = rng(11)
+        xs = b.uniform(-1, 1, (4, 8, 8, 3)).astype(np.float32)
+        ys = b.randint(0, 10, 4).astype(np.int32)
+        with session(g) as s:
+            s.run(tf1.global_variables_initializer())
+            write("dwconv_bn", g.as_graph_def(), {"x": xs, "y": ys},
+                  ["logits", "loss"], s, g, train=("train", "loss"),
+                  note="MobileNet-style block trained in graph mode: "
+                  "FusedBatchNormV3 (training), DepthwiseConv2dNative, Relu6")
+
+
+def cifar_towers():
+    g = tf.Graph()
+    with g.as_default():
+        rs = rng(8)
+
+        def variable(name, shape, scale, wd=None, zero=False):
+            with tf.device("/cpu:0"):
+                init = np.zeros(shape, np.float32) if zero else \
+                    (rs.standard_normal(shape) * scale).astype(np.float32)
+                v = tf1.get_variable(name, initializer=init, use_resource=False)
+            if wd is not None:
+                tf1.add_to_collection("losses", tf.multiply(
+                    tf.nn.l2_loss(v), wd, name="weight_loss"))
+            return v
+
+        def inference(images):
+            with tf1.variable_scope("conv1"):
+                c1 = conv(images, variable("weights", [5, 5, 3, 8], 0.1),
+                          variable("biases", [8], 0, zero=True), "conv1")
+            p1 = pool(c1, "pool1", 3, 2)
+            with tf1.variable_scope("conv2"):
+                c2 = conv(p1, variable("weights", [5, 5, 8, 8], 0.1),
+                          variable("biases", [8], 0, zero=True), "conv2")
+            p2 = pool(c2, "pool2", 3, 2)
+            flat = tf.reshape(p2, [images.get_shape().as_list()[0], -1])
+            with tf1.variable_scope("local3"):
+                l3 = tf.nn.relu(tf.matmul(flat, variable(
+                    "weights", [72, 32], 0.1, wd=0.004)) +
+                    variable("biases", [32], 0, zero=True), name="local3")
+            with tf1.variable_scope("local4"):
+                l4 = tf.nn.relu(tf.matmul(l3, variable(
+                    "weights", [32, 16], 0.1, wd=0.004)) +
+                    variable("biases", [16], 0, zero=True), name="local4")
+            with tf1.variable_scope("softmax_linear"):
+                return tf.add(tf.matmul(l4, variable("weights", [16, 10],
+                                                     0.2)),
+                              variable("biases", [10], 0, zero=True),
+                              name="logits")
+
+        def tower_loss(scope, images, labels):
+            logits = inference(images)
+            xent = tf.reduce_mean(
+                tf.nn.sparse_softmax_cross_entropy_with_logits(
+                    labels=labels, logits=logits), name="cross_entropy")
+            tf1.add_to_collection("losses", xent)
+            return tf.add_n(tf1.get_collection("losses", scope),
+                            name="total_loss")
+
+        with tf.device("/cpu:0"):
+            opt = tf1.train.GradientDescentOptimizer(0.1)
+            feeds, grads, losses = {}, [], []
+            batch = rng(9)
+            with tf1.variable_scope(tf1.get_variable_scope()):
+                for i in range(2):
+                    with tf.device("/gpu:%d" % i), \
+                            tf.name_scope("tower_%d" % i) as scope:
+                        with tf.device("/cpu:0"):
+                            im = tf1.placeholder(tf.float32, [4, 12, 12, 3],
+                                                 name="images")
+                            lb = tf1.placeholder(tf.int32, [4], name="labels")
+                        feeds[scope + "images"] = batch.uniform(
+                            0, 1, (4, 12, 12, 3)).astype(np.float32)
+                        feeds[scope + "labels"] = batch.randint(
+                            0, 10, 4).astype(np.int32)
+                        loss = tower_loss(scope, im, lb)
+                        losses.append(loss)
+                        tf1.get_variable_scope().reuse_variables()
+                        grads.append(opt.compute_gradients(loss))
+            avg = []
+            for gv in zip(*grads):
+                gs = [tf.expand_dims(gr, 0) for gr, _ in gv]
+                grad = tf.reduce_mean(tf.concat(axis=0, values=gs), 0)
+                avg.append((grad, gv[0][1]))
+            opt.apply_gradients(avg, name="train")
+        with session(g) as s:
+            s.run(tf1.global_variables_initializer())
+            write("cifar_towers", g.as_graph_def(),
+                  {k.rstrip("/").replace(":0", ""): v
+                   for k, v in feeds.items()},
+                  ["tower_0/softmax_linear/logits", "tower_0/total_loss",
+                   "tower_1/total_loss"], s, g,
+                  train=("train", "tower_0/total_loss"))
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    keras_cnn()   # eager Keras first: the rest is graph mode
+    sincos()
+    mlp("mlp", devices=False)
+    mlp("mlp_devices", devices=True)
+    lenet()
+    dwconv_bn()
+    cifar_towers()
+
+
+if __name__ == "__main__":
+    main()
