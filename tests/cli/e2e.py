@@ -223,6 +223,16 @@ def group_cli():
     check(r.out == "c = [[19. 22.]\n [43. 50.]]\n", "run - output", r)
     r = dg("check", "-", stdin='{"version": 1, "nodes": [], "nodez": 1}')
     error(r, 2, "stdin error names <stdin>", ["nodez"], file="<stdin>")
+    # stdin that cannot be read (a directory): an I/O error, exit 1
+    d = os.open(os.path.dirname(mm), os.O_RDONLY)
+    try:
+        p = subprocess.run([DGRUN, "check", "-"], stdin=d, capture_output=True,
+                           text=True, env=env_for(), timeout=TIMEOUT)
+    finally:
+        os.close(d)
+    error(Res(["check", "-", "< DIR"], p.returncode, p.stdout, p.stderr), 1,
+          "unreadable stdin", ["cannot read standard input: Is a directory"],
+          file="<stdin>")
 
 
 def group_opencl_devices():

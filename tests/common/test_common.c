@@ -1,6 +1,8 @@
 /*
  * test_common.c -- unit tests for the shared helpers in common/: array
- * growth (dg_grow), whole-stream reading (dg_read_stream), shape text for
+ * growth (dg_grow), whole-stream and file reading (dg_read_stream,
+ * dg_read_file), status names and exit codes (dg_status_name,
+ * dg_status_exit_code), shape text for
  * messages (dg_shape_format) and the FNV-1a checksum (dg_fnv1a).
  */
 #include <setjmp.h>
@@ -10,8 +12,11 @@
 
 #include <cmocka.h>
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "dg_alloc.h"
 #include "dg_io.h"
@@ -82,6 +87,63 @@ static void test_read_stream(void **state)
     fclose(f);
 }
 
+static void test_read_file(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/dg_test_read_file.XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, "abc\n", 4), 4);
+    close(fd);
+    char *buf = NULL;
+    size_t len = 0;
+    assert_int_equal(dg_read_file(path, &buf, &len), DG_OK);
+    assert_int_equal(len, 4);
+    assert_string_equal(buf, "abc\n");
+    dg_free(buf);
+    buf = NULL;
+    dg_alloc_fail_after(0);
+    assert_int_equal(dg_read_file(path, &buf, &len), DG_E_NOMEM);
+    dg_alloc_fail_after(-1);
+    assert_null(buf);
+    unlink(path);
+    /* missing file: DG_E_IO with fopen's errno kept; a directory opens but
+     * cannot be read */
+    assert_int_equal(dg_read_file(path, &buf, &len), DG_E_IO);
+    assert_int_equal(errno, ENOENT);
+    assert_int_equal(dg_read_file("/tmp", &buf, &len), DG_E_IO);
+    assert_int_equal(errno, EISDIR);
+    assert_null(buf);
+}
+
+static void test_status_table(void **state)
+{
+    (void)state;
+    /* SPEC section 1: 2 invalid graphs/usage, 1 runtime/I-O, 3 mismatch */
+    static const struct { dg_status s; const char *name; int code; } want[] = {
+        {DG_OK, "ok", 0},           {DG_E_USAGE, "usage", 2},
+        {DG_E_GRAPH, "graph", 2},   {DG_E_PLACEMENT, "placement", 2},
+        {DG_E_RUNTIME, "runtime", 1}, {DG_E_NOMEM, "nomem", 1},
+        {DG_E_IO, "io", 1},         {DG_E_MISMATCH, "mismatch", 3},
+    };
+    size_t n = sizeof want / sizeof want[0];
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(dg_status_exit_code(want[i].s), want[i].code);
+        assert_string_equal(dg_status_name(want[i].s), want[i].name);
+    }
+    /* the list has exactly these entries, in enum order from 0 */
+#define COUNT_(id, name, code) +1
+    assert_int_equal(0 DG_STATUS_LIST(COUNT_), n);
+#undef COUNT_
+    assert_int_equal(DG_OK, 0);
+    assert_int_equal(DG_E_MISMATCH, n - 1);
+    /* out of range: exit 1 (a failure), "unknown" */
+    assert_int_equal(dg_status_exit_code((dg_status)n), 1);
+    assert_int_equal(dg_status_exit_code((dg_status)-1), 1);
+    assert_string_equal(dg_status_name((dg_status)n), "unknown");
+    assert_string_equal(dg_status_name((dg_status)-1), "unknown");
+}
+
 static void test_shape_format_and_fnv(void **state)
 {
     (void)state;
@@ -109,6 +171,8 @@ int main(void)
         cmocka_unit_test(test_grow_doubles),
         cmocka_unit_test(test_grow_failure_keeps_state),
         cmocka_unit_test(test_read_stream),
+        cmocka_unit_test(test_read_file),
+        cmocka_unit_test(test_status_table),
         cmocka_unit_test(test_shape_format_and_fnv),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
