@@ -15,25 +15,13 @@
 
 /* ---- element access ------------------------------------------------------ */
 
-static double elem_d(const dg_tensor *t, int64_t i)
-{
-    switch (t->dtype) {
-    case DG_F32: return ((const float *)t->data)[i];
-    case DG_F64: return ((const double *)t->data)[i];
-    case DG_I32: return ((const int32_t *)t->data)[i];
-    case DG_I64: return (double)((const int64_t *)t->data)[i];
-    case DG_BOOL: return ((const uint8_t *)t->data)[i] ? 1.0 : 0.0;
-    default: return 0.0;
-    }
-}
-
 static long long elem_i(const dg_tensor *t, int64_t i)
 {
     if (t->dtype == DG_I64)
         return (long long)((const int64_t *)t->data)[i];
     if (t->dtype == DG_I32)
         return ((const int32_t *)t->data)[i];
-    return (long long)elem_d(t, i);
+    return (long long)dg_tensor_elem(t, i);
 }
 
 static int is_float(dg_dtype d) { return d == DG_F32 || d == DG_F64; }
@@ -193,14 +181,14 @@ static void fmt_exp(char *out, size_t n, int exp, int width)
 static void scalar_text(dg_sbuf *b, const dg_tensor *t)
 {
     if (t->dtype == DG_BOOL) {
-        dg_sbuf_add(b, elem_d(t, 0) != 0.0 ? "True" : "False");
+        dg_sbuf_add(b, dg_tensor_elem(t, 0) != 0.0 ? "True" : "False");
         return;
     }
     if (!is_float(t->dtype)) {
         dg_sbuf_addf(b, "%lld", elem_i(t, 0));
         return;
     }
-    double v = elem_d(t, 0);
+    double v = dg_tensor_elem(t, 0);
     int single = t->dtype == DG_F32;
     char ip[400], fp[400];
     if (isnan(v) || isinf(v)) {
@@ -252,7 +240,7 @@ static void float_setup(afmt *f, int64_t n)
     for (int64_t i = 0; i < n; i++) {
         if (!shown(f, i))
             continue;
-        double v = elem_d(t, i);
+        double v = dg_tensor_elem(t, i);
         if (!isfinite(v)) {
             any_nonfinite = 1;
             neg_inf |= isinf(v) && v < 0;
@@ -274,7 +262,7 @@ static void float_setup(afmt *f, int64_t n)
         for (int64_t i = 0; i < n; i++) {
             if (!shown(f, i))
                 continue;
-            double v = elem_d(t, i);
+            double v = dg_tensor_elem(t, i);
             if (!isfinite(v))
                 continue;
             int e = 0;
@@ -325,14 +313,14 @@ static void format_elem(const afmt *f, int64_t i, char *out, size_t n)
 {
     const dg_tensor *t = f->t;
     if (t->dtype == DG_BOOL) {
-        snprintf(out, n, "%*s", f->width, elem_d(t, i) != 0.0 ? "True" : "False");
+        snprintf(out, n, "%*s", f->width, dg_tensor_elem(t, i) != 0.0 ? "True" : "False");
         return;
     }
     if (!is_float(t->dtype)) {
         snprintf(out, n, "%*lld", f->width, elem_i(t, i));
         return;
     }
-    double v = elem_d(t, i);
+    double v = dg_tensor_elem(t, i);
     int single = t->dtype == DG_F32;
     if (!isfinite(v)) {
         const char *r = isnan(v) ? "nan" : v < 0 ? "-inf" : "inf";
@@ -513,7 +501,7 @@ static void json_elem(dg_sbuf *b, const dg_tensor *t, int64_t i)
     switch (t->dtype) {
     case DG_F32:
     case DG_F64: {
-        double v = elem_d(t, i);
+        double v = dg_tensor_elem(t, i);
         if (!isfinite(v)) {
             dg_sbuf_add(b, "null");
             return;
@@ -524,7 +512,7 @@ static void json_elem(dg_sbuf *b, const dg_tensor *t, int64_t i)
         dg_sbuf_add(b, s);
         return;
     }
-    case DG_BOOL: dg_sbuf_add(b, elem_d(t, i) != 0.0 ? "true" : "false"); return;
+    case DG_BOOL: dg_sbuf_add(b, dg_tensor_elem(t, i) != 0.0 ? "true" : "false"); return;
     default: dg_sbuf_addf(b, "%lld", elem_i(t, i)); return;
     }
 }

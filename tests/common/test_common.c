@@ -2,7 +2,8 @@
  * test_common.c -- unit tests for the shared helpers in common/: array
  * growth (dg_grow), whole-stream and file reading (dg_read_stream,
  * dg_read_file), status names and exit codes (dg_status_name,
- * dg_status_exit_code), shape text for
+ * dg_status_exit_code), tensor elements as doubles (dg_tensor_elem), shape
+ * text for
  * messages (dg_shape_format) and the FNV-1a checksum (dg_fnv1a).
  */
 #include <setjmp.h>
@@ -144,6 +145,32 @@ static void test_status_table(void **state)
     assert_string_equal(dg_status_name((dg_status)-1), "unknown");
 }
 
+static void test_tensor_elem(void **state)
+{
+    (void)state;
+    dg_shape s = {1, {3}};
+    static const double want[DG_DTYPE_COUNT][3] = {
+        {0.5, -2, 3}, {0.25, -1e300, 7}, {-7, 0, 2147483647},
+        {-9007199254740992.0, 1, 5}, {1, 0, 1}};
+    for (int d = 0; d < DG_DTYPE_COUNT; d++) {
+        dg_tensor *t = dg_tensor_new((dg_dtype)d, &s);
+        assert_non_null(t);
+        for (int i = 0; i < 3; i++) {
+            double v = want[d][i];
+            switch (d) {
+            case DG_F32: ((float *)t->data)[i] = (float)v; break;
+            case DG_F64: ((double *)t->data)[i] = v; break;
+            case DG_I32: ((int32_t *)t->data)[i] = (int32_t)v; break;
+            case DG_I64: ((int64_t *)t->data)[i] = (int64_t)v; break;
+            default: ((uint8_t *)t->data)[i] = (uint8_t)(i == 2 ? 5 : v);
+            }
+        }
+        for (int i = 0; i < 3; i++)
+            assert_true(dg_tensor_elem(t, i) == want[d][i]);
+        dg_tensor_free(t);
+    }
+}
+
 static void test_shape_format_and_fnv(void **state)
 {
     (void)state;
@@ -173,6 +200,7 @@ int main(void)
         cmocka_unit_test(test_read_stream),
         cmocka_unit_test(test_read_file),
         cmocka_unit_test(test_status_table),
+        cmocka_unit_test(test_tensor_elem),
         cmocka_unit_test(test_shape_format_and_fnv),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
