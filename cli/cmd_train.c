@@ -8,15 +8,12 @@
  */
 #include "cli.h"
 
-#include <cJSON.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "dg_alloc.h"
-#include "dg_io.h"
 #include "output.h"
 
 typedef struct progress {
@@ -27,28 +24,6 @@ typedef struct progress {
     int open;     /* an updating line is on the terminal without its newline */
     int64_t base; /* step before the first one this process ran (restore), -1 = unknown yet */
 } progress;
-
-/* train.log_every from the graph text (default 100, like the loader). */
-static int64_t log_every_of(const cli_args *a, const cli_ctx *c)
-{
-    int64_t every = 100;
-    char *own = NULL;
-    const char *text = c->text;
-    size_t len = c->text_len;
-    if (!text) {
-        if (dg_read_file(a->graph, &own, &len))
-            return every;
-        text = own;
-    }
-    cJSON *root = cJSON_ParseWithLength(text, len);
-    const cJSON *tr = root ? cJSON_GetObjectItemCaseSensitive(root, "train") : NULL;
-    const cJSON *le = tr ? cJSON_GetObjectItemCaseSensitive(tr, "log_every") : NULL;
-    if (cJSON_IsNumber(le) && le->valuedouble >= 1)
-        every = (int64_t)le->valuedouble;
-    cJSON_Delete(root);
-    dg_free(own);
-    return every;
-}
 
 static void fmt_left(double s, char *out, size_t n)
 {
@@ -170,7 +145,7 @@ int cmd_train(const cli_args *a)
 
     if (cli_compile(&a2, &c, &err) || cli_log_placement(a, &c, &err))
         goto fail;
-    pr = (progress){isatty(STDERR_FILENO), log_every_of(a, &c), 0.0, 0, 0, -1};
+    pr = (progress){isatty(STDERR_FILENO), dg_program_log_every(c.prog), 0.0, 0, 0, -1};
     s = dg_session_new(c.prog, &o, &err);
     if (!s)
         goto fail;

@@ -223,6 +223,9 @@ typedef struct dg_transfer_info {
 int dg_program_transfer_count(const dg_program *p);
 void dg_program_transfer(const dg_program *p, int i, dg_transfer_info *out);
 const dg_device_list *dg_program_devices(const dg_program *p);
+/* The graph's train.log_every (default 100): how often a plain-text
+ * progress log prints a line. */
+int64_t dg_program_log_every(const dg_program *p);
 
 /* Render the placement.  Returns a malloc'd NUL-terminated string (free with
  * free()) or NULL when memory runs out.  format: "text", "json", "dot". */

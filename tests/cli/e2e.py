@@ -420,6 +420,18 @@ def group_train():
     pat = re.compile(r"step (\d+)/200 loss \d+\.\d{4} \(\d+\.\d steps/s\)")
     check([m.group(1) for m in map(pat.fullmatch, prog) if m] == ["100", "200"]
           and len(prog) == 2, "progress: one line per log_every steps on a pipe", r)
+    # log_every of a graph read from stdin
+    tiny = json.dumps({"version": 1, "nodes": [
+        {"name": "w", "op": "Variable",
+         "attrs": {"dtype": "float32", "shape": [], "init": 1.0}},
+        {"name": "c", "op": "Mul", "inputs": ["w", "w"]}],
+        "train": {"loss": "c", "steps": 6, "log_every": 3, "optimizer":
+                  {"type": "sgd", "learning_rate": 0.1}}})
+    rs = dg("train", "-", *cpu, stdin=tiny)
+    pat6 = re.compile(r"step (\d+)/6 loss \d+\.\d{4} \(\d+\.\d steps/s\)")
+    check(rs.code == 0 and [m.group(1) for m in map(pat6.fullmatch, rs.err.splitlines())
+                            if m] == ["3", "6"] and len(rs.err.splitlines()) == 2,
+          "train - (stdin): one progress line per log_every steps", rs)
     r2 = dg("train", dm, *cpu, "--steps", "200", "--json", "--seed", "0")
     check(r2.out == r.out, "--seed 0 is the default and reproducible", r2)
     r3 = dg("train", dm, *cpu, "--steps", "200", "--json", "--seed", "7")
