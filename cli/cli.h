@@ -1,7 +1,7 @@
 /*
  * cli.h -- what dgrun's command files share: error reporting with the
- * "dgrun: error: <file>: " prefix, reading GRAPH (a path or "-" for stdin),
- * the load -> devices -> compile pipeline, atomic file output, and the
+ * "dgrun: error: <file>: " prefix, the GRAPH (a path or "-" for stdin)
+ * load -> devices -> compile pipeline, atomic file output, and the
  * entry point of each command.
  */
 #ifndef DG_CLI_H
@@ -10,6 +10,8 @@
 #include <stddef.h>
 
 #include "args.h"
+#include "dg_error.h"
+#include "dg_util.h"
 #include "dgrun.h"
 
 /* Print `dgrun: error: <graph>: <err->msg>` (or without the graph part when
@@ -19,18 +21,8 @@ int cli_report(const cli_args *a, const dg_error *err);
  * that failed without filling err); returns the exit code. */
 int cli_fail(const cli_args *a, dg_error *err, dg_status dflt);
 
-/* Fill err with code and a formatted message; returns code. */
-dg_status cli_err(dg_error *err, dg_status code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
 /* The graph's display name: the path, or "<stdin>" for "-". */
 const char *cli_graph_name(const cli_args *a);
-
-/* Read a whole stream / file into a NUL-terminated dg_malloc'd buffer. */
-dg_status cli_read_stream(void *fp /* FILE* */, const char *what, char **text,
-                          size_t *len, dg_error *err);
-dg_status cli_read_file(const char *path, char **text, size_t *len,
-                        dg_error *err);
 
 /* Write `len` bytes to `path` atomically: a temporary file in the same
  * directory, flushed and renamed over `path`; on any failure the temporary
@@ -42,9 +34,8 @@ dg_status cli_write_atomic(const char *path, const char *data, size_t len,
 dg_status cli_stdout(const char *s, size_t n, dg_error *err);
 /* Write a command's output buffer to stdout (cli_stdout); DG_E_NOMEM
  * "out of memory <doing>" when the buffer latched an allocation failure. */
-struct cli_buf;
-dg_status cli_buf_print(const struct cli_buf *b, const char *doing,
-                        dg_error *err);
+dg_status cli_sbuf_print(const dg_sbuf *b, const char *doing,
+                         dg_error *err);
 
 /* Everything a compiling command holds. */
 typedef struct cli_ctx {
@@ -74,8 +65,6 @@ dg_status cli_cluster_devices(const dg_cluster *c, dg_device_list **devs,
 dg_status cli_log_placement(const cli_args *a, const cli_ctx *c,
                             dg_error *err);
 
-struct cli_buf;
-
 /* --memory in text mode (not --json): one stderr line per device of the
  * program, `peak memory <device>: <bytes> bytes (<MiB> MiB)`, from
  * dg_session_peak_bytes.  Does nothing without --memory or with --json. */
@@ -86,7 +75,7 @@ void cli_memory_report(const cli_args *a, const cli_ctx *c,
  * ...}` to b, preceded by ", " unless `first` (the key opens the object).
  * Does nothing without both --memory and --json. */
 void cli_memory_json(const cli_args *a, const cli_ctx *c, const dg_session *s,
-                     int first, struct cli_buf *b);
+                     int first, dg_sbuf *b);
 
 /* Commands: each returns the process exit code and prints its own errors. */
 int cmd_run(const cli_args *a);

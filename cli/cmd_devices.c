@@ -44,42 +44,42 @@ static uint64_t gpu_memory(const dg_device_info *d, double frac)
     return (uint64_t)((double)d->mem_bytes * frac);
 }
 
-static void text_line(cli_buf *b, const dg_device_info *d, double frac)
+static void text_line(dg_sbuf *b, const dg_device_info *d, double frac)
 {
     const uint64_t mib = 1024 * 1024;
     if (d->type == DG_DEV_CPU) {
-        cli_buf_addf(b, "%s -> device: %d, name: %s, platform: host, memory: %llu MiB, cores: %ld\n",
+        dg_sbuf_addf(b, "%s -> device: %d, name: %s, platform: host, memory: %llu MiB, cores: %ld\n",
                      d->name, d->index, d->cl_name[0] ? d->cl_name : "host",
                      (unsigned long long)(host_memory(d) / mib), cores());
         return;
     }
-    cli_buf_addf(b, "%s -> device: %d, name: %s, platform: %s, memory: %llu MiB, opencl: %s\n",
+    dg_sbuf_addf(b, "%s -> device: %d, name: %s, platform: %s, memory: %llu MiB, opencl: %s\n",
                  d->name, d->physical, d->cl_name, d->platform,
                  (unsigned long long)(gpu_memory(d, frac) / mib), d->cl_version);
 }
 
-static void json_obj(cli_buf *b, const dg_device_info *d, double frac)
+static void json_obj(dg_sbuf *b, const dg_device_info *d, double frac)
 {
     const uint64_t mib = 1024 * 1024;
     int cpu = d->type == DG_DEV_CPU;
     uint64_t mem = cpu ? host_memory(d) : gpu_memory(d, frac);
-    cli_buf_add(b, "{\"device\": ");
-    cli_buf_json_str(b, d->name);
-    cli_buf_addf(b, ", \"type\": \"%s\", \"index\": %d, \"physical\": %d, \"name\": ",
+    dg_sbuf_add(b, "{\"device\": ");
+    dg_sbuf_add_json_str(b, d->name);
+    dg_sbuf_addf(b, ", \"type\": \"%s\", \"index\": %d, \"physical\": %d, \"name\": ",
                  cpu ? "CPU" : "GPU", d->index, cpu ? 0 : d->physical);
-    cli_buf_json_str(b, cpu && !d->cl_name[0] ? "host" : d->cl_name);
-    cli_buf_add(b, ", \"platform\": ");
-    cli_buf_json_str(b, cpu ? "host" : d->platform);
+    dg_sbuf_add_json_str(b, cpu && !d->cl_name[0] ? "host" : d->cl_name);
+    dg_sbuf_add(b, ", \"platform\": ");
+    dg_sbuf_add_json_str(b, cpu ? "host" : d->platform);
     /* "memory" is the text line's "memory: <MiB> MiB" */
-    cli_buf_addf(b, ", \"memory\": %llu, \"memory_mib\": %llu, \"memory_bytes\": %llu",
+    dg_sbuf_addf(b, ", \"memory\": %llu, \"memory_mib\": %llu, \"memory_bytes\": %llu",
                  (unsigned long long)(mem / mib), (unsigned long long)(mem / mib),
                  (unsigned long long)mem);
     if (cpu) {
-        cli_buf_addf(b, ", \"cores\": %ld}", cores());
+        dg_sbuf_addf(b, ", \"cores\": %ld}", cores());
     } else {
-        cli_buf_add(b, ", \"opencl\": ");
-        cli_buf_json_str(b, d->cl_version);
-        cli_buf_addf(b, ", \"fp64\": %s}", d->fp64 ? "true" : "false");
+        dg_sbuf_add(b, ", \"opencl\": ");
+        dg_sbuf_add_json_str(b, d->cl_version);
+        dg_sbuf_addf(b, ", \"fp64\": %s}", d->fp64 ? "true" : "false");
     }
 }
 
@@ -88,8 +88,8 @@ int cmd_devices(const cli_args *a)
     dg_error err;
     memset(&err, 0, sizeof err);
     dg_device_list *l = NULL;
-    cli_buf b;
-    cli_buf_init(&b);
+    dg_sbuf b;
+    dg_sbuf_init(&b);
     int code = 0;
     if (dg_devices_discover(&a->opt, &l, &err))
         goto fail;
@@ -98,25 +98,25 @@ int cmd_devices(const cli_args *a)
         goto fail;
     int n = dg_devices_count(l);
     if (a->json)
-        cli_buf_add(&b, "[");
+        dg_sbuf_add(&b, "[");
     for (int i = 0; i < n; i++) {
         const dg_device_info *d = dg_devices_get(l, i);
         if (a->json) {
-            cli_buf_add(&b, i ? ",\n " : "");
+            dg_sbuf_add(&b, i ? ",\n " : "");
             json_obj(&b, d, a->opt.gpu_memory_fraction);
         } else {
             text_line(&b, d, a->opt.gpu_memory_fraction);
         }
     }
     if (a->json)
-        cli_buf_add(&b, "]\n");
-    if (cli_buf_print(&b, "listing devices", &err))
+        dg_sbuf_add(&b, "]\n");
+    if (cli_sbuf_print(&b, "listing devices", &err))
         goto fail;
     goto done;
 fail:
     code = cli_fail(a, &err, DG_E_RUNTIME);
 done:
-    cli_buf_free(&b);
+    dg_sbuf_free(&b);
     if (l)
         dg_devices_free(l);
     return code;

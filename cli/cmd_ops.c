@@ -13,7 +13,7 @@ int cmd_ops(const cli_args *a)
     memset(&err, 0, sizeof err);
     char *text = dg_ops_render();
     if (!text) {
-        cli_err(&err, DG_E_NOMEM, "out of memory listing the ops");
+        dg_err(&err, DG_E_NOMEM, "out of memory listing the ops");
         return cli_report(a, &err);
     }
     dg_status st = cli_stdout(text, strlen(text), &err);

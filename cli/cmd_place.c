@@ -48,7 +48,7 @@ int cmd_place(const cli_args *a)
     } else {
         text = dg_program_render(c.prog, a->format);
         if (!text) {
-            cli_err(&err, DG_E_NOMEM, "out of memory rendering the placement");
+            dg_err(&err, DG_E_NOMEM, "out of memory rendering the placement");
             goto fail;
         }
     }

@@ -17,8 +17,8 @@ int cmd_run(const cli_args *a)
     dg_session *s = NULL;
     dg_fetch_result *r = NULL;
     int n = 0, code = 0;
-    cli_buf b;
-    cli_buf_init(&b);
+    dg_sbuf b;
+    dg_sbuf_init(&b);
 
     if (cli_compile(a, &c, &err) || cli_log_placement(a, &c, &err))
         goto fail;
@@ -30,7 +30,7 @@ int cmd_run(const cli_args *a)
     if (a->opt.trace_path && dg_session_write_trace(s, &err))
         goto fail;
     if (a->json) {
-        cli_buf_add(&b, "{");
+        dg_sbuf_add(&b, "{");
         for (int i = 0, first = 1; i < n; i++) {
             int seen = 0; /* a repeated fetch is one key (same value) */
             for (int j = 0; j < i && !seen; j++)
@@ -38,29 +38,29 @@ int cmd_run(const cli_args *a)
             if (seen)
                 continue;
             if (!first)
-                cli_buf_add(&b, ", ");
+                dg_sbuf_add(&b, ", ");
             first = 0;
-            cli_buf_json_str(&b, r[i].name);
-            cli_buf_add(&b, ": ");
+            dg_sbuf_add_json_str(&b, r[i].name);
+            dg_sbuf_add(&b, ": ");
             cli_tensor_json(&b, r[i].value);
         }
         cli_memory_json(a, &c, s, n == 0, &b);
-        cli_buf_add(&b, "}\n");
+        dg_sbuf_add(&b, "}\n");
     } else {
         for (int i = 0; i < n; i++) {
-            cli_buf_addf(&b, "%s = ", r[i].name);
+            dg_sbuf_addf(&b, "%s = ", r[i].name);
             cli_tensor_text(&b, r[i].value);
-            cli_buf_add(&b, "\n");
+            dg_sbuf_add(&b, "\n");
         }
     }
     cli_memory_report(a, &c, s);
-    if (cli_buf_print(&b, "formatting the results", &err))
+    if (cli_sbuf_print(&b, "formatting the results", &err))
         goto fail;
     goto done;
 fail:
     code = cli_fail(a, &err, DG_E_RUNTIME);
 done:
-    cli_buf_free(&b);
+    dg_sbuf_free(&b);
     if (r)
         dg_fetch_results_free(r, n);
     if (s)

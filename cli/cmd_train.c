@@ -8,14 +8,12 @@
  */
 #include "cli.h"
 
-#include <cJSON.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "dg_alloc.h"
 #include "output.h"
 
 typedef struct progress {
@@ -26,29 +24,6 @@ typedef struct progress {
     int open;     /* an updating line is on the terminal without its newline */
     int64_t base; /* step before the first one this process ran (restore), -1 = unknown yet */
 } progress;
-
-/* train.log_every from the graph text (default 100, like the loader). */
-static int64_t log_every_of(const cli_args *a, const cli_ctx *c)
-{
-    int64_t every = 100;
-    char *own = NULL;
-    const char *text = c->text;
-    size_t len = c->text_len;
-    if (!text) {
-        dg_error e;
-        if (cli_read_file(a->graph, &own, &len, &e))
-            return every;
-        text = own;
-    }
-    cJSON *root = cJSON_ParseWithLength(text, len);
-    const cJSON *tr = root ? cJSON_GetObjectItemCaseSensitive(root, "train") : NULL;
-    const cJSON *le = tr ? cJSON_GetObjectItemCaseSensitive(tr, "log_every") : NULL;
-    if (cJSON_IsNumber(le) && le->valuedouble >= 1)
-        every = (int64_t)le->valuedouble;
-    cJSON_Delete(root);
-    dg_free(own);
-    return every;
-}
 
 static void fmt_left(double s, char *out, size_t n)
 {
@@ -111,42 +86,42 @@ static int model_variable(const dg_program *p, const char *name)
 }
 
 static void render(const cli_args *a, const cli_ctx *c, const dg_session *s,
-                   const dg_train_result *r, cli_buf *b)
+                   const dg_train_result *r, dg_sbuf *b)
 {
     if (a->json) {
-        cli_buf_addf(b, "{\"steps\": %lld, \"loss\": ", (long long)r->steps);
+        dg_sbuf_addf(b, "{\"steps\": %lld, \"loss\": ", (long long)r->steps);
         cli_json_number(b, r->loss);
-        cli_buf_add(b, ", \"variables\": {");
+        dg_sbuf_add(b, ", \"variables\": {");
         for (int i = 0, k = 0; i < r->n_variables; i++) {
             if (!model_variable(c->prog, r->variables[i].name))
                 continue;
-            cli_buf_add(b, k++ ? ", " : "");
-            cli_buf_json_str(b, r->variables[i].name);
-            cli_buf_add(b, ": ");
+            dg_sbuf_add(b, k++ ? ", " : "");
+            dg_sbuf_add_json_str(b, r->variables[i].name);
+            dg_sbuf_add(b, ": ");
             cli_tensor_json(b, r->variables[i].value);
         }
-        cli_buf_add(b, "}");
+        dg_sbuf_add(b, "}");
         if (r->eval) {
-            cli_buf_add(b, ", \"eval\": {");
+            dg_sbuf_add(b, ", \"eval\": {");
             for (int i = 0; i < r->n_eval; i++) {
-                cli_buf_add(b, i ? ", " : "");
-                cli_buf_json_str(b, r->eval[i].name);
-                cli_buf_add(b, ": ");
+                dg_sbuf_add(b, i ? ", " : "");
+                dg_sbuf_add_json_str(b, r->eval[i].name);
+                dg_sbuf_add(b, ": ");
                 cli_tensor_json_value(b, r->eval[i].value);
             }
-            cli_buf_add(b, "}");
+            dg_sbuf_add(b, "}");
         }
         cli_memory_json(a, c, s, 0, b);
-        cli_buf_add(b, "}\n");
+        dg_sbuf_add(b, "}\n");
         return;
     }
     char ls[64];
     cli_fmt_shortest(r->loss, (double)(float)r->loss == r->loss, ls, sizeof ls);
-    cli_buf_addf(b, "steps = %lld\nloss = %s\n", (long long)r->steps, ls);
+    dg_sbuf_addf(b, "steps = %lld\nloss = %s\n", (long long)r->steps, ls);
     for (int i = 0; i < r->n_eval; i++) {
-        cli_buf_addf(b, "eval/%s = ", r->eval[i].name);
+        dg_sbuf_addf(b, "eval/%s = ", r->eval[i].name);
         cli_tensor_text(b, r->eval[i].value);
-        cli_buf_add(b, "\n");
+        dg_sbuf_add(b, "\n");
     }
 }
 
@@ -159,8 +134,8 @@ int cmd_train(const cli_args *a)
     dg_train_result r;
     memset(&r, 0, sizeof r);
     int have_result = 0, code = 0;
-    cli_buf b;
-    cli_buf_init(&b);
+    dg_sbuf b;
+    dg_sbuf_init(&b);
     dg_options o = a->opt;
     o.train_mode = 1;
     cli_args a2 = *a;
@@ -170,7 +145,7 @@ int cmd_train(const cli_args *a)
 
     if (cli_compile(&a2, &c, &err) || cli_log_placement(a, &c, &err))
         goto fail;
-    pr = (progress){isatty(STDERR_FILENO), log_every_of(a, &c), 0.0, 0, 0, -1};
+    pr = (progress){isatty(STDERR_FILENO), dg_program_log_every(c.prog), 0.0, 0, 0, -1};
     s = dg_session_new(c.prog, &o, &err);
     if (!s)
         goto fail;
@@ -181,7 +156,7 @@ int cmd_train(const cli_args *a)
         goto fail;
     cli_memory_report(a, &c, s);
     render(a, &c, s, &r, &b);
-    if (cli_buf_print(&b, "formatting the results", &err))
+    if (cli_sbuf_print(&b, "formatting the results", &err))
         goto fail;
     goto done;
 fail:
@@ -189,7 +164,7 @@ fail:
         fputc('\n', stderr);
     code = cli_fail(a, &err, DG_E_RUNTIME);
 done:
-    cli_buf_free(&b);
+    dg_sbuf_free(&b);
     if (have_result)
         dg_train_result_free(&r);
     if (s)

@@ -1,12 +1,11 @@
 /*
- * fileio.c -- reading GRAPH text (stdin or a file) and atomic output files
- * for the CLI: write to a temporary file in the target's directory, then
- * rename it into place so nothing is ever half-written.
+ * fileio.c -- atomic output files for the CLI: write to a temporary file in
+ * the target's directory, then rename it into place so nothing is ever
+ * half-written.
  */
 #include "cli.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,66 +13,7 @@
 #include <unistd.h>
 
 #include "dg_alloc.h"
-
-dg_status cli_err(dg_error *err, dg_status code, const char *fmt, ...)
-{
-    err->code = code;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err->msg, sizeof err->msg, fmt, ap);
-    va_end(ap);
-    for (char *p = err->msg; *p; p++)
-        if (*p == '\n' || *p == '\r')
-            *p = ' ';
-    return code;
-}
-
-dg_status cli_read_stream(void *stream, const char *what, char **text,
-                          size_t *len, dg_error *err)
-{
-    FILE *fp = stream;
-    size_t cap = 65536, n = 0;
-    char *buf = dg_malloc(cap);
-    if (!buf)
-        return cli_err(err, DG_E_NOMEM, "out of memory reading %s", what);
-    for (;;) {
-        if (n + 1 >= cap) {
-            char *nb = dg_realloc(buf, cap * 2);
-            if (!nb) {
-                dg_free(buf);
-                return cli_err(err, DG_E_NOMEM, "out of memory reading %s", what);
-            }
-            buf = nb;
-            cap *= 2;
-        }
-        size_t got = fread(buf + n, 1, cap - n - 1, fp);
-        n += got;
-        if (got == 0) {
-            if (ferror(fp)) {
-                int e = errno;
-                dg_free(buf);
-                return cli_err(err, DG_E_IO, "cannot read %s: %s", what,
-                               strerror(e ? e : EIO));
-            }
-            break;
-        }
-    }
-    buf[n] = 0;
-    *text = buf;
-    *len = n;
-    return DG_OK;
-}
-
-dg_status cli_read_file(const char *path, char **text, size_t *len,
-                        dg_error *err)
-{
-    FILE *fp = fopen(path, "rb");
-    if (!fp)
-        return cli_err(err, DG_E_IO, "cannot open '%s': %s", path, strerror(errno));
-    dg_status st = cli_read_stream(fp, path, text, len, err);
-    fclose(fp);
-    return st;
-}
+#include "dg_error.h"
 
 dg_status cli_write_atomic(const char *path, const char *data, size_t len,
                            dg_error *err)
@@ -81,14 +21,14 @@ dg_status cli_write_atomic(const char *path, const char *data, size_t len,
     size_t pl = strlen(path);
     char *tmp = dg_malloc(pl + 32);
     if (!tmp)
-        return cli_err(err, DG_E_NOMEM, "out of memory writing '%s'", path);
+        return dg_err(err, DG_E_NOMEM, "out of memory writing '%s'", path);
     /* Same directory as the target so rename() stays on one file system. */
     snprintf(tmp, pl + 32, "%s.tmp.XXXXXX", path);
     int fd = mkstemp(tmp);
     if (fd < 0) {
         int e = errno;
         dg_free(tmp);
-        return cli_err(err, DG_E_IO, "cannot write '%s': %s", path, strerror(e));
+        return dg_err(err, DG_E_IO, "cannot write '%s': %s", path, strerror(e));
     }
     const char *p = data;
     size_t left = len;
@@ -119,7 +59,7 @@ dg_status cli_write_atomic(const char *path, const char *data, size_t len,
     if (e) {
         unlink(tmp);
         dg_free(tmp);
-        return cli_err(err, DG_E_IO, "cannot write '%s': %s", path, strerror(e));
+        return dg_err(err, DG_E_IO, "cannot write '%s': %s", path, strerror(e));
     }
     dg_free(tmp);
     return DG_OK;

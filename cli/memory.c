@@ -29,18 +29,18 @@ void cli_memory_report(const cli_args *a, const cli_ctx *c,
 }
 
 void cli_memory_json(const cli_args *a, const cli_ctx *c, const dg_session *s,
-                     int first, cli_buf *b)
+                     int first, dg_sbuf *b)
 {
     if (!a->memory || !a->json || !s || !c->prog)
         return;
     const dg_device_list *dl = dg_program_devices(c->prog);
     int n = dl ? dg_devices_count(dl) : 0;
-    cli_buf_add(b, first ? "\"_memory\": {" : ", \"_memory\": {");
+    dg_sbuf_add(b, first ? "\"_memory\": {" : ", \"_memory\": {");
     for (int i = 0; i < n; i++) {
-        cli_buf_add(b, i ? ", " : "");
-        cli_buf_json_str(b, dg_devices_get(dl, i)->name);
-        cli_buf_addf(b, ": {\"peak_bytes\": %lld}",
+        dg_sbuf_add(b, i ? ", " : "");
+        dg_sbuf_add_json_str(b, dg_devices_get(dl, i)->name);
+        dg_sbuf_addf(b, ": {\"peak_bytes\": %lld}",
                      (long long)dg_session_peak_bytes(s, i));
     }
-    cli_buf_add(b, "}");
+    dg_sbuf_add(b, "}");
 }

@@ -1,5 +1,5 @@
 /*
- * output.c -- tensor printing for dgrun: a text buffer, NumPy-like layout
+ * output.c -- tensor printing for dgrun into a dg_sbuf: NumPy-like layout
  * (numpy's default print options: precision 8, maxprec float mode, line width
  * 75, summary over 1000 elements with 3 edge items) and JSON values.
  */
@@ -13,100 +13,7 @@
 
 #include "dg_alloc.h"
 
-/* ---- buffer -------------------------------------------------------------- */
-
-void cli_buf_init(cli_buf *b) { memset(b, 0, sizeof *b); }
-
-void cli_buf_free(cli_buf *b)
-{
-    dg_free(b->s);
-    memset(b, 0, sizeof *b);
-}
-
-void cli_buf_addn(cli_buf *b, const char *s, size_t n)
-{
-    if (b->oom)
-        return;
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        char *p = dg_realloc(b->s, cap);
-        if (!p) {
-            b->oom = 1;
-            return;
-        }
-        b->s = p;
-        b->cap = cap;
-    }
-    memcpy(b->s + b->len, s, n);
-    b->len += n;
-    b->s[b->len] = 0;
-}
-
-void cli_buf_add(cli_buf *b, const char *s) { cli_buf_addn(b, s, strlen(s)); }
-
-void cli_buf_addf(cli_buf *b, const char *fmt, ...)
-{
-    char small[512];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(small, sizeof small, fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        return;
-    if ((size_t)n < sizeof small) {
-        cli_buf_addn(b, small, (size_t)n);
-        return;
-    }
-    char *big = dg_malloc((size_t)n + 1);
-    if (!big) {
-        b->oom = 1;
-        return;
-    }
-    va_start(ap, fmt);
-    vsnprintf(big, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    cli_buf_addn(b, big, (size_t)n);
-    dg_free(big);
-}
-
-void cli_buf_json_str(cli_buf *b, const char *s)
-{
-    cli_buf_add(b, "\"");
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        char esc[8];
-        switch (*p) {
-        case '"': cli_buf_add(b, "\\\""); break;
-        case '\\': cli_buf_add(b, "\\\\"); break;
-        case '\n': cli_buf_add(b, "\\n"); break;
-        case '\t': cli_buf_add(b, "\\t"); break;
-        case '\r': cli_buf_add(b, "\\r"); break;
-        default:
-            if (*p < 0x20) {
-                snprintf(esc, sizeof esc, "\\u%04x", *p);
-                cli_buf_add(b, esc);
-            } else {
-                cli_buf_addn(b, (const char *)p, 1);
-            }
-        }
-    }
-    cli_buf_add(b, "\"");
-}
-
 /* ---- element access ------------------------------------------------------ */
-
-static double elem_d(const dg_tensor *t, int64_t i)
-{
-    switch (t->dtype) {
-    case DG_F32: return ((const float *)t->data)[i];
-    case DG_F64: return ((const double *)t->data)[i];
-    case DG_I32: return ((const int32_t *)t->data)[i];
-    case DG_I64: return (double)((const int64_t *)t->data)[i];
-    case DG_BOOL: return ((const uint8_t *)t->data)[i] ? 1.0 : 0.0;
-    default: return 0.0;
-    }
-}
 
 static long long elem_i(const dg_tensor *t, int64_t i)
 {
@@ -114,7 +21,7 @@ static long long elem_i(const dg_tensor *t, int64_t i)
         return (long long)((const int64_t *)t->data)[i];
     if (t->dtype == DG_I32)
         return ((const int32_t *)t->data)[i];
-    return (long long)elem_d(t, i);
+    return (long long)dg_tensor_elem(t, i);
 }
 
 static int is_float(dg_dtype d) { return d == DG_F32 || d == DG_F64; }
@@ -271,30 +178,30 @@ static void fmt_exp(char *out, size_t n, int exp, int width)
 
 /* ---- scalars ------------------------------------------------------------- */
 
-static void scalar_text(cli_buf *b, const dg_tensor *t)
+static void scalar_text(dg_sbuf *b, const dg_tensor *t)
 {
     if (t->dtype == DG_BOOL) {
-        cli_buf_add(b, elem_d(t, 0) != 0.0 ? "True" : "False");
+        dg_sbuf_add(b, dg_tensor_elem(t, 0) != 0.0 ? "True" : "False");
         return;
     }
     if (!is_float(t->dtype)) {
-        cli_buf_addf(b, "%lld", elem_i(t, 0));
+        dg_sbuf_addf(b, "%lld", elem_i(t, 0));
         return;
     }
-    double v = elem_d(t, 0);
+    double v = dg_tensor_elem(t, 0);
     int single = t->dtype == DG_F32;
     char ip[400], fp[400];
     if (isnan(v) || isinf(v)) {
-        cli_buf_add(b, isnan(v) ? "nan" : v < 0 ? "-inf" : "inf");
+        dg_sbuf_add(b, isnan(v) ? "nan" : v < 0 ? "-inf" : "inf");
     } else if (v == 0.0 || (fabs(v) >= 1e-4 && fabs(v) < 1e16)) {
         positional(v, single, -1, ip, fp);
-        cli_buf_addf(b, "%s.%s", ip, fp[0] ? fp : "0");
+        dg_sbuf_addf(b, "%s.%s", ip, fp[0] ? fp : "0");
     } else {
         int e;
         char es[16];
         scientific(v, single, 20, ip, fp, &e);
         fmt_exp(es, sizeof es, e, 2);
-        cli_buf_addf(b, "%s%s%s%s", ip, fp[0] ? "." : "", fp, es);
+        dg_sbuf_addf(b, "%s%s%s%s", ip, fp[0] ? "." : "", fp, es);
     }
 }
 
@@ -333,7 +240,7 @@ static void float_setup(afmt *f, int64_t n)
     for (int64_t i = 0; i < n; i++) {
         if (!shown(f, i))
             continue;
-        double v = elem_d(t, i);
+        double v = dg_tensor_elem(t, i);
         if (!isfinite(v)) {
             any_nonfinite = 1;
             neg_inf |= isinf(v) && v < 0;
@@ -355,7 +262,7 @@ static void float_setup(afmt *f, int64_t n)
         for (int64_t i = 0; i < n; i++) {
             if (!shown(f, i))
                 continue;
-            double v = elem_d(t, i);
+            double v = dg_tensor_elem(t, i);
             if (!isfinite(v))
                 continue;
             int e = 0;
@@ -406,14 +313,14 @@ static void format_elem(const afmt *f, int64_t i, char *out, size_t n)
 {
     const dg_tensor *t = f->t;
     if (t->dtype == DG_BOOL) {
-        snprintf(out, n, "%*s", f->width, elem_d(t, i) != 0.0 ? "True" : "False");
+        snprintf(out, n, "%*s", f->width, dg_tensor_elem(t, i) != 0.0 ? "True" : "False");
         return;
     }
     if (!is_float(t->dtype)) {
         snprintf(out, n, "%*lld", f->width, elem_i(t, i));
         return;
     }
-    double v = elem_d(t, i);
+    double v = dg_tensor_elem(t, i);
     int single = t->dtype == DG_F32;
     if (!isfinite(v)) {
         const char *r = isnan(v) ? "nan" : v < 0 ? "-inf" : "inf";
@@ -444,7 +351,7 @@ static void format_elem(const afmt *f, int64_t i, char *out, size_t n)
 }
 
 /* One word onto the current line, wrapping like numpy's _extendLine. */
-static void extend_line(cli_buf *s, cli_buf *line, const char *word,
+static void extend_line(dg_sbuf *s, dg_sbuf *line, const char *word,
                         int width, const char *indent)
 {
     int needs_wrap = (int)(line->len + strlen(word)) > width;
@@ -454,18 +361,18 @@ static void extend_line(cli_buf *s, cli_buf *line, const char *word,
         size_t l = line->len;
         while (l && line->s[l - 1] == ' ')
             l--;
-        cli_buf_addn(s, line->s, l);
-        cli_buf_add(s, "\n");
+        dg_sbuf_addn(s, line->s, l);
+        dg_sbuf_add(s, "\n");
         line->len = 0;
         if (line->s)
             line->s[0] = 0;
-        cli_buf_add(line, indent);
+        dg_sbuf_add(line, indent);
     }
-    cli_buf_add(line, word);
+    dg_sbuf_add(line, word);
 }
 
 /* Render the sub-array starting at flat offset `base` along axis `axis`. */
-static void recurse(const afmt *f, cli_buf *out, int axis, int64_t base,
+static void recurse(const afmt *f, dg_sbuf *out, int axis, int64_t base,
                     const char *indent, int width)
 {
     const dg_shape *sh = &f->t->shape;
@@ -485,63 +392,63 @@ static void recurse(const afmt *f, cli_buf *out, int axis, int64_t base,
     memcpy(next, indent, il);
     next[il] = ' ';
     next[il + 1] = 0;
-    cli_buf s;
-    cli_buf_init(&s);
+    dg_sbuf s;
+    dg_sbuf_init(&s);
     if (rank - axis == 1) {
-        cli_buf line;
-        cli_buf_init(&line);
-        cli_buf_add(&line, indent);
+        dg_sbuf line;
+        dg_sbuf_init(&line);
+        dg_sbuf_add(&line, indent);
         int ew = width - 1;
         char word[512];
         for (int64_t i = 0; i < d; i++) {
             if (summ && i == lead) {
                 extend_line(&s, &line, "...", ew, indent);
-                cli_buf_add(&line, " ");
+                dg_sbuf_add(&line, " ");
                 i = d - EDGE - 1;
                 continue;
             }
             format_elem(f, base + i * stride, word, sizeof word);
             extend_line(&s, &line, word, ew, indent);
             if (i != d - 1)
-                cli_buf_add(&line, " ");
+                dg_sbuf_add(&line, " ");
         }
         if (line.s)
-            cli_buf_add(&s, line.s);
+            dg_sbuf_add(&s, line.s);
         if (line.oom)
             s.oom = 1;
-        cli_buf_free(&line);
+        dg_sbuf_free(&line);
     } else {
         char sep[16] = "";
         for (int k = 0; k < rank - axis - 1 && k < 15; k++)
             sep[k] = '\n';
         for (int64_t i = 0; i < d; i++) {
             if (summ && i == lead) {
-                cli_buf_add(&s, indent);
-                cli_buf_add(&s, "...");
-                cli_buf_add(&s, sep);
+                dg_sbuf_add(&s, indent);
+                dg_sbuf_add(&s, "...");
+                dg_sbuf_add(&s, sep);
                 i = d - EDGE - 1;
                 continue;
             }
-            cli_buf_add(&s, indent);
+            dg_sbuf_add(&s, indent);
             recurse(f, &s, axis + 1, base + i * stride, next, width - 1);
             if (i != d - 1)
-                cli_buf_add(&s, sep);
+                dg_sbuf_add(&s, sep);
         }
     }
-    cli_buf_add(out, "[");
+    dg_sbuf_add(out, "[");
     if (s.s && s.len >= il)
-        cli_buf_add(out, s.s + il);
-    cli_buf_add(out, "]");
+        dg_sbuf_add(out, s.s + il);
+    dg_sbuf_add(out, "]");
     if (s.oom)
         out->oom = 1;
-    cli_buf_free(&s);
+    dg_sbuf_free(&s);
     dg_free(next);
 }
 
-void cli_tensor_text(cli_buf *b, const dg_tensor *t)
+void cli_tensor_text(dg_sbuf *b, const dg_tensor *t)
 {
     if (!t) { /* a fetched op without outputs (NoOp): TF's sess.run gives None */
-        cli_buf_add(b, "None");
+        dg_sbuf_add(b, "None");
         return;
     }
     if (t->shape.rank == 0) {
@@ -550,7 +457,7 @@ void cli_tensor_text(cli_buf *b, const dg_tensor *t)
     }
     int64_t n = dg_shape_numel(&t->shape);
     if (n <= 0) {
-        cli_buf_add(b, "[]");
+        dg_sbuf_add(b, "[]");
         return;
     }
     afmt f;
@@ -575,80 +482,80 @@ void cli_tensor_text(cli_buf *b, const dg_tensor *t)
 
 /* ---- JSON ------------------------------------------------------------------ */
 
-void cli_json_number(cli_buf *b, double v)
+void cli_json_number(dg_sbuf *b, double v)
 {
     char s[64];
     if (!isfinite(v)) {
-        cli_buf_add(b, "null");
+        dg_sbuf_add(b, "null");
         return;
     }
     cli_fmt_shortest(v, (double)(float)v == v, s, sizeof s);
     if (!strpbrk(s, ".eEn"))
         strcat(s, ".0");
-    cli_buf_add(b, s);
+    dg_sbuf_add(b, s);
 }
 
-static void json_elem(cli_buf *b, const dg_tensor *t, int64_t i)
+static void json_elem(dg_sbuf *b, const dg_tensor *t, int64_t i)
 {
     char s[64];
     switch (t->dtype) {
     case DG_F32:
     case DG_F64: {
-        double v = elem_d(t, i);
+        double v = dg_tensor_elem(t, i);
         if (!isfinite(v)) {
-            cli_buf_add(b, "null");
+            dg_sbuf_add(b, "null");
             return;
         }
         cli_fmt_shortest(v, t->dtype == DG_F32, s, sizeof s);
         if (!strpbrk(s, ".eEn"))
             strcat(s, ".0");
-        cli_buf_add(b, s);
+        dg_sbuf_add(b, s);
         return;
     }
-    case DG_BOOL: cli_buf_add(b, elem_d(t, i) != 0.0 ? "true" : "false"); return;
-    default: cli_buf_addf(b, "%lld", elem_i(t, i)); return;
+    case DG_BOOL: dg_sbuf_add(b, dg_tensor_elem(t, i) != 0.0 ? "true" : "false"); return;
+    default: dg_sbuf_addf(b, "%lld", elem_i(t, i)); return;
     }
 }
 
-static void json_rec(cli_buf *b, const dg_tensor *t, int axis, int64_t base)
+static void json_rec(dg_sbuf *b, const dg_tensor *t, int axis, int64_t base)
 {
     int64_t d = t->shape.dims[axis], stride = 1;
     for (int k = axis + 1; k < t->shape.rank; k++)
         stride *= t->shape.dims[k];
-    cli_buf_add(b, "[");
+    dg_sbuf_add(b, "[");
     for (int64_t i = 0; i < d; i++) {
         if (i)
-            cli_buf_add(b, ", ");
+            dg_sbuf_add(b, ", ");
         if (axis == t->shape.rank - 1)
             json_elem(b, t, base + i);
         else
             json_rec(b, t, axis + 1, base + i * stride);
     }
-    cli_buf_add(b, "]");
+    dg_sbuf_add(b, "]");
 }
 
-void cli_tensor_json_value(cli_buf *b, const dg_tensor *t)
+void cli_tensor_json_value(dg_sbuf *b, const dg_tensor *t)
 {
     if (!t)
-        cli_buf_add(b, "null");
+        dg_sbuf_add(b, "null");
     else if (t->shape.rank == 0)
         json_elem(b, t, 0);
     else
         json_rec(b, t, 0, 0);
 }
 
-void cli_tensor_json(cli_buf *b, const dg_tensor *t)
+void cli_tensor_json(dg_sbuf *b, const dg_tensor *t)
 {
     if (!t) {
-        cli_buf_add(b, "null");
+        dg_sbuf_add(b, "null");
         return;
     }
-    cli_buf_add(b, "{\"dtype\": ");
-    cli_buf_json_str(b, dg_dtype_name(t->dtype));
-    cli_buf_add(b, ", \"shape\": [");
+    dg_sbuf_add(b, "{\"dtype\": ");
+    dg_sbuf_add_json_str(b, dg_dtype_name(t->dtype));
+    dg_sbuf_add(b, ", \"shape\": [");
     for (int k = 0; k < t->shape.rank; k++)
-        cli_buf_addf(b, "%s%lld", k ? ", " : "", (long long)t->shape.dims[k]);
-    cli_buf_add(b, "], \"value\": ");
+        dg_sbuf_addf(b, "%s%lld", k ? ", " : "", (long long)t->shape.dims[k]);
+    dg_sbuf_add(b, "], \"value\": ");
     cli_tensor_json_value(b, t);
-    cli_buf_add(b, "}");
+    dg_sbuf_add(b, "}");
 }

@@ -6,11 +6,13 @@
 #include "cli.h"
 #include "output.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "dg_alloc.h"
+#include "dg_io.h"
 
 const char *cli_graph_name(const cli_args *a)
 {
@@ -49,10 +51,12 @@ dg_status cli_compile(const cli_args *a, cli_ctx *c, dg_error *err)
     memset(c, 0, sizeof *c);
     dg_graph *g;
     if (!strcmp(a->graph, "-")) {
-        dg_status st = cli_read_stream(stdin, "standard input", &c->text,
-                                       &c->text_len, err);
+        dg_status st = dg_read_stream(stdin, &c->text, &c->text_len);
+        if (st == DG_E_NOMEM)
+            return dg_err(err, st, "out of memory reading standard input");
         if (st)
-            return st;
+            return dg_err(err, st, "cannot read standard input: %s",
+                          strerror(errno));
         g = dg_graph_load("<stdin>", c->text, c->text_len, err);
     } else {
         g = dg_graph_load(a->graph, NULL, 0, err);
@@ -89,7 +93,7 @@ dg_status cli_cluster_devices(const dg_cluster *c, dg_device_list **devs,
     int n = dg_cluster_task_count(c);
     const dg_device_list **per = dg_malloc(sizeof *per * (size_t)(n ? n : 1));
     if (!per)
-        return cli_err(err, DG_E_NOMEM, "out of memory listing the cluster's devices");
+        return dg_err(err, DG_E_NOMEM, "out of memory listing the cluster's devices");
     for (int r = 0; r < n; r++)
         per[r] = *devs;
     dg_device_list *all = NULL;
@@ -119,7 +123,7 @@ dg_status cli_log_placement(const cli_args *a, const cli_ctx *c,
         return DG_OK;
     char *text = dg_program_render(c->prog, "text");
     if (!text)
-        return cli_err(err, DG_E_NOMEM, "out of memory rendering the placement log");
+        return dg_err(err, DG_E_NOMEM, "out of memory rendering the placement log");
     fputs(text, stderr);
     if (text[0] && text[strlen(text) - 1] != '\n')
         fputc('\n', stderr);
@@ -131,16 +135,16 @@ dg_status cli_log_placement(const cli_args *a, const cli_ctx *c,
 dg_status cli_stdout(const char *s, size_t n, dg_error *err)
 {
     if (n && fwrite(s, 1, n, stdout) != n)
-        return cli_err(err, DG_E_IO, "cannot write standard output");
+        return dg_err(err, DG_E_IO, "cannot write standard output");
     if (fflush(stdout) != 0 || ferror(stdout))
-        return cli_err(err, DG_E_IO, "cannot write standard output");
+        return dg_err(err, DG_E_IO, "cannot write standard output");
     return DG_OK;
 }
 
-dg_status cli_buf_print(const struct cli_buf *b, const char *doing,
-                        dg_error *err)
+dg_status cli_sbuf_print(const dg_sbuf *b, const char *doing,
+                         dg_error *err)
 {
     if (b->oom)
-        return cli_err(err, DG_E_NOMEM, "out of memory %s", doing);
+        return dg_err(err, DG_E_NOMEM, "out of memory %s", doing);
     return cli_stdout(b->s ? b->s : "", b->len, err);
 }

@@ -1,5 +1,6 @@
 /*
- * dg_error.c -- dg_error formatting and the status -> exit code map.
+ * dg_error.c -- dg_error formatting and the status tables (name, exit
+ * code) generated from DG_STATUS_LIST.
  */
 #include "dg_error.h"
 
@@ -26,17 +27,22 @@ dg_status dg_err_nomem(dg_error *err, const char *what)
     return dg_err(err, DG_E_NOMEM, "out of memory (%s)", what ? what : "host");
 }
 
+/* Both tables are generated from DG_STATUS_LIST (dgrun.h), indexed by the
+ * enum value (which starts at 0 and counts up). */
+#define DG_STATUS_EXIT_(id, name, exit_code) [id] = exit_code,
+static const int EXIT_CODES[] = {DG_STATUS_LIST(DG_STATUS_EXIT_)};
+#undef DG_STATUS_EXIT_
+#define DG_STATUS_NAME_(id, name, exit_code) [id] = name,
+static const char *const NAMES[] = {DG_STATUS_LIST(DG_STATUS_NAME_)};
+#undef DG_STATUS_NAME_
+#define N_STATUS (sizeof NAMES / sizeof NAMES[0])
+
 int dg_status_exit_code(dg_status s)
 {
-    switch (s) {
-    case DG_OK: return 0;
-    case DG_E_USAGE:
-    case DG_E_GRAPH:
-    case DG_E_PLACEMENT: return 2;
-    case DG_E_MISMATCH: return 3;
-    case DG_E_RUNTIME:
-    case DG_E_NOMEM:
-    case DG_E_IO: return 1;
-    }
-    return 1;
+    return (unsigned)s < N_STATUS ? EXIT_CODES[s] : 1;
+}
+
+const char *dg_status_name(dg_status s)
+{
+    return (unsigned)s < N_STATUS ? NAMES[s] : "unknown";
 }

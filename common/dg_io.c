@@ -1,6 +1,6 @@
 /*
- * dg_io.c -- dg_read_stream: a whole stream into one NUL-terminated
- * buffer (see dg_io.h).
+ * dg_io.c -- dg_read_stream / dg_read_file: a whole stream or file into
+ * one NUL-terminated buffer (see dg_io.h).
  */
 #include "dg_io.h"
 #include "dg_alloc.h"
@@ -47,4 +47,16 @@ dg_status dg_read_stream(FILE *f, char **buf, size_t *len)
     *buf = b;
     *len = n;
     return DG_OK;
+}
+
+dg_status dg_read_file(const char *path, char **buf, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return DG_E_IO;
+    dg_status rs = dg_read_stream(f, buf, len);
+    int e = errno;
+    fclose(f);
+    errno = e;
+    return rs;
 }

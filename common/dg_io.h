@@ -1,6 +1,7 @@
 /*
- * dg_io.h -- reading a whole stream into memory, shared by the graph
- * loader, feed files and checkpoints (each words its own errors).
+ * dg_io.h -- reading a whole stream or file into memory, shared by the
+ * graph loader, feed files, checkpoints and the CLI (each words its own
+ * errors).
  */
 #ifndef DG_IO_H
 #define DG_IO_H
@@ -17,5 +18,10 @@
  * callers word their own messages.  f stays open; *buf is untouched on
  * failure. */
 dg_status dg_read_stream(FILE *f, char **buf, size_t *len);
+
+/* Open path, read it whole with dg_read_stream and close it: the same
+ * results, with DG_E_IO (errno of the failed fopen or read kept) also when
+ * the file cannot be opened.  Fills no dg_error. */
+dg_status dg_read_file(const char *path, char **buf, size_t *len);
 
 #endif

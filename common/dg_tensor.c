@@ -3,6 +3,7 @@
  */
 #include "dgrun.h"
 #include "dg_alloc.h"
+#include "dg_util.h"
 
 #include <string.h>
 
@@ -65,4 +66,16 @@ void dg_tensor_free(dg_tensor *t)
         return;
     dg_free(t->data);
     dg_free(t);
+}
+
+double dg_tensor_elem(const dg_tensor *t, int64_t i)
+{
+    switch (t->dtype) {
+    case DG_F32: return ((const float *)t->data)[i];
+    case DG_F64: return ((const double *)t->data)[i];
+    case DG_I32: return ((const int32_t *)t->data)[i];
+    case DG_I64: return (double)((const int64_t *)t->data)[i];
+    case DG_BOOL: return ((const uint8_t *)t->data)[i] ? 1.0 : 0.0;
+    default: return 0.0;
+    }
 }

@@ -72,6 +72,10 @@ int32_t dg_strmap_getn_h(const dg_strmap *m, const char *key, size_t n,
  * A no-op for small blocks or where the OS has no such hint. */
 void dg_mem_hint_huge(void *p, size_t n);
 
+/* Element i of host tensor t as a double (bool: 0 or 1; int64 rounded to
+ * the nearest double). */
+double dg_tensor_elem(const dg_tensor *t, int64_t i);
+
 /* Write shape s as "[2, 3]" ("[]" for a scalar) into buf (truncated to n
  * bytes, always terminated when n > 0): for error messages. */
 void dg_shape_format(const dg_shape *s, char *buf, size_t n);

@@ -271,3 +271,8 @@ const dg_device_list *dg_program_devices(const dg_program *p)
 {
     return p ? &p->devs : NULL;
 }
+
+int64_t dg_program_log_every(const dg_program *p)
+{
+    return p ? p->g->train.log_every : 100;
+}

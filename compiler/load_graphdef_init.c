@@ -28,17 +28,6 @@ static const dg_tensor *const_tensor(const dgc_node *n)
     return (op_is(n, "Const") && v && v->tensor) ? v->tensor : NULL;
 }
 
-static double tensor_elem(const dg_tensor *t, int64_t i)
-{
-    switch (t->dtype) {
-    case DG_F32: return ((const float *)t->data)[i];
-    case DG_F64: return ((const double *)t->data)[i];
-    case DG_I32: return ((const int32_t *)t->data)[i];
-    case DG_I64: return (double)((const int64_t *)t->data)[i];
-    default: return ((const uint8_t *)t->data)[i];
-    }
-}
-
 /* Value of a constant scalar expression (Const, Identity, Neg, Add, Sub,
  * Mul of such) at output 0 of node id.  0 ok, -1 not one. */
 static int scalar_of(const dgc_graph *g, int32_t id, int depth, double *out)
@@ -48,7 +37,7 @@ static int scalar_of(const dgc_graph *g, int32_t id, int depth, double *out)
         return -1;
     const dg_tensor *t = const_tensor(n);
     if (t)
-        return dg_shape_numel(&t->shape) == 1 ? (*out = tensor_elem(t, 0), 0)
+        return dg_shape_numel(&t->shape) == 1 ? (*out = dg_tensor_elem(t, 0), 0)
                                               : -1;
     double a, b;
     if (n->n_inputs == 1 && (op_is(n, "Identity") || op_is(n, "Neg"))) {
@@ -240,7 +229,7 @@ dg_status dgc_gd_fill(dgc_graph *g, int32_t id, dgc_ref dims, dgc_ref value,
     s.rank = (int)d->shape.dims[0];
     int64_t numel = 1;
     for (int i = 0; i < s.rank; i++) {
-        s.dims[i] = (int64_t)tensor_elem(d, i);
+        s.dims[i] = (int64_t)dg_tensor_elem(d, i);
         if (s.dims[i] < 0 || (s.dims[i] > 0 && numel > (1ll << 31) / s.dims[i]))
             return GE("node '%s': Fill dims '%s': invalid or too large shape",
                       n->name, dn->name);

@@ -24,20 +24,15 @@ dg_status dgc_read_file(const char *path, char **text, size_t *len,
     struct stat st0;
     if (stat(path, &st0) == 0 && S_ISDIR(st0.st_mode))
         return dg_err(err, DG_E_USAGE, "cannot read: is a directory");
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return dg_err(err, errno == ENOENT || errno == ENOTDIR ? DG_E_USAGE
-                                                                : DG_E_IO,
-                      "cannot read: %s", strerror(errno));
     char *buf;
     size_t n;
-    dg_status rs = dg_read_stream(f, &buf, &n);
-    int e = errno;
-    fclose(f);
+    dg_status rs = dg_read_file(path, &buf, &n);
     if (rs == DG_E_NOMEM)
         return dg_err_nomem(err, "graph text");
     if (rs != DG_OK)
-        return dg_err(err, DG_E_IO, "cannot read: %s", strerror(e));
+        return dg_err(err, errno == ENOENT || errno == ENOTDIR ? DG_E_USAGE
+                                                                : DG_E_IO,
+                      "cannot read: %s", strerror(errno));
     *text = buf;
     *len = n;
     return DG_OK;

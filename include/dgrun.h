@@ -27,15 +27,31 @@ extern "C" {
 
 /* ---- status and errors ------------------------------------------------ */
 
+/* Every status once: X(enumerator, name, exit code SPEC section 1 gives it).
+ * The enum, dg_status_name and dg_status_exit_code are generated from this
+ * list; add a status here and nowhere else.
+ *   DG_OK           success
+ *   DG_E_USAGE      bad option value or combination
+ *   DG_E_GRAPH      invalid graph, feed spec, rules file
+ *   DG_E_PLACEMENT  placement cannot be satisfied
+ *   DG_E_RUNTIME    kernel / OpenCL failure while running
+ *   DG_E_NOMEM      out of (host or device) memory
+ *   DG_E_IO         I/O failure (read, write, rename)
+ *   DG_E_MISMATCH   place --expect found a difference */
+#define DG_STATUS_LIST(X)             \
+    X(DG_OK, "ok", 0)                 \
+    X(DG_E_USAGE, "usage", 2)         \
+    X(DG_E_GRAPH, "graph", 2)         \
+    X(DG_E_PLACEMENT, "placement", 2) \
+    X(DG_E_RUNTIME, "runtime", 1)     \
+    X(DG_E_NOMEM, "nomem", 1)         \
+    X(DG_E_IO, "io", 1)               \
+    X(DG_E_MISMATCH, "mismatch", 3)
+
 typedef enum dg_status {
-    DG_OK = 0,
-    DG_E_USAGE,      /* bad option value or combination          -> exit 2 */
-    DG_E_GRAPH,      /* invalid graph, feed spec, rules file      -> exit 2 */
-    DG_E_PLACEMENT,  /* placement cannot be satisfied             -> exit 2 */
-    DG_E_RUNTIME,    /* kernel / OpenCL failure while running     -> exit 1 */
-    DG_E_NOMEM,      /* out of (host or device) memory            -> exit 1 */
-    DG_E_IO,         /* I/O failure (read, write, rename)         -> exit 1 */
-    DG_E_MISMATCH    /* place --expect found a difference         -> exit 3 */
+#define DG_STATUS_ENUM_(id, name, exit_code) id,
+    DG_STATUS_LIST(DG_STATUS_ENUM_)
+#undef DG_STATUS_ENUM_
 } dg_status;
 
 typedef struct dg_error {
@@ -43,8 +59,12 @@ typedef struct dg_error {
     char msg[2048];
 } dg_error;
 
-/* Exit code SPEC section 1 assigns to a status (0, 1, 2 or 3). */
+/* Exit code SPEC section 1 assigns to a status (0, 1, 2 or 3); 1 for a
+ * value outside the enum. */
 int dg_status_exit_code(dg_status s);
+/* The status's short name ("ok", "usage", "graph", ...); "unknown" for a
+ * value outside the enum. */
+const char *dg_status_name(dg_status s);
 
 /* ---- tensors on the host ---------------------------------------------- */
 
@@ -267,6 +287,9 @@ void dg_program_transfer(const dg_program *p, int i, dg_transfer_info *out);
 const dg_device_list *dg_program_devices(const dg_program *p);
 /* The cluster the program was compiled for (NULL without one). */
 const dg_cluster *dg_program_cluster(const dg_program *p);
+/* The graph's train.log_every (default 100): how often a plain-text
+ * progress log prints a line. */
+int64_t dg_program_log_every(const dg_program *p);
 
 /* Render the placement.  Returns a malloc'd NUL-terminated string (free with
  * free()) or NULL when memory runs out.  format: "text", "json", "dot". */

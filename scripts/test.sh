@@ -49,3 +49,20 @@ if ! meson test -C build-asan --print-errorlogs --timeout-multiplier 3; then
     ASAN_OPTIONS=detect_leaks=0:abort_on_error=0 \
         meson test -C build-asan --print-errorlogs --timeout-multiplier 3 $retry
 fi
+
+# ThreadSanitizer: the executor and OpenCL tests (random DAGs over 1-4
+# inter-op threads, 1-4 OpenCL queues, two PoCL devices; CPU thread pools,
+# OpenCL completion callbacks) in a -fsanitize=thread build.  Only their
+# executables are built.  Any report fails the test (exitcode 66); the
+# suppressions file may only hold races wholly inside the OpenCL/BLAS stack
+# (see scripts/tsan.supp).  PoCL needs no special settings here: it JITs
+# its kernels under TSan (uninstrumented itself, so TSan sees our accesses
+# and the pthread calls PoCL makes, not PoCL's own loads and stores).
+export TSAN_OPTIONS=${TSAN_OPTIONS:-suppressions=$ROOT/scripts/tsan.supp:halt_on_error=0:exitcode=66:second_deadlock_stack=1}
+if [ ! -f build-tsan/build.ninja ]; then
+    meson setup build-tsan -Db_sanitize=thread -Db_lundef=false
+fi
+TSAN_TESTS=(executor executor_cl executor_mq executor_race cl cl_device)
+ninja -C build-tsan "${TSAN_TESTS[@]/#/tests/test_}"
+meson test -C build-tsan --no-rebuild --print-errorlogs --timeout-multiplier 3 \
+    "${TSAN_TESTS[@]}"

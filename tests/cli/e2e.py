@@ -223,6 +223,16 @@ def group_cli():
     check(r.out == "c = [[19. 22.]\n [43. 50.]]\n", "run - output", r)
     r = dg("check", "-", stdin='{"version": 1, "nodes": [], "nodez": 1}')
     error(r, 2, "stdin error names <stdin>", ["nodez"], file="<stdin>")
+    # stdin that cannot be read (a directory): an I/O error, exit 1
+    d = os.open(os.path.dirname(mm), os.O_RDONLY)
+    try:
+        p = subprocess.run([DGRUN, "check", "-"], stdin=d, capture_output=True,
+                           text=True, env=env_for(), timeout=TIMEOUT)
+    finally:
+        os.close(d)
+    error(Res(["check", "-", "< DIR"], p.returncode, p.stdout, p.stderr), 1,
+          "unreadable stdin", ["cannot read standard input: Is a directory"],
+          file="<stdin>")
 
 
 def group_opencl_devices():
@@ -410,6 +420,18 @@ def group_train():
     pat = re.compile(r"step (\d+)/200 loss \d+\.\d{4} \(\d+\.\d steps/s\)")
     check([m.group(1) for m in map(pat.fullmatch, prog) if m] == ["100", "200"]
           and len(prog) == 2, "progress: one line per log_every steps on a pipe", r)
+    # log_every of a graph read from stdin
+    tiny = json.dumps({"version": 1, "nodes": [
+        {"name": "w", "op": "Variable",
+         "attrs": {"dtype": "float32", "shape": [], "init": 1.0}},
+        {"name": "c", "op": "Mul", "inputs": ["w", "w"]}],
+        "train": {"loss": "c", "steps": 6, "log_every": 3, "optimizer":
+                  {"type": "sgd", "learning_rate": 0.1}}})
+    rs = dg("train", "-", *cpu, stdin=tiny)
+    pat6 = re.compile(r"step (\d+)/6 loss \d+\.\d{4} \(\d+\.\d steps/s\)")
+    check(rs.code == 0 and [m.group(1) for m in map(pat6.fullmatch, rs.err.splitlines())
+                            if m] == ["3", "6"] and len(rs.err.splitlines()) == 2,
+          "train - (stdin): one progress line per log_every steps", rs)
     r2 = dg("train", dm, *cpu, "--steps", "200", "--json", "--seed", "0")
     check(r2.out == r.out, "--seed 0 is the default and reproducible", r2)
     r3 = dg("train", dm, *cpu, "--steps", "200", "--json", "--seed", "7")

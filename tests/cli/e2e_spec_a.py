@@ -615,6 +615,9 @@ def group_spec_a_devices():
     if len(base) != 3:
         return 0
     mem = int(base[1].group(7))
+    # PoCL sizes its global memory from the host's free memory, which moves
+    # between two dgrun processes on a busy machine: compare within 5%
+    near = lambda got, want: abs(got - want) <= max(1, want // 20)
     rj = dg("devices", "--opencl-devices", "all", "--json", env=two)
     d = parse_json(rj, "devices --json")
     check(isinstance(d, list) and [x.get("device") for x in d] == [m.group(1) for m in base],
@@ -647,10 +650,11 @@ def group_spec_a_devices():
     r, l = devices("--opencl-devices", "all", "--virtual-gpus", "2", "--visible-devices", "1",
                    env=two)
     check([m.group(1) for m in l] == [CPU0, GPU0, E.FULL + "GPU:1"]
-          and all(m.group(4) == "1" and abs(int(m.group(7)) - mem // 2) <= 1 for m in l[1:]),
+          and all(m.group(4) == "1" and near(int(m.group(7)), mem // 2) for m in l[1:])
+          and len({m.group(7) for m in l[1:]}) == 1,
           "SPEC 3 --virtual-gpus 2 splits GPU memory in halves", r)
     r, l = devices("--opencl-devices", "all", "--gpu-memory-fraction", "0.25", env=two)
-    check(all(abs(int(m.group(7)) - mem // 4) <= 1 for m in l[1:]),
+    check(all(near(int(m.group(7)), mem // 4) for m in l[1:]),
           "SPEC 1 --gpu-memory-fraction caps the memory devices reports", r)
     error(dg("devices", "--opencl-devices", "all", "--visible-devices", "5", env=two), 2,
           "SPEC 3: a visible device that does not exist", ["5"])

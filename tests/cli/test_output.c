@@ -41,12 +41,12 @@ static void expect_text(dg_dtype t, int rank, const int64_t *dims, const double 
                         const char *want)
 {
     dg_tensor *x = make(t, rank, dims, v);
-    cli_buf b;
-    cli_buf_init(&b);
+    dg_sbuf b;
+    dg_sbuf_init(&b);
     cli_tensor_text(&b, x);
     assert_false(b.oom);
     assert_string_equal(b.s, want);
-    cli_buf_free(&b);
+    dg_sbuf_free(&b);
     dg_tensor_free(x);
 }
 
@@ -54,11 +54,11 @@ static void expect_json(dg_dtype t, int rank, const int64_t *dims, const double 
                         const char *want)
 {
     dg_tensor *x = make(t, rank, dims, v);
-    cli_buf b;
-    cli_buf_init(&b);
+    dg_sbuf b;
+    dg_sbuf_init(&b);
     cli_tensor_json(&b, x);
     assert_string_equal(b.s, want);
-    cli_buf_free(&b);
+    dg_sbuf_free(&b);
     dg_tensor_free(x);
 }
 

@@ -1,6 +1,9 @@
 /*
  * test_common.c -- unit tests for the shared helpers in common/: array
- * growth (dg_grow), whole-stream reading (dg_read_stream), shape text for
+ * growth (dg_grow), whole-stream and file reading (dg_read_stream,
+ * dg_read_file), status names and exit codes (dg_status_name,
+ * dg_status_exit_code), tensor elements as doubles (dg_tensor_elem), shape
+ * text for
  * messages (dg_shape_format) and the FNV-1a checksum (dg_fnv1a).
  */
 #include <setjmp.h>
@@ -10,8 +13,11 @@
 
 #include <cmocka.h>
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "dg_alloc.h"
 #include "dg_io.h"
@@ -82,6 +88,89 @@ static void test_read_stream(void **state)
     fclose(f);
 }
 
+static void test_read_file(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/dg_test_read_file.XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, "abc\n", 4), 4);
+    close(fd);
+    char *buf = NULL;
+    size_t len = 0;
+    assert_int_equal(dg_read_file(path, &buf, &len), DG_OK);
+    assert_int_equal(len, 4);
+    assert_string_equal(buf, "abc\n");
+    dg_free(buf);
+    buf = NULL;
+    dg_alloc_fail_after(0);
+    assert_int_equal(dg_read_file(path, &buf, &len), DG_E_NOMEM);
+    dg_alloc_fail_after(-1);
+    assert_null(buf);
+    unlink(path);
+    /* missing file: DG_E_IO with fopen's errno kept; a directory opens but
+     * cannot be read */
+    assert_int_equal(dg_read_file(path, &buf, &len), DG_E_IO);
+    assert_int_equal(errno, ENOENT);
+    assert_int_equal(dg_read_file("/tmp", &buf, &len), DG_E_IO);
+    assert_int_equal(errno, EISDIR);
+    assert_null(buf);
+}
+
+static void test_status_table(void **state)
+{
+    (void)state;
+    /* SPEC section 1: 2 invalid graphs/usage, 1 runtime/I-O, 3 mismatch */
+    static const struct { dg_status s; const char *name; int code; } want[] = {
+        {DG_OK, "ok", 0},           {DG_E_USAGE, "usage", 2},
+        {DG_E_GRAPH, "graph", 2},   {DG_E_PLACEMENT, "placement", 2},
+        {DG_E_RUNTIME, "runtime", 1}, {DG_E_NOMEM, "nomem", 1},
+        {DG_E_IO, "io", 1},         {DG_E_MISMATCH, "mismatch", 3},
+    };
+    size_t n = sizeof want / sizeof want[0];
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(dg_status_exit_code(want[i].s), want[i].code);
+        assert_string_equal(dg_status_name(want[i].s), want[i].name);
+    }
+    /* the list has exactly these entries, in enum order from 0 */
+#define COUNT_(id, name, code) +1
+    assert_int_equal(0 DG_STATUS_LIST(COUNT_), n);
+#undef COUNT_
+    assert_int_equal(DG_OK, 0);
+    assert_int_equal(DG_E_MISMATCH, n - 1);
+    /* out of range: exit 1 (a failure), "unknown" */
+    assert_int_equal(dg_status_exit_code((dg_status)n), 1);
+    assert_int_equal(dg_status_exit_code((dg_status)-1), 1);
+    assert_string_equal(dg_status_name((dg_status)n), "unknown");
+    assert_string_equal(dg_status_name((dg_status)-1), "unknown");
+}
+
+static void test_tensor_elem(void **state)
+{
+    (void)state;
+    dg_shape s = {1, {3}};
+    static const double want[DG_DTYPE_COUNT][3] = {
+        {0.5, -2, 3}, {0.25, -1e300, 7}, {-7, 0, 2147483647},
+        {-9007199254740992.0, 1, 5}, {1, 0, 1}};
+    for (int d = 0; d < DG_DTYPE_COUNT; d++) {
+        dg_tensor *t = dg_tensor_new((dg_dtype)d, &s);
+        assert_non_null(t);
+        for (int i = 0; i < 3; i++) {
+            double v = want[d][i];
+            switch (d) {
+            case DG_F32: ((float *)t->data)[i] = (float)v; break;
+            case DG_F64: ((double *)t->data)[i] = v; break;
+            case DG_I32: ((int32_t *)t->data)[i] = (int32_t)v; break;
+            case DG_I64: ((int64_t *)t->data)[i] = (int64_t)v; break;
+            default: ((uint8_t *)t->data)[i] = (uint8_t)(i == 2 ? 5 : v);
+            }
+        }
+        for (int i = 0; i < 3; i++)
+            assert_true(dg_tensor_elem(t, i) == want[d][i]);
+        dg_tensor_free(t);
+    }
+}
+
 static void test_shape_format_and_fnv(void **state)
 {
     (void)state;
@@ -109,6 +198,9 @@ int main(void)
         cmocka_unit_test(test_grow_doubles),
         cmocka_unit_test(test_grow_failure_keeps_state),
         cmocka_unit_test(test_read_stream),
+        cmocka_unit_test(test_read_file),
+        cmocka_unit_test(test_status_table),
+        cmocka_unit_test(test_tensor_elem),
         cmocka_unit_test(test_shape_format_and_fnv),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -21,86 +21,16 @@
 
 #include "dgrun.h"
 #include "dg_alloc.h"
+#include "dag_testlib.h"
 
 #define N_ELEMS (1 << 18) /* 1 MiB of float32 per tensor */
 
-static uint64_t rng_state;
-
-static uint32_t rnd(uint32_t n)
-{
-    rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
-    return (uint32_t)(rng_state >> 33) % n;
-}
-
-/* Append printf output to a growing string. */
-static void cat(char **s, size_t *len, size_t *cap, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    char tmp[512];
-    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-    va_end(ap);
-    assert_true(n >= 0 && (size_t)n < sizeof tmp);
-    if (*len + (size_t)n + 1 > *cap) {
-        *cap = (*len + (size_t)n + 1) * 2;
-        *s = realloc(*s, *cap);
-        assert_non_null(*s);
-    }
-    memcpy(*s + *len, tmp, (size_t)n + 1);
-    *len += (size_t)n;
-}
-
-/* A random DAG of n_ops elementwise ops over two Variables: each op reads
- * one or two of the last `window` nodes, so many nodes have several
- * consumers (fan-out) and there are many independent branches.  Every node
- * without a consumer is fetched, and a few more.  `rules`: a placement
- * rules JSON array or NULL. */
+/* A random graph of n_ops ops over two 1 MiB Variables. */
 static char *random_graph(uint64_t seed, int n_ops, int window,
                           const char *rules)
 {
-    static const char *un[] = {"Sin", "Cos", "Tanh", "Sigmoid", "Neg", "Abs"};
-    static const char *bin[] = {"Add", "Sub", "Mul", "Maximum", "Minimum"};
-    rng_state = seed;
-    char *s = NULL;
-    size_t len = 0, cap = 0;
-    int total = n_ops + 2;
-    int *used = calloc((size_t)total, sizeof *used);
-    cat(&s, &len, &cap, "{\"version\": 1, \"nodes\": [");
-    for (int v = 0; v < 2; v++)
-        cat(&s, &len, &cap,
-            "{\"name\": \"n%d\", \"op\": \"Variable\", \"attrs\": {\"dtype\": "
-            "\"float32\", \"shape\": [%d], \"init\": {\"random_uniform\": "
-            "{\"min\": -2, \"max\": 2}}}},", v, N_ELEMS);
-    for (int i = 2; i < total; i++) {
-        int lo = i - window < 0 ? 0 : i - window;
-        int a = lo + (int)rnd((uint32_t)(i - lo));
-        if (rnd(2)) {
-            int b = lo + (int)rnd((uint32_t)(i - lo));
-            cat(&s, &len, &cap,
-                "{\"name\": \"n%d\", \"op\": \"%s\", \"inputs\": [\"n%d\", "
-                "\"n%d\"]}", i, bin[rnd(5)], a, b);
-            used[b] = 1;
-        } else {
-            cat(&s, &len, &cap,
-                "{\"name\": \"n%d\", \"op\": \"%s\", \"inputs\": [\"n%d\"]}",
-                i, un[rnd(6)], a);
-        }
-        used[a] = 1;
-        cat(&s, &len, &cap, i + 1 < total ? "," : "");
-    }
-    cat(&s, &len, &cap, "], \"fetch\": [");
-    int first = 1;
-    for (int i = 2; i < total; i++)
-        if (!used[i] || i % 7 == 0) {
-            cat(&s, &len, &cap, "%s\"n%d\"", first ? "" : ", ", i);
-            first = 0;
-        }
-    cat(&s, &len, &cap, "]");
-    if (rules)
-        cat(&s, &len, &cap, ", \"placement\": {\"rules\": %s}", rules);
-    cat(&s, &len, &cap, "}");
-    free(used);
-    return s;
+    dag_spec sp = {seed, n_ops, window, N_ELEMS, NULL, 0, rules};
+    return dag_graph(&sp);
 }
 
 static void base_options(dg_options *o)
@@ -125,75 +55,6 @@ static dg_device_list *devices(const dg_options *o, int need)
     return dl;
 }
 
-typedef struct results {
-    dg_fetch_result *r;
-    int n;
-} results;
-
-/* Compile `text` under o and run it `runs` times, keeping the last
- * results; each run's results must equal the first run's. */
-static results run_graph(const char *text, const dg_options *o,
-                         const dg_device_list *dl, int runs)
-{
-    dg_error err;
-    dg_graph *g = dg_graph_load("mq.json", text, strlen(text), &err);
-    if (!g)
-        fail_msg("%s", err.msg);
-    dg_program *p = dg_compile(g, o, dl, &err);
-    if (!p)
-        fail_msg("%s", err.msg);
-    dg_session *s = dg_session_new(p, o, &err);
-    if (!s)
-        fail_msg("%s", err.msg);
-    results first = {NULL, 0};
-    for (int k = 0; k < runs; k++) {
-        results cur = {NULL, 0};
-        if (dg_session_run(s, &cur.r, &cur.n, &err) != DG_OK)
-            fail_msg("run %d: %s", k, err.msg);
-        if (k == 0) {
-            first = cur;
-            continue;
-        }
-        assert_int_equal(cur.n, first.n);
-        for (int i = 0; i < cur.n; i++) {
-            size_t nb = (size_t)N_ELEMS * sizeof(float);
-            if (memcmp(cur.r[i].value->data, first.r[i].value->data, nb))
-                fail_msg("run %d: %s differs from run 0", k,
-                         cur.r[i].name);
-        }
-        dg_fetch_results_free(cur.r, cur.n);
-    }
-    dg_session_free(s);
-    dg_program_free(p);
-    return first;
-}
-
-static void compare(const results *got, const results *want, const char *what)
-{
-    assert_int_equal(got->n, want->n);
-    for (int i = 0; i < got->n; i++) {
-        const float *a = got->r[i].value->data, *b = want->r[i].value->data;
-        double worst = 0, scale = 1;
-        for (int j = 0; j < N_ELEMS; j++) {
-            double d = fabs((double)a[j] - (double)b[j]);
-            if (!(d <= worst))
-                worst = isnan(d) ? INFINITY : d;
-            if (fabs((double)b[j]) > scale)
-                scale = fabs((double)b[j]);
-        }
-        if (!(worst / scale <= 1e-4))
-            fail_msg("%s: fetch %d differs from the CPU by %g (scale %g)",
-                     what, i, worst, scale);
-    }
-}
-
-static void set_queues(int q)
-{
-    char buf[16];
-    snprintf(buf, sizeof buf, "%d", q);
-    setenv("DGRUN_CL_QUEUES", buf, 1);
-}
-
 /* Each random graph on CPU:0, then on GPU:0 with 1, 2 and 4 queues. */
 static void test_random_dags_one_gpu(void **state)
 {
@@ -206,16 +67,16 @@ static void test_random_dags_one_gpu(void **state)
     for (int gi = 0; gi < 3; gi++) {
         char *text = random_graph(100 + (uint64_t)gi, 40, 3 + gi * 3, NULL);
         o.device_scope = "/cpu:0";
-        results want = run_graph(text, &o, dl, 1);
+        dag_results want = dag_run(text, &o, dl, 1);
         o.device_scope = "/gpu:0";
         static const int qs[] = {1, 2, 4};
         for (int k = 0; k < 3; k++) {
-            set_queues(qs[k]);
-            results got = run_graph(text, &o, dl, 3);
+            dag_set_queues(qs[k]);
+            dag_results got = dag_run(text, &o, dl, 3);
             char what[64];
             snprintf(what, sizeof what, "graph %d, %d queue(s)", gi, qs[k]);
-            compare(&got, &want, what);
-            dg_fetch_results_free(got.r, got.n);
+            dag_compare(&got, &want, what);
+            dag_results_free(&got);
         }
         /* a reserved arena of ~48 MiB (allow_growth off): ranges go back
          * to the arena only after every queue finished with them */
@@ -225,15 +86,15 @@ static void test_random_dags_one_gpu(void **state)
             oa.allow_growth = 0;
             oa.gpu_memory_fraction =
                 (double)(48 << 20) / (double)gi0->mem_bytes;
-            set_queues(4);
-            results got = run_graph(text, &oa, dl, 3);
-            compare(&got, &want, "4 queues, reserved arena");
-            dg_fetch_results_free(got.r, got.n);
+            dag_set_queues(4);
+            dag_results got = dag_run(text, &oa, dl, 3);
+            dag_compare(&got, &want, "4 queues, reserved arena");
+            dag_results_free(&got);
         }
-        dg_fetch_results_free(want.r, want.n);
+        dag_results_free(&want);
         free(text);
     }
-    unsetenv("DGRUN_CL_QUEUES");
+    dag_set_queues(0);
     dg_devices_free(dl);
 }
 
@@ -255,18 +116,18 @@ static void test_random_dags_two_gpus(void **state)
     oc.device_scope = "/cpu:0";
     oc.placement_file = NULL;
     char *cpu_text = random_graph(7, 30, 5, NULL);
-    results want = run_graph(cpu_text, &oc, dl, 1);
+    dag_results want = dag_run(cpu_text, &oc, dl, 1);
     static const int qs[] = {1, 2};
     for (int k = 0; k < 2; k++) {
-        set_queues(qs[k]);
-        results got = run_graph(text, &o, dl, 2);
+        dag_set_queues(qs[k]);
+        dag_results got = dag_run(text, &o, dl, 2);
         char what[64];
         snprintf(what, sizeof what, "two GPUs, %d queue(s)", qs[k]);
-        compare(&got, &want, what);
-        dg_fetch_results_free(got.r, got.n);
+        dag_compare(&got, &want, what);
+        dag_results_free(&got);
     }
-    unsetenv("DGRUN_CL_QUEUES");
-    dg_fetch_results_free(want.r, want.n);
+    dag_set_queues(0);
+    dag_results_free(&want);
     free(text);
     free(cpu_text);
     dg_devices_free(dl);
@@ -301,25 +162,25 @@ static void test_trace_two_queues(void **state)
     enum { K = 6 };
     char *s = NULL;
     size_t len = 0, cap = 0;
-    cat(&s, &len, &cap,
+    dag_cat(&s, &len, &cap,
         "{\"version\": 1, \"nodes\": [{\"name\": \"x\", \"op\": \"Variable\","
         " \"attrs\": {\"dtype\": \"float32\", \"shape\": [%d], \"init\": 0.5}}",
         N_ELEMS * 4);
     for (int c = 0; c < 2; c++)
         for (int i = 0; i < K; i++) {
             if (i == 0)
-                cat(&s, &len, &cap, ", {\"name\": \"%c0\", \"op\": \"Sin\", "
+                dag_cat(&s, &len, &cap, ", {\"name\": \"%c0\", \"op\": \"Sin\", "
                     "\"inputs\": [\"x\"]}", 'a' + c);
             else
-                cat(&s, &len, &cap, ", {\"name\": \"%c%d\", \"op\": \"Sin\", "
+                dag_cat(&s, &len, &cap, ", {\"name\": \"%c%d\", \"op\": \"Sin\", "
                     "\"inputs\": [\"%c%d\"]}", 'a' + c, i, 'a' + c, i - 1);
         }
-    cat(&s, &len, &cap, "], \"fetch\": [\"a%d\", \"b%d\"]}", K - 1, K - 1);
+    dag_cat(&s, &len, &cap, "], \"fetch\": [\"a%d\", \"b%d\"]}", K - 1, K - 1);
     char path[] = "/tmp/dgrun_test_mq_XXXXXX";
     int fd = mkstemp(path);
     assert_true(fd >= 0);
     close(fd);
-    set_queues(2);
+    dag_set_queues(2);
     o.device_scope = "/gpu:0";
     o.trace_path = path;
     o.repeat = 3;
@@ -338,7 +199,7 @@ static void test_trace_two_queues(void **state)
     assert_int_equal(dg_session_write_trace(ss, &err), DG_OK);
     dg_session_free(ss);
     dg_program_free(p);
-    unsetenv("DGRUN_CL_QUEUES");
+    dag_set_queues(0);
 
     char *txt = slurp(path);
     unlink(path);
