@@ -15,6 +15,9 @@ scripts/setup.sh
 export POCL_DEVICES=${POCL_DEVICES:-pthread}
 
 meson test -C build --print-errorlogs
+# The benchmarks are not run here (bench/, docs/PERFORMANCE.md), but they
+# must keep compiling.
+ninja -C build bench
 
 # The CPU-only build (-Dopencl=disabled: no OpenCL, no clBLAST) compiles and
 # runs a graph; its behaviour is the default build's with no GPUs.
