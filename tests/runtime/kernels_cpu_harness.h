@@ -53,7 +53,7 @@ static void kt_print(void *ctx, const char *text)
     (void)ctx;
     fputs(text, stderr);
 }
-static const dgr_kenv kt_env = {NULL, kt_rng_seed, kt_print, 0};
+static const dgr_kenv kt_env = {NULL, kt_rng_seed, kt_print, 0, NULL};
 
 static inline void kt_init(kt *t, const char *op)
 {
