@@ -8,8 +8,9 @@
  *     AllReduce_sum([x == y]): the summed gradient goes to the replicas
  *     holding the extreme value, split evenly between ties (TF's reduce_max
  *     rule, over replicas instead of an axis);
- *   Broadcast(root): dx = AllReduce_sum(dy) * [ReplicaIndex == root]: a
- *     sum-reduce to the root, zeros on the other replicas.
+ *   Broadcast(root): dx = AllReduce(dy, sum, root): a sum-reduce to the
+ *     root (MPI_Reduce), zeros on the other replicas; with one replica the
+ *     identity, like the forward op.
  * The gradient nodes are built on the single-replica graph; the
  * replication pass (replicate.c) then copies them into every replica like
  * any other node, so they become collectives too.
@@ -89,17 +90,11 @@ dg_status dgc_grad_collective(dgc_gctx *c, int32_t fwd, dgc_ref dy,
         dx[0] = node2(c, fwd, "Mul", DGC_OPID_Mul, q, ind); CHK(dx[0]);
         return DG_OK;
     }
-    /* Broadcast */
-    dgc_ref ri = {dgc_grad_node(c, fwd, "ReplicaIndex", DGC_OPID_ReplicaIndex,
-                                NULL, 0), 0};
-    CHK(ri);
-    dgc_ref root = {dgc_grad_const(c, fwd, "root",
-                                   (double)dgc_attr_int(f, "root", 0), DG_I32),
-                    0};
-    CHK(root);
-    dgc_ref eq = node2(c, fwd, "Equal", DGC_OPID_Equal, ri, root); CHK(eq);
-    dgc_ref mask = cast(c, fwd, eq, t); CHK(mask);
-    dgc_ref s = allreduce(c, fwd, "AllReduce", dy, "sum"); CHK(s);
-    dx[0] = node2(c, fwd, "Mul", DGC_OPID_Mul, s, mask); CHK(dx[0]);
+    /* Broadcast: the replicas' dy summed onto the root (MPI_Reduce) */
+    dx[0] = allreduce(c, fwd, "AllReduce", dy, "sum");
+    CHK(dx[0]);
+    if (dgc_node_set_int(&c->g->nodes[dx[0].node], "root",
+                         dgc_attr_int(f, "root", 0)))
+        return dg_err_nomem(c->err, "gradient attrs");
     return DG_OK;
 }

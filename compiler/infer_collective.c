@@ -1,7 +1,7 @@
 /*
  * infer_collective.c -- inference of the replication ops (issue 13, SPEC
  * 8.4): AllReduce and Broadcast keep their input's type (and check their
- * attrs: the reduction's name, a root >= 0), ReplicaIndex is an int32
+ * attrs: the reduction's name, roots >= 0), ReplicaIndex is an int32
  * scalar.
  */
 #include "infer.h"
@@ -37,6 +37,11 @@ int dgc_infer_allreduce(DGC_INFER_ARGS)
                  "\"mean\", \"max\" or \"min\"%s%.40s%s",
                  r && r->s ? " (got \"" : "", r && r->s ? r->s : "",
                  r && r->s ? "\")" : "");
+        return -1;
+    }
+    if (dgc_attr_int(n, "root", 0) < 0) {
+        snprintf(msg, msgsz, "AllReduce's attr 'root' must be a replica "
+                 "index >= 0, got %lld", (long long)dgc_attr_int(n, "root", 0));
         return -1;
     }
     return one_input(in, n_in, out, msg, msgsz);

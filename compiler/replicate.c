@@ -314,9 +314,9 @@ static dg_status collective_attrs(rstate *st, int k, int32_t i)
         op != DGC_OPID_ReplicaIndex)
         return DG_OK;
     dgc_node *n = &st->g->nodes[cp(st, k, i)];
-    if (op == DGC_OPID_Broadcast && dgc_attr_int(n, "root", 0) >= st->W)
-        return GE("node '%s': Broadcast root %lld is not a replica (%d "
-                  "replicas)", orig_name(st, i),
+    if (op != DGC_OPID_ReplicaIndex && dgc_attr_int(n, "root", 0) >= st->W)
+        return GE("node '%s': %s root %lld is not a replica (%d "
+                  "replicas)", orig_name(st, i), dgc_op_name(op),
                   (long long)dgc_attr_int(n, "root", 0), st->W);
     if (dgc_node_set_int(n, "replica", k) ||
         dgc_node_set_int(n, "replicas", st->W) ||

@@ -56,8 +56,9 @@ int dgr_collective_describe(const dgr_kctx *k, dgr_collective *c)
 {
     const dgc_node *n = k->node;
     memset(c, 0, sizeof *c);
-    c->kind = n->op == DGC_OPID_Broadcast ? DGR_COLL_BROADCAST
-                                          : DGR_COLL_ALLREDUCE;
+    c->kind = n->op == DGC_OPID_Broadcast  ? DGR_COLL_BROADCAST
+              : dgc_node_attr(n, "root") ? DGR_COLL_REDUCE
+                                         : DGR_COLL_ALLREDUCE;
     const dgc_attr *r = dgc_node_attr(n, "reduction");
     int red = dgc_allreduce_reduction(r ? r->s : NULL);
     c->reduction = (dgr_coll_reduction)(red < 0 ? 0 : red);

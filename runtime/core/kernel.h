@@ -23,6 +23,9 @@
  * buffers are in host memory (a GPU kernel stages through the host). */
 typedef enum dgr_coll_kind {
     DGR_COLL_ALLREDUCE,  /* out = reduction over the replicas' in */
+    DGR_COLL_REDUCE,     /* the same on replica root, zeros elsewhere
+                            (AllReduce with attr root: Broadcast's
+                            gradient; MPI_Reduce) */
     DGR_COLL_BROADCAST   /* out = replica root's in */
 } dgr_coll_kind;
 
@@ -33,7 +36,7 @@ typedef enum dgr_coll_reduction { /* as dgc_allreduce_reduction numbers them */
 typedef struct dgr_collective {
     dgr_coll_kind kind;
     dgr_coll_reduction reduction; /* DGR_COLL_ALLREDUCE */
-    int root;                     /* DGR_COLL_BROADCAST */
+    int root;                     /* DGR_COLL_REDUCE, _BROADCAST */
     const char *key;   /* the op's replica-independent name (attr "key"):
                           the same on every replica, so it matches the
                           calls of one collective across ranks */
