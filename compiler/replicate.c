@@ -45,6 +45,8 @@ typedef struct rstate {
     int W, P;              /* replicas, ps tasks */
     int32_t n0, U;         /* original node count, update side start */
     uint8_t *shared;       /* [n0] */
+    uint8_t *lone;         /* [n0]: a Const without a request read only by
+                              nodes bound to shared ones: it follows them */
     int32_t *copy;         /* [W * n0] */
 } rstate;
 
@@ -248,6 +250,30 @@ static int follows_shared(const rstate *st, int32_t i)
     return 0;
 }
 
+/* Mark the replicated Consts without a request whose consumers all follow
+ * shared nodes (an async update's learning rate): like TF's consts built
+ * under colocate_with(var), they stay with their consumers on the ps. */
+static void find_lone_consts(rstate *st)
+{
+    const dgc_graph *g = st->g;
+    for (int32_t i = 0; i < st->n0; i++)
+        st->lone[i] = 2 * (g->nodes[i].op == DGC_OPID_Const &&
+                           !st->shared[i] &&
+                           (!g->nodes[i].device || !g->nodes[i].device[0]));
+    for (int32_t j = 0; j < st->n0; j++) {
+        const dgc_node *n = &g->nodes[j];
+        int follows = !st->shared[j] && follows_shared(st, j);
+        for (int k = 0; k < n->n_inputs; k++) {
+            int32_t c = n->inputs[k].node;
+            if (c < st->n0 && st->lone[c])
+                st->lone[c] = follows ? (st->lone[c] == 2 ? 1 : st->lone[c])
+                                      : 3;
+        }
+    }
+    for (int32_t i = 0; i < st->n0; i++)
+        st->lone[i] = st->lone[i] == 1;
+}
+
 /* Set node id's request to `s` with job/task replaced; 0 ok, -1 nomem. */
 static int set_request(dgc_node *n, dgc_devspec *s, const char *job, int task)
 {
@@ -272,7 +298,7 @@ static dg_status place_copy(rstate *st, int k, int32_t i)
     if (n->group_hint >= 0 && n->group_hint < st->n0 &&
         st->shared[n->group_hint])
         n->group_hint = -1; /* a gradient op stays in its replica */
-    if (follows_shared(st, i))
+    if (follows_shared(st, i) || st->lone[i])
         return DG_OK;
     dgc_devspec s;
     if (dgc_devspec_parse(n->device, &s))
@@ -495,6 +521,7 @@ static dg_status run(rstate *st)
 {
     dgc_graph *g = st->g;
     dg_status s;
+    find_lone_consts(st);
     if ((s = rename_replica0(st)))
         return s;
     for (int k = 1; k < st->W; k++)
@@ -541,7 +568,7 @@ dg_status dgc_pass_replicate(dgc_graph *g, const dg_cluster *cluster,
     if (!r->present)
         return DG_OK;
     err->code = DG_OK;
-    rstate st = {g, r, err, 0, 0, g->n_nodes, g->n_nodes, NULL, NULL};
+    rstate st = {g, r, err, 0, 0, g->n_nodes, g->n_nodes, NULL, NULL, NULL};
     dg_status s = check_cluster(&st, cluster);
     if (s)
         return s;
@@ -549,15 +576,18 @@ dg_status dgc_pass_replicate(dgc_graph *g, const dg_cluster *cluster,
         g->train.update_begin >= 0)
         st.U = g->train.update_begin;
     st.shared = dg_calloc((size_t)st.n0 + 1, 1);
+    st.lone = dg_calloc((size_t)st.n0 + 1, 1);
     st.copy = dg_malloc(sizeof *st.copy * ((size_t)st.W * (size_t)st.n0 + 1));
-    if (!st.shared || !st.copy) {
+    if (!st.shared || !st.lone || !st.copy) {
         dg_free(st.shared);
+        dg_free(st.lone);
         dg_free(st.copy);
         return dg_err_nomem(err, "replication pass");
     }
     classify(&st);
     s = run(&st);
     dg_free(st.shared);
+    dg_free(st.lone);
     if (s) {
         dg_free(st.copy);
         return s;
