@@ -19,8 +19,13 @@
 #include "program.h"
 #include "cluster.h"
 #include "ops.h"
+#include "dg_alloc.h"
 
-/* Compile text with n GPUs per task of its cluster (or one process). */
+/* "GPU" when every task has an assumed GPU, "CPU" in a CPU-only build. */
+static const char *dt = "GPU";
+
+/* Compile text with a GPU per task (if the build has a GPU backend) of its
+ * cluster (or one process). */
 static dg_program *build(const char *json, dg_error *err)
 {
     memset(err, 0, sizeof *err);
@@ -29,14 +34,18 @@ static dg_program *build(const char *json, dg_error *err)
         return NULL;
     const dg_cluster *c = dg_graph_cluster(g, NULL);
     dg_device_list *local = NULL, *all = NULL;
-    assert_int_equal(dg_devices_assume(1, &local, err), DG_OK);
-    if (c) {
+    dg_status st = dg_devices_assume(strcmp(dt, "GPU") == 0, &local, err);
+    if (st == DG_E_USAGE) { /* a CPU-only build */
+        dt = "CPU";
+        st = dg_devices_assume(0, &local, err);
+    }
+    if (!st && c) {
         const dg_device_list *per[16];
         for (int r = 0; r < dg_cluster_task_count(c); r++)
             per[r] = local;
-        assert_int_equal(dg_devices_for_cluster(c, per, &all, err), DG_OK);
+        st = dg_devices_for_cluster(c, per, &all, err);
     }
-    dg_program *p = dg_compile(g, NULL, all ? all : local, err);
+    dg_program *p = st ? NULL : dg_compile(g, NULL, all ? all : local, err);
     if (!p)
         dg_graph_free(g);
     dg_devices_free(local);
@@ -55,6 +64,14 @@ static const dgc_node *node(const dg_program *p, const char *name)
 static const char *dev(const dg_program *p, const char *name)
 {
     return p->devs.devs[node(p, name)->device_id].name;
+}
+
+static const char *ps_dev(int task)
+{
+    static char buf[2][64];
+    snprintf(buf[task], sizeof buf[task], "/job:ps/replica:0/task:%d/device:%s:0",
+             task, dt);
+    return buf[task];
 }
 
 static const char *in_name(const dg_program *p, const char *name, int k)
@@ -100,15 +117,15 @@ static void test_ps_sync(void **state)
     if (!p)
         fail_msg("%s", err.msg);
     /* Variables shared, dealt round robin over the ps tasks */
-    assert_string_equal(dev(p, "w"), "/job:ps/replica:0/task:0/device:GPU:0");
-    assert_string_equal(dev(p, "v"), "/job:ps/replica:0/task:1/device:GPU:0");
+    assert_string_equal(dev(p, "w"), ps_dev(0));
+    assert_string_equal(dev(p, "v"), ps_dev(1));
     assert_int_equal(dgc_graph_find(p->g, "replica_1/w"), -1);
     /* replicas on their tasks, replica 0 renamed */
     assert_int_equal(dgc_graph_find(p->g, "y"), -1);
     for (int k = 0; k < 3; k++) {
         char nm[64], want[96];
         snprintf(nm, sizeof nm, "replica_%d/y", k);
-        snprintf(want, sizeof want, "/job:worker/replica:0/task:%d/device:GPU:0", k);
+        snprintf(want, sizeof want, "/job:worker/replica:0/task:%d/device:%s:0", k, dt);
         assert_string_equal(dev(p, nm), want);
         snprintf(nm, sizeof nm, "replica_%d/r", k);
         assert_int_equal(dgc_attr_int(node(p, nm), "replica", -1), k);
@@ -121,9 +138,9 @@ static void test_ps_sync(void **state)
     assert_int_equal(node(p, "train/w/replica_sum")->n_inputs, 3);
     assert_string_equal(in_name(p, "train/w/replica_sum", 2), "replica_2/train/w");
     assert_string_equal(dev(p, "train/w/replica_mean"),
-                        "/job:ps/replica:0/task:0/device:GPU:0");
+                        ps_dev(0));
     assert_string_equal(dev(p, "train/v/replica_sum"),
-                        "/job:ps/replica:0/task:1/device:GPU:0");
+                        ps_dev(1));
     /* one global_step increment per step, the train op shared */
     assert_int_equal(count_op(p, DGC_OPID_AssignAdd), 1);
     assert_int_equal(p->g->train.train_op, dgc_graph_find(p->g, "train/step"));
@@ -151,7 +168,7 @@ static void test_ps_async(void **state)
     assert_string_equal(in_name(p, "replica_1/train/update_w/ApplyGradientDescent", 2),
                         "replica_1/train/w");
     assert_string_equal(dev(p, "replica_1/train/update_w/ApplyGradientDescent"),
-                        "/job:ps/replica:0/task:0/device:GPU:0");
+                        ps_dev(0));
     /* global_step grows per replica step */
     assert_int_equal(count_op(p, DGC_OPID_AssignAdd), 2);
     assert_string_equal(in_name(p, "replica_1/train/global_step/AssignAdd", 0),
@@ -182,7 +199,7 @@ static void test_allreduce(void **state)
         const dgc_attr *a = dgc_node_attr(node(p, nm), "init_name");
         assert_non_null(a);
         assert_string_equal(a->s, "w"); /* seeded like the unreplicated w */
-        snprintf(want, sizeof want, "/job:worker/replica:0/task:%d/device:GPU:0", k);
+        snprintf(want, sizeof want, "/job:worker/replica:0/task:%d/device:%s:0", k, dt);
         assert_string_equal(dev(p, nm), want);
         snprintf(nm, sizeof nm, "replica_%d/train/update_w/ApplyGradientDescent", k);
         char ar[96];
@@ -286,6 +303,41 @@ static void test_errors(void **state)
         " \"attrs\": {\"reduction\": \"prod\"}}]}", "(got \"prod\")");
 }
 
+/* Allocation failures anywhere in a replicated compile are DG_E_NOMEM,
+ * never another code or a crash (leaks: the ASan build). */
+static void oom_sweep(const char *json, int once)
+{
+    dg_error err;
+    long k;
+    for (k = 0; k < 100000; k++) {
+        if (once)
+            dg_alloc_fail_once(k);
+        else
+            dg_alloc_fail_after(k);
+        dg_program *p = build(json, &err);
+        dg_alloc_fail_after(-1);
+        if (p) {
+            dg_program_free(p);
+            break;
+        }
+        if (err.code != DG_E_NOMEM)
+            fail_msg("k=%ld once=%d: status %d, not DG_E_NOMEM: %s", k, once,
+                     (int)err.code, err.msg);
+    }
+    assert_true(k > 100 && k < 100000);
+}
+
+static void test_oom(void **state)
+{
+    (void)state;
+    for (int once = 0; once < 2; once++) {
+        oom_sweep(GRAPH("{\"worker\": 2}",
+                        "{\"job\": \"worker\", \"strategy\": \"allreduce\"}"), once);
+        oom_sweep(GRAPH("{\"ps\": 2, \"worker\": 2}",
+                        "{\"job\": \"worker\", \"strategy\": \"ps\"}"), once);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -294,6 +346,7 @@ int main(void)
         cmocka_unit_test(test_allreduce),
         cmocka_unit_test(test_collective_gradients),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_oom),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
