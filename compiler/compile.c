@@ -1,7 +1,7 @@
 /*
  * compile.c -- dg_compile: resolve the options against the graph, run the
- * passes in order (gradients, training, inference of the generated nodes,
- * placement, transfers), resolve the fetches; plus the dg_program accessors
+ * passes in order (gradients, training, replication, inference of the
+ * generated nodes, placement, transfers), resolve the fetches; plus the dg_program accessors
  * of dgrun.h and dg_reason_name.
  */
 #include "program.h"
@@ -84,10 +84,20 @@ static dg_status resolve_fetch(dg_program *p, const dg_options *o,
     if (!p->fetch)
         return dg_err_nomem(err, "fetch list");
     for (int i = 0; i < n; i++) {
-        dg_status st = check_fetch(g, names[i], err);
+        /* in a replicated graph, `n` is replica 0's replica_0/n (SPEC 8.4) */
+        char r0[1100];
+        const char *nm = names[i];
+        if (g->replicate.replicas > 0 && nm && *nm && strlen(nm) < 1000) {
+            snprintf(r0, sizeof r0, "replica_0/%s", nm);
+            dgc_ref ref;
+            if (dgc_graph_parse_ref(g, nm, &ref) < 0 &&
+                dgc_graph_parse_ref(g, r0, &ref) >= 0)
+                nm = r0;
+        }
+        dg_status st = check_fetch(g, nm, err);
         if (st)
             return st;
-        p->fetch[i] = dg_strdup(names[i]);
+        p->fetch[i] = dg_strdup(nm);
         p->n_fetch = i + 1;
         if (!p->fetch[i])
             return dg_err_nomem(err, "fetch list");
@@ -187,6 +197,7 @@ dg_program *dg_compile(dg_graph *g, const dg_options *o,
     int32_t first_new = g->n_nodes;
     if ((st = dgc_pass_gradients(g, colocate, err)) ||
         (st = dgc_pass_train(g, colocate, err)) ||
+        (st = dgc_pass_replicate(g, cluster, err)) ||
         (st = dgc_pass_infer(g, first_new, err)) ||
         (st = dgc_pass_place(g, devs, scope, g->rules, g->n_rules,
                              allow_soft, colocate, err)))

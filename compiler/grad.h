@@ -45,6 +45,10 @@ int32_t dgc_grad_const(dgc_gctx *c, int32_t fwd, const char *suffix, double v,
 dg_status dgc_grad_rule(dgc_gctx *c, int32_t id, const dgc_ref *dy,
                         dgc_ref *dx);
 
+/* The rule of AllReduce and Broadcast (grad_collective.c). */
+dg_status dgc_grad_collective(dgc_gctx *c, int32_t fwd, dgc_ref dy,
+                              dgc_ref *dx);
+
 /* Differentiate sum(ys) with respect to each of xs (output 0 of each).
  * grad_ys (n_grad_ys == n_ys) seeds each y, or NULL for ones shaped like y
  * ("<set>/<y>/grad_ys").  out_ids[j] receives the node "<set>/<xs[j]>"

@@ -410,6 +410,8 @@ dg_status dgc_grad_rule(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
         return xent_grad(c, fwd, dy, dx);
     } else if (op == OP(BatchNorm)) {
         return batchnorm_grad(c, fwd, dy, dx);
+    } else if (op == OP(AllReduce) || op == OP(Broadcast)) {
+        return dgc_grad_collective(c, fwd, dy, dx);
     } else {
         return dg_err(c->err, DG_E_GRAPH,
                       "node '%s': gradient requested through op '%s' which "

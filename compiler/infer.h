@@ -52,4 +52,11 @@ int dgc_infer_batchnorm(DGC_INFER_ARGS);
 int dgc_infer_batchnorm_grad(DGC_INFER_ARGS);
 int dgc_infer_assign_moving_avg(DGC_INFER_ARGS);
 
+/* infer_collective.c: replication ops (issue 13) */
+int dgc_infer_allreduce(DGC_INFER_ARGS);     /* type of x; checks reduction */
+int dgc_infer_broadcast(DGC_INFER_ARGS);     /* type of x; checks root */
+int dgc_infer_replica_index(DGC_INFER_ARGS); /* int32 scalar */
+/* AllReduce's reduction name -> 0 sum, 1 mean, 2 max, 3 min; -1 unknown. */
+int dgc_allreduce_reduction(const char *s);
+
 #endif

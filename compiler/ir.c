@@ -70,6 +70,8 @@ void dgc_graph_free(dgc_graph *g)
     if (!g)
         return;
     dg_cluster_free(g->cluster);
+    dg_free(g->replicate.copy);
+    dg_free(g->replicate.step);
     for (int32_t i = 0; i < g->n_nodes; i++) {
         dgc_node *n = &g->nodes[i];
         if (!(n->flags & DGC_NODE_SLAB_NAME))
@@ -345,6 +347,21 @@ int dgc_node_set_float(dgc_node *n, const char *key, double v)
 int dgc_node_set_dtype(dgc_node *n, const char *key, dg_dtype t)
 {
     return set_simple(n, key, DGC_A_DTYPE, t, 0);
+}
+
+int dgc_node_set_str(dgc_node *n, const char *key, const char *v)
+{
+    dgc_attr a;
+    memset(&a, 0, sizeof a);
+    a.key = (char *)key;
+    a.kind = DGC_A_STR;
+    if (!(a.s = dg_strdup(v)))
+        return -1;
+    if (dgc_node_set_attr(n, &a)) {
+        dg_free(a.s);
+        return -1;
+    }
+    return 0;
 }
 
 static int set_ints(dgc_node *n, const char *key, dgc_attr_kind k,

@@ -178,7 +178,33 @@ typedef struct dgc_train {
     int32_t train_op;            /* NoOp grouping all updates, -1 */
     int32_t loss_node;
     int32_t global_step;         /* int64 Variable counting steps, -1 */
+    int32_t update_begin;        /* first node of the update side (optimizer
+                                    slots, Apply*, global_step, train/step);
+                                    the gradients come before it */
 } dgc_train;
+
+/* The graph's "replicate" (SPEC 8.4): between-graph replication over the
+ * tasks of `job`, done by the replication pass (replicate.c). */
+typedef enum dgc_repl_strategy {
+    DGC_REPL_PS,        /* shared Variables on the ps job's tasks */
+    DGC_REPL_ALLREDUCE  /* a copy of every Variable per replica */
+} dgc_repl_strategy;
+
+typedef struct dgc_replicate {
+    int present;
+    char job[64];
+    char ps_job[64];            /* "ps" unless given */
+    dgc_repl_strategy strategy;
+    int sync;                   /* 1 unless "sync": false */
+    /* filled by the pass */
+    int replicas;               /* W, 0 before the pass */
+    int32_t n_orig;             /* the single-replica graph's node count */
+    int32_t *copy;              /* copy[k * n_orig + i]: replica k's node for
+                                   node i of the single-replica graph (i
+                                   itself for replica 0 and shared nodes) */
+    int32_t *step;              /* per replica: the train op it runs, [W];
+                                   NULL without training */
+} dgc_replicate;
 
 /* The public dg_graph is this struct. */
 typedef struct dg_graph {
@@ -197,6 +223,7 @@ typedef struct dg_graph {
     char **fetch; int n_fetch;
     dgc_train train;
     struct dg_cluster *cluster; /* the graph's "cluster", NULL if none */
+    dgc_replicate replicate;    /* the graph's "replicate" */
 
     struct dgc_slab_chunk *slab; /* see dgc_graph_slab_alloc */
 } dgc_graph;
@@ -242,6 +269,7 @@ int dgc_node_set_int(dgc_node *n, const char *key, int64_t v);
 int dgc_node_set_bool(dgc_node *n, const char *key, int v);
 int dgc_node_set_float(dgc_node *n, const char *key, double v);
 int dgc_node_set_dtype(dgc_node *n, const char *key, dg_dtype t);
+int dgc_node_set_str(dgc_node *n, const char *key, const char *v);
 int dgc_node_set_ints(dgc_node *n, const char *key, const int64_t *v, int n_v);
 int dgc_node_set_shape(dgc_node *n, const char *key, const dg_shape *s);
 /* Takes ownership of t. */

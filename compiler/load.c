@@ -26,7 +26,7 @@
 
 static const char *const top_keys[] = {
     "version", "nodes", "gradients", "collections", "placement", "fetch",
-    "train", "cluster", NULL};
+    "train", "cluster", "replicate", NULL};
 
 /* Where node objects come from: a DOM, or slices of the scanned text. */
 typedef struct node_src {

@@ -35,8 +35,9 @@ static int kind_of(const char *key, int op, dgc_attr_kind *k)
     else if (strcmp(key, "mean") == 0 && strcmp(dgc_op_name(op), "BroadcastLike") == 0) *k = DGC_A_BOOL;
     else if (in_list(bool_keys, key)) *k = DGC_A_BOOL;
     else if (in_list(float_keys, key)) *k = DGC_A_FLOAT;
-    else if (strcmp(key, "message") == 0) *k = DGC_A_STR;
-    else if (strcmp(key, "seed") == 0 || strcmp(key, "summarize") == 0) *k = DGC_A_INT;
+    else if (strcmp(key, "message") == 0 || strcmp(key, "reduction") == 0) *k = DGC_A_STR;
+    else if (strcmp(key, "seed") == 0 || strcmp(key, "summarize") == 0 ||
+             strcmp(key, "root") == 0) *k = DGC_A_INT;
     else return -1;
     return 0;
 }

@@ -1,6 +1,7 @@
 /*
  * load_sections.c -- the graph file's sections other than `nodes`:
- * gradients, collections, placement, fetch and train (SPEC section 2).
+ * gradients, collections, placement, fetch and train (SPEC section 2),
+ * cluster and replicate (SPEC 8.1, 8.4).
  * Names of file nodes must exist; fetches may name generated nodes, so only
  * their syntax is checked here.
  */
@@ -473,6 +474,76 @@ static dg_status load_cluster(dgc_graph *g, const dgc_jdoc *doc,
     return DG_OK;
 }
 
+/* A job name for "replicate.<what>" into buf[64]. */
+static dg_status repl_job(const cJSON *k, const char *what, char *buf,
+                          dg_error *err)
+{
+    if (!cJSON_IsString(k) || !k->valuestring[0] ||
+        strlen(k->valuestring) > 63)
+        return GE("replicate.%s must be a job name, got %s", what,
+                  dgc_json_kind(k));
+    snprintf(buf, 64, "%s", k->valuestring);
+    return DG_OK;
+}
+
+/* "replicate": {"job": "worker", "strategy": "ps" | "allreduce",
+ * "sync": true, "ps_job": "ps"} (SPEC 8.4).  The jobs are checked against
+ * the cluster by the replication pass (--cluster may change it). */
+static dg_status load_replicate(dgc_graph *g, const cJSON *x, dg_error *err)
+{
+    dgc_replicate *r = &g->replicate;
+    if (!cJSON_IsObject(x))
+        return GE("'replicate' must be an object {\"job\": ..., "
+                  "\"strategy\": \"ps\" | \"allreduce\", ...}, got %s",
+                  dgc_json_kind(x));
+    r->present = 1;
+    r->sync = 1;
+    snprintf(r->ps_job, sizeof r->ps_job, "ps");
+    int has_job = 0, has_strategy = 0, has_ps = 0, has_sync = 0;
+    dg_status st = DG_OK;
+    for (const cJSON *k = x->child; k && !st; k = k->next) {
+        if (strcmp(k->string, "job") == 0) {
+            st = repl_job(k, "job", r->job, err);
+            has_job = 1;
+        } else if (strcmp(k->string, "ps_job") == 0) {
+            st = repl_job(k, "ps_job", r->ps_job, err);
+            has_ps = 1;
+        } else if (strcmp(k->string, "sync") == 0) {
+            st = need_bool(k, "replicate.sync", &r->sync, err);
+            has_sync = 1;
+        } else if (strcmp(k->string, "strategy") == 0) {
+            const char *v = cJSON_IsString(k) ? k->valuestring : NULL;
+            if (v && strcmp(v, "ps") == 0)
+                r->strategy = DGC_REPL_PS;
+            else if (v && strcmp(v, "allreduce") == 0)
+                r->strategy = DGC_REPL_ALLREDUCE;
+            else if (v)
+                st = GE("replicate.strategy must be \"ps\" or "
+                        "\"allreduce\", got \"%.40s\"", v);
+            else
+                st = GE("replicate.strategy must be \"ps\" or "
+                        "\"allreduce\", got %s", dgc_json_kind(k));
+            has_strategy = 1;
+        } else {
+            st = GE("replicate: unknown key '%.40s' (expected job, strategy, "
+                    "sync, ps_job)", k->string);
+        }
+    }
+    if (st)
+        return st;
+    if (!has_job)
+        return GE("replicate: missing 'job' (the job whose tasks run the "
+                  "replicas)");
+    if (!has_strategy)
+        return GE("replicate: missing 'strategy' (\"ps\" or \"allreduce\")");
+    if (r->strategy == DGC_REPL_ALLREDUCE && has_sync && !r->sync)
+        return GE("replicate: strategy \"allreduce\" is synchronous; "
+                  "\"sync\": false needs strategy \"ps\"");
+    if (r->strategy == DGC_REPL_ALLREDUCE && has_ps)
+        return GE("replicate: 'ps_job' applies only to strategy \"ps\"");
+    return DG_OK;
+}
+
 dg_status dgc_load_sections(dgc_graph *g, const dgc_jdoc *doc,
                             const cJSON *root, dg_error *err)
 {
@@ -490,6 +561,8 @@ dg_status dgc_load_sections(dgc_graph *g, const dgc_jdoc *doc,
             st = load_train(g, doc, k, err);
         else if (strcmp(k->string, "cluster") == 0)
             st = load_cluster(g, doc, k, err);
+        else if (strcmp(k->string, "replicate") == 0)
+            st = load_replicate(g, k, err);
     }
     return st;
 }

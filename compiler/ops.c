@@ -36,6 +36,8 @@ static const char *const a_momentum[] = {"use_locking", "use_nesterov", NULL};
 static const char *const a_bcast[] = {"axis", "keepdims", "mean", NULL};
 static const char *const a_bn[] = {"epsilon", NULL};
 static const char *const a_decay[] = {"decay", NULL};
+static const char *const a_allreduce[] = {"reduction", "root", NULL};
+static const char *const a_broadcast[] = {"root", NULL};
 
 #define SRC DGC_OP_SOURCE
 #define NODIFF DGC_OP_NOT_DIFF

@@ -30,6 +30,8 @@ dg_status dgc_pass_gradients(dgc_graph *g, int colocate_override,
                              dg_error *err);                 /* gradients.c */
 dg_status dgc_pass_train(dgc_graph *g, int colocate_override,
                          dg_error *err);                     /* train.c */
+dg_status dgc_pass_replicate(dgc_graph *g, const dg_cluster *cluster,
+                             dg_error *err);                 /* replicate.c */
 dg_status dgc_pass_infer(dgc_graph *g, int32_t from, dg_error *err); /* infer pass: shape.c */
 dg_status dgc_pass_place(dgc_graph *g, const dg_device_list *devs,
                          const char *device_scope, const dgc_rule *rules,

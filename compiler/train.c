@@ -385,6 +385,7 @@ dg_status dgc_pass_train(dgc_graph *g, int colocate_override, dg_error *err)
 {
     dgc_train *t = &g->train;
     t->train_op = -1;
+    t->update_begin = -1;
     t->loss_node = -1;
     t->global_step = -1;
     if (!t->present)
@@ -433,6 +434,7 @@ dg_status dgc_pass_train(dgc_graph *g, int colocate_override, dg_error *err)
     if (st != DG_OK)
         goto done;
     int32_t end_gen = g->n_nodes;
+    t->update_begin = end_gen;
     int zl = DGC_OPID_ZerosLike, any = 0;
     for (int i = 0; i < nv; i++)
         any |= g->nodes[grads[i]].op != zl;

@@ -1,11 +1,14 @@
 /*
  * kernel.c -- the helpers every backend's kernels use to produce their
  * outputs: allocating an output on the kernel's device and stream, and
- * aliasing an input's buffer.
+ * aliasing an input's buffer; describing a collective call (AllReduce,
+ * Broadcast) for the kernel environment's collective runtime.
  */
 #include "kernel.h"
+#include "infer.h"
 
 #include <stdio.h>
+#include <string.h>
 
 dg_status dgr_kctx_alloc_output(dgr_kctx *k, int i)
 {
@@ -46,4 +49,35 @@ void dgr_kctx_alias_output(dgr_kctx *k, int i, const dgr_value *v)
     o->shape = k->out_types[i].shape;
     o->buf = v->buf;
     dgr_buffer_retain(v->buf);
+}
+
+/* Fill *c from the node's attrs; returns W (the replica count). */
+int dgr_collective_describe(const dgr_kctx *k, dgr_collective *c)
+{
+    const dgc_node *n = k->node;
+    memset(c, 0, sizeof *c);
+    c->kind = n->op == DGC_OPID_Broadcast  ? DGR_COLL_BROADCAST
+              : dgc_node_attr(n, "root") ? DGR_COLL_REDUCE
+                                         : DGR_COLL_ALLREDUCE;
+    const dgc_attr *r = dgc_node_attr(n, "reduction");
+    int red = dgc_allreduce_reduction(r ? r->s : NULL);
+    c->reduction = (dgr_coll_reduction)(red < 0 ? 0 : red);
+    c->root = (int)dgc_attr_int(n, "root", 0);
+    const dgc_attr *key = dgc_node_attr(n, "key");
+    c->key = key && key->s ? key->s : n->name;
+    c->replica = (int)dgc_attr_int(n, "replica", 0);
+    c->replicas = (int)dgc_attr_int(n, "replicas", 1);
+    c->node_id = k->node_id;
+    c->step = k->step;
+    c->dtype = k->in[0].dtype;
+    c->n = dg_shape_numel(&k->in[0].shape);
+    return c->replicas;
+}
+
+dg_status dgr_collective_missing(const dgr_kctx *k, int replicas)
+{
+    return dg_err(k->err, DG_E_RUNTIME, "node '%s': %s over %d replicas "
+                  "needs the collective runtime of an MPI job (start the "
+                  "cluster with mpirun)", k->node->name,
+                  dgc_op_name(k->node->op), replicas);
 }

@@ -18,6 +18,38 @@
 #include "ir.h"
 #include "ops.h"
 
+/* One collective call of a replicated graph (issue 13, SPEC 8.4), as the
+ * AllReduce and Broadcast kernels hand it to dgr_kenv.collective.  The
+ * buffers are in host memory (a GPU kernel stages through the host). */
+typedef enum dgr_coll_kind {
+    DGR_COLL_ALLREDUCE,  /* out = reduction over the replicas' in */
+    DGR_COLL_REDUCE,     /* the same on replica root, zeros elsewhere
+                            (AllReduce with attr root: Broadcast's
+                            gradient; MPI_Reduce) */
+    DGR_COLL_BROADCAST   /* out = replica root's in */
+} dgr_coll_kind;
+
+typedef enum dgr_coll_reduction { /* as dgc_allreduce_reduction numbers them */
+    DGR_COLL_SUM, DGR_COLL_MEAN, DGR_COLL_MAX, DGR_COLL_MIN
+} dgr_coll_reduction;
+
+typedef struct dgr_collective {
+    dgr_coll_kind kind;
+    dgr_coll_reduction reduction; /* DGR_COLL_ALLREDUCE */
+    int root;                     /* DGR_COLL_REDUCE, _BROADCAST */
+    const char *key;   /* the op's replica-independent name (attr "key"):
+                          the same on every replica, so it matches the
+                          calls of one collective across ranks */
+    int replica;       /* this replica's index (attr "replica") */
+    int replicas;      /* W (attr "replicas"), > 1 */
+    int32_t node_id;
+    int64_t step;
+    dg_dtype dtype;
+    int64_t n;         /* elements of in and out */
+    const void *in;
+    void *out;
+} dgr_collective;
+
 /* What a session lends its kernels.  Every callback is safe to call from
  * any worker thread. */
 typedef struct dgr_kenv {
@@ -30,6 +62,13 @@ typedef struct dgr_kenv {
      * is Print's contract). */
     void (*print)(void *ctx, const char *text);
     int tracing;           /* a trace is recorded: kernels report events */
+    /* The collective runtime of a replicated graph (AllReduce, Broadcast
+     * across replicas): NULL without one (no MPI), and then those ops are
+     * the identity with one replica and an error with more.  The MPI layer
+     * sets it (docs/decisions.md, "Collectives through the kernel
+     * environment").  Returns DG_OK or an error in err naming the node. */
+    dg_status (*collective)(void *ctx, const dgr_collective *c,
+                            dg_error *err);
 } dgr_kenv;
 
 typedef struct dgr_kctx {
@@ -78,5 +117,13 @@ dg_status dgr_kctx_alloc_output(dgr_kctx *k, int i);
 /* Make output i share the buffer of v (retained), with type out_types[i]
  * (Identity, Reshape). */
 void dgr_kctx_alias_output(dgr_kctx *k, int i, const dgr_value *v);
+
+/* The collective call of AllReduce / Broadcast node k->node from its attrs
+ * (reduction, root, key, replica, replicas) and input 0 (dtype, n; in and
+ * out left NULL).  Returns W, the replica count (1 when not replicated). */
+int dgr_collective_describe(const dgr_kctx *k, dgr_collective *c);
+/* The error of a collective over `replicas` > 1 replicas without a
+ * collective runtime (no MPI). */
+dg_status dgr_collective_missing(const dgr_kctx *k, int replicas);
 
 #endif

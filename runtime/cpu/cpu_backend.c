@@ -58,6 +58,10 @@ static const dgr_kernel_row cpu_kernels[DGC_N_OPS] = {
     ROW(ApplyGradientDescent, dgr_k_apply_gd),
     ROW(Print, dgr_k_print),
     ROW(NoOp, dgr_k_noop),
+    /* replication (issue 13) */
+    ROW(AllReduce, dgr_k_collective),
+    ROW(Broadcast, dgr_k_collective),
+    ROW(ReplicaIndex, dgr_k_replica_index),
     ROW(ZerosLike, dgr_k_zeros_like),
     ROW(OnesLike, dgr_k_ones_like),
     ROW(SumTo, dgr_k_sum_to),

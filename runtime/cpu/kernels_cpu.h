@@ -97,4 +97,7 @@ DGR_K(dgr_k_random_uniform); DGR_K(dgr_k_identity); DGR_K(dgr_k_reshape);
 DGR_K(dgr_k_transpose); DGR_K(dgr_k_cast); DGR_K(dgr_k_print);
 DGR_K(dgr_k_noop); DGR_K(dgr_k_zeros_like); DGR_K(dgr_k_ones_like);
 
+/* kernels_cpu_collective.c */
+DGR_K(dgr_k_replica_index); DGR_K(dgr_k_collective);
+
 #endif

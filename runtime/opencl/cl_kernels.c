@@ -234,6 +234,18 @@ static dg_status k_noop(dgr_kctx *k)
     return DG_OK;
 }
 
+/* AllReduce / Broadcast: the identity with one replica.  With more, the
+ * MPI layer's collective runtime runs on host memory; staging a GPU tensor
+ * through the host for it is part of that layer (docs/decisions.md). */
+static dg_status k_collective(dgr_kctx *k)
+{
+    dgr_collective c;
+    int w = dgr_collective_describe(k, &c);
+    if (w <= 1)
+        return k_alias(k);
+    return dgr_collective_missing(k, w);
+}
+
 static dg_status k_cast(dgr_kctx *k)
 {
     dg_dtype dt = kdt(k), to = k->out_types[0].dtype;
@@ -567,6 +579,9 @@ const dgr_kernel_row dgr_cl_kernels[DGC_N_OPS] = {
     ROW(AssignSub, dgr_cl_k_assign_sub),
     ROW(ApplyGradientDescent, dgr_cl_k_apply_gd),
     ROW(NoOp, k_noop),
+    /* replication (issue 13): the identity with one replica */
+    ROW(AllReduce, k_collective),
+    ROW(Broadcast, k_collective),
     ROW(ZerosLike, k_zeros_like),
     ROW(OnesLike, k_ones_like),
     ROW(SumTo, k_sum_to),

@@ -223,7 +223,11 @@ static dg_status init_variable(dgr_session *s, int32_t id, dg_error *err)
     if (!t)
         return dg_err_nomem(err, "variable initial value");
     dgr_rng rng;
-    dgr_rng_seed(&rng, mix64(s->opts.seed) ^ name_hash(n->name));
+    /* a replica's copy of a Variable (replicate.c) starts as the original
+     * would: it is seeded by the original's name, attr "init_name" */
+    const dgc_attr *in = dgc_node_attr(n, "init_name");
+    dgr_rng_seed(&rng, mix64(s->opts.seed) ^
+                           name_hash(in && in->s ? in->s : n->name));
     const dgc_attr *a = dgc_node_attr(n, "init");
     dg_status rc = DG_OK;
     if (a) {
@@ -448,6 +452,7 @@ dg_session *dg_session_new(const dg_program *p, const dg_options *o,
     s->env.rng_seed = env_rng_seed;
     s->env.print = env_print;
     s->env.tracing = o && o->trace_path != NULL;
+    s->env.collective = NULL; /* no collective runtime without MPI */
     s->x.env = &s->env;
     dg_session *ds = (dg_session *)(void *)s;
     s->x.vars = dg_calloc((size_t)s->x.g->n_nodes + 1, sizeof *s->x.vars);

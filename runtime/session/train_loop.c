@@ -2,13 +2,15 @@
  * train_loop.c -- dg_session_train: the training loop of a graph's "train"
  * section (SPEC 1, 2).  Loads the feed files, deals out batches (rows of all
  * files advance together; a seeded shuffle permutes them alike every epoch;
- * epochs wrap around so every batch has `batch` rows), runs the train op
+ * epochs wrap around so every batch has `batch` rows; a replica takes its
+ * shard of the W*batch rows of the step, rowstream.h), runs the train op
  * and fetches the loss each step, evaluates on the eval feeds, saves and
  * restores checkpoints, and reports every Variable's final value.
  */
 #include "session.h"
 #include "feeds.h"
 #include "checkpoint.h"
+#include "rowstream.h"
 #include "rng.h"
 #include "dg_alloc.h"
 #include "dg_error.h"
@@ -175,15 +177,27 @@ static dg_status feed_static(dgr_session *s, feedset *f, dg_error *err)
     return DG_OK;
 }
 
-/* The shuffled row stream: epochs wrap around. */
-typedef struct rowstream {
-    int64_t rows, cursor, epoch;
-    int64_t *perm;
-    int shuffle;
-    uint64_t seed;
-} rowstream;
+/* ---- the row stream (rowstream.h) ---------------------------------------- */
 
-static void new_epoch(rowstream *r)
+dg_status dgr_rowstream_init(dgr_rowstream *r, int64_t rows, int shuffle,
+                             uint64_t seed, dg_error *err)
+{
+    memset(r, 0, sizeof *r);
+    r->rows = rows;
+    r->cursor = rows; /* the first row starts epoch 0 */
+    r->shuffle = shuffle;
+    r->seed = seed;
+    r->perm = dg_malloc(sizeof *r->perm * (size_t)(rows > 0 ? rows : 1));
+    return r->perm ? DG_OK : dg_err_nomem(err, "batches");
+}
+
+void dgr_rowstream_free(dgr_rowstream *r)
+{
+    dg_free(r->perm);
+    r->perm = NULL;
+}
+
+static void new_epoch(dgr_rowstream *r)
 {
     for (int64_t i = 0; i < r->rows; i++)
         r->perm[i] = i;
@@ -202,11 +216,26 @@ static void new_epoch(rowstream *r)
     r->epoch++;
 }
 
-static int64_t next_row(rowstream *r)
+int64_t dgr_rowstream_next(dgr_rowstream *r)
 {
     if (r->cursor >= r->rows)
         new_epoch(r);
     return r->perm[r->cursor++];
+}
+
+void dgr_rowstream_skip(dgr_rowstream *r, int64_t n)
+{
+    for (int64_t k = 0; k < n; k++)
+        (void)dgr_rowstream_next(r);
+}
+
+void dgr_rowstream_shard(dgr_rowstream *r, int replica, int replicas,
+                         int64_t b, int64_t *idx)
+{
+    dgr_rowstream_skip(r, (int64_t)replica * b);
+    for (int64_t i = 0; i < b; i++)
+        idx[i] = dgr_rowstream_next(r);
+    dgr_rowstream_skip(r, (int64_t)(replicas - replica - 1) * b);
 }
 
 /* Gather rows idx[0..b) of every batched feed and feed them. */
@@ -355,8 +384,11 @@ dg_status dg_session_train(dg_session *sess, dg_progress_fn progress,
     int64_t steps = o->steps > 0 ? o->steps : (t->steps > 0 ? t->steps : 1);
 
     feedset tf, ef;
-    rowstream rs;
+    dgr_rowstream rs;
     memset(&rs, 0, sizeof rs);
+    /* this process's replica and the replica count: one process is replica
+     * 0 of 1; the MPI layer runs replica k of W (SPEC 8.4 sharded feeds) */
+    const int replica = 0, replicas = 1;
     int64_t *idx = NULL;
     dgr_runner *runner = NULL;
     dg_tensor *loss = NULL;
@@ -376,13 +408,11 @@ dg_status dg_session_train(dg_session *sess, dg_progress_fn progress,
     if (st != DG_OK)
         goto done;
     if (tf.rows > 0) {
-        rs.rows = tf.rows;
-        rs.cursor = tf.rows; /* first call starts epoch 0 */
-        rs.shuffle = tf.shuffle;
-        rs.seed = o->seed;
-        rs.perm = dg_malloc(sizeof *rs.perm * (size_t)tf.rows);
         idx = dg_malloc(sizeof *idx * (size_t)(tf.b + 1));
-        if (!rs.perm || !idx) {
+        if ((st = dgr_rowstream_init(&rs, tf.rows, tf.shuffle, o->seed,
+                                     err)) != DG_OK)
+            goto done;
+        if (!idx) {
             st = dg_err_nomem(err, "batches");
             goto done;
         }
@@ -414,8 +444,8 @@ dg_status dg_session_train(dg_session *sess, dg_progress_fn progress,
             (st = dgr_checkpoint_restore(s, ckpt, &first, err)) != DG_OK)
             goto ckdone;
         /* continue the shuffled stream where it stopped */
-        for (int64_t k = 0; tf.rows > 0 && k < first * tf.b; k++)
-            (void)next_row(&rs);
+        if (tf.rows > 0)
+            dgr_rowstream_skip(&rs, first * (int64_t)replicas * tf.b);
     }
 
     dgc_ref lref = {t->loss_node, 0};
@@ -429,8 +459,7 @@ dg_status dg_session_train(dg_session *sess, dg_progress_fn progress,
         if ((st = feed_static(s, &tf, err)) != DG_OK)
             goto ckdone;
         if (tf.rows > 0) {
-            for (int64_t i = 0; i < tf.b; i++)
-                idx[i] = next_row(&rs);
+            dgr_rowstream_shard(&rs, replica, replicas, tf.b, idx);
             if ((st = feed_batch(s, &tf, idx, tf.b, err)) != DG_OK)
                 goto ckdone;
         }
@@ -465,7 +494,7 @@ done:
     if (runner)
         dgr_runner_free(runner);
     dg_tensor_free(loss);
-    dg_free(rs.perm);
+    dgr_rowstream_free(&rs);
     dg_free(idx);
     feedset_free(&tf);
     feedset_free(&ef);

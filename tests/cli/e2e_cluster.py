@@ -2,9 +2,13 @@
 """End-to-end tests of clusters at compile time (SPEC 8.1, 8.2).
 
 Usage: e2e_cluster.py DGRUN GROUP
-  cases  every case of graphs/cluster/cases.txt (goldens, error cases)
-  cli    --cluster validation, run/train/profile outside MPI, devices,
-         place output (json, dot, explain, log) with job/task devices
+  cases      every case of graphs/cluster/cases.txt (goldens, error cases)
+  cli        --cluster validation, run/train/profile outside MPI, devices,
+             place output (json, dot, explain, log) with job/task devices
+  replicate  "replicate" (SPEC 8.4): the replicated digits examples'
+             structure through place --format json, --cluster changing the
+             replica count, the collective ops as the identity in one
+             process (values and gradients), run/train outside MPI
 Exit 0 = pass, 1 = failure.  Standard library only; no MPI needed.
 """
 import atexit
@@ -245,6 +249,101 @@ def group_cli():
         g = dict(TINY, cluster=bad)
         p = write("badc.json", g)
         error(dg("check", p), 2, "graph cluster %r" % (bad,), [frag], file=p)
+    return 0
+
+
+def place_json(path, *extra):
+    r = dg("place", path, "--assume-gpus", "1", "--format", "json", *extra)
+    check(r.code == 0, "place --format json " + path, r)
+    return json.loads(r.out) if r.code == 0 else {"nodes": [], "transfers": []}
+
+
+def task_of(device):
+    m = re.match(r"/job:([a-z0-9_]+)/replica:0/task:(\d+)/", device)
+    return (m.group(1), int(m.group(2))) if m else None
+
+
+def replica_structure(name, W, strategy, sync):
+    d = place_json(os.path.join(CDIR, name + ".json"), *(
+        ["--cluster", "ps=2,worker=%d" % W] if strategy == "ps" else
+        ["--cluster", "worker=%d" % W]))
+    nodes = dict((n["name"], n) for n in d["nodes"])
+    what = "%s with %d replicas" % (name, W)
+    per = {}
+    for n in d["nodes"]:
+        m = re.match(r"replica_(\d+)/(.*)", n["name"])
+        if m:
+            k = int(m.group(1))
+            check(task_of(n["device"]) in (("worker", k), ("ps", 0), ("ps", 1)),
+                  "%s: %s on %s" % (what, n["name"], n["device"]))
+            if task_of(n["device"])[0] == "worker":
+                per.setdefault(k, set()).add(m.group(2))
+    check(sorted(per) == list(range(W)), what + ": one replica per worker task")
+    check(all(per[k] == per[0] for k in per), what + ": identical replicas")
+    check("loss" not in nodes and "replica_0/loss" in nodes, what + ": replica_0/loss")
+    ops = [n["op"] for n in d["nodes"]]
+    cross = [t for t in d["transfers"] if task_of(t["src_device"]) != task_of(t["dst_device"])]
+    if strategy == "allreduce":
+        check(not cross, what + ": no data crosses tasks (AllReduce carries gradients)")
+        check(ops.count("AllReduce") == 4 * W, what + ": one AllReduce per gradient and replica")
+        check(ops.count("ApplyAdam") == 4 * W and ops.count("AssignAdd") == W,
+              what + ": every replica applies the same update")
+        for k in range(W):
+            check(task_of(nodes["replica_%d/w1" % k]["device"]) == ("worker", k),
+                  what + ": replica %d holds its own w1" % k)
+        return
+    # ps: shared Variables dealt over the ps tasks, gradients cross tasks
+    check(task_of(nodes["w1"]["device"]) == ("ps", 0) and
+          task_of(nodes["b1"]["device"]) == ("ps", 1), what + ": Variables round robin")
+    check("replica_1/w1" not in nodes, what + ": Variables are not replicated")
+    check(any(t["from"] == "replica_%d/train/w1" % (W - 1) for t in cross),
+          what + ": replica gradients are sent to the ps", d["transfers"])
+    if sync:
+        check(ops.count("ApplyAdam") == 4 and ops.count("AssignAdd") == 1,
+              what + ": one update per Variable, one global_step increment")
+        check(nodes["train/w1/replica_sum"]["device"] == nodes["w1"]["device"],
+              what + ": the mean is taken on the Variable's task")
+    else:
+        check(ops.count("ApplyAdam") == 4 * W and ops.count("AssignAdd") == W,
+              what + ": each replica applies its gradients, global_step per replica step")
+        check(nodes["replica_1/train/update_w1/ApplyAdam"]["device"] ==
+              nodes["w1"]["device"], what + ": updates run on the ps")
+
+
+ONE_REPLICA = {"version": 1, "nodes": [
+    {"name": "x", "op": "Variable", "attrs": {"dtype": "float32", "init": [1.5, -2, 3]}},
+    {"name": "a", "op": "AllReduce", "inputs": ["x"], "attrs": {"reduction": "mean"}},
+    {"name": "m", "op": "AllReduce", "inputs": ["a"], "attrs": {"reduction": "max"}},
+    {"name": "b", "op": "Broadcast", "inputs": ["m"], "attrs": {"root": 0}},
+    {"name": "sq", "op": "Square", "inputs": ["b"]},
+    {"name": "l", "op": "Sum", "inputs": ["sq"]},
+    {"name": "r", "op": "ReplicaIndex"}],
+    "gradients": [{"name": "g", "ys": ["l"], "xs": ["x"]}],
+    "fetch": ["b", "r", "g/x"]}
+
+
+def group_replicate():
+    for W in (2, 3):
+        replica_structure("digits_allreduce", W, "allreduce", True)
+        replica_structure("digits_ps_sync", W, "ps", True)
+        replica_structure("digits_ps_async", W, "ps", False)
+    # one process: the collectives are the identity, values and gradients
+    one = write("one_replica.json", ONE_REPLICA)
+    r = dg("run", one, "--json")
+    if check(r.code == 0, "run of collectives with one replica", r):
+        v = dict((k, x["value"]) for k, x in json.loads(r.out).items())
+        check(v == {"b": [1.5, -2.0, 3.0], "r": 0, "g/x": [3.0, -4.0, 6.0]},
+              "run: AllReduce/Broadcast identity, ReplicaIndex 0, gradient 2x", r)
+    ops = dg("ops")
+    for op in ("AllReduce", "Broadcast", "ReplicaIndex"):
+        check(op in ops.out, "dgrun ops lists " + op, ops)
+    # a replicated graph runs under MPI only (the MPI layer runs the replicas)
+    for cmd in ("run", "train"):
+        error(dg(cmd, os.path.join(CDIR, "digits_allreduce.json")), 2,
+              cmd + " of a replicated graph outside MPI", ["start it with mpirun -np 2"])
+    # check compiles the whole replicated cluster without MPI
+    r = dg("check", os.path.join(CDIR, "digits_ps_async.json"), "--assume-gpus", "0")
+    check(r.code == 0, "check of a replicated graph", r)
     return 0
 
 

@@ -160,6 +160,36 @@ static void test_binary(void **state)
     run_binary("BiasAdd", DG_F32, shp(3, 2, 9, 11), shp(1, 11), shp(3, 2, 9, 11));
 }
 
+/* Replication ops (issue 13): the identity with one replica, and an error
+ * (no collective runtime) with more, as on the CPU. */
+static void test_collectives(void **state)
+{
+    (void)state;
+    NEED_CL();
+    dg_shape s = shp(2, 5, 3);
+    double *x = rnd(15, -1, 1);
+    for (int j = 0; j < 15; j++) x[j] = (float)x[j];
+    const char *ops[] = {"AllReduce", "Broadcast"};
+    for (int o = 0; o < 2; o++)
+        for (int w = 1; w <= 2; w++) {
+            tnode t;
+            tn_init(&t, ops[o]);
+            if (o == 0)
+                dgc_node_set_str(t.n, "reduction", "mean");
+            dgc_node_set_int(t.n, "replicas", w);
+            tn_in(&t, DG_F32, s, x);
+            tn_out(&t, DG_F32, s);
+            if (w == 1) {
+                assert_int_equal(tn_run(&t), DG_OK);
+                check_out(&t, 0, x, 0, ops[o]);
+            } else {
+                assert_int_equal(tn_run(&t), DG_E_RUNTIME);
+            }
+            tn_free(&t);
+        }
+    free(x);
+}
+
 static void test_addn_fill_cast(void **state)
 {
     (void)state;
@@ -815,6 +845,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_unary),
         cmocka_unit_test(test_binary),
         cmocka_unit_test(test_addn_fill_cast),
+        cmocka_unit_test(test_collectives),
         cmocka_unit_test(test_reduce),
         cmocka_unit_test(test_sum_to_broadcast_like_max_grad),
         cmocka_unit_test(test_transpose_reshape),
