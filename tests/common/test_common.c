@@ -82,6 +82,22 @@ static void test_read_stream(void **state)
     fclose(f);
 }
 
+/* dg_shape_numel saturates instead of overflowing (issue 15: a checkpoint
+ * claiming dims [2^40, 2^40, 2^40] was signed overflow, UB). */
+static void test_numel_saturates(void **state)
+{
+    (void)state;
+    dg_shape big = {3, {(int64_t)1 << 40, (int64_t)1 << 40, (int64_t)1 << 40}};
+    assert_true(dg_shape_numel(&big) == INT64_MAX);
+    dg_shape zero = {3, {(int64_t)1 << 40, (int64_t)1 << 40, 0}};
+    assert_true(dg_shape_numel(&zero) == 0);
+    dg_shape unk = {2, {INT64_MAX, -1}};
+    assert_true(dg_shape_numel(&unk) == -1);
+    dg_shape fits = {2, {(int64_t)1 << 31, (int64_t)1 << 31}};
+    assert_true(dg_shape_numel(&fits) == (int64_t)1 << 62);
+    assert_null(dg_tensor_new(DG_F32, &big));
+}
+
 static void test_shape_format_and_fnv(void **state)
 {
     (void)state;
@@ -110,6 +126,7 @@ int main(void)
         cmocka_unit_test(test_grow_failure_keeps_state),
         cmocka_unit_test(test_read_stream),
         cmocka_unit_test(test_shape_format_and_fnv),
+        cmocka_unit_test(test_numel_saturates),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

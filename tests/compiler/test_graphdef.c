@@ -498,7 +498,7 @@ static void test_errors(void **state)
     expect_error("{\"node\": [{\"name\": \"x\", \"op\": \"NoOp\", "
                  "\"inputs\": []}]}", "node 'x': unknown field 'inputs'");
     expect_error("{\"node\": [{\"name\": \"x\", \"op\": \"NoOp\", "
-                 "\"op\": \"NoOp\"}]}", "node 'x': duplicate field 'op'");
+                 "\"op\": \"NoOp\"}]}", "duplicate key 'op' in node[0]");
     expect_error("{\"node\": [{\"name\": \"x\", \"op\": \"Neg\", "
                  "\"input\": [\"y\"]}]}", "node 'x': input 'y' names unknown "
                  "node 'y'");
