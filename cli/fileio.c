@@ -28,10 +28,22 @@ dg_status cli_err(dg_error *err, dg_status code, const char *fmt, ...)
     return code;
 }
 
-dg_status cli_read_stream(void *stream, const char *what, char **text,
-                          size_t *len, dg_error *err)
+/* The first byte that is not blank or part of a UTF-8 BOM, -1 if none in
+ * b[0..n). */
+static int first_char(const char *b, size_t n)
 {
-    FILE *fp = stream;
+    size_t i = n >= 3 && memcmp(b, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
+    while (i < n && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r'))
+        i++;
+    return i < n ? (unsigned char)b[i] : -1;
+}
+
+/* Shared reader: max = 0 unlimited; json_object: refuse early when the
+ * text cannot be a JSON object. */
+static dg_status read_stream(FILE *fp, const char *what, size_t max,
+                             int json_object, char **text, size_t *len,
+                             dg_error *err)
+{
     size_t cap = 65536, n = 0;
     char *buf = dg_malloc(cap);
     if (!buf)
@@ -48,6 +60,23 @@ dg_status cli_read_stream(void *stream, const char *what, char **text,
         }
         size_t got = fread(buf + n, 1, cap - n - 1, fp);
         n += got;
+        int c = json_object && got ? first_char(buf, n) : -1;
+        if (c >= 0 && c != '{') {
+            dg_free(buf);
+            if (c >= 0x20 && c < 0x7f)
+                return cli_err(err, DG_E_GRAPH, "%s is not a JSON graph (it "
+                               "starts with '%c', not '{')", what, c);
+            return cli_err(err, DG_E_GRAPH, "%s is not a JSON graph (it "
+                           "starts with byte 0x%02x, not '{')", what, c);
+        }
+        if (c == '{')
+            json_object = 0; /* checked */
+        if (max && n > max) {
+            dg_free(buf);
+            return cli_err(err, DG_E_GRAPH, "%s is larger than %zu bytes "
+                           "(DGRUN_STDIN_MAX); give the graph as a file", what,
+                           max);
+        }
         if (got == 0) {
             if (ferror(fp)) {
                 int e = errno;
@@ -62,6 +91,27 @@ dg_status cli_read_stream(void *stream, const char *what, char **text,
     *text = buf;
     *len = n;
     return DG_OK;
+}
+
+dg_status cli_read_stream(void *stream, const char *what, char **text,
+                          size_t *len, dg_error *err)
+{
+    return read_stream(stream, what, 0, 0, text, len, err);
+}
+
+dg_status cli_read_graph_stdin(char **text, size_t *len, dg_error *err)
+{
+    size_t max = (size_t)1 << 30;
+    const char *e = getenv("DGRUN_STDIN_MAX");
+    if (e && *e) {
+        char *end;
+        unsigned long long v = strtoull(e, &end, 10);
+        if (*end || v == 0)
+            return cli_err(err, DG_E_USAGE, "DGRUN_STDIN_MAX must be a "
+                           "positive number of bytes, got '%s'", e);
+        max = (size_t)v;
+    }
+    return read_stream(stdin, "standard input", max, 1, text, len, err);
 }
 
 dg_status cli_read_file(const char *path, char **text, size_t *len,

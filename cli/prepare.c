@@ -49,8 +49,7 @@ dg_status cli_compile(const cli_args *a, cli_ctx *c, dg_error *err)
     memset(c, 0, sizeof *c);
     dg_graph *g;
     if (!strcmp(a->graph, "-")) {
-        dg_status st = cli_read_stream(stdin, "standard input", &c->text,
-                                       &c->text_len, err);
+        dg_status st = cli_read_graph_stdin(&c->text, &c->text_len, err);
         if (st)
             return st;
         g = dg_graph_load("<stdin>", c->text, c->text_len, err);

@@ -58,13 +58,38 @@ static void line_col(const char *text, size_t off, int *line, int *col)
     *col = c;
 }
 
+/* Whether the error at off is cJSON's nesting limit: the brackets open
+ * there (outside strings) reach CJSON_NESTING_LIMIT. */
+static int too_deep(const char *text, size_t off)
+{
+    long depth = 0;
+    int in_str = 0;
+    for (size_t i = 0; i < off; i++) {
+        char c = text[i];
+        if (in_str) {
+            if (c == '\\' && i + 1 < off)
+                i++;
+            else if (c == '"')
+                in_str = 0;
+        } else if (c == '"') {
+            in_str = 1;
+        } else if (c == '[' || c == '{') {
+            depth++;
+        } else if (c == ']' || c == '}') {
+            depth--;
+        }
+    }
+    return depth >= CJSON_NESTING_LIMIT;
+}
+
 dg_status dgc_json_error_at(const char *text, size_t off, const char *prefix,
                             dg_error *err)
 {
     int line, col;
     line_col(text, off, &line, &col);
-    return dg_err(err, DG_E_GRAPH, "%sinvalid JSON at line %d, column %d",
-                  prefix ? prefix : "", line, col);
+    return dg_err(err, DG_E_GRAPH, "%sinvalid JSON at line %d, column %d%s",
+                  prefix ? prefix : "", line, col,
+                  too_deep(text, off) ? " (nested too deeply)" : "");
 }
 
 static int is_num_char(char c)

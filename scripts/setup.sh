@@ -8,7 +8,8 @@ cd "$(dirname "$0")/.."
 
 PKGS=(build-essential meson ninja-build pkg-config ocl-icd-opencl-dev
       opencl-headers pocl-opencl-icd libclblast-dev libcjson-dev
-      libcmocka-dev libopenblas-dev python3-numpy)
+      libcmocka-dev libopenblas-dev python3-numpy
+      clang libclang-rt-dev)  # clang + libFuzzer: tests/fuzz (scripts/test.sh)
 
 if command -v dpkg-query >/dev/null 2>&1; then
     missing=()
