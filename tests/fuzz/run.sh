@@ -5,7 +5,7 @@
 #
 #   tests/fuzz/run.sh TARGET SECONDS   fuzz one target (graph, graphdef,
 #                                      devspec, rules, npy, csv, checkpoint,
-#                                      args) for SECONDS; new inputs are kept
+#                                      args, trace) for SECONDS; new inputs are kept
 #                                      in build-fuzz/fuzz-corpus/TARGET
 #   tests/fuzz/run.sh short [SECONDS]  every target: its committed corpus
 #                                      (regressions) then SECONDS (default 3)
@@ -41,7 +41,7 @@ dict() {
     npy) echo "-dict=$F/npy.dict" ;;
     esac
 }
-TARGETS="graph graphdef devspec rules npy csv checkpoint args"
+TARGETS="graph graphdef devspec rules npy csv checkpoint args trace"
 
 build() {
     if ! command -v clang >/dev/null 2>&1; then
