@@ -54,14 +54,15 @@ int64_t dg_shape_numel(const dg_shape *s)
 dg_tensor *dg_tensor_new(dg_dtype t, const dg_shape *s)
 {
     int64_t n = dg_shape_numel(s);
-    if (n < 0)
-        return NULL;
+    size_t es = dg_dtype_size(t);
+    if (n < 0 || es == 0 || (uint64_t)n > SIZE_MAX / es)
+        return NULL; /* unknown, invalid dtype, or more bytes than exist */
     dg_tensor *x = dg_calloc(1, sizeof *x);
     if (!x)
         return NULL;
     x->dtype = t;
     x->shape = *s;
-    x->data = dg_calloc((size_t)n ? (size_t)n : 1, dg_dtype_size(t));
+    x->data = dg_calloc((size_t)n ? (size_t)n : 1, es);
     if (!x->data) {
         dg_free(x);
         return NULL;
