@@ -30,8 +30,8 @@ const char *cli_graph_name(const cli_args *a);
 dg_status cli_read_stream(void *fp /* FILE* */, const char *what, char **text,
                           size_t *len, dg_error *err);
 /* The GRAPH text on standard input, which may never end (`yes | dgrun
- * check -`): text that does not start like a JSON object (after blanks and
- * a UTF-8 BOM) is refused as soon as its first bytes arrive, and more than
+ * check -`): text that does not start like JSON ('{' or '[' after blanks
+ * and a UTF-8 BOM) is refused as soon as its first bytes arrive, and more than
  * $DGRUN_STDIN_MAX bytes (default 1 GiB) is refused when reached; both
  * DG_E_GRAPH (exit 2). */
 dg_status cli_read_graph_stdin(char **text, size_t *len, dg_error *err);

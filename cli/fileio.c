@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "dg_alloc.h"
+#include "dg_io.h"
 
 dg_status cli_err(dg_error *err, dg_status code, const char *fmt, ...)
 {
@@ -28,80 +29,21 @@ dg_status cli_err(dg_error *err, dg_status code, const char *fmt, ...)
     return code;
 }
 
-/* The first byte that is not blank or part of a UTF-8 BOM, -1 if none in
- * b[0..n). */
-static int first_char(const char *b, size_t n)
-{
-    size_t i = n >= 3 && memcmp(b, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
-    while (i < n && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r'))
-        i++;
-    return i < n ? (unsigned char)b[i] : -1;
-}
-
-/* Shared reader: max = 0 unlimited; json_object: refuse early when the
- * text cannot be a JSON object. */
-static dg_status read_stream(FILE *fp, const char *what, size_t max,
-                             int json_object, char **text, size_t *len,
-                             dg_error *err)
-{
-    size_t cap = 65536, n = 0;
-    char *buf = dg_malloc(cap);
-    if (!buf)
-        return cli_err(err, DG_E_NOMEM, "out of memory reading %s", what);
-    for (;;) {
-        if (n + 1 >= cap) {
-            char *nb = dg_realloc(buf, cap * 2);
-            if (!nb) {
-                dg_free(buf);
-                return cli_err(err, DG_E_NOMEM, "out of memory reading %s", what);
-            }
-            buf = nb;
-            cap *= 2;
-        }
-        size_t got = fread(buf + n, 1, cap - n - 1, fp);
-        n += got;
-        int c = json_object && got ? first_char(buf, n) : -1;
-        if (c >= 0 && c != '{') {
-            dg_free(buf);
-            if (c >= 0x20 && c < 0x7f)
-                return cli_err(err, DG_E_GRAPH, "%s is not a JSON graph (it "
-                               "starts with '%c', not '{')", what, c);
-            return cli_err(err, DG_E_GRAPH, "%s is not a JSON graph (it "
-                           "starts with byte 0x%02x, not '{')", what, c);
-        }
-        if (c == '{')
-            json_object = 0; /* checked */
-        if (max && n > max) {
-            dg_free(buf);
-            return cli_err(err, DG_E_GRAPH, "%s is larger than %zu bytes "
-                           "(DGRUN_STDIN_MAX); give the graph as a file", what,
-                           max);
-        }
-        if (got == 0) {
-            if (ferror(fp)) {
-                int e = errno;
-                dg_free(buf);
-                return cli_err(err, DG_E_IO, "cannot read %s: %s", what,
-                               strerror(e ? e : EIO));
-            }
-            break;
-        }
-    }
-    buf[n] = 0;
-    *text = buf;
-    *len = n;
-    return DG_OK;
-}
-
 dg_status cli_read_stream(void *stream, const char *what, char **text,
                           size_t *len, dg_error *err)
 {
-    return read_stream(stream, what, 0, 0, text, len, err);
+    dg_status st = dg_read_stream(stream, text, len);
+    if (st == DG_E_NOMEM)
+        return cli_err(err, DG_E_NOMEM, "out of memory reading %s", what);
+    if (st)
+        return cli_err(err, DG_E_IO, "cannot read %s: %s", what,
+                       strerror(errno ? errno : EIO));
+    return DG_OK;
 }
 
 dg_status cli_read_graph_stdin(char **text, size_t *len, dg_error *err)
 {
-    size_t max = (size_t)1 << 30;
+    size_t max = DG_STREAM_MAX;
     const char *e = getenv("DGRUN_STDIN_MAX");
     if (e && *e) {
         char *end;
@@ -111,7 +53,24 @@ dg_status cli_read_graph_stdin(char **text, size_t *len, dg_error *err)
                            "positive number of bytes, got '%s'", e);
         max = (size_t)v;
     }
-    return read_stream(stdin, "standard input", max, 1, text, len, err);
+    const char *what = "standard input";
+    int bad = -1;
+    dg_status st = dg_read_json_stream(stdin, max, text, len, &bad);
+    if (st == DG_E_GRAPH && bad < 0)
+        return cli_err(err, DG_E_GRAPH, "%s is larger than %zu bytes "
+                       "(DGRUN_STDIN_MAX); give the graph as a file", what, max);
+    if (st == DG_E_GRAPH && bad >= 0x20 && bad < 0x7f)
+        return cli_err(err, DG_E_GRAPH, "%s is not a JSON graph (it starts "
+                       "with '%c')", what, bad);
+    if (st == DG_E_GRAPH)
+        return cli_err(err, DG_E_GRAPH, "%s is not a JSON graph (it starts "
+                       "with byte 0x%02x)", what, bad);
+    if (st == DG_E_NOMEM)
+        return cli_err(err, DG_E_NOMEM, "out of memory reading %s", what);
+    if (st)
+        return cli_err(err, DG_E_IO, "cannot read %s: %s", what,
+                       strerror(errno ? errno : EIO));
+    return DG_OK;
 }
 
 dg_status cli_read_file(const char *path, char **text, size_t *len,

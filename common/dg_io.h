@@ -18,4 +18,16 @@
  * failure. */
 dg_status dg_read_stream(FILE *f, char **buf, size_t *len);
 
+/* The same for JSON text (an object or an array) from a stream that may
+ * never end (a pipe, a FIFO, /dev/zero): stops as soon as the first byte
+ * after blanks and a UTF-8 BOM is not '{' or '[', and when more than max
+ * bytes arrive.  Both return
+ * DG_E_GRAPH with *bad set to that first byte (0..255) or to -1 (too
+ * long); otherwise as dg_read_stream. */
+dg_status dg_read_json_stream(FILE *f, size_t max, char **buf, size_t *len,
+                              int *bad);
+
+/* The bound callers use for streams (1 GiB). */
+#define DG_STREAM_MAX ((size_t)1 << 30)
+
 #endif

@@ -63,6 +63,14 @@ dg_status dg_program_expect(const dg_program *p, const char *golden_path,
                       "%s: golden file must be a JSON object "
                       "{\"<node>\": \"<device>\"}", golden_path);
     }
+    char dup[512];
+    int dr = dgc_json_find_dup(root, "", dup, sizeof dup);
+    if (dr) { /* a node listed twice: which device is expected? */
+        cJSON_Delete(root);
+        if (dr < 0)
+            return dg_err_nomem(err, "golden file");
+        return dg_err(err, DG_E_GRAPH, "%s: %s", golden_path, dup);
+    }
     dg_sbuf b;
     dg_sbuf_init(&b);
     int diffs = 0;

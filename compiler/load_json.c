@@ -31,9 +31,20 @@ dg_status dgc_read_file(const char *path, char **text, size_t *len,
                       "cannot read: %s", strerror(errno));
     char *buf;
     size_t n;
-    dg_status rs = dg_read_stream(f, &buf, &n);
+    /* a FIFO or device may never end (/dev/zero, `<(yes)`): bounded, and
+     * refused at its first byte when that cannot start JSON */
+    int bad = -1;
+    dg_status rs = fstat(fileno(f), &st0) == 0 && !S_ISREG(st0.st_mode)
+                       ? dg_read_json_stream(f, DG_STREAM_MAX, &buf, &n, &bad)
+                       : dg_read_stream(f, &buf, &n);
     int e = errno;
     fclose(f);
+    if (rs == DG_E_GRAPH && bad < 0)
+        return dg_err(err, DG_E_GRAPH, "not a regular file and larger than "
+                      "%zu bytes", DG_STREAM_MAX);
+    if (rs == DG_E_GRAPH)
+        return dg_err(err, DG_E_GRAPH, "not JSON (it starts with byte "
+                      "0x%02x)", bad);
     if (rs == DG_E_NOMEM)
         return dg_err_nomem(err, "graph text");
     if (rs != DG_OK)

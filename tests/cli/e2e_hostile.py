@@ -191,6 +191,14 @@ def group_limits():
     error(r, 2, "yes | dgrun check -", "standard input is not a JSON graph", "'y'")
     r = dg("check", "-", stdin_cmd=["yes", "{"], env={"DGRUN_STDIN_MAX": "4000000"})
     error(r, 2, "yes '{' | dgrun check - (DGRUN_STDIN_MAX)", "larger than 4000000 bytes")
+    error(dg("check", "/dev/zero"), 2, "dgrun check /dev/zero", "/dev/zero: not JSON")
+    fifo = os.path.join(TMP, "fifo")
+    os.mkfifo(fifo)
+    writer = subprocess.Popen(["sh", "-c", "exec yes > '%s'" % fifo], stderr=subprocess.DEVNULL)
+    r = dg("check", fifo)
+    writer.kill()
+    writer.wait()
+    error(r, 2, "dgrun check FIFO fed by yes", "fifo: not JSON (it starts with byte 0x79)")
     r = dg("check", "-", stdin=b"\xef\xbb\xbf \n" + gjson([{"name": "a", "op": "NoOp"}]).encode())
     check(r.code == 0, "graph on stdin after a BOM and blanks", r)
 
@@ -206,6 +214,10 @@ def group_limits():
           "duplicate key in a rules file", "dup_rules.json", "duplicate key 'device' in [0]")
     gd = write("dup_gd.json", '{"node": [{"name": "x", "op": "NoOp", "attr": {}, "attr": {}}]}')
     error(dg("check", gd), 2, "duplicate key in a GraphDef", "duplicate key 'attr' in node[0]")
+
+    gold = write("dup_gold.json", '{"a": "/cpu:0", "b": "/cpu:0", "a": "/gpu:0"}')
+    error(dg("place", write("ok.json", gjson(gs)), "--assume-gpus", "1", "--expect", gold), 2,
+          "duplicate node in a golden file", "dup_gold.json", "duplicate top-level key 'a'")
 
     # NaN and Inf in feeds flow through (as in TensorFlow)
     csv = write("naninf.csv", "nan\ninf\n-inf\n1\n")
