@@ -29,16 +29,21 @@ dg_status cli_err(dg_error *err, dg_status code, const char *fmt, ...)
     return code;
 }
 
-dg_status cli_read_stream(void *stream, const char *what, char **text,
-                          size_t *len, dg_error *err)
+/* Words a dg_read_stream status other than DG_E_GRAPH. */
+static dg_status read_status(dg_status st, const char *what, dg_error *err)
 {
-    dg_status st = dg_read_stream(stream, text, len);
     if (st == DG_E_NOMEM)
         return cli_err(err, DG_E_NOMEM, "out of memory reading %s", what);
     if (st)
         return cli_err(err, DG_E_IO, "cannot read %s: %s", what,
                        strerror(errno ? errno : EIO));
     return DG_OK;
+}
+
+dg_status cli_read_stream(void *stream, const char *what, char **text,
+                          size_t *len, dg_error *err)
+{
+    return read_status(dg_read_stream(stream, text, len), what, err);
 }
 
 dg_status cli_read_graph_stdin(char **text, size_t *len, dg_error *err)
@@ -65,12 +70,7 @@ dg_status cli_read_graph_stdin(char **text, size_t *len, dg_error *err)
     if (st == DG_E_GRAPH)
         return cli_err(err, DG_E_GRAPH, "%s is not a JSON graph (it starts "
                        "with byte 0x%02x)", what, bad);
-    if (st == DG_E_NOMEM)
-        return cli_err(err, DG_E_NOMEM, "out of memory reading %s", what);
-    if (st)
-        return cli_err(err, DG_E_IO, "cannot read %s: %s", what,
-                       strerror(errno ? errno : EIO));
-    return DG_OK;
+    return read_status(st, what, err);
 }
 
 dg_status cli_read_file(const char *path, char **text, size_t *len,
