@@ -48,11 +48,20 @@ build() {
         echo "fuzz: clang is not installed (apt-get install clang libclang-rt-dev)" >&2
         exit 1
     fi
+    local log
+    log=$(mktemp)
     if [ ! -f "$B/build.ninja" ]; then
-        CC=clang meson setup "$B" -Dfuzz=true -Dtests=false \
-            -Db_sanitize=address,undefined -Db_lundef=false >/dev/null
+        if ! CC=clang meson setup "$B" -Dfuzz=true -Dtests=false \
+                -Db_sanitize=address,undefined -Db_lundef=false >"$log" 2>&1; then
+            cat "$log" >&2
+            exit 1
+        fi
     fi
-    ninja -C "$B" >/dev/null
+    if ! ninja -C "$B" >"$log" 2>&1; then
+        cat "$log" >&2
+        exit 1
+    fi
+    rm -f "$log"
 }
 
 # run_one TARGET SECONDS WORKDIR
