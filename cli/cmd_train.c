@@ -10,6 +10,7 @@
 
 #include <cJSON.h>
 #include <math.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,8 +36,12 @@ static int64_t log_every_of(const cli_args *a, const cli_ctx *c)
     const char *text = c->text;
     size_t len = c->text_len;
     if (!text) {
+        /* read again only a regular file: a FIFO is consumed (or would
+         * block waiting for a writer) */
+        struct stat st;
         dg_error e;
-        if (cli_read_file(a->graph, &own, &len, &e))
+        if (stat(a->graph, &st) != 0 || !S_ISREG(st.st_mode) ||
+            cli_read_file(a->graph, &own, &len, &e))
             return every;
         text = own;
     }
@@ -44,7 +49,8 @@ static int64_t log_every_of(const cli_args *a, const cli_ctx *c)
     const cJSON *tr = root ? cJSON_GetObjectItemCaseSensitive(root, "train") : NULL;
     const cJSON *le = tr ? cJSON_GetObjectItemCaseSensitive(tr, "log_every") : NULL;
     if (cJSON_IsNumber(le) && le->valuedouble >= 1)
-        every = (int64_t)le->valuedouble;
+        every = le->valuedouble < 9.2e18 ? (int64_t)le->valuedouble
+                                         : INT64_MAX; /* a cast beyond is UB */
     cJSON_Delete(root);
     dg_free(own);
     return every;

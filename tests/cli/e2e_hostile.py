@@ -219,6 +219,23 @@ def group_limits():
     error(dg("place", write("ok.json", gjson(gs)), "--assume-gpus", "1", "--expect", gold), 2,
           "duplicate node in a golden file", "dup_gold.json", "duplicate top-level key 'a'")
 
+    # train.log_every at the int64 limit (the CLI read it with a double ->
+    # int64 cast, UB at 2^63), and a graph given as a FIFO (read once)
+    lin = json.loads(gjson(
+        [{"name": "w", "op": "Variable", "attrs": {"dtype": "float32", "shape": [2], "init": 0.5}},
+         {"name": "sq", "op": "Square", "inputs": ["w"]},
+         {"name": "loss", "op": "Sum", "inputs": ["sq"]}],
+        train={"loss": "loss", "optimizer": {"type": "sgd", "learning_rate": 0.1}, "steps": 3}))
+    text = json.dumps(lin).replace('"steps": 3', '"steps": 3, "log_every": 9223372036854775807')
+    r = dg("train", write("log_every.json", text), *CPU)
+    check(r.code == 0 and "step 3/3" in r.err, "train.log_every = INT64_MAX", r)
+    fifo2 = os.path.join(TMP, "graph_fifo")
+    os.mkfifo(fifo2)
+    writer = subprocess.Popen(["sh", "-c", "cat '%s' > '%s'" % (os.path.join(TMP, "log_every.json"), fifo2)])
+    r = dg("train", fifo2, *CPU)
+    writer.wait()
+    check(r.code == 0 and "step 3/3" in r.err, "train GRAPH given as a FIFO", r)
+
     # NaN and Inf in feeds flow through (as in TensorFlow)
     csv = write("naninf.csv", "nan\ninf\n-inf\n1\n")
     r = dg("run", feed, "--feed", "x=" + csv, *CPU)
