@@ -171,6 +171,14 @@ def group_limits():
         "dtype": "float32", "shape": [200000, 200000], "init": 1.0}}], ["v"]))
     error(dg("run", p, *CPU), 2, "160 GB Variable", "node 'v'", "too large")
 
+    # a float attr far beyond int64 (its integer view was a UB cast)
+    p = write("decay.json", gjson([{"name": "v", "op": "Variable", "attrs": {
+        "dtype": "float32", "shape": [2], "init": 1.0}},
+        {"name": "m", "op": "AssignMovingAvg", "inputs": ["v", "v"], "attrs": {"decay": 5e125}}]))
+    r = dg("check", p)
+    bounded(r, "float attr 5e125")
+    check(r.code == 0, "float attr 5e125 checks", r)
+
     # a 4 TB Variable initialised at session start: out of memory, exit 1
     # (ASan builds must let malloc return NULL for this one)
     p = write("big_zeros.json", gjson([{"name": "v", "op": "Variable", "attrs": {
