@@ -24,6 +24,13 @@ int cli_fail(const cli_args *a, dg_error *err, dg_status dflt);
 /* The graph's display name: the path, or "<stdin>" for "-". */
 const char *cli_graph_name(const cli_args *a);
 
+/* The GRAPH text on standard input, which may never end (`yes | dgrun
+ * check -`): text that does not start like JSON ('{' or '[' after blanks
+ * and a UTF-8 BOM) is refused as soon as its first bytes arrive, and more than
+ * $DGRUN_STDIN_MAX bytes (default 1 GiB) is refused when reached; both
+ * DG_E_GRAPH (exit 2).  Other read failures: DG_E_NOMEM / DG_E_IO. */
+dg_status cli_read_graph_stdin(char **text, size_t *len, dg_error *err);
+
 /* Write `len` bytes to `path` atomically: a temporary file in the same
  * directory, flushed and renamed over `path`; on any failure the temporary
  * is removed and `path` is untouched (DG_E_IO naming the path). */

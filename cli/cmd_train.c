@@ -9,6 +9,7 @@
 #include "cli.h"
 
 #include <math.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -14,6 +14,40 @@
 
 #include "dg_alloc.h"
 #include "dg_error.h"
+#include "dg_io.h"
+
+dg_status cli_read_graph_stdin(char **text, size_t *len, dg_error *err)
+{
+    size_t max = DG_STREAM_MAX;
+    const char *e = getenv("DGRUN_STDIN_MAX");
+    if (e && *e) {
+        char *end;
+        unsigned long long v = strtoull(e, &end, 10);
+        if (*end || v == 0)
+            return dg_err(err, DG_E_USAGE, "DGRUN_STDIN_MAX must be a "
+                          "positive number of bytes, got '%s'", e);
+        max = (size_t)v;
+    }
+    const char *what = "standard input";
+    int bad = -1;
+    dg_status st = dg_read_json_stream(stdin, max, text, len, &bad);
+    if (st == DG_E_GRAPH && bad < 0)
+        return dg_err(err, DG_E_GRAPH, "%s is larger than %zu bytes "
+                      "(DGRUN_STDIN_MAX); give the graph as a file", what, max);
+    if (st == DG_E_GRAPH && bad >= 0x20 && bad < 0x7f)
+        return dg_err(err, DG_E_GRAPH, "%s is not a graph: neither JSON nor "
+                      "a binary GraphDef (it starts with '%c')", what, bad);
+    if (st == DG_E_GRAPH)
+        return dg_err(err, DG_E_GRAPH, "%s is not a graph: neither JSON nor "
+                      "a binary GraphDef (it starts with byte 0x%02x)", what,
+                      bad);
+    if (st == DG_E_NOMEM)
+        return dg_err(err, DG_E_NOMEM, "out of memory reading %s", what);
+    if (st)
+        return dg_err(err, DG_E_IO, "cannot read %s: %s", what,
+                      strerror(errno ? errno : EIO));
+    return DG_OK;
+}
 
 dg_status cli_write_atomic(const char *path, const char *data, size_t len,
                            dg_error *err)

@@ -51,12 +51,9 @@ dg_status cli_compile(const cli_args *a, cli_ctx *c, dg_error *err)
     memset(c, 0, sizeof *c);
     dg_graph *g;
     if (!strcmp(a->graph, "-")) {
-        dg_status st = dg_read_stream(stdin, &c->text, &c->text_len);
-        if (st == DG_E_NOMEM)
-            return dg_err(err, st, "out of memory reading standard input");
+        dg_status st = cli_read_graph_stdin(&c->text, &c->text_len, err);
         if (st)
-            return dg_err(err, st, "cannot read standard input: %s",
-                          strerror(errno));
+            return st;
         g = dg_graph_load("<stdin>", c->text, c->text_len, err);
     } else {
         g = dg_graph_load(a->graph, NULL, 0, err);

@@ -8,9 +8,22 @@
 
 #include <errno.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/stat.h>
 
-dg_status dg_read_stream(FILE *f, char **buf, size_t *len)
+/* The first byte that is not blank or part of a UTF-8 BOM, -1 if none in
+ * b[0..n). */
+static int first_char(const char *b, size_t n)
+{
+    size_t i = n >= 3 && memcmp(b, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
+    while (i < n && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r'))
+        i++;
+    return i < n ? (unsigned char)b[i] : -1;
+}
+
+/* max 0 = unbounded; json: check the first byte. */
+static dg_status read_stream(FILE *f, size_t max, int json, char **buf,
+                             size_t *len, int *bad)
 {
     struct stat sb;
     size_t cap = 65536, n = 0;
@@ -33,6 +46,21 @@ dg_status dg_read_stream(FILE *f, char **buf, size_t *len)
         }
         size_t r = fread(b + n, 1, cap - n - 1, f);
         n += r;
+        /* a binary GraphDef starts with the tag of one of its fields
+         * (node 0x0a, library 0x12, version 0x18, versions 0x22): read it,
+         * still bounded; the loader tells JSON from protobuf */
+        if (json && r && n == r && (b[0] == 0x0a || b[0] == 0x12 ||
+                                    b[0] == 0x18 || b[0] == 0x22))
+            json = 0;
+        int c = json && r ? first_char(b, n) : -1;
+        int not_json = c >= 0 && c != '{' && c != '[';
+        if (not_json || (max && n > max)) {
+            dg_free(b);
+            *bad = not_json ? c : -1;
+            return DG_E_GRAPH;
+        }
+        if (c >= 0)
+            json = 0; /* checked */
         if (r == 0) {
             if (ferror(f)) {
                 int e = errno;
@@ -47,6 +75,18 @@ dg_status dg_read_stream(FILE *f, char **buf, size_t *len)
     *buf = b;
     *len = n;
     return DG_OK;
+}
+
+dg_status dg_read_stream(FILE *f, char **buf, size_t *len)
+{
+    int bad;
+    return read_stream(f, 0, 0, buf, len, &bad);
+}
+
+dg_status dg_read_json_stream(FILE *f, size_t max, char **buf, size_t *len,
+                              int *bad)
+{
+    return read_stream(f, max, 1, buf, len, bad);
 }
 
 dg_status dg_read_file(const char *path, char **buf, size_t *len)

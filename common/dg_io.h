@@ -24,4 +24,17 @@ dg_status dg_read_stream(FILE *f, char **buf, size_t *len);
  * the file cannot be opened.  Fills no dg_error. */
 dg_status dg_read_file(const char *path, char **buf, size_t *len);
 
+/* The same for a graph (JSON text, an object or an array, or a binary
+ * TensorFlow GraphDef) from a stream that may never end (a pipe, a FIFO,
+ * /dev/zero): stops as soon as the first byte after blanks and a UTF-8 BOM
+ * is not '{' or '[' (unless the stream starts with a GraphDef field tag),
+ * and when more than max bytes arrive.  Both return
+ * DG_E_GRAPH with *bad set to that first byte (0..255) or to -1 (too
+ * long); otherwise as dg_read_stream. */
+dg_status dg_read_json_stream(FILE *f, size_t max, char **buf, size_t *len,
+                              int *bad);
+
+/* The bound callers use for streams (1 GiB). */
+#define DG_STREAM_MAX ((size_t)1 << 30)
+
 #endif

@@ -5,6 +5,7 @@
 #include "dg_alloc.h"
 #include "dg_util.h"
 
+#include <stdint.h>
 #include <string.h>
 
 static const char *const dtype_names[DG_DTYPE_COUNT] = {
@@ -34,25 +35,35 @@ size_t dg_dtype_size(dg_dtype t)
 int64_t dg_shape_numel(const dg_shape *s)
 {
     int64_t n = 1;
+    int over = 0;
     for (int i = 0; i < s->rank; i++) {
         if (s->dims[i] < 0)
             return -1;
-        n *= s->dims[i];
+        /* saturate instead of overflowing (a hostile checkpoint or .npy
+         * header can claim any dims): no allocation of INT64_MAX elements
+         * succeeds, so the caller reports it */
+        if (s->dims[i] == 0)
+            n = 0;
+        else if (n > INT64_MAX / s->dims[i])
+            over = 1;
+        else
+            n *= s->dims[i];
     }
-    return n;
+    return over && n != 0 ? INT64_MAX : n;
 }
 
 dg_tensor *dg_tensor_new(dg_dtype t, const dg_shape *s)
 {
     int64_t n = dg_shape_numel(s);
-    if (n < 0)
-        return NULL;
+    size_t es = dg_dtype_size(t);
+    if (n < 0 || es == 0 || (uint64_t)n > SIZE_MAX / es)
+        return NULL; /* unknown, invalid dtype, or more bytes than exist */
     dg_tensor *x = dg_calloc(1, sizeof *x);
     if (!x)
         return NULL;
     x->dtype = t;
     x->shape = *s;
-    x->data = dg_calloc((size_t)n ? (size_t)n : 1, dg_dtype_size(t));
+    x->data = dg_calloc((size_t)n ? (size_t)n : 1, es);
     if (!x->data) {
         dg_free(x);
         return NULL;

@@ -70,6 +70,14 @@ dg_status dg_program_expect(const dg_program *p, const char *golden_path,
                       "%s: golden file must be a JSON object "
                       "{\"<node>\": \"<device>\"}", golden_path);
     }
+    char dup[512];
+    int dr = dgc_json_find_dup(root, "", dup, sizeof dup);
+    if (dr) { /* a node listed twice: which device is expected? */
+        cJSON_Delete(root);
+        if (dr < 0)
+            return dg_err_nomem(err, "golden file");
+        return dg_err(err, DG_E_GRAPH, "%s: %s", golden_path, dup);
+    }
     dgc_devspec chief;
     int cluster = dgc_devices_chief(&p->devs, &chief);
     dg_sbuf b;

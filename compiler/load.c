@@ -37,6 +37,7 @@ typedef struct node_src {
     void *arena;               /* streaming: the current node's cJSON */
     size_t next;               /* streaming: next element to parse */
     size_t num_next;           /* its first number token */
+    char dup[512];             /* streaming: a duplicate key's message */
 } node_src;
 
 static int known(const char *const *l, const char *k)
@@ -47,13 +48,17 @@ static int known(const char *const *l, const char *k)
     return 0;
 }
 
-/* Parse the next node slice into *x.  0 ok, 1 invalid (*bad), -1 nomem. */
+/* Parse the next node slice into *x.  0 ok, 1 invalid (*bad), 2 duplicate
+ * key (S->dup), -1 nomem. */
 static int next_slice(node_src *S, cJSON **x, size_t *bad)
 {
     const dgc_jelem *e = &S->sc->elems[S->nodes->elem_first + S->next];
     dgc_json_arena_reset(&S->arena);
+    char base[40];
+    snprintf(base, sizeof base, "nodes[%zu]", S->next);
     int rc = dgc_json_parse_slice(S->doc, &S->arena, e->off, e->len,
-                                  S->num_next, e->n_num, x, bad);
+                                  S->num_next, e->n_num, x, bad, base,
+                                  S->dup, sizeof S->dup);
     S->next++;
     S->num_next += e->n_num;
     return rc;
@@ -72,7 +77,7 @@ static dg_status json_first(node_src *S, dg_status st, dg_error *err)
         int rc = next_slice(S, &x, &bad);
         if (rc < 0)
             return dg_err_nomem(err, "JSON");
-        if (rc > 0)
+        if (rc == 1)
             return dgc_json_error_at(S->doc->text, bad, "", err);
     }
     return st;
@@ -153,9 +158,13 @@ static dg_status load_root(dgc_graph *g, const cJSON *root, node_src *S,
                 st = dg_err_nomem(err, "JSON");
                 break;
             }
-            if (rc > 0) {
+            if (rc == 1) {
                 st = dgc_json_error_at(doc->text, bad, "", err);
                 json_bad = 1;
+                break;
+            }
+            if (rc == 2) { /* invalid JSON further on is reported first */
+                st = dg_err(err, DG_E_GRAPH, "%s", S->dup);
                 break;
             }
             x = y;
@@ -208,6 +217,7 @@ static dg_status load_scanned(dgc_graph *g, const char *text, size_t len,
     S.sc = sc;
     dg_status st = DG_OK;
     size_t bad_first = SIZE_MAX;
+    char dup[512] = "";
     cJSON *root = dgc_json_new_item(&doc.arena, cJSON_Object);
     if (!root)
         st = dg_err_nomem(err, "JSON");
@@ -216,7 +226,8 @@ static dg_status load_scanned(dgc_graph *g, const char *text, size_t len,
         cJSON *key, *v = NULL;
         size_t bad;
         int rc = dgc_json_parse_slice(&doc, &doc.arena, m->key_off, m->key_len,
-                                      m->num_first, 0, &key, &bad);
+                                      m->num_first, 0, &key, &bad, "", dup,
+                                      sizeof dup);
         if (rc == 0 && !S.nodes && m->is_array &&
             strcmp(key->valuestring, "nodes") == 0) {
             if (!(v = dgc_json_new_item(&doc.arena, cJSON_Array)))
@@ -226,11 +237,14 @@ static dg_status load_scanned(dgc_graph *g, const char *text, size_t len,
             S.num_next = m->num_first;
         } else if (rc == 0) {
             rc = dgc_json_parse_slice(&doc, &doc.arena, m->val_off, m->val_len,
-                                      m->num_first, m->n_num, &v, &bad);
+                                      m->num_first, m->n_num, &v, &bad,
+                                      key->valuestring, S.dup, sizeof S.dup);
         }
         if (rc < 0)
             st = dg_err_nomem(err, "JSON");
-        else if (rc > 0 && bad < bad_first)
+        else if (rc == 2 && !dup[0])
+            memcpy(dup, S.dup, sizeof dup);
+        else if (rc == 1 && bad < bad_first)
             bad_first = bad;
         else if (rc == 0) {
             v->string = key->valuestring;
@@ -246,14 +260,16 @@ static dg_status load_scanned(dgc_graph *g, const char *text, size_t len,
             int rc = next_slice(&S, &x, &bad);
             if (rc < 0)
                 st = dg_err_nomem(err, "JSON");
-            else if (rc > 0)
+            else if (rc == 1)
                 bad_first = bad;
-            if (rc > 0)
+            if (rc == 1)
                 break;
         }
         if (!st)
             st = dgc_json_error_at(text, bad_first, "", err);
     }
+    if (!st && dup[0]) /* after invalid JSON, as a whole-document parse */
+        st = dg_err(err, DG_E_GRAPH, "%s", dup);
     if (!st)
         st = load_root(g, root, &S, err);
     dgc_json_arena_free(&S.arena);

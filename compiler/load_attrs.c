@@ -214,7 +214,9 @@ static dg_status parse_simple(const dgc_jdoc *doc, dgc_node *n,
         if (!cJSON_IsNumber(v))
             return bad(err, n, key, "a number", v);
         a.f = v->valuedouble;
-        a.i = (int64_t)a.f;
+        /* the integer view only of values int64 holds (fuzzing: a decay of
+         * 5.6e125 made this cast UB) */
+        a.i = a.f > -9.2e18 && a.f < 9.2e18 ? (int64_t)a.f : 0;
         break;
     case DGC_A_INT: {
         int64_t x;

@@ -88,7 +88,13 @@ int dgc_gd_dtype(const cJSON *x, dg_dtype *out, const char **what)
         return -1;
     }
     if (cJSON_IsNumber(x)) {
-        int v = (int)x->valuedouble;
+        /* enum values are small integers; check the range before the cast
+         * (fuzzing found -9223372036854775809 here: the cast was UB) */
+        double d = x->valuedouble;
+        *what = "a numeric DataType";
+        if (!(d >= 0 && d < 1000) || d != (double)(int)d)
+            return -1;
+        int v = (int)d;
         if (v > 100)
             v -= 100; /* reference types */
         for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)

@@ -24,15 +24,31 @@ dg_status dgc_read_file(const char *path, char **text, size_t *len,
     struct stat st0;
     if (stat(path, &st0) == 0 && S_ISDIR(st0.st_mode))
         return dg_err(err, DG_E_USAGE, "cannot read: is a directory");
-    char *buf;
-    size_t n;
-    dg_status rs = dg_read_file(path, &buf, &n);
-    if (rs == DG_E_NOMEM)
-        return dg_err_nomem(err, "graph text");
-    if (rs != DG_OK)
+    FILE *f = fopen(path, "rb");
+    if (!f)
         return dg_err(err, errno == ENOENT || errno == ENOTDIR ? DG_E_USAGE
                                                                 : DG_E_IO,
                       "cannot read: %s", strerror(errno));
+    char *buf;
+    size_t n;
+    /* a FIFO or device may never end (/dev/zero, `<(yes)`): bounded, and
+     * refused at its first byte when that cannot start JSON */
+    int bad = -1;
+    dg_status rs = fstat(fileno(f), &st0) == 0 && !S_ISREG(st0.st_mode)
+                       ? dg_read_json_stream(f, DG_STREAM_MAX, &buf, &n, &bad)
+                       : dg_read_stream(f, &buf, &n);
+    int e = errno;
+    fclose(f);
+    if (rs == DG_E_GRAPH && bad < 0)
+        return dg_err(err, DG_E_GRAPH, "not a regular file and larger than "
+                      "%zu bytes", DG_STREAM_MAX);
+    if (rs == DG_E_GRAPH)
+        return dg_err(err, DG_E_GRAPH, "not JSON (it starts with byte "
+                      "0x%02x)", bad);
+    if (rs == DG_E_NOMEM)
+        return dg_err_nomem(err, "graph text");
+    if (rs != DG_OK)
+        return dg_err(err, DG_E_IO, "cannot read: %s", strerror(e));
     *text = buf;
     *len = n;
     return DG_OK;
@@ -53,13 +69,38 @@ static void line_col(const char *text, size_t off, int *line, int *col)
     *col = c;
 }
 
+/* Whether the error at off is cJSON's nesting limit: the brackets open
+ * there (outside strings) reach CJSON_NESTING_LIMIT. */
+static int too_deep(const char *text, size_t off)
+{
+    long depth = 0;
+    int in_str = 0;
+    for (size_t i = 0; i < off; i++) {
+        char c = text[i];
+        if (in_str) {
+            if (c == '\\' && i + 1 < off)
+                i++;
+            else if (c == '"')
+                in_str = 0;
+        } else if (c == '"') {
+            in_str = 1;
+        } else if (c == '[' || c == '{') {
+            depth++;
+        } else if (c == ']' || c == '}') {
+            depth--;
+        }
+    }
+    return depth >= CJSON_NESTING_LIMIT;
+}
+
 dg_status dgc_json_error_at(const char *text, size_t off, const char *prefix,
                             dg_error *err)
 {
     int line, col;
     line_col(text, off, &line, &col);
-    return dg_err(err, DG_E_GRAPH, "%sinvalid JSON at line %d, column %d",
-                  prefix ? prefix : "", line, col);
+    return dg_err(err, DG_E_GRAPH, "%sinvalid JSON at line %d, column %d%s",
+                  prefix ? prefix : "", line, col,
+                  too_deep(text, off) ? " (nested too deeply)" : "");
 }
 
 static int is_num_char(char c)
@@ -262,6 +303,15 @@ dg_status dgc_json_parse(dgc_jdoc *doc, const char *text, size_t len,
     mark_numbers(root, is_int, 0, doc->n_num, &k);
     dg_free(is_int);
     doc->num_int = NULL;
+    /* strict JSON: the one place every JSON reader's objects pass */
+    char dm[512];
+    int dr = dgc_json_find_dup(root, "", dm, sizeof dm);
+    if (dr) {
+        dgc_json_free(doc);
+        if (dr < 0)
+            return dg_err_nomem(err, "JSON");
+        return dg_err(err, DG_E_GRAPH, "%s%s", prefix ? prefix : "", dm);
+    }
     return DG_OK;
 }
 
@@ -277,7 +327,8 @@ void dgc_json_free(dgc_jdoc *doc)
 
 int dgc_json_parse_slice(const dgc_jdoc *doc, void **arena, size_t off,
                          size_t len, size_t num_first, size_t n_num,
-                         cJSON **out, size_t *bad)
+                         cJSON **out, size_t *bad, const char *base,
+                         char *dup, size_t dup_n)
 {
     const char *s = doc->text + off, *end = NULL;
     cJSON_Hooks hooks = {arena_alloc, arena_free};
@@ -309,6 +360,9 @@ int dgc_json_parse_slice(const dgc_jdoc *doc, void **arena, size_t off,
     }
     size_t k = 0;
     mark_numbers(x, doc->num_int, num_first, n_num, &k);
+    int dr = dgc_json_find_dup(x, base, dup, dup_n);
+    if (dr)
+        return dr < 0 ? -1 : 2;
     *out = x;
     return 0;
 }
@@ -393,23 +447,91 @@ const char *dgc_json_kind(const cJSON *x)
     return "invalid";
 }
 
-int dgc_json_dup_key(const cJSON *obj, const char **dup)
+static int cmp_key(const void *a, const void *b)
 {
-    /* Objects in graph files are small except the top level; quadratic
-     * over members of one object is fine for attrs / sections, and the
-     * top level has a handful of keys. */
-    int n = 0;
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* A duplicated key among obj's members: 1 (sets *dup), 0 none, -1 nomem.
+ * Quadratic for the small objects graph files are made of; sorted for big
+ * ones (hostile input can have a million keys in one object). */
+static int obj_dup(const cJSON *obj, const char **dup)
+{
+    size_t n = 0;
     for (const cJSON *a = obj->child; a; a = a->next)
         n++;
-    if (n > 64)
+    if (n <= 32) {
+        for (const cJSON *a = obj->child; a; a = a->next)
+            for (const cJSON *b = a->next; b; b = b->next)
+                if (a->string && b->string && strcmp(a->string, b->string) == 0) {
+                    *dup = a->string;
+                    return 1;
+                }
         return 0;
+    }
+    const char **v = dg_malloc(n * sizeof *v);
+    if (!v)
+        return -1;
+    size_t k = 0;
     for (const cJSON *a = obj->child; a; a = a->next)
-        for (const cJSON *b = a->next; b; b = b->next)
-            if (a->string && b->string && strcmp(a->string, b->string) == 0) {
-                *dup = a->string;
-                return 1;
-            }
+        if (a->string)
+            v[k++] = a->string;
+    qsort(v, k, sizeof *v, cmp_key);
+    int found = 0;
+    for (size_t i = 1; i < k && !found; i++)
+        if (strcmp(v[i - 1], v[i]) == 0) {
+            *dup = v[i];
+            found = 1;
+        }
+    dg_free(v);
+    return found;
+}
+
+int dgc_json_dup_key(const cJSON *obj, const char **dup)
+{
+    return obj_dup(obj, dup) == 1;
+}
+
+/* Depth-first search under x; path[0..len) is x's path.  On a find, path
+ * holds the path of the object with the duplicate. */
+static int find_dup(const cJSON *x, char *path, size_t cap, size_t len,
+                    const char **dup)
+{
+    if (cJSON_IsObject(x)) {
+        int r = obj_dup(x, dup);
+        if (r)
+            return r;
+    }
+    int i = 0;
+    for (const cJSON *c = x->child; c; c = c->next, i++) {
+        if (!c->child)
+            continue; /* scalars and empty containers hold no keys */
+        int w = cJSON_IsObject(x)
+                    ? snprintf(path + len, cap - len, "%s%s", len ? "." : "",
+                               c->string ? c->string : "")
+                    : snprintf(path + len, cap - len, "[%d]", i);
+        size_t l = len + (w > 0 ? (size_t)w : 0);
+        if (l >= cap)
+            l = cap - 1;
+        int r = find_dup(c, path, cap, l, dup);
+        if (r)
+            return r;
+        path[len] = 0;
+    }
     return 0;
+}
+
+int dgc_json_find_dup(const cJSON *x, const char *base, char *msg, size_t n)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s", base ? base : "");
+    const char *dup = NULL;
+    int r = find_dup(x, path, sizeof path, strlen(path), &dup);
+    if (r > 0 && path[0])
+        snprintf(msg, n, "duplicate key '%.200s' in %s", dup, path);
+    else if (r > 0)
+        snprintf(msg, n, "duplicate top-level key '%.200s'", dup);
+    return r;
 }
 
 static int name_first(char c)

@@ -82,10 +82,13 @@ void dgc_jscan_free(dgc_jscan *s);
 /* Parse the slice text[off, off+len) of doc->text with cJSON into *out,
  * allocating in *arena (created on first use; reset it between slices).
  * Its numbers are tokens [num_first, num_first + n_num) of doc.  0 ok,
- * 1 invalid JSON (*bad = offset of the error in doc->text), -1 nomem. */
+ * 1 invalid JSON (*bad = offset of the error in doc->text), 2 a duplicated
+ * key (message in dup, the path starting at `base`, e.g. "nodes[3]"),
+ * -1 nomem. */
 int dgc_json_parse_slice(const dgc_jdoc *doc, void **arena, size_t off,
                          size_t len, size_t num_first, size_t n_num,
-                         cJSON **out, size_t *bad);
+                         cJSON **out, size_t *bad, const char *base,
+                         char *dup, size_t dup_n);
 /* An empty cJSON object or array (type cJSON_Object / cJSON_Array) in
  * *arena; NULL on nomem. */
 cJSON *dgc_json_new_item(void **arena, int type);
@@ -107,6 +110,12 @@ int dgc_json_int64(const dgc_jdoc *doc, const cJSON *x, int64_t *out);
 const char *dgc_json_kind(const cJSON *x);
 /* Whether an object has two members with the same key; sets *dup. */
 int dgc_json_dup_key(const cJSON *obj, const char **dup);
+/* Strict JSON: find a duplicated key in any object under x (cJSON keeps
+ * both members).  Returns 1 and writes "duplicate key 'K' in PATH" (PATH
+ * starts with `base`, e.g. "gradients[0]") or "duplicate top-level key 'K'"
+ * to msg; 0 if none; -1 on nomem.  dgc_json_parse and dgc_json_parse_slice
+ * run it on everything they parse. */
+int dgc_json_find_dup(const cJSON *x, const char *base, char *msg, size_t n);
 
 /* Name syntax [A-Za-z0-9.][A-Za-z0-9_./-]* */
 int dgc_valid_name(const char *s);

@@ -95,7 +95,8 @@ typedef struct dg_tensor {
 const char *dg_dtype_name(dg_dtype t);          /* "float32", ... */
 int dg_dtype_parse(const char *s, dg_dtype *out); /* 0 ok, -1 unknown */
 size_t dg_dtype_size(dg_dtype t);
-int64_t dg_shape_numel(const dg_shape *s);       /* -1 if any dim unknown */
+int64_t dg_shape_numel(const dg_shape *s);       /* -1 if any dim unknown;
+                                                    INT64_MAX if it overflows */
 
 /* Allocate a tensor (data zeroed); NULL if memory runs out. */
 dg_tensor *dg_tensor_new(dg_dtype t, const dg_shape *s);

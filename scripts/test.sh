@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # test.sh -- install and build as needed, run the whole test suite (unit and
-# end-to-end), then again in an AddressSanitizer + UBSan build (build-asan/).
+# end-to-end), then again in an AddressSanitizer + UBSan build (build-asan/),
+# then every libFuzzer target for a few seconds over its corpus (build-fuzz/,
+# clang; tests/fuzz/run.sh short).
 # Exit status is non-zero when anything fails; the output ends with meson's
 # summary (Ok: N ... Fail: 0).  Warnings are errors in both builds: the code
 # is kept warning-free under sanitizer instrumentation too.
@@ -69,3 +71,8 @@ TSAN_TESTS=(executor executor_cl executor_mq executor_race cl cl_device)
 ninja -C build-tsan "${TSAN_TESTS[@]/#/tests/test_}"
 meson test -C build-tsan --no-rebuild --print-errorlogs --timeout-multiplier 3 \
     "${TSAN_TESTS[@]}"
+
+# Coverage-guided fuzzing, regression mode: each target replays its
+# committed corpus and fuzzes for a few seconds (tests/fuzz/README.md; the
+# long mode is `tests/fuzz/run.sh long`).
+tests/fuzz/run.sh short "${DGRUN_FUZZ_SECONDS:-3}"

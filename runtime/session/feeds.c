@@ -64,13 +64,27 @@ static dg_status check_shape(const char *path, const dg_shape *want,
 
 /* ---- element conversion ----------------------------------------------------- */
 
+/* double -> integer saturating (NaN -> 0), as C leaves out-of-range
+ * conversions undefined: 1e30 in a .npy or .csv fed to an int32
+ * Placeholder gives INT32_MAX. */
+static int64_t sat_i64(double d, int64_t lo, int64_t hi)
+{
+    if (d != d)
+        return 0;
+    if (d <= (double)lo)
+        return lo;
+    if (d >= -(double)lo) /* 2^31 or 2^63: hi itself is not a double */
+        return hi;
+    return (int64_t)d;
+}
+
 static void put(dg_tensor *t, int64_t i, double d, int64_t iv, int is_int)
 {
     switch (t->dtype) {
     case DG_F32: ((float *)t->data)[i] = is_int ? (float)iv : (float)d; break;
     case DG_F64: ((double *)t->data)[i] = is_int ? (double)iv : d; break;
-    case DG_I32: ((int32_t *)t->data)[i] = is_int ? (int32_t)iv : (int32_t)d; break;
-    case DG_I64: ((int64_t *)t->data)[i] = is_int ? iv : (int64_t)d; break;
+    case DG_I32: ((int32_t *)t->data)[i] = is_int ? (int32_t)iv : (int32_t)sat_i64(d, INT32_MIN, INT32_MAX); break;
+    case DG_I64: ((int64_t *)t->data)[i] = is_int ? iv : sat_i64(d, INT64_MIN, INT64_MAX); break;
     case DG_BOOL: ((uint8_t *)t->data)[i] = is_int ? iv != 0 : d != 0; break;
     default: break;
     }

@@ -205,9 +205,9 @@ def pb_input():
         close(r["xent"]["value"], [-np.log(p[1])], "fetch xent")
         close(r["xent:0"]["value"], [-np.log(p[1])], "fetch xent:0")
         close(r["xent:1"]["value"], [[p[0], p[1] - 1]], "fetch xent:1")
-    # text that is no graph is still reported as JSON
+    # text that is no graph is refused at its first byte (a pipe may never end)
     rc, out, err = dgrun("check", "-", stdin=b"hello\n")
-    check(rc == 2 and "invalid JSON at line 1, column 1" in err,
+    check(rc == 2 and "neither JSON nor a binary GraphDef (it starts with 'h')" in err,
           "text input: %d %r" % (rc, err))
 
 

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "dg_alloc.h"
+#include "dg_error.h"
 #include "dg_io.h"
 #include "dg_util.h"
 
@@ -171,6 +172,41 @@ static void test_tensor_elem(void **state)
     }
 }
 
+/* A message longer than dg_error's buffer keeps its head and tail, where
+ * the reason is (issue 15: a 100 KB node name hid "unknown op"). */
+static void test_err_long_message(void **state)
+{
+    (void)state;
+    static char name[100001];
+    memset(name, 'n', sizeof name - 1);
+    dg_error err;
+    dg_err(&err, DG_E_GRAPH, "node '%s': unknown op '%s'", name, "Nope");
+    assert_int_equal(err.code, DG_E_GRAPH);
+    assert_true(strlen(err.msg) == sizeof err.msg - 1);
+    assert_memory_equal(err.msg, "node 'nnn", 9);
+    assert_non_null(strstr(err.msg, "nnn ... nnn"));
+    assert_non_null(strstr(err.msg, "': unknown op 'Nope'"));
+    /* arguments may point into the message itself */
+    dg_err(&err, DG_E_IO, "x: %s", err.msg);
+    assert_memory_equal(err.msg, "x: node 'nnn", 12);
+}
+
+/* dg_shape_numel saturates instead of overflowing (issue 15: a checkpoint
+ * claiming dims [2^40, 2^40, 2^40] was signed overflow, UB). */
+static void test_numel_saturates(void **state)
+{
+    (void)state;
+    dg_shape big = {3, {(int64_t)1 << 40, (int64_t)1 << 40, (int64_t)1 << 40}};
+    assert_true(dg_shape_numel(&big) == INT64_MAX);
+    dg_shape zero = {3, {(int64_t)1 << 40, (int64_t)1 << 40, 0}};
+    assert_true(dg_shape_numel(&zero) == 0);
+    dg_shape unk = {2, {INT64_MAX, -1}};
+    assert_true(dg_shape_numel(&unk) == -1);
+    dg_shape fits = {2, {(int64_t)1 << 31, (int64_t)1 << 31}};
+    assert_true(dg_shape_numel(&fits) == (int64_t)1 << 62);
+    assert_null(dg_tensor_new(DG_F32, &big));
+}
+
 static void test_shape_format_and_fnv(void **state)
 {
     (void)state;
@@ -202,6 +238,8 @@ int main(void)
         cmocka_unit_test(test_status_table),
         cmocka_unit_test(test_tensor_elem),
         cmocka_unit_test(test_shape_format_and_fnv),
+        cmocka_unit_test(test_numel_saturates),
+        cmocka_unit_test(test_err_long_message),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -369,7 +369,7 @@ static void test_graph_cluster_errors(void **state)
 {
     (void)state;
     const char *cases[][2] = {
-        {"{\"cluster\": {\"ps\": 1, \"ps\": 2}, \"nodes\": []}", "job 'ps' is listed twice"},
+        {"{\"cluster\": {\"ps\": 1, \"ps\": 2}, \"nodes\": []}", "duplicate key 'ps' in cluster"},
         {"{\"cluster\": {\"ps\": 0}, \"nodes\": []}", "got 0"},
         {"{\"cluster\": {\"ps\": 2.5}, \"nodes\": []}", "got 2.5"},
         {"{\"cluster\": {\"ps\": true}, \"nodes\": []}", "got a bool"},

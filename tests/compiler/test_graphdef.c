@@ -505,7 +505,15 @@ static void test_errors(void **state)
     expect_error("{\"node\": [{\"name\": \"x\", \"op\": \"NoOp\", "
                  "\"inputs\": []}]}", "node 'x': unknown field 'inputs'");
     expect_error("{\"node\": [{\"name\": \"x\", \"op\": \"NoOp\", "
-                 "\"op\": \"NoOp\"}]}", "node 'x': duplicate field 'op'");
+                 "\"op\": \"NoOp\"}]}", "duplicate key 'op' in node[0]");
+    /* numeric DataTypes out of int range or fractional (fuzzing: the
+     * double -> int cast was UB) */
+    expect_error("{\"node\": [{\"name\": \"p\", \"op\": \"Placeholder\", "
+                 "\"attr\": {\"dtype\": {\"type\": -9223372036854775809}}}]}",
+                 "node 'p': attr 'dtype': unsupported dtype a numeric DataType");
+    expect_error("{\"node\": [{\"name\": \"p\", \"op\": \"Placeholder\", "
+                 "\"attr\": {\"dtype\": {\"type\": 1.5}}}]}",
+                 "unsupported dtype a numeric DataType");
     expect_error("{\"node\": [{\"name\": \"x\", \"op\": \"Neg\", "
                  "\"input\": [\"y\"]}]}", "node 'x': input 'y' names unknown "
                  "node 'y'");

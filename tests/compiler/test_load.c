@@ -143,7 +143,7 @@ static void test_inline_errors(void **state)
                  "unsupported graph version");
     expect_error("{\"nodes\": [{\"name\": \"a\", \"op\": \"Const\", \"attrs\": "
                  "{\"value\": 1.0, \"value\": 2.0}}]}", DG_E_GRAPH,
-                 "node 'a': duplicate attr 'value'");
+                 "duplicate key 'value' in nodes[0].attrs");
     expect_error("{\"nodes\": [{\"name\": \"p\", \"op\": \"Placeholder\"}]}",
                  DG_E_GRAPH, "node 'p': Placeholder: Placeholder needs attr 'shape'");
 }

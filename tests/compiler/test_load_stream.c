@@ -229,6 +229,47 @@ static void expect_err_as_dom(const char *text, const char *frag)
     assert_non_null(strstr(e1.msg, frag));
 }
 
+/* Strict JSON (issue 15): a key twice in any object is an error naming the
+ * key and where it is, the same on both paths, after invalid JSON. */
+static void test_duplicate_keys(void **state)
+{
+    (void)state;
+#define NODES "\"nodes\": [{\"name\": \"a\", \"op\": \"Variable\", \"attrs\": " \
+    "{\"dtype\": \"float32\", \"shape\": [], \"init\": 1.0}}, " \
+    "{\"name\": \"b\", \"op\": \"Sin\", \"inputs\": [\"a\"]}]"
+    /* the fuzzer's leak: "ys" twice in a gradients entry */
+    expect_err_as_dom("{" NODES ", \"gradients\": [{\"name\": \"g\", \"ys\": [\"b\"], "
+                      "\"ys\": [\"a\"], \"xs\": [\"a\"]}]}",
+                      "duplicate key 'ys' in gradients[0]");
+    expect_err_as_dom("{" NODES ", \"train\": {\"loss\": \"b\", \"optimizer\": "
+                      "{\"type\": \"sgd\", \"type\": \"adam\"}}}",
+                      "duplicate key 'type' in train.optimizer");
+    expect_err_as_dom("{\"nodes\": [{\"name\": \"a\", \"op\": \"NoOp\"}, "
+                      "{\"name\": \"b\", \"name\": \"c\", \"op\": \"NoOp\"}]}",
+                      "duplicate key 'name' in nodes[1]");
+    expect_err_as_dom("{\"version\": 1, " NODES ", \"version\": 1}",
+                      "duplicate top-level key 'version'");
+    /* an object with many keys (sorted check) */
+    char big[8192];
+    int n = snprintf(big, sizeof big, "{\"nodes\": [{\"name\": \"a\", \"op\": "
+                     "\"Const\", \"attrs\": {");
+    for (int i = 0; i < 100; i++)
+        n += snprintf(big + n, sizeof big - (size_t)n, "\"k%d\": 1, ", i);
+    snprintf(big + n, sizeof big - (size_t)n, "\"k57\": 2}}]}");
+    expect_err_as_dom(big, "duplicate key 'k57' in nodes[0].attrs");
+    /* invalid JSON later in the text is reported first */
+    expect_err_as_dom("{\"nodes\": [{\"name\": \"a\", \"name\": \"a\"},\n{]}",
+                      "invalid JSON at line 2, column 3");
+    /* same key in different objects is fine */
+    dg_error e;
+    const char *ok = "{\"nodes\": [{\"name\": \"a\", \"op\": \"NoOp\"}, "
+                     "{\"name\": \"b\", \"op\": \"NoOp\"}]}";
+    dgc_graph *g = load_text(ok, strlen(ok), &e);
+    assert_non_null(g);
+    dgc_graph_free(g);
+#undef NODES
+}
+
 static void test_json_errors(void **state)
 {
     (void)state;
@@ -406,6 +447,7 @@ int main(void)
         cmocka_unit_test(test_same_as_dom),
         cmocka_unit_test(test_exact_numbers),
         cmocka_unit_test(test_json_errors),
+        cmocka_unit_test(test_duplicate_keys),
         cmocka_unit_test(test_error_order),
         cmocka_unit_test(test_slab_nodes),
         cmocka_unit_test(test_scaling),

@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "feeds.h"
+#include "dg_alloc.h"
 
 static char dir[256];
 
@@ -314,6 +315,83 @@ static void test_csv_errors(void **state)
     expect_error(path("nofile.csv"), DG_F32, &any, DG_E_GRAPH, "cannot open");
 }
 
+/* Fuzzing found (issue 15): a float out of an integer Placeholder's range
+ * (or NaN) was converted with a plain C cast, which is undefined.  It now
+ * saturates, NaN giving 0, in both readers. */
+static void test_float_to_int_saturates(void **state)
+{
+    (void)state;
+    double d[5] = {1e30, -1e30, 0.0 / 0.0, -3.7, 2147483647.9};
+    write_npy(path("big.npy"), 1,
+              "{'descr': '<f8', 'fortran_order': False, 'shape': (5,), }\n",
+              d, sizeof d);
+    write_text(path("big.csv"), "1e30\n-1e30\nnan\n-3.7\n2147483647.9\n");
+    dg_shape any = shp(1, -1, 0, 0);
+    const char *files[2] = {path("big.npy"), path("big.csv")};
+    for (int k = 0; k < 2; k++) {
+        dg_error err;
+        dg_tensor *t = NULL;
+        assert_int_equal(dgr_tensor_load_file(files[k], DG_I32, k ? NULL : &any,
+                                              &t, &err), DG_OK);
+        const int32_t *i = t->data;
+        assert_int_equal(i[0], INT32_MAX);
+        assert_int_equal(i[1], INT32_MIN);
+        assert_int_equal(i[2], 0);
+        assert_int_equal(i[3], -3);
+        assert_int_equal(i[4], INT32_MAX);
+        dg_tensor_free(t);
+        assert_int_equal(dgr_tensor_load_file(files[k], DG_I64, k ? NULL : &any,
+                                              &t, &err), DG_OK);
+        const int64_t *l = t->data;
+        assert_true(l[0] == INT64_MAX && l[1] == INT64_MIN && l[2] == 0);
+        assert_true(l[3] == -3 && l[4] == 2147483647);
+        dg_tensor_free(t);
+        /* NaN and Inf flow through to float Placeholders unchanged */
+        assert_int_equal(dgr_tensor_load_file(files[k], DG_F32, k ? NULL : &any,
+                                              &t, &err), DG_OK);
+        const float *f = t->data;
+        assert_true(f[0] == 1e30f && f[1] == -1e30f);
+        assert_true(f[2] != f[2]);
+        dg_tensor_free(t);
+    }
+}
+
+/* Every allocation of the CSV and .npy readers failing in turn: DG_E_NOMEM
+ * or success, never a crash (issue 15: the CSV reader crashed), no leak
+ * (the ASan build checks). */
+static void test_readers_out_of_memory(void **state)
+{
+    (void)state;
+    char big[20000];
+    size_t n = 0;
+    for (int r = 0; r < 600; r++)
+        n += (size_t)snprintf(big + n, sizeof big - n, "%d,%d.5,-%d\n", r, r, r);
+    write_text(path("oom.csv"), big);
+    float f[6] = {1, 2, 3, 4, 5, 6};
+    write_npy(path("oom.npy"), 1,
+              "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }\n",
+              f, sizeof f);
+    const char *files[2] = {path("oom.csv"), path("oom.npy")};
+    for (int k = 0; k < 2; k++) {
+        int ok = 0;
+        for (long fail = 0; fail < 64 && !ok; fail++) {
+            dg_error err;
+            dg_tensor *t = NULL;
+            dg_alloc_fail_after(fail);
+            dg_status st = dgr_tensor_load_file(files[k], DG_F64, NULL, &t, &err);
+            dg_alloc_fail_after(-1);
+            if (st == DG_OK) {
+                ok = 1;
+                dg_tensor_free(t);
+            } else {
+                assert_int_equal(st, DG_E_NOMEM);
+                assert_null(t);
+            }
+        }
+        assert_true(ok);
+    }
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "/tmp/dgrun_feeds_XXXXXX");
@@ -325,6 +403,8 @@ int main(void)
         cmocka_unit_test(test_npy_errors),
         cmocka_unit_test(test_csv),
         cmocka_unit_test(test_csv_errors),
+        cmocka_unit_test(test_float_to_int_saturates),
+        cmocka_unit_test(test_readers_out_of_memory),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[300];

@@ -1,0 +1,38 @@
+/*
+ * fuzz_devspec.c -- libFuzzer target: the device-name parser (SPEC 3).  A
+ * spec that parses must print canonically, and its canonical text must
+ * parse back to the same text; merging and matching must not crash.
+ */
+#include "devices.h"
+#include "fuzz_util.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    char *s = fuzz_cstr(data, size);
+    dgc_devspec a, b;
+    if (dgc_devspec_parse(s, &a) == 0) {
+        char t1[256], t2[256];
+        dgc_devspec_str(&a, t1, sizeof t1);
+        if (dgc_devspec_parse(t1, &b) != 0)
+            abort(); /* canonical text must parse */
+        dgc_devspec_str(&b, t2, sizeof t2);
+        if (strcmp(t1, t2) != 0)
+            abort(); /* and print the same */
+        dg_device_info d;
+        memset(&d, 0, sizeof d);
+        for (int k = 0; k < 2; k++) {
+            d.type = k ? DG_DEV_GPU : DG_DEV_CPU;
+            dgc_device_fullname(d.type, 0, d.name, sizeof d.name);
+            (void)dgc_devspec_matches(&a, &d);
+        }
+        const char *what;
+        dgc_devspec c = a;
+        (void)dgc_devspec_merge_compatible(&c, &b, &what);
+        dgc_devspec_merge_over(&b, &a);
+        (void)dgc_devspec_is_empty(&b);
+    }
+    free(s);
+    return 0;
+}

@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# run.sh -- run the libFuzzer targets of tests/fuzz (built in build-fuzz/ by
+# -Dfuzz=true with clang, ASan + UBSan; this script configures and builds it
+# when missing).
+#
+#   tests/fuzz/run.sh TARGET SECONDS   fuzz one target (graph, graphdef,
+#                                      devspec, rules, npy, csv, checkpoint,
+#                                      args, trace) for SECONDS; new inputs are kept
+#                                      in build-fuzz/fuzz-corpus/TARGET
+#   tests/fuzz/run.sh short [SECONDS]  every target: its committed corpus
+#                                      (regressions) then SECONDS (default 3)
+#                                      of fuzzing from a scratch directory
+#   tests/fuzz/run.sh long [SECONDS]   every target, SECONDS each (default
+#                                      300), keeping new inputs
+#   tests/fuzz/run.sh list             the targets
+#
+# Exit status is non-zero when a target crashes, leaks, hits a sanitizer
+# report or a timeout; the input is left in build-fuzz/fuzz-artifacts/ and
+# belongs, once fixed, in tests/fuzz/corpus/TARGET/crash-<what> with a test.
+# Each target reports its final coverage ("cov: N") on the last line.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+ROOT=$(pwd)
+B=${DGRUN_FUZZ_BUILD:-build-fuzz}
+F=$ROOT/tests/fuzz
+
+# target -> seed directories (libFuzzer reads them recursively) and dict
+seeds() {
+    case "$1" in
+    graph)      echo "$F/corpus/graph $ROOT/graphs $ROOT/tests/data/bad $ROOT/tests/data/diff" ;;
+    graphdef)   echo "$F/corpus/graphdef $ROOT/tests/data/graphdef" ;;
+    # graphdef_pb) the .pb reader's slot: add its seeds here and the target
+    #              to TARGETS and tests/fuzz/meson.build.
+    npy)        echo "$F/corpus/npy $ROOT/graphs/data" ;;
+    *)          echo "$F/corpus/$1" ;;
+    esac
+}
+dict() {
+    case "$1" in
+    graph|graphdef|rules) echo "-dict=$F/json.dict" ;;
+    npy) echo "-dict=$F/npy.dict" ;;
+    esac
+}
+TARGETS="graph graphdef devspec rules npy csv checkpoint args trace"
+
+build() {
+    if ! command -v clang >/dev/null 2>&1; then
+        echo "fuzz: clang is not installed (apt-get install clang libclang-rt-dev)" >&2
+        exit 1
+    fi
+    local log
+    log=$(mktemp)
+    if [ ! -f "$B/build.ninja" ]; then
+        if ! CC=clang meson setup "$B" -Dfuzz=true -Dtests=false \
+                -Db_sanitize=address,undefined -Db_lundef=false >"$log" 2>&1; then
+            cat "$log" >&2
+            exit 1
+        fi
+    fi
+    if ! ninja -C "$B" >"$log" 2>&1; then
+        cat "$log" >&2
+        exit 1
+    fi
+    rm -f "$log"
+}
+
+# run_one TARGET SECONDS WORKDIR
+run_one() {
+    local t=$1 secs=$2 work=$3
+    local exe=$B/tests/fuzz/fuzz_$t
+    mkdir -p "$work" "$B/fuzz-artifacts"
+    local log
+    log=$(mktemp)
+    # allocator_may_return_null: a huge claimed size must come back as
+    # DG_E_NOMEM from dg_malloc, not as a sanitizer abort; malloc_limit_mb
+    # matches it, rss_limit_mb bounds what one input may really use.
+    # shellcheck disable=SC2046
+    if ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=1:abort_on_error=0 \
+       UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+       "$exe" -max_total_time="$secs" -timeout=20 -rss_limit_mb=2048 \
+            -malloc_limit_mb=65536 -print_final_stats=0 \
+            -artifact_prefix="$B/fuzz-artifacts/$t-" $(dict "$t") \
+            "$work" $(seeds "$t") >"$log" 2>&1; then
+        local cov
+        cov=$(grep -Eo '(cov|ft|corp): [0-9/a-zA-Z]+' "$log" | tail -3 | tr '\n' ' ')
+        local runs
+        runs=$(grep -Eo '^#[0-9]+' "$log" | tail -1)
+        echo "fuzz $t: ok ${secs}s runs ${runs#\#} $cov"
+        rm -f "$log"
+        return 0
+    fi
+    echo "fuzz $t: FAILED (log below; input in $B/fuzz-artifacts/)" >&2
+    grep -v '^INFO:\|^#' "$log" | head -60 >&2
+    rm -f "$log"
+    return 1
+}
+
+mode=${1:-}
+case "$mode" in
+list) echo "$TARGETS" ;;
+short|long)
+    build
+    secs=${2:-$([ "$mode" = short ] && echo 3 || echo 300)}
+    fail=0
+    for t in $TARGETS; do
+        if [ "$mode" = short ]; then
+            work=$(mktemp -d)
+            run_one "$t" "$secs" "$work" || fail=1
+            rm -rf "$work"
+        else
+            run_one "$t" "$secs" "$B/fuzz-corpus/$t" || fail=1
+        fi
+    done
+    exit $fail ;;
+"" | -h | --help)
+    sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'
+    exit 2 ;;
+*)
+    if ! echo " $TARGETS " | grep -q " $mode "; then
+        echo "fuzz: unknown target '$mode' (targets: $TARGETS)" >&2
+        exit 2
+    fi
+    build
+    run_one "$mode" "${2:-60}" "$B/fuzz-corpus/$mode" ;;
+esac
