@@ -5,6 +5,7 @@
  */
 #include "ops.h"
 #include "infer.h"
+#include "infer_cflow.h"
 #include "dg_error.h"
 #include "dg_alloc.h"
 
@@ -36,6 +37,14 @@ static const char *const a_momentum[] = {"use_locking", "use_nesterov", NULL};
 static const char *const a_bcast[] = {"axis", "keepdims", "mean", NULL};
 static const char *const a_bn[] = {"epsilon", NULL};
 static const char *const a_decay[] = {"decay", NULL};
+/* control flow (issue 11) */
+static const char *const a_enter[] = {"frame_name", "is_constant", "parallel_iterations", NULL};
+static const char *const a_ta[] = {"dtype", "element_shape", "dynamic_size", "clear_after_read", "identical_element_shapes", "tensor_array_name", NULL};
+static const char *const a_ta_read[] = {"dtype", "element_shape", "output_shape", NULL};
+static const char *const a_ta_grad[] = {"source", NULL};
+static const char *const a_stack[] = {"elem_type", "stack_name", "swap_memory", "element_shape", "output_shape", NULL};
+#define CFLOW (DGC_OP_NOT_DIFF | DGC_OP_CONTROL_FLOW)
+#define RES (DGC_OP_STATEFUL | DGC_OP_NOT_DIFF | DGC_OP_CONTROL_FLOW | DGC_OP_RESOURCE)
 
 #define SRC DGC_OP_SOURCE
 #define NODIFF DGC_OP_NOT_DIFF
@@ -120,6 +129,13 @@ dg_status dgc_infer_node(dgc_graph *g, int32_t id, dg_error *err)
     }
     for (int i = 0; i < n->n_inputs; i++) {
         const dgc_node *p = &g->nodes[n->inputs[i].node];
+        if (n->inputs[i].index >= p->n_outputs &&
+            dgc_cflow_back_edge(g, n->inputs[i])) {
+            /* control flow (issue 11): a loop's back edge, typed later */
+            memset(&in[i], 0, sizeof in[i]);
+            in[i].shape.rank = -1;
+            continue;
+        }
         if (n->inputs[i].index >= p->n_outputs) {
             if (in != in_small)
                 dg_free(in);
