@@ -168,7 +168,8 @@ dg_status dgc_infer_node(dgc_graph *g, int32_t id, dg_error *err)
      * input type: it must agree with the inputs, as TF checks. */
     const dgc_attr *da = dgc_node_attr(n, "dtype");
     if (da && da->kind == DGC_A_DTYPE && n->n_inputs > 0 && dt >= 0 &&
-        strcmp(d->name, "Cast") != 0 && da->i != dt)
+        strcmp(d->name, "Cast") != 0 && da->i != dt &&
+        !dgc_op_has(n->op, DGC_OP_RESOURCE)) /* issue 11: element dtype */
         return dg_err(err, DG_E_GRAPH, "node '%s': %s: attr dtype %s does not "
                       "match its input's dtype %s", n->name, d->name,
                       dg_dtype_name((dg_dtype)da->i), dg_dtype_name((dg_dtype)dt));
