@@ -591,7 +591,14 @@ static int cflow_attr(dgc_graph *g, const dgc_jdoc *doc, int32_t id,
     int64_t i = 0;
     dg_dtype t;
     *st = DG_OK;
-    if (listed(strs, k)) {
+    if (strcmp(k, "T") == 0) {
+        /* DT_RESOURCE (a TensorArray or stack handle entering a loop) is
+         * fine here: inference types the handle */
+        const cJSON *ty = dgc_gd_field(v, "type", NULL);
+        if (cJSON_IsString(ty) && strcmp(ty->valuestring, "DT_RESOURCE") == 0)
+            return 1;
+        return 0;
+    } else if (listed(strs, k)) {
         if (!(*st = get_str(err, n, k, v, &s))) {
             dgc_attr a;
             memset(&a, 0, sizeof a);

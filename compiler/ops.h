@@ -25,7 +25,7 @@ enum {
     /* control flow (issue 11) */
     DGC_OP_CONTROL_FLOW = 1u << 12, /* the plan runs on the executor with
                                        frames (runtime/exec/exec_frames.c) */
-    DGC_OP_RESOURCE   = 1u << 13  /* TensorArray / stack op: the executor
+    DGC_OP_RESOURCE   = 1u << 13, /* TensorArray / stack op: the executor
                                      runs it on a per-run resource */
 };
 
