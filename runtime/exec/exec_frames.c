@@ -929,7 +929,9 @@ static dg_status run_xfer(dgr_fx *x, int32_t s, fx_scratch *w)
     size_t n = (size_t)dg_shape_numel(&src->shape) * dg_dtype_size(src->dtype);
     if (n > src->buf->nbytes)
         n = src->buf->nbytes;
-    dst->buf = dgr_buffer_new(dd, n, 0, &w->err);
+    /* -1: memory no stream still uses (the copy does not queue behind
+     * stream 0's kernels) */
+    dst->buf = dgr_buffer_new(dd, n, -1, &w->err);
     if (!dst->buf)
         return w->err.code;
     if (dd->be->host_memory)
@@ -964,6 +966,10 @@ static dg_status run_kernel(dgr_fx *x, int32_t s, fx_scratch *w)
         return dg_err(&w->err, DG_E_RUNTIME, "node '%s': %s: %s", n->name,
                       od->name, msg[0] ? msg : "invalid inputs at run time");
     const dgc_ttype *tout = st->n_in > 0 ? to : n->outputs;
+    if (dev->be->streams) /* stream 0 reads them: no reuse before it ran */
+        for (int i = 0; i < st->n_in; i++)
+            if (w->in[i].buf)
+                dev->be->streams->mark(w->in[i].buf, 0);
     dgr_kctx k;
     memset(&k, 0, sizeof k);
     k.env = S->env;
@@ -1020,7 +1026,7 @@ static dg_status run_step(dgr_fx *x, int32_t s, const uint8_t *st_in,
                 *sdead = 0;
                 w->out[1].dtype = DG_I32;
                 w->out[1].shape.rank = 0;
-                w->out[1].buf = dgr_buffer_new(dev, 4, 0, &w->err);
+                w->out[1].buf = dgr_buffer_new(dev, 4, -1, &w->err);
                 if (!w->out[1].buf)
                     return w->err.code;
                 int32_t idx = i;
