@@ -1144,8 +1144,8 @@ void dgr_fx_task(dgr_runner *r, int32_t dev, int lane)
             uint64_t t0 = S->trace ? dg_now_ns() : 0;
             dg_status rc = sti ? run_step(x, s, sti, ndead, w, &sdead)
                                : dg_err_nomem(&w->err, "step inputs");
-            if (S->trace && !sdead)
-                trace_step(x, s, lane, t0, dg_now_ns(), itn);
+            if (S->trace && !sdead) /* iterations of loops, not the root */
+                trace_step(x, s, lane, t0, dg_now_ns(), f->parent ? itn : -1);
             for (int i = 0; sti && i < st->n_in; i++)
                 value_drop(&w->in[i]);
             if (sti != stin)
