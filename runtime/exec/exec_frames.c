@@ -435,6 +435,16 @@ dgr_fx *dgr_fx_new(dgr_runner *r, dg_error *err)
         dgr_fx_free(x);
         return NULL;
     }
+    for (int i = 0; i < p->n_fetch; i++) {
+        int32_t s = p->slots[p->fetch_slots[i]].step;
+        if (out_frame(x, s) != 0) {
+            dg_err(err, DG_E_GRAPH, "node '%s': cannot fetch a value of "
+                   "loop frame '%s' (fetch its Exit)", step_name(x, s),
+                   sf_name(x, out_frame(x, s)));
+            dgr_fx_free(x);
+            return NULL;
+        }
+    }
     for (int d = 0; d < S->n_dev; d++) {
         x->dq[d].threads = dgr_ipool_threads(S->pools[d]);
         if (dgr_ipool_reserve(S->pools[d], x->dq[d].threads + 1))

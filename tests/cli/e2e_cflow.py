@@ -115,10 +115,13 @@ def graphs(dev):
         close(r["pop1"]["value"], [10, 12], "stack pop 1")
         close(r["pop2"]["value"], [6, 8], "stack pop 2")
     # errors: one line, the SPEC's exit codes
-    for g, code, msg in (
-            ("bad_exit.json", 2, "node 'lonely_exit': Exit outside of a loop"),
-            ("bad_pop.json", 1, "node 'pop': pop from an empty stack")):
-        rc, out, err = dgrun("run", os.path.join(CF, g), *dev)
+    for g, code, msg, more in (
+            ("bad_exit.json", 2, "node 'lonely_exit': Exit outside of a loop",
+             []),
+            ("bad_pop.json", 1, "node 'pop': pop from an empty stack", []),
+            ("while_simple.json", 2, "node 'L/body1': cannot fetch a value "
+             "of loop frame 'L'", ["--fetch", "L/body1"])):
+        rc, out, err = dgrun("run", os.path.join(CF, g), *dev, *more)
         check(rc == code and msg in err and len(err.splitlines()) == 1,
               "%s: want exit %d and %r, got %d %r" % (g, code, msg, rc, err))
 
