@@ -44,6 +44,7 @@ static const char *const a_ta_read[] = {"dtype", "element_shape", "output_shape"
 static const char *const a_ta_grad[] = {"source", NULL};
 static const char *const a_stack[] = {"elem_type", "stack_name", "swap_memory", "element_shape", "output_shape", NULL};
 #define CFLOW (DGC_OP_NOT_DIFF | DGC_OP_CONTROL_FLOW)
+#define CFLOW_DIFF DGC_OP_CONTROL_FLOW /* Switch, Merge: grad_rules.c */
 #define RES (DGC_OP_STATEFUL | DGC_OP_NOT_DIFF | DGC_OP_CONTROL_FLOW | DGC_OP_RESOURCE)
 
 #define SRC DGC_OP_SOURCE

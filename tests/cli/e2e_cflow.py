@@ -114,11 +114,24 @@ def graphs(dev):
         close(r["ta_size"]["value"], 3, "TA size")
         close(r["pop1"]["value"], [10, 12], "stack pop 1")
         close(r["pop2"]["value"], [6, 8], "stack pop 2")
+    # gradients through a cond (Switch/Merge)
+    for p in (True, False):
+        r, _ = run_json("cond_grad.json", "--feed",
+                        "p=" + npy(tmp, "p%d" % p, p), *dev)
+        w = np.array([0.5, -1.0, 2.0])
+        x = np.array([1.0, 2.0, 3.0])
+        if r:
+            close(r["loss"]["value"], (w * x).sum() if p else (w * w).sum(),
+                  "cond_grad loss p=%s" % p)
+            close(r["g/w"]["value"], x if p else 2 * w,
+                  "cond_grad d/dw p=%s" % p)
     # errors: one line, the SPEC's exit codes
     for g, code, msg, more in (
             ("bad_exit.json", 2, "node 'lonely_exit': Exit outside of a loop",
              []),
             ("bad_pop.json", 1, "node 'pop': pop from an empty stack", []),
+            ("while_grad.json", 2, "node 'L/exit1': gradient requested "
+             "through op 'Exit' which has no gradient", []),
             ("while_simple.json", 2, "node 'L/body1': cannot fetch a value "
              "of loop frame 'L'", ["--fetch", "L/body1"])):
         rc, out, err = dgrun("run", os.path.join(CF, g), *dev, *more)

@@ -18,6 +18,10 @@ Run it after changing it: python3 make_graphs.py (writes next to itself).
                      to a second TensorArray; gather, size, and pops after
                      the loop (last pushed first; parallel_iterations 1:
                      nothing else orders the pushes)
+  cond_grad.json     gradients through a cond (Switch/Merge): loss =
+                     sum(p ? w * x : w^2), d loss / d w
+  while_grad.json    while_simple with gradients through the loop: not
+                     implemented, a graph error naming the Exit
   bad_exit.json      an Exit without a loop (error)
   bad_pop.json       a pop from an empty stack (run-time error)
 """
@@ -81,8 +85,10 @@ class G:
 
     def write(self, name, fetch):
         with open(os.path.join(HERE, name), "w") as f:
-            json.dump({"version": 1, "nodes": self.nodes, "fetch": fetch}, f,
-                      indent=1)
+            doc = {"version": 1, "nodes": self.nodes, "fetch": fetch}
+            if getattr(self, "gradients", None):
+                doc["gradients"] = self.gradients
+            json.dump(doc, f, indent=1)
             f.write("\n")
 
 
@@ -110,6 +116,8 @@ def while_simple():
     g.add("Identity", [ex[0]], "i")
     g.add("Identity", [ex[1]], "x")
     g.write("while_simple.json", ["i", "x"])
+    g.gradients = [{"name": "g", "ys": ["x"], "xs": [x0]}]
+    g.write("while_grad.json", ["x", "g/" + x0])
 
 
 def cond():
@@ -235,6 +243,21 @@ def tensorarray():
     g.write("tensorarray.json", ["gather", "ta_size", "pop1", "pop2"])
 
 
+def cond_grad():
+    g = G()
+    g.add("Variable", [], "w", dtype="float32", shape=[3],
+          init=[0.5, -1.0, 2.0])
+    x = g.const([1.0, 2.0, 3.0], name="x")
+    p = g.add("Placeholder", [], "p", dtype="bool", shape=[])
+    sw = g.add("Switch", ["w", p], "sw")
+    f = g.add("Square", [sw + ":0"], "f")
+    t = g.add("Mul", [sw + ":1", x], "t")
+    g.add("Merge", [f, t], "m")
+    g.add("Sum", ["m:0"], "loss")
+    g.gradients = [{"name": "g", "ys": ["loss"], "xs": ["w"]}]
+    g.write("cond_grad.json", ["loss", "g/w"])
+
+
 def bad():
     g = G()
     g.add("Exit", [g.const(1.0)], "lonely_exit")
@@ -252,4 +275,5 @@ if __name__ == "__main__":
     parallel()
     dead_loop()
     tensorarray()
+    cond_grad()
     bad()
