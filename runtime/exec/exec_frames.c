@@ -970,6 +970,9 @@ static dg_status run_kernel(dgr_fx *x, int32_t s, fx_scratch *w)
         tin[i].dtype = w->in[i].dtype;
         tin[i].shape = w->in[i].shape;
     }
+    /* (ops whose output shape depends on input values, issue 10's
+     * DGC_OP_HOST_IN, need those values in tin[i] here as executor.c
+     * passes them) */
     char msg[256] = "";
     const dgc_op_def *od = &dgc_ops[n->op];
     if (st->n_in > 0 && od->infer(n, tin, st->n_in, to, msg, sizeof msg))
