@@ -1096,14 +1096,15 @@ static dg_status run_step(dgr_fx *x, int32_t s, const uint8_t *st_in,
 }
 
 static void trace_step(dgr_fx *x, int32_t s, int lane, uint64_t t0,
-                       uint64_t t1, int64_t iter)
+                       uint64_t t1, int64_t iter, const dgr_value *out)
 {
     dgr_exec *S = x->r->s;
     const dgc_step *st = &x->r->plan->steps[s];
     const dgc_node *n = &S->g->nodes[st->node];
     if (st->kind == DGC_STEP_TRANSFER) {
-        dgr_trace_memcpy(S->trace, st->src_device, st->device, n->name, 0,
-                         x->step, t0, t1, 0);
+        dgr_trace_memcpy(S->trace, st->src_device, st->device, n->name,
+                         out->buf ? (int64_t)out->buf->nbytes : 0, x->step,
+                         t0, t1, 0);
         return;
     }
     dgr_trace_op_iter(S->trace, st->device,
@@ -1158,7 +1159,8 @@ void dgr_fx_task(dgr_runner *r, int32_t dev, int lane)
             dg_status rc = sti ? run_step(x, s, sti, ndead, w, &sdead)
                                : dg_err_nomem(&w->err, "step inputs");
             if (S->trace && !sdead) /* iterations of loops, not the root */
-                trace_step(x, s, lane, t0, dg_now_ns(), f->parent ? itn : -1);
+                trace_step(x, s, lane, t0, dg_now_ns(), f->parent ? itn : -1,
+                           &w->out[0]);
             for (int i = 0; sti && i < st->n_in; i++)
                 value_drop(&w->in[i]);
             if (sti != stin)
