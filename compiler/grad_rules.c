@@ -280,11 +280,53 @@ static dg_status batchnorm_grad(dgc_gctx *c, int32_t fwd, dgc_ref dy,
     return DG_OK;
 }
 
+/* ---- control flow (issue 11) ---------------------------------------------
+ * TF's _SwitchGrad / _MergeGrad without a cond context (loops have no
+ * gradient yet: Enter, Exit and NextIteration are NOT_DIFF).  Merge's
+ * gradient reaches input i through Switch(dy, value_index == i):1, dead for
+ * the inputs Merge did not take; Switch's is the Merge of its outputs'
+ * gradients, zeros for an output without one (dead on the untaken branch,
+ * so the live gradient wins). */
+static dg_status switch_grad(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
+                             dgc_ref *dx)
+{
+    dgc_ref g[2];
+    for (int k = 0; k < 2; k++) {
+        g[k] = dys[k];
+        if (g[k].node < 0) {
+            g[k] = MK("ZerosLike", ZerosLike, R(fwd, k));
+            CHK(g[k]);
+        }
+    }
+    if (NEED(0)) {
+        dx[0] = MK("Merge", Merge, g[0], g[1]);
+        CHK(dx[0]);
+    }
+    return DG_OK;
+}
+
+static dg_status merge_grad(dgc_gctx *c, int32_t fwd, dgc_ref dy, dgc_ref *dx)
+{
+    const dgc_node *f = &c->g->nodes[fwd];
+    for (int i = 0; i < f->n_inputs; i++) {
+        if (!NEED(i))
+            continue;
+        dgc_ref k = {dgc_grad_const(c, fwd, "index", i, DG_I32), 0};
+        CHK(k);
+        dgc_ref eq = MK("Equal", Equal, R(fwd, 1), k); CHK(eq);
+        dgc_ref sw = MK("Switch", Switch, dy, eq); CHK(sw);
+        dx[i] = R(sw.node, 1);
+    }
+    return DG_OK;
+}
+
 dg_status dgc_grad_rule(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
                         dgc_ref *dx)
 {
     const dgc_node *f = &c->g->nodes[fwd];
     int op = f->op;
+    if (op == OP(Switch)) /* issue 11: either output's gradient counts */
+        return switch_grad(c, fwd, dys, dx);
     dgc_ref dy = dys[0];
     if (dy.node < 0)
         return DG_OK; /* only secondary outputs got gradients: ignored */
@@ -412,6 +454,8 @@ dg_status dgc_grad_rule(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
         return batchnorm_grad(c, fwd, dy, dx);
     } else if (op == OP(AllReduce) || op == OP(Broadcast)) {
         return dgc_grad_collective(c, fwd, dy, dx);
+    } else if (op == OP(Merge)) { /* issue 11 */
+        return merge_grad(c, fwd, dy, dx);
     } else {
         return dg_err(c->err, DG_E_GRAPH,
                       "node '%s': gradient requested through op '%s' which "

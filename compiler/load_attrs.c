@@ -17,6 +17,13 @@ static const char *const bool_keys[] = {
 static const char *const float_keys[] = {
     "mean", "stddev", "min", "max", "decay", "epsilon", NULL};
 
+/* control flow (issue 11) */
+static const char *const cflow_str_keys[] = {
+    "frame_name", "tensor_array_name", "stack_name", "source", NULL};
+static const char *const cflow_bool_keys[] = {
+    "is_constant", "dynamic_size", "clear_after_read",
+    "identical_element_shapes", "swap_memory", NULL};
+
 static int in_list(const char *const *l, const char *k)
 {
     for (; l && *l; l++)
@@ -38,6 +45,12 @@ static int kind_of(const char *key, int op, dgc_attr_kind *k)
     else if (strcmp(key, "message") == 0 || strcmp(key, "reduction") == 0) *k = DGC_A_STR;
     else if (strcmp(key, "seed") == 0 || strcmp(key, "summarize") == 0 ||
              strcmp(key, "root") == 0) *k = DGC_A_INT;
+    /* control flow (issue 11) */
+    else if (in_list(cflow_str_keys, key)) *k = DGC_A_STR;
+    else if (in_list(cflow_bool_keys, key)) *k = DGC_A_BOOL;
+    else if (strcmp(key, "parallel_iterations") == 0) *k = DGC_A_INT;
+    else if (strcmp(key, "element_shape") == 0 || strcmp(key, "output_shape") == 0) *k = DGC_A_SHAPE;
+    else if (strcmp(key, "elem_type") == 0) *k = DGC_A_DTYPE;
     else return -1;
     return 0;
 }
@@ -56,7 +69,8 @@ static dg_status parse_shape(const dgc_jdoc *doc, dgc_node *n, const char *key,
         return bad(err, n, key, "a list of dimensions", v);
     memset(s, 0, sizeof *s);
     int allow_unknown = dgc_op_has(n->op, DGC_OP_FEED) ||
-                        strcmp(dgc_op_name(n->op), "Reshape") == 0;
+                        strcmp(dgc_op_name(n->op), "Reshape") == 0 ||
+                        dgc_op_has(n->op, DGC_OP_RESOURCE); /* issue 11 */
     int64_t numel = 1;
     for (const cJSON *e = v->child; e; e = e->next) {
         if (s->rank == DG_MAX_RANK)

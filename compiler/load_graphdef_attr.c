@@ -574,6 +574,88 @@ static dg_status shape_attr(dgc_graph *g, const dgc_jdoc *doc, int32_t id,
     return DG_OK;
 }
 
+/* ---- control flow (issue 11) ---------------------------------------------- */
+
+/* Attrs of the control-flow ops: 1 when k was one (*st says how it went),
+ * 0 when it is for the general code.  `_output_shapes` on an op whose
+ * output shape only the run knows (a TensorArray read or gather, a stack
+ * pop) becomes its `output_shape`. */
+static int cflow_attr(dgc_graph *g, const dgc_jdoc *doc, int32_t id,
+                      const char *k, const cJSON *v, dg_error *err,
+                      dg_status *st)
+{
+    static const char *const strs[] = {"frame_name", "source", NULL};
+    static const char *const ignored_strs[] = {"tensor_array_name",
+                                               "stack_name", NULL};
+    static const char *const bools[] = {"is_constant", "dynamic_size",
+        "clear_after_read", "identical_element_shapes", "swap_memory", NULL};
+    dgc_node *n = &g->nodes[id];
+    if (!dgc_op_has(n->op, DGC_OP_CONTROL_FLOW))
+        return 0;
+    char *s = NULL;
+    int b = 0;
+    int64_t i = 0;
+    dg_dtype t;
+    *st = DG_OK;
+    if (strcmp(k, "T") == 0) {
+        /* DT_RESOURCE (a TensorArray or stack handle entering a loop) is
+         * fine here: inference types the handle */
+        const cJSON *ty = dgc_gd_field(v, "type", NULL);
+        if (cJSON_IsString(ty) && strcmp(ty->valuestring, "DT_RESOURCE") == 0)
+            return 1;
+        return 0;
+    } else if (listed(strs, k)) {
+        if (!(*st = get_str(err, n, k, v, &s))) {
+            dgc_attr a;
+            memset(&a, 0, sizeof a);
+            a.key = (char *)k;
+            a.kind = DGC_A_STR;
+            a.s = s;
+            if (dgc_node_set_attr(n, &a)) {
+                dg_free(s);
+                *st = nomem(err);
+            }
+        }
+    } else if (listed(ignored_strs, k)) {
+        return 1;
+    } else if (listed(bools, k)) {
+        if (!(*st = get_bool(err, n, k, v, &b)) && dgc_node_set_bool(n, k, b))
+            *st = nomem(err);
+    } else if (strcmp(k, "parallel_iterations") == 0) {
+        if (!(*st = get_int(doc, err, n, k, v, &i)) &&
+            dgc_node_set_int(n, k, i))
+            *st = nomem(err);
+    } else if (strcmp(k, "elem_type") == 0) {
+        if (!(*st = get_type(err, n, k, v, &t)) &&
+            dgc_node_set_dtype(n, k, t))
+            *st = nomem(err);
+    } else if (strcmp(k, "element_shape") == 0 ||
+               strcmp(k, "_output_shapes") == 0) {
+        int out = k[0] == '_';
+        if (out && n->op != DGC_OPID_TensorArrayReadV3 &&
+            n->op != DGC_OPID_TensorArrayGatherV3 &&
+            n->op != DGC_OPID_StackPopV2)
+            return 1;
+        const cJSON *x = dgc_gd_field(v, "shape", NULL);
+        if (out) {
+            const cJSON *l = dgc_gd_field(v, "list", NULL);
+            x = dgc_gd_field(l, "shape", NULL);
+            x = cJSON_IsArray(x) ? x->child : NULL;
+        }
+        dg_shape sh;
+        char msg[200];
+        int rc = x ? dgc_gd_shape(doc, x, &sh, msg, sizeof msg) : 1;
+        if (rc < 0)
+            *st = AERR("node '%s': attr '%s': %s", n->name, k, msg);
+        else if (rc == 0 &&
+                 dgc_node_set_shape(n, out ? "output_shape" : k, &sh))
+            *st = nomem(err);
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
 dg_status dgc_gd_attrs(dgc_graph *g, const dgc_jdoc *doc, int32_t id,
                        const char *tf_op, const cJSON *attr, dg_error *err)
 {
@@ -593,6 +675,8 @@ dg_status dgc_gd_attrs(dgc_graph *g, const dgc_jdoc *doc, int32_t id,
         char *s = NULL;
         if (strcmp(k, "_class") == 0) {
             st = colocation(g, id, v, err);
+        } else if (cflow_attr(g, doc, id, k, v, err, &st)) { /* issue 11 */
+            continue;
         } else if (k[0] == '_') {
             continue; /* _output_shapes and other annotations */
         } else if (strcmp(k, "T") == 0) {

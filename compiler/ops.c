@@ -5,6 +5,7 @@
  */
 #include "ops.h"
 #include "infer.h"
+#include "infer_cflow.h"
 #include "dg_error.h"
 #include "dg_alloc.h"
 
@@ -38,6 +39,15 @@ static const char *const a_bn[] = {"epsilon", NULL};
 static const char *const a_decay[] = {"decay", NULL};
 static const char *const a_allreduce[] = {"reduction", "root", NULL};
 static const char *const a_broadcast[] = {"root", NULL};
+/* control flow (issue 11) */
+static const char *const a_enter[] = {"frame_name", "is_constant", "parallel_iterations", NULL};
+static const char *const a_ta[] = {"dtype", "element_shape", "dynamic_size", "clear_after_read", "identical_element_shapes", "tensor_array_name", NULL};
+static const char *const a_ta_read[] = {"dtype", "element_shape", "output_shape", NULL};
+static const char *const a_ta_grad[] = {"source", NULL};
+static const char *const a_stack[] = {"elem_type", "stack_name", "swap_memory", "element_shape", "output_shape", NULL};
+#define CFLOW (DGC_OP_NOT_DIFF | DGC_OP_CONTROL_FLOW)
+#define CFLOW_DIFF DGC_OP_CONTROL_FLOW /* Switch, Merge: grad_rules.c */
+#define RES (DGC_OP_STATEFUL | DGC_OP_NOT_DIFF | DGC_OP_CONTROL_FLOW | DGC_OP_RESOURCE)
 
 #define SRC DGC_OP_SOURCE
 #define NODIFF DGC_OP_NOT_DIFF
@@ -122,6 +132,13 @@ dg_status dgc_infer_node(dgc_graph *g, int32_t id, dg_error *err)
     }
     for (int i = 0; i < n->n_inputs; i++) {
         const dgc_node *p = &g->nodes[n->inputs[i].node];
+        if (n->inputs[i].index >= p->n_outputs &&
+            dgc_cflow_back_edge(g, n->inputs[i])) {
+            /* control flow (issue 11): a loop's back edge, typed later */
+            memset(&in[i], 0, sizeof in[i]);
+            in[i].shape.rank = -1;
+            continue;
+        }
         if (n->inputs[i].index >= p->n_outputs) {
             if (in != in_small)
                 dg_free(in);
@@ -154,7 +171,8 @@ dg_status dgc_infer_node(dgc_graph *g, int32_t id, dg_error *err)
      * input type: it must agree with the inputs, as TF checks. */
     const dgc_attr *da = dgc_node_attr(n, "dtype");
     if (da && da->kind == DGC_A_DTYPE && n->n_inputs > 0 && dt >= 0 &&
-        strcmp(d->name, "Cast") != 0 && da->i != dt)
+        strcmp(d->name, "Cast") != 0 && da->i != dt &&
+        !dgc_op_has(n->op, DGC_OP_RESOURCE)) /* issue 11: element dtype */
         return dg_err(err, DG_E_GRAPH, "node '%s': %s: attr dtype %s does not "
                       "match its input's dtype %s", n->name, d->name,
                       dg_dtype_name((dg_dtype)da->i), dg_dtype_name((dg_dtype)dt));

@@ -21,7 +21,12 @@ enum {
     DGC_OP_ZERO_GRAD  = 1u << 6, /* differentiable with zero gradient
                                     (ArgMax, Equal: no gradient flows) */
     DGC_OP_FEED       = 1u << 7, /* Placeholder */
-    DGC_OP_RANDOM     = 1u << 8  /* RandomNormal / RandomUniform */
+    DGC_OP_RANDOM     = 1u << 8, /* RandomNormal / RandomUniform */
+    /* control flow (issue 11) */
+    DGC_OP_CONTROL_FLOW = 1u << 12, /* the plan runs on the executor with
+                                       frames (runtime/exec/exec_frames.c) */
+    DGC_OP_RESOURCE   = 1u << 13, /* TensorArray / stack op: the executor
+                                     runs it on a per-run resource */
 };
 
 /* Shape and dtype inference.  `in` are the static types of the inputs (dims

@@ -8,6 +8,7 @@
  */
 #include "plan.h"
 #include "ops.h"
+#include "infer_cflow.h"
 #include "dg_alloc.h"
 #include "dg_error.h"
 
@@ -38,6 +39,8 @@ typedef struct builder {
     int32_t cap_steps, cap_slots;
     ivec edges;   /* (from, to) pairs */
     ivec in;      /* in_slots */
+    ivec back;    /* (slot, step) pairs: edges from a producer emitted
+                     later, a loop's back edge (issue 11) */
     int32_t *node_step; /* node -> op step, -1 */
     int32_t *node_slot; /* node -> first output slot, -1 */
     int32_t *xfer;      /* producer slot * n_devices + dst device -> step */
@@ -141,6 +144,8 @@ static int32_t topo_order(const dgc_graph *g, const uint8_t *active,
         for (int k = 0; k < nd->n_inputs + nd->n_ctrl; k++) {
             int32_t q = k < nd->n_inputs ? nd->inputs[k].node
                                          : nd->ctrl[k - nd->n_inputs];
+            if (k < nd->n_inputs && dgc_cflow_back_edge(g, nd->inputs[k]))
+                continue; /* issue 11: ordered without back edges */
             cons_off[q + 1]++;
             indeg[i]++;
             total++;
@@ -166,6 +171,8 @@ static int32_t topo_order(const dgc_graph *g, const uint8_t *active,
         for (int k = 0; k < nd->n_inputs + nd->n_ctrl; k++) {
             int32_t q = k < nd->n_inputs ? nd->inputs[k].node
                                          : nd->ctrl[k - nd->n_inputs];
+            if (k < nd->n_inputs && dgc_cflow_back_edge(g, nd->inputs[k]))
+                continue;
             cons[fill[q]++] = i;
         }
     }
@@ -215,7 +222,9 @@ static int32_t transfer_for(builder *b, int32_t pn, int32_t src, int32_t dst,
     p->slots[slot].step = s;
     p->slots[slot].device = dst;
     p->slots[slot].type = p->slots[src].type;
-    if (add_edge(b, p->slots[src].step, s))
+    if (b->node_step[pn] < 0 ? (ivec_push(&b->back, src) ||
+                                 ivec_push(&b->back, s))
+                              : add_edge(b, p->slots[src].step, s))
         return -1;
     if (is_var) {
         /* SPEC 4.6: read the Variable after the consumer's control inputs. */
@@ -292,9 +301,16 @@ static int emit_node(builder *b, int32_t id)
     b->node_step[id] = s;
     for (int k = 0; k < st->n_out; k++)
         p->slots[st->out_slot + k].step = s;
-    for (int i = 0; i < n->n_inputs; i++)
-        if (add_edge(b, p->slots[b->in.v[in_off + i]].step, s))
+    for (int i = 0; i < n->n_inputs; i++) {
+        int32_t sl = b->in.v[in_off + i];
+        if (sl < b->n_xfer_slots && b->node_step[n->inputs[i].node] < 0) {
+            /* a loop's back edge: its producer comes later (issue 11) */
+            if (ivec_push(&b->back, sl) || ivec_push(&b->back, s))
+                return -1;
+        } else if (add_edge(b, p->slots[sl].step, s)) {
             return -1;
+        }
+    }
     for (int k = 0; k < n->n_ctrl; k++)
         if (add_edge(b, b->node_step[n->ctrl[k]], s))
             return -1;
@@ -443,6 +459,9 @@ dgc_plan *dgc_plan_build(const dgc_graph *g, const dg_device_list *devs,
     for (int32_t i = 0; i < n_ord; i++)
         if (emit_node(&b, order[i]))
             goto nomem;
+    for (int32_t i = 0; i + 1 < b.back.n; i += 2)
+        if (add_edge(&b, p->slots[b.back.v[i]].step, b.back.v[i + 1]))
+            goto nomem;
     if (finish_edges(&b))
         goto nomem;
     p->in_slots = b.in.v;
@@ -466,6 +485,7 @@ dgc_plan *dgc_plan_build(const dgc_graph *g, const dg_device_list *devs,
     dg_free(b.node_slot);
     dg_free(b.xfer);
     dg_free(b.edges.v);
+    dg_free(b.back.v);
     return p;
 nomem:
     dg_err_nomem(err, "execution plan");
@@ -477,6 +497,7 @@ fail:
     dg_free(b.node_slot);
     dg_free(b.xfer);
     dg_free(b.edges.v);
+    dg_free(b.back.v);
     dg_free(b.in.v);
     dgc_plan_free(p);
     return NULL;

@@ -8,6 +8,7 @@
  */
 #include "program.h"
 #include "ops.h"
+#include "infer_cflow.h"
 #include "dg_alloc.h"
 #include "dg_util.h"
 
@@ -119,7 +120,8 @@ dg_status dgc_pass_infer(dgc_graph *g, int32_t from, dg_error *err)
     for (int32_t i = 0; i < n; i++) {
         const dgc_node *nd = &g->nodes[i + from];
         for (int k = 0; k < nd->n_inputs; k++)
-            if (nd->inputs[k].node >= from) {
+            if (nd->inputs[k].node >= from &&
+                !dgc_cflow_back_edge(g, nd->inputs[k])) { /* issue 11 */
                 off[nd->inputs[k].node - from]++;
                 indeg[i]++;
                 edges++;
@@ -148,7 +150,8 @@ dg_status dgc_pass_infer(dgc_graph *g, int32_t from, dg_error *err)
     for (int32_t i = 0; i < n; i++) {
         const dgc_node *nd = &g->nodes[i + from];
         for (int k = 0; k < nd->n_inputs; k++)
-            if (nd->inputs[k].node >= from)
+            if (nd->inputs[k].node >= from &&
+                !dgc_cflow_back_edge(g, nd->inputs[k])) /* issue 11 */
                 adj[queue[nd->inputs[k].node - from]++] = i;
         for (int k = 0; k < nd->n_ctrl; k++)
             if (nd->ctrl[k] >= from)

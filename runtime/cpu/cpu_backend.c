@@ -77,6 +77,28 @@ static const dgr_kernel_row cpu_kernels[DGC_N_OPS] = {
     ROW(BatchNorm, dgr_k_batchnorm),
     ROW(BatchNormGrad, dgr_k_batchnorm_grad),
     ROW(AssignMovingAvg, dgr_k_assign_moving_avg),
+    /* control flow (issue 11): rows without a kernel, the executor with
+     * frames runs them (runtime/exec/exec_frames.c); TensorArrays and
+     * stacks are CPU-resident (only this backend has their rows) */
+    ROW(Enter, NULL),
+    ROW(Exit, NULL),
+    ROW(Switch, NULL),
+    ROW(Merge, NULL),
+    ROW(NextIteration, NULL),
+    ROW(LoopCond, NULL),
+    ROW(ControlTrigger, NULL),
+    ROW(TensorArrayV3, NULL),
+    ROW(TensorArrayReadV3, NULL),
+    ROW(TensorArrayWriteV3, NULL),
+    ROW(TensorArrayScatterV3, NULL),
+    ROW(TensorArrayGatherV3, NULL),
+    ROW(TensorArraySizeV3, NULL),
+    ROW(TensorArrayCloseV3, NULL),
+    ROW(TensorArrayGradV3, NULL),
+    ROW(StackV2, NULL),
+    ROW(StackPushV2, NULL),
+    ROW(StackPopV2, NULL),
+    ROW(StackCloseV2, NULL),
 };
 
 static dg_status cpu_discover(const dg_options *o, dg_device_list *l,

@@ -89,6 +89,9 @@ struct dgr_runner {
     uint64_t *t_start, *t_end;
     int32_t *lane;
     uint32_t key_base;       /* this run's slice keys: key_base + step */
+    struct dgr_fx *fx;       /* issue 11: the plan has control flow and runs
+                                on the executor with frames (exec_frames.c);
+                                NULL: this static executor */
 };
 
 /* Release event ev of a step on device dev (NULL does nothing). */

@@ -5,6 +5,7 @@
  * per-run array once; dgr_runner_free; output names (dgr_ref_name).
  */
 #include "exec_priv.h"
+#include "exec_frames.h"
 #include "dg_alloc.h"
 
 #include <stdio.h>
@@ -118,6 +119,7 @@ void dgr_runner_free(dgr_runner *r)
 {
     if (!r)
         return;
+    dgr_fx_free(r->fx); /* issue 11 */
     if (r->scratch)
         for (int i = 0; i < r->s->n_workers; i++)
             dg_free(r->scratch[i].in), dg_free(r->scratch[i].tout),
@@ -175,6 +177,14 @@ dgr_runner *dgr_runner_new(dgr_exec *s, const dgc_ref *fetch, int n_fetch,
     const dgc_plan *p = r->plan;
     size_t ns = (size_t)p->n_steps + 1, nsl = (size_t)p->n_slots + 1;
     r->kern = dg_calloc(ns, sizeof *r->kern);
+    /* issue 11: a plan with control flow runs on the executor with frames */
+    if (r->kern && dgr_fx_wanted(s->g, p)) {
+        if (!(r->fx = dgr_fx_new(r, err))) {
+            dgr_runner_free(r);
+            return NULL;
+        }
+        return r;
+    }
     r->xflags = dg_calloc(ns, sizeof *r->xflags);
     r->n_local = dg_calloc(ns, sizeof *r->n_local);
     if (!r->xflags || !r->n_local)

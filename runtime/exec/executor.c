@@ -16,6 +16,7 @@
  * transfers reading their output) keep an event.
  */
 #include "exec_priv.h"
+#include "exec_frames.h"
 #include "dg_alloc.h"
 
 #include <stdio.h>
@@ -394,6 +395,10 @@ static void notify_remote(dgr_runner *r, int32_t s)
 void dgr_exec_task(void *ctx, int32_t item, int lane)
 {
     dgr_runner *r = ctx;
+    if (r->fx) { /* issue 11: control flow */
+        dgr_fx_task(r, item, lane);
+        return;
+    }
     const dgc_plan *p = r->plan;
     int32_t s = item;
     uint64_t tchain = 0;
@@ -479,6 +484,8 @@ static void trace_stream_events(dgr_runner *r)
 dg_status dgr_runner_run(dgr_runner *r, int64_t step, dg_tensor **fetched,
                          dg_error *err)
 {
+    if (r->fx) /* issue 11: control flow */
+        return dgr_fx_run(r, step, fetched, err);
     dgr_exec *S = r->s;
     const dgc_plan *p = r->plan;
     dg_status rc = DG_OK;

@@ -597,4 +597,13 @@ const dgr_kernel_row dgr_cl_kernels[DGC_N_OPS] = {
     ROW(BatchNorm, dgr_cl_k_batchnorm),
     ROW(BatchNormGrad, dgr_cl_k_batchnorm_grad),
     ROW(AssignMovingAvg, dgr_cl_k_moving_avg),
+    /* control flow (issue 11): the executor with frames runs these itself
+     * (no OpenCL code); loop counters (int32) and predicates (bool) stay on
+     * the CPU as their dtypes have no row here */
+    ROW(Enter, NULL),
+    ROW(Exit, NULL),
+    ROW(Switch, NULL),
+    ROW(Merge, NULL),
+    ROW(NextIteration, NULL),
+    ROW(ControlTrigger, NULL),
 };

@@ -252,6 +252,15 @@ void dgr_trace_op(dgr_trace *t, int device, int lane, const char *node,
                   uint64_t end_ns, const char *const *inputs, int n_inputs,
                   uint32_t key)
 {
+    dgr_trace_op_iter(t, device, lane, node, op, step, -1, start_ns, end_ns,
+                      inputs, n_inputs, key);
+}
+
+void dgr_trace_op_iter(dgr_trace *t, int device, int lane, const char *node,
+                       const char *op, int64_t step, int64_t iter,
+                       uint64_t start_ns, uint64_t end_ns,
+                       const char *const *inputs, int n_inputs, uint32_t key)
+{
     if (!t)
         return;
     dgr_tbuf *b;
@@ -271,6 +280,11 @@ void dgr_trace_op(dgr_trace *t, int device, int lane, const char *node,
     r->n_inputs = (int16_t)(inputs && n_inputs > 0
                                 ? (n_inputs > 32767 ? 32767 : n_inputs)
                                 : 0);
+    /* iteration + 1 in 24 bits (saturating) */
+    uint32_t it1 = iter < 0 ? 0 : iter >= 0xFFFFFE ? 0xFFFFFF
+                                                   : (uint32_t)iter + 1;
+    r->iter_hi = (uint8_t)(it1 >> 16);
+    r->dev2 = (int16_t)(uint16_t)(it1 & 0xFFFF);
     commit_rec(b);
 }
 

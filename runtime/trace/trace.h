@@ -56,6 +56,14 @@ void dgr_trace_op(dgr_trace *t, int device, int lane, const char *node,
                   uint64_t end_ns, const char *const *inputs, int n_inputs,
                   uint32_t key);
 
+/* The same for an op that ran in iteration `iter` (>= 0) of a loop
+ * (issue 11): args carry "iter" beside "step"; iterations at or above
+ * 2^24 - 2 show as that. */
+void dgr_trace_op_iter(dgr_trace *t, int device, int lane, const char *node,
+                       const char *op, int64_t step, int64_t iter,
+                       uint64_t start_ns, uint64_t end_ns,
+                       const char *const *inputs, int n_inputs, uint32_t key);
+
 /* A transfer of `bytes` of `tensor` from src_device to dst_device (on the
  * destination's copy lane); key as for dgr_trace_op. */
 void dgr_trace_memcpy(dgr_trace *t, int src_device, int dst_device,

@@ -38,6 +38,8 @@ typedef struct dgr_trec {
     int16_t dev, dev2;
     int16_t n_inputs;
     uint8_t kind;
+    uint8_t iter_hi;           /* OP in a loop (issue 11): iteration + 1 =
+                                  iter_hi << 16 | (uint16_t)dev2; 0 none */
 } dgr_trec; /* 64 bytes: one cache line */
 
 #define DGR_TCHUNK_RECS 1024

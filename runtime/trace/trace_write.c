@@ -355,6 +355,11 @@ static void write_x(wctx *w)
             put_json_str(f, r->b);
             PUTS(",\"step\":", f);
             put_i64(f, r->step);
+            uint32_t it1 = (uint32_t)r->iter_hi << 16 | (uint16_t)r->dev2;
+            if (it1) { /* issue 11 */
+                PUTS(",\"iter\":", f);
+                put_i64(f, (int64_t)it1 - 1);
+            }
             for (int k = 0; k < r->n_inputs; k++) {
                 PUTS(",\"input", f);
                 put_i64(f, k);

@@ -1,0 +1,219 @@
+#!/usr/bin/env python3
+"""End-to-end tests of TF-1 control flow (issue 11): the hand-made graphs of
+tests/data/cflow/ (make_graphs.py) and the TensorFlow control-flow fixtures
+of tests/data/tf/ (tools/tf_fixtures/export_cflow.py).
+
+Usage: e2e_cflow.py DGRUN GROUP
+  cpu       every graph of tests/data/cflow on CPU:0, values checked
+  gpu       the same with the OpenCL GPU (PoCL) in the device list and the
+            graphs scoped to GPU:0 (soft placement: counters and
+            predicates stay on the CPU, transfers every iteration)
+  trace     `profile` of a loop: ops in a loop carry args.iter, ops outside
+            do not; with parallel_iterations 1 no iteration starts before
+            the previous one ended
+  tf_<fixture>  a TF fixture (cf_cond, cf_while_nested, lstm, lstm_frozen)
+            as e2e_tf.py checks it (values and losses against TF's, or the
+            exact list of ops dgrun lacks); fixtures that load also run on
+            the GPU against TF's values
+Needs NumPy.  Exit 0 = pass, 1 = failure.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import e2e_tf  # noqa: E402  (reads DGRUN and GROUP from argv as we do)
+
+DGRUN = os.path.abspath(sys.argv[1])
+GROUP = sys.argv[2]
+ROOT = e2e_tf.ROOT
+CF = os.path.join(ROOT, "tests", "data", "cflow")
+GPU = ["--opencl-devices", "all", "--device", "/device:GPU:0",
+       "--allow-soft-placement"]
+CPU = ["--opencl-devices", "none"]
+
+# What the TF control-flow fixtures need that dgrun lacks today (the ops
+# of the real-graphs issue, branch ops-shape).
+MISSING = {
+    "cf_cond": None,
+    "cf_while_nested": "Less (2 nodes)",
+    "lstm_frozen": "StridedSlice (2 nodes), Range (2 nodes), Less (2 nodes), "
+                   "LogicalAnd (1 node)",
+    "lstm": "StridedSlice (2 nodes), ConcatV2 (1 node), Range (2 nodes), "
+            "Less (2 nodes), LogicalAnd (1 node), GreaterEqual (1 node), "
+            "Tile (1 node)",
+}
+e2e_tf.MISSING.update(MISSING)
+
+check, close, dgrun = e2e_tf.check, e2e_tf.close, e2e_tf.dgrun
+
+
+def run_json(graph, *args):
+    rc, out, err = dgrun("run", os.path.join(CF, graph), "--json", *args)
+    check(rc == 0, "%s %s: exit %d: %s" % (graph, args, rc, err.strip()))
+    return (json.loads(out), err) if rc == 0 else (None, err)
+
+
+def npy(tmp, name, v):
+    p = os.path.join(tmp, name + ".npy")
+    np.save(p, np.asarray(v))
+    return p
+
+
+def graphs(dev):
+    tmp = tempfile.mkdtemp(prefix="dgrun-cflow-")
+    r, _ = run_json("while_simple.json", *dev)
+    if r:
+        close(r["i"]["value"], 5, "while_simple i")
+        close(r["x"]["value"], 32.0, "while_simple x")
+    # tf.cond: only the taken branch runs
+    for p in (True, False):
+        r, err = run_json("cond.json", "--feed",
+                          "p=" + npy(tmp, "p%d" % p, p), *dev)
+        x = np.array([1.0, 2.0, 3.0])
+        if r:
+            close(r["y"]["value"], x * 2 if p else x + 10, "cond p=%s" % p)
+            close(r["branch"]["value"], 1 if p else 0, "cond index p=%s" % p)
+        check(("FALSE BRANCH RAN" in err) == (not p),
+              "cond p=%s: the false branch's Print %s" %
+              (p, "ran" if p else "did not run"))
+    # nested loops: the same as TF's fixture
+    acc = np.zeros(3)
+    x = np.array([1.0, -2.0, 0.5])
+    for i in range(3):
+        for _ in range(4):
+            acc = acc * 0.5 + x
+        acc = acc + i
+    r, _ = run_json("nested.json", *dev)
+    if r:
+        close(r["y"]["value"], acc, "nested loops")
+    # parallel iterations: the same values
+    h = np.array([[0.5, -0.25], [0.125, 1.0]])
+    w = np.array([[0.9, 0.1], [-0.2, 0.8]])
+    for _ in range(6 * 4):
+        h = np.tanh(h @ w)
+    r, _ = run_json("parallel.json", *dev)
+    if r:
+        close(r["out1"]["value"], h, "parallel_iterations 1")
+        close(r["out8"]["value"], h, "parallel_iterations 8")
+    # a loop in an untaken branch: its exits are dead, Merge takes the other
+    for p in (True, False):
+        r, _ = run_json("dead_loop.json", "--feed",
+                        "p=" + npy(tmp, "p%d" % p, p), *dev)
+        if r:
+            close(r["y"]["value"], [-1.0, -2.0] if p else [8.0, 16.0],
+                  "dead loop p=%s" % p)
+    # TensorArrays and stacks
+    r, _ = run_json("tensorarray.json", *dev)
+    if r:
+        close(r["gather"]["value"], [[2, 4], [6, 8], [10, 12]], "TA gather")
+        close(r["ta_size"]["value"], 3, "TA size")
+        close(r["pop1"]["value"], [10, 12], "stack pop 1")
+        close(r["pop2"]["value"], [6, 8], "stack pop 2")
+    # gradients through a cond (Switch/Merge)
+    for p in (True, False):
+        r, _ = run_json("cond_grad.json", "--feed",
+                        "p=" + npy(tmp, "p%d" % p, p), *dev)
+        w = np.array([0.5, -1.0, 2.0])
+        x = np.array([1.0, 2.0, 3.0])
+        if r:
+            close(r["loss"]["value"], (w * x).sum() if p else (w * w).sum(),
+                  "cond_grad loss p=%s" % p)
+            close(r["g/w"]["value"], x if p else 2 * w,
+                  "cond_grad d/dw p=%s" % p)
+    # errors: one line, the SPEC's exit codes
+    for g, code, msg, more in (
+            ("bad_exit.json", 2, "node 'lonely_exit': Exit outside of a loop",
+             []),
+            ("bad_pop.json", 1, "node 'pop': pop from an empty stack", []),
+            ("while_grad.json", 2, "node 'L/exit1': gradient requested "
+             "through op 'Exit' which has no gradient", []),
+            ("while_simple.json", 2, "node 'L/body1': cannot fetch a value "
+             "of loop frame 'L'", ["--fetch", "L/body1"])):
+        rc, out, err = dgrun("run", os.path.join(CF, g), *dev, *more)
+        check(rc == code and msg in err and len(err.splitlines()) == 1,
+              "%s: want exit %d and %r, got %d %r" % (g, code, msg, rc, err))
+
+
+def trace():
+    tmp = tempfile.mkdtemp(prefix="dgrun-cflow-")
+    path = os.path.join(tmp, "t.json")
+    rc, out, err = dgrun("profile", os.path.join(CF, "parallel.json"),
+                         "-o", path, *CPU)
+    check(rc == 0, "profile: exit %d %s" % (rc, err))
+    if rc:
+        return
+    with open(path) as f:
+        ev = [e for e in json.load(f)["traceEvents"] if e.get("ph") == "X"
+              and "op" in e.get("args", {})]
+    for e in ev:
+        e["node"] = e["args"]["name"]
+    # (Enter runs in the frame around the loop)
+    loop = [e for e in ev if e["node"].startswith("P1/") and
+            not e["node"].startswith(("P1/enter", "P1/const"))]
+    outside = [e for e in ev if e["node"] in ("x0", "w", "out1", "out8")]
+    check(loop and all("iter" in e["args"] for e in loop),
+          "ops in the loop carry args.iter")
+    check(outside and all("iter" not in e["args"] for e in outside),
+          "ops outside loops carry no args.iter")
+    iters = sorted({e["args"]["iter"] for e in loop})
+    check(iters == list(range(7)), "iterations 0..6 of P1: %s" % iters)
+    # every P1 op of an iteration runs after the previous one ended
+    span = {}
+    for e in loop:
+        k = e["args"]["iter"]
+        a, b = span.get(k, (e["ts"], e["ts"] + e["dur"]))
+        span[k] = (min(a, e["ts"]), max(b, e["ts"] + e["dur"]))
+    for k in range(6):
+        if k in span and k + 1 in span:
+            check(span[k + 1][0] >= span[k][1] - 1,
+                  "parallel_iterations 1: iteration %d starts at %s before "
+                  "iteration %d ends at %s" % (k + 1, span[k + 1][0], k,
+                                               span[k][1]))
+
+
+def tf_gpu(name):
+    """A fixture that loads: its fetches on the GPU against TF's values."""
+    d = os.path.join(e2e_tf.DATA, name)
+    with open(os.path.join(d, "meta.json")) as f:
+        meta = json.load(f)
+    feeds = []
+    for ph, fn in meta["feeds"].items():
+        feeds += ["--feed", "%s:0=%s" % (ph, os.path.join(d, fn))]
+    fetch = [t + ":0" for t in meta["fetch"]]
+    graph = os.path.join(d, "graph.pb")
+    rc, out, err = dgrun("run", graph, "--fetch", ",".join(fetch), "--json",
+                         *GPU, *feeds)
+    check(rc == 0, "%s on the GPU: exit %d: %s" % (name, rc, err.strip()))
+    if rc == 0:
+        res = json.loads(out)
+        for t, fn in zip(meta["fetch"], fetch):
+            close(res[fn]["value"], np.load(os.path.join(d, meta["fetch"][t])),
+                  "%s on the GPU: %s" % (name, fn))
+
+
+def main():
+    if GROUP == "cpu":
+        graphs(CPU)
+    elif GROUP == "gpu":
+        graphs(GPU)
+    elif GROUP == "trace":
+        trace()
+    elif GROUP.startswith("tf_") and GROUP[3:] in MISSING:
+        e2e_tf.fixture(GROUP[3:])
+        if MISSING[GROUP[3:]] is None:
+            tf_gpu(GROUP[3:])
+    else:
+        print("unknown group " + GROUP)
+        return 1
+    print("%s: %d value(s) compared, %d failure(s)" % (
+        GROUP, len(e2e_tf.COMPARED), len(e2e_tf.FAILURES)))
+    return 1 if e2e_tf.FAILURES else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
