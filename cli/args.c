@@ -63,7 +63,7 @@ static const opt_def OPTS[] = {
     {"json", 0, 0, M(CLI_RUN) | M(CLI_TRAIN) | M(CLI_DEVICES) | M(CLI_PLACE),
      O_JSON},
     {"explain", 0, 1, M(CLI_PLACE), O_EXPLAIN},
-    {"checkpoint", 0, 1, M(CLI_TRAIN), O_CHECKPOINT},
+    {"checkpoint", 0, 1, M(CLI_RUN) | M(CLI_TRAIN), O_CHECKPOINT},
     {"restore", 0, 0, M(CLI_TRAIN), O_RESTORE},
     {"train", 0, 0, M(CLI_PROFILE), O_TRAIN},
     {"memory", 0, 0, M_EXEC, O_MEMORY},
@@ -314,7 +314,7 @@ static int apply(cli_args *a, const opt_def *d, const char *v, char *why,
     case O_EXPLAIN: a->explain = v; return 0;
     case O_CHECKPOINT:
         if (!*v)
-            return fail(why, n, "--checkpoint expects a directory");
+            return fail(why, n, "--checkpoint expects a file or directory");
         a->opt.checkpoint_dir = v;
         return 0;
     case O_RESTORE: a->opt.restore = 1; return 0;

@@ -88,6 +88,14 @@ void cli_memory_report(const cli_args *a, const cli_ctx *c,
 void cli_memory_json(const cli_args *a, const cli_ctx *c, const dg_session *s,
                      int first, struct cli_buf *b);
 
+/* train's results on stdout (text, or SPEC's JSON with --json) into b;
+ * profile --train prints the same text. */
+void cli_train_render(const cli_args *a, const cli_ctx *c, const dg_session *s,
+                      const dg_train_result *r, struct cli_buf *b);
+/* The stderr line of a training ended by SIGINT/SIGTERM: the step reached,
+ * the checkpoint written and the command that resumes (--restore). */
+void cli_train_interrupted(const cli_args *a, const dg_train_result *r);
+
 /* Commands: each returns the process exit code and prints its own errors. */
 int cmd_run(const cli_args *a);
 int cmd_train(const cli_args *a);

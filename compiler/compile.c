@@ -123,6 +123,11 @@ const dg_cluster *dg_graph_cluster(const dg_graph *g, const dg_options *o)
     return g ? g->cluster : NULL;
 }
 
+int dg_program_fetch_count(const dg_program *p)
+{
+    return p ? p->n_fetch : 0;
+}
+
 const dg_cluster *dg_program_cluster(const dg_program *p)
 {
     return p ? p->cluster : NULL;
