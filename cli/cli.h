@@ -63,6 +63,13 @@ typedef struct cli_ctx {
 dg_status cli_compile(const cli_args *a, cli_ctx *c, dg_error *err);
 void cli_ctx_free(cli_ctx *c);
 
+/* Append to a placement error (SPEC 4.7's text stays as it is) a hint in
+ * the same line, " (hint: ...)", naming the flag that would help:
+ * --allow-soft-placement, --opencl-devices all (run/train/profile with no
+ * GPU found) or --assume-gpus N (place/check). */
+void cli_placement_hint(const cli_args *a, const dg_device_list *devs,
+                        dg_error *err);
+
 /* Replace *devs, this machine's devices, by the cluster-wide list of c
  * with every task having them (SPEC 8.1: how place/check compile a whole
  * cluster on one machine).  *devs is freed either way on success; on
