@@ -64,7 +64,9 @@ dg_status cli_compile(const cli_args *a, cli_ctx *c, dg_error *err);
 void cli_ctx_free(cli_ctx *c);
 
 /* Append to a placement error (SPEC 4.7's text stays as it is) a hint in
- * the same line, " (hint: ...)", naming the flag that would help:
+ * the same line, " (hint: ...)", naming the flag that would help
+ * (cli_compile does it when stderr is a terminal: scripts and the SPEC's
+ * acceptance tests read the exact text):
  * --allow-soft-placement, --opencl-devices all (run/train/profile with no
  * GPU found) or --assume-gpus N (place/check). */
 void cli_placement_hint(const cli_args *a, const dg_device_list *devs,

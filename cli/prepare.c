@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "dg_alloc.h"
 
@@ -78,7 +79,9 @@ dg_status cli_compile(const cli_args *a, cli_ctx *c, dg_error *err)
     c->prog = dg_compile(g, &a->opt, c->devs, err);
     if (!c->prog) {
         dg_graph_free(g);
-        if (err->code == DG_E_PLACEMENT)
+        /* SPEC 4.7 fixes the error text scripts read: the hint is for a
+         * person at a terminal */
+        if (err->code == DG_E_PLACEMENT && isatty(STDERR_FILENO))
             cli_placement_hint(a, c->devs, err);
         return err->code ? err->code : DG_E_GRAPH;
     }

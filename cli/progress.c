@@ -3,8 +3,8 @@
  * (see progress.h).  The rate is (steps, seconds) over the last samples of
  * a window that starts after the first step of this process (start-up,
  * lazy kernel builds, first allocations) and restarts after every kernel
- * build; until it spans 20 steps or a second it is "measuring" and no time
- * left is shown.
+ * build; until it spans 20 steps or a second no time left is shown, and
+ * before a step was measured the line says "measuring speed".
  */
 #include "progress.h"
 
@@ -179,9 +179,11 @@ static void window_add(cli_progress *p, int64_t step, double t)
     }
 }
 
-/* Steps per second at (step, t): over the window when it is meaningful
- * (returns 1), else *rate is what is known so far (returns 0).  At the last
- * step the whole measured stretch counts. */
+/* Steps per second at (step, t) into *rate.  Returns 2 when the window
+ * is meaningful (time left may be shown), 1 when a rate was measured but
+ * over too little to predict from, 0 when nothing was measured yet (the
+ * first step; at the last step the plain average is given then, 1).  At
+ * the last step the whole measured stretch counts. */
 static int rate_at(cli_progress *p, int64_t step, double t, int last,
                    double *rate)
 {
@@ -191,11 +193,11 @@ static int rate_at(cli_progress *p, int64_t step, double t, int last,
         double el = t - p->t0;
         int64_t ran = step - p->first_step + 1;
         *rate = el > 0 ? (double)ran / el : 0.0;
-        return last;
+        return last ? 2 : 0;
     }
     if (last) {
         *rate = (double)(step - p->origin_step) / (t - p->origin_t);
-        return 1;
+        return 2;
     }
     int64_t s0 = p->ws[p->wh];
     double t0 = p->wt[p->wh];
@@ -203,7 +205,9 @@ static int rate_at(cli_progress *p, int64_t step, double t, int last,
         return 0;
     *rate = (double)(step - s0) / (t - t0);
     return step - p->origin_step >= MEANINGFUL_STEPS ||
-           t - p->origin_t >= MEANINGFUL_SECONDS;
+                   t - p->origin_t >= MEANINGFUL_SECONDS
+               ? 2
+               : 1;
 }
 
 static void fmt_left(double s, char *out, size_t n)
@@ -244,13 +248,17 @@ void cli_progress_step(const dg_train_progress *tp, void *user)
             goto out;
         p->last_draw = t;
         p->drawn = 1;
-        if (known) {
+        if (known == 2) {
             char left[32];
             fmt_left(rate > 0 ? (double)(tp->steps - tp->step) / rate : 0,
                      left, sizeof left);
             fprintf(stderr, "\rstep %lld/%lld loss %.4f (%.1f steps/s, %s "
                     "left)\033[K", (long long)tp->step, (long long)tp->steps,
                     tp->loss, rate, left);
+        } else if (known == 1) { /* a rate, but no prediction from it */
+            fprintf(stderr, "\rstep %lld/%lld loss %.4f (%.1f steps/s, "
+                    "measuring)\033[K", (long long)tp->step,
+                    (long long)tp->steps, tp->loss, rate);
         } else {
             fprintf(stderr, "\rstep %lld/%lld loss %.4f (measuring speed)"
                     "\033[K", (long long)tp->step, (long long)tp->steps,

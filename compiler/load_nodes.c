@@ -501,7 +501,8 @@ dg_status dgc_nodes_finish(dgc_nodeload *L, dg_error *err)
             break;
     }
     dg_free(mark);
-    if (!st && L->def_node >= 0) {
+    if (!st && L->def_node >= 0 &&
+        !(st = dgc_pending_first_error(g, L->def_node, err))) {
         *err = L->def_err;
         st = err->code;
     }

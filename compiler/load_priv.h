@@ -183,6 +183,11 @@ dg_status dgc_pending_stash(dgc_graph *g, int32_t id, const char *names,
  * consumer of a pending node DGC_NODE_AFTER (shape inference skips both
  * until dgc_pass_resolve_pending). */
 dg_status dgc_pending_check_load(dgc_graph *g, dg_error *err);
+/* The "names unknown node" error of the first pending node up to node
+ * `before` (file order; its inputs come before its later fields), DG_OK if
+ * none: when the load fails anyway on that node, errors keep their order. */
+dg_status dgc_pending_first_error(const dgc_graph *g, int32_t before,
+                                  dg_error *err);
 
 /* Sections other than nodes (load_sections.c). */
 dg_status dgc_load_sections(dgc_graph *g, const dgc_jdoc *doc,

@@ -75,25 +75,46 @@ static int may_generate(const dgc_graph *g, const char *name, size_t len)
     return 0;
 }
 
+/* The loader's error for pending[i]'s first unknown input that no pass
+ * may generate (any unknown one when `any`); DG_OK if there is none. */
+static dg_status unknown_input(const dgc_graph *g, int i, int any,
+                               dg_error *err)
+{
+    const dgc_pending *p = &g->pending[i];
+    const char *s = p->names;
+    for (int k = 0; k < p->n_in; k++, s += strlen(s) + 1) {
+        const char *base;
+        size_t bl;
+        if (lookup(g, s, &base, &bl) >= 0 ||
+            (!any && may_generate(g, base, bl)))
+            continue;
+        const char *who = g->nodes[p->node].name;
+        if (s[0] == '^')
+            return dg_err(err, DG_E_GRAPH, "node '%s': control input '%s' "
+                          "names unknown node '%s'", who, s, s + 1);
+        return dg_err(err, DG_E_GRAPH, "node '%s': input '%s' names "
+                      "unknown node '%.*s'", who, s, (int)bl, base);
+    }
+    return DG_OK;
+}
+
+dg_status dgc_pending_first_error(const dgc_graph *g, int32_t before,
+                                  dg_error *err)
+{
+    for (int i = 0; i < g->n_pending; i++)
+        if (g->pending[i].node <= before)
+            return unknown_input(g, i, 1, err);
+    return DG_OK;
+}
+
 dg_status dgc_pending_check_load(dgc_graph *g, dg_error *err)
 {
     if (g->n_pending == 0)
         return DG_OK;
     for (int i = 0; i < g->n_pending; i++) {
-        const dgc_pending *p = &g->pending[i];
-        const char *s = p->names;
-        for (int k = 0; k < p->n_in; k++, s += strlen(s) + 1) {
-            const char *base;
-            size_t bl;
-            if (lookup(g, s, &base, &bl) >= 0 || may_generate(g, base, bl))
-                continue;
-            const char *who = g->nodes[p->node].name;
-            if (s[0] == '^')
-                return dg_err(err, DG_E_GRAPH, "node '%s': control input '%s' "
-                              "names unknown node '%s'", who, s, s + 1);
-            return dg_err(err, DG_E_GRAPH, "node '%s': input '%s' names "
-                          "unknown node '%.*s'", who, s, (int)bl, base);
-        }
+        dg_status st = unknown_input(g, i, 0, err);
+        if (st)
+            return st;
     }
     /* everything downstream of a pending node waits with it */
     int32_t n = g->n_nodes;
