@@ -86,6 +86,8 @@ void cli_train_interrupted(const cli_args *a, const dg_train_result *r)
                 "--restore)\n", r->checkpoint, a->graph,
                 a->opt.checkpoint_dir ? " --checkpoint " : "",
                 a->opt.checkpoint_dir ? a->opt.checkpoint_dir : "");
+    } else if (a->cmd == CLI_PROFILE) {
+        fputs("; the trace holds the steps done\n", stderr);
     } else if (r->steps == 0) {
         fputs("; no step ran, nothing to save\n", stderr);
     } else {
