@@ -65,25 +65,42 @@ static void announce_locked(cli_progress *p)
     p->announced = 1;
 }
 
+/* The watcher: says that kernels are being built once they have taken a
+ * second, and, when a stop signal has not ended the command within half a
+ * second (a long step, a kernel build), that it will stop after the step
+ * in progress.  Wakes at least every 0.1 s. */
 static void *watch(void *arg)
 {
     cli_progress *p = arg;
+    double stop_seen = 0;
+    int stop_said = 0;
     pthread_mutex_lock(&p->mu);
-    while (!p->quit && !p->announced) {
-        if (!p->building) {
-            pthread_cond_wait(&p->cv, &p->mu);
-            continue;
+    while (!p->quit) {
+        double wait = 0.1;
+        if (p->building && !p->announced) {
+            double spent = p->build_total + (now_s() - p->build_start);
+            if (spent >= BUILD_NOTICE_AFTER)
+                announce_locked(p);
+            else if (BUILD_NOTICE_AFTER - spent < wait)
+                wait = BUILD_NOTICE_AFTER - spent + 0.001;
         }
-        double spent = p->build_total + (now_s() - p->build_start);
-        if (spent >= BUILD_NOTICE_AFTER) {
-            announce_locked(p);
-            break;
+        if (cli_interrupt_signal() && !stop_said) {
+            if (stop_seen == 0) {
+                stop_seen = now_s();
+            } else if (now_s() - stop_seen >= 0.5) {
+                if (p->open)
+                    fputc('\n', stderr);
+                p->open = 0;
+                p->drawn = 0;
+                fputs("dgrun: stopping after the step in progress (send the "
+                      "signal again to stop at once)\n", stderr);
+                fflush(stderr);
+                stop_said = 1;
+            }
         }
-        double until = now_s() + (BUILD_NOTICE_AFTER - spent) + 0.001;
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
-        double wake = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9 +
-                      (until - now_s());
+        double wake = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9 + wait;
         ts.tv_sec = (time_t)wake;
         ts.tv_nsec = (long)((wake - (double)ts.tv_sec) * 1e9);
         pthread_cond_timedwait(&p->cv, &p->mu, &ts);
@@ -101,9 +118,6 @@ static void on_build(const dg_build_event *e, void *user)
             p->build_start = now_s();
         snprintf(p->device, sizeof p->device, "%s", e->device);
         snprintf(p->cache_dir, sizeof p->cache_dir, "%s", e->cache_dir);
-        if (!p->th_started && !p->announced &&
-            pthread_create(&p->th, NULL, watch, p) == 0)
-            p->th_started = 1;
     } else if (p->building > 0 && --p->building == 0) {
         p->build_total += now_s() - p->build_start;
     }
@@ -125,6 +139,7 @@ void cli_progress_init(cli_progress *p, int tty, int64_t log_every,
     p->t0 = now_s();
     o->on_build = on_build;
     o->on_build_user = p;
+    p->th_started = pthread_create(&p->th, NULL, watch, p) == 0;
 }
 
 void cli_progress_done(cli_progress *p)

@@ -35,7 +35,8 @@ typedef struct cli_progress {
     int64_t first_step;  /* step of the first report (-1 = none yet) */
     double t0;           /* when the command started */
     /* kernel builds (dg_options.on_build), watched by a thread that says
-     * "building OpenCL kernels" once they have taken a second */
+     * "building OpenCL kernels" once they have taken a second (and that a
+     * stop signal will end the command after the step in progress) */
     pthread_t th;
     pthread_cond_t cv;
     int th_started, quit;

@@ -184,6 +184,21 @@ def group_interrupt():
     check(p.returncode == 130 and m is not None and "no checkpoint is configured" in m.group(3)
           and "--checkpoint" in m.group(3), "no checkpoint: exit 130, says how to get one: %r"
           % err[-300:])
+    # a long step: the signal is acknowledged, the step finishes
+    slow = write_json("slow.json", {
+        "version": 1,
+        "nodes": [node("w", "Variable", dtype="float32", shape=[2048, 2048],
+                       init={"random_normal": {"mean": 0.0, "stddev": 1.0}}),
+                  node("m", "MatMul", ["w", "w"]), node("loss", "Mean", ["m"])],
+        "train": {"loss": "loss", "optimizer": {"type": "sgd", "learning_rate": 1e-4},
+                  "steps": 1000, "log_every": 1}})
+    p = start(["train", slow, *CPU, "--intra-op-threads", "1"])
+    time.sleep(1.0)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=120)
+    check(p.returncode == 130 and "dgrun: stopping after the step in progress (send the "
+          "signal again to stop at once)\n" in err and STOP_RE.fullmatch(err.splitlines()[-1]),
+          "a long step: says it stops after it, then stops: %r" % err[-600:])
     # profile: the trace of the steps done, valid
     for i, (extra, sig) in enumerate(((["--train"], signal.SIGINT),
                                       ([], signal.SIGTERM), (["--train"], signal.SIGTERM))):
