@@ -77,7 +77,9 @@ static void *watch(void *arg)
     pthread_mutex_lock(&p->mu);
     while (!p->quit) {
         double wait = 0.1;
-        if (p->building && !p->announced) {
+        /* the notice is for a person waiting at a terminal: on a pipe,
+         * stderr stays what scripts expect (a cold cache is no error) */
+        if (p->building && !p->announced && p->tty) {
             double spent = p->build_total + (now_s() - p->build_start);
             if (spent >= BUILD_NOTICE_AFTER)
                 announce_locked(p);

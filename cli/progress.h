@@ -3,8 +3,8 @@
  * the training progress (an updating line on a terminal, one line every
  * log_every steps otherwise) with a rate measured over a recent window that
  * leaves out start-up, the first step and kernel builds (no time left until
- * that rate means something); the one-time line that OpenCL kernels are
- * being built; and Ctrl-C / SIGTERM, which only raise the library's stop
+ * that rate means something); the one-time line, on a terminal, that
+ * OpenCL kernels are being built; and Ctrl-C / SIGTERM, which only raise the library's stop
  * flag (dg_options.stop) so that the step in progress ends cleanly.
  */
 #ifndef DG_CLI_PROGRESS_H
