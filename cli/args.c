@@ -404,6 +404,14 @@ static void suggest_option(const char *name, size_t len, cli_cmd cmd,
         out[0] = '\0';
 }
 
+/* "unknown command 'x' (did you mean 'y'? try 'dgrun --help')" */
+static int unknown_cmd(const char *s, char *why, size_t n)
+{
+    const char *hit = closest(s, strlen(s), CMD_NAMES, CLI_CMD_COUNT);
+    return fail(why, n, "unknown command '%s' (%s%s%stry 'dgrun --help')", s,
+                hit ? "did you mean '" : "", hit ? hit : "", hit ? "'? " : "");
+}
+
 static cli_cmd find_cmd(const char *s)
 {
     for (int c = CLI_RUN; c < CLI_CMD_COUNT; c++)
@@ -460,7 +468,7 @@ int cli_parse(int argc, char **argv, cli_args *a, char *why, size_t n)
         if (argc > 2 && !strcmp(first, "help")) {
             a->cmd = find_cmd(argv[2]);
             if (a->cmd == CLI_NONE)
-                return fail(why, n, "unknown command '%s' (try 'dgrun --help')", argv[2]);
+                return unknown_cmd(argv[2], why, n);
         }
         a->action = CLI_ACT_HELP;
         return 0;
@@ -474,12 +482,8 @@ int cli_parse(int argc, char **argv, cli_args *a, char *why, size_t n)
     if (first[0] == '-' && first[1])
         return fail(why, n, "expected a command before '%s' (try 'dgrun --help')", first);
     a->cmd = find_cmd(first);
-    if (a->cmd == CLI_NONE) {
-        const char *hit = closest(first, strlen(first), CMD_NAMES, CLI_CMD_COUNT);
-        return fail(why, n, "unknown command '%s' (%s%s%stry 'dgrun --help')",
-                    first, hit ? "did you mean '" : "", hit ? hit : "",
-                    hit ? "'? " : "");
-    }
+    if (a->cmd == CLI_NONE)
+        return unknown_cmd(first, why, n);
 
     int have_opencl = 0, have_visible = 0, only_pos = 0;
     const char *cmd = CMD_NAMES[a->cmd];

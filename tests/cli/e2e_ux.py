@@ -389,6 +389,7 @@ def group_small():
           "the rule still places VariableV2 on CPU:0", r)
     # did you mean
     for args, frag in ((["trian", "x"], "did you mean 'train'?"),
+                       (["help", "plcae"], "did you mean 'place'?"),
                        (["train", "x", "--stpes", "3"], "did you mean '--steps'?"),
                        (["run", "x", "--fecth", "y"], "did you mean '--fetch'?"),
                        (["place", "x", "--assume-gpu", "1"], "did you mean '--assume-gpus'?")):
