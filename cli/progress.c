@@ -205,7 +205,7 @@ static int rate_at(cli_progress *p, int64_t step, double t, int last,
                    double *rate)
 {
     *rate = 0.0;
-    if (!p->have_origin || step <= p->origin_step) {
+    if (!p->have_origin || step <= p->origin_step || t <= p->origin_t) {
         /* nothing measured after the first step: the plain average */
         double el = t - p->t0;
         int64_t ran = step - p->first_step + 1;

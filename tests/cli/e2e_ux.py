@@ -310,6 +310,15 @@ def group_gradinput():
                                                  "momentum": 0.9}}})
     error(dg("train", lcyc, *CPU), 2, "a loss computed from an optimizer slot",
           ["'m'", "'w/Momentum'", "'loss'", "training"], file=lcyc)
+    # a cycle the resolved edges close: an update op that waits for the step
+    ucyc = write_json("update_cycle.json", {
+        "version": 1,
+        "nodes": [w, node("loss", "Square", ["w"]), node("u", "Identity", ["w", "^train/step"])],
+        "collections": {"UPDATE_OPS": ["u"]},
+        "train": {"loss": "loss", "optimizer": {"type": "sgd", "learning_rate": 0.1},
+                  "update_ops": "UPDATE_OPS"}})
+    error(dg("train", ucyc, *CPU), 2, "update op after the train op",
+          ["graph has a cycle through node 'u'", "train/step -> u -> train/step"], file=ucyc)
 
 
 # ---------------------------------------------------------------- small things
