@@ -190,18 +190,20 @@ def group_interrupt():
     check(p.returncode == 130 and m is not None and "no checkpoint is configured" in m.group(3)
           and "--checkpoint" in m.group(3), "no checkpoint: exit 130, says how to get one: %r"
           % err[-300:])
-    # a long step: the signal is acknowledged, the step finishes
+    # a long step (~2 s of one core): the signal, sent as step 2 starts, is
+    # acknowledged after half a second, and the step finishes
     slow = write_json("slow.json", {
         "version": 1,
-        "nodes": [node("w", "Variable", dtype="float32", shape=[2048, 2048],
+        "nodes": [node("w", "Variable", dtype="float32", shape=[3072, 3072],
                        init={"random_normal": {"mean": 0.0, "stddev": 1.0}}),
                   node("m", "MatMul", ["w", "w"]), node("loss", "Mean", ["m"])],
         "train": {"loss": "loss", "optimizer": {"type": "sgd", "learning_rate": 1e-4},
                   "steps": 1000, "log_every": 1}})
     p = start(["train", slow, *CPU, "--intra-op-threads", "1"])
-    time.sleep(1.0)
+    first = p.stderr.readline()  # "step 1/1000 ...": step 2 has begun
     p.send_signal(signal.SIGINT)
     out, err = p.communicate(timeout=120)
+    err = first + err
     check(p.returncode == 130 and "dgrun: stopping after the step in progress (send the "
           "signal again to stop at once)\n" in err and STOP_RE.fullmatch(err.splitlines()[-1]),
           "a long step: says it stops after it, then stops: %r" % err[-600:])
