@@ -63,7 +63,7 @@ static const opt_def OPTS[] = {
     {"json", 0, 0, M(CLI_RUN) | M(CLI_TRAIN) | M(CLI_DEVICES) | M(CLI_PLACE),
      O_JSON},
     {"explain", 0, 1, M(CLI_PLACE), O_EXPLAIN},
-    {"checkpoint", 0, 1, M(CLI_TRAIN), O_CHECKPOINT},
+    {"checkpoint", 0, 1, M(CLI_RUN) | M(CLI_TRAIN), O_CHECKPOINT},
     {"restore", 0, 0, M(CLI_TRAIN), O_RESTORE},
     {"train", 0, 0, M(CLI_PROFILE), O_TRAIN},
     {"memory", 0, 0, M_EXEC, O_MEMORY},
@@ -314,7 +314,7 @@ static int apply(cli_args *a, const opt_def *d, const char *v, char *why,
     case O_EXPLAIN: a->explain = v; return 0;
     case O_CHECKPOINT:
         if (!*v)
-            return fail(why, n, "--checkpoint expects a directory");
+            return fail(why, n, "--checkpoint expects a file or directory");
         a->opt.checkpoint_dir = v;
         return 0;
     case O_RESTORE: a->opt.restore = 1; return 0;
@@ -332,6 +332,84 @@ static int apply(cli_args *a, const opt_def *d, const char *v, char *why,
     }
     }
     return fail(why, n, "internal: unhandled option");
+}
+
+/* Edit distance of a[0..na) and b counting a swap of two neighbours as
+ * one edit (optimal string alignment), capped at 9 (names are short). */
+static int edit_distance(const char *a, size_t na, const char *b)
+{
+    size_t nb = strlen(b);
+    if (na > 40 || nb > 40)
+        return 9;
+    int d[41][41];
+    for (size_t i = 0; i <= na; i++)
+        d[i][0] = (int)i;
+    for (size_t j = 0; j <= nb; j++)
+        d[0][j] = (int)j;
+    for (size_t i = 1; i <= na; i++)
+        for (size_t j = 1; j <= nb; j++) {
+            int v = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            if (d[i - 1][j] + 1 < v)
+                v = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < v)
+                v = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+                d[i - 2][j - 2] + 1 < v)
+                v = d[i - 2][j - 2] + 1;
+            d[i][j] = v;
+        }
+    return d[na][nb] > 9 ? 9 : d[na][nb];
+}
+
+/* The closest of names[0..n) (NULL entries skipped) to s[0..len): within
+ * one edit for names of up to 4 letters, else a third of the length (2 or
+ * 3 edits); NULL if none is that close. */
+static const char *closest(const char *s, size_t len, const char *const *names,
+                           int n)
+{
+    int limit = len <= 4 ? 1 : (int)(len / 3);
+    if (limit < 2 && len > 4)
+        limit = 2;
+    if (limit > 3)
+        limit = 3;
+    const char *best = NULL;
+    int bd = limit + 1;
+    for (int i = 0; i < n; i++) {
+        if (!names[i] || !*names[i])
+            continue;
+        int d = edit_distance(s, len, names[i]);
+        if (d < bd) {
+            bd = d;
+            best = names[i];
+        }
+    }
+    return best;
+}
+
+/* " did you mean '--NAME'?" for an unknown long option (options of the
+ * command first), or "" */
+static void suggest_option(const char *name, size_t len, cli_cmd cmd,
+                           char *out, size_t n)
+{
+    const char *names[N_OPTS];
+    const char *hit = NULL;
+    for (int pass = 0; pass < 2 && !hit; pass++) {
+        for (size_t k = 0; k < N_OPTS; k++)
+            names[k] = pass || (OPTS[k].cmds & M(cmd)) ? OPTS[k].name : NULL;
+        hit = closest(name, len, names, (int)N_OPTS);
+    }
+    if (hit)
+        snprintf(out, n, "did you mean '--%s'? ", hit);
+    else
+        out[0] = '\0';
+}
+
+/* "unknown command 'x' (did you mean 'y'? try 'dgrun --help')" */
+static int unknown_cmd(const char *s, char *why, size_t n)
+{
+    const char *hit = closest(s, strlen(s), CMD_NAMES, CLI_CMD_COUNT);
+    return fail(why, n, "unknown command '%s' (%s%s%stry 'dgrun --help')", s,
+                hit ? "did you mean '" : "", hit ? hit : "", hit ? "'? " : "");
 }
 
 static cli_cmd find_cmd(const char *s)
@@ -390,7 +468,7 @@ int cli_parse(int argc, char **argv, cli_args *a, char *why, size_t n)
         if (argc > 2 && !strcmp(first, "help")) {
             a->cmd = find_cmd(argv[2]);
             if (a->cmd == CLI_NONE)
-                return fail(why, n, "unknown command '%s' (try 'dgrun --help')", argv[2]);
+                return unknown_cmd(argv[2], why, n);
         }
         a->action = CLI_ACT_HELP;
         return 0;
@@ -405,7 +483,7 @@ int cli_parse(int argc, char **argv, cli_args *a, char *why, size_t n)
         return fail(why, n, "expected a command before '%s' (try 'dgrun --help')", first);
     a->cmd = find_cmd(first);
     if (a->cmd == CLI_NONE)
-        return fail(why, n, "unknown command '%s' (try 'dgrun --help')", first);
+        return unknown_cmd(first, why, n);
 
     int have_opencl = 0, have_visible = 0, only_pos = 0;
     const char *cmd = CMD_NAMES[a->cmd];
@@ -432,8 +510,12 @@ int cli_parse(int argc, char **argv, cli_args *a, char *why, size_t n)
             size_t len = eq ? (size_t)(eq - name) : strlen(name);
             d = find_long(name, len);
             snprintf(shown, sizeof shown, "--%.*s", (int)(len > 40 ? 40 : len), name);
-            if (!d)
-                return fail(why, n, "unknown option '%s' (try 'dgrun %s --help')", shown, cmd);
+            if (!d) {
+                char dym[80];
+                suggest_option(name, len, a->cmd, dym, sizeof dym);
+                return fail(why, n, "unknown option '%s' (%stry 'dgrun %s --help')",
+                            shown, dym, cmd);
+            }
             if (eq) {
                 if (!d->has_value)
                     return fail(why, n, "option '%s' takes no value", shown);

@@ -61,6 +61,15 @@ typedef struct cli_ctx {
 dg_status cli_compile(const cli_args *a, cli_ctx *c, dg_error *err);
 void cli_ctx_free(cli_ctx *c);
 
+/* Append to a placement error (SPEC 4.7's text stays as it is) a hint in
+ * the same line, " (hint: ...)", naming the flag that would help
+ * (cli_compile does it when stderr is a terminal: scripts and the SPEC's
+ * acceptance tests read the exact text):
+ * --allow-soft-placement, --opencl-devices all (run/train/profile with no
+ * GPU found) or --assume-gpus N (place/check). */
+void cli_placement_hint(const cli_args *a, const dg_device_list *devs,
+                        dg_error *err);
+
 /* Replace *devs, this machine's devices, by the cluster-wide list of c
  * with every task having them (SPEC 8.1: how place/check compile a whole
  * cluster on one machine).  *devs is freed either way on success; on
@@ -83,6 +92,14 @@ void cli_memory_report(const cli_args *a, const cli_ctx *c,
  * Does nothing without both --memory and --json. */
 void cli_memory_json(const cli_args *a, const cli_ctx *c, const dg_session *s,
                      int first, dg_sbuf *b);
+
+/* train's results on stdout (text, or SPEC's JSON with --json) into b;
+ * profile --train prints the same text. */
+void cli_train_render(const cli_args *a, const cli_ctx *c, const dg_session *s,
+                      const dg_train_result *r, struct dg_sbuf *b);
+/* The stderr line of a training ended by SIGINT/SIGTERM: the step reached,
+ * the checkpoint written and the command that resumes (--restore). */
+void cli_train_interrupted(const cli_args *a, const dg_train_result *r);
 
 /* Commands: each returns the process exit code and prints its own errors. */
 int cmd_run(const cli_args *a);

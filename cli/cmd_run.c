@@ -1,13 +1,17 @@
 /*
- * cmd_run.c -- `dgrun run GRAPH`: compile, run the fetches (--repeat times)
- * and print them NumPy-style or as one JSON object (--json).
+ * cmd_run.c -- `dgrun run GRAPH`: compile, restore Variables from
+ * --checkpoint (inference with trained weights), run the fetches (--repeat
+ * times) and print them NumPy-style or as one JSON object (--json).
+ * Nothing to fetch is a usage error; SIGINT/SIGTERM stop between runs.
  */
 #include "cli.h"
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "output.h"
+#include "progress.h"
 
 int cmd_run(const cli_args *a)
 {
@@ -19,16 +23,38 @@ int cmd_run(const cli_args *a)
     int n = 0, code = 0;
     dg_sbuf b;
     dg_sbuf_init(&b);
+    memset(&c, 0, sizeof c);
 
-    if (cli_compile(a, &c, &err) || cli_log_placement(a, &c, &err))
+    dg_options o = a->opt;
+    cli_progress pr; /* only the kernel-build notice */
+    cli_progress_init(&pr, isatty(STDERR_FILENO), 100, &o);
+    cli_interrupt_install(&o);
+    cli_args a2 = *a;
+    a2.opt = o;
+    if (cli_compile(&a2, &c, &err) || cli_log_placement(a, &c, &err))
         goto fail;
-    s = dg_session_new(c.prog, &a->opt, &err);
+    if (dg_program_fetch_count(c.prog) == 0) {
+        dg_err(&err, DG_E_USAGE, "nothing to fetch: give --fetch NAME[,NAME...] "
+                "(the graph has no \"fetch\" list; a GraphDef never has one)");
+        goto fail;
+    }
+    s = dg_session_new(c.prog, &o, &err);
     if (!s)
+        goto fail;
+    /* --checkpoint: the Variables a training saved, before running (the
+     * checkpoint's step is not needed: run has no global step to set) */
+    if (o.checkpoint_dir && dg_session_restore(s, o.checkpoint_dir, NULL, &err))
         goto fail;
     if (dg_session_run(s, &r, &n, &err))
         goto fail;
-    if (a->opt.trace_path && dg_session_write_trace(s, &err))
+    if (o.trace_path && dg_session_write_trace(s, &err))
         goto fail;
+    if (dg_session_stopped(s) >= 0) {
+        fprintf(stderr, "dgrun: interrupted after %lld of %lld runs\n",
+                (long long)dg_session_stopped(s),
+                (long long)(o.repeat > 0 ? o.repeat : 1));
+        goto done;
+    }
     if (a->json) {
         dg_sbuf_add(&b, "{");
         for (int i = 0, first = 1; i < n; i++) {
@@ -60,6 +86,9 @@ int cmd_run(const cli_args *a)
 fail:
     code = cli_fail(a, &err, DG_E_RUNTIME);
 done:
+    cli_progress_done(&pr);
+    if (!code)
+        code = cli_interrupt_exit_code();
     dg_sbuf_free(&b);
     if (r)
         dg_fetch_results_free(r, n);

@@ -1,74 +1,23 @@
 /*
  * cmd_train.c -- `dgrun train GRAPH`: run the graph's train section.
- * Progress goes to stderr: on a terminal one updating line (step/total,
- * loss, steps/s, time left), otherwise one plain line every `log_every`
- * steps and at the last step.  stdout gets `steps = N`, `loss = L` and
+ * Progress goes to stderr (progress.c): on a terminal one updating line
+ * (step/total, loss, steps/s, time left), otherwise one plain line every
+ * `log_every` steps and at the last step.  SIGINT/SIGTERM end the step in
+ * progress, save the checkpoint (when one is configured), say how to
+ * resume and exit 130/143.  stdout gets `steps = N`, `loss = L` and
  * each eval fetch as `eval/<name> = <value>`, or with --json SPEC's object
  * {"steps", "loss", "variables": {...}, "eval": {...}}.
  */
 #include "cli.h"
 
-#include <math.h>
-#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "dg_alloc.h"
 #include "output.h"
-
-typedef struct progress {
-    int tty;
-    int64_t log_every;
-    double last_draw;
-    int drawn;
-    int open;     /* an updating line is on the terminal without its newline */
-    int64_t base; /* step before the first one this process ran (restore), -1 = unknown yet */
-} progress;
-
-static void fmt_left(double s, char *out, size_t n)
-{
-    if (!isfinite(s) || s < 0)
-        s = 0;
-    if (s < 60)
-        snprintf(out, n, "%.1fs", s);
-    else if (s < 3600)
-        snprintf(out, n, "%dm%02ds", (int)(s / 60), (int)fmod(s, 60));
-    else
-        snprintf(out, n, "%dh%02dm", (int)(s / 3600), (int)fmod(s / 60, 60));
-}
-
-static void on_progress(const dg_train_progress *p, void *user)
-{
-    progress *pr = user;
-    /* After --restore the steps are numbered on from the checkpoint; the
-     * rate counts only the steps this process ran. */
-    if (pr->base < 0)
-        pr->base = p->step - 1;
-    double ran = (double)(p->step - pr->base);
-    double rate = p->elapsed_s > 0 ? ran / p->elapsed_s : 0.0;
-    if (pr->tty) {
-        int last = p->step >= p->steps;
-        if (!last && pr->drawn && p->elapsed_s - pr->last_draw < 0.1)
-            return;
-        pr->last_draw = p->elapsed_s;
-        pr->drawn = 1;
-        char left[32];
-        fmt_left(rate > 0 ? (double)(p->steps - p->step) / rate : 0, left, sizeof left);
-        fprintf(stderr, "\rstep %lld/%lld loss %.4f (%.1f steps/s, %s left)\033[K",
-                (long long)p->step, (long long)p->steps, p->loss, rate, left);
-        pr->open = !last;
-        if (last)
-            fputc('\n', stderr);
-        fflush(stderr);
-        return;
-    }
-    if (p->step % pr->log_every == 0 || p->step >= p->steps) {
-        fprintf(stderr, "step %lld/%lld loss %.4f (%.1f steps/s)\n",
-                (long long)p->step, (long long)p->steps, p->loss, rate);
-        fflush(stderr);
-    }
-}
+#include "progress.h"
 
 /* Whether `name` is a Variable the graph file declares.  SPEC's
  * "variables" object shows the model as its author wrote it: what the
@@ -86,8 +35,8 @@ static int model_variable(const dg_program *p, const char *name)
     return 0;
 }
 
-static void render(const cli_args *a, const cli_ctx *c, const dg_session *s,
-                   const dg_train_result *r, dg_sbuf *b)
+void cli_train_render(const cli_args *a, const cli_ctx *c, const dg_session *s,
+                      const dg_train_result *r, dg_sbuf *b)
 {
     if (a->json) {
         dg_sbuf_addf(b, "{\"steps\": %lld, \"loss\": ", (long long)r->steps);
@@ -126,11 +75,35 @@ static void render(const cli_args *a, const cli_ctx *c, const dg_session *s,
     }
 }
 
+void cli_train_interrupted(const cli_args *a, const dg_train_result *r)
+{
+    fprintf(stderr, "dgrun: interrupted at step %lld/%lld", (long long)r->last_step,
+            (long long)r->total);
+    if (r->checkpoint) {
+        /* resume: the same command with --restore (the graph's checkpoint
+         * path needs no --checkpoint) */
+        fprintf(stderr, "; checkpoint saved to %s (resume with: dgrun train %s%s%s "
+                "--restore)\n", r->checkpoint, a->graph,
+                a->opt.checkpoint_dir ? " --checkpoint " : "",
+                a->opt.checkpoint_dir ? a->opt.checkpoint_dir : "");
+    } else if (a->cmd == CLI_PROFILE) {
+        fputs("; the trace holds the steps done\n", stderr);
+    } else if (r->steps == 0) {
+        fputs("; no step ran, nothing to save\n", stderr);
+    } else {
+        fputs("; no checkpoint is configured, so the trained values are lost "
+              "(give --checkpoint FILE to be able to resume with --restore)\n",
+              stderr);
+    }
+    fflush(stderr);
+}
+
 int cmd_train(const cli_args *a)
 {
     dg_error err;
     memset(&err, 0, sizeof err);
     cli_ctx c;
+    memset(&c, 0, sizeof c);
     dg_session *s = NULL;
     dg_train_result r;
     memset(&r, 0, sizeof r);
@@ -139,32 +112,40 @@ int cmd_train(const cli_args *a)
     dg_sbuf_init(&b);
     dg_options o = a->opt;
     o.train_mode = 1;
+    cli_progress pr;
+    cli_progress_init(&pr, isatty(STDERR_FILENO), 100, &o);
+    cli_interrupt_install(&o);
     cli_args a2 = *a;
     a2.opt = o;
-    progress pr;
-    memset(&pr, 0, sizeof pr);
 
     if (cli_compile(&a2, &c, &err) || cli_log_placement(a, &c, &err))
         goto fail;
-    pr = (progress){isatty(STDERR_FILENO), dg_program_log_every(c.prog), 0.0, 0, 0, -1};
+    pr.log_every = dg_program_log_every(c.prog);
     s = dg_session_new(c.prog, &o, &err);
     if (!s)
         goto fail;
-    if (dg_session_train(s, on_progress, &pr, &r, &err))
+    if (dg_session_train(s, cli_progress_step, &pr, &r, &err))
         goto fail;
     have_result = 1;
+    cli_progress_close_line(&pr);
     if (o.trace_path && dg_session_write_trace(s, &err))
         goto fail;
+    if (r.stopped) {
+        cli_train_interrupted(a, &r);
+        goto done;
+    }
     cli_memory_report(a, &c, s);
-    render(a, &c, s, &r, &b);
+    cli_train_render(a, &c, s, &r, &b);
     if (cli_sbuf_print(&b, "formatting the results", &err))
         goto fail;
     goto done;
 fail:
-    if (pr.open) /* end the progress line so the error gets its own */
-        fputc('\n', stderr);
+    cli_progress_close_line(&pr); /* the error gets its own line */
     code = cli_fail(a, &err, DG_E_RUNTIME);
 done:
+    cli_progress_done(&pr);
+    if (!code)
+        code = cli_interrupt_exit_code();
     dg_sbuf_free(&b);
     if (have_result)
         dg_train_result_free(&r);

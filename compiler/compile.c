@@ -133,6 +133,11 @@ const dg_cluster *dg_graph_cluster(const dg_graph *g, const dg_options *o)
     return g ? g->cluster : NULL;
 }
 
+int dg_program_fetch_count(const dg_program *p)
+{
+    return p ? p->n_fetch : 0;
+}
+
 const dg_cluster *dg_program_cluster(const dg_program *p)
 {
     return p ? p->cluster : NULL;
@@ -199,6 +204,7 @@ dg_program *dg_compile(dg_graph *g, const dg_options *o,
         (st = dgc_pass_train(g, colocate, err)) ||
         (st = dgc_pass_replicate(g, cluster, err)) ||
         (st = dgc_pass_infer(g, first_new, err)) ||
+        (st = dgc_pass_resolve_pending(g, err)) ||
         (st = dgc_pass_place(g, devs, scope, g->rules, g->n_rules,
                              allow_soft, colocate, err)))
         return NULL;

@@ -214,6 +214,8 @@ dg_status dgc_grad_build(dgc_graph *g, const char *set, const int32_t *ys,
     s.c.colocate = colocate;
     s.c.err = err;
     err->code = DG_OK;
+    if ((st = dgc_pending_check_deps(g, ys, n_ys, set, err)) != DG_OK)
+        return st;
     int32_t n = s.n = g->n_nodes;
     size_t nn = (size_t)n;
     uint8_t *mark = dg_calloc(nn ? nn : 1, 1); /* 1 fwd, 2 bwd, 4 x, 8 seen */

@@ -121,6 +121,9 @@ void dgc_graph_free(dgc_graph *g)
     free_feeds(t->eval_feeds, t->n_eval_feeds);
     free_strv(t->eval_fetch, t->n_eval_fetch);
     dg_free(t->checkpoint_path);
+    for (int i = 0; i < g->n_pending; i++)
+        dg_free(g->pending[i].names);
+    dg_free(g->pending);
     dg_free(g->path);
     for (struct dgc_slab_chunk *c = g->slab; c;) {
         struct dgc_slab_chunk *next = c->next;

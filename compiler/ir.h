@@ -75,8 +75,19 @@ typedef struct dgc_attr {
 
 enum {
     DGC_NODE_GENERATED = 1u << 0, /* created by a compiler pass */
-    DGC_NODE_TRANSFER = 1u << 1   /* reserved: transfers live in the plan */
+    DGC_NODE_TRANSFER = 1u << 1,  /* reserved: transfers live in the plan */
+    /* an input names a node a compiler pass generates (g/a): the node has
+     * no inputs until dgc_pass_resolve_pending (pending.c) */
+    DGC_NODE_PENDING = 1u << 2,
+    DGC_NODE_AFTER = 1u << 3      /* depends on a pending node */
 };
+
+/* The input names of a pending node, resolved after gradients/training. */
+typedef struct dgc_pending {
+    int32_t node;
+    int n_in;
+    char *names;   /* n_in NUL-terminated names, back to back */
+} dgc_pending;
 
 /* The node's name / inputs / outputs were carved from the graph's slab
  * (dgc_graph_slab_alloc, used by the loader and shape inference for big
@@ -224,6 +235,7 @@ typedef struct dg_graph {
     dgc_train train;
     struct dg_cluster *cluster; /* the graph's "cluster", NULL if none */
     dgc_replicate replicate;    /* the graph's "replicate" */
+    dgc_pending *pending; int n_pending; /* see DGC_NODE_PENDING */
 
     struct dgc_slab_chunk *slab; /* see dgc_graph_slab_alloc */
 } dgc_graph;

@@ -348,6 +348,8 @@ loaded:
     /* inference allocates every node's output types: run it once the text
      * and the scan are gone, so their peaks do not add up */
     if (!st)
+        st = dgc_pending_check_load(g, err);
+    if (!st)
         st = dgc_pass_infer(g, 0, err);
     if (st) {
         dgc_graph_free(g);

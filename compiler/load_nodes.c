@@ -317,12 +317,12 @@ dg_status dgc_nodes_add(dgc_nodeload *L, const cJSON *x, int i, dg_error *err)
     return st;
 }
 
-/* Resolve the pooled input names of node id.  `mark` (one slot per node,
- * zeroed) deduplicates control inputs in O(1): mark[c] == id + 1 once c is
- * a control input of node id.  *s advances past the names. */
-static dg_status resolve_inputs(dgc_graph *g, int32_t id, const char **s,
-                                int n_in, int32_t *mark, dg_error *err)
+dg_status dgc_resolve_inputs(dgc_graph *g, int32_t id, const char **s,
+                             int n_in, int32_t *mark, int *unknown,
+                             dg_error *err)
 {
+    if (unknown)
+        *unknown = 0;
     dgc_node *n = &g->nodes[id];
     const dgc_op_def *d = &dgc_ops[n->op];
     int cnt = 0, n_ctrl = 0;
@@ -349,6 +349,8 @@ static dg_status resolve_inputs(dgc_graph *g, int32_t id, const char **s,
         *s += len + 1;
         if (str[0] == '^') {
             int32_t c = dg_strmap_getn(&g->names, str + 1, len - 1);
+            if (c < 0 && unknown)
+                *unknown = 1;
             if (c < 0)
                 return dg_err(err, DG_E_GRAPH, "node '%s': control input '%s' "
                               "names unknown node '%s'", n->name, str, str + 1);
@@ -380,6 +382,8 @@ static dg_status resolve_inputs(dgc_graph *g, int32_t id, const char **s,
             }
         }
         int32_t p = dg_strmap_getn(&g->names, str, nl);
+        if (p < 0 && unknown)
+            *unknown = 1;
         if (p < 0)
             return dg_err(err, DG_E_GRAPH, "node '%s': input '%s' names unknown "
                           "node '%.*s'", n->name, str, (int)nl, str);
@@ -476,7 +480,19 @@ dg_status dgc_nodes_finish(dgc_nodeload *L, dg_error *err)
         int n_in = n->n_inputs, n_co = n->n_coloc;
         n->n_inputs = 0;
         n->n_coloc = 0;
-        st = resolve_inputs(g, i, &s, n_in, mark, err);
+        const char *names = s;
+        int unknown = 0;
+        st = dgc_resolve_inputs(g, i, &s, n_in, mark, &unknown, err);
+        if (st && unknown) {
+            /* maybe a node a compiler pass generates (g/a, train/...):
+             * kept aside until dg_compile has run those passes (pending.c)
+             * or rejected with this message once the sections are known */
+            s = names;
+            for (int k = 0; k < n_in; k++)
+                s += strlen(s) + 1;
+            st = dgc_pending_stash(g, i, names, (size_t)(s - names), n_in,
+                                   err);
+        }
         if (st || (def && L->def_stage <= ST_COLOC))
             break;
         if (n_co >= 0)
@@ -485,7 +501,8 @@ dg_status dgc_nodes_finish(dgc_nodeload *L, dg_error *err)
             break;
     }
     dg_free(mark);
-    if (!st && L->def_node >= 0) {
+    if (!st && L->def_node >= 0 &&
+        !(st = dgc_pending_first_error(g, L->def_node, err))) {
         *err = L->def_err;
         st = err->code;
     }

@@ -172,6 +172,32 @@ dg_status dgc_nodes_add(dgc_nodeload *L, const cJSON *x, int i, dg_error *err);
 dg_status dgc_nodes_finish(dgc_nodeload *L, dg_error *err);
 void dgc_nodes_end(dgc_nodeload *L);
 
+/* Resolve node id's n_in pooled input names at *s ("x", "x:k", "^x";
+ * NUL-separated) into its inputs and control inputs (it must have none
+ * yet).  `mark` (one slot per node, zeroed) deduplicates control inputs in
+ * O(1): mark[c] == id + 1 once c is a control input of node id.  *s
+ * advances past the names read.  On an unknown name *unknown (may be NULL)
+ * is set and the error names it. */
+dg_status dgc_resolve_inputs(dgc_graph *g, int32_t id, const char **s,
+                             int n_in, int32_t *mark, int *unknown,
+                             dg_error *err);
+
+/* Inputs naming nodes that do not exist yet (pending.c): node id's input
+ * names (len bytes at names, n_in of them) are kept aside and its inputs
+ * emptied; the node is marked DGC_NODE_PENDING and err cleared. */
+dg_status dgc_pending_stash(dgc_graph *g, int32_t id, const char *names,
+                            size_t len, int n_in, dg_error *err);
+/* After the sections are loaded: reject pending inputs no pass can
+ * generate (the original "names unknown node" error) and mark every
+ * consumer of a pending node DGC_NODE_AFTER (shape inference skips both
+ * until dgc_pass_resolve_pending). */
+dg_status dgc_pending_check_load(dgc_graph *g, dg_error *err);
+/* The "names unknown node" error of the first pending node up to node
+ * `before` (file order; its inputs come before its later fields), DG_OK if
+ * none: when the load fails anyway on that node, errors keep their order. */
+dg_status dgc_pending_first_error(const dgc_graph *g, int32_t before,
+                                  dg_error *err);
+
 /* Sections other than nodes (load_sections.c). */
 dg_status dgc_load_sections(dgc_graph *g, const dgc_jdoc *doc,
                             const cJSON *root, dg_error *err);

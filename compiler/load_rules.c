@@ -62,18 +62,33 @@ static dg_status parse_rule(const cJSON *r, const char *pre, int i,
                         return dg_err(err, DG_E_GRAPH, "%splacement rule %d: "
                                       "match.op must be an op name or a list "
                                       "of op names", pre, i);
+                    /* SPEC 4.3: op types are compared as strings, as a
+                     * TF device function compares node_def.op: a type
+                     * dgrun does not know (AutoReloadVariable) is kept as
+                     * written and matches no node.  Known types (and
+                     * aliases: VariableV2) become their canonical name,
+                     * once. */
+                    int kept = 0;
                     for (int j = 0; j < out->n_ops; j++) {
                         int op = dgc_op_find(out->ops[j]);
-                        if (op < 0)
-                            return dg_err(err, DG_E_GRAPH, "%splacement rule "
-                                          "%d: unknown op '%s'", pre, i,
-                                          out->ops[j]);
-                        char *c = dg_strdup(dgc_op_name(op));
-                        if (!c)
-                            return dg_err_nomem(err, "rules");
-                        dg_free(out->ops[j]);
-                        out->ops[j] = c;
+                        if (op >= 0) {
+                            char *c = dg_strdup(dgc_op_name(op));
+                            if (!c)
+                                return dg_err_nomem(err, "rules");
+                            dg_free(out->ops[j]);
+                            out->ops[j] = c;
+                        }
+                        int dup = 0;
+                        for (int q = 0; q < kept && !dup; q++)
+                            dup = strcmp(out->ops[q], out->ops[j]) == 0;
+                        if (dup) {
+                            dg_free(out->ops[j]);
+                        } else {
+                            out->ops[kept++] = out->ops[j];
+                        }
+                        out->ops[j] = j < kept ? out->ops[j] : NULL;
                     }
+                    out->n_ops = kept;
                 } else if (strcmp(m->string, "name") == 0) {
                     if (!cJSON_IsString(m))
                         return dg_err(err, DG_E_GRAPH, "%splacement rule %d: "

@@ -33,6 +33,14 @@ dg_status dgc_pass_train(dgc_graph *g, int colocate_override,
 dg_status dgc_pass_replicate(dgc_graph *g, const dg_cluster *cluster,
                              dg_error *err);                 /* replicate.c */
 dg_status dgc_pass_infer(dgc_graph *g, int32_t from, dg_error *err); /* infer pass: shape.c */
+/* Inputs naming generated nodes (pending.c): resolve them once the passes
+ * above made those nodes, then infer (and cycle-check) the whole graph. */
+dg_status dgc_pass_resolve_pending(dgc_graph *g, dg_error *err);
+/* DG_E_GRAPH naming the nodes when ys depend on a node that waits for a
+ * generated input (a cycle through generated nodes); set = gradient set
+ * name or "train". */
+dg_status dgc_pending_check_deps(const dgc_graph *g, const int32_t *ys,
+                                 int n_ys, const char *set, dg_error *err);
 dg_status dgc_pass_place(dgc_graph *g, const dg_device_list *devs,
                          const char *device_scope, const dgc_rule *rules,
                          int n_rules, int allow_soft, int colocate,

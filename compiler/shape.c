@@ -99,6 +99,8 @@ static dg_status check_state(dgc_graph *g, int32_t id, dg_error *err)
     return DG_OK;
 }
 
+#define WAITS(nd) (((nd)->flags & (DGC_NODE_PENDING | DGC_NODE_AFTER)) != 0)
+
 dg_status dgc_pass_infer(dgc_graph *g, int32_t from, dg_error *err)
 {
     if (from < 0)
@@ -115,19 +117,26 @@ dg_status dgc_pass_infer(dgc_graph *g, int32_t from, dg_error *err)
         st = dg_err_nomem(err, "shape inference");
         goto out;
     }
-    /* consumers in CSR form; an edge counts once per input slot */
+    /* consumers in CSR form; an edge counts once per input slot.  Nodes
+     * waiting for a generated input (pending.c) are left out. */
     int64_t edges = 0;
+    int32_t n_wait = 0;
     for (int32_t i = 0; i < n; i++) {
         const dgc_node *nd = &g->nodes[i + from];
+        if (WAITS(nd)) {
+            n_wait++;
+            continue;
+        }
         for (int k = 0; k < nd->n_inputs; k++)
             if (nd->inputs[k].node >= from &&
-                !dgc_cflow_back_edge(g, nd->inputs[k])) { /* issue 11 */
+                !dgc_cflow_back_edge(g, nd->inputs[k]) && /* issue 11 */
+                !WAITS(&g->nodes[nd->inputs[k].node])) {
                 off[nd->inputs[k].node - from]++;
                 indeg[i]++;
                 edges++;
             }
         for (int k = 0; k < nd->n_ctrl; k++)
-            if (nd->ctrl[k] >= from) {
+            if (nd->ctrl[k] >= from && !WAITS(&g->nodes[nd->ctrl[k]])) {
                 off[nd->ctrl[k] - from]++;
                 indeg[i]++;
                 edges++;
@@ -149,17 +158,20 @@ dg_status dgc_pass_infer(dgc_graph *g, int32_t from, dg_error *err)
         queue[i] = off[i];
     for (int32_t i = 0; i < n; i++) {
         const dgc_node *nd = &g->nodes[i + from];
+        if (WAITS(nd))
+            continue;
         for (int k = 0; k < nd->n_inputs; k++)
             if (nd->inputs[k].node >= from &&
-                !dgc_cflow_back_edge(g, nd->inputs[k])) /* issue 11 */
+                !dgc_cflow_back_edge(g, nd->inputs[k]) && /* issue 11 */
+                !WAITS(&g->nodes[nd->inputs[k].node]))
                 adj[queue[nd->inputs[k].node - from]++] = i;
         for (int k = 0; k < nd->n_ctrl; k++)
-            if (nd->ctrl[k] >= from)
+            if (nd->ctrl[k] >= from && !WAITS(&g->nodes[nd->ctrl[k]]))
                 adj[queue[nd->ctrl[k] - from]++] = i;
     }
     int32_t head = 0, tail = 0;
     for (int32_t i = 0; i < n; i++)
-        if (indeg[i] == 0)
+        if (indeg[i] == 0 && !WAITS(&g->nodes[i + from]))
             queue[tail++] = i;
     while (head < tail) {
         int32_t i = queue[head++];
@@ -183,7 +195,7 @@ dg_status dgc_pass_infer(dgc_graph *g, int32_t from, dg_error *err)
             if (--indeg[adj[e]] == 0)
                 queue[tail++] = adj[e];
     }
-    if (tail < n)
+    if (tail < n - n_wait)
         st = report_cycle(g, from, indeg, err);
 out:
     dg_free(indeg);

@@ -395,6 +395,9 @@ dg_status dgc_pass_train(dgc_graph *g, int colocate_override, dg_error *err)
     if (loss < 0)
         return dg_err(err, DG_E_GRAPH, "node '%s': train.loss names a node "
                       "that does not exist", t->loss ? t->loss : "");
+    dg_status pst = dgc_pending_check_deps(g, &loss, 1, "train", err);
+    if (pst != DG_OK)
+        return pst;
     const dgc_node *ln = &g->nodes[loss];
     if (ln->n_outputs < 1)
         return dg_err(err, DG_E_GRAPH, "node '%s': the loss has no output",

@@ -16,6 +16,7 @@
 #ifndef DGRUN_H
 #define DGRUN_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -109,6 +110,19 @@ typedef struct dg_feed_arg {
     const char *file; /* .npy or .csv */
 } dg_feed_arg;
 
+/* An OpenCL program being built from source (not found in the on-disk
+ * cache), or clBLAST compiling its kernels on first use: the library says
+ * when it starts and ends so that the caller can tell a user why the first
+ * run is slow.  Called from whichever thread builds (a worker), so the
+ * callback must be thread-safe and quick. */
+typedef struct dg_build_event {
+    int begin;             /* 1 = a build starts, 0 = it has ended */
+    const char *device;    /* OpenCL device name */
+    const char *what;      /* kernel file ("elementwise") or "clBLAST" */
+    const char *cache_dir; /* where built programs are kept */
+} dg_build_event;
+typedef void (*dg_build_fn)(const dg_build_event *e, void *user);
+
 typedef struct dg_options {
     int log_device_placement;     /* CLI prints the log; kept for symmetry */
     int allow_soft_placement;     /* -1 = as the graph says, else 0/1 */
@@ -136,6 +150,12 @@ typedef struct dg_options {
     int train_mode;               /* profile --train, train command */
     const struct dg_cluster *cluster; /* --cluster (caller-owned), NULL =
                                      the graph's "cluster" */
+    /* Stop between steps: when non-NULL and *stop becomes non-zero (a
+     * signal handler sets it), dg_session_train and dg_session_run finish
+     * the step in progress and return early (dg_session_stopped). */
+    volatile sig_atomic_t *stop;
+    dg_build_fn on_build;         /* OpenCL build notices, NULL = none */
+    void *on_build_user;
 } dg_options;
 
 /* Fill `o` with the defaults SPEC section 1 gives. */
@@ -286,6 +306,9 @@ typedef struct dg_transfer_info {
 int dg_program_transfer_count(const dg_program *p);
 void dg_program_transfer(const dg_program *p, int i, dg_transfer_info *out);
 const dg_device_list *dg_program_devices(const dg_program *p);
+/* Number of fetches the program resolved (options' or graph's); 0 when
+ * there is nothing to fetch (a GraphDef has no fetch list). */
+int dg_program_fetch_count(const dg_program *p);
 /* The cluster the program was compiled for (NULL without one). */
 const dg_cluster *dg_program_cluster(const dg_program *p);
 /* The graph's train.log_every (default 100): how often a plain-text
@@ -324,7 +347,9 @@ typedef struct dg_fetch_result {
 } dg_fetch_result;
 
 /* Run the fetches (options' or graph's) `repeat` times; return the last
- * results in *out (free with dg_fetch_results_free). */
+ * results in *out (free with dg_fetch_results_free).  When options.stop is
+ * raised it returns DG_OK after the run in progress with *out NULL and
+ * *n_out 0 (dg_session_stopped tells how many runs completed). */
 dg_status dg_session_run(dg_session *s, dg_fetch_result **out, int *n_out,
                          dg_error *err);
 void dg_fetch_results_free(dg_fetch_result *r, int n);
@@ -340,7 +365,11 @@ typedef struct dg_train_progress {
 typedef void (*dg_progress_fn)(const dg_train_progress *p, void *user);
 
 typedef struct dg_train_result {
-    int64_t steps;
+    int64_t steps;      /* steps this call ran */
+    int64_t last_step;  /* global step reached (restored steps included) */
+    int64_t total;      /* global step the run was going to reach */
+    int stopped;        /* options.stop ended the loop early: no eval ran */
+    char *checkpoint;   /* checkpoint file written last, NULL if none */
     double loss;
     dg_fetch_result *variables; /* trainable and non-trainable Variables */
     int n_variables;
@@ -349,10 +378,24 @@ typedef struct dg_train_result {
 } dg_train_result;
 
 /* Run the graph's train section.  progress may be NULL; it is called after
- * every step. */
+ * every step.  When options.stop is raised the loop ends after the step in
+ * progress, saves a checkpoint when one is configured, skips eval and
+ * returns DG_OK with out->stopped set. */
 dg_status dg_session_train(dg_session *s, dg_progress_fn progress, void *user,
                            dg_train_result *out, dg_error *err);
 void dg_train_result_free(dg_train_result *r);
+
+/* Steps (train) or runs (run) the last call completed when options.stop
+ * ended it early; -1 when it ran to the end. */
+int64_t dg_session_stopped(const dg_session *s);
+
+/* Restore the Variables a checkpoint holds (docs/checkpoints.md) before
+ * running: inference with trained weights.  `path` is a checkpoint file or
+ * a directory holding model.ckpt.  DG_E_IO when it cannot be read,
+ * DG_E_GRAPH when it does not fit the graph; *step (may be NULL) gets the
+ * step it was saved at. */
+dg_status dg_session_restore(dg_session *s, const char *path, int64_t *step,
+                             dg_error *err);
 
 /* Profile summary (SPEC 7) of everything run so far in the session, as
  * malloc'd text; NULL if tracing was off. */

@@ -63,12 +63,21 @@ dg_status dgr_cl_matmul(dgr_kctx *k)
      * concurrent calls, even on different contexts (ASan: use after free
      * inside Database::Database); the calls only enqueue: serialise them */
     pthread_mutex_lock(&blas_lock);
+    dgr_cl_ctx *cx = dgr_cl_devof(k)->c;
+    int bit = dt == DG_F64 ? 2 : 1; /* first call per precision compiles */
+    int cold = !(cx->blas_warm & bit);
+    if (cold)
+        dgr_cl_build_notice(cx, 1, "clBLAST");
     if (dt == DG_F64)
         s = CLBlastDgemm(CLBlastLayoutRowMajor, A, B, m, n, kk, 1.0, a, 0, lda,
                          b, 0, ldb, 0.0, c, 0, n, &q, dgr_cl_want_event(k) ? &ev : NULL);
     else
         s = CLBlastSgemm(CLBlastLayoutRowMajor, A, B, m, n, kk, 1.0f, a, 0,
                          lda, b, 0, ldb, 0.0f, c, 0, n, &q, dgr_cl_want_event(k) ? &ev : NULL);
+    if (cold) {
+        cx->blas_warm |= bit;
+        dgr_cl_build_notice(cx, 0, "clBLAST");
+    }
     pthread_mutex_unlock(&blas_lock);
     if (s != CLBlastSuccess) {
         if ((int)s < 0 && (int)s > -1000)

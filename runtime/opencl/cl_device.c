@@ -476,6 +476,10 @@ dg_status dgr_cl_device_open(dgr_device *d, const dg_options *o, dg_error *err)
     if (!cd)
         return dg_err_nomem(err, "OpenCL device");
     cd->c = c;
+    pthread_mutex_lock(&c->lock);
+    c->on_build = o->on_build;
+    c->on_build_user = o->on_build_user;
+    pthread_mutex_unlock(&c->lock);
     cl_int e;
     /* profiling timestamps cost PoCL four clock reads per command: only
      * when the session records a trace (events are read only then) */

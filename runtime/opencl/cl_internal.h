@@ -57,7 +57,16 @@ typedef struct dgr_cl_ctx {
     /* open-addressing index into kernels (entry + 1, 0 = empty), keyed by
      * (src, dt, name); DGR_CL_KTAB slots, rebuilt never (append-only) */
     int ktab[DGR_CL_KTAB];
+    /* build notices (dg_options.on_build) of the session that opened the
+     * context last; called around builds from source and clBLAST's first
+     * call */
+    dg_build_fn on_build;
+    void *on_build_user;
+    int blas_warm;       /* clBLAST has run on this context */
 } dgr_cl_ctx;
+
+/* Tell the context's on_build hook that a build begins (1) or ends (0). */
+void dgr_cl_build_notice(dgr_cl_ctx *c, int begin, const char *what);
 
 #define DGR_CL_MAXQ 8      /* compute queues per logical device, at most */
 #define DGR_CL_QMASK ((size_t)0xFF) /* pool_class bits: queues that used it */

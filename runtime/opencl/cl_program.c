@@ -170,7 +170,9 @@ dg_status dgr_cl_build(dgr_cl_ctx *c, const char *file, const char *text,
     cl_program p = clCreateProgramWithSource(c->ctx, 1, srcs, NULL, &e);
     if (!p)
         return dgr_cl_fail(err, NULL, "clCreateProgramWithSource", e);
+    dgr_cl_build_notice(c, 1, file);
     e = clBuildProgram(p, 1, &c->dev, options, NULL, NULL);
+    dgr_cl_build_notice(c, 0, file);
     if (e != CL_SUCCESS) {
         dg_status st = build_fail(c, p, file, e, err);
         clReleaseProgram(p);
@@ -190,6 +192,16 @@ dg_status dgr_cl_build(dgr_cl_ctx *c, const char *file, const char *text,
     }
     *out = p;
     return DG_OK;
+}
+
+void dgr_cl_build_notice(dgr_cl_ctx *c, int begin, const char *what)
+{
+    if (!c->on_build)
+        return;
+    char dir[900];
+    dgr_cl_cache_dir(dir, sizeof dir);
+    dg_build_event ev = {begin, c->dev_name, what, dir};
+    c->on_build(&ev, c->on_build_user);
 }
 
 static int find_source(const char *name)

@@ -337,3 +337,18 @@ done:
     dg_free(buf);
     return st;
 }
+
+dg_status dg_session_restore(dg_session *ds, const char *path, int64_t *step,
+                             dg_error *err)
+{
+    dgr_session *s = (dgr_session *)(void *)ds;
+    char *file = dgr_checkpoint_file(NULL, path);
+    if (!file)
+        return dg_err_nomem(err, "checkpoint path");
+    int64_t at = 0;
+    dg_status st = dgr_checkpoint_restore(s, file, &at, err);
+    dg_free(file);
+    if (st == DG_OK && step)
+        *step = at;
+    return st;
+}

@@ -25,6 +25,8 @@ struct dgr_session {
     dgr_kenv env;             /* what kernels get: seeds, Print, tracing */
     pthread_mutex_t print_mu;
     uint64_t t0;              /* session start (trace origin) */
+    int64_t stopped;          /* steps done when options.stop ended the
+                                 last call early, -1 otherwise */
 };
 
 /* The per-node part of an op's seed: FNV-1a of its name. */
@@ -79,6 +81,22 @@ const dg_program *dgr_session_program(const dgr_session *s) { return s->prog; }
 const dg_options *dgr_session_options(const dgr_session *s) { return &s->opts; }
 dgr_trace *dgr_session_trace(dgr_session *s) { return s->x.trace; }
 dgr_exec *dgr_session_exec(dgr_session *s) { return &s->x; }
+
+int dgr_session_stop_requested(const dgr_session *s)
+{
+    return s->opts.stop && *s->opts.stop != 0;
+}
+
+void dgr_session_set_stopped(dgr_session *s, int64_t steps)
+{
+    s->stopped = steps;
+}
+
+int64_t dg_session_stopped(const dg_session *ds)
+{
+    const dgr_session *s = (const dgr_session *)(const void *)ds;
+    return s ? s->stopped : -1;
+}
 
 dgr_runner *dgr_session_runner(dgr_session *s, const dgc_ref *fetch,
                                int n_fetch, const int32_t *targets,
@@ -445,6 +463,7 @@ dg_session *dg_session_new(const dg_program *p, const dg_options *o,
     }
     s->opts.trace_path = NULL;
     s->t0 = dg_now_ns();
+    s->stopped = -1;
     atomic_init(&s->x.run_counter, 0);
     pthread_mutex_init(&s->print_mu, NULL);
     pthread_mutex_init(&s->x.run_mu, NULL);
@@ -578,8 +597,14 @@ dg_status dg_session_run(dg_session *ds, dg_fetch_result **out, int *n_out,
         goto done;
     }
     int64_t repeat = s->opts.repeat > 0 ? s->opts.repeat : 1;
-    for (int64_t k = 0; k < repeat && rc == DG_OK; k++)
+    s->stopped = -1;
+    for (int64_t k = 0; k < repeat && rc == DG_OK; k++) {
+        if (dgr_session_stop_requested(s)) { /* between runs only */
+            s->stopped = k;
+            goto done;
+        }
         rc = dgr_runner_run(r, k, k + 1 == repeat ? vals : NULL, err);
+    }
     if (rc != DG_OK)
         goto done;
     for (int i = 0; i < n; i++) {

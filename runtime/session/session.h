@@ -45,5 +45,10 @@ dgr_trace *dgr_session_trace(dgr_session *s);
 dgr_device *dgr_session_device(dgr_session *s, int id);
 dgr_exec *dgr_session_exec(dgr_session *s);
 
+/* Whether the caller raised options.stop (checked between steps), and the
+ * record of an early end that dg_session_stopped reports (-1 = none). */
+int dgr_session_stop_requested(const dgr_session *s);
+void dgr_session_set_stopped(dgr_session *s, int64_t steps);
+
 
 #endif

@@ -455,7 +455,17 @@ dg_status dg_session_train(dg_session *sess, dg_progress_fn progress,
         goto ckdone;
     }
     uint64_t t0 = dg_now_ns();
+    int64_t end = first + steps; /* global step reached */
+    out->total = first + steps;
+    out->last_step = first;
+    dgr_session_set_stopped(s, -1);
     for (int64_t k = first; k < first + steps; k++) {
+        if (dgr_session_stop_requested(s)) { /* between steps only */
+            end = k;
+            out->stopped = 1;
+            dgr_session_set_stopped(s, k - first);
+            break;
+        }
         if ((st = feed_static(s, &tf, err)) != DG_OK)
             goto ckdone;
         if (tf.rows > 0) {
@@ -469,6 +479,7 @@ dg_status dg_session_train(dg_session *sess, dg_progress_fn progress,
         dg_tensor_free(loss);
         loss = NULL;
         out->steps = k + 1 - first;
+        out->last_step = k + 1;
         if (progress) {
             dg_train_progress pr = {k + 1, first + steps, out->loss,
                                     (double)(dg_now_ns() - t0) * 1e-9};
@@ -482,10 +493,16 @@ dg_status dg_session_train(dg_session *sess, dg_progress_fn progress,
             (st = dgr_checkpoint_save(s, ckpt, k + 1, err)) != DG_OK)
             goto ckdone;
     }
-    if (ckpt && (st = dgr_checkpoint_save(s, ckpt, first + steps, err)) != DG_OK)
-        goto ckdone;
-    if (t->n_eval_fetch > 0 &&
-        (st = run_eval(s, g, &ef, &tf, first + steps, out, err)) != DG_OK)
+    /* an early stop saves what this process trained (nothing if it ran no
+     * step: the checkpoint, if any, already holds that state) */
+    if (ckpt && end > first) {
+        if ((st = dgr_checkpoint_save(s, ckpt, end, err)) != DG_OK)
+            goto ckdone;
+        out->checkpoint = ckpt;
+        ckpt = NULL;
+    }
+    if (!out->stopped && t->n_eval_fetch > 0 &&
+        (st = run_eval(s, g, &ef, &tf, end, out, err)) != DG_OK)
         goto ckdone;
     st = read_variables(s, g, out, err);
 ckdone:
@@ -509,5 +526,6 @@ void dg_train_result_free(dg_train_result *r)
         return;
     free_results(r->variables, r->n_variables);
     free_results(r->eval, r->n_eval);
+    dg_free(r->checkpoint);
     memset(r, 0, sizeof *r);
 }

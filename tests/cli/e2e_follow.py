@@ -446,23 +446,5 @@ def group_tty():
     return 0
 
 
-def main():
-    fn = globals().get("group_" + GROUP)
-    if fn is None:
-        print("unknown group " + GROUP)
-        return 1
-    rc = fn()
-    if rc == 77:
-        shutil.rmtree(TMP, ignore_errors=True)
-        return 77
-    if e2e.FAILURES:
-        print("%d check(s) failed in group %s (files kept in %s)"
-              % (len(e2e.FAILURES), GROUP, TMP))
-        return 1
-    shutil.rmtree(TMP, ignore_errors=True)
-    print("group %s: all checks passed" % GROUP)
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(e2e.run_group(globals()))

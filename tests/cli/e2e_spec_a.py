@@ -252,7 +252,8 @@ def group_spec_a_graph():
     # names: the regex
     for name, good in (("a.b-c/d_e", True), (".x", True), ("9", True), ("_x", False),
                        ("-x", False), ("a b", False), ("/x", False), ("x:0", False), ("", False)):
-        r = run_text(gjson([const(name, 1.0)]))
+        # (a graph without "fetch" is valid; `run` then needs --fetch)
+        r = run_text(gjson([const(name, 1.0)]), *(["--fetch", name] if good else []))
         if good:
             check(r.code == 0, "SPEC 2: name %r is valid" % name, r)
         else:

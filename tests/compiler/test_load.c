@@ -347,11 +347,22 @@ static void test_rules_file(void **state)
                      "\"round_robin\"}]");
     assert_int_equal(dgc_rules_load_file(path, &r, &n, &err), DG_OK);
     assert_int_equal(n, 2);
-    assert_int_equal(r[0].n_ops, 2);
-    assert_string_equal(r[0].ops[1], "Variable");
+    /* VariableV2 is Variable's alias: one entry (explain printed
+     * "[Variable, Variable]") */
+    assert_int_equal(r[0].n_ops, 1);
+    assert_string_equal(r[0].ops[0], "Variable");
     assert_string_equal(r[0].name_glob, "tower_1/*");
     assert_int_equal(r[1].round_robin, 1);
     assert_string_equal(r[1].devices[1], "GPU:1");
+    dgc_rules_free(r, n);
+
+    /* SPEC 4.3: an op type dgrun does not know is kept and matches nothing */
+    write_file(path, "[{\"match\": {\"op\": [\"AutoReloadVariable\", "
+                     "\"VariableV2\", \"Variable\"]}, \"device\": \"/cpu:0\"}]");
+    assert_int_equal(dgc_rules_load_file(path, &r, &n, &err), DG_OK);
+    assert_int_equal(r[0].n_ops, 2);
+    assert_string_equal(r[0].ops[0], "AutoReloadVariable");
+    assert_string_equal(r[0].ops[1], "Variable");
     dgc_rules_free(r, n);
 
     write_file(path, "[{\"device\": \"/cpu:0\"}, {\"device\": \"/cpu:0\", \"when\": 1}]");

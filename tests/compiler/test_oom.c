@@ -1,7 +1,8 @@
 /*
  * test_oom.c -- allocation-failure sweep over the compiler: load a small
  * graph with a gradients entry, a train section (adam, update_ops bound by
- * control edges, colocated gradients) and a device request, assume a GPU,
+ * control edges, colocated gradients), nodes consuming generated ones
+ * (g/b, an Adam slot, the train op) and a device request, assume a GPU,
  * compile and render; make the k-th allocation (and every later one) fail
  * for k = 0, 1, 2, ... until the whole pipeline succeeds.  Every failing k
  * must report DG_E_NOMEM (never another code, never a crash), both when
@@ -45,7 +46,11 @@ static const char GRAPH[] =
     "{\"name\": \"loss\", \"op\": \"Mean\", \"inputs\": [\"xent\"]},"
     "{\"name\": \"sq\", \"op\": \"Square\", \"inputs\": [\"w\"]},"
     "{\"name\": \"reg\", \"op\": \"Sum\", \"inputs\": [\"sq\"],"
-    " \"attrs\": {\"axis\": [0, 1]}}"
+    " \"attrs\": {\"axis\": [0, 1]}},"
+    /* nodes consuming generated ones (compiler/pending.c) */
+    "{\"name\": \"gsum\", \"op\": \"Add\", \"inputs\": [\"g/b\", \"b\"]},"
+    "{\"name\": \"slot\", \"op\": \"Identity\", \"inputs\": [\"b/Adam\","
+    " \"^gsum\", \"^train/step\"]}"
     "],"
     "\"gradients\": [{\"name\": \"g\", \"ys\": [\"loss\", \"reg\"],"
     " \"xs\": [\"w\", \"b\"], \"colocate\": true}],"
