@@ -52,4 +52,22 @@ int dgc_infer_batchnorm(DGC_INFER_ARGS);
 int dgc_infer_batchnorm_grad(DGC_INFER_ARGS);
 int dgc_infer_assign_moving_avg(DGC_INFER_ARGS);
 
+/* infer_tf.c: TF graph ops (issue 10) */
+int dgc_infer_shape_of(DGC_INFER_ARGS);      /* Shape */
+int dgc_infer_size_of(DGC_INFER_ARGS);       /* Size */
+int dgc_infer_rank_of(DGC_INFER_ARGS);       /* Rank */
+int dgc_infer_expand_dims(DGC_INFER_ARGS);
+int dgc_infer_squeeze(DGC_INFER_ARGS);
+int dgc_infer_tile(DGC_INFER_ARGS);
+int dgc_infer_gather(DGC_INFER_ARGS);        /* GatherV2 */
+int dgc_infer_bias_add_grad(DGC_INFER_ARGS);
+int dgc_infer_l2loss(DGC_INFER_ARGS);
+int dgc_infer_concat(DGC_INFER_ARGS);        /* ConcatV2 (axis attr) */
+
+/* The elements of a small int32/int64 vector or scalar parameter t into
+ * v[0..max): returns its length (elements written only when t->value is
+ * set), -1 when t is no int vector of known length, -2 when longer than
+ * max. */
+int dgc_ttype_ints(const dgc_ttype *t, int64_t *v, int max);
+
 #endif

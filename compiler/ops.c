@@ -36,6 +36,11 @@ static const char *const a_momentum[] = {"use_locking", "use_nesterov", NULL};
 static const char *const a_bcast[] = {"axis", "keepdims", "mean", NULL};
 static const char *const a_bn[] = {"epsilon", NULL};
 static const char *const a_decay[] = {"decay", NULL};
+/* TF graph ops (issue 10) */
+static const char *const a_shape_of[] = {"out_type", NULL};
+static const char *const a_axis[] = {"axis", NULL};
+static const char *const a_tile[] = {"multiples", NULL};
+static const char *const a_gather[] = {"axis", "batch_dims", NULL};
 
 #define SRC DGC_OP_SOURCE
 #define NODIFF DGC_OP_NOT_DIFF
@@ -130,6 +135,11 @@ dg_status dgc_infer_node(dgc_graph *g, int32_t id, dg_error *err)
                           p->n_outputs, p->n_outputs == 1 ? "" : "s");
         }
         in[i] = p->outputs[n->inputs[i].index];
+        in[i].value = NULL;
+        const dgc_attr *v = p->op == DGC_OPID_Const
+                                ? dgc_node_attr(p, "value") : NULL;
+        if (v && v->tensor && v->tensor->dtype == in[i].dtype)
+            in[i].value = v->tensor->data;
     }
     if (!n->outputs && d->n_out > 0) {
         n->outputs = dg_calloc((size_t)d->n_out, sizeof *n->outputs);
@@ -144,6 +154,8 @@ dg_status dgc_infer_node(dgc_graph *g, int32_t id, dg_error *err)
     int rc = d->infer(n, in, n->n_inputs, n->outputs, msg, sizeof msg);
     if (in != in_small)
         dg_free(in);
+    for (int k = 0; k < d->n_out; k++)
+        n->outputs[k].value = NULL;
     if (rc)
         return dg_err(err, DG_E_GRAPH, "node '%s': %s: %s", n->name, d->name,
                       msg[0] ? msg : "invalid inputs");

@@ -21,7 +21,13 @@ enum {
     DGC_OP_ZERO_GRAD  = 1u << 6, /* differentiable with zero gradient
                                     (ArgMax, Equal: no gradient flows) */
     DGC_OP_FEED       = 1u << 7, /* Placeholder */
-    DGC_OP_RANDOM     = 1u << 8  /* RandomNormal / RandomUniform */
+    DGC_OP_RANDOM     = 1u << 8, /* RandomNormal / RandomUniform */
+    DGC_OP_HOST_IN    = 1u << 9  /* its output shape depends on the VALUES
+                                    of small integer inputs (TF's
+                                    HostMemory parameters: Reshape's shape,
+                                    Tile's multiples, Fill's dims): the
+                                    runtime hands their elements to the
+                                    infer function (dgc_ttype.value) */
 };
 
 /* Shape and dtype inference.  `in` are the static types of the inputs (dims

@@ -97,4 +97,15 @@ DGR_K(dgr_k_random_uniform); DGR_K(dgr_k_identity); DGR_K(dgr_k_reshape);
 DGR_K(dgr_k_transpose); DGR_K(dgr_k_cast); DGR_K(dgr_k_print);
 DGR_K(dgr_k_noop); DGR_K(dgr_k_zeros_like); DGR_K(dgr_k_ones_like);
 
+/* TF graph ops (issue 10): kernels_cpu_elementwise.c */
+DGR_K(dgr_k_floor_div); DGR_K(dgr_k_floor_mod); DGR_K(dgr_k_less);
+DGR_K(dgr_k_less_equal); DGR_K(dgr_k_greater); DGR_K(dgr_k_greater_equal);
+DGR_K(dgr_k_not_equal); DGR_K(dgr_k_relu6_grad); DGR_K(dgr_k_rsqrt_grad);
+DGR_K(dgr_k_reciprocal_grad); DGR_K(dgr_k_relu6); DGR_K(dgr_k_rsqrt);
+DGR_K(dgr_k_reciprocal);
+/* kernels_cpu_tf.c */
+DGR_K(dgr_k_shape); DGR_K(dgr_k_size); DGR_K(dgr_k_rank); DGR_K(dgr_k_view);
+DGR_K(dgr_k_tile); DGR_K(dgr_k_prod); DGR_K(dgr_k_gather);
+DGR_K(dgr_k_bias_add_grad); DGR_K(dgr_k_l2loss); DGR_K(dgr_k_concat);
+
 #endif

@@ -12,8 +12,15 @@ typedef struct wscratch {
     dgr_value *in;
     void **evs;          /* max_waits events to wait for */
     dgc_ttype *tout;
+    /* DGC_OP_HOST_IN inputs read back from a device without host memory
+     * (DGR_HOST_IN_MAX elements each, for up to max_in inputs) */
+    int64_t *hostin;
     dg_error err;
 } wscratch;
+
+/* Largest parameter tensor (elements) whose value a DGC_OP_HOST_IN op's
+ * run-time inference reads. */
+#define DGR_HOST_IN_MAX 64
 
 /* Per-step facts the hot path needs, precomputed by dgr_runner_new. */
 enum {

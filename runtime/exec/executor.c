@@ -163,6 +163,33 @@ static dg_status run_transfer(dgr_runner *r, int32_t s, int lane, wscratch *w)
     return DG_OK;
 }
 
+/* The values of a DGC_OP_HOST_IN op's small integer inputs for its
+ * run-time inference: host memory as it is, a device buffer read back
+ * (a blocking read; these are a few elements TF keeps in host memory). */
+static dg_status host_inputs(dgr_device *dev, wscratch *w, dgc_ttype *tin,
+                             int n_in)
+{
+    for (int i = 0; i < n_in; i++) {
+        const dgr_value *v = &w->in[i];
+        int64_t cnt = dg_shape_numel(&v->shape);
+        if ((v->dtype != DG_I32 && v->dtype != DG_I64) || !v->buf ||
+            cnt > DGR_HOST_IN_MAX || v->shape.rank > 1)
+            continue;
+        if (v->buf->host) {
+            tin[i].value = v->buf->host;
+            continue;
+        }
+        int64_t *dst = w->hostin + (size_t)i * DGR_HOST_IN_MAX;
+        dg_status rc = dev->be->read(dev, v->buf, dst,
+                                     (size_t)cnt * dg_dtype_size(v->dtype),
+                                     &w->err);
+        if (rc != DG_OK)
+            return rc;
+        tin[i].value = dst;
+    }
+    return DG_OK;
+}
+
 /* tchain: when non-zero, the time this worker finished the step it ran
  * just before, with nothing in between but bookkeeping: it is reused as
  * this step's start so that tracing reads the clock once per op. */
@@ -221,13 +248,19 @@ static dg_status run_op(dgr_runner *r, int32_t s, int lane, wscratch *w,
         if (!(xf & XS_STATIC)) {
             dgc_ttype *to = w->tout;
             dgc_ttype *tin = w->tout + r->max_out;
+            const dgc_op_def *od = &dgc_ops[n->op];
             for (int i = 0; i < st->n_in; i++) {
                 tin[i].dtype = w->in[i].dtype;
                 tin[i].shape = w->in[i].shape;
+                tin[i].value = NULL;
+            }
+            if (od->flags & DGC_OP_HOST_IN) {
+                dg_status rc = host_inputs(dev, w, tin, st->n_in);
+                if (rc != DG_OK)
+                    return rc;
             }
             char msg[256];
             msg[0] = 0;
-            const dgc_op_def *od = &dgc_ops[n->op];
             if (od->infer(n, tin, st->n_in, to, msg, sizeof msg) != 0)
                 return dg_err(&w->err, DG_E_RUNTIME, "node '%s': %s: %s",
                               n->name, od->name,
