@@ -410,6 +410,17 @@ dg_status dgc_grad_rule(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
         return xent_grad(c, fwd, dy, dx);
     } else if (op == OP(BatchNorm)) {
         return batchnorm_grad(c, fwd, dy, dx);
+    } else if (op == OP(ExpandDims) || op == OP(Squeeze)) {
+        /* TF graph ops (issue 10) */
+        dx[0] = MK("ReshapeLike", ReshapeLike, dy, x); CHK(dx[0]);
+    } else if (op == OP(L2Loss)) {
+        dx[0] = MK("Mul", Mul, x, dy); CHK(dx[0]);
+    } else if (op == OP(Rsqrt)) {
+        dx[0] = MK("RsqrtGrad", RsqrtGrad, z, dy); CHK(dx[0]);
+    } else if (op == OP(Reciprocal)) {
+        dx[0] = MK("ReciprocalGrad", ReciprocalGrad, z, dy); CHK(dx[0]);
+    } else if (op == OP(Relu6)) {
+        dx[0] = MK("Relu6Grad", Relu6Grad, dy, x); CHK(dx[0]);
     } else {
         return dg_err(c->err, DG_E_GRAPH,
                       "node '%s': gradient requested through op '%s' which "

@@ -308,6 +308,11 @@ dg_status dgr_cl_k_sparse_xent(dgr_kctx *k);
 dg_status dgr_cl_k_softmax_grad(dgr_kctx *k);
 dg_status dgr_cl_k_batchnorm(dgr_kctx *k);
 dg_status dgr_cl_k_batchnorm_grad(dgr_kctx *k);
+/* Kernels in cl_kernels_tf.c (TF graph ops, issue 10). */
+dg_status dgr_cl_k_tile(dgr_kctx *k);
+dg_status dgr_cl_k_concat(dgr_kctx *k);
+dg_status dgr_cl_k_gather(dgr_kctx *k);
+dg_status dgr_cl_k_l2loss(dgr_kctx *k);
 dg_status dgr_cl_k_argmax(dgr_kctx *k);
 dg_status dgr_cl_k_assign(dgr_kctx *k);
 dg_status dgr_cl_k_assign_add(dgr_kctx *k);
