@@ -63,6 +63,30 @@ int dgc_infer_gather(DGC_INFER_ARGS);        /* GatherV2 */
 int dgc_infer_bias_add_grad(DGC_INFER_ARGS);
 int dgc_infer_l2loss(DGC_INFER_ARGS);
 int dgc_infer_concat(DGC_INFER_ARGS);        /* ConcatV2 (axis attr) */
+int dgc_infer_strided_slice(DGC_INFER_ARGS); /* input, begin, end[, strides] */
+int dgc_infer_slice(DGC_INFER_ARGS);         /* input, begin, size */
+int dgc_infer_pack(DGC_INFER_ARGS);          /* N inputs, axis attr */
+int dgc_infer_fill(DGC_INFER_ARGS);          /* dims, value */
+
+/* A slice of an input of rank `rank`: per input dim its first index,
+ * stride and length (-1 unknown); `out` the result's shape (new axes
+ * added, shrunk axes dropped).  Shared by inference and the kernels. */
+typedef struct dgc_slice {
+    int rank;
+    int64_t start[DG_MAX_RANK], stride[DG_MAX_RANK], len[DG_MAX_RANK];
+    dg_shape out;
+} dgc_slice;
+/* StridedSlice with node n's masks (begin/end/ellipsis/new_axis/
+ * shrink_axis_mask) over an input of shape x, m-element begin/end/strides,
+ * as TF does (clamping, negative indices and strides).  0, or -1 with a
+ * reason in msg. */
+int dgc_slice_spec(const dgc_node *n, const dg_shape *x, const int64_t *beg,
+                   const int64_t *end, const int64_t *str, int m,
+                   dgc_slice *sp, char *msg, size_t msgsz);
+/* Slice(x, begin, size) (size -1 = to the end). */
+int dgc_slice_simple(const dg_shape *x, const int64_t *beg,
+                     const int64_t *size, dgc_slice *sp, char *msg,
+                     size_t msgsz);
 
 /* The elements of a small int32/int64 vector or scalar parameter t into
  * v[0..max): returns its length (elements written only when t->value is

@@ -291,3 +291,259 @@ int dgc_infer_concat(DGC_INFER_ARGS)
     out[0].shape = o;
     return 0;
 }
+
+/* ---- StridedSlice / Slice ------------------------------------------------ */
+
+/* The int vector parameter input idx of a slice op: length into *cnt, the
+ * elements into v when known.  1 known, 0 unknown until run time, -1
+ * error in msg. */
+static int vec_param(const dgc_ttype *in, int n_in, int idx, const char *what,
+                     int64_t *v, int *cnt, char *msg, size_t msgsz)
+{
+    if (idx >= n_in)
+        FAIL("needs its %s input", what);
+    int k = dgc_ttype_ints(&in[idx], v, DG_MAX_RANK);
+    if (k < 0 || in[idx].shape.rank != 1)
+        FAIL("%s must be an int32/int64 vector of at most %d elements", what,
+             DG_MAX_RANK);
+    *cnt = k;
+    return in[idx].value != NULL;
+}
+
+int dgc_slice_spec(const dgc_node *n, const dg_shape *x, const int64_t *beg,
+                   const int64_t *end, const int64_t *str, int m,
+                   dgc_slice *sp, char *msg, size_t msgsz)
+{
+    int64_t bm = dgc_attr_int(n, "begin_mask", 0),
+            em = dgc_attr_int(n, "end_mask", 0),
+            elm = dgc_attr_int(n, "ellipsis_mask", 0),
+            nam = dgc_attr_int(n, "new_axis_mask", 0),
+            sam = dgc_attr_int(n, "shrink_axis_mask", 0);
+    int r = x->rank;
+    memset(sp, 0, sizeof *sp);
+    if (elm & (elm - 1))
+        FAIL("more than one ellipsis in ellipsis_mask");
+    int ell = elm ? 1 : 0;
+    /* entries: >= 0 a dense input dim kept, -1 a new axis */
+    int ent[2 * DG_MAX_RANK + 2], ne_ = 0;
+    int d = 0;
+    int64_t b[DG_MAX_RANK], e[DG_MAX_RANK], s[DG_MAX_RANK];
+    int bmk[DG_MAX_RANK], emk[DG_MAX_RANK], shr[DG_MAX_RANK];
+    for (int i = 0; i < m || (!ell && d < r && i >= m); i++) {
+        if (i >= m) { /* implicit ellipsis at the end: full ranges */
+            b[d] = 0, e[d] = 0, s[d] = 1, bmk[d] = emk[d] = 1, shr[d] = 0;
+            ent[ne_++] = d++;
+            continue;
+        }
+        if ((elm >> i) & 1) {
+            int after = 0; /* sparse dims after the ellipsis that take an
+                              input dim */
+            for (int j = i + 1; j < m; j++)
+                after += !((nam >> j) & 1);
+            int upto = r - after;
+            for (; d < upto; d++) {
+                b[d] = 0, e[d] = 0, s[d] = 1, bmk[d] = emk[d] = 1, shr[d] = 0;
+                ent[ne_++] = d;
+            }
+            continue;
+        }
+        if ((nam >> i) & 1) {
+            if (ne_ >= 2 * DG_MAX_RANK)
+                FAIL("too many new axes");
+            ent[ne_++] = -1;
+            continue;
+        }
+        if (d >= r)
+            FAIL("index %d of the slice spec is past the input's rank %d", i,
+                 r);
+        b[d] = beg[i], e[d] = end[i], s[d] = str[i];
+        bmk[d] = (bm >> i) & 1, emk[d] = (em >> i) & 1, shr[d] = (sam >> i) & 1;
+        if (!shr[d])
+            ent[ne_++] = d;
+        d++;
+    }
+    if (d != r)
+        FAIL("the slice spec covers %d of the input's %d dims", d, r);
+    for (d = 0; d < r; d++) {
+        int64_t dim = x->dims[d], st = s[d];
+        if (st == 0)
+            FAIL("strides[%d] is 0", d);
+        sp->stride[d] = st;
+        if (dim < 0) {
+            sp->start[d] = 0;
+            sp->len[d] = shr[d] ? 1 : -1;
+            continue;
+        }
+        if (shr[d]) {
+            int64_t v = b[d] < 0 ? b[d] + dim : b[d];
+            if (v < 0 || v >= dim)
+                FAIL("slice index %lld of dimension %d is out of bounds",
+                     (long long)b[d], d);
+            sp->start[d] = v;
+            sp->len[d] = 1;
+            sp->stride[d] = 1;
+            continue;
+        }
+        int64_t lo = st > 0 ? 0 : -1, hi = st > 0 ? dim : dim - 1;
+        int64_t bb = bmk[d] ? (st > 0 ? lo : hi)
+                            : (b[d] < 0 ? b[d] + dim : b[d]);
+        int64_t ee = emk[d] ? (st > 0 ? hi : lo)
+                            : (e[d] < 0 ? e[d] + dim : e[d]);
+        bb = bb < lo ? lo : bb > hi ? hi : bb;
+        ee = ee < lo ? lo : ee > hi ? hi : ee;
+        int64_t len = st > 0 ? (ee - bb + st - 1) / st : (bb - ee - st - 1) / -st;
+        sp->start[d] = bb;
+        sp->len[d] = len > 0 ? len : 0;
+    }
+    sp->rank = r;
+    memset(&sp->out, 0, sizeof sp->out);
+    if (ne_ > DG_MAX_RANK)
+        FAIL("the result would have more than %d dimensions", DG_MAX_RANK);
+    for (int k = 0; k < ne_; k++)
+        sp->out.dims[sp->out.rank++] = ent[k] < 0 ? 1 : sp->len[ent[k]];
+    return 0;
+}
+
+int dgc_infer_strided_slice(DGC_INFER_ARGS)
+{
+    int64_t b[DG_MAX_RANK], e[DG_MAX_RANK], s[DG_MAX_RANK];
+    int nb, ne_, ns;
+    int kb = vec_param(in, n_in, 1, "begin", b, &nb, msg, msgsz);
+    int ke = vec_param(in, n_in, 2, "end", e, &ne_, msg, msgsz);
+    int ks = n_in > 3 ? vec_param(in, n_in, 3, "strides", s, &ns, msg, msgsz)
+                      : 1;
+    if (kb < 0 || ke < 0 || ks < 0)
+        return -1;
+    if (n_in <= 3) {
+        ns = nb;
+        for (int i = 0; i < nb; i++)
+            s[i] = 1;
+    }
+    if (nb != ne_ || nb != ns)
+        FAIL("begin, end and strides have %d, %d and %d elements", nb, ne_,
+             ns);
+    out[0].dtype = in[0].dtype;
+    if (!kb || !ke || !ks) { /* rank known only without new/shrink axes */
+        if (dgc_attr_int(n, "new_axis_mask", 0) ||
+            dgc_attr_int(n, "shrink_axis_mask", 0) ||
+            dgc_attr_int(n, "ellipsis_mask", 0))
+            FAIL("begin, end and strides must be known when the graph is "
+                 "compiled when a mask adds, drops or skips dims");
+        out[0].shape = in[0].shape;
+        for (int i = 0; i < out[0].shape.rank; i++)
+            out[0].shape.dims[i] = -1;
+        return 0;
+    }
+    dgc_slice sp;
+    if (dgc_slice_spec(n, &in[0].shape, b, e, s, nb, &sp, msg, msgsz))
+        return -1;
+    out[0].shape = sp.out;
+    return 0;
+}
+
+int dgc_slice_simple(const dg_shape *x, const int64_t *beg,
+                     const int64_t *size, dgc_slice *sp, char *msg,
+                     size_t msgsz)
+{
+    memset(sp, 0, sizeof *sp);
+    sp->rank = x->rank;
+    sp->out.rank = x->rank;
+    for (int d = 0; d < x->rank; d++) {
+        int64_t dim = x->dims[d];
+        sp->start[d] = beg[d];
+        sp->stride[d] = 1;
+        int64_t len = size[d] == -1 && dim >= 0 ? dim - beg[d] : size[d];
+        if (beg[d] < 0 || (dim >= 0 && (len < 0 || beg[d] + len > dim)))
+            FAIL("begin %lld, size %lld out of bounds for dimension %d of "
+                 "size %lld", (long long)beg[d], (long long)size[d], d,
+                 (long long)dim);
+        sp->len[d] = dim < 0 ? -1 : len;
+        sp->out.dims[d] = sp->len[d];
+    }
+    return 0;
+}
+
+int dgc_infer_slice(DGC_INFER_ARGS)
+{
+    (void)n;
+    int64_t b[DG_MAX_RANK], sz[DG_MAX_RANK];
+    int nb, ns;
+    int kb = vec_param(in, n_in, 1, "begin", b, &nb, msg, msgsz);
+    int ks = vec_param(in, n_in, 2, "size", sz, &ns, msg, msgsz);
+    if (kb < 0 || ks < 0)
+        return -1;
+    if (nb != in[0].shape.rank || ns != nb)
+        FAIL("begin and size need %d elements, have %d and %d",
+             in[0].shape.rank, nb, ns);
+    out[0].dtype = in[0].dtype;
+    if (!kb || !ks) {
+        out[0].shape = in[0].shape;
+        for (int i = 0; i < out[0].shape.rank; i++)
+            out[0].shape.dims[i] = -1;
+        return 0;
+    }
+    dgc_slice sp;
+    if (dgc_slice_simple(&in[0].shape, b, sz, &sp, msg, msgsz))
+        return -1;
+    out[0].shape = sp.out;
+    return 0;
+}
+
+/* ---- Pack, Fill ---------------------------------------------------------- */
+
+int dgc_infer_pack(DGC_INFER_ARGS)
+{
+    const dg_shape *f = &in[0].shape;
+    int64_t ax = dgc_attr_int(n, "axis", 0);
+    if (ax < -(f->rank + 1) || ax > f->rank)
+        FAIL("axis %lld is out of range for rank %d", (long long)ax, f->rank);
+    if (ax < 0)
+        ax += f->rank + 1;
+    if (f->rank >= DG_MAX_RANK)
+        FAIL("rank %d is the most dgrun supports", DG_MAX_RANK);
+    dg_shape s = *f;
+    for (int k = 1; k < n_in; k++) {
+        if (in[k].dtype != in[0].dtype)
+            FAIL("input %d is %s, input 0 is %s", k,
+                 dg_dtype_name(in[k].dtype), dg_dtype_name(in[0].dtype));
+        if (in[k].shape.rank != f->rank)
+            FAIL("input %d has rank %d, input 0 rank %d", k,
+                 in[k].shape.rank, f->rank);
+        for (int d = 0; d < f->rank; d++) {
+            int64_t a = s.dims[d], b = in[k].shape.dims[d];
+            if (a >= 0 && b >= 0 && a != b)
+                FAIL("input %d has dimension %d = %lld, input 0 has %lld", k,
+                     d, (long long)b, (long long)a);
+            if (a < 0)
+                s.dims[d] = b;
+        }
+    }
+    out[0].dtype = in[0].dtype;
+    memset(&out[0].shape, 0, sizeof out[0].shape);
+    out[0].shape.rank = f->rank + 1;
+    for (int d = 0, j = 0; d <= f->rank; d++)
+        out[0].shape.dims[d] = d == ax ? n_in : s.dims[j++];
+    return 0;
+}
+
+int dgc_infer_fill(DGC_INFER_ARGS)
+{
+    (void)n;
+    (void)n_in;
+    int64_t v[DG_MAX_RANK];
+    int cnt = dgc_ttype_ints(&in[0], v, DG_MAX_RANK);
+    if (cnt < 0 || in[0].shape.rank != 1)
+        FAIL("dims must be an int32/int64 vector of at most %d elements",
+             DG_MAX_RANK);
+    if (in[1].shape.rank != 0)
+        FAIL("value must be a scalar");
+    out[0].dtype = in[1].dtype;
+    memset(&out[0].shape, 0, sizeof out[0].shape);
+    out[0].shape.rank = cnt;
+    for (int i = 0; i < cnt; i++) {
+        if (in[0].value && v[i] < 0)
+            FAIL("dims[%d] = %lld is negative", i, (long long)v[i]);
+        out[0].shape.dims[i] = in[0].value ? v[i] : -1;
+    }
+    return 0;
+}

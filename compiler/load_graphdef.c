@@ -380,7 +380,17 @@ static dg_status add_inputs(dgc_graph *g, int32_t id, gd_node *all,
         if (data != 2)
             return GE("node '%s': op Fill expects 2 data inputs (dims, value), "
                       "got %d", n->name, data);
-        return dgc_gd_fill(g, id, fill[0], fill[1], err);
+        if (strcmp(dgc_op_name(g->nodes[fill[0].node].op), "Const") == 0 &&
+            strcmp(dgc_op_name(g->nodes[fill[1].node].op), "Const") == 0)
+            return dgc_gd_fill(g, id, fill[0], fill[1], err);
+        /* dims computed at run time: the Fill op (issue 10) */
+        all[fill[0].node].folded--, all[fill[0].node].used++;
+        all[fill[1].node].folded--, all[fill[1].node].used++;
+        n->op = DGC_OPID_Fill;
+        if (dgc_node_add_input(g, id, fill[0]) ||
+            dgc_node_add_input(g, id, fill[1]))
+            return dg_err_nomem(err, "inputs");
+        return DG_OK;
     }
     if (nd->map && fold_at >= 0 && data <= fold_at)
         return GE("node '%s': op %s needs its %s input", n->name,
@@ -472,16 +482,9 @@ dg_status dgc_graphdef_load(dgc_graph *g, const dgc_jdoc *doc,
             if (!st)
                 st = add_device(g, id, nd[id].device, err);
         }
-    /* a Const that only became attributes is no tensor any more: drop its
-     * device and colocation, which TF meets by keeping such int32 values
-     * in host memory and dgrun could not meet for them (no GPU kernel) */
-    for (int32_t id = 0; id < g->n_nodes && !st; id++)
-        if (nd[id].folded > 0 && nd[id].used == 0) {
-            dgc_node *n = &g->nodes[id];
-            dg_free(n->device);
-            n->device = NULL;
-            n->n_coloc = 0;
-        }
+    /* a Const that only became attributes keeps its device and _class
+     * colocation (issue 10): TF runs int32 ones in host memory, which
+     * placement does too (DGC_OP_HOST_OK) */
     for (int32_t id = 0; id < g->n_nodes && !st; id++)
         if (dgc_op_has(g->nodes[id].op, DGC_OP_VARIABLE))
             st = dgc_gd_variable_init(g, id, err);

@@ -361,7 +361,7 @@ static const char *const ignored[] = {
     "T", "Tidx", "Tshape", "Tperm", "Tlabels", "Tindices", "N", "SrcT",
     "Truncate", "U", "container", "shared_name", "use_locking", "seed",
     "seed2", "incompatible_shape_error", "index_type", "grad_a", "grad_b",
-    "use_cudnn_on_gpu", NULL};
+    "use_cudnn_on_gpu", "Index", NULL};
 
 /* A type parameter: an attr named T<Name> whose value is a type or a list
  * of types ("Tparams": {"type": "DT_FLOAT"}, "Tin": {"list": {"type":
@@ -621,9 +621,15 @@ dg_status dgc_gd_attrs(dgc_graph *g, const dgc_jdoc *doc, int32_t id,
             if (!(st = get_type(err, n, k, v, &t)) &&
                 dgc_node_set_dtype(n, "out_type", t))
                 st = nomem(err);
-        } else if (strcmp(k, "batch_dims") == 0) { /* GatherV2 */
+        } else if (strcmp(k, "batch_dims") == 0 || /* GatherV2 */
+                   strcmp(k, "begin_mask") == 0 || /* StridedSlice */
+                   strcmp(k, "end_mask") == 0 ||
+                   strcmp(k, "ellipsis_mask") == 0 ||
+                   strcmp(k, "new_axis_mask") == 0 ||
+                   strcmp(k, "shrink_axis_mask") == 0 ||
+                   (strcmp(k, "axis") == 0 && strcmp(tf_op, "Pack") == 0)) {
             if (!(st = get_int(doc, err, n, k, v, &i)) &&
-                dgc_node_set_int(n, "batch_dims", i))
+                dgc_node_set_int(n, k, i))
                 st = nomem(err);
         } else if (strcmp(k, "squeeze_dims") == 0) { /* Squeeze */
             st = get_int_list(doc, err, n, k, v);

@@ -41,6 +41,9 @@ static const char *const a_shape_of[] = {"out_type", NULL};
 static const char *const a_axis[] = {"axis", NULL};
 static const char *const a_tile[] = {"multiples", NULL};
 static const char *const a_gather[] = {"axis", "batch_dims", NULL};
+static const char *const a_sslice[] = {"begin_mask", "end_mask",
+                                       "ellipsis_mask", "new_axis_mask",
+                                       "shrink_axis_mask", NULL};
 
 #define SRC DGC_OP_SOURCE
 #define NODIFF DGC_OP_NOT_DIFF
@@ -94,6 +97,17 @@ int dgc_op_kernel_dtype(const dgc_graph *g, const dgc_node *n)
     if (n->n_outputs > 0)
         return (int)n->outputs[0].dtype;
     return -1;
+}
+
+int dgc_op_host_mem(const dgc_graph *g, const dgc_node *n)
+{
+    if (!dgc_op_has(n->op, DGC_OP_HOST_OK))
+        return 0;
+    if (n->op == DGC_OPID_Shape || n->op == DGC_OPID_Size ||
+        n->op == DGC_OPID_Rank)
+        return 1;
+    int dt = dgc_op_kernel_dtype(g, n);
+    return dt == DG_I32 || dt == DG_I64;
 }
 
 int dgc_op_has_kernel(const dgc_graph *g, const dgc_node *n,

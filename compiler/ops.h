@@ -22,12 +22,19 @@ enum {
                                     (ArgMax, Equal: no gradient flows) */
     DGC_OP_FEED       = 1u << 7, /* Placeholder */
     DGC_OP_RANDOM     = 1u << 8, /* RandomNormal / RandomUniform */
-    DGC_OP_HOST_IN    = 1u << 9  /* its output shape depends on the VALUES
+    DGC_OP_HOST_IN    = 1u << 9, /* its output shape depends on the VALUES
                                     of small integer inputs (TF's
                                     HostMemory parameters: Reshape's shape,
                                     Tile's multiples, Fill's dims): the
                                     runtime hands their elements to the
                                     infer function (dgc_ttype.value) */
+    DGC_OP_HOST_OK    = 1u << 10 /* TF runs it on GPUs with its integer
+                                    tensors in host memory (Shape, int32
+                                    shape arithmetic): where a device has
+                                    no kernel for a node of it (int dtype,
+                                    or Shape/Size/Rank), the node does not
+                                    constrain its colocation group and runs
+                                    on its task's CPU (dgc_op_host_mem) */
 };
 
 /* Shape and dtype inference.  `in` are the static types of the inputs (dims
@@ -96,6 +103,11 @@ struct dg_kernel_set {
  * dtype, that dtype (float64 only when fp64).  NULL ks: no kernels. */
 int dgc_op_has_kernel(const dgc_graph *g, const dgc_node *n,
                       const dg_kernel_set *ks, int fp64);
+
+/* Whether node n runs in host memory wherever its device lacks a kernel
+ * (DGC_OP_HOST_OK and an integer kernel dtype, or Shape/Size/Rank, whose
+ * outputs are integers). Needs shape inference to have run. */
+int dgc_op_host_mem(const dgc_graph *g, const dgc_node *n);
 
 /* `dgrun ops`: one line per op (name, dtypes, CPU and GPU kernels from the
  * kernel sets given, either may be NULL, doc); malloc'd, NULL on nomem. */

@@ -98,6 +98,10 @@ static const dgr_kernel_row cpu_kernels[DGC_N_OPS] = {
     ROW(Greater, dgr_k_greater),
     ROW(GreaterEqual, dgr_k_greater_equal),
     ROW(NotEqual, dgr_k_not_equal),
+    ROW(StridedSlice, dgr_k_slice_any),
+    ROW(Slice, dgr_k_slice_any),
+    ROW(Pack, dgr_k_concat),
+    ROW(Fill, dgr_k_fill),
 };
 
 static dg_status cpu_discover(const dg_options *o, dg_device_list *l,

@@ -5,6 +5,7 @@
  * inference (k->out_types), which already saw the parameter values.
  */
 #include "kernels_cpu.h"
+#include "infer.h"
 
 #include <string.h>
 
@@ -263,5 +264,86 @@ dg_status dgr_k_concat(dgr_kctx *k)
             memcpy(o + (size_t)a * orow + at, src + (size_t)a * row, row);
         at += row;
     }
+    return DG_OK;
+}
+
+/* ---- StridedSlice, Slice, Pack, Fill ------------------------------------- */
+
+/* Copy the slice sp of x (shape xs) into o, element size es. */
+static void slice_copy(const char *x, const dg_shape *xs, const dgc_slice *sp,
+                       char *o, size_t es)
+{
+    int r = sp->rank;
+    int64_t n = 1, xstr[DG_MAX_RANK], idx[DG_MAX_RANK] = {0}, off = 0;
+    int64_t acc = 1;
+    for (int d = r - 1; d >= 0; d--) {
+        xstr[d] = acc;
+        acc *= xs->dims[d];
+    }
+    for (int d = 0; d < r; d++) {
+        n *= sp->len[d];
+        off += sp->start[d] * xstr[d];
+    }
+    for (int64_t i = 0; i < n; i++) {
+        memcpy(o + (size_t)i * es, x + (size_t)off * es, es);
+        for (int d = r - 1; d >= 0; d--) {
+            off += sp->stride[d] * xstr[d];
+            if (++idx[d] < sp->len[d])
+                break;
+            off -= sp->stride[d] * xstr[d] * sp->len[d];
+            idx[d] = 0;
+        }
+    }
+}
+
+/* Elements of int vector input i into v; its length. */
+static int ivec(dgr_kctx *k, int i, int64_t *v)
+{
+    int64_t n = dg_shape_numel(&k->in[i].shape);
+    for (int64_t j = 0; j < n && j < DG_MAX_RANK; j++)
+        v[j] = iget(dgr_cpu_ptr(&k->in[i]), k->in[i].dtype, j);
+    return (int)n;
+}
+
+dg_status dgr_k_slice_any(dgr_kctx *k)
+{
+    int64_t b[DG_MAX_RANK], e[DG_MAX_RANK], s[DG_MAX_RANK];
+    dgc_slice sp;
+    char msg[256];
+    int rc, m = ivec(k, 1, b);
+    if (k->node->op == DGC_OPID_Slice) {
+        ivec(k, 2, e);
+        rc = dgc_slice_simple(&k->in[0].shape, b, e, &sp, msg, sizeof msg);
+    } else {
+        ivec(k, 2, e);
+        for (int i = 0; i < m; i++)
+            s[i] = 1;
+        if (k->n_in > 3)
+            ivec(k, 3, s);
+        rc = dgc_slice_spec(k->node, &k->in[0].shape, b, e, s, m, &sp, msg,
+                            sizeof msg);
+    }
+    if (rc)
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': %s", k->node->name,
+                      msg);
+    dg_status st = dgr_kctx_alloc_output(k, 0);
+    if (st)
+        return st;
+    if (dg_shape_numel(&k->out[0].shape) > 0)
+        slice_copy(dgr_cpu_ptr(&k->in[0]), &k->in[0].shape, &sp,
+                   dgr_cpu_ptr(&k->out[0]), dg_dtype_size(k->in[0].dtype));
+    return DG_OK;
+}
+
+dg_status dgr_k_fill(dgr_kctx *k)
+{
+    dg_status st = dgr_kctx_alloc_output(k, 0);
+    if (st)
+        return st;
+    int64_t n = dg_shape_numel(&k->out[0].shape);
+    size_t es = dg_dtype_size(k->out[0].dtype);
+    char *o = dgr_cpu_ptr(&k->out[0]);
+    for (int64_t i = 0; i < n; i++)
+        memcpy(o + (size_t)i * es, dgr_cpu_ptr(&k->in[1]), es);
     return DG_OK;
 }

@@ -115,6 +115,28 @@ def run_values(d, meta, graph):
               "%s: loss before step %d" % (graph, k + 1))
 
 
+def on_gpus(d, meta, graph):
+    """The device-scoped fixture on two (virtual) OpenCL GPUs, placed as its
+    device fields and _class say (int32 shape arithmetic in host memory):
+    TF's loss curve again."""
+    rc, out, _ = dgrun("devices", "--opencl-devices", "all")
+    if rc or "GPU:0" not in out:
+        print("no OpenCL device: GPU run skipped")
+        return
+    feeds = []
+    for ph, fn in meta["feeds"].items():
+        feeds += ["--feed", "%s:0=%s" % (ph, os.path.join(d, fn))]
+    train = meta["train"]
+    n = len(train["losses"])
+    rc, out, err = dgrun("run", graph, "--fetch", "%s,%s" % (
+        train["loss"], train["op"]), "--repeat", str(n), "--json",
+        "--opencl-devices", "all", "--virtual-gpus", "2", *feeds)
+    check(rc == 0, "%s on 2 GPUs: exit %d: %s" % (graph, rc, err.strip()))
+    if rc == 0:
+        close(json.loads(out)[train["loss"]]["value"], train["losses"][-1],
+              "%s on 2 GPUs: loss before step %d" % (graph, n))
+
+
 def fixture(name):
     d = os.path.join(DATA, name)
     with open(os.path.join(d, "meta.json")) as f:
@@ -129,6 +151,8 @@ def fixture(name):
             check(rc == 0, "%s: check exit %d: %s" % (graph, rc, err.strip()))
             if rc == 0:
                 run_values(d, meta, graph)
+            if rc == 0 and name == "mlp_devices":
+                on_gpus(d, meta, graph)
         else:
             want = "dgrun: error: %s: unsupported ops: %s\n" % (graph,
                                                                  missing)
@@ -207,9 +231,84 @@ def pb_input():
           "text input: %d %r" % (rc, err))
 
 
+def tf_node(name, op, inputs=(), **attr):
+    n = {"name": name, "op": op, "attr": attr}
+    if inputs:
+        n["input"] = list(inputs)
+    return n
+
+
+def i32(name, vals, scalar=False):
+    shape = {} if scalar else {"dim": [{"size": str(len(vals))}]}
+    return tf_node(name, "Const", value={"tensor": {
+        "dtype": "DT_INT32", "tensorShape": shape, "intVal": vals}},
+        dtype={"type": "DT_INT32"})
+
+
+def runtime_shapes():
+    """A batch of -1 flows Shape -> StridedSlice -> Pack -> Reshape / Fill /
+    Tile, as in every TF-built loss: the shapes exist only at run time."""
+    f32 = {"type": "DT_FLOAT"}
+    g = {"node": [
+        tf_node("x", "Placeholder", dtype=f32, shape={"shape": {"dim": [
+            {"size": "-1"}, {"size": "2"}, {"size": "3"}]}}),
+        tf_node("shape", "Shape", ["x"], T=f32,
+                out_type={"type": "DT_INT32"}),
+        i32("b0", [0]), i32("b1", [1]), i32("s1", [1]),
+        tf_node("batch", "StridedSlice", ["shape", "b0", "b1", "s1"],
+                shrink_axis_mask={"i": "1"}, Index={"type": "DT_INT32"}),
+        i32("m1", [-1], scalar=True),
+        tf_node("newshape", "Pack", ["batch", "m1"], axis={"i": "0"},
+                N={"i": "2"}),
+        tf_node("flat", "Reshape", ["x", "newshape"]),
+        tf_node("dims", "Pack", ["batch"], N={"i": "1"}),
+        tf_node("one", "Const", value={"tensor": {"dtype": "DT_FLOAT",
+                "tensorShape": {}, "floatVal": [1.5]}}, dtype=f32),
+        tf_node("ones", "Fill", ["dims", "one"]),
+        i32("two", [2], scalar=True),
+        tf_node("mult", "Pack", ["two", "batch"], N={"i": "2"}),
+        tf_node("col", "ExpandDims", ["ones", "m1"]),
+        i32("t11", [1, 1]),
+        tf_node("tiled", "Tile", ["col", "t11"]),
+        tf_node("last", "StridedSlice", ["x", "b0", "b0", "s1"],
+                begin_mask={"i": "1"}, end_mask={"i": "1"},
+                ellipsis_mask={"i": "0"}),
+        i32("rev_b", [-1, 0]), i32("rev_e", [0, 3]), i32("rev_s", [-1, 2]),
+        tf_node("rev", "StridedSlice", ["x", "rev_b", "rev_e", "rev_s"],
+                end_mask={"i": "1"}),
+        tf_node("mod", "FloorMod", ["batch", "two"]),
+        tf_node("size", "Size", ["x"]),
+    ]}
+    tmp = tempfile.mkdtemp(prefix="dgrun-tf-")
+    path = os.path.join(tmp, "rt.json")
+    with open(path, "w") as f:
+        json.dump(g, f)
+    for b in (2, 5):
+        x = np.arange(b * 6, dtype=np.float32).reshape(b, 2, 3) - 7
+        xf = os.path.join(tmp, "x%d.npy" % b)
+        np.save(xf, x)
+        fetch = ["shape", "batch", "flat", "ones", "tiled", "last", "rev",
+                 "mod", "size"]
+        rc, out, err = dgrun("run", path, "--fetch", ",".join(fetch),
+                             "--json", "--opencl-devices", "none", "--feed",
+                             "x=" + xf)
+        check(rc == 0, "runtime shapes batch %d: exit %d %s" % (b, rc, err))
+        if rc:
+            continue
+        r = json.loads(out)
+        want = {"shape": [b, 2, 3], "batch": b, "flat": x.reshape(b, 6),
+                "ones": np.full(b, 1.5), "tiled": np.full((b, 1), 1.5),
+                "last": x[:, :, :], "rev": x[::-1, 0:3:2],
+                "mod": b % 2, "size": b * 6}
+        for k, v in want.items():
+            close(r[k]["value"], v, "batch %d: %s" % (b, k))
+
+
 def main():
     if GROUP == "pb_input":
         pb_input()
+    elif GROUP == "runtime_shapes":
+        runtime_shapes()
     elif GROUP in MISSING:
         fixture(GROUP)
     else:
