@@ -188,6 +188,7 @@ dg_program *dg_compile(dg_graph *g, const dg_options *o,
     if ((st = dgc_pass_gradients(g, colocate, err)) ||
         (st = dgc_pass_train(g, colocate, err)) ||
         (st = dgc_pass_infer(g, first_new, err)) ||
+        (st = dgc_pass_fold(g, err)) ||
         (st = dgc_pass_place(g, devs, scope, g->rules, g->n_rules,
                              allow_soft, colocate, err)))
         return NULL;

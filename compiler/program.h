@@ -31,6 +31,10 @@ dg_status dgc_pass_gradients(dgc_graph *g, int colocate_override,
 dg_status dgc_pass_train(dgc_graph *g, int colocate_override,
                          dg_error *err);                     /* train.c */
 dg_status dgc_pass_infer(dgc_graph *g, int32_t from, dg_error *err); /* infer pass: shape.c */
+/* Constant folding (fold.c): nodes whose int value is known at compile
+ * time (Shape of a static shape, shape arithmetic on Consts) become
+ * Consts, keeping device, _class and control inputs; re-infers. */
+dg_status dgc_pass_fold(dgc_graph *g, dg_error *err);
 dg_status dgc_pass_place(dgc_graph *g, const dg_device_list *devs,
                          const char *device_scope, const dgc_rule *rules,
                          int n_rules, int allow_soft, int colocate,
