@@ -67,6 +67,17 @@ int dgc_infer_strided_slice(DGC_INFER_ARGS); /* input, begin, end[, strides] */
 int dgc_infer_slice(DGC_INFER_ARGS);         /* input, begin, size */
 int dgc_infer_pack(DGC_INFER_ARGS);          /* N inputs, axis attr */
 int dgc_infer_fill(DGC_INFER_ARGS);          /* dims, value */
+int dgc_infer_shape_n(DGC_INFER_ARGS);       /* ShapeN: one output per input */
+int dgc_infer_split(DGC_INFER_ARGS);         /* Unpack, Split, SplitV */
+int dgc_infer_range(DGC_INFER_ARGS);         /* start, limit, delta */
+int dgc_infer_dynamic_stitch(DGC_INFER_ARGS);/* N indices, N data */
+int dgc_infer_broadcast_to(DGC_INFER_ARGS);  /* x, shape */
+int dgc_infer_bcast_grad_args(DGC_INFER_ARGS); /* BroadcastGradientArgs */
+int dgc_infer_concat_offset(DGC_INFER_ARGS); /* concat_dim, shape... */
+/* TF's BroadcastGradientArgs: the axes over which a gradient must be
+ * summed for shapes a and b.  0, or -1 when they do not broadcast. */
+int dgc_bcast_grad_args(const int64_t *a, int na, const int64_t *b, int nb,
+                        int64_t *ra, int *nra, int64_t *rb, int *nrb);
 
 /* A slice of an input of rank `rank`: per input dim its first index,
  * stride and length (-1 unknown); `out` the result's shape (new axes

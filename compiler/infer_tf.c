@@ -547,3 +547,258 @@ int dgc_infer_fill(DGC_INFER_ARGS)
     }
     return 0;
 }
+
+/* ---- ShapeN, Unpack, Split, SplitV (variadic outputs) -------------------- */
+
+int dgc_infer_shape_n(DGC_INFER_ARGS)
+{
+    for (int k = 0; k < n_in; k++)
+        if (dgc_infer_shape_of(n, &in[k], 1, &out[k], msg, msgsz))
+            return -1;
+    return 0;
+}
+
+/* The sizes of the `num` pieces of dimension ax (length dim): size_splits
+ * (one -1 allowed) or equal parts.  0, or -1 with a reason. */
+static int split_sizes(const dgc_node *n, const dgc_ttype *sz, int64_t dim,
+                       int num, int64_t *sizes, char *msg, size_t msgsz)
+{
+    if (!sz) {
+        if (dim >= 0 && dim % num != 0)
+            FAIL("dimension of size %lld does not split into %d equal parts",
+                 (long long)dim, num);
+        for (int k = 0; k < num; k++)
+            sizes[k] = dim < 0 ? -1 : dim / num;
+        return 0;
+    }
+    int64_t v[DG_MAX_RANK * 8];
+    int cnt = dgc_ttype_ints(sz, v, DG_MAX_RANK * 8);
+    if (cnt != num)
+        FAIL("size_splits has %d elements for num_split %d", cnt, num);
+    (void)n;
+    int64_t known = 0;
+    int unk = -1;
+    for (int k = 0; k < num; k++) {
+        sizes[k] = sz->value ? v[k] : -1;
+        if (sz->value && v[k] == -1) {
+            if (unk >= 0)
+                FAIL("size_splits has more than one -1");
+            unk = k;
+        } else if (sz->value) {
+            known += v[k];
+        }
+    }
+    if (unk >= 0 && dim >= 0)
+        sizes[unk] = dim - known;
+    if (sz->value && dim >= 0 && unk < 0 && known != dim)
+        FAIL("size_splits add up to %lld, the dimension is %lld",
+             (long long)known, (long long)dim);
+    return 0;
+}
+
+int dgc_infer_split(DGC_INFER_ARGS)
+{
+    int num = dgc_node_n_out(n);
+    const dgc_ttype *x = &in[0];
+    int64_t ax = dgc_attr_int(n, "axis", 0);
+    if (num < 1)
+        FAIL("needs attr num (num_split) >= 1");
+    if (ax < -x->shape.rank || ax >= x->shape.rank)
+        FAIL("axis %lld is out of range for rank %d", (long long)ax,
+             x->shape.rank);
+    if (ax < 0)
+        ax += x->shape.rank;
+    int unpack = n->op == DGC_OPID_Unpack;
+    int64_t sizes[4096];
+    if (num > 4096)
+        FAIL("too many outputs");
+    if (unpack) {
+        if (x->shape.dims[ax] >= 0 && x->shape.dims[ax] != num)
+            FAIL("dimension %lld has size %lld, num is %d", (long long)ax,
+                 (long long)x->shape.dims[ax], num);
+    } else if (split_sizes(n, n_in > 1 ? &in[1] : NULL, x->shape.dims[ax],
+                           num, sizes, msg, msgsz)) {
+        return -1;
+    }
+    for (int k = 0; k < num; k++) {
+        out[k].dtype = x->dtype;
+        out[k].shape = x->shape;
+        if (unpack) {
+            for (int d = (int)ax; d + 1 < x->shape.rank; d++)
+                out[k].shape.dims[d] = x->shape.dims[d + 1];
+            out[k].shape.rank--;
+        } else {
+            out[k].shape.dims[ax] = sizes[k];
+        }
+    }
+    return 0;
+}
+
+/* ---- Range, DynamicStitch, BroadcastTo, BroadcastGradientArgs,
+ *      ConcatOffset ------------------------------------------------------- */
+
+/* Element 0 of a scalar input as a double, when known. */
+static int scalar_value(const dgc_ttype *t, double *v)
+{
+    if (!t->value || t->shape.rank != 0)
+        return 0;
+    switch (t->dtype) {
+    case DG_I32: *v = *(const int32_t *)t->value; return 1;
+    case DG_I64: *v = (double)*(const int64_t *)t->value; return 1;
+    default: return 0; /* float scalars: host values only for ints */
+    }
+}
+
+int dgc_infer_range(DGC_INFER_ARGS)
+{
+    (void)n;
+    (void)n_in;
+    for (int i = 0; i < 3; i++)
+        if (in[i].shape.rank != 0 || in[i].dtype != in[0].dtype)
+            FAIL("start, limit and delta must be scalars of one dtype");
+    out[0].dtype = in[0].dtype;
+    memset(&out[0].shape, 0, sizeof out[0].shape);
+    out[0].shape.rank = 1;
+    double s, l, d;
+    if (!scalar_value(&in[0], &s) || !scalar_value(&in[1], &l) ||
+        !scalar_value(&in[2], &d)) {
+        out[0].shape.dims[0] = -1;
+        return 0;
+    }
+    if (d == 0)
+        FAIL("delta must not be 0");
+    double cnt = (l - s) / d;
+    int64_t c = cnt <= 0 ? 0 : (int64_t)cnt;
+    if ((double)c < cnt)
+        c++;
+    out[0].shape.dims[0] = c;
+    return 0;
+}
+
+int dgc_infer_dynamic_stitch(DGC_INFER_ARGS)
+{
+    (void)n;
+    if (n_in % 2 || n_in < 2)
+        FAIL("needs N indices and N data inputs");
+    int nn = n_in / 2;
+    int64_t max = -1;
+    int known = 1;
+    for (int k = 0; k < nn; k++) {
+        const dgc_ttype *ix = &in[k], *dt = &in[nn + k];
+        if (!is_int(ix->dtype))
+            FAIL("indices must be int32 or int64");
+        if (dt->dtype != in[nn].dtype)
+            FAIL("data inputs must share one dtype");
+        if (dt->shape.rank < ix->shape.rank)
+            FAIL("data %d has a lower rank than its indices", k);
+        int64_t v[64];
+        int c = ix->shape.rank <= 1 ? dgc_ttype_ints(ix, v, 64) : -1;
+        if (c < 0 || !ix->value) {
+            known = 0;
+            continue;
+        }
+        for (int i = 0; i < c; i++)
+            max = v[i] > max ? v[i] : max;
+    }
+    const dgc_ttype *d0 = &in[nn];
+    int ir = in[0].shape.rank;
+    out[0].dtype = d0->dtype;
+    memset(&out[0].shape, 0, sizeof out[0].shape);
+    out[0].shape.rank = 1 + d0->shape.rank - ir;
+    out[0].shape.dims[0] = known ? max + 1 : -1;
+    for (int d = ir; d < d0->shape.rank; d++)
+        out[0].shape.dims[1 + d - ir] = d0->shape.dims[d];
+    return 0;
+}
+
+int dgc_infer_broadcast_to(DGC_INFER_ARGS)
+{
+    (void)n;
+    (void)n_in;
+    int64_t v[DG_MAX_RANK];
+    int cnt = dgc_ttype_ints(&in[1], v, DG_MAX_RANK);
+    if (cnt < 0 || in[1].shape.rank != 1)
+        FAIL("shape must be an int32/int64 vector of at most %d elements",
+             DG_MAX_RANK);
+    const dg_shape *x = &in[0].shape;
+    if (cnt < x->rank)
+        FAIL("cannot broadcast rank %d to rank %d", x->rank, cnt);
+    out[0].dtype = in[0].dtype;
+    memset(&out[0].shape, 0, sizeof out[0].shape);
+    out[0].shape.rank = cnt;
+    for (int i = 0; i < cnt; i++) {
+        int xi = i - (cnt - x->rank);
+        int64_t xd = xi >= 0 ? x->dims[xi] : 1;
+        if (!in[1].value) {
+            out[0].shape.dims[i] = xd > 1 ? xd : -1;
+            continue;
+        }
+        if (xd >= 0 && xd != 1 && xd != v[i])
+            FAIL("cannot broadcast dimension %d of size %lld to %lld", i,
+                 (long long)xd, (long long)v[i]);
+        out[0].shape.dims[i] = v[i];
+    }
+    return 0;
+}
+
+int dgc_bcast_grad_args(const int64_t *a, int na, const int64_t *b, int nb,
+                        int64_t *ra, int *nra, int64_t *rb, int *nrb)
+{
+    int r = na > nb ? na : nb;
+    *nra = *nrb = 0;
+    for (int i = 0; i < r; i++) {
+        int ia = i - (r - na), ib = i - (r - nb);
+        int64_t da = ia >= 0 ? a[ia] : 1, db = ib >= 0 ? b[ib] : 1;
+        if (da != db && da != 1 && db != 1)
+            return -1;
+        if (da == 1 && db == 1) { /* TF reduces both */
+            ra[(*nra)++] = i;
+            rb[(*nrb)++] = i;
+        } else if (da == 1) {
+            ra[(*nra)++] = i;
+        } else if (db == 1) {
+            rb[(*nrb)++] = i;
+        }
+    }
+    return 0;
+}
+
+int dgc_infer_bcast_grad_args(DGC_INFER_ARGS)
+{
+    (void)n;
+    (void)n_in;
+    int64_t a[DG_MAX_RANK], b[DG_MAX_RANK], ra[DG_MAX_RANK], rb[DG_MAX_RANK];
+    int na = dgc_ttype_ints(&in[0], a, DG_MAX_RANK);
+    int nb = dgc_ttype_ints(&in[1], b, DG_MAX_RANK);
+    if (na < 0 || nb < 0 || in[0].shape.rank != 1 || in[1].shape.rank != 1 ||
+        in[0].dtype != in[1].dtype)
+        FAIL("needs two int32/int64 shape vectors of one dtype");
+    for (int k = 0; k < 2; k++) {
+        out[k].dtype = in[0].dtype;
+        memset(&out[k].shape, 0, sizeof out[k].shape);
+        out[k].shape.rank = 1;
+        out[k].shape.dims[0] = -1;
+    }
+    if (!in[0].value || !in[1].value)
+        return 0;
+    int nra, nrb;
+    if (dgc_bcast_grad_args(a, na, b, nb, ra, &nra, rb, &nrb))
+        FAIL("incompatible shapes");
+    out[0].shape.dims[0] = nra;
+    out[1].shape.dims[0] = nrb;
+    return 0;
+}
+
+int dgc_infer_concat_offset(DGC_INFER_ARGS)
+{
+    (void)n;
+    if (n_in < 2 || in[0].shape.rank != 0)
+        FAIL("needs a scalar concat_dim and shape vectors");
+    for (int k = 1; k < n_in; k++) {
+        if (in[k].shape.rank != 1 || !is_int(in[k].dtype))
+            FAIL("shape %d must be an int32/int64 vector", k - 1);
+        out[k - 1].dtype = in[k].dtype;
+        out[k - 1].shape = in[k].shape;
+    }
+    return 0;
+}

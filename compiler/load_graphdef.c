@@ -58,6 +58,8 @@ static const tf_map maps[] = {
     {"ExpandDims", "ExpandDims", 1, F_AXIS, "axis", "dim", 1},
     {"GatherV2", "GatherV2", 2, F_AXIS, "axis", "axis", 1},
     {"ConcatV2", "ConcatV2", FOLD_LAST, F_AXIS, "axis", "axis", 0},
+    {"Split", "Split", 0, F_AXIS, "axis", "split_dim", 0},
+    {"SplitV", "SplitV", 2, F_AXIS, "axis", "axis", 0},
 };
 
 /* TF ops with a dgrun look-alike whose semantics differ. */
@@ -350,7 +352,7 @@ static dg_status add_inputs(dgc_graph *g, int32_t id, gd_node *all,
             return GE("node '%s': input '%s' names unknown node '%.*s'",
                       n->name, s, (int)nl, s);
         int nout = dgc_ops[g->nodes[p].op].n_out;
-        if (k >= nout)
+        if (nout >= 0 && k >= nout) /* variadic: checked by inference */
             return GE("node '%s': input '%s' refers to output %lld of '%s', "
                       "which has %d output%s", n->name, s, k, g->nodes[p].name,
                       nout, nout == 1 ? "" : "s");

@@ -627,9 +627,15 @@ dg_status dgc_gd_attrs(dgc_graph *g, const dgc_jdoc *doc, int32_t id,
                    strcmp(k, "ellipsis_mask") == 0 ||
                    strcmp(k, "new_axis_mask") == 0 ||
                    strcmp(k, "shrink_axis_mask") == 0 ||
-                   (strcmp(k, "axis") == 0 && strcmp(tf_op, "Pack") == 0)) {
+                   ((strcmp(k, "axis") == 0 || strcmp(k, "num") == 0) &&
+                    (strcmp(tf_op, "Pack") == 0 ||
+                     strcmp(tf_op, "Unpack") == 0))) {
             if (!(st = get_int(doc, err, n, k, v, &i)) &&
                 dgc_node_set_int(n, k, i))
+                st = nomem(err);
+        } else if (strcmp(k, "num_split") == 0) { /* Split, SplitV */
+            if (!(st = get_int(doc, err, n, k, v, &i)) &&
+                dgc_node_set_int(n, "num", i))
                 st = nomem(err);
         } else if (strcmp(k, "squeeze_dims") == 0) { /* Squeeze */
             st = get_int_list(doc, err, n, k, v);

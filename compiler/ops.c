@@ -41,6 +41,7 @@ static const char *const a_shape_of[] = {"out_type", NULL};
 static const char *const a_axis[] = {"axis", NULL};
 static const char *const a_tile[] = {"multiples", NULL};
 static const char *const a_gather[] = {"axis", "batch_dims", NULL};
+static const char *const a_split[] = {"axis", "num", NULL};
 static const char *const a_sslice[] = {"begin_mask", "end_mask",
                                        "ellipsis_mask", "new_axis_mask",
                                        "shrink_axis_mask", NULL};
@@ -79,6 +80,20 @@ const char *dgc_node_op_name(const dgc_node *n)
     if (n->op_alias && n->op >= 0 && n->op < dgc_n_ops && dgc_ops[n->op].alias)
         return dgc_ops[n->op].alias;
     return dgc_op_name(n->op);
+}
+
+int dgc_node_n_out(const dgc_node *n)
+{
+    int k = dgc_ops[n->op].n_out;
+    if (k == -1)
+        return n->n_inputs;
+    if (k == -3)
+        return n->n_inputs > 0 ? n->n_inputs - 1 : 0;
+    if (k == -2) {
+        int64_t v = dgc_attr_int(n, "num", 0);
+        return v > 0 && v < 100000 ? (int)v : 0;
+    }
+    return k;
 }
 
 int dgc_op_has(int op, uint32_t flag)
@@ -155,20 +170,21 @@ dg_status dgc_infer_node(dgc_graph *g, int32_t id, dg_error *err)
         if (v && v->tensor && v->tensor->dtype == in[i].dtype)
             in[i].value = v->tensor->data;
     }
-    if (!n->outputs && d->n_out > 0) {
-        n->outputs = dg_calloc((size_t)d->n_out, sizeof *n->outputs);
+    int n_out = dgc_node_n_out(n);
+    if (!n->outputs && n_out > 0) {
+        n->outputs = dg_calloc((size_t)n_out, sizeof *n->outputs);
         if (!n->outputs) {
             if (in != in_small)
                 dg_free(in);
             return dg_err_nomem(err, "shape inference");
         }
     }
-    n->n_outputs = d->n_out;
+    n->n_outputs = n_out;
     char msg[512] = "";
     int rc = d->infer(n, in, n->n_inputs, n->outputs, msg, sizeof msg);
     if (in != in_small)
         dg_free(in);
-    for (int k = 0; k < d->n_out; k++)
+    for (int k = 0; k < n_out; k++)
         n->outputs[k].value = NULL;
     if (rc)
         return dg_err(err, DG_E_GRAPH, "node '%s': %s: %s", n->name, d->name,

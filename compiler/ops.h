@@ -75,6 +75,10 @@ const char *dgc_op_name(int op);
 /* The op name to show for a node: as the graph file spelled it (an alias
  * such as VariableV2 stays VariableV2 in logs and outputs). */
 const char *dgc_node_op_name(const dgc_node *n);
+/* Outputs of node n: its op's n_out, or for a variadic op (n_out < 0 in
+ * ops.def) -1: one per data input (ShapeN), -2: attr `num` (Unpack,
+ * Split, SplitV), -3: one per data input but the first (ConcatOffset). */
+int dgc_node_n_out(const dgc_node *n);
 /* Convenience: flags test. */
 int dgc_op_has(int op, uint32_t flag);
 

@@ -102,6 +102,15 @@ static const dgr_kernel_row cpu_kernels[DGC_N_OPS] = {
     ROW(Slice, dgr_k_slice_any),
     ROW(Pack, dgr_k_concat),
     ROW(Fill, dgr_k_fill),
+    ROW(ShapeN, dgr_k_shape_n),
+    ROW(Unpack, dgr_k_split_any),
+    ROW(Split, dgr_k_split_any),
+    ROW(SplitV, dgr_k_split_any),
+    ROW(Range, dgr_k_range),
+    ROW(DynamicStitch, dgr_k_dynamic_stitch),
+    ROW(BroadcastTo, dgr_k_broadcast_to),
+    ROW(BroadcastGradientArgs, dgr_k_bcast_grad_args),
+    ROW(ConcatOffset, dgr_k_concat_offset),
 };
 
 static dg_status cpu_discover(const dg_options *o, dg_device_list *l,

@@ -347,3 +347,147 @@ dg_status dgr_k_fill(dgr_kctx *k)
         memcpy(o + (size_t)i * es, dgr_cpu_ptr(&k->in[1]), es);
     return DG_OK;
 }
+
+/* ---- ShapeN, Unpack, Split, SplitV --------------------------------------- */
+
+dg_status dgr_k_shape_n(dgr_kctx *k)
+{
+    for (int i = 0; i < k->n_out; i++) {
+        dg_status st = dgr_kctx_alloc_output(k, i);
+        if (st)
+            return st;
+        const dg_shape *s = &k->in[i].shape;
+        for (int d = 0; d < s->rank; d++)
+            iset(dgr_cpu_ptr(&k->out[i]), k->out[i].dtype, d, s->dims[d]);
+    }
+    return DG_OK;
+}
+
+/* Output i is the block of rows [at, at + its size) of every outer index
+ * of the input along the split axis. */
+dg_status dgr_k_split_any(dgr_kctx *k)
+{
+    const dg_shape *xs = &k->in[0].shape;
+    int64_t ax = dgc_attr_int(k->node, "axis", 0);
+    if (ax < 0)
+        ax += xs->rank;
+    int64_t outer = 1, inner = 1;
+    for (int d = 0; d < ax; d++)
+        outer *= xs->dims[d];
+    for (int d = (int)ax + 1; d < xs->rank; d++)
+        inner *= xs->dims[d];
+    size_t es = dg_dtype_size(k->in[0].dtype);
+    size_t irow = (size_t)(xs->dims[ax] * inner) * es, at = 0;
+    const char *x = dgr_cpu_ptr(&k->in[0]);
+    for (int i = 0; i < k->n_out; i++) {
+        dg_status st = dgr_kctx_alloc_output(k, i);
+        if (st)
+            return st;
+        int64_t numel = dg_shape_numel(&k->out[i].shape);
+        size_t row = outer ? (size_t)(numel / outer) * es : 0;
+        char *o = dgr_cpu_ptr(&k->out[i]);
+        for (int64_t a = 0; a < outer && row; a++)
+            memcpy(o + (size_t)a * row, x + (size_t)a * irow + at, row);
+        at += row;
+    }
+    return DG_OK;
+}
+
+/* ---- Range, DynamicStitch, BroadcastTo, BroadcastGradientArgs,
+ *      ConcatOffset ------------------------------------------------------- */
+
+dg_status dgr_k_range(dgr_kctx *k)
+{
+    dg_status st = dgr_kctx_alloc_output(k, 0);
+    if (st)
+        return st;
+    dg_dtype t = k->in[0].dtype;
+    int64_t s = iget(dgr_cpu_ptr(&k->in[0]), t, 0),
+            d = iget(dgr_cpu_ptr(&k->in[2]), t, 0);
+    int64_t n = dg_shape_numel(&k->out[0].shape);
+    for (int64_t i = 0; i < n; i++)
+        iset(dgr_cpu_ptr(&k->out[0]), t, i, s + i * d);
+    return DG_OK;
+}
+
+dg_status dgr_k_dynamic_stitch(dgr_kctx *k)
+{
+    dg_status st = dgr_kctx_alloc_output(k, 0);
+    if (st)
+        return st;
+    int nn = k->n_in / 2;
+    const dg_shape *os = &k->out[0].shape;
+    int64_t rows = os->dims[0];
+    size_t es = dg_dtype_size(k->out[0].dtype);
+    size_t row = rows ? (size_t)(dg_shape_numel(os) / rows) * es : 0;
+    char *o = dgr_cpu_ptr(&k->out[0]);
+    memset(o, 0, (size_t)dg_shape_numel(os) * es);
+    for (int m = 0; m < nn; m++) {
+        const dgr_value *ix = &k->in[m], *dt = &k->in[nn + m];
+        int64_t c = dg_shape_numel(&ix->shape);
+        for (int64_t i = 0; i < c; i++) {
+            int64_t v = iget(dgr_cpu_ptr(ix), ix->dtype, i);
+            if (v < 0 || v >= rows)
+                return dg_err(k->err, DG_E_RUNTIME, "node '%s': index %lld "
+                              "is not in [0, %lld)", k->node->name,
+                              (long long)v, (long long)rows);
+            memcpy(o + (size_t)v * row,
+                   (const char *)dgr_cpu_ptr(dt) + (size_t)i * row, row);
+        }
+    }
+    return DG_OK;
+}
+
+/* BroadcastTo: Tile's wrap-around copy with the input right-aligned. */
+dg_status dgr_k_broadcast_to(dgr_kctx *k)
+{
+    dgr_value x = k->in[0];
+    const dg_shape *os = &k->out_types[0].shape;
+    dg_shape xs;
+    memset(&xs, 0, sizeof xs);
+    xs.rank = os->rank;
+    for (int i = 0; i < os->rank; i++) {
+        int xi = i - (os->rank - x.shape.rank);
+        xs.dims[i] = xi >= 0 ? x.shape.dims[xi] : 1;
+    }
+    x.shape = xs;
+    dgr_kctx kk = *k;
+    kk.in = &x;
+    return dgr_k_tile(&kk);
+}
+
+dg_status dgr_k_bcast_grad_args(dgr_kctx *k)
+{
+    int64_t a[DG_MAX_RANK], b[DG_MAX_RANK], ra[DG_MAX_RANK], rb[DG_MAX_RANK];
+    int na = ivec(k, 0, a), nb = ivec(k, 1, b), nra, nrb;
+    if (dgc_bcast_grad_args(a, na, b, nb, ra, &nra, rb, &nrb))
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': incompatible shapes",
+                      k->node->name);
+    for (int o = 0; o < 2; o++) {
+        dg_status st = dgr_kctx_alloc_output(k, o);
+        if (st)
+            return st;
+        const int64_t *r = o ? rb : ra;
+        for (int i = 0; i < (o ? nrb : nra); i++)
+            iset(dgr_cpu_ptr(&k->out[o]), k->out[o].dtype, i, r[i]);
+    }
+    return DG_OK;
+}
+
+dg_status dgr_k_concat_offset(dgr_kctx *k)
+{
+    int64_t ax = iget(dgr_cpu_ptr(&k->in[0]), k->in[0].dtype, 0), at = 0;
+    for (int o = 0; o < k->n_out; o++) {
+        dg_status st = dgr_kctx_alloc_output(k, o);
+        if (st)
+            return st;
+        int64_t s[DG_MAX_RANK];
+        int r = ivec(k, o + 1, s);
+        int64_t a = ax < 0 ? ax + r : ax;
+        for (int d = 0; d < r; d++)
+            iset(dgr_cpu_ptr(&k->out[o]), k->out[o].dtype, d, d == a ? at : 0);
+        if (a >= 0 && a < r)
+            at += s[a];
+    }
+    return DG_OK;
+}

@@ -34,27 +34,26 @@ FAILURES = []
 SOFT = "--allow-soft-placement"
 COMPARED = []
 
-# What each fixture needs that dgrun lacks today (`dgrun check` output).
+# What each fixture needs that dgrun lacks today (`dgrun check` output):
+# only the convolution, pooling and batch-norm ops remain (issue 10).
 MISSING = {
     "sincos": None,
     "mlp_frozen": None,
     "mlp": None,
     "lenet": "Conv2D (2 nodes), MaxPool (2 nodes), MaxPoolGrad (2 "
-             "nodes), ShapeN (2 nodes), Conv2DBackpropInput (2 "
-             "nodes), Conv2DBackpropFilter (2 nodes)",
+             "nodes), Conv2DBackpropInput (2 nodes), "
+             "Conv2DBackpropFilter (2 nodes)",
     "keras_cnn": "Conv2D (2 nodes), DepthwiseConv2dNative (1 node)",
     "dwconv_bn": "Conv2D (2 nodes), FusedBatchNormV3 (2 nodes), "
-                 "DepthwiseConv2dNative (1 node), Range (1 node), "
-                 "DynamicStitch (1 node), BroadcastTo (1 node), "
-                 "ShapeN (2 nodes), Conv2DBackpropInput (2 nodes), "
+                 "DepthwiseConv2dNative (1 node), "
+                 "Conv2DBackpropInput (2 nodes), "
                  "Conv2DBackpropFilter (2 nodes), "
                  "FusedBatchNormGradV3 (2 nodes), "
                  "DepthwiseConv2dNativeBackpropInput (1 node), "
                  "DepthwiseConv2dNativeBackpropFilter (1 node)",
     "cifar_towers": "Conv2D (4 nodes), MaxPool (4 nodes), "
-                    "MaxPoolGrad (4 nodes), ShapeN (4 nodes), "
-                    "Conv2DBackpropInput (4 nodes), "
-                    "Conv2DBackpropFilter (4 nodes)",
+                    "MaxPoolGrad (4 nodes), Conv2DBackpropInput (4 "
+                    "nodes), Conv2DBackpropFilter (4 nodes)",
 }
 MISSING["mlp_devices"] = None
 
@@ -304,11 +303,110 @@ def runtime_shapes():
             close(r[k]["value"], v, "batch %d: %s" % (b, k))
 
 
+def f32c(name, arr):
+    arr = np.asarray(arr, dtype=np.float32)
+    return tf_node(name, "Const", value={"tensor": {
+        "dtype": "DT_FLOAT", "tensorShape": {"dim": [
+            {"size": str(d)} for d in arr.shape]},
+        "floatVal": [float(v) for v in arr.ravel()]}},
+        dtype={"type": "DT_FLOAT"})
+
+
+def tf_ops():
+    """Each TF graph op of issue 10 on a fed input, against NumPy; the
+    shape inputs are computed (Shape, Range...) so they exist only at run
+    time."""
+    f32 = {"type": "DT_FLOAT"}
+    rs = np.random.RandomState(3)
+    xv = rs.uniform(-3, 3, (4, 3, 2)).astype(np.float32)
+    g = {"node": [
+        tf_node("x", "Placeholder", dtype=f32, shape={"shape": {"dim": [
+            {"size": "-1"}, {"size": "3"}, {"size": "2"}]}}),
+        f32c("c2", [[1.5, -2.0]]),
+        i32("z", [0], scalar=True), i32("one", [1], scalar=True),
+        i32("ax1", [1], scalar=True), i32("m1", [-1], scalar=True),
+        tf_node("shape", "Shape", ["x"]),
+        tf_node("shapen", "ShapeN", ["x", "c2"], N={"i": "2"}),
+        tf_node("rank", "Rank", ["x"]),
+        tf_node("range", "Range", ["z", "rank", "one"]),
+        tf_node("bga", "BroadcastGradientArgs", ["shape", "shapen:1"]),
+        tf_node("coff", "ConcatOffset", ["ax1", "shape", "shape"], N={"i": "2"}),
+        tf_node("stitch", "DynamicStitch", ["range", "ax1", "shape", "m1"],
+                N={"i": "2"}),
+        tf_node("bcast", "BroadcastTo", ["c2", "shape"]),
+        tf_node("unpack", "Unpack", ["x"], num={"i": "3"}, axis={"i": "1"}),
+        i32("split_dim", [1], scalar=True),
+        tf_node("split", "Split", ["split_dim", "x"], num_split={"i": "3"}),
+        i32("sizes", [1, -1]), i32("ax2", [2], scalar=True),
+        tf_node("splitv", "SplitV", ["x", "sizes", "ax2"],
+                num_split={"i": "2"}),
+        i32("sb", [1, 0, 1]), i32("ss", [-1, 2, 1]),
+        tf_node("slice", "Slice", ["x", "sb", "ss"]),
+        tf_node("sq", "Squeeze", ["slice"], squeeze_dims={"list": {"i": [
+            "2"]}}),
+        i32("pax", [0, 2]),
+        tf_node("prod", "Prod", ["x", "pax"], keep_dims={"b": True}),
+        i32("gi", [2, 0, 2]),
+        tf_node("gather", "GatherV2", ["x", "gi", "ax1"]),
+        tf_node("concat", "ConcatV2", ["x", "x", "m1"], N={"i": "2"}),
+        tf_node("pack", "Pack", ["x", "x"], axis={"i": "1"}, N={"i": "2"}),
+        tf_node("fmod", "FloorMod", ["x", "c2"]),
+        tf_node("fdiv", "FloorDiv", ["x", "c2"]),
+        tf_node("less", "Less", ["x", "c2"]),
+        tf_node("ne", "NotEqual", ["x", "c2"]),
+        tf_node("ge", "GreaterEqual", ["x", "c2"]),
+        tf_node("relu6", "Relu6", ["x"]),
+        tf_node("l2", "L2Loss", ["x"]),
+        tf_node("abs", "Abs", ["x"]),
+        tf_node("rsqrt", "Rsqrt", ["abs"]),
+        tf_node("recip", "Reciprocal", ["x"]),
+        tf_node("bag", "BiasAddGrad", ["x"]),
+        tf_node("ed", "ExpandDims", ["x", "m1"]),
+        tf_node("tile", "Tile", ["x", "shape"]),
+    ]}
+    tmp = tempfile.mkdtemp(prefix="dgrun-tf-")
+    path = os.path.join(tmp, "ops.json")
+    with open(path, "w") as f:
+        json.dump(g, f)
+    xf = os.path.join(tmp, "x.npy")
+    np.save(xf, xv)
+    c2 = np.array([[1.5, -2.0]], dtype=np.float32)
+    x = xv.astype(np.float64)
+    want = {
+        "shape": [4, 3, 2], "shapen:0": [4, 3, 2], "shapen:1": [1, 2],
+        "rank": 3, "range": [0, 1, 2], "bga:0": [], "bga:1": [0, 1],
+        "coff:0": [0, 0, 0], "coff:1": [0, 3, 0], "stitch": [4, -1, 2],
+        "bcast": np.broadcast_to(c2, (4, 3, 2)),
+        "unpack:0": x[:, 0], "unpack:2": x[:, 2],
+        "split:0": x[:, 0:1], "split:2": x[:, 2:3],
+        "splitv:0": x[:, :, :1], "splitv:1": x[:, :, 1:],
+        "slice": x[1:, 0:2, 1:2], "sq": x[1:, 0:2, 1],
+        "prod": np.prod(xv, axis=(0, 2), keepdims=True),
+        "gather": x[:, [2, 0, 2]], "concat": np.concatenate([x, x], -1),
+        "pack": np.stack([x, x], 1),
+        "fmod": np.mod(xv, c2), "fdiv": np.floor_divide(xv, c2),
+        "less": xv < c2, "ne": xv != c2, "ge": xv >= c2,
+        "relu6": np.clip(x, 0, 6), "l2": (xv.astype(np.float64) ** 2).sum() / 2,
+        "rsqrt": 1 / np.sqrt(np.abs(x)), "recip": 1 / x,
+        "bag": x.sum(axis=(0, 1)), "ed": x[..., None],
+        "tile": np.tile(x, (4, 3, 2)),
+    }
+    rc, out, err = dgrun("run", path, "--fetch", ",".join(want), "--json",
+                         "--opencl-devices", "none", "--feed", "x=" + xf)
+    check(rc == 0, "tf ops: exit %d %s" % (rc, err))
+    if rc == 0:
+        r = json.loads(out)
+        for k, v in want.items():
+            close(r[k]["value"], np.asarray(v, dtype=np.float64), "op " + k)
+
+
 def main():
     if GROUP == "pb_input":
         pb_input()
     elif GROUP == "runtime_shapes":
         runtime_shapes()
+    elif GROUP == "ops":
+        tf_ops()
     elif GROUP in MISSING:
         fixture(GROUP)
     else:
