@@ -74,6 +74,9 @@ int dgc_infer_dynamic_stitch(DGC_INFER_ARGS);/* N indices, N data */
 int dgc_infer_broadcast_to(DGC_INFER_ARGS);  /* x, shape */
 int dgc_infer_bcast_grad_args(DGC_INFER_ARGS); /* BroadcastGradientArgs */
 int dgc_infer_concat_offset(DGC_INFER_ARGS); /* concat_dim, shape... */
+int dgc_infer_pad(DGC_INFER_ARGS);           /* x, paddings[, value] */
+int dgc_infer_select(DGC_INFER_ARGS);        /* Select, SelectV2 */
+int dgc_infer_logical(DGC_INFER_ARGS);       /* LogicalAnd/Or/Not */
 /* TF's BroadcastGradientArgs: the axes over which a gradient must be
  * summed for shapes a and b.  0, or -1 when they do not broadcast. */
 int dgc_bcast_grad_args(const int64_t *a, int na, const int64_t *b, int nb,

@@ -802,3 +802,69 @@ int dgc_infer_concat_offset(DGC_INFER_ARGS)
     }
     return 0;
 }
+
+/* ---- Pad, Select, LogicalAnd/Or/Not -------------------------------------- */
+
+int dgc_infer_pad(DGC_INFER_ARGS)
+{
+    (void)n;
+    const dg_shape *x = &in[0].shape;
+    const dgc_ttype *p = &in[1];
+    if (!is_int(p->dtype) || p->shape.rank != 2 || p->shape.dims[1] != 2 ||
+        (p->shape.dims[0] >= 0 && p->shape.dims[0] != x->rank))
+        FAIL("paddings must be an int32/int64 [%d, 2] matrix", x->rank);
+    if (n_in > 2 && (in[2].shape.rank != 0 || in[2].dtype != in[0].dtype))
+        FAIL("constant_values must be a scalar of the input's dtype");
+    out[0].dtype = in[0].dtype;
+    out[0].shape = *x;
+    for (int d = 0; d < x->rank; d++) {
+        if (!p->value || x->dims[d] < 0) {
+            out[0].shape.dims[d] = -1;
+            continue;
+        }
+        int64_t a = p->dtype == DG_I32 ? ((const int32_t *)p->value)[2 * d]
+                                       : ((const int64_t *)p->value)[2 * d];
+        int64_t b = p->dtype == DG_I32
+                        ? ((const int32_t *)p->value)[2 * d + 1]
+                        : ((const int64_t *)p->value)[2 * d + 1];
+        if (a < 0 || b < 0)
+            FAIL("paddings must not be negative");
+        out[0].shape.dims[d] = x->dims[d] + a + b;
+    }
+    return 0;
+}
+
+int dgc_infer_select(DGC_INFER_ARGS)
+{
+    (void)n_in;
+    if (in[0].dtype != DG_BOOL)
+        FAIL("the condition must be bool, got %s", dg_dtype_name(in[0].dtype));
+    if (in[1].dtype != in[2].dtype)
+        FAIL("dtype mismatch: %s vs %s", dg_dtype_name(in[1].dtype),
+             dg_dtype_name(in[2].dtype));
+    dgc_ttype te;
+    if (dgc_infer_binary(n, &in[1], 2, &te, msg, msgsz))
+        return -1;
+    if (n->op == DGC_OPID_Select && in[0].shape.rank == 1 &&
+        te.shape.rank > 1) { /* TF1 Select: a condition per row */
+        out[0] = te;
+        return 0;
+    }
+    dgc_ttype pair[2] = {in[0], te};
+    pair[0].dtype = te.dtype;
+    if (dgc_infer_binary(n, pair, 2, out, msg, msgsz))
+        return -1;
+    return 0;
+}
+
+int dgc_infer_logical(DGC_INFER_ARGS)
+{
+    for (int i = 0; i < n_in; i++)
+        if (in[i].dtype != DG_BOOL)
+            FAIL("needs bool inputs, got %s", dg_dtype_name(in[i].dtype));
+    if (n_in == 1) {
+        out[0] = in[0];
+        return 0;
+    }
+    return dgc_infer_binary(n, in, n_in, out, msg, msgsz);
+}

@@ -111,6 +111,13 @@ static const dgr_kernel_row cpu_kernels[DGC_N_OPS] = {
     ROW(BroadcastTo, dgr_k_broadcast_to),
     ROW(BroadcastGradientArgs, dgr_k_bcast_grad_args),
     ROW(ConcatOffset, dgr_k_concat_offset),
+    ROW(Pad, dgr_k_pad),
+    ROW(Select, dgr_k_select),
+    ROW(SelectV2, dgr_k_select),
+    ROW(LogicalAnd, dgr_k_logical_and),
+    ROW(LogicalOr, dgr_k_logical_or),
+    ROW(LogicalNot, dgr_k_logical_not),
+    ROW(LogSoftmax, dgr_k_log_softmax),
 };
 
 static dg_status cpu_discover(const dg_options *o, dg_device_list *l,

@@ -110,6 +110,8 @@ DGR_K(dgr_k_bias_add_grad); DGR_K(dgr_k_l2loss); DGR_K(dgr_k_concat);
 DGR_K(dgr_k_slice_any); DGR_K(dgr_k_fill); /* + Pack: dgr_k_concat */
 DGR_K(dgr_k_shape_n); DGR_K(dgr_k_split_any); DGR_K(dgr_k_range);
 DGR_K(dgr_k_dynamic_stitch); DGR_K(dgr_k_broadcast_to);
-DGR_K(dgr_k_bcast_grad_args); DGR_K(dgr_k_concat_offset);
+DGR_K(dgr_k_bcast_grad_args); DGR_K(dgr_k_concat_offset); DGR_K(dgr_k_pad);
+DGR_K(dgr_k_select); DGR_K(dgr_k_log_softmax); DGR_K(dgr_k_logical_and);
+DGR_K(dgr_k_logical_or); DGR_K(dgr_k_logical_not);
 
 #endif

@@ -496,3 +496,14 @@ dg_status dgr_k_reciprocal_grad(dgr_kctx *k) { return binary(k, recip_grad_fns);
 dg_status dgr_k_relu6(dgr_kctx *k) { return unary(k, relu6_fns); }
 dg_status dgr_k_rsqrt(dgr_kctx *k) { return unary(k, rsqrt_fns); }
 dg_status dgr_k_reciprocal(dgr_kctx *k) { return unary(k, recip_fns); }
+
+BIN_DEF(land_b, dgr_bool_t, dgr_bool_t, x && y)
+BIN_DEF(lor_b, dgr_bool_t, dgr_bool_t, x || y)
+static const bin_fn land_fns[DG_DTYPE_COUNT] = {NULL, NULL, NULL, NULL,
+                                                land_b};
+static const bin_fn lor_fns[DG_DTYPE_COUNT] = {NULL, NULL, NULL, NULL, lor_b};
+UN_DEF(lnot_b, dgr_bool_t, !x)
+static const un_fn lnot_fns[DG_DTYPE_COUNT] = {NULL, NULL, NULL, NULL, lnot_b};
+dg_status dgr_k_logical_and(dgr_kctx *k) { return binary(k, land_fns); }
+dg_status dgr_k_logical_or(dgr_kctx *k) { return binary(k, lor_fns); }
+dg_status dgr_k_logical_not(dgr_kctx *k) { return unary(k, lnot_fns); }

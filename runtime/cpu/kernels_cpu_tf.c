@@ -7,6 +7,7 @@
 #include "kernels_cpu.h"
 #include "infer.h"
 
+#include <math.h>
 #include <string.h>
 
 /* Element i of an int32/int64 host tensor. */
@@ -489,5 +490,124 @@ dg_status dgr_k_concat_offset(dgr_kctx *k)
         if (a >= 0 && a < r)
             at += s[a];
     }
+    return DG_OK;
+}
+
+/* ---- Pad, Select, LogSoftmax --------------------------------------------- */
+
+dg_status dgr_k_pad(dgr_kctx *k)
+{
+    dg_status st = dgr_kctx_alloc_output(k, 0);
+    if (st)
+        return st;
+    const dg_shape *xs = &k->in[0].shape, *os = &k->out[0].shape;
+    size_t es = dg_dtype_size(k->in[0].dtype);
+    int64_t no = dg_shape_numel(os), nx = dg_shape_numel(xs);
+    char *o = dgr_cpu_ptr(&k->out[0]);
+    if (k->n_in > 2)
+        for (int64_t i = 0; i < no; i++)
+            memcpy(o + (size_t)i * es, dgr_cpu_ptr(&k->in[2]), es);
+    else
+        memset(o, 0, (size_t)no * es);
+    int r = xs->rank;
+    int64_t ostr[DG_MAX_RANK], idx[DG_MAX_RANK] = {0}, off = 0, acc = 1;
+    for (int d = r - 1; d >= 0; d--) {
+        ostr[d] = acc;
+        acc *= os->dims[d];
+    }
+    for (int d = 0; d < r; d++)
+        off += iget(dgr_cpu_ptr(&k->in[1]), k->in[1].dtype, 2 * d) * ostr[d];
+    const char *x = dgr_cpu_ptr(&k->in[0]);
+    for (int64_t i = 0; i < nx; i++) {
+        memcpy(o + (size_t)off * es, x + (size_t)i * es, es);
+        for (int d = r - 1; d >= 0; d--) {
+            off += ostr[d];
+            if (++idx[d] < xs->dims[d])
+                break;
+            off -= ostr[d] * xs->dims[d];
+            idx[d] = 0;
+        }
+    }
+    return DG_OK;
+}
+
+/* Select / SelectV2: out[i] = cond[.] ? t[.] : e[.] with broadcasting
+ * (TF1 Select's per-row vector condition as a [rows, 1, ...] shape). */
+dg_status dgr_k_select(dgr_kctx *k)
+{
+    dg_status st = dgr_kctx_alloc_output(k, 0);
+    if (st)
+        return st;
+    const dg_shape *os = &k->out[0].shape;
+    dg_shape cs = k->in[0].shape;
+    if (k->node->op == DGC_OPID_Select && cs.rank == 1 && os->rank > 1) {
+        for (int d = 1; d < os->rank; d++)
+            cs.dims[d] = 1;
+        cs.rank = os->rank;
+    }
+    const dg_shape *ss[3] = {&cs, &k->in[1].shape, &k->in[2].shape};
+    int r = os->rank;
+    int64_t str[3][DG_MAX_RANK];
+    for (int m = 0; m < 3; m++) {
+        int64_t acc = 1;
+        for (int d = r - 1; d >= 0; d--) {
+            int sd = d - (r - ss[m]->rank);
+            int64_t dim = sd >= 0 ? ss[m]->dims[sd] : 1;
+            str[m][d] = dim == 1 ? 0 : acc;
+            acc *= dim;
+        }
+    }
+    size_t es = dg_dtype_size(k->out[0].dtype);
+    int64_t n = dg_shape_numel(os), idx[DG_MAX_RANK] = {0}, off[3] = {0};
+    const uint8_t *c = dgr_cpu_ptr(&k->in[0]);
+    const char *t = dgr_cpu_ptr(&k->in[1]), *e = dgr_cpu_ptr(&k->in[2]);
+    char *o = dgr_cpu_ptr(&k->out[0]);
+    for (int64_t i = 0; i < n; i++) {
+        memcpy(o + (size_t)i * es, c[off[0]] ? t + (size_t)off[1] * es
+                                             : e + (size_t)off[2] * es, es);
+        for (int d = r - 1; d >= 0; d--) {
+            for (int m = 0; m < 3; m++)
+                off[m] += str[m][d];
+            if (++idx[d] < os->dims[d])
+                break;
+            for (int m = 0; m < 3; m++)
+                off[m] -= str[m][d] * os->dims[d];
+            idx[d] = 0;
+        }
+    }
+    return DG_OK;
+}
+
+#define LOGSM(T, EXP, LOG)                                                   \
+    do {                                                                     \
+        const T *xv = dgr_cpu_ptr(&k->in[0]);                                \
+        T *yv = dgr_cpu_ptr(&k->out[0]);                                     \
+        for (int64_t r = 0; r < rows; r++) {                                 \
+            const T *x = xv + r * C;                                         \
+            T *y = yv + r * C;                                               \
+            T m = x[0];                                                      \
+            for (int64_t c = 1; c < C; c++)                                  \
+                m = x[c] > m ? x[c] : m;                                     \
+            double s = 0;                                                    \
+            for (int64_t c = 0; c < C; c++)                                  \
+                s += EXP(x[c] - m);                                          \
+            T lse = (T)LOG(s);                                               \
+            for (int64_t c = 0; c < C; c++)                                  \
+                y[c] = x[c] - m - lse;                                       \
+        }                                                                    \
+    } while (0)
+
+dg_status dgr_k_log_softmax(dgr_kctx *k)
+{
+    dg_status st = dgr_kctx_alloc_output(k, 0);
+    if (st)
+        return st;
+    const dg_shape *s = &k->in[0].shape;
+    int64_t C = s->rank ? s->dims[s->rank - 1] : 1;
+    int64_t rows = C ? dg_shape_numel(s) / C : 0;
+    if (k->in[0].dtype == DG_F32)
+        LOGSM(float, expf, log);
+    else
+        LOGSM(double, exp, log);
     return DG_OK;
 }

@@ -173,7 +173,7 @@ static dg_status host_inputs(dgr_device *dev, wscratch *w, dgc_ttype *tin,
         const dgr_value *v = &w->in[i];
         int64_t cnt = dg_shape_numel(&v->shape);
         if ((v->dtype != DG_I32 && v->dtype != DG_I64) || !v->buf ||
-            cnt > DGR_HOST_IN_MAX || v->shape.rank > 1)
+            cnt > DGR_HOST_IN_MAX)
             continue;
         if (v->buf->host) {
             tin[i].value = v->buf->host;

@@ -363,6 +363,20 @@ def tf_ops():
         tf_node("bag", "BiasAddGrad", ["x"]),
         tf_node("ed", "ExpandDims", ["x", "m1"]),
         tf_node("tile", "Tile", ["x", "shape"]),
+        i32("pads", [1, 0, 0, 2, 1, 1]),
+        tf_node("pads2", "Reshape", ["pads", "pshape"]), i32("pshape", [3, 2]),
+        tf_node("pad", "Pad", ["x", "pads2"]),
+        tf_node("padv2", "PadV2", ["x", "pads2", "c15"]),
+        tf_node("c15", "Const", value={"tensor": {"dtype": "DT_FLOAT",
+                "tensorShape": {}, "floatVal": [1.5]}}, dtype=f32),
+        tf_node("sel", "SelectV2", ["less", "x", "c2"]),
+        i32("row", [1, 0, 0, 1]),
+        tf_node("rowb", "NotEqual", ["row", "z"]),
+        tf_node("sel1", "Select", ["rowb", "x", "fmod"]),
+        tf_node("land", "LogicalAnd", ["less", "ne"]),
+        tf_node("lor", "LogicalOr", ["less", "ge"]),
+        tf_node("lnot", "LogicalNot", ["less"]),
+        tf_node("lsm", "LogSoftmax", ["x"]),
     ]}
     tmp = tempfile.mkdtemp(prefix="dgrun-tf-")
     path = os.path.join(tmp, "ops.json")
@@ -390,6 +404,15 @@ def tf_ops():
         "rsqrt": 1 / np.sqrt(np.abs(x)), "recip": 1 / x,
         "bag": x.sum(axis=(0, 1)), "ed": x[..., None],
         "tile": np.tile(x, (4, 3, 2)),
+        "pad": np.pad(x, [(1, 0), (0, 2), (1, 1)]),
+        "padv2": np.pad(x, [(1, 0), (0, 2), (1, 1)], constant_values=1.5),
+        "sel": np.where(xv < c2, xv, c2),
+        "sel1": np.where(np.array([1, 0, 0, 1], bool)[:, None, None], xv,
+                         np.mod(xv, c2)),
+        "land": (xv < c2) & (xv != c2), "lor": (xv < c2) | (xv >= c2),
+        "lnot": ~(xv < c2),
+        "lsm": x - x.max(-1, keepdims=True) - np.log(np.exp(
+            x - x.max(-1, keepdims=True)).sum(-1, keepdims=True)),
     }
     rc, out, err = dgrun("run", path, "--fetch", ",".join(want), "--json",
                          "--opencl-devices", "none", "--feed", "x=" + xf)

@@ -224,6 +224,7 @@ static const gcase unary[] = {
     U("Sigmoid", 0), U("Relu", 0), U("Softmax", 0),
     /* TF graph ops (issue 10) */
     U("Rsqrt", 1), U("Reciprocal", 1), U("Relu6", 0), U("L2Loss", 0),
+    U("LogSoftmax", 0),
 };
 
 static const gcase binary[] = {
@@ -272,6 +273,10 @@ static const gcase nn[] = {
     {"ExpandDims", 1, {2}, {{2, 3}}, 0, "{\"axis\": -1}", NULL, 0},
     {"Squeeze", 1, {3}, {{2, 1, 3}}, 0, "{\"axis\": [1]}", NULL, 0},
     {"Squeeze", 1, {3}, {{1, 3, 1}}, 0, NULL, NULL, 0},
+    {"Pack", 2, {2, 2}, {{2, 3}, {2, 3}}, 0, "{\"axis\": 1}", NULL, 0},
+    {"ConcatV2", 3, {2, 2, 2}, {{2, 3}, {2, 1}, {2, 2}}, 0,
+     "{\"axis\": 1}", NULL, 0},
+    {"Tile", 1, {2}, {{2, 3}}, 0, "{\"multiples\": [2, 3]}", NULL, 0},
 };
 
 static void run_cases(const gcase *cs, size_t n)
