@@ -635,4 +635,13 @@ const dgr_kernel_row dgr_cl_kernels[DGC_N_OPS] = {
     ROW(Greater, k_greater),
     ROW(GreaterEqual, k_greater_equal),
     ROW(NotEqual, k_not_equal),
+    ROW(StridedSlice, dgr_cl_k_slice),
+    ROW(Slice, dgr_cl_k_slice),
+    ROW(Pack, dgr_cl_k_concat),
+    ROW(Unpack, dgr_cl_k_split),
+    ROW(Split, dgr_cl_k_split),
+    ROW(SplitV, dgr_cl_k_split),
+    ROW(BroadcastTo, dgr_cl_k_broadcast_to),
+    ROW(Pad, dgr_cl_k_pad),
+    ROW(LogSoftmax, dgr_cl_k_log_softmax),
 };

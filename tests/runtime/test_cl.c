@@ -956,6 +956,103 @@ static void test_tf_reductions(void **state)
     }
 }
 
+static void tf_view(const char *op, dg_shape xs, dg_shape os,
+                    const double *p1, dg_shape s1, const double *p2,
+                    dg_shape s2, const double *p3, dg_shape s3)
+{
+    tnode t;
+    tn_init(&t, op);
+    double *x = rnd(ne(&xs), -1, 1);
+    tn_in(&t, DG_F32, xs, x);
+    if (p1)
+        tn_in(&t, DG_I32, s1, p1);
+    if (p2)
+        tn_in(&t, DG_I32, s2, p2);
+    if (p3)
+        tn_in(&t, DG_I32, s3, p3);
+    tn_out(&t, DG_F32, os);
+    assert_int_equal(tn_run(&t), DG_OK);
+    free(x);
+    tn_free(&t);
+}
+
+static void test_tf_views(void **state)
+{
+    (void)state;
+    NEED_CL();
+    /* x[1:, ::-2, 0] of [4, 5, 3] -> [3, 3] */
+    tnode t;
+    tn_init(&t, "StridedSlice");
+    assert_int_equal(dgc_node_set_int(t.n, "shrink_axis_mask", 4), 0);
+    assert_int_equal(dgc_node_set_int(t.n, "end_mask", 2), 0);
+    double *x = rnd(60, -1, 1);
+    tn_in(&t, DG_F32, shp(3, 4, 5, 3), x);
+    tn_in(&t, DG_I32, shp(1, 3), (double[]){1, -1, 0});
+    tn_in(&t, DG_I32, shp(1, 3), (double[]){4, 0, 1});
+    tn_in(&t, DG_I32, shp(1, 3), (double[]){1, -2, 1});
+    tn_out(&t, DG_F32, shp(2, 3, 3));
+    assert_int_equal(tn_run(&t), DG_OK);
+    double w[9];
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+            w[i * 3 + j] = (float)x[((1 + i) * 5 + (4 - 2 * j)) * 3];
+    check_out(&t, 0, w, 0, "StridedSlice");
+    free(x);
+    tn_free(&t);
+    tf_view("Slice", shp(3, 4, 5, 3), shp(3, 2, 5, 1),
+            (double[]){1, 0, 2}, shp(1, 3), (double[]){2, -1, 1}, shp(1, 3),
+            NULL, shp(0));
+    tf_view("BroadcastTo", shp(2, 1, 3), shp(3, 2, 4, 3),
+            (double[]){2, 4, 3}, shp(1, 3), NULL, shp(0), NULL, shp(0));
+    tf_view("Pad", shp(2, 3, 4), shp(2, 4, 7),
+            (double[]){1, 0, 2, 1}, shp(2, 2, 2), NULL, shp(0), NULL, shp(0));
+
+    /* Unpack / Split / SplitV: several outputs */
+    const char *ops[] = {"Unpack", "Split", "SplitV"};
+    for (int o = 0; o < 3; o++) {
+        tn_init(&t, ops[o]);
+        assert_int_equal(dgc_node_set_int(t.n, "num", o == 2 ? 2 : 3), 0);
+        assert_int_equal(dgc_node_set_int(t.n, "axis", 1), 0);
+        x = rnd(2 * 3 * 70, -1, 1);
+        tn_in(&t, DG_F32, shp(3, 2, 3, 70), x);
+        if (o == 2) {
+            tn_in(&t, DG_I32, shp(1, 2), (double[]){1, 2});
+            tn_out(&t, DG_F32, shp(3, 2, 1, 70));
+            tn_out(&t, DG_F32, shp(3, 2, 2, 70));
+        } else {
+            for (int i = 0; i < 3; i++)
+                tn_out(&t, DG_F32, o ? shp(3, 2, 1, 70) : shp(2, 2, 70));
+        }
+        assert_int_equal(tn_run(&t), DG_OK);
+        free(x);
+        tn_free(&t);
+    }
+
+    /* Pack of three along axis 1 */
+    tn_init(&t, "Pack");
+    assert_int_equal(dgc_node_set_int(t.n, "axis", 1), 0);
+    for (int i = 0; i < 3; i++) {
+        x = rnd(4 * 33, -1, 1);
+        tn_in(&t, DG_F32, shp(2, 4, 33), x);
+        free(x);
+    }
+    tn_out(&t, DG_F32, shp(3, 4, 3, 33));
+    assert_int_equal(tn_run(&t), DG_OK);
+    tn_free(&t);
+
+    /* LogSoftmax: short and long rows */
+    int64_t cols[] = {3, 1000};
+    for (int i = 0; i < 2; i++) {
+        tn_init(&t, "LogSoftmax");
+        x = rnd(5 * cols[i], -5, 5);
+        tn_in(&t, DG_F32, shp(2, 5, (int)cols[i]), x);
+        tn_out(&t, DG_F32, shp(2, 5, (int)cols[i]));
+        assert_int_equal(tn_run(&t), DG_OK);
+        free(x);
+        tn_free(&t);
+    }
+}
+
 static void test_table(void **state)
 {
     (void)state;
@@ -1003,6 +1100,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_tf_elementwise),
         cmocka_unit_test(test_tf_shaping),
         cmocka_unit_test(test_tf_reductions),
+        cmocka_unit_test(test_tf_views),
     };
     return cmocka_run_group_tests(tests, cl_test_setup, cl_test_teardown);
 }

@@ -95,3 +95,79 @@ __kernel void l2_final(__global const T *part, __global T *y, long n,
     if (lid == 0)
         y[0] = s[0] / (T)2;
 }
+
+/* A strided view of x (StridedSlice, Slice, Split, Unpack): output index i
+ * enumerates len8 (rank dims, C order); the input offset is base + sum of
+ * coordinate * step8 (step = slice stride * input stride). */
+__kernel void slice_nd(__global const T *x, __global T *y, long n, int rank,
+                       long8 len8, long8 step8, long base)
+{
+    long i = get_global_id(0);
+    if (i >= n) return;
+    long len[8], step[8];
+    vstore8(len8, 0, len);
+    vstore8(step8, 0, step);
+    long q = i, off = base;
+    for (int k = rank - 1; k >= 0; k--) {
+        off += (q % len[k]) * step[k];
+        q /= len[k];
+    }
+    y[i] = x[off];
+}
+
+/* Pad: y[i] = x[coords - lo] inside, v outside (odims, lo8, xdims). */
+__kernel void pad_nd(__global const T *x, __global T *y, long n, int rank,
+                     long8 od8, long8 lo8, long8 xd8, T v)
+{
+    long i = get_global_id(0);
+    if (i >= n) return;
+    long od[8], lo[8], xd[8];
+    vstore8(od8, 0, od);
+    vstore8(lo8, 0, lo);
+    vstore8(xd8, 0, xd);
+    long q = i, off = 0, s = 1;
+    int in = 1;
+    for (int k = rank - 1; k >= 0; k--) {
+        long c = q % od[k] - lo[k];
+        q /= od[k];
+        in = in && c >= 0 && c < xd[k];
+        off += c * s;
+        s *= xd[k];
+    }
+    y[i] = in ? x[off] : v;
+}
+
+/* LogSoftmax over rows of C: one work-group per row, max and sum of
+ * exponentials by tree reductions in local memory. */
+__kernel void log_softmax(__global const T *x, __global T *y, long C,
+                          __local T *s)
+{
+    long r = get_group_id(0);
+    int lid = get_local_id(0), ls = get_local_size(0);
+    __global const T *xr = x + r * C;
+    T m = -INFINITY;
+    for (long c = lid; c < C; c += ls)
+        m = fmax(m, xr[c]);
+    s[lid] = m;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int h = ls / 2; h > 0; h >>= 1) {
+        if (lid < h)
+            s[lid] = fmax(s[lid], s[lid + h]);
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    m = s[0];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    T acc = 0;
+    for (long c = lid; c < C; c += ls)
+        acc += exp(xr[c] - m);
+    s[lid] = acc;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int h = ls / 2; h > 0; h >>= 1) {
+        if (lid < h)
+            s[lid] += s[lid + h];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    T lse = m + log(s[0]);
+    for (long c = lid; c < C; c += ls)
+        y[r * C + c] = xr[c] - lse;
+}
