@@ -205,6 +205,7 @@ dg_program *dg_compile(dg_graph *g, const dg_options *o,
         (st = dgc_pass_replicate(g, cluster, err)) ||
         (st = dgc_pass_infer(g, first_new, err)) ||
         (st = dgc_pass_resolve_pending(g, err)) ||
+        (st = dgc_pass_fold(g, err)) ||
         (st = dgc_pass_place(g, devs, scope, g->rules, g->n_rules,
                              allow_soft, colocate, err)))
         return NULL;

@@ -320,6 +320,210 @@ static dg_status merge_grad(dgc_gctx *c, int32_t fwd, dgc_ref dy, dgc_ref *dx)
     return DG_OK;
 }
 
+/* ---- TF graph ops (issue 10) --------------------------------------------- */
+
+/* An int32 vector Const of n values for forward op fwd. */
+static dgc_ref ivconst(dgc_gctx *c, int32_t fwd, const char *suffix,
+                       const int64_t *v, int n)
+{
+    dgc_ref r = {-1, 0};
+    dg_shape s;
+    memset(&s, 0, sizeof s);
+    s.rank = 1;
+    s.dims[0] = n;
+    dg_tensor *t = dg_tensor_new(DG_I32, &s);
+    if (!t) {
+        dg_err_nomem(c->err, "gradient");
+        return r;
+    }
+    for (int i = 0; i < n; i++)
+        ((int32_t *)t->data)[i] = (int32_t)v[i];
+    int32_t id = dgc_grad_node_raw(c, fwd, suffix, OP(Const), NULL, 0);
+    if (id < 0 || dgc_node_set_tensor(&c->g->nodes[id], "value", t)) {
+        if (id >= 0)
+            dg_err_nomem(c->err, "gradient");
+        dg_tensor_free(t);
+        return r;
+    }
+    if (dgc_infer_node(c->g, id, c->err) != DG_OK)
+        return r;
+    r.node = id;
+    return r;
+}
+
+/* The static shape of r, or 0 when some dim is unknown. */
+static int static_shape(dgc_gctx *c, dgc_ref r, dg_shape *s)
+{
+    *s = type_of(c, r)->shape;
+    for (int d = 0; d < s->rank; d++)
+        if (s->dims[d] < 0)
+            return 0;
+    return 1;
+}
+
+static dg_status no_static_grad(dgc_gctx *c, int32_t fwd)
+{
+    return dg_err(c->err, DG_E_GRAPH, "node '%s': the gradient of %s needs "
+                  "shapes known when the graph is compiled",
+                  c->g->nodes[fwd].name, dgc_op_name(c->g->nodes[fwd].op));
+}
+
+/* A generated node with int attrs (key, value pairs; NULL ends), typed. */
+static dgc_ref mk_attrs(dgc_gctx *c, int32_t fwd, const char *suffix, int op,
+                        const dgc_ref *in, int n_in, const char *k1,
+                        int64_t v1, const char *k2, int64_t v2)
+{
+    dgc_ref r = {-1, 0};
+    int32_t id = dgc_grad_node_raw(c, fwd, suffix, op, in, n_in);
+    if (id < 0)
+        return r;
+    dgc_node *n = &c->g->nodes[id];
+    if ((k1 && dgc_node_set_int(n, k1, v1)) ||
+        (k2 && dgc_node_set_int(n, k2, v2))) {
+        dg_err_nomem(c->err, "gradient attrs");
+        return r;
+    }
+    if (dgc_infer_node(c->g, id, c->err) != DG_OK)
+        return r;
+    r.node = id;
+    return r;
+}
+
+static dg_status tf_grad(dgc_gctx *c, int32_t fwd, dgc_ref dy, dgc_ref *dx)
+{
+    const dgc_node *f = &c->g->nodes[fwd];
+    int op = f->op;
+    dgc_ref x = f->inputs[0], z = R(fwd, 0);
+    dg_shape xs;
+    if (op == OP(LogSoftmax)) {
+        /* dy - exp(z) * sum(dy, -1, keepdims) */
+        int32_t id = dgc_grad_node_raw(c, fwd, "Sum", OP(Sum), &dy, 1);
+        if (id < 0)
+            return fail(c);
+        if (dgc_node_set_int(&c->g->nodes[id], "axis", -1) ||
+            dgc_node_set_bool(&c->g->nodes[id], "keepdims", 1))
+            return dg_err_nomem(c->err, "gradient attrs");
+        if (dgc_infer_node(c->g, id, c->err) != DG_OK)
+            return fail(c);
+        dgc_ref e = MK("Exp", Exp, z); CHK(e);
+        dgc_ref m = MK("Mul", Mul, e, R(id, 0)); CHK(m);
+        dx[0] = MK("Sub", Sub, dy, m); CHK(dx[0]);
+    } else if (op == OP(Select) || op == OP(SelectV2)) {
+        dgc_ref zero = MK("ZerosLike", ZerosLike, dy); CHK(zero);
+        dgc_ref cnd = f->inputs[0];
+        dgc_ref a = op == OP(Select) ? MK("Select", Select, cnd, dy, zero)
+                                     : MK("SelectV2", SelectV2, cnd, dy, zero);
+        CHK(a);
+        dgc_ref b = op == OP(Select) ? MK("Select", Select, cnd, zero, dy)
+                                     : MK("SelectV2", SelectV2, cnd, zero, dy);
+        CHK(b);
+        if (NEED(1)) { dx[1] = sum_to(c, fwd, a, f->inputs[1], "SumTo"); CHK(dx[1]); }
+        if (NEED(2)) { dx[2] = sum_to(c, fwd, b, f->inputs[2], "SumTo"); CHK(dx[2]); }
+    } else if (op == OP(Pack)) {
+        dgc_ref u = mk_attrs(c, fwd, "Unpack", OP(Unpack), &dy, 1, "num",
+                             f->n_inputs, "axis",
+                             dgc_attr_int(f, "axis", 0));
+        CHK(u);
+        for (int i = 0; i < f->n_inputs; i++)
+            dx[i] = R(u.node, i);
+    } else if (op == OP(ConcatV2)) {
+        int64_t ax = dgc_attr_int(f, "axis", 0), sizes[64];
+        if (f->n_inputs > 64)
+            return no_static_grad(c, fwd);
+        for (int i = 0; i < f->n_inputs; i++) {
+            const dg_shape *s = &type_of(c, f->inputs[i])->shape;
+            int64_t a = ax < 0 ? ax + s->rank : ax;
+            if (s->dims[a] < 0)
+                return no_static_grad(c, fwd);
+            sizes[i] = s->dims[a];
+        }
+        dgc_ref sz = ivconst(c, fwd, "sizes", sizes, f->n_inputs); CHK(sz);
+        dgc_ref sp = mk_attrs(c, fwd, "SplitV", OP(SplitV),
+                              (const dgc_ref[]){dy, sz}, 2, "num",
+                              f->n_inputs, "axis", ax);
+        CHK(sp);
+        for (int i = 0; i < f->n_inputs; i++)
+            dx[i] = R(sp.node, i);
+    } else if (op == OP(Tile) || op == OP(Pad) || op == OP(Slice)) {
+        if (!static_shape(c, x, &xs) || !static_shape(c, z, &xs) ||
+            !static_shape(c, x, &xs))
+            return no_static_grad(c, fwd);
+        const dg_shape *ys = &type_of(c, z)->shape;
+        int r = xs.rank;
+        if (op == OP(Tile)) {
+            /* reshape dy to [m0, d0, m1, d1, ...], sum the m axes */
+            if (2 * r > DG_MAX_RANK)
+                return no_static_grad(c, fwd);
+            int64_t shp[DG_MAX_RANK], axes[DG_MAX_RANK];
+            for (int d = 0; d < r; d++) {
+                shp[2 * d] = xs.dims[d] ? ys->dims[d] / xs.dims[d] : 0;
+                shp[2 * d + 1] = xs.dims[d];
+                axes[d] = 2 * d;
+            }
+            dgc_ref sv = ivconst(c, fwd, "shape", shp, 2 * r); CHK(sv);
+            dgc_ref rs = MK("Reshape", Reshape, dy, sv); CHK(rs);
+            int32_t id = dgc_grad_node_raw(c, fwd, "Sum", OP(Sum), &rs, 1);
+            if (id < 0)
+                return fail(c);
+            if (dgc_node_set_ints(&c->g->nodes[id], "axis", axes, r))
+                return dg_err_nomem(c->err, "gradient attrs");
+            if (dgc_infer_node(c->g, id, c->err) != DG_OK)
+                return fail(c);
+            dx[0] = R(id, 0);
+            return DG_OK;
+        }
+        /* Pad and Slice undo each other: begin = where x sits in y */
+        const dgc_ttype *bt = type_of(c, f->inputs[1]);
+        if (!bt->value && c->g->nodes[f->inputs[1].node].op != OP(Const))
+            return no_static_grad(c, fwd);
+        const dgc_attr *va = dgc_node_attr(&c->g->nodes[f->inputs[1].node],
+                                           "value");
+        if (!va || !va->tensor)
+            return no_static_grad(c, fwd);
+        int64_t beg[DG_MAX_RANK], pads[2 * DG_MAX_RANK];
+        for (int d = 0; d < r; d++) {
+            const dg_tensor *t = va->tensor;
+            int64_t idx = op == OP(Pad) ? 2 * d : d;
+            beg[d] = t->dtype == DG_I32 ? ((int32_t *)t->data)[idx]
+                                        : ((int64_t *)t->data)[idx];
+        }
+        if (op == OP(Pad)) {
+            dgc_ref b = ivconst(c, fwd, "begin", beg, r); CHK(b);
+            dgc_ref s = ivconst(c, fwd, "size", xs.dims, r); CHK(s);
+            dx[0] = MK("Slice", Slice, dy, b, s); CHK(dx[0]);
+            return DG_OK;
+        }
+        for (int d = 0; d < r; d++) {
+            pads[2 * d] = beg[d];
+            pads[2 * d + 1] = xs.dims[d] - beg[d] - ys->dims[d];
+        }
+        int32_t pid = dgc_grad_node_raw(c, fwd, "paddings", OP(Const), NULL,
+                                        0);
+        dg_shape ps;
+        memset(&ps, 0, sizeof ps);
+        ps.rank = 2;
+        ps.dims[0] = r;
+        ps.dims[1] = 2;
+        dg_tensor *pt = pid >= 0 ? dg_tensor_new(DG_I32, &ps) : NULL;
+        if (!pt)
+            return pid < 0 ? fail(c) : dg_err_nomem(c->err, "gradient");
+        for (int i = 0; i < 2 * r; i++)
+            ((int32_t *)pt->data)[i] = (int32_t)pads[i];
+        if (dgc_node_set_tensor(&c->g->nodes[pid], "value", pt)) {
+            dg_tensor_free(pt);
+            return dg_err_nomem(c->err, "gradient");
+        }
+        if (dgc_infer_node(c->g, pid, c->err) != DG_OK)
+            return fail(c);
+        dx[0] = MK("Pad", Pad, dy, R(pid, 0)); CHK(dx[0]);
+    } else {
+        return dg_err(c->err, DG_E_GRAPH,
+                      "node '%s': gradient requested through op '%s' which "
+                      "has no gradient", f->name, dgc_op_name(op));
+    }
+    return DG_OK;
+}
+
 dg_status dgc_grad_rule(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
                         dgc_ref *dx)
 {
@@ -456,10 +660,19 @@ dg_status dgc_grad_rule(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
         return dgc_grad_collective(c, fwd, dy, dx);
     } else if (op == OP(Merge)) { /* issue 11 */
         return merge_grad(c, fwd, dy, dx);
+    } else if (op == OP(ExpandDims) || op == OP(Squeeze)) {
+        /* TF graph ops (issue 10) */
+        dx[0] = MK("ReshapeLike", ReshapeLike, dy, x); CHK(dx[0]);
+    } else if (op == OP(L2Loss)) {
+        dx[0] = MK("Mul", Mul, x, dy); CHK(dx[0]);
+    } else if (op == OP(Rsqrt)) {
+        dx[0] = MK("RsqrtGrad", RsqrtGrad, z, dy); CHK(dx[0]);
+    } else if (op == OP(Reciprocal)) {
+        dx[0] = MK("ReciprocalGrad", ReciprocalGrad, z, dy); CHK(dx[0]);
+    } else if (op == OP(Relu6)) {
+        dx[0] = MK("Relu6Grad", Relu6Grad, dy, x); CHK(dx[0]);
     } else {
-        return dg_err(c->err, DG_E_GRAPH,
-                      "node '%s': gradient requested through op '%s' which "
-                      "has no gradient", f->name, dgc_op_name(op));
+        return tf_grad(c, fwd, dy, dx);
     }
     return DG_OK;
 }

@@ -341,8 +341,26 @@ int dgc_infer_reshape(DGC_INFER_ARGS)
     if (need_inputs(n, n_in, 1, msg, msgsz))
         return -1;
     dg_shape s;
-    if (!attr_shape(n, &s))
-        FAIL("Reshape needs attr 'shape'");
+    if (n_in >= 2) { /* TF's shape input: its value, or unknown dims */
+        int64_t v[DG_MAX_RANK];
+        int cnt = dgc_ttype_ints(&in[1], v, DG_MAX_RANK);
+        if (cnt == -2)
+            FAIL("the shape input has more than %d elements", DG_MAX_RANK);
+        if (cnt < 0 || in[1].shape.rank != 1)
+            FAIL("the shape input must be an int32/int64 vector of known "
+                 "length");
+        memset(&s, 0, sizeof s);
+        s.rank = cnt;
+        for (int i = 0; i < cnt; i++)
+            s.dims[i] = in[1].value ? v[i] : -1;
+        if (!in[1].value) {
+            out[0].dtype = in[0].dtype;
+            out[0].shape = s;
+            return 0;
+        }
+    } else if (!attr_shape(n, &s)) {
+        FAIL("Reshape needs attr 'shape' or a shape input");
+    }
     int unknown = -1;
     int64_t known = 1;
     for (int i = 0; i < s.rank; i++) {

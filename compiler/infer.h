@@ -58,5 +58,60 @@ int dgc_infer_broadcast(DGC_INFER_ARGS);     /* type of x; checks root */
 int dgc_infer_replica_index(DGC_INFER_ARGS); /* int32 scalar */
 /* AllReduce's reduction name -> 0 sum, 1 mean, 2 max, 3 min; -1 unknown. */
 int dgc_allreduce_reduction(const char *s);
+/* infer_tf.c: TF graph ops (issue 10) */
+int dgc_infer_shape_of(DGC_INFER_ARGS);      /* Shape */
+int dgc_infer_size_of(DGC_INFER_ARGS);       /* Size */
+int dgc_infer_rank_of(DGC_INFER_ARGS);       /* Rank */
+int dgc_infer_expand_dims(DGC_INFER_ARGS);
+int dgc_infer_squeeze(DGC_INFER_ARGS);
+int dgc_infer_tile(DGC_INFER_ARGS);
+int dgc_infer_gather(DGC_INFER_ARGS);        /* GatherV2 */
+int dgc_infer_bias_add_grad(DGC_INFER_ARGS);
+int dgc_infer_l2loss(DGC_INFER_ARGS);
+int dgc_infer_concat(DGC_INFER_ARGS);        /* ConcatV2 (axis attr) */
+int dgc_infer_strided_slice(DGC_INFER_ARGS); /* input, begin, end[, strides] */
+int dgc_infer_slice(DGC_INFER_ARGS);         /* input, begin, size */
+int dgc_infer_pack(DGC_INFER_ARGS);          /* N inputs, axis attr */
+int dgc_infer_fill(DGC_INFER_ARGS);          /* dims, value */
+int dgc_infer_shape_n(DGC_INFER_ARGS);       /* ShapeN: one output per input */
+int dgc_infer_split(DGC_INFER_ARGS);         /* Unpack, Split, SplitV */
+int dgc_infer_range(DGC_INFER_ARGS);         /* start, limit, delta */
+int dgc_infer_dynamic_stitch(DGC_INFER_ARGS);/* N indices, N data */
+int dgc_infer_broadcast_to(DGC_INFER_ARGS);  /* x, shape */
+int dgc_infer_bcast_grad_args(DGC_INFER_ARGS); /* BroadcastGradientArgs */
+int dgc_infer_concat_offset(DGC_INFER_ARGS); /* concat_dim, shape... */
+int dgc_infer_pad(DGC_INFER_ARGS);           /* x, paddings[, value] */
+int dgc_infer_select(DGC_INFER_ARGS);        /* Select, SelectV2 */
+int dgc_infer_logical(DGC_INFER_ARGS);       /* LogicalAnd/Or/Not */
+/* TF's BroadcastGradientArgs: the axes over which a gradient must be
+ * summed for shapes a and b.  0, or -1 when they do not broadcast. */
+int dgc_bcast_grad_args(const int64_t *a, int na, const int64_t *b, int nb,
+                        int64_t *ra, int *nra, int64_t *rb, int *nrb);
+
+/* A slice of an input of rank `rank`: per input dim its first index,
+ * stride and length (-1 unknown); `out` the result's shape (new axes
+ * added, shrunk axes dropped).  Shared by inference and the kernels. */
+typedef struct dgc_slice {
+    int rank;
+    int64_t start[DG_MAX_RANK], stride[DG_MAX_RANK], len[DG_MAX_RANK];
+    dg_shape out;
+} dgc_slice;
+/* StridedSlice with node n's masks (begin/end/ellipsis/new_axis/
+ * shrink_axis_mask) over an input of shape x, m-element begin/end/strides,
+ * as TF does (clamping, negative indices and strides).  0, or -1 with a
+ * reason in msg. */
+int dgc_slice_spec(const dgc_node *n, const dg_shape *x, const int64_t *beg,
+                   const int64_t *end, const int64_t *str, int m,
+                   dgc_slice *sp, char *msg, size_t msgsz);
+/* Slice(x, begin, size) (size -1 = to the end). */
+int dgc_slice_simple(const dg_shape *x, const int64_t *beg,
+                     const int64_t *size, dgc_slice *sp, char *msg,
+                     size_t msgsz);
+
+/* The elements of a small int32/int64 vector or scalar parameter t into
+ * v[0..max): returns its length (elements written only when t->value is
+ * set), -1 when t is no int vector of known length, -2 when longer than
+ * max. */
+int dgc_ttype_ints(const dgc_ttype *t, int64_t *v, int max);
 
 #endif

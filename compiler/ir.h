@@ -23,6 +23,12 @@
 typedef struct dgc_ttype {
     dg_dtype dtype;
     dg_shape shape;
+    /* The tensor's elements in host memory when an infer function may read
+     * them (inputs only, NULL otherwise): a Const producer's value at
+     * compile time; at run time the value of an input of an op flagged
+     * DGC_OP_HOST_IN (Reshape's shape, Tile's multiples, Fill's dims...).
+     * Output types always have NULL here. */
+    const void *value;
 } dgc_ttype;
 
 /* Output `index` of node `node`. */

@@ -38,7 +38,11 @@ static int kind_of(const char *key, int op, dgc_attr_kind *k)
     else if (strcmp(key, "init") == 0) *k = DGC_A_INIT;
     else if (strcmp(key, "shape") == 0) *k = DGC_A_SHAPE;
     else if (strcmp(key, "dtype") == 0 || strcmp(key, "output_type") == 0) *k = DGC_A_DTYPE;
-    else if (strcmp(key, "axis") == 0 || strcmp(key, "perm") == 0) *k = DGC_A_INTS;
+    else if (strcmp(key, "axis") == 0 || strcmp(key, "perm") == 0 ||
+             strcmp(key, "multiples") == 0) *k = DGC_A_INTS;
+    else if (strcmp(key, "out_type") == 0) *k = DGC_A_DTYPE;
+    else if (strcmp(key, "batch_dims") == 0 || strcmp(key, "num") == 0 ||
+             strstr(key, "_mask")) *k = DGC_A_INT; /* TF graph ops */
     else if (strcmp(key, "mean") == 0 && strcmp(dgc_op_name(op), "BroadcastLike") == 0) *k = DGC_A_BOOL;
     else if (in_list(bool_keys, key)) *k = DGC_A_BOOL;
     else if (in_list(float_keys, key)) *k = DGC_A_FLOAT;

@@ -32,28 +32,40 @@ typedef struct tf_map {
     int kind;            /* F_* */
     const char *attr;    /* the dgrun attribute it becomes */
     const char *what;    /* the TF input's name, for messages */
+    int opt;             /* 1: folded when a Const, else a data input
+                            (the op takes it as a tensor too) */
 } tf_map;
 
+/* fold index of ConcatV2's axis: its last data input */
+#define FOLD_LAST 99
+
 static const tf_map maps[] = {
-    {"Sum", "Sum", 1, F_AXES, "axis", "reduction_indices"},
-    {"Mean", "Mean", 1, F_AXES, "axis", "reduction_indices"},
-    {"Max", "Max", 1, F_AXES, "axis", "reduction_indices"},
-    {"Reshape", "Reshape", 1, F_SHAPE, "shape", "shape"},
-    {"Transpose", "Transpose", 1, F_PERM, "perm", "perm"},
-    {"ArgMax", "ArgMax", 1, F_AXIS, "axis", "dimension"},
-    {"RandomStandardNormal", "RandomNormal", 0, F_SHAPE, "shape", "shape"},
-    {"RandomUniform", "RandomUniform", 0, F_SHAPE, "shape", "shape"},
-    {"Fill", "Const", -1, F_FILL, "value", "dims and value"},
-    {"RealDiv", "Div", -1, F_NONE, NULL, NULL},
-    {"Snapshot", "Identity", -1, F_NONE, NULL, NULL},
-    {"BiasAddV1", "BiasAdd", -1, F_NONE, NULL, NULL},
+    {"Sum", "Sum", 1, F_AXES, "axis", "reduction_indices", 0},
+    {"Mean", "Mean", 1, F_AXES, "axis", "reduction_indices", 0},
+    {"Max", "Max", 1, F_AXES, "axis", "reduction_indices", 0},
+    {"Reshape", "Reshape", 1, F_SHAPE, "shape", "shape", 1},
+    {"Transpose", "Transpose", 1, F_PERM, "perm", "perm", 0},
+    {"ArgMax", "ArgMax", 1, F_AXIS, "axis", "dimension", 0},
+    {"RandomStandardNormal", "RandomNormal", 0, F_SHAPE, "shape", "shape", 0},
+    {"RandomUniform", "RandomUniform", 0, F_SHAPE, "shape", "shape", 0},
+    {"Fill", "Const", -1, F_FILL, "value", "dims and value", 0},
+    {"RealDiv", "Div", -1, F_NONE, NULL, NULL, 0},
+    {"Snapshot", "Identity", -1, F_NONE, NULL, NULL, 0},
+    {"BiasAddV1", "BiasAdd", -1, F_NONE, NULL, NULL, 0},
+    /* TF graph ops (issue 10) */
+    {"Prod", "Prod", 1, F_AXES, "axis", "reduction_indices", 0},
+    {"Tile", "Tile", 1, F_PERM, "multiples", "multiples", 1},
+    {"ExpandDims", "ExpandDims", 1, F_AXIS, "axis", "dim", 1},
+    {"GatherV2", "GatherV2", 2, F_AXIS, "axis", "axis", 1},
+    {"ConcatV2", "ConcatV2", FOLD_LAST, F_AXIS, "axis", "axis", 0},
+    {"Split", "Split", 0, F_AXIS, "axis", "split_dim", 0},
+    {"SplitV", "SplitV", 2, F_AXIS, "axis", "axis", 0},
 };
 
 /* TF ops with a dgrun look-alike whose semantics differ. */
 static const struct { const char *tf, *why; } rejected[] = {
     {"StopGradient", "it blocks gradients, which no dgrun op does"},
     {"PreventGradient", "it blocks gradients, which no dgrun op does"},
-    {"FloorDiv", "dgrun's Div truncates integers"},
     {"TruncatedNormal", "dgrun has no truncated normal sampler"},
 };
 
@@ -296,8 +308,12 @@ static dg_status add_inputs(dgc_graph *g, int32_t id, gd_node *all,
         return GE("node '%s': 'input' must be a list of strings, got %s",
                   n->name, dgc_json_kind(in));
     const char *first_ctrl = NULL;
-    int data = 0;
+    int data = 0, n_data = 0;
     dgc_ref fill[2];
+    for (const cJSON *e = in ? in->child : NULL; e; e = e->next)
+        n_data += cJSON_IsString(e) && e->valuestring[0] != '^';
+    int fold_at = !nd->map ? -1 : nd->map->fold == FOLD_LAST ? n_data - 1
+                                                           : nd->map->fold;
     for (const cJSON *e = in ? in->child : NULL; e; e = e->next) {
         if (!cJSON_IsString(e))
             return GE("node '%s': 'input' must be a list of strings, got %s "
@@ -336,14 +352,16 @@ static dg_status add_inputs(dgc_graph *g, int32_t id, gd_node *all,
             return GE("node '%s': input '%s' names unknown node '%.*s'",
                       n->name, s, (int)nl, s);
         int nout = dgc_ops[g->nodes[p].op].n_out;
-        if (k >= nout)
+        if (nout >= 0 && k >= nout) /* variadic: checked by inference */
             return GE("node '%s': input '%s' refers to output %lld of '%s', "
                       "which has %d output%s", n->name, s, k, g->nodes[p].name,
                       nout, nout == 1 ? "" : "s");
         dgc_ref r = {p, (int32_t)k};
         dg_status st = DG_OK;
-        int fold = nd->map && (nd->map->kind == F_FILL ||
-                               nd->map->fold == data);
+        int fold = nd->map && (nd->map->kind == F_FILL || fold_at == data);
+        if (fold && nd->map->opt &&
+            strcmp(dgc_op_name(g->nodes[p].op), "Const") != 0)
+            fold = 0; /* a tensor parameter: stays an input */
         all[p].folded += fold;
         all[p].used += !fold;
         if (nd->map && nd->map->kind == F_FILL) {
@@ -364,11 +382,22 @@ static dg_status add_inputs(dgc_graph *g, int32_t id, gd_node *all,
         if (data != 2)
             return GE("node '%s': op Fill expects 2 data inputs (dims, value), "
                       "got %d", n->name, data);
-        return dgc_gd_fill(g, id, fill[0], fill[1], err);
+        if (strcmp(dgc_op_name(g->nodes[fill[0].node].op), "Const") == 0 &&
+            strcmp(dgc_op_name(g->nodes[fill[1].node].op), "Const") == 0)
+            return dgc_gd_fill(g, id, fill[0], fill[1], err);
+        /* dims computed at run time: the Fill op (issue 10) */
+        all[fill[0].node].folded--, all[fill[0].node].used++;
+        all[fill[1].node].folded--, all[fill[1].node].used++;
+        n->op = DGC_OPID_Fill;
+        if (dgc_node_add_input(g, id, fill[0]) ||
+            dgc_node_add_input(g, id, fill[1]))
+            return dg_err_nomem(err, "inputs");
+        return DG_OK;
     }
-    if (nd->map && nd->map->fold >= 0 && data <= nd->map->fold)
+    if (nd->map && fold_at >= 0 && data <= fold_at)
         return GE("node '%s': op %s needs its %s input", n->name,
                   nd->map->tf, nd->map->what);
+    int folded = nd->map && fold_at >= 0 && n->n_inputs < data;
     if (n->n_inputs < d->min_in || (d->max_in >= 0 && n->n_inputs > d->max_in)) {
         char want[64];
         if (d->min_in == d->max_in)
@@ -380,7 +409,7 @@ static dg_status add_inputs(dgc_graph *g, int32_t id, gd_node *all,
         return GE("node '%s': op %s expects %s data input%s, got %d", n->name,
                   nd->op->valuestring, want,
                   (d->min_in == 1 && d->max_in == 1) ? "" : "s",
-                  n->n_inputs + (nd->map && nd->map->fold >= 0));
+                  n->n_inputs + folded);
     }
     return DG_OK;
 }
@@ -455,16 +484,9 @@ dg_status dgc_graphdef_load(dgc_graph *g, const dgc_jdoc *doc,
             if (!st)
                 st = add_device(g, id, nd[id].device, err);
         }
-    /* a Const that only became attributes is no tensor any more: drop its
-     * device and colocation, which TF meets by keeping such int32 values
-     * in host memory and dgrun could not meet for them (no GPU kernel) */
-    for (int32_t id = 0; id < g->n_nodes && !st; id++)
-        if (nd[id].folded > 0 && nd[id].used == 0) {
-            dgc_node *n = &g->nodes[id];
-            dg_free(n->device);
-            n->device = NULL;
-            n->n_coloc = 0;
-        }
+    /* a Const that only became attributes keeps its device and _class
+     * colocation (issue 10): TF runs int32 ones in host memory, which
+     * placement does too (DGC_OP_HOST_OK) */
     for (int32_t id = 0; id < g->n_nodes && !st; id++)
         if (dgc_op_has(g->nodes[id].op, DGC_OP_VARIABLE))
             st = dgc_gd_variable_init(g, id, err);

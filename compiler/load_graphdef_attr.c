@@ -367,7 +367,7 @@ static const char *const ignored[] = {
     "T", "Tidx", "Tshape", "Tperm", "Tlabels", "Tindices", "N", "SrcT",
     "Truncate", "U", "container", "shared_name", "use_locking", "seed",
     "seed2", "incompatible_shape_error", "index_type", "grad_a", "grad_b",
-    "use_cudnn_on_gpu", NULL};
+    "use_cudnn_on_gpu", "Index", NULL};
 
 /* A type parameter: an attr named T<Name> whose value is a type or a list
  * of types ("Tparams": {"type": "DT_FLOAT"}, "Tin": {"list": {"type":
@@ -435,6 +435,28 @@ static dg_status get_int(const dgc_jdoc *doc, dg_error *err,
     *out = 0;
     if (!cJSON_IsObject(v) || (i && json_i64(doc, i, out)) || (!i && v->child))
         return want(err, n, key, "an int ({\"i\": \"<int>\"})");
+    return DG_OK;
+}
+
+/* {"list": {"i": [...]}} -> attr `axis` (ints) of n. */
+static dg_status get_int_list(const dgc_jdoc *doc, dg_error *err,
+                              dgc_node *n, const char *key, const cJSON *v)
+{
+    const cJSON *l = dgc_gd_field(v, "list", NULL);
+    const cJSON *is = dgc_gd_field(l, "i", NULL);
+    if (!cJSON_IsObject(v) || (l && !cJSON_IsObject(l)) ||
+        (is && !cJSON_IsArray(is)))
+        return want(err, n, key, "a list of ints ({\"list\": {\"i\": "
+                    "[...]}})");
+    int64_t vals[DG_MAX_RANK];
+    int cnt = 0;
+    for (const cJSON *e = is ? is->child : NULL; e; e = e->next) {
+        if (cnt == DG_MAX_RANK || json_i64(doc, e, &vals[cnt]))
+            return want(err, n, key, "a short list of ints");
+        cnt++;
+    }
+    if (dgc_node_set_ints(n, "axis", vals, cnt))
+        return nomem(err);
     return DG_OK;
 }
 
@@ -685,6 +707,28 @@ dg_status dgc_gd_attrs(dgc_graph *g, const dgc_jdoc *doc, int32_t id,
         } else if (listed(ignored, k) || type_param(k, v) ||
                    (strcmp(k, "explicit_paddings") == 0 && empty_list(v))) {
             continue;
+        } else if (strcmp(k, "out_type") == 0) { /* Shape, Size */
+            if (!(st = get_type(err, n, k, v, &t)) &&
+                dgc_node_set_dtype(n, "out_type", t))
+                st = nomem(err);
+        } else if (strcmp(k, "batch_dims") == 0 || /* GatherV2 */
+                   strcmp(k, "begin_mask") == 0 || /* StridedSlice */
+                   strcmp(k, "end_mask") == 0 ||
+                   strcmp(k, "ellipsis_mask") == 0 ||
+                   strcmp(k, "new_axis_mask") == 0 ||
+                   strcmp(k, "shrink_axis_mask") == 0 ||
+                   ((strcmp(k, "axis") == 0 || strcmp(k, "num") == 0) &&
+                    (strcmp(tf_op, "Pack") == 0 ||
+                     strcmp(tf_op, "Unpack") == 0))) {
+            if (!(st = get_int(doc, err, n, k, v, &i)) &&
+                dgc_node_set_int(n, k, i))
+                st = nomem(err);
+        } else if (strcmp(k, "num_split") == 0) { /* Split, SplitV */
+            if (!(st = get_int(doc, err, n, k, v, &i)) &&
+                dgc_node_set_int(n, "num", i))
+                st = nomem(err);
+        } else if (strcmp(k, "squeeze_dims") == 0) { /* Squeeze */
+            st = get_int_list(doc, err, n, k, v);
         } else if (strcmp(k, "dtype") == 0 || strcmp(k, "DstT") == 0 ||
                    strcmp(k, "output_type") == 0) {
             if (!(st = get_type(err, n, k, v, &t)) &&

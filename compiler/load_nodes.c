@@ -388,7 +388,7 @@ dg_status dgc_resolve_inputs(dgc_graph *g, int32_t id, const char **s,
             return dg_err(err, DG_E_GRAPH, "node '%s': input '%s' names unknown "
                           "node '%.*s'", n->name, str, (int)nl, str);
         int nout = dgc_ops[g->nodes[p].op].n_out;
-        if (kk >= nout)
+        if (nout >= 0 && kk >= nout) /* variadic: checked by inference */
             return dg_err(err, DG_E_GRAPH, "node '%s': input '%s' refers to "
                           "output %lld of '%s', which has %d output%s", n->name,
                           str, kk, g->nodes[p].name, nout, nout == 1 ? "" : "s");

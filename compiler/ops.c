@@ -48,6 +48,15 @@ static const char *const a_stack[] = {"elem_type", "stack_name", "swap_memory", 
 #define CFLOW (DGC_OP_NOT_DIFF | DGC_OP_CONTROL_FLOW)
 #define CFLOW_DIFF DGC_OP_CONTROL_FLOW /* Switch, Merge: grad_rules.c */
 #define RES (DGC_OP_STATEFUL | DGC_OP_NOT_DIFF | DGC_OP_CONTROL_FLOW | DGC_OP_RESOURCE)
+/* TF graph ops (issue 10) */
+static const char *const a_shape_of[] = {"out_type", NULL};
+static const char *const a_axis[] = {"axis", NULL};
+static const char *const a_tile[] = {"multiples", NULL};
+static const char *const a_gather[] = {"axis", "batch_dims", NULL};
+static const char *const a_split[] = {"axis", "num", NULL};
+static const char *const a_sslice[] = {"begin_mask", "end_mask",
+                                       "ellipsis_mask", "new_axis_mask",
+                                       "shrink_axis_mask", NULL};
 
 #define SRC DGC_OP_SOURCE
 #define NODIFF DGC_OP_NOT_DIFF
@@ -85,6 +94,20 @@ const char *dgc_node_op_name(const dgc_node *n)
     return dgc_op_name(n->op);
 }
 
+int dgc_node_n_out(const dgc_node *n)
+{
+    int k = dgc_ops[n->op].n_out;
+    if (k == -1)
+        return n->n_inputs;
+    if (k == -3)
+        return n->n_inputs > 0 ? n->n_inputs - 1 : 0;
+    if (k == -2) {
+        int64_t v = dgc_attr_int(n, "num", 0);
+        return v > 0 && v < 100000 ? (int)v : 0;
+    }
+    return k;
+}
+
 int dgc_op_has(int op, uint32_t flag)
 {
     return (op >= 0 && op < dgc_n_ops) && (dgc_ops[op].flags & flag) != 0;
@@ -101,6 +124,17 @@ int dgc_op_kernel_dtype(const dgc_graph *g, const dgc_node *n)
     if (n->n_outputs > 0)
         return (int)n->outputs[0].dtype;
     return -1;
+}
+
+int dgc_op_host_mem(const dgc_graph *g, const dgc_node *n)
+{
+    if (!dgc_op_has(n->op, DGC_OP_HOST_OK))
+        return 0;
+    if (n->op == DGC_OPID_Shape || n->op == DGC_OPID_Size ||
+        n->op == DGC_OPID_Rank)
+        return 1;
+    int dt = dgc_op_kernel_dtype(g, n);
+    return dt == DG_I32 || dt == DG_I64;
 }
 
 int dgc_op_has_kernel(const dgc_graph *g, const dgc_node *n,
@@ -149,20 +183,28 @@ dg_status dgc_infer_node(dgc_graph *g, int32_t id, dg_error *err)
                           p->n_outputs, p->n_outputs == 1 ? "" : "s");
         }
         in[i] = p->outputs[n->inputs[i].index];
+        in[i].value = NULL;
+        const dgc_attr *v = p->op == DGC_OPID_Const
+                                ? dgc_node_attr(p, "value") : NULL;
+        if (v && v->tensor && v->tensor->dtype == in[i].dtype)
+            in[i].value = v->tensor->data;
     }
-    if (!n->outputs && d->n_out > 0) {
-        n->outputs = dg_calloc((size_t)d->n_out, sizeof *n->outputs);
+    int n_out = dgc_node_n_out(n);
+    if (!n->outputs && n_out > 0) {
+        n->outputs = dg_calloc((size_t)n_out, sizeof *n->outputs);
         if (!n->outputs) {
             if (in != in_small)
                 dg_free(in);
             return dg_err_nomem(err, "shape inference");
         }
     }
-    n->n_outputs = d->n_out;
+    n->n_outputs = n_out;
     char msg[512] = "";
     int rc = d->infer(n, in, n->n_inputs, n->outputs, msg, sizeof msg);
     if (in != in_small)
         dg_free(in);
+    for (int k = 0; k < n_out; k++)
+        n->outputs[k].value = NULL;
     if (rc)
         return dg_err(err, DG_E_GRAPH, "node '%s': %s: %s", n->name, d->name,
                       msg[0] ? msg : "invalid inputs");

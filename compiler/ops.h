@@ -22,6 +22,19 @@ enum {
                                     (ArgMax, Equal: no gradient flows) */
     DGC_OP_FEED       = 1u << 7, /* Placeholder */
     DGC_OP_RANDOM     = 1u << 8, /* RandomNormal / RandomUniform */
+    DGC_OP_HOST_IN    = 1u << 9, /* its output shape depends on the VALUES
+                                    of small integer inputs (TF's
+                                    HostMemory parameters: Reshape's shape,
+                                    Tile's multiples, Fill's dims): the
+                                    runtime hands their elements to the
+                                    infer function (dgc_ttype.value) */
+    DGC_OP_HOST_OK    = 1u << 10, /* TF runs it on GPUs with its integer
+                                    tensors in host memory (Shape, int32
+                                    shape arithmetic): where a device has
+                                    no kernel for a node of it (int dtype,
+                                    or Shape/Size/Rank), the node does not
+                                    constrain its colocation group and runs
+                                    on its task's CPU (dgc_op_host_mem) */
     /* control flow (issue 11) */
     DGC_OP_CONTROL_FLOW = 1u << 12, /* the plan runs on the executor with
                                        frames (runtime/exec/exec_frames.c) */
@@ -67,6 +80,10 @@ const char *dgc_op_name(int op);
 /* The op name to show for a node: as the graph file spelled it (an alias
  * such as VariableV2 stays VariableV2 in logs and outputs). */
 const char *dgc_node_op_name(const dgc_node *n);
+/* Outputs of node n: its op's n_out, or for a variadic op (n_out < 0 in
+ * ops.def) -1: one per data input (ShapeN), -2: attr `num` (Unpack,
+ * Split, SplitV), -3: one per data input but the first (ConcatOffset). */
+int dgc_node_n_out(const dgc_node *n);
 /* Convenience: flags test. */
 int dgc_op_has(int op, uint32_t flag);
 
@@ -95,6 +112,11 @@ struct dg_kernel_set {
  * dtype, that dtype (float64 only when fp64).  NULL ks: no kernels. */
 int dgc_op_has_kernel(const dgc_graph *g, const dgc_node *n,
                       const dg_kernel_set *ks, int fp64);
+
+/* Whether node n runs in host memory wherever its device lacks a kernel
+ * (DGC_OP_HOST_OK and an integer kernel dtype, or Shape/Size/Rank, whose
+ * outputs are integers). Needs shape inference to have run. */
+int dgc_op_host_mem(const dgc_graph *g, const dgc_node *n);
 
 /* `dgrun ops`: one line per op (name, dtypes, CPU and GPU kernels from the
  * kernel sets given, either may be NULL, doc); malloc'd, NULL on nomem. */

@@ -665,6 +665,10 @@ dg_status dgc_placer_run(dgc_placer *p, const dgc_graph *g,
             if (cacheable)
                 kcache[nd->op][dt] = k;
         }
+        /* host-memory ops (TF's HostMemory int tensors) fit every device:
+         * dgc_placer_commit moves them to their task's CPU where needed */
+        if (dgc_op_host_mem(g, nd))
+            k = (int16_t)((1 << p->n_cls) - 1);
         p->kern[i] = (uint8_t)k;
         p->reason[i] = DG_REASON_EXPLICIT; /* overwritten */
     }
@@ -673,6 +677,29 @@ dg_status dgc_placer_run(dgc_placer *p, const dgc_graph *g,
         return st;
     assign_reasons(p);
     return DG_OK;
+}
+
+/* A host-memory node (dgc_op_host_mem) on a device without its kernel
+ * runs on the CPU of the device's task, as TF keeps such int32 tensors in
+ * host memory. */
+static void host_memory(const dgc_placer *p, dgc_graph *g, int32_t i)
+{
+    dgc_node *n = &g->nodes[i];
+    int d = n->device_id;
+    if (d < 0 || !dgc_op_host_mem(g, n))
+        return;
+    const dg_device_info *di = &p->devs->devs[d];
+    if (dgc_op_has_kernel(g, n, di->kernels, di->fp64))
+        return;
+    for (int c = 0; c < p->devs->n; c++) {
+        const dg_device_info *ci = &p->devs->devs[c];
+        if (ci->type == DG_DEV_CPU && ci->task == di->task &&
+            strcmp(ci->job, di->job) == 0 &&
+            dgc_op_has_kernel(g, n, ci->kernels, ci->fp64)) {
+            n->device_id = c;
+            return;
+        }
+    }
 }
 
 dg_status dgc_placer_commit(dgc_placer *p, dgc_graph *g, dg_error *err)
@@ -687,6 +714,7 @@ dg_status dgc_placer_commit(dgc_placer *p, dgc_graph *g, dg_error *err)
         n->requested = rq;
         n->device_id = p->chosen[dgc_placer_find(p, i)];
         n->reason = p->reason[i];
+        host_memory(p, g, i);
     }
     return DG_OK;
 }

@@ -49,7 +49,7 @@ typedef struct builder {
 
 static int node_n_out(const dgc_node *n)
 {
-    return dgc_ops[n->op].n_out;
+    return dgc_node_n_out(n);
 }
 
 static int32_t node_device(const dgc_node *n)

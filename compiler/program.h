@@ -41,6 +41,10 @@ dg_status dgc_pass_resolve_pending(dgc_graph *g, dg_error *err);
  * name or "train". */
 dg_status dgc_pending_check_deps(const dgc_graph *g, const int32_t *ys,
                                  int n_ys, const char *set, dg_error *err);
+/* Constant folding (fold.c): nodes whose int value is known at compile
+ * time (Shape of a static shape, shape arithmetic on Consts) become
+ * Consts, keeping device, _class and control inputs; re-infers. */
+dg_status dgc_pass_fold(dgc_graph *g, dg_error *err);
 dg_status dgc_pass_place(dgc_graph *g, const dg_device_list *devs,
                          const char *device_scope, const dgc_rule *rules,
                          int n_rules, int allow_soft, int colocate,

@@ -176,7 +176,7 @@ dg_status dgc_pass_infer(dgc_graph *g, int32_t from, dg_error *err)
     while (head < tail) {
         int32_t i = queue[head++];
         dgc_node *nd = &g->nodes[i + from];
-        int n_out = dgc_ops[nd->op].n_out;
+        int n_out = dgc_node_n_out(nd);
         if (!nd->outputs && n_out > 0) { /* one slab, not a malloc per node */
             nd->outputs = dgc_graph_slab_alloc(g, sizeof *nd->outputs *
                                                       (size_t)n_out);

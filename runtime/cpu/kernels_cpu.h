@@ -99,5 +99,21 @@ DGR_K(dgr_k_noop); DGR_K(dgr_k_zeros_like); DGR_K(dgr_k_ones_like);
 
 /* kernels_cpu_collective.c */
 DGR_K(dgr_k_replica_index); DGR_K(dgr_k_collective);
+/* TF graph ops (issue 10): kernels_cpu_elementwise.c */
+DGR_K(dgr_k_floor_div); DGR_K(dgr_k_floor_mod); DGR_K(dgr_k_less);
+DGR_K(dgr_k_less_equal); DGR_K(dgr_k_greater); DGR_K(dgr_k_greater_equal);
+DGR_K(dgr_k_not_equal); DGR_K(dgr_k_relu6_grad); DGR_K(dgr_k_rsqrt_grad);
+DGR_K(dgr_k_reciprocal_grad); DGR_K(dgr_k_relu6); DGR_K(dgr_k_rsqrt);
+DGR_K(dgr_k_reciprocal);
+/* kernels_cpu_tf.c */
+DGR_K(dgr_k_shape); DGR_K(dgr_k_size); DGR_K(dgr_k_rank); DGR_K(dgr_k_view);
+DGR_K(dgr_k_tile); DGR_K(dgr_k_prod); DGR_K(dgr_k_gather);
+DGR_K(dgr_k_bias_add_grad); DGR_K(dgr_k_l2loss); DGR_K(dgr_k_concat);
+DGR_K(dgr_k_slice_any); DGR_K(dgr_k_fill); /* + Pack: dgr_k_concat */
+DGR_K(dgr_k_shape_n); DGR_K(dgr_k_split_any); DGR_K(dgr_k_range);
+DGR_K(dgr_k_dynamic_stitch); DGR_K(dgr_k_broadcast_to);
+DGR_K(dgr_k_bcast_grad_args); DGR_K(dgr_k_concat_offset); DGR_K(dgr_k_pad);
+DGR_K(dgr_k_select); DGR_K(dgr_k_log_softmax); DGR_K(dgr_k_logical_and);
+DGR_K(dgr_k_logical_or); DGR_K(dgr_k_logical_not);
 
 #endif

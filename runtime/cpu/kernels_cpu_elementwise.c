@@ -415,3 +415,95 @@ dg_status dgr_k_addn(dgr_kctx *k)
         addn_range(&j, 0, n);
     return DG_OK;
 }
+
+/* ---- TF graph ops (issue 10): floor division, comparisons, Relu6,
+ * Rsqrt, Reciprocal and their gradient ops ------------------------------- */
+
+/* Python-style floor division and modulo; x / 0 is 0 for integers (the
+ * kernel rejects it first), IEEE for floats. */
+#define IFLOORDIV(T, x, y)                                                   \
+    ((y) == 0 ? (T)0 : (y) == -1 ? (T)(0 - (uint64_t)(x))                    \
+     : (T)((x) / (y) - (((x) % (y) != 0) && (((x) < 0) != ((y) < 0)))))
+#define IFLOORMOD(T, x, y)                                                   \
+    ((y) == 0 || (y) == -1 ? (T)0                                            \
+     : (T)((((x) % (y)) + (((x) % (y) != 0) && (((x) < 0) != ((y) < 0))     \
+                            ? (y) : 0))))
+
+BIN_DEF(fdiv_f32, float, float, floorf(x / y))
+BIN_DEF(fdiv_f64, double, double, floor(x / y))
+BIN_DEF(fdiv_i32, int32_t, int32_t, IFLOORDIV(int32_t, x, y))
+BIN_DEF(fdiv_i64, int64_t, int64_t, IFLOORDIV(int64_t, x, y))
+static const bin_fn fdiv_fns[DG_DTYPE_COUNT] = {fdiv_f32, fdiv_f64, fdiv_i32,
+                                                fdiv_i64, NULL};
+/* TF's float FloorMod: fmod, shifted by y when the signs differ */
+#define FFLOORMOD(F, x, y)                                                   \
+    (F(x, y) != 0 && ((F(x, y) < 0) != (y < 0)) ? F(x, y) + y : F(x, y))
+BIN_DEF(fmod_f32, float, float, FFLOORMOD(fmodf, x, y))
+BIN_DEF(fmod_f64, double, double, FFLOORMOD(fmod, x, y))
+BIN_DEF(fmod_i32, int32_t, int32_t, IFLOORMOD(int32_t, x, y))
+BIN_DEF(fmod_i64, int64_t, int64_t, IFLOORMOD(int64_t, x, y))
+static const bin_fn fmod_fns[DG_DTYPE_COUNT] = {fmod_f32, fmod_f64, fmod_i32,
+                                                fmod_i64, NULL};
+
+#define CMP(OP, EXPR)                                                        \
+    BIN_DEF(OP##_f32, float, dgr_bool_t, EXPR)                               \
+    BIN_DEF(OP##_f64, double, dgr_bool_t, EXPR)                              \
+    BIN_DEF(OP##_i32, int32_t, dgr_bool_t, EXPR)                             \
+    BIN_DEF(OP##_i64, int64_t, dgr_bool_t, EXPR)                             \
+    BIN_DEF(OP##_b, dgr_bool_t, dgr_bool_t, EXPR)                            \
+    static const bin_fn OP##_fns[DG_DTYPE_COUNT] = {                         \
+        OP##_f32, OP##_f64, OP##_i32, OP##_i64, OP##_b};
+CMP(lt, x < y)
+CMP(le, x <= y)
+CMP(gt, x > y)
+CMP(ge, x >= y)
+CMP(ne, x != y)
+
+/* Relu6Grad(dy, x) = 0 < x < 6 ? dy : 0 */
+BIN_NUM(r6grad, y > 0 && y < 6 ? x : 0)
+/* RsqrtGrad(y, dy) = dy * -y^3 / 2; ReciprocalGrad(y, dy) = dy * -y*y */
+BIN_FLOAT(rsqrt_grad, (x * x * x) * y * (-0.5f))
+BIN_FLOAT(recip_grad, -(x * x) * y)
+
+UN_NUM(relu6, x > 0 ? (x < 6 ? x : 6) : 0)
+UN_FLOAT(rsqrt, 1.0f / sqrtf(x), 1.0 / sqrt(x))
+UN_FLOAT(recip, 1.0f / x, 1.0 / x)
+
+dg_status dgr_k_floor_div(dgr_kctx *k)
+{
+    if (dg_shape_numel(&k->out_types[0].shape) > 0 && any_int(&k->in[1], 0))
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': integer division by "
+                      "zero", k->node->name);
+    return binary(k, fdiv_fns);
+}
+
+dg_status dgr_k_floor_mod(dgr_kctx *k)
+{
+    if (dg_shape_numel(&k->out_types[0].shape) > 0 && any_int(&k->in[1], 0))
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': integer modulo by "
+                      "zero", k->node->name);
+    return binary(k, fmod_fns);
+}
+
+dg_status dgr_k_less(dgr_kctx *k) { return binary(k, lt_fns); }
+dg_status dgr_k_less_equal(dgr_kctx *k) { return binary(k, le_fns); }
+dg_status dgr_k_greater(dgr_kctx *k) { return binary(k, gt_fns); }
+dg_status dgr_k_greater_equal(dgr_kctx *k) { return binary(k, ge_fns); }
+dg_status dgr_k_not_equal(dgr_kctx *k) { return binary(k, ne_fns); }
+dg_status dgr_k_relu6_grad(dgr_kctx *k) { return binary(k, r6grad_fns); }
+dg_status dgr_k_rsqrt_grad(dgr_kctx *k) { return binary(k, rsqrt_grad_fns); }
+dg_status dgr_k_reciprocal_grad(dgr_kctx *k) { return binary(k, recip_grad_fns); }
+dg_status dgr_k_relu6(dgr_kctx *k) { return unary(k, relu6_fns); }
+dg_status dgr_k_rsqrt(dgr_kctx *k) { return unary(k, rsqrt_fns); }
+dg_status dgr_k_reciprocal(dgr_kctx *k) { return unary(k, recip_fns); }
+
+BIN_DEF(land_b, dgr_bool_t, dgr_bool_t, x && y)
+BIN_DEF(lor_b, dgr_bool_t, dgr_bool_t, x || y)
+static const bin_fn land_fns[DG_DTYPE_COUNT] = {NULL, NULL, NULL, NULL,
+                                                land_b};
+static const bin_fn lor_fns[DG_DTYPE_COUNT] = {NULL, NULL, NULL, NULL, lor_b};
+UN_DEF(lnot_b, dgr_bool_t, !x)
+static const un_fn lnot_fns[DG_DTYPE_COUNT] = {NULL, NULL, NULL, NULL, lnot_b};
+dg_status dgr_k_logical_and(dgr_kctx *k) { return binary(k, land_fns); }
+dg_status dgr_k_logical_or(dgr_kctx *k) { return binary(k, lor_fns); }
+dg_status dgr_k_logical_not(dgr_kctx *k) { return unary(k, lnot_fns); }

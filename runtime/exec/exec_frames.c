@@ -111,6 +111,7 @@ typedef struct fx_scratch {
     dgr_value *out;
     uint8_t *dead;
     dgc_ttype *types;          /* max_out outputs then max_in inputs */
+    int64_t *hostin;           /* DGC_OP_HOST_IN values read back */
     dg_error err;
 } fx_scratch;
 
@@ -457,7 +458,9 @@ dgr_fx *dgr_fx_new(dgr_runner *r, dg_error *err)
         w->dead = dg_calloc((size_t)x->max_out, 1);
         w->types = dg_calloc((size_t)(x->max_in + x->max_out),
                              sizeof *w->types);
-        if (!w->in || !w->out || !w->dead || !w->types)
+        w->hostin = dg_calloc((size_t)x->max_in * DGR_HOST_IN_MAX,
+                              sizeof *w->hostin);
+        if (!w->in || !w->out || !w->dead || !w->types || !w->hostin)
             goto nomem;
     }
     return x;
@@ -477,6 +480,7 @@ void dgr_fx_free(dgr_fx *x)
             dg_free(x->scratch[i].out);
             dg_free(x->scratch[i].dead);
             dg_free(x->scratch[i].types);
+            dg_free(x->scratch[i].hostin);
         }
     dg_free(x->scratch);
     for (int32_t i = 0; i < x->n_sf; i++)
@@ -966,15 +970,21 @@ static dg_status run_kernel(dgr_fx *x, int32_t s, fx_scratch *w)
     const dgc_node *n = &S->g->nodes[st->node];
     dgr_device *dev = &S->devs[st->device];
     dgc_ttype *to = w->types, *tin = w->types + x->max_out;
+    const dgc_op_def *od = &dgc_ops[n->op];
     for (int i = 0; i < st->n_in; i++) {
+        memset(&tin[i], 0, sizeof tin[i]);
         tin[i].dtype = w->in[i].dtype;
         tin[i].shape = w->in[i].shape;
     }
-    /* (ops whose output shape depends on input values, issue 10's
-     * DGC_OP_HOST_IN, need those values in tin[i] here as executor.c
-     * passes them) */
+    /* ops whose output shape depends on input values (Reshape's shape,
+     * Fill's dims) get those values, as in the static executor */
+    if (od->flags & DGC_OP_HOST_IN) {
+        dg_status hr = dgr_exec_host_inputs(dev, w->in, st->n_in, w->hostin,
+                                            tin, &w->err);
+        if (hr != DG_OK)
+            return hr;
+    }
     char msg[256] = "";
-    const dgc_op_def *od = &dgc_ops[n->op];
     if (st->n_in > 0 && od->infer(n, tin, st->n_in, to, msg, sizeof msg))
         return dg_err(&w->err, DG_E_RUNTIME, "node '%s': %s: %s", n->name,
                       od->name, msg[0] ? msg : "invalid inputs at run time");

@@ -12,8 +12,24 @@ typedef struct wscratch {
     dgr_value *in;
     void **evs;          /* max_waits events to wait for */
     dgc_ttype *tout;
+    /* DGC_OP_HOST_IN inputs read back from a device without host memory
+     * (DGR_HOST_IN_MAX elements each, for up to max_in inputs) */
+    int64_t *hostin;
     dg_error err;
 } wscratch;
+
+/* Largest parameter tensor (elements) whose value a DGC_OP_HOST_IN op's
+ * run-time inference reads. */
+#define DGR_HOST_IN_MAX 64
+
+/* The values of a DGC_OP_HOST_IN op's small integer inputs in[0..n_in) for
+ * its run-time inference, into tin[i].value: host memory as it is, a device
+ * buffer read back into hostin (DGR_HOST_IN_MAX elements per input; a
+ * blocking read of the few elements TF keeps in host memory).  Inputs
+ * that are not small integer tensors are left alone. */
+dg_status dgr_exec_host_inputs(dgr_device *dev, const dgr_value *in,
+                               int n_in, int64_t *hostin, dgc_ttype *tin,
+                               dg_error *err);
 
 /* Per-step facts the hot path needs, precomputed by dgr_runner_new. */
 enum {

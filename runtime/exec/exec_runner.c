@@ -123,7 +123,7 @@ void dgr_runner_free(dgr_runner *r)
     if (r->scratch)
         for (int i = 0; i < r->s->n_workers; i++)
             dg_free(r->scratch[i].in), dg_free(r->scratch[i].tout),
-                dg_free(r->scratch[i].evs);
+                dg_free(r->scratch[i].evs), dg_free(r->scratch[i].hostin);
     dg_free(r->scratch);
     dg_free(r->kern);
     dg_free(r->xflags);
@@ -245,7 +245,10 @@ dgr_runner *dgr_runner_new(dgr_exec *s, const dgc_ref *fetch, int n_fetch,
                                        sizeof(dgc_ttype));
         r->scratch[i].evs = dg_calloc((size_t)r->max_waits + 1,
                                       sizeof(void *));
-        if (!r->scratch[i].in || !r->scratch[i].tout || !r->scratch[i].evs)
+        r->scratch[i].hostin = dg_calloc((size_t)r->max_in * DGR_HOST_IN_MAX,
+                                         sizeof(int64_t));
+        if (!r->scratch[i].in || !r->scratch[i].tout || !r->scratch[i].evs ||
+            !r->scratch[i].hostin)
             goto nomem;
     }
     return r;

@@ -164,6 +164,31 @@ static dg_status run_transfer(dgr_runner *r, int32_t s, int lane, wscratch *w)
     return DG_OK;
 }
 
+dg_status dgr_exec_host_inputs(dgr_device *dev, const dgr_value *in,
+                               int n_in, int64_t *hostin, dgc_ttype *tin,
+                               dg_error *err)
+{
+    for (int i = 0; i < n_in; i++) {
+        const dgr_value *v = &in[i];
+        int64_t cnt = dg_shape_numel(&v->shape);
+        if ((v->dtype != DG_I32 && v->dtype != DG_I64) || !v->buf ||
+            cnt > DGR_HOST_IN_MAX)
+            continue;
+        if (v->buf->host) {
+            tin[i].value = v->buf->host;
+            continue;
+        }
+        int64_t *dst = hostin + (size_t)i * DGR_HOST_IN_MAX;
+        dg_status rc = dev->be->read(dev, v->buf, dst,
+                                     (size_t)cnt * dg_dtype_size(v->dtype),
+                                     err);
+        if (rc != DG_OK)
+            return rc;
+        tin[i].value = dst;
+    }
+    return DG_OK;
+}
+
 /* tchain: when non-zero, the time this worker finished the step it ran
  * just before, with nothing in between but bookkeeping: it is reused as
  * this step's start so that tracing reads the clock once per op. */
@@ -222,13 +247,20 @@ static dg_status run_op(dgr_runner *r, int32_t s, int lane, wscratch *w,
         if (!(xf & XS_STATIC)) {
             dgc_ttype *to = w->tout;
             dgc_ttype *tin = w->tout + r->max_out;
+            const dgc_op_def *od = &dgc_ops[n->op];
             for (int i = 0; i < st->n_in; i++) {
                 tin[i].dtype = w->in[i].dtype;
                 tin[i].shape = w->in[i].shape;
+                tin[i].value = NULL;
+            }
+            if (od->flags & DGC_OP_HOST_IN) {
+                dg_status rc = dgr_exec_host_inputs(dev, w->in, st->n_in,
+                                                    w->hostin, tin, &w->err);
+                if (rc != DG_OK)
+                    return rc;
             }
             char msg[256];
             msg[0] = 0;
-            const dgc_op_def *od = &dgc_ops[n->op];
             if (od->infer(n, tin, st->n_in, to, msg, sizeof msg) != 0)
                 return dg_err(&w->err, DG_E_RUNTIME, "node '%s': %s: %s",
                               n->name, od->name,

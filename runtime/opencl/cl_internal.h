@@ -317,6 +317,16 @@ dg_status dgr_cl_k_sparse_xent(dgr_kctx *k);
 dg_status dgr_cl_k_softmax_grad(dgr_kctx *k);
 dg_status dgr_cl_k_batchnorm(dgr_kctx *k);
 dg_status dgr_cl_k_batchnorm_grad(dgr_kctx *k);
+/* Kernels in cl_kernels_tf.c (TF graph ops, issue 10). */
+dg_status dgr_cl_k_tile(dgr_kctx *k);
+dg_status dgr_cl_k_concat(dgr_kctx *k);
+dg_status dgr_cl_k_gather(dgr_kctx *k);
+dg_status dgr_cl_k_l2loss(dgr_kctx *k);
+dg_status dgr_cl_k_slice(dgr_kctx *k);       /* StridedSlice, Slice */
+dg_status dgr_cl_k_split(dgr_kctx *k);       /* Unpack, Split, SplitV */
+dg_status dgr_cl_k_broadcast_to(dgr_kctx *k);
+dg_status dgr_cl_k_pad(dgr_kctx *k);
+dg_status dgr_cl_k_log_softmax(dgr_kctx *k);
 dg_status dgr_cl_k_argmax(dgr_kctx *k);
 dg_status dgr_cl_k_assign(dgr_kctx *k);
 dg_status dgr_cl_k_assign_add(dgr_kctx *k);

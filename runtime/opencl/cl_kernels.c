@@ -527,6 +527,36 @@ static dg_status k_max_grad(dgr_kctx *k)
     return dgr_cl_launch1d(k, "reduce", dt, "max_grad", (size_t)L.n_out, a, 12);
 }
 
+/* ---- TF graph ops (issue 10): elementwise, BiasAddGrad ------------------- */
+
+UN(k_rsqrt, "u_rsqrt")
+UN(k_reciprocal, "u_reciprocal")
+UN(k_relu6, "u_relu6")
+BI(k_floor_div, "b_floor_div")
+BI(k_floor_mod, "b_floor_mod")
+BI(k_less, "b_less")
+BI(k_less_equal, "b_less_equal")
+BI(k_greater, "b_greater")
+BI(k_greater_equal, "b_greater_equal")
+BI(k_not_equal, "b_not_equal")
+BI(k_relu6_grad, "b_relu6_grad")
+BI(k_rsqrt_grad, "b_rsqrt_grad")
+BI(k_reciprocal_grad, "b_reciprocal_grad")
+
+/* BiasAddGrad: dy summed over every axis but the last. */
+static dg_status k_bias_add_grad(dgr_kctx *k)
+{
+    dg_dtype dt = kdt(k);
+    dg_status st = dgr_cl_float_output(k, dt);
+    if (st != DG_OK)
+        return st;
+    int mask[DG_MAX_RANK];
+    int r = k->in[0].shape.rank;
+    for (int i = 0; i < r; i++)
+        mask[i] = i < r - 1;
+    return reduce_run(k, &k->in[0], &k->out[0], mask, OP_SUM, 0);
+}
+
 /* ---- the registry ---------------------------------------------------------- */
 
 /* One row per op id: float32 everywhere and float64 where the device has
@@ -606,4 +636,36 @@ const dgr_kernel_row dgr_cl_kernels[DGC_N_OPS] = {
     ROW(Merge, NULL),
     ROW(NextIteration, NULL),
     ROW(ControlTrigger, NULL),
+    /* TF graph ops: shapes, indexing, comparisons (issue 10); Shape, Size,
+     * Rank, Prod and the integer shape arithmetic stay on the host as in
+     * TF (no rows) */
+    ROW(ExpandDims, k_alias),
+    ROW(Squeeze, k_alias),
+    ROW(Tile, dgr_cl_k_tile),
+    ROW(FloorMod, k_floor_mod),
+    ROW(FloorDiv, k_floor_div),
+    ROW(GatherV2, dgr_cl_k_gather),
+    ROW(BiasAddGrad, k_bias_add_grad),
+    ROW(L2Loss, dgr_cl_k_l2loss),
+    ROW(ConcatV2, dgr_cl_k_concat),
+    ROW(Rsqrt, k_rsqrt),
+    ROW(Reciprocal, k_reciprocal),
+    ROW(Relu6, k_relu6),
+    ROW(Relu6Grad, k_relu6_grad),
+    ROW(RsqrtGrad, k_rsqrt_grad),
+    ROW(ReciprocalGrad, k_reciprocal_grad),
+    ROW(Less, k_less),
+    ROW(LessEqual, k_less_equal),
+    ROW(Greater, k_greater),
+    ROW(GreaterEqual, k_greater_equal),
+    ROW(NotEqual, k_not_equal),
+    ROW(StridedSlice, dgr_cl_k_slice),
+    ROW(Slice, dgr_cl_k_slice),
+    ROW(Pack, dgr_cl_k_concat),
+    ROW(Unpack, dgr_cl_k_split),
+    ROW(Split, dgr_cl_k_split),
+    ROW(SplitV, dgr_cl_k_split),
+    ROW(BroadcastTo, dgr_cl_k_broadcast_to),
+    ROW(Pad, dgr_cl_k_pad),
+    ROW(LogSoftmax, dgr_cl_k_log_softmax),
 };

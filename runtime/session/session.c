@@ -296,7 +296,7 @@ static dg_status build_names(dgr_session *s, dg_error *err)
     if (!s->x.out_names || !s->x.in_names)
         return dg_err_nomem(err, "trace names");
     for (int32_t i = 0; i < g->n_nodes; i++) {
-        int no = dgc_ops[g->nodes[i].op].n_out;
+        int no = dgc_node_n_out(&g->nodes[i]);
         s->x.out_names[i] = dg_calloc((size_t)no + 1, sizeof(char *));
         if (!s->x.out_names[i])
             return dg_err_nomem(err, "trace names");
@@ -313,7 +313,7 @@ static dg_status build_names(dgr_session *s, dg_error *err)
             return dg_err_nomem(err, "trace names");
         for (int k = 0; k < n->n_inputs; k++) {
             dgc_ref r = n->inputs[k];
-            int no = dgc_ops[g->nodes[r.node].op].n_out;
+            int no = dgc_node_n_out(&g->nodes[r.node]);
             s->x.in_names[i][k] = r.index < no ? s->x.out_names[r.node][r.index]
                                              : g->nodes[r.node].name;
         }
@@ -520,7 +520,7 @@ void dg_session_free(dg_session *ds)
     dgr_trace_free(s->x.trace);
     for (int32_t i = 0; s->x.out_names && i < s->x.g->n_nodes; i++) {
         if (s->x.out_names[i])
-            for (int k = 0; k < dgc_ops[s->x.g->nodes[i].op].n_out; k++)
+            for (int k = 0; k < dgc_node_n_out(&s->x.g->nodes[i]); k++)
                 dg_free(s->x.out_names[i][k]);
         dg_free(s->x.out_names[i]);
     }
@@ -576,7 +576,7 @@ dg_status dg_session_run(dg_session *ds, dg_fetch_result **out, int *n_out,
             goto done;
         }
         const dgc_node *nd = &s->x.g->nodes[ref.node];
-        int no = dgc_ops[nd->op].n_out;
+        int no = dgc_node_n_out(nd);
         if (no == 0 && ref.index == 0) {
             /* Fetching an op without outputs runs it (TF returns None). */
             targets[nt++] = ref.node;

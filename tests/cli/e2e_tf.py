@@ -30,37 +30,32 @@ ROOT = os.environ.get("DGRUN_SOURCE_ROOT") or os.path.abspath(
     os.path.join(os.path.dirname(__file__), "..", ".."))
 DATA = os.path.join(ROOT, "tests", "data", "tf")
 FAILURES = []
+# TF ran the fixtures with allow_soft_placement (tools/tf_fixtures/export.py)
+SOFT = "--allow-soft-placement"
 COMPARED = []
 
-# What each fixture needs that dgrun lacks today (`dgrun check` output).
+# What each fixture needs that dgrun lacks today (`dgrun check` output):
+# only the convolution, pooling and batch-norm ops remain (issue 10).
 MISSING = {
     "sincos": None,
     "mlp_frozen": None,
-    "mlp": "Shape (4 nodes), Tile (1 node), FloorMod (1 node), GatherV2 "
-           "(1 node), Prod (1 node), ExpandDims (1 node), BiasAddGrad (1 node)",
-    "lenet": "Conv2D (2 nodes), MaxPool (2 nodes), Shape (5 nodes), Tile "
-             "(1 node), FloorMod (1 node), GatherV2 (1 node), Prod (1 node), "
-             "ExpandDims (1 node), MaxPoolGrad (2 nodes), BiasAddGrad "
-             "(2 nodes), ShapeN (2 nodes), Conv2DBackpropInput (2 nodes), "
+    "mlp": None,
+    "lenet": "Conv2D (2 nodes), MaxPool (2 nodes), MaxPoolGrad (2 "
+             "nodes), Conv2DBackpropInput (2 nodes), "
              "Conv2DBackpropFilter (2 nodes)",
-    "keras_cnn": "Conv2D (2 nodes), Rsqrt (3 nodes), Relu6 (3 nodes), "
-                 "DepthwiseConv2dNative (1 node)",
-    "dwconv_bn": "Conv2D (2 nodes), FusedBatchNormV3 (2 nodes), Relu6 "
-                 "(3 nodes), DepthwiseConv2dNative (1 node), Shape (7 nodes), "
-                 "Tile (1 node), FloorMod (3 nodes), GatherV2 (2 nodes), Prod "
-                 "(2 nodes), ExpandDims (1 node), Range (1 node), "
-                 "DynamicStitch (1 node), BroadcastTo (1 node), Relu6Grad "
-                 "(3 nodes), ShapeN (2 nodes), Conv2DBackpropInput (2 nodes), "
-                 "Conv2DBackpropFilter (2 nodes), FusedBatchNormGradV3 "
-                 "(2 nodes), DepthwiseConv2dNativeBackpropInput (1 node), "
+    "keras_cnn": "Conv2D (2 nodes), DepthwiseConv2dNative (1 node)",
+    "dwconv_bn": "Conv2D (2 nodes), FusedBatchNormV3 (2 nodes), "
+                 "DepthwiseConv2dNative (1 node), "
+                 "Conv2DBackpropInput (2 nodes), "
+                 "Conv2DBackpropFilter (2 nodes), "
+                 "FusedBatchNormGradV3 (2 nodes), "
+                 "DepthwiseConv2dNativeBackpropInput (1 node), "
                  "DepthwiseConv2dNativeBackpropFilter (1 node)",
-    "cifar_towers": "Conv2D (4 nodes), MaxPool (4 nodes), L2Loss (4 nodes), "
-                    "Tile (2 nodes), ExpandDims (22 nodes), MaxPoolGrad "
-                    "(4 nodes), BiasAddGrad (4 nodes), ShapeN (4 nodes), "
-                    "Conv2DBackpropInput (4 nodes), Conv2DBackpropFilter "
-                    "(4 nodes), ConcatV2 (10 nodes)",
+    "cifar_towers": "Conv2D (4 nodes), MaxPool (4 nodes), "
+                    "MaxPoolGrad (4 nodes), Conv2DBackpropInput (4 "
+                    "nodes), Conv2DBackpropFilter (4 nodes)",
 }
-MISSING["mlp_devices"] = MISSING["mlp"]
+MISSING["mlp_devices"] = None
 
 
 def env():
@@ -99,7 +94,7 @@ def run_values(d, meta, graph):
         feeds += ["--feed", "%s:0=%s" % (ph, os.path.join(d, fn))]
     fetch = [t if ":" in t else t + ":0" for t in meta["fetch"]]
     rc, out, err = dgrun("run", graph, "--fetch", ",".join(fetch), "--json",
-                         "--opencl-devices", "none", *feeds)
+                         "--opencl-devices", "none", SOFT, *feeds)
     check(rc == 0, "%s: run exit %d: %s" % (graph, rc, err.strip()))
     if rc:
         return
@@ -111,12 +106,34 @@ def run_values(d, meta, graph):
     for k, want in enumerate(train["losses"] if train else []):
         rc, out, err = dgrun("run", graph, "--fetch", "%s,%s" % (
             train["loss"], train["op"]), "--repeat", str(k + 1), "--json",
-            "--opencl-devices", "none", *feeds)
+            "--opencl-devices", "none", SOFT, *feeds)
         check(rc == 0, "%s: train exit %d: %s" % (graph, rc, err.strip()))
         if rc:
             return
         close(json.loads(out)[train["loss"]]["value"], want,
               "%s: loss before step %d" % (graph, k + 1))
+
+
+def on_gpus(d, meta, graph):
+    """The device-scoped fixture on two (virtual) OpenCL GPUs, placed as its
+    device fields and _class say (int32 shape arithmetic in host memory):
+    TF's loss curve again."""
+    rc, out, _ = dgrun("devices", "--opencl-devices", "all")
+    if rc or "GPU:0" not in out:
+        print("no OpenCL device: GPU run skipped")
+        return
+    feeds = []
+    for ph, fn in meta["feeds"].items():
+        feeds += ["--feed", "%s:0=%s" % (ph, os.path.join(d, fn))]
+    train = meta["train"]
+    n = len(train["losses"])
+    rc, out, err = dgrun("run", graph, "--fetch", "%s,%s" % (
+        train["loss"], train["op"]), "--repeat", str(n), "--json",
+        "--opencl-devices", "all", "--virtual-gpus", "2", *feeds)
+    check(rc == 0, "%s on 2 GPUs: exit %d: %s" % (graph, rc, err.strip()))
+    if rc == 0:
+        close(json.loads(out)[train["loss"]]["value"], train["losses"][-1],
+              "%s on 2 GPUs: loss before step %d" % (graph, n))
 
 
 def fixture(name):
@@ -126,13 +143,15 @@ def fixture(name):
     checks = {}
     for fmt in ("pb", "json"):
         graph = os.path.join(d, "graph." + fmt)
-        rc, out, err = dgrun("check", graph)
+        rc, out, err = dgrun("check", graph, SOFT)
         checks[fmt] = (rc, err.replace(graph, "GRAPH"))
         missing = MISSING[name]
         if missing is None:
             check(rc == 0, "%s: check exit %d: %s" % (graph, rc, err.strip()))
             if rc == 0:
                 run_values(d, meta, graph)
+            if rc == 0 and name == "mlp_devices":
+                on_gpus(d, meta, graph)
         else:
             want = "dgrun: error: %s: unsupported ops: %s\n" % (graph,
                                                                  missing)
@@ -211,9 +230,206 @@ def pb_input():
           "text input: %d %r" % (rc, err))
 
 
+def tf_node(name, op, inputs=(), **attr):
+    n = {"name": name, "op": op, "attr": attr}
+    if inputs:
+        n["input"] = list(inputs)
+    return n
+
+
+def i32(name, vals, scalar=False):
+    shape = {} if scalar else {"dim": [{"size": str(len(vals))}]}
+    return tf_node(name, "Const", value={"tensor": {
+        "dtype": "DT_INT32", "tensorShape": shape, "intVal": vals}},
+        dtype={"type": "DT_INT32"})
+
+
+def runtime_shapes():
+    """A batch of -1 flows Shape -> StridedSlice -> Pack -> Reshape / Fill /
+    Tile, as in every TF-built loss: the shapes exist only at run time."""
+    f32 = {"type": "DT_FLOAT"}
+    g = {"node": [
+        tf_node("x", "Placeholder", dtype=f32, shape={"shape": {"dim": [
+            {"size": "-1"}, {"size": "2"}, {"size": "3"}]}}),
+        tf_node("shape", "Shape", ["x"], T=f32,
+                out_type={"type": "DT_INT32"}),
+        i32("b0", [0]), i32("b1", [1]), i32("s1", [1]),
+        tf_node("batch", "StridedSlice", ["shape", "b0", "b1", "s1"],
+                shrink_axis_mask={"i": "1"}, Index={"type": "DT_INT32"}),
+        i32("m1", [-1], scalar=True),
+        tf_node("newshape", "Pack", ["batch", "m1"], axis={"i": "0"},
+                N={"i": "2"}),
+        tf_node("flat", "Reshape", ["x", "newshape"]),
+        tf_node("dims", "Pack", ["batch"], N={"i": "1"}),
+        tf_node("one", "Const", value={"tensor": {"dtype": "DT_FLOAT",
+                "tensorShape": {}, "floatVal": [1.5]}}, dtype=f32),
+        tf_node("ones", "Fill", ["dims", "one"]),
+        i32("two", [2], scalar=True),
+        tf_node("mult", "Pack", ["two", "batch"], N={"i": "2"}),
+        tf_node("col", "ExpandDims", ["ones", "m1"]),
+        i32("t11", [1, 1]),
+        tf_node("tiled", "Tile", ["col", "t11"]),
+        tf_node("last", "StridedSlice", ["x", "b0", "b0", "s1"],
+                begin_mask={"i": "1"}, end_mask={"i": "1"},
+                ellipsis_mask={"i": "0"}),
+        i32("rev_b", [-1, 0]), i32("rev_e", [0, 3]), i32("rev_s", [-1, 2]),
+        tf_node("rev", "StridedSlice", ["x", "rev_b", "rev_e", "rev_s"],
+                end_mask={"i": "1"}),
+        tf_node("mod", "FloorMod", ["batch", "two"]),
+        tf_node("size", "Size", ["x"]),
+    ]}
+    tmp = tempfile.mkdtemp(prefix="dgrun-tf-")
+    path = os.path.join(tmp, "rt.json")
+    with open(path, "w") as f:
+        json.dump(g, f)
+    for b in (2, 5):
+        x = np.arange(b * 6, dtype=np.float32).reshape(b, 2, 3) - 7
+        xf = os.path.join(tmp, "x%d.npy" % b)
+        np.save(xf, x)
+        fetch = ["shape", "batch", "flat", "ones", "tiled", "last", "rev",
+                 "mod", "size"]
+        rc, out, err = dgrun("run", path, "--fetch", ",".join(fetch),
+                             "--json", "--opencl-devices", "none", "--feed",
+                             "x=" + xf)
+        check(rc == 0, "runtime shapes batch %d: exit %d %s" % (b, rc, err))
+        if rc:
+            continue
+        r = json.loads(out)
+        want = {"shape": [b, 2, 3], "batch": b, "flat": x.reshape(b, 6),
+                "ones": np.full(b, 1.5), "tiled": np.full((b, 1), 1.5),
+                "last": x[:, :, :], "rev": x[::-1, 0:3:2],
+                "mod": b % 2, "size": b * 6}
+        for k, v in want.items():
+            close(r[k]["value"], v, "batch %d: %s" % (b, k))
+
+
+def f32c(name, arr):
+    arr = np.asarray(arr, dtype=np.float32)
+    return tf_node(name, "Const", value={"tensor": {
+        "dtype": "DT_FLOAT", "tensorShape": {"dim": [
+            {"size": str(d)} for d in arr.shape]},
+        "floatVal": [float(v) for v in arr.ravel()]}},
+        dtype={"type": "DT_FLOAT"})
+
+
+def tf_ops():
+    """Each TF graph op of issue 10 on a fed input, against NumPy; the
+    shape inputs are computed (Shape, Range...) so they exist only at run
+    time."""
+    f32 = {"type": "DT_FLOAT"}
+    rs = np.random.RandomState(3)
+    xv = rs.uniform(-3, 3, (4, 3, 2)).astype(np.float32)
+    g = {"node": [
+        tf_node("x", "Placeholder", dtype=f32, shape={"shape": {"dim": [
+            {"size": "-1"}, {"size": "3"}, {"size": "2"}]}}),
+        f32c("c2", [[1.5, -2.0]]),
+        i32("z", [0], scalar=True), i32("one", [1], scalar=True),
+        i32("ax1", [1], scalar=True), i32("m1", [-1], scalar=True),
+        tf_node("shape", "Shape", ["x"]),
+        tf_node("shapen", "ShapeN", ["x", "c2"], N={"i": "2"}),
+        tf_node("rank", "Rank", ["x"]),
+        tf_node("range", "Range", ["z", "rank", "one"]),
+        tf_node("bga", "BroadcastGradientArgs", ["shape", "shapen:1"]),
+        tf_node("coff", "ConcatOffset", ["ax1", "shape", "shape"], N={"i": "2"}),
+        tf_node("stitch", "DynamicStitch", ["range", "ax1", "shape", "m1"],
+                N={"i": "2"}),
+        tf_node("bcast", "BroadcastTo", ["c2", "shape"]),
+        tf_node("unpack", "Unpack", ["x"], num={"i": "3"}, axis={"i": "1"}),
+        i32("split_dim", [1], scalar=True),
+        tf_node("split", "Split", ["split_dim", "x"], num_split={"i": "3"}),
+        i32("sizes", [1, -1]), i32("ax2", [2], scalar=True),
+        tf_node("splitv", "SplitV", ["x", "sizes", "ax2"],
+                num_split={"i": "2"}),
+        i32("sb", [1, 0, 1]), i32("ss", [-1, 2, 1]),
+        tf_node("slice", "Slice", ["x", "sb", "ss"]),
+        tf_node("sq", "Squeeze", ["slice"], squeeze_dims={"list": {"i": [
+            "2"]}}),
+        i32("pax", [0, 2]),
+        tf_node("prod", "Prod", ["x", "pax"], keep_dims={"b": True}),
+        i32("gi", [2, 0, 2]),
+        tf_node("gather", "GatherV2", ["x", "gi", "ax1"]),
+        tf_node("concat", "ConcatV2", ["x", "x", "m1"], N={"i": "2"}),
+        tf_node("pack", "Pack", ["x", "x"], axis={"i": "1"}, N={"i": "2"}),
+        tf_node("fmod", "FloorMod", ["x", "c2"]),
+        tf_node("fdiv", "FloorDiv", ["x", "c2"]),
+        tf_node("less", "Less", ["x", "c2"]),
+        tf_node("ne", "NotEqual", ["x", "c2"]),
+        tf_node("ge", "GreaterEqual", ["x", "c2"]),
+        tf_node("relu6", "Relu6", ["x"]),
+        tf_node("l2", "L2Loss", ["x"]),
+        tf_node("abs", "Abs", ["x"]),
+        tf_node("rsqrt", "Rsqrt", ["abs"]),
+        tf_node("recip", "Reciprocal", ["x"]),
+        tf_node("bag", "BiasAddGrad", ["x"]),
+        tf_node("ed", "ExpandDims", ["x", "m1"]),
+        tf_node("tile", "Tile", ["x", "shape"]),
+        i32("pads", [1, 0, 0, 2, 1, 1]),
+        tf_node("pads2", "Reshape", ["pads", "pshape"]), i32("pshape", [3, 2]),
+        tf_node("pad", "Pad", ["x", "pads2"]),
+        tf_node("padv2", "PadV2", ["x", "pads2", "c15"]),
+        tf_node("c15", "Const", value={"tensor": {"dtype": "DT_FLOAT",
+                "tensorShape": {}, "floatVal": [1.5]}}, dtype=f32),
+        tf_node("sel", "SelectV2", ["less", "x", "c2"]),
+        i32("row", [1, 0, 0, 1]),
+        tf_node("rowb", "NotEqual", ["row", "z"]),
+        tf_node("sel1", "Select", ["rowb", "x", "fmod"]),
+        tf_node("land", "LogicalAnd", ["less", "ne"]),
+        tf_node("lor", "LogicalOr", ["less", "ge"]),
+        tf_node("lnot", "LogicalNot", ["less"]),
+        tf_node("lsm", "LogSoftmax", ["x"]),
+    ]}
+    tmp = tempfile.mkdtemp(prefix="dgrun-tf-")
+    path = os.path.join(tmp, "ops.json")
+    with open(path, "w") as f:
+        json.dump(g, f)
+    xf = os.path.join(tmp, "x.npy")
+    np.save(xf, xv)
+    c2 = np.array([[1.5, -2.0]], dtype=np.float32)
+    x = xv.astype(np.float64)
+    want = {
+        "shape": [4, 3, 2], "shapen:0": [4, 3, 2], "shapen:1": [1, 2],
+        "rank": 3, "range": [0, 1, 2], "bga:0": [], "bga:1": [0, 1],
+        "coff:0": [0, 0, 0], "coff:1": [0, 3, 0], "stitch": [4, -1, 2],
+        "bcast": np.broadcast_to(c2, (4, 3, 2)),
+        "unpack:0": x[:, 0], "unpack:2": x[:, 2],
+        "split:0": x[:, 0:1], "split:2": x[:, 2:3],
+        "splitv:0": x[:, :, :1], "splitv:1": x[:, :, 1:],
+        "slice": x[1:, 0:2, 1:2], "sq": x[1:, 0:2, 1],
+        "prod": np.prod(xv, axis=(0, 2), keepdims=True),
+        "gather": x[:, [2, 0, 2]], "concat": np.concatenate([x, x], -1),
+        "pack": np.stack([x, x], 1),
+        "fmod": np.mod(xv, c2), "fdiv": np.floor_divide(xv, c2),
+        "less": xv < c2, "ne": xv != c2, "ge": xv >= c2,
+        "relu6": np.clip(x, 0, 6), "l2": (xv.astype(np.float64) ** 2).sum() / 2,
+        "rsqrt": 1 / np.sqrt(np.abs(x)), "recip": 1 / x,
+        "bag": x.sum(axis=(0, 1)), "ed": x[..., None],
+        "tile": np.tile(x, (4, 3, 2)),
+        "pad": np.pad(x, [(1, 0), (0, 2), (1, 1)]),
+        "padv2": np.pad(x, [(1, 0), (0, 2), (1, 1)], constant_values=1.5),
+        "sel": np.where(xv < c2, xv, c2),
+        "sel1": np.where(np.array([1, 0, 0, 1], bool)[:, None, None], xv,
+                         np.mod(xv, c2)),
+        "land": (xv < c2) & (xv != c2), "lor": (xv < c2) | (xv >= c2),
+        "lnot": ~(xv < c2),
+        "lsm": x - x.max(-1, keepdims=True) - np.log(np.exp(
+            x - x.max(-1, keepdims=True)).sum(-1, keepdims=True)),
+    }
+    rc, out, err = dgrun("run", path, "--fetch", ",".join(want), "--json",
+                         "--opencl-devices", "none", "--feed", "x=" + xf)
+    check(rc == 0, "tf ops: exit %d %s" % (rc, err))
+    if rc == 0:
+        r = json.loads(out)
+        for k, v in want.items():
+            close(r[k]["value"], np.asarray(v, dtype=np.float64), "op " + k)
+
+
 def main():
     if GROUP == "pb_input":
         pb_input()
+    elif GROUP == "runtime_shapes":
+        runtime_shapes()
+    elif GROUP == "ops":
+        tf_ops()
     elif GROUP in MISSING:
         fixture(GROUP)
     else:

@@ -557,8 +557,8 @@ static void test_errors(void **state)
                  "node 'v': VariableV2 needs a fully known 'shape'");
     expect_error("{\"node\": [" FC ", {\"name\": \"n\", \"op\": \"Neg\", "
                  "\"input\": [\"f\"]}, {\"name\": \"z\", \"op\": \"Fill\", "
-                 "\"input\": [\"n\", \"f\"]}]}", "node 'z': Fill is supported "
-                 "only with Const inputs");
+                 "\"input\": [\"n\", \"f\"]}]}", "node 'z': Fill: dims must "
+                 "be an int32/int64 vector");
     /* inference runs after loading: a shape mismatch names the node */
     expect_error("{\"node\": [" FC ", {\"name\": \"m\", \"op\": \"MatMul\", "
                  "\"input\": [\"f\", \"f\"]}]}", "node 'm'");

@@ -810,6 +810,279 @@ static void test_float64(void **state)
             (dg_dtype[]){D}, -1, 1);
 }
 
+/* ---- tests: TF graph ops (issue 10), each against the CPU kernel -------- */
+
+static void tf_unary(const char *op, dg_dtype dt, dg_shape s, double lo,
+                     double hi)
+{
+    tnode t;
+    tn_init(&t, op);
+    int64_t n = ne(&s);
+    double *x = rnd(n, lo, hi);
+    tn_in(&t, dt, s, x);
+    tn_out(&t, dt, s);
+    assert_int_equal(tn_run(&t), DG_OK);
+    free(x);
+    tn_free(&t);
+}
+
+static void tf_binary(const char *op, dg_dtype dt, dg_shape sa, dg_shape sb,
+                      dg_shape so, dg_dtype odt)
+{
+    tnode t;
+    tn_init(&t, op);
+    double *a = rnd(ne(&sa), -7, 7), *b = rnd(ne(&sb), -3, 3);
+    for (int64_t i = 0; i < ne(&sb); i++) /* divisors away from 0 */
+        b[i] = b[i] < 0 ? b[i] - 0.25 : b[i] + 0.25;
+    for (int64_t i = 0; i < ne(&sa) && ne(&sb); i += 3) /* ties */
+        a[i] = b[i % ne(&sb)];
+    tn_in(&t, dt, sa, a);
+    tn_in(&t, dt, sb, b);
+    tn_out(&t, odt, so);
+    assert_int_equal(tn_run(&t), DG_OK);
+    free(a);
+    free(b);
+    tn_free(&t);
+}
+
+static void test_tf_elementwise(void **state)
+{
+    (void)state;
+    NEED_CL();
+    tf_unary("Rsqrt", DG_F32, shp(2, 9, 70), 0.1, 5);
+    tf_unary("Reciprocal", DG_F32, shp(2, 9, 70), 0.5, 5);
+    tf_unary("Relu6", DG_F32, shp(2, 9, 70), -3, 9);
+    const char *bin[] = {"FloorMod", "FloorDiv", "Relu6Grad", "RsqrtGrad",
+                         "ReciprocalGrad"};
+    for (size_t i = 0; i < sizeof bin / sizeof *bin; i++) {
+        tf_binary(bin[i], DG_F32, shp(2, 13, 29), shp(2, 13, 29),
+                  shp(2, 13, 29), DG_F32);
+        tf_binary(bin[i], DG_F32, shp(3, 3, 1, 5), shp(2, 4, 5),
+                  shp(3, 3, 4, 5), DG_F32);
+        if (fp64())
+            tf_binary(bin[i], DG_F64, shp(2, 30, 1), shp(1, 7), shp(2, 30, 7),
+                      DG_F64);
+    }
+    const char *cmp[] = {"Less", "LessEqual", "Greater", "GreaterEqual",
+                         "NotEqual"};
+    for (size_t i = 0; i < sizeof cmp / sizeof *cmp; i++) {
+        tf_binary(cmp[i], DG_F32, shp(2, 13, 29), shp(2, 13, 29),
+                  shp(2, 13, 29), DG_BOOL);
+        tf_binary(cmp[i], DG_F32, shp(2, 5, 1), shp(0), shp(2, 5, 1),
+                  DG_BOOL);
+    }
+}
+
+static void tf_tile(dg_shape xs, const int64_t *m, dg_dtype dt)
+{
+    tnode t;
+    tn_init(&t, "Tile");
+    assert_int_equal(dgc_node_set_ints(t.n, "multiples", m, xs.rank), 0);
+    double *x = rnd(ne(&xs), -1, 1);
+    tn_in(&t, dt, xs, x);
+    dg_shape os = xs;
+    for (int i = 0; i < xs.rank; i++)
+        os.dims[i] *= m[i];
+    tn_out(&t, dt, os);
+    assert_int_equal(tn_run(&t), DG_OK);
+    /* and against the definition */
+    double *w = malloc(sizeof *w * (size_t)(ne(&os) + 1));
+    for (int64_t i = 0; i < ne(&os); i++) {
+        int64_t q = i, off = 0, str = 1;
+        for (int d = os.rank - 1; d >= 0; d--) {
+            off += (q % os.dims[d]) % xs.dims[d] * str;
+            q /= os.dims[d];
+            str *= xs.dims[d];
+        }
+        w[i] = dt == DG_F32 ? (float)x[off] : x[off];
+    }
+    check_out(&t, 0, w, 0, "Tile");
+    free(w);
+    free(x);
+    tn_free(&t);
+}
+
+static void test_tf_shaping(void **state)
+{
+    (void)state;
+    NEED_CL();
+    tf_tile(shp(2, 3, 5), (const int64_t[]){2, 3}, DG_F32);
+    tf_tile(shp(1, 7), (const int64_t[]){40}, DG_F32);
+    tf_tile(shp(3, 2, 1, 3), (const int64_t[]){1, 4, 2}, DG_F32);
+    if (fp64())
+        tf_tile(shp(2, 1, 9), (const int64_t[]){33, 1}, DG_F64);
+
+    /* ConcatV2 of three inputs along the middle axis */
+    tnode t;
+    tn_init(&t, "ConcatV2");
+    assert_int_equal(dgc_node_set_int(t.n, "axis", 1), 0);
+    int64_t widths[3] = {2, 65, 1};
+    for (int i = 0; i < 3; i++) {
+        dg_shape s = shp(3, 4, (int)widths[i], 3);
+        double *x = rnd(ne(&s), -1, 1);
+        tn_in(&t, DG_F32, s, x);
+        free(x);
+    }
+    tn_out(&t, DG_F32, shp(3, 4, 68, 3));
+    assert_int_equal(tn_run(&t), DG_OK);
+    tn_free(&t);
+
+    /* GatherV2 of rows (int32 and int64 indices) and along axis 1 */
+    for (int axis = 0; axis < 2; axis++)
+        for (int it = 0; it < 2; it++) {
+            tn_init(&t, "GatherV2");
+            assert_int_equal(dgc_node_set_int(t.n, "axis", axis), 0);
+            double *p = rnd(6 * 70, -1, 1);
+            double idx[5] = {5, 0, 3, 3, 1};
+            tn_in(&t, DG_F32, shp(2, 6, 70), p);
+            tn_in(&t, it ? DG_I64 : DG_I32, shp(1, 5), idx);
+            tn_out(&t, DG_F32, axis ? shp(2, 6, 5) : shp(2, 5, 70));
+            assert_int_equal(tn_run(&t), DG_OK);
+            free(p);
+            tn_free(&t);
+        }
+
+    /* ExpandDims / Squeeze alias their input */
+    tn_init(&t, "ExpandDims");
+    double x[6] = {1, 2, 3, 4, 5, 6};
+    tn_in(&t, DG_F32, shp(2, 2, 3), x);
+    tn_out(&t, DG_F32, shp(3, 2, 1, 3));
+    assert_int_equal(dgc_node_set_int(t.n, "axis", 1), 0);
+    assert_int_equal(tn_run(&t), DG_OK);
+    assert_ptr_equal(t.out[0].buf, t.in[0].buf);
+    tn_free(&t);
+}
+
+static void test_tf_reductions(void **state)
+{
+    (void)state;
+    NEED_CL();
+    int64_t sizes[] = {1, 5, 1000, 100003};
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+        tnode t;
+        tn_init(&t, "L2Loss");
+        double *x = rnd(sizes[i], -1, 1);
+        tn_in(&t, DG_F32, shp(1, (int)sizes[i]), x);
+        tn_out(&t, DG_F32, shp(0));
+        assert_int_equal(tn_run(&t), DG_OK);
+        double want = 0;
+        for (int64_t j = 0; j < sizes[i]; j++)
+            want += (double)(float)x[j] * (float)x[j];
+        want /= 2;
+        check_out(&t, 0, &want, 1e-5, "L2Loss");
+        free(x);
+        tn_free(&t);
+    }
+    dg_shape bs[] = {shp(2, 300, 7), shp(3, 3, 50, 11), shp(1, 9)};
+    for (size_t i = 0; i < sizeof bs / sizeof *bs; i++) {
+        tnode t;
+        tn_init(&t, "BiasAddGrad");
+        double *x = rnd(ne(&bs[i]), -1, 1);
+        tn_in(&t, DG_F32, bs[i], x);
+        tn_out(&t, DG_F32, shp(1, (int)bs[i].dims[bs[i].rank - 1]));
+        assert_int_equal(tn_run(&t), DG_OK);
+        free(x);
+        tn_free(&t);
+    }
+}
+
+static void tf_view(const char *op, dg_shape xs, dg_shape os,
+                    const double *p1, dg_shape s1, const double *p2,
+                    dg_shape s2, const double *p3, dg_shape s3)
+{
+    tnode t;
+    tn_init(&t, op);
+    double *x = rnd(ne(&xs), -1, 1);
+    tn_in(&t, DG_F32, xs, x);
+    if (p1)
+        tn_in(&t, DG_I32, s1, p1);
+    if (p2)
+        tn_in(&t, DG_I32, s2, p2);
+    if (p3)
+        tn_in(&t, DG_I32, s3, p3);
+    tn_out(&t, DG_F32, os);
+    assert_int_equal(tn_run(&t), DG_OK);
+    free(x);
+    tn_free(&t);
+}
+
+static void test_tf_views(void **state)
+{
+    (void)state;
+    NEED_CL();
+    /* x[1:, ::-2, 0] of [4, 5, 3] -> [3, 3] */
+    tnode t;
+    tn_init(&t, "StridedSlice");
+    assert_int_equal(dgc_node_set_int(t.n, "shrink_axis_mask", 4), 0);
+    assert_int_equal(dgc_node_set_int(t.n, "end_mask", 2), 0);
+    double *x = rnd(60, -1, 1);
+    tn_in(&t, DG_F32, shp(3, 4, 5, 3), x);
+    tn_in(&t, DG_I32, shp(1, 3), (double[]){1, -1, 0});
+    tn_in(&t, DG_I32, shp(1, 3), (double[]){4, 0, 1});
+    tn_in(&t, DG_I32, shp(1, 3), (double[]){1, -2, 1});
+    tn_out(&t, DG_F32, shp(2, 3, 3));
+    assert_int_equal(tn_run(&t), DG_OK);
+    double w[9];
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+            w[i * 3 + j] = (float)x[((1 + i) * 5 + (4 - 2 * j)) * 3];
+    check_out(&t, 0, w, 0, "StridedSlice");
+    free(x);
+    tn_free(&t);
+    tf_view("Slice", shp(3, 4, 5, 3), shp(3, 2, 5, 1),
+            (double[]){1, 0, 2}, shp(1, 3), (double[]){2, -1, 1}, shp(1, 3),
+            NULL, shp(0));
+    tf_view("BroadcastTo", shp(2, 1, 3), shp(3, 2, 4, 3),
+            (double[]){2, 4, 3}, shp(1, 3), NULL, shp(0), NULL, shp(0));
+    tf_view("Pad", shp(2, 3, 4), shp(2, 4, 7),
+            (double[]){1, 0, 2, 1}, shp(2, 2, 2), NULL, shp(0), NULL, shp(0));
+
+    /* Unpack / Split / SplitV: several outputs */
+    const char *ops[] = {"Unpack", "Split", "SplitV"};
+    for (int o = 0; o < 3; o++) {
+        tn_init(&t, ops[o]);
+        assert_int_equal(dgc_node_set_int(t.n, "num", o == 2 ? 2 : 3), 0);
+        assert_int_equal(dgc_node_set_int(t.n, "axis", 1), 0);
+        x = rnd(2 * 3 * 70, -1, 1);
+        tn_in(&t, DG_F32, shp(3, 2, 3, 70), x);
+        if (o == 2) {
+            tn_in(&t, DG_I32, shp(1, 2), (double[]){1, 2});
+            tn_out(&t, DG_F32, shp(3, 2, 1, 70));
+            tn_out(&t, DG_F32, shp(3, 2, 2, 70));
+        } else {
+            for (int i = 0; i < 3; i++)
+                tn_out(&t, DG_F32, o ? shp(3, 2, 1, 70) : shp(2, 2, 70));
+        }
+        assert_int_equal(tn_run(&t), DG_OK);
+        free(x);
+        tn_free(&t);
+    }
+
+    /* Pack of three along axis 1 */
+    tn_init(&t, "Pack");
+    assert_int_equal(dgc_node_set_int(t.n, "axis", 1), 0);
+    for (int i = 0; i < 3; i++) {
+        x = rnd(4 * 33, -1, 1);
+        tn_in(&t, DG_F32, shp(2, 4, 33), x);
+        free(x);
+    }
+    tn_out(&t, DG_F32, shp(3, 4, 3, 33));
+    assert_int_equal(tn_run(&t), DG_OK);
+    tn_free(&t);
+
+    /* LogSoftmax: short and long rows */
+    int64_t cols[] = {3, 1000};
+    for (int i = 0; i < 2; i++) {
+        tn_init(&t, "LogSoftmax");
+        x = rnd(5 * cols[i], -5, 5);
+        tn_in(&t, DG_F32, shp(2, 5, (int)cols[i]), x);
+        tn_out(&t, DG_F32, shp(2, 5, (int)cols[i]));
+        assert_int_equal(tn_run(&t), DG_OK);
+        free(x);
+        tn_free(&t);
+    }
+}
+
 static void test_table(void **state)
 {
     (void)state;
@@ -856,6 +1129,10 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_const),
         cmocka_unit_test(test_float64),
         cmocka_unit_test(test_matmul),
+        cmocka_unit_test(test_tf_elementwise),
+        cmocka_unit_test(test_tf_shaping),
+        cmocka_unit_test(test_tf_reductions),
+        cmocka_unit_test(test_tf_views),
     };
     return cmocka_run_group_tests(tests, cl_test_setup, cl_test_teardown);
 }

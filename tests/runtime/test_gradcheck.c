@@ -222,6 +222,9 @@ static const gcase unary[] = {
     U("Identity", 0), U("Neg", 0), U("Abs", 0), U("Sin", 0), U("Cos", 0),
     U("Exp", 0), U("Log", 1), U("Sqrt", 1), U("Square", 0), U("Tanh", 0),
     U("Sigmoid", 0), U("Relu", 0), U("Softmax", 0),
+    /* TF graph ops (issue 10) */
+    U("Rsqrt", 1), U("Reciprocal", 1), U("Relu6", 0), U("L2Loss", 0),
+    U("LogSoftmax", 0),
 };
 
 static const gcase binary[] = {
@@ -266,6 +269,14 @@ static const gcase nn[] = {
      "{\"name\": \"lab\", \"op\": \"Const\", \"attrs\": {\"dtype\": \"int32\", "
      "\"value\": [2, 0]}}", 0},
     {"BatchNorm", 3, {2, 1, 1}, {{4, 3}, {3}, {3}}, 0, NULL, NULL, 0},
+    /* TF graph ops (issue 10) */
+    {"ExpandDims", 1, {2}, {{2, 3}}, 0, "{\"axis\": -1}", NULL, 0},
+    {"Squeeze", 1, {3}, {{2, 1, 3}}, 0, "{\"axis\": [1]}", NULL, 0},
+    {"Squeeze", 1, {3}, {{1, 3, 1}}, 0, NULL, NULL, 0},
+    {"Pack", 2, {2, 2}, {{2, 3}, {2, 3}}, 0, "{\"axis\": 1}", NULL, 0},
+    {"ConcatV2", 3, {2, 2, 2}, {{2, 3}, {2, 1}, {2, 2}}, 0,
+     "{\"axis\": 1}", NULL, 0},
+    {"Tile", 1, {2}, {{2, 3}}, 0, "{\"multiples\": [2, 3]}", NULL, 0},
 };
 
 static void run_cases(const gcase *cs, size_t n)

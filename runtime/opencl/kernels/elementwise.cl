@@ -148,3 +148,21 @@ __kernel void cast_bool(__global const T *x, __global uchar *y, long n)
     long i = get_global_id(0);
     if (i < n) y[i] = x[i] != (T)0 ? (uchar)1 : (uchar)0;
 }
+
+/* ---- TF graph ops (issue 10) ---------------------------------------------- */
+UNARY(u_rsqrt, rsqrt(v))
+UNARY(u_reciprocal, (T)1 / v)
+UNARY(u_relu6, v > (T)0 ? (v < (T)6 ? v : (T)6) : (T)0)
+BINARY(b_floor_div, T, floor(a / b))
+BINARY(b_floor_mod, T, (fmod(a, b) != (T)0 && ((fmod(a, b) < (T)0) != (b < (T)0)))
+                       ? fmod(a, b) + b : fmod(a, b))
+BINARY(b_less, uchar, a < b ? (uchar)1 : (uchar)0)
+BINARY(b_less_equal, uchar, a <= b ? (uchar)1 : (uchar)0)
+BINARY(b_greater, uchar, a > b ? (uchar)1 : (uchar)0)
+BINARY(b_greater_equal, uchar, a >= b ? (uchar)1 : (uchar)0)
+BINARY(b_not_equal, uchar, a != b ? (uchar)1 : (uchar)0)
+/* (dy, x) */
+BINARY(b_relu6_grad, T, b > (T)0 && b < (T)6 ? a : (T)0)
+/* (y, dy) */
+BINARY(b_rsqrt_grad, T, a * a * a * b * (T)(-0.5))
+BINARY(b_reciprocal_grad, T, -(a * a) * b)

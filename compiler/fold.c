@@ -1,0 +1,249 @@
+/*
+ * fold.c -- the constant-folding pass (issue 10, as TF's Grappler does for
+ * shape arithmetic): a node whose value is known when the graph is
+ * compiled becomes a Const holding it, so most of a TF-built graph's shape
+ * computations never run.  Known means: Shape / Size / Rank of a tensor
+ * whose shape inference fully knows, or an integer op of the small set
+ * below whose data inputs are all Consts.  The compiler never includes the
+ * runtime (docs/decisions.md): this pass evaluates shape arithmetic itself,
+ * in int64, on small tensors only (<= FOLD_MAX elements); float math is
+ * left to the kernels.  A folded node keeps its name, device request,
+ * `_class` colocation and control inputs; only its data inputs go (they
+ * may become dead, and are pruned like any unfetched node).
+ */
+#include "program.h"
+#include "infer.h"
+#include "ops.h"
+#include "dg_alloc.h"
+
+#include <string.h>
+
+#define FOLD_MAX 64
+
+/* A known int value: up to FOLD_MAX elements, C order. */
+typedef struct kval {
+    dg_dtype dtype;
+    dg_shape shape;
+    int64_t n;
+    int64_t v[FOLD_MAX];
+} kval;
+
+static int is_int(dg_dtype t)
+{
+    return t == DG_I32 || t == DG_I64;
+}
+
+/* The value of output r if it is a small int Const. */
+static int known(const dgc_graph *g, dgc_ref r, kval *k)
+{
+    const dgc_node *p = &g->nodes[r.node];
+    if (p->op != DGC_OPID_Const || r.index != 0 || p->n_outputs < 1)
+        return 0;
+    const dgc_attr *a = dgc_node_attr(p, "value");
+    const dg_tensor *t = a ? a->tensor : NULL;
+    const dgc_ttype *ot = &p->outputs[0];
+    if (!t || !is_int(t->dtype) || t->dtype != ot->dtype)
+        return 0;
+    int64_t n = dg_shape_numel(&ot->shape), m = dg_shape_numel(&t->shape);
+    if (n < 0 || n > FOLD_MAX || (m != n && m != 1))
+        return 0;
+    k->dtype = ot->dtype;
+    k->shape = ot->shape;
+    k->n = n;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t j = m == 1 ? 0 : i;
+        k->v[i] = t->dtype == DG_I32 ? ((const int32_t *)t->data)[j]
+                                     : ((const int64_t *)t->data)[j];
+    }
+    return 1;
+}
+
+static int64_t floordiv(int64_t x, int64_t y)
+{
+    int64_t q = x / y;
+    return (x % y != 0 && ((x < 0) != (y < 0))) ? q - 1 : q;
+}
+
+/* Elementwise binary op with a scalar or same-shape operand. */
+static int binary(int op, const kval *a, const kval *b, kval *o)
+{
+    if (a->n != o->n && a->n != 1)
+        return 0;
+    if (b->n != o->n && b->n != 1)
+        return 0;
+    for (int64_t i = 0; i < o->n; i++) {
+        int64_t x = a->v[a->n == 1 ? 0 : i], y = b->v[b->n == 1 ? 0 : i];
+        switch (op) {
+        case DGC_OPID_Add: o->v[i] = x + y; break;
+        case DGC_OPID_Sub: o->v[i] = x - y; break;
+        case DGC_OPID_Mul: o->v[i] = x * y; break;
+        case DGC_OPID_Maximum: o->v[i] = x > y ? x : y; break;
+        case DGC_OPID_Minimum: o->v[i] = x < y ? x : y; break;
+        case DGC_OPID_FloorDiv:
+        case DGC_OPID_FloorMod:
+            if (y == 0)
+                return 0; /* the kernel reports it at run time */
+            o->v[i] = op == DGC_OPID_FloorDiv ? floordiv(x, y)
+                                              : x - floordiv(x, y) * y;
+            break;
+        default: return 0;
+        }
+    }
+    return 1;
+}
+
+/* Evaluate node n (outputs already inferred, type `ot`) into o; 1 folded. */
+static int evaluate(const dgc_graph *g, const dgc_node *n, kval *o)
+{
+    const dgc_ttype *ot = &n->outputs[0];
+    if (!is_int(ot->dtype))
+        return 0;
+    int64_t numel = dg_shape_numel(&ot->shape);
+    if (numel < 0 || numel > FOLD_MAX)
+        return 0;
+    o->dtype = ot->dtype;
+    o->shape = ot->shape;
+    o->n = numel;
+    int op = n->op;
+    if (op == DGC_OPID_Shape || op == DGC_OPID_Size || op == DGC_OPID_Rank) {
+        const dgc_node *p = &g->nodes[n->inputs[0].node];
+        const dg_shape *s = &p->outputs[n->inputs[0].index].shape;
+        int64_t cnt = dg_shape_numel(s);
+        if (op != DGC_OPID_Rank && cnt < 0)
+            return 0;
+        if (op == DGC_OPID_Shape)
+            for (int d = 0; d < s->rank; d++)
+                o->v[d] = s->dims[d];
+        else
+            o->v[0] = op == DGC_OPID_Size ? cnt : s->rank;
+        return 1;
+    }
+    kval in[8];
+    if (n->n_inputs < 1 || n->n_inputs > 8)
+        return 0;
+    for (int i = 0; i < n->n_inputs; i++)
+        if (!known(g, n->inputs[i], &in[i]))
+            return 0;
+    switch (op) {
+    case DGC_OPID_Identity: case DGC_OPID_Reshape: case DGC_OPID_ExpandDims:
+    case DGC_OPID_Squeeze: case DGC_OPID_Cast:
+        if (!is_int(in[0].dtype) || in[0].n != o->n)
+            return 0;
+        memcpy(o->v, in[0].v, sizeof o->v[0] * (size_t)o->n);
+        return 1;
+    case DGC_OPID_Pack: case DGC_OPID_ConcatV2: {
+        if (in[0].shape.rank > 1 || dgc_attr_int(n, "axis", 0) != 0)
+            return 0;
+        int64_t at = 0;
+        for (int i = 0; i < n->n_inputs; i++)
+            for (int64_t j = 0; j < in[i].n && at < o->n; j++)
+                o->v[at++] = in[i].v[j];
+        return at == o->n;
+    }
+    case DGC_OPID_Fill:
+        for (int64_t i = 0; i < o->n; i++)
+            o->v[i] = in[1].v[0];
+        return 1;
+    case DGC_OPID_Prod: /* over every axis, or axis 0 of a vector */
+        if (in[0].shape.rank > 1 || o->n != 1)
+            return 0;
+        o->v[0] = 1;
+        for (int64_t i = 0; i < in[0].n; i++)
+            o->v[0] *= in[0].v[i];
+        return 1;
+    case DGC_OPID_GatherV2:
+        if (in[0].shape.rank != 1 || dgc_attr_int(n, "axis", 0) != 0 ||
+            n->n_inputs != 2)
+            return 0;
+        for (int64_t i = 0; i < o->n; i++) {
+            int64_t j = in[1].v[i];
+            if (j < 0 || j >= in[0].n)
+                return 0;
+            o->v[i] = in[0].v[j];
+        }
+        return 1;
+    case DGC_OPID_StridedSlice: case DGC_OPID_Slice: {
+        if (in[0].shape.rank != 1)
+            return 0;
+        dgc_slice sp;
+        char msg[128];
+        int64_t ones[FOLD_MAX];
+        for (int i = 0; i < FOLD_MAX; i++)
+            ones[i] = 1;
+        int rc = op == DGC_OPID_Slice
+                     ? dgc_slice_simple(&in[0].shape, in[1].v, in[2].v, &sp,
+                                        msg, sizeof msg)
+                     : dgc_slice_spec(n, &in[0].shape, in[1].v, in[2].v,
+                                      n->n_inputs > 3 ? in[3].v : ones,
+                                      (int)in[1].n, &sp, msg, sizeof msg);
+        if (rc || sp.len[0] != o->n)
+            return 0;
+        for (int64_t i = 0; i < o->n; i++)
+            o->v[i] = in[0].v[sp.start[0] + i * sp.stride[0]];
+        return 1;
+    }
+    default:
+        if (n->n_inputs == 2 && is_int(in[0].dtype))
+            return binary(op, &in[0], &in[1], o);
+        return 0;
+    }
+}
+
+/* Turn node id into a Const holding o (keeps device, _class, control
+ * inputs).  0 ok, -1 nomem. */
+static int make_const(dgc_graph *g, int32_t id, const kval *o)
+{
+    dg_tensor *t = dg_tensor_new(o->dtype, &o->shape);
+    if (!t)
+        return -1;
+    for (int64_t i = 0; i < o->n; i++) {
+        if (o->dtype == DG_I32)
+            ((int32_t *)t->data)[i] = (int32_t)o->v[i];
+        else
+            ((int64_t *)t->data)[i] = o->v[i];
+    }
+    dgc_node *n = &g->nodes[id];
+    for (int i = 0; i < n->n_attrs; i++)
+        dgc_attr_clear(&n->attrs[i]);
+    n->n_attrs = 0;
+    if (dgc_node_set_tensor(n, "value", t)) {
+        dg_tensor_free(t);
+        return -1;
+    }
+    n->op = DGC_OPID_Const;
+    n->op_alias = 0;
+    n->n_inputs = 0;
+    return 0;
+}
+
+dg_status dgc_pass_fold(dgc_graph *g, dg_error *err)
+{
+    int changed = 0;
+    /* node ids are a topological order only for the loader's nodes:
+     * repeat until nothing more folds (each round folds at least one) */
+    for (int round = 0; round < 64; round++) {
+        int folded = 0;
+        for (int32_t id = 0; id < g->n_nodes; id++) {
+            dgc_node *n = &g->nodes[id];
+            if (n->op == DGC_OPID_Const || !n->outputs || n->n_outputs != 1 ||
+                dgc_ops[n->op].n_out != 1 ||
+                dgc_op_has(n->op, DGC_OP_STATEFUL | DGC_OP_SOURCE))
+                continue;
+            kval o;
+            if (!evaluate(g, n, &o))
+                continue;
+            if (make_const(g, id, &o))
+                return dg_err_nomem(err, "constant folding");
+            folded++;
+        }
+        if (!folded)
+            break;
+        changed = 1;
+        /* consumers may now be known */
+        dg_status st = dgc_pass_infer(g, 0, err);
+        if (st)
+            return st;
+    }
+    (void)changed;
+    return DG_OK;
+}

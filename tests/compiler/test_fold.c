@@ -1,0 +1,149 @@
+/*
+ * test_fold.c -- the constant-folding pass (compiler/fold.c) and the shape
+ * inference of tensor parameters (dgc_ttype.value): TF-built shape
+ * arithmetic over a static shape becomes Consts that keep their device
+ * and _class; over a -1 batch it stays and inference leaves -1 dims.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "dgrun.h"
+#include "program.h"
+#include "ops.h"
+
+/* x [B, 2, 3] -> Shape -> StridedSlice [0] (shrink) -> Pack(b, -1) ->
+ * Reshape; Size(x) + 1 under /device:GPU:0 colocated with x. */
+static const char *graph_text(const char *batch)
+{
+    static char buf[4096];
+    snprintf(buf, sizeof buf,
+        "{\"node\": ["
+        "{\"name\": \"x\", \"op\": \"Placeholder\", \"attr\": {\"dtype\": "
+        "{\"type\": \"DT_FLOAT\"}, \"shape\": {\"shape\": {\"dim\": "
+        "[{\"size\": \"%s\"}, {\"size\": \"2\"}, {\"size\": \"3\"}]}}}},"
+        "{\"name\": \"shape\", \"op\": \"Shape\", \"input\": [\"x\"]},"
+        "{\"name\": \"b0\", \"op\": \"Const\", \"attr\": {\"value\": "
+        "{\"tensor\": {\"dtype\": \"DT_INT32\", \"tensorShape\": {\"dim\": "
+        "[{\"size\": \"1\"}]}, \"intVal\": [0]}}}},"
+        "{\"name\": \"b1\", \"op\": \"Const\", \"attr\": {\"value\": "
+        "{\"tensor\": {\"dtype\": \"DT_INT32\", \"tensorShape\": {\"dim\": "
+        "[{\"size\": \"1\"}]}, \"intVal\": [1]}}}},"
+        "{\"name\": \"m1\", \"op\": \"Const\", \"attr\": {\"value\": "
+        "{\"tensor\": {\"dtype\": \"DT_INT32\", \"tensorShape\": {}, "
+        "\"intVal\": [-1]}}}},"
+        "{\"name\": \"one\", \"op\": \"Const\", \"attr\": {\"value\": "
+        "{\"tensor\": {\"dtype\": \"DT_INT32\", \"tensorShape\": {}, "
+        "\"intVal\": [1]}}}},"
+        "{\"name\": \"batch\", \"op\": \"StridedSlice\", \"input\": "
+        "[\"shape\", \"b0\", \"b1\", \"b1\"], \"attr\": "
+        "{\"shrink_axis_mask\": {\"i\": \"1\"}}},"
+        "{\"name\": \"newshape\", \"op\": \"Pack\", \"input\": [\"batch\", "
+        "\"m1\"]},"
+        "{\"name\": \"flat\", \"op\": \"Reshape\", \"input\": [\"x\", "
+        "\"newshape\"]},"
+        "{\"name\": \"size\", \"op\": \"Size\", \"input\": [\"x\"], "
+        "\"device\": \"/device:GPU:0\"},"
+        "{\"name\": \"size1\", \"op\": \"AddV2\", \"input\": [\"size\", "
+        "\"one\"], \"device\": \"/device:GPU:0\", \"attr\": {\"_class\": "
+        "{\"list\": {\"s\": [\"bG9jOkB4\"]}}}}"
+        "]}", batch);
+    return buf;
+}
+
+static dg_program *compile(const char *batch, dg_graph **gp)
+{
+    dg_error err;
+    memset(&err, 0, sizeof err);
+    const char *t = graph_text(batch);
+    dg_graph *g = dg_graph_load("t.json", t, strlen(t), &err);
+    if (!g)
+        fail_msg("load: %s", err.msg);
+    dg_device_list *l;
+    assert_int_equal(dg_devices_assume(1, &l, &err), DG_OK);
+    dg_options o;
+    dg_options_init(&o);
+    dg_program *p = dg_compile(g, &o, l, &err);
+    if (!p)
+        fail_msg("compile: %s", err.msg);
+    dg_devices_free(l);
+    *gp = g;
+    return p;
+}
+
+static const dgc_node *node(const dgc_graph *g, const char *name)
+{
+    int32_t id = dgc_graph_find(g, name);
+    assert_true(id >= 0);
+    return &g->nodes[id];
+}
+
+static int64_t ival(const dgc_node *n, int64_t i)
+{
+    const dgc_attr *a = dgc_node_attr(n, "value");
+    assert_non_null(a);
+    return a->tensor->dtype == DG_I32 ? ((int32_t *)a->tensor->data)[i]
+                                      : ((int64_t *)a->tensor->data)[i];
+}
+
+static void test_static_shape_folds(void **s)
+{
+    (void)s;
+    dg_graph *g;
+    dg_program *p = compile("4", &g);
+    const dgc_graph *cg = g;
+    const char *folded[] = {"shape", "batch", "newshape", "size", "size1"};
+    for (size_t i = 0; i < sizeof folded / sizeof *folded; i++)
+        assert_int_equal(node(cg, folded[i])->op, DGC_OPID_Const);
+    assert_int_equal(ival(node(cg, "shape"), 0), 4);
+    assert_int_equal(ival(node(cg, "shape"), 2), 3);
+    assert_int_equal(ival(node(cg, "batch"), 0), 4);
+    assert_int_equal(ival(node(cg, "newshape"), 1), -1);
+    assert_int_equal(ival(node(cg, "size1"), 0), 25);
+    /* the folded node keeps its device request and _class */
+    const dgc_node *s1 = node(cg, "size1");
+    assert_string_equal(s1->device, "/device:GPU:0");
+    assert_int_equal(s1->n_coloc, 1);
+    /* Reshape sees the folded value: fully static */
+    const dgc_node *f = node(cg, "flat");
+    assert_int_equal(f->outputs[0].shape.rank, 2);
+    assert_int_equal(f->outputs[0].shape.dims[0], 4);
+    assert_int_equal(f->outputs[0].shape.dims[1], 6);
+    /* the int32 Const on a GPU runs in host memory (CPU:0), as in TF */
+    dg_node_info ni;
+    dg_program_node(p, dgc_graph_find(cg, "size1"), &ni);
+    assert_non_null(strstr(ni.device, "CPU:0"));
+    dg_program_free(p);
+}
+
+static void test_dynamic_batch_stays(void **s)
+{
+    (void)s;
+    dg_graph *g;
+    dg_program *p = compile("-1", &g);
+    const dgc_graph *cg = g;
+    assert_int_equal(node(cg, "shape")->op, DGC_OPID_Shape);
+    assert_int_equal(node(cg, "batch")->op, DGC_OPID_StridedSlice);
+    assert_int_equal(node(cg, "newshape")->op, DGC_OPID_Pack);
+    /* the batch is unknown; the rank and the trailing -1's meaning not */
+    const dgc_node *f = node(cg, "flat");
+    assert_int_equal(f->outputs[0].shape.rank, 2);
+    assert_int_equal(f->outputs[0].shape.dims[0], -1);
+    assert_int_equal(node(cg, "batch")->outputs[0].shape.rank, 0);
+    assert_int_equal(node(cg, "newshape")->outputs[0].shape.dims[0], 2);
+    dg_program_free(p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_static_shape_folds),
+        cmocka_unit_test(test_dynamic_batch_stays),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
