@@ -52,4 +52,15 @@ int dgc_infer_batchnorm(DGC_INFER_ARGS);
 int dgc_infer_batchnorm_grad(DGC_INFER_ARGS);
 int dgc_infer_assign_moving_avg(DGC_INFER_ARGS);
 
+/* infer_nn.c: convolution, pooling, fused batch norm (TF's CNN ops) */
+int dgc_infer_conv2d(DGC_INFER_ARGS);
+int dgc_infer_dwconv(DGC_INFER_ARGS);
+int dgc_infer_conv_bp_input(DGC_INFER_ARGS);
+int dgc_infer_conv_bp_filter(DGC_INFER_ARGS);
+int dgc_infer_pool(DGC_INFER_ARGS);
+int dgc_infer_max_pool_grad(DGC_INFER_ARGS);
+int dgc_infer_avg_pool_grad(DGC_INFER_ARGS);
+int dgc_infer_fused_bn(DGC_INFER_ARGS);
+int dgc_infer_fused_bn_grad(DGC_INFER_ARGS);
+
 #endif

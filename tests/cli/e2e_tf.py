@@ -38,27 +38,17 @@ MISSING = {
     "mlp_frozen": None,
     "mlp": "Shape (4 nodes), Tile (1 node), FloorMod (1 node), GatherV2 "
            "(1 node), Prod (1 node), ExpandDims (1 node), BiasAddGrad (1 node)",
-    "lenet": "Conv2D (2 nodes), MaxPool (2 nodes), Shape (5 nodes), Tile "
-             "(1 node), FloorMod (1 node), GatherV2 (1 node), Prod (1 node), "
-             "ExpandDims (1 node), MaxPoolGrad (2 nodes), BiasAddGrad "
-             "(2 nodes), ShapeN (2 nodes), Conv2DBackpropInput (2 nodes), "
-             "Conv2DBackpropFilter (2 nodes)",
-    "keras_cnn": "Conv2D (2 nodes), Rsqrt (3 nodes), Relu6 (3 nodes), "
-                 "DepthwiseConv2dNative (1 node)",
-    "dwconv_bn": "Conv2D (2 nodes), FusedBatchNormV3 (2 nodes), Relu6 "
-                 "(3 nodes), DepthwiseConv2dNative (1 node), Shape (7 nodes), "
-                 "Tile (1 node), FloorMod (3 nodes), GatherV2 (2 nodes), Prod "
-                 "(2 nodes), ExpandDims (1 node), Range (1 node), "
-                 "DynamicStitch (1 node), BroadcastTo (1 node), Relu6Grad "
-                 "(3 nodes), ShapeN (2 nodes), Conv2DBackpropInput (2 nodes), "
-                 "Conv2DBackpropFilter (2 nodes), FusedBatchNormGradV3 "
-                 "(2 nodes), DepthwiseConv2dNativeBackpropInput (1 node), "
-                 "DepthwiseConv2dNativeBackpropFilter (1 node)",
-    "cifar_towers": "Conv2D (4 nodes), MaxPool (4 nodes), L2Loss (4 nodes), "
-                    "Tile (2 nodes), ExpandDims (22 nodes), MaxPoolGrad "
-                    "(4 nodes), BiasAddGrad (4 nodes), ShapeN (4 nodes), "
-                    "Conv2DBackpropInput (4 nodes), Conv2DBackpropFilter "
-                    "(4 nodes), ConcatV2 (10 nodes)",
+    "lenet": "Shape (5 nodes), Tile (1 node), FloorMod (1 node), GatherV2 "
+             "(1 node), Prod (1 node), ExpandDims (1 node), BiasAddGrad "
+             "(2 nodes), ShapeN (2 nodes)",
+    "keras_cnn": "Rsqrt (3 nodes), Relu6 (3 nodes)",
+    "dwconv_bn": "Relu6 (3 nodes), Shape (7 nodes), Tile (1 node), FloorMod "
+                 "(3 nodes), GatherV2 (2 nodes), Prod (2 nodes), ExpandDims "
+                 "(1 node), Range (1 node), DynamicStitch (1 node), "
+                 "BroadcastTo (1 node), Relu6Grad (3 nodes), ShapeN (2 nodes)",
+    "cifar_towers": "L2Loss (4 nodes), Tile (2 nodes), ExpandDims (22 nodes), "
+                    "BiasAddGrad (4 nodes), ShapeN (4 nodes), ConcatV2 "
+                    "(10 nodes)",
 }
 MISSING["mlp_devices"] = MISSING["mlp"]
 
