@@ -20,63 +20,7 @@
 #include "cl_testlib.h"
 #include "dg_alloc.h"
 #include "infer_nn.h"
-
-typedef struct ccase {
-    int N, H, W, C, KH, KW, OC; /* OC: multiplier when depthwise */
-    int sh, sw, dh, dw;
-    const char *pad;
-    int pads[4];                /* EXPLICIT: top, bottom, left, right */
-    int nchw, depthwise;
-} ccase;
-
-static const ccase cases[] = {
-    {2, 7, 5, 3, 3, 3, 4, 1, 1, 1, 1, "SAME", {0}, 0, 0},
-    {1, 8, 9, 2, 3, 2, 5, 2, 3, 1, 1, "SAME", {0}, 0, 0},
-    {2, 9, 7, 3, 3, 3, 2, 2, 2, 2, 1, "VALID", {0}, 0, 0},
-    {2, 6, 7, 3, 2, 3, 4, 2, 1, 1, 2, "SAME", {0}, 1, 0},
-    {1, 5, 6, 2, 3, 3, 3, 1, 2, 1, 1, "EXPLICIT", {1, 2, 0, 1}, 1, 0},
-    {24, 32, 32, 16, 5, 5, 4, 1, 1, 1, 1, "SAME", {0}, 0, 0}, /* slices */
-    {2, 7, 6, 3, 3, 3, 2, 1, 1, 1, 1, "SAME", {0}, 0, 1},
-    {2, 6, 7, 2, 3, 3, 3, 2, 1, 2, 1, "SAME", {0}, 1, 1},
-    {1, 6, 5, 3, 2, 2, 2, 1, 1, 1, 1, "EXPLICIT", {1, 1, 0, 2}, 0, 1},
-};
-
-static void set_str(dgc_node *n, const char *k, const char *v)
-{
-    dgc_attr a;
-    memset(&a, 0, sizeof a);
-    a.key = (char *)k;
-    a.kind = DGC_A_STR;
-    a.s = dg_strdup(v);
-    assert_int_equal(dgc_node_set_attr(n, &a), 0);
-}
-
-static void set_win(dgc_node *n, const ccase *c, const char *key, int h, int w)
-{
-    int64_t v[4] = {1, 1, 1, 1};
-    v[c->nchw ? 2 : 1] = h;
-    v[c->nchw ? 3 : 2] = w;
-    assert_int_equal(dgc_node_set_ints(n, key, v, 4), 0);
-}
-
-static void attrs(tnode *t, const ccase *c, int pool)
-{
-    set_win(t->n, c, "strides", c->sh, c->sw);
-    if (pool)
-        set_win(t->n, c, "ksize", c->KH, c->KW);
-    else
-        set_win(t->n, c, "dilations", c->dh, c->dw);
-    set_str(t->n, "padding", c->pad);
-    set_str(t->n, "data_format", c->nchw ? "NCHW" : "NHWC");
-    if (strcmp(c->pad, "EXPLICIT") == 0) {
-        int64_t e[8] = {0};
-        int hi = c->nchw ? 2 : 1;
-        for (int i = 0; i < 4; i++)
-            e[2 * hi + i] = c->pads[i];
-        assert_int_equal(dgc_node_set_ints(t->n, "explicit_paddings", e, 8),
-                         0);
-    }
-}
+#include "cnn_cases.h"
 
 static dg_shape s4(const ccase *c, int64_t N, int64_t H, int64_t W, int64_t C)
 {
@@ -108,14 +52,14 @@ static void conv_case(const ccase *c, dg_dtype dt, int int_sizes)
     dgc_nn_geom g;
     char msg[200];
     dg_shape xs = s4(c, c->N, c->H, c->W, c->C);
-    dg_shape ws = shp(4, c->KH, c->KW, c->C, c->OC);
+    dg_shape ws = shp(4, (int)c->KH, (int)c->KW, (int)c->C, (int)c->OC);
     tnode t;
     const char *ops[3][2] = {
         {"Conv2D", "DepthwiseConv2dNative"},
         {"Conv2DBackpropInput", "DepthwiseConv2dNativeBackpropInput"},
         {"Conv2DBackpropFilter", "DepthwiseConv2dNativeBackpropFilter"}};
     tn_init(&t, ops[0][c->depthwise]);
-    attrs(&t, c, 0);
+    cc_attrs(t.n, c, 0);
     assert_int_equal(dgc_nn_geom_init(t.n, c->depthwise ? DGC_NN_DWCONV
                                                          : DGC_NN_CONV,
                                       &xs, &ws, &g, msg, sizeof msg), 0);
@@ -128,7 +72,7 @@ static void conv_case(const ccase *c, dg_dtype dt, int int_sizes)
 
     double sz[4];
     tn_init(&t, ops[1][c->depthwise]);
-    attrs(&t, c, 0);
+    cc_attrs(t.n, c, 0);
     if (int_sizes) {
         for (int i = 0; i < 4; i++)
             sz[i] = (double)xs.dims[i];
@@ -142,7 +86,7 @@ static void conv_case(const ccase *c, dg_dtype dt, int int_sizes)
     run(&t);
 
     tn_init(&t, ops[2][c->depthwise]);
-    attrs(&t, c, 0);
+    cc_attrs(t.n, c, 0);
     tn_in(&t, dt, xs, x);
     if (int_sizes) {
         for (int i = 0; i < 4; i++)
@@ -168,13 +112,6 @@ static void test_conv(void **s)
     }
 }
 
-static const ccase pools[] = {
-    {2, 7, 6, 3, 2, 2, 0, 2, 2, 1, 1, "VALID", {0}, 0, 0},
-    {1, 7, 5, 2, 3, 3, 0, 2, 2, 1, 1, "SAME", {0}, 0, 0},
-    {2, 6, 7, 3, 3, 2, 0, 1, 2, 1, 1, "SAME", {0}, 1, 0},
-    {1, 5, 5, 2, 3, 3, 0, 2, 2, 1, 1, "EXPLICIT", {1, 1, 0, 1}, 0, 0},
-};
-
 static void pool_case(const ccase *c, dg_dtype dt, int max)
 {
     dg_shape xs = s4(c, c->N, c->H, c->W, c->C);
@@ -182,7 +119,7 @@ static void pool_case(const ccase *c, dg_dtype dt, int max)
     char msg[200];
     tnode t;
     tn_init(&t, max ? "MaxPool" : "AvgPool");
-    attrs(&t, c, 1);
+    cc_attrs(t.n, c, 1);
     assert_int_equal(dgc_nn_geom_init(t.n, DGC_NN_POOL, &xs, NULL, &g, msg,
                                       sizeof msg), 0);
     dg_shape ys = s4(c, c->N, g.OH, g.OW, c->C);
@@ -194,7 +131,7 @@ static void pool_case(const ccase *c, dg_dtype dt, int max)
     /* the forward output for MaxPoolGrad, from the CPU's definition */
     double *y = rnd(ne(&ys), -1, 1);
     tn_init(&t, max ? "MaxPoolGrad" : "AvgPoolGrad");
-    attrs(&t, c, 1);
+    cc_attrs(t.n, c, 1);
     tn_in(&t, dt, xs, x);
     if (max)
         tn_in(&t, dt, ys, y); /* not read by either kernel */
@@ -229,7 +166,7 @@ static void bn_case(int nchw, int train, double factor, dg_dtype dt)
            *v = rnd(C, 0.5, 2);
     tnode t;
     tn_init(&t, "FusedBatchNormV3");
-    set_str(t.n, "data_format", nchw ? "NCHW" : "NHWC");
+    cc_set_str(t.n, "data_format", nchw ? "NCHW" : "NHWC");
     assert_int_equal(dgc_node_set_bool(t.n, "is_training", train), 0);
     assert_int_equal(dgc_node_set_float(t.n, "epsilon", 1e-3), 0);
     assert_int_equal(dgc_node_set_float(t.n, "exponential_avg_factor",
@@ -242,7 +179,7 @@ static void bn_case(int nchw, int train, double factor, dg_dtype dt)
     tn_in(&t, dt, empty ? es : cs, v);
     run(&t);
     tn_init(&t, "FusedBatchNormGradV3");
-    set_str(t.n, "data_format", nchw ? "NCHW" : "NHWC");
+    cc_set_str(t.n, "data_format", nchw ? "NCHW" : "NHWC");
     assert_int_equal(dgc_node_set_bool(t.n, "is_training", train), 0);
     assert_int_equal(dgc_node_set_float(t.n, "epsilon", 1e-3), 0);
     tn_in(&t, dt, xs, dy);

@@ -8,30 +8,9 @@
  */
 #include "kernels_cpu_harness.h"
 #include "kernels_cpu_dnnl.h"
+#include "cnn_cases.h"
 
 #include <stdlib.h>
-
-typedef struct ccase {
-    int64_t N, H, W, C, KH, KW, OC; /* OC: multiplier when dw */
-    int64_t sh, sw, dh, dw;
-    const char *pad;                /* SAME, VALID, EXPLICIT */
-    int64_t pads[4];                /* top, bottom, left, right (EXPLICIT) */
-    int nchw, depthwise;
-} ccase;
-
-static const ccase cases[] = {
-    {2, 7, 5, 3, 3, 3, 4, 1, 1, 1, 1, "SAME", {0}, 0, 0},
-    {1, 8, 9, 2, 3, 2, 5, 2, 3, 1, 1, "SAME", {0}, 0, 0},
-    {2, 9, 7, 3, 3, 3, 2, 2, 2, 1, 1, "VALID", {0}, 0, 0},
-    {1, 10, 8, 2, 3, 3, 3, 1, 1, 2, 2, "VALID", {0}, 0, 0},
-    {2, 6, 7, 3, 2, 3, 4, 2, 1, 1, 2, "SAME", {0}, 1, 0},
-    {1, 5, 6, 2, 3, 3, 3, 1, 2, 1, 1, "EXPLICIT", {1, 2, 0, 1}, 0, 0},
-    {2, 5, 6, 2, 3, 3, 3, 2, 1, 1, 1, "EXPLICIT", {2, 0, 1, 1}, 1, 0},
-    {2, 7, 6, 3, 3, 3, 2, 1, 1, 1, 1, "SAME", {0}, 0, 1},
-    {1, 9, 8, 4, 3, 2, 1, 2, 2, 1, 1, "VALID", {0}, 0, 1},
-    {2, 6, 7, 2, 3, 3, 3, 2, 1, 2, 1, "SAME", {0}, 1, 1},
-    {1, 6, 5, 3, 2, 2, 2, 1, 1, 1, 1, "EXPLICIT", {1, 1, 0, 2}, 0, 1},
-};
 
 /* ---- reference geometry (TF's rules, written out again) ----------------- */
 
@@ -128,47 +107,6 @@ static void tap(void *p, int64_t xi, int64_t wi, int64_t yi)
     t->y[yi] += t->x[xi] * t->w[wi];
     t->dx[xi] += t->dy[yi] * t->w[wi];
     t->dw[wi] += t->dy[yi] * t->x[xi];
-}
-
-static void set_str(dgc_node *n, const char *k, const char *v)
-{
-    dgc_attr a;
-    memset(&a, 0, sizeof a);
-    a.key = (char *)k;
-    a.kind = DGC_A_STR;
-    a.s = dg_strdup(v);
-    assert_int_equal(dgc_node_set_attr(n, &a), 0);
-}
-
-/* strides / dilations / padding / data_format in the case's layout */
-static void set_win(dgc_node *n, const ccase *c, const char *key, int64_t h,
-                    int64_t w)
-{
-    int64_t v[4] = {1, 1, 1, 1};
-    v[c->nchw ? 2 : 1] = h;
-    v[c->nchw ? 3 : 2] = w;
-    assert_int_equal(dgc_node_set_ints(n, key, v, 4), 0);
-}
-
-static void set_attrs(kt *t, const ccase *c, int pool)
-{
-    dgc_node *n = NODE(t);
-    set_win(n, c, "strides", c->sh, c->sw);
-    if (pool)
-        set_win(n, c, "ksize", c->KH, c->KW);
-    else
-        set_win(n, c, "dilations", c->dh, c->dw);
-    set_str(n, "padding", c->pad);
-    set_str(n, "data_format", c->nchw ? "NCHW" : "NHWC");
-    if (strcmp(c->pad, "EXPLICIT") == 0) {
-        int64_t e[8] = {0};
-        int hi = c->nchw ? 2 : 1;
-        e[2 * hi] = c->pads[0];
-        e[2 * hi + 1] = c->pads[1];
-        e[2 * hi + 2] = c->pads[2];
-        e[2 * hi + 3] = c->pads[3];
-        assert_int_equal(dgc_node_set_ints(n, "explicit_paddings", e, 8), 0);
-    }
 }
 
 static void dims4(const ccase *c, int64_t N, int64_t H, int64_t W, int64_t C,
@@ -270,7 +208,7 @@ static void run_conv_case(const ccase *c, int ci, dg_dtype dt, int int_sizes)
         {"Conv2DBackpropFilter", "DepthwiseConv2dNativeBackpropFilter"}};
     kt t;
     kt_init(&t, ops[0][c->depthwise]);
-    set_attrs(&t, c, 0);
+    cc_attrs(NODE(&t), c, 0);
     kt_in(&t, dt, 4, xd, xl);
     kt_in(&t, dt, 4, wd, w);
     assert_int_equal(kt_run(&t), DG_OK);
@@ -281,7 +219,7 @@ static void run_conv_case(const ccase *c, int ci, dg_dtype dt, int int_sizes)
     kt_free(&t);
 
     kt_init(&t, ops[1][c->depthwise]);
-    set_attrs(&t, c, 0);
+    cc_attrs(NODE(&t), c, 0);
     if (int_sizes)
         kt_sizes(&t, xd);
     else
@@ -295,7 +233,7 @@ static void run_conv_case(const ccase *c, int ci, dg_dtype dt, int int_sizes)
     kt_free(&t);
 
     kt_init(&t, ops[2][c->depthwise]);
-    set_attrs(&t, c, 0);
+    cc_attrs(NODE(&t), c, 0);
     kt_in(&t, dt, 4, xd, xl);
     if (int_sizes)
         kt_sizes(&t, wd);
@@ -326,14 +264,6 @@ static void test_conv_f64(void **s)
 }
 
 /* ---- pooling ------------------------------------------------------------- */
-
-static const ccase pools[] = {
-    {2, 7, 6, 3, 2, 2, 0, 2, 2, 1, 1, "VALID", {0}, 0, 0},
-    {1, 7, 5, 2, 3, 3, 0, 2, 2, 1, 1, "SAME", {0}, 0, 0},
-    {2, 6, 7, 3, 3, 2, 0, 1, 2, 1, 1, "SAME", {0}, 1, 0},
-    {1, 8, 5, 2, 2, 3, 0, 3, 1, 1, 1, "VALID", {0}, 1, 0},
-    {1, 5, 5, 2, 3, 3, 0, 2, 2, 1, 1, "EXPLICIT", {1, 1, 0, 1}, 0, 0},
-};
 
 static void run_pool_case(const ccase *c, int ci, dg_dtype dt, int max)
 {
@@ -389,7 +319,7 @@ static void run_pool_case(const ccase *c, int ci, dg_dtype dt, int max)
     dims4(c, c->N, g.OH, g.OW, c->C, yd);
     kt t;
     kt_init(&t, max ? "MaxPool" : "AvgPool");
-    set_attrs(&t, c, 1);
+    cc_attrs(NODE(&t), c, 1);
     kt_in(&t, dt, 4, xd, xl);
     assert_int_equal(kt_run(&t), DG_OK);
     check_all(&t, yl, ny, dt, max ? "MaxPool" : "AvgPool", ci);
@@ -397,7 +327,7 @@ static void run_pool_case(const ccase *c, int ci, dg_dtype dt, int max)
               0, -1, &t.in[0].shape, NULL);
     kt_free(&t);
     kt_init(&t, max ? "MaxPoolGrad" : "AvgPoolGrad");
-    set_attrs(&t, c, 1);
+    cc_attrs(NODE(&t), c, 1);
     if (max) {
         kt_in(&t, dt, 4, xd, xl);
         kt_in(&t, dt, 4, yd, yl);
@@ -477,7 +407,7 @@ static void run_bn(int nchw, int train, double factor, dg_dtype dt)
     double tl = dt == DG_F32 ? 1e-4 : 1e-10;
     kt t;
     kt_init(&t, "FusedBatchNormV3");
-    set_str(NODE(&t), "data_format", nchw ? "NCHW" : "NHWC");
+    cc_set_str(NODE(&t), "data_format", nchw ? "NCHW" : "NHWC");
     assert_int_equal(dgc_node_set_bool(NODE(&t), "is_training", train), 0);
     assert_int_equal(dgc_node_set_float(NODE(&t), "epsilon", eps), 0);
     assert_int_equal(dgc_node_set_float(NODE(&t), "exponential_avg_factor", factor), 0);
@@ -500,7 +430,7 @@ static void run_bn(int nchw, int train, double factor, dg_dtype dt)
     kt_free(&t);
 
     kt_init(&t, "FusedBatchNormGradV3");
-    set_str(NODE(&t), "data_format", nchw ? "NCHW" : "NHWC");
+    cc_set_str(NODE(&t), "data_format", nchw ? "NCHW" : "NHWC");
     assert_int_equal(dgc_node_set_bool(NODE(&t), "is_training", train), 0);
     assert_int_equal(dgc_node_set_float(NODE(&t), "epsilon", eps), 0);
     kt_in(&t, dt, 4, xd, dyl);
@@ -536,7 +466,7 @@ static void test_infer_errors(void **s)
     kt t;
     int64_t xd[4] = {1, 5, 5, 2}, wd[4] = {3, 3, 3, 4};
     kt_init(&t, "Conv2D");
-    set_str(NODE(&t), "padding", "SAME");
+    cc_set_str(NODE(&t), "padding", "SAME");
     kt_in(&t, DG_F32, 4, xd, NULL);
     kt_in(&t, DG_F32, 4, wd, NULL); /* 3 input channels, x has 2 */
     assert_int_not_equal(dgc_infer_node(t.g, t.id, &t.err), DG_OK);
@@ -544,13 +474,13 @@ static void test_infer_errors(void **s)
     kt_free(&t);
     int64_t wd2[4] = {7, 7, 2, 4};
     kt_init(&t, "Conv2D");
-    set_str(NODE(&t), "padding", "VALID");
+    cc_set_str(NODE(&t), "padding", "VALID");
     kt_in(&t, DG_F32, 4, xd, NULL);
     kt_in(&t, DG_F32, 4, wd2, NULL); /* window larger than the input */
     assert_int_not_equal(dgc_infer_node(t.g, t.id, &t.err), DG_OK);
     kt_free(&t);
     kt_init(&t, "MaxPool");
-    set_str(NODE(&t), "padding", "SAME");
+    cc_set_str(NODE(&t), "padding", "SAME");
     int64_t k[4] = {2, 2, 2, 1};
     assert_int_equal(dgc_node_set_ints(NODE(&t), "ksize", k, 4), 0);
     kt_in(&t, DG_F32, 4, xd, NULL); /* ksize on the batch dim */

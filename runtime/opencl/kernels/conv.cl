@@ -41,6 +41,17 @@ inline T lsum(__local T *s, T v)
     return r;
 }
 
+/* decompose i into (n, h, w, c) of a H x W x C layout */
+inline void at4(const geom g, long i, long H, long W, long C, long *n,
+                long *h, long *w, long *c)
+{
+    if (g.nchw) {
+        *w = i % W; *h = (i / W) % H; *c = (i / W / H) % C; *n = i / W / H / C;
+    } else {
+        *c = i % C; *w = (i / C) % W; *h = (i / C / W) % H; *n = i / C / W / H;
+    }
+}
+
 /* ---- GEMM-based convolution ---------------------------------------------- */
 
 /* col[(r, (kh*KW + kw)*C + c)] for rows r of examples n0.. (nb of them) */
@@ -110,13 +121,7 @@ __kernel void dw_fwd(__global const T *x, __global const T *w,
     long i = get_global_id(0);
     if (i >= total) return;
     long oc, ow, oh, n;
-    if (g.nchw) {
-        ow = i % g.OW; oh = (i / g.OW) % g.OH; oc = (i / g.OW / g.OH) % g.OC;
-        n = i / g.OW / g.OH / g.OC;
-    } else {
-        oc = i % g.OC; ow = (i / g.OC) % g.OW; oh = (i / g.OC / g.OW) % g.OH;
-        n = i / g.OC / g.OW / g.OH;
-    }
+    at4(g, i, g.OH, g.OW, g.OC, &n, &oh, &ow, &oc);
     long c = oc / g.mult;
     T acc = 0;
     for (long kh = 0; kh < g.KH; kh++) {
@@ -138,13 +143,7 @@ __kernel void dw_bwd_data(__global const T *dy, __global const T *w,
     long i = get_global_id(0);
     if (i >= total) return;
     long c, iw, ih, n;
-    if (g.nchw) {
-        iw = i % g.W; ih = (i / g.W) % g.H; c = (i / g.W / g.H) % g.C;
-        n = i / g.W / g.H / g.C;
-    } else {
-        c = i % g.C; iw = (i / g.C) % g.W; ih = (i / g.C / g.W) % g.H;
-        n = i / g.C / g.W / g.H;
-    }
+    at4(g, i, g.H, g.W, g.C, &n, &ih, &iw, &c);
     T acc = 0;
     for (long kh = 0; kh < g.KH; kh++) {
         long th = ih + g.pt - kh * g.dh;
@@ -183,17 +182,6 @@ __kernel void dw_bwd_filter(__global const T *x, __global const T *dy,
 }
 
 /* ---- pooling ------------------------------------------------------------- */
-
-/* decompose i into (n, h, w, c) of a H x W x C layout */
-inline void at4(const geom g, long i, long H, long W, long C, long *n,
-                long *h, long *w, long *c)
-{
-    if (g.nchw) {
-        *w = i % W; *h = (i / W) % H; *c = (i / W / H) % C; *n = i / W / H / C;
-    } else {
-        *c = i % C; *w = (i / C) % W; *h = (i / C / W) % H; *n = i / C / W / H;
-    }
-}
 
 inline void win(const geom g, long oh, long ow, long *h0, long *h1, long *w0,
                 long *w1)
