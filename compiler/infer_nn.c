@@ -163,6 +163,18 @@ int dgc_nn_geom_init(const dgc_node *n, int kind, const dg_shape *x,
     return 0;
 }
 
+int dgc_nn_geom_check_known(const dg_shape *x, const dg_shape *w, char *msg,
+                            size_t msgsz)
+{
+    for (int i = 0; i < 4; i++)
+        if (x->dims[i] < 0 || (w && w->dims[i] < 0))
+            return FAIL("the shape input (input_sizes / filter_sizes / "
+                        "orig_input_shape) is not known: dgrun reads it when "
+                        "it is a Const, or Shape / ShapeN of a tensor of "
+                        "known shape");
+    return 0;
+}
+
 /* ---- shape-tensor inputs --------------------------------------------------- */
 
 int dgc_nn_sizes_input(int op, int *idx)

@@ -31,6 +31,12 @@ int dgc_nn_geom_init(const dgc_node *n, int kind, const dg_shape *x,
                      const dg_shape *w, dgc_nn_geom *g, char *msg,
                      size_t msgsz);
 
+/* For kernels: 0 when the shapes x and w (w may be NULL) are fully known,
+ * else -1 with a reason in msg (a backprop whose shape input was computed
+ * at run time by ops dgrun does not read at compile time). */
+int dgc_nn_geom_check_known(const dg_shape *x, const dg_shape *w, char *msg,
+                            size_t msgsz);
+
 /* A rank-4 shape from N, H, W, C in the layout nchw says. */
 void dgc_nn_shape4(int nchw, int64_t N, int64_t H, int64_t W, int64_t C,
                    dg_shape *s);

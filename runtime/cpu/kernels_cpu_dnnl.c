@@ -217,10 +217,11 @@ static int mem(dnnl_memory_t *m, const dnnl_memory_desc_t *md, void *ptr)
     return dnnl_memory_create(m, md, engine, ptr) == dnnl_success ? 0 : -1;
 }
 
+/* Execute p on a stream of its own, with a scratchpad of `scratch` bytes
+ * (args has room for it).  0 ok. */
 static int exec(dnnl_primitive_t p, dnnl_exec_arg_t *args, int n,
-                size_t scratch, const dnnl_memory_desc_t *smd_of)
+                size_t scratch)
 {
-    (void)smd_of;
     dnnl_stream_t s;
     if (dnnl_stream_create(&s, engine, dnnl_stream_default_flags) !=
         dnnl_success)
@@ -314,7 +315,7 @@ int dgr_dnnl_run(int what, const dgc_nn_geom *g, int depthwise, const float *a,
         }
         dnnl_exec_arg_t fa[4] = {{DNNL_ARG_SRC, m[0]}, {DNNL_ARG_DST, ym},
                                  {DNNL_ARG_WORKSPACE, m[3]}};
-        int frc = exec(P->fwd, fa, 3, P->scratch_fwd, NULL);
+        int frc = exec(P->fwd, fa, 3, P->scratch_fwd);
         dnnl_memory_destroy(ym);
         dg_free(y);
         if (frc)
@@ -328,7 +329,7 @@ int dgr_dnnl_run(int what, const dgc_nn_geom *g, int depthwise, const float *a,
     default:
         goto done;
     }
-    rc = exec(P->p, args, n, P->scratch, NULL);
+    rc = exec(P->p, args, n, P->scratch);
 done:
     for (int i = 0; i < 4; i++)
         if (m[i])

@@ -22,7 +22,8 @@ static dg_status geom(dgr_kctx *k, int kind, const dg_shape *x,
                       const dg_shape *w, dgc_nn_geom *g, clgeom *cg)
 {
     char msg[256];
-    if (dgc_nn_geom_init(k->node, kind, x, w, g, msg, sizeof msg))
+    if (dgc_nn_geom_init(k->node, kind, x, w, g, msg, sizeof msg) ||
+        dgc_nn_geom_check_known(x, w, msg, sizeof msg))
         return dg_err(k->err, DG_E_RUNTIME, "node '%s': %s", k->node->name,
                       msg);
     clgeom c = {g->N, g->H, g->W, g->C, g->KH, g->KW, g->OH, g->OW, g->OC,

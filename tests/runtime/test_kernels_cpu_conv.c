@@ -479,6 +479,19 @@ static void test_infer_errors(void **s)
     kt_in(&t, DG_F32, 4, wd2, NULL); /* window larger than the input */
     assert_int_not_equal(dgc_infer_node(t.g, t.id, &t.err), DG_OK);
     kt_free(&t);
+    /* input_sizes computed at run time by ops dgrun does not read at
+     * compile time (here a Placeholder): a clear error, not a crash */
+    int64_t v4[1] = {4}, dyd[4] = {1, 5, 5, 4};
+    double sz[4] = {1, 5, 5, 2};
+    kt_init(&t, "Conv2DBackpropInput");
+    cc_set_str(NODE(&t), "padding", "SAME");
+    kt_in(&t, DG_I32, 1, v4, sz);
+    int64_t wd3[4] = {3, 3, 2, 4};
+    kt_in(&t, DG_F32, 4, wd3, NULL);
+    kt_in(&t, DG_F32, 4, dyd, NULL);
+    assert_int_not_equal(kt_run(&t), DG_OK);
+    assert_non_null(strstr(t.err.msg, "is not known"));
+    kt_free(&t);
     kt_init(&t, "MaxPool");
     cc_set_str(NODE(&t), "padding", "SAME");
     int64_t k[4] = {2, 2, 2, 1};
