@@ -378,6 +378,21 @@ int dgc_node_set_shape(dgc_node *n, const char *key, const dg_shape *s)
     return set_ints(n, key, DGC_A_SHAPE, s->dims, s->rank);
 }
 
+int dgc_node_set_str(dgc_node *n, const char *key, const char *s)
+{
+    dgc_attr a;
+    memset(&a, 0, sizeof a);
+    a.key = (char *)key;
+    a.kind = DGC_A_STR;
+    if (!(a.s = dg_strdup(s)))
+        return -1;
+    if (dgc_node_set_attr(n, &a)) {
+        dg_free(a.s);
+        return -1;
+    }
+    return 0;
+}
+
 int dgc_node_set_tensor(dgc_node *n, const char *key, dg_tensor *t)
 {
     dgc_attr a;

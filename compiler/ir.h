@@ -244,6 +244,8 @@ int dgc_node_set_float(dgc_node *n, const char *key, double v);
 int dgc_node_set_dtype(dgc_node *n, const char *key, dg_dtype t);
 int dgc_node_set_ints(dgc_node *n, const char *key, const int64_t *v, int n_v);
 int dgc_node_set_shape(dgc_node *n, const char *key, const dg_shape *s);
+/* Copies s. */
+int dgc_node_set_str(dgc_node *n, const char *key, const char *s);
 /* Takes ownership of t. */
 int dgc_node_set_tensor(dgc_node *n, const char *key, dg_tensor *t);
 

@@ -500,20 +500,6 @@ static int cnn_op(const dgc_node *n)
     return n->op >= DGC_OPID_Conv2D && n->op <= DGC_OPID_FusedBatchNormGradV3;
 }
 
-static dg_status set_str(dg_error *err, dgc_node *n, const char *key, char *s)
-{
-    dgc_attr a;
-    memset(&a, 0, sizeof a);
-    a.key = (char *)key;
-    a.kind = DGC_A_STR;
-    a.s = s;
-    if (dgc_node_set_attr(n, &a)) {
-        dg_free(s);
-        return nomem(err);
-    }
-    return DG_OK;
-}
-
 /* `_class`: {"list": {"s": ["bG9jOkB4"]}} = loc:@x -> colocate with x. */
 static dg_status colocation(dgc_graph *g, int32_t id, const cJSON *v,
                             dg_error *err)
@@ -692,8 +678,10 @@ dg_status dgc_gd_attrs(dgc_graph *g, const dgc_jdoc *doc, int32_t id,
             st = set_int_list(doc, err, n, k, v);
         } else if (cnn_op(n) && (strcmp(k, "padding") == 0 ||
                                  strcmp(k, "data_format") == 0)) {
-            if (!(st = get_str(err, n, k, v, &s)))
-                st = set_str(err, n, k, s);
+            if (!(st = get_str(err, n, k, v, &s)) &&
+                dgc_node_set_str(n, k, s))
+                st = nomem(err);
+            dg_free(s);
         } else if (strcmp(k, "epsilon") == 0 ||
                    strcmp(k, "exponential_avg_factor") == 0) {
             double f;

@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "ir.h"
-#include "dg_alloc.h"
 
 typedef struct ccase {
     int64_t N, H, W, C, KH, KW, OC; /* OC: multiplier when depthwise */
@@ -46,12 +45,7 @@ static const ccase pools[] = {
 
 static inline void cc_set_str(dgc_node *n, const char *k, const char *v)
 {
-    dgc_attr a;
-    memset(&a, 0, sizeof a);
-    a.key = (char *)k;
-    a.kind = DGC_A_STR;
-    a.s = dg_strdup(v);
-    assert_int_equal(dgc_node_set_attr(n, &a), 0);
+    assert_int_equal(dgc_node_set_str(n, k, v), 0);
 }
 
 /* attr `key` = (1, h, w, 1) in the case's layout */
