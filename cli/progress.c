@@ -12,6 +12,7 @@
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -21,7 +22,7 @@
 #define SAMPLE_EVERY 0.1  /* seconds between window samples */
 #define MEANINGFUL_STEPS 20
 #define MEANINGFUL_SECONDS 1.0
-#define BUILD_NOTICE_AFTER 1.0 /* seconds of building before the notice */
+#define BUILD_NOTICE_AFTER 1.0 /* default seconds of building before the notice */
 
 static double now_s(void)
 {
@@ -60,10 +61,10 @@ static void *watch(void *arg)
          * stderr stays what scripts expect (a cold cache is no error) */
         if (p->building && !p->announced && p->tty) {
             double spent = p->build_total + (now_s() - p->build_start);
-            if (spent >= BUILD_NOTICE_AFTER)
+            if (spent >= p->notice_after)
                 announce_locked(p);
-            else if (BUILD_NOTICE_AFTER - spent < wait)
-                wait = BUILD_NOTICE_AFTER - spent + 0.001;
+            else if (p->notice_after - spent < wait)
+                wait = p->notice_after - spent + 0.001;
         }
         if (cli_interrupt_signal() && !stop_said) {
             if (stop_seen == 0) {
@@ -99,6 +100,8 @@ static void on_build(const dg_build_event *e, void *user)
             p->build_start = now_s();
         snprintf(p->device, sizeof p->device, "%s", e->device);
         snprintf(p->cache_dir, sizeof p->cache_dir, "%s", e->cache_dir);
+        if (p->notice_after <= 0 && !p->announced && p->tty)
+            announce_locked(p); /* no threshold: say it at the first build */
     } else if (p->building > 0 && --p->building == 0) {
         p->build_total += now_s() - p->build_start;
     }
@@ -118,6 +121,14 @@ void cli_progress_init(cli_progress *p, int tty, int64_t log_every,
     p->log_every = log_every > 0 ? log_every : 100;
     p->first_step = -1;
     p->t0 = now_s();
+    p->notice_after = BUILD_NOTICE_AFTER;
+    const char *na = getenv("DGRUN_BUILD_NOTICE_AFTER");
+    if (na && *na) {
+        char *end;
+        double v = strtod(na, &end);
+        if (!*end && v >= 0 && v < 1e6)
+            p->notice_after = v;
+    }
     o->on_build = on_build;
     o->on_build_user = p;
     p->th_started = pthread_create(&p->th, NULL, watch, p) == 0;

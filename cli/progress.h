@@ -43,6 +43,8 @@ typedef struct cli_progress {
     int building;        /* builds in progress */
     double build_start;  /* when the current builds started */
     double build_total;  /* seconds of finished builds */
+    double notice_after; /* seconds of building before the notice: 1, or
+                            $DGRUN_BUILD_NOTICE_AFTER (tests: 0 = at once) */
     int builds_seen;     /* builds ended (the window restarts after one) */
     int builds_used;     /* builds_seen when the window last restarted */
     int announced;

@@ -6,6 +6,7 @@
  */
 #include "grad.h"
 #include "dg_error.h"
+#include "dg_alloc.h"
 
 #include <string.h>
 
@@ -524,6 +525,115 @@ static dg_status tf_grad(dgc_gctx *c, int32_t fwd, dgc_ref dy, dgc_ref *dx)
     return DG_OK;
 }
 
+/* ---- convolution, pooling, batch norm (issue 10) ----------------------- */
+
+/* Copy every attr of the forward node (the window, padding, layout,
+ * epsilon...) onto generated node id. */
+static int copy_all_attrs(dgc_gctx *c, int32_t fwd, int32_t id)
+{
+    const dgc_node *f = &c->g->nodes[fwd];
+    for (int i = 0; i < f->n_attrs; i++) {
+        const dgc_attr *a = &f->attrs[i];
+        if (a->key[0] == '_')
+            continue;
+        dgc_attr cp = *a;
+        cp.s = NULL;
+        cp.ints = NULL;
+        cp.tensor = NULL;
+        cp.init.value = NULL;
+        if (a->kind == DGC_A_STR && !(cp.s = dg_strdup(a->s)))
+            return -1;
+        if ((a->kind == DGC_A_INTS || a->kind == DGC_A_SHAPE) && a->n > 0) {
+            if (!(cp.ints = dg_malloc(sizeof *cp.ints * (size_t)a->n))) {
+                dg_free(cp.s);
+                return -1;
+            }
+            memcpy(cp.ints, a->ints, sizeof *cp.ints * (size_t)a->n);
+        }
+        if (a->kind == DGC_A_TENSOR || a->kind == DGC_A_INIT)
+            continue;
+        if (dgc_node_set_attr(&c->g->nodes[id], &cp)) {
+            dg_free(cp.s);
+            dg_free(cp.ints);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* A generated CNN gradient op with the forward node's attrs; extra: a bool
+ * attr to set (NULL none). */
+static dgc_ref mk_nn(dgc_gctx *c, int32_t fwd, const char *suffix, int op,
+                     const dgc_ref *in, int n_in, const char *flag, int val)
+{
+    dgc_ref r = {-1, 0};
+    int32_t id = dgc_grad_node_raw(c, fwd, suffix, op, in, n_in);
+    if (id < 0)
+        return r;
+    if (copy_all_attrs(c, fwd, id) ||
+        (flag && dgc_node_set_bool(&c->g->nodes[id], flag, val))) {
+        dg_err_nomem(c->err, "gradient attrs");
+        return r;
+    }
+    if (dgc_infer_node(c->g, id, c->err) != DG_OK)
+        return r;
+    r.node = id;
+    return r;
+}
+
+/* TF's registered gradients of the CNN ops.  The shape inputs of the
+ * backprop ops (input_sizes, filter_sizes, orig_input_shape) are given the
+ * forward tensor itself ("shaped like", infer_nn.c), which keeps run-time
+ * batch sizes exact without Shape ops. */
+static dg_status cnn_grad(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
+                          dgc_ref *dx)
+{
+    const dgc_node *f = &c->g->nodes[fwd];
+    int op = f->op;
+    dgc_ref dy = dys[0], x = f->inputs[0];
+    dgc_ref w = f->n_inputs > 1 ? f->inputs[1] : x;
+    if (op == OP(Conv2D) || op == OP(DepthwiseConv2dNative)) {
+        int dw = op == OP(DepthwiseConv2dNative);
+        if (NEED(0)) {
+            dx[0] = mk_nn(c, fwd, dw ? "DepthwiseConv2dNativeBackpropInput"
+                                     : "Conv2DBackpropInput",
+                          dw ? OP(DepthwiseConv2dNativeBackpropInput)
+                             : OP(Conv2DBackpropInput),
+                          (const dgc_ref[]){x, w, dy}, 3, NULL, 0);
+            CHK(dx[0]);
+        }
+        if (NEED(1)) {
+            dx[1] = mk_nn(c, fwd, dw ? "DepthwiseConv2dNativeBackpropFilter"
+                                     : "Conv2DBackpropFilter",
+                          dw ? OP(DepthwiseConv2dNativeBackpropFilter)
+                             : OP(Conv2DBackpropFilter),
+                          (const dgc_ref[]){x, w, dy}, 3, NULL, 0);
+            CHK(dx[1]);
+        }
+    } else if (op == OP(MaxPool)) {
+        dx[0] = mk_nn(c, fwd, "MaxPoolGrad", OP(MaxPoolGrad),
+                      (const dgc_ref[]){x, R(fwd, 0), dy}, 3, NULL, 0);
+        CHK(dx[0]);
+    } else if (op == OP(AvgPool)) {
+        dx[0] = mk_nn(c, fwd, "AvgPoolGrad", OP(AvgPoolGrad),
+                      (const dgc_ref[]){x, dy}, 2, NULL, 0);
+        CHK(dx[0]);
+    } else { /* FusedBatchNormV3: TF's _FusedBatchNormV3Grad */
+        int train = dgc_attr_bool(f, "is_training", 1);
+        dgc_ref m = train ? R(fwd, 3) : f->inputs[3];
+        dgc_ref v = train ? R(fwd, 4) : f->inputs[4];
+        dgc_ref g = mk_nn(c, fwd, "FusedBatchNormGradV3",
+                          OP(FusedBatchNormGradV3),
+                          (const dgc_ref[]){dy, x, w, m, v, R(fwd, 5)}, 6,
+                          "is_training", train);
+        CHK(g);
+        dx[0] = R(g.node, 0);
+        dx[1] = R(g.node, 1);
+        dx[2] = R(g.node, 2);
+    }
+    return DG_OK;
+}
+
 dg_status dgc_grad_rule(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
                         dgc_ref *dx)
 {
@@ -658,6 +768,10 @@ dg_status dgc_grad_rule(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
         return batchnorm_grad(c, fwd, dy, dx);
     } else if (op == OP(AllReduce) || op == OP(Broadcast)) {
         return dgc_grad_collective(c, fwd, dy, dx);
+    } else if (op == OP(Conv2D) || op == OP(DepthwiseConv2dNative) ||
+               op == OP(MaxPool) || op == OP(AvgPool) ||
+               op == OP(FusedBatchNormV3)) {
+        return cnn_grad(c, fwd, dys, dx);
     } else if (op == OP(Merge)) { /* issue 11 */
         return merge_grad(c, fwd, dy, dx);
     } else if (op == OP(ExpandDims) || op == OP(Squeeze)) {

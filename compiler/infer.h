@@ -113,5 +113,15 @@ int dgc_slice_simple(const dg_shape *x, const int64_t *beg,
  * set), -1 when t is no int vector of known length, -2 when longer than
  * max. */
 int dgc_ttype_ints(const dgc_ttype *t, int64_t *v, int max);
+/* infer_nn.c: convolution, pooling, fused batch norm (TF's CNN ops) */
+int dgc_infer_conv2d(DGC_INFER_ARGS);
+int dgc_infer_dwconv(DGC_INFER_ARGS);
+int dgc_infer_conv_bp_input(DGC_INFER_ARGS);
+int dgc_infer_conv_bp_filter(DGC_INFER_ARGS);
+int dgc_infer_pool(DGC_INFER_ARGS);
+int dgc_infer_max_pool_grad(DGC_INFER_ARGS);
+int dgc_infer_avg_pool_grad(DGC_INFER_ARGS);
+int dgc_infer_fused_bn(DGC_INFER_ARGS);
+int dgc_infer_fused_bn_grad(DGC_INFER_ARGS);
 
 #endif

@@ -13,9 +13,15 @@
 
 static const char *const bool_keys[] = {
     "keepdims", "transpose_a", "transpose_b", "trainable", "validate_shape",
-    "use_locking", "use_nesterov", NULL};
+    "use_locking", "use_nesterov", "is_training", NULL};
 static const char *const float_keys[] = {
-    "mean", "stddev", "min", "max", "decay", "epsilon", NULL};
+    "mean", "stddev", "min", "max", "decay", "epsilon",
+    "exponential_avg_factor", NULL};
+
+/* convolution / pooling attrs (TF's names) */
+static const char *const ints_keys[] = {
+    "strides", "dilations", "ksize", "explicit_paddings", NULL};
+static const char *const str_keys[] = {"padding", "data_format", NULL};
 
 /* control flow (issue 11) */
 static const char *const cflow_str_keys[] = {
@@ -43,6 +49,8 @@ static int kind_of(const char *key, int op, dgc_attr_kind *k)
     else if (strcmp(key, "out_type") == 0) *k = DGC_A_DTYPE;
     else if (strcmp(key, "batch_dims") == 0 || strcmp(key, "num") == 0 ||
              strstr(key, "_mask")) *k = DGC_A_INT; /* TF graph ops */
+    else if (in_list(ints_keys, key)) *k = DGC_A_INTS;
+    else if (in_list(str_keys, key)) *k = DGC_A_STR;
     else if (strcmp(key, "mean") == 0 && strcmp(dgc_op_name(op), "BroadcastLike") == 0) *k = DGC_A_BOOL;
     else if (in_list(bool_keys, key)) *k = DGC_A_BOOL;
     else if (in_list(float_keys, key)) *k = DGC_A_FLOAT;

@@ -490,6 +490,44 @@ static dg_status get_type(dg_error *err, const dgc_node *n, const char *key,
     return DG_OK;
 }
 
+/* {"f": 0.001}; an empty AttrValue is 0. */
+static dg_status get_float(dg_error *err, const dgc_node *n, const char *key,
+                           const cJSON *v, double *out)
+{
+    const cJSON *f = dgc_gd_field(v, "f", NULL);
+    *out = 0;
+    if (!cJSON_IsObject(v) || (f && json_f64(f, out)) || (!f && v->child))
+        return want(err, n, key, "a float ({\"f\": <number>})");
+    return DG_OK;
+}
+
+/* {"list": {"i": ["1", "2", ...]}} -> the node's ints attr `key`. */
+static dg_status set_int_list(const dgc_jdoc *doc, dg_error *err,
+                              dgc_node *n, const char *key, const cJSON *v)
+{
+    const cJSON *l = dgc_gd_field(v, "list", NULL);
+    const cJSON *is = dgc_gd_field(l, "i", NULL);
+    int64_t vals[16];
+    int cnt = 0;
+    if (!cJSON_IsObject(v) || (l && !cJSON_IsObject(l)) ||
+        (is && !cJSON_IsArray(is)))
+        return want(err, n, key, "a list of ints ({\"list\": {\"i\": "
+                    "[...]}})");
+    for (const cJSON *e = is ? is->child : NULL; e; e = e->next) {
+        if (cnt == 16 || json_i64(doc, e, &vals[cnt]))
+            return want(err, n, key, "a list of at most 16 ints");
+        cnt++;
+    }
+    return dgc_node_set_ints(n, key, vals, cnt) ? nomem(err) : DG_OK;
+}
+
+/* The TF CNN ops (convolution, pooling, fused batch norm): their layout
+ * attr takes NCHW too. */
+static int cnn_op(const dgc_node *n)
+{
+    return n->op >= DGC_OPID_Conv2D && n->op <= DGC_OPID_FusedBatchNormGradV3;
+}
+
 /* `_class`: {"list": {"s": ["bG9jOkB4"]}} = loc:@x -> colocate with x. */
 static dg_status colocation(dgc_graph *g, int32_t id, const cJSON *v,
                             dg_error *err)
@@ -767,6 +805,27 @@ dg_status dgc_gd_attrs(dgc_graph *g, const dgc_jdoc *doc, int32_t id,
                 st = AERR("node '%s': attr 'first_n' = %lld is not supported "
                           "(dgrun's Print prints every time; use -1)",
                           n->name, (long long)i);
+        } else if (cnn_op(n) && (strcmp(k, "strides") == 0 ||
+                                 strcmp(k, "dilations") == 0 ||
+                                 strcmp(k, "ksize") == 0 ||
+                                 strcmp(k, "explicit_paddings") == 0)) {
+            st = set_int_list(doc, err, n, k, v);
+        } else if (cnn_op(n) && (strcmp(k, "padding") == 0 ||
+                                 strcmp(k, "data_format") == 0)) {
+            if (!(st = get_str(err, n, k, v, &s)) &&
+                dgc_node_set_str(n, k, s))
+                st = nomem(err);
+            dg_free(s);
+        } else if (strcmp(k, "epsilon") == 0 ||
+                   strcmp(k, "exponential_avg_factor") == 0) {
+            double f;
+            if (!(st = get_float(err, n, k, v, &f)) &&
+                dgc_node_set_float(n, k, f))
+                st = nomem(err);
+        } else if (strcmp(k, "is_training") == 0) {
+            if (!(st = get_bool(err, n, k, v, &b)) &&
+                dgc_node_set_bool(n, k, b))
+                st = nomem(err);
         } else if (strcmp(k, "data_format") == 0) {
             if (!(st = get_str(err, n, k, v, &s)) && strcmp(s, "NHWC") != 0)
                 st = AERR("node '%s': attr 'data_format' = '%s' is not "

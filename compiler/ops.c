@@ -6,6 +6,7 @@
 #include "ops.h"
 #include "infer.h"
 #include "infer_cflow.h"
+#include "infer_nn.h"
 #include "dg_error.h"
 #include "dg_alloc.h"
 
@@ -57,6 +58,13 @@ static const char *const a_split[] = {"axis", "num", NULL};
 static const char *const a_sslice[] = {"begin_mask", "end_mask",
                                        "ellipsis_mask", "new_axis_mask",
                                        "shrink_axis_mask", NULL};
+static const char *const a_conv[] = {"strides", "padding", "dilations",
+                                     "data_format", "explicit_paddings", NULL};
+static const char *const a_pool[] = {"ksize", "strides", "padding",
+                                     "data_format", "explicit_paddings", NULL};
+static const char *const a_fbn[] = {"epsilon", "is_training",
+                                    "exponential_avg_factor", "data_format",
+                                    NULL};
 
 #define SRC DGC_OP_SOURCE
 #define NODIFF DGC_OP_NOT_DIFF
@@ -199,6 +207,11 @@ dg_status dgc_infer_node(dgc_graph *g, int32_t id, dg_error *err)
         }
     }
     n->n_outputs = n_out;
+    if (dgc_nn_resolve_sizes(g, id) != 0) {
+        if (in != in_small)
+            dg_free(in);
+        return dg_err_nomem(err, "shape inference");
+    }
     char msg[512] = "";
     int rc = d->infer(n, in, n->n_inputs, n->outputs, msg, sizeof msg);
     if (in != in_small)

@@ -7,6 +7,7 @@
  */
 #include "cpu_backend.h"
 #include "kernels_cpu.h"
+#include "kernels_cpu_conv.h"
 #include "devices.h"
 
 #include <cblas.h>
@@ -76,6 +77,19 @@ static const dgr_kernel_row cpu_kernels[DGC_N_OPS] = {
     ROW(ApplyAdam, dgr_k_apply_adam),
     ROW(BatchNorm, dgr_k_batchnorm),
     ROW(BatchNormGrad, dgr_k_batchnorm_grad),
+    /* TF graph ops: convolution, pooling, batch norm (issue 10) */
+    ROW(Conv2D, dgr_k_conv2d),
+    ROW(Conv2DBackpropInput, dgr_k_conv2d_bp_input),
+    ROW(Conv2DBackpropFilter, dgr_k_conv2d_bp_filter),
+    ROW(DepthwiseConv2dNative, dgr_k_conv2d),
+    ROW(DepthwiseConv2dNativeBackpropInput, dgr_k_conv2d_bp_input),
+    ROW(DepthwiseConv2dNativeBackpropFilter, dgr_k_conv2d_bp_filter),
+    ROW(MaxPool, dgr_k_pool),
+    ROW(MaxPoolGrad, dgr_k_max_pool_grad),
+    ROW(AvgPool, dgr_k_pool),
+    ROW(AvgPoolGrad, dgr_k_avg_pool_grad),
+    ROW(FusedBatchNormV3, dgr_k_fused_bn),
+    ROW(FusedBatchNormGradV3, dgr_k_fused_bn_grad),
     ROW(AssignMovingAvg, dgr_k_assign_moving_avg),
     /* control flow (issue 11): rows without a kernel, the executor with
      * frames runs them (runtime/exec/exec_frames.c); TensorArrays and

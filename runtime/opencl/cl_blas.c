@@ -52,12 +52,23 @@ dg_status dgr_cl_matmul(dgr_kctx *k)
         return dgr_cl_enqueued(k, "clEnqueueFillBuffer", e, wl, nw, ev);
     }
     size_t lda = (size_t)as->dims[1], ldb = (size_t)bs->dims[1];
+    return dgr_cl_gemm(k, dt, ta, tb, m, n, kk, a, 0, lda, b, 0, ldb, 0.0, c,
+                       0, n);
+}
+
+dg_status dgr_cl_gemm(dgr_kctx *k, dg_dtype dt, int ta, int tb, size_t m,
+                      size_t n, size_t kk, cl_mem a, size_t aoff, size_t lda,
+                      cl_mem b, size_t boff, size_t ldb, double beta, cl_mem c,
+                      size_t coff, size_t ldc)
+{
     CLBlastTranspose A = ta ? CLBlastTransposeYes : CLBlastTransposeNo;
     CLBlastTranspose B = tb ? CLBlastTransposeYes : CLBlastTransposeNo;
     /* clBLAST takes no wait list: a barrier for producers on other queues */
-    st = dgr_cl_flush_waits(k);
+    dg_status st = dgr_cl_flush_waits(k);
     if (st != DG_OK)
         return st;
+    cl_event ev = NULL;
+    cl_command_queue q = dgr_cl_queue(k);
     CLBlastStatusCode s;
     /* clBLAST's routine set-up (clblast::Database) is not safe for
      * concurrent calls, even on different contexts (ASan: use after free
@@ -69,11 +80,13 @@ dg_status dgr_cl_matmul(dgr_kctx *k)
     if (cold)
         dgr_cl_build_notice(cx, 1, "clBLAST");
     if (dt == DG_F64)
-        s = CLBlastDgemm(CLBlastLayoutRowMajor, A, B, m, n, kk, 1.0, a, 0, lda,
-                         b, 0, ldb, 0.0, c, 0, n, &q, dgr_cl_want_event(k) ? &ev : NULL);
+        s = CLBlastDgemm(CLBlastLayoutRowMajor, A, B, m, n, kk, 1.0, a, aoff,
+                         lda, b, boff, ldb, beta, c, coff, ldc, &q,
+                         dgr_cl_want_event(k) ? &ev : NULL);
     else
-        s = CLBlastSgemm(CLBlastLayoutRowMajor, A, B, m, n, kk, 1.0f, a, 0,
-                         lda, b, 0, ldb, 0.0f, c, 0, n, &q, dgr_cl_want_event(k) ? &ev : NULL);
+        s = CLBlastSgemm(CLBlastLayoutRowMajor, A, B, m, n, kk, 1.0f, a, aoff,
+                         lda, b, boff, ldb, (float)beta, c, coff, ldc, &q,
+                         dgr_cl_want_event(k) ? &ev : NULL);
     if (cold) {
         cx->blas_warm |= bit;
         dgr_cl_build_notice(cx, 0, "clBLAST");

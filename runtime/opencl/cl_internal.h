@@ -243,6 +243,13 @@ void dgr_cl_cache_dir(char *buf, size_t n);
 
 /* ---- cl_blas.c ----------------------------------------------------------- */
 dg_status dgr_cl_matmul(dgr_kctx *k);
+/* Row-major C[coff..] = A * B + beta * C (op(A) m x kk, op(B) kk x n;
+ * ta / tb transpose) on k's queue through clBLAST (S or D by dt), after
+ * k's pending waits; the event goes to k->event. */
+dg_status dgr_cl_gemm(dgr_kctx *k, dg_dtype dt, int ta, int tb, size_t m,
+                      size_t n, size_t kk, cl_mem a, size_t aoff, size_t lda,
+                      cl_mem b, size_t boff, size_t ldb, double beta, cl_mem c,
+                      size_t coff, size_t ldc);
 
 /* ---- launch helpers (cl_launch.c) ---------------------------------------- */
 
@@ -309,6 +316,16 @@ dg_status dgr_cl_enqueued(dgr_kctx *k, const char *call, cl_int e,
 dg_status dgr_cl_need_float(dgr_kctx *k, dg_dtype dt);
 /* dgr_cl_need_float, then allocate output 0. */
 dg_status dgr_cl_float_output(dgr_kctx *k, dg_dtype dt);
+
+/* Kernels in cl_kernels_conv.c (TF's CNN ops), rows of cl_kernels.c's
+ * registry. */
+dg_status dgr_cl_k_conv2d(dgr_kctx *k);
+dg_status dgr_cl_k_conv2d_bp_input(dgr_kctx *k);
+dg_status dgr_cl_k_conv2d_bp_filter(dgr_kctx *k);
+dg_status dgr_cl_k_pool(dgr_kctx *k);
+dg_status dgr_cl_k_pool_grad(dgr_kctx *k);
+dg_status dgr_cl_k_fused_bn(dgr_kctx *k);
+dg_status dgr_cl_k_fused_bn_grad(dgr_kctx *k);
 
 /* Kernels in cl_kernels_nn.c, rows of cl_kernels.c's registry. */
 dg_status dgr_cl_k_softmax(dgr_kctx *k);

@@ -565,6 +565,8 @@ static dg_status k_bias_add_grad(dgr_kctx *k)
  * (SPEC 4.7); Print has no row.  Variable and Placeholder rows have no
  * kernel: the executor reads Variables and feeds itself. */
 #define ROW(op, fn) [DGC_OPID_##op] = {(1u << DG_F32) | (1u << DG_F64), fn}
+#define ROWI(op, fn) [DGC_OPID_##op] = {(1u << DG_F32) | (1u << DG_F64) | \
+                                        (1u << DG_I32) | (1u << DG_I64), fn}
 const dgr_kernel_row dgr_cl_kernels[DGC_N_OPS] = {
     ROW(Const, dgr_cl_k_const),
     ROW(Variable, NULL),
@@ -626,6 +628,22 @@ const dgr_kernel_row dgr_cl_kernels[DGC_N_OPS] = {
     ROW(ApplyAdam, dgr_cl_k_apply_adam),
     ROW(BatchNorm, dgr_cl_k_batchnorm),
     ROW(BatchNormGrad, dgr_cl_k_batchnorm_grad),
+    /* TF graph ops: convolution, pooling, batch norm (issue 10); the ops
+     * whose first input is a shape tensor (input_sizes, ...) list its
+     * integer kernel dtypes too: the value lives on the host side of the
+     * graph, the kernel only reads the inferred shape */
+    ROW(Conv2D, dgr_cl_k_conv2d),
+    ROWI(Conv2DBackpropInput, dgr_cl_k_conv2d_bp_input),
+    ROW(Conv2DBackpropFilter, dgr_cl_k_conv2d_bp_filter),
+    ROW(DepthwiseConv2dNative, dgr_cl_k_conv2d),
+    ROWI(DepthwiseConv2dNativeBackpropInput, dgr_cl_k_conv2d_bp_input),
+    ROW(DepthwiseConv2dNativeBackpropFilter, dgr_cl_k_conv2d_bp_filter),
+    ROW(MaxPool, dgr_cl_k_pool),
+    ROW(MaxPoolGrad, dgr_cl_k_pool_grad),
+    ROW(AvgPool, dgr_cl_k_pool),
+    ROWI(AvgPoolGrad, dgr_cl_k_pool_grad),
+    ROW(FusedBatchNormV3, dgr_cl_k_fused_bn),
+    ROW(FusedBatchNormGradV3, dgr_cl_k_fused_bn_grad),
     ROW(AssignMovingAvg, dgr_cl_k_moving_avg),
     /* control flow (issue 11): the executor with frames runs these itself
      * (no OpenCL code); loop counters (int32) and predicates (bool) stay on

@@ -40,20 +40,14 @@ MISSING = {
     "sincos": None,
     "mlp_frozen": None,
     "mlp": None,
-    "lenet": "Conv2D (2 nodes), MaxPool (2 nodes), MaxPoolGrad (2 "
-             "nodes), Conv2DBackpropInput (2 nodes), "
-             "Conv2DBackpropFilter (2 nodes)",
-    "keras_cnn": "Conv2D (2 nodes), DepthwiseConv2dNative (1 node)",
-    "dwconv_bn": "Conv2D (2 nodes), FusedBatchNormV3 (2 nodes), "
-                 "DepthwiseConv2dNative (1 node), "
-                 "Conv2DBackpropInput (2 nodes), "
-                 "Conv2DBackpropFilter (2 nodes), "
-                 "FusedBatchNormGradV3 (2 nodes), "
-                 "DepthwiseConv2dNativeBackpropInput (1 node), "
-                 "DepthwiseConv2dNativeBackpropFilter (1 node)",
-    "cifar_towers": "Conv2D (4 nodes), MaxPool (4 nodes), "
-                    "MaxPoolGrad (4 nodes), Conv2DBackpropInput (4 "
-                    "nodes), Conv2DBackpropFilter (4 nodes)",
+    "lenet": None,
+    "keras_cnn": None,
+    # every op loads; the pooling gradient reshapes to a shape DynamicStitch
+    # computes at run time, whose length dgrun's compile-time inference needs
+    # (a known limit, docs/graphdef.md)
+    "dwconv_bn": "!node 'gradients/pool_grad/Reshape': Reshape: the shape "
+                 "input must be an int32/int64 vector of known length",
+    "cifar_towers": None,
 }
 MISSING["mlp_devices"] = None
 
@@ -152,6 +146,11 @@ def fixture(name):
                 run_values(d, meta, graph)
             if rc == 0 and name == "mlp_devices":
                 on_gpus(d, meta, graph)
+        elif missing.startswith("!"):  # a known error other than missing ops
+            want = "dgrun: error: %s: %s\n" % (graph, missing[1:])
+            check(rc == 2 and err == want,
+                  "%s: want exit 2 and\n  %s got exit %d and\n  %s" %
+                  (graph, want, rc, err))
         else:
             want = "dgrun: error: %s: unsupported ops: %s\n" % (graph,
                                                                  missing)

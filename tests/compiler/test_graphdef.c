@@ -455,16 +455,16 @@ static void test_errors(void **state)
                  "\"StopGradient\", \"input\": [\"f\"]}]}",
                  "unsupported ops: StopGradient (1 node: it blocks "
                  "gradients, which no dgrun op does)");
-    expect_error("{\"node\": [{\"name\": \"s\", \"op\": \"Conv2D\"}]}",
-                 "unsupported ops: Conv2D (1 node)");
+    expect_error("{\"node\": [{\"name\": \"s\", \"op\": \"Conv3D\"}]}",
+                 "unsupported ops: Conv3D (1 node)");
     expect_error("{\"node\": [{\"name\": \"s\", \"op\": \"SumTo\"}]}",
                  "unsupported ops: SumTo (1 node)");
     /* every unsupported op type at once, counted, in file order */
-    expect_error("{\"node\": [{\"name\": \"a\", \"op\": \"Conv2D\"}, "
-                 "{\"name\": \"b\", \"op\": \"MaxPool\"}, {\"name\": "
-                 "\"c\", \"op\": \"Conv2D\"}, {\"name\": \"d\", \"op\": "
-                 "\"NoOp\"}, {\"name\": \"e\", \"op\": \"Conv2D\"}]}",
-                 "unsupported ops: Conv2D (3 nodes), MaxPool (1 node)");
+    expect_error("{\"node\": [{\"name\": \"a\", \"op\": \"Conv3D\"}, "
+                 "{\"name\": \"b\", \"op\": \"MaxPool3D\"}, {\"name\": "
+                 "\"c\", \"op\": \"Conv3D\"}, {\"name\": \"d\", \"op\": "
+                 "\"NoOp\"}, {\"name\": \"e\", \"op\": \"Conv3D\"}]}",
+                 "unsupported ops: Conv3D (3 nodes), MaxPool3D (1 node)");
     expect_error("{\"node\": [" FC ", {\"name\": \"m\", \"op\": \"Mean\", "
                  "\"input\": [\"f\", \"f\"]}]}",
                  "node 'm': reduction_indices 'f' must be int32 or int64");
@@ -601,6 +601,72 @@ static void test_hint_attrs(void **state)
                  "node 'n': attr 'Tx' of op Neg is not supported");
 }
 
+/* TF's CNN attrs: strides / dilations / ksize / explicit_paddings lists,
+ * padding and data_format strings (NCHW accepted on these ops only),
+ * epsilon, exponential_avg_factor and is_training. */
+#define SHAPE4(a, b, c, d) "{\"shape\": {\"dim\": [{\"size\": \"" #a "\"}, " \
+    "{\"size\": \"" #b "\"}, {\"size\": \"" #c "\"}, {\"size\": \"" #d "\"}]}}"
+#define CT(name, sh) "{\"name\": \"" name "\", \"op\": \"Const\", \"attr\": " \
+    "{\"value\": {\"tensor\": {\"dtype\": \"DT_FLOAT\", \"tensorShape\": " \
+    sh ", \"floatVal\": [0.5]}}}}"
+#define VEC4 "{\"dim\": [{\"size\": \"4\"}]}"
+#define LIST(...) "{\"list\": {\"i\": [" __VA_ARGS__ "]}}"
+static void test_cnn_attrs(void **state)
+{
+    (void)state;
+    dg_error err;
+    dgc_graph *g = load_text(
+        "{\"node\": [{\"name\": \"x\", \"op\": \"Placeholder\", \"attr\": "
+        "{\"dtype\": {\"type\": \"DT_FLOAT\"}, \"shape\": "
+        SHAPE4(-1, 3, 8, 9) "}}, "
+        CT("w", "{\"dim\": [{\"size\": \"3\"}, {\"size\": \"3\"}, "
+                "{\"size\": \"3\"}, {\"size\": \"4\"}]}") ", "
+        "{\"name\": \"c\", \"op\": \"Conv2D\", \"input\": [\"x\", \"w\"], "
+        "\"attr\": {\"T\": {\"type\": \"DT_FLOAT\"}, \"data_format\": {\"s\": "
+        "\"TkNIVw==\"}, \"strides\": " LIST("\"1\", \"1\", \"2\", \"2\"") ", "
+        "\"dilations\": " LIST("\"1\", \"1\", \"1\", \"1\"") ", \"padding\": "
+        "{\"s\": \"RVhQTElDSVQ=\"}, \"explicit_paddings\": "
+        LIST("\"0\", \"0\", \"0\", \"0\", \"1\", \"1\", \"2\", \"0\"") ", "
+        "\"use_cudnn_on_gpu\": {\"b\": true}}}, "
+        CT("s", VEC4) ", " "{\"name\": \"e\", \"op\": \"Const\", \"attr\": "
+        "{\"value\": {\"tensor\": {\"dtype\": \"DT_FLOAT\", "
+        "\"tensorShape\": {\"dim\": [{\"size\": \"0\"}]}}}}}, "
+        "{\"name\": \"bn\", \"op\": \"FusedBatchNormV3\", \"input\": [\"c\", "
+        "\"s\", \"s\", \"e\", \"e\"], \"attr\": {\"U\": {\"type\": "
+        "\"DT_FLOAT\"}, \"data_format\": {\"s\": \"TkNIVw==\"}, \"epsilon\": "
+        "{\"f\": 0.001}, \"exponential_avg_factor\": {\"f\": 1.0}, "
+        "\"is_training\": {\"b\": true}}}, "
+        "{\"name\": \"p\", \"op\": \"MaxPool\", \"input\": [\"bn\"], \"attr\": "
+        "{\"data_format\": {\"s\": \"TkNIVw==\"}, \"ksize\": "
+        LIST("\"1\", \"1\", \"2\", \"2\"") ", \"strides\": "
+        LIST("\"1\", \"1\", \"2\", \"2\"") ", \"padding\": {\"s\": "
+        "\"U0FNRQ==\"}, \"explicit_paddings\": {\"list\": {}}}}]}", &err);
+    if (!g)
+        fail_msg("%s", err.msg);
+    const dgc_node *c = node(g, "c");
+    /* H: (8 + 1 + 1 - 3) / 2 + 1 = 4; W: (9 + 2 - 3) / 2 + 1 = 5 */
+    int64_t want[4] = {-1, 4, 4, 5};
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(c->outputs[0].shape.dims[i], want[i]);
+    const dgc_node *bn = node(g, "bn");
+    assert_true(dgc_attr_bool(bn, "is_training", 0));
+    assert_true(fabs(dgc_attr_float(bn, "epsilon", 0) - 0.001) < 1e-9);
+    assert_int_equal(bn->n_outputs, 6);
+    assert_int_equal(bn->outputs[1].shape.dims[0], 4);
+    const dgc_node *p = node(g, "p");
+    int64_t pw[4] = {-1, 4, 2, 3};
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(p->outputs[0].shape.dims[i], pw[i]);
+    dg_graph_free(g);
+    /* NCHW stays an error where dgrun has no layout for it (BiasAdd) */
+    expect_error("{\"node\": [" FC ", {\"name\": \"b\", \"op\": \"BiasAdd\", "
+                 "\"input\": [\"f\", \"f\"], \"attr\": {\"data_format\": "
+                 "{\"s\": \"TkNIVw==\"}}}]}", "only NHWC");
+    /* a Conv2D without padding: TF requires it */
+    expect_error("{\"node\": [" FC ", {\"name\": \"c\", \"op\": \"Conv2D\", "
+                 "\"input\": [\"f\", \"f\"]}]}", "node 'c'");
+}
+
 /* A Variable without a shape attr takes its initial value's shape. */
 static void test_variable_shape_from_init(void **state)
 {
@@ -672,6 +738,7 @@ int main(void)
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_variable_shape_from_init),
         cmocka_unit_test(test_hint_attrs),
+        cmocka_unit_test(test_cnn_attrs),
         cmocka_unit_test(test_oom),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -202,7 +202,7 @@ dg_status tn_run(tnode *t)
     dgr_kernel_fn fn = dgr_kernel_find(&dgr_backend_opencl, t->n->op);
     assert_non_null(fn);
     dgr_kernel_fn cpu = dgr_kernel_find(&dgr_backend_cpu, t->n->op);
-    dgr_value cin[12], cout[3];
+    dgr_value cin[12], cout[6];
     memset(cout, 0, sizeof cout);
     if (cpu) {
         g_cpu.be = &dgr_backend_cpu;

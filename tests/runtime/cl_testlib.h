@@ -35,8 +35,8 @@ typedef struct tnode {
     dgc_node *n;
     dgr_value in[12];
     int n_in;
-    dgr_value out[3];
-    dgc_ttype ot[3];
+    dgr_value out[6];
+    dgc_ttype ot[6];
     int n_out;
     dg_error err;
 } tnode;

@@ -31,8 +31,8 @@ typedef struct kt {
     int32_t id;
     int n_in;
     dgr_value in[12];
-    dgr_value out[4];
-    dgc_ttype ot[4];
+    dgr_value out[6];
+    dgc_ttype ot[6];
     dg_error err;
     int ran;
 } kt;
@@ -165,7 +165,7 @@ static inline double kt_out(kt *t, int i, int64_t j)
 
 static inline void kt_free(kt *t)
 {
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 6; i++)
         dgr_buffer_release(t->out[i].buf);
     for (int i = 0; i < t->n_in; i++)
         dgr_buffer_release(t->in[i].buf);

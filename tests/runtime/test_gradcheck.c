@@ -83,12 +83,13 @@ static double scalar_of(const dg_tensor *t)
 static void check_case(const gcase *c)
 {
     static char json[1 << 16];
-    double vals[MAXIN][64];
+    double vals[MAXIN][256]; /* at most 256 elements per input */
     int n_diff = c->n_diff ? c->n_diff : c->n_in;
     json[0] = 0;
     strcat(json, "{\"version\": 1, \"nodes\": [");
     for (int i = 0; i < c->n_in; i++) {
         int64_t n = numel(c->rank[i], c->dims[i]);
+        assert_true(n <= 256);
         for (int64_t k = 0; k < n; k++)
             vals[i][k] = sample(c->domain == 2 ? i : c->domain);
         if (c->domain == 2 && i == 1) { /* rows of a distribution */
@@ -126,8 +127,9 @@ static void check_case(const gcase *c)
         size_t o = strlen(json);
         snprintf(json + o, sizeof json - o, "%s\"x%d\"", i ? ", " : "", i);
     }
-    if (c->extra)
-        strcat(json, ", \"lab\"");
+    if (c->extra) /* FusedBatchNormV3: "lab" is its mean and variance */
+        strcat(json, strcmp(c->op, "FusedBatchNormV3") == 0
+                         ? ", \"lab\", \"lab\"" : ", \"lab\"");
     strcat(json, "]");
     if (c->attrs) {
         strcat(json, ", \"attrs\": ");
@@ -279,6 +281,39 @@ static const gcase nn[] = {
     {"Tile", 1, {2}, {{2, 3}}, 0, "{\"multiples\": [2, 3]}", NULL, 0},
 };
 
+/* TF's CNN ops (their gradients are the backprop ops) */
+#define BN_STATS "{\"name\": \"lab\", \"op\": \"Const\", \"attrs\": " \
+    "{\"dtype\": \"float64\", \"value\": [0.3, 0.7, 1.2]}}"
+static const gcase cnn[] = {
+    {"Conv2D", 2, {4, 4}, {{2, 5, 4, 3}, {3, 2, 3, 2}}, 0,
+     "{\"strides\": [1, 2, 1, 1], \"padding\": \"SAME\"}", NULL, 0},
+    {"Conv2D", 2, {4, 4}, {{1, 3, 6, 5}, {3, 3, 3, 2}}, 0,
+     "{\"padding\": \"VALID\", \"data_format\": \"NCHW\", "
+     "\"dilations\": [1, 1, 2, 1]}", NULL, 0},
+    {"Conv2D", 2, {4, 4}, {{1, 4, 3, 2}, {2, 2, 2, 3}}, 0,
+     "{\"strides\": [1, 2, 2, 1], \"padding\": \"EXPLICIT\", "
+     "\"explicit_paddings\": [0, 0, 1, 2, 0, 1, 0, 0]}", NULL, 0},
+    {"DepthwiseConv2dNative", 2, {4, 4}, {{2, 4, 5, 2}, {2, 3, 2, 2}}, 0,
+     "{\"strides\": [1, 2, 2, 1], \"padding\": \"SAME\"}", NULL, 0},
+    {"DepthwiseConv2dNative", 2, {4, 4}, {{1, 2, 5, 4}, {3, 2, 2, 1}}, 0,
+     "{\"padding\": \"SAME\", \"data_format\": \"NCHW\"}", NULL, 0},
+    {"MaxPool", 1, {4}, {{2, 5, 5, 2}}, 0,
+     "{\"ksize\": [1, 3, 3, 1], \"strides\": [1, 2, 2, 1], "
+     "\"padding\": \"SAME\"}", NULL, 0},
+    {"AvgPool", 1, {4}, {{1, 5, 4, 2}}, 0,
+     "{\"ksize\": [1, 2, 3, 1], \"strides\": [1, 2, 2, 1], "
+     "\"padding\": \"SAME\"}", NULL, 0},
+    {"AvgPool", 1, {4}, {{1, 2, 5, 4}}, 0,
+     "{\"ksize\": [1, 1, 2, 2], \"strides\": [1, 1, 1, 2], "
+     "\"padding\": \"VALID\", \"data_format\": \"NCHW\"}", NULL, 0},
+    {"FusedBatchNormV3", 3, {4, 1, 1}, {{2, 3, 2, 3}, {3}, {3}}, 0,
+     "{\"epsilon\": 0.001, \"is_training\": true}", BN_STATS, 0},
+    {"FusedBatchNormV3", 3, {4, 1, 1}, {{2, 3, 2, 3}, {3}, {3}}, 0,
+     "{\"epsilon\": 0.001, \"is_training\": false}", BN_STATS, 0},
+    {"FusedBatchNormV3", 3, {4, 1, 1}, {{2, 3, 2, 2}, {3}, {3}}, 0,
+     "{\"is_training\": true, \"data_format\": \"NCHW\"}", BN_STATS, 0},
+};
+
 static void run_cases(const gcase *cs, size_t n)
 {
     for (size_t i = 0; i < n; i++)
@@ -304,6 +339,7 @@ static void test_binary(void **s) { (void)s; run_cases(binary, sizeof binary / s
 static void test_matmul(void **s) { (void)s; run_cases(linalg, sizeof linalg / sizeof *linalg); }
 static void test_shaping(void **s) { (void)s; run_cases(shaping, sizeof shaping / sizeof *shaping); }
 static void test_nn(void **s) { (void)s; run_cases(nn, sizeof nn / sizeof *nn); }
+static void test_cnn(void **s) { (void)s; run_cases(cnn, sizeof cnn / sizeof *cnn); }
 
 int main(void)
 {
@@ -313,6 +349,7 @@ int main(void)
         cmocka_unit_test(test_matmul),
         cmocka_unit_test(test_shaping),
         cmocka_unit_test(test_nn),
+        cmocka_unit_test(test_cnn),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,353 @@
+/*
+ * kernels_cpu_dnnl.c -- oneDNN primitives for the CPU convolution and
+ * pooling kernels (see kernels_cpu_dnnl.h).
+ *
+ * Memory descriptors are made by strides straight from TF's layouts (NHWC
+ * or NCHW activations, HWIO filters, HW I M depthwise filters as groups), so
+ * nothing is reordered.  Each (operation, geometry) gets its primitive
+ * once, kept in a process-wide list; scratchpads are user-provided (one per
+ * call) so one primitive can run on several threads at once.  oneDNN here
+ * threads with OpenMP: the caller's intra-op thread count is set for the
+ * calling thread before each execution.
+ */
+#include "kernels_cpu_dnnl.h"
+#include "dg_alloc.h"
+
+#include <pthread.h>
+#include <string.h>
+
+#ifdef DGR_HAVE_DNNL
+#include <omp.h>
+#include <oneapi/dnnl/dnnl.h>
+
+typedef struct prim {
+    int what, dw;
+    dgc_nn_geom g;
+    dnnl_primitive_t p, fwd;     /* fwd: MaxPoolGrad's forward with workspace */
+    dnnl_memory_desc_t md[4];    /* a, b, out, workspace */
+    size_t scratch, scratch_fwd, ws;
+    struct prim *next;
+} prim;
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static dnnl_engine_t engine;
+static prim *cache;
+
+static void engine_init(void)
+{
+    if (dnnl_engine_create(&engine, dnnl_cpu, 0) != dnnl_success)
+        engine = NULL;
+}
+
+int dgr_dnnl_available(void) { return 1; }
+
+/* activation md: logical {N, C, H, W} */
+static void act_md(dnnl_memory_desc_t *md, const dgc_nn_geom *g, int64_t H,
+                   int64_t W, int64_t C)
+{
+    dnnl_dims_t d = {g->N, C, H, W}, s;
+    if (g->nchw) {
+        s[0] = C * H * W; s[1] = H * W; s[2] = W; s[3] = 1;
+    } else {
+        s[0] = H * W * C; s[1] = 1; s[2] = W * C; s[3] = C;
+    }
+    dnnl_memory_desc_init_by_strides(md, 4, d, dnnl_f32, s);
+}
+
+/* filter md from TF's [KH, KW, C, OC] or depthwise [KH, KW, C, mult] */
+static void wei_md(dnnl_memory_desc_t *md, const dgc_nn_geom *g, int dw)
+{
+    if (dw) {
+        dnnl_dims_t d = {g->C, g->mult, 1, g->KH, g->KW};
+        dnnl_dims_t s = {g->mult, 1, g->mult, g->KW * g->C * g->mult,
+                         g->C * g->mult};
+        dnnl_memory_desc_init_by_strides(md, 5, d, dnnl_f32, s);
+    } else {
+        dnnl_dims_t d = {g->OC, g->C, g->KH, g->KW};
+        dnnl_dims_t s = {1, g->OC, g->KW * g->C * g->OC, g->C * g->OC};
+        dnnl_memory_desc_init_by_strides(md, 4, d, dnnl_f32, s);
+    }
+}
+
+static size_t scratch_of(dnnl_primitive_desc_t pd)
+{
+    const dnnl_memory_desc_t *m =
+        dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+    return m ? dnnl_memory_desc_get_size(m) : 0;
+}
+
+/* Create primitive of pd (destroyed after). 0 ok. */
+static int make(dnnl_primitive_desc_t pd, dnnl_primitive_t *out, size_t *sc)
+{
+    *sc = scratch_of(pd);
+    int rc = dnnl_primitive_create(out, pd) == dnnl_success ? 0 : -1;
+    dnnl_primitive_desc_destroy(pd);
+    return rc;
+}
+
+static int build(prim *P)
+{
+    const dgc_nn_geom *g = &P->g;
+    dnnl_primitive_attr_t attr;
+    if (dnnl_primitive_attr_create(&attr) != dnnl_success)
+        return -1;
+    dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user);
+    dnnl_memory_desc_t x, y, w;
+    act_md(&x, g, g->H, g->W, g->C);
+    act_md(&y, g, g->OH, g->OW, g->OC);
+    dnnl_dims_t st = {g->sh, g->sw}, dil = {g->dh - 1, g->dw - 1},
+                pl = {g->pt, g->pl}, pr = {g->pb, g->pr},
+                ker = {g->KH, g->KW}, nodil = {0, 0};
+    dnnl_primitive_desc_t fpd = NULL, pd = NULL;
+    int rc = -1;
+    if (P->what <= DGR_DNNL_CONV_BWD_W) {
+        wei_md(&w, g, P->dw);
+        dnnl_convolution_desc_t fd, bd;
+        if (dnnl_dilated_convolution_forward_desc_init(
+                &fd, dnnl_forward_training, dnnl_convolution_direct, &x, &w,
+                NULL, &y, st, dil, pl, pr) != dnnl_success ||
+            dnnl_primitive_desc_create(&fpd, &fd, attr, engine, NULL) !=
+                dnnl_success)
+            goto out;
+        if (P->what == DGR_DNNL_CONV_FWD) {
+            P->md[0] = x; P->md[1] = w; P->md[2] = y;
+            rc = make(fpd, &P->p, &P->scratch);
+            fpd = NULL;
+            goto out;
+        }
+        if (P->what == DGR_DNNL_CONV_BWD_D) {
+            P->md[0] = y; P->md[1] = w; P->md[2] = x;
+            if (dnnl_dilated_convolution_backward_data_desc_init(
+                    &bd, dnnl_convolution_direct, &x, &w, &y, st, dil, pl,
+                    pr) != dnnl_success)
+                goto out;
+        } else {
+            P->md[0] = x; P->md[1] = y; P->md[2] = w;
+            if (dnnl_dilated_convolution_backward_weights_desc_init(
+                    &bd, dnnl_convolution_direct, &x, &w, NULL, &y, st, dil,
+                    pl, pr) != dnnl_success)
+                goto out;
+        }
+        if (dnnl_primitive_desc_create(&pd, &bd, attr, engine, fpd) !=
+            dnnl_success)
+            goto out;
+        rc = make(pd, &P->p, &P->scratch);
+        goto out;
+    }
+    int max = P->what == DGR_DNNL_MAXPOOL || P->what == DGR_DNNL_MAXPOOL_BWD;
+    dnnl_alg_kind_t alg = max ? dnnl_pooling_max
+                              : dnnl_pooling_avg_exclude_padding;
+    int bwd = P->what == DGR_DNNL_MAXPOOL_BWD ||
+              P->what == DGR_DNNL_AVGPOOL_BWD;
+    dnnl_pooling_v2_desc_t fd, bd;
+    if (dnnl_pooling_v2_forward_desc_init(
+            &fd, bwd ? dnnl_forward_training : dnnl_forward_inference, alg,
+            &x, &y, st, ker, nodil, pl, pr) != dnnl_success ||
+        dnnl_primitive_desc_create(&fpd, &fd, attr, engine, NULL) !=
+            dnnl_success)
+        goto out;
+    if (!bwd) {
+        P->md[0] = x; P->md[2] = y;
+        rc = make(fpd, &P->p, &P->scratch);
+        fpd = NULL;
+        goto out;
+    }
+    if (max) {
+        const dnnl_memory_desc_t *ws =
+            dnnl_primitive_desc_query_md(fpd, dnnl_query_workspace_md, 0);
+        if (!ws)
+            goto out;
+        P->md[3] = *ws;
+        P->ws = dnnl_memory_desc_get_size(ws);
+        dnnl_primitive_desc_t c;
+        if (dnnl_primitive_desc_clone(&c, fpd) != dnnl_success ||
+            make(c, &P->fwd, &P->scratch_fwd))
+            goto out;
+        P->md[0] = x; P->md[1] = y; P->md[2] = x;
+    } else {
+        P->md[0] = y; P->md[2] = x;
+    }
+    if (dnnl_pooling_v2_backward_desc_init(&bd, alg, &x, &y, st, ker, nodil,
+                                           pl, pr) != dnnl_success ||
+        dnnl_primitive_desc_create(&pd, &bd, attr, engine, fpd) !=
+            dnnl_success)
+        goto out;
+    rc = make(pd, &P->p, &P->scratch);
+out:
+    if (fpd)
+        dnnl_primitive_desc_destroy(fpd);
+    dnnl_primitive_attr_destroy(attr);
+    return rc;
+}
+
+/* The cached primitive for (what, g, dw); NULL when oneDNN has none. */
+static prim *lookup(int what, const dgc_nn_geom *g, int dw, int *nomem)
+{
+    pthread_mutex_lock(&lock);
+    prim *P;
+    for (P = cache; P; P = P->next)
+        if (P->what == what && P->dw == dw && !memcmp(&P->g, g, sizeof *g))
+            break;
+    if (!P) {
+        P = dg_calloc(1, sizeof *P);
+        if (!P) {
+            *nomem = 1;
+        } else {
+            P->what = what;
+            P->dw = dw;
+            P->g = *g;
+            if (build(P)) { /* remembered as unsupported: p stays NULL */
+                if (P->p)
+                    dnnl_primitive_destroy(P->p);
+                if (P->fwd)
+                    dnnl_primitive_destroy(P->fwd);
+                P->p = P->fwd = NULL;
+            }
+            P->next = cache;
+            cache = P;
+        }
+    }
+    pthread_mutex_unlock(&lock);
+    return P && P->p ? P : NULL;
+}
+
+static int mem(dnnl_memory_t *m, const dnnl_memory_desc_t *md, void *ptr)
+{
+    return dnnl_memory_create(m, md, engine, ptr) == dnnl_success ? 0 : -1;
+}
+
+/* Execute p on a stream of its own, with a scratchpad of `scratch` bytes
+ * (args has room for it).  0 ok. */
+static int exec(dnnl_primitive_t p, dnnl_exec_arg_t *args, int n,
+                size_t scratch)
+{
+    dnnl_stream_t s;
+    if (dnnl_stream_create(&s, engine, dnnl_stream_default_flags) !=
+        dnnl_success)
+        return -1;
+    void *sp = NULL;
+    dnnl_memory_t sm = NULL;
+    int rc = 0;
+    if (scratch) {
+        const_dnnl_primitive_desc_t pd;
+        dnnl_primitive_get_primitive_desc(p, &pd);
+        sp = dg_malloc(scratch);
+        if (!sp || mem(&sm, dnnl_primitive_desc_query_md(
+                                pd, dnnl_query_scratchpad_md, 0), sp))
+            rc = -1;
+        args[n].arg = DNNL_ARG_SCRATCHPAD;
+        args[n++].memory = sm;
+    }
+    if (!rc && (dnnl_primitive_execute(p, s, n, args) != dnnl_success ||
+                dnnl_stream_wait(s) != dnnl_success))
+        rc = -1;
+    if (sm)
+        dnnl_memory_destroy(sm);
+    dg_free(sp);
+    dnnl_stream_destroy(s);
+    return rc;
+}
+
+int dgr_dnnl_run(int what, const dgc_nn_geom *g, int depthwise, const float *a,
+                 const float *b, float *out, int threads)
+{
+    pthread_once(&once, engine_init);
+    if (!engine)
+        return 1;
+    int nomem = 0;
+    prim *P = lookup(what, g, depthwise, &nomem);
+    if (!P)
+        return nomem ? -1 : 1;
+    omp_set_num_threads(threads > 0 ? threads : 1);
+    dnnl_memory_t m[4] = {NULL, NULL, NULL, NULL};
+    void *ws = NULL;
+    int rc = -1;
+    int has_b = what <= DGR_DNNL_CONV_BWD_W || what == DGR_DNNL_MAXPOOL_BWD;
+    if (mem(&m[0], &P->md[0], (void *)a) ||
+        (has_b && mem(&m[1], &P->md[1], (void *)b)) ||
+        mem(&m[2], &P->md[2], out))
+        goto done;
+    dnnl_exec_arg_t args[6];
+    int n = 0;
+    switch (what) {
+    case DGR_DNNL_CONV_FWD:
+        args[0] = (dnnl_exec_arg_t){DNNL_ARG_SRC, m[0]};
+        args[1] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, m[1]};
+        args[2] = (dnnl_exec_arg_t){DNNL_ARG_DST, m[2]};
+        n = 3;
+        break;
+    case DGR_DNNL_CONV_BWD_D:
+        args[0] = (dnnl_exec_arg_t){DNNL_ARG_DIFF_DST, m[0]};
+        args[1] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, m[1]};
+        args[2] = (dnnl_exec_arg_t){DNNL_ARG_DIFF_SRC, m[2]};
+        n = 3;
+        break;
+    case DGR_DNNL_CONV_BWD_W:
+        args[0] = (dnnl_exec_arg_t){DNNL_ARG_SRC, m[0]};
+        args[1] = (dnnl_exec_arg_t){DNNL_ARG_DIFF_DST, m[1]};
+        args[2] = (dnnl_exec_arg_t){DNNL_ARG_DIFF_WEIGHTS, m[2]};
+        n = 3;
+        break;
+    case DGR_DNNL_MAXPOOL:
+    case DGR_DNNL_AVGPOOL:
+        args[0] = (dnnl_exec_arg_t){DNNL_ARG_SRC, m[0]};
+        args[1] = (dnnl_exec_arg_t){DNNL_ARG_DST, m[2]};
+        n = 2;
+        break;
+    case DGR_DNNL_AVGPOOL_BWD:
+        args[0] = (dnnl_exec_arg_t){DNNL_ARG_DIFF_DST, m[0]};
+        args[1] = (dnnl_exec_arg_t){DNNL_ARG_DIFF_SRC, m[2]};
+        n = 2;
+        break;
+    case DGR_DNNL_MAXPOOL_BWD: {
+        /* the forward pass again, for its workspace (the argmax) */
+        float *y = dg_malloc(sizeof *y * (size_t)(g->N * g->OH * g->OW *
+                                                  g->C) + 1);
+        dnnl_memory_t ym = NULL;
+        ws = dg_malloc(P->ws + 1);
+        if (!y || !ws || mem(&ym, &P->md[1], y) ||
+            mem(&m[3], &P->md[3], ws)) {
+            if (ym)
+                dnnl_memory_destroy(ym);
+            dg_free(y);
+            goto done;
+        }
+        dnnl_exec_arg_t fa[4] = {{DNNL_ARG_SRC, m[0]}, {DNNL_ARG_DST, ym},
+                                 {DNNL_ARG_WORKSPACE, m[3]}};
+        int frc = exec(P->fwd, fa, 3, P->scratch_fwd);
+        dnnl_memory_destroy(ym);
+        dg_free(y);
+        if (frc)
+            goto done;
+        args[0] = (dnnl_exec_arg_t){DNNL_ARG_DIFF_DST, m[1]};
+        args[1] = (dnnl_exec_arg_t){DNNL_ARG_WORKSPACE, m[3]};
+        args[2] = (dnnl_exec_arg_t){DNNL_ARG_DIFF_SRC, m[2]};
+        n = 3;
+        break;
+    }
+    default:
+        goto done;
+    }
+    rc = exec(P->p, args, n, P->scratch);
+done:
+    for (int i = 0; i < 4; i++)
+        if (m[i])
+            dnnl_memory_destroy(m[i]);
+    dg_free(ws);
+    return rc == 0 ? 0 : 1;
+}
+
+#else /* no oneDNN in this build: the callers use their own loops */
+
+int dgr_dnnl_available(void) { return 0; }
+
+int dgr_dnnl_run(int what, const dgc_nn_geom *g, int depthwise, const float *a,
+                 const float *b, float *out, int threads)
+{
+    (void)what; (void)g; (void)depthwise; (void)a; (void)b; (void)out;
+    (void)threads;
+    return 1;
+}
+
+#endif

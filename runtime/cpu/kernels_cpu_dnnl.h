@@ -1,0 +1,34 @@
+/*
+ * kernels_cpu_dnnl.h -- the CPU backend's use of oneDNN (kernels_cpu_dnnl.c):
+ * float32 convolution (forward, backward data, backward weights; depthwise
+ * as a grouped convolution) and pooling (max, average, their backward
+ * passes) directly on TF's NHWC / NCHW tensors and HWIO filters.  oneDNN
+ * stays inside runtime/cpu/.
+ */
+#ifndef DGR_KERNELS_CPU_DNNL_H
+#define DGR_KERNELS_CPU_DNNL_H
+
+#include "infer_nn.h"
+
+enum {
+    DGR_DNNL_CONV_FWD,   /* a = x, b = filter, out = y */
+    DGR_DNNL_CONV_BWD_D, /* a = dy, b = filter, out = dx */
+    DGR_DNNL_CONV_BWD_W, /* a = x, b = dy, out = dfilter */
+    DGR_DNNL_MAXPOOL,    /* a = x, out = y */
+    DGR_DNNL_AVGPOOL,    /* a = x, out = y */
+    DGR_DNNL_MAXPOOL_BWD,/* a = x, b = dy, out = dx (first max, as TF) */
+    DGR_DNNL_AVGPOOL_BWD /* a = dy, out = dx (padding not counted) */
+};
+
+/* Run operation `what` of geometry g (depthwise: grouped by channel) on
+ * float32 host buffers with `threads` OpenMP threads.  Primitives are
+ * built once per (what, geometry) and cached for the process.  0 done, 1
+ * oneDNN is not available or does not take this case (the caller falls
+ * back to its own loops), -1 out of memory. */
+int dgr_dnnl_run(int what, const dgc_nn_geom *g, int depthwise, const float *a,
+                 const float *b, float *out, int threads);
+
+/* Whether this build has oneDNN (for `dgrun ops` docs and tests). */
+int dgr_dnnl_available(void);
+
+#endif

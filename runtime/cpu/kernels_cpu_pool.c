@@ -1,0 +1,348 @@
+/*
+ * kernels_cpu_pool.c -- CPU kernels of MaxPool, AvgPool, their gradients
+ * and FusedBatchNormV3 / FusedBatchNormGradV3 (NHWC or NCHW).
+ *
+ * Pooling in float32 runs through oneDNN (max; average excluding padding,
+ * as TF counts; MaxPoolGrad through oneDNN's forward workspace, which sends
+ * dy to the first maximum of each window like TF); float64 and declined
+ * cases run the loops here.  Batch norm is a memory-bound pass over the
+ * tensor: plain loops with double accumulators, parallel over channels.
+ */
+#include "kernels_cpu.h"
+#include "kernels_cpu_conv.h"
+#include "kernels_cpu_dnnl.h"
+#include "dg_alloc.h"
+
+#include <math.h>
+#include <string.h>
+
+typedef struct pjob {
+    const dgc_nn_geom *g;
+    int max;
+    dgr_fbuf x, y, dy, o;
+} pjob;
+
+static int64_t xo(const dgc_nn_geom *g, int64_t n, int64_t h, int64_t w,
+                  int64_t c)
+{
+    return dgr_nn_off(g, n, h, w, c, g->H, g->W, g->C);
+}
+
+static int64_t yo(const dgc_nn_geom *g, int64_t n, int64_t h, int64_t w,
+                  int64_t c)
+{
+    return dgr_nn_off(g, n, h, w, c, g->OH, g->OW, g->C);
+}
+
+/* window bounds of output (oh, ow), clipped to the input */
+static void window(const dgc_nn_geom *g, int64_t oh, int64_t ow, int64_t *h0,
+                   int64_t *h1, int64_t *w0, int64_t *w1)
+{
+    *h0 = oh * g->sh - g->pt;
+    *w0 = ow * g->sw - g->pl;
+    *h1 = *h0 + g->KH < g->H ? *h0 + g->KH : g->H;
+    *w1 = *w0 + g->KW < g->W ? *w0 + g->KW : g->W;
+    if (*h0 < 0)
+        *h0 = 0;
+    if (*w0 < 0)
+        *w0 = 0;
+}
+
+/* items r = n * C + c: every output of channel c of example n */
+static void pool_items(void *arg, int64_t r0, int64_t r1)
+{
+    const pjob *j = arg;
+    const dgc_nn_geom *g = j->g;
+    for (int64_t r = r0; r < r1; r++) {
+        int64_t n = r / g->C, c = r % g->C;
+        for (int64_t oh = 0; oh < g->OH; oh++)
+            for (int64_t ow = 0; ow < g->OW; ow++) {
+                int64_t h0, h1, w0, w1;
+                window(g, oh, ow, &h0, &h1, &w0, &w1);
+                double acc = j->max ? -INFINITY : 0;
+                for (int64_t h = h0; h < h1; h++)
+                    for (int64_t w = w0; w < w1; w++) {
+                        double v = fb_ld(j->x, xo(g, n, h, w, c));
+                        acc = j->max ? (v > acc ? v : acc) : acc + v;
+                    }
+                int64_t cnt = (h1 - h0) * (w1 - w0);
+                if (!j->max)
+                    acc = cnt > 0 ? acc / (double)cnt : 0;
+                fb_st(j->o, yo(g, n, oh, ow, c), acc);
+            }
+    }
+}
+
+/* gradients: dx of channel c of example n (zeroed by the caller) */
+static void pool_grad_items(void *arg, int64_t r0, int64_t r1)
+{
+    const pjob *j = arg;
+    const dgc_nn_geom *g = j->g;
+    for (int64_t r = r0; r < r1; r++) {
+        int64_t n = r / g->C, c = r % g->C;
+        for (int64_t oh = 0; oh < g->OH; oh++)
+            for (int64_t ow = 0; ow < g->OW; ow++) {
+                int64_t h0, h1, w0, w1;
+                window(g, oh, ow, &h0, &h1, &w0, &w1);
+                double d = fb_ld(j->dy, yo(g, n, oh, ow, c));
+                if (j->max) { /* the first maximum gets dy (TF) */
+                    int64_t at = -1;
+                    double best = -INFINITY;
+                    for (int64_t h = h0; h < h1; h++)
+                        for (int64_t w = w0; w < w1; w++) {
+                            double v = fb_ld(j->x, xo(g, n, h, w, c));
+                            if (at < 0 || v > best) {
+                                best = v;
+                                at = xo(g, n, h, w, c);
+                            }
+                        }
+                    if (at >= 0)
+                        fb_st(j->o, at, fb_ld(j->o, at) + d);
+                    continue;
+                }
+                int64_t cnt = (h1 - h0) * (w1 - w0);
+                if (cnt <= 0)
+                    continue;
+                d /= (double)cnt;
+                for (int64_t h = h0; h < h1; h++)
+                    for (int64_t w = w0; w < w1; w++) {
+                        int64_t i = xo(g, n, h, w, c);
+                        fb_st(j->o, i, fb_ld(j->o, i) + d);
+                    }
+            }
+    }
+}
+
+static int threads(dgr_kctx *k) { return dgr_pool_threads(k->dev->intra); }
+
+static int is_f64(const dgr_value *v) { return v->dtype == DG_F64; }
+
+dg_status dgr_k_pool(dgr_kctx *k)
+{
+    dgc_nn_geom g;
+    dg_status s = dgr_nn_geom(k, DGC_NN_POOL, &k->in[0].shape, NULL, &g);
+    if (s || (s = dgr_kctx_alloc_output(k, 0)))
+        return s;
+    int max = k->node->op == DGC_OPID_MaxPool;
+    if (dg_shape_numel(&k->out_types[0].shape) == 0)
+        return DG_OK;
+    if (k->in[0].dtype == DG_F32) {
+        int rc = dgr_dnnl_run(max ? DGR_DNNL_MAXPOOL : DGR_DNNL_AVGPOOL, &g, 0,
+                              dgr_cpu_ptr(&k->in[0]), NULL,
+                              dgr_cpu_ptr(&k->out[0]), threads(k));
+        if (rc < 0)
+            return dg_err_nomem(k->err, k->node->name);
+        if (rc == 0)
+            return DG_OK;
+    }
+    int f = is_f64(&k->in[0]);
+    pjob j = {&g, max, {dgr_cpu_ptr(&k->in[0]), f}, {NULL, f}, {NULL, f},
+              {dgr_cpu_ptr(&k->out[0]), f}};
+    dgr_parallel_for(k->dev->intra, g.N * g.C, 1, pool_items, &j);
+    return DG_OK;
+}
+
+static dg_status pool_grad(dgr_kctx *k, int max, const dgr_value *x,
+                           const dgr_value *dy)
+{
+    dgc_nn_geom g;
+    dg_status s = dgr_nn_geom(k, DGC_NN_POOL, &k->out_types[0].shape, NULL,
+                              &g);
+    if (s || (s = dgr_kctx_alloc_output(k, 0)))
+        return s;
+    int64_t nx = dg_shape_numel(&k->out_types[0].shape);
+    if (nx == 0)
+        return DG_OK;
+    if (dy->dtype == DG_F32) {
+        int rc = dgr_dnnl_run(max ? DGR_DNNL_MAXPOOL_BWD : DGR_DNNL_AVGPOOL_BWD,
+                              &g, 0, max ? dgr_cpu_ptr(x) : dgr_cpu_ptr(dy),
+                              max ? dgr_cpu_ptr(dy) : NULL,
+                              dgr_cpu_ptr(&k->out[0]), threads(k));
+        if (rc < 0)
+            return dg_err_nomem(k->err, k->node->name);
+        if (rc == 0)
+            return DG_OK;
+    }
+    int f = is_f64(dy);
+    memset(dgr_cpu_ptr(&k->out[0]), 0, (size_t)nx * dg_dtype_size(dy->dtype));
+    pjob j = {&g, max, {x ? dgr_cpu_ptr(x) : NULL, f}, {NULL, f},
+              {dgr_cpu_ptr(dy), f}, {dgr_cpu_ptr(&k->out[0]), f}};
+    dgr_parallel_for(k->dev->intra, g.N * g.C, 1, pool_grad_items, &j);
+    return DG_OK;
+}
+
+/* (orig_input, orig_output, dy) */
+dg_status dgr_k_max_pool_grad(dgr_kctx *k)
+{
+    return pool_grad(k, 1, &k->in[0], &k->in[2]);
+}
+
+/* (orig_input_shape, dy) */
+dg_status dgr_k_avg_pool_grad(dgr_kctx *k)
+{
+    return pool_grad(k, 0, NULL, &k->in[1]);
+}
+
+/* ---- fused batch norm ---------------------------------------------------- */
+
+typedef struct bnjob {
+    int nchw;
+    int64_t N, HW, C;
+    int train, grad;
+    double eps, factor;
+    dgr_fbuf x, dy, scale, offset, mean, var;    /* inputs */
+    dgr_fbuf y, bmean, bvar, r1, r2;             /* outputs (fwd) */
+    dgr_fbuf dx, dscale, doffset;                /* outputs (grad) */
+} bnjob;
+
+static inline int64_t bn_at(const bnjob *j, int64_t n, int64_t i, int64_t c)
+{
+    return j->nchw ? (n * j->C + c) * j->HW + i : (n * j->HW + i) * j->C + c;
+}
+
+static void bn_fwd_chans(void *arg, int64_t c0, int64_t c1)
+{
+    const bnjob *j = arg;
+    double cnt = (double)(j->N * j->HW);
+    for (int64_t c = c0; c < c1; c++) {
+        double mu, var;
+        if (j->train) {
+            double s = 0, ss = 0;
+            for (int64_t n = 0; n < j->N; n++)
+                for (int64_t i = 0; i < j->HW; i++)
+                    s += fb_ld(j->x, bn_at(j, n, i, c));
+            mu = cnt > 0 ? s / cnt : 0;
+            for (int64_t n = 0; n < j->N; n++)
+                for (int64_t i = 0; i < j->HW; i++) {
+                    double d = fb_ld(j->x, bn_at(j, n, i, c)) - mu;
+                    ss += d * d;
+                }
+            var = cnt > 0 ? ss / cnt : 0;
+        } else {
+            mu = fb_ld(j->mean, c);
+            var = fb_ld(j->var, c);
+        }
+        double a = fb_ld(j->scale, c) / sqrt(var + j->eps);
+        double b = fb_ld(j->offset, c);
+        for (int64_t n = 0; n < j->N; n++)
+            for (int64_t i = 0; i < j->HW; i++) {
+                int64_t at = bn_at(j, n, i, c);
+                fb_st(j->y, at, (fb_ld(j->x, at) - mu) * a + b);
+            }
+        double bm = mu, bv = var;
+        if (j->train) {
+            /* TF: the running variance is the unbiased one */
+            double adj = cnt > 1 ? cnt / (cnt - 1) : 1;
+            bv = var * adj;
+            if (j->factor != 1.0) {
+                bm = (1 - j->factor) * fb_ld(j->mean, c) + j->factor * mu;
+                bv = (1 - j->factor) * fb_ld(j->var, c) + j->factor * bv;
+            }
+        }
+        fb_st(j->bmean, c, bm);
+        fb_st(j->bvar, c, bv);
+        fb_st(j->r1, c, mu);
+        fb_st(j->r2, c, var);
+    }
+}
+
+static void bn_grad_chans(void *arg, int64_t c0, int64_t c1)
+{
+    const bnjob *j = arg;
+    double cnt = (double)(j->N * j->HW);
+    for (int64_t c = c0; c < c1; c++) {
+        double mu = fb_ld(j->mean, c);
+        double rstd = 1.0 / sqrt(fb_ld(j->var, c) + j->eps);
+        double sdy = 0, sdyx = 0;
+        for (int64_t n = 0; n < j->N; n++)
+            for (int64_t i = 0; i < j->HW; i++) {
+                int64_t at = bn_at(j, n, i, c);
+                double d = fb_ld(j->dy, at);
+                sdy += d;
+                sdyx += d * (fb_ld(j->x, at) - mu) * rstd;
+            }
+        double sc = fb_ld(j->scale, c);
+        for (int64_t n = 0; n < j->N; n++)
+            for (int64_t i = 0; i < j->HW; i++) {
+                int64_t at = bn_at(j, n, i, c);
+                double d = fb_ld(j->dy, at);
+                if (j->train && cnt > 0) {
+                    double xh = (fb_ld(j->x, at) - mu) * rstd;
+                    d = d - sdy / cnt - xh * sdyx / cnt;
+                }
+                fb_st(j->dx, at, sc * rstd * d);
+            }
+        fb_st(j->dscale, c, sdyx);
+        fb_st(j->doffset, c, sdy);
+    }
+}
+
+static dg_status bn_setup(dgr_kctx *k, int xi, bnjob *j)
+{
+    memset(j, 0, sizeof *j);
+    const dg_shape *xs = &k->in[xi].shape;
+    const dgc_attr *df = dgc_node_attr(k->node, "data_format");
+    j->nchw = df && df->s && strcmp(df->s, "NCHW") == 0;
+    j->N = xs->dims[0];
+    j->C = xs->dims[j->nchw ? 1 : 3];
+    j->HW = xs->dims[1] * xs->dims[2] * xs->dims[3] / (j->C ? j->C : 1);
+    j->train = dgc_attr_bool(k->node, "is_training", 1);
+    j->eps = dgc_attr_float(k->node, "epsilon", 1e-4);
+    j->factor = dgc_attr_float(k->node, "exponential_avg_factor", 1.0);
+    for (int i = 0; i < k->n_in; i++)
+        if (k->in[i].dtype != DG_F32 && k->in[i].dtype != DG_F64)
+            return dg_err(k->err, DG_E_RUNTIME, "node '%s': input %d must be "
+                          "float", k->node->name, i);
+    for (int i = 0; i < k->n_out; i++) {
+        dg_status s = dgr_kctx_alloc_output(k, i);
+        if (s)
+            return s;
+    }
+    return DG_OK;
+}
+
+static dgr_fbuf fb(const dgr_value *v)
+{
+    dgr_fbuf b = {dgr_cpu_ptr(v), v->dtype == DG_F64};
+    return b;
+}
+
+/* (x, scale, offset, mean, variance) -> y, batch_mean, batch_variance,
+ * reserve_1 (mean), reserve_2 (biased variance), reserve_3 (empty) */
+dg_status dgr_k_fused_bn(dgr_kctx *k)
+{
+    bnjob j;
+    dg_status s = bn_setup(k, 0, &j);
+    if (s)
+        return s;
+    if (k->in[3].shape.dims[0] < j.C && (!j.train || j.factor != 1.0))
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': mean and variance "
+                      "must have %lld elements", k->node->name,
+                      (long long)j.C);
+    j.x = fb(&k->in[0]); j.scale = fb(&k->in[1]); j.offset = fb(&k->in[2]);
+    j.mean = fb(&k->in[3]); j.var = fb(&k->in[4]);
+    j.y = fb(&k->out[0]); j.bmean = fb(&k->out[1]); j.bvar = fb(&k->out[2]);
+    j.r1 = fb(&k->out[3]); j.r2 = fb(&k->out[4]);
+    dgr_parallel_for(k->dev->intra, j.C,
+                     (DGR_CPU_PAR_MIN / (j.N * j.HW + 1)) + 1, bn_fwd_chans,
+                     &j);
+    return DG_OK;
+}
+
+/* (dy, x, scale, reserve_1, reserve_2[, reserve_3]) -> dx, dscale,
+ * doffset, (empty), (empty) */
+dg_status dgr_k_fused_bn_grad(dgr_kctx *k)
+{
+    bnjob j;
+    dg_status s = bn_setup(k, 1, &j);
+    if (s)
+        return s;
+    j.dy = fb(&k->in[0]); j.x = fb(&k->in[1]); j.scale = fb(&k->in[2]);
+    j.mean = fb(&k->in[3]); j.var = fb(&k->in[4]);
+    j.dx = fb(&k->out[0]); j.dscale = fb(&k->out[1]);
+    j.doffset = fb(&k->out[2]);
+    dgr_parallel_for(k->dev->intra, j.C,
+                     (DGR_CPU_PAR_MIN / (j.N * j.HW + 1)) + 1, bn_grad_chans,
+                     &j);
+    return DG_OK;
+}
