@@ -8,29 +8,49 @@
  * docs/decisions.md): float32 products of at least 2^20 multiply-adds go
  * to oneDNN's dnnl_sgemm (8-14% faster than OpenBLAS 0.3.21 on the MLP's
  * forward and gradient shapes, 2x on K = 10), smaller ones and float64 to
- * OpenBLAS (lower per-call overhead).
+ * OpenBLAS (lower per-call overhead).  oneDNN is opened with dlopen when
+ * the first CPU device opens, so commands that run nothing (check, place)
+ * do not pay for loading and relocating it; without libdnnl.so.2 every
+ * GEMM goes to OpenBLAS.
  */
 #include "cpu_gemm.h"
 
 #include <cblas.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
-
-#ifdef DGR_HAVE_DNNL
-#include <dnnl.h>
-#include <omp.h>
-#endif
 
 /* Multiply-adds per block below which splitting does not pay. */
 #define GEMM_PAR_MIN (1 << 18)
 /* Multiply-adds from which float32 goes to oneDNN. */
 #define GEMM_DNNL_MIN (1 << 20)
 
+typedef int (*dnnl_sgemm_fn)(char, char, int64_t, int64_t, int64_t, float,
+                             const float *, int64_t, const float *, int64_t,
+                             float, float *, int64_t);
+typedef void (*omp_threads_fn)(int);
+static dnnl_sgemm_fn dnnl_sgemm_p;
+static omp_threads_fn omp_set_threads_p;
+static pthread_once_t dnnl_once = PTHREAD_ONCE_INIT;
+
+static void dnnl_open(void)
+{
+    if (getenv("DGRUN_NO_DNNL"))
+        return;
+    void *h = dlopen("libdnnl.so.2", RTLD_NOW | RTLD_LOCAL);
+    if (!h)
+        return;
+    omp_set_threads_p = (omp_threads_fn)dlsym(h, "omp_set_num_threads");
+    dnnl_sgemm_p = (dnnl_sgemm_fn)dlsym(h, "dnnl_sgemm");
+    if (!omp_set_threads_p)
+        dnnl_sgemm_p = NULL; /* cannot keep its team at one thread */
+}
+
 void dgr_cpu_gemm_init(void)
 {
     openblas_set_num_threads(1);
-#ifdef DGR_HAVE_DNNL
-    omp_set_num_threads(1);
-#endif
+    pthread_once(&dnnl_once, dnnl_open);
 }
 
 typedef struct gemm_job {
@@ -42,27 +62,23 @@ typedef struct gemm_job {
     const char *bias;
 } gemm_job;
 
-#ifdef DGR_HAVE_DNNL
 /* oneDNN (OpenMP build) sizes its team from the calling thread's ICV: keep
  * every thread that calls it at one thread. */
 static _Thread_local int dnnl_single;
-#endif
 
 static void gemm_call(const gemm_job *j, int64_t M, int64_t N,
                       const void *A, const void *B, void *C)
 {
     if (j->dt == DG_F32) {
-#ifdef DGR_HAVE_DNNL
-        if (M * N * j->K >= GEMM_DNNL_MIN) {
+        if (dnnl_sgemm_p && M * N * j->K >= GEMM_DNNL_MIN) {
             if (!dnnl_single) {
-                omp_set_num_threads(1);
+                omp_set_threads_p(1);
                 dnnl_single = 1;
             }
-            dnnl_sgemm(j->ta ? 'T' : 'N', j->tb ? 'T' : 'N', M, N, j->K,
-                       1.0f, A, j->lda, B, j->ldb, 0.0f, C, j->ldc);
+            dnnl_sgemm_p(j->ta ? 'T' : 'N', j->tb ? 'T' : 'N', M, N, j->K,
+                         1.0f, A, j->lda, B, j->ldb, 0.0f, C, j->ldc);
             return;
         }
-#endif
         cblas_sgemm(CblasRowMajor, j->ta ? CblasTrans : CblasNoTrans,
                     j->tb ? CblasTrans : CblasNoTrans, (int)M, (int)N,
                     (int)j->K, 1.0f, A, (int)j->lda, B, (int)j->ldb, 0.0f, C,

@@ -14,7 +14,9 @@
 
 /* Make the BLAS libraries single-threaded for the process (we split GEMMs
  * ourselves): OpenBLAS's and oneDNN's own threads would spin against our
- * pools.  Idempotent; called when a CPU device opens. */
+ * pools; opens oneDNN (dlopen) once.  Idempotent, thread-safe; called when
+ * a CPU device opens.  Before it, dgr_cpu_gemm uses OpenBLAS only.
+ * DGRUN_NO_DNNL in the environment keeps oneDNN closed (benchmarks). */
 void dgr_cpu_gemm_init(void);
 
 /* C[M,N] = op(A)[M,K] * op(B)[K,N] (+ bias[N] per row when bias, then
