@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "registry.h"
 #include "session.h"
 #include "program.h"
 #include "dg_alloc.h"
@@ -201,7 +202,7 @@ static void bench(int n, int gpu, int inter, int reps)
            "%.3f us/op, plain loop %.3f us/op, overhead %.3f us/op, ratio "
            "%.2f | cpu: executor %.3f us/op, plain loop %.3f us/op, ratio "
            "%.2f\n",
-           gpu ? "GPU:0" : "CPU:0", n, dgr_ipool_threads(s->pools[dev]), reps,
+           gpu ? "GPU:0" : "CPU:0", n, o.inter_op_threads > 0 ? o.inter_op_threads : dgr_ncores(), reps,
            me, mb, me - mb, me / mb, mce, mcb, mce / mcb);
     free(te);
     free(tb);
