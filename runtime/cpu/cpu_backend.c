@@ -90,10 +90,10 @@ static dg_status cpu_open(dgr_device *d, const dg_options *o, dg_error *err)
     (void)err;
     d->impl = NULL;
     d->be = &dgr_backend_cpu;
-    (void)o;
     /* BLAS calls are single-threaded blocks on our intra-op pool (one
-     * thread budget); the libraries' own threads would spin against it */
-    dgr_cpu_gemm_init();
+     * thread budget); the libraries' own threads would spin against it.
+     * oneDNN's one-time set-up pays only over many steps. */
+    dgr_cpu_gemm_init(o->train_mode || o->repeat > 1);
     return DG_OK;
 }
 

@@ -9,9 +9,10 @@
  * to oneDNN's dnnl_sgemm (8-14% faster than OpenBLAS 0.3.21 on the MLP's
  * forward and gradient shapes, 2x on K = 10), smaller ones and float64 to
  * OpenBLAS (lower per-call overhead).  oneDNN is opened with dlopen when
- * the first CPU device opens, so commands that run nothing (check, place)
- * do not pay for loading and relocating it; without libdnnl.so.2 every
- * GEMM goes to OpenBLAS.
+ * a CPU device opens for many steps (train, run --repeat N > 1): its first
+ * call costs ~30 ms of CPU (JIT and set-up) that one run of a graph would
+ * not win back, and commands that run nothing (check, place) do not load
+ * it at all.  Without libdnnl.so.2 every GEMM goes to OpenBLAS.
  */
 #include "cpu_gemm.h"
 
@@ -47,10 +48,11 @@ static void dnnl_open(void)
         dnnl_sgemm_p = NULL; /* cannot keep its team at one thread */
 }
 
-void dgr_cpu_gemm_init(void)
+void dgr_cpu_gemm_init(int dnnl)
 {
     openblas_set_num_threads(1);
-    pthread_once(&dnnl_once, dnnl_open);
+    if (dnnl)
+        pthread_once(&dnnl_once, dnnl_open);
 }
 
 typedef struct gemm_job {

@@ -14,10 +14,11 @@
 
 /* Make the BLAS libraries single-threaded for the process (we split GEMMs
  * ourselves): OpenBLAS's and oneDNN's own threads would spin against our
- * pools; opens oneDNN (dlopen) once.  Idempotent, thread-safe; called when
- * a CPU device opens.  Before it, dgr_cpu_gemm uses OpenBLAS only.
- * DGRUN_NO_DNNL in the environment keeps oneDNN closed (benchmarks). */
-void dgr_cpu_gemm_init(void);
+ * pools; with dnnl != 0, also open oneDNN (dlopen, once per process) so
+ * large float32 GEMMs use it from then on.  Idempotent, thread-safe;
+ * called when a CPU device opens.  Until oneDNN is open dgr_cpu_gemm uses
+ * OpenBLAS only.  DGRUN_NO_DNNL in the environment keeps oneDNN closed. */
+void dgr_cpu_gemm_init(int dnnl);
 
 /* C[M,N] = op(A)[M,K] * op(B)[K,N] (+ bias[N] per row when bias, then
  * max(0, .) when relu), op = transpose when ta/tb.  dt DG_F32 or DG_F64

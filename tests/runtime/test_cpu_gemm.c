@@ -105,7 +105,10 @@ static void test_gemm_f32(void **state)
     dg_error err;
     struct dgr_pool *pool = dgr_pool_new(3, &err);
     assert_non_null(pool);
-    dgr_cpu_gemm_init();
+    dgr_cpu_gemm_init(0);
+    for (int t = 0; t < 4; t++) /* OpenBLAS only */
+        check_f32(pool, t & 1, t >> 1, 256, 200, 96, 1, 1);
+    dgr_cpu_gemm_init(1);
     for (int t = 0; t < 4; t++) {
         int ta = t & 1, tb = t >> 1;
         check_f32(pool, ta, tb, 5, 7, 3, 0, 0);          /* tiny, OpenBLAS */
