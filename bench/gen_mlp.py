@@ -5,7 +5,7 @@ compute-bound benchmarks (bench/peers.py):
     gen_mlp.py OUTDIR [--layers 784,1024,1024,10] [--batch 256] [--rows 2048]
 
 OUTDIR/mlp.json trains layers[0]-...-layers[-1] (Relu hidden layers,
-softmax cross entropy, Adam) on OUTDIR/x.npy (rows x layers[0], uniform
+softmax cross entropy, Adam; progress logged every 5 steps) on OUTDIR/x.npy (rows x layers[0], uniform
 [0,1)) and OUTDIR/y.npy (one-hot of rows labels).  No numpy needed;
 deterministic.
 """
@@ -47,7 +47,7 @@ def graph(layers, batch):
     nodes.append({"name": "loss", "op": "Mean", "inputs": ["xent"]})
     return {"version": 1, "nodes": nodes, "fetch": ["loss"],
             "train": {"loss": "loss", "optimizer": {"type": "adam", "learning_rate": 0.001},
-                      "steps": 100, "log_every": 1000000,
+                      "steps": 100, "log_every": 5,
                       "feeds": {"x": {"file": "x.npy", "batch": batch, "shuffle": False},
                                 "y": {"file": "y.npy", "batch": batch, "shuffle": False}}}}
 

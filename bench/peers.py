@@ -25,9 +25,10 @@ changes hit them alike); the table gives medians.  The load average is
 printed before and after.  TF and ORT run in bench/.venv (created with
 tensorflow-cpu, onnxruntime, onnx and numpy from PyPI when missing); torch
 is Debian's python3-torch for /usr/bin/python3 (installed when missing).
-dgrun's steps/s is the rate its training loop reports (its own clock, from
-the first step: start-up, compilation and data loading excluded; TF and
-torch time their loops after 5 warm-up steps); its ms per product is
+dgrun's steps/s comes from the cumulative rates its training loop prints
+(its own clock) at step W and W + N, so start-up, compilation, data loading
+and W warm-up steps are excluded (TF and torch time N steps after 5
+warm-up steps); its ms per product is
 the median MatMul kernel time in the trace of one `dgrun profile --repeat`
 process after 2 warm-up runs (TF, torch and ORT: median call time after 2).
 """
@@ -342,14 +343,20 @@ class Dgrun:
         return path
 
     def train_rate(self, case, threads):
-        """steps/s of the training loop as dgrun reports it (the loop's own
-        clock: start-up, compilation and data loading excluded)."""
-        g = os.path.join(ROOT, "graphs", "digits_mlp.json") if case == "digits" \
-            else os.path.join(self.mlp, "mlp.json")
-        n = 3000 if case == "digits" else 25
-        err = run_timed([self.exe, "train", g, "--json", "--steps", str(n)] +
+        """steps/s of the training loop after W warm-up steps, from the
+        cumulative rates dgrun prints at step W and at step W + N (its
+        loop's own clock: start-up, compilation and data loading excluded;
+        TF and torch also time N steps after 5 warm-up steps)."""
+        if case == "digits":
+            g, w, n = os.path.join(ROOT, "graphs", "digits_mlp.json"), 100, 3000
+        else:
+            g, w, n = os.path.join(self.mlp, "mlp.json"), 5, 25
+        err = run_timed([self.exe, "train", g, "--json", "--steps", str(w + n)] +
                         dgrun_flags(threads))[2]
-        return float(re.findall(r"\(([0-9.]+) steps/s", err)[-1])
+        rate = {int(a): float(b) for a, b in
+                re.findall(r"step ([0-9]+)/[0-9]+ loss \S+ \(([0-9.]+) steps/s", err)}
+        t_w, t_all = w / rate[w], (w + n) / rate[w + n]
+        return n / (t_all - t_w)
 
     def chain(self, threads):
         out = subprocess.run([self.bench_exec, "--reps", "9", "--inter-op", str(threads or 1),
@@ -369,6 +376,17 @@ class Dgrun:
         durs = [e["dur"] for e in ev if e.get("ph") == "X" and
                 (e.get("args") or {}).get("op") == "MatMul"]
         return statistics.median(durs[2:]) / 1e3
+
+    def check_tiny(self):
+        """`dgrun check` of a 4-node graph: (wall ms, CPU ms, max RSS MB)."""
+        cmd = [self.exe, "check", os.path.join(ROOT, "graphs", "matmul.json")]
+        t0 = time.perf_counter()
+        p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        _, status, ru = os.wait4(p.pid, 0)
+        wall = time.perf_counter() - t0
+        if os.waitstatus_to_exitcode(status):
+            raise RuntimeError("dgrun check graphs/matmul.json failed")
+        return wall * 1e3, (ru.ru_utime + ru.ru_stime) * 1e3, ru.ru_maxrss / 1024.0
 
     def compile(self, kind, n):
         key = (kind, n)
@@ -477,6 +495,7 @@ def main():
     if "mlp" in only:
         jobs.append((("mlp", "dgrun-default", 0), lambda: dg.train_rate("mlp", 0)))
     if "compile" in only:
+        jobs.append((("check-tiny", "dgrun", 0), dg.check_tiny))
         for kind in ("ours", "graphdef"):
             for n in (100000, 1000000):
                 jobs.append((("compile-%s" % kind, "dgrun", n), lambda k=kind, n=n: dg.compile(k, n)))
@@ -585,6 +604,14 @@ def render(res, threads, reps, ver, load0, load1):
                 targets.append(("1M-node GraphDef JSON check <= 2 s", 2.0 / d[0], 1.0))
                 targets.append(("1M-node GraphDef JSON check <= 600 MB", 600 / d[1], 1.0))
         L.append("")
+    tiny = med(res, ("check-tiny", "dgrun", 0))
+    if tiny is not None:
+        L.append("`dgrun check graphs/matmul.json` (4 nodes): %.1f ms wall, %.1f ms CPU, %.1f MB "
+                 "max RSS." % tiny)
+        L.append("")
+        targets.append(("tiny check <= 15 MB", 15.0 / tiny[2], 1.0))
+        targets.append(("tiny check <= 5 ms (wall)", 5.0 / tiny[0], 1.0))
+        targets.append(("tiny check <= 5 ms (CPU)", 5.0 / tiny[1], 1.0))
     L.append("| target | ratio | met |")
     L.append("|---|---|---|")
     for name, r, need in targets:
