@@ -290,20 +290,23 @@ WORKERS = {
 
 
 def run_timed(cmd, env=None):
-    """(wall seconds, peak RSS MB, stderr) of one process; raises on failure."""
+    """(wall seconds, peak RSS MB, stderr, CPU seconds) of one process, via
+    /usr/bin/time (a Python parent's own wait4 ru_maxrss would count the
+    forked interpreter's pages); raises on failure."""
     e = dict(os.environ)
     e.update(env or {})
-    with tempfile.TemporaryFile() as errf:
+    with tempfile.NamedTemporaryFile("r") as tf_, tempfile.TemporaryFile() as errf:
         t0 = time.perf_counter()
-        p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=errf, env=e)
-        _, status, ru = os.wait4(p.pid, 0)
+        p = subprocess.run(["/usr/bin/time", "-o", tf_.name, "-f", "%M %U %S"] + cmd,
+                           stdout=subprocess.DEVNULL, stderr=errf, env=e)
         wall = time.perf_counter() - t0
-        p.returncode = os.waitstatus_to_exitcode(status)
         errf.seek(0)
         err = errf.read().decode(errors="replace")
+        fields = tf_.read().split()
     if p.returncode:
         raise RuntimeError("%s: exit %d: %s" % (" ".join(cmd), p.returncode, err[-300:]))
-    return wall, ru.ru_maxrss / 1024.0, err
+    rss_kb, user, sys_ = int(fields[-3]), float(fields[-2]), float(fields[-1])
+    return wall, rss_kb / 1024.0, err, user + sys_
 
 
 def dgrun_flags(threads):
@@ -378,15 +381,14 @@ class Dgrun:
         return statistics.median(durs[2:]) / 1e3
 
     def check_tiny(self):
-        """`dgrun check` of a 4-node graph: (wall ms, CPU ms, max RSS MB)."""
+        """`dgrun check` of a 4-node graph: (wall ms, CPU ms, max RSS MB);
+        CPU from `perf stat -e task-clock` (time's is in 10 ms steps)."""
         cmd = [self.exe, "check", os.path.join(ROOT, "graphs", "matmul.json")]
-        t0 = time.perf_counter()
-        p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        _, status, ru = os.wait4(p.pid, 0)
-        wall = time.perf_counter() - t0
-        if os.waitstatus_to_exitcode(status):
-            raise RuntimeError("dgrun check graphs/matmul.json failed")
-        return wall * 1e3, (ru.ru_utime + ru.ru_stime) * 1e3, ru.ru_maxrss / 1024.0
+        wall, rss, _, cpu = run_timed(cmd)
+        r = subprocess.run(["perf", "stat", "-x,", "-e", "task-clock"] + cmd,
+                           capture_output=True, text=True)
+        m = re.search(r"^([0-9.]+),msec,task-clock", r.stderr, re.M)
+        return wall * 1e3, float(m.group(1)) if m else cpu * 1e3, rss
 
     def compile(self, kind, n):
         key = (kind, n)
@@ -396,7 +398,7 @@ class Dgrun:
             subprocess.run([SYSPY, os.path.join(ROOT, "bench", gen), str(n), path], check=True)
             self.graphs[key] = path
         extra = ["--assume-gpus", "4"] if kind == "ours" else []
-        wall, rss, err = run_timed([self.exe, "check", self.graphs[key]] + extra)
+        wall, rss, err, _ = run_timed([self.exe, "check", self.graphs[key]] + extra)
         if err.strip():
             raise RuntimeError("dgrun check %s: %s" % (self.graphs[key], err.strip()))
         return wall, rss
