@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "registry.h"
 #include "session.h"
 #include "registry.h"
 #include "program.h"

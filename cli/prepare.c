@@ -67,8 +67,12 @@ dg_status cli_compile(const cli_args *a, cli_ctx *c, dg_error *err)
                a->cmd == CLI_PROFILE;
     if (cl && exec)
         st = dg_cluster_join(cl, NULL, err);
-    if (!st && a->opt.assume_gpus >= 0)
-        st = dg_devices_assume(a->opt.assume_gpus, &c->devs, err);
+    /* check judges a graph that names no GPU against CPU:0 alone: same
+     * verdict, no OpenCL start (docs/decisions.md) */
+    int cpu_only = a->cmd == CLI_CHECK && !cl && !dg_graph_names_gpu(g, &a->opt);
+    if (!st && (a->opt.assume_gpus >= 0 || cpu_only))
+        st = dg_devices_assume(cpu_only && a->opt.assume_gpus < 0
+                                   ? 0 : a->opt.assume_gpus, &c->devs, err);
     else if (!st)
         st = dg_devices_discover(&a->opt, &c->devs, err);
     if (!st && cl)

@@ -138,6 +138,35 @@ int dg_program_fetch_count(const dg_program *p)
     return p ? p->n_fetch : 0;
 }
 
+/* Does device request s need the real device list to be judged: a GPU,
+ * or any type with an id (an unparsable one is judged the same either
+ * way)? */
+static int spec_needs_devices(const char *s)
+{
+    dgc_devspec d;
+    if (!s || !*s || dgc_devspec_parse(s, &d) != 0)
+        return 0;
+    return d.type == DG_DEV_GPU || (d.type == DGC_TYPE_ANY && d.id >= 0);
+}
+
+int dg_graph_names_gpu(const dg_graph *g, const dg_options *o)
+{
+    if (o && spec_needs_devices(o->device_scope))
+        return 1;
+    for (int32_t i = 0; i < g->n_nodes; i++)
+        if (spec_needs_devices(g->nodes[i].device))
+            return 1;
+    for (int r = 0; r < g->n_rules; r++) {
+        const dgc_rule *ru = &g->rules[r];
+        if (spec_needs_devices(ru->device))
+            return 1;
+        for (int k = 0; k < ru->n_devices; k++)
+            if (spec_needs_devices(ru->devices[k]))
+                return 1;
+    }
+    return 0;
+}
+
 const dg_cluster *dg_program_cluster(const dg_program *p)
 {
     return p ? p->cluster : NULL;

@@ -205,6 +205,13 @@ void dg_cluster_str(const dg_cluster *c, char *buf, size_t n);
  * "cluster", else NULL (no cluster: one process, /job:localhost). */
 const dg_cluster *dg_graph_cluster(const dg_graph *g, const dg_options *o);
 
+/* 1 when a device request of g (nodes, placement rules) or o->device_scope
+ * names a GPU (or a device id of any type), so that judging the placement
+ * needs the real device list; 0 when CPU:0 alone gives the same verdict
+ * (every op has a CPU kernel, SPEC 4.7): `check` then touches no device
+ * backend. */
+int dg_graph_names_gpu(const dg_graph *g, const dg_options *o);
+
 /* Join the MPI job that runs cluster c as one of its tasks: the check that
  * this process was started under MPI with exactly as many processes as c
  * has tasks, returning this process's rank in *rank.  The MPI runtime is

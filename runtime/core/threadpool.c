@@ -2,6 +2,10 @@
  * threadpool.c -- inter-op worker pools (a ring buffer of ready items per
  * device, mutex + condvar) and the intra-op pool behind dgr_parallel_for
  * (jobs live on the caller's stack; helpers grab chunks atomically).
+ * One thread budget: inter-op workers sharing an intra-op pool count
+ * themselves busy while they run a task, and a parallel_for started by one
+ * of them takes at most threads / busy threads (itself included), so the
+ * two levels never oversubscribe the cores.
  */
 #include "threadpool.h"
 #include "dg_alloc.h"
@@ -31,6 +35,7 @@ typedef struct pf_job {
     atomic_int next;     /* next chunk to take */
     int32_t done;        /* chunks finished (under pool mutex) */
     int32_t users;       /* helpers working on it (under pool mutex) */
+    int32_t max_users;   /* helpers allowed on it: the caller's budget - 1 */
     int listed;
     struct pf_job *link;
 } pf_job;
@@ -44,7 +49,19 @@ struct dgr_pool {
     pthread_cond_t done_cv;
     pf_job *head;
     int stop;
+    atomic_int busy;     /* inter-op workers running a task (the budget) */
 };
+
+/* First listed job with chunks left and room for one more helper (under the
+ * pool mutex); NULL if none. */
+static pf_job *open_job(struct dgr_pool *p)
+{
+    for (pf_job *j = p->head; j; j = j->link)
+        if (j->users < j->max_users &&
+            atomic_load_explicit(&j->next, memory_order_relaxed) < j->nchunks)
+            return j;
+    return NULL;
+}
 
 static int32_t run_chunks(pf_job *j)
 {
@@ -92,15 +109,11 @@ static void *intra_main(void *arg)
     struct dgr_pool *p = arg;
     pthread_mutex_lock(&p->mu);
     for (;;) {
-        while (!p->stop && !p->head)
+        pf_job *j = NULL;
+        while (!p->stop && !(j = open_job(p)))
             pthread_cond_wait(&p->work_cv, &p->mu);
         if (p->stop)
             break;
-        pf_job *j = p->head;
-        if (atomic_load_explicit(&j->next, memory_order_relaxed) >= j->nchunks) {
-            unlist(p, j);
-            continue;
-        }
         j->users++;
         pthread_mutex_unlock(&p->mu);
         int32_t mine = run_chunks(j);
@@ -125,6 +138,7 @@ struct dgr_pool *dgr_pool_new(int threads, dg_error *err)
         return NULL;
     }
     p->threads = threads;
+    atomic_init(&p->busy, 0);
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->work_cv, NULL);
     pthread_cond_init(&p->done_cv, NULL);
@@ -171,18 +185,20 @@ void dgr_parallel_for(struct dgr_pool *pool, int64_t n, int64_t grain,
         return;
     if (grain < 1)
         grain = 1;
-    if (!pool || pool->threads <= 1 || n <= grain) {
+    int budget = dgr_pool_budget(pool);
+    if (budget <= 1 || n <= grain) {
         fn(arg, 0, n);
         return;
     }
     int64_t want = (n + grain - 1) / grain;
-    int64_t maxc = (int64_t)pool->threads * 4;
+    int64_t maxc = (int64_t)budget * 4;
     int32_t nchunks = (int32_t)(want < maxc ? want : maxc);
     pf_job j;
     memset(&j, 0, sizeof j);
     j.fn = fn;
     j.arg = arg;
     j.n = n;
+    j.max_users = budget - 1;
     j.chunk = (n + nchunks - 1) / nchunks;
     j.nchunks = (int32_t)((n + j.chunk - 1) / j.chunk);
     atomic_init(&j.next, 0);
@@ -211,6 +227,16 @@ int dgr_pool_threads(const struct dgr_pool *pool)
     return pool ? pool->threads : 1;
 }
 
+int dgr_pool_budget(const struct dgr_pool *pool)
+{
+    if (!pool || pool->threads <= 1)
+        return 1;
+    int busy = atomic_load_explicit(&((struct dgr_pool *)pool)->busy,
+                                    memory_order_relaxed);
+    int b = busy > 1 ? pool->threads / busy : pool->threads;
+    return b > 1 ? b : 1;
+}
+
 /* ======================= inter-op pools ================================== */
 
 typedef struct ipool_item {
@@ -232,6 +258,7 @@ struct dgr_ipool {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     ipool_item *ring;
+    struct dgr_pool *budget; /* intra-op pool whose busy count we keep */
     int32_t cap, head, count;
     int idle;  /* workers waiting on cv */
     int stop;
@@ -255,7 +282,11 @@ static void *inter_main(void *arg)
         p->head = p->head + 1 == p->cap ? 0 : p->head + 1;
         p->count--;
         pthread_mutex_unlock(&p->mu);
+        if (p->budget)
+            atomic_fetch_add_explicit(&p->budget->busy, 1, memory_order_relaxed);
         p->fn(it.ctx, it.item, wa->lane);
+        if (p->budget)
+            atomic_fetch_sub_explicit(&p->budget->busy, 1, memory_order_relaxed);
         pthread_mutex_lock(&p->mu);
     }
     pthread_mutex_unlock(&p->mu);
@@ -311,6 +342,11 @@ void dgr_ipool_free(dgr_ipool *p)
     dg_free(p->tids);
     dg_free(p->args);
     dg_free(p);
+}
+
+void dgr_ipool_share(dgr_ipool *p, struct dgr_pool *intra)
+{
+    p->budget = intra;
 }
 
 int dgr_ipool_threads(const dgr_ipool *p)

@@ -38,6 +38,11 @@ void dgr_parallel_for(struct dgr_pool *pool, int64_t n, int64_t grain,
                       dgr_range_fn fn, void *arg);
 /* Number of threads of the pool (1 if NULL). */
 int dgr_pool_threads(const struct dgr_pool *pool);
+/* Threads a kernel may use right now (itself included): the pool's threads
+ * divided by the inter-op workers busy on it (dgr_ipool_share), at least 1.
+ * dgr_parallel_for never uses more; kernels that split work themselves
+ * (MatMul's GEMM blocks) size their blocks with it. */
+int dgr_pool_budget(const struct dgr_pool *pool);
 
 /* ---- inter-op ------------------------------------------------------------ */
 
@@ -51,6 +56,9 @@ dgr_ipool *dgr_ipool_new(int threads, dgr_task_fn fn, dg_error *err);
  * be empty and no task running). */
 void dgr_ipool_free(dgr_ipool *p);
 int dgr_ipool_threads(const dgr_ipool *p);
+/* Count this pool's workers busy on `intra` while they run a task (the
+ * thread budget of dgr_pool_budget).  Call before the first push. */
+void dgr_ipool_share(dgr_ipool *p, struct dgr_pool *intra);
 /* Make the ring hold at least `cap` queued items.  Call only while the pool
  * is idle.  0 ok, -1 nomem. */
 int dgr_ipool_reserve(dgr_ipool *p, int32_t cap);

@@ -9,8 +9,7 @@
 #include "kernels_cpu.h"
 #include "kernels_cpu_conv.h"
 #include "devices.h"
-
-#include <cblas.h>
+#include "cpu_gemm.h"
 
 #define ROW(op, fn) [DGC_OPID_##op] = {DGR_KDT_OP, fn}
 
@@ -176,11 +175,10 @@ static dg_status cpu_open(dgr_device *d, const dg_options *o, dg_error *err)
     (void)err;
     d->impl = NULL;
     d->be = &dgr_backend_cpu;
-    /* --intra-op-threads also bounds OpenBLAS (MatMul's kernel), whose own
-     * idle threads otherwise spin (sched_yield) after each call and compete
-     * with the inter-op workers on small machines. */
-    if (o->intra_op_threads > 0)
-        openblas_set_num_threads(o->intra_op_threads);
+    /* BLAS calls are single-threaded blocks on our intra-op pool (one
+     * thread budget); the libraries' own threads would spin against it.
+     * oneDNN's one-time set-up pays only over many steps. */
+    dgr_cpu_gemm_init(o->train_mode || o->repeat > 1);
     return DG_OK;
 }
 

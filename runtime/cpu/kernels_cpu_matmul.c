@@ -1,12 +1,11 @@
 /*
  * kernels_cpu_matmul.c -- the CPU MatMul kernel: 2-D float32/float64
- * products through OpenBLAS (cblas_sgemm / cblas_dgemm) honouring
- * transpose_a / transpose_b; empty operands give zeros.
+ * products through dgr_cpu_gemm (oneDNN / OpenBLAS blocks over the
+ * intra-op budget) honouring transpose_a / transpose_b; empty operands give
+ * zeros.
  */
 #include "kernels_cpu.h"
-
-#include <cblas.h>
-#include <string.h>
+#include "cpu_gemm.h"
 
 dg_status dgr_k_matmul(dgr_kctx *k)
 {
@@ -38,19 +37,8 @@ dg_status dgr_k_matmul(dgr_kctx *k)
                       "node '%s': MatMul output shape mismatch", k->node->name);
     if (M == 0 || N == 0)
         return DG_OK;
-    void *c = dgr_cpu_ptr(&k->out[0]);
-    if (K == 0) {
-        memset(c, 0, (size_t)(M * N) * dg_dtype_size(a->dtype));
-        return DG_OK;
-    }
-    int lda = (int)a->shape.dims[1], ldb = (int)b->shape.dims[1];
-    enum CBLAS_TRANSPOSE tra = ta ? CblasTrans : CblasNoTrans;
-    enum CBLAS_TRANSPOSE trb = tb ? CblasTrans : CblasNoTrans;
-    if (a->dtype == DG_F32)
-        cblas_sgemm(CblasRowMajor, tra, trb, (int)M, (int)N, (int)K, 1.0f,
-                    dgr_cpu_ptr(a), lda, dgr_cpu_ptr(b), ldb, 0.0f, c, (int)N);
-    else
-        cblas_dgemm(CblasRowMajor, tra, trb, (int)M, (int)N, (int)K, 1.0,
-                    dgr_cpu_ptr(a), lda, dgr_cpu_ptr(b), ldb, 0.0, c, (int)N);
+    dgr_cpu_gemm(k->dev->intra, a->dtype, ta, tb, M, N, K, dgr_cpu_ptr(a),
+                 a->shape.dims[1], dgr_cpu_ptr(b), b->shape.dims[1],
+                 dgr_cpu_ptr(&k->out[0]), N, NULL, 0);
     return DG_OK;
 }

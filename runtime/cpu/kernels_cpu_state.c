@@ -60,6 +60,19 @@ typedef struct upd_job {
     int nesterov;
 } upd_job;
 
+/* Adam's element update, gradient element GX (in a UPD(T) case). */
+#define ADAM_LOOP(T, GX)                                                     \
+    do {                                                                     \
+    for (int64_t i = i0; i < i1; i++) {                                      \
+        T gi = (GX);                                                         \
+        T mi = m[i] + (gi - m[i]) * (1 - b1);                                \
+        T vi = v[i] + (gi * gi - v[i]) * (1 - b2);                           \
+        m[i] = mi;                                                           \
+        v[i] = vi;                                                           \
+        w[i] -= lr * mi / (SQRT(vi) + eps);                                  \
+    }                                                                        \
+    } while (0)
+
 #define UPD(T)                                                               \
     do {                                                                     \
         T *restrict w = j->var;                                              \
@@ -96,12 +109,10 @@ typedef struct upd_job {
             T *restrict m = j->a;                                            \
             T *restrict v = j->b;                                            \
             T lr = (T)j->lr, b1 = (T)j->b1, b2 = (T)j->b2, eps = (T)j->eps;  \
-            for (int64_t i = i0; i < i1; i++) {                              \
-                T gi = g[i * gs];                                            \
-                m[i] += (gi - m[i]) * (1 - b1);                              \
-                v[i] += (gi * gi - v[i]) * (1 - b2);                         \
-                w[i] -= lr * m[i] / (SQRT(v[i]) + eps);                      \
-            }                                                                \
+            if (gs == 1) /* contiguous: one vectorised pass */               \
+                ADAM_LOOP(T, g[i]);                                             \
+            else                                                             \
+                ADAM_LOOP(T, g[0]);                                             \
             break;                                                           \
         }                                                                    \
         case U_MAVG: {                                                       \

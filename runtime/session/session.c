@@ -371,6 +371,8 @@ static dg_status open_devices(dgr_session *s, const dg_options *o,
         s->x.pools[i] = dgr_ipool_new(th, dgr_exec_task, err);
         if (!s->x.pools[i])
             return err ? err->code : DG_E_NOMEM;
+        if (s->x.devs[i].intra)
+            dgr_ipool_share(s->x.pools[i], s->x.devs[i].intra);
         n_workers += th;
     }
     s->x.lane_base[s->x.n_dev] = n_workers;

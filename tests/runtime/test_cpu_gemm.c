@@ -1,0 +1,160 @@
+/*
+ * test_cpu_gemm.c -- the thread budget (busy inter-op workers shrink the
+ * intra-op threads a kernel may use) and dgr_cpu_gemm against a naive
+ * product: every transpose, row and column blocks, the bias/Relu epilogue,
+ * float32 (oneDNN sizes and OpenBLAS sizes) and float64.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdatomic.h>
+#include <cmocka.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "cpu_gemm.h"
+#include "threadpool.h"
+
+/* ---- budget ---------------------------------------------------------------- */
+
+typedef struct budget_ctx {
+    struct dgr_pool *intra;
+    atomic_int arrived, read;
+    int seen[2];
+} budget_ctx;
+
+static void budget_task(void *ctx, int32_t item, int lane)
+{
+    (void)lane;
+    budget_ctx *c = ctx;
+    atomic_fetch_add(&c->arrived, 1);
+    while (atomic_load(&c->arrived) < 2) /* both workers busy at once */
+        ;
+    c->seen[item] = dgr_pool_budget(c->intra);
+    atomic_fetch_add(&c->read, 1);
+    while (atomic_load(&c->read) < 2) /* neither leaves before both read */
+        ;
+}
+
+static void test_budget(void **state)
+{
+    (void)state;
+    dg_error err;
+    struct dgr_pool *intra = dgr_pool_new(4, &err);
+    assert_non_null(intra);
+    assert_int_equal(dgr_pool_budget(intra), 4); /* not on a worker: all */
+    assert_int_equal(dgr_pool_budget(NULL), 1);
+    budget_ctx c = {.intra = intra};
+    atomic_init(&c.arrived, 0);
+    atomic_init(&c.read, 0);
+    dgr_ipool *ip = dgr_ipool_new(2, budget_task, &err);
+    assert_non_null(ip);
+    dgr_ipool_share(ip, intra);
+    dgr_ipool_push(ip, &c, 0);
+    dgr_ipool_push(ip, &c, 1);
+    dgr_ipool_free(ip); /* drains */
+    assert_int_equal(c.seen[0], 2); /* 4 threads / 2 busy workers */
+    assert_int_equal(c.seen[1], 2);
+    assert_int_equal(dgr_pool_budget(intra), 4);
+    dgr_pool_free(intra);
+}
+
+/* ---- gemm ------------------------------------------------------------------ */
+
+static double at(const float *m, int64_t ld, int t, int64_t r, int64_t c)
+{
+    return t ? m[c * ld + r] : m[r * ld + c];
+}
+
+static void check_f32(struct dgr_pool *pool, int ta, int tb, int64_t M,
+                      int64_t N, int64_t K, int bias, int relu)
+{
+    int64_t ar = ta ? K : M, ac = ta ? M : K, br = tb ? N : K,
+            bc = tb ? K : N;
+    float *A = malloc(sizeof *A * (size_t)(ar * ac + 1));
+    float *B = malloc(sizeof *B * (size_t)(br * bc + 1));
+    float *C = malloc(sizeof *C * (size_t)(M * N));
+    float *bv = malloc(sizeof *bv * (size_t)N);
+    for (int64_t i = 0; i < ar * ac; i++)
+        A[i] = (float)((i * 7) % 13) / 13.0f - 0.4f;
+    for (int64_t i = 0; i < br * bc; i++)
+        B[i] = (float)((i * 5) % 11) / 11.0f - 0.5f;
+    for (int64_t i = 0; i < N; i++)
+        bv[i] = (float)(i % 3) - 1.0f;
+    dgr_cpu_gemm(pool, DG_F32, ta, tb, M, N, K, A, ac, B, bc, C, N,
+                 bias ? bv : NULL, relu);
+    for (int64_t r = 0; r < M; r += (M > 64 ? 7 : 1))
+        for (int64_t q = 0; q < N; q += (N > 64 ? 5 : 1)) {
+            double s = bias ? bv[q] : 0;
+            for (int64_t k = 0; k < K; k++)
+                s += at(A, ac, ta, r, k) * at(B, bc, tb, k, q);
+            if (relu && s < 0)
+                s = 0;
+            assert_true(fabs(s - C[r * N + q]) <= 1e-3 * (1 + fabs(s)));
+        }
+    free(A);
+    free(B);
+    free(C);
+    free(bv);
+}
+
+static void test_gemm_f32(void **state)
+{
+    (void)state;
+    dg_error err;
+    struct dgr_pool *pool = dgr_pool_new(3, &err);
+    assert_non_null(pool);
+    dgr_cpu_gemm_init(0);
+    for (int t = 0; t < 4; t++) /* OpenBLAS only */
+        check_f32(pool, t & 1, t >> 1, 256, 200, 96, 1, 1);
+    dgr_cpu_gemm_init(1);
+    for (int t = 0; t < 4; t++) {
+        int ta = t & 1, tb = t >> 1;
+        check_f32(pool, ta, tb, 5, 7, 3, 0, 0);          /* tiny, OpenBLAS */
+        check_f32(pool, ta, tb, 256, 200, 96, 1, 1);     /* row blocks */
+        check_f32(pool, ta, tb, 20, 1000, 128, 1, 0);    /* column blocks */
+        check_f32(NULL, ta, tb, 130, 140, 150, 0, 1);    /* no pool */
+    }
+    check_f32(pool, 0, 0, 9, 4, 0, 1, 1); /* K = 0: bias, relu */
+    dgr_pool_free(pool);
+}
+
+static void test_gemm_f64(void **state)
+{
+    (void)state;
+    dg_error err;
+    struct dgr_pool *pool = dgr_pool_new(2, &err);
+    assert_non_null(pool);
+    enum { M = 300, N = 280, K = 40 };
+    double *A = malloc(sizeof *A * M * K), *B = malloc(sizeof *B * K * N);
+    double *C = malloc(sizeof *C * M * N), bias[N];
+    for (int i = 0; i < M * K; i++)
+        A[i] = (i % 9) * 0.25 - 1;
+    for (int i = 0; i < K * N; i++)
+        B[i] = (i % 4) * 0.5 - 0.75;
+    for (int i = 0; i < N; i++)
+        bias[i] = i * 0.01;
+    dgr_cpu_gemm(pool, DG_F64, 0, 1, M, N, K, A, K, B, K, C, N, bias, 0);
+    for (int r = 0; r < M; r += 11)
+        for (int q = 0; q < N; q += 3) {
+            double s = bias[q];
+            for (int k = 0; k < K; k++)
+                s += A[r * K + k] * B[q * K + k];
+            assert_true(fabs(s - C[r * N + q]) < 1e-9);
+        }
+    free(A);
+    free(B);
+    free(C);
+    dgr_pool_free(pool);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_budget),
+        cmocka_unit_test(test_gemm_f32),
+        cmocka_unit_test(test_gemm_f64),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
