@@ -65,6 +65,8 @@ static void fmt_left(double s, char *out, size_t n)
 static void on_progress(const dg_train_progress *p, void *user)
 {
     progress *pr = user;
+    if (cli_follower())
+        return;
     /* After --restore the steps are numbered on from the checkpoint; the
      * rate counts only the steps this process ran. */
     if (pr->base < 0)

@@ -9,7 +9,8 @@ cd "$(dirname "$0")/.."
 PKGS=(build-essential meson ninja-build pkg-config ocl-icd-opencl-dev
       opencl-headers pocl-opencl-icd libclblast-dev libcjson-dev
       libcmocka-dev libopenblas-dev libprotobuf-c-dev protobuf-c-compiler
-      python3-numpy python3-venv chromium)
+      python3-numpy python3-venv chromium openmpi-bin libopenmpi-dev
+      iproute2)
 
 if command -v dpkg-query >/dev/null 2>&1; then
     missing=()

@@ -45,5 +45,21 @@ dgr_trace *dgr_session_trace(dgr_session *s);
 dgr_device *dgr_session_device(dgr_session *s, int id);
 dgr_exec *dgr_session_exec(dgr_session *s);
 
+/* ---- as one rank of a cluster (session_cluster.c; SPEC 8.3) -------------
+ * Collective: every rank calls them in the same order.  Without a cluster
+ * they are the local operations. */
+/* Whether node_id runs on this rank (always without a cluster). */
+int dgr_session_is_local(dgr_session *s, int32_t node_id);
+/* This process's rank (0 without a cluster). */
+int dgr_session_rank(dgr_session *s);
+/* A Variable's value on rank 0 (*out NULL on the other ranks). */
+dg_status dgr_session_gather_variable(dgr_session *s, int32_t node_id,
+                                      dg_tensor **out, dg_error *err);
+/* Rank 0's `value` (ignored elsewhere) into the Variable, on its rank. */
+dg_status dgr_session_scatter_variable(dgr_session *s, int32_t node_id,
+                                       const dg_tensor *value, dg_error *err);
+/* v[0..n) of rank 0 to every rank. */
+dg_status dgr_session_bcast(dgr_session *s, int64_t *v, int n,
+                            dg_error *err);
 
 #endif
