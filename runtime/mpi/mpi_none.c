@@ -11,7 +11,7 @@
 int dg_cluster_launched(void)
 {
     static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE",
-                                       "PMIX_RANK", "SLURM_NTASKS"};
+                                       "PMIX_RANK"};
     for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
         const char *v = getenv(vars[i]);
         if (v && *v)
