@@ -96,6 +96,9 @@ typedef struct dgr_exec {
     dgr_transport *xport;
     int rank;                 /* this process's rank (0 without a cluster) */
     int host_dev;             /* this rank's CPU:0 (staging); 0 without */
+    uint64_t net_end;         /* trace: end of the last message slice (the
+                                 transport's thread records them in order,
+                                 on one lane per device, never overlapping) */
 } dgr_exec;
 
 typedef struct dgr_runner dgr_runner;

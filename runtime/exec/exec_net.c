@@ -30,26 +30,43 @@ static void net_fail(dgr_runner *r, int32_t s, const char *why)
     dgr_exec_fail(r, &e);
 }
 
-/* The trace slice of a message: "MemcpyRemote" on this rank's copy lane. */
+/* The slice of a message, [m->t0, now], on the network lane of this
+ * rank's device (called on the transport's thread, in completion order:
+ * a slice starts no earlier than the previous one ended, so they nest in
+ * no one and overlap nothing). */
+static void net_times(dgr_runner *r, xmsg *m)
+{
+    dgr_exec *S = r->s;
+    if (!S->trace)
+        return;
+    uint64_t now = dg_now_ns();
+    if (m->t0 < S->net_end)
+        m->t0 = S->net_end;
+    m->t1 = now > m->t0 ? now : m->t0 + 1;
+    S->net_end = m->t1;
+}
+
+/* Record the slice ("MemcpyRemote") and the flows into it. */
 static void net_trace(dgr_runner *r, int32_t s, xmsg *m, int64_t bytes)
 {
     dgr_exec *S = r->s;
     if (!S->trace)
         return;
     const dgc_step *st = &r->plan->steps[s];
-    uint64_t t1 = dg_now_ns();
     const char *tn = st->kind == DGC_STEP_SEND && st->n_in
                          ? dgr_exec_slot_name(r, r->plan->in_slots[st->in_off])
                          : S->g->nodes[st->node].name;
     /* src_device of a SEND/RECV is the device at the other end */
     int src = st->kind == DGC_STEP_SEND ? st->device : st->src_device;
     int dst = st->kind == DGC_STEP_SEND ? st->src_device : st->device;
-    dgr_trace_memcpy_remote(S->trace, src, dst, st->kind == DGC_STEP_SEND,
-                            tn, bytes, r->step, m->t0, t1,
-                            r->key_base + (uint32_t)s);
     r->t_start[s] = m->t0;
-    r->t_end[s] = t1;
-    r->lane[s] = DGR_LANE_COPY;
+    r->t_end[s] = m->t1;
+    r->lane[s] = DGR_LANE_NET;
+    dgr_trace_memcpy_remote(S->trace, src, dst, st->kind == DGC_STEP_SEND,
+                            tn, bytes, r->step, m->t0, m->t1,
+                            r->key_base + (uint32_t)s);
+    if (st->kind == DGC_STEP_SEND)
+        dgr_exec_trace_flows(r, st, DGR_LANE_NET);
 }
 
 /* ---- SEND ------------------------------------------------------------------ */
@@ -62,6 +79,7 @@ static void send_done(dgr_xreq *q, int ok)
     if (!ok) {
         net_fail(r, m->s, "the message failed");
     } else if (!atomic_load_explicit(&r->failed, memory_order_acquire)) {
+        net_times(r, m);
         net_trace(r, m->s, m, q->hdr.bytes);
         dgr_exec_signal_succ(r, &r->plan->succ[st->succ_off], st->n_succ);
     }
@@ -126,6 +144,8 @@ static void *recv_place(dgr_xreq *q, size_t bytes)
     dgr_exec *S = r->s;
     const dgc_step *st = &r->plan->steps[m->s];
     m->buf = NULL;
+    if (S->trace) /* the receiving end's slice starts when it is there */
+        m->t0 = dg_now_ns();
     if (bytes == 0)
         return NULL;
     dgr_device *dd = &S->devs[st->device];
@@ -234,6 +254,7 @@ static void recv_done(dgr_xreq *q, int ok)
         dgr_exec_finish_one(r);
         return;
     }
+    net_times(r, m);
     if (st->n_out > 0 && m->buf && !r->s->devs[st->device].be->host_memory) {
         /* the device write runs on the device's worker, not here */
         dgr_ipool_push(r->s->pools[st->device], r, m->s);

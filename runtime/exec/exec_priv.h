@@ -63,7 +63,7 @@ typedef struct xmsg {
     int32_t s;
     dgr_buffer *buf;         /* send: the value read; recv: the payload's
                                 buffer (device or host staging) */
-    uint64_t t0;             /* trace: when the step started */
+    uint64_t t0, t1;         /* trace: the message's slice */
     dgr_value v;             /* recv: the value being received */
 } xmsg;
 
@@ -183,6 +183,9 @@ void dgr_exec_net_start(dgr_runner *r, int32_t s);
  * NULL on every rank but 0 for values it does not hold). */
 dg_status dgr_exec_net_gather(dgr_runner *r, dg_tensor **fetched,
                               dg_error *err);
+/* Trace flows into step st (on `lane`) from its producers on other
+ * lanes. */
+void dgr_exec_trace_flows(dgr_runner *r, const dgc_step *st, int lane);
 /* The name of the tensor slot `slot` holds (trace). */
 const char *dgr_exec_slot_name(const dgr_runner *r, int32_t slot);
 

@@ -58,7 +58,7 @@ const char *dgr_exec_slot_name(const dgr_runner *r, int32_t slot)
 /* Flows into step st (on `lane`) from its producers on other lanes, named
  * by slice key: the writer binds them to the producer's and this step's
  * slices whatever their clocks. */
-static void trace_flows(dgr_runner *r, const dgc_step *st, int lane)
+void dgr_exec_trace_flows(dgr_runner *r, const dgc_step *st, int lane)
 {
     const dgc_plan *p = r->plan;
     int32_t s = (int32_t)(st - p->steps);
@@ -140,7 +140,7 @@ static dg_status run_transfer(dgr_runner *r, int32_t s, int lane, wscratch *w)
         dgr_trace_memcpy(S->trace, st->src_device, st->device, tn,
                          (int64_t)n, r->step, t0, t1,
                          r->key_base + (uint32_t)s);
-        trace_flows(r, st, DGR_LANE_COPY);
+        dgr_exec_trace_flows(r, st, DGR_LANE_COPY);
         trace_memory(S, st->device, t1, 0);
     }
     (void)lane;
@@ -293,7 +293,7 @@ static dg_status run_op(dgr_runner *r, int32_t s, int lane, wscratch *w,
             dgr_trace_op(S->trace, st->device, lane, n->name, dgc_node_op_name(n),
                          r->step, t0, t1, S->in_names[st->node], n->n_inputs,
                          r->key_base + (uint32_t)s);
-        trace_flows(r, st, r->lane[s]);
+        dgr_exec_trace_flows(r, st, r->lane[s]);
         trace_memory(S, st->device, t1, 0);
     }
     dgr_exec_release_inputs(r, st);

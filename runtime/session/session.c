@@ -26,6 +26,7 @@ struct dgr_session {
     dgr_kenv env;             /* what kernels get: seeds, Print, tracing */
     pthread_mutex_t print_mu;
     uint64_t t0;              /* session start (trace origin) */
+    int64_t *clock_off;       /* cluster, rank 0: ranks' clock offsets */
 };
 
 /* The per-node part of an op's seed: FNV-1a of its name. */
@@ -393,6 +394,8 @@ static dg_status setup_trace(dgr_session *s, dg_error *err)
             dgr_trace_lane_name(s->x.trace, d, 0, nm);
         }
         dgr_trace_lane_name(s->x.trace, d, DGR_LANE_COPY, "copy");
+        if (s->x.xport)
+            dgr_trace_lane_name(s->x.trace, d, DGR_LANE_NET, "network");
     }
     return build_names(s, err);
 }
@@ -495,6 +498,9 @@ dg_session *dg_session_new(const dg_program *p, const dg_options *o,
         goto fail;
     if (s->opts.trace_path && setup_trace(s, err) != DG_OK)
         goto fail;
+    if (s->opts.trace_path && s->x.xport &&
+        dgr_session_clock_offsets(s, &s->clock_off, err) != DG_OK)
+        goto fail;
     for (int32_t i = 0; i < s->x.g->n_nodes; i++)
         if (dgc_op_has(s->x.g->nodes[i].op, DGC_OP_VARIABLE) &&
             dgr_session_is_local(s, i) && init_variable(s, i, err) != DG_OK)
@@ -545,6 +551,7 @@ void dg_session_free(dg_session *ds)
     dg_free(s->x.mem_seen);
     dg_free(s->x.mem_seen_ns);
     dg_free((void *)s->opts.trace_path);
+    dg_free(s->clock_off);
     pthread_mutex_destroy(&s->print_mu);
     pthread_mutex_destroy(&s->x.run_mu);
     dg_free(s);
@@ -649,7 +656,10 @@ char *dg_session_profile_summary(const dg_session *ds)
 dg_status dg_session_write_trace(dg_session *ds, dg_error *err)
 {
     dgr_session *s = (dgr_session *)(void *)ds;
-    if (!s->x.trace || !s->opts.trace_path || s->x.rank != 0)
-        return DG_OK; /* a cluster: rank 0 writes (its tasks' events) */
+    if (!s->x.trace || !s->opts.trace_path)
+        return DG_OK;
+    if (s->x.xport) /* one trace of every task, written by rank 0 */
+        return dgr_session_cluster_trace(s, s->x.trace, s->t0, s->clock_off,
+                                         s->opts.trace_path, err);
     return dgr_trace_write(s->x.trace, s->opts.trace_path, err);
 }

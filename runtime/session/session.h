@@ -61,5 +61,16 @@ dg_status dgr_session_scatter_variable(dgr_session *s, int32_t node_id,
 /* v[0..n) of rank 0 to every rank. */
 dg_status dgr_session_bcast(dgr_session *s, int64_t *v, int n,
                             dg_error *err);
+/* Rank 0: each rank's clock minus rank 0's, in ns (*out dg_malloc'd,
+ * NULL on other ranks and without a cluster).  Collective. */
+dg_status dgr_session_clock_offsets(dgr_session *s, int64_t **out,
+                                    dg_error *err);
+/* Write one trace of every rank's events to path on rank 0 (the others
+ * send theirs): times on rank 0's clock (origin: each rank's trace origin,
+ * offs from dgr_session_clock_offsets), flows between the two ends of each
+ * transfer between tasks, otherData.clock_offsets_ns.  Collective. */
+dg_status dgr_session_cluster_trace(dgr_session *s, dgr_trace *tr,
+                                    uint64_t origin, const int64_t *offs,
+                                    const char *path, dg_error *err);
 
 #endif

@@ -310,7 +310,7 @@ void dgr_trace_memcpy_remote(dgr_trace *t, int src_device, int dst_device,
     r->kind = DGR_TREC_MEMCPY;
     r->dev = (int16_t)src_device;
     r->dev2 = (int16_t)dst_device;
-    r->lane = on_src ? DGR_LANE_SEND : DGR_LANE_COPY;
+    r->lane = on_src ? DGR_LANE_SEND : DGR_LANE_NET;
     r->bytes = bytes;
     r->key = key;
     r->step = step;
@@ -374,7 +374,8 @@ int dgr_trec_lane(const dgr_trec *r, int *dev)
 {
     if (r->kind == DGR_TREC_MEMCPY) {
         *dev = r->lane == DGR_LANE_SEND ? r->dev : r->dev2;
-        return DGR_LANE_COPY;
+        return r->lane == DGR_LANE_SEND || r->lane == DGR_LANE_NET
+                   ? DGR_LANE_NET : DGR_LANE_COPY;
     }
     *dev = r->dev;
     return r->lane;

@@ -210,6 +210,11 @@ def group_profile():
         check(ok, "a flow from the send slice to the receive slice")
     check(isinstance(t["otherData"].get("clock_offsets_ns"), list),
           "clock offsets measured at start are recorded")
+    # the strict checker (lanes, nesting, flow binding) on a training trace
+    tr2 = os.path.join(TMP, "train_trace.json")
+    r = mpi(4, "profile", PS_TOWERS, *CPU, "--train", "--steps", "3", "-o", tr2)
+    c = run([sys.executable, os.path.join(ROOT, "tools", "check_trace.py"), tr2])
+    check(r.code == 0 and c.code == 0, "check_trace accepts a cluster's trace", c)
 
 
 def group_errors():
