@@ -15,6 +15,7 @@
 #include "dg_alloc.h"
 
 #include <limits.h>
+#include <stdint.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -94,22 +95,55 @@ static int msg_type(dgr_xhdr *h, void *data, size_t n, MPI_Datatype *t)
     return MPI_Type_commit(t) == MPI_SUCCESS ? 0 : -1;
 }
 
-static void start_send(mpix *x, dgr_xreq *q)
+/* Payloads up to SPLIT bytes travel with their header in one message (an
+ * hindexed datatype over both: no copy, one latency); larger ones as the
+ * header and then the payload, contiguous, with the same tag (MPI keeps
+ * their order), so the library's fast paths for large contiguous buffers
+ * apply.  A request's impl counts its MPI requests still active. */
+#define SPLIT (64 * 1024)
+
+static void finished(dgr_xreq **fin, dgr_xreq *q)
 {
-    MPI_Datatype t;
-    MPI_Request rq;
-    if (msg_type(&q->hdr, (void *)q->data, (size_t)q->hdr.bytes, &t)) {
+    q->next = *fin;
+    *fin = q;
+}
+
+static void start_send(mpix *x, dgr_xreq *q, dgr_xreq **fin)
+{
+    size_t n = (size_t)q->hdr.bytes;
+    MPI_Request rq[2];
+    int rc, nrq = 1;
+    if (n <= SPLIT) {
+        MPI_Datatype t;
+        if (msg_type(&q->hdr, (void *)q->data, n, &t)) {
+            q->done(q, 0);
+            return;
+        }
+        rc = MPI_Isend(MPI_BOTTOM, 1, t, q->peer, q->tag, x->data, &rq[0]);
+        MPI_Type_free(&t);
+    } else if (n > INT_MAX) {
         q->done(q, 0);
         return;
+    } else {
+        nrq = 2;
+        rc = MPI_Isend(&q->hdr, (int)sizeof q->hdr, MPI_BYTE, q->peer,
+                       q->tag, x->data, &rq[0]);
+        if (rc == MPI_SUCCESS)
+            rc = MPI_Isend(q->data, (int)n, MPI_BYTE, q->peer, q->tag,
+                           x->data, &rq[1]);
     }
-    int rc = MPI_Isend(MPI_BOTTOM, 1, t, q->peer, q->tag, x->data, &rq);
-    MPI_Type_free(&t);
-    if (rc != MPI_SUCCESS || add_active(x, rq, q))
-        q->done(q, 0);
+    q->impl = (void *)(uintptr_t)nrq;
+    for (int i = 0; rc == MPI_SUCCESS && i < nrq; i++)
+        if (add_active(x, rq[i], q))
+            rc = MPI_ERR_OTHER;
+    if (rc != MPI_SUCCESS) {
+        (void)fin;
+        q->done(q, 0); /* (the job ends: the caller aborts) */
+    }
 }
 
 /* A receive whose message is there: read it.  1 if matched. */
-static int try_recv(mpix *x, dgr_xreq *q)
+static int try_recv(mpix *x, dgr_xreq *q, dgr_xreq **fin)
 {
     int flag = 0;
     MPI_Message msg;
@@ -120,6 +154,26 @@ static int try_recv(mpix *x, dgr_xreq *q)
         return 0;
     int cnt = 0;
     MPI_Get_count(&st, MPI_BYTE, &cnt);
+    if (cnt == (int)sizeof(dgr_xhdr)) {
+        /* the header alone: a control edge, or a large payload follows */
+        MPI_Mrecv(&q->hdr, cnt, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
+        size_t n = q->hdr.bytes > 0 ? (size_t)q->hdr.bytes : 0;
+        void *dst = q->place(q, n > SPLIT ? n : 0);
+        if (n <= SPLIT) {
+            finished(fin, q);
+            return 1;
+        }
+        MPI_Request rq;
+        if (!dst || n > INT_MAX ||
+            MPI_Irecv(dst, (int)n, MPI_BYTE, q->peer, q->tag, x->data,
+                      &rq) != MPI_SUCCESS ||
+            add_active(x, rq, q)) {
+            q->done(q, 0);
+            return 1;
+        }
+        q->impl = (void *)(uintptr_t)1;
+        return 1;
+    }
     size_t n = cnt > (int)sizeof(dgr_xhdr) ? (size_t)cnt - sizeof(dgr_xhdr)
                                            : 0;
     void *dst = q->place(q, n);
@@ -134,8 +188,11 @@ static int try_recv(mpix *x, dgr_xreq *q)
     }
     int rc = MPI_Imrecv(MPI_BOTTOM, 1, t, &msg, &rq);
     MPI_Type_free(&t);
-    if (rc != MPI_SUCCESS || add_active(x, rq, q))
+    if (rc != MPI_SUCCESS || add_active(x, rq, q)) {
         q->done(q, 0);
+        return 1;
+    }
+    q->impl = (void *)(uintptr_t)1;
     return 1;
 }
 
@@ -181,11 +238,11 @@ static void *progress_main(void *arg)
                 x->cap_probe = cap;
                 x->probe[x->n_probe++] = q;
             } else {
-                start_send(x, q);
+                start_send(x, q, &in);
             }
         }
         for (int i = 0; i < x->n_probe;) {
-            if (try_recv(x, x->probe[i])) {
+            if (try_recv(x, x->probe[i], &in)) {
                 x->probe[i] = x->probe[--x->n_probe];
                 progressed = 1;
             } else {
@@ -202,8 +259,10 @@ static void *progress_main(void *arg)
             for (int k = 0; k < nd; k++) {
                 dgr_xreq *q = x->act[x->idx[k]];
                 x->act[x->idx[k]] = NULL;
-                q->next = in;
-                in = q;
+                uintptr_t left = (uintptr_t)q->impl - 1;
+                q->impl = (void *)left;
+                if (left == 0)
+                    finished(&in, q);
             }
             int m = 0;
             for (int i = 0; i < x->n_act; i++)
@@ -221,12 +280,15 @@ static void *progress_main(void *arg)
             in->done(in, 1);
             in = n;
         }
+        /* Messages in flight need MPI calls to move (rendezvous
+         * fragments): keep calling, yielding the core now and then; only
+         * receives whose message has not come yet back off to sleeps. */
         if (progressed) {
             idle = 0;
-        } else if (++idle > 2000) {
-            struct timespec ts = {0, 20000};
+        } else if (++idle > 20000 && x->n_act == 0) {
+            struct timespec ts = {0, 50000};
             nanosleep(&ts, NULL);
-        } else if (idle > 50) {
+        } else if (idle > 64) {
             sched_yield();
         }
     }

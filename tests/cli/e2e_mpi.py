@@ -104,6 +104,8 @@ def group_run():
               "value computed on worker:1, fed there", r)
         check(out["d"]["value"] == [3.0, 4.0, 5.0],
               "control edge ps -> worker:1 ordered twice in lockstep", r)
+        check(out["big_sum"]["value"] == 25000.0,
+              "a 200 KB value (header and payload as two messages)", r)
     r = mpi(3, "run", SMALL, *CPU, *feed, "--log-device-placement")
     check(r.code == 0 and r.out.count("c = ") == 1 and
           r.err.count("c: (Add): /job:worker/replica:0/task:0/device:CPU:0") == 1,
