@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "session.h"
+#include "registry.h"
 #include "program.h"
 #include "dg_alloc.h"
 
@@ -201,7 +202,7 @@ static void bench(int n, int gpu, int inter, int reps)
            "%.3f us/op, plain loop %.3f us/op, overhead %.3f us/op, ratio "
            "%.2f | cpu: executor %.3f us/op, plain loop %.3f us/op, ratio "
            "%.2f\n",
-           gpu ? "GPU:0" : "CPU:0", n, dgr_ipool_threads(s->pools[dev]), reps,
+           gpu ? "GPU:0" : "CPU:0", n, dgr_ipool_threads(dgr_session_exec(s)->pools[dev]), reps,
            me, mb, me - mb, me / mb, mce, mcb, mce / mcb);
     free(te);
     free(tb);

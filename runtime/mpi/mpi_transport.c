@@ -202,6 +202,14 @@ static void *progress_main(void *arg)
     int idle = 0;
     for (;;) {
         dgr_xreq *in = NULL;
+        if (x->n_probe == 0 && x->n_act == 0)
+            /* idle: a next request usually follows soon (the next step
+             * of a run); look for it a little before sleeping */
+            for (int k = 0; k < 4000 && !atomic_load_explicit(
+                                            &x->peek, memory_order_acquire);
+                 k++)
+                if ((k & 255) == 255)
+                    sched_yield();
         if (atomic_load_explicit(&x->peek, memory_order_acquire) ||
             (x->n_probe == 0 && x->n_act == 0)) {
             pthread_mutex_lock(&x->qmu);

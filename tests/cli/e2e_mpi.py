@@ -112,6 +112,16 @@ def group_run():
               "control edge ps -> worker:1 ordered twice in lockstep", r)
         check(out["big_sum"]["value"] == 25000.0,
               "a 200 KB value (header and payload as two messages)", r)
+    # every op on a GPU (PoCL): values staged through host memory on both
+    # ends, the large one as two messages
+    r = mpi(3, "run", SMALL, "--opencl-devices", "all", "--device", "/gpu:0",
+            *feed, "--repeat", "2", "--json", "--log-device-placement")
+    if check(r.code == 0 and "c: (Add): /job:worker/replica:0/task:0/device:GPU:0"
+             in r.err, "run on the tasks' GPUs", r):
+        out = json.loads(r.out)
+        check(out["c"]["value"] == [12.0, 14.0, 16.0] and
+              out["d"]["value"] == [3.0, 4.0, 5.0] and
+              out["big_sum"]["value"] == 25000.0, "GPU values across tasks", r)
     r = mpi(3, "run", SMALL, *CPU, *feed, "--log-device-placement")
     check(r.code == 0 and r.out.count("c = ") == 1 and
           r.err.count("c: (Add): /job:worker/replica:0/task:0/device:CPU:0") == 1,
