@@ -650,7 +650,13 @@ void dg_fetch_results_free(dg_fetch_result *r, int n)
 char *dg_session_profile_summary(const dg_session *ds)
 {
     const dgr_session *s = (const dgr_session *)(const void *)ds;
-    return s && s->x.trace ? dgr_trace_summary(s->x.trace) : NULL;
+    if (!s || !s->x.trace)
+        return NULL;
+    char *mine = dgr_trace_summary(s->x.trace);
+    if (!s->x.xport)
+        return mine;
+    /* a cluster: every task's summary, collected by rank 0 */
+    return dgr_session_cluster_summary((dgr_session *)(uintptr_t)s, mine);
 }
 
 dg_status dg_session_write_trace(dg_session *ds, dg_error *err)

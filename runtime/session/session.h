@@ -72,5 +72,9 @@ dg_status dgr_session_clock_offsets(dgr_session *s, int64_t **out,
 dg_status dgr_session_cluster_trace(dgr_session *s, dgr_trace *tr,
                                     uint64_t origin, const int64_t *offs,
                                     const char *path, dg_error *err);
+/* The profile summaries of every task on rank 0, each headed by its task
+ * ("== /job:worker/task:1 =="); takes `mine` (this rank's, malloc'd) and
+ * returns malloc'd text on rank 0, NULL elsewhere.  Collective. */
+char *dgr_session_cluster_summary(dgr_session *s, char *mine);
 
 #endif

@@ -106,6 +106,60 @@ dg_status dgr_session_bcast(dgr_session *s, int64_t *v, int n,
     return DG_OK;
 }
 
+/* ---- profile summaries ------------------------------------------------------ */
+
+#define TAG_SUMMARY 6
+
+/* "/job:J/task:T" of rank r, from the device list. */
+static void task_name(const dgr_exec *x, int r, char *buf, size_t n)
+{
+    snprintf(buf, n, "rank %d", r);
+    for (int d = 0; d < x->devlist->n; d++)
+        if (x->devlist->devs[d].rank == r) {
+            snprintf(buf, n, "/job:%s/task:%d", x->devlist->devs[d].job,
+                     x->devlist->devs[d].task);
+            return;
+        }
+}
+
+char *dgr_session_cluster_summary(dgr_session *s, char *mine)
+{
+    dgr_exec *x = dgr_session_exec(s);
+    dgr_transport *t = x->xport;
+    dg_error err;
+    int64_t len = mine ? (int64_t)strlen(mine) : 0;
+    if (x->rank != 0) {
+        if (t->send_msg(t, 0, TAG_SUMMARY, &len, sizeof len, &err) ==
+                DG_OK && len > 0)
+            t->send_msg(t, 0, TAG_SUMMARY, mine, (size_t)len, &err);
+        dg_free(mine);
+        return NULL;
+    }
+    dg_sbuf b;
+    dg_sbuf_init(&b);
+    for (int r = 0; r < t->size; r++) {
+        char *txt = NULL;
+        int64_t n = 0;
+        if (r == 0) {
+            txt = mine;
+            n = len;
+        } else if (t->recv_msg(t, r, TAG_SUMMARY, &n, sizeof n, &err) ==
+                       DG_OK && n > 0 && (txt = dg_malloc((size_t)n))) {
+            if (t->recv_msg(t, r, TAG_SUMMARY, txt, (size_t)n, &err) != DG_OK)
+                n = 0;
+        }
+        char head[160];
+        task_name(x, r, head, sizeof head);
+        dg_sbuf_addf(&b, "%s== %s ==\n", r ? "\n" : "", head);
+        if (txt && n > 0)
+            dg_sbuf_addn(&b, txt, (size_t)n);
+        if (r > 0)
+            dg_free(txt);
+    }
+    dg_free(mine);
+    return dg_sbuf_take(&b);
+}
+
 /* ---- one trace for the whole cluster ------------------------------------- */
 
 #define TAG_CLOCK 4

@@ -198,6 +198,8 @@ def group_profile():
     r = mpi(3, "profile", SMALL, *CPU, "--feed", "x=" + XCSV, "-o", tr)
     check(r.code == 0 and r.out.count("trace written to") == 1,
           "profile of a cluster", r)
+    check(r.out.count("== /job:worker/task:1 ==") == 1 and
+          r.out.count("Profile: ") == 3, "one summary per task, from rank 0", r)
     if r.code != 0:
         return
     with open(tr) as f:
