@@ -37,7 +37,12 @@ dg_status cli_read_graph_stdin(char **text, size_t *len, dg_error *err);
 dg_status cli_write_atomic(const char *path, const char *data, size_t len,
                            dg_error *err);
 
-/* Write n bytes to stdout and flush; DG_E_IO when that fails. */
+/* 1 in a cluster process other than rank 0, whose output rank 0 prints
+ * (SPEC 8.3): results, the placement log, progress, memory reports. */
+int cli_follower(void);
+
+/* Write n bytes to stdout and flush; DG_E_IO when that fails (nothing on
+ * a follower). */
 dg_status cli_stdout(const char *s, size_t n, dg_error *err);
 /* Write a command's output buffer to stdout (cli_stdout); DG_E_NOMEM
  * "out of memory <doing>" when the buffer latched an allocation failure. */
@@ -54,8 +59,10 @@ typedef struct cli_ctx {
 
 /* Load GRAPH, pick devices (dg_devices_assume with --assume-gpus, otherwise
  * dg_devices_discover) and compile.  For a cluster graph (SPEC 8), run,
- * train and profile first dg_cluster_join (today: the exit-2 "start it
- * with mpirun -np N"), and the devices are cli_cluster_devices'.  On
+ * train and profile first dg_cluster_join (the MPI job; outside one the
+ * exit-2 "start it with mpirun -np N"), compile against the ranks'
+ * exchanged devices and compare the program across ranks; place and check
+ * use cli_cluster_devices'.  On
  * failure err is filled and whatever was built is released by
  * cli_ctx_free. */
 dg_status cli_compile(const cli_args *a, cli_ctx *c, dg_error *err);

@@ -93,9 +93,17 @@ int cmd_devices(const cli_args *a)
     int code = 0;
     if (dg_devices_discover(&a->opt, &l, &err))
         goto fail;
-    /* --cluster outside MPI: every task as if it ran on this machine */
-    if (a->opt.cluster && cli_cluster_devices(a->opt.cluster, &l, &err))
+    /* --cluster under an MPI launcher: every task's own devices,
+     * exchanged (SPEC 8.2); outside MPI every task as if it ran on this
+     * machine */
+    if (a->opt.cluster && dg_cluster_launched()) {
+        if (dg_cluster_join(a->opt.cluster, NULL, &err) ||
+            dg_cluster_exchange_devices(a->opt.cluster, &l, &err))
+            goto fail;
+    } else if (a->opt.cluster &&
+               cli_cluster_devices(a->opt.cluster, &l, &err)) {
         goto fail;
+    }
     int n = dg_devices_count(l);
     if (a->json)
         dg_sbuf_add(&b, "[");

@@ -43,5 +43,6 @@ int main(int argc, char **argv)
         code = 1;
     }
     cli_args_free(&a);
+    dg_cluster_leave(); /* MPI_Finalize when this process ran a cluster */
     return code;
 }

@@ -15,7 +15,7 @@
 void cli_memory_report(const cli_args *a, const cli_ctx *c,
                        const dg_session *s)
 {
-    if (!a->memory || a->json || !s || !c->prog)
+    if (!a->memory || a->json || !s || !c->prog || cli_follower())
         return;
     const dg_device_list *dl = dg_program_devices(c->prog);
     int n = dl ? dg_devices_count(dl) : 0;

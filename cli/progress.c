@@ -117,7 +117,7 @@ void cli_progress_init(cli_progress *p, int tty, int64_t log_every,
     memset(p, 0, sizeof *p);
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->cv, NULL);
-    p->tty = tty;
+    p->tty = tty && !cli_follower();
     p->log_every = log_every > 0 ? log_every : 100;
     p->first_step = -1;
     p->t0 = now_s();
@@ -232,6 +232,8 @@ static void fmt_left(double s, char *out, size_t n)
 void cli_progress_step(const dg_train_progress *tp, void *user)
 {
     cli_progress *p = user;
+    if (cli_follower()) /* a cluster's progress comes from rank 0 */
+        return;
     double t = now_s();
     pthread_mutex_lock(&p->mu);
     if (p->first_step < 0) {
@@ -304,8 +306,24 @@ static void on_signal(int sig)
     stop_flag = sig;
 }
 
+/* Started by an MPI launcher (mpirun, srun): the launcher owns signals.
+ * It forwards Ctrl-C as SIGTERM and, when one rank aborts, terminates the
+ * others: a rank must then die at once, not finish its step waiting for a
+ * peer that is gone (SPEC 8.3: no rank hangs). */
+static int under_mpi_launcher(void)
+{
+    static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE",
+                                       "PMIX_RANK", "SLURM_PROCID", NULL};
+    for (int i = 0; vars[i]; i++)
+        if (getenv(vars[i]))
+            return 1;
+    return 0;
+}
+
 void cli_interrupt_install(dg_options *o)
 {
+    if (under_mpi_launcher())
+        return;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;

@@ -65,7 +65,8 @@ void cli_progress_done(cli_progress *p);
 
 
 /* Catch SIGINT and SIGTERM: the handler sets the flag o->stop points to
- * (a second signal kills at once, the default action). */
+ * (a second signal kills at once, the default action).  Under an MPI
+ * launcher nothing is installed: the launcher owns the job's signals. */
 void cli_interrupt_install(dg_options *o);
 /* The signal caught (0 = none) and its exit code, 128 + signal. */
 int cli_interrupt_signal(void);

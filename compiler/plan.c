@@ -327,21 +327,18 @@ static int cmp_edge(const void *a, const void *b)
     return 0;
 }
 
-/* Deduplicate edges and build succ / pending / roots. */
-static int finish_edges(builder *b)
+int dgc_plan_set_edges(dgc_plan *p, int32_t *edges, int32_t ne)
 {
-    dgc_plan *p = b->p;
-    int32_t ne = b->edges.n / 2;
     if (ne > 0)
-        qsort(b->edges.v, (size_t)ne, 2 * sizeof(int32_t), cmp_edge);
+        qsort(edges, (size_t)ne, 2 * sizeof(int32_t), cmp_edge);
     int32_t m = 0;
     for (int32_t e = 0; e < ne; e++) {
-        int32_t *x = &b->edges.v[2 * e];
-        if (m > 0 && b->edges.v[2 * (m - 1)] == x[0] &&
-            b->edges.v[2 * (m - 1) + 1] == x[1])
+        int32_t *x = &edges[2 * e];
+        if (m > 0 && edges[2 * (m - 1)] == x[0] &&
+            edges[2 * (m - 1) + 1] == x[1])
             continue;
-        b->edges.v[2 * m] = x[0];
-        b->edges.v[2 * m + 1] = x[1];
+        edges[2 * m] = x[0];
+        edges[2 * m + 1] = x[1];
         m++;
     }
     p->succ = dg_malloc(sizeof *p->succ * (size_t)(m + 1));
@@ -354,8 +351,8 @@ static int finish_edges(builder *b)
         p->steps[s].pending = 0;
     }
     for (int32_t e = 0; e < m; e++) {
-        p->steps[b->edges.v[2 * e]].n_succ++;
-        p->steps[b->edges.v[2 * e + 1]].pending++;
+        p->steps[edges[2 * e]].n_succ++;
+        p->steps[edges[2 * e + 1]].pending++;
     }
     int32_t off = 0;
     for (int32_t s = 0; s < p->n_steps; s++) {
@@ -364,7 +361,7 @@ static int finish_edges(builder *b)
     }
     /* Edges are sorted by source, so succ lists come out in order. */
     for (int32_t e = 0; e < m; e++)
-        p->succ[e] = b->edges.v[2 * e + 1];
+        p->succ[e] = edges[2 * e + 1];
     p->n_roots = 0;
     for (int32_t s = 0; s < p->n_steps; s++)
         if (p->steps[s].pending == 0)
@@ -462,7 +459,7 @@ dgc_plan *dgc_plan_build(const dgc_graph *g, const dg_device_list *devs,
     for (int32_t i = 0; i + 1 < b.back.n; i += 2)
         if (add_edge(&b, p->slots[b.back.v[i]].step, b.back.v[i + 1]))
             goto nomem;
-    if (finish_edges(&b))
+    if (dgc_plan_set_edges(p, b.edges.v, b.edges.n / 2))
         goto nomem;
     p->in_slots = b.in.v;
     p->n_in_slots = b.in.n;

@@ -212,13 +212,44 @@ const dg_cluster *dg_graph_cluster(const dg_graph *g, const dg_options *o);
  * backend. */
 int dg_graph_names_gpu(const dg_graph *g, const dg_options *o);
 
-/* Join the MPI job that runs cluster c as one of its tasks: the check that
- * this process was started under MPI with exactly as many processes as c
- * has tasks, returning this process's rank in *rank.  The MPI runtime is
- * not built yet, so today this always fails with DG_E_USAGE: "this graph
- * declares a cluster of N tasks (...): start it with mpirun -np N".  It is
- * the one place run/train/profile decide that (SPEC 8.1). */
+/* Join the MPI job that runs cluster c as one of its tasks (SPEC 8.1):
+ * MPI_Init_thread, then the check that the job has exactly as many
+ * processes as c has tasks; *rank receives this process's rank.  Outside
+ * an MPI launcher, or in a dgrun built without MPI, DG_E_USAGE "this graph
+ * declares a cluster of N tasks (...): start it with mpirun -np N"; with
+ * the wrong process count DG_E_USAGE naming both counts (known to every
+ * rank: dg_cluster_failed_together).  A second call returns the rank. */
 dg_status dg_cluster_join(const dg_cluster *c, int *rank, dg_error *err);
+/* 1 when this process was started by an MPI launcher (its environment
+ * says so: mpirun, a PMI launcher such as srun --mpi=pmi2). */
+int dg_cluster_launched(void);
+/* This process's rank in the joined cluster, -1 when it joined none. */
+int dg_cluster_rank(void);
+/* "/job:worker/task:1" of this process, "" when it joined no cluster. */
+const char *dg_cluster_task_name(void);
+typedef struct dg_device_list dg_device_list;
+/* Replace *devs, this process's devices, by the cluster-wide list (SPEC
+ * 8.2) made from every rank's devices (exchanged).  Collective. */
+dg_status dg_cluster_exchange_devices(const dg_cluster *c,
+                                      dg_device_list **devs, dg_error *err);
+typedef struct dg_program dg_program;
+/* Compare a hash of the compiled program and the options that shape a run
+ * across the ranks (collective): DG_E_USAGE naming the first rank that
+ * differs from rank 0 (different files or options), on every rank. */
+dg_status dg_cluster_check_program(const dg_program *p,
+                                   const dg_options *o,
+                                   dg_error *err);
+/* Non-zero when the last failure of dg_cluster_join or
+ * dg_cluster_check_program is the same on every rank: 1 on rank 0, which
+ * reports it, 2 on the others, which stay silent; every rank then leaves
+ * (dg_cluster_leave) with its exit code.  Any other error after joining
+ * ends the job with dg_cluster_abort. */
+int dg_cluster_failed_together(void);
+/* End every process of the job with exit code `code` (MPI_Abort); returns
+ * only when this process joined no cluster. */
+void dg_cluster_abort(int code);
+/* Leave the job (MPI_Finalize); nothing when this process joined none. */
+void dg_cluster_leave(void);
 
 /* ---- devices ----------------------------------------------------------- */
 

@@ -10,6 +10,7 @@ PKGS=(build-essential meson ninja-build pkg-config ocl-icd-opencl-dev
       opencl-headers pocl-opencl-icd libclblast-dev libcjson-dev
       libcmocka-dev libopenblas-dev libdnnl-dev libprotobuf-c-dev
       protobuf-c-compiler python3-numpy python3-venv chromium
+      openmpi-bin libopenmpi-dev iproute2
       clang libclang-rt-dev)  # clang + libFuzzer: tests/fuzz (scripts/test.sh)
 
 if command -v dpkg-query >/dev/null 2>&1; then

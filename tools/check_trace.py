@@ -36,10 +36,11 @@ import math
 import re
 import sys
 
-DEVICE_RE = re.compile(r"^/job:localhost/replica:0/task:0/device:(CPU|GPU):(\d+)$")
+DEVICE_RE = re.compile(r"^/job:[a-z][a-z0-9_]*/replica:0/task:\d+/device:(CPU|GPU):(\d+)$")
 META_NAMES = ("process_name", "process_sort_index", "thread_name",
               "thread_sort_index")
-MEMCPY_NAMES = ("MemcpyHtoD", "MemcpyDtoH", "MemcpyDtoD")
+MEMCPY_NAMES = ("MemcpyHtoD", "MemcpyDtoH", "MemcpyDtoD", "MemcpyRemote")
+TASK_RE = re.compile(r"^(/job:[^/]+/replica:\d+/task:\d+)/")
 
 
 class TraceError(Exception):
@@ -227,6 +228,14 @@ def check(path, expect_devices=None, expect_ops=None, expect_memcpy=None,
                 dt = DEVICE_RE.match(args["dst_device"]).group(1)
                 want = {("CPU", "GPU"): "MemcpyHtoD", ("GPU", "CPU"): "MemcpyDtoH",
                         ("GPU", "GPU"): "MemcpyDtoD"}.get((st, dt))
+                # between two tasks of a cluster (SPEC 8.3): MemcpyRemote,
+                # one slice on each end's lane, args.end "send" or "recv"
+                ts_, td_ = (TASK_RE.match(args["src_device"]),
+                            TASK_RE.match(args["dst_device"]))
+                if ts_ and td_ and ts_.group(1) != td_.group(1):
+                    want = "MemcpyRemote"
+                    if args.get("end") not in ("send", "recv"):
+                        fail(i, ev, "MemcpyRemote args.end must be send or recv")
                 if want != name:
                     fail(i, ev, "Memcpy %s -> %s must be named %s" % (st, dt, want))
                 memcpys.append((i, ev))
@@ -274,9 +283,11 @@ def check(path, expect_devices=None, expect_ops=None, expect_memcpy=None,
         if pid not in proc_names:
             raise TraceError("thread_name for pid %d without process_name" % pid)
 
-    # Memcpy events run on the destination device's lanes.
+    # Memcpy events run on the destination device's lanes (the sending end
+    # of a MemcpyRemote on the source device's).
     for i, ev in memcpys:
-        if proc_names.get(ev["pid"]) != ev["args"]["dst_device"]:
+        side = "src_device" if ev["args"].get("end") == "send" else "dst_device"
+        if proc_names.get(ev["pid"]) != ev["args"][side]:
             fail(i, ev, "Memcpy must be on the destination device's process")
 
     # Complete events: nested or disjoint per lane.

@@ -20,6 +20,59 @@
 #include "trace.h"
 #include "plan.h"
 
+/* ---- messages between the tasks of a cluster (SPEC 8.3) ----------------
+ * A transport (runtime/mpi/) carries the SEND/RECV steps of a localized
+ * plan between ranks; the executor reaches it only through this table, so
+ * no MPI symbol appears outside runtime/mpi/.  Every message is a header
+ * followed by the value's bytes, in one message. */
+typedef struct dgr_xhdr {
+    int64_t run;            /* the sender's run counter (lockstep check) */
+    int32_t tag;            /* the edge (dgc_step.tag) */
+    int32_t dtype;          /* -1: a control edge, no value */
+    int32_t rank;           /* the value's shape */
+    int32_t from;           /* the sender's rank */
+    int64_t bytes;          /* payload bytes after the header */
+    int64_t dims[DG_MAX_RANK];
+    uint64_t t_send;        /* sender's clock (dg_now_ns) when sent */
+} dgr_xhdr;
+
+typedef struct dgr_xreq dgr_xreq;
+struct dgr_xreq {
+    int peer, tag;
+    dgr_xhdr hdr;           /* send: the caller's; recv: the transport's */
+    const void *data;       /* send: hdr.bytes bytes */
+    /* recv: called on the transport's thread when the message is there,
+     * before it is read: where its `bytes` payload bytes go (NULL for 0;
+     * NULL with bytes > 0 = cannot take it: the request fails).  hdr is
+     * filled when done is called. */
+    void *(*place)(dgr_xreq *q, size_t bytes);
+    /* completion (ok = 0: failed), on the transport's thread */
+    void (*done)(dgr_xreq *q, int ok);
+    void *impl;             /* the transport's */
+    dgr_xreq *next;         /* the transport's queue link */
+};
+
+typedef struct dgr_transport {
+    int rank, size;
+    /* Post a non-blocking send / receive (any thread); q lives until its
+     * done is called. */
+    void (*post_send)(struct dgr_transport *t, dgr_xreq *q);
+    void (*post_recv)(struct dgr_transport *t, dgr_xreq *q);
+    /* Blocking messages of known size between runs, on a channel of their
+     * own (fetched values, Variables, trace events); tag orders streams. */
+    dg_status (*send_msg)(struct dgr_transport *t, int peer, int tag,
+                          const void *p, size_t n, dg_error *err);
+    dg_status (*recv_msg)(struct dgr_transport *t, int peer, int tag,
+                          void *p, size_t n, dg_error *err);
+} dgr_transport;
+
+/* Send / receive a host tensor as two blocking messages (header, data) on
+ * the transport's own channel; recv allocates *out. */
+dg_status dgr_xport_send_tensor(dgr_transport *t, int peer, int tag,
+                                const dg_tensor *v, dg_error *err);
+dg_status dgr_xport_recv_tensor(dgr_transport *t, int peer, int tag,
+                                dg_tensor **out, dg_error *err);
+
 /* The world plans run in; owned and filled by the session. */
 typedef struct dgr_exec {
     const dgc_graph *g;
@@ -39,6 +92,13 @@ typedef struct dgr_exec {
     _Atomic uint64_t *mem_seen_ns; /* per device: when it was traced */
     atomic_uint_fast64_t run_counter; /* runs started, for RNG streams */
     pthread_mutex_t run_mu;   /* one run at a time */
+    /* cluster (SPEC 8.3); xport NULL without one */
+    dgr_transport *xport;
+    int rank;                 /* this process's rank (0 without a cluster) */
+    int host_dev;             /* this rank's CPU:0 (staging); 0 without */
+    uint64_t net_end;         /* trace: end of the last message slice (the
+                                 transport's thread records them in order,
+                                 on one lane per device, never overlapping) */
 } dgr_exec;
 
 typedef struct dgr_runner dgr_runner;

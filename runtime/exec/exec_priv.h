@@ -72,6 +72,17 @@ int dgr_exec_assign_queues(dgr_exec *x, const dgc_plan *p, uint8_t *xflags,
                            uint8_t f_mq, uint8_t f_event,
                            dgr_exec_queues *out);
 
+/* A SEND or RECV step's message (exec_net.c). */
+typedef struct xmsg {
+    dgr_xreq q;              /* first member: the transport hands back &q */
+    dgr_runner *r;
+    int32_t s;
+    dgr_buffer *buf;         /* send: the value read; recv: the payload's
+                                buffer (device or host staging) */
+    uint64_t t0, t1;         /* trace: the message's slice */
+    dgr_value v;             /* recv: the value being received */
+} xmsg;
+
 struct dgr_runner {
     dgr_exec *s;
     dgc_plan *plan;
@@ -108,6 +119,8 @@ struct dgr_runner {
     struct dgr_fx *fx;       /* issue 11: the plan has control flow and runs
                                 on the executor with frames (exec_frames.c);
                                 NULL: this static executor */
+    /* cluster (SPEC 8.3): per step messages, NULL without a transport */
+    xmsg *xm;
 };
 
 /* Release event ev of a step on device dev (NULL does nothing). */
@@ -117,6 +130,83 @@ static inline void dgr_exec_event_release(const dgr_exec *x, int dev,
     if (ev)
         x->devs[dev].be->streams->event_release(ev);
 }
+
+/* Record the first error of a run (the CAS winner's); in a cluster run
+ * also wake the run at once: its posted receives may never complete once a
+ * rank failed, and the process is about to end the job. */
+static inline void dgr_exec_fail(dgr_runner *r, const dg_error *e)
+{
+    int expect = 0;
+    if (atomic_compare_exchange_strong_explicit(&r->failed, &expect, 1,
+                                                memory_order_acq_rel,
+                                                memory_order_relaxed)) {
+        r->err = *e;
+        if (r->xm) {
+            pthread_mutex_lock(&r->mu);
+            r->done = 1;
+            pthread_cond_signal(&r->cv);
+            pthread_mutex_unlock(&r->mu);
+        }
+    }
+}
+
+/* One unit of `outstanding` is finished: wake the run at zero. */
+static inline void dgr_exec_finish_one(dgr_runner *r)
+{
+    if (atomic_fetch_sub_explicit(&r->outstanding, 1,
+                                  memory_order_acq_rel) == 1) {
+        pthread_mutex_lock(&r->mu);
+        r->done = 1;
+        pthread_cond_signal(&r->cv);
+        pthread_mutex_unlock(&r->mu);
+    }
+}
+
+/* Decrement the pending counts of succ[0..n); queue the ready ones (each
+ * adds one unit to outstanding before it is queued). */
+static inline void dgr_exec_signal_succ(dgr_runner *r, const int32_t *succ,
+                                        int32_t n)
+{
+    const dgc_plan *p = r->plan;
+    for (int32_t i = 0; i < n; i++) {
+        int32_t t = succ[i];
+        if (atomic_fetch_sub_explicit(&r->pending[t], 1,
+                                      memory_order_acq_rel) != 1)
+            continue;
+        atomic_fetch_add_explicit(&r->outstanding, 1, memory_order_relaxed);
+        dgr_ipool_push(r->s->pools[p->steps[t].device], r, t);
+    }
+}
+
+/* Drop one use of each input slot of st; free a value after its last. */
+static inline void dgr_exec_release_inputs(dgr_runner *r, const dgc_step *st)
+{
+    const int32_t *ins = &r->plan->in_slots[st->in_off];
+    for (int i = 0; i < st->n_in; i++) {
+        int32_t sl = ins[i];
+        if (atomic_fetch_sub_explicit(&r->uses[sl], 1,
+                                      memory_order_acq_rel) == 1) {
+            dgr_buffer_release(r->values[sl].buf);
+            r->values[sl].buf = NULL;
+        }
+    }
+}
+
+/* exec_net.c: a SEND step (post it) or a received RECV step (finish it)
+ * run by a pool worker; it holds one unit of outstanding, released when
+ * its message completes. */
+void dgr_exec_net_task(dgr_runner *r, int32_t s, int lane);
+/* At the start of a run: post every RECV root (one unit each). */
+void dgr_exec_net_start(dgr_runner *r, int32_t s);
+/* After a run: the fetched values owned by other ranks to rank 0 (and
+ * NULL on every rank but 0 for values it does not hold). */
+dg_status dgr_exec_net_gather(dgr_runner *r, dg_tensor **fetched,
+                              dg_error *err);
+/* Trace flows into step st (on `lane`) from its producers on other
+ * lanes. */
+void dgr_exec_trace_flows(dgr_runner *r, const dgc_step *st, int lane);
+/* The name of the tensor slot `slot` holds (trace). */
+const char *dgr_exec_slot_name(const dgr_runner *r, int32_t slot);
 
 /* Completion callback of an XS_NOTIFY step's marker (executor.c): signal
  * its successors on other devices (or record the failure, ok = 0) and

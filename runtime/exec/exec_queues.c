@@ -153,8 +153,10 @@ int dgr_exec_assign_queues(dgr_exec *S, const dgc_plan *p, uint8_t *xflags,
             int w;
             if (st->kind == DGC_STEP_OP)
                 w = pst->device == st->device && r->qidx[ps] != r->qidx[i];
-            else
-                w = st->src_device == pst->device;
+            else /* a transfer (or SEND) reads its source's result */
+                w = (st->kind == DGC_STEP_SEND ? st->device
+                                               : st->src_device) ==
+                    pst->device;
             if (!w || cov_has(ci, nci, ps))
                 continue;
             r->waits[total + r->wait_n[i]++] = ps;

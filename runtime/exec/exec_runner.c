@@ -150,6 +150,7 @@ void dgr_runner_free(dgr_runner *r)
     dg_free(r->t_start);
     dg_free(r->t_end);
     dg_free(r->lane);
+    dg_free(r->xm);
     dgc_plan_free(r->plan);
     pthread_mutex_destroy(&r->mu);
     pthread_cond_destroy(&r->cv);
@@ -170,6 +171,12 @@ dgr_runner *dgr_runner_new(dgr_exec *s, const dgc_ref *fetch, int n_fetch,
     pthread_cond_init(&r->cv, NULL);
     r->plan = dgc_plan_build(s->g, s->devlist, fetch, n_fetch, targets,
                              n_targets, err);
+    if (r->plan && s->xport) {
+        /* a cluster: this rank's part, messages for the rest (SPEC 8.3) */
+        dgc_plan *l = dgc_plan_localize(r->plan, s->devlist, s->rank, err);
+        dgc_plan_free(r->plan);
+        r->plan = l;
+    }
     if (!r->plan) {
         dgr_runner_free(r);
         return NULL;
@@ -205,6 +212,14 @@ dgr_runner *dgr_runner_new(dgr_exec *s, const dgc_ref *fetch, int n_fetch,
     }
     if (classify_steps(r) != 0 || assign_queues(r) != 0)
         goto nomem;
+    if (s->xport) {
+        if (!(r->xm = dg_calloc(ns, sizeof *r->xm)))
+            goto nomem;
+        for (int32_t i = 0; i < p->n_steps; i++) {
+            r->xm[i].r = r;
+            r->xm[i].s = i;
+        }
+    }
     int32_t *per_dev = dg_calloc((size_t)s->n_dev + 1, sizeof *per_dev);
     if (!per_dev)
         goto nomem;
@@ -233,7 +248,8 @@ dgr_runner *dgr_runner_new(dgr_exec *s, const dgc_ref *fetch, int n_fetch,
         }
     }
     for (int d = 0; d < s->n_dev; d++)
-        if (dgr_ipool_reserve(s->pools[d], per_dev[d] + 1)) {
+        if (s->pools[d] && /* (none for another rank's device) */
+            dgr_ipool_reserve(s->pools[d], per_dev[d] + 1)) {
             dg_free(per_dev);
             goto nomem;
         }

@@ -44,12 +44,12 @@ static void trace_memory(dgr_exec *S, int d, uint64_t ns, int force)
     }
 }
 
-static const char *slot_tensor_name(const dgr_runner *r, int32_t slot)
+const char *dgr_exec_slot_name(const dgr_runner *r, int32_t slot)
 {
     const dgc_plan *p = r->plan;
     const dgc_step *ps = &p->steps[p->slots[slot].step];
     if (ps->kind == DGC_STEP_TRANSFER)
-        return slot_tensor_name(r, p->in_slots[ps->in_off]);
+        return dgr_exec_slot_name(r, p->in_slots[ps->in_off]);
     int k = slot - ps->out_slot;
     if (r->s->out_names && r->s->out_names[ps->node])
         return r->s->out_names[ps->node][k];
@@ -59,7 +59,7 @@ static const char *slot_tensor_name(const dgr_runner *r, int32_t slot)
 /* Flows into step st (on `lane`) from its producers on other lanes, named
  * by slice key: the writer binds them to the producer's and this step's
  * slices whatever their clocks. */
-static void trace_flows(dgr_runner *r, const dgc_step *st, int lane)
+void dgr_exec_trace_flows(dgr_runner *r, const dgc_step *st, int lane)
 {
     const dgc_plan *p = r->plan;
     int32_t s = (int32_t)(st - p->steps);
@@ -69,19 +69,7 @@ static void trace_flows(dgr_runner *r, const dgc_step *st, int lane)
         const dgc_step *pst = &p->steps[ps];
         if (pst->device != st->device || r->lane[ps] != lane)
             dgr_trace_flow(r->s->trace, r->key_base + (uint32_t)ps,
-                           r->key_base + (uint32_t)s, slot_tensor_name(r, sl));
-    }
-}
-
-static void release_inputs(dgr_runner *r, const dgc_step *st)
-{
-    const int32_t *ins = &r->plan->in_slots[st->in_off];
-    for (int i = 0; i < st->n_in; i++) {
-        int32_t sl = ins[i];
-        if (atomic_fetch_sub_explicit(&r->uses[sl], 1, memory_order_acq_rel) == 1) {
-            dgr_buffer_release(r->values[sl].buf);
-            r->values[sl].buf = NULL;
-        }
+                           r->key_base + (uint32_t)s, dgr_exec_slot_name(r, sl));
     }
 }
 
@@ -132,7 +120,8 @@ static dg_status run_transfer(dgr_runner *r, int32_t s, int lane, wscratch *w)
             /* Device to device through host memory: stage in a CPU:0
              * buffer (the host allocator caches it, no malloc per copy;
              * device 0 is always CPU:0). */
-            dgr_buffer *stage = dgr_buffer_new(&S->devs[0], n, -1, &w->err);
+            dgr_buffer *stage = dgr_buffer_new(&S->devs[S->host_dev], n,
+                                               -1, &w->err);
             if (!stage)
                 return w->err.code;
             rc = read_src(sd, src->buf, stage->host, n, evs, nev, &w->err);
@@ -148,15 +137,15 @@ static dg_status run_transfer(dgr_runner *r, int32_t s, int lane, wscratch *w)
         r->t_start[s] = t0;
         r->t_end[s] = t1;
         r->lane[s] = DGR_LANE_COPY;
-        const char *tn = slot_tensor_name(r, src_slot);
+        const char *tn = dgr_exec_slot_name(r, src_slot);
         dgr_trace_memcpy(S->trace, st->src_device, st->device, tn,
                          (int64_t)n, r->step, t0, t1,
                          r->key_base + (uint32_t)s);
-        trace_flows(r, st, DGR_LANE_COPY);
+        dgr_exec_trace_flows(r, st, DGR_LANE_COPY);
         trace_memory(S, st->device, t1, 0);
     }
     (void)lane;
-    release_inputs(r, st);
+    dgr_exec_release_inputs(r, st);
     if (atomic_load_explicit(&r->uses[st->out_slot], memory_order_relaxed) == 0) {
         dgr_buffer_release(dst->buf);
         dst->buf = NULL;
@@ -337,10 +326,10 @@ static dg_status run_op(dgr_runner *r, int32_t s, int lane, wscratch *w,
             dgr_trace_op(S->trace, st->device, lane, n->name, dgc_node_op_name(n),
                          r->step, t0, t1, S->in_names[st->node], n->n_inputs,
                          r->key_base + (uint32_t)s);
-        trace_flows(r, st, r->lane[s]);
+        dgr_exec_trace_flows(r, st, r->lane[s]);
         trace_memory(S, st->device, t1, 0);
     }
-    release_inputs(r, st);
+    dgr_exec_release_inputs(r, st);
     for (int k = 0; k < st->n_out; k++)
         if (atomic_load_explicit(&r->uses[st->out_slot + k],
                                  memory_order_relaxed) == 0) {
@@ -348,42 +337,6 @@ static dg_status run_op(dgr_runner *r, int32_t s, int lane, wscratch *w,
             out[k].buf = NULL;
         }
     return DG_OK;
-}
-
-static void fail(dgr_runner *r, const dg_error *e)
-{
-    int expect = 0;
-    if (atomic_compare_exchange_strong_explicit(&r->failed, &expect, 1,
-                                                memory_order_acq_rel,
-                                                memory_order_relaxed))
-        r->err = *e;
-}
-
-/* One unit of `outstanding` is finished: wake the run at zero. */
-static void finish_one(dgr_runner *r)
-{
-    if (atomic_fetch_sub_explicit(&r->outstanding, 1,
-                                  memory_order_acq_rel) == 1) {
-        pthread_mutex_lock(&r->mu);
-        r->done = 1;
-        pthread_cond_signal(&r->cv);
-        pthread_mutex_unlock(&r->mu);
-    }
-}
-
-/* Decrement the pending counts of succ[0..n); queue the ready ones (each
- * adds one unit to outstanding before it is queued). */
-static void signal_succ(dgr_runner *r, const int32_t *succ, int32_t n)
-{
-    const dgc_plan *p = r->plan;
-    for (int32_t i = 0; i < n; i++) {
-        int32_t t = succ[i];
-        if (atomic_fetch_sub_explicit(&r->pending[t], 1,
-                                      memory_order_acq_rel) != 1)
-            continue;
-        atomic_fetch_add_explicit(&r->outstanding, 1, memory_order_relaxed);
-        dgr_ipool_push(r->s->pools[p->steps[t].device], r, t);
-    }
 }
 
 /* An XS_NOTIFY step's commands completed (ok = 0 on an OpenCL error): its
@@ -398,12 +351,12 @@ void dgr_exec_notify_done(dgr_notify *base, int ok)
         dg_error e;
         dg_err(&e, DG_E_RUNTIME, "node '%s': OpenCL command failed on %s",
                r->s->g->nodes[st->node].name, r->s->devs[st->device].info.name);
-        fail(r, &e);
+        dgr_exec_fail(r, &e);
     } else if (!atomic_load_explicit(&r->failed, memory_order_acquire)) {
         int32_t nl = r->n_local[x->s];
-        signal_succ(r, &r->plan->succ[st->succ_off + nl], st->n_succ - nl);
+        dgr_exec_signal_succ(r, &r->plan->succ[st->succ_off + nl], st->n_succ - nl);
     }
-    finish_one(r);
+    dgr_exec_finish_one(r);
 }
 
 /* After an XS_NOTIFY step: have its remote successors signalled once the
@@ -438,6 +391,11 @@ void dgr_exec_task(void *ctx, int32_t item, int lane)
      * worker runs next itself inherits the unit of the step before it. */
     while (s >= 0) {
         const dgc_step *st = &p->steps[s];
+        if (st->kind > DGC_STEP_TRANSFER) { /* SEND/RECV: a message holds
+                                               the unit */
+            dgr_exec_net_task(r, s, lane);
+            return;
+        }
         wscratch *w = &r->scratch[r->s->lane_base[st->device] + lane];
         int32_t next = -1;
         if (!atomic_load_explicit(&r->failed, memory_order_acquire)) {
@@ -452,7 +410,7 @@ void dgr_exec_task(void *ctx, int32_t item, int lane)
                 if (w->err.code == DG_OK)
                     dg_err(&w->err, rc, "node '%s': failed",
                            r->s->g->nodes[st->node].name);
-                fail(r, &w->err);
+                dgr_exec_fail(r, &w->err);
             } else {
                 if (r->xflags[s] & XS_NOTIFY)
                     notify_remote(r, s);
@@ -474,7 +432,7 @@ void dgr_exec_task(void *ctx, int32_t item, int lane)
             }
         }
         if (next < 0)
-            finish_one(r);
+            dgr_exec_finish_one(r);
         s = next;
     }
 }
@@ -538,9 +496,13 @@ dg_status dgr_runner_run(dgr_runner *r, int64_t step, dg_tensor **fetched,
     r->done = 0;
     if (p->n_steps > 0) {
         atomic_store(&r->outstanding, p->n_roots);
-        for (int32_t i = 0; i < p->n_roots; i++)
-            dgr_ipool_push(S->pools[p->steps[p->roots[i]].device], r,
-                           p->roots[i]);
+        for (int32_t i = 0; i < p->n_roots; i++) {
+            int32_t t = p->roots[i];
+            if (p->steps[t].kind == DGC_STEP_RECV)
+                dgr_exec_net_start(r, t);
+            else
+                dgr_ipool_push(S->pools[p->steps[t].device], r, t);
+        }
         pthread_mutex_lock(&r->mu);
         while (!r->done)
             pthread_cond_wait(&r->cv, &r->mu);
@@ -550,6 +512,13 @@ dg_status dgr_runner_run(dgr_runner *r, int64_t step, dg_tensor **fetched,
         rc = r->err.code ? r->err.code : DG_E_RUNTIME;
         if (err)
             *err = r->err;
+        if (r->xm) {
+            /* a cluster run that failed: steps and messages may still be
+             * in flight and never complete; the caller ends the job (SPEC
+             * 8.3), so leave everything as it is */
+            pthread_mutex_unlock(&S->run_mu);
+            return rc;
+        }
     }
     for (int d = 0; d < S->n_dev; d++) {
         if (!S->devs[d].be->streams)
@@ -583,6 +552,8 @@ dg_status dgr_runner_run(dgr_runner *r, int64_t step, dg_tensor **fetched,
         for (int i = 0; i < p->n_fetch && rc == DG_OK; i++) {
             int32_t sl = p->fetch_slots[i];
             const dgr_value *v = &r->values[sl];
+            if (p->slots[sl].step < 0)
+                continue; /* on another rank: dgr_exec_net_gather */
             dg_tensor *t = dg_tensor_new(v->dtype, &v->shape);
             if (!t) {
                 rc = dg_err_nomem(err, "fetched tensor");
@@ -596,6 +567,8 @@ dg_status dgr_runner_run(dgr_runner *r, int64_t step, dg_tensor **fetched,
             }
             fetched[i] = t;
         }
+        if (rc == DG_OK && r->xm)
+            rc = dgr_exec_net_gather(r, fetched, err);
         if (rc != DG_OK)
             for (int i = 0; i < p->n_fetch; i++) {
                 dg_tensor_free(fetched[i]);

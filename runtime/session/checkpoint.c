@@ -148,6 +148,19 @@ dg_status dgr_checkpoint_save(dgr_session *s, const char *path, int64_t step,
 {
     const dgc_graph *g = dgr_session_program(s)->g;
     int vop = DGC_OPID_Variable;
+    if (dgr_session_rank(s) != 0) {
+        /* a cluster: rank 0 writes every task's Variables (SPEC 8.3) */
+        for (int32_t i = 0; i < g->n_nodes; i++) {
+            if (g->nodes[i].op != vop)
+                continue;
+            dg_tensor *t = NULL;
+            dg_status st = dgr_session_gather_variable(s, i, &t, err);
+            dg_tensor_free(t);
+            if (st != DG_OK)
+                return st;
+        }
+        return DG_OK;
+    }
     uint32_t n = 0;
     for (int32_t i = 0; i < g->n_nodes; i++)
         n += g->nodes[i].op == vop;
@@ -172,7 +185,7 @@ dg_status dgr_checkpoint_save(dgr_session *s, const char *path, int64_t step,
         if (g->nodes[i].op != vop)
             continue;
         dg_tensor *t = NULL;
-        if ((st = dgr_session_read_variable(s, i, &t, err)) != DG_OK)
+        if ((st = dgr_session_gather_variable(s, i, &t, err)) != DG_OK)
             break;
         uint32_t nl = (uint32_t)strlen(g->nodes[i].name);
         uint8_t dt = (uint8_t)t->dtype, rank = (uint8_t)t->shape.rank;
@@ -233,6 +246,17 @@ dg_status dgr_checkpoint_restore(dgr_session *s, const char *path,
                                  int64_t *step, dg_error *err)
 {
     const dgc_graph *g = dgr_session_program(s)->g;
+    if (dgr_session_rank(s) != 0) {
+        /* a cluster: rank 0 reads the file and sends each Variable to the
+         * task that holds it (SPEC 8.3) */
+        for (int32_t i = 0; i < g->n_nodes; i++)
+            if (g->nodes[i].op == DGC_OPID_Variable) {
+                dg_status st = dgr_session_scatter_variable(s, i, NULL, err);
+                if (st != DG_OK)
+                    return st;
+            }
+        return dgr_session_bcast(s, step, 1, err);
+    }
     FILE *f = fopen(path, "rb");
     if (!f)
         return dg_err(err, DG_E_IO, "%s: cannot read checkpoint: %s", path,
@@ -327,11 +351,13 @@ dg_status dgr_checkpoint_restore(dgr_session *s, const char *path,
                 break;
             }
             if (pass == 1 &&
-                (st = dgr_session_write_variable(s, i, &e->t, err)) != DG_OK)
+                (st = dgr_session_scatter_variable(s, i, &e->t, err)) != DG_OK)
                 break;
         }
-    if (st == DG_OK)
+    if (st == DG_OK) {
         *step = saved_step;
+        st = dgr_session_bcast(s, step, 1, err);
+    }
 done:
     dg_free(ents);
     dg_free(buf);

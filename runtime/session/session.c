@@ -10,6 +10,7 @@
 #include "registry.h"
 #include "rng.h"
 #include "feeds.h"
+#include "mpi_layer.h"
 #include "dg_alloc.h"
 #include "dg_util.h"
 
@@ -27,6 +28,7 @@ struct dgr_session {
     uint64_t t0;              /* session start (trace origin) */
     int64_t stopped;          /* steps done when options.stop ended the
                                  last call early, -1 otherwise */
+    int64_t *clock_off;       /* cluster, rank 0: ranks' clock offsets */
 };
 
 /* The per-node part of an op's seed: FNV-1a of its name. */
@@ -173,6 +175,8 @@ dg_status dgr_session_set_feed(dgr_session *s, int32_t node_id,
         return dg_err(err, DG_E_GRAPH, "node '%s': fed shape %s does not fit "
                       "the Placeholder's shape %s", n->name, a, b);
     }
+    if (!dgr_session_is_local(s, node_id))
+        return DG_OK; /* another rank's Placeholder: its feed is there */
     dgr_value v;
     dg_status rc = upload(&s->x.devs[node_dev(s, node_id)], value, &v, err);
     if (rc != DG_OK)
@@ -321,6 +325,10 @@ static dg_status build_names(dgr_session *s, dg_error *err)
     return DG_OK;
 }
 
+/* Another rank's device: never opened, no pool; a table with no
+ * functions, so that loops over the world's devices see no streams. */
+static const dgr_backend remote_backend = {.name = "remote"};
+
 static dg_status open_devices(dgr_session *s, const dg_options *o,
                               dg_error *err)
 {
@@ -348,6 +356,10 @@ static dg_status open_devices(dgr_session *s, const dg_options *o,
         atomic_init(&d->peak, 0);
         atomic_init(&s->x.mem_seen[i], 0);
         atomic_init(&s->x.mem_seen_ns[i], 0);
+        if (s->x.xport && d->info.rank != s->x.rank) {
+            d->be = &remote_backend;
+            continue;
+        }
         d->be = dgr_backend_of(&d->info);
         if (!d->be)
             return dg_err(err, DG_E_RUNTIME, "%s: no backend in this build "
@@ -363,6 +375,10 @@ static dg_status open_devices(dgr_session *s, const dg_options *o,
     }
     int n_workers = 0;
     for (int i = 0; i < s->x.n_dev; i++) {
+        if (s->x.devs[i].be == &remote_backend) {
+            s->x.lane_base[i] = n_workers;
+            continue;
+        }
         int th = s->x.devs[i].be->streams
                      ? 1
                      : (o->inter_op_threads > 0 ? o->inter_op_threads
@@ -389,6 +405,8 @@ static dg_status setup_trace(dgr_session *s, dg_error *err)
     for (int d = 0; d < s->x.n_dev; d++) {
         char nm[64];
         const dgr_backend *be = s->x.devs[d].be;
+        if (!s->x.pools[d])
+            continue; /* another rank's */
         if (!be->streams) {
             int th = dgr_ipool_threads(s->x.pools[d]);
             for (int k = 0; k < th; k++) {
@@ -400,6 +418,8 @@ static dg_status setup_trace(dgr_session *s, dg_error *err)
             dgr_trace_lane_name(s->x.trace, d, 0, nm);
         }
         dgr_trace_lane_name(s->x.trace, d, DGR_LANE_COPY, "copy");
+        if (s->x.xport)
+            dgr_trace_lane_name(s->x.trace, d, DGR_LANE_NET, "network");
     }
     return build_names(s, err);
 }
@@ -423,6 +443,8 @@ static dg_status load_feeds(dgr_session *s, const dg_options *o, dg_error *err)
             return dg_err(err, DG_E_USAGE, "--feed %s=%s: %s", f->name,
                           f->file, id < 0 ? "no such node"
                                           : "the node is not a Placeholder");
+        if (!dgr_session_is_local(s, id))
+            continue; /* read by the task that runs it (SPEC 8.3) */
         const dgc_ttype *ty = &s->x.g->nodes[id].outputs[0];
         dg_tensor *t = NULL;
         dg_status rc = dgr_tensor_load_file(f->file, ty->dtype, &ty->shape,
@@ -448,8 +470,13 @@ dg_session *dg_session_new(const dg_program *p, const dg_options *o,
 {
     /* a cluster program runs only as one rank of its MPI job (SPEC 8.3),
      * never as one process with every task's devices */
-    if (p->cluster && dg_cluster_join(p->cluster, NULL, err))
+    dgr_transport *xport = p->cluster ? dgr_mpi_transport() : NULL;
+    if (p->cluster && !xport) {
+        dg_cluster_join(p->cluster, NULL, err);
+        if (err && err->code == DG_OK)
+            dg_err(err, DG_E_USAGE, "this process joined no cluster");
         return NULL;
+    }
     dgr_session *s = dg_calloc(1, sizeof *s);
     if (!s) {
         dg_err_nomem(err, "session");
@@ -457,6 +484,13 @@ dg_session *dg_session_new(const dg_program *p, const dg_options *o,
     }
     s->prog = p;
     s->x.g = p->g;
+    s->x.xport = xport;
+    s->x.rank = xport ? xport->rank : 0;
+    for (int i = 0; xport && i < p->devs.n; i++)
+        if (p->devs.devs[i].rank == s->x.rank) {
+            s->x.host_dev = i; /* its CPU:0 comes first */
+            break;
+        }
     if (o) {
         s->opts = *o;
     } else {
@@ -490,9 +524,12 @@ dg_session *dg_session_new(const dg_program *p, const dg_options *o,
         goto fail;
     if (s->opts.trace_path && setup_trace(s, err) != DG_OK)
         goto fail;
+    if (s->opts.trace_path && s->x.xport &&
+        dgr_session_clock_offsets(s, &s->clock_off, err) != DG_OK)
+        goto fail;
     for (int32_t i = 0; i < s->x.g->n_nodes; i++)
         if (dgc_op_has(s->x.g->nodes[i].op, DGC_OP_VARIABLE) &&
-            init_variable(s, i, err) != DG_OK)
+            dgr_session_is_local(s, i) && init_variable(s, i, err) != DG_OK)
             goto fail;
     if (load_feeds(s, &s->opts, err) != DG_OK)
         goto fail;
@@ -509,7 +546,8 @@ void dg_session_free(dg_session *ds)
         return;
     if (s->x.pools)
         for (int i = 0; i < s->x.n_dev; i++)
-            dgr_ipool_free(s->x.pools[i]);
+            if (s->x.pools[i])
+                dgr_ipool_free(s->x.pools[i]);
     dgr_pool_free(s->intra);
     for (int32_t i = 0; s->x.vars && i < s->x.g->n_nodes; i++)
         dgr_buffer_release(s->x.vars[i].buf);
@@ -539,6 +577,7 @@ void dg_session_free(dg_session *ds)
     dg_free(s->x.mem_seen);
     dg_free(s->x.mem_seen_ns);
     dg_free((void *)s->opts.trace_path);
+    dg_free(s->clock_off);
     pthread_mutex_destroy(&s->print_mu);
     pthread_mutex_destroy(&s->x.run_mu);
     dg_free(s);
@@ -643,7 +682,13 @@ void dg_fetch_results_free(dg_fetch_result *r, int n)
 char *dg_session_profile_summary(const dg_session *ds)
 {
     const dgr_session *s = (const dgr_session *)(const void *)ds;
-    return s && s->x.trace ? dgr_trace_summary(s->x.trace) : NULL;
+    if (!s || !s->x.trace)
+        return NULL;
+    char *mine = dgr_trace_summary(s->x.trace);
+    if (!s->x.xport)
+        return mine;
+    /* a cluster: every task's summary, collected by rank 0 */
+    return dgr_session_cluster_summary((dgr_session *)(uintptr_t)s, mine);
 }
 
 dg_status dg_session_write_trace(dg_session *ds, dg_error *err)
@@ -651,5 +696,8 @@ dg_status dg_session_write_trace(dg_session *ds, dg_error *err)
     dgr_session *s = (dgr_session *)(void *)ds;
     if (!s->x.trace || !s->opts.trace_path)
         return DG_OK;
+    if (s->x.xport) /* one trace of every task, written by rank 0 */
+        return dgr_session_cluster_trace(s, s->x.trace, s->t0, s->clock_off,
+                                         s->opts.trace_path, err);
     return dgr_trace_write(s->x.trace, s->opts.trace_path, err);
 }

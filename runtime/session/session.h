@@ -50,5 +50,36 @@ dgr_exec *dgr_session_exec(dgr_session *s);
 int dgr_session_stop_requested(const dgr_session *s);
 void dgr_session_set_stopped(dgr_session *s, int64_t steps);
 
+/* ---- as one rank of a cluster (session_cluster.c; SPEC 8.3) -------------
+ * Collective: every rank calls them in the same order.  Without a cluster
+ * they are the local operations. */
+/* Whether node_id runs on this rank (always without a cluster). */
+int dgr_session_is_local(dgr_session *s, int32_t node_id);
+/* This process's rank (0 without a cluster). */
+int dgr_session_rank(dgr_session *s);
+/* A Variable's value on rank 0 (*out NULL on the other ranks). */
+dg_status dgr_session_gather_variable(dgr_session *s, int32_t node_id,
+                                      dg_tensor **out, dg_error *err);
+/* Rank 0's `value` (ignored elsewhere) into the Variable, on its rank. */
+dg_status dgr_session_scatter_variable(dgr_session *s, int32_t node_id,
+                                       const dg_tensor *value, dg_error *err);
+/* v[0..n) of rank 0 to every rank. */
+dg_status dgr_session_bcast(dgr_session *s, int64_t *v, int n,
+                            dg_error *err);
+/* Rank 0: each rank's clock minus rank 0's, in ns (*out dg_malloc'd,
+ * NULL on other ranks and without a cluster).  Collective. */
+dg_status dgr_session_clock_offsets(dgr_session *s, int64_t **out,
+                                    dg_error *err);
+/* Write one trace of every rank's events to path on rank 0 (the others
+ * send theirs): times on rank 0's clock (origin: each rank's trace origin,
+ * offs from dgr_session_clock_offsets), flows between the two ends of each
+ * transfer between tasks, otherData.clock_offsets_ns.  Collective. */
+dg_status dgr_session_cluster_trace(dgr_session *s, dgr_trace *tr,
+                                    uint64_t origin, const int64_t *offs,
+                                    const char *path, dg_error *err);
+/* The profile summaries of every task on rank 0, each headed by its task
+ * ("== /job:worker/task:1 =="); takes `mine` (this rank's, malloc'd) and
+ * returns malloc'd text on rank 0, NULL elsewhere.  Collective. */
+char *dgr_session_cluster_summary(dgr_session *s, char *mine);
 
 #endif

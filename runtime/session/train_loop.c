@@ -61,8 +61,9 @@ static char *resolve(const char *graph_path, const char *file)
     return p;
 }
 
-static dg_status feedset_load(const dgc_graph *g, const dgc_feed *feeds,
-                              int n, int use_batch, feedset *f, dg_error *err)
+static dg_status feedset_load(dgr_session *s, const dgc_graph *g,
+                              const dgc_feed *feeds, int n, int use_batch,
+                              feedset *f, dg_error *err)
 {
     memset(f, 0, sizeof *f);
     f->rows = -1;
@@ -85,6 +86,8 @@ static dg_status feedset_load(const dgc_graph *g, const dgc_feed *feeds,
                           "Placeholder", fd->placeholder);
         f->node[i] = id;
         f->file[i] = fd->file;
+        if (!dgr_session_is_local(s, id))
+            continue; /* the task that runs it reads it (SPEC 8.3) */
         f->batch[i] = use_batch ? fd->batch : 0;
         f->shuffle |= use_batch && fd->shuffle;
         dg_shape want = g->nodes[id].outputs[0].shape;
@@ -131,7 +134,7 @@ static dg_status feedset_load(const dgc_graph *g, const dgc_feed *feeds,
      * (with no batched feed, the first whole-file feed with rows sets it) */
     int64_t rows = f->rows;
     for (int i = 0; i < n; i++) {
-        if (f->batch[i] > 0 || f->data[i]->shape.rank < 1)
+        if (!f->data[i] || f->batch[i] > 0 || f->data[i]->shape.rank < 1)
             continue;
         if (rows < 0) {
             rows = f->data[i]->shape.dims[0];
@@ -168,7 +171,7 @@ static dg_status feed_static(dgr_session *s, feedset *f, dg_error *err)
     if (f->static_set)
         return DG_OK;
     for (int i = 0; i < f->n; i++)
-        if (f->batch[i] <= 0) {
+        if (f->batch[i] <= 0 && f->data[i]) {
             dg_status st = dgr_session_set_feed(s, f->node[i], f->data[i], err);
             if (st != DG_OK)
                 return st;
@@ -243,7 +246,7 @@ static dg_status feed_batch(dgr_session *s, feedset *f, const int64_t *idx,
                             int64_t b, dg_error *err)
 {
     for (int i = 0; i < f->n; i++) {
-        if (f->batch[i] <= 0)
+        if (f->batch[i] <= 0 || !f->data[i])
             continue;
         const dg_tensor *src = f->data[i];
         dg_shape sh = src->shape;
@@ -310,7 +313,7 @@ static dg_status run_eval(dgr_session *s, const dgc_graph *g, feedset *ef,
         }
     /* eval feeds: the whole files */
     for (int i = 0; i < ef->n; i++)
-        if ((st = dgr_session_set_feed(s, ef->node[i], ef->data[i], err)) != DG_OK)
+        if (ef->data[i] && (st = dgr_session_set_feed(s, ef->node[i], ef->data[i], err)) != DG_OK)
             goto done;
     tf->static_set = 0; /* train's whole-file feeds may have been replaced */
     r = dgr_session_runner(s, refs, n, NULL, 0, err);
@@ -360,7 +363,7 @@ static dg_status read_variables(dgr_session *s, const dgc_graph *g,
         if (g->nodes[i].op != vop)
             continue;
         dg_fetch_result *r = &out->variables[out->n_variables];
-        dg_status st = dgr_session_read_variable(s, i, &r->value, err);
+        dg_status st = dgr_session_gather_variable(s, i, &r->value, err);
         if (st != DG_OK)
             return st;
         out->n_variables++;
@@ -399,12 +402,12 @@ dg_status dg_session_train(dg_session *sess, dg_progress_fn progress,
     for (int i = 0; own && i < t->n_feeds; i++)
         if (!fed_by_option(o, t->feeds[i].placeholder))
             own[n_own++] = t->feeds[i];
-    dg_status st = own ? feedset_load(g, own, n_own, 1, &tf, err)
+    dg_status st = own ? feedset_load(s, g, own, n_own, 1, &tf, err)
                        : (memset(&tf, 0, sizeof tf), dg_err_nomem(err, "feeds"));
     dg_free(own);
     memset(&ef, 0, sizeof ef);
     if (st == DG_OK)
-        st = feedset_load(g, t->eval_feeds, t->n_eval_feeds, 0, &ef, err);
+        st = feedset_load(s, g, t->eval_feeds, t->n_eval_feeds, 0, &ef, err);
     if (st != DG_OK)
         goto done;
     if (tf.rows > 0) {
@@ -439,7 +442,10 @@ dg_status dg_session_train(dg_session *sess, dg_progress_fn progress,
         /* No checkpoint yet (a first run, or one killed before its first
          * save): start fresh, like TF's MonitoredTrainingSession. */
         struct stat sb;
-        int absent = stat(ckpt, &sb) != 0 && errno == ENOENT;
+        /* in a cluster rank 0 decides and reads (SPEC 8.3) */
+        int64_t absent = stat(ckpt, &sb) != 0 && errno == ENOENT;
+        if ((st = dgr_session_bcast(s, &absent, 1, err)) != DG_OK)
+            goto ckdone;
         if (!absent &&
             (st = dgr_checkpoint_restore(s, ckpt, &first, err)) != DG_OK)
             goto ckdone;

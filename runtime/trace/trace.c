@@ -310,6 +310,29 @@ void dgr_trace_memcpy(dgr_trace *t, int src_device, int dst_device,
     commit_rec(b);
 }
 
+void dgr_trace_memcpy_remote(dgr_trace *t, int src_device, int dst_device,
+                             int on_src, const char *tensor, int64_t bytes,
+                             int64_t step, uint64_t start_ns,
+                             uint64_t end_ns, uint32_t key)
+{
+    if (!t)
+        return;
+    dgr_tbuf *b;
+    dgr_trec *r = new_named_rec(t, &b, tensor);
+    if (!r)
+        return;
+    r->kind = DGR_TREC_MEMCPY;
+    r->dev = (int16_t)src_device;
+    r->dev2 = (int16_t)dst_device;
+    r->lane = on_src ? DGR_LANE_SEND : DGR_LANE_NET;
+    r->bytes = bytes;
+    r->key = key;
+    r->step = step;
+    r->t0 = start_ns;
+    r->t1 = end_ns < start_ns ? start_ns : end_ns;
+    commit_rec(b);
+}
+
 void dgr_trace_flow(dgr_trace *t, uint32_t src_key, uint32_t dst_key,
                     const char *tensor)
 {
@@ -364,8 +387,9 @@ void dgr_trace_foreach(const dgr_trace *t, dgr_trec_fn fn, void *arg)
 int dgr_trec_lane(const dgr_trec *r, int *dev)
 {
     if (r->kind == DGR_TREC_MEMCPY) {
-        *dev = r->dev2;
-        return DGR_LANE_COPY;
+        *dev = r->lane == DGR_LANE_SEND ? r->dev : r->dev2;
+        return r->lane == DGR_LANE_SEND || r->lane == DGR_LANE_NET
+                   ? DGR_LANE_NET : DGR_LANE_COPY;
     }
     *dev = r->dev;
     return r->lane;
@@ -373,6 +397,9 @@ int dgr_trec_lane(const dgr_trec *r, int *dev)
 
 const char *dgr_trace_memcpy_name(const dgr_trace *t, const dgr_trec *r)
 {
+    if (r->dev >= 0 && r->dev < t->n_devs && r->dev2 >= 0 &&
+        r->dev2 < t->n_devs && t->devs[r->dev].rank != t->devs[r->dev2].rank)
+        return "MemcpyRemote";
     int s_gpu = r->dev >= 0 && r->dev < t->n_devs &&
                 t->devs[r->dev].type == DG_DEV_GPU;
     int d_gpu = r->dev2 >= 0 && r->dev2 < t->n_devs &&

@@ -32,6 +32,8 @@
 
 #define DGR_LANE_COPY 1000
 #define DGR_LANE_HOST 1001
+#define DGR_LANE_NET 1002  /* a cluster's messages (MemcpyRemote) */
+#define DGR_LANE_SEND 1003 /* recorder only: a remote memcpy's sending end */
 #define DGR_TID(device, lane) (((device) + 1) * 10000 + (lane))
 
 typedef struct dgr_trace dgr_trace;
@@ -69,6 +71,14 @@ void dgr_trace_op_iter(dgr_trace *t, int device, int lane, const char *node,
 void dgr_trace_memcpy(dgr_trace *t, int src_device, int dst_device,
                       const char *tensor, int64_t bytes, int64_t step,
                       uint64_t start_ns, uint64_t end_ns, uint32_t key);
+
+/* One end of a transfer between the tasks of a cluster ("MemcpyRemote",
+ * SPEC 8.3): on the DGR_LANE_NET lane of src_device when on_src (the
+ * sending rank's slice) else of dst_device (the receiving rank's). */
+void dgr_trace_memcpy_remote(dgr_trace *t, int src_device, int dst_device,
+                             int on_src, const char *tensor, int64_t bytes,
+                             int64_t step, uint64_t start_ns,
+                             uint64_t end_ns, uint32_t key);
 
 /* A data-flow arrow of `tensor` from the producer slice (op or transfer)
  * with key src_key to the consumer slice with key dst_key; the recorder

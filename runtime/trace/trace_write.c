@@ -378,6 +378,10 @@ static void write_x(wctx *w)
             put_json_str(f, r->a);
             PUTS(",\"step\":", f);
             put_i64(f, r->step);
+            if (t->devs[r->dev].rank != t->devs[r->dev2].rank)
+                /* MemcpyRemote: which end of the transfer (SPEC 8.3) */
+                PUTS(r->lane == DGR_LANE_SEND ? ",\"end\":\"send\""
+                                              : ",\"end\":\"recv\"", f);
             PUTS("}}", f);
         }
     }
