@@ -1,7 +1,8 @@
 /*
- * fileio.c -- atomic output files for the CLI: write to a temporary file in
- * the target's directory, then rename it into place so nothing is ever
- * half-written.
+ * fileio.c -- the CLI's files: GRAPH read from standard input (bounded,
+ * refused early when it is no graph), and atomic output files: write to a
+ * temporary file in the target's directory, then rename it into place so
+ * nothing is ever half-written.
  */
 #include "cli.h"
 
