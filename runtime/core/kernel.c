@@ -81,3 +81,15 @@ dg_status dgr_collective_missing(const dgr_kctx *k, int replicas)
                   "cluster with mpirun)", k->node->name,
                   dgc_op_name(k->node->op), replicas);
 }
+
+dg_shape dgr_shape_right_align(const dg_shape *s, int rank)
+{
+    dg_shape r;
+    memset(&r, 0, sizeof r);
+    r.rank = rank;
+    for (int i = 0; i < rank; i++) {
+        int si = i - (rank - s->rank);
+        r.dims[i] = si >= 0 ? s->dims[si] : 1;
+    }
+    return r;
+}

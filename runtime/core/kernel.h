@@ -114,6 +114,9 @@ typedef struct dgr_kernel_row {
 /* Allocate output i with k->out_types[i] on k->dev (for k->stream);
  * DG_E_NOMEM naming the node, shape and bytes. */
 dg_status dgr_kctx_alloc_output(dgr_kctx *k, int i);
+/* s with leading 1-dims up to `rank` (NumPy's right alignment; BroadcastTo
+ * reads its input through this view). */
+dg_shape dgr_shape_right_align(const dg_shape *s, int rank);
 /* Make output i share the buffer of v (retained), with type out_types[i]
  * (Identity, Reshape). */
 void dgr_kctx_alias_output(dgr_kctx *k, int i, const dgr_value *v);

@@ -1263,16 +1263,7 @@ dg_status dgr_fx_run(dgr_runner *r, int64_t step, dg_tensor **fetched,
         if (err)
             *err = x->err;
     }
-    for (int d = 0; d < S->n_dev; d++) {
-        if (!S->devs[d].be->streams)
-            continue;
-        dg_error e2;
-        if (S->devs[d].be->sync(&S->devs[d], &e2) != DG_OK && rc == DG_OK) {
-            rc = e2.code;
-            if (err)
-                *err = e2;
-        }
-    }
+    rc = dgr_exec_sync_devices(S, rc, err);
     if (fetched)
         for (int i = 0; i < p->n_fetch; i++)
             fetched[i] = NULL;

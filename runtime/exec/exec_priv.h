@@ -27,6 +27,10 @@ typedef struct wscratch {
  * buffer read back into hostin (DGR_HOST_IN_MAX elements per input; a
  * blocking read of the few elements TF keeps in host memory).  Inputs
  * that are not small integer tensors are left alone. */
+/* End of a run: wait for every device with streams.  Returns rc, or the
+ * first sync failure when rc is DG_OK (then also copied into *err). */
+dg_status dgr_exec_sync_devices(dgr_exec *S, dg_status rc, dg_error *err);
+
 dg_status dgr_exec_host_inputs(dgr_device *dev, const dgr_value *in,
                                int n_in, int64_t *hostin, dgc_ttype *tin,
                                dg_error *err);

@@ -153,6 +153,21 @@ static dg_status run_transfer(dgr_runner *r, int32_t s, int lane, wscratch *w)
     return DG_OK;
 }
 
+dg_status dgr_exec_sync_devices(dgr_exec *S, dg_status rc, dg_error *err)
+{
+    for (int d = 0; d < S->n_dev; d++) {
+        if (!S->devs[d].be->streams)
+            continue;
+        dg_error e2;
+        if (S->devs[d].be->sync(&S->devs[d], &e2) != DG_OK && rc == DG_OK) {
+            rc = e2.code;
+            if (err)
+                *err = e2;
+        }
+    }
+    return rc;
+}
+
 dg_status dgr_exec_host_inputs(dgr_device *dev, const dgr_value *in,
                                int n_in, int64_t *hostin, dgc_ttype *tin,
                                dg_error *err)
@@ -520,16 +535,7 @@ dg_status dgr_runner_run(dgr_runner *r, int64_t step, dg_tensor **fetched,
             return rc;
         }
     }
-    for (int d = 0; d < S->n_dev; d++) {
-        if (!S->devs[d].be->streams)
-            continue;
-        dg_error e2;
-        if (S->devs[d].be->sync(&S->devs[d], &e2) != DG_OK && rc == DG_OK) {
-            rc = e2.code;
-            if (err)
-                *err = e2;
-        }
-    }
+    rc = dgr_exec_sync_devices(S, rc, err);
     if (r->notify_ev)
         for (int32_t i = 0; i < p->n_steps; i++)
             if (r->notify_ev[i]) {

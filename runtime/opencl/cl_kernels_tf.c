@@ -273,15 +273,7 @@ dg_status dgr_cl_k_split(dgr_kctx *k)
 dg_status dgr_cl_k_broadcast_to(dgr_kctx *k)
 {
     dgr_value x = k->in[0];
-    const dg_shape *os = &k->out_types[0].shape;
-    dg_shape xs;
-    memset(&xs, 0, sizeof xs);
-    xs.rank = os->rank;
-    for (int i = 0; i < os->rank; i++) {
-        int xi = i - (os->rank - x.shape.rank);
-        xs.dims[i] = xi >= 0 ? x.shape.dims[xi] : 1;
-    }
-    x.shape = xs;
+    x.shape = dgr_shape_right_align(&x.shape, k->out_types[0].shape.rank);
     dgr_kctx kk = *k;
     kk.in = &x;
     dg_status st = dgr_cl_k_tile(&kk);

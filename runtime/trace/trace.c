@@ -288,9 +288,11 @@ void dgr_trace_op_iter(dgr_trace *t, int device, int lane, const char *node,
     commit_rec(b);
 }
 
-void dgr_trace_memcpy(dgr_trace *t, int src_device, int dst_device,
-                      const char *tensor, int64_t bytes, int64_t step,
-                      uint64_t start_ns, uint64_t end_ns, uint32_t key)
+/* A transfer record on `lane` (the copy lane, or a cluster's send/network
+ * lane). */
+static void memcpy_rec(dgr_trace *t, int src_device, int dst_device, int lane,
+                       const char *tensor, int64_t bytes, int64_t step,
+                       uint64_t start_ns, uint64_t end_ns, uint32_t key)
 {
     if (!t)
         return;
@@ -301,7 +303,7 @@ void dgr_trace_memcpy(dgr_trace *t, int src_device, int dst_device,
     r->kind = DGR_TREC_MEMCPY;
     r->dev = (int16_t)src_device;
     r->dev2 = (int16_t)dst_device;
-    r->lane = DGR_LANE_COPY;
+    r->lane = lane;
     r->bytes = bytes;
     r->key = key;
     r->step = step;
@@ -310,27 +312,22 @@ void dgr_trace_memcpy(dgr_trace *t, int src_device, int dst_device,
     commit_rec(b);
 }
 
+void dgr_trace_memcpy(dgr_trace *t, int src_device, int dst_device,
+                      const char *tensor, int64_t bytes, int64_t step,
+                      uint64_t start_ns, uint64_t end_ns, uint32_t key)
+{
+    memcpy_rec(t, src_device, dst_device, DGR_LANE_COPY, tensor, bytes, step,
+               start_ns, end_ns, key);
+}
+
 void dgr_trace_memcpy_remote(dgr_trace *t, int src_device, int dst_device,
                              int on_src, const char *tensor, int64_t bytes,
                              int64_t step, uint64_t start_ns,
                              uint64_t end_ns, uint32_t key)
 {
-    if (!t)
-        return;
-    dgr_tbuf *b;
-    dgr_trec *r = new_named_rec(t, &b, tensor);
-    if (!r)
-        return;
-    r->kind = DGR_TREC_MEMCPY;
-    r->dev = (int16_t)src_device;
-    r->dev2 = (int16_t)dst_device;
-    r->lane = on_src ? DGR_LANE_SEND : DGR_LANE_NET;
-    r->bytes = bytes;
-    r->key = key;
-    r->step = step;
-    r->t0 = start_ns;
-    r->t1 = end_ns < start_ns ? start_ns : end_ns;
-    commit_rec(b);
+    memcpy_rec(t, src_device, dst_device,
+               on_src ? DGR_LANE_SEND : DGR_LANE_NET, tensor, bytes, step,
+               start_ns, end_ns, key);
 }
 
 void dgr_trace_flow(dgr_trace *t, uint32_t src_key, uint32_t dst_key,
