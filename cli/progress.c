@@ -310,19 +310,9 @@ static void on_signal(int sig)
  * It forwards Ctrl-C as SIGTERM and, when one rank aborts, terminates the
  * others: a rank must then die at once, not finish its step waiting for a
  * peer that is gone (SPEC 8.3: no rank hangs). */
-static int under_mpi_launcher(void)
-{
-    static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE",
-                                       "PMIX_RANK", "SLURM_PROCID", NULL};
-    for (int i = 0; vars[i]; i++)
-        if (getenv(vars[i]))
-            return 1;
-    return 0;
-}
-
 void cli_interrupt_install(dg_options *o)
 {
-    if (under_mpi_launcher())
+    if (dg_cluster_launched())
         return;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);

@@ -220,8 +220,9 @@ int dg_graph_names_gpu(const dg_graph *g, const dg_options *o);
  * the wrong process count DG_E_USAGE naming both counts (known to every
  * rank: dg_cluster_failed_together).  A second call returns the rank. */
 dg_status dg_cluster_join(const dg_cluster *c, int *rank, dg_error *err);
-/* 1 when this process was started by an MPI launcher (its environment
- * says so: mpirun, a PMI launcher such as srun --mpi=pmi2). */
+/* 1 when this process was started by a parallel launcher (its environment
+ * says so: mpirun, a PMI/PMIx launcher such as srun --mpi=pmi2, or srun of
+ * more than one task); 0 for a plain or single srun'd process. */
 int dg_cluster_launched(void);
 /* This process's rank in the joined cluster, -1 when it joined none. */
 int dg_cluster_rank(void);

@@ -20,18 +20,6 @@
 static int g_rank = -1, g_size, g_init, g_together, g_world = -1;
 static char g_task[96];
 
-int dg_cluster_launched(void)
-{
-    static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE",
-                                       "PMIX_RANK"};
-    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
-        const char *v = getenv(vars[i]);
-        if (v && *v)
-            return 1;
-    }
-    return 0;
-}
-
 int dg_cluster_rank(void) { return g_rank; }
 const char *dg_cluster_task_name(void) { return g_task; }
 int dg_cluster_failed_together(void)

@@ -8,18 +8,6 @@
 
 #include <stdlib.h>
 
-int dg_cluster_launched(void)
-{
-    static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE",
-                                       "PMIX_RANK"};
-    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
-        const char *v = getenv(vars[i]);
-        if (v && *v)
-            return 1;
-    }
-    return 0;
-}
-
 dg_status dg_cluster_join(const dg_cluster *c, int *rank, dg_error *err)
 {
     if (rank)

@@ -136,11 +136,11 @@ def group_progress():
 STOP_RE = re.compile(r"dgrun: interrupted at step (\d+)/(\d+); (.*)")
 
 
-def start(args):
+def start(args, extra_env=None):
     """Start dgrun and return once it catches SIGINT and SIGTERM (SigCgt in
     /proc: a signal before that would kill it, as for any program)."""
     p = subprocess.Popen([DGRUN] + [str(a) for a in args], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True, env=e2e.env_for())
+                         stderr=subprocess.PIPE, text=True, env=e2e.env_for(extra_env))
     want = (1 << (signal.SIGINT - 1)) | (1 << (signal.SIGTERM - 1))
     for _ in range(3000):
         try:
@@ -163,7 +163,10 @@ def group_interrupt():
     resumed = 0
     for i in range(6):
         sig = sigs[i % 2]
-        p = start(["train", g, *CPU, "--checkpoint", ck, "--restore"])
+        # one run as a single srun'd process (SLURM_PROCID alone): an
+        # ordinary run that owns its signals, unlike a launched rank
+        slurm1 = {"SLURM_PROCID": "0", "SLURM_NTASKS": "1"} if i == 1 else None
+        p = start(["train", g, *CPU, "--checkpoint", ck, "--restore"], slurm1)
         time.sleep(rng.uniform(0.05, 0.6))
         p.send_signal(sig)
         out, err = p.communicate(timeout=60)
