@@ -55,8 +55,16 @@ static int next_slice(node_src *S, cJSON **x, size_t *bad)
 {
     const dgc_jelem *e = &S->sc->elems[S->nodes->elem_first + S->next];
     dgc_json_arena_reset(&S->arena);
-    char base[40];
-    snprintf(base, sizeof base, "%s[%zu]", S->base, S->next);
+    char base[40], num[24];
+    size_t bl = strlen(S->base), k = sizeof num;
+    size_t v = S->next;
+    do
+        num[--k] = (char)('0' + v % 10);
+    while ((v /= 10) > 0); /* base "nodes[12]" without printf's cost */
+    memcpy(base, S->base, bl);
+    base[bl] = '[';
+    memcpy(base + bl + 1, num + k, sizeof num - k);
+    memcpy(base + bl + 1 + sizeof num - k, "]", 2);
     int rc = dgc_json_parse_slice(S->doc, &S->arena, e->off, e->len,
                                   S->num_next, e->n_num, x, bad, base,
                                   S->dup, sizeof S->dup);

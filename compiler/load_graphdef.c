@@ -263,7 +263,7 @@ static int field_slot(const char *k)
 /* Fields, name and op of element i (op: its index in L->ops); adds the
  * node to the graph; f[] gets its fields. */
 static dg_status add_node(dgc_gdload *L, const cJSON *x, int i, int op,
-                          const cJSON **f, dg_error *err)
+                          const cJSON **f, uint32_t *hash, dg_error *err)
 {
     dgc_graph *g = L->g;
     if (!cJSON_IsObject(x))
@@ -311,11 +311,44 @@ static dg_status add_node(dgc_gdload *L, const cJSON *x, int i, int op,
     if (o->why) /* unsupported_ops reports these first: only a fallback */
         return GE("%s: TensorFlow op '%s' is not supported by dgrun%s%s",
                   who, o->tf, *o->why ? ": " : "", o->why);
-    int32_t id = dgc_graph_add_node(g, nm, o->opi, err);
-    if (id < 0)
+    int32_t id = g->n_nodes;
+    *hash = 0;
+    if (id < g->cap_nodes) {
+        /* dgc_graph_add_node with the name in the slab, and its one map
+         * probe left to name_in (the slot is prefetched meanwhile: the map
+         * is far bigger than the caches) */
+        size_t nl = strlen(nm);
+        dgc_node *n = &g->nodes[id];
+        memset(n, 0, sizeof *n);
+        if (!(n->name = dgc_graph_slab_alloc(g, nl + 1)))
+            return dg_err_nomem(err, "node name");
+        memcpy(n->name, nm, nl + 1);
+        n->flags |= DGC_NODE_SLAB_NAME;
+        n->op = o->opi;
+        n->forward = -1;
+        n->group_hint = -1;
+        n->device_id = -1;
+        *hash = dg_strmap_hash(nm, nl);
+        dg_strmap_prefetch(&g->names, *hash);
+        g->n_nodes++;
+    } else if ((id = dgc_graph_add_node(g, nm, o->opi, err)) < 0) {
         return err->code;
+    }
     g->nodes[id].op_alias = dgc_ops[o->opi].alias &&
                             strcmp(o->tf, dgc_ops[o->opi].alias) == 0;
+    return DG_OK;
+}
+
+/* Put the newest node's name (hash h, 0: already in) into the map. */
+static dg_status name_in(dgc_graph *g, uint32_t h, dg_error *err)
+{
+    int32_t id = g->n_nodes - 1;
+    const char *nm = g->nodes[id].name;
+    int rc = h ? dg_strmap_put_h(&g->names, nm, strlen(nm), h, id) : 0;
+    if (rc < 0)
+        return dg_err_nomem(err, "name map");
+    if (rc > 0)
+        return GE("node '%s': duplicate node name", nm);
     return DG_OK;
 }
 
@@ -394,27 +427,12 @@ static dg_status keep(dg_error *dst, const dg_error *e, dg_status st,
     return DG_OK;
 }
 
-dg_status dgc_gd_add(dgc_gdload *L, const cJSON *x, int i, dg_error *err)
+/* Attrs, input and device strings of the newest node (tf_op: its op as
+ * spelled, op: its index in L->ops).  An attr error is kept in L->e_attr
+ * (the later passes never run then); returns only nomem. */
+static dg_status add_rest(dgc_gdload *L, const char *tf_op, int op,
+                          const cJSON *const *f, dg_error *err)
 {
-    const cJSON *o = dgc_gd_field(x, "op", NULL);
-    int op = -1;
-    if (cJSON_IsString(o)) {
-        if ((op = op_seen(L, o->valuestring)) < 0)
-            return dg_err_nomem(err, "loader");
-        L->ops[op].n++;
-    }
-    if (L->node_failed)
-        return DG_OK;
-    const cJSON *f[6];
-    dg_error e;
-    memset(&e, 0, sizeof e);
-    dg_status st = add_node(L, x, i, op, f, &e);
-    if (st) {
-        L->node_failed = 1;
-        return keep(&L->e_node, &e, st, err);
-    }
-    if (L->attr_node >= 0)
-        return DG_OK; /* the passes after it never run */
     int32_t id = L->g->n_nodes - 1;
     if (L->n_rec == L->cap_rec) {
         size_t cap = L->cap_rec * 2;
@@ -428,7 +446,8 @@ dg_status dgc_gd_add(dgc_gdload *L, const cJSON *x, int i, dg_error *err)
     memset(r, 0, sizeof *r);
     r->op = (int16_t)op;
     int32_t cls0 = L->cls.n;
-    st = dgc_gd_attrs(L->g, L->doc, id, o->valuestring, f[4], &L->cls, &e);
+    dg_error e;
+    dg_status st = dgc_gd_attrs(L->g, L->doc, id, tf_op, f[4], &L->cls, &e);
     r->n_cls = L->cls.n - cls0;
     if (st) {
         L->attr_node = id;
@@ -436,6 +455,36 @@ dg_status dgc_gd_add(dgc_gdload *L, const cJSON *x, int i, dg_error *err)
     }
     if (keep_strings(L, r, f[2], f[3]))
         return dg_err_nomem(err, "inputs");
+    return DG_OK;
+}
+
+dg_status dgc_gd_add(dgc_gdload *L, const cJSON *x, int i, dg_error *err)
+{
+    const cJSON *o = dgc_gd_field(x, "op", NULL);
+    int op = -1;
+    if (cJSON_IsString(o)) {
+        if ((op = op_seen(L, o->valuestring)) < 0)
+            return dg_err_nomem(err, "loader");
+        L->ops[op].n++;
+    }
+    if (L->node_failed)
+        return DG_OK;
+    const cJSON *f[6];
+    dg_error e;
+    uint32_t h;
+    dg_status st = add_node(L, x, i, op, f, &h, &e);
+    if (st) {
+        L->node_failed = 1;
+        return keep(&L->e_node, &e, st, err);
+    }
+    /* the attrs convert while the name's map slot is fetched */
+    if (L->attr_node < 0 && (st = add_rest(L, o->valuestring, op, f, err)))
+        return st;
+    if ((st = name_in(L->g, h, &e))) {
+        /* a duplicate name is a node error, before any attr error */
+        L->node_failed = 1;
+        return keep(&L->e_node, &e, st, err);
+    }
     return DG_OK;
 }
 
@@ -655,6 +704,24 @@ dg_status dgc_gd_check_root(const cJSON *root, dg_error *err)
     return DG_OK;
 }
 
+/* Prefetch the map slots of node id's input names (resolved a few nodes
+ * later, by which time the slots are in the cache). */
+static void prefetch_inputs(const dgc_gdload *L, int32_t id)
+{
+    const gd_rec *r = &L->rec[id];
+    const char *p = L->pool.buf + r->off;
+    for (int32_t k = 0; k < r->n_in; k++) {
+        size_t len = strlen(p);
+        const char *name = p + (p[0] == '^');
+        const char *colon = strrchr(name, ':');
+        size_t nl = colon ? (size_t)(colon - name) : len - (size_t)(name - p);
+        dg_strmap_prefetch(&L->g->names, dg_strmap_hash(name, nl));
+        p += len + 1;
+    }
+}
+
+#define PREFETCH_AHEAD 8
+
 dg_status dgc_gd_finish(dgc_gdload *L, dg_error *err)
 {
     dgc_graph *g = L->g;
@@ -683,6 +750,8 @@ dg_status dgc_gd_finish(dgc_gdload *L, dg_error *err)
         for (int32_t id = 0; id < g->n_nodes && !st; id++) {
             const tf_map *m = L->ops[L->rec[id].op].map;
             int fill = m && m->kind == F_FILL;
+            if (pass == 1 && id + PREFETCH_AHEAD < g->n_nodes)
+                prefetch_inputs(L, id + PREFETCH_AHEAD);
             if (fill != (pass == 0))
                 continue;
             st = add_inputs(L, id, err);
