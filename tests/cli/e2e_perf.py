@@ -9,6 +9,10 @@ Usage: e2e_perf.py DGRUN GROUP
   graphdef_stream  a 200,000-node GraphDef JSON (bench/gen_graphdef.py)
                checks with bounded memory: its nodes stream one at a time
                (the whole-document parse took 240 MB; now ~95 MB).
+  no_device_libs  check, place --assume-gpus and ops load no device or math
+               library (OpenCL ICD, clBLAST, OpenBLAS, oneDNN, OpenMP): they
+               are loaded on first use (runtime/core/lazylib.h); run and
+               devices still load them.
 Exit 0 = pass, 1 = failure.
 """
 import os
@@ -91,7 +95,39 @@ def graphdef_stream():
         shutil.rmtree(tmp)
 
 
-GROUPS = {"check_light": check_light, "graphdef_stream": graphdef_stream}
+DEVICE_LIBS = ("libOpenCL", "libclblast", "libopenblas", "libdnnl", "libgomp")
+
+
+def loaded_libs(args):
+    """The device/math libraries the dynamic loader loads for `dgrun ARGS`
+    (LD_DEBUG=files: linked and dlopen'ed ones alike), and the result."""
+    r = run(args, {"LD_DEBUG": "files"})
+    libs = set()
+    for ln in r.stderr.splitlines():
+        if "file=" not in ln:
+            continue
+        name = os.path.basename(ln.split("file=", 1)[1].split()[0])
+        libs.update(lib for lib in DEVICE_LIBS if name.startswith(lib))
+    return libs, r
+
+
+def no_device_libs():
+    mm = os.path.join(G, "matmul.json")
+    for args in (["check", mm], ["check", mm, "--assume-gpus", "2"],
+                 ["place", mm, "--assume-gpus", "2"], ["ops"]):
+        libs, r = loaded_libs(args)
+        check(r.returncode == 0, "%s exits 0: %r" % (args[0], r.stderr[-300:]))
+        check(not libs, "dgrun %s loads no device library: %s"
+              % (" ".join(args[:1] + args[2:]), sorted(libs)))
+    # the check above can fail: running a MatMul loads OpenBLAS
+    libs, r = loaded_libs(["run", mm, "--device", "/cpu:0"])
+    check(r.returncode == 0, "run exits 0: %r" % r.stderr[-300:])
+    check("libopenblas" in libs, "run of a MatMul loads OpenBLAS: %s"
+          % sorted(libs))
+
+
+GROUPS = {"check_light": check_light, "graphdef_stream": graphdef_stream,
+          "no_device_libs": no_device_libs}
 
 if __name__ == "__main__":
     GROUPS[GROUP]()
