@@ -287,10 +287,13 @@ static dg_status add_node(dgc_gdload *L, const cJSON *x, int i, int op,
     }
     const char *nm = cJSON_IsString(name) ? name->valuestring : NULL;
     char who[300];
-    if (nm)
-        snprintf(who, sizeof who, "node '%s'", nm);
-    else
-        snprintf(who, sizeof who, "node #%d", i);
+    if (bad || !f[0] || !nm || !dgc_valid_name(nm) || !cJSON_IsString(f[1]) ||
+        L->ops[op].why) { /* an error follows: name the node */
+        if (nm)
+            snprintf(who, sizeof who, "node '%s'", nm);
+        else
+            snprintf(who, sizeof who, "node #%d", i);
+    }
     if (bad)
         return GE("%s: %s field '%s' (a NodeDef has name, op, input, device, "
                   "attr)", who, dup ? "duplicate" : "unknown", bad->string);
