@@ -42,6 +42,16 @@ echo "dgrun check of a 4-node graph (21 runs: median wall and CPU, max RSS):"
 for i in $(seq 21); do
   /usr/bin/time -f "%e %U %S %M" "$build/cli/dgrun" check "$tmp/tiny.json" 2>&1 |
     tail -1
-done | awk '{ w[NR] = $1 * 1000; c[NR] = ($2 + $3) * 1000; if ($4 > m) m = $4 }
-  END { n = asort(w); asort(c); printf "%.0f ms wall, %.0f ms CPU (median; /usr/bin/time has 10 ms steps), %d KiB max RSS\n", w[(n + 1) / 2], c[(n + 1) / 2], m }'
+done | python3 -c '
+import statistics, sys
+rows = [[float(x) for x in ln.split()] for ln in sys.stdin if ln.strip()]
+print("%.0f ms wall, %.0f ms CPU (medians; /usr/bin/time has 10 ms steps), "
+      "%d KiB max RSS" % (1e3 * statistics.median(r[0] for r in rows),
+                          1e3 * statistics.median(r[1] + r[2] for r in rows),
+                          max(r[3] for r in rows)))'
+if command -v perf >/dev/null; then
+  echo "perf stat -r 21 (CPU = task-clock, wall = elapsed):"
+  perf stat -r 21 "$build/cli/dgrun" check "$tmp/tiny.json" 2>&1 |
+    grep -E "task-clock|elapsed"
+fi
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
