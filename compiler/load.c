@@ -37,6 +37,7 @@ typedef struct node_src {
     void *arena;               /* streaming: the current node's cJSON */
     size_t next;               /* streaming: next element to parse */
     size_t num_next;           /* its first number token */
+    const char *base;          /* streaming: "nodes", or "node" (GraphDef) */
     char dup[512];             /* streaming: a duplicate key's message */
 } node_src;
 
@@ -54,8 +55,16 @@ static int next_slice(node_src *S, cJSON **x, size_t *bad)
 {
     const dgc_jelem *e = &S->sc->elems[S->nodes->elem_first + S->next];
     dgc_json_arena_reset(&S->arena);
-    char base[40];
-    snprintf(base, sizeof base, "nodes[%zu]", S->next);
+    char base[40], num[24];
+    size_t bl = strlen(S->base), k = sizeof num;
+    size_t v = S->next;
+    do
+        num[--k] = (char)('0' + v % 10);
+    while ((v /= 10) > 0); /* base "nodes[12]" without printf's cost */
+    memcpy(base, S->base, bl);
+    base[bl] = '[';
+    memcpy(base + bl + 1, num + k, sizeof num - k);
+    memcpy(base + bl + 1 + sizeof num - k, "]", 2);
     int rc = dgc_json_parse_slice(S->doc, &S->arena, e->off, e->len,
                                   S->num_next, e->n_num, x, bad, base,
                                   S->dup, sizeof S->dup);
@@ -198,6 +207,53 @@ static void link_child(cJSON *obj, cJSON *item)
     obj->child->prev = item;
 }
 
+/* Streaming load of a scanned TensorFlow GraphDef: every element of its
+ * `node` array is parsed and handed to the GraphDef loader in turn (one
+ * node's cJSON at a time).  Invalid JSON anywhere (bad_first: the first in
+ * the other members) comes first, then the first duplicated key (dup, in
+ * member dup_at, against the node array's member), then the graph's
+ * errors, as a whole-document parse would give. */
+static dg_status load_gd_stream(dgc_graph *g, const cJSON *root, node_src *S,
+                                size_t bad_first, const char *dup,
+                                size_t dup_at, size_t node_at, dg_error *err)
+{
+    dgc_gdload *L = NULL;
+    dg_status st = dgc_gd_begin(&L, g, S->doc, S->nodes->n_elem, err);
+    const dgc_jelem *el = &S->sc->elems[S->nodes->elem_first];
+    char ndup[512] = "";
+    int adding = !dup[0] && bad_first == SIZE_MAX;
+    for (size_t i = 0; i < S->nodes->n_elem && !st; i++) {
+        if (el[i].off >= bad_first)
+            break; /* invalid JSON before it is all that can matter */
+        cJSON *x;
+        size_t bad;
+        int rc = next_slice(S, &x, &bad);
+        if (rc < 0) {
+            st = dg_err_nomem(err, "JSON");
+        } else if (rc == 1) {
+            bad_first = bad;
+        } else if (rc == 2) {
+            if (!ndup[0])
+                memcpy(ndup, S->dup, sizeof ndup);
+            adding = 0;
+        } else if (adding) {
+            st = dgc_gd_add(L, x, (int)i, err);
+        }
+    }
+    if (st) {
+    } else if (bad_first != SIZE_MAX) {
+        st = dgc_json_error_at(S->doc->text, bad_first, "", err);
+    } else if (ndup[0] && (!dup[0] || node_at < dup_at)) {
+        st = dg_err(err, DG_E_GRAPH, "%s", ndup);
+    } else if (dup[0]) {
+        st = dg_err(err, DG_E_GRAPH, "%s", dup);
+    } else if (!(st = dgc_gd_check_root(root, err))) {
+        st = dgc_gd_finish(L, err);
+    }
+    dgc_gd_end(L);
+    return st;
+}
+
 /* Streaming load of a scanned document: parse the keys and the values of
  * the top-level members (the nodes array only as an empty placeholder)
  * into a small root object, then load. */
@@ -215,9 +271,16 @@ static dg_status load_scanned(dgc_graph *g, const char *text, size_t len,
     memset(&S, 0, sizeof S);
     S.doc = &doc;
     S.sc = sc;
+    S.base = "nodes";
     dg_status st = DG_OK;
-    size_t bad_first = SIZE_MAX;
+    size_t bad_first = SIZE_MAX, dup_at = 0, node_at = 0;
     char dup[512] = "";
+    /* a TensorFlow GraphDef (`node`, no `nodes`) streams its `node` array */
+    int gd = 1;
+    for (size_t i = 0; i < sc->n_members; i++)
+        if (sc->members[i].key_len == 7 &&
+            memcmp(text + sc->members[i].key_off, "\"nodes\"", 7) == 0)
+            gd = 0;
     cJSON *root = dgc_json_new_item(&doc.arena, cJSON_Object);
     if (!root)
         st = dg_err_nomem(err, "JSON");
@@ -229,10 +292,13 @@ static dg_status load_scanned(dgc_graph *g, const char *text, size_t len,
                                       m->num_first, 0, &key, &bad, "", dup,
                                       sizeof dup);
         if (rc == 0 && !S.nodes && m->is_array &&
-            strcmp(key->valuestring, "nodes") == 0) {
+            (strcmp(key->valuestring, "nodes") == 0 ||
+             (gd && strcmp(key->valuestring, "node") == 0))) {
             if (!(v = dgc_json_new_item(&doc.arena, cJSON_Array)))
                 rc = -1;
             S.nodes = m;
+            S.base = key->valuestring[4] ? "nodes" : "node";
+            node_at = i;
             S.placeholder = v;
             S.num_next = m->num_first;
         } else if (rc == 0) {
@@ -242,14 +308,22 @@ static dg_status load_scanned(dgc_graph *g, const char *text, size_t len,
         }
         if (rc < 0)
             st = dg_err_nomem(err, "JSON");
-        else if (rc == 2 && !dup[0])
+        else if (rc == 2 && !dup[0]) {
             memcpy(dup, S.dup, sizeof dup);
+            dup_at = i;
+        }
         else if (rc == 1 && bad < bad_first)
             bad_first = bad;
         else if (rc == 0) {
             v->string = key->valuestring;
             link_child(root, v);
         }
+    }
+    if (!st && S.nodes && S.base[4] == 0) {
+        st = load_gd_stream(g, root, &S, bad_first, dup, dup_at, node_at, err);
+        dgc_json_arena_free(&S.arena);
+        dgc_json_free(&doc);
+        return st;
     }
     if (!st && bad_first != SIZE_MAX) {
         /* an error in a section: node slices before it come first */

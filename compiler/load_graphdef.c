@@ -11,12 +11,22 @@
  * Snapshot, BiasAddV1, RandomStandardNormal).  A VariableV2 is initialised
  * from the Const its `<var>/Assign` initializer assigns, else zeros
  * (docs/graphdef.md).  Attributes: load_graphdef_attr.c.
+ *
+ * Nodes stream in one cJSON object at a time (dgc_gd_add; load.c hands it
+ * slices of the scanned text), so a node's JSON is gone once it is added:
+ * its name, op and attributes become IR at once; its input and device
+ * strings and `_class` names are copied to pools and resolved by
+ * dgc_gd_finish when every name is known.  Errors keep the order of the
+ * whole-document passes this replaced: unsupported ops (all nodes), then
+ * node fields / names / ops, then attributes, then inputs and devices
+ * (Fill nodes first), then variable initializers.
  */
 #include "load_graphdef.h"
 #include "ops.h"
 #include "devices.h"
 #include "dg_alloc.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -76,6 +86,20 @@ static const char *const internal_ops[] = {
 
 static const char *const root_keys[] = {"node", "versions", "library", NULL};
 
+/* Kinds of JSON values a message may name (dgc_json_kind), by index. */
+static const char *const kinds[] = {"a string", "a number", "a bool", "null",
+                                    "an array", "an object", "invalid",
+                                    "missing"};
+
+static uint8_t kind_of(const cJSON *x)
+{
+    const char *k = dgc_json_kind(x);
+    uint8_t i = 0;
+    while (i < 7 && strcmp(kinds[i], k) != 0)
+        i++;
+    return i;
+}
+
 static int listed(const char *const *l, const char *k)
 {
     for (; *l; l++)
@@ -110,62 +134,116 @@ static const char *op_support(const char *op, const tf_map **map, int *opi)
     return *opi < 0 ? "" : NULL;
 }
 
+/* One TF op spelling seen in the file (first appearance order). */
+typedef struct gd_op {
+    char *tf;
+    const tf_map *map;
+    int opi;
+    const char *why;  /* NULL: supported */
+    int n;            /* nodes */
+} gd_op;
+
+/* Per node of the file, what the passes after the first need. */
+typedef struct gd_rec {
+    size_t off;       /* its strings in the pool: the string elements of
+                         `input`, then its device */
+    int32_t n_in;     /* string elements of `input` */
+    int32_t bad_at;   /* index of the first non-string element, -1 none */
+    int32_t n_cls;    /* `_class` names in the class pool */
+    int16_t op;       /* index in the seen ops */
+    uint8_t in_kind;  /* kinds[] of that element, or of `input` itself
+                         when it is not an array (bad_at == -2) */
+    uint8_t dev;      /* 0 none, 1 a string (in the pool), 2 not one */
+    uint8_t dev_kind;
+} gd_rec;
+
+struct dgc_gdload {
+    dgc_graph *g;
+    const dgc_jdoc *doc;
+    gd_rec *rec;
+    size_t n_rec, cap_rec;
+    dgc_gd_names pool;     /* inputs and devices, in node order */
+    dgc_gd_names cls;      /* `_class` names, in node order */
+    gd_op *ops;
+    int n_ops, cap_ops;
+    dg_strmap op_ids;      /* TF op spelling -> index in ops */
+    int node_failed;       /* fields / name / op error of a node: e_node */
+    dg_error e_node;
+    int32_t attr_node;     /* first node whose attrs failed (e_attr), -1 */
+    dg_error e_attr;
+};
+
+int dgc_gd_names_add(dgc_gd_names *p, const char *s)
+{
+    size_t n = strlen(s) + 1;
+    if (p->len + n > p->cap) {
+        size_t cap = p->cap ? p->cap : 4096;
+        while (p->len + n > cap)
+            cap *= 2;
+        char *nb = dg_realloc(p->buf, cap);
+        if (!nb)
+            return -1;
+        p->buf = nb;
+        p->cap = cap;
+    }
+    memcpy(p->buf + p->len, s, n);
+    p->len += n;
+    p->n++;
+    return 0;
+}
+
+/* The index of TF op spelling `op` in L->ops (added on first sight), -1
+ * on nomem. */
+static int op_seen(dgc_gdload *L, const char *op)
+{
+    int32_t k = dg_strmap_get(&L->op_ids, op);
+    if (k >= 0)
+        return k;
+    if (L->n_ops == INT16_MAX)
+        return -1;
+    if (L->n_ops == L->cap_ops) {
+        int cap = L->cap_ops ? L->cap_ops * 2 : 16;
+        gd_op *no = dg_realloc(L->ops, sizeof *no * (size_t)cap);
+        if (!no)
+            return -1;
+        L->ops = no;
+        L->cap_ops = cap;
+    }
+    gd_op *o = &L->ops[L->n_ops];
+    memset(o, 0, sizeof *o);
+    if (!(o->tf = dg_strdup(op)))
+        return -1;
+    o->why = op_support(op, &o->map, &o->opi);
+    if (dg_strmap_put(&L->op_ids, o->tf, L->n_ops) < 0) {
+        dg_free(o->tf);
+        return -1;
+    }
+    return L->n_ops++;
+}
+
 /* Every op type of the file dgrun does not run, with its node count, in
  * one error: "unsupported ops: Conv2D (3 nodes), MaxPool (2 nodes)" (in
  * order of first appearance; a known reason follows the count). */
-static dg_status unsupported_ops(const cJSON *arr, dg_error *err)
+static dg_status unsupported_ops(const dgc_gdload *L, dg_error *err)
 {
-    struct { const char *op, *why; int n; } *u = NULL;
-    int nu = 0, cap = 0;
-    for (const cJSON *x = arr->child; x; x = x->next) {
-        const cJSON *o = dgc_gd_field(x, "op", NULL);
-        const tf_map *m;
-        int opi;
-        const char *why = cJSON_IsString(o) ? op_support(o->valuestring, &m,
-                                                         &opi) : NULL;
-        if (!why)
+    char buf[1800];
+    size_t len = 0;
+    int nu = 0;
+    for (int k = 0; k < L->n_ops && len < sizeof buf; k++) {
+        const gd_op *u = &L->ops[k];
+        if (!u->why)
             continue;
-        int k = 0;
-        while (k < nu && strcmp(u[k].op, o->valuestring) != 0)
-            k++;
-        if (k == nu) {
-            if (nu == cap) {
-                cap = cap ? cap * 2 : 8;
-                void *nv = dg_realloc(u, sizeof *u * (size_t)cap);
-                if (!nv) {
-                    dg_free(u);
-                    return dg_err_nomem(err, "loader");
-                }
-                u = nv;
-            }
-            u[nu].op = o->valuestring;
-            u[nu].why = why;
-            u[nu++].n = 0;
-        }
-        u[k].n++;
+        len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%s (%d node%s"
+                                "%s%s)", nu++ ? ", " : "", u->tf, u->n,
+                                u->n == 1 ? "" : "s", *u->why ? ": " : "",
+                                u->why);
     }
     if (!nu)
         return DG_OK;
-    char buf[1800];
-    size_t len = 0;
-    for (int k = 0; k < nu && len < sizeof buf; k++)
-        len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%s (%d node%s"
-                                "%s%s)", k ? ", " : "", u[k].op, u[k].n,
-                                u[k].n == 1 ? "" : "s", *u[k].why ? ": " : "",
-                                u[k].why);
     if (len >= sizeof buf)
         memcpy(buf + sizeof buf - 5, "...", 4);
-    dg_free(u);
     return GE("unsupported ops: %s", buf);
 }
-
-/* One NodeDef's fields. */
-typedef struct gd_node {
-    const cJSON *name, *op, *input, *device, *attr;
-    const tf_map *map;
-    int folded, used;  /* times its output was folded into an attribute /
-                          used otherwise (data or control input) */
-} gd_node;
 
 static int field_slot(const char *k)
 {
@@ -182,17 +260,18 @@ static int field_slot(const char *k)
     return -1;
 }
 
-/* Fields, name and op of element i; adds the node to g. */
-static dg_status add_node(dgc_graph *g, const cJSON *x, int i, gd_node *nd,
-                          dg_error *err)
+/* Fields, name and op of element i (op: its index in L->ops); adds the
+ * node to the graph; f[] gets its fields. */
+static dg_status add_node(dgc_gdload *L, const cJSON *x, int i, int op,
+                          const cJSON **f, uint32_t *hash, dg_error *err)
 {
-    memset(nd, 0, sizeof *nd);
+    dgc_graph *g = L->g;
     if (!cJSON_IsObject(x))
         return GE("node #%d: must be an object, got %s", i, dgc_json_kind(x));
-    const cJSON *f[6] = {NULL};
     const cJSON *bad = NULL;
     int dup = 0;
     const cJSON *name = NULL; /* the last one: messages use it */
+    memset(f, 0, 6 * sizeof *f);
     for (const cJSON *k = x->child; k; k = k->next) {
         int s = field_slot(k->string);
         if (s == 0)
@@ -208,10 +287,13 @@ static dg_status add_node(dgc_graph *g, const cJSON *x, int i, gd_node *nd,
     }
     const char *nm = cJSON_IsString(name) ? name->valuestring : NULL;
     char who[300];
-    if (nm)
-        snprintf(who, sizeof who, "node '%s'", nm);
-    else
-        snprintf(who, sizeof who, "node #%d", i);
+    if (bad || !f[0] || !nm || !dgc_valid_name(nm) || !cJSON_IsString(f[1]) ||
+        L->ops[op].why) { /* an error follows: name the node */
+        if (nm)
+            snprintf(who, sizeof who, "node '%s'", nm);
+        else
+            snprintf(who, sizeof who, "node #%d", i);
+    }
     if (bad)
         return GE("%s: %s field '%s' (a NodeDef has name, op, input, device, "
                   "attr)", who, dup ? "duplicate" : "unknown", bad->string);
@@ -228,22 +310,184 @@ static dg_status add_node(dgc_graph *g, const cJSON *x, int i, gd_node *nd,
     if (!cJSON_IsString(f[1]))
         return GE("%s: 'op' must be a string, got %s", who,
                   dgc_json_kind(f[1]));
-    const char *op = f[1]->valuestring;
-    int opi;
-    const char *why = op_support(op, &nd->map, &opi);
-    if (why) /* unsupported_ops reports these first: only a fallback */
+    const gd_op *o = &L->ops[op];
+    if (o->why) /* unsupported_ops reports these first: only a fallback */
         return GE("%s: TensorFlow op '%s' is not supported by dgrun%s%s",
-                  who, op, *why ? ": " : "", why);
-    int32_t id = dgc_graph_add_node(g, nm, opi, err);
-    if (id < 0)
+                  who, o->tf, *o->why ? ": " : "", o->why);
+    int32_t id = g->n_nodes;
+    *hash = 0;
+    if (id < g->cap_nodes) {
+        /* dgc_graph_add_node with the name in the slab, and its one map
+         * probe left to name_in (the slot is prefetched meanwhile: the map
+         * is far bigger than the caches) */
+        size_t nl = strlen(nm);
+        dgc_node *n = &g->nodes[id];
+        memset(n, 0, sizeof *n);
+        if (!(n->name = dgc_graph_slab_alloc(g, nl + 1)))
+            return dg_err_nomem(err, "node name");
+        memcpy(n->name, nm, nl + 1);
+        n->flags |= DGC_NODE_SLAB_NAME;
+        n->op = o->opi;
+        n->forward = -1;
+        n->group_hint = -1;
+        n->device_id = -1;
+        *hash = dg_strmap_hash(nm, nl);
+        dg_strmap_prefetch(&g->names, *hash);
+        g->n_nodes++;
+    } else if ((id = dgc_graph_add_node(g, nm, o->opi, err)) < 0) {
         return err->code;
-    g->nodes[id].op_alias = dgc_ops[opi].alias &&
-                            strcmp(op, dgc_ops[opi].alias) == 0;
-    nd->name = f[0];
-    nd->op = f[1];
-    nd->input = f[2];
-    nd->device = f[3];
-    nd->attr = f[4];
+    }
+    g->nodes[id].op_alias = dgc_ops[o->opi].alias &&
+                            strcmp(o->tf, dgc_ops[o->opi].alias) == 0;
+    return DG_OK;
+}
+
+/* Put the newest node's name (hash h, 0: already in) into the map. */
+static dg_status name_in(dgc_graph *g, uint32_t h, dg_error *err)
+{
+    int32_t id = g->n_nodes - 1;
+    const char *nm = g->nodes[id].name;
+    int rc = h ? dg_strmap_put_h(&g->names, nm, strlen(nm), h, id) : 0;
+    if (rc < 0)
+        return dg_err_nomem(err, "name map");
+    if (rc > 0)
+        return GE("node '%s': duplicate node name", nm);
+    return DG_OK;
+}
+
+/* Copy node id's input strings and device to the pool (their JSON types
+ * are judged by the inputs pass, in its order). */
+static int keep_strings(dgc_gdload *L, gd_rec *r, const cJSON *in,
+                        const cJSON *dev)
+{
+    r->off = L->pool.len;
+    r->bad_at = -1;
+    if (in && !cJSON_IsArray(in)) {
+        r->bad_at = -2;
+        r->in_kind = kind_of(in);
+    }
+    int32_t k = 0;
+    for (const cJSON *e = cJSON_IsArray(in) ? in->child : NULL; e;
+         e = e->next, k++) {
+        if (!cJSON_IsString(e)) {
+            if (r->bad_at == -1) {
+                r->bad_at = k;
+                r->in_kind = kind_of(e);
+            }
+            continue;
+        }
+        if (dgc_gd_names_add(&L->pool, e->valuestring))
+            return -1;
+        r->n_in++;
+    }
+    if (dev && cJSON_IsString(dev)) {
+        r->dev = 1;
+        return dgc_gd_names_add(&L->pool, dev->valuestring);
+    }
+    if (dev) {
+        r->dev = 2;
+        r->dev_kind = kind_of(dev);
+    }
+    return 0;
+}
+
+dg_status dgc_gd_begin(dgc_gdload **out, dgc_graph *g, const dgc_jdoc *doc,
+                       size_t cnt, dg_error *err)
+{
+    dgc_gdload *L = dg_calloc(1, sizeof *L);
+    *out = L;
+    if (!L)
+        return dg_err_nomem(err, "loader");
+    L->g = g;
+    L->doc = doc;
+    L->attr_node = -1;
+    L->cap_rec = cnt > 0 ? cnt : 1;
+    L->rec = dg_calloc(L->cap_rec, sizeof *L->rec);
+    if (!L->rec || dg_strmap_init(&L->op_ids, 64))
+        return dg_err_nomem(err, "loader");
+    /* size the node array and the name map for the whole file at once */
+    if (cnt > 0 && !g->n_nodes) {
+        dg_strmap_free(&g->names);
+        if (dg_strmap_init(&g->names, cnt + 64))
+            return dg_err_nomem(err, "name map");
+        dg_free(g->nodes);
+        if (!(g->nodes = dg_calloc(cnt, sizeof *g->nodes)))
+            return dg_err_nomem(err, "graph nodes");
+        g->cap_nodes = (int32_t)cnt;
+    }
+    return DG_OK;
+}
+
+/* Keep the first error of a pass; nomem is returned at once. */
+static dg_status keep(dg_error *dst, const dg_error *e, dg_status st,
+                      dg_error *err)
+{
+    if (st == DG_E_NOMEM) {
+        *err = *e;
+        return st;
+    }
+    *dst = *e;
+    return DG_OK;
+}
+
+/* Attrs, input and device strings of the newest node (tf_op: its op as
+ * spelled, op: its index in L->ops).  An attr error is kept in L->e_attr
+ * (the later passes never run then); returns only nomem. */
+static dg_status add_rest(dgc_gdload *L, const char *tf_op, int op,
+                          const cJSON *const *f, dg_error *err)
+{
+    int32_t id = L->g->n_nodes - 1;
+    if (L->n_rec == L->cap_rec) {
+        size_t cap = L->cap_rec * 2;
+        gd_rec *nr = dg_realloc(L->rec, sizeof *nr * cap);
+        if (!nr)
+            return dg_err_nomem(err, "loader");
+        L->rec = nr;
+        L->cap_rec = cap;
+    }
+    gd_rec *r = &L->rec[L->n_rec++];
+    memset(r, 0, sizeof *r);
+    r->op = (int16_t)op;
+    int32_t cls0 = L->cls.n;
+    dg_error e;
+    dg_status st = dgc_gd_attrs(L->g, L->doc, id, tf_op, f[4], &L->cls, &e);
+    r->n_cls = L->cls.n - cls0;
+    if (st) {
+        L->attr_node = id;
+        return keep(&L->e_attr, &e, st, err);
+    }
+    if (keep_strings(L, r, f[2], f[3]))
+        return dg_err_nomem(err, "inputs");
+    return DG_OK;
+}
+
+dg_status dgc_gd_add(dgc_gdload *L, const cJSON *x, int i, dg_error *err)
+{
+    const cJSON *o = dgc_gd_field(x, "op", NULL);
+    int op = -1;
+    if (cJSON_IsString(o)) {
+        if ((op = op_seen(L, o->valuestring)) < 0)
+            return dg_err_nomem(err, "loader");
+        L->ops[op].n++;
+    }
+    if (L->node_failed)
+        return DG_OK;
+    const cJSON *f[6];
+    dg_error e;
+    uint32_t h;
+    dg_status st = add_node(L, x, i, op, f, &h, &e);
+    if (st) {
+        L->node_failed = 1;
+        return keep(&L->e_node, &e, st, err);
+    }
+    /* the attrs convert while the name's map slot is fetched */
+    if (L->attr_node < 0 && (st = add_rest(L, o->valuestring, op, f, err)))
+        return st;
+    if ((st = name_in(L->g, h, &e))) {
+        /* a duplicate name is a node error, before any attr error */
+        L->node_failed = 1;
+        return keep(&L->e_node, &e, st, err);
+    }
     return DG_OK;
 }
 
@@ -297,28 +541,39 @@ static dg_status fold_const(dgc_graph *g, int32_t id, const tf_map *m,
     return rc ? dg_err_nomem(err, "attrs") : DG_OK;
 }
 
-/* `input`: data inputs "x" / "x:k", then control inputs "^x". */
-static dg_status add_inputs(dgc_graph *g, int32_t id, gd_node *all,
-                            dg_error *err)
+/* The op as the file spelled it, for messages. */
+static const char *tf_name(const dgc_gdload *L, int32_t id)
 {
-    const gd_node *nd = &all[id];
+    return L->ops[L->rec[id].op].tf;
+}
+
+/* `input`: data inputs "x" / "x:k", then control inputs "^x" (the
+ * strings L->rec[id] kept); then `device`. */
+static dg_status add_inputs(dgc_gdload *L, int32_t id, dg_error *err)
+{
+    dgc_graph *g = L->g;
+    const gd_rec *r = &L->rec[id];
+    const tf_map *map = L->ops[r->op].map;
     dgc_node *n = &g->nodes[id];
-    const cJSON *in = nd->input;
-    if (in && !cJSON_IsArray(in))
+    if (r->bad_at == -2)
         return GE("node '%s': 'input' must be a list of strings, got %s",
-                  n->name, dgc_json_kind(in));
+                  n->name, kinds[r->in_kind]);
     const char *first_ctrl = NULL;
     int data = 0, n_data = 0;
     dgc_ref fill[2];
-    for (const cJSON *e = in ? in->child : NULL; e; e = e->next)
-        n_data += cJSON_IsString(e) && e->valuestring[0] != '^';
-    int fold_at = !nd->map ? -1 : nd->map->fold == FOLD_LAST ? n_data - 1
-                                                           : nd->map->fold;
-    for (const cJSON *e = in ? in->child : NULL; e; e = e->next) {
-        if (!cJSON_IsString(e))
+    const char *next = L->pool.buf + r->off;
+    for (int32_t k = 0; k < r->n_in; k++) {
+        n_data += next[0] != '^';
+        next += strlen(next) + 1;
+    }
+    int fold_at = !map ? -1 : map->fold == FOLD_LAST ? n_data - 1 : map->fold;
+    next = L->pool.buf + r->off;
+    for (int32_t k = 0; k < r->n_in || k == r->bad_at; k++) {
+        if (k == r->bad_at)
             return GE("node '%s': 'input' must be a list of strings, got %s "
-                      "in it", n->name, dgc_json_kind(e));
-        const char *s = e->valuestring;
+                      "in it", n->name, kinds[r->in_kind]);
+        const char *s = next;
+        next += strlen(next) + 1;
         if (s[0] == '^') {
             int32_t c = dg_strmap_get(&g->names, s + 1);
             if (c < 0)
@@ -326,7 +581,6 @@ static dg_status add_inputs(dgc_graph *g, int32_t id, gd_node *all,
                           "'%s'", n->name, s, s + 1);
             if (!first_ctrl)
                 first_ctrl = s;
-            all[c].used++;
             if (dgc_node_add_ctrl(g, id, c))
                 return dg_err_nomem(err, "inputs");
             continue;
@@ -336,15 +590,15 @@ static dg_status add_inputs(dgc_graph *g, int32_t id, gd_node *all,
                       "(control inputs come last)", n->name, first_ctrl, s);
         const char *colon = strrchr(s, ':');
         size_t nl = colon ? (size_t)(colon - s) : strlen(s);
-        long long k = 0;
+        long long kk = 0;
         if (colon) {
             const char *p = colon + 1;
             if (!*p)
                 return GE("node '%s': malformed input '%s'", n->name, s);
             for (; *p; p++) {
-                if (*p < '0' || *p > '9' || k > 100000000)
+                if (*p < '0' || *p > '9' || kk > 100000000)
                     return GE("node '%s': malformed input '%s'", n->name, s);
-                k = k * 10 + (*p - '0');
+                kk = kk * 10 + (*p - '0');
             }
         }
         int32_t p = dg_strmap_getn(&g->names, s, nl);
@@ -352,24 +606,22 @@ static dg_status add_inputs(dgc_graph *g, int32_t id, gd_node *all,
             return GE("node '%s': input '%s' names unknown node '%.*s'",
                       n->name, s, (int)nl, s);
         int nout = dgc_ops[g->nodes[p].op].n_out;
-        if (nout >= 0 && k >= nout) /* variadic: checked by inference */
+        if (nout >= 0 && kk >= nout) /* variadic: checked by inference */
             return GE("node '%s': input '%s' refers to output %lld of '%s', "
-                      "which has %d output%s", n->name, s, k, g->nodes[p].name,
+                      "which has %d output%s", n->name, s, kk, g->nodes[p].name,
                       nout, nout == 1 ? "" : "s");
-        dgc_ref r = {p, (int32_t)k};
+        dgc_ref ref = {p, (int32_t)kk};
         dg_status st = DG_OK;
-        int fold = nd->map && (nd->map->kind == F_FILL || fold_at == data);
-        if (fold && nd->map->opt &&
+        int fold = map && (map->kind == F_FILL || fold_at == data);
+        if (fold && map->opt &&
             strcmp(dgc_op_name(g->nodes[p].op), "Const") != 0)
             fold = 0; /* a tensor parameter: stays an input */
-        all[p].folded += fold;
-        all[p].used += !fold;
-        if (nd->map && nd->map->kind == F_FILL) {
+        if (map && map->kind == F_FILL) {
             if (data < 2)
-                fill[data] = r;
+                fill[data] = ref;
         } else if (fold) {
-            st = fold_const(g, id, nd->map, s, r, err);
-        } else if (dgc_node_add_input(g, id, r)) {
+            st = fold_const(g, id, map, s, ref, err);
+        } else if (dgc_node_add_input(g, id, ref)) {
             st = dg_err_nomem(err, "inputs");
         }
         if (st)
@@ -378,7 +630,7 @@ static dg_status add_inputs(dgc_graph *g, int32_t id, gd_node *all,
         data++;
     }
     const dgc_op_def *d = &dgc_ops[n->op];
-    if (nd->map && nd->map->kind == F_FILL) {
+    if (map && map->kind == F_FILL) {
         if (data != 2)
             return GE("node '%s': op Fill expects 2 data inputs (dims, value), "
                       "got %d", n->name, data);
@@ -386,18 +638,16 @@ static dg_status add_inputs(dgc_graph *g, int32_t id, gd_node *all,
             strcmp(dgc_op_name(g->nodes[fill[1].node].op), "Const") == 0)
             return dgc_gd_fill(g, id, fill[0], fill[1], err);
         /* dims computed at run time: the Fill op (issue 10) */
-        all[fill[0].node].folded--, all[fill[0].node].used++;
-        all[fill[1].node].folded--, all[fill[1].node].used++;
         n->op = DGC_OPID_Fill;
         if (dgc_node_add_input(g, id, fill[0]) ||
             dgc_node_add_input(g, id, fill[1]))
             return dg_err_nomem(err, "inputs");
         return DG_OK;
     }
-    if (nd->map && fold_at >= 0 && data <= fold_at)
-        return GE("node '%s': op %s needs its %s input", n->name,
-                  nd->map->tf, nd->map->what);
-    int folded = nd->map && fold_at >= 0 && n->n_inputs < data;
+    if (map && fold_at >= 0 && data <= fold_at)
+        return GE("node '%s': op %s needs its %s input", n->name, map->tf,
+                  map->what);
+    int folded = map && fold_at >= 0 && n->n_inputs < data;
     if (n->n_inputs < d->min_in || (d->max_in >= 0 && n->n_inputs > d->max_in)) {
         char want[64];
         if (d->min_in == d->max_in)
@@ -407,32 +657,35 @@ static dg_status add_inputs(dgc_graph *g, int32_t id, gd_node *all,
         else
             snprintf(want, sizeof want, "%d to %d", d->min_in, d->max_in);
         return GE("node '%s': op %s expects %s data input%s, got %d", n->name,
-                  nd->op->valuestring, want,
+                  tf_name(L, id), want,
                   (d->min_in == 1 && d->max_in == 1) ? "" : "s",
                   n->n_inputs + folded);
     }
     return DG_OK;
 }
 
-static dg_status add_device(dgc_graph *g, int32_t id, const cJSON *dev,
-                            dg_error *err)
+static dg_status add_device(dgc_gdload *L, int32_t id, dg_error *err)
 {
-    dgc_node *n = &g->nodes[id];
-    if (!dev)
+    const gd_rec *r = &L->rec[id];
+    dgc_node *n = &L->g->nodes[id];
+    if (!r->dev)
         return DG_OK;
-    if (!cJSON_IsString(dev))
+    if (r->dev == 2)
         return GE("node '%s': 'device' must be a string, got %s", n->name,
-                  dgc_json_kind(dev));
+                  kinds[r->dev_kind]);
+    const char *dev = L->pool.buf + r->off;
+    for (int32_t k = 0; k < r->n_in; k++)
+        dev += strlen(dev) + 1;
     dgc_devspec ds;
-    if (dgc_devspec_parse(dev->valuestring, &ds))
+    if (dgc_devspec_parse(dev, &ds))
         return GE("node '%s': Malformed device specification '%s'", n->name,
-                  dev->valuestring);
-    if (dev->valuestring[0] && !(n->device = dg_strdup(dev->valuestring)))
+                  dev);
+    if (dev[0] && !(n->device = dg_strdup(dev)))
         return dg_err_nomem(err, "device");
     return DG_OK;
 }
 
-static dg_status check_root(const cJSON *root, dg_error *err)
+dg_status dgc_gd_check_root(const cJSON *root, dg_error *err)
 {
     const char *dup;
     if (dgc_json_dup_key(root, &dup))
@@ -454,35 +707,59 @@ static dg_status check_root(const cJSON *root, dg_error *err)
     return DG_OK;
 }
 
-dg_status dgc_graphdef_load(dgc_graph *g, const dgc_jdoc *doc,
-                            const cJSON *root, dg_error *err)
+/* Prefetch the map slots of node id's input names (resolved a few nodes
+ * later, by which time the slots are in the cache). */
+static void prefetch_inputs(const dgc_gdload *L, int32_t id)
 {
-    dg_status st = check_root(root, err);
+    const gd_rec *r = &L->rec[id];
+    const char *p = L->pool.buf + r->off;
+    for (int32_t k = 0; k < r->n_in; k++) {
+        size_t len = strlen(p);
+        const char *name = p + (p[0] == '^');
+        const char *colon = strrchr(name, ':');
+        size_t nl = colon ? (size_t)(colon - name) : len - (size_t)(name - p);
+        dg_strmap_prefetch(&L->g->names, dg_strmap_hash(name, nl));
+        p += len + 1;
+    }
+}
+
+#define PREFETCH_AHEAD 8
+
+dg_status dgc_gd_finish(dgc_gdload *L, dg_error *err)
+{
+    dgc_graph *g = L->g;
+    dg_status st = unsupported_ops(L, err);
     if (st)
         return st;
-    const cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, "node");
-    if ((st = unsupported_ops(arr, err)))
+    if (L->node_failed) {
+        *err = L->e_node;
+        return err->code;
+    }
+    /* attrs: `_class` names in node order, up to the first attr error
+     * (its node's names before the failing attr included) */
+    const char *c = L->cls.buf;
+    int32_t last = L->attr_node >= 0 ? L->attr_node : g->n_nodes - 1;
+    for (int32_t id = 0; id <= last && !st; id++)
+        if (L->rec[id].n_cls)
+            st = dgc_gd_resolve_class(g, id, &c, L->rec[id].n_cls, err);
+    if (st)
         return st;
-    int cnt = cJSON_GetArraySize(arr);
-    gd_node *nd = dg_calloc((size_t)(cnt > 0 ? cnt : 1), sizeof *nd);
-    if (!nd)
-        return dg_err_nomem(err, "loader");
-    int i = 0;
-    for (const cJSON *x = arr->child; x && !st; x = x->next, i++)
-        st = add_node(g, x, i, &nd[i], err);
-    /* attrs first: folding reads Const values of nodes defined later */
-    for (int32_t id = 0; id < g->n_nodes && !st; id++)
-        st = dgc_gd_attrs(g, doc, id, nd[id].op->valuestring, nd[id].attr,
-                          err);
+    if (L->attr_node >= 0) {
+        *err = L->e_attr;
+        return err->code;
+    }
     /* Fill becomes a Const: fold those first, other folds may read them */
     for (int pass = 0; pass < 2; pass++)
         for (int32_t id = 0; id < g->n_nodes && !st; id++) {
-            int fill = nd[id].map && nd[id].map->kind == F_FILL;
+            const tf_map *m = L->ops[L->rec[id].op].map;
+            int fill = m && m->kind == F_FILL;
+            if (pass == 1 && id + PREFETCH_AHEAD < g->n_nodes)
+                prefetch_inputs(L, id + PREFETCH_AHEAD);
             if (fill != (pass == 0))
                 continue;
-            st = add_inputs(g, id, nd, err);
+            st = add_inputs(L, id, err);
             if (!st)
-                st = add_device(g, id, nd[id].device, err);
+                st = add_device(L, id, err);
         }
     /* a Const that only became attributes keeps its device and _class
      * colocation (issue 10): TF runs int32 ones in host memory, which
@@ -491,6 +768,37 @@ dg_status dgc_graphdef_load(dgc_graph *g, const dgc_jdoc *doc,
         if (dgc_op_has(g->nodes[id].op, DGC_OP_VARIABLE))
             st = dgc_gd_variable_init(g, id, err);
     g->n_file_nodes = g->n_nodes;
-    dg_free(nd);
+    return st;
+}
+
+void dgc_gd_end(dgc_gdload *L)
+{
+    if (!L)
+        return;
+    for (int k = 0; k < L->n_ops; k++)
+        dg_free(L->ops[k].tf);
+    dg_free(L->ops);
+    dg_strmap_free(&L->op_ids);
+    dg_free(L->rec);
+    dg_free(L->pool.buf);
+    dg_free(L->cls.buf);
+    dg_free(L);
+}
+
+dg_status dgc_graphdef_load(dgc_graph *g, const dgc_jdoc *doc,
+                            const cJSON *root, dg_error *err)
+{
+    dg_status st = dgc_gd_check_root(root, err);
+    if (st)
+        return st;
+    const cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, "node");
+    dgc_gdload *L;
+    st = dgc_gd_begin(&L, g, doc, (size_t)cJSON_GetArraySize(arr), err);
+    int i = 0;
+    for (const cJSON *x = arr->child; x && !st; x = x->next, i++)
+        st = dgc_gd_add(L, x, i, err);
+    if (!st)
+        st = dgc_gd_finish(L, err);
+    dgc_gd_end(L);
     return st;
 }

@@ -37,13 +37,30 @@ int dgc_gd_shape(const dgc_jdoc *doc, const cJSON *x, dg_shape *s,
 int dgc_gd_tensor(const dgc_jdoc *doc, const cJSON *x, dg_tensor **out,
                   char *msg, size_t msgsz);
 
+/* A pool of NUL-terminated strings in order (n of them). */
+typedef struct dgc_gd_names {
+    char *buf;
+    size_t len, cap;
+    int32_t n;
+} dgc_gd_names;
+
+/* Append s (with its NUL) to p.  0 ok, -1 nomem. */
+int dgc_gd_names_add(dgc_gd_names *p, const char *s);
+
 /* Convert the `attr` map of graph node id (whose op is already resolved;
  * `tf_op` is the op as the GraphDef spelled it) into dgrun attributes.
- * Ignores attrs dgrun does not need, rejects ones it cannot honour, and
- * collects `_class` colocation into the node's coloc list (names resolved
- * against g->names: every node must already be in the graph). */
+ * Ignores attrs dgrun does not need and rejects ones it cannot honour.
+ * `_class` colocation names (loc:@x -> "x") are appended to `cls` in
+ * order, for dgc_gd_resolve_class once every node is in the graph. */
 dg_status dgc_gd_attrs(dgc_graph *g, const dgc_jdoc *doc, int32_t id,
-                       const char *tf_op, const cJSON *attr, dg_error *err);
+                       const char *tf_op, const cJSON *attr, dgc_gd_names *cls,
+                       dg_error *err);
+
+/* Resolve node id's n_cls `_class` names at *s (advanced past them) into
+ * its coloc list (duplicates once); an unknown name is the error
+ * "_class colocates with unknown node". */
+dg_status dgc_gd_resolve_class(dgc_graph *g, int32_t id, const char **s,
+                               int n_cls, dg_error *err);
 
 /* Initial value of Variable node id (load_graphdef_init.c), from TF's
  * initializer pattern: the node `<var>/Assign` = Assign(<var>, value) where

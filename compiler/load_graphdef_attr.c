@@ -528,9 +528,11 @@ static int cnn_op(const dgc_node *n)
     return n->op >= DGC_OPID_Conv2D && n->op <= DGC_OPID_FusedBatchNormGradV3;
 }
 
-/* `_class`: {"list": {"s": ["bG9jOkB4"]}} = loc:@x -> colocate with x. */
+/* `_class`: {"list": {"s": ["bG9jOkB4"]}} = loc:@x -> colocate with x.
+ * The names go to `cls` (resolved once every node is known,
+ * dgc_gd_resolve_class). */
 static dg_status colocation(dgc_graph *g, int32_t id, const cJSON *v,
-                            dg_error *err)
+                            dgc_gd_names *cls, dg_error *err)
 {
     dgc_node *n = &g->nodes[id];
     const cJSON *l = dgc_gd_field(v, "list", NULL);
@@ -548,21 +550,29 @@ static dg_status colocation(dgc_graph *g, int32_t id, const cJSON *v,
             return nomem(err);
         if (rc)
             return want(err, n, "_class", "a list of base64 strings");
-        if (strncmp((char *)b, "loc:@", 5) != 0) {
-            dg_free(b);
-            continue;
-        }
-        int32_t c = dg_strmap_get(&g->names, (char *)b + 5);
-        if (c < 0) {
-            dg_status st = AERR("node '%s': _class colocates with unknown "
-                                "node '%s'", n->name, (char *)b + 5);
-            dg_free(b);
-            return st;
-        }
+        rc = strncmp((char *)b, "loc:@", 5) != 0 ? 0
+             : dgc_gd_names_add(cls, (char *)b + 5);
         dg_free(b);
+        if (rc)
+            return nomem(err);
+    }
+    return DG_OK;
+}
+
+dg_status dgc_gd_resolve_class(dgc_graph *g, int32_t id, const char **s,
+                               int n_cls, dg_error *err)
+{
+    dgc_node *n = &g->nodes[id];
+    for (int k = 0; k < n_cls; k++) {
+        const char *t = *s;
+        *s += strlen(t) + 1;
+        int32_t c = dg_strmap_get(&g->names, t);
+        if (c < 0)
+            return AERR("node '%s': _class colocates with unknown node '%s'",
+                        n->name, t);
         int dup = 0;
-        for (int k = 0; k < n->n_coloc; k++)
-            dup |= n->coloc[k] == c;
+        for (int j = 0; j < n->n_coloc; j++)
+            dup |= n->coloc[j] == c;
         if (dup)
             continue;
         int32_t *nc = dg_realloc(n->coloc, sizeof *nc * (size_t)(n->n_coloc + 1));
@@ -717,7 +727,8 @@ static int cflow_attr(dgc_graph *g, const dgc_jdoc *doc, int32_t id,
 }
 
 dg_status dgc_gd_attrs(dgc_graph *g, const dgc_jdoc *doc, int32_t id,
-                       const char *tf_op, const cJSON *attr, dg_error *err)
+                       const char *tf_op, const cJSON *attr, dgc_gd_names *cls,
+                       dg_error *err)
 {
     dgc_node *n = &g->nodes[id];
     if (attr && !cJSON_IsObject(attr))
@@ -734,7 +745,7 @@ dg_status dgc_gd_attrs(dgc_graph *g, const dgc_jdoc *doc, int32_t id,
         dg_dtype t = DG_F32;
         char *s = NULL;
         if (strcmp(k, "_class") == 0) {
-            st = colocation(g, id, v, err);
+            st = colocation(g, id, v, cls, err);
         } else if (cflow_attr(g, doc, id, k, v, err, &st)) { /* issue 11 */
             continue;
         } else if (k[0] == '_') {

@@ -492,8 +492,9 @@ int dgc_json_dup_key(const cJSON *obj, const char **dup)
     return obj_dup(obj, dup) == 1;
 }
 
-/* Depth-first search under x; path[0..len) is x's path.  On a find, path
- * holds the path of the object with the duplicate. */
+/* Depth-first search under x; path[0..len) is x's path (path NULL: no
+ * paths, the fast first search).  On a find, path holds the path of the
+ * object with the duplicate. */
 static int find_dup(const cJSON *x, char *path, size_t cap, size_t len,
                     const char **dup)
 {
@@ -506,6 +507,12 @@ static int find_dup(const cJSON *x, char *path, size_t cap, size_t len,
     for (const cJSON *c = x->child; c; c = c->next, i++) {
         if (!c->child)
             continue; /* scalars and empty containers hold no keys */
+        if (!path) {
+            int r = find_dup(c, NULL, 0, 0, dup);
+            if (r)
+                return r;
+            continue;
+        }
         int w = cJSON_IsObject(x)
                     ? snprintf(path + len, cap - len, "%s%s", len ? "." : "",
                                c->string ? c->string : "")
@@ -523,10 +530,14 @@ static int find_dup(const cJSON *x, char *path, size_t cap, size_t len,
 
 int dgc_json_find_dup(const cJSON *x, const char *base, char *msg, size_t n)
 {
+    const char *dup = NULL;
+    int r = find_dup(x, NULL, 0, 0, &dup);
+    if (r <= 0)
+        return r;
+    /* found: search again, building the path this time */
     char path[256];
     snprintf(path, sizeof path, "%s", base ? base : "");
-    const char *dup = NULL;
-    int r = find_dup(x, path, sizeof path, strlen(path), &dup);
+    r = find_dup(x, path, sizeof path, strlen(path), &dup);
     if (r > 0 && path[0])
         snprintf(msg, n, "duplicate key '%.200s' in %s", dup, path);
     else if (r > 0)

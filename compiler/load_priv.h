@@ -221,6 +221,20 @@ int dgc_graphdef_detect(const cJSON *root);
 dg_status dgc_graphdef_load(dgc_graph *g, const dgc_jdoc *doc,
                             const cJSON *root, dg_error *err);
 
+/* The same load, node by node (what load.c streams from scanned text):
+ * begin (cnt: the expected node count, sizes arrays), add every element
+ * of `node` in order (x may be freed once dgc_gd_add returns; errors other
+ * than nomem are kept for finish), check the root (its `node` may be an
+ * empty placeholder), then finish (the first error in the order of the
+ * whole-document load), then end (always). */
+typedef struct dgc_gdload dgc_gdload;
+dg_status dgc_gd_begin(dgc_gdload **L, dgc_graph *g, const dgc_jdoc *doc,
+                       size_t cnt, dg_error *err);
+dg_status dgc_gd_add(dgc_gdload *L, const cJSON *x, int i, dg_error *err);
+dg_status dgc_gd_check_root(const cJSON *root, dg_error *err);
+dg_status dgc_gd_finish(dgc_gdload *L, dg_error *err);
+void dgc_gd_end(dgc_gdload *L);
+
 /* Binary TensorFlow GraphDef (load_pb.c).  dgc_input_kind: how text looks:
  * DGC_INPUT_JSON (no control bytes: JSON text, or not a graph at all),
  * DGC_INPUT_BINARY (control bytes, not starting with '{'), DGC_INPUT_EITHER

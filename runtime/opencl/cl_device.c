@@ -9,6 +9,7 @@
 #include "dg_alloc.h"
 #include "devices.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,26 +73,13 @@ typedef struct phys_dev {
     cl_device_id dev;
 } phys_dev;
 
-/* The physical OpenCL devices `which` ("gpu", "all", "none") selects, in
- * platform then device order.  *n = 0 with no platform at all. */
-static dg_status list_physical(const char *which, phys_dev **out, int *n,
-                               dg_error *err)
+/* The physical OpenCL devices (all: CPU devices too), in platform then
+ * device order.  *n = 0 with no platform at all. */
+static dg_status enumerate_physical(int all, phys_dev **out, int *n,
+                                    dg_error *err)
 {
     *out = NULL;
     *n = 0;
-    if (!which)
-        which = "gpu";
-    int all;
-    if (strcmp(which, "gpu") == 0)
-        all = 0;
-    else if (strcmp(which, "all") == 0)
-        all = 1;
-    else if (strcmp(which, "none") == 0)
-        return DG_OK;
-    else
-        return dg_err(err, DG_E_USAGE,
-                      "invalid --opencl-devices '%s' (expected gpu, all or "
-                      "none)", which);
     cl_uint np = 0;
     cl_int e = clGetPlatformIDs(0, NULL, &np);
     if (e != CL_SUCCESS || np == 0)
@@ -143,6 +131,56 @@ static dg_status list_physical(const char *which, phys_dev **out, int *n,
     *out = list;
     *n = cnt;
     return DG_OK;
+}
+
+/* Enumeration runs once per process for each selection (gpu, all): the
+ * platform and device ids stay valid for the process. */
+static pthread_mutex_t phys_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+    int done, n;
+    phys_dev *list;
+} phys_cache[2];
+
+/* The physical OpenCL devices `which` ("gpu", "all", "none") selects, in
+ * platform then device order (a copy in *out).  *n = 0 with no platform at
+ * all. */
+static dg_status list_physical(const char *which, phys_dev **out, int *n,
+                               dg_error *err)
+{
+    *out = NULL;
+    *n = 0;
+    if (!which)
+        which = "gpu";
+    int all;
+    if (strcmp(which, "gpu") == 0)
+        all = 0;
+    else if (strcmp(which, "all") == 0)
+        all = 1;
+    else if (strcmp(which, "none") == 0)
+        return DG_OK;
+    else
+        return dg_err(err, DG_E_USAGE,
+                      "invalid --opencl-devices '%s' (expected gpu, all or "
+                      "none)", which);
+    dg_status st = DG_OK;
+    pthread_mutex_lock(&phys_mu);
+    if (!phys_cache[all].done) {
+        st = enumerate_physical(all, &phys_cache[all].list,
+                                &phys_cache[all].n, err);
+        phys_cache[all].done = st == DG_OK;
+    }
+    int cnt = phys_cache[all].done ? phys_cache[all].n : 0;
+    if (!st && cnt > 0) {
+        *out = dg_malloc(sizeof **out * (size_t)cnt);
+        if (*out) {
+            memcpy(*out, phys_cache[all].list, sizeof **out * (size_t)cnt);
+            *n = cnt;
+        } else {
+            st = dg_err_nomem(err, "OpenCL devices");
+        }
+    }
+    pthread_mutex_unlock(&phys_mu);
+    return st;
 }
 
 /* Parse --visible-devices against n physical devices into idx (cap n). */

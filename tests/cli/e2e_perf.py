@@ -6,12 +6,21 @@ Usage: e2e_perf.py DGRUN GROUP
                at run time (no OpenCL ICD, no oneDNN) and stays small; a
                graph that names /gpu:0 still gets the real devices (its
                verdict matches `place`), and --assume-gpus still works.
+  graphdef_stream  a 200,000-node GraphDef JSON (bench/gen_graphdef.py)
+               checks with bounded memory: its nodes stream one at a time
+               (the whole-document parse took 240 MB; now ~95 MB).
+  no_device_libs  check, place --assume-gpus and ops load no device or math
+               library (OpenCL ICD, clBLAST, OpenBLAS, oneDNN, OpenMP): they
+               are loaded on first use (runtime/core/lazylib.h); run and
+               devices still load them.
 Exit 0 = pass, 1 = failure.
 """
 import os
 import resource
+import shutil
 import subprocess
 import sys
+import tempfile
 
 DGRUN = os.path.abspath(sys.argv[1])
 GROUP = sys.argv[2]
@@ -57,7 +66,71 @@ def check_light():
     check(r.returncode == 0, "check --device /gpu:0 --assume-gpus 1: %r" % r.stderr)
 
 
-GROUPS = {"check_light": check_light}
+def graphdef_stream():
+    tmp = tempfile.mkdtemp(prefix="dgrun_gdstream_")
+    try:
+        path = os.path.join(tmp, "gd200k.json")
+        subprocess.run([sys.executable, os.path.join(ROOT, "bench",
+                        "gen_graphdef.py"), "200000", path], check=True)
+        before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        r = run(["check", path])
+        rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        check(r.returncode == 0, "check gd200k.json exits 0: %r" % r.stderr[-300:])
+        if "ASAN_OPTIONS" not in os.environ:
+            check(rss > before, "the check is the largest child so far")
+            check(rss < 150 * 1024, "check of 200k GraphDef nodes: peak RSS "
+                  "%d KB < 150 MB (a whole-document parse takes ~240 MB)" % rss)
+        # one error deep in the stream still names its node
+        with open(path) as f:
+            text = f.read()
+        bad = text.replace('"name": "n199999", "op": "Square"',
+                           '"name": "n199999", "op": "Square", "device": 7')
+        check(bad != text, "the generator's last node is a Square")
+        with open(path, "w") as f:
+            f.write(bad)
+        r = run(["check", path])
+        check(r.returncode == 2 and "node 'n199999': 'device' must be a "
+              "string, got a number" in r.stderr, "late error: %r" % r.stderr)
+    finally:
+        shutil.rmtree(tmp)
+
+
+DEVICE_LIBS = ("libOpenCL", "libclblast", "libopenblas", "libdnnl", "libgomp")
+
+
+def loaded_libs(args):
+    """The device/math libraries the dynamic loader loads for `dgrun ARGS`
+    (LD_DEBUG=files: linked and dlopen'ed ones alike), and the result."""
+    r = run(args, {"LD_DEBUG": "files"})
+    libs = set()
+    for ln in r.stderr.splitlines():
+        if "file=" not in ln:
+            continue
+        name = os.path.basename(ln.split("file=", 1)[1].split()[0])
+        libs.update(lib for lib in DEVICE_LIBS if name.startswith(lib))
+    return libs, r
+
+
+def no_device_libs():
+    if "ASAN_OPTIONS" in os.environ or "TSAN_OPTIONS" in os.environ:
+        print("sanitizer build: it links the device libraries (meson.build)")
+        return
+    mm = os.path.join(G, "matmul.json")
+    for args in (["check", mm], ["check", mm, "--assume-gpus", "2"],
+                 ["place", mm, "--assume-gpus", "2"], ["ops"]):
+        libs, r = loaded_libs(args)
+        check(r.returncode == 0, "%s exits 0: %r" % (args[0], r.stderr[-300:]))
+        check(not libs, "dgrun %s loads no device library: %s"
+              % (" ".join(args[:1] + args[2:]), sorted(libs)))
+    # the check above can fail: running a MatMul loads OpenBLAS
+    libs, r = loaded_libs(["run", mm, "--device", "/cpu:0"])
+    check(r.returncode == 0, "run exits 0: %r" % r.stderr[-300:])
+    check("libopenblas" in libs, "run of a MatMul loads OpenBLAS: %s"
+          % sorted(libs))
+
+
+GROUPS = {"check_light": check_light, "graphdef_stream": graphdef_stream,
+          "no_device_libs": no_device_libs}
 
 if __name__ == "__main__":
     GROUPS[GROUP]()

@@ -270,6 +270,82 @@ static void test_duplicate_keys(void **state)
 #undef NODES
 }
 
+/* TensorFlow GraphDef JSON streams its `node` array too (issue 16): the
+ * same graph as the whole-document parse, the same first error. */
+#define GD_C(n) "{\"name\": \"" n "\", \"op\": \"Const\", \"attr\": {\"dtype\": " \
+    "{\"type\": \"DT_FLOAT\"}, \"value\": {\"tensor\": {\"dtype\": \"DT_FLOAT\", " \
+    "\"tensorShape\": {\"dim\": [{\"size\": \"2\"}]}, \"floatVal\": [1, 2]}}}}"
+#define GD_AXIS "{\"name\": \"ax\", \"op\": \"Const\", \"attr\": {\"dtype\": " \
+    "{\"type\": \"DT_INT32\"}, \"value\": {\"tensor\": {\"dtype\": \"DT_INT32\", " \
+    "\"tensorShape\": {}, \"intVal\": [0]}}}}"
+
+static void test_graphdef_stream(void **state)
+{
+    (void)state;
+    /* forward inputs, a folded Const defined later, _class, control
+     * inputs, devices, versions and library */
+    expect_same("{\"node\": [{\"name\": \"s\", \"op\": \"Sum\", \"input\": "
+                "[\"y\", \"ax\", \"^a\"], \"device\": \"/cpu:0\"},\n"
+                "{\"name\": \"y\", \"op\": \"Sin\", \"input\": [\"a\"], \"attr\": "
+                "{\"T\": {\"type\": \"DT_FLOAT\"}, \"_class\": {\"list\": {\"s\": "
+                "[\"bG9jOkBh\"]}}}},\n" GD_C("a") ",\n" GD_AXIS "],\n"
+                "\"versions\": {\"producer\": 1087}, \"library\": {}}");
+    expect_same("{\"library\": {}, \"node\": []}");
+    /* the repository's GraphDef fixtures */
+    const char *root = getenv("DGRUN_SOURCE_ROOT");
+    static const char *files[] = {"tests/data/graphdef/mlp.json",
+                                  "tests/data/graphdef/sincos.json",
+                                  "tests/data/tf/mlp_devices/graph.json",
+                                  "tests/data/tf/lenet/graph.json"};
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", root ? root : ".", files[i]);
+        FILE *f = fopen(path, "rb");
+        if (!f)
+            continue;
+        static char buf[1 << 22];
+        size_t n = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[n] = '\0';
+        expect_same(buf);
+    }
+    /* errors: each the whole-document load's first */
+    expect_err_as_dom("{\"node\": [" GD_C("a") ", {\"name\": \"b\", \"name\": "
+                      "\"c\", \"op\": \"NoOp\"}]}",
+                      "duplicate key 'name' in node[1]");
+    expect_err_as_dom("{\"node\": [{\"name\": \"a\", \"op\": \"NoOp\", "
+                      "\"bogus\": 1},\n{]}", "invalid JSON at line 2");
+    expect_err_as_dom("{\"node\": [{\"name\": \"a\", \"op\": \"NoOp\"}], "
+                      "\"versions\": {\"producer\": 1, \"producer\": 2}}",
+                      "duplicate key 'producer' in versions");
+    expect_err_as_dom("{\"node\": [{\"name\": \"a\", \"op\": \"NoOp\", "
+                      "\"bogus\": 1}, {\"name\": \"b\", \"op\": \"Conv3D\"}]}",
+                      "unsupported ops: Conv3D (1 node)");
+    expect_err_as_dom("{\"node\": [{\"name\": \"a\", \"op\": \"NoOp\", \"attr\": "
+                      "{\"_class\": {\"list\": {\"s\": [\"bG9jOkB6\"]}}}}, "
+                      "{\"name\": \"b\", \"op\": \"NoOp\", \"attr\": {\"x\": {}}}]}",
+                      "_class colocates with unknown node 'z'");
+    expect_err_as_dom("{\"node\": [{\"name\": \"a\", \"op\": \"NoOp\", \"input\": "
+                      "[\"b\", 5]}, {\"name\": \"b\", \"op\": \"NoOp\", \"attr\": "
+                      "{\"x\": {}}}]}",
+                      "node 'b': attr 'x' of op NoOp is not supported");
+    expect_err_as_dom("{\"node\": [{\"name\": \"a\", \"op\": \"NoOp\", \"attr\": "
+                      "{\"x\": {}}}, {\"name\": \"a\", \"op\": \"NoOp\"}]}",
+                      "node 'a': duplicate node name");
+    expect_err_as_dom("{\"node\": [{\"name\": \"a\", \"op\": \"NoOp\", \"input\": "
+                      "[\"^zz\", 5]}]}", "control input '^zz' names unknown node");
+    expect_err_as_dom("{\"node\": [{\"name\": \"b\", \"op\": \"Sin\", \"input\": "
+                      "[\"a\", 5]}, " GD_C("a") "]}",
+                      "'input' must be a list of strings, got a number in it");
+    expect_err_as_dom("{\"node\": [" GD_C("a") ", {\"name\": \"b\", \"op\": "
+                      "\"Sin\", \"input\": [\"a\"], \"device\": 7}]}",
+                      "node 'b': 'device' must be a string, got a number");
+    expect_err_as_dom("{\"node\": [" GD_C("a") "], \"bogus\": {}}",
+                      "unknown top-level key 'bogus'");
+}
+#undef GD_C
+#undef GD_AXIS
+
 static void test_json_errors(void **state)
 {
     (void)state;
@@ -448,6 +524,7 @@ int main(void)
         cmocka_unit_test(test_exact_numbers),
         cmocka_unit_test(test_json_errors),
         cmocka_unit_test(test_duplicate_keys),
+        cmocka_unit_test(test_graphdef_stream),
         cmocka_unit_test(test_error_order),
         cmocka_unit_test(test_slab_nodes),
         cmocka_unit_test(test_scaling),

@@ -1,0 +1,306 @@
+/*
+ * cpu_lazy.c -- OpenBLAS and oneDNN, loaded on first use
+ * (runtime/core/lazylib.h): the BLAS, oneDNN and OpenMP functions the CPU
+ * kernels call, defined here with their headers' exact prototypes, each
+ * loading its library on first call.  dgrun does not link these
+ * libraries, so commands that run no kernel (check, place, ops, devices)
+ * neither load them nor run their load-time initialisation (OpenBLAS
+ * starts its thread pool, oneDNN and libgomp theirs; docs/decisions.md).
+ *
+ * A new call into one of these libraries needs its definition here (the
+ * link fails until it has one): copy the prototype from the header, body
+ * DGR_LAZY_FN(lib, name) and the call of fn_.
+ */
+#include <cblas.h>
+
+#include "lazylib.h"
+
+/* DGR_OPENBLAS_PATH: the library the build found (meson.build) */
+static const char *const openblas_names[] = {
+#ifdef DGR_OPENBLAS_PATH
+    DGR_OPENBLAS_PATH,
+#endif
+    "libopenblas.so.0", "libopenblas.so", NULL};
+static dgr_lazylib openblas_lib = DGR_LAZYLIB_INIT("OpenBLAS", openblas_names);
+
+void
+cblas_sgemm(const enum CBLAS_ORDER Order, const enum CBLAS_TRANSPOSE TransA,
+            const enum CBLAS_TRANSPOSE TransB, const blasint M,
+            const blasint N, const blasint K, const float alpha,
+            const float *A, const blasint lda, const float *B,
+            const blasint ldb, const float beta, float *C, const blasint ldc)
+{
+    DGR_LAZY_FN(openblas_lib, cblas_sgemm);
+    fn_(Order, TransA, TransB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+void
+cblas_dgemm(const enum CBLAS_ORDER Order, const enum CBLAS_TRANSPOSE TransA,
+            const enum CBLAS_TRANSPOSE TransB, const blasint M,
+            const blasint N, const blasint K, const double alpha,
+            const double *A, const blasint lda, const double *B,
+            const blasint ldb, const double beta, double *C, const blasint ldc)
+{
+    DGR_LAZY_FN(openblas_lib, cblas_dgemm);
+    fn_(Order, TransA, TransB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+void
+openblas_set_num_threads(int num_threads)
+{
+    DGR_LAZY_FN(openblas_lib, openblas_set_num_threads);
+    fn_(num_threads);
+}
+
+
+#ifdef DGR_HAVE_DNNL
+/* ---- oneDNN (and the OpenMP runtime it brings) ---------------------------- */
+
+#include <omp.h>
+#include <oneapi/dnnl/dnnl.h>
+
+static const char *const dnnl_names[] = {"libdnnl.so.2", "libdnnl.so", NULL};
+static dgr_lazylib dnnl_lib = DGR_LAZYLIB_INIT("oneDNN", dnnl_names);
+
+dnnl_status_t
+dnnl_dilated_convolution_backward_data_desc_init(dnnl_convolution_desc_t *conv_desc,
+                                                 dnnl_alg_kind_t alg_kind,
+                                                 const dnnl_memory_desc_t *diff_src_desc,
+                                                 const dnnl_memory_desc_t *weights_desc,
+                                                 const dnnl_memory_desc_t *diff_dst_desc,
+                                                 const dnnl_dims_t strides,
+                                                 const dnnl_dims_t dilates,
+                                                 const dnnl_dims_t padding_l,
+                                                 const dnnl_dims_t padding_r)
+{
+    DGR_LAZY_FN(dnnl_lib, dnnl_dilated_convolution_backward_data_desc_init);
+    return fn_(conv_desc, alg_kind, diff_src_desc, weights_desc, diff_dst_desc,
+        strides, dilates, padding_l, padding_r);
+}
+
+dnnl_status_t
+dnnl_dilated_convolution_backward_weights_desc_init(dnnl_convolution_desc_t *conv_desc,
+                                                    dnnl_alg_kind_t alg_kind,
+                                                    const dnnl_memory_desc_t *src_desc,
+                                                    const dnnl_memory_desc_t *diff_weights_desc,
+                                                    const dnnl_memory_desc_t *diff_bias_desc,
+                                                    const dnnl_memory_desc_t *diff_dst_desc,
+                                                    const dnnl_dims_t strides,
+                                                    const dnnl_dims_t dilates,
+                                                    const dnnl_dims_t padding_l,
+                                                    const dnnl_dims_t padding_r)
+{
+    DGR_LAZY_FN(dnnl_lib, dnnl_dilated_convolution_backward_weights_desc_init);
+    return fn_(conv_desc, alg_kind, src_desc, diff_weights_desc,
+        diff_bias_desc, diff_dst_desc, strides, dilates, padding_l, padding_r);
+}
+
+dnnl_status_t
+dnnl_dilated_convolution_forward_desc_init(dnnl_convolution_desc_t *conv_desc,
+                                           dnnl_prop_kind_t prop_kind,
+                                           dnnl_alg_kind_t alg_kind,
+                                           const dnnl_memory_desc_t *src_desc,
+                                           const dnnl_memory_desc_t *weights_desc,
+                                           const dnnl_memory_desc_t *bias_desc,
+                                           const dnnl_memory_desc_t *dst_desc,
+                                           const dnnl_dims_t strides,
+                                           const dnnl_dims_t dilates,
+                                           const dnnl_dims_t padding_l,
+                                           const dnnl_dims_t padding_r)
+{
+    DGR_LAZY_FN(dnnl_lib, dnnl_dilated_convolution_forward_desc_init);
+    return fn_(conv_desc, prop_kind, alg_kind, src_desc, weights_desc,
+        bias_desc, dst_desc, strides, dilates, padding_l, padding_r);
+}
+
+dnnl_status_t
+dnnl_engine_create(dnnl_engine_t *engine, dnnl_engine_kind_t kind,
+                   size_t index)
+{
+    DGR_LAZY_FN(dnnl_lib, dnnl_engine_create);
+    return fn_(engine, kind, index);
+}
+
+dnnl_status_t
+dnnl_memory_create(dnnl_memory_t *memory,
+                   const dnnl_memory_desc_t *memory_desc, dnnl_engine_t engine,
+                   void *handle)
+{
+    DGR_LAZY_FN(dnnl_lib, dnnl_memory_create);
+    return fn_(memory, memory_desc, engine, handle);
+}
+
+size_t
+dnnl_memory_desc_get_size(const dnnl_memory_desc_t *memory_desc)
+{
+    DGR_LAZY_FN(dnnl_lib, dnnl_memory_desc_get_size);
+    return fn_(memory_desc);
+}
+
+dnnl_status_t
+dnnl_memory_desc_init_by_strides(dnnl_memory_desc_t *memory_desc, int ndims,
+                                 const dnnl_dims_t dims,
+                                 dnnl_data_type_t data_type,
+                                 const dnnl_dims_t strides)
+{
+    DGR_LAZY_FN(dnnl_lib, dnnl_memory_desc_init_by_strides);
+    return fn_(memory_desc, ndims, dims, data_type, strides);
+}
+
+dnnl_status_t
+dnnl_memory_destroy(dnnl_memory_t memory)
+{
+    DGR_LAZY_FN(dnnl_lib, dnnl_memory_destroy);
+    return fn_(memory);
+}
+
+dnnl_status_t
+dnnl_pooling_v2_backward_desc_init(dnnl_pooling_v2_desc_t *pool_desc,
+                                   dnnl_alg_kind_t alg_kind,
+                                   const dnnl_memory_desc_t *diff_src_desc,
+                                   const dnnl_memory_desc_t *diff_dst_desc,
+                                   const dnnl_dims_t strides,
+                                   const dnnl_dims_t kernel,
+                                   const dnnl_dims_t dilation,
+                                   const dnnl_dims_t padding_l,
+                                   const dnnl_dims_t padding_r)
+{
+    DGR_LAZY_FN(dnnl_lib, dnnl_pooling_v2_backward_desc_init);
+    return fn_(pool_desc, alg_kind, diff_src_desc, diff_dst_desc, strides,
+        kernel, dilation, padding_l, padding_r);
+}
+
+dnnl_status_t
+dnnl_pooling_v2_forward_desc_init(dnnl_pooling_v2_desc_t *pool_desc,
+                                  dnnl_prop_kind_t prop_kind,
+                                  dnnl_alg_kind_t alg_kind,
+                                  const dnnl_memory_desc_t *src_desc,
+                                  const dnnl_memory_desc_t *dst_desc,
+                                  const dnnl_dims_t strides,
+                                  const dnnl_dims_t kernel,
+                                  const dnnl_dims_t dilation,
+                                  const dnnl_dims_t padding_l,
+                                  const dnnl_dims_t padding_r)
+{
+    DGR_LAZY_FN(dnnl_lib, dnnl_pooling_v2_forward_desc_init);
+    return fn_(pool_desc, prop_kind, alg_kind, src_desc, dst_desc, strides,
+        kernel, dilation, padding_l, padding_r);
+}
+
+dnnl_status_t
+dnnl_primitive_attr_create(dnnl_primitive_attr_t *attr)
+{
+    DGR_LAZY_FN(dnnl_lib, dnnl_primitive_attr_create);
+    return fn_(attr);
+}
+
+dnnl_status_t
+dnnl_primitive_attr_destroy(dnnl_primitive_attr_t attr)
+{
+    DGR_LAZY_FN(dnnl_lib, dnnl_primitive_attr_destroy);
+    return fn_(attr);
+}
+
+dnnl_status_t
+dnnl_primitive_attr_set_scratchpad_mode(dnnl_primitive_attr_t attr,
+                                        dnnl_scratchpad_mode_t mode)
+{
+    DGR_LAZY_FN(dnnl_lib, dnnl_primitive_attr_set_scratchpad_mode);
+    return fn_(attr, mode);
+}
+
+dnnl_status_t
+dnnl_primitive_create(dnnl_primitive_t *primitive,
+                      const_dnnl_primitive_desc_t primitive_desc)
+{
+    DGR_LAZY_FN(dnnl_lib, dnnl_primitive_create);
+    return fn_(primitive, primitive_desc);
+}
+
+dnnl_status_t
+dnnl_primitive_desc_clone(dnnl_primitive_desc_t *primitive_desc,
+                          const_dnnl_primitive_desc_t existing_primitive_desc)
+{
+    DGR_LAZY_FN(dnnl_lib, dnnl_primitive_desc_clone);
+    return fn_(primitive_desc, existing_primitive_desc);
+}
+
+dnnl_status_t
+dnnl_primitive_desc_create(dnnl_primitive_desc_t *primitive_desc,
+                           const_dnnl_op_desc_t op_desc,
+                           const_dnnl_primitive_attr_t attr,
+                           dnnl_engine_t engine,
+                           const_dnnl_primitive_desc_t hint_forward_primitive_desc)
+{
+    DGR_LAZY_FN(dnnl_lib, dnnl_primitive_desc_create);
+    return fn_(primitive_desc, op_desc, attr, engine,
+        hint_forward_primitive_desc);
+}
+
+dnnl_status_t
+dnnl_primitive_desc_destroy(dnnl_primitive_desc_t primitive_desc)
+{
+    DGR_LAZY_FN(dnnl_lib, dnnl_primitive_desc_destroy);
+    return fn_(primitive_desc);
+}
+
+const dnnl_memory_desc_t *
+dnnl_primitive_desc_query_md(const_dnnl_primitive_desc_t primitive_desc,
+                             dnnl_query_t what, int index)
+{
+    DGR_LAZY_FN(dnnl_lib, dnnl_primitive_desc_query_md);
+    return fn_(primitive_desc, what, index);
+}
+
+dnnl_status_t
+dnnl_primitive_destroy(dnnl_primitive_t primitive)
+{
+    DGR_LAZY_FN(dnnl_lib, dnnl_primitive_destroy);
+    return fn_(primitive);
+}
+
+dnnl_status_t
+dnnl_primitive_execute(const_dnnl_primitive_t primitive, dnnl_stream_t stream,
+                       int nargs, const dnnl_exec_arg_t *args)
+{
+    DGR_LAZY_FN(dnnl_lib, dnnl_primitive_execute);
+    return fn_(primitive, stream, nargs, args);
+}
+
+dnnl_status_t
+dnnl_primitive_get_primitive_desc(const_dnnl_primitive_t primitive,
+                                  const_dnnl_primitive_desc_t *primitive_desc)
+{
+    DGR_LAZY_FN(dnnl_lib, dnnl_primitive_get_primitive_desc);
+    return fn_(primitive, primitive_desc);
+}
+
+dnnl_status_t
+dnnl_stream_create(dnnl_stream_t *stream, dnnl_engine_t engine, unsigned flags)
+{
+    DGR_LAZY_FN(dnnl_lib, dnnl_stream_create);
+    return fn_(stream, engine, flags);
+}
+
+dnnl_status_t
+dnnl_stream_destroy(dnnl_stream_t stream)
+{
+    DGR_LAZY_FN(dnnl_lib, dnnl_stream_destroy);
+    return fn_(stream);
+}
+
+dnnl_status_t
+dnnl_stream_wait(dnnl_stream_t stream)
+{
+    DGR_LAZY_FN(dnnl_lib, dnnl_stream_wait);
+    return fn_(stream);
+}
+
+void
+omp_set_num_threads(int n)
+{
+    DGR_LAZY_FN(dnnl_lib, omp_set_num_threads);
+    fn_(n);
+}
+
+#endif
