@@ -11,9 +11,13 @@ Cases (CASE names for --only):
   chain     20,000 scalar Adds (x = x + c): dgrun's executor
             (build/bench/bench_executor), TF-1 with and without Grappler
             (without: meta optimizer off and graph opt level L0, so no
-            constant folding either), ORT, torch eager -- us per op
+            constant folding either), ORT, torch eager -- us per op; and
+            the same chain on Consts as a graph file, run by `dgrun run
+            --repeat` (compiler/fold.c folds it to one Const, as Grappler
+            does) -- us per run against TF-1's run with Grappler
   digits    the digits MLP (64-128-10, Adam, batch 64) -- steps/s
-  mlp       784-1024-1024-10 MLP, batch 256, Adam -- steps/s
+  mlp       784-1024-1024-10 MLP, batch 256, Adam -- steps/s (dgrun
+            also with --no-fusion at 1 thread: the fusion pass's effect)
   matmul    1024^3 and 2048^3 float32 MatMul -- ms per product
   compile   dgrun check of 100k and 1M-node graphs (ours and GraphDef JSON):
             wall s and peak RSS; TF imports the 100k GraphDef (and the 1M
@@ -329,6 +333,13 @@ class Dgrun:
         for n in (1024, 2048):
             self.mm[(n, 1)] = self.matmul_graph(n, 1)
         self.graphs = {}
+        self.chain_json = os.path.join(tmp, "chain_const.json")
+        nodes = [{"name": "v0", "op": "Const", "attrs": {"value": 1.0, "dtype": "float32"}},
+                 {"name": "c", "op": "Const", "attrs": {"value": 0.5, "dtype": "float32"}}]
+        nodes += [{"name": "v%d" % (i + 1), "op": "Add", "inputs": ["v%d" % i, "c"]}
+                  for i in range(CHAIN)]
+        with open(self.chain_json, "w") as f:
+            json.dump({"version": 1, "nodes": nodes, "fetch": ["v%d" % CHAIN]}, f)
 
     def matmul_graph(self, n, r):
         nodes = [{"name": "a", "op": "Variable", "attrs": {"dtype": "float32", "shape": [n, n],
@@ -345,7 +356,15 @@ class Dgrun:
             json.dump({"version": 1, "nodes": nodes, "fetch": ["s"]}, f)
         return path
 
-    def train_rate(self, case, threads):
+    def chain_fold(self, threads, n=20000):
+        """us per run of the Const chain: (wall of `run --repeat 1+n` - wall
+        of `run --repeat 1`) / n, so loading and compiling cancel out."""
+        base = [self.exe, "run", self.chain_json] + dgrun_flags(threads)
+        t1 = run_timed(base + ["--repeat", "1"])[0]
+        tn = run_timed(base + ["--repeat", str(1 + n)])[0]
+        return max(tn - t1, 0.0) / n * 1e6
+
+    def train_rate(self, case, threads, extra=()):
         """steps/s of the training loop after W warm-up steps, from the
         cumulative rates dgrun prints at step W and at step W + N (its
         loop's own clock: start-up, compilation and data loading excluded;
@@ -355,7 +374,7 @@ class Dgrun:
         else:
             g, w, n = os.path.join(self.mlp, "mlp.json"), 5, 25
         err = run_timed([self.exe, "train", g, "--json", "--steps", str(w + n)] +
-                        dgrun_flags(threads))[2]
+                        dgrun_flags(threads) + list(extra))[2]
         rate = {int(a): float(b) for a, b in
                 re.findall(r"step ([0-9]+)/[0-9]+ loss \S+ \(([0-9.]+) steps/s", err)}
         t_w, t_all = w / rate[w], (w + n) / rate[w + n]
@@ -481,7 +500,8 @@ def main():
     jobs = []
     for t in threads:
         if "chain" in only:
-            jobs += [(("chain", "dgrun", t), lambda t=t: dg.chain(t))]
+            jobs += [(("chain", "dgrun", t), lambda t=t: dg.chain(t)),
+                     (("chainrun", "dgrun", t), lambda t=t: dg.chain_fold(t))]
             for e in ("tf", "tf-nograppler", "ort", "torch"):
                 jobs.append((("chain", e, t), lambda e=e, t=t: peer(e, "chain", t)))
         for case in ("digits", "mlp"):
@@ -496,6 +516,8 @@ def main():
                     jobs.append((("matmul%d" % n, e, t), lambda e=e, n=n, t=t: peer(e, "matmul", t, n)))
     if "mlp" in only:
         jobs.append((("mlp", "dgrun-default", 0), lambda: dg.train_rate("mlp", 0)))
+        jobs.append((("mlp", "dgrun-nofusion", 1),
+                     lambda: dg.train_rate("mlp", 1, ["--no-fusion"])))
     if "compile" in only:
         jobs.append((("check-tiny", "dgrun", 0), dg.check_tiny))
         for kind in ("ours", "graphdef"):
@@ -584,13 +606,33 @@ def render(res, threads, reps, ver, load0, load1):
                 targets.append(("digits MLP >= 3x TF-1 (%d thr)" % t, ratio(tf_), 3.0))
                 targets.append(("digits MLP >= 3x torch (%d thr)" % t, ratio(to), 3.0))
             if key == "chain":
-                targets.append(("chain run <= TF-with-Grappler's run (%d thr)" % t,
-                                ratio(tf_), 1.0))
                 targets.append(("chain per-op <= 0.3x TF-1's (no Grappler, %d thr)" % t,
                                 ratio(tfn), 1 / 0.3))
+        if key == "chain":
+            # the chain on Consts, per run: dgrun folds it (fold.c), TF's
+            # Grappler folds it; the per-op figures above times CHAIN
+            for t in threads:
+                d = med(res, ("chainrun", "dgrun", t))
+                if d is None:
+                    continue
+                per = [med(res, ("chain", e, t)) for e in ("tf", "tf-nograppler", "torch", "ort")]
+                tfg, tfn, to, ox = [None if v is None else v * CHAIN for v in per]
+
+                def rr(p):
+                    return None if p is None or not d else p / d
+
+                L.append("| " + " | ".join(["20k-Add chain on Consts, us/run", str(t), fmt(d),
+                                            fmt(tfg), fmt(rr(tfg), 2), fmt(tfn), fmt(to),
+                                            fmt(rr(to), 2), fmt(ox), fmt(rr(ox), 2)]) + " |")
+                targets.append(("chain on Consts: dgrun's run <= TF-with-Grappler's (%d thr)" % t,
+                                rr(tfg), 1.0))
     dd = med(res, ("mlp", "dgrun-default", 0))
     if dd is not None:
         L.append("| 784-1024-1024-10 MLP b256, steps/s | default | %s | | | | | | | |" % fmt(dd))
+    dn = med(res, ("mlp", "dgrun-nofusion", 1))
+    if dn is not None:
+        L.append("| 784-1024-1024-10 MLP b256, steps/s, `--no-fusion` | 1 | %s | | | | | | | |"
+                 % fmt(dn))
     L.append("")
     comp = [(k, n) for k in ("ours", "graphdef") for n in (100000, 1000000)]
     if any(med(res, ("compile-%s" % k, "dgrun", n)) for k, n in comp):
