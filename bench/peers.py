@@ -132,10 +132,11 @@ def w_tf_train(case, threads, _arg):
 
     for _ in range(5):
         step()
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     for _ in range(steps):
         step()
-    return steps / (time.perf_counter() - t0)
+    # steps/s, and CPU ms per step (every thread of the process)
+    return [steps / (time.perf_counter() - t0), (time.process_time() - c0) / steps * 1e3]
 
 
 def w_torch_train(case, threads, _arg):
@@ -364,7 +365,7 @@ class Dgrun:
         tn = run_timed(base + ["--repeat", str(1 + n)])[0]
         return max(tn - t1, 0.0) / n * 1e6
 
-    def train_rate(self, case, threads, extra=()):
+    def train_rate(self, case, threads, extra=(), cpu=None):
         """steps/s of the training loop after W warm-up steps, from the
         cumulative rates dgrun prints at step W and at step W + N (its
         loop's own clock: start-up, compilation and data loading excluded;
@@ -373,11 +374,16 @@ class Dgrun:
             g, w, n = os.path.join(ROOT, "graphs", "digits_mlp.json"), 100, 3000
         else:
             g, w, n = os.path.join(self.mlp, "mlp.json"), 5, 25
-        err = run_timed([self.exe, "train", g, "--json", "--steps", str(w + n)] +
-                        dgrun_flags(threads) + list(extra))[2]
+        cmd = [self.exe, "train", g, "--json"] + dgrun_flags(threads) + list(extra)
+        _, _, err, c_all = run_timed(cmd + ["--steps", str(w + n)])
         rate = {int(a): float(b) for a, b in
                 re.findall(r"step ([0-9]+)/[0-9]+ loss \S+ \(([0-9.]+) steps/s", err)}
         t_w, t_all = w / rate[w], (w + n) / rate[w + n]
+        if cpu is not None:
+            # CPU ms per step: the process's user + sys of w + n steps
+            # minus that of a w-step process (start-up cancels out)
+            c_w = run_timed(cmd + ["--steps", str(w)])[3]
+            cpu.append((c_all - c_w) / n * 1e3)
         return n / (t_all - t_w)
 
     def chain(self, threads):
@@ -458,7 +464,8 @@ def peer(engine, case, threads, arg=""):
                         str(arg)], capture_output=True, text=True, env=env)
     if r.returncode:
         raise RuntimeError("%s %s: %s" % (engine, case, r.stderr.strip()[-400:]))
-    return float(r.stdout.strip().splitlines()[-1])
+    v = json.loads(r.stdout.strip().splitlines()[-1])
+    return v if isinstance(v, list) else float(v)
 
 
 # ---------------------------------------------------------------- main
@@ -496,6 +503,21 @@ def main():
     load0 = load()
     print("load average before: %s" % load0, flush=True)
 
+    # CPU ms per step of the training cases (a load-robust companion of
+    # steps/s: on a loaded machine, wall time measures the scheduler)
+    side = {}
+
+    def dg_train(c, t):
+        cpu = []
+        v = dg.train_rate(c, t, cpu=cpu)
+        side.setdefault((c + "-cpu", "dgrun", t), []).append(cpu[0])
+        return v
+
+    def tf_train(c, t):
+        v = peer("tf", c, t)
+        side.setdefault((c + "-cpu", "tf", t), []).append(v[1])
+        return v[0]
+
     # jobs: key -> callable; one repetition runs them all, back to back
     jobs = []
     for t in threads:
@@ -506,9 +528,9 @@ def main():
                 jobs.append((("chain", e, t), lambda e=e, t=t: peer(e, "chain", t)))
         for case in ("digits", "mlp"):
             if case in only:
-                jobs.append(((case, "dgrun", t), lambda c=case, t=t: dg.train_rate(c, t)))
-                for e in ("tf", "torch"):
-                    jobs.append(((case, e, t), lambda e=e, c=case, t=t: peer(e, c, t)))
+                jobs.append(((case, "dgrun", t), lambda c=case, t=t: dg_train(c, t)))
+                jobs.append(((case, "tf", t), lambda c=case, t=t: tf_train(c, t)))
+                jobs.append(((case, "torch", t), lambda c=case, t=t: peer("torch", c, t)))
         if "matmul" in only:
             for n in (1024, 2048):
                 jobs.append((("matmul%d" % n, "dgrun", t), lambda n=n, t=t: dg.matmul(n, t)))
@@ -538,6 +560,7 @@ def main():
                 continue
             res.setdefault(key, []).append(v)
             print("  rep %d %-28s %s" % (r + 1, "/".join(map(str, key)), v), flush=True)
+    res.update(side)
     load1 = load()
     print("load average after: %s" % load1, flush=True)
     table = render(res, threads, reps, ver, load0, load1)
@@ -580,6 +603,8 @@ def render(res, threads, reps, ver, load0, load1):
     L.append("|---|---|---|---|---|---|---|---|---|---|")
     cases = [("chain", "20k-Add chain, us/op", False), ("digits", "digits MLP, steps/s", True),
              ("mlp", "784-1024-1024-10 MLP b256, steps/s", True),
+             ("digits-cpu", "digits MLP, CPU ms/step", False),
+             ("mlp-cpu", "784-1024-1024-10 MLP b256, CPU ms/step", False),
              ("matmul1024", "MatMul 1024, ms", False), ("matmul2048", "MatMul 2048, ms", False)]
     targets = []
     for key, label, higher in cases:
@@ -600,6 +625,9 @@ def render(res, threads, reps, ver, load0, load1):
             L.append("| " + " | ".join(row) + " |")
             if key == "mlp":
                 targets.append(("784-1024-1024-10 MLP >= 1.1x TF-1 (%d thr)" % t, ratio(tf_), 1.1))
+            if key == "mlp-cpu":
+                targets.append(("(proxy, CPU time per step) 784-1024-1024-10 MLP >= 1.1x "
+                                "TF-1 (%d thr)" % t, ratio(tf_), 1.1))
             if key.startswith("matmul"):
                 targets.append(("%s >= 1.0x TF (%d thr)" % (label, t), ratio(tf_), 1.0))
             if key == "digits":
