@@ -11,13 +11,18 @@ Cases (CASE names for --only):
   chain     20,000 scalar Adds (x = x + c): dgrun's executor
             (build/bench/bench_executor), TF-1 with and without Grappler
             (without: meta optimizer off and graph opt level L0, so no
-            constant folding either), ORT, torch eager -- us per op
+            constant folding either), ORT, torch eager -- us per op; and
+            the same chain on Consts as a graph file, run by `dgrun run
+            --repeat` (compiler/fold.c folds it to one Const, as Grappler
+            does) -- us per run against TF-1's run with Grappler
   digits    the digits MLP (64-128-10, Adam, batch 64) -- steps/s
-  mlp       784-1024-1024-10 MLP, batch 256, Adam -- steps/s
+  mlp       784-1024-1024-10 MLP, batch 256, Adam -- steps/s (dgrun
+            also with --no-fusion at 1 thread: the fusion pass's effect)
   matmul    1024^3 and 2048^3 float32 MatMul -- ms per product
   compile   dgrun check of 100k and 1M-node graphs (ours and GraphDef JSON):
             wall s and peak RSS; TF imports the 100k GraphDef (and the 1M
-            one with --full: it needs ~8 GB) and runs it once
+            one with --full: it needs ~8 GB) and runs it once, in the first
+            repetition only (minutes per run; no target depends on it)
 
 Every (case, engine, threads) measurement is its own process, run once per
 repetition, the engines of a repetition back to back (interleaved, so load
@@ -128,10 +133,11 @@ def w_tf_train(case, threads, _arg):
 
     for _ in range(5):
         step()
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     for _ in range(steps):
         step()
-    return steps / (time.perf_counter() - t0)
+    # steps/s, and CPU ms per step (every thread of the process)
+    return [steps / (time.perf_counter() - t0), (time.process_time() - c0) / steps * 1e3]
 
 
 def w_torch_train(case, threads, _arg):
@@ -329,6 +335,13 @@ class Dgrun:
         for n in (1024, 2048):
             self.mm[(n, 1)] = self.matmul_graph(n, 1)
         self.graphs = {}
+        self.chain_json = os.path.join(tmp, "chain_const.json")
+        nodes = [{"name": "v0", "op": "Const", "attrs": {"value": 1.0, "dtype": "float32"}},
+                 {"name": "c", "op": "Const", "attrs": {"value": 0.5, "dtype": "float32"}}]
+        nodes += [{"name": "v%d" % (i + 1), "op": "Add", "inputs": ["v%d" % i, "c"]}
+                  for i in range(CHAIN)]
+        with open(self.chain_json, "w") as f:
+            json.dump({"version": 1, "nodes": nodes, "fetch": ["v%d" % CHAIN]}, f)
 
     def matmul_graph(self, n, r):
         nodes = [{"name": "a", "op": "Variable", "attrs": {"dtype": "float32", "shape": [n, n],
@@ -345,7 +358,15 @@ class Dgrun:
             json.dump({"version": 1, "nodes": nodes, "fetch": ["s"]}, f)
         return path
 
-    def train_rate(self, case, threads):
+    def chain_fold(self, threads, n=20000):
+        """us per run of the Const chain: (wall of `run --repeat 1+n` - wall
+        of `run --repeat 1`) / n, so loading and compiling cancel out."""
+        base = [self.exe, "run", self.chain_json] + dgrun_flags(threads)
+        t1 = run_timed(base + ["--repeat", "1"])[0]
+        tn = run_timed(base + ["--repeat", str(1 + n)])[0]
+        return max(tn - t1, 0.0) / n * 1e6
+
+    def train_rate(self, case, threads, extra=(), cpu=None):
         """steps/s of the training loop after W warm-up steps, from the
         cumulative rates dgrun prints at step W and at step W + N (its
         loop's own clock: start-up, compilation and data loading excluded;
@@ -354,11 +375,16 @@ class Dgrun:
             g, w, n = os.path.join(ROOT, "graphs", "digits_mlp.json"), 100, 3000
         else:
             g, w, n = os.path.join(self.mlp, "mlp.json"), 5, 25
-        err = run_timed([self.exe, "train", g, "--json", "--steps", str(w + n)] +
-                        dgrun_flags(threads))[2]
+        cmd = [self.exe, "train", g, "--json"] + dgrun_flags(threads) + list(extra)
+        _, _, err, c_all = run_timed(cmd + ["--steps", str(w + n)])
         rate = {int(a): float(b) for a, b in
                 re.findall(r"step ([0-9]+)/[0-9]+ loss \S+ \(([0-9.]+) steps/s", err)}
         t_w, t_all = w / rate[w], (w + n) / rate[w + n]
+        if cpu is not None:
+            # CPU ms per step: the process's user + sys of w + n steps
+            # minus that of a w-step process (start-up cancels out)
+            c_w = run_timed(cmd + ["--steps", str(w)])[3]
+            cpu.append((c_all - c_w) / n * 1e3)
         return n / (t_all - t_w)
 
     def chain(self, threads):
@@ -439,7 +465,8 @@ def peer(engine, case, threads, arg=""):
                         str(arg)], capture_output=True, text=True, env=env)
     if r.returncode:
         raise RuntimeError("%s %s: %s" % (engine, case, r.stderr.strip()[-400:]))
-    return float(r.stdout.strip().splitlines()[-1])
+    v = json.loads(r.stdout.strip().splitlines()[-1])
+    return v if isinstance(v, list) else float(v)
 
 
 # ---------------------------------------------------------------- main
@@ -477,18 +504,36 @@ def main():
     load0 = load()
     print("load average before: %s" % load0, flush=True)
 
+    # CPU ms per step of the training cases (a load-robust companion of
+    # steps/s: on a loaded machine, wall time measures the scheduler)
+    side = {}
+
+    def dg_train(c, t):
+        cpu = []
+        v = dg.train_rate(c, t, cpu=cpu)
+        side.setdefault((c + "-cpu", "dgrun", t), []).append(cpu[0])
+        return v
+
+    def tf_train(c, t):
+        v = peer("tf", c, t)
+        side.setdefault((c + "-cpu", "tf", t), []).append(v[1])
+        return v[0]
+
     # jobs: key -> callable; one repetition runs them all, back to back
+    # (those in `once` only in the first repetition)
     jobs = []
+    once = set()
     for t in threads:
         if "chain" in only:
-            jobs += [(("chain", "dgrun", t), lambda t=t: dg.chain(t))]
+            jobs += [(("chain", "dgrun", t), lambda t=t: dg.chain(t)),
+                     (("chainrun", "dgrun", t), lambda t=t: dg.chain_fold(t))]
             for e in ("tf", "tf-nograppler", "ort", "torch"):
                 jobs.append((("chain", e, t), lambda e=e, t=t: peer(e, "chain", t)))
         for case in ("digits", "mlp"):
             if case in only:
-                jobs.append(((case, "dgrun", t), lambda c=case, t=t: dg.train_rate(c, t)))
-                for e in ("tf", "torch"):
-                    jobs.append(((case, e, t), lambda e=e, c=case, t=t: peer(e, c, t)))
+                jobs.append(((case, "dgrun", t), lambda c=case, t=t: dg_train(c, t)))
+                jobs.append(((case, "tf", t), lambda c=case, t=t: tf_train(c, t)))
+                jobs.append(((case, "torch", t), lambda c=case, t=t: peer("torch", c, t)))
         if "matmul" in only:
             for n in (1024, 2048):
                 jobs.append((("matmul%d" % n, "dgrun", t), lambda n=n, t=t: dg.matmul(n, t)))
@@ -496,6 +541,8 @@ def main():
                     jobs.append((("matmul%d" % n, e, t), lambda e=e, n=n, t=t: peer(e, "matmul", t, n)))
     if "mlp" in only:
         jobs.append((("mlp", "dgrun-default", 0), lambda: dg.train_rate("mlp", 0)))
+        jobs.append((("mlp", "dgrun-nofusion", 1),
+                     lambda: dg.train_rate("mlp", 1, ["--no-fusion"])))
     if "compile" in only:
         jobs.append((("check-tiny", "dgrun", 0), dg.check_tiny))
         for kind in ("ours", "graphdef"):
@@ -506,9 +553,12 @@ def main():
                 dg.compile("graphdef", n)  # makes sure the file exists
                 return peer("tf", "compile", 1, dg.graphs[("graphdef", n)])
             jobs.append((("compile-graphdef", "tf", n), tfc))
+            once.add(("compile-graphdef", "tf", n))  # minutes per run: context only
     res = {}
     for r in range(reps):
         for key, fn in jobs:
+            if r and key in once:
+                continue
             try:
                 v = fn()
             except Exception as ex:  # a failing peer is reported, not fatal
@@ -516,6 +566,7 @@ def main():
                 continue
             res.setdefault(key, []).append(v)
             print("  rep %d %-28s %s" % (r + 1, "/".join(map(str, key)), v), flush=True)
+    res.update(side)
     load1 = load()
     print("load average after: %s" % load1, flush=True)
     table = render(res, threads, reps, ver, load0, load1)
@@ -558,6 +609,8 @@ def render(res, threads, reps, ver, load0, load1):
     L.append("|---|---|---|---|---|---|---|---|---|---|")
     cases = [("chain", "20k-Add chain, us/op", False), ("digits", "digits MLP, steps/s", True),
              ("mlp", "784-1024-1024-10 MLP b256, steps/s", True),
+             ("digits-cpu", "digits MLP, CPU ms/step", False),
+             ("mlp-cpu", "784-1024-1024-10 MLP b256, CPU ms/step", False),
              ("matmul1024", "MatMul 1024, ms", False), ("matmul2048", "MatMul 2048, ms", False)]
     targets = []
     for key, label, higher in cases:
@@ -578,19 +631,42 @@ def render(res, threads, reps, ver, load0, load1):
             L.append("| " + " | ".join(row) + " |")
             if key == "mlp":
                 targets.append(("784-1024-1024-10 MLP >= 1.1x TF-1 (%d thr)" % t, ratio(tf_), 1.1))
+            if key == "mlp-cpu":
+                targets.append(("(proxy, CPU time per step) 784-1024-1024-10 MLP >= 1.1x "
+                                "TF-1 (%d thr)" % t, ratio(tf_), 1.1))
             if key.startswith("matmul"):
                 targets.append(("%s >= 1.0x TF (%d thr)" % (label, t), ratio(tf_), 1.0))
             if key == "digits":
                 targets.append(("digits MLP >= 3x TF-1 (%d thr)" % t, ratio(tf_), 3.0))
                 targets.append(("digits MLP >= 3x torch (%d thr)" % t, ratio(to), 3.0))
             if key == "chain":
-                targets.append(("chain run <= TF-with-Grappler's run (%d thr)" % t,
-                                ratio(tf_), 1.0))
                 targets.append(("chain per-op <= 0.3x TF-1's (no Grappler, %d thr)" % t,
                                 ratio(tfn), 1 / 0.3))
+        if key == "chain":
+            # the chain on Consts, per run: dgrun folds it (fold.c), TF's
+            # Grappler folds it; the per-op figures above times CHAIN
+            for t in threads:
+                d = med(res, ("chainrun", "dgrun", t))
+                if d is None:
+                    continue
+                per = [med(res, ("chain", e, t)) for e in ("tf", "tf-nograppler", "torch", "ort")]
+                tfg, tfn, to, ox = [None if v is None else v * CHAIN for v in per]
+
+                def rr(p):
+                    return None if p is None or not d else p / d
+
+                L.append("| " + " | ".join(["20k-Add chain on Consts, us/run", str(t), fmt(d),
+                                            fmt(tfg), fmt(rr(tfg), 2), fmt(tfn), fmt(to),
+                                            fmt(rr(to), 2), fmt(ox), fmt(rr(ox), 2)]) + " |")
+                targets.append(("chain on Consts: dgrun's run <= TF-with-Grappler's (%d thr)" % t,
+                                rr(tfg), 1.0))
     dd = med(res, ("mlp", "dgrun-default", 0))
     if dd is not None:
         L.append("| 784-1024-1024-10 MLP b256, steps/s | default | %s | | | | | | | |" % fmt(dd))
+    dn = med(res, ("mlp", "dgrun-nofusion", 1))
+    if dn is not None:
+        L.append("| 784-1024-1024-10 MLP b256, steps/s, `--no-fusion` | 1 | %s | | | | | | | |"
+                 % fmt(dn))
     L.append("")
     comp = [(k, n) for k in ("ours", "graphdef") for n in (100000, 1000000)]
     if any(med(res, ("compile-%s" % k, "dgrun", n)) for k, n in comp):

@@ -23,7 +23,7 @@ typedef enum opt_id {
     O_FETCH, O_FEED, O_STEPS, O_REPEAT, O_INTER, O_INTRA, O_OPENCL,
     O_VISIBLE, O_VGPUS, O_MEMFRAC, O_GROWTH, O_NO_GROWTH, O_ASSUME, O_TRACE,
     O_OUTPUT, O_FORMAT, O_EXPECT, O_SEED, O_JSON, O_EXPLAIN, O_CHECKPOINT,
-    O_RESTORE, O_TRAIN, O_MEMORY, O_CLUSTER
+    O_RESTORE, O_TRAIN, O_MEMORY, O_CLUSTER, O_NO_FUSION
 } opt_id;
 
 typedef struct opt_def {
@@ -68,6 +68,7 @@ static const opt_def OPTS[] = {
     {"train", 0, 0, M(CLI_PROFILE), O_TRAIN},
     {"memory", 0, 0, M_EXEC, O_MEMORY},
     {"cluster", 0, 1, M_DEVSEL, O_CLUSTER},
+    {"no-fusion", 0, 0, M_EXEC, O_NO_FUSION},
 };
 #define N_OPTS (sizeof OPTS / sizeof OPTS[0])
 
@@ -238,6 +239,7 @@ static int apply(cli_args *a, const opt_def *d, const char *v, char *why,
     case O_DEVICE: a->opt.device_scope = v; return 0;
     case O_PLACEMENT: a->opt.placement_file = v; return 0;
     case O_FETCH: return add_fetch(a, v, why, n);
+    case O_NO_FUSION: a->opt.no_fusion = 1; return 0;
     case O_FEED: return add_feed(a, v, why, n);
     case O_STEPS:
         if (parse_i64(v, &i) || i < 1)
@@ -484,6 +486,10 @@ int cli_parse(int argc, char **argv, cli_args *a, char *why, size_t n)
     a->cmd = find_cmd(first);
     if (a->cmd == CLI_NONE)
         return unknown_cmd(first, why, n);
+    /* fusion is for running: place and check show the user's graph as is
+     * (docs/decisions.md) */
+    if (a->cmd == CLI_PLACE || a->cmd == CLI_CHECK)
+        a->opt.no_fusion = 1;
 
     int have_opencl = 0, have_visible = 0, only_pos = 0;
     const char *cmd = CMD_NAMES[a->cmd];

@@ -50,7 +50,8 @@ static const char GLOBAL[] =
     "  --feed NAME=FILE            feed a Placeholder from a .npy or .csv file (repeatable)\n" \
     "  --inter-op-threads N        inter-op pool size per device; 0 = number of cores (default)\n" \
     "  --intra-op-threads N        threads one CPU kernel may use; 0 = number of cores (default)\n" \
-    "  --seed N                    seed for random initializers and shuffles (default 0)\n"
+    "  --seed N                    seed for random initializers and shuffles (default 0)\n" \
+    "  --no-fusion                 run MatMul, BiasAdd and Relu as separate ops (debugging)\n"
 #define O_MEMREP                                                               \
     "  --memory                    report each device's peak memory (stderr; --json: \"_memory\")\n"
 #define O_HELP "  -h, --help                  show this help\n"

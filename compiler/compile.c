@@ -1,7 +1,7 @@
 /*
  * compile.c -- dg_compile: resolve the options against the graph, run the
  * passes in order (gradients, training, replication, inference of the
- * generated nodes, placement, transfers), resolve the fetches; plus the dg_program accessors
+ * generated nodes, placement, fusion, transfers), resolve the fetches; plus the dg_program accessors
  * of dgrun.h and dg_reason_name.
  */
 #include "program.h"
@@ -238,6 +238,10 @@ dg_program *dg_compile(dg_graph *g, const dg_options *o,
         (st = dgc_pass_place(g, devs, scope, g->rules, g->n_rules,
                              allow_soft, colocate, err)))
         return NULL;
+    /* after placement: fused nodes keep their device (fuse.c) */
+    if ((!o || !o->no_fusion) &&
+        dgc_pass_fuse(g, devs, o ? o->fetch : NULL, o ? o->n_fetch : 0, err))
+        return NULL;
 
     dg_program *p = dg_calloc(1, sizeof *p);
     if (!p) {
@@ -281,7 +285,8 @@ void dg_program_node(const dg_program *p, int i, dg_node_info *out)
 {
     const dgc_node *n = &p->g->nodes[i];
     out->name = n->name;
-    out->op = dgc_node_op_name(n);
+    const char *user = dgc_fused_user_op(n); /* shown as the user's op */
+    out->op = user ? user : dgc_node_op_name(n);
     out->device = (n->device_id >= 0 && n->device_id < p->devs.n)
                       ? p->devs.devs[n->device_id].name
                       : "";

@@ -6,8 +6,11 @@
  * whose shape inference fully knows, or an integer op of the small set
  * below whose data inputs are all Consts.  The compiler never includes the
  * runtime (docs/decisions.md): this pass evaluates shape arithmetic itself,
- * in int64, on small tensors only (<= FOLD_MAX elements); float math is
- * left to the kernels.  A folded node keeps its name, device request,
+ * in int64, on small tensors only (<= FOLD_MAX elements).  Float math
+ * folds only where the result is the kernels' to the bit: Identity, and
+ * Add / Sub / Mul of small float Consts, computed in the tensor's own
+ * precision (one IEEE operation, as the CPU kernels do; issue 16: chains
+ * of constant arithmetic, as Grappler folds them).  A folded node keeps its name, device request,
  * `_class` colocation and control inputs; only its data inputs go (they
  * may become dead, and are pruned like any unfetched node).
  */
@@ -26,11 +29,17 @@ typedef struct kval {
     dg_shape shape;
     int64_t n;
     int64_t v[FOLD_MAX];
+    double f[FOLD_MAX]; /* float dtypes: the values (float32 exactly) */
 } kval;
 
 static int is_int(dg_dtype t)
 {
     return t == DG_I32 || t == DG_I64;
+}
+
+static int is_float(dg_dtype t)
+{
+    return t == DG_F32 || t == DG_F64;
 }
 
 /* The value of output r if it is a small int Const. */
@@ -42,7 +51,8 @@ static int known(const dgc_graph *g, dgc_ref r, kval *k)
     const dgc_attr *a = dgc_node_attr(p, "value");
     const dg_tensor *t = a ? a->tensor : NULL;
     const dgc_ttype *ot = &p->outputs[0];
-    if (!t || !is_int(t->dtype) || t->dtype != ot->dtype)
+    if (!t || !(is_int(t->dtype) || is_float(t->dtype)) ||
+        t->dtype != ot->dtype)
         return 0;
     int64_t n = dg_shape_numel(&ot->shape), m = dg_shape_numel(&t->shape);
     if (n < 0 || n > FOLD_MAX || (m != n && m != 1))
@@ -52,8 +62,12 @@ static int known(const dgc_graph *g, dgc_ref r, kval *k)
     k->n = n;
     for (int64_t i = 0; i < n; i++) {
         int64_t j = m == 1 ? 0 : i;
-        k->v[i] = t->dtype == DG_I32 ? ((const int32_t *)t->data)[j]
-                                     : ((const int64_t *)t->data)[j];
+        switch (t->dtype) {
+        case DG_I32: k->v[i] = ((const int32_t *)t->data)[j]; break;
+        case DG_I64: k->v[i] = ((const int64_t *)t->data)[j]; break;
+        case DG_F32: k->f[i] = ((const float *)t->data)[j]; break;
+        default: k->f[i] = ((const double *)t->data)[j]; break;
+        }
     }
     return 1;
 }
@@ -92,10 +106,51 @@ static int binary(int op, const kval *a, const kval *b, kval *o)
     return 1;
 }
 
+/* Float Identity / Add / Sub / Mul of known same-dtype inputs (scalar or
+ * same-shape), one operation in the dtype's precision.  1 folded. */
+static int evaluate_float(const dgc_graph *g, const dgc_node *n, kval *o)
+{
+    int op = n->op;
+    int arity = op == DGC_OPID_Identity ? 1
+                : (op == DGC_OPID_Add || op == DGC_OPID_Sub ||
+                   op == DGC_OPID_Mul) ? 2 : 0;
+    if (!arity || n->n_inputs != arity)
+        return 0;
+    kval in[2];
+    for (int i = 0; i < arity; i++)
+        if (!known(g, n->inputs[i], &in[i]) || in[i].dtype != o->dtype ||
+            (in[i].n != o->n && in[i].n != 1))
+            return 0;
+    for (int64_t i = 0; i < o->n; i++) {
+        double x = in[0].f[in[0].n == 1 ? 0 : i];
+        double y = arity > 1 ? in[1].f[in[1].n == 1 ? 0 : i] : 0;
+        if (o->dtype == DG_F32) {
+            float a = (float)x, b = (float)y;
+            o->f[i] = op == DGC_OPID_Identity ? a
+                      : op == DGC_OPID_Add   ? a + b
+                      : op == DGC_OPID_Sub   ? a - b : a * b;
+        } else {
+            o->f[i] = op == DGC_OPID_Identity ? x
+                      : op == DGC_OPID_Add   ? x + y
+                      : op == DGC_OPID_Sub   ? x - y : x * y;
+        }
+    }
+    return 1;
+}
+
 /* Evaluate node n (outputs already inferred, type `ot`) into o; 1 folded. */
 static int evaluate(const dgc_graph *g, const dgc_node *n, kval *o)
 {
     const dgc_ttype *ot = &n->outputs[0];
+    if (is_float(ot->dtype)) {
+        int64_t numel = dg_shape_numel(&ot->shape);
+        if (numel < 0 || numel > FOLD_MAX)
+            return 0;
+        o->dtype = ot->dtype;
+        o->shape = ot->shape;
+        o->n = numel;
+        return evaluate_float(g, n, o);
+    }
     if (!is_int(ot->dtype))
         return 0;
     int64_t numel = dg_shape_numel(&ot->shape);
@@ -197,10 +252,12 @@ static int make_const(dgc_graph *g, int32_t id, const kval *o)
     if (!t)
         return -1;
     for (int64_t i = 0; i < o->n; i++) {
-        if (o->dtype == DG_I32)
-            ((int32_t *)t->data)[i] = (int32_t)o->v[i];
-        else
-            ((int64_t *)t->data)[i] = o->v[i];
+        switch (o->dtype) {
+        case DG_I32: ((int32_t *)t->data)[i] = (int32_t)o->v[i]; break;
+        case DG_I64: ((int64_t *)t->data)[i] = o->v[i]; break;
+        case DG_F32: ((float *)t->data)[i] = (float)o->f[i]; break;
+        default: ((double *)t->data)[i] = o->f[i]; break;
+        }
     }
     dgc_node *n = &g->nodes[id];
     for (int i = 0; i < n->n_attrs; i++)

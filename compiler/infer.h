@@ -27,6 +27,7 @@ int dgc_infer_binary(DGC_INFER_ARGS);      /* NumPy broadcasting, same dtype */
 int dgc_infer_addn(DGC_INFER_ARGS);
 int dgc_infer_matmul(DGC_INFER_ARGS);
 int dgc_infer_biasadd(DGC_INFER_ARGS);
+int dgc_infer_fused_matmul(DGC_INFER_ARGS); /* fuse.c */
 int dgc_infer_reduce(DGC_INFER_ARGS);      /* Sum, Mean, Max: axis, keepdims */
 int dgc_infer_reshape(DGC_INFER_ARGS);
 int dgc_infer_transpose(DGC_INFER_ARGS);

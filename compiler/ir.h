@@ -85,7 +85,10 @@ enum {
     /* an input names a node a compiler pass generates (g/a): the node has
      * no inputs until dgc_pass_resolve_pending (pending.c) */
     DGC_NODE_PENDING = 1u << 2,
-    DGC_NODE_AFTER = 1u << 3      /* depends on a pending node */
+    DGC_NODE_AFTER = 1u << 3,     /* depends on a pending node */
+    /* made _FusedMatMul by the fusion pass (fuse.c): shown as the user's
+     * op (dgc_fused_user_op) in placement output */
+    DGC_NODE_FUSED = 1u << 4
 };
 
 /* The input names of a pending node, resolved after gradients/training. */

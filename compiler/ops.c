@@ -65,6 +65,8 @@ static const char *const a_pool[] = {"ksize", "strides", "padding",
 static const char *const a_fbn[] = {"epsilon", "is_training",
                                     "exponential_avg_factor", "data_format",
                                     NULL};
+/* fusion (issue 16) */
+static const char *const a_fused[] = {"transpose_a", "transpose_b", "fused_ops", NULL};
 
 #define SRC DGC_OP_SOURCE
 #define NODIFF DGC_OP_NOT_DIFF

@@ -49,5 +49,15 @@ dg_status dgc_pass_place(dgc_graph *g, const dg_device_list *devs,
                          const char *device_scope, const dgc_rule *rules,
                          int n_rules, int allow_soft, int colocate,
                          dg_error *err);                     /* place.c */
+/* Fusion (fuse.c), after placement: MatMul -> BiasAdd [-> Relu] chains on
+ * one device become _FusedMatMul nodes (the last node of the chain is
+ * rewritten; the rest lose their reader).  `fetch`: names the compile
+ * knows are fetched (never absorbed), besides the graph's own. */
+dg_status dgc_pass_fuse(dgc_graph *g, const dg_device_list *devs,
+                        const char *const *fetch, int n_fetch,
+                        dg_error *err);
+/* The op a node the fusion pass rewrote is shown as ("Relu", "BiasAdd"),
+ * NULL for any other node. */
+const char *dgc_fused_user_op(const dgc_node *n);
 
 #endif

@@ -148,6 +148,8 @@ typedef struct dg_options {
     const char *checkpoint_dir;   /* --checkpoint, NULL = graph's */
     int restore;                  /* --restore */
     int train_mode;               /* profile --train, train command */
+    int no_fusion;                /* --no-fusion: no fusion pass (0 = fuse
+                                     MatMul+BiasAdd(+Relu); docs/decisions.md) */
     const struct dg_cluster *cluster; /* --cluster (caller-owned), NULL =
                                      the graph's "cluster" */
     /* Stop between steps: when non-NULL and *stop becomes non-zero (a

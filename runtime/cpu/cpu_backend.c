@@ -157,6 +157,8 @@ static const dgr_kernel_row cpu_kernels[DGC_N_OPS] = {
     ROW(LogicalOr, dgr_k_logical_or),
     ROW(LogicalNot, dgr_k_logical_not),
     ROW(LogSoftmax, dgr_k_log_softmax),
+    /* fusion (issue 16) */
+    ROW(_FusedMatMul, dgr_k_fused_matmul),
 };
 
 static dg_status cpu_discover(const dg_options *o, dg_device_list *l,

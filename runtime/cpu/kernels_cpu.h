@@ -80,6 +80,7 @@ DGR_K(dgr_k_argmax);
 
 /* kernels_cpu_matmul.c */
 DGR_K(dgr_k_matmul);
+DGR_K(dgr_k_fused_matmul); /* MatMul + BiasAdd (+ Relu), inputs a, b, bias */
 
 /* kernels_cpu_nn.c */
 DGR_K(dgr_k_softmax); DGR_K(dgr_k_xent); DGR_K(dgr_k_sparse_xent);

@@ -2,12 +2,18 @@
  * kernels_cpu_matmul.c -- the CPU MatMul kernel: 2-D float32/float64
  * products through dgr_cpu_gemm (oneDNN / OpenBLAS blocks over the
  * intra-op budget) honouring transpose_a / transpose_b; empty operands give
- * zeros.
+ * zeros.  _FusedMatMul (the fusion pass's MatMul + BiasAdd [+ Relu]) is the
+ * same product with dgr_cpu_gemm's bias/Relu epilogue, applied to each
+ * block of the output right after its GEMM, while it is in cache.
  */
 #include "kernels_cpu.h"
 #include "cpu_gemm.h"
 
-dg_status dgr_k_matmul(dgr_kctx *k)
+#include <string.h>
+
+/* bias: NULL or n_bias elements (must be N) */
+static dg_status matmul(dgr_kctx *k, const void *bias, int64_t n_bias,
+                        int relu)
 {
     const dgr_value *a = &k->in[0], *b = &k->in[1];
     int ta = dgc_attr_bool(k->node, "transpose_a", 0);
@@ -29,6 +35,10 @@ dg_status dgr_k_matmul(dgr_kctx *k)
                       "node '%s': no CPU MatMul kernel for %s x %s",
                       k->node->name, dg_dtype_name(a->dtype),
                       dg_dtype_name(b->dtype));
+    if (bias && n_bias != N)
+        return dg_err(k->err, DG_E_RUNTIME,
+                      "node '%s': bias has %lld elements for %lld columns",
+                      k->node->name, (long long)n_bias, (long long)N);
     dg_status st = dgr_kctx_alloc_output(k, 0);
     if (st)
         return st;
@@ -39,6 +49,23 @@ dg_status dgr_k_matmul(dgr_kctx *k)
         return DG_OK;
     dgr_cpu_gemm(k->dev->intra, a->dtype, ta, tb, M, N, K, dgr_cpu_ptr(a),
                  a->shape.dims[1], dgr_cpu_ptr(b), b->shape.dims[1],
-                 dgr_cpu_ptr(&k->out[0]), N, NULL, 0);
+                 dgr_cpu_ptr(&k->out[0]), N, bias, relu);
     return DG_OK;
+}
+
+dg_status dgr_k_matmul(dgr_kctx *k)
+{
+    return matmul(k, NULL, 0, 0);
+}
+
+dg_status dgr_k_fused_matmul(dgr_kctx *k)
+{
+    const dgr_value *b = &k->in[2];
+    const dgc_attr *f = dgc_node_attr(k->node, "fused_ops");
+    int relu = f && f->s && strstr(f->s, "Relu") != NULL;
+    if (b->shape.rank != 1 || b->dtype != k->in[0].dtype)
+        return dg_err(k->err, DG_E_RUNTIME,
+                      "node '%s': _FusedMatMul needs a rank-1 bias of the "
+                      "operands' dtype", k->node->name);
+    return matmul(k, dgr_cpu_ptr(b), b->shape.dims[0], relu);
 }

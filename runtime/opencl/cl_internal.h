@@ -243,6 +243,8 @@ void dgr_cl_cache_dir(char *buf, size_t n);
 
 /* ---- cl_blas.c ----------------------------------------------------------- */
 dg_status dgr_cl_matmul(dgr_kctx *k);
+/* _FusedMatMul: dgr_cl_matmul + bias (+ Relu) epilogue (cl_kernels_fused.c) */
+dg_status dgr_cl_fused_matmul(dgr_kctx *k);
 /* Row-major C[coff..] = A * B + beta * C (op(A) m x kk, op(B) kk x n;
  * ta / tb transpose) on k's queue through clBLAST (S or D by dt), after
  * k's pending waits; the event goes to k->event. */

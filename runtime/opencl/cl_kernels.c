@@ -686,4 +686,6 @@ const dgr_kernel_row dgr_cl_kernels[DGC_N_OPS] = {
     ROW(BroadcastTo, dgr_cl_k_broadcast_to),
     ROW(Pad, dgr_cl_k_pad),
     ROW(LogSoftmax, dgr_cl_k_log_softmax),
+    /* fusion (issue 16): cl_kernels_fused.c */
+    ROW(_FusedMatMul, dgr_cl_fused_matmul),
 };

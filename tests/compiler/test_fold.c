@@ -139,11 +139,57 @@ static void test_dynamic_batch_stays(void **s)
     dg_program_free(p);
 }
 
+/* Float arithmetic on Consts folds where the kernels' result is exact to
+ * the bit (issue 16): a chain of float32 Adds/Muls on Consts becomes one
+ * Const holding the float32 result; a Div, or an Add reading a
+ * Placeholder, stays. */
+static void test_float_chain_folds(void **s)
+{
+    (void)s;
+    const char *t =
+        "{\"version\": 1, \"nodes\": ["
+        "{\"name\": \"v0\", \"op\": \"Const\", \"attrs\": {\"value\": 0.1, "
+        "\"dtype\": \"float32\"}},"
+        "{\"name\": \"c\", \"op\": \"Const\", \"attrs\": {\"value\": 0.7, "
+        "\"dtype\": \"float32\"}},"
+        "{\"name\": \"x\", \"op\": \"Placeholder\", \"attrs\": {\"dtype\": "
+        "\"float32\", \"shape\": []}},"
+        "{\"name\": \"v1\", \"op\": \"Add\", \"inputs\": [\"v0\", \"c\"]},"
+        "{\"name\": \"v2\", \"op\": \"Mul\", \"inputs\": [\"v1\", \"c\"]},"
+        "{\"name\": \"v3\", \"op\": \"Sub\", \"inputs\": [\"v2\", \"v0\"]},"
+        "{\"name\": \"d\", \"op\": \"Div\", \"inputs\": [\"v3\", \"c\"]},"
+        "{\"name\": \"y\", \"op\": \"Add\", \"inputs\": [\"v3\", \"x\"]}],"
+        "\"fetch\": [\"d\", \"y\"]}";
+    dg_error err;
+    memset(&err, 0, sizeof err);
+    dg_graph *g = dg_graph_load("t.json", t, strlen(t), &err);
+    if (!g)
+        fail_msg("load: %s", err.msg);
+    dg_device_list *l;
+    assert_int_equal(dg_devices_assume(0, &l, &err), DG_OK);
+    dg_program *p = dg_compile(g, NULL, l, &err);
+    if (!p)
+        fail_msg("compile: %s", err.msg);
+    dg_devices_free(l);
+    const dgc_graph *cg = p->g;
+    const dgc_node *v3 = node(cg, "v3");
+    assert_int_equal(v3->op, DGC_OPID_Const);
+    const dg_tensor *val = dgc_node_attr(v3, "value")->tensor;
+    assert_int_equal(val->dtype, DG_F32);
+    float a = 0.1f, c = 0.7f;
+    float want = (a + c) * c - a; /* three float32 operations */
+    assert_memory_equal(val->data, &want, sizeof want);
+    assert_int_equal(node(cg, "d")->op, DGC_OPID_Div);
+    assert_int_equal(node(cg, "y")->op, DGC_OPID_Add);
+    dg_program_free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_static_shape_folds),
         cmocka_unit_test(test_dynamic_batch_stays),
+        cmocka_unit_test(test_float_chain_folds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -751,6 +751,85 @@ static void test_matmul(void **state)
     free(b);
 }
 
+/* _FusedMatMul (the fusion pass's MatMul + BiasAdd [+ Relu], issue 16)
+ * against the unfused ops run one after the other on the device (and,
+ * through tn_run, against the CPU's fused kernel): every transpose, with
+ * and without the Relu, odd shapes, values around 0 so the Relu bites. */
+static double *run_unfused(const char *op, const double *x, dg_shape xs,
+                           const double *y, dg_shape ys, dg_shape os,
+                           int ta, int tb)
+{
+    tnode t;
+    tn_init(&t, op);
+    if (!strcmp(op, "MatMul")) {
+        dgc_node_set_bool(t.n, "transpose_a", ta);
+        dgc_node_set_bool(t.n, "transpose_b", tb);
+    }
+    tn_in(&t, DG_F32, xs, x);
+    if (y)
+        tn_in(&t, DG_F32, ys, y);
+    tn_out(&t, DG_F32, os);
+    assert_int_equal(tn_run(&t), DG_OK);
+    double *got = down(&g_dev, &t.out[0]);
+    tn_free(&t);
+    return got;
+}
+
+static void test_fused_matmul(void **state)
+{
+    (void)state;
+    NEED_CL();
+    int M = 9, K = 13, N = 11;
+    double *a = rnd(M * K, -1, 1), *b = rnd(K * N, -1, 1);
+    double *bias = rnd(N, -1, 1);
+    for (int i = 0; i < M * K; i++) a[i] = (float)a[i];
+    for (int i = 0; i < K * N; i++) b[i] = (float)b[i];
+    for (int i = 0; i < N; i++) bias[i] = (float)bias[i];
+    dg_shape os = shp(2, M, N);
+    for (int ta = 0; ta < 2; ta++)
+        for (int tb = 0; tb < 2; tb++)
+            for (int relu = 0; relu < 2; relu++) {
+                dg_shape as = ta ? shp(2, K, M) : shp(2, M, K);
+                dg_shape bs = tb ? shp(2, N, K) : shp(2, K, N);
+                double *mm = run_unfused("MatMul", a, as, b, bs, os, ta, tb);
+                double *want = run_unfused("BiasAdd", mm, os, bias, shp(1, N),
+                                           os, 0, 0);
+                if (relu) {
+                    double *r = run_unfused("Relu", want, os, NULL, os, os,
+                                            0, 0);
+                    free(want);
+                    want = r;
+                }
+                tnode t;
+                tn_init(&t, "_FusedMatMul");
+                dgc_node_set_bool(t.n, "transpose_a", ta);
+                dgc_node_set_bool(t.n, "transpose_b", tb);
+                dgc_node_set_str(t.n, "fused_ops",
+                                 relu ? "BiasAdd,Relu" : "BiasAdd");
+                tn_in(&t, DG_F32, as, a);
+                tn_in(&t, DG_F32, bs, b);
+                tn_in(&t, DG_F32, shp(1, N), bias);
+                tn_out(&t, DG_F32, os);
+                assert_int_equal(tn_run(&t), DG_OK);
+                check_out(&t, 0, want, 1e-6, "_FusedMatMul");
+                tn_free(&t);
+                free(mm);
+                free(want);
+            }
+    /* a bias that does not match the columns is an error on both */
+    tnode t;
+    tn_init(&t, "_FusedMatMul");
+    tn_in(&t, DG_F32, shp(2, M, K), a);
+    tn_in(&t, DG_F32, shp(2, K, N), b);
+    tn_in(&t, DG_F32, shp(1, N - 1), bias);
+    tn_out(&t, DG_F32, os);
+    assert_int_equal(tn_run(&t), DG_E_RUNTIME);
+    tn_free(&t);
+    free(a);
+    free(b);
+    free(bias);
+}
+
 /* float64 variants, checked against the CPU kernels (tn_run compares) */
 static void run_cmp(const char *op, int n_in, const dg_shape *is,
                     const dg_dtype *it, int n_out, const dg_shape *os,
@@ -1129,6 +1208,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_const),
         cmocka_unit_test(test_float64),
         cmocka_unit_test(test_matmul),
+        cmocka_unit_test(test_fused_matmul),
         cmocka_unit_test(test_tf_elementwise),
         cmocka_unit_test(test_tf_shaping),
         cmocka_unit_test(test_tf_reductions),
