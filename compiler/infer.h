@@ -113,6 +113,14 @@ int dgc_slice_simple(const dg_shape *x, const int64_t *beg,
  * set), -1 when t is no int vector of known length, -2 when longer than
  * max. */
 int dgc_ttype_ints(const dgc_ttype *t, int64_t *v, int max);
+/* fold.c: the value of output r when it is a small int tensor (at most
+ * max <= DGC_FOLD_MAX elements) that a Const holds or that constant
+ * folding computes from Consts a few producers up (Shape of a fully known
+ * shape, Range, FloorMod, DynamicStitch...; r's producer must be typed).
+ * Writes it into buf in r's dtype (int32 or int64) and returns 1; 0 when
+ * not known at compile time. */
+#define DGC_FOLD_MAX 64
+int dgc_fold_value(const dgc_graph *g, dgc_ref r, void *buf, int max);
 /* infer_nn.c: convolution, pooling, fused batch norm (TF's CNN ops) */
 int dgc_infer_conv2d(DGC_INFER_ARGS);
 int dgc_infer_dwconv(DGC_INFER_ARGS);
