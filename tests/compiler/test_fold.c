@@ -56,6 +56,22 @@ static const char *graph_text(const char *batch)
     return buf;
 }
 
+/* Compile g for CPU:0 and `gpus` assumed GPUs. */
+static dg_program *compile_graph(dg_graph *g, int gpus)
+{
+    dg_error err;
+    memset(&err, 0, sizeof err);
+    dg_device_list *l;
+    assert_int_equal(dg_devices_assume(gpus, &l, &err), DG_OK);
+    dg_options o;
+    dg_options_init(&o);
+    dg_program *p = dg_compile(g, &o, l, &err);
+    if (!p)
+        fail_msg("compile: %s", err.msg);
+    dg_devices_free(l);
+    return p;
+}
+
 static dg_program *compile(const char *batch, dg_graph **gp)
 {
     dg_error err;
@@ -64,16 +80,8 @@ static dg_program *compile(const char *batch, dg_graph **gp)
     dg_graph *g = dg_graph_load("t.json", t, strlen(t), &err);
     if (!g)
         fail_msg("load: %s", err.msg);
-    dg_device_list *l;
-    assert_int_equal(dg_devices_assume(1, &l, &err), DG_OK);
-    dg_options o;
-    dg_options_init(&o);
-    dg_program *p = dg_compile(g, &o, l, &err);
-    if (!p)
-        fail_msg("compile: %s", err.msg);
-    dg_devices_free(l);
     *gp = g;
-    return p;
+    return compile_graph(g, 1);
 }
 
 static const dgc_node *node(const dgc_graph *g, const char *name)
@@ -209,14 +217,7 @@ static void test_stitch_length_known(void **s)
     assert_int_equal(r->outputs[0].shape.rank, 3);
     assert_int_equal(r->outputs[0].shape.dims[0], 4);
     assert_int_equal(r->outputs[0].shape.dims[2], 1);
-    dg_device_list *l;
-    assert_int_equal(dg_devices_assume(0, &l, &err), DG_OK);
-    dg_options o;
-    dg_options_init(&o);
-    dg_program *p = dg_compile(g, &o, l, &err);
-    if (!p)
-        fail_msg("compile: %s", err.msg);
-    dg_devices_free(l);
+    dg_program *p = compile_graph(g, 0);
     const dgc_node *ds = node(cg, "ds");
     assert_int_equal(ds->op, DGC_OPID_Const);
     assert_int_equal(ival(ds, 0), 4);
