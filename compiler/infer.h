@@ -68,6 +68,7 @@ int dgc_infer_tile(DGC_INFER_ARGS);
 int dgc_infer_gather(DGC_INFER_ARGS);        /* GatherV2 */
 int dgc_infer_bias_add_grad(DGC_INFER_ARGS);
 int dgc_infer_l2loss(DGC_INFER_ARGS);
+int dgc_infer_summary(DGC_INFER_ARGS);       /* ScalarSummary, MergeSummary... */
 int dgc_infer_concat(DGC_INFER_ARGS);        /* ConcatV2 (axis attr) */
 int dgc_infer_strided_slice(DGC_INFER_ARGS); /* input, begin, end[, strides] */
 int dgc_infer_slice(DGC_INFER_ARGS);         /* input, begin, size */

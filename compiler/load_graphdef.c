@@ -165,6 +165,8 @@ typedef struct gd_node {
     const tf_map *map;
     int folded, used;  /* times its output was folded into an attribute /
                           used otherwise (data or control input) */
+    int strc;          /* a DT_STRING Const: loaded as a NoOp, only summary
+                          ops may take it (and drop it) */
 } gd_node;
 
 static int field_slot(const char *k)
@@ -244,6 +246,15 @@ static dg_status add_node(dgc_graph *g, const cJSON *x, int i, gd_node *nd,
     nd->input = f[2];
     nd->device = f[3];
     nd->attr = f[4];
+    /* summaries: their tags and text are DT_STRING Consts, a dtype dgrun
+     * has not; such a Const becomes a NoOp that only they may take */
+    const cJSON *dt = dgc_gd_field(dgc_gd_field(f[4], "dtype", NULL), "type",
+                                   NULL);
+    if (opi == DGC_OPID_Const && cJSON_IsString(dt) &&
+        strcmp(dt->valuestring, "DT_STRING") == 0) {
+        nd->strc = 1;
+        g->nodes[id].op = DGC_OPID_NoOp;
+    }
     return DG_OK;
 }
 
@@ -351,6 +362,14 @@ static dg_status add_inputs(dgc_graph *g, int32_t id, gd_node *all,
         if (p < 0)
             return GE("node '%s': input '%s' names unknown node '%.*s'",
                       n->name, s, (int)nl, s);
+        if (all[p].strc) { /* a string: summary ops drop it (docs) */
+            if (!dgc_op_has(n->op, DGC_OP_SUMMARY))
+                return GE("node '%s': input '%s' is a string tensor, which "
+                          "dgrun has no dtype for (only summary ops may take "
+                          "one)", n->name, s);
+            all[p].used++;
+            continue;
+        }
         int nout = dgc_ops[g->nodes[p].op].n_out;
         if (nout >= 0 && k >= nout) /* variadic: checked by inference */
             return GE("node '%s': input '%s' refers to output %lld of '%s', "
@@ -472,7 +491,10 @@ dg_status dgc_graphdef_load(dgc_graph *g, const dgc_jdoc *doc,
         st = add_node(g, x, i, &nd[i], err);
     /* attrs first: folding reads Const values of nodes defined later */
     for (int32_t id = 0; id < g->n_nodes && !st; id++)
-        st = dgc_gd_attrs(g, doc, id, nd[id].op->valuestring, nd[id].attr,
+        st = dgc_gd_attrs(g, doc, id, nd[id].op->valuestring,
+                          nd[id].strc || dgc_op_has(g->nodes[id].op,
+                                                    DGC_OP_SUMMARY)
+                              ? NULL : nd[id].attr, /* attrs: all ignored */
                           err);
     /* Fill becomes a Const: fold those first, other folds may read them */
     for (int pass = 0; pass < 2; pass++)

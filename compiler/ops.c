@@ -69,6 +69,7 @@ static const char *const a_fbn[] = {"epsilon", "is_training",
 #define SRC DGC_OP_SOURCE
 #define NODIFF DGC_OP_NOT_DIFF
 #define STATE (DGC_OP_STATE | DGC_OP_STATEFUL | DGC_OP_NOT_DIFF)
+#define SUMMARY (DGC_OP_SUMMARY | DGC_OP_ZERO_GRAD | DGC_OP_HOST_OK)
 
 /* name, alias, min_in, max_in, n_out, dtypes, flags, attrs, infer, doc.
  * "dtype" is accepted on every op (the output dtype where it matters). */
@@ -139,7 +140,7 @@ int dgc_op_host_mem(const dgc_graph *g, const dgc_node *n)
     if (!dgc_op_has(n->op, DGC_OP_HOST_OK))
         return 0;
     if (n->op == DGC_OPID_Shape || n->op == DGC_OPID_Size ||
-        n->op == DGC_OPID_Rank)
+        n->op == DGC_OPID_Rank || dgc_op_has(n->op, DGC_OP_SUMMARY))
         return 1;
     int dt = dgc_op_kernel_dtype(g, n);
     return dt == DG_I32 || dt == DG_I64;

@@ -157,6 +157,12 @@ static const dgr_kernel_row cpu_kernels[DGC_N_OPS] = {
     ROW(LogicalOr, dgr_k_logical_or),
     ROW(LogicalNot, dgr_k_logical_not),
     ROW(LogSoftmax, dgr_k_log_softmax),
+    ROW(ScalarSummary, dgr_k_summary),
+    ROW(HistogramSummary, dgr_k_summary),
+    ROW(ImageSummary, dgr_k_summary),
+    ROW(AudioSummary, dgr_k_summary),
+    ROW(TensorSummary, dgr_k_summary),
+    ROW(MergeSummary, dgr_k_summary),
 };
 
 static dg_status cpu_discover(const dg_options *o, dg_device_list *l,

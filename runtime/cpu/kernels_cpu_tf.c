@@ -485,7 +485,13 @@ dg_status dgr_k_concat_offset(dgr_kctx *k)
     return DG_OK;
 }
 
-/* ---- Pad, Select, LogSoftmax --------------------------------------------- */
+/* ---- Pad, Select, LogSoftmax, summaries ---------------------------------- */
+
+/* TF's summary ops: on purpose nothing, an empty int32 [0] out. */
+dg_status dgr_k_summary(dgr_kctx *k)
+{
+    return dgr_kctx_alloc_output(k, 0);
+}
 
 dg_status dgr_k_pad(dgr_kctx *k)
 {

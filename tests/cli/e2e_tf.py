@@ -46,6 +46,7 @@ MISSING = {
     "cifar_towers": None,
 }
 MISSING["mlp_devices"] = None
+MISSING["summaries"] = None
 
 
 def env():
@@ -142,6 +143,8 @@ def fixture(name):
                 run_values(d, meta, graph)
             if rc == 0 and name == "mlp_devices":
                 on_gpus(d, meta, graph)
+            if rc == 0 and name == "summaries":
+                summaries(d, meta, graph)
         elif missing.startswith("!"):  # a known error other than missing ops
             want = "dgrun: error: %s: %s\n" % (graph, missing[1:])
             check(rc == 2 and err == want,
@@ -155,6 +158,46 @@ def fixture(name):
                   (graph, want, rc, err))
     check(checks["pb"] == checks["json"],
           "%s: .pb and .json disagree: %s" % (name, checks))
+
+
+def summaries(d, meta, graph):
+    """Summary ops run as no-ops: fetched every step beside the train op
+    (as TF-1 training loops do) they give int32 [0] = [] and TF's loss
+    curve is unchanged; they are placed on the CPU when a GPU exists; a
+    string tensor anywhere else is a one-line error."""
+    feeds = []
+    for ph, fn in meta["feeds"].items():
+        feeds += ["--feed", "%s=%s" % (ph, os.path.join(d, fn))]
+    sums = ["Merge/MergeSummary", "loss_1", "logits_1", "input", "note"]
+    for k, want in enumerate(meta["train"]["losses"]):
+        rc, out, err = dgrun("run", graph, "--fetch", ",".join(
+            ["loss", "train"] + sums), "--repeat", str(k + 1), "--json",
+            "--opencl-devices", "none", *feeds)
+        check(rc == 0, "%s: summaries: exit %d %s" % (graph, rc, err))
+        if rc:
+            return
+        r = json.loads(out)
+        close(r["loss"]["value"], want, "%s: loss with summaries fetched, "
+              "before step %d" % (graph, k + 1))
+        for s in sums:
+            check(r[s] == {"dtype": "int32", "shape": [0], "value": []},
+                  "%s: summary %s fetched as %s" % (graph, s, r[s]))
+    rc, out, err = dgrun("place", graph, "--assume-gpus", "1", "--json")
+    check(rc == 0, "%s: place exit %d %s" % (graph, rc, err))
+    if rc == 0:
+        dev = {n["name"]: n["device"] for n in json.loads(out)["nodes"]}
+        for s in sums:
+            check(dev[s].endswith("CPU:0"), "%s: %s placed on %s" % (
+                graph, s, dev[s]))
+        check(dev["logits"].endswith("GPU:0"), "logits on " + dev["logits"])
+    bad = {"node": [
+        tf_node("t", "Const", dtype={"type": "DT_STRING"}, value={"tensor": {
+            "dtype": "DT_STRING", "tensorShape": {}, "stringVal": ["eA=="]}}),
+        tf_node("y", "Identity", ["t"])]}
+    rc, out, err = dgrun("check", "-", stdin=json.dumps(bad).encode())
+    check(rc == 2 and err == "dgrun: error: <stdin>: node 'y': input 't' is a "
+          "string tensor, which dgrun has no dtype for (only summary ops may "
+          "take one)\n", "string input to Identity: exit %d %s" % (rc, err))
 
 
 def pb_input():
