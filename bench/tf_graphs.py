@@ -27,11 +27,14 @@ warm-up.  dgrun: `dgrun run GRAPH --repeat N`, a step's time is
 (t(W + N) - t(W)) / N, so process start, loading and compiling are not
 counted.  The rounds are interleaved (TF, dgrun, TF, dgrun...), R rounds
 (default 5); the medians and dgrun/TF speed ratios are printed, with the
-load average before and after.
+load average before and after.  Beside the wall time, the CPU time per
+step (all threads: TF's process, dgrun's child) and its ratio: on a
+loaded machine it is the steadier figure.
 """
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -202,10 +205,12 @@ class TFRunner:
             self.fetch.append(self.g.get_operation_by_name(m["train"]["op"]))
 
     def time(self, n):
-        t0 = time.perf_counter()
+        """(wall, cpu) seconds per step (cpu: this process, all threads)"""
+        t0, c0 = time.perf_counter(), time.process_time()
         for _ in range(n):
             self.s.run(self.fetch, self.feed)
-        return (time.perf_counter() - t0) / n
+        return ((time.perf_counter() - t0) / n,
+                (time.process_time() - c0) / n)
 
 
 def dgrun_cmd(dgrun, m, threads, n):
@@ -221,16 +226,23 @@ def dgrun_cmd(dgrun, m, threads, n):
     return cmd
 
 
+def child_cpu():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 def dgrun_time(dgrun, m, threads, n, warm):
-    def wall(k):
-        t0 = time.perf_counter()
+    """(wall, cpu) seconds per step: (t(warm + n) - t(warm)) / n"""
+    def run(k):
+        t0, c0 = time.perf_counter(), child_cpu()
         p = subprocess.run(dgrun_cmd(dgrun, m, threads, k),
                            capture_output=True)
         if p.returncode:
             sys.exit("dgrun failed (%d): %s" % (p.returncode,
                                                 p.stderr.decode()[-2000:]))
-        return time.perf_counter() - t0
-    return (wall(warm + n) - wall(warm)) / n
+        return time.perf_counter() - t0, child_cpu() - c0
+    (w1, c1), (w0, c0) = run(warm + n), run(warm)
+    return (w1 - w0) / n, (c1 - c0) / n
 
 
 def main():
@@ -257,10 +269,14 @@ def main():
         steps = max(1, int(steps * a.scale))
         tfr = TFRunner(m, a.threads)
         tfr.time(warm)
-        tt, dt = [], []
+        tt, dt, tc, dc = [], [], [], []
         for _ in range(a.reps):
-            tt.append(tfr.time(steps))
-            dt.append(dgrun_time(dgrun, m, a.threads, steps, warm))
+            w, c = tfr.time(steps)
+            tt.append(w)
+            tc.append(c)
+            w, c = dgrun_time(dgrun, m, a.threads, steps, warm)
+            dt.append(w)
+            dc.append(c)
         tfm, dgm = statistics.median(tt), statistics.median(dt)
         train = m["train"] is not None
         if train:
@@ -269,7 +285,10 @@ def main():
         else:
             row = "%-12s TF %8.2f ms      dgrun %8.2f ms      dgrun/TF %.2fx" \
                 % (n, tfm * 1e3, dgm * 1e3, tfm / dgm)
-        row += "   (TF %s; dgrun %s ms)" % (
+        row += "  cpu/step TF %.1f dgrun %.1f ms (%.2fx)" % (
+            statistics.median(tc) * 1e3, statistics.median(dc) * 1e3,
+            statistics.median(tc) / statistics.median(dc))
+        row += "\n%12s walls: TF %s; dgrun %s ms" % ("", 
             " ".join("%.2f" % (t * 1e3) for t in tt),
             " ".join("%.2f" % (t * 1e3) for t in dt))
         print(row, flush=True)
