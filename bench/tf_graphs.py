@@ -13,6 +13,7 @@ machine, same threads (issue 10 item 7, issue 11's LSTM):
 
     bench/.venv/bin/python bench/tf_graphs.py build/cli/dgrun
         [--threads T] [--reps R] [--only a,b] [--scale F]
+        [--dgrun-env OMP_WAIT_POLICY=passive]
 
 bench/.venv is a symlink to a venv with tensorflow-cpu (e.g. `ln -s
 /work/venv-tf bench/.venv`; gitignored).  The graphs are exported by TF
@@ -47,7 +48,7 @@ ROOT = os.path.dirname(HERE)
 OUT = os.path.join(HERE, ".tfgraphs")
 
 # per benchmark: steps per timed dgrun run / TF round, warm-up steps
-STEPS = {"lenet": (30, 3), "mobilenet1": (40, 3), "mobilenet32": (4, 1),
+STEPS = {"lenet": (30, 3), "mobilenet1": (100, 3), "mobilenet32": (4, 1),
          "mlp": (15, 3), "lstm": (300, 10)}
 
 
@@ -226,6 +227,9 @@ def dgrun_cmd(dgrun, m, threads, n):
     return cmd
 
 
+DGRUN_ENV = dict(os.environ)
+
+
 def child_cpu():
     r = resource.getrusage(resource.RUSAGE_CHILDREN)
     return r.ru_utime + r.ru_stime
@@ -236,7 +240,7 @@ def dgrun_time(dgrun, m, threads, n, warm):
     def run(k):
         t0, c0 = time.perf_counter(), child_cpu()
         p = subprocess.run(dgrun_cmd(dgrun, m, threads, k),
-                           capture_output=True)
+                           capture_output=True, env=DGRUN_ENV)
         if p.returncode:
             sys.exit("dgrun failed (%d): %s" % (p.returncode,
                                                 p.stderr.decode()[-2000:]))
@@ -253,15 +257,23 @@ def main():
     ap.add_argument("--only", default="lenet,mobilenet1,mobilenet32,mlp,lstm")
     ap.add_argument("--scale", type=float, default=1.0,
                     help="multiply the step counts")
+    ap.add_argument("--dgrun-env", action="append", default=[],
+                    metavar="K=V", help="set K=V in dgrun's environment "
+                    "(e.g. OMP_WAIT_POLICY=passive)")
     a = ap.parse_args()
+    for kv in a.dgrun_env:
+        k, _, v = kv.partition("=")
+        DGRUN_ENV[k] = v
     names = a.only.split(",")
     for n in names:
         if n not in STEPS:
             sys.exit("unknown benchmark %s (one of %s)" % (n, ",".join(STEPS)))
         export(n)
     dgrun = os.path.abspath(a.dgrun)
-    print("threads %d, %d interleaved rounds; load average before: %.2f "
-          "%.2f %.2f" % ((a.threads, a.reps) + os.getloadavg()), flush=True)
+    print("threads %d, %d interleaved rounds%s; load average before: %.2f "
+          "%.2f %.2f" % ((a.threads, a.reps, "".join(
+              ", dgrun with " + kv for kv in a.dgrun_env)) +
+              os.getloadavg()), flush=True)
     rows = []
     for n in names:
         m = meta_of(n)
