@@ -14,6 +14,9 @@ Usage: e2e_tf.py DGRUN GROUP
   pb_input   binary input details: stdin (`-`), a .pb named .json, a
              truncated or garbage .pb is a one-line exit-2 error, text is
              still JSON; --fetch takes TF tensor names (x, x:0, x:1).
+  summaries  (also a fixture) summary ops fetched beside the train op give
+             int32 [0] and leave TF's loss curve; placed on the CPU; a
+             string tensor into another op is an error.
 Needs NumPy (python3-numpy).  Exit 0 = pass, 1 = failure.
 """
 import json
@@ -34,8 +37,8 @@ FAILURES = []
 SOFT = "--allow-soft-placement"
 COMPARED = []
 
-# What each fixture needs that dgrun lacks today (`dgrun check` output):
-# only the convolution, pooling and batch-norm ops remain (issue 10).
+# What each fixture needs that dgrun lacks today (`dgrun check` output;
+# "!..." a known error other than missing ops): every fixture loads now.
 MISSING = {
     "sincos": None,
     "mlp_frozen": None,
