@@ -110,8 +110,9 @@ def run_values(d, meta, graph):
 
 def on_gpus(d, meta, graph):
     """The device-scoped fixture on two (virtual) OpenCL GPUs, placed as its
-    device fields and _class say (int32 shape arithmetic in host memory):
-    TF's loss curve again."""
+    device fields and _class say (int32 shape arithmetic in host memory),
+    and dwconv_bn (its pooling gradient's run-time shapes read back from
+    the GPU): TF's loss curve again."""
     rc, out, _ = dgrun("devices", "--opencl-devices", "all")
     if rc or "GPU:0" not in out:
         print("no OpenCL device: GPU run skipped")
@@ -144,7 +145,7 @@ def fixture(name):
             check(rc == 0, "%s: check exit %d: %s" % (graph, rc, err.strip()))
             if rc == 0:
                 run_values(d, meta, graph)
-            if rc == 0 and name == "mlp_devices":
+            if rc == 0 and name in ("mlp_devices", "dwconv_bn"):
                 on_gpus(d, meta, graph)
             if rc == 0 and name == "summaries":
                 summaries(d, meta, graph)
