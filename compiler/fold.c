@@ -24,6 +24,7 @@
 #define FOLD_MAX DGC_FOLD_MAX
 /* how many producers up shape inference evaluates an input (dgc_fold_value) */
 #define FOLD_DEPTH 8
+#define FOLD_BUDGET 256
 
 /* A known int value: up to FOLD_MAX elements, C order. */
 typedef struct kval {
@@ -41,6 +42,11 @@ static int is_int(dg_dtype t)
 static int evaluate(const dgc_graph *g, const dgc_node *n, kval *o,
                     int depth);
 
+/* Producer evaluations left to one dgc_fold_value call: a Const-derived
+ * DAG of shape arithmetic with wide fan-in cannot blow up (each node
+ * visited once per path otherwise). */
+static _Thread_local int eval_budget;
+
 /* The value of output r if it is a small int Const, or (depth > 0) the
  * output of a node evaluate() computes from such values, up to `depth`
  * producers up. */
@@ -48,7 +54,8 @@ static int known(const dgc_graph *g, dgc_ref r, kval *k, int depth)
 {
     const dgc_node *p = &g->nodes[r.node];
     if (p->op != DGC_OPID_Const) {
-        if (depth <= 0 || r.index != 0 || !p->outputs || p->n_outputs != 1 ||
+        if (depth <= 0 || eval_budget-- <= 0 || r.index != 0 ||
+            !p->outputs || p->n_outputs != 1 ||
             dgc_ops[p->op].n_out != 1 ||
             dgc_op_has(p->op, DGC_OP_STATEFUL | DGC_OP_SOURCE))
             return 0;
@@ -302,6 +309,7 @@ dg_status dgc_pass_fold(dgc_graph *g, dg_error *err)
 int dgc_fold_value(const dgc_graph *g, dgc_ref r, void *buf, int max)
 {
     kval k;
+    eval_budget = FOLD_BUDGET;
     if (!known(g, r, &k, FOLD_DEPTH) || k.n > max)
         return 0;
     for (int64_t i = 0; i < k.n; i++) {
