@@ -4,7 +4,10 @@
  * compiled becomes a Const holding it, so most of a TF-built graph's shape
  * computations never run.  Known means: Shape / Size / Rank of a tensor
  * whose shape inference fully knows, or an integer op of the small set
- * below whose data inputs are all Consts.  The compiler never includes the
+ * below whose data inputs are all Consts.  Shape inference uses the same
+ * evaluation (dgc_fold_value) for the value inputs of DGC_OP_HOST_IN ops,
+ * so a DynamicStitch of Ranges and FloorMods of Consts has a known length
+ * before this pass turns anything into a Const.  The compiler never includes the
  * runtime (docs/decisions.md): this pass evaluates shape arithmetic itself,
  * in int64, on small tensors only (<= FOLD_MAX elements).  Float math
  * folds only where the result is the kernels' to the bit: Identity, and
@@ -21,7 +24,10 @@
 
 #include <string.h>
 
-#define FOLD_MAX 64
+#define FOLD_MAX DGC_FOLD_MAX
+/* how many producers up shape inference evaluates an input (dgc_fold_value) */
+#define FOLD_DEPTH 8
+#define FOLD_BUDGET 256
 
 /* A known int value: up to FOLD_MAX elements, C order. */
 typedef struct kval {
@@ -42,11 +48,29 @@ static int is_float(dg_dtype t)
     return t == DG_F32 || t == DG_F64;
 }
 
-/* The value of output r if it is a small int Const. */
-static int known(const dgc_graph *g, dgc_ref r, kval *k)
+static int evaluate(const dgc_graph *g, const dgc_node *n, kval *o,
+                    int depth);
+
+/* Producer evaluations left to one dgc_fold_value call: a Const-derived
+ * DAG of shape arithmetic with wide fan-in cannot blow up (each node
+ * visited once per path otherwise). */
+static _Thread_local int eval_budget;
+
+/* The value of output r if it is a small int Const, or (depth > 0) the
+ * output of a node evaluate() computes from such values, up to `depth`
+ * producers up. */
+static int known(const dgc_graph *g, dgc_ref r, kval *k, int depth)
 {
     const dgc_node *p = &g->nodes[r.node];
-    if (p->op != DGC_OPID_Const || r.index != 0 || p->n_outputs < 1)
+    if (p->op != DGC_OPID_Const) {
+        if (depth <= 0 || eval_budget-- <= 0 || r.index != 0 ||
+            !p->outputs || p->n_outputs != 1 ||
+            dgc_ops[p->op].n_out != 1 ||
+            dgc_op_has(p->op, DGC_OP_STATEFUL | DGC_OP_SOURCE))
+            return 0;
+        return evaluate(g, p, k, depth - 1);
+    }
+    if (r.index != 0 || p->n_outputs < 1)
         return 0;
     const dgc_attr *a = dgc_node_attr(p, "value");
     const dg_tensor *t = a ? a->tensor : NULL;
@@ -108,7 +132,8 @@ static int binary(int op, const kval *a, const kval *b, kval *o)
 
 /* Float Identity / Add / Sub / Mul of known same-dtype inputs (scalar or
  * same-shape), one operation in the dtype's precision.  1 folded. */
-static int evaluate_float(const dgc_graph *g, const dgc_node *n, kval *o)
+static int evaluate_float(const dgc_graph *g, const dgc_node *n, kval *o,
+                          int depth)
 {
     int op = n->op;
     int arity = op == DGC_OPID_Identity ? 1
@@ -118,7 +143,7 @@ static int evaluate_float(const dgc_graph *g, const dgc_node *n, kval *o)
         return 0;
     kval in[2];
     for (int i = 0; i < arity; i++)
-        if (!known(g, n->inputs[i], &in[i]) || in[i].dtype != o->dtype ||
+        if (!known(g, n->inputs[i], &in[i], depth) || in[i].dtype != o->dtype ||
             (in[i].n != o->n && in[i].n != 1))
             return 0;
     for (int64_t i = 0; i < o->n; i++) {
@@ -138,8 +163,34 @@ static int evaluate_float(const dgc_graph *g, const dgc_node *n, kval *o)
     return 1;
 }
 
-/* Evaluate node n (outputs already inferred, type `ot`) into o; 1 folded. */
-static int evaluate(const dgc_graph *g, const dgc_node *n, kval *o)
+/* DynamicStitch(indices[N], data[N]) of int vectors / scalars:
+ * out[indices[m][i]] = data[m][i], every slot written (as TF requires). */
+static int stitch(const dgc_node *n, const kval *in, kval *o)
+{
+    int nn = n->n_inputs / 2;
+    char set[FOLD_MAX] = {0};
+    for (int m = 0; m < nn; m++) {
+        const kval *ix = &in[m], *d = &in[nn + m];
+        if (ix->n != d->n || d->shape.rank != ix->shape.rank)
+            return 0; /* rows of more than one element: not folded */
+        for (int64_t i = 0; i < ix->n; i++) {
+            int64_t j = ix->v[i];
+            if (j < 0 || j >= o->n)
+                return 0;
+            o->v[j] = d->v[i];
+            set[j] = 1;
+        }
+    }
+    for (int64_t j = 0; j < o->n; j++)
+        if (!set[j])
+            return 0;
+    return 1;
+}
+
+/* Evaluate node n (outputs already inferred, type `ot`) into o, its
+ * inputs known up to `depth` producers up; 1 folded. */
+static int evaluate(const dgc_graph *g, const dgc_node *n, kval *o,
+                    int depth)
 {
     const dgc_ttype *ot = &n->outputs[0];
     if (is_float(ot->dtype)) {
@@ -149,7 +200,7 @@ static int evaluate(const dgc_graph *g, const dgc_node *n, kval *o)
         o->dtype = ot->dtype;
         o->shape = ot->shape;
         o->n = numel;
-        return evaluate_float(g, n, o);
+        return evaluate_float(g, n, o, depth);
     }
     if (!is_int(ot->dtype))
         return 0;
@@ -177,9 +228,17 @@ static int evaluate(const dgc_graph *g, const dgc_node *n, kval *o)
     if (n->n_inputs < 1 || n->n_inputs > 8)
         return 0;
     for (int i = 0; i < n->n_inputs; i++)
-        if (!known(g, n->inputs[i], &in[i]))
+        if (!known(g, n->inputs[i], &in[i], depth))
             return 0;
     switch (op) {
+    case DGC_OPID_Range: /* length already inferred from the same values */
+        if (n->n_inputs != 3 || in[0].n != 1 || in[2].n != 1)
+            return 0;
+        for (int64_t i = 0; i < o->n; i++)
+            o->v[i] = in[0].v[0] + i * in[2].v[0];
+        return 1;
+    case DGC_OPID_DynamicStitch:
+        return n->n_inputs % 2 == 0 && stitch(n, in, o);
     case DGC_OPID_Identity: case DGC_OPID_Reshape: case DGC_OPID_ExpandDims:
     case DGC_OPID_Squeeze: case DGC_OPID_Cast:
         if (!is_int(in[0].dtype) || in[0].n != o->n)
@@ -287,7 +346,7 @@ dg_status dgc_pass_fold(dgc_graph *g, dg_error *err)
                 dgc_op_has(n->op, DGC_OP_STATEFUL | DGC_OP_SOURCE))
                 continue;
             kval o;
-            if (!evaluate(g, n, &o))
+            if (!evaluate(g, n, &o, 0))
                 continue;
             if (make_const(g, id, &o))
                 return dg_err_nomem(err, "constant folding");
@@ -303,4 +362,19 @@ dg_status dgc_pass_fold(dgc_graph *g, dg_error *err)
     }
     (void)changed;
     return DG_OK;
+}
+
+int dgc_fold_value(const dgc_graph *g, dgc_ref r, void *buf, int max)
+{
+    kval k;
+    eval_budget = FOLD_BUDGET;
+    if (!known(g, r, &k, FOLD_DEPTH) || k.n > max)
+        return 0;
+    for (int64_t i = 0; i < k.n; i++) {
+        if (k.dtype == DG_I32)
+            ((int32_t *)buf)[i] = (int32_t)k.v[i];
+        else
+            ((int64_t *)buf)[i] = k.v[i];
+    }
+    return 1;
 }

@@ -69,6 +69,7 @@ int dgc_infer_tile(DGC_INFER_ARGS);
 int dgc_infer_gather(DGC_INFER_ARGS);        /* GatherV2 */
 int dgc_infer_bias_add_grad(DGC_INFER_ARGS);
 int dgc_infer_l2loss(DGC_INFER_ARGS);
+int dgc_infer_summary(DGC_INFER_ARGS);       /* ScalarSummary, MergeSummary... */
 int dgc_infer_concat(DGC_INFER_ARGS);        /* ConcatV2 (axis attr) */
 int dgc_infer_strided_slice(DGC_INFER_ARGS); /* input, begin, end[, strides] */
 int dgc_infer_slice(DGC_INFER_ARGS);         /* input, begin, size */
@@ -114,6 +115,14 @@ int dgc_slice_simple(const dg_shape *x, const int64_t *beg,
  * set), -1 when t is no int vector of known length, -2 when longer than
  * max. */
 int dgc_ttype_ints(const dgc_ttype *t, int64_t *v, int max);
+/* fold.c: the value of output r when it is a small int tensor (at most
+ * max <= DGC_FOLD_MAX elements) that a Const holds or that constant
+ * folding computes from Consts a few producers up (Shape of a fully known
+ * shape, Range, FloorMod, DynamicStitch...; r's producer must be typed).
+ * Writes it into buf in r's dtype (int32 or int64) and returns 1; 0 when
+ * not known at compile time. */
+#define DGC_FOLD_MAX 64
+int dgc_fold_value(const dgc_graph *g, dgc_ref r, void *buf, int max);
 /* infer_nn.c: convolution, pooling, fused batch norm (TF's CNN ops) */
 int dgc_infer_conv2d(DGC_INFER_ARGS);
 int dgc_infer_dwconv(DGC_INFER_ARGS);

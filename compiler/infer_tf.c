@@ -257,6 +257,15 @@ int dgc_infer_l2loss(DGC_INFER_ARGS)
     return 0;
 }
 
+/* TF's summary ops (DGC_OP_SUMMARY): whatever the inputs, an empty int32
+ * vector stands for TF's serialized Summary string. */
+int dgc_infer_summary(DGC_INFER_ARGS)
+{
+    int rc = dgc_infer_rank_of(n, in, n_in, out, msg, msgsz); /* int32 [] */
+    out[0].shape.rank = 1; /* dims[0] = 0 */
+    return rc;
+}
+
 int dgc_infer_concat(DGC_INFER_ARGS)
 {
     int64_t ax = 0;

@@ -155,6 +155,8 @@ typedef struct gd_rec {
                          when it is not an array (bad_at == -2) */
     uint8_t dev;      /* 0 none, 1 a string (in the pool), 2 not one */
     uint8_t dev_kind;
+    uint8_t strc;     /* a DT_STRING Const: loaded as a NoOp, only summary
+                         ops may take it (and drop it) */
 } gd_rec;
 
 struct dgc_gdload {
@@ -448,9 +450,22 @@ static dg_status add_rest(dgc_gdload *L, const char *tf_op, int op,
     gd_rec *r = &L->rec[L->n_rec++];
     memset(r, 0, sizeof *r);
     r->op = (int16_t)op;
+    /* summaries: their tags and text are DT_STRING Consts, a dtype dgrun
+     * has not; such a Const becomes a NoOp that only they may take, and
+     * the attrs of both are ignored */
+    dgc_node *n = &L->g->nodes[id];
+    const cJSON *dt = dgc_gd_field(dgc_gd_field(f[4], "dtype", NULL), "type",
+                                   NULL);
+    if (n->op == DGC_OPID_Const && cJSON_IsString(dt) &&
+        strcmp(dt->valuestring, "DT_STRING") == 0) {
+        r->strc = 1;
+        n->op = DGC_OPID_NoOp;
+    }
+    const cJSON *attrs =
+        r->strc || dgc_op_has(n->op, DGC_OP_SUMMARY) ? NULL : f[4];
     int32_t cls0 = L->cls.n;
     dg_error e;
-    dg_status st = dgc_gd_attrs(L->g, L->doc, id, tf_op, f[4], &L->cls, &e);
+    dg_status st = dgc_gd_attrs(L->g, L->doc, id, tf_op, attrs, &L->cls, &e);
     r->n_cls = L->cls.n - cls0;
     if (st) {
         L->attr_node = id;
@@ -605,6 +620,13 @@ static dg_status add_inputs(dgc_gdload *L, int32_t id, dg_error *err)
         if (p < 0)
             return GE("node '%s': input '%s' names unknown node '%.*s'",
                       n->name, s, (int)nl, s);
+        if (L->rec[p].strc) { /* a string: summary ops drop it (docs) */
+            if (!dgc_op_has(n->op, DGC_OP_SUMMARY))
+                return GE("node '%s': input '%s' is a string tensor, which "
+                          "dgrun has no dtype for (only summary ops may take "
+                          "one)", n->name, s);
+            continue;
+        }
         int nout = dgc_ops[g->nodes[p].op].n_out;
         if (nout >= 0 && kk >= nout) /* variadic: checked by inference */
             return GE("node '%s': input '%s' refers to output %lld of '%s', "

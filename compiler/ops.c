@@ -71,6 +71,7 @@ static const char *const a_fused[] = {"transpose_a", "transpose_b", "fused_ops",
 #define SRC DGC_OP_SOURCE
 #define NODIFF DGC_OP_NOT_DIFF
 #define STATE (DGC_OP_STATE | DGC_OP_STATEFUL | DGC_OP_NOT_DIFF)
+#define SUMMARY (DGC_OP_SUMMARY | DGC_OP_ZERO_GRAD | DGC_OP_HOST_OK)
 
 /* name, alias, min_in, max_in, n_out, dtypes, flags, attrs, infer, doc.
  * "dtype" is accepted on every op (the output dtype where it matters). */
@@ -141,7 +142,7 @@ int dgc_op_host_mem(const dgc_graph *g, const dgc_node *n)
     if (!dgc_op_has(n->op, DGC_OP_HOST_OK))
         return 0;
     if (n->op == DGC_OPID_Shape || n->op == DGC_OPID_Size ||
-        n->op == DGC_OPID_Rank)
+        n->op == DGC_OPID_Rank || dgc_op_has(n->op, DGC_OP_SUMMARY))
         return 1;
     int dt = dgc_op_kernel_dtype(g, n);
     return dt == DG_I32 || dt == DG_I64;
@@ -163,12 +164,35 @@ int dgc_op_has_kernel(const dgc_graph *g, const dgc_node *n,
     return (m & (1u << dt)) != 0;
 }
 
+/* An op that reads its inputs' values (DGC_OP_HOST_IN) gets, for a small
+ * int input computed from Consts (Range, FloorMod, DynamicStitch... of
+ * Consts, Shape of a fully known shape), that value evaluated now, as TF's
+ * shape refiner evaluates constant subgraphs (fold.c dgc_fold_value).
+ * *vals holds DGC_FOLD_MAX elements per input, allocated on first use. */
+static dg_status host_in_value(const dgc_graph *g, dgc_ref r, dgc_ttype *t,
+                               int64_t **vals, int i, int n_in, dg_error *err)
+{
+    int64_t numel = dg_shape_numel(&t->shape);
+    if ((t->dtype != DG_I32 && t->dtype != DG_I64) || numel < 0 ||
+        numel > DGC_FOLD_MAX || t->shape.rank > 1)
+        return DG_OK;
+    if (!*vals && !(*vals = dg_malloc(sizeof **vals * DGC_FOLD_MAX *
+                                      (size_t)n_in)))
+        return dg_err_nomem(err, "shape inference");
+    int64_t *buf = *vals + (size_t)i * DGC_FOLD_MAX;
+    if (dgc_fold_value(g, r, buf, DGC_FOLD_MAX))
+        t->value = buf;
+    return DG_OK;
+}
+
 dg_status dgc_infer_node(dgc_graph *g, int32_t id, dg_error *err)
 {
     dgc_node *n = &g->nodes[id];
     const dgc_op_def *d = &dgc_ops[n->op];
     dgc_ttype in_small[8];
     dgc_ttype *in = in_small;
+    int64_t *vals = NULL; /* evaluated host-input values, see host_in_value */
+    dg_status st = DG_OK;
     if (n->n_inputs > 8) {
         in = dg_malloc(sizeof *in * (size_t)n->n_inputs);
         if (!in)
@@ -198,6 +222,15 @@ dg_status dgc_infer_node(dgc_graph *g, int32_t id, dg_error *err)
                                 ? dgc_node_attr(p, "value") : NULL;
         if (v && v->tensor && v->tensor->dtype == in[i].dtype)
             in[i].value = v->tensor->data;
+        else if (!v && dgc_op_has(n->op, DGC_OP_HOST_IN) &&
+                 (st = host_in_value(g, n->inputs[i], &in[i], &vals, i,
+                                     n->n_inputs, err)))
+            break;
+    }
+    if (st) {
+        if (in != in_small)
+            dg_free(in);
+        return st;
     }
     int n_out = dgc_node_n_out(n);
     if (!n->outputs && n_out > 0) {
@@ -218,6 +251,7 @@ dg_status dgc_infer_node(dgc_graph *g, int32_t id, dg_error *err)
     int rc = d->infer(n, in, n->n_inputs, n->outputs, msg, sizeof msg);
     if (in != in_small)
         dg_free(in);
+    dg_free(vals);
     for (int k = 0; k < n_out; k++)
         n->outputs[k].value = NULL;
     if (rc)

@@ -40,6 +40,9 @@ enum {
                                        frames (runtime/exec/exec_frames.c) */
     DGC_OP_RESOURCE   = 1u << 13, /* TensorArray / stack op: the executor
                                      runs it on a per-run resource */
+    DGC_OP_SUMMARY    = 1u << 14, /* TF summary op: loaded without its
+                                     string inputs, a CPU no-op giving an
+                                     empty int32 [0] (docs/graphdef.md) */
 };
 
 /* Shape and dtype inference.  `in` are the static types of the inputs (dims

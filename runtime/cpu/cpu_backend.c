@@ -159,6 +159,12 @@ static const dgr_kernel_row cpu_kernels[DGC_N_OPS] = {
     ROW(LogSoftmax, dgr_k_log_softmax),
     /* fusion (issue 16) */
     ROW(_FusedMatMul, dgr_k_fused_matmul),
+    ROW(ScalarSummary, dgr_k_summary),
+    ROW(HistogramSummary, dgr_k_summary),
+    ROW(ImageSummary, dgr_k_summary),
+    ROW(AudioSummary, dgr_k_summary),
+    ROW(TensorSummary, dgr_k_summary),
+    ROW(MergeSummary, dgr_k_summary),
 };
 
 static dg_status cpu_discover(const dg_options *o, dg_device_list *l,

@@ -147,6 +147,37 @@ dnnl_memory_desc_init_by_strides(dnnl_memory_desc_t *memory_desc, int ndims,
     return fn_(memory_desc, ndims, dims, data_type, strides);
 }
 
+int
+dnnl_memory_desc_equal(const dnnl_memory_desc_t *lhs,
+                       const dnnl_memory_desc_t *rhs)
+{
+    DGR_LAZY_FN(dnnl_lib, dnnl_memory_desc_equal);
+    return fn_(lhs, rhs);
+}
+
+dnnl_status_t
+dnnl_memory_desc_init_by_tag(dnnl_memory_desc_t *memory_desc, int ndims,
+                             const dnnl_dims_t dims,
+                             dnnl_data_type_t data_type,
+                             dnnl_format_tag_t tag)
+{
+    DGR_LAZY_FN(dnnl_lib, dnnl_memory_desc_init_by_tag);
+    return fn_(memory_desc, ndims, dims, data_type, tag);
+}
+
+dnnl_status_t
+dnnl_reorder_primitive_desc_create(dnnl_primitive_desc_t *reorder_primitive_desc,
+                                   const dnnl_memory_desc_t *src_desc,
+                                   dnnl_engine_t src_engine,
+                                   const dnnl_memory_desc_t *dst_desc,
+                                   dnnl_engine_t dst_engine,
+                                   const_dnnl_primitive_attr_t attr)
+{
+    DGR_LAZY_FN(dnnl_lib, dnnl_reorder_primitive_desc_create);
+    return fn_(reorder_primitive_desc, src_desc, src_engine, dst_desc,
+               dst_engine, attr);
+}
+
 dnnl_status_t
 dnnl_memory_destroy(dnnl_memory_t memory)
 {

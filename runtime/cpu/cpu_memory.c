@@ -39,7 +39,7 @@
 #define CPU_TCACHE_MAX_CLASS 15              /* thread lists: up to 2 MiB */
 #define CPU_TCACHE_BYTES ((size_t)4 << 20)   /* per class per thread */
 #define CPU_TCACHE_MAX_COUNT 64
-#define CPU_GLOBAL_CAP ((size_t)256 << 20)
+#define CPU_GLOBAL_CAP ((size_t)2048 << 20)
 #define CPU_BATCH 32
 /* pool_class of a CPU block that is not cached (larger than any class) */
 #define CPU_UNPOOLED ((size_t)-1)

@@ -116,5 +116,6 @@ DGR_K(dgr_k_dynamic_stitch); DGR_K(dgr_k_broadcast_to);
 DGR_K(dgr_k_bcast_grad_args); DGR_K(dgr_k_concat_offset); DGR_K(dgr_k_pad);
 DGR_K(dgr_k_select); DGR_K(dgr_k_log_softmax); DGR_K(dgr_k_logical_and);
 DGR_K(dgr_k_logical_or); DGR_K(dgr_k_logical_not);
+DGR_K(dgr_k_summary); /* ScalarSummary, MergeSummary...: a no-op */
 
 #endif

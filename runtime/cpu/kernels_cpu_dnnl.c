@@ -26,6 +26,12 @@ typedef struct prim {
     dnnl_primitive_t p, fwd;     /* fwd: MaxPoolGrad's forward with workspace */
     dnnl_memory_desc_t md[4];    /* a, b, out, workspace */
     size_t scratch, scratch_fwd, ws;
+    /* convolutions: the filter layout oneDNN chose (format "any", so its
+     * fast jit/brgemm kernels apply) when it is not TF's; ro reorders
+     * between TF's layout (wmd) and it (pmd) on every call */
+    dnnl_primitive_t ro;
+    dnnl_memory_desc_t wmd, pmd;
+    size_t wbytes;
     struct prim *next;
 } prim;
 
@@ -86,6 +92,31 @@ static int make(dnnl_primitive_desc_t pd, dnnl_primitive_t *out, size_t *sc)
     return rc;
 }
 
+/* After a convolution primitive P->p is made: when its filter (diff
+ * filter for BWD_W) layout is not TF's, a reorder between the two.  0 ok. */
+static int filter_reorder(prim *P)
+{
+    const_dnnl_primitive_desc_t pd;
+    if (dnnl_primitive_get_primitive_desc(P->p, &pd) != dnnl_success)
+        return -1;
+    int bwd_w = P->what == DGR_DNNL_CONV_BWD_W;
+    const dnnl_memory_desc_t *m = dnnl_primitive_desc_query_md(
+        pd, bwd_w ? dnnl_query_diff_weights_md : dnnl_query_weights_md, 0);
+    if (!m)
+        return -1;
+    if (dnnl_memory_desc_equal(m, &P->wmd))
+        return 0;
+    P->pmd = *m;
+    P->wbytes = dnnl_memory_desc_get_size(m);
+    dnnl_primitive_desc_t rpd;
+    if (dnnl_reorder_primitive_desc_create(
+            &rpd, bwd_w ? &P->pmd : &P->wmd, engine,
+            bwd_w ? &P->wmd : &P->pmd, engine, NULL) != dnnl_success)
+        return -1;
+    size_t sc;
+    return make(rpd, &P->ro, &sc);
+}
+
 static int build(prim *P)
 {
     const dgc_nn_geom *g = &P->g;
@@ -102,7 +133,9 @@ static int build(prim *P)
     dnnl_primitive_desc_t fpd = NULL, pd = NULL;
     int rc = -1;
     if (P->what <= DGR_DNNL_CONV_BWD_W) {
-        wei_md(&w, g, P->dw);
+        wei_md(&P->wmd, g, P->dw);
+        dnnl_memory_desc_init_by_tag(&w, P->wmd.ndims, P->wmd.dims, dnnl_f32,
+                                     dnnl_format_tag_any);
         dnnl_convolution_desc_t fd, bd;
         if (dnnl_dilated_convolution_forward_desc_init(
                 &fd, dnnl_forward_training, dnnl_convolution_direct, &x, &w,
@@ -111,19 +144,19 @@ static int build(prim *P)
                 dnnl_success)
             goto out;
         if (P->what == DGR_DNNL_CONV_FWD) {
-            P->md[0] = x; P->md[1] = w; P->md[2] = y;
-            rc = make(fpd, &P->p, &P->scratch);
+            P->md[0] = x; P->md[1] = P->wmd; P->md[2] = y;
+            rc = make(fpd, &P->p, &P->scratch) || filter_reorder(P);
             fpd = NULL;
             goto out;
         }
         if (P->what == DGR_DNNL_CONV_BWD_D) {
-            P->md[0] = y; P->md[1] = w; P->md[2] = x;
+            P->md[0] = y; P->md[1] = P->wmd; P->md[2] = x;
             if (dnnl_dilated_convolution_backward_data_desc_init(
                     &bd, dnnl_convolution_direct, &x, &w, &y, st, dil, pl,
                     pr) != dnnl_success)
                 goto out;
         } else {
-            P->md[0] = x; P->md[1] = y; P->md[2] = w;
+            P->md[0] = x; P->md[1] = y; P->md[2] = P->wmd;
             if (dnnl_dilated_convolution_backward_weights_desc_init(
                     &bd, dnnl_convolution_direct, &x, &w, NULL, &y, st, dil,
                     pl, pr) != dnnl_success)
@@ -132,7 +165,7 @@ static int build(prim *P)
         if (dnnl_primitive_desc_create(&pd, &bd, attr, engine, fpd) !=
             dnnl_success)
             goto out;
-        rc = make(pd, &P->p, &P->scratch);
+        rc = make(pd, &P->p, &P->scratch) || filter_reorder(P);
         goto out;
     }
     int max = P->what == DGR_DNNL_MAXPOOL || P->what == DGR_DNNL_MAXPOOL_BWD;
@@ -202,7 +235,9 @@ static prim *lookup(int what, const dgc_nn_geom *g, int dw, int *nomem)
                     dnnl_primitive_destroy(P->p);
                 if (P->fwd)
                     dnnl_primitive_destroy(P->fwd);
-                P->p = P->fwd = NULL;
+                if (P->ro)
+                    dnnl_primitive_destroy(P->ro);
+                P->p = P->fwd = P->ro = NULL;
             }
             P->next = cache;
             cache = P;
@@ -264,6 +299,24 @@ int dgr_dnnl_run(int what, const dgc_nn_geom *g, int depthwise, const float *a,
     void *ws = NULL;
     int rc = -1;
     int has_b = what <= DGR_DNNL_CONV_BWD_W || what == DGR_DNNL_MAXPOOL_BWD;
+    /* the filter operand in the primitive's layout: b for FWD / BWD_D
+     * reordered in, out for BWD_W reordered out after */
+    void *wb = NULL;
+    dnnl_memory_t wm = NULL;
+    if (P->ro) {
+        if (!(wb = dg_malloc(P->wbytes + 1)) || mem(&wm, &P->pmd, wb))
+            goto done;
+        if (what != DGR_DNNL_CONV_BWD_W) {
+            dnnl_memory_t um = NULL;
+            if (mem(&um, &P->wmd, (void *)b))
+                goto done;
+            dnnl_exec_arg_t ra[2] = {{DNNL_ARG_FROM, um}, {DNNL_ARG_TO, wm}};
+            int rrc = exec(P->ro, ra, 2, 0);
+            dnnl_memory_destroy(um);
+            if (rrc)
+                goto done;
+        }
+    }
     if (mem(&m[0], &P->md[0], (void *)a) ||
         (has_b && mem(&m[1], &P->md[1], (void *)b)) ||
         mem(&m[2], &P->md[2], out))
@@ -273,20 +326,20 @@ int dgr_dnnl_run(int what, const dgc_nn_geom *g, int depthwise, const float *a,
     switch (what) {
     case DGR_DNNL_CONV_FWD:
         args[0] = (dnnl_exec_arg_t){DNNL_ARG_SRC, m[0]};
-        args[1] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, m[1]};
+        args[1] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, wm ? wm : m[1]};
         args[2] = (dnnl_exec_arg_t){DNNL_ARG_DST, m[2]};
         n = 3;
         break;
     case DGR_DNNL_CONV_BWD_D:
         args[0] = (dnnl_exec_arg_t){DNNL_ARG_DIFF_DST, m[0]};
-        args[1] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, m[1]};
+        args[1] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, wm ? wm : m[1]};
         args[2] = (dnnl_exec_arg_t){DNNL_ARG_DIFF_SRC, m[2]};
         n = 3;
         break;
     case DGR_DNNL_CONV_BWD_W:
         args[0] = (dnnl_exec_arg_t){DNNL_ARG_SRC, m[0]};
         args[1] = (dnnl_exec_arg_t){DNNL_ARG_DIFF_DST, m[1]};
-        args[2] = (dnnl_exec_arg_t){DNNL_ARG_DIFF_WEIGHTS, m[2]};
+        args[2] = (dnnl_exec_arg_t){DNNL_ARG_DIFF_WEIGHTS, wm ? wm : m[2]};
         n = 3;
         break;
     case DGR_DNNL_MAXPOOL:
@@ -330,10 +383,17 @@ int dgr_dnnl_run(int what, const dgc_nn_geom *g, int depthwise, const float *a,
         goto done;
     }
     rc = exec(P->p, args, n, P->scratch);
+    if (!rc && wm && what == DGR_DNNL_CONV_BWD_W) {
+        dnnl_exec_arg_t ra[2] = {{DNNL_ARG_FROM, wm}, {DNNL_ARG_TO, m[2]}};
+        rc = exec(P->ro, ra, 2, 0);
+    }
 done:
     for (int i = 0; i < 4; i++)
         if (m[i])
             dnnl_memory_destroy(m[i]);
+    if (wm)
+        dnnl_memory_destroy(wm);
+    dg_free(wb);
     dg_free(ws);
     return rc == 0 ? 0 : 1;
 }

@@ -485,7 +485,13 @@ dg_status dgr_k_concat_offset(dgr_kctx *k)
     return DG_OK;
 }
 
-/* ---- Pad, Select, LogSoftmax --------------------------------------------- */
+/* ---- Pad, Select, LogSoftmax, summaries ---------------------------------- */
+
+/* TF's summary ops: on purpose nothing, an empty int32 [0] out. */
+dg_status dgr_k_summary(dgr_kctx *k)
+{
+    return dgr_kctx_alloc_output(k, 0);
+}
 
 dg_status dgr_k_pad(dgr_kctx *k)
 {
@@ -496,12 +502,20 @@ dg_status dgr_k_pad(dgr_kctx *k)
     size_t es = dg_dtype_size(k->in[0].dtype);
     int64_t no = dg_shape_numel(os), nx = dg_shape_numel(xs);
     char *o = dgr_cpu_ptr(&k->out[0]);
-    if (k->n_in > 2)
-        for (int64_t i = 0; i < no; i++)
-            memcpy(o + (size_t)i * es, dgr_cpu_ptr(&k->in[2]), es);
-    else
+    if (k->n_in > 2 && no > 0) { /* constant: one element, then doubling */
+        memcpy(o, dgr_cpu_ptr(&k->in[2]), es);
+        for (int64_t have = 1; have < no; have *= 2)
+            memcpy(o + (size_t)have * es, o,
+                   (size_t)(have < no - have ? have : no - have) * es);
+    } else {
         memset(o, 0, (size_t)no * es);
+    }
     int r = xs->rank;
+    if (r == 0 || nx == 0) {
+        if (nx)
+            memcpy(o, dgr_cpu_ptr(&k->in[0]), es);
+        return DG_OK;
+    }
     int64_t ostr[DG_MAX_RANK], idx[DG_MAX_RANK] = {0}, off = 0, acc = 1;
     for (int d = r - 1; d >= 0; d--) {
         ostr[d] = acc;
@@ -509,10 +523,13 @@ dg_status dgr_k_pad(dgr_kctx *k)
     }
     for (int d = 0; d < r; d++)
         off += iget(dgr_cpu_ptr(&k->in[1]), k->in[1].dtype, 2 * d) * ostr[d];
+    /* one memcpy per innermost row of x */
     const char *x = dgr_cpu_ptr(&k->in[0]);
-    for (int64_t i = 0; i < nx; i++) {
-        memcpy(o + (size_t)off * es, x + (size_t)i * es, es);
-        for (int d = r - 1; d >= 0; d--) {
+    int64_t row = xs->dims[r - 1];
+    size_t rb = (size_t)row * es;
+    for (int64_t i = 0; i < nx; i += row) {
+        memcpy(o + (size_t)off * es, x + (size_t)i * es, rb);
+        for (int d = r - 2; d >= 0; d--) {
             off += ostr[d];
             if (++idx[d] < xs->dims[d])
                 break;

@@ -14,6 +14,9 @@ Usage: e2e_tf.py DGRUN GROUP
   pb_input   binary input details: stdin (`-`), a .pb named .json, a
              truncated or garbage .pb is a one-line exit-2 error, text is
              still JSON; --fetch takes TF tensor names (x, x:0, x:1).
+  summaries  (also a fixture) summary ops fetched beside the train op give
+             int32 [0] and leave TF's loss curve; placed on the CPU; a
+             string tensor into another op is an error.
 Needs NumPy (python3-numpy).  Exit 0 = pass, 1 = failure.
 """
 import json
@@ -34,22 +37,19 @@ FAILURES = []
 SOFT = "--allow-soft-placement"
 COMPARED = []
 
-# What each fixture needs that dgrun lacks today (`dgrun check` output):
-# only the convolution, pooling and batch-norm ops remain (issue 10).
+# What each fixture needs that dgrun lacks today (`dgrun check` output;
+# "!..." a known error other than missing ops): every fixture loads now.
 MISSING = {
     "sincos": None,
     "mlp_frozen": None,
     "mlp": None,
     "lenet": None,
     "keras_cnn": None,
-    # every op loads; the pooling gradient reshapes to a shape DynamicStitch
-    # computes at run time, whose length dgrun's compile-time inference needs
-    # (a known limit, docs/graphdef.md)
-    "dwconv_bn": "!node 'gradients/pool_grad/Reshape': Reshape: the shape "
-                 "input must be an int32/int64 vector of known length",
+    "dwconv_bn": None,
     "cifar_towers": None,
 }
 MISSING["mlp_devices"] = None
+MISSING["summaries"] = None
 
 
 def env():
@@ -110,8 +110,9 @@ def run_values(d, meta, graph):
 
 def on_gpus(d, meta, graph):
     """The device-scoped fixture on two (virtual) OpenCL GPUs, placed as its
-    device fields and _class say (int32 shape arithmetic in host memory):
-    TF's loss curve again."""
+    device fields and _class say (int32 shape arithmetic in host memory),
+    and dwconv_bn (its pooling gradient's run-time shapes read back from
+    the GPU): TF's loss curve again."""
     rc, out, _ = dgrun("devices", "--opencl-devices", "all")
     if rc or "GPU:0" not in out:
         print("no OpenCL device: GPU run skipped")
@@ -144,8 +145,10 @@ def fixture(name):
             check(rc == 0, "%s: check exit %d: %s" % (graph, rc, err.strip()))
             if rc == 0:
                 run_values(d, meta, graph)
-            if rc == 0 and name == "mlp_devices":
+            if rc == 0 and name in ("mlp_devices", "dwconv_bn"):
                 on_gpus(d, meta, graph)
+            if rc == 0 and name == "summaries":
+                summaries(d, meta, graph)
         elif missing.startswith("!"):  # a known error other than missing ops
             want = "dgrun: error: %s: %s\n" % (graph, missing[1:])
             check(rc == 2 and err == want,
@@ -159,6 +162,46 @@ def fixture(name):
                   (graph, want, rc, err))
     check(checks["pb"] == checks["json"],
           "%s: .pb and .json disagree: %s" % (name, checks))
+
+
+def summaries(d, meta, graph):
+    """Summary ops run as no-ops: fetched every step beside the train op
+    (as TF-1 training loops do) they give int32 [0] = [] and TF's loss
+    curve is unchanged; they are placed on the CPU when a GPU exists; a
+    string tensor anywhere else is a one-line error."""
+    feeds = []
+    for ph, fn in meta["feeds"].items():
+        feeds += ["--feed", "%s=%s" % (ph, os.path.join(d, fn))]
+    sums = ["Merge/MergeSummary", "loss_1", "logits_1", "input", "note"]
+    for k, want in enumerate(meta["train"]["losses"]):
+        rc, out, err = dgrun("run", graph, "--fetch", ",".join(
+            ["loss", "train"] + sums), "--repeat", str(k + 1), "--json",
+            "--opencl-devices", "none", *feeds)
+        check(rc == 0, "%s: summaries: exit %d %s" % (graph, rc, err))
+        if rc:
+            return
+        r = json.loads(out)
+        close(r["loss"]["value"], want, "%s: loss with summaries fetched, "
+              "before step %d" % (graph, k + 1))
+        for s in sums:
+            check(r[s] == {"dtype": "int32", "shape": [0], "value": []},
+                  "%s: summary %s fetched as %s" % (graph, s, r[s]))
+    rc, out, err = dgrun("place", graph, "--assume-gpus", "1", "--json")
+    check(rc == 0, "%s: place exit %d %s" % (graph, rc, err))
+    if rc == 0:
+        dev = {n["name"]: n["device"] for n in json.loads(out)["nodes"]}
+        for s in sums:
+            check(dev[s].endswith("CPU:0"), "%s: %s placed on %s" % (
+                graph, s, dev[s]))
+        check(dev["logits"].endswith("GPU:0"), "logits on " + dev["logits"])
+    bad = {"node": [
+        tf_node("t", "Const", dtype={"type": "DT_STRING"}, value={"tensor": {
+            "dtype": "DT_STRING", "tensorShape": {}, "stringVal": ["eA=="]}}),
+        tf_node("y", "Identity", ["t"])]}
+    rc, out, err = dgrun("check", "-", stdin=json.dumps(bad).encode())
+    check(rc == 2 and err == "dgrun: error: <stdin>: node 'y': input 't' is a "
+          "string tensor, which dgrun has no dtype for (only summary ops may "
+          "take one)\n", "string input to Identity: exit %d %s" % (rc, err))
 
 
 def pb_input():

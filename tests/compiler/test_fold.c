@@ -56,6 +56,22 @@ static const char *graph_text(const char *batch)
     return buf;
 }
 
+/* Compile g for CPU:0 and `gpus` assumed GPUs. */
+static dg_program *compile_graph(dg_graph *g, int gpus)
+{
+    dg_error err;
+    memset(&err, 0, sizeof err);
+    dg_device_list *l;
+    assert_int_equal(dg_devices_assume(gpus, &l, &err), DG_OK);
+    dg_options o;
+    dg_options_init(&o);
+    dg_program *p = dg_compile(g, &o, l, &err);
+    if (!p)
+        fail_msg("compile: %s", err.msg);
+    dg_devices_free(l);
+    return p;
+}
+
 static dg_program *compile(const char *batch, dg_graph **gp)
 {
     dg_error err;
@@ -64,16 +80,8 @@ static dg_program *compile(const char *batch, dg_graph **gp)
     dg_graph *g = dg_graph_load("t.json", t, strlen(t), &err);
     if (!g)
         fail_msg("load: %s", err.msg);
-    dg_device_list *l;
-    assert_int_equal(dg_devices_assume(1, &l, &err), DG_OK);
-    dg_options o;
-    dg_options_init(&o);
-    dg_program *p = dg_compile(g, &o, l, &err);
-    if (!p)
-        fail_msg("compile: %s", err.msg);
-    dg_devices_free(l);
     *gp = g;
-    return p;
+    return compile_graph(g, 1);
 }
 
 static const dgc_node *node(const dgc_graph *g, const char *name)
@@ -184,12 +192,92 @@ static void test_float_chain_folds(void **s)
     dg_program_free(p);
 }
 
+/* TF's gradient of Mean(x, [1, 2]) over x [B, 2, 3]: the reshape target
+ * is a DynamicStitch of Range / FloorMod of Consts (indices) and Shape(x)
+ * / Fill (data), so its length is known only by evaluating the indices. */
+static const char *ci(const char *name, const char *shape, const char *vals)
+{
+    static char b[4][400];
+    static int k;
+    char *o = b[k++ % 4];
+    snprintf(o, 400, "{\"name\": \"%s\", \"op\": \"Const\", \"attr\": "
+             "{\"value\": {\"tensor\": {\"dtype\": \"DT_INT32\", "
+             "\"tensorShape\": {%s}, \"intVal\": [%s]}}}},", name, shape,
+             vals);
+    return o;
+}
+
+static dg_graph *stitch_graph(const char *batch, dg_error *err)
+{
+    static char buf[4096];
+    const char *vec2 = "\"dim\": [{\"size\": \"2\"}]";
+    int n = snprintf(buf, sizeof buf,
+        "{\"node\": ["
+        "{\"name\": \"x\", \"op\": \"Placeholder\", \"attr\": {\"dtype\": "
+        "{\"type\": \"DT_FLOAT\"}, \"shape\": {\"shape\": {\"dim\": "
+        "[{\"size\": \"%s\"}, {\"size\": \"2\"}, {\"size\": \"3\"}]}}}},"
+        "%s%s", batch, ci("ri", vec2, "1, 2"), ci("size", "", "3"));
+    n += snprintf(buf + n, sizeof buf - (size_t)n, "%s%s",
+                  ci("zero", "", "0"), ci("one", "", "1"));
+    snprintf(buf + n, sizeof buf - (size_t)n,
+        "%s"
+        "{\"name\": \"m\", \"op\": \"Mean\", \"input\": [\"x\", \"ri\"]},"
+        "{\"name\": \"add\", \"op\": \"AddV2\", \"input\": [\"ri\", \"size\"]},"
+        "{\"name\": \"mod\", \"op\": \"FloorMod\", \"input\": [\"add\", "
+        "\"size\"]},"
+        "{\"name\": \"range\", \"op\": \"Range\", \"input\": [\"zero\", "
+        "\"size\", \"one\"]},"
+        "{\"name\": \"ones\", \"op\": \"Fill\", \"input\": [\"two\", \"one\"]},"
+        "{\"name\": \"shp\", \"op\": \"Shape\", \"input\": [\"x\"]},"
+        "{\"name\": \"ds\", \"op\": \"DynamicStitch\", \"input\": [\"range\", "
+        "\"mod\", \"shp\", \"ones\"]},"
+        "{\"name\": \"r\", \"op\": \"Reshape\", \"input\": [\"m\", \"ds\"]}"
+        "]}", ci("two", "\"dim\": [{\"size\": \"1\"}]", "2"));
+    return dg_graph_load("t.json", buf, strlen(buf), err);
+}
+
+static void test_stitch_length_known(void **s)
+{
+    (void)s;
+    dg_error err;
+    memset(&err, 0, sizeof err);
+    /* -1 batch: ds has 3 elements (indices evaluated), values at run time */
+    dg_graph *g = stitch_graph("-1", &err);
+    if (!g)
+        fail_msg("load: %s", err.msg);
+    const dgc_graph *cg = g;
+    assert_int_equal(node(cg, "ds")->outputs[0].shape.rank, 1);
+    assert_int_equal(node(cg, "ds")->outputs[0].shape.dims[0], 3);
+    const dgc_node *r = node(cg, "r");
+    assert_int_equal(r->outputs[0].shape.rank, 3);
+    assert_int_equal(r->outputs[0].shape.dims[0], -1);
+    dg_graph_free(g);
+    /* static batch: the stitch is evaluated, Reshape fully known, and the
+     * folding pass turns it into a Const [4, 1, 1] */
+    g = stitch_graph("4", &err);
+    if (!g)
+        fail_msg("load: %s", err.msg);
+    cg = g;
+    r = node(cg, "r");
+    assert_int_equal(r->outputs[0].shape.rank, 3);
+    assert_int_equal(r->outputs[0].shape.dims[0], 4);
+    assert_int_equal(r->outputs[0].shape.dims[2], 1);
+    dg_program *p = compile_graph(g, 0);
+    const dgc_node *ds = node(cg, "ds");
+    assert_int_equal(ds->op, DGC_OPID_Const);
+    assert_int_equal(ival(ds, 0), 4);
+    assert_int_equal(ival(ds, 1), 1);
+    assert_int_equal(ival(ds, 2), 1);
+    dg_program_free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_static_shape_folds),
         cmocka_unit_test(test_dynamic_batch_stays),
         cmocka_unit_test(test_float_chain_folds),
+        cmocka_unit_test(test_stitch_length_known),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

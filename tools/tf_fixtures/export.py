@@ -30,7 +30,11 @@ seeded constants so dgrun starts from the same values):
                GPU:0 / GPU:1, variables on CPU:0, L2Loss weight decay,
                averaged gradients, GradientDescent
 
-Usage: export.py [OUT]
+  summaries    the MLP with tf.compat.v1.summary scalar, histogram, image
+               and text ops merged by merge_all (dgrun runs them as no-ops)
+
+Usage: export.py [OUT [NAME...]]     (NAME: only these; mlp includes
+                                      mlp_frozen and mlp_devices)
 """
 import json
 import os
@@ -396,15 +400,49 @@ def cifar_towers():
                   train=("train", "tower_0/total_loss"))
 
 
+def summaries():
+    """The MLP with tf.compat.v1.summary ops (scalar, histogram, image,
+    text) merged by merge_all, as exported training graphs carry them."""
+    g = tf.Graph()
+    with g.as_default():
+        rs = rng(11)
+        x = tf1.placeholder(tf.float32, [None, 784], name="x")
+        y = tf1.placeholder(tf.int32, [None], name="y")
+        logits = mlp_layers(x, rs)
+        loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(
+            labels=y, logits=logits), name="loss")
+        tf1.summary.scalar("loss", loss)
+        tf1.summary.histogram("logits", logits)
+        tf1.summary.image("input", tf.reshape(x, [-1, 28, 28, 1]),
+                          max_outputs=2)
+        tf1.summary.text("note", tf.constant("dgrun"))
+        merged = tf1.summary.merge_all()
+        tf.identity(loss, name="loss_copy")
+        tf1.train.AdamOptimizer(0.01).minimize(loss, name="train")
+        xs, ys = mnist_batch(12)
+        with session(g) as s:
+            s.run(tf1.global_variables_initializer())
+            write("summaries", g.as_graph_def(), {"x": xs, "y": ys},
+                  ["logits", "loss"], s, g, train=("train", "loss"),
+                  note="MLP with summary ops (scalar, histogram, image, "
+                  "text) merged into %s" % merged.op.name)
+
+
+FIXTURES = ["keras_cnn", "sincos", "mlp", "lenet", "dwconv_bn",
+            "cifar_towers", "summaries"]
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
-    keras_cnn()   # eager Keras first: the rest is graph mode
-    sincos()
-    mlp("mlp", devices=False)
-    mlp("mlp_devices", devices=True)
-    lenet()
-    dwconv_bn()
-    cifar_towers()
+    only = sys.argv[2:] or FIXTURES
+    for name in FIXTURES:   # eager Keras first: the rest is graph mode
+        if name not in only:
+            continue
+        if name == "mlp":
+            mlp("mlp", devices=False)
+            mlp("mlp_devices", devices=True)
+        else:
+            globals()[name]()
 
 
 if __name__ == "__main__":
