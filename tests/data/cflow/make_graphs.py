@@ -20,8 +20,16 @@ Run it after changing it: python3 make_graphs.py (writes next to itself).
                      nothing else orders the pushes)
   cond_grad.json     gradients through a cond (Switch/Merge): loss =
                      sum(p ? w * x : w^2), d loss / d w
-  while_grad.json    while_simple with gradients through the loop: not
-                     implemented, a graph error naming the Exit
+  while_grad.json    while_simple with gradients through the loop:
+                     d x / d x0 = 2^5
+  while_pow_grad.json  x = x0; n times (n fed): x = x * w; loss =
+                     sum(sin(x)); d loss / d w (a loop-invariant input: an
+                     accumulator) and d loss / d x0 (n = 0: the identity)
+  while_rnn_grad.json  an RNN cell h = tanh(h W + b (i + 1)) run 4 times by
+                     a while loop and the same unrolled: loss and loss_u,
+                     gradient sets g (loop) and gu (unrolled) for W, b, h0
+  while_train.json   the RNN loop trained by SGD towards a target (train
+                     section); while_train_unrolled.json: the same unrolled
   bad_exit.json      an Exit without a loop (error)
   bad_pop.json       a pop from an empty stack (run-time error)
 """
@@ -88,6 +96,8 @@ class G:
             doc = {"version": 1, "nodes": self.nodes, "fetch": fetch}
             if getattr(self, "gradients", None):
                 doc["gradients"] = self.gradients
+            if getattr(self, "train", None):
+                doc["train"] = self.train
             json.dump(doc, f, indent=1)
             f.write("\n")
 
@@ -118,6 +128,74 @@ def while_simple():
     g.write("while_simple.json", ["i", "x"])
     g.gradients = [{"name": "g", "ys": ["x"], "xs": [x0]}]
     g.write("while_grad.json", ["x", "g/" + x0])
+
+
+def rnn(g, train):
+    """The RNN cell of while_rnn_grad / while_train: returns (loss over
+    the loop, loss unrolled)."""
+    g.add("Variable", [], "W", dtype="float32", shape=[3, 3],
+          init=[[0.5, -0.3, 0.2], [0.1, 0.4, -0.6], [-0.2, 0.3, 0.7]])
+    g.add("Variable", [], "b", dtype="float32", shape=[3],
+          init=[0.1, -0.2, 0.05])
+    h0 = g.const([[0.5, -0.25, 0.1], [0.3, 0.2, -0.4]], name="h0")
+    tgt = g.const([[0.3, -0.1, 0.2], [-0.4, 0.5, 0.1]], name="target")
+    steps = 4
+
+    def cell(h, w, b, fi1, piv):
+        z = g.add("Add", [g.add("MatMul", [h, w]), g.add("Mul", [b, fi1])])
+        return g.add("Tanh", [z])
+
+    def body(v, c, piv):
+        fi = g.add("Cast", [v[0]], dtype="float32")
+        fi1 = g.add("Add", [fi, g.const(1.0, ctrl=piv)])
+        return [g.add("Add", [v[0], g.const(1, "int32", ctrl=piv)]),
+                cell(v[1], c[1], c[2], fi1, piv)]
+    ex = g.loop("R", [g.const(0, "int32"), h0],
+                lambda v, c: g.add("Equal", [v[0], c[0]]), body,
+                consts=[g.const(steps, "int32"), "W", "b"])
+    g.add("Identity", [ex[1]], "h_loop")
+    h = h0
+    for t in range(steps):
+        h = cell(h, "W", "b", g.const(float(t + 1)), None)
+    g.add("Identity", [h], "h_unrolled")
+    out = []
+    for src, name in (("h_loop", "loss"), ("h_unrolled", "loss_u")):
+        d = g.add("Sub", [src, tgt]) if train else src
+        out.append(g.add("Sum", [g.add("Square", [d])], name))
+    return out
+
+
+def while_grads():
+    g = G()
+    g.add("Variable", [], "w", dtype="float32", shape=[3],
+          init=[0.9, -1.1, 1.05])
+    x0 = g.const([0.5, 1.5, -2.0], name="x0")
+    n = g.add("Placeholder", [], "n", dtype="int32", shape=[])
+
+    def body(v, c, piv):
+        return [g.add("Add", [v[0], g.const(1, "int32", ctrl=piv)]),
+                g.add("Mul", [v[1], c[1]])]
+    ex = g.loop("P", [g.const(0, "int32"), x0],
+                lambda v, c: g.add("Equal", [v[0], c[0]]), body,
+                consts=[n, "w"])
+    g.add("Sum", [g.add("Sin", [ex[1]])], "loss")
+    g.gradients = [{"name": "g", "ys": ["loss"], "xs": ["w", x0]}]
+    g.write("while_pow_grad.json", ["loss", "g/w", "g/x0"])
+
+    g = G()
+    rnn(g, False)
+    g.gradients = [{"name": "g", "ys": ["loss"], "xs": ["W", "b", "h0"]},
+                   {"name": "gu", "ys": ["loss_u"], "xs": ["W", "b", "h0"]}]
+    g.write("while_rnn_grad.json", ["loss", "loss_u", "g/W", "gu/W", "g/b",
+                                    "gu/b", "g/h0", "gu/h0"])
+    for unrolled in (False, True):
+        g = G()
+        loss, loss_u = rnn(g, True)
+        g.train = {"loss": loss_u if unrolled else loss,
+                   "optimizer": {"type": "sgd", "learning_rate": 0.02},
+                   "steps": 200, "log_every": 100}
+        g.write("while_train%s.json" % ("_unrolled" if unrolled else ""),
+                ["loss", "loss_u"])
 
 
 def cond():
@@ -270,6 +348,7 @@ def bad():
 
 if __name__ == "__main__":
     while_simple()
+    while_grads()
     cond()
     nested()
     parallel()

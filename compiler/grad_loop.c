@@ -1,0 +1,987 @@
+/*
+ * grad_loop.c -- gradients through while loops (issue 11), as TF's
+ * control_flow_grad / GradLoopState build them:
+ *
+ * - The loops of a graph are found statically by walking frames from the
+ *   graph's sources (Enter opens the frame named by frame_name, Exit leaves
+ *   it), as the executor does.  The sweep of gradients.c sees a top-level
+ *   loop as one node whose inputs are its Enters' inputs.
+ * - A forward loop variable is Enter -> Merge(enter, next) -> Switch(merge,
+ *   LoopCond) -> body -> NextIteration -> the Merge; its Exit takes the
+ *   Switch's other output.  Loop-invariant inputs are is_constant Enters.
+ * - The backward loop runs the forward loop's iteration count in reverse:
+ *   a counter (a new variable of the forward loop, incremented once per
+ *   iteration) leaves the forward loop, enters the backward one and counts
+ *   down to 0.  Each differentiable forward variable has a backward
+ *   variable starting at the gradient of its Exit (zeros without one);
+ *   one backward iteration runs the gradient rules over the forward body
+ *   (seeded at the NextIteration inputs, read at the Switch outputs) and
+ *   its Exit is the gradient of the variable's initial value.  Each
+ *   loop-invariant float input has an accumulator (zeros + the gradient of
+ *   its Enter in each iteration) whose Exit is the input's gradient.
+ * - Forward values the rules read are pushed on a stack (StackV2 /
+ *   StackPushV2) in every forward iteration and popped (StackPopV2) in the
+ *   backward iteration, last pushed first.  The forward counter's
+ *   increment waits for the iteration's pushes and the pushes wait for the
+ *   iteration's counter (so pushes happen in iteration order, all before
+ *   the counter leaves the loop); the backward counter's decrement waits
+ *   for the iteration's pops likewise.  Outer values the rules read enter
+ *   the backward frame through is_constant Enters; nodes without an input
+ *   in the backward frame get a control input from its counter.
+ *
+ * Not supported (a graph error naming the loop): nested loops, tf.cond
+ * inside a differentiated loop body (a Switch/Merge that is not a loop
+ * variable's), a y or an x inside a loop.
+ */
+#include "grad.h"
+#include "dg_alloc.h"
+#include "dg_error.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* ---- finding the loops --------------------------------------------------- */
+
+typedef struct gloop {
+    int32_t frame;
+    int32_t *enters;
+    int n_enters;
+    int32_t *exits;
+    int n_exits;
+    int32_t nested;     /* a frame inside it, -1 none */
+} gloop;
+
+struct dgc_gloops {
+    int32_t n;          /* nodes covered */
+    int32_t *frame;     /* per node: the frame it runs in (0 = root) */
+    int32_t *child;     /* per Enter: the frame it opens, else -1 */
+    int *loop_of;       /* per node: its top-level loop, -1 */
+    int32_t *fparent;   /* per frame */
+    const char **fname; /* per frame */
+    int *ftop;          /* per frame: its top-level loop */
+    int32_t n_frames;
+    gloop *loops;
+    int n_loops;
+};
+
+static const char *frame_name(const dgc_node *n)
+{
+    const dgc_attr *a = dgc_node_attr(n, "frame_name");
+    return a && a->kind == DGC_A_STR && a->s ? a->s : n->name;
+}
+
+/* The frame named after Enter n under parent: found or added; -1 nomem. */
+static int32_t child_frame(dgc_gloops *l, int32_t parent, const dgc_node *n)
+{
+    const char *name = frame_name(n);
+    for (int32_t f = 1; f < l->n_frames; f++)
+        if (l->fparent[f] == parent && strcmp(l->fname[f], name) == 0)
+            return f;
+    int32_t k = l->n_frames;
+    int32_t *np = dg_realloc(l->fparent, sizeof *np * (size_t)(k + 1));
+    if (!np)
+        return -1;
+    l->fparent = np;
+    const char **nn = dg_realloc(l->fname, sizeof *nn * (size_t)(k + 1));
+    if (!nn)
+        return -1;
+    l->fname = nn;
+    np[k] = parent;
+    nn[k] = name;
+    return l->n_frames++;
+}
+
+void dgc_gloops_free(dgc_gloops *l)
+{
+    if (!l)
+        return;
+    for (int i = 0; i < l->n_loops; i++) {
+        dg_free(l->loops[i].enters);
+        dg_free(l->loops[i].exits);
+    }
+    dg_free(l->loops);
+    dg_free(l->frame);
+    dg_free(l->child);
+    dg_free(l->loop_of);
+    dg_free(l->fparent);
+    dg_free(l->fname);
+    dg_free(l->ftop);
+    dg_free(l);
+}
+
+static int push_id(int32_t **a, int *n, int32_t v)
+{
+    int32_t *na = dg_realloc(*a, sizeof *na * (size_t)(*n + 1));
+    if (!na)
+        return -1;
+    na[(*n)++] = v;
+    *a = na;
+    return 0;
+}
+
+/* Frames of every node by a walk over data and control edges from the
+ * sources (conflicts are the executor's to report). */
+static int walk_frames(const dgc_graph *g, dgc_gloops *l)
+{
+    int32_t n = l->n;
+    size_t nn = (size_t)n + 1;
+    int *off = dg_calloc(nn + 1, sizeof *off);
+    int32_t *queue = dg_malloc(sizeof *queue * nn);
+    int rc = -1;
+    int *cons = NULL, *fill = NULL;
+    if (!off || !queue)
+        goto out;
+    int ne = 0;
+    for (int32_t i = 0; i < n; i++) {
+        const dgc_node *d = &g->nodes[i];
+        for (int k = 0; k < d->n_inputs; k++)
+            off[d->inputs[k].node + 1]++;
+        for (int k = 0; k < d->n_ctrl; k++)
+            off[d->ctrl[k] + 1]++;
+        ne += d->n_inputs + d->n_ctrl;
+    }
+    for (int32_t i = 0; i < n; i++)
+        off[i + 1] += off[i];
+    cons = dg_malloc(sizeof *cons * (size_t)(ne + 1));
+    fill = dg_calloc(nn, sizeof *fill);
+    if (!cons || !fill)
+        goto out;
+    for (int32_t i = 0; i < n; i++) {
+        const dgc_node *d = &g->nodes[i];
+        for (int k = 0; k < d->n_inputs; k++) {
+            int32_t p = d->inputs[k].node;
+            cons[off[p] + fill[p]++] = i;
+        }
+        for (int k = 0; k < d->n_ctrl; k++)
+            cons[off[d->ctrl[k]] + fill[d->ctrl[k]]++] = i;
+    }
+    int32_t head = 0, tail = 0;
+    for (int32_t i = 0; i < n; i++) {
+        l->frame[i] = -1;
+        l->child[i] = -1;
+        if (g->nodes[i].n_inputs == 0 && g->nodes[i].n_ctrl == 0) {
+            l->frame[i] = 0;
+            queue[tail++] = i;
+        }
+    }
+    while (head < tail) {
+        int32_t v = queue[head++];
+        const dgc_node *d = &g->nodes[v];
+        int32_t of = l->frame[v];
+        if (d->op == DGC_OPID_Enter) {
+            if ((l->child[v] = child_frame(l, l->frame[v], d)) < 0)
+                goto out;
+            of = l->child[v];
+        } else if (d->op == DGC_OPID_Exit) {
+            of = of > 0 ? l->fparent[of] : 0;
+        }
+        for (int e = off[v]; e < off[v + 1]; e++)
+            if (l->frame[cons[e]] < 0) {
+                l->frame[cons[e]] = of;
+                queue[tail++] = cons[e];
+            }
+    }
+    for (int32_t i = 0; i < n; i++)
+        if (l->frame[i] < 0)
+            l->frame[i] = 0;
+    rc = 0;
+out:
+    dg_free(off);
+    dg_free(queue);
+    dg_free(cons);
+    dg_free(fill);
+    return rc;
+}
+
+dg_status dgc_gloops_find(const dgc_graph *g, int32_t n, dgc_gloops **out,
+                          dg_error *err)
+{
+    *out = NULL;
+    int any = 0;
+    for (int32_t i = 0; i < n && !any; i++)
+        any = g->nodes[i].op == DGC_OPID_Enter;
+    if (!any)
+        return DG_OK;
+    dgc_gloops *l = dg_calloc(1, sizeof *l);
+    if (!l)
+        return dg_err_nomem(err, "loops");
+    size_t nn = (size_t)n + 1;
+    l->n = n;
+    l->frame = dg_malloc(sizeof *l->frame * nn);
+    l->child = dg_malloc(sizeof *l->child * nn);
+    l->loop_of = dg_malloc(sizeof *l->loop_of * nn);
+    l->fparent = dg_malloc(sizeof *l->fparent);
+    l->fname = dg_malloc(sizeof *l->fname);
+    if (!l->frame || !l->child || !l->loop_of || !l->fparent || !l->fname)
+        goto nomem;
+    l->fparent[0] = -1;
+    l->fname[0] = "";
+    l->n_frames = 1;
+    if (walk_frames(g, l))
+        goto nomem;
+    l->ftop = dg_malloc(sizeof *l->ftop * (size_t)l->n_frames);
+    if (!l->ftop)
+        goto nomem;
+    l->ftop[0] = -1;
+    for (int32_t f = 1; f < l->n_frames; f++) {
+        int32_t t = f;
+        while (l->fparent[t] > 0)
+            t = l->fparent[t];
+        if (t == f) {
+            gloop *nl = dg_realloc(l->loops, sizeof *nl *
+                                   (size_t)(l->n_loops + 1));
+            if (!nl)
+                goto nomem;
+            l->loops = nl;
+            memset(&nl[l->n_loops], 0, sizeof *nl);
+            nl[l->n_loops].frame = f;
+            nl[l->n_loops].nested = -1;
+            l->ftop[f] = l->n_loops++;
+        }
+    }
+    /* frames are numbered parents first: every top is known */
+    for (int32_t f = 1; f < l->n_frames; f++) {
+        int32_t t = f;
+        while (l->fparent[t] > 0)
+            t = l->fparent[t];
+        l->ftop[f] = l->ftop[t];
+        if (t != f && l->loops[l->ftop[t]].nested < 0)
+            l->loops[l->ftop[t]].nested = f;
+    }
+    for (int32_t i = 0; i < n; i++) {
+        const dgc_node *d = &g->nodes[i];
+        int32_t f = l->frame[i];
+        l->loop_of[i] = f > 0 ? l->ftop[f] : -1;
+        if (f == 0 && l->child[i] > 0) {
+            gloop *lp = &l->loops[l->ftop[l->child[i]]];
+            l->loop_of[i] = l->ftop[l->child[i]];
+            if (push_id(&lp->enters, &lp->n_enters, i))
+                goto nomem;
+        }
+        if (d->op == DGC_OPID_Exit && f > 0 && l->fparent[f] == 0 &&
+            push_id(&l->loops[l->ftop[f]].exits,
+                    &l->loops[l->ftop[f]].n_exits, i))
+            goto nomem;
+    }
+    /* a loop without an Exit is on no path: its nodes stand for
+     * themselves */
+    for (int32_t i = 0; i < n; i++)
+        if (l->loop_of[i] >= 0 && l->loops[l->loop_of[i]].n_exits == 0)
+            l->loop_of[i] = -1;
+    *out = l;
+    return DG_OK;
+nomem:
+    dgc_gloops_free(l);
+    return dg_err_nomem(err, "loops");
+}
+
+int dgc_gloops_of(const dgc_gloops *l, int32_t v)
+{
+    return v >= 0 && v < l->n ? l->loop_of[v] : -1;
+}
+
+int32_t dgc_gloops_rep(const dgc_gloops *l, int L)
+{
+    return l->loops[L].exits[0];
+}
+
+int dgc_gloops_exits(const dgc_gloops *l, int L, const int32_t **exits)
+{
+    *exits = l->loops[L].exits;
+    return l->loops[L].n_exits;
+}
+
+int dgc_gloops_enters(const dgc_gloops *l, int L, const int32_t **enters)
+{
+    *enters = l->loops[L].enters;
+    return l->loops[L].n_enters;
+}
+
+/* ---- the backward loop --------------------------------------------------- */
+
+typedef struct lvar {       /* a forward loop variable */
+    int32_t enter, merge, sw, next, exit; /* exit -1: none */
+    int carried;            /* has a backward variable */
+    int32_t bmerge, bsw, bbody;
+} lvar;
+
+typedef struct lgrad {
+    dgc_gsweep *s;
+    dgc_gctx *c;
+    dgc_graph *g;
+    const dgc_gloops *l;
+    const gloop *lp;
+    int32_t cond;           /* the forward LoopCond */
+    char fframe[512];       /* the forward frame's name */
+    char bframe[600];       /* the backward frame's name */
+    int64_t parallel;
+    int ep;                 /* the Switch output that exits */
+    int32_t base;           /* first node made for this loop */
+    uint8_t *inb;           /* [id - base]: output in the backward frame */
+    int32_t cap_inb;
+    int32_t fpivot, fadd;   /* forward counter: body value, increment */
+    int32_t blc, bpivot, bsub; /* backward LoopCond, counter, decrement */
+    dgc_ref *mfrom, *mto;   /* memo: forward/outer ref -> backward ref */
+    int32_t n_memo, cap_memo;
+    int32_t *push, *pop;
+    int n_push, n_pop;
+} lgrad;
+
+static dg_status lfail(lgrad *lg)
+{
+    return lg->c->err->code != DG_OK ? lg->c->err->code : DG_E_GRAPH;
+}
+
+static int set_inb(lgrad *lg, int32_t id)
+{
+    int32_t k = id - lg->base;
+    if (k >= lg->cap_inb) {
+        int32_t cap = lg->cap_inb;
+        uint8_t *p = dg_grow(lg->inb, &cap, k + 1, 1, 256);
+        if (!p)
+            return -1;
+        memset(p + lg->cap_inb, 0, (size_t)(cap - lg->cap_inb));
+        lg->inb = p;
+        lg->cap_inb = cap;
+    }
+    lg->inb[k] = 1;
+    return 0;
+}
+
+static int in_b(const lgrad *lg, int32_t id)
+{
+    int32_t k = id - lg->base;
+    return k >= 0 && k < lg->cap_inb && lg->inb[k];
+}
+
+/* A node for forward node fwd (not wired, not typed); -1 on error. */
+static int32_t raw(lgrad *lg, int32_t fwd, const char *suffix, int op,
+                   const dgc_ref *in, int n_in)
+{
+    struct dgc_lgrad *saved = lg->c->loop;
+    lg->c->loop = NULL;
+    int32_t id = dgc_grad_node_raw(lg->c, fwd, suffix, op, in, n_in);
+    lg->c->loop = saved;
+    return id;
+}
+
+static int32_t typed(lgrad *lg, int32_t id)
+{
+    if (id < 0 || dgc_infer_node(lg->g, id, lg->c->err) != DG_OK)
+        return -1;
+    return id;
+}
+
+/* A typed node with an optional control input; in the backward frame when
+ * inb. */
+static int32_t mk(lgrad *lg, int32_t fwd, const char *suffix, int op,
+                  const dgc_ref *in, int n_in, int32_t ctrl, int inb)
+{
+    int32_t id = raw(lg, fwd, suffix, op, in, n_in);
+    if (id < 0)
+        return -1;
+    if ((ctrl >= 0 && dgc_node_add_ctrl(lg->g, id, ctrl)) ||
+        (inb && set_inb(lg, id))) {
+        dg_err_nomem(lg->c->err, "loop gradient");
+        return -1;
+    }
+    return typed(lg, id);
+}
+
+static dgc_ref R(int32_t node, int32_t index)
+{
+    dgc_ref r = {node, index};
+    return r;
+}
+
+/* Enter(v) into frame (backward when inb). */
+static int32_t enter(lgrad *lg, int32_t fwd, const char *suffix, dgc_ref v,
+                     int inb, int is_const)
+{
+    int32_t id = raw(lg, fwd, suffix, DGC_OPID_Enter, &v, 1);
+    if (id < 0)
+        return -1;
+    dgc_node *n = &lg->g->nodes[id];
+    if (dgc_node_set_str(n, "frame_name", inb ? lg->bframe : lg->fframe) ||
+        dgc_node_set_int(n, "parallel_iterations", lg->parallel) ||
+        (is_const && dgc_node_set_bool(n, "is_constant", 1)) ||
+        (inb && set_inb(lg, id))) {
+        dg_err_nomem(lg->c->err, "loop gradient");
+        return -1;
+    }
+    return typed(lg, id);
+}
+
+/* A scalar constant, in the frame of ctrl (outer when ctrl < 0). */
+static int32_t konst(lgrad *lg, int32_t fwd, const char *suffix, double v,
+                     dg_dtype t, int32_t ctrl)
+{
+    struct dgc_lgrad *saved = lg->c->loop;
+    lg->c->loop = NULL;
+    int32_t id = dgc_grad_const(lg->c, fwd, suffix, v, t);
+    lg->c->loop = saved;
+    if (id >= 0 && ctrl >= 0 && dgc_node_add_ctrl(lg->g, id, ctrl)) {
+        dg_err_nomem(lg->c->err, "loop gradient");
+        return -1;
+    }
+    if (id >= 0 && in_b(lg, ctrl) && set_inb(lg, id)) {
+        dg_err_nomem(lg->c->err, "loop gradient");
+        return -1;
+    }
+    return id;
+}
+
+/* Merge(init) -> Switch(merge, lc) -> Identity(body output): a loop
+ * variable's head; the caller adds the NextIteration. */
+static int var_head(lgrad *lg, int32_t fwd, const char *what, int32_t init,
+                    int32_t lc, int body_port, int inb, int32_t *merge,
+                    int32_t *sw, int32_t *body)
+{
+    char sfx[96];
+    snprintf(sfx, sizeof sfx, "%s_merge", what);
+    *merge = mk(lg, fwd, sfx, DGC_OPID_Merge, (dgc_ref[]){R(init, 0)}, 1,
+                -1, inb);
+    if (*merge < 0)
+        return -1;
+    snprintf(sfx, sizeof sfx, "%s_switch", what);
+    *sw = mk(lg, fwd, sfx, DGC_OPID_Switch,
+             (dgc_ref[]){R(*merge, 0), R(lc, 0)}, 2, -1, inb);
+    if (*sw < 0)
+        return -1;
+    snprintf(sfx, sizeof sfx, "%s_body", what);
+    *body = mk(lg, fwd, sfx, DGC_OPID_Identity,
+               (dgc_ref[]){R(*sw, body_port)}, 1, -1, inb);
+    return *body < 0 ? -1 : 0;
+}
+
+/* NextIteration(v) back into merge. */
+static int var_next(lgrad *lg, int32_t fwd, const char *what, dgc_ref v,
+                    int32_t merge, int inb)
+{
+    char sfx[96];
+    snprintf(sfx, sizeof sfx, "%s_next", what);
+    int32_t nx = mk(lg, fwd, sfx, DGC_OPID_NextIteration, &v, 1, -1, inb);
+    if (nx < 0)
+        return -1;
+    if (dgc_node_add_input(lg->g, merge, R(nx, 0))) {
+        dg_err_nomem(lg->c->err, "loop gradient");
+        return -1;
+    }
+    return 0;
+}
+
+/* The forward counter: a new variable of the forward loop counting its
+ * iterations; returns its Exit. */
+static int32_t forward_counter(lgrad *lg)
+{
+    int32_t f = lg->cond;
+    int32_t zero = konst(lg, f, "count_init", 0, DG_I32, -1);
+    if (zero < 0)
+        return -1;
+    int32_t en = enter(lg, f, "count_enter", R(zero, 0), 0, 0);
+    int32_t m, sw;
+    if (en < 0 || var_head(lg, f, "count", en, lg->cond, 1 - lg->ep, 0, &m,
+                           &sw, &lg->fpivot))
+        return -1;
+    int32_t one = konst(lg, f, "count_one", 1, DG_I32, lg->fpivot);
+    if (one < 0)
+        return -1;
+    lg->fadd = mk(lg, f, "count_add", DGC_OPID_Add,
+                  (dgc_ref[]){R(lg->fpivot, 0), R(one, 0)}, 2, -1, 0);
+    if (lg->fadd < 0 || var_next(lg, f, "count", R(lg->fadd, 0), m, 0))
+        return -1;
+    return mk(lg, f, "count_exit", DGC_OPID_Exit, (dgc_ref[]){R(sw, lg->ep)},
+              1, -1, 0);
+}
+
+/* The backward counter: from the forward count down to 0. */
+static int backward_counter(lgrad *lg, int32_t fexit)
+{
+    int32_t f = lg->cond;
+    int32_t en = enter(lg, f, "grad_count_enter", R(fexit, 0), 1, 0);
+    if (en < 0)
+        return -1;
+    int32_t m = mk(lg, f, "grad_count_merge", DGC_OPID_Merge,
+                   (dgc_ref[]){R(en, 0)}, 1, -1, 1);
+    if (m < 0)
+        return -1;
+    int32_t zero = konst(lg, f, "grad_count_zero", 0, DG_I32, m);
+    if (zero < 0)
+        return -1;
+    int32_t done = mk(lg, f, "grad_count_done", DGC_OPID_Equal,
+                      (dgc_ref[]){R(m, 0), R(zero, 0)}, 2, -1, 1);
+    if (done < 0)
+        return -1;
+    lg->blc = mk(lg, f, "grad_cond", DGC_OPID_LoopCond,
+                 (dgc_ref[]){R(done, 0)}, 1, -1, 1);
+    if (lg->blc < 0)
+        return -1;
+    int32_t sw = mk(lg, f, "grad_count_switch", DGC_OPID_Switch,
+                    (dgc_ref[]){R(m, 0), R(lg->blc, 0)}, 2, -1, 1);
+    if (sw < 0)
+        return -1;
+    lg->bpivot = mk(lg, f, "grad_count_body", DGC_OPID_Identity,
+                    (dgc_ref[]){R(sw, 0)}, 1, -1, 1);
+    if (lg->bpivot < 0)
+        return -1;
+    int32_t one = konst(lg, f, "grad_count_one", 1, DG_I32, lg->bpivot);
+    if (one < 0)
+        return -1;
+    lg->bsub = mk(lg, f, "grad_count_sub", DGC_OPID_Sub,
+                  (dgc_ref[]){R(lg->bpivot, 0), R(one, 0)}, 2, -1, 1);
+    if (lg->bsub < 0)
+        return -1;
+    return var_next(lg, f, "grad_count", R(lg->bsub, 0), m, 1);
+}
+
+static int is_fwd_enter(const lgrad *lg, int32_t v)
+{
+    for (int i = 0; i < lg->lp->n_enters; i++)
+        if (lg->lp->enters[i] == v)
+            return 1;
+    return 0;
+}
+
+/* The forward value r (in the forward frame) for the backward iteration:
+ * pushed in every forward iteration, popped in the backward one. */
+static int32_t stacked(lgrad *lg, dgc_ref r)
+{
+    const dgc_ttype *t = &lg->g->nodes[r.node].outputs[r.index];
+    if (t->shape.rank < 0) {
+        dg_err(lg->c->err, DG_E_GRAPH, "node '%s': gradients through the "
+               "while loop need its value of unknown rank (not supported)",
+               lg->g->nodes[r.node].name);
+        return -1;
+    }
+    int32_t ms = konst(lg, r.node, "stack_size", -1, DG_I32, -1);
+    if (ms < 0)
+        return -1;
+    int32_t st = raw(lg, r.node, "stack", DGC_OPID_StackV2,
+                     (dgc_ref[]){R(ms, 0)}, 1);
+    if (st < 0)
+        return -1;
+    if (dgc_node_set_dtype(&lg->g->nodes[st], "elem_type", t->dtype)) {
+        dg_err_nomem(lg->c->err, "loop gradient");
+        return -1;
+    }
+    if (typed(lg, st) < 0)
+        return -1;
+    int32_t ef = enter(lg, r.node, "stack_enter", R(st, 0), 0, 1);
+    if (ef < 0)
+        return -1;
+    int32_t push = mk(lg, r.node, "push", DGC_OPID_StackPushV2,
+                      (dgc_ref[]){R(ef, 0), r}, 2, lg->fpivot, 0);
+    int32_t eb = enter(lg, r.node, "stack_grad_enter", R(st, 0), 1, 1);
+    if (push < 0 || eb < 0 || push_id(&lg->push, &lg->n_push, push))
+        return -1;
+    int32_t pop = raw(lg, r.node, "pop", DGC_OPID_StackPopV2,
+                      (dgc_ref[]){R(eb, 0)}, 1);
+    if (pop < 0)
+        return -1;
+    dgc_node *n = &lg->g->nodes[pop];
+    if (dgc_node_set_dtype(n, "elem_type", t->dtype) ||
+        dgc_node_set_shape(n, "output_shape", &t->shape) ||
+        dgc_node_add_ctrl(lg->g, pop, lg->bpivot) || set_inb(lg, pop) ||
+        push_id(&lg->pop, &lg->n_pop, pop)) {
+        dg_err_nomem(lg->c->err, "loop gradient");
+        return -1;
+    }
+    return typed(lg, pop);
+}
+
+/* The backward frame's version of r (a forward-frame value, a
+ * loop-invariant Enter or an outer value), made once. */
+static dg_status to_backward(lgrad *lg, dgc_ref r, dgc_ref *out)
+{
+    for (int i = 0; i < lg->n_memo; i++)
+        if (lg->mfrom[i].node == r.node && lg->mfrom[i].index == r.index) {
+            *out = lg->mto[i];
+            return DG_OK;
+        }
+    const dgc_graph *g = lg->g;
+    int32_t id;
+    if (r.node < lg->l->n && lg->l->frame[r.node] == lg->lp->frame) {
+        id = stacked(lg, r);
+    } else if (is_fwd_enter(lg, r.node)) {
+        if (!dgc_attr_bool(&g->nodes[r.node], "is_constant", 0))
+            return dg_err(lg->c->err, DG_E_GRAPH, "node '%s': the gradient "
+                          "reads a loop variable's Enter", g->nodes[r.node].name);
+        id = enter(lg, r.node, "grad_enter", g->nodes[r.node].inputs[0], 1, 1);
+    } else {
+        id = enter(lg, r.node, "grad_enter", r, 1, 1);
+    }
+    if (id < 0)
+        return lfail(lg);
+    if (lg->n_memo == lg->cap_memo) {
+        int32_t cap = lg->cap_memo;
+        dgc_ref *a = dg_grow(lg->mfrom, &cap, lg->n_memo + 1, sizeof *a, 16);
+        if (!a)
+            return dg_err_nomem(lg->c->err, "loop gradient");
+        lg->mfrom = a;
+        cap = lg->cap_memo;
+        dgc_ref *b = dg_grow(lg->mto, &cap, lg->n_memo + 1, sizeof *b, 16);
+        if (!b)
+            return dg_err_nomem(lg->c->err, "loop gradient");
+        lg->mto = b;
+        lg->cap_memo = cap;
+    }
+    lg->mfrom[lg->n_memo] = r;
+    lg->mto[lg->n_memo++] = R(id, 0);
+    *out = R(id, 0);
+    return DG_OK;
+}
+
+dg_status dgc_grad_loop_wire(dgc_gctx *c, int32_t id)
+{
+    lgrad *lg = (lgrad *)c->loop;
+    int any = 0;
+    for (int k = 0; k < lg->g->nodes[id].n_inputs; k++) {
+        dgc_ref r = lg->g->nodes[id].inputs[k];
+        if (in_b(lg, r.node)) {
+            any = 1;
+            continue;
+        }
+        dgc_ref b;
+        dg_status st = to_backward(lg, r, &b);
+        if (st != DG_OK)
+            return st;
+        lg->g->nodes[id].inputs[k] = b;
+        any = 1;
+    }
+    for (int k = 0; k < lg->g->nodes[id].n_ctrl; k++)
+        if (!in_b(lg, lg->g->nodes[id].ctrl[k]))
+            return dg_err(c->err, DG_E_GRAPH, "node '%s': a control input "
+                          "from outside the backward loop",
+                          lg->g->nodes[id].name);
+    if ((!any && dgc_node_add_ctrl(lg->g, id, lg->bpivot)) ||
+        set_inb(lg, id))
+        return dg_err_nomem(c->err, "loop gradient");
+    return DG_OK;
+}
+
+/* ---- the loop's structure ------------------------------------------------ */
+
+static int is_float(const dgc_ttype *t)
+{
+    return t->dtype == DG_F32 || t->dtype == DG_F64;
+}
+
+/* The loop's variables, LoopCond and body (forward nodes between the
+ * Switches and the NextIterations, in an order with inputs first). */
+static dg_status structure(lgrad *lg, lvar **vars, int *n_vars,
+                           int32_t **body, int *n_body)
+{
+    const dgc_graph *g = lg->g;
+    const dgc_gloops *l = lg->l;
+    const gloop *lp = lg->lp;
+    const char *fname = l->fname[lp->frame];
+    int32_t n = l->n;
+    lvar *v = NULL;
+    int nv = 0;
+    lg->cond = -1;
+    lg->ep = -1;
+    for (int32_t i = 0; i < n; i++) {
+        if (l->frame[i] != lp->frame)
+            continue;
+        int op = g->nodes[i].op;
+        if (op == DGC_OPID_LoopCond) {
+            if (lg->cond >= 0)
+                return dg_err(lg->c->err, DG_E_GRAPH, "while loop '%s': two "
+                              "LoopConds ('%s', '%s')", fname,
+                              g->nodes[lg->cond].name, g->nodes[i].name);
+            lg->cond = i;
+        }
+        if (op != DGC_OPID_Merge)
+            continue;
+        lvar x = {-1, i, -1, -1, -1, 0, -1, -1, -1};
+        for (int k = 0; k < g->nodes[i].n_inputs; k++) {
+            int32_t p = g->nodes[i].inputs[k].node;
+            if (g->nodes[p].op == DGC_OPID_Enter && is_fwd_enter(lg, p))
+                x.enter = p;
+            else if (g->nodes[p].op == DGC_OPID_NextIteration)
+                x.next = p;
+        }
+        if (x.enter < 0 || x.next < 0 || g->nodes[i].n_inputs != 2) {
+            dg_free(v);
+            return dg_err(lg->c->err, DG_E_GRAPH, "node '%s': gradients "
+                          "through a while loop whose body holds a Merge "
+                          "(tf.cond in the loop) are not supported",
+                          g->nodes[i].name);
+        }
+        lvar *nvv = dg_realloc(v, sizeof *nvv * (size_t)(nv + 1));
+        if (!nvv) {
+            dg_free(v);
+            return dg_err_nomem(lg->c->err, "loop gradient");
+        }
+        v = nvv;
+        v[nv++] = x;
+    }
+    *vars = v;
+    *n_vars = nv;
+    if (lg->cond < 0)
+        return dg_err(lg->c->err, DG_E_GRAPH, "while loop '%s': no LoopCond",
+                      fname);
+    for (int32_t i = 0; i < n; i++) {
+        if (l->frame[i] != lp->frame)
+            continue;
+        const dgc_node *d = &g->nodes[i];
+        if (d->op == DGC_OPID_Switch) {
+            int j = 0;
+            while (j < nv && v[j].merge != d->inputs[0].node)
+                j++;
+            if (j == nv || d->inputs[1].node != lg->cond)
+                return dg_err(lg->c->err, DG_E_GRAPH, "node '%s': gradients "
+                              "through a while loop whose body holds a "
+                              "Switch (tf.cond in the loop) are not "
+                              "supported", d->name);
+            v[j].sw = i;
+        }
+    }
+    for (int32_t i = 0; i < n; i++) {
+        const dgc_node *d = &g->nodes[i];
+        if (d->op != DGC_OPID_Exit || l->frame[i] != lp->frame)
+            continue;
+        for (int j = 0; j < nv; j++)
+            if (v[j].sw == d->inputs[0].node) {
+                v[j].exit = i;
+                lg->ep = d->inputs[0].index;
+            }
+    }
+    for (int j = 0; j < nv; j++)
+        if (v[j].sw < 0)
+            return dg_err(lg->c->err, DG_E_GRAPH, "node '%s': a loop "
+                          "variable without a Switch", g->nodes[v[j].merge].name);
+    if (lg->ep < 0)
+        return dg_err(lg->c->err, DG_E_GRAPH, "while loop '%s': no Exit "
+                      "after a Switch", fname);
+    for (int i = 0; i < lp->n_enters; i++) {
+        const dgc_node *e = &g->nodes[lp->enters[i]];
+        int var = 0;
+        for (int j = 0; j < nv; j++)
+            var |= v[j].enter == lp->enters[i];
+        if (!var && !dgc_attr_bool(e, "is_constant", 0))
+            return dg_err(lg->c->err, DG_E_GRAPH, "node '%s': an Enter that "
+                          "is neither a loop variable nor is_constant",
+                          e->name);
+    }
+    snprintf(lg->fframe, sizeof lg->fframe, "%s", fname);
+    lg->parallel = dgc_attr_int(&g->nodes[lp->enters[0]],
+                                "parallel_iterations", 10);
+
+    /* the body: post-order from the NextIteration inputs */
+    int32_t *order = dg_malloc(sizeof *order * (size_t)(n + 1));
+    int32_t *stk = dg_malloc(sizeof *stk * (size_t)(n + 1) * 2);
+    uint8_t *seen = dg_calloc((size_t)n + 1, 1);
+    if (!order || !stk || !seen) {
+        dg_free(order);
+        dg_free(stk);
+        dg_free(seen);
+        return dg_err_nomem(lg->c->err, "loop gradient");
+    }
+    int no = 0;
+    for (int j = 0; j < nv; j++) {
+        seen[v[j].merge] = seen[v[j].sw] = seen[v[j].next] = 1;
+        if (v[j].exit >= 0)
+            seen[v[j].exit] = 1;
+    }
+    seen[lg->cond] = 1;
+    for (int j = 0; j < nv; j++) {
+        int32_t b = g->nodes[v[j].next].inputs[0].node;
+        if (seen[b] || l->frame[b] != lp->frame)
+            continue;
+        int sp = 0;
+        seen[b] = 1;
+        stk[sp++] = b;
+        stk[sp++] = 0;
+        while (sp > 0) {
+            int32_t x = stk[sp - 2], k = stk[sp - 1];
+            if (k < g->nodes[x].n_inputs) {
+                stk[sp - 1] = k + 1;
+                int32_t p = g->nodes[x].inputs[k].node;
+                if (!seen[p] && l->frame[p] == lp->frame) {
+                    seen[p] = 1;
+                    stk[sp++] = p;
+                    stk[sp++] = 0;
+                }
+            } else {
+                order[no++] = x;
+                sp -= 2;
+            }
+        }
+    }
+    dg_free(stk);
+    dg_free(seen);
+    *body = order;
+    *n_body = no;
+    return DG_OK;
+}
+
+/* ---- the loop's gradient ------------------------------------------------- */
+
+static dg_status build(lgrad *lg, lvar *v, int nv, const int32_t *body,
+                       int n_body)
+{
+    dgc_gsweep *s = lg->s;
+    const gloop *lp = lg->lp;
+    const dgc_graph *g = lg->g;
+    int32_t f = lg->cond;
+    int32_t fexit = forward_counter(lg);
+    if (fexit < 0 || backward_counter(lg, fexit))
+        return lfail(lg);
+    /* backward variables: the Exits' gradients */
+    for (int j = 0; j < nv; j++) {
+        const dgc_ttype *t = &g->nodes[v[j].sw].outputs[0];
+        if (!is_float(t) || !dgc_gsweep_on(s, v[j].sw))
+            continue;
+        dgc_ref d = {-1, 0};
+        dg_status st;
+        if (v[j].exit >= 0 &&
+            (st = dgc_gsweep_sum(s, R(v[j].exit, 0), &d)) != DG_OK)
+            return st;
+        if (d.node < 0) {
+            int32_t like = v[j].exit >= 0 ? v[j].exit
+                                          : g->nodes[v[j].enter].inputs[0].node;
+            d.node = mk(lg, v[j].merge, "grad_zeros", DGC_OPID_ZerosLike,
+                        (dgc_ref[]){R(like, 0)}, 1, -1, 0);
+            if (d.node < 0)
+                return lfail(lg);
+        }
+        int32_t en = enter(lg, v[j].merge, "grad_enter", d, 1, 0);
+        if (en < 0 || var_head(lg, v[j].merge, "grad", en, lg->blc, 0, 1,
+                               &v[j].bmerge, &v[j].bsw, &v[j].bbody))
+            return lfail(lg);
+        v[j].carried = 1;
+        st = dgc_gsweep_add(s, g->nodes[v[j].next].inputs[0],
+                            R(v[j].bbody, 0));
+        if (st != DG_OK)
+            return st;
+    }
+    /* accumulators of the loop-invariant inputs */
+    int32_t *acc = dg_malloc(sizeof *acc * (size_t)lp->n_enters * 3 + 1);
+    if (!acc)
+        return dg_err_nomem(lg->c->err, "loop gradient");
+    for (int i = 0; i < lp->n_enters; i++) {
+        int32_t e = lp->enters[i];
+        acc[3 * i] = -1;
+        if (!dgc_attr_bool(&g->nodes[e], "is_constant", 0) ||
+            !is_float(&g->nodes[e].outputs[0]) || !dgc_gsweep_on(s, e))
+            continue;
+        int32_t z = mk(lg, e, "grad_acc_init", DGC_OPID_ZerosLike,
+                       (dgc_ref[]){g->nodes[e].inputs[0]}, 1, -1, 0);
+        int32_t en = z < 0 ? -1 : enter(lg, e, "grad_acc_enter", R(z, 0), 1,
+                                        0);
+        if (en < 0 || var_head(lg, e, "grad_acc", en, lg->blc, 0, 1,
+                               &acc[3 * i], &acc[3 * i + 1], &acc[3 * i + 2])) {
+            dg_free(acc);
+            return lfail(lg);
+        }
+    }
+    /* one backward iteration: the rules over the body, consumers first */
+    dg_status st = DG_OK;
+    lg->c->loop = (struct dgc_lgrad *)lg;
+    for (int k = n_body - 1; k >= 0 && st == DG_OK; k--)
+        st = dgc_gsweep_node(s, body[k]);
+    for (int j = 0; j < nv && st == DG_OK; j++) {
+        if (!v[j].carried)
+            continue;
+        dgc_ref d;
+        if ((st = dgc_gsweep_sum(s, R(v[j].sw, 1 - lg->ep), &d)) != DG_OK)
+            break;
+        if (d.node < 0) {
+            d.node = mk(lg, v[j].merge, "grad_none", DGC_OPID_ZerosLike,
+                        (dgc_ref[]){R(v[j].bbody, 0)}, 1, -1, 1);
+            if (d.node < 0) {
+                st = lfail(lg);
+                break;
+            }
+        }
+        if (var_next(lg, v[j].merge, "grad", d, v[j].bmerge, 1))
+            st = lfail(lg);
+    }
+    for (int i = 0; i < lp->n_enters && st == DG_OK; i++) {
+        if (acc[3 * i] < 0)
+            continue;
+        int32_t e = lp->enters[i];
+        dgc_ref d, sum = R(acc[3 * i + 2], 0);
+        if ((st = dgc_gsweep_sum(s, R(e, 0), &d)) != DG_OK)
+            break;
+        if (d.node >= 0) {
+            sum.node = mk(lg, e, "grad_acc_add", DGC_OPID_Add,
+                          (dgc_ref[]){sum, d}, 2, -1, 1);
+            if (sum.node < 0) {
+                st = lfail(lg);
+                break;
+            }
+        }
+        if (var_next(lg, e, "grad_acc", sum, acc[3 * i], 1))
+            st = lfail(lg);
+    }
+    lg->c->loop = NULL;
+    /* the Exits: gradients of the initial values and invariant inputs */
+    for (int j = 0; j < nv && st == DG_OK; j++) {
+        if (!v[j].carried)
+            continue;
+        int32_t x = mk(lg, v[j].merge, "grad_exit", DGC_OPID_Exit,
+                       (dgc_ref[]){R(v[j].bsw, 1)}, 1, -1, 0);
+        st = x < 0 ? lfail(lg)
+                   : dgc_gsweep_add(s, g->nodes[v[j].enter].inputs[0],
+                                    R(x, 0));
+    }
+    for (int i = 0; i < lp->n_enters && st == DG_OK; i++) {
+        if (acc[3 * i] < 0)
+            continue;
+        int32_t e = lp->enters[i];
+        int32_t x = mk(lg, e, "grad_acc_exit", DGC_OPID_Exit,
+                       (dgc_ref[]){R(acc[3 * i + 1], 1)}, 1, -1, 0);
+        st = x < 0 ? lfail(lg)
+                   : dgc_gsweep_add(s, g->nodes[e].inputs[0], R(x, 0));
+    }
+    dg_free(acc);
+    /* order the stacks: pushes before the forward increment, pops before
+     * the backward decrement */
+    for (int i = 0; i < lg->n_push && st == DG_OK; i++)
+        if (dgc_node_add_ctrl(lg->g, lg->fadd, lg->push[i]))
+            st = dg_err_nomem(lg->c->err, "loop gradient");
+    for (int i = 0; i < lg->n_pop && st == DG_OK; i++)
+        if (dgc_node_add_ctrl(lg->g, lg->bsub, lg->pop[i]))
+            st = dg_err_nomem(lg->c->err, "loop gradient");
+    (void)f;
+    return st;
+}
+
+dg_status dgc_grad_loop(dgc_gsweep *s, const dgc_gloops *l, int L)
+{
+    dgc_gctx *c = dgc_gsweep_ctx(s);
+    const gloop *lp = &l->loops[L];
+    if (lp->nested >= 0)
+        return dg_err(c->err, DG_E_GRAPH, "while loop '%s': gradients "
+                      "through nested loops (frame '%s' inside it) are not "
+                      "supported", l->fname[lp->frame],
+                      l->fname[lp->nested]);
+    lgrad lg;
+    memset(&lg, 0, sizeof lg);
+    lg.s = s;
+    lg.c = c;
+    lg.g = c->g;
+    lg.l = l;
+    lg.lp = lp;
+    lg.base = c->g->n_nodes;
+    lvar *vars = NULL;
+    int32_t *body = NULL;
+    int nv = 0, nb = 0;
+    dg_status st = structure(&lg, &vars, &nv, &body, &nb);
+    if (st == DG_OK) {
+        snprintf(lg.bframe, sizeof lg.bframe, "%s/%s/grad", c->set,
+                 lg.fframe);
+        st = build(&lg, vars, nv, body, nb);
+    }
+    c->loop = NULL;
+    dg_free(vars);
+    dg_free(body);
+    dg_free(lg.inb);
+    dg_free(lg.mfrom);
+    dg_free(lg.mto);
+    dg_free(lg.push);
+    dg_free(lg.pop);
+    return st;
+}
