@@ -8,6 +8,8 @@ Run it after changing it: python3 make_graphs.py (writes next to itself).
                      untaken branch holds a Print that must stay silent
   nested.json        outer loop i < 3 (i != 3) around an inner loop j != 4:
                      acc = acc * 0.5 + x inside, acc += i outside
+  nested_grad.json   nested with gradients: not supported yet, a graph
+                     error naming the outer loop
   parallel.json      the same independent loop body with parallel_iterations
                      1 (out1) and 8 (out8): equal results
   dead_loop.json     a while loop in the untaken branch of a cond: its Exits
@@ -244,6 +246,8 @@ def nested():
     ex = g.loop("outer", [i0, zeros], ocond, obody, consts=[n3, x])
     g.add("Identity", [ex[1]], "y")
     g.write("nested.json", ["y"])
+    g.gradients = [{"name": "g", "ys": ["y"], "xs": [x]}]
+    g.write("nested_grad.json", ["y", "g/x"])
 
 
 def parallel():
