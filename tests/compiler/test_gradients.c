@@ -3,13 +3,16 @@
  * generated node names, forward/colocation fields, AddN aggregation,
  * SumTo for broadcasting, ZerosLike without a path, optimizer state and
  * the train op, and the errors (non-scalar loss, var_list entry that is not
- * a Variable, gradient through a non-differentiable op).
+ * a Variable, gradient through a non-differentiable op), and gradients
+ * through while loops (the backward loop's wiring and the unsupported
+ * cases).
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -272,6 +275,139 @@ static void test_train_errors(void **state)
     assert_non_null(strstr(err.msg, "not a Variable"));
 }
 
+/* ---- while loops (grad_loop.c) ------------------------------------------ */
+
+#define N_(name, op) "{\"name\": \"" name "\", \"op\": \"" op "\""
+#define ENTER(name, in, extra) N_(name, "Enter") ", \"inputs\": [\"" in \
+    "\"], \"attrs\": {\"frame_name\": \"L\"" extra "}},"
+/* i = 0, x = x0; while i != 3: x = <body>(x, w); i += 1 */
+#define LOOP_HEAD                                                             \
+    "{\"version\": 1, \"nodes\": ["                                           \
+    N_("w", "Variable") ", \"attrs\": {\"dtype\": \"float32\", \"shape\": [3], \"init\": [1.0, 2.0, 3.0]}}," \
+    N_("x0", "Const") ", \"attrs\": {\"value\": [1.0, 1.0, 1.0]}},"          \
+    N_("i0", "Const") ", \"attrs\": {\"value\": 0, \"dtype\": \"int32\"}},"  \
+    N_("n", "Const") ", \"attrs\": {\"value\": 3, \"dtype\": \"int32\"}},"   \
+    ENTER("L/e_i", "i0", "") ENTER("L/e_x", "x0", "")                        \
+    ENTER("L/c_n", "n", ", \"is_constant\": true")                           \
+    ENTER("L/c_w", "w", ", \"is_constant\": true")                           \
+    N_("L/m_i", "Merge") ", \"inputs\": [\"L/e_i\", \"L/n_i\"]},"            \
+    N_("L/m_x", "Merge") ", \"inputs\": [\"L/e_x\", \"L/n_x\"]},"            \
+    N_("L/done", "Equal") ", \"inputs\": [\"L/m_i\", \"L/c_n\"]},"           \
+    N_("L/cond", "LoopCond") ", \"inputs\": [\"L/done\"]},"                  \
+    N_("L/s_i", "Switch") ", \"inputs\": [\"L/m_i\", \"L/cond\"]},"          \
+    N_("L/s_x", "Switch") ", \"inputs\": [\"L/m_x\", \"L/cond\"]},"          \
+    N_("L/b_i", "Identity") ", \"inputs\": [\"L/s_i:0\"]},"                  \
+    N_("L/b_x", "Identity") ", \"inputs\": [\"L/s_x:0\"]},"                  \
+    N_("L/one", "Const") ", \"inputs\": [\"^L/b_i\"], \"attrs\": {\"value\": 1, \"dtype\": \"int32\"}}," \
+    N_("L/add", "Add") ", \"inputs\": [\"L/b_i\", \"L/one\"]},"              \
+    N_("L/n_i", "NextIteration") ", \"inputs\": [\"L/add\"]},"               \
+    N_("L/n_x", "NextIteration") ", \"inputs\": [\"L/mul\"]},"               \
+    N_("L/x_i", "Exit") ", \"inputs\": [\"L/s_i:1\"]},"                      \
+    N_("L/x_x", "Exit") ", \"inputs\": [\"L/s_x:1\"]},"                      \
+    N_("loss", "Sum") ", \"inputs\": [\"L/x_x\"]},"
+#define LOOP_MUL N_("L/mul", "Mul") ", \"inputs\": [\"L/b_x\", \"L/c_w\"]}"
+#define LOOP_GRADS(ys) "], \"gradients\": [{\"name\": \"g\", \"ys\": [\"" ys \
+    "\"], \"xs\": [\"w\", \"x0\"]}]}"
+
+static int count_op(const dgc_graph *g, const char *op, int32_t *last)
+{
+    int k = 0;
+    for (int32_t i = 0; i < g->n_nodes; i++)
+        if (strcmp(dgc_op_name(g->nodes[i].op), op) == 0) {
+            k++;
+            *last = i;
+        }
+    return k;
+}
+
+static void test_while_loop(void **state)
+{
+    (void)state;
+    dgc_graph *g = load(LOOP_HEAD LOOP_MUL LOOP_GRADS("loss"));
+    dg_error err = {0};
+    assert_int_equal(dgc_pass_gradients(g, -1, &err), DG_OK);
+    /* one forward value (L/b_x, read by d/dw) goes through a stack: the
+     * loop-invariant w enters the backward loop directly */
+    int32_t push = -1, pop = -1;
+    assert_int_equal(count_op(g, "StackPushV2", &push), 1);
+    assert_int_equal(count_op(g, "StackPopV2", &pop), 1);
+    assert_int_equal(g->nodes[push].inputs[1].node, dgc_graph_find(g, "L/b_x"));
+    /* pushes in forward iteration order, before the counter moves on;
+     * pops likewise in the backward loop */
+    int32_t fbody = dgc_graph_find(g, "g/L/cond/count_body");
+    int32_t fadd = dgc_graph_find(g, "g/L/cond/count_add");
+    int32_t bbody = dgc_graph_find(g, "g/L/cond/grad_count_body");
+    int32_t bsub = dgc_graph_find(g, "g/L/cond/grad_count_sub");
+    assert_true(fbody >= 0 && fadd >= 0 && bbody >= 0 && bsub >= 0);
+    assert_true(has_ctrl(&g->nodes[push], fbody));
+    assert_true(has_ctrl(&g->nodes[fadd], push));
+    assert_true(has_ctrl(&g->nodes[pop], bbody));
+    assert_true(has_ctrl(&g->nodes[bsub], pop));
+    /* the counter is a new variable of the forward loop; the backward
+     * loop's Enters name its own frame */
+    const dgc_node *ce = node(g, "g/L/cond/count_enter");
+    assert_string_equal(dgc_node_attr(ce, "frame_name")->s, "L");
+    const dgc_node *ge = node(g, "g/L/cond/grad_count_enter");
+    assert_string_equal(dgc_node_attr(ge, "frame_name")->s, "g/L/grad");
+    assert_int_equal(ge->inputs[0].node,
+                     dgc_graph_find(g, "g/L/cond/count_exit"));
+    /* d/dw: the accumulator's Exit; d/dx0: the backward variable's */
+    const dgc_node *gw = node(g, "g/w");
+    assert_int_equal(gw->inputs[0].node,
+                     dgc_graph_find(g, "g/L/c_w/grad_acc_exit"));
+    assert_int_equal(gw->outputs[0].shape.dims[0], 3);
+    const dgc_node *gx = node(g, "g/x0");
+    assert_int_equal(gx->inputs[0].node,
+                     dgc_graph_find(g, "g/L/m_x/grad_exit"));
+    /* every generated constant of the backward body is in its frame */
+    for (int32_t i = g->n_file_nodes; i < g->n_nodes; i++) {
+        const dgc_node *n = &g->nodes[i];
+        if (n->op == DGC_OPID_Const && strncmp(n->name, "g/L/mul/", 8) == 0)
+            assert_true(n->n_ctrl == 1);
+    }
+    dg_graph_free(g);
+}
+
+static void expect_grad_error(const char *json, const char *frag)
+{
+    dgc_graph *g = load(json);
+    dg_error err = {0};
+    assert_int_equal(dgc_pass_gradients(g, -1, &err), DG_E_GRAPH);
+    if (!strstr(err.msg, frag))
+        fail_msg("want '%s', got '%s'", frag, err.msg);
+    dg_graph_free(g);
+}
+
+static void test_while_loop_errors(void **state)
+{
+    (void)state;
+    /* a y inside the loop */
+    expect_grad_error(LOOP_HEAD LOOP_MUL LOOP_GRADS("L/mul"),
+                      "gradients 'g': y 'L/mul' is inside a while loop");
+    /* a tf.cond in the body */
+    expect_grad_error(LOOP_HEAD
+        N_("L/pos", "Equal") ", \"inputs\": [\"L/b_i\", \"L/one\"]},"
+        N_("L/sw", "Switch") ", \"inputs\": [\"L/b_x\", \"L/pos\"]},"
+        N_("L/mg", "Merge") ", \"inputs\": [\"L/sw:0\", \"L/sw:1\"]},"
+        N_("L/mul", "Mul") ", \"inputs\": [\"L/mg\", \"L/c_w\"]}"
+        LOOP_GRADS("loss"),
+        "node 'L/mg': gradients through a while loop whose body holds a "
+        "Merge (tf.cond in the loop) are not supported");
+    /* nested loops */
+    char path[1024];
+    const char *root = getenv("DGRUN_SOURCE_ROOT");
+    snprintf(path, sizeof path, "%s/tests/data/cflow/nested_grad.json",
+             root ? root : ".");
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    static char buf[1 << 16];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    expect_grad_error(buf, "while loop 'outer': gradients through nested "
+                      "loops (frame 'inner' inside it) are not supported");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -283,6 +419,8 @@ int main(void)
         cmocka_unit_test(test_train_adam),
         cmocka_unit_test(test_train_sgd_momentum),
         cmocka_unit_test(test_train_errors),
+        cmocka_unit_test(test_while_loop),
+        cmocka_unit_test(test_while_loop_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
