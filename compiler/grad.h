@@ -86,8 +86,14 @@ typedef struct dgc_gloops dgc_gloops;
 dg_status dgc_gloops_find(const dgc_graph *g, int32_t n, dgc_gloops **out,
                           dg_error *err);
 void dgc_gloops_free(dgc_gloops *l);
-/* Node v's top-level loop (its Enters, frame nodes and Exits), -1 none. */
+/* The loop (named by its frame) among the child frames of frame f that
+ * holds node v (its Enters, nodes of it or of frames inside it, its
+ * Exits); -1 none. */
+int dgc_gloops_within(const dgc_gloops *l, int32_t v, int32_t f);
+/* Node v's top-level loop: dgc_gloops_within(l, v, 0). */
 int dgc_gloops_of(const dgc_gloops *l, int32_t v);
+/* The loop an Exit v leaves, -1 if v is not in a loop. */
+int dgc_gloops_left(const dgc_gloops *l, int32_t v);
 /* The node standing for loop L in the sweep (its first Exit). */
 int32_t dgc_gloops_rep(const dgc_gloops *l, int L);
 /* Loop L's Exits (to order something after the loop). */

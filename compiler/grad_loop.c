@@ -29,9 +29,15 @@
  *   the backward frame through is_constant Enters; nodes without an input
  *   in the backward frame get a control input from its counter.
  *
- * Not supported (a graph error naming the loop): nested loops, tf.cond
- * inside a differentiated loop body (a Switch/Merge that is not a loop
- * variable's), a y or an x inside a loop.
+ * - Nested loops: a loop inside the differentiated loop's body is one node
+ *   of the body's sweep; its backward loop is built inside the enclosing
+ *   backward frame (its count and the values it reads from the enclosing
+ *   body go through the enclosing loop's stacks; its stacks enter both
+ *   frames), and the enclosing counters wait for its counters' Exits.
+ *
+ * Not supported (a graph error naming the loop or node): tf.cond inside a
+ * differentiated loop body (a Switch/Merge that is not a loop variable's),
+ * a y or an x inside a loop.
  */
 #include "grad.h"
 #include "dg_alloc.h"
@@ -42,26 +48,22 @@
 
 /* ---- finding the loops --------------------------------------------------- */
 
-typedef struct gloop {
+typedef struct gloop {  /* the loop of one frame */
     int32_t frame;
-    int32_t *enters;
+    int32_t *enters;    /* the Enters opening it */
     int n_enters;
-    int32_t *exits;
+    int32_t *exits;     /* the Exits leaving it */
     int n_exits;
-    int32_t nested;     /* a frame inside it, -1 none */
 } gloop;
 
 struct dgc_gloops {
     int32_t n;          /* nodes covered */
     int32_t *frame;     /* per node: the frame it runs in (0 = root) */
     int32_t *child;     /* per Enter: the frame it opens, else -1 */
-    int *loop_of;       /* per node: its top-level loop, -1 */
     int32_t *fparent;   /* per frame */
     const char **fname; /* per frame */
-    int *ftop;          /* per frame: its top-level loop */
     int32_t n_frames;
-    gloop *loops;
-    int n_loops;
+    gloop *loops;       /* per frame (a loop is named by its frame) */
 };
 
 static const char *frame_name(const dgc_node *n)
@@ -95,17 +97,15 @@ void dgc_gloops_free(dgc_gloops *l)
 {
     if (!l)
         return;
-    for (int i = 0; i < l->n_loops; i++) {
+    for (int32_t i = 0; l->loops && i < l->n_frames; i++) {
         dg_free(l->loops[i].enters);
         dg_free(l->loops[i].exits);
     }
     dg_free(l->loops);
     dg_free(l->frame);
     dg_free(l->child);
-    dg_free(l->loop_of);
     dg_free(l->fparent);
     dg_free(l->fname);
-    dg_free(l->ftop);
     dg_free(l);
 }
 
@@ -209,65 +209,30 @@ dg_status dgc_gloops_find(const dgc_graph *g, int32_t n, dgc_gloops **out,
     l->n = n;
     l->frame = dg_malloc(sizeof *l->frame * nn);
     l->child = dg_malloc(sizeof *l->child * nn);
-    l->loop_of = dg_malloc(sizeof *l->loop_of * nn);
     l->fparent = dg_malloc(sizeof *l->fparent);
     l->fname = dg_malloc(sizeof *l->fname);
-    if (!l->frame || !l->child || !l->loop_of || !l->fparent || !l->fname)
+    if (!l->frame || !l->child || !l->fparent || !l->fname)
         goto nomem;
     l->fparent[0] = -1;
     l->fname[0] = "";
     l->n_frames = 1;
     if (walk_frames(g, l))
         goto nomem;
-    l->ftop = dg_malloc(sizeof *l->ftop * (size_t)l->n_frames);
-    if (!l->ftop)
+    l->loops = dg_calloc((size_t)l->n_frames, sizeof *l->loops);
+    if (!l->loops)
         goto nomem;
-    l->ftop[0] = -1;
-    for (int32_t f = 1; f < l->n_frames; f++) {
-        int32_t t = f;
-        while (l->fparent[t] > 0)
-            t = l->fparent[t];
-        if (t == f) {
-            gloop *nl = dg_realloc(l->loops, sizeof *nl *
-                                   (size_t)(l->n_loops + 1));
-            if (!nl)
-                goto nomem;
-            l->loops = nl;
-            memset(&nl[l->n_loops], 0, sizeof *nl);
-            nl[l->n_loops].frame = f;
-            nl[l->n_loops].nested = -1;
-            l->ftop[f] = l->n_loops++;
-        }
-    }
-    /* frames are numbered parents first: every top is known */
-    for (int32_t f = 1; f < l->n_frames; f++) {
-        int32_t t = f;
-        while (l->fparent[t] > 0)
-            t = l->fparent[t];
-        l->ftop[f] = l->ftop[t];
-        if (t != f && l->loops[l->ftop[t]].nested < 0)
-            l->loops[l->ftop[t]].nested = f;
-    }
     for (int32_t i = 0; i < n; i++) {
         const dgc_node *d = &g->nodes[i];
         int32_t f = l->frame[i];
-        l->loop_of[i] = f > 0 ? l->ftop[f] : -1;
-        if (f == 0 && l->child[i] > 0) {
-            gloop *lp = &l->loops[l->ftop[l->child[i]]];
-            l->loop_of[i] = l->ftop[l->child[i]];
-            if (push_id(&lp->enters, &lp->n_enters, i))
-                goto nomem;
-        }
-        if (d->op == DGC_OPID_Exit && f > 0 && l->fparent[f] == 0 &&
-            push_id(&l->loops[l->ftop[f]].exits,
-                    &l->loops[l->ftop[f]].n_exits, i))
+        l->loops[f].frame = f;
+        if (l->child[i] > 0 &&
+            push_id(&l->loops[l->child[i]].enters,
+                    &l->loops[l->child[i]].n_enters, i))
+            goto nomem;
+        if (d->op == DGC_OPID_Exit && f > 0 &&
+            push_id(&l->loops[f].exits, &l->loops[f].n_exits, i))
             goto nomem;
     }
-    /* a loop without an Exit is on no path: its nodes stand for
-     * themselves */
-    for (int32_t i = 0; i < n; i++)
-        if (l->loop_of[i] >= 0 && l->loops[l->loop_of[i]].n_exits == 0)
-            l->loop_of[i] = -1;
     *out = l;
     return DG_OK;
 nomem:
@@ -275,9 +240,26 @@ nomem:
     return dg_err_nomem(err, "loops");
 }
 
+int dgc_gloops_within(const dgc_gloops *l, int32_t v, int32_t f)
+{
+    if (v < 0 || v >= l->n)
+        return -1;
+    int32_t x = l->child[v] > 0 ? l->child[v] : l->frame[v];
+    while (x > 0 && l->fparent[x] != f)
+        x = l->fparent[x];
+    /* a loop without an Exit is on no path: its nodes stand for
+     * themselves */
+    return x > 0 && l->loops[x].n_exits > 0 ? x : -1;
+}
+
 int dgc_gloops_of(const dgc_gloops *l, int32_t v)
 {
-    return v >= 0 && v < l->n ? l->loop_of[v] : -1;
+    return dgc_gloops_within(l, v, 0);
+}
+
+int dgc_gloops_left(const dgc_gloops *l, int32_t v)
+{
+    return v >= 0 && v < l->n && l->frame[v] > 0 ? l->frame[v] : -1;
 }
 
 int32_t dgc_gloops_rep(const dgc_gloops *l, int L)
@@ -306,6 +288,7 @@ typedef struct lvar {       /* a forward loop variable */
 } lvar;
 
 typedef struct lgrad {
+    struct lgrad *parent;   /* the loop around this one, NULL: top level */
     dgc_gsweep *s;
     dgc_gctx *c;
     dgc_graph *g;
@@ -317,22 +300,29 @@ typedef struct lgrad {
     int64_t parallel;
     int ep;                 /* the Switch output that exits */
     int32_t base;           /* first node made for this loop */
-    uint8_t *inb;           /* [id - base]: output in the backward frame */
+    uint8_t *inb;           /* [id - base]: set_flag's flags */
     int32_t cap_inb;
     int32_t fpivot, fadd;   /* forward counter: body value, increment */
     int32_t blc, bpivot, bsub; /* backward LoopCond, counter, decrement */
+    int32_t bexit;          /* the backward counter's Exit */
     dgc_ref *mfrom, *mto;   /* memo: forward/outer ref -> backward ref */
     int32_t n_memo, cap_memo;
-    int32_t *push, *pop;
+    int32_t *push, *pop;    /* what the counters' steps wait for */
     int n_push, n_pop;
 } lgrad;
+
+static dg_status to_backward(lgrad *lg, dgc_ref r, dgc_ref *out);
+static dg_status grad_loop(dgc_gsweep *s, const dgc_gloops *l, int L,
+                           lgrad *parent);
 
 static dg_status lfail(lgrad *lg)
 {
     return lg->c->err->code != DG_OK ? lg->c->err->code : DG_E_GRAPH;
 }
 
-static int set_inb(lgrad *lg, int32_t id)
+/* Flags of the nodes made for this loop: 1 = output in the backward
+ * frame, 2 = in the forward frame (an inner loop's counter Exit). */
+static int set_flag(lgrad *lg, int32_t id, uint8_t flag)
 {
     int32_t k = id - lg->base;
     if (k >= lg->cap_inb) {
@@ -344,14 +334,24 @@ static int set_inb(lgrad *lg, int32_t id)
         lg->inb = p;
         lg->cap_inb = cap;
     }
-    lg->inb[k] = 1;
+    lg->inb[k] |= flag;
     return 0;
+}
+
+static int set_inb(lgrad *lg, int32_t id)
+{
+    return set_flag(lg, id, 1);
+}
+
+static int has_flag(const lgrad *lg, int32_t id, uint8_t flag)
+{
+    int32_t k = id - lg->base;
+    return k >= 0 && k < lg->cap_inb && (lg->inb[k] & flag);
 }
 
 static int in_b(const lgrad *lg, int32_t id)
 {
-    int32_t k = id - lg->base;
-    return k >= 0 && k < lg->cap_inb && lg->inb[k];
+    return has_flag(lg, id, 1);
 }
 
 /* A node for forward node fwd (not wired, not typed); -1 on error. */
@@ -392,6 +392,29 @@ static dgc_ref R(int32_t node, int32_t index)
 {
     dgc_ref r = {node, index};
     return r;
+}
+
+/* The version of r (a value of the frame around the loop) in the
+ * backward frame around the backward loop. */
+static dg_status outer_b(lgrad *lg, dgc_ref r, dgc_ref *out)
+{
+    if (!lg->parent || in_b(lg->parent, r.node)) {
+        *out = r;
+        return DG_OK;
+    }
+    return to_backward(lg->parent, r, out);
+}
+
+/* A typed node of the backward frame around the loop (its inputs wired
+ * there by the enclosing loop's gradient). */
+static int32_t mk_outer(lgrad *lg, int32_t fwd, const char *suffix, int op,
+                        dgc_ref in)
+{
+    struct dgc_lgrad *saved = lg->c->loop;
+    lg->c->loop = (struct dgc_lgrad *)lg->parent;
+    int32_t id = dgc_grad_node(lg->c, fwd, suffix, op, &in, 1);
+    lg->c->loop = saved;
+    return id;
 }
 
 /* Enter(v) into frame (backward when inb). */
@@ -475,7 +498,8 @@ static int var_next(lgrad *lg, int32_t fwd, const char *what, dgc_ref v,
 static int32_t forward_counter(lgrad *lg)
 {
     int32_t f = lg->cond;
-    int32_t zero = konst(lg, f, "count_init", 0, DG_I32, -1);
+    int32_t zero = konst(lg, f, "count_init", 0, DG_I32,
+                         lg->parent ? lg->parent->fpivot : -1);
     if (zero < 0)
         return -1;
     int32_t en = enter(lg, f, "count_enter", R(zero, 0), 0, 0);
@@ -498,7 +522,10 @@ static int32_t forward_counter(lgrad *lg)
 static int backward_counter(lgrad *lg, int32_t fexit)
 {
     int32_t f = lg->cond;
-    int32_t en = enter(lg, f, "grad_count_enter", R(fexit, 0), 1, 0);
+    dgc_ref cnt;
+    if (outer_b(lg, R(fexit, 0), &cnt) != DG_OK)
+        return -1;
+    int32_t en = enter(lg, f, "grad_count_enter", cnt, 1, 0);
     if (en < 0)
         return -1;
     int32_t m = mk(lg, f, "grad_count_merge", DGC_OPID_Merge,
@@ -531,7 +558,26 @@ static int backward_counter(lgrad *lg, int32_t fexit)
                   (dgc_ref[]){R(lg->bpivot, 0), R(one, 0)}, 2, -1, 1);
     if (lg->bsub < 0)
         return -1;
-    return var_next(lg, f, "grad_count", R(lg->bsub, 0), m, 1);
+    if (var_next(lg, f, "grad_count", R(lg->bsub, 0), m, 1))
+        return -1;
+    lg->bexit = mk(lg, f, "grad_count_exit", DGC_OPID_Exit,
+                   (dgc_ref[]){R(sw, 1)}, 1, -1, 0);
+    if (lg->bexit < 0 || (lg->parent && set_inb(lg->parent, lg->bexit))) {
+        dg_err_nomem(lg->c->err, "loop gradient");
+        return -1;
+    }
+    return 0;
+}
+
+/* A stack handle (a root-frame value) entered into this loop's forward
+ * (inb 0) or backward (inb 1) frame through the frames around it. */
+static int32_t chain(lgrad *lg, int32_t fwd, int32_t st, int inb)
+{
+    int32_t r = lg->parent ? chain(lg->parent, fwd, st, inb) : st;
+    if (r < 0)
+        return -1;
+    return enter(lg, fwd, inb ? "stack_grad_enter" : "stack_enter", R(r, 0),
+                 inb, 1);
 }
 
 static int is_fwd_enter(const lgrad *lg, int32_t v)
@@ -566,12 +612,12 @@ static int32_t stacked(lgrad *lg, dgc_ref r)
     }
     if (typed(lg, st) < 0)
         return -1;
-    int32_t ef = enter(lg, r.node, "stack_enter", R(st, 0), 0, 1);
+    int32_t ef = chain(lg, r.node, st, 0);
     if (ef < 0)
         return -1;
     int32_t push = mk(lg, r.node, "push", DGC_OPID_StackPushV2,
                       (dgc_ref[]){R(ef, 0), r}, 2, lg->fpivot, 0);
-    int32_t eb = enter(lg, r.node, "stack_grad_enter", R(st, 0), 1, 1);
+    int32_t eb = chain(lg, r.node, st, 1);
     if (push < 0 || eb < 0 || push_id(&lg->push, &lg->n_push, push))
         return -1;
     int32_t pop = raw(lg, r.node, "pop", DGC_OPID_StackPopV2,
@@ -600,15 +646,22 @@ static dg_status to_backward(lgrad *lg, dgc_ref r, dgc_ref *out)
         }
     const dgc_graph *g = lg->g;
     int32_t id;
-    if (r.node < lg->l->n && lg->l->frame[r.node] == lg->lp->frame) {
+    dg_status st;
+    dgc_ref o;
+    if ((r.node < lg->l->n && lg->l->frame[r.node] == lg->lp->frame) ||
+        has_flag(lg, r.node, 2)) {
         id = stacked(lg, r);
     } else if (is_fwd_enter(lg, r.node)) {
         if (!dgc_attr_bool(&g->nodes[r.node], "is_constant", 0))
             return dg_err(lg->c->err, DG_E_GRAPH, "node '%s': the gradient "
                           "reads a loop variable's Enter", g->nodes[r.node].name);
-        id = enter(lg, r.node, "grad_enter", g->nodes[r.node].inputs[0], 1, 1);
+        if ((st = outer_b(lg, g->nodes[r.node].inputs[0], &o)) != DG_OK)
+            return st;
+        id = enter(lg, r.node, "grad_enter", o, 1, 1);
     } else {
-        id = enter(lg, r.node, "grad_enter", r, 1, 1);
+        if ((st = outer_b(lg, r, &o)) != DG_OK)
+            return st;
+        id = enter(lg, r.node, "grad_enter", o, 1, 1);
     }
     if (id < 0)
         return lfail(lg);
@@ -664,6 +717,31 @@ dg_status dgc_grad_loop_wire(dgc_gctx *c, int32_t id)
 static int is_float(const dgc_ttype *t)
 {
     return t->dtype == DG_F32 || t->dtype == DG_F64;
+}
+
+/* Node p as the body sees it: a loop inside this one is one node (its
+ * first Exit); -1 outside the loop's frame. */
+static int32_t body_of(const lgrad *lg, int32_t p)
+{
+    int cl = dgc_gloops_within(lg->l, p, lg->lp->frame);
+    if (cl > 0)
+        return dgc_gloops_rep(lg->l, cl);
+    return lg->l->frame[p] == lg->lp->frame ? p : -1;
+}
+
+/* Input k of body node x (a loop inside: its Enters' inputs) as the body
+ * sees it; -2 past the last. */
+static int32_t body_input(const lgrad *lg, int32_t x, int k)
+{
+    const dgc_graph *g = lg->g;
+    int cl = dgc_gloops_within(lg->l, x, lg->lp->frame);
+    if (cl > 0) {
+        const int32_t *en;
+        int n = dgc_gloops_enters(lg->l, cl, &en);
+        return k < n ? body_of(lg, g->nodes[en[k]].inputs[0].node) : -2;
+    }
+    return k < g->nodes[x].n_inputs ? body_of(lg, g->nodes[x].inputs[k].node)
+                                    : -2;
 }
 
 /* The loop's variables, LoopCond and body (forward nodes between the
@@ -786,8 +864,8 @@ static dg_status structure(lgrad *lg, lvar **vars, int *n_vars,
     }
     seen[lg->cond] = 1;
     for (int j = 0; j < nv; j++) {
-        int32_t b = g->nodes[v[j].next].inputs[0].node;
-        if (seen[b] || l->frame[b] != lp->frame)
+        int32_t b = body_of(lg, g->nodes[v[j].next].inputs[0].node);
+        if (b < 0 || seen[b])
             continue;
         int sp = 0;
         seen[b] = 1;
@@ -795,10 +873,10 @@ static dg_status structure(lgrad *lg, lvar **vars, int *n_vars,
         stk[sp++] = 0;
         while (sp > 0) {
             int32_t x = stk[sp - 2], k = stk[sp - 1];
-            if (k < g->nodes[x].n_inputs) {
+            int32_t p = body_input(lg, x, k);
+            if (p != -2) {
                 stk[sp - 1] = k + 1;
-                int32_t p = g->nodes[x].inputs[k].node;
-                if (!seen[p] && l->frame[p] == lp->frame) {
+                if (p >= 0 && !seen[p]) {
                     seen[p] = 1;
                     stk[sp++] = p;
                     stk[sp++] = 0;
@@ -826,6 +904,8 @@ static dg_status build(lgrad *lg, lvar *v, int nv, const int32_t *body,
     const dgc_graph *g = lg->g;
     int32_t f = lg->cond;
     int32_t fexit = forward_counter(lg);
+    if (fexit >= 0 && lg->parent && set_flag(lg->parent, fexit, 2))
+        return dg_err_nomem(lg->c->err, "loop gradient");
     if (fexit < 0 || backward_counter(lg, fexit))
         return lfail(lg);
     /* backward variables: the Exits' gradients */
@@ -841,8 +921,8 @@ static dg_status build(lgrad *lg, lvar *v, int nv, const int32_t *body,
         if (d.node < 0) {
             int32_t like = v[j].exit >= 0 ? v[j].exit
                                           : g->nodes[v[j].enter].inputs[0].node;
-            d.node = mk(lg, v[j].merge, "grad_zeros", DGC_OPID_ZerosLike,
-                        (dgc_ref[]){R(like, 0)}, 1, -1, 0);
+            d.node = mk_outer(lg, v[j].merge, "grad_zeros",
+                              DGC_OPID_ZerosLike, R(like, 0));
             if (d.node < 0)
                 return lfail(lg);
         }
@@ -866,8 +946,8 @@ static dg_status build(lgrad *lg, lvar *v, int nv, const int32_t *body,
         if (!dgc_attr_bool(&g->nodes[e], "is_constant", 0) ||
             !is_float(&g->nodes[e].outputs[0]) || !dgc_gsweep_on(s, e))
             continue;
-        int32_t z = mk(lg, e, "grad_acc_init", DGC_OPID_ZerosLike,
-                       (dgc_ref[]){g->nodes[e].inputs[0]}, 1, -1, 0);
+        int32_t z = mk_outer(lg, e, "grad_acc_init", DGC_OPID_ZerosLike,
+                             g->nodes[e].inputs[0]);
         int32_t en = z < 0 ? -1 : enter(lg, e, "grad_acc_enter", R(z, 0), 1,
                                         0);
         if (en < 0 || var_head(lg, e, "grad_acc", en, lg->blc, 0, 1,
@@ -878,9 +958,15 @@ static dg_status build(lgrad *lg, lvar *v, int nv, const int32_t *body,
     }
     /* one backward iteration: the rules over the body, consumers first */
     dg_status st = DG_OK;
+    struct dgc_lgrad *outer = lg->c->loop;
     lg->c->loop = (struct dgc_lgrad *)lg;
-    for (int k = n_body - 1; k >= 0 && st == DG_OK; k--)
-        st = dgc_gsweep_node(s, body[k]);
+    for (int k = n_body - 1; k >= 0 && st == DG_OK; k--) {
+        int cl = dgc_gloops_within(lg->l, body[k], lp->frame);
+        if (cl < 0)
+            st = dgc_gsweep_node(s, body[k]);
+        else if (dgc_gsweep_on(s, body[k]))
+            st = grad_loop(s, lg->l, cl, lg);
+    }
     for (int j = 0; j < nv && st == DG_OK; j++) {
         if (!v[j].carried)
             continue;
@@ -916,13 +1002,15 @@ static dg_status build(lgrad *lg, lvar *v, int nv, const int32_t *body,
         if (var_next(lg, e, "grad_acc", sum, acc[3 * i], 1))
             st = lfail(lg);
     }
-    lg->c->loop = NULL;
+    lg->c->loop = outer;
     /* the Exits: gradients of the initial values and invariant inputs */
     for (int j = 0; j < nv && st == DG_OK; j++) {
         if (!v[j].carried)
             continue;
         int32_t x = mk(lg, v[j].merge, "grad_exit", DGC_OPID_Exit,
                        (dgc_ref[]){R(v[j].bsw, 1)}, 1, -1, 0);
+        if (x >= 0 && lg->parent && set_inb(lg->parent, x))
+            x = -1;
         st = x < 0 ? lfail(lg)
                    : dgc_gsweep_add(s, g->nodes[v[j].enter].inputs[0],
                                     R(x, 0));
@@ -933,6 +1021,8 @@ static dg_status build(lgrad *lg, lvar *v, int nv, const int32_t *body,
         int32_t e = lp->enters[i];
         int32_t x = mk(lg, e, "grad_acc_exit", DGC_OPID_Exit,
                        (dgc_ref[]){R(acc[3 * i + 1], 1)}, 1, -1, 0);
+        if (x >= 0 && lg->parent && set_inb(lg->parent, x))
+            x = -1;
         st = x < 0 ? lfail(lg)
                    : dgc_gsweep_add(s, g->nodes[e].inputs[0], R(x, 0));
     }
@@ -945,21 +1035,24 @@ static dg_status build(lgrad *lg, lvar *v, int nv, const int32_t *body,
     for (int i = 0; i < lg->n_pop && st == DG_OK; i++)
         if (dgc_node_add_ctrl(lg->g, lg->bsub, lg->pop[i]))
             st = dg_err_nomem(lg->c->err, "loop gradient");
+    /* a loop inside another: the enclosing counters wait for it */
+    if (st == DG_OK && lg->parent &&
+        (push_id(&lg->parent->push, &lg->parent->n_push, fexit) ||
+         push_id(&lg->parent->pop, &lg->parent->n_pop, lg->bexit)))
+        st = dg_err_nomem(lg->c->err, "loop gradient");
     (void)f;
     return st;
 }
 
-dg_status dgc_grad_loop(dgc_gsweep *s, const dgc_gloops *l, int L)
+static dg_status grad_loop(dgc_gsweep *s, const dgc_gloops *l, int L,
+                           lgrad *parent)
 {
     dgc_gctx *c = dgc_gsweep_ctx(s);
     const gloop *lp = &l->loops[L];
-    if (lp->nested >= 0)
-        return dg_err(c->err, DG_E_GRAPH, "while loop '%s': gradients "
-                      "through nested loops (frame '%s' inside it) are not "
-                      "supported", l->fname[lp->frame],
-                      l->fname[lp->nested]);
+    struct dgc_lgrad *saved = c->loop;
     lgrad lg;
     memset(&lg, 0, sizeof lg);
+    lg.parent = parent;
     lg.s = s;
     lg.c = c;
     lg.g = c->g;
@@ -975,7 +1068,7 @@ dg_status dgc_grad_loop(dgc_gsweep *s, const dgc_gloops *l, int L)
                  lg.fframe);
         st = build(&lg, vars, nv, body, nb);
     }
-    c->loop = NULL;
+    c->loop = saved;
     dg_free(vars);
     dg_free(body);
     dg_free(lg.inb);
@@ -984,4 +1077,9 @@ dg_status dgc_grad_loop(dgc_gsweep *s, const dgc_gloops *l, int L)
     dg_free(lg.push);
     dg_free(lg.pop);
     return st;
+}
+
+dg_status dgc_grad_loop(dgc_gsweep *s, const dgc_gloops *l, int L)
+{
+    return grad_loop(s, l, L, NULL);
 }

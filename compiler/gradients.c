@@ -427,8 +427,8 @@ dg_status dgc_grad_build(dgc_graph *g, const char *set, const int32_t *ys,
     /* a loop is on the path when one of its Exits is */
     for (int32_t v = 0; s->loops && v < n; v++)
         if (g->nodes[v].op == DGC_OPID_Exit && ON(v) &&
-            dgc_gloops_of(s->loops, v) >= 0)
-            mark[dgc_gloops_rep(s->loops, dgc_gloops_of(s->loops, v))] |= 3;
+            dgc_gloops_left(s->loops, v) > 0)
+            mark[dgc_gloops_rep(s->loops, dgc_gloops_left(s->loops, v))] |= 3;
 
     /* post-order over on-path nodes from ys (inputs before consumers); a
      * loop is one node (its representative) */

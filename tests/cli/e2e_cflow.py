@@ -7,7 +7,8 @@ Usage: e2e_cflow.py DGRUN GROUP
   cpu       every graph of tests/data/cflow on CPU:0, values checked;
             gradients through while loops against NumPy finite differences
             and against the same graphs unrolled, `dgrun train` over a loop
-            (same losses and variables as unrolled; it converges)
+            (same losses and variables as unrolled; it converges); nested
+            loops against finite differences
   gpu       the same with the OpenCL GPU (PoCL) in the device list and the
             graphs scoped to GPU:0 (soft placement: counters and
             predicates stay on the CPU, transfers every iteration)
@@ -131,9 +132,6 @@ def graphs(dev):
             ("bad_exit.json", 2, "node 'lonely_exit': Exit outside of a loop",
              []),
             ("bad_pop.json", 1, "node 'pop': pop from an empty stack", []),
-            ("nested_grad.json", 2, "while loop 'outer': gradients "
-             "through nested loops (frame 'inner' inside it) are not "
-             "supported", []),
             ("while_simple.json", 2, "node 'L/body1': cannot fetch a value "
              "of loop frame 'L'", ["--fetch", "L/body1"])):
         rc, out, err = dgrun("run", os.path.join(CF, g), *dev, *more)
@@ -207,6 +205,29 @@ def loop_grads(dev):
                  "rnn d loss / d %s: loop vs finite differences" % name)
             close(r["g/" + name]["value"], r["gu/" + name]["value"],
                   "rnn d loss / d %s: loop vs unrolled" % name)
+    # nested loops: the inner one runs i + 1 times in outer iteration i
+    r, _ = run_json("nested_grad.json", *dev)
+    if r:
+        near(r["g/x"]["value"], [1.875 * (1 + 1 / 16 + 1 / 256)] * 3,
+             "nested d y / d x")
+    r, _ = run_json("nested_rnn_grad.json", *dev)
+    if r:
+        def nested_f(w, h0):
+            h = h0
+            for i in range(3):
+                s = np.tanh(h * w)
+                a = h
+                for _ in range(i + 1):
+                    a = np.sin(a) * s + w
+                h = a + s
+            return (h ** 2).sum()
+        w = np.array([0.8, -0.6, 0.4])
+        h0 = np.array([0.3, -0.7, 0.5])
+        near(r["loss"]["value"], nested_f(w, h0), "nested rnn loss")
+        near(r["g/w"]["value"], fd_grad(lambda v: nested_f(v, h0), w),
+             "nested rnn d/dw vs finite differences")
+        near(r["g/h0"]["value"], fd_grad(lambda v: nested_f(w, v), h0),
+             "nested rnn d/dh0 vs finite differences")
     # training through a loop: the same steps as unrolled, and it converges
     res = {}
     for g in ("while_train", "while_train_unrolled"):

@@ -4,8 +4,8 @@
  * SumTo for broadcasting, ZerosLike without a path, optimizer state and
  * the train op, and the errors (non-scalar loss, var_list entry that is not
  * a Variable, gradient through a non-differentiable op), and gradients
- * through while loops (the backward loop's wiring and the unsupported
- * cases).
+ * through while loops (the backward loop's wiring, nested loops, the
+ * unsupported cases).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -378,7 +378,7 @@ static void expect_grad_error(const char *json, const char *frag)
     dg_graph_free(g);
 }
 
-static void test_while_loop_errors(void **state)
+static void test_while_loop_nested_and_errors(void **state)
 {
     (void)state;
     /* a y inside the loop */
@@ -393,10 +393,10 @@ static void test_while_loop_errors(void **state)
         LOOP_GRADS("loss"),
         "node 'L/mg': gradients through a while loop whose body holds a "
         "Merge (tf.cond in the loop) are not supported");
-    /* nested loops */
+    /* nested loops: supported (tests/data/cflow/nested_rnn_grad.json) */
     char path[1024];
     const char *root = getenv("DGRUN_SOURCE_ROOT");
-    snprintf(path, sizeof path, "%s/tests/data/cflow/nested_grad.json",
+    snprintf(path, sizeof path, "%s/tests/data/cflow/nested_rnn_grad.json",
              root ? root : ".");
     FILE *f = fopen(path, "rb");
     assert_non_null(f);
@@ -404,8 +404,35 @@ static void test_while_loop_errors(void **state)
     size_t n = fread(buf, 1, sizeof buf - 1, f);
     fclose(f);
     buf[n] = 0;
-    expect_grad_error(buf, "while loop 'outer': gradients through nested "
-                      "loops (frame 'inner' inside it) are not supported");
+    dgc_graph *g = load(buf);
+    dg_error err = {0};
+    assert_int_equal(dgc_pass_gradients(g, -1, &err), DG_OK);
+    /* the inner loop's stacks enter both frames around it: the pop's
+     * handle is Enter(inner backward) of Enter(outer backward) of the
+     * stack */
+    int32_t pop = -1, found = 0;
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        if (g->nodes[i].op != DGC_OPID_StackPopV2)
+            continue;
+        const dgc_node *e1 = &g->nodes[g->nodes[i].inputs[0].node];
+        const dgc_node *e0 = &g->nodes[e1->inputs[0].node];
+        if (strcmp(dgc_node_attr(e1, "frame_name")->s, "g/I/grad") == 0) {
+            assert_int_equal(e0->op, DGC_OPID_Enter);
+            assert_string_equal(dgc_node_attr(e0, "frame_name")->s,
+                                "g/O/grad");
+            assert_int_equal(g->nodes[e0->inputs[0].node].op,
+                             DGC_OPID_StackV2);
+            found++;
+        }
+        pop = i;
+    }
+    assert_true(pop >= 0 && found > 0);
+    /* the outer counters wait for the inner loops */
+    const dgc_node *fadd = node(g, "g/O/cond/count_add");
+    assert_true(has_ctrl(fadd, dgc_graph_find(g, "g/I/cond/count_exit")));
+    const dgc_node *bsub = node(g, "g/O/cond/grad_count_sub");
+    assert_true(has_ctrl(bsub, dgc_graph_find(g, "g/I/cond/grad_count_exit")));
+    dg_graph_free(g);
 }
 
 int main(void)
@@ -420,7 +447,7 @@ int main(void)
         cmocka_unit_test(test_train_sgd_momentum),
         cmocka_unit_test(test_train_errors),
         cmocka_unit_test(test_while_loop),
-        cmocka_unit_test(test_while_loop_errors),
+        cmocka_unit_test(test_while_loop_nested_and_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

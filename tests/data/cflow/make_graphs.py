@@ -8,8 +8,10 @@ Run it after changing it: python3 make_graphs.py (writes next to itself).
                      untaken branch holds a Print that must stay silent
   nested.json        outer loop i < 3 (i != 3) around an inner loop j != 4:
                      acc = acc * 0.5 + x inside, acc += i outside
-  nested_grad.json   nested with gradients: not supported yet, a graph
-                     error naming the outer loop
+  nested_grad.json   nested with gradients: d y / d x
+  nested_rnn_grad.json  an outer loop (3 iterations) whose body runs an
+                     inner loop i + 1 times, reading a value of the outer
+                     body and w: gradients for w and h0
   parallel.json      the same independent loop body with parallel_iterations
                      1 (out1) and 8 (out8): equal results
   dead_loop.json     a while loop in the untaken branch of a cond: its Exits
@@ -200,6 +202,33 @@ def while_grads():
                 ["loss", "loss_u"])
 
 
+def nested_rnn_grad():
+    g = G()
+    g.add("Variable", [], "w", dtype="float32", shape=[3],
+          init=[0.8, -0.6, 0.4])
+    h0 = g.const([0.3, -0.7, 0.5], name="h0")
+
+    def obody(v, c, piv):
+        one = g.const(1, "int32", ctrl=piv)
+        s_ = g.add("Tanh", [g.add("Mul", [v[1], c[1]])], "O/s")
+        m = g.add("Add", [v[0], one], "O/m")
+
+        def ibody(w, cc, ipiv):
+            a = g.add("Add", [g.add("Mul", [g.add("Sin", [w[1]]), cc[1]]),
+                              cc[2]])
+            return [g.add("Add", [w[0], g.const(1, "int32", ctrl=ipiv)]), a]
+        ex = g.loop("I", [g.const(0, "int32", ctrl=piv), v[1]],
+                    lambda w, cc: g.add("Equal", [w[0], cc[0]]), ibody,
+                    consts=[m, s_, c[1]])
+        return [m, g.add("Add", [ex[1], s_])]
+    ex = g.loop("O", [g.const(0, "int32"), h0],
+                lambda v, c: g.add("Equal", [v[0], c[0]]), obody,
+                consts=[g.const(3, "int32"), "w"])
+    g.add("Sum", [g.add("Square", [ex[1]])], "loss")
+    g.gradients = [{"name": "g", "ys": ["loss"], "xs": ["w", h0]}]
+    g.write("nested_rnn_grad.json", ["loss", "g/w", "g/h0"])
+
+
 def cond():
     g = G()
     x = g.const([1.0, 2.0, 3.0], name="x")
@@ -353,6 +382,7 @@ def bad():
 if __name__ == "__main__":
     while_simple()
     while_grads()
+    nested_rnn_grad()
     cond()
     nested()
     parallel()
