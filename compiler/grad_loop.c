@@ -315,9 +315,13 @@ static dg_status to_backward(lgrad *lg, dgc_ref r, dgc_ref *out);
 static dg_status grad_loop(dgc_gsweep *s, const dgc_gloops *l, int L,
                            lgrad *parent);
 
+/* The status of a failed step: every failure that is not an allocation's
+ * has filled err. */
 static dg_status lfail(lgrad *lg)
 {
-    return lg->c->err->code != DG_OK ? lg->c->err->code : DG_E_GRAPH;
+    if (lg->c->err->code != DG_OK)
+        return lg->c->err->code;
+    return dg_err_nomem(lg->c->err, "loop gradient");
 }
 
 /* Flags of the nodes made for this loop: 1 = output in the backward
@@ -618,8 +622,12 @@ static int32_t stacked(lgrad *lg, dgc_ref r)
     int32_t push = mk(lg, r.node, "push", DGC_OPID_StackPushV2,
                       (dgc_ref[]){R(ef, 0), r}, 2, lg->fpivot, 0);
     int32_t eb = chain(lg, r.node, st, 1);
-    if (push < 0 || eb < 0 || push_id(&lg->push, &lg->n_push, push))
+    if (push < 0 || eb < 0)
         return -1;
+    if (push_id(&lg->push, &lg->n_push, push)) {
+        dg_err_nomem(lg->c->err, "loop gradient");
+        return -1;
+    }
     int32_t pop = raw(lg, r.node, "pop", DGC_OPID_StackPopV2,
                       (dgc_ref[]){R(eb, 0)}, 1);
     if (pop < 0)
