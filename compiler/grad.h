@@ -81,8 +81,28 @@ dg_status dgc_gsweep_node(dgc_gsweep *s, int32_t v);
 int dgc_gsweep_on(const dgc_gsweep *s, int32_t v);
 
 /* The loops of nodes [0, n) of g, found by walking frames from the graph's
- * sources as the executor does.  *out = NULL when g has no Enter. */
-typedef struct dgc_gloops dgc_gloops;
+ * sources as the executor does (grad_loop_find.c).  *out = NULL when g has
+ * no Enter. */
+typedef struct dgc_gloop {  /* the loop of one frame */
+    int32_t frame;
+    int32_t *enters;    /* the Enters opening it */
+    int n_enters;
+    int32_t *exits;     /* the Exits leaving it */
+    int n_exits;
+} dgc_gloop;
+
+typedef struct dgc_gloops {
+    int32_t n;          /* nodes covered */
+    int32_t *frame;     /* per node: the frame it runs in (0 = root) */
+    int32_t *child;     /* per Enter: the frame it opens, else -1 */
+    int32_t *fparent;   /* per frame */
+    const char **fname; /* per frame */
+    int32_t n_frames;
+    dgc_gloop *loops;       /* per frame (a loop is named by its frame) */
+} dgc_gloops;
+
+/* Append v to the array *a of *n ids; -1 nomem. */
+int dgc_ids_push(int32_t **a, int *n, int32_t v);
 dg_status dgc_gloops_find(const dgc_graph *g, int32_t n, dgc_gloops **out,
                           dg_error *err);
 void dgc_gloops_free(dgc_gloops *l);
