@@ -34,9 +34,17 @@
  *   body go through the enclosing loop's stacks; its stacks enter both
  *   frames), and the enclosing counters wait for its counters' Exits.
  *
- * Not supported (a graph error naming the loop or node): tf.cond inside a
- * differentiated loop body (a Switch/Merge that is not a loop variable's),
- * a y or an x inside a loop.
+ * - tf.cond in the body: every body value has a guard, the (Switch, output)
+ *   it depends on (nested conds: a chain).  A guarded value's push is dead
+ *   when its branch is not taken; its pop's stack handle goes through a
+ *   Switch on the popped predicate, so it is dead in the same backward
+ *   iterations.  The counters wait for pushes and pops through
+ *   ControlTriggers, which fire for dead ones too.  As in TF, tensors a
+ *   branch reads from outside must enter it through a Switch on the
+ *   predicate (tf.cond makes these).
+ *
+ * Not supported (a graph error naming the node): a Merge in the body that
+ * does not join the two outputs of one Switch, a y or an x inside a loop.
  */
 #include "grad.h"
 #include "dg_alloc.h"
@@ -75,6 +83,11 @@ typedef struct lgrad {
     int32_t n_memo, cap_memo;
     int32_t *push, *pop;    /* what the counters' steps wait for */
     int n_push, n_pop;
+    /* tf.conds in the body: a guard is a (Switch, output) a value depends
+     * on, inside its parent guard */
+    int32_t *guard;         /* per forward node: its innermost guard, -1 */
+    int32_t *gsw, *gport, *gparent;
+    int n_guard;
 } lgrad;
 
 static dg_status to_backward(lgrad *lg, dgc_ref r, dgc_ref *out);
@@ -358,6 +371,113 @@ static int is_fwd_enter(const lgrad *lg, int32_t v)
     return 0;
 }
 
+/* A Switch of the body that is not a loop variable's: a tf.cond's. */
+static int is_cond_switch(const lgrad *lg, int32_t v)
+{
+    return v < lg->l->n && lg->g->nodes[v].op == DGC_OPID_Switch &&
+           lg->l->frame[v] == lg->lp->frame &&
+           lg->g->nodes[v].inputs[1].node != lg->cond;
+}
+
+/* The guard of output `port` of cond Switch sw, added if new; -2 nomem. */
+static int guard_at(lgrad *lg, int32_t sw, int port)
+{
+    for (int i = 0; i < lg->n_guard; i++)
+        if (lg->gsw[i] == sw && lg->gport[i] == port)
+            return i;
+    int n = lg->n_guard, n1 = n, n2 = n;
+    if (dgc_ids_push(&lg->gsw, &n, sw) ||
+        dgc_ids_push(&lg->gport, &n1, port) ||
+        dgc_ids_push(&lg->gparent, &n2, lg->guard[sw]))
+        return -2;
+    return lg->n_guard++;
+}
+
+/* The guard of a forward value: -1 none, -2 nomem. */
+static int guard_of(lgrad *lg, dgc_ref r)
+{
+    if (r.node >= lg->l->n)
+        return -1;
+    if (is_cond_switch(lg, r.node))
+        return guard_at(lg, r.node, r.index);
+    return lg->guard[r.node];
+}
+
+static int guard_depth(const lgrad *lg, int gd)
+{
+    int d = 0;
+    for (; gd >= 0; gd = lg->gparent[gd])
+        d++;
+    return d;
+}
+
+/* Guards of the body nodes (order: inputs first): a Merge of a tf.cond
+ * is guarded by its Switch's guard, any other node by its innermost
+ * input's (data or control). */
+static dg_status find_guards(lgrad *lg, const int32_t *order, int n_order)
+{
+    const dgc_graph *g = lg->g;
+    for (int oi = 0; oi < n_order; oi++) {
+        int32_t x = order[oi];
+        const dgc_node *d = &g->nodes[x];
+        if (dgc_gloops_within(lg->l, x, lg->lp->frame) > 0)
+            continue; /* a loop inside: its guard is its Enters' */
+        int best = -1;
+        int gin[2] = {-1, -1};
+        for (int k = 0; k < d->n_inputs + d->n_ctrl; k++) {
+            int gd = k < d->n_inputs ? guard_of(lg, d->inputs[k])
+                                     : (d->ctrl[k - d->n_inputs] < lg->l->n
+                                            ? lg->guard[d->ctrl[k - d->n_inputs]]
+                                            : -1);
+            if (gd == -2)
+                return dg_err_nomem(lg->c->err, "loop gradient");
+            if (k < 2)
+                gin[k] = gd;
+            if (guard_depth(lg, gd) > guard_depth(lg, best))
+                best = gd;
+        }
+        if (d->op == DGC_OPID_Merge && d->n_inputs == 2) {
+            /* the branches of one Switch meet: the guard around it */
+            best = -3;
+            for (int a = gin[0]; a >= 0 && best == -3; a = lg->gparent[a])
+                for (int b = gin[1]; b >= 0; b = lg->gparent[b])
+                    if (lg->gsw[a] == lg->gsw[b] && lg->gport[a] != lg->gport[b]) {
+                        best = lg->gparent[a];
+                        break;
+                    }
+            if (best == -3)
+                return dg_err(lg->c->err, DG_E_GRAPH, "node '%s': gradients "
+                              "through a Merge in a while loop body that "
+                              "does not join the two outputs of one Switch",
+                              d->name);
+        }
+        lg->guard[x] = best;
+    }
+    return DG_OK;
+}
+
+/* Stack handle h in the backward frame, dead in the backward iterations
+ * whose forward iteration did not take guard gd: routed through Switches
+ * on the popped predicates (TF's cond-in-while gradient). */
+static int32_t guarded(lgrad *lg, int32_t h, int gd)
+{
+    if (gd < 0)
+        return h;
+    h = guarded(lg, h, lg->gparent[gd]);
+    if (h < 0)
+        return -1;
+    dgc_ref pred;
+    int32_t sw = lg->gsw[gd];
+    if (to_backward(lg, lg->g->nodes[sw].inputs[1], &pred) != DG_OK)
+        return -1;
+    int32_t b = mk(lg, sw, "grad_guard", DGC_OPID_Switch,
+                   (dgc_ref[]){R(h, 0), pred}, 2, -1, 1);
+    if (b < 0)
+        return -1;
+    return mk(lg, sw, "grad_guard_out", DGC_OPID_Identity,
+              (dgc_ref[]){R(b, lg->gport[gd])}, 1, -1, 1);
+}
+
 /* The forward value r (in the forward frame) for the backward iteration:
  * pushed in every forward iteration, popped in the backward one. */
 static int32_t stacked(lgrad *lg, dgc_ref r)
@@ -387,8 +507,13 @@ static int32_t stacked(lgrad *lg, dgc_ref r)
         return -1;
     int32_t push = mk(lg, r.node, "push", DGC_OPID_StackPushV2,
                       (dgc_ref[]){R(ef, 0), r}, 2, lg->fpivot, 0);
+    int gd = guard_of(lg, r);
+    if (gd == -2) {
+        dg_err_nomem(lg->c->err, "loop gradient");
+        return -1;
+    }
     int32_t eb = chain(lg, r.node, st, 1);
-    if (push < 0 || eb < 0)
+    if (push < 0 || eb < 0 || (eb = guarded(lg, eb, gd)) < 0)
         return -1;
     if (dgc_ids_push(&lg->push, &lg->n_push, push)) {
         dg_err_nomem(lg->c->err, "loop gradient");
@@ -553,12 +678,13 @@ static dg_status structure(lgrad *lg, lvar **vars, int *n_vars,
             else if (g->nodes[p].op == DGC_OPID_NextIteration)
                 x.next = p;
         }
+        if (x.enter < 0 && x.next < 0)
+            continue; /* a tf.cond's Merge in the body */
         if (x.enter < 0 || x.next < 0 || g->nodes[i].n_inputs != 2) {
             dg_free(v);
-            return dg_err(lg->c->err, DG_E_GRAPH, "node '%s': gradients "
-                          "through a while loop whose body holds a Merge "
-                          "(tf.cond in the loop) are not supported",
-                          g->nodes[i].name);
+            return dg_err(lg->c->err, DG_E_GRAPH, "node '%s': a loop "
+                          "variable's Merge needs an Enter and a "
+                          "NextIteration", g->nodes[i].name);
         }
         lvar *nvv = dg_realloc(v, sizeof *nvv * (size_t)(nv + 1));
         if (!nvv) {
@@ -577,15 +703,14 @@ static dg_status structure(lgrad *lg, lvar **vars, int *n_vars,
         if (l->frame[i] != lp->frame)
             continue;
         const dgc_node *d = &g->nodes[i];
-        if (d->op == DGC_OPID_Switch) {
+        if (d->op == DGC_OPID_Switch && d->inputs[1].node == lg->cond) {
             int j = 0;
             while (j < nv && v[j].merge != d->inputs[0].node)
                 j++;
-            if (j == nv || d->inputs[1].node != lg->cond)
-                return dg_err(lg->c->err, DG_E_GRAPH, "node '%s': gradients "
-                              "through a while loop whose body holds a "
-                              "Switch (tf.cond in the loop) are not "
-                              "supported", d->name);
+            if (j == nv)
+                return dg_err(lg->c->err, DG_E_GRAPH, "node '%s': a Switch "
+                              "on the loop's LoopCond that is not a loop "
+                              "variable's", d->name);
             v[j].sw = i;
         }
     }
@@ -665,10 +790,36 @@ static dg_status structure(lgrad *lg, lvar **vars, int *n_vars,
     dg_free(seen);
     *body = order;
     *n_body = no;
-    return DG_OK;
+    lg->guard = dg_malloc(sizeof *lg->guard * (size_t)(n + 1));
+    if (!lg->guard)
+        return dg_err_nomem(lg->c->err, "loop gradient");
+    for (int32_t i = 0; i < n; i++)
+        lg->guard[i] = -1;
+    return find_guards(lg, order, no);
 }
 
 /* ---- the loop's gradient ------------------------------------------------- */
+
+/* Node `step` waits for every node of on[] through a ControlTrigger,
+ * which fires when they ran or were dead (pushes and pops in an untaken
+ * branch of a tf.cond). */
+static dg_status wait_all(lgrad *lg, int32_t step, const int32_t *on, int n,
+                          const char *what)
+{
+    if (n == 0)
+        return DG_OK;
+    int32_t t = raw(lg, lg->cond, what, DGC_OPID_ControlTrigger, NULL, 0);
+    if (t < 0)
+        return lfail(lg);
+    for (int i = 0; i < n; i++)
+        if (dgc_node_add_ctrl(lg->g, t, on[i]))
+            return dg_err_nomem(lg->c->err, "loop gradient");
+    if (typed(lg, t) < 0)
+        return lfail(lg);
+    if (dgc_node_add_ctrl(lg->g, step, t))
+        return dg_err_nomem(lg->c->err, "loop gradient");
+    return DG_OK;
+}
 
 static dg_status build(lgrad *lg, lvar *v, int nv, const int32_t *body,
                        int n_body)
@@ -802,12 +953,10 @@ static dg_status build(lgrad *lg, lvar *v, int nv, const int32_t *body,
     dg_free(acc);
     /* order the stacks: pushes before the forward increment, pops before
      * the backward decrement */
-    for (int i = 0; i < lg->n_push && st == DG_OK; i++)
-        if (dgc_node_add_ctrl(lg->g, lg->fadd, lg->push[i]))
-            st = dg_err_nomem(lg->c->err, "loop gradient");
-    for (int i = 0; i < lg->n_pop && st == DG_OK; i++)
-        if (dgc_node_add_ctrl(lg->g, lg->bsub, lg->pop[i]))
-            st = dg_err_nomem(lg->c->err, "loop gradient");
+    if (st == DG_OK)
+        st = wait_all(lg, lg->fadd, lg->push, lg->n_push, "pushed");
+    if (st == DG_OK)
+        st = wait_all(lg, lg->bsub, lg->pop, lg->n_pop, "popped");
     /* a loop inside another: the enclosing counters wait for it */
     if (st == DG_OK && lg->parent &&
         (dgc_ids_push(&lg->parent->push, &lg->parent->n_push, fexit) ||
@@ -848,6 +997,10 @@ static dg_status grad_loop(dgc_gsweep *s, const dgc_gloops *l, int L,
     dg_free(lg.mto);
     dg_free(lg.push);
     dg_free(lg.pop);
+    dg_free(lg.guard);
+    dg_free(lg.gsw);
+    dg_free(lg.gport);
+    dg_free(lg.gparent);
     return st;
 }
 

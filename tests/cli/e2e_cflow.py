@@ -8,7 +8,7 @@ Usage: e2e_cflow.py DGRUN GROUP
             gradients through while loops against NumPy finite differences
             and against the same graphs unrolled, `dgrun train` over a loop
             (same losses and variables as unrolled; it converges); nested
-            loops against finite differences
+            loops and a tf.cond in a loop body against finite differences
   gpu       the same with the OpenCL GPU (PoCL) in the device list and the
             graphs scoped to GPU:0 (soft placement: counters and
             predicates stay on the CPU, transfers every iteration)
@@ -205,6 +205,21 @@ def loop_grads(dev):
                  "rnn d loss / d %s: loop vs finite differences" % name)
             close(r["g/" + name]["value"], r["gu/" + name]["value"],
                   "rnn d loss / d %s: loop vs unrolled" % name)
+    # a tf.cond in the loop body: pops of the untaken branch are dead
+    r, _ = run_json("while_cond_grad.json", *dev)
+    if r:
+        def cond_f(w, x0):
+            x = x0
+            for i in range(4):
+                x = x * w if i == 2 else np.sin(x * w)
+            return (x ** 2).sum()
+        w = np.array([0.8, -0.6, 0.4])
+        x0 = np.array([0.3, -0.7, 0.5])
+        near(r["loss"]["value"], cond_f(w, x0), "cond in loop: loss")
+        near(r["g/w"]["value"], fd_grad(lambda v: cond_f(v, x0), w),
+             "cond in loop: d/dw vs finite differences")
+        near(r["g/x0"]["value"], fd_grad(lambda v: cond_f(w, v), x0),
+             "cond in loop: d/dx0 vs finite differences")
     # nested loops: the inner one runs i + 1 times in outer iteration i
     r, _ = run_json("nested_grad.json", *dev)
     if r:

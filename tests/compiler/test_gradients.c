@@ -4,8 +4,8 @@
  * SumTo for broadcasting, ZerosLike without a path, optimizer state and
  * the train op, and the errors (non-scalar loss, var_list entry that is not
  * a Variable, gradient through a non-differentiable op), and gradients
- * through while loops (the backward loop's wiring, nested loops, the
- * unsupported cases).
+ * through while loops (the backward loop's wiring, nested loops, a tf.cond
+ * in the body, the unsupported cases).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -339,10 +339,18 @@ static void test_while_loop(void **state)
     int32_t bbody = dgc_graph_find(g, "g/L/cond/grad_count_body");
     int32_t bsub = dgc_graph_find(g, "g/L/cond/grad_count_sub");
     assert_true(fbody >= 0 && fadd >= 0 && bbody >= 0 && bsub >= 0);
+    /* (through ControlTriggers, which also fire for the dead pushes and
+     * pops of an untaken tf.cond branch) */
+    int32_t pushed = dgc_graph_find(g, "g/L/cond/pushed");
+    int32_t popped = dgc_graph_find(g, "g/L/cond/popped");
+    assert_true(pushed >= 0 && popped >= 0);
+    assert_int_equal(g->nodes[pushed].op, DGC_OPID_ControlTrigger);
     assert_true(has_ctrl(&g->nodes[push], fbody));
-    assert_true(has_ctrl(&g->nodes[fadd], push));
+    assert_true(has_ctrl(&g->nodes[fadd], pushed));
+    assert_true(has_ctrl(&g->nodes[pushed], push));
     assert_true(has_ctrl(&g->nodes[pop], bbody));
-    assert_true(has_ctrl(&g->nodes[bsub], pop));
+    assert_true(has_ctrl(&g->nodes[bsub], popped));
+    assert_true(has_ctrl(&g->nodes[popped], pop));
     /* the counter is a new variable of the forward loop; the backward
      * loop's Enters name its own frame */
     const dgc_node *ce = node(g, "g/L/cond/count_enter");
@@ -378,21 +386,48 @@ static void expect_grad_error(const char *json, const char *frag)
     dg_graph_free(g);
 }
 
-static void test_while_loop_nested_and_errors(void **state)
+static void test_while_loop_nested_cond_errors(void **state)
 {
     (void)state;
     /* a y inside the loop */
     expect_grad_error(LOOP_HEAD LOOP_MUL LOOP_GRADS("L/mul"),
                       "gradients 'g': y 'L/mul' is inside a while loop");
-    /* a tf.cond in the body */
-    expect_grad_error(LOOP_HEAD
+    /* a tf.cond in the body: the pop of a value of a branch is dead when
+     * that branch was not taken (its handle goes through a Switch on the
+     * popped predicate) */
+    const char *cond_body = LOOP_HEAD
         N_("L/pos", "Equal") ", \"inputs\": [\"L/b_i\", \"L/one\"]},"
         N_("L/sw", "Switch") ", \"inputs\": [\"L/b_x\", \"L/pos\"]},"
-        N_("L/mg", "Merge") ", \"inputs\": [\"L/sw:0\", \"L/sw:1\"]},"
+        N_("L/sq", "Square") ", \"inputs\": [\"L/sw:1\"]},"
+        N_("L/mg", "Merge") ", \"inputs\": [\"L/sw:0\", \"L/sq\"]},"
+        N_("L/mul", "Mul") ", \"inputs\": [\"L/mg\", \"L/c_w\"]}"
+        LOOP_GRADS("loss");
+    dgc_graph *gc = load(cond_body);
+    dg_error e2 = {0};
+    assert_int_equal(dgc_pass_gradients(gc, -1, &e2), DG_OK);
+    const dgc_node *gs = node(gc, "g/L/sw/grad_guard");
+    assert_int_equal(gs->op, DGC_OPID_Switch);
+    int guarded_pops = 0;
+    for (int32_t i = 0; i < gc->n_nodes; i++) {
+        const dgc_node *p = &gc->nodes[i];
+        if (p->op != DGC_OPID_StackPopV2)
+            continue;
+        const dgc_node *h = &gc->nodes[p->inputs[0].node];
+        if (h->op == DGC_OPID_Identity &&
+            gc->nodes[h->inputs[0].node].op == DGC_OPID_Switch) {
+            assert_int_equal(h->inputs[0].index, 1); /* the true branch */
+            guarded_pops++;
+        }
+    }
+    assert_int_equal(guarded_pops, 1); /* Square's input */
+    dg_graph_free(gc);
+    /* a Merge that does not join one Switch's outputs */
+    expect_grad_error(LOOP_HEAD
+        N_("L/mg", "Merge") ", \"inputs\": [\"L/b_x\", \"L/b_x\"]},"
         N_("L/mul", "Mul") ", \"inputs\": [\"L/mg\", \"L/c_w\"]}"
         LOOP_GRADS("loss"),
-        "node 'L/mg': gradients through a while loop whose body holds a "
-        "Merge (tf.cond in the loop) are not supported");
+        "node 'L/mg': gradients through a Merge in a while loop body that "
+        "does not join the two outputs of one Switch");
     /* nested loops: supported (tests/data/cflow/nested_rnn_grad.json) */
     char path[1024];
     const char *root = getenv("DGRUN_SOURCE_ROOT");
@@ -428,10 +463,12 @@ static void test_while_loop_nested_and_errors(void **state)
     }
     assert_true(pop >= 0 && found > 0);
     /* the outer counters wait for the inner loops */
-    const dgc_node *fadd = node(g, "g/O/cond/count_add");
-    assert_true(has_ctrl(fadd, dgc_graph_find(g, "g/I/cond/count_exit")));
-    const dgc_node *bsub = node(g, "g/O/cond/grad_count_sub");
-    assert_true(has_ctrl(bsub, dgc_graph_find(g, "g/I/cond/grad_count_exit")));
+    const dgc_node *fw = node(g, "g/O/cond/pushed");
+    assert_true(has_ctrl(node(g, "g/O/cond/count_add"),
+                         dgc_graph_find(g, "g/O/cond/pushed")));
+    assert_true(has_ctrl(fw, dgc_graph_find(g, "g/I/cond/count_exit")));
+    const dgc_node *bw = node(g, "g/O/cond/popped");
+    assert_true(has_ctrl(bw, dgc_graph_find(g, "g/I/cond/grad_count_exit")));
     dg_graph_free(g);
 }
 
@@ -447,7 +484,7 @@ int main(void)
         cmocka_unit_test(test_train_sgd_momentum),
         cmocka_unit_test(test_train_errors),
         cmocka_unit_test(test_while_loop),
-        cmocka_unit_test(test_while_loop_nested_and_errors),
+        cmocka_unit_test(test_while_loop_nested_cond_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

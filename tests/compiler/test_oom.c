@@ -160,15 +160,16 @@ static void test_oom_compile_text(void **state)
     sweep("text", 1, 0);
 }
 
-/* Gradients through while loops (compiler/grad_loop.c): nested loops
- * with a gradients entry, and training over a loop. */
+/* Gradients through while loops (compiler/grad_loop.c): nested loops,
+ * training over a loop, a tf.cond in a loop body. */
 static void test_oom_loops(void **state)
 {
     (void)state;
-    static char buf[2][1 << 17];
-    const char *files[2] = {"nested_rnn_grad.json", "while_train.json"};
+    static char buf[3][1 << 17];
+    const char *files[3] = {"nested_rnn_grad.json", "while_train.json",
+                            "while_cond_grad.json"};
     const char *root = getenv("DGRUN_SOURCE_ROOT");
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < 3; i++) {
         char path[1024];
         snprintf(path, sizeof path, "%s/tests/data/cflow/%s",
                  root ? root : ".", files[i]);
@@ -178,8 +179,8 @@ static void test_oom_loops(void **state)
         fclose(f);
         graph_text = buf[i];
         graph_len = n;
-        sweep("json", i, 0);
-        sweep("json", i, 1);
+        sweep("json", i == 1, 0);
+        sweep("json", i == 1, 1);
     }
     graph_text = GRAPH;
     graph_len = sizeof GRAPH - 1;

@@ -9,6 +9,9 @@ Run it after changing it: python3 make_graphs.py (writes next to itself).
   nested.json        outer loop i < 3 (i != 3) around an inner loop j != 4:
                      acc = acc * 0.5 + x inside, acc += i outside
   nested_grad.json   nested with gradients: d y / d x
+  while_cond_grad.json  a tf.cond in a loop body: x = (i == 2) ? x * w :
+                     sin(x * w), 4 iterations (w enters each branch through
+                     a Switch, as tf.cond makes it); gradients for w, x0
   nested_rnn_grad.json  an outer loop (3 iterations) whose body runs an
                      inner loop i + 1 times, reading a value of the outer
                      body and w: gradients for w and h0
@@ -202,6 +205,29 @@ def while_grads():
                 ["loss", "loss_u"])
 
 
+def while_cond_grad():
+    g = G()
+    g.add("Variable", [], "w", dtype="float32", shape=[3],
+          init=[0.8, -0.6, 0.4])
+    x0 = g.const([0.3, -0.7, 0.5], name="x0")
+
+    def body(v, c, piv):
+        p = g.add("Equal", [v[0], c[2]], "C/p")
+        sx = g.add("Switch", [v[1], p], "C/sx")
+        sw = g.add("Switch", [c[1], p], "C/sw")
+        f = g.add("Sin", [g.add("Mul", [sx + ":0", sw + ":0"])], "C/false")
+        t = g.add("Mul", [sx + ":1", sw + ":1"], "C/true")
+        m = g.add("Merge", [f, t], "C/merge")
+        return [g.add("Add", [v[0], g.const(1, "int32", ctrl=piv)]),
+                m + ":0"]
+    ex = g.loop("W", [g.const(0, "int32"), x0],
+                lambda v, c: g.add("Equal", [v[0], c[0]]), body,
+                consts=[g.const(4, "int32"), "w", g.const(2, "int32")])
+    g.add("Sum", [g.add("Square", [ex[1]])], "loss")
+    g.gradients = [{"name": "g", "ys": ["loss"], "xs": ["w", x0]}]
+    g.write("while_cond_grad.json", ["loss", "g/w", "g/x0"])
+
+
 def nested_rnn_grad():
     g = G()
     g.add("Variable", [], "w", dtype="float32", shape=[3],
@@ -383,6 +409,7 @@ if __name__ == "__main__":
     while_simple()
     while_grads()
     nested_rnn_grad()
+    while_cond_grad()
     cond()
     nested()
     parallel()
