@@ -146,6 +146,26 @@ def rnn_np(W, b, h0, steps=4):
     return h
 
 
+def cond_np(w, x0):
+    """while_cond_grad.json in NumPy."""
+    x = x0
+    for i in range(4):
+        x = x * w if i == 2 else np.sin(x * w)
+    return (x ** 2).sum()
+
+
+def nested_np(w, h0):
+    """nested_rnn_grad.json in NumPy."""
+    h = h0
+    for i in range(3):
+        s = np.tanh(h * w)
+        a = h
+        for _ in range(i + 1):
+            a = np.sin(a) * s + w
+        h = a + s
+    return (h ** 2).sum()
+
+
 def fd_grad(f, x, h=1e-6):
     """Central finite differences of scalar f at x (float64)."""
     g = np.zeros_like(x)
@@ -205,44 +225,24 @@ def loop_grads(dev):
                  "rnn d loss / d %s: loop vs finite differences" % name)
             close(r["g/" + name]["value"], r["gu/" + name]["value"],
                   "rnn d loss / d %s: loop vs unrolled" % name)
-    # a tf.cond in the loop body: pops of the untaken branch are dead
-    r, _ = run_json("while_cond_grad.json", *dev)
-    if r:
-        def cond_f(w, x0):
-            x = x0
-            for i in range(4):
-                x = x * w if i == 2 else np.sin(x * w)
-            return (x ** 2).sum()
-        w = np.array([0.8, -0.6, 0.4])
-        x0 = np.array([0.3, -0.7, 0.5])
-        near(r["loss"]["value"], cond_f(w, x0), "cond in loop: loss")
-        near(r["g/w"]["value"], fd_grad(lambda v: cond_f(v, x0), w),
-             "cond in loop: d/dw vs finite differences")
-        near(r["g/x0"]["value"], fd_grad(lambda v: cond_f(w, v), x0),
-             "cond in loop: d/dx0 vs finite differences")
-    # nested loops: the inner one runs i + 1 times in outer iteration i
+    # a tf.cond in the loop body (pops of the untaken branch are dead) and
+    # nested loops (the inner one runs i + 1 times in outer iteration i)
     r, _ = run_json("nested_grad.json", *dev)
     if r:
         near(r["g/x"]["value"], [1.875 * (1 + 1 / 16 + 1 / 256)] * 3,
              "nested d y / d x")
-    r, _ = run_json("nested_rnn_grad.json", *dev)
-    if r:
-        def nested_f(w, h0):
-            h = h0
-            for i in range(3):
-                s = np.tanh(h * w)
-                a = h
-                for _ in range(i + 1):
-                    a = np.sin(a) * s + w
-                h = a + s
-            return (h ** 2).sum()
-        w = np.array([0.8, -0.6, 0.4])
-        h0 = np.array([0.3, -0.7, 0.5])
-        near(r["loss"]["value"], nested_f(w, h0), "nested rnn loss")
-        near(r["g/w"]["value"], fd_grad(lambda v: nested_f(v, h0), w),
-             "nested rnn d/dw vs finite differences")
-        near(r["g/h0"]["value"], fd_grad(lambda v: nested_f(w, v), h0),
-             "nested rnn d/dh0 vs finite differences")
+    w = np.array([0.8, -0.6, 0.4])
+    x0 = np.array([0.3, -0.7, 0.5])
+    for graph, x0_name, f in (("while_cond_grad.json", "x0", cond_np),
+                              ("nested_rnn_grad.json", "h0", nested_np)):
+        r, _ = run_json(graph, *dev)
+        if not r:
+            continue
+        near(r["loss"]["value"], f(w, x0), "%s: loss" % graph)
+        near(r["g/w"]["value"], fd_grad(lambda v: f(v, x0), w),
+             "%s: d/dw vs finite differences" % graph)
+        near(r["g/" + x0_name]["value"], fd_grad(lambda v: f(w, v), x0),
+             "%s: d/d%s vs finite differences" % (graph, x0_name))
     # training through a loop: the same steps as unrolled, and it converges
     res = {}
     for g in ("while_train", "while_train_unrolled"):
