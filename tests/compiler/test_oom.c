@@ -180,7 +180,8 @@ static void test_oom_loops(void **state)
         graph_text = buf[i];
         graph_len = n;
         sweep("json", i == 1, 0);
-        sweep("json", i == 1, 1);
+        if (i == 0) /* (the suite's time: one graph in both modes) */
+            sweep("json", i == 1, 1);
     }
     graph_text = GRAPH;
     graph_len = sizeof GRAPH - 1;
