@@ -282,8 +282,9 @@ static dg_status batchnorm_grad(dgc_gctx *c, int32_t fwd, dgc_ref dy,
 }
 
 /* ---- control flow (issue 11) ---------------------------------------------
- * TF's _SwitchGrad / _MergeGrad without a cond context (loops have no
- * gradient yet: Enter, Exit and NextIteration are NOT_DIFF).  Merge's
+ * TF's _SwitchGrad / _MergeGrad without a cond context (a while loop's
+ * Switches and Merges are differentiated whole by grad_loop.c; Enter, Exit
+ * and NextIteration are NOT_DIFF).  Merge's
  * gradient reaches input i through Switch(dy, value_index == i):1, dead for
  * the inputs Merge did not take; Switch's is the Merge of its outputs'
  * gradients, zeros for an output without one (dead on the untaken branch,

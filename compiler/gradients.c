@@ -34,6 +34,8 @@ int32_t dgc_grad_node_named(dgc_gctx *c, int32_t fwd, const char *name,
     n->forward = fwd;
     n->group_hint = fwd;
     n->colocate = c->colocate;
+    if (c->loop && dgc_grad_loop_wire(c, id) != DG_OK)
+        return -1;
     return id;
 }
 
@@ -111,14 +113,17 @@ typedef struct contrib {
     int next;
 } contrib;
 
-typedef struct gstate {
+struct gstate {
     dgc_gctx c;
     int32_t n;          /* nodes considered (existing before the call) */
+    const uint8_t *mark; /* per node: 1 fwd, 2 bwd, 4 x, 8 seen */
+    dgc_gloops *loops;  /* NULL: no loops */
     int *head;          /* [n * MAX_OUT] -> first contrib, -1 */
     int *count;         /* [n * MAX_OUT] */
     contrib *pool;
     int32_t n_pool, cap_pool;
-} gstate;
+};
+typedef struct gstate gstate;
 
 static int add_contrib(gstate *s, int32_t node, int out, dgc_ref r)
 {
@@ -199,7 +204,129 @@ static int is_float_ref(const dgc_graph *g, dgc_ref r)
     return t == DG_F32 || t == DG_F64;
 }
 
+/* ---- one node of the sweep ---------------------------------------------- */
+
+#define ON(v) ((s->mark[v] & 3) == 3)
+
+dgc_gctx *dgc_gsweep_ctx(dgc_gsweep *s)
+{
+    return &s->c;
+}
+
+int dgc_gsweep_on(const dgc_gsweep *s, int32_t v)
+{
+    return v >= 0 && v < s->n && ON(v);
+}
+
+dg_status dgc_gsweep_add(dgc_gsweep *s, dgc_ref at, dgc_ref grad)
+{
+    if (grad.node < 0 || !dgc_gsweep_on(s, at.node) ||
+        !is_float_ref(s->c.g, at))
+        return DG_OK;
+    if (add_contrib(s, at.node, at.index, grad))
+        return dg_err_nomem(s->c.err, "gradients");
+    return DG_OK;
+}
+
+dg_status dgc_gsweep_sum(dgc_gsweep *s, dgc_ref at, dgc_ref *dy)
+{
+    return aggregate(s, at.node, at.index, NULL, dy);
+}
+
+/* The rule of node v on its aggregated output gradients; for an x
+ * (final != NULL) output 0's gradient is the node named final. */
+static dg_status sweep_node(gstate *s, int32_t v, const char *final)
+{
+    dgc_graph *g = s->c.g;
+    dg_error *err = s->c.err;
+    dg_status st;
+    int n_out = g->nodes[v].n_outputs;
+    if (n_out > MAX_OUT)
+        n_out = MAX_OUT;
+    dgc_ref dy[MAX_OUT];
+    int any = 0;
+    for (int k = 0; k < n_out; k++) {
+        if ((st = aggregate(s, v, k, k == 0 ? final : NULL, &dy[k])) != DG_OK)
+            return st;
+        any |= dy[k].node >= 0;
+    }
+    int op = g->nodes[v].op;
+    if (!any || g->nodes[v].n_inputs == 0 || dgc_op_has(op, DGC_OP_ZERO_GRAD))
+        return DG_OK;
+    /* is any input on the path (and float)? */
+    int n_in = g->nodes[v].n_inputs, need = 0;
+    for (int k = 0; k < n_in; k++) {
+        dgc_ref in = g->nodes[v].inputs[k];
+        if (ON(in.node) && is_float_ref(g, in))
+            need = 1;
+    }
+    if (!need)
+        return DG_OK;
+    if (dgc_op_has(op, DGC_OP_NOT_DIFF))
+        return dg_err(err, DG_E_GRAPH,
+                      "node '%s': gradient requested through op '%s' which "
+                      "has no gradient", g->nodes[v].name, dgc_op_name(op));
+    dgc_ref *dx = dg_malloc(sizeof *dx * (size_t)n_in);
+    uint8_t *need_in = dg_calloc((size_t)n_in, 1);
+    if (!dx || !need_in) {
+        dg_free(dx);
+        dg_free(need_in);
+        return dg_err_nomem(err, "gradients");
+    }
+    for (int k = 0; k < n_in; k++) {
+        dgc_ref in = g->nodes[v].inputs[k];
+        dx[k].node = -1, dx[k].index = 0;
+        need_in[k] = ON(in.node) && is_float_ref(g, in);
+    }
+    s->c.need = need_in;
+    st = dgc_grad_rule(&s->c, v, dy, dx);
+    s->c.need = NULL;
+    dg_free(need_in);
+    for (int k = 0; st == DG_OK && k < n_in; k++)
+        st = dgc_gsweep_add(s, g->nodes[v].inputs[k], dx[k]);
+    dg_free(dx);
+    return st;
+}
+
+dg_status dgc_gsweep_node(dgc_gsweep *s, int32_t v)
+{
+    return sweep_node(s, v, NULL);
+}
+
 /* ---- the traversal ------------------------------------------------------- */
+
+/* Node v as the sweep sees it: its loop's representative for a node of a
+ * loop, itself otherwise. */
+static int32_t eff(const gstate *s, int32_t v)
+{
+    int L = s->loops ? dgc_gloops_of(s->loops, v) : -1;
+    return L < 0 ? v : dgc_gloops_rep(s->loops, L);
+}
+
+/* Data input k of v in the sweep's graph (a loop's inputs are its Enters'
+ * inputs); -1 past the last. */
+static int32_t sweep_input(const gstate *s, int32_t v, int k)
+{
+    int L = s->loops ? dgc_gloops_of(s->loops, v) : -1;
+    if (L >= 0) {
+        const int32_t *en;
+        int n = dgc_gloops_enters(s->loops, L, &en);
+        return k < n ? eff(s, s->c.g->nodes[en[k]].inputs[0].node) : -1;
+    }
+    return k < s->c.g->nodes[v].n_inputs
+               ? eff(s, s->c.g->nodes[v].inputs[k].node)
+               : -1;
+}
+
+/* A y or an x inside a loop frame: not supported. */
+static dg_status check_outside(gstate *s, int32_t v, const char *what)
+{
+    if (!s->loops || dgc_gloops_of(s->loops, v) < 0)
+        return DG_OK;
+    return dg_err(s->c.err, DG_E_GRAPH,
+                  "gradients '%s': %s '%s' is inside a while loop (take "
+                  "the loop's Exit)", s->c.set, what, s->c.g->nodes[v].name);
+}
 
 dg_status dgc_grad_build(dgc_graph *g, const char *set, const int32_t *ys,
                          int n_ys, const int32_t *grad_ys, int n_grad_ys,
@@ -207,30 +334,39 @@ dg_status dgc_grad_build(dgc_graph *g, const char *set, const int32_t *ys,
                          int32_t *out_ids, dg_error *err)
 {
     dg_status st = DG_OK;
-    gstate s;
-    memset(&s, 0, sizeof s);
-    s.c.g = g;
-    s.c.set = set;
-    s.c.colocate = colocate;
-    s.c.err = err;
+    gstate st_, *s = &st_;
+    memset(s, 0, sizeof *s);
+    s->c.g = g;
+    s->c.set = set;
+    s->c.colocate = colocate;
+    s->c.err = err;
     err->code = DG_OK;
     if ((st = dgc_pending_check_deps(g, ys, n_ys, set, err)) != DG_OK)
         return st;
-    int32_t n = s.n = g->n_nodes;
+    int32_t n = s->n = g->n_nodes;
     size_t nn = (size_t)n;
     uint8_t *mark = dg_calloc(nn ? nn : 1, 1); /* 1 fwd, 2 bwd, 4 x, 8 seen */
     int32_t *stack = dg_malloc(sizeof *stack * (nn + 1) * 2);
     int32_t *order = dg_malloc(sizeof *order * (nn + 1));
     int *cons_off = dg_calloc(nn + 1, sizeof *cons_off);
     int *cons = NULL;
-    s.head = dg_malloc(sizeof *s.head * (nn + 1) * MAX_OUT);
-    s.count = dg_calloc((nn + 1) * MAX_OUT, sizeof *s.count);
-    if (!mark || !stack || !order || !cons_off || !s.head || !s.count) {
+    s->mark = mark;
+    s->head = dg_malloc(sizeof *s->head * (nn + 1) * MAX_OUT);
+    s->count = dg_calloc((nn + 1) * MAX_OUT, sizeof *s->count);
+    if (!mark || !stack || !order || !cons_off || !s->head || !s->count) {
         st = dg_err_nomem(err, "gradients");
         goto done;
     }
     for (size_t i = 0; i < (nn + 1) * MAX_OUT; i++)
-        s.head[i] = -1;
+        s->head[i] = -1;
+    if ((st = dgc_gloops_find(g, n, &s->loops, err)) != DG_OK)
+        goto done;
+    for (int j = 0; j < n_ys; j++)
+        if ((st = check_outside(s, ys[j], "y")) != DG_OK)
+            goto done;
+    for (int j = 0; j < n_xs; j++)
+        if ((st = check_outside(s, xs[j], "x")) != DG_OK)
+            goto done;
 
     /* consumers (CSR over data edges) */
     int n_edges = 0;
@@ -255,7 +391,7 @@ dg_status dgc_grad_build(dgc_graph *g, const char *set, const int32_t *ys,
         }
     dg_free(fill);
 
-    /* forward reach from xs, backward reach from ys */
+    /* forward reach from xs, backward reach from ys (through loops) */
     int sp = 0;
     for (int j = 0; j < n_xs; j++) {
         mark[xs[j]] |= 4;
@@ -287,9 +423,15 @@ dg_status dgc_grad_build(dgc_graph *g, const char *set, const int32_t *ys,
             }
         }
     }
-#define ON(v) ((mark[v] & 3) == 3)
 
-    /* post-order over on-path nodes from ys (inputs before consumers) */
+    /* a loop is on the path when one of its Exits is */
+    for (int32_t v = 0; s->loops && v < n; v++)
+        if (g->nodes[v].op == DGC_OPID_Exit && ON(v) &&
+            dgc_gloops_left(s->loops, v) > 0)
+            mark[dgc_gloops_rep(s->loops, dgc_gloops_left(s->loops, v))] |= 3;
+
+    /* post-order over on-path nodes from ys (inputs before consumers); a
+     * loop is one node (its representative) */
     int n_order = 0;
     for (int j = 0; j < n_ys; j++) {
         if (!ON(ys[j]) || (mark[ys[j]] & 8))
@@ -302,9 +444,9 @@ dg_status dgc_grad_build(dgc_graph *g, const char *set, const int32_t *ys,
         while (sp > 0) {
             int32_t v = stack[sp - 2];
             int32_t k = stack[sp - 1];
-            if (k < g->nodes[v].n_inputs) {
+            int32_t p = sweep_input(s, v, k);
+            if (p >= 0) {
                 stack[sp - 1] = k + 1;
-                int32_t p = g->nodes[v].inputs[k].node;
                 if (ON(p) && !(mark[p] & 8)) {
                     mark[p] |= 8;
                     stack[sp++] = p;
@@ -327,14 +469,14 @@ dg_status dgc_grad_build(dgc_graph *g, const char *set, const int32_t *ys,
             r.node = grad_ys[j];
         } else {
             dgc_ref in = {y, 0};
-            r.node = dgc_grad_node(&s.c, y, "grad_ys", DGC_OPID_OnesLike,
+            r.node = dgc_grad_node(&s->c, y, "grad_ys", DGC_OPID_OnesLike,
                                    &in, 1);
             if (r.node < 0) {
                 st = err->code ? err->code : DG_E_GRAPH;
                 goto done;
             }
         }
-        if (add_contrib(&s, y, 0, r)) {
+        if (add_contrib(s, y, 0, r)) {
             st = dg_err_nomem(err, "gradients");
             goto done;
         }
@@ -343,72 +485,18 @@ dg_status dgc_grad_build(dgc_graph *g, const char *set, const int32_t *ys,
     /* backward sweep: consumers before producers */
     for (int oi = n_order - 1; oi >= 0; oi--) {
         int32_t v = order[oi];
-        int n_out = g->nodes[v].n_outputs;
-        if (n_out > MAX_OUT)
-            n_out = MAX_OUT;
-        dgc_ref dy[MAX_OUT];
-        int any = 0;
-        for (int k = 0; k < n_out; k++) {
-            char final_name[1024];
-            const char *fname = NULL;
-            if (k == 0 && (mark[v] & 4)) {
-                snprintf(final_name, sizeof final_name, "%s/%s", set,
-                         g->nodes[v].name);
-                fname = final_name;
-            }
-            if ((st = aggregate(&s, v, k, fname, &dy[k])) != DG_OK)
+        int L = s->loops ? dgc_gloops_of(s->loops, v) : -1;
+        if (L >= 0) {
+            if ((st = dgc_grad_loop(s, s->loops, L)) != DG_OK)
                 goto done;
-            any |= dy[k].node >= 0;
-        }
-        int op = g->nodes[v].op;
-        if (!any || g->nodes[v].n_inputs == 0 ||
-            dgc_op_has(op, DGC_OP_ZERO_GRAD))
             continue;
-        /* is any input on the path (and float)? */
-        int need = 0;
-        for (int k = 0; k < g->nodes[v].n_inputs; k++) {
-            dgc_ref in = g->nodes[v].inputs[k];
-            if (ON(in.node) && is_float_ref(g, in))
-                need = 1;
         }
-        if (!need)
-            continue;
-        if (dgc_op_has(op, DGC_OP_NOT_DIFF)) {
-            st = dg_err(err, DG_E_GRAPH,
-                        "node '%s': gradient requested through op '%s' which "
-                        "has no gradient", g->nodes[v].name, dgc_op_name(op));
-            goto done;
-        }
-        int n_in = g->nodes[v].n_inputs;
-        dgc_ref *dx = dg_malloc(sizeof *dx * (size_t)n_in);
-        if (!dx) {
-            st = dg_err_nomem(err, "gradients");
-            goto done;
-        }
-        uint8_t *need_in = dg_calloc((size_t)n_in, 1);
-        if (!need_in) {
-            dg_free(dx);
-            st = dg_err_nomem(err, "gradients");
-            goto done;
-        }
-        for (int k = 0; k < n_in; k++) {
-            dgc_ref in = g->nodes[v].inputs[k];
-            dx[k].node = -1, dx[k].index = 0;
-            need_in[k] = ON(in.node) && is_float_ref(g, in);
-        }
-        s.c.need = need_in;
-        st = dgc_grad_rule(&s.c, v, dy, dx);
-        s.c.need = NULL;
-        dg_free(need_in);
-        for (int k = 0; st == DG_OK && k < n_in; k++) {
-            dgc_ref in = g->nodes[v].inputs[k];
-            if (dx[k].node < 0 || !ON(in.node) || !is_float_ref(g, in))
-                continue;
-            if (add_contrib(&s, in.node, in.index, dx[k]))
-                st = dg_err_nomem(err, "gradients");
-        }
-        dg_free(dx);
-        if (st != DG_OK)
+        char final_name[1024];
+        if (mark[v] & 4)
+            snprintf(final_name, sizeof final_name, "%s/%s", set,
+                     g->nodes[v].name);
+        if ((st = sweep_node(s, v, (mark[v] & 4) ? final_name : NULL)) !=
+            DG_OK)
             goto done;
     }
 
@@ -419,7 +507,7 @@ dg_status dgc_grad_build(dgc_graph *g, const char *set, const int32_t *ys,
         int32_t id = dgc_graph_find(g, name);
         if (id < 0) {
             dgc_ref in = {xs[j], 0};
-            id = dgc_grad_node_named(&s.c, xs[j], name,
+            id = dgc_grad_node_named(&s->c, xs[j], name,
                                      DGC_OPID_ZerosLike, &in, 1);
             if (id < 0 || dgc_infer_node(g, id, err) != DG_OK) {
                 st = err->code ? err->code : DG_E_GRAPH;
@@ -429,18 +517,19 @@ dg_status dgc_grad_build(dgc_graph *g, const char *set, const int32_t *ys,
         if (out_ids)
             out_ids[j] = id;
     }
-#undef ON
 done:
+    dgc_gloops_free(s->loops);
     dg_free(mark);
     dg_free(stack);
     dg_free(order);
     dg_free(cons_off);
     dg_free(cons);
-    dg_free(s.head);
-    dg_free(s.count);
-    dg_free(s.pool);
+    dg_free(s->head);
+    dg_free(s->count);
+    dg_free(s->pool);
     return st;
 }
+#undef ON
 
 /* ---- the pass ------------------------------------------------------------ */
 

@@ -331,6 +331,7 @@ static dg_status gate_updates(dgc_graph *g, int32_t loss, const int32_t *vars,
     int32_t *slot = dg_calloc((size_t)n, sizeof *slot);  /* var -> j+1 */
     char *in_step = dg_calloc((size_t)n, 1);
     int32_t *stack = dg_malloc(sizeof *stack * (size_t)n);
+    dgc_gloops *loops = NULL;
     dg_status st = DG_OK;
     if (!slot || !in_step || !stack) {
         st = dg_err_nomem(err, "training pass");
@@ -363,18 +364,34 @@ static dg_status gate_updates(dgc_graph *g, int32_t loss, const int32_t *vars,
             int32_t v = nd->inputs[k].node;
             if (v < 0 || v >= n || !slot[v] || v == i)
                 continue;
+            /* a while loop reads the Variable through an Enter, in every
+             * iteration: the update waits for the loop's Exits
+             * (grad_loop.c) */
+            const int32_t *after = &i;
+            int n_after = 1;
+            if (nd->op == DGC_OPID_Enter) {
+                if (!loops &&
+                    (st = dgc_gloops_find(g, n, &loops, err)) != DG_OK)
+                    goto done;
+                int L = loops ? dgc_gloops_of(loops, i) : -1;
+                if (L >= 0)
+                    n_after = dgc_gloops_exits(loops, L, &after);
+            }
             int32_t up = updates[slot[v] - 1];
-            const dgc_node *un = &g->nodes[up];
-            int dup = 0;
-            for (int c = 0; c < un->n_ctrl && !dup; c++)
-                dup = un->ctrl[c] == i;
-            if (!dup && dgc_node_add_ctrl(g, up, i)) {
-                st = dg_err_nomem(err, "training pass");
-                goto done;
+            for (int a = 0; a < n_after; a++) {
+                const dgc_node *un = &g->nodes[up];
+                int dup = 0;
+                for (int c = 0; c < un->n_ctrl && !dup; c++)
+                    dup = un->ctrl[c] == after[a];
+                if (!dup && dgc_node_add_ctrl(g, up, after[a])) {
+                    st = dg_err_nomem(err, "training pass");
+                    goto done;
+                }
             }
         }
     }
 done:
+    dgc_gloops_free(loops);
     dg_free(slot);
     dg_free(in_step);
     dg_free(stack);

@@ -4,7 +4,11 @@ tests/data/cflow/ (make_graphs.py) and the TensorFlow control-flow fixtures
 of tests/data/tf/ (tools/tf_fixtures/export_cflow.py).
 
 Usage: e2e_cflow.py DGRUN GROUP
-  cpu       every graph of tests/data/cflow on CPU:0, values checked
+  cpu       every graph of tests/data/cflow on CPU:0, values checked;
+            gradients through while loops against NumPy finite differences
+            and against the same graphs unrolled, `dgrun train` over a loop
+            (same losses and variables as unrolled; it converges); nested
+            loops and a tf.cond in a loop body against finite differences
   gpu       the same with the OpenCL GPU (PoCL) in the device list and the
             graphs scoped to GPU:0 (soft placement: counters and
             predicates stay on the CPU, transfers every iteration)
@@ -62,6 +66,7 @@ def npy(tmp, name, v):
 
 
 def graphs(dev):
+    loop_grads(dev)
     tmp = tempfile.mkdtemp(prefix="dgrun-cflow-")
     r, _ = run_json("while_simple.json", *dev)
     if r:
@@ -127,13 +132,135 @@ def graphs(dev):
             ("bad_exit.json", 2, "node 'lonely_exit': Exit outside of a loop",
              []),
             ("bad_pop.json", 1, "node 'pop': pop from an empty stack", []),
-            ("while_grad.json", 2, "node 'L/exit1': gradient requested "
-             "through op 'Exit' which has no gradient", []),
             ("while_simple.json", 2, "node 'L/body1': cannot fetch a value "
              "of loop frame 'L'", ["--fetch", "L/body1"])):
         rc, out, err = dgrun("run", os.path.join(CF, g), *dev, *more)
         check(rc == code and msg in err and len(err.splitlines()) == 1,
               "%s: want exit %d and %r, got %d %r" % (g, code, msg, rc, err))
+
+
+def rnn_np(W, b, h0, steps=4):
+    h = h0
+    for t in range(steps):
+        h = np.tanh(h @ W + b * (t + 1))
+    return h
+
+
+def cond_np(w, x0):
+    """while_cond_grad.json in NumPy."""
+    x = x0
+    for i in range(4):
+        x = x * w if i == 2 else np.sin(x * w)
+    return (x ** 2).sum()
+
+
+def nested_np(w, h0):
+    """nested_rnn_grad.json in NumPy."""
+    h = h0
+    for i in range(3):
+        s = np.tanh(h * w)
+        a = h
+        for _ in range(i + 1):
+            a = np.sin(a) * s + w
+        h = a + s
+    return (h ** 2).sum()
+
+
+def fd_grad(f, x, h=1e-6):
+    """Central finite differences of scalar f at x (float64)."""
+    g = np.zeros_like(x)
+    for k in range(x.size):
+        d = np.zeros_like(x)
+        d.flat[k] = h
+        g.flat[k] = (f(x + d) - f(x - d)) / (2 * h)
+    return g
+
+
+def near(got, want, what, rtol=1e-3, atol=1e-5):
+    """float32 results against float64 references."""
+    e2e_tf.COMPARED.append(what)
+    got = np.asarray(got, dtype=np.float64)
+    ok = got.shape == np.shape(want) and np.allclose(got, want, rtol=rtol,
+                                                      atol=atol)
+    check(ok, "%s: got %s, want %s" % (what, got.ravel()[:6],
+                                      np.ravel(want)[:6]))
+
+
+def loop_grads(dev):
+    """Gradients through while loops (grad_loop.c): against finite
+    differences of the same computation in NumPy (float64) and against
+    the same graph unrolled without a loop."""
+    tmp = tempfile.mkdtemp(prefix="dgrun-loopgrad-")
+    r, _ = run_json("while_grad.json", *dev)
+    if r:
+        close(r["g/const_1"]["value"], 32.0, "d x / d x0 through a loop")
+    w = np.array([0.9, -1.1, 1.05])
+    x0 = np.array([0.5, 1.5, -2.0])
+    for n in (0, 1, 3):
+        r, _ = run_json("while_pow_grad.json", "--feed",
+                        "n=" + npy(tmp, "n%d" % n, np.int32(n)), *dev)
+        if not r:
+            continue
+        near(r["loss"]["value"], np.sin(x0 * w ** n).sum(), "pow loss n=%d"
+             % n)
+        near(r["g/w"]["value"],
+             fd_grad(lambda v: np.sin(x0 * v ** n).sum(), w),
+             "pow d/dw n=%d (an accumulator)" % n)
+        near(r["g/x0"]["value"],
+             fd_grad(lambda v: np.sin(v * w ** n).sum(), x0),
+             "pow d/dx0 n=%d" % n)
+    r, _ = run_json("while_rnn_grad.json", *dev)
+    if r:
+        with open(os.path.join(CF, "while_rnn_grad.json")) as f:
+            nodes = {nd["name"]: nd for nd in json.load(f)["nodes"]}
+        W = np.array(nodes["W"]["attrs"]["init"])
+        b = np.array(nodes["b"]["attrs"]["init"])
+        h0 = np.array(nodes["h0"]["attrs"]["value"])
+        near(r["loss"]["value"], (rnn_np(W, b, h0) ** 2).sum(), "rnn loss")
+        for name, x, f in (
+                ("W", W, lambda v: (rnn_np(v, b, h0) ** 2).sum()),
+                ("b", b, lambda v: (rnn_np(W, v, h0) ** 2).sum()),
+                ("h0", h0, lambda v: (rnn_np(W, b, v) ** 2).sum())):
+            near(r["g/" + name]["value"], fd_grad(f, x),
+                 "rnn d loss / d %s: loop vs finite differences" % name)
+            close(r["g/" + name]["value"], r["gu/" + name]["value"],
+                  "rnn d loss / d %s: loop vs unrolled" % name)
+    # a tf.cond in the loop body (pops of the untaken branch are dead) and
+    # nested loops (the inner one runs i + 1 times in outer iteration i)
+    r, _ = run_json("nested_grad.json", *dev)
+    if r:
+        near(r["g/x"]["value"], [1.875 * (1 + 1 / 16 + 1 / 256)] * 3,
+             "nested d y / d x")
+    w = np.array([0.8, -0.6, 0.4])
+    x0 = np.array([0.3, -0.7, 0.5])
+    for graph, x0_name, f in (("while_cond_grad.json", "x0", cond_np),
+                              ("nested_rnn_grad.json", "h0", nested_np)):
+        r, _ = run_json(graph, *dev)
+        if not r:
+            continue
+        near(r["loss"]["value"], f(w, x0), "%s: loss" % graph)
+        near(r["g/w"]["value"], fd_grad(lambda v: f(v, x0), w),
+             "%s: d/dw vs finite differences" % graph)
+        near(r["g/" + x0_name]["value"], fd_grad(lambda v: f(w, v), x0),
+             "%s: d/d%s vs finite differences" % (graph, x0_name))
+    # training through a loop: the same steps as unrolled, and it converges
+    res = {}
+    for g in ("while_train", "while_train_unrolled"):
+        for steps in (1, 200):
+            rc, out, err = dgrun("train", os.path.join(CF, g + ".json"),
+                                 "--json", "--steps", str(steps), *dev)
+            check(rc == 0, "train %s: exit %d: %s" % (g, rc, err.strip()))
+            if rc == 0:
+                res[g, steps] = json.loads(out)
+    if len(res) == 4:
+        a, u = res["while_train", 200], res["while_train_unrolled", 200]
+        close(a["loss"], u["loss"], "train loop vs unrolled: loss")
+        for v in ("W", "b"):
+            close(a["variables"][v]["value"], u["variables"][v]["value"],
+                  "train loop vs unrolled: %s" % v)
+        first = res["while_train", 1]["loss"]
+        check(a["loss"] < 0.05 * first, "train over a loop converges: loss "
+              "%s after 1 step, %s after 200" % (first, a["loss"]))
 
 
 def trace():

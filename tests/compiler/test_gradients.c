@@ -3,13 +3,16 @@
  * generated node names, forward/colocation fields, AddN aggregation,
  * SumTo for broadcasting, ZerosLike without a path, optimizer state and
  * the train op, and the errors (non-scalar loss, var_list entry that is not
- * a Variable, gradient through a non-differentiable op).
+ * a Variable, gradient through a non-differentiable op), and gradients
+ * through while loops (the backward loop's wiring, nested loops, a tf.cond
+ * in the body, the unsupported cases).
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -272,6 +275,203 @@ static void test_train_errors(void **state)
     assert_non_null(strstr(err.msg, "not a Variable"));
 }
 
+/* ---- while loops (grad_loop.c) ------------------------------------------ */
+
+#define N_(name, op) "{\"name\": \"" name "\", \"op\": \"" op "\""
+#define ENTER(name, in, extra) N_(name, "Enter") ", \"inputs\": [\"" in \
+    "\"], \"attrs\": {\"frame_name\": \"L\"" extra "}},"
+/* i = 0, x = x0; while i != 3: x = <body>(x, w); i += 1 */
+#define LOOP_HEAD                                                             \
+    "{\"version\": 1, \"nodes\": ["                                           \
+    N_("w", "Variable") ", \"attrs\": {\"dtype\": \"float32\", \"shape\": [3], \"init\": [1.0, 2.0, 3.0]}}," \
+    N_("x0", "Const") ", \"attrs\": {\"value\": [1.0, 1.0, 1.0]}},"          \
+    N_("i0", "Const") ", \"attrs\": {\"value\": 0, \"dtype\": \"int32\"}},"  \
+    N_("n", "Const") ", \"attrs\": {\"value\": 3, \"dtype\": \"int32\"}},"   \
+    ENTER("L/e_i", "i0", "") ENTER("L/e_x", "x0", "")                        \
+    ENTER("L/c_n", "n", ", \"is_constant\": true")                           \
+    ENTER("L/c_w", "w", ", \"is_constant\": true")                           \
+    N_("L/m_i", "Merge") ", \"inputs\": [\"L/e_i\", \"L/n_i\"]},"            \
+    N_("L/m_x", "Merge") ", \"inputs\": [\"L/e_x\", \"L/n_x\"]},"            \
+    N_("L/done", "Equal") ", \"inputs\": [\"L/m_i\", \"L/c_n\"]},"           \
+    N_("L/cond", "LoopCond") ", \"inputs\": [\"L/done\"]},"                  \
+    N_("L/s_i", "Switch") ", \"inputs\": [\"L/m_i\", \"L/cond\"]},"          \
+    N_("L/s_x", "Switch") ", \"inputs\": [\"L/m_x\", \"L/cond\"]},"          \
+    N_("L/b_i", "Identity") ", \"inputs\": [\"L/s_i:0\"]},"                  \
+    N_("L/b_x", "Identity") ", \"inputs\": [\"L/s_x:0\"]},"                  \
+    N_("L/one", "Const") ", \"inputs\": [\"^L/b_i\"], \"attrs\": {\"value\": 1, \"dtype\": \"int32\"}}," \
+    N_("L/add", "Add") ", \"inputs\": [\"L/b_i\", \"L/one\"]},"              \
+    N_("L/n_i", "NextIteration") ", \"inputs\": [\"L/add\"]},"               \
+    N_("L/n_x", "NextIteration") ", \"inputs\": [\"L/mul\"]},"               \
+    N_("L/x_i", "Exit") ", \"inputs\": [\"L/s_i:1\"]},"                      \
+    N_("L/x_x", "Exit") ", \"inputs\": [\"L/s_x:1\"]},"                      \
+    N_("loss", "Sum") ", \"inputs\": [\"L/x_x\"]},"
+#define LOOP_MUL N_("L/mul", "Mul") ", \"inputs\": [\"L/b_x\", \"L/c_w\"]}"
+#define LOOP_GRADS(ys) "], \"gradients\": [{\"name\": \"g\", \"ys\": [\"" ys \
+    "\"], \"xs\": [\"w\", \"x0\"]}]}"
+
+static int count_op(const dgc_graph *g, const char *op, int32_t *last)
+{
+    int k = 0;
+    for (int32_t i = 0; i < g->n_nodes; i++)
+        if (strcmp(dgc_op_name(g->nodes[i].op), op) == 0) {
+            k++;
+            *last = i;
+        }
+    return k;
+}
+
+static void test_while_loop(void **state)
+{
+    (void)state;
+    dgc_graph *g = load(LOOP_HEAD LOOP_MUL LOOP_GRADS("loss"));
+    dg_error err = {0};
+    assert_int_equal(dgc_pass_gradients(g, -1, &err), DG_OK);
+    /* one forward value (L/b_x, read by d/dw) goes through a stack: the
+     * loop-invariant w enters the backward loop directly */
+    int32_t push = -1, pop = -1;
+    assert_int_equal(count_op(g, "StackPushV2", &push), 1);
+    assert_int_equal(count_op(g, "StackPopV2", &pop), 1);
+    assert_int_equal(g->nodes[push].inputs[1].node, dgc_graph_find(g, "L/b_x"));
+    /* pushes in forward iteration order, before the counter moves on;
+     * pops likewise in the backward loop */
+    int32_t fbody = dgc_graph_find(g, "g/L/cond/count_body");
+    int32_t fadd = dgc_graph_find(g, "g/L/cond/count_add");
+    int32_t bbody = dgc_graph_find(g, "g/L/cond/grad_count_body");
+    int32_t bsub = dgc_graph_find(g, "g/L/cond/grad_count_sub");
+    assert_true(fbody >= 0 && fadd >= 0 && bbody >= 0 && bsub >= 0);
+    /* (through ControlTriggers, which also fire for the dead pushes and
+     * pops of an untaken tf.cond branch) */
+    int32_t pushed = dgc_graph_find(g, "g/L/cond/pushed");
+    int32_t popped = dgc_graph_find(g, "g/L/cond/popped");
+    assert_true(pushed >= 0 && popped >= 0);
+    assert_int_equal(g->nodes[pushed].op, DGC_OPID_ControlTrigger);
+    assert_true(has_ctrl(&g->nodes[push], fbody));
+    assert_true(has_ctrl(&g->nodes[fadd], pushed));
+    assert_true(has_ctrl(&g->nodes[pushed], push));
+    assert_true(has_ctrl(&g->nodes[pop], bbody));
+    assert_true(has_ctrl(&g->nodes[bsub], popped));
+    assert_true(has_ctrl(&g->nodes[popped], pop));
+    /* the counter is a new variable of the forward loop; the backward
+     * loop's Enters name its own frame */
+    const dgc_node *ce = node(g, "g/L/cond/count_enter");
+    assert_string_equal(dgc_node_attr(ce, "frame_name")->s, "L");
+    const dgc_node *ge = node(g, "g/L/cond/grad_count_enter");
+    assert_string_equal(dgc_node_attr(ge, "frame_name")->s, "g/L/grad");
+    assert_int_equal(ge->inputs[0].node,
+                     dgc_graph_find(g, "g/L/cond/count_exit"));
+    /* d/dw: the accumulator's Exit; d/dx0: the backward variable's */
+    const dgc_node *gw = node(g, "g/w");
+    assert_int_equal(gw->inputs[0].node,
+                     dgc_graph_find(g, "g/L/c_w/grad_acc_exit"));
+    assert_int_equal(gw->outputs[0].shape.dims[0], 3);
+    const dgc_node *gx = node(g, "g/x0");
+    assert_int_equal(gx->inputs[0].node,
+                     dgc_graph_find(g, "g/L/m_x/grad_exit"));
+    /* every generated constant of the backward body is in its frame */
+    for (int32_t i = g->n_file_nodes; i < g->n_nodes; i++) {
+        const dgc_node *n = &g->nodes[i];
+        if (n->op == DGC_OPID_Const && strncmp(n->name, "g/L/mul/", 8) == 0)
+            assert_true(n->n_ctrl == 1);
+    }
+    dg_graph_free(g);
+}
+
+static void expect_grad_error(const char *json, const char *frag)
+{
+    dgc_graph *g = load(json);
+    dg_error err = {0};
+    assert_int_equal(dgc_pass_gradients(g, -1, &err), DG_E_GRAPH);
+    if (!strstr(err.msg, frag))
+        fail_msg("want '%s', got '%s'", frag, err.msg);
+    dg_graph_free(g);
+}
+
+static void test_while_loop_nested_cond_errors(void **state)
+{
+    (void)state;
+    /* a y inside the loop */
+    expect_grad_error(LOOP_HEAD LOOP_MUL LOOP_GRADS("L/mul"),
+                      "gradients 'g': y 'L/mul' is inside a while loop");
+    /* a tf.cond in the body: the pop of a value of a branch is dead when
+     * that branch was not taken (its handle goes through a Switch on the
+     * popped predicate) */
+    const char *cond_body = LOOP_HEAD
+        N_("L/pos", "Equal") ", \"inputs\": [\"L/b_i\", \"L/one\"]},"
+        N_("L/sw", "Switch") ", \"inputs\": [\"L/b_x\", \"L/pos\"]},"
+        N_("L/sq", "Square") ", \"inputs\": [\"L/sw:1\"]},"
+        N_("L/mg", "Merge") ", \"inputs\": [\"L/sw:0\", \"L/sq\"]},"
+        N_("L/mul", "Mul") ", \"inputs\": [\"L/mg\", \"L/c_w\"]}"
+        LOOP_GRADS("loss");
+    dgc_graph *gc = load(cond_body);
+    dg_error e2 = {0};
+    assert_int_equal(dgc_pass_gradients(gc, -1, &e2), DG_OK);
+    const dgc_node *gs = node(gc, "g/L/sw/grad_guard");
+    assert_int_equal(gs->op, DGC_OPID_Switch);
+    int guarded_pops = 0;
+    for (int32_t i = 0; i < gc->n_nodes; i++) {
+        const dgc_node *p = &gc->nodes[i];
+        if (p->op != DGC_OPID_StackPopV2)
+            continue;
+        const dgc_node *h = &gc->nodes[p->inputs[0].node];
+        if (h->op == DGC_OPID_Identity &&
+            gc->nodes[h->inputs[0].node].op == DGC_OPID_Switch) {
+            assert_int_equal(h->inputs[0].index, 1); /* the true branch */
+            guarded_pops++;
+        }
+    }
+    assert_int_equal(guarded_pops, 1); /* Square's input */
+    dg_graph_free(gc);
+    /* a Merge that does not join one Switch's outputs */
+    expect_grad_error(LOOP_HEAD
+        N_("L/mg", "Merge") ", \"inputs\": [\"L/b_x\", \"L/b_x\"]},"
+        N_("L/mul", "Mul") ", \"inputs\": [\"L/mg\", \"L/c_w\"]}"
+        LOOP_GRADS("loss"),
+        "node 'L/mg': gradients through a Merge in a while loop body that "
+        "does not join the two outputs of one Switch");
+    /* nested loops: supported (tests/data/cflow/nested_rnn_grad.json) */
+    char path[1024];
+    const char *root = getenv("DGRUN_SOURCE_ROOT");
+    snprintf(path, sizeof path, "%s/tests/data/cflow/nested_rnn_grad.json",
+             root ? root : ".");
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    static char buf[1 << 16];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    dgc_graph *g = load(buf);
+    dg_error err = {0};
+    assert_int_equal(dgc_pass_gradients(g, -1, &err), DG_OK);
+    /* the inner loop's stacks enter both frames around it: the pop's
+     * handle is Enter(inner backward) of Enter(outer backward) of the
+     * stack */
+    int32_t pop = -1, found = 0;
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        if (g->nodes[i].op != DGC_OPID_StackPopV2)
+            continue;
+        const dgc_node *e1 = &g->nodes[g->nodes[i].inputs[0].node];
+        const dgc_node *e0 = &g->nodes[e1->inputs[0].node];
+        if (strcmp(dgc_node_attr(e1, "frame_name")->s, "g/I/grad") == 0) {
+            assert_int_equal(e0->op, DGC_OPID_Enter);
+            assert_string_equal(dgc_node_attr(e0, "frame_name")->s,
+                                "g/O/grad");
+            assert_int_equal(g->nodes[e0->inputs[0].node].op,
+                             DGC_OPID_StackV2);
+            found++;
+        }
+        pop = i;
+    }
+    assert_true(pop >= 0 && found > 0);
+    /* the outer counters wait for the inner loops */
+    const dgc_node *fw = node(g, "g/O/cond/pushed");
+    assert_true(has_ctrl(node(g, "g/O/cond/count_add"),
+                         dgc_graph_find(g, "g/O/cond/pushed")));
+    assert_true(has_ctrl(fw, dgc_graph_find(g, "g/I/cond/count_exit")));
+    const dgc_node *bw = node(g, "g/O/cond/popped");
+    assert_true(has_ctrl(bw, dgc_graph_find(g, "g/I/cond/grad_count_exit")));
+    dg_graph_free(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -283,6 +483,8 @@ int main(void)
         cmocka_unit_test(test_train_adam),
         cmocka_unit_test(test_train_sgd_momentum),
         cmocka_unit_test(test_train_errors),
+        cmocka_unit_test(test_while_loop),
+        cmocka_unit_test(test_while_loop_nested_cond_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,7 +7,8 @@
  * for k = 0, 1, 2, ... until the whole pipeline succeeds.  Every failing k
  * must report DG_E_NOMEM (never another code, never a crash), both when
  * every later allocation fails too and when only the k-th fails; leaks are
- * caught by the ASan build's LeakSanitizer.
+ * caught by the ASan build's LeakSanitizer.  The same sweep runs over
+ * gradients through (nested) while loops and training over a loop.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -63,13 +64,17 @@ static const char GRAPH[] =
     " \"steps\": 3, \"update_ops\": \"UPDATE_OPS\", \"colocate_gradients\": true}"
     "}";
 
+/* The graph the sweep compiles: GRAPH unless a test sets it. */
+static const char *graph_text = GRAPH;
+static size_t graph_len = sizeof GRAPH - 1;
+
 /* One pass of the pipeline; returns the first failing status. */
 static dg_status pipeline(const char *format, int train_mode, dg_error *err)
 {
     dg_options o;
     dg_options_init(&o);
     o.train_mode = train_mode;
-    dg_graph *g = dg_graph_load("oom.json", GRAPH, sizeof GRAPH - 1, err);
+    dg_graph *g = dg_graph_load("oom.json", graph_text, graph_len, err);
     if (!g)
         return err->code;
     dg_device_list *devs = NULL;
@@ -155,6 +160,33 @@ static void test_oom_compile_text(void **state)
     sweep("text", 1, 0);
 }
 
+/* Gradients through while loops (compiler/grad_loop.c): nested loops,
+ * training over a loop, a tf.cond in a loop body. */
+static void test_oom_loops(void **state)
+{
+    (void)state;
+    static char buf[3][1 << 17];
+    const char *files[3] = {"nested_rnn_grad.json", "while_train.json",
+                            "while_cond_grad.json"};
+    const char *root = getenv("DGRUN_SOURCE_ROOT");
+    for (int i = 0; i < 3; i++) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/tests/data/cflow/%s",
+                 root ? root : ".", files[i]);
+        FILE *f = fopen(path, "rb");
+        assert_non_null(f);
+        size_t n = fread(buf[i], 1, sizeof buf[i], f);
+        fclose(f);
+        graph_text = buf[i];
+        graph_len = n;
+        sweep("json", i == 1, 0);
+        if (i == 0) /* (the suite's time: one graph in both modes) */
+            sweep("json", i == 1, 1);
+    }
+    graph_text = GRAPH;
+    graph_len = sizeof GRAPH - 1;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -162,6 +194,7 @@ int main(void)
         cmocka_unit_test(test_oom_compile_run),
         cmocka_unit_test(test_oom_compile_text),
         cmocka_unit_test(test_oom_once),
+        cmocka_unit_test(test_oom_loops),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,7 +5,8 @@
  *     f = OP(x0, x1, ...);  L = Sum(Sin(f));  gradients g: d L / d xi
  * compiled and run once for the analytic gradients; then each input
  * element is nudged by +-h through dgr_session_write_variable and L
- * re-evaluated in the same session.
+ * re-evaluated in the same session.  Also gradients through a while loop
+ * (an RNN cell run by Enter/Merge/Switch/NextIteration/Exit).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -80,6 +81,29 @@ static double scalar_of(const dg_tensor *t)
     return t->dtype == DG_F64 ? *(double *)t->data : *(float *)t->data;
 }
 
+/* Append Variable x<i> (float64, initialised to v) to json. */
+static void add_var(char *json, size_t sz, int i, int rank,
+                    const int64_t *dims, const double *v)
+{
+    size_t o = strlen(json);
+    snprintf(json + o, sz - o,
+             "{\"name\": \"x%d\", \"op\": \"Variable\", \"attrs\": "
+             "{\"dtype\": \"float64\", \"shape\": [", i);
+    for (int d = 0; d < rank; d++) {
+        o = strlen(json);
+        snprintf(json + o, sz - o, "%s%lld", d ? ", " : "",
+                 (long long)dims[d]);
+    }
+    strncat(json, "], \"init\": ", sz - strlen(json) - 1);
+    int64_t pos = 0;
+    nested(json, sz, v, rank, dims, &pos);
+    strncat(json, "}},", sz - strlen(json) - 1);
+}
+
+static void check_json(const char *what, const char *json, int n_diff,
+                       double (*vals)[256], const int *rank,
+                       const int64_t (*dims)[4]);
+
 static void check_case(const gcase *c)
 {
     static char json[1 << 16];
@@ -102,19 +126,7 @@ static void check_case(const gcase *c)
                     vals[i][r0 + k] /= sum;
             }
         }
-        size_t o = strlen(json);
-        snprintf(json + o, sizeof json - o,
-                 "{\"name\": \"x%d\", \"op\": \"Variable\", \"attrs\": "
-                 "{\"dtype\": \"float64\", \"shape\": [", i);
-        for (int d = 0; d < c->rank[i]; d++) {
-            o = strlen(json);
-            snprintf(json + o, sizeof json - o, "%s%lld", d ? ", " : "",
-                     (long long)c->dims[i][d]);
-        }
-        strcat(json, "], \"init\": ");
-        int64_t pos = 0;
-        nested(json, sizeof json, vals[i], c->rank[i], c->dims[i], &pos);
-        strcat(json, "}},");
+        add_var(json, sizeof json, i, c->rank[i], c->dims[i], vals[i]);
     }
     if (c->extra) {
         strcat(json, c->extra);
@@ -144,11 +156,20 @@ static void check_case(const gcase *c)
         snprintf(json + o, sizeof json - o, "%s\"x%d\"", i ? ", " : "", i);
     }
     strcat(json, "]}]}");
+    check_json(c->op, json, n_diff, vals, c->rank, c->dims);
+}
 
+/* Compile json (loss L, gradient set g over x0..x<n_diff-1> whose values
+ * are vals), run it and compare each gradient element with central finite
+ * differences. */
+static void check_json(const char *what, const char *json, int n_diff,
+                       double (*vals)[256], const int *rank,
+                       const int64_t (*dims)[4])
+{
     dg_error err = {0};
     dg_graph *g = dg_graph_load("gradcheck.json", json, strlen(json), &err);
     if (!g)
-        fail_msg("%s: load: %s", c->op, err.msg);
+        fail_msg("%s: load: %s", what, err.msg);
     dg_device_list *devs = NULL;
     assert_int_equal(dg_devices_assume(0, &devs, &err), DG_OK);
     dg_options o;
@@ -161,14 +182,14 @@ static void check_case(const gcase *c)
     o.n_fetch = 1 + n_diff;
     dg_program *p = dg_compile(g, &o, devs, &err);
     if (!p)
-        fail_msg("%s: compile: %s", c->op, err.msg);
+        fail_msg("%s: compile: %s", what, err.msg);
     dg_session *s = dg_session_new(p, &o, &err);
     if (!s)
-        fail_msg("%s: session: %s", c->op, err.msg);
+        fail_msg("%s: session: %s", what, err.msg);
     dg_fetch_result *r = NULL;
     int nr = 0;
     if (dg_session_run(s, &r, &nr, &err) != DG_OK)
-        fail_msg("%s: run: %s", c->op, err.msg);
+        fail_msg("%s: run: %s", what, err.msg);
     assert_int_equal(nr, 1 + n_diff);
 
     /* numeric gradients */
@@ -179,11 +200,11 @@ static void check_case(const gcase *c)
         int32_t id = dgc_graph_find(p->g, name);
         dg_shape sh;
         memset(&sh, 0, sizeof sh);
-        sh.rank = c->rank[i];
+        sh.rank = rank[i];
         for (int d = 0; d < sh.rank; d++)
-            sh.dims[d] = c->dims[i][d];
+            sh.dims[d] = dims[i][d];
         dg_tensor *t = dg_tensor_new(DG_F64, &sh);
-        int64_t n = numel(c->rank[i], c->dims[i]);
+        int64_t n = numel(rank[i], dims[i]);
         const dg_tensor *ga = r[1 + i].value;
         assert_int_equal(ga->dtype, DG_F64);
         assert_int_equal(dg_shape_numel(&ga->shape), n);
@@ -197,7 +218,7 @@ static void check_case(const gcase *c)
                 dg_fetch_result *r2 = NULL;
                 int n2 = 0;
                 if (dg_session_run(s, &r2, &n2, &err) != DG_OK)
-                    fail_msg("%s: run: %s", c->op, err.msg);
+                    fail_msg("%s: run: %s", what, err.msg);
                 L[sgn] = scalar_of(r2[0].value);
                 dg_fetch_results_free(r2, n2);
             }
@@ -205,7 +226,7 @@ static void check_case(const gcase *c)
             double an = ((double *)ga->data)[k];
             if (fabs(fd - an) > 1e-5 * fmax(1.0, fabs(fd)))
                 fail_msg("%s: d L / d x%d[%lld]: generated %.9g, finite "
-                         "differences %.9g", c->op, i, (long long)k, an, fd);
+                         "differences %.9g", what, i, (long long)k, an, fd);
         }
         memcpy(t->data, vals[i], sizeof(double) * (size_t)n);
         assert_int_equal(dgr_session_write_variable((dgr_session *)s, id, t,
@@ -341,6 +362,71 @@ static void test_shaping(void **s) { (void)s; run_cases(shaping, sizeof shaping 
 static void test_nn(void **s) { (void)s; run_cases(nn, sizeof nn / sizeof *nn); }
 static void test_cnn(void **s) { (void)s; run_cases(cnn, sizeof cnn / sizeof *cnn); }
 
+/* Gradients through a while loop (grad_loop.c): an RNN cell
+ *     h = tanh(h x0 + x1 (i + 1)), n times from h = x2;  L = Sum(Sin(h))
+ * with x0 and x1 loop-invariant (accumulated) and x2 a loop variable's
+ * initial value; n = 0 runs no iteration. */
+#define Q "\""
+#define LN(name, op, in) "{" Q "name" Q ": " Q name Q ", " Q "op" Q ": " Q op \
+    Q ", " Q "inputs" Q ": [" in "]"
+#define EN(name, in, k) LN(name, "Enter", Q in Q) ", " Q "attrs" Q ": {" Q \
+    "frame_name" Q ": " Q "L" Q k "}},"
+#define CONSTANT ", " Q "is_constant" Q ": true"
+static void check_loop(int n)
+{
+    static char json[1 << 16];
+    double vals[3][256];
+    const int rank[3] = {2, 1, 2};
+    const int64_t dims[3][4] = {{3, 3}, {3}, {2, 3}};
+    snprintf(json, sizeof json, "{" Q "version" Q ": 1, " Q "nodes" Q ": [");
+    for (int i = 0; i < 3; i++) {
+        for (int64_t k = 0; k < numel(rank[i], dims[i]); k++)
+            vals[i][k] = 0.5 * sample(0);
+        add_var(json, sizeof json, i, rank[i], dims[i], vals[i]);
+    }
+    size_t o = strlen(json);
+    snprintf(json + o, sizeof json - o,
+        LN("i0", "Const", "") ", " Q "attrs" Q ": {" Q "value" Q ": 0, " Q "dtype" Q ": " Q "int32" Q "}},"
+        LN("n", "Const", "") ", " Q "attrs" Q ": {" Q "value" Q ": %d, " Q "dtype" Q ": " Q "int32" Q "}},"
+        EN("L/e_i", "i0", "") EN("L/e_h", "x2", "")
+        EN("L/c_n", "n", CONSTANT) EN("L/c_W", "x0", CONSTANT) EN("L/c_b", "x1", CONSTANT)
+        LN("L/m_i", "Merge", Q "L/e_i" Q ", " Q "L/n_i" Q) "},"
+        LN("L/m_h", "Merge", Q "L/e_h" Q ", " Q "L/n_h" Q) "},"
+        LN("L/done", "Equal", Q "L/m_i" Q ", " Q "L/c_n" Q) "},"
+        LN("L/cond", "LoopCond", Q "L/done" Q) "},"
+        LN("L/s_i", "Switch", Q "L/m_i" Q ", " Q "L/cond" Q) "},"
+        LN("L/s_h", "Switch", Q "L/m_h" Q ", " Q "L/cond" Q) "},"
+        LN("L/b_i", "Identity", Q "L/s_i:0" Q) "},"
+        LN("L/b_h", "Identity", Q "L/s_h:0" Q) "},"
+        LN("L/one", "Const", Q "^L/b_i" Q) ", " Q "attrs" Q ": {" Q "value" Q ": 1, " Q "dtype" Q ": " Q "int32" Q "}},"
+        LN("L/add", "Add", Q "L/b_i" Q ", " Q "L/one" Q) "},"
+        LN("L/fi", "Cast", Q "L/b_i" Q) ", " Q "attrs" Q ": {" Q "dtype" Q ": " Q "float64" Q "}},"
+        LN("L/onef", "Const", Q "^L/b_i" Q) ", " Q "attrs" Q ": {" Q "value" Q ": 1.0, " Q "dtype" Q ": " Q "float64" Q "}},"
+        LN("L/fi1", "Add", Q "L/fi" Q ", " Q "L/onef" Q) "},"
+        LN("L/mm", "MatMul", Q "L/b_h" Q ", " Q "L/c_W" Q) "},"
+        LN("L/bb", "Mul", Q "L/c_b" Q ", " Q "L/fi1" Q) "},"
+        LN("L/z", "Add", Q "L/mm" Q ", " Q "L/bb" Q) "},"
+        LN("L/t", "Tanh", Q "L/z" Q) "},"
+        LN("L/n_i", "NextIteration", Q "L/add" Q) "},"
+        LN("L/n_h", "NextIteration", Q "L/t" Q) "},"
+        LN("L/x_h", "Exit", Q "L/s_h:1" Q) "},"
+        LN("s", "Sin", Q "L/x_h" Q) "},"
+        LN("L", "Sum", Q "s" Q) "}],"
+        Q "gradients" Q ": [{" Q "name" Q ": " Q "g" Q ", " Q "ys" Q ": [" Q "L" Q "], "
+        Q "xs" Q ": [" Q "x0" Q ", " Q "x1" Q ", " Q "x2" Q "]}]}", n);
+    char what[32];
+    snprintf(what, sizeof what, "while loop n=%d", n);
+    check_json(what, json, 3, vals, rank, dims);
+}
+
+static void test_while_loop(void **s)
+{
+    (void)s;
+    check_loop(4);
+    check_loop(1);
+    check_loop(0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -350,6 +436,7 @@ int main(void)
         cmocka_unit_test(test_shaping),
         cmocka_unit_test(test_nn),
         cmocka_unit_test(test_cnn),
+        cmocka_unit_test(test_while_loop),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,6 +8,13 @@ Run it after changing it: python3 make_graphs.py (writes next to itself).
                      untaken branch holds a Print that must stay silent
   nested.json        outer loop i < 3 (i != 3) around an inner loop j != 4:
                      acc = acc * 0.5 + x inside, acc += i outside
+  nested_grad.json   nested with gradients: d y / d x
+  while_cond_grad.json  a tf.cond in a loop body: x = (i == 2) ? x * w :
+                     sin(x * w), 4 iterations (w enters each branch through
+                     a Switch, as tf.cond makes it); gradients for w, x0
+  nested_rnn_grad.json  an outer loop (3 iterations) whose body runs an
+                     inner loop i + 1 times, reading a value of the outer
+                     body and w: gradients for w and h0
   parallel.json      the same independent loop body with parallel_iterations
                      1 (out1) and 8 (out8): equal results
   dead_loop.json     a while loop in the untaken branch of a cond: its Exits
@@ -20,8 +27,16 @@ Run it after changing it: python3 make_graphs.py (writes next to itself).
                      nothing else orders the pushes)
   cond_grad.json     gradients through a cond (Switch/Merge): loss =
                      sum(p ? w * x : w^2), d loss / d w
-  while_grad.json    while_simple with gradients through the loop: not
-                     implemented, a graph error naming the Exit
+  while_grad.json    while_simple with gradients through the loop:
+                     d x / d x0 = 2^5
+  while_pow_grad.json  x = x0; n times (n fed): x = x * w; loss =
+                     sum(sin(x)); d loss / d w (a loop-invariant input: an
+                     accumulator) and d loss / d x0 (n = 0: the identity)
+  while_rnn_grad.json  an RNN cell h = tanh(h W + b (i + 1)) run 4 times by
+                     a while loop and the same unrolled: loss and loss_u,
+                     gradient sets g (loop) and gu (unrolled) for W, b, h0
+  while_train.json   the RNN loop trained by SGD towards a target (train
+                     section); while_train_unrolled.json: the same unrolled
   bad_exit.json      an Exit without a loop (error)
   bad_pop.json       a pop from an empty stack (run-time error)
 """
@@ -88,6 +103,8 @@ class G:
             doc = {"version": 1, "nodes": self.nodes, "fetch": fetch}
             if getattr(self, "gradients", None):
                 doc["gradients"] = self.gradients
+            if getattr(self, "train", None):
+                doc["train"] = self.train
             json.dump(doc, f, indent=1)
             f.write("\n")
 
@@ -118,6 +135,124 @@ def while_simple():
     g.write("while_simple.json", ["i", "x"])
     g.gradients = [{"name": "g", "ys": ["x"], "xs": [x0]}]
     g.write("while_grad.json", ["x", "g/" + x0])
+
+
+def rnn(g, train):
+    """The RNN cell of while_rnn_grad / while_train: returns (loss over
+    the loop, loss unrolled)."""
+    g.add("Variable", [], "W", dtype="float32", shape=[3, 3],
+          init=[[0.5, -0.3, 0.2], [0.1, 0.4, -0.6], [-0.2, 0.3, 0.7]])
+    g.add("Variable", [], "b", dtype="float32", shape=[3],
+          init=[0.1, -0.2, 0.05])
+    h0 = g.const([[0.5, -0.25, 0.1], [0.3, 0.2, -0.4]], name="h0")
+    tgt = g.const([[0.3, -0.1, 0.2], [-0.4, 0.5, 0.1]], name="target")
+    steps = 4
+
+    def cell(h, w, b, fi1, piv):
+        z = g.add("Add", [g.add("MatMul", [h, w]), g.add("Mul", [b, fi1])])
+        return g.add("Tanh", [z])
+
+    def body(v, c, piv):
+        fi = g.add("Cast", [v[0]], dtype="float32")
+        fi1 = g.add("Add", [fi, g.const(1.0, ctrl=piv)])
+        return [g.add("Add", [v[0], g.const(1, "int32", ctrl=piv)]),
+                cell(v[1], c[1], c[2], fi1, piv)]
+    ex = g.loop("R", [g.const(0, "int32"), h0],
+                lambda v, c: g.add("Equal", [v[0], c[0]]), body,
+                consts=[g.const(steps, "int32"), "W", "b"])
+    g.add("Identity", [ex[1]], "h_loop")
+    h = h0
+    for t in range(steps):
+        h = cell(h, "W", "b", g.const(float(t + 1)), None)
+    g.add("Identity", [h], "h_unrolled")
+    out = []
+    for src, name in (("h_loop", "loss"), ("h_unrolled", "loss_u")):
+        d = g.add("Sub", [src, tgt]) if train else src
+        out.append(g.add("Sum", [g.add("Square", [d])], name))
+    return out
+
+
+def while_grads():
+    g = G()
+    g.add("Variable", [], "w", dtype="float32", shape=[3],
+          init=[0.9, -1.1, 1.05])
+    x0 = g.const([0.5, 1.5, -2.0], name="x0")
+    n = g.add("Placeholder", [], "n", dtype="int32", shape=[])
+
+    def body(v, c, piv):
+        return [g.add("Add", [v[0], g.const(1, "int32", ctrl=piv)]),
+                g.add("Mul", [v[1], c[1]])]
+    ex = g.loop("P", [g.const(0, "int32"), x0],
+                lambda v, c: g.add("Equal", [v[0], c[0]]), body,
+                consts=[n, "w"])
+    g.add("Sum", [g.add("Sin", [ex[1]])], "loss")
+    g.gradients = [{"name": "g", "ys": ["loss"], "xs": ["w", x0]}]
+    g.write("while_pow_grad.json", ["loss", "g/w", "g/x0"])
+
+    g = G()
+    rnn(g, False)
+    g.gradients = [{"name": "g", "ys": ["loss"], "xs": ["W", "b", "h0"]},
+                   {"name": "gu", "ys": ["loss_u"], "xs": ["W", "b", "h0"]}]
+    g.write("while_rnn_grad.json", ["loss", "loss_u", "g/W", "gu/W", "g/b",
+                                    "gu/b", "g/h0", "gu/h0"])
+    for unrolled in (False, True):
+        g = G()
+        loss, loss_u = rnn(g, True)
+        g.train = {"loss": loss_u if unrolled else loss,
+                   "optimizer": {"type": "sgd", "learning_rate": 0.02},
+                   "steps": 200, "log_every": 100}
+        g.write("while_train%s.json" % ("_unrolled" if unrolled else ""),
+                ["loss", "loss_u"])
+
+
+def while_cond_grad():
+    g = G()
+    g.add("Variable", [], "w", dtype="float32", shape=[3],
+          init=[0.8, -0.6, 0.4])
+    x0 = g.const([0.3, -0.7, 0.5], name="x0")
+
+    def body(v, c, piv):
+        p = g.add("Equal", [v[0], c[2]], "C/p")
+        sx = g.add("Switch", [v[1], p], "C/sx")
+        sw = g.add("Switch", [c[1], p], "C/sw")
+        f = g.add("Sin", [g.add("Mul", [sx + ":0", sw + ":0"])], "C/false")
+        t = g.add("Mul", [sx + ":1", sw + ":1"], "C/true")
+        m = g.add("Merge", [f, t], "C/merge")
+        return [g.add("Add", [v[0], g.const(1, "int32", ctrl=piv)]),
+                m + ":0"]
+    ex = g.loop("W", [g.const(0, "int32"), x0],
+                lambda v, c: g.add("Equal", [v[0], c[0]]), body,
+                consts=[g.const(4, "int32"), "w", g.const(2, "int32")])
+    g.add("Sum", [g.add("Square", [ex[1]])], "loss")
+    g.gradients = [{"name": "g", "ys": ["loss"], "xs": ["w", x0]}]
+    g.write("while_cond_grad.json", ["loss", "g/w", "g/x0"])
+
+
+def nested_rnn_grad():
+    g = G()
+    g.add("Variable", [], "w", dtype="float32", shape=[3],
+          init=[0.8, -0.6, 0.4])
+    h0 = g.const([0.3, -0.7, 0.5], name="h0")
+
+    def obody(v, c, piv):
+        one = g.const(1, "int32", ctrl=piv)
+        s_ = g.add("Tanh", [g.add("Mul", [v[1], c[1]])], "O/s")
+        m = g.add("Add", [v[0], one], "O/m")
+
+        def ibody(w, cc, ipiv):
+            a = g.add("Add", [g.add("Mul", [g.add("Sin", [w[1]]), cc[1]]),
+                              cc[2]])
+            return [g.add("Add", [w[0], g.const(1, "int32", ctrl=ipiv)]), a]
+        ex = g.loop("I", [g.const(0, "int32", ctrl=piv), v[1]],
+                    lambda w, cc: g.add("Equal", [w[0], cc[0]]), ibody,
+                    consts=[m, s_, c[1]])
+        return [m, g.add("Add", [ex[1], s_])]
+    ex = g.loop("O", [g.const(0, "int32"), h0],
+                lambda v, c: g.add("Equal", [v[0], c[0]]), obody,
+                consts=[g.const(3, "int32"), "w"])
+    g.add("Sum", [g.add("Square", [ex[1]])], "loss")
+    g.gradients = [{"name": "g", "ys": ["loss"], "xs": ["w", h0]}]
+    g.write("nested_rnn_grad.json", ["loss", "g/w", "g/h0"])
 
 
 def cond():
@@ -166,6 +301,8 @@ def nested():
     ex = g.loop("outer", [i0, zeros], ocond, obody, consts=[n3, x])
     g.add("Identity", [ex[1]], "y")
     g.write("nested.json", ["y"])
+    g.gradients = [{"name": "g", "ys": ["y"], "xs": [x]}]
+    g.write("nested_grad.json", ["y", "g/x"])
 
 
 def parallel():
@@ -270,6 +407,9 @@ def bad():
 
 if __name__ == "__main__":
     while_simple()
+    while_grads()
+    nested_rnn_grad()
+    while_cond_grad()
     cond()
     nested()
     parallel()
