@@ -105,12 +105,13 @@ run_one() {
 # time, then stop it with SIGKILL (SIGINT can deadlock: libFuzzer's handler
 # allocates, and the signal may land inside the ASan allocator) and report
 # CPU seconds, runs and the last coverage line.  The log stays in
-# build-fuzz/fuzz-logs/TARGET.log.
+# build-fuzz/fuzz-logs/TARGET-DATE.log.
 run_cpu() {
     local t=$1 budget=$2
     local exe=$B/tests/fuzz/fuzz_$t work=$B/fuzz-corpus/$t
     mkdir -p "$work" "$B/fuzz-artifacts" "$B/fuzz-logs"
-    local log=$B/fuzz-logs/$t.log
+    local log
+    log=$B/fuzz-logs/$t-$(date +%Y%m%d-%H%M%S).log
     # shellcheck disable=SC2046
     ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=1:abort_on_error=0 \
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
