@@ -12,9 +12,9 @@ Usage: e2e_faults.py DGRUN GROUP [TRUNCATE_PRELOAD.so]
   clcache   the OpenCL program cache ($XDG_CACHE_HOME/dgrun): two processes
             started together on a cold cache, repeated, both succeed and
             leave complete entries and no temporaries; truncated, garbage,
-            empty, over-long entries, a directory in an entry's place and a
-            killed writer's temporary are rebuilt (or bypassed), never a
-            crash.  Skipped (77) without an OpenCL device.
+            empty, over-long entries and a directory in an entry's place
+            are rebuilt (or bypassed), never a crash; a killed writer's
+            temporary is removed by the next write of that entry.  Skipped (77) without an OpenCL device.
   truncfeed a feed file truncated by another process while `dgrun train`
             reads it: exit 0 with the whole file's result, or one error line
             naming the file (exit 1 when it changed during the read, exit 2
@@ -222,6 +222,8 @@ def group_clcache():
         f.write(good[:100])
     r = run(args, dict(base, XDG_CACHE_HOME=cache))
     check(r.code == 0 and r.out == want and entry_ok(entry), "a stale temporary", r)
+    check(not os.path.exists(entry + ".tmp.999999.0x1"),
+          "the killed writer's temporary is removed by the next write")
     return 0
 
 
