@@ -5,7 +5,8 @@
 # every command must end with its usual exit code, no definite or indirect leak and no invalid access or
 # use of uninitialised memory (scripts/valgrind.supp suppresses only the
 # OpenCL stack, OpenBLAS and ld.so).  Part of the long mode
-# (scripts/long.sh); takes a few minutes.
+# (scripts/long.sh); about 8 minutes on a loaded 2-core machine, plus ~30
+# for the PoCL run.
 #
 #   scripts/valgrind.sh [BUILD_DIR]     (default build/; needs valgrind)
 #

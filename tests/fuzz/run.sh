@@ -111,7 +111,7 @@ run_cpu() {
     local exe=$B/tests/fuzz/fuzz_$t work=$B/fuzz-corpus/$t
     mkdir -p "$work" "$B/fuzz-artifacts" "$B/fuzz-logs"
     local log
-    log=$B/fuzz-logs/$t-$(date +%Y%m%d-%H%M%S).log
+    log=$B/fuzz-logs/$t-$(date +%Y%m%d-%H%M%S)-$$.log
     # shellcheck disable=SC2046
     ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=1:abort_on_error=0 \
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
