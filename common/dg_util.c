@@ -7,10 +7,15 @@
 #include "dg_util.h"
 #include "dg_alloc.h"
 
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <sys/mman.h>
 
 void dg_sbuf_init(dg_sbuf *b) { memset(b, 0, sizeof *b); }
@@ -266,4 +271,32 @@ void dg_shape_format(const dg_shape *s, char *buf, size_t n)
                                 (long long)s->dims[i]);
     if (off < n)
         snprintf(buf + off, n - off, "]");
+}
+
+void dg_remove_dead_temps(const char *dir, const char *base)
+{
+    size_t bl = strlen(base), dl = strlen(dir);
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL) {
+        const char *n = e->d_name;
+        if (strncmp(n, base, bl) != 0 || strncmp(n + bl, ".tmp.", 5) != 0)
+            continue;
+        char *end;
+        long pid = strtol(n + bl + 5, &end, 10);
+        if ((*end && *end != '.') || pid <= 0 || pid == (long)getpid() ||
+            kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+            continue;
+        size_t nl = strlen(n);
+        char *full = dg_malloc(dl + nl + 2);
+        if (!full)
+            break;
+        memcpy(full, dir, dl);
+        full[dl] = '/';
+        memcpy(full + dl + 1, n, nl + 1);
+        unlink(full);
+        dg_free(full);
+    }
+    if (d)
+        closedir(d);
 }

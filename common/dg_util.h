@@ -88,4 +88,9 @@ uint64_t dg_fnv1a(uint64_t h, const void *p, size_t n);
 /* Monotonic clock in nanoseconds. */
 uint64_t dg_now_ns(void);
 
+/* Remove the files "<base>.tmp.<pid>" and "<base>.tmp.<pid>.<any>" in dir
+ * whose writer process no longer exists (killed while writing a temporary
+ * that was to be renamed to <base>).  Best effort: errors are ignored. */
+void dg_remove_dead_temps(const char *dir, const char *base);
+
 #endif

@@ -8,7 +8,8 @@
  * 24-byte header ("DGCLBIN1", payload length, FNV-1a 64 checksum) and the
  * binary.  Writers write a temporary file and rename it, so racing
  * processes never see half a file; a corrupt or rejected entry is rebuilt
- * from source and rewritten.
+ * from source and rewritten, and the temporaries of killed writers of that
+ * entry are removed.
  */
 #include "cl_internal.h"
 #include "dg_alloc.h"
@@ -96,6 +97,8 @@ static void cache_write(const char *dir, const char *path,
         ok = 0;
     if (!ok || rename(tmp, path) != 0)
         unlink(tmp);
+    else /* and the temporaries of killed writers of this entry */
+        dg_remove_dead_temps(dir, strrchr(path, '/') + 1);
 }
 
 static dg_status build_fail(dgr_cl_ctx *c, cl_program p, const char *file,

@@ -114,32 +114,7 @@ static void remove_stale(const char *path)
     if (!dir)
         return;
     const char *slash = strrchr(path, '/');
-    const char *base = slash ? slash + 1 : path;
-    size_t bl = strlen(base);
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    while (d && (e = readdir(d)) != NULL) {
-        const char *n = e->d_name;
-        if (strncmp(n, base, bl) != 0 || strncmp(n + bl, ".tmp.", 5) != 0)
-            continue;
-        char *end;
-        long pid = strtol(n + bl + 5, &end, 10);
-        if (*end || pid <= 0 || pid == (long)getpid())
-            continue;
-        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
-            continue;
-        size_t dl = strlen(dir), nl = strlen(n);
-        char *full = dg_malloc(dl + nl + 2);
-        if (!full)
-            break;
-        memcpy(full, dir, dl);
-        full[dl] = '/';
-        memcpy(full + dl + 1, n, nl + 1);
-        unlink(full);
-        dg_free(full);
-    }
-    if (d)
-        closedir(d);
+    dg_remove_dead_temps(dir, slash ? slash + 1 : path);
     dg_free(dir);
 }
 

@@ -35,12 +35,31 @@ static dg_status read_all(const char *path, char **buf, size_t *len,
          * cannot be read is an I/O failure (exit 1). */
         return dg_err(err, errno == ENOENT || errno == ENOTDIR ? DG_E_GRAPH : DG_E_IO,
                       "%s: cannot open: %s", path, strerror(errno));
+    struct stat before, after;
+    int regular = fstat(fileno(f), &before) == 0 && S_ISREG(before.st_mode);
     dg_status rs = dg_read_stream(f, buf, len);
+    regular = regular && fstat(fileno(f), &after) == 0;
     fclose(f);
     if (rs == DG_E_NOMEM)
         return dg_err_nomem(err, path);
     if (rs != DG_OK)
         return dg_err(err, DG_E_IO, "%s: read error", path);
+    /* Another process truncating or rewriting the file while it is read
+     * leaves a mix of old and new bytes, or a shorter file that may still
+     * parse (a .csv cut at a row): an I/O failure, not data.  (Files like
+     * /proc's report size 0 and are not compared.) */
+    if (regular && (before.st_size != after.st_size ||
+                    before.st_mtim.tv_sec != after.st_mtim.tv_sec ||
+                    before.st_mtim.tv_nsec != after.st_mtim.tv_nsec ||
+                    (before.st_size > 0 && (uint64_t)before.st_size != *len))) {
+        uint64_t was = (uint64_t)before.st_size;
+        dg_free(*buf);
+        *buf = NULL;
+        return dg_err(err, DG_E_IO, "%s: the file changed while it was read "
+                      "(%llu bytes when opened, %llu read): written or "
+                      "truncated by another process", path,
+                      (unsigned long long)was, (unsigned long long)*len);
+    }
     return DG_OK;
 }
 
