@@ -280,7 +280,12 @@ void cli_progress_step(const dg_train_progress *tp, void *user)
         goto out;
     }
     if (tp->step % p->log_every == 0 || last) {
-        if (known)
+        if (known && tp->replicas > 1) /* global rates (SPEC 8.4) */
+            fprintf(stderr, "step %lld/%lld loss %.4f (%.1f steps/s, %.0f "
+                    "examples/s over %d replicas)\n", (long long)tp->step,
+                    (long long)tp->steps, tp->loss, rate,
+                    rate * (double)tp->examples, tp->replicas);
+        else if (known)
             fprintf(stderr, "step %lld/%lld loss %.4f (%.1f steps/s)\n",
                     (long long)tp->step, (long long)tp->steps, tp->loss, rate);
         else

@@ -533,6 +533,9 @@ dg_session *dg_session_new(const dg_program *p, const dg_options *o,
             goto fail;
     if (load_feeds(s, &s->opts, err) != DG_OK)
         goto fail;
+    /* a replicated graph's collectives (SPEC 8.4) */
+    if (dgr_session_replica_start(s, &s->env, err) != DG_OK)
+        goto fail;
     return ds;
 fail:
     dg_session_free(ds);
@@ -544,6 +547,7 @@ void dg_session_free(dg_session *ds)
     dgr_session *s = (dgr_session *)(void *)ds;
     if (!s)
         return;
+    dgr_session_replica_stop(s);
     if (s->x.pools)
         for (int i = 0; i < s->x.n_dev; i++)
             if (s->x.pools[i])
@@ -599,7 +603,8 @@ dg_status dg_session_run(dg_session *ds, dg_fetch_result **out, int *n_out,
     *out = NULL;
     *n_out = 0;
     dgc_ref *refs = dg_calloc((size_t)n + 1, sizeof *refs);
-    int32_t *targets = dg_calloc((size_t)n + 1, sizeof *targets);
+    int w = dgr_replica_count(s->x.g);
+    int32_t *targets = dg_calloc((size_t)n * (size_t)w + 1, sizeof *targets);
     int *slot_of = dg_calloc((size_t)n + 1, sizeof *slot_of);
     dg_tensor **vals = dg_calloc((size_t)n + 1, sizeof *vals);
     dg_fetch_result *res = dg_calloc((size_t)n + 1, sizeof *res);
@@ -612,7 +617,7 @@ dg_status dg_session_run(dg_session *ds, dg_fetch_result **out, int *n_out,
     int nf = 0, nt = 0;
     for (int i = 0; i < n; i++) {
         dgc_ref ref;
-        if (dgc_graph_parse_ref(s->x.g, names[i], &ref) != 0) {
+        if (dgr_replica_parse_ref(s->x.g, names[i], 0, &ref) != 0) {
             rc = dg_err(err, DG_E_GRAPH, "fetch '%s': no such node", names[i]);
             goto done;
         }
@@ -631,6 +636,13 @@ dg_status dg_session_run(dg_session *ds, dg_fetch_result **out, int *n_out,
         }
         slot_of[i] = nf;
         refs[nf++] = ref;
+    }
+    /* a replicated graph: every replica runs what replica 0 runs (SPEC 8.4) */
+    for (int i = 0, n0 = nt; i < nf + n0 && w > 1; i++) {
+        int32_t id = i < nf ? refs[i].node : targets[i - nf];
+        for (int k = 1; k < w; k++)
+            if (dgr_replica_node(s->x.g, id, k) != id)
+                targets[nt++] = dgr_replica_node(s->x.g, id, k);
     }
     r = dgr_runner_new(&s->x, refs, nf, targets, nt, err);
     if (!r) {
