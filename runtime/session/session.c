@@ -661,7 +661,10 @@ dg_status dg_session_run(dg_session *ds, dg_fetch_result **out, int *n_out,
     if (rc != DG_OK)
         goto done;
     for (int i = 0; i < n; i++) {
-        res[i].name = names[i];
+        /* replica 0's value under the name the user wrote (SPEC 8.4) */
+        res[i].name = w > 1 && strncmp(names[i], "replica_0/", 10) == 0
+                          ? names[i] + 10
+                          : names[i];
         if (slot_of[i] >= 0) {
             res[i].value = vals[slot_of[i]];
             vals[slot_of[i]] = NULL;
