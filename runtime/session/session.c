@@ -662,7 +662,8 @@ dg_status dg_session_run(dg_session *ds, dg_fetch_result **out, int *n_out,
         goto done;
     for (int i = 0; i < n; i++) {
         /* replica 0's value under the name the user wrote (SPEC 8.4) */
-        res[i].name = w > 1 && strncmp(names[i], "replica_0/", 10) == 0
+        res[i].name = s->x.g->replicate.replicas > 0 &&
+                              strncmp(names[i], "replica_0/", 10) == 0
                           ? names[i] + 10
                           : names[i];
         if (slot_of[i] >= 0) {

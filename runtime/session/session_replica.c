@@ -15,6 +15,12 @@
 
 #define PREFIX0 "replica_0/"
 
+/* The replication pass ran (W >= 1): names carry "replica_k/". */
+static int replicated(const dgc_graph *g)
+{
+    return g->replicate.present && g->replicate.replicas > 0;
+}
+
 int dgr_replica_count(const dgc_graph *g)
 {
     return g->replicate.present && g->replicate.replicas > 1
@@ -49,7 +55,7 @@ int dgr_replica_parse_ref(const dgc_graph *g, const char *name, int k,
                           dgc_ref *out)
 {
     if (dgc_graph_parse_ref(g, name, out) != 0) {
-        if (dgr_replica_count(g) <= 1)
+        if (!replicated(g))
             return -1;
         size_t n = strlen(name) + sizeof PREFIX0;
         char *p = dg_malloc(n);
@@ -70,7 +76,7 @@ const char *dgr_replica_orig_name(const dgc_graph *g, int32_t id, int *copy)
     const char *n = g->nodes[id].name;
     if (copy)
         *copy = 0;
-    if (dgr_replica_count(g) <= 1 || strncmp(n, "replica_", 8) != 0)
+    if (!replicated(g) || strncmp(n, "replica_", 8) != 0)
         return n;
     const char *sl = strchr(n, '/');
     if (!sl)
@@ -92,7 +98,7 @@ dgc_feed *dgr_replica_feeds(const dgc_graph *g, const dgc_feed *f, int n,
         return NULL;
     for (int i = 0; i < n; i++) {
         dgc_ref r;
-        int found = dgr_replica_count(g) > 1 &&
+        int found = replicated(g) &&
                     dgr_replica_parse_ref(g, f[i].placeholder, 0, &r) == 0;
         for (int k = 0; k < (found ? w : 1); k++) {
             o[*n_out] = f[i];

@@ -507,11 +507,15 @@ dg_status dg_session_train(dg_session *sess, dg_progress_fn progress,
         if ((st = dgr_runner_run(runner, k, loss, err)) != DG_OK)
             goto ckdone;
         out->loss = 0;
+        int f32 = 1;
         for (int j = 0; j < n_loss; j++) {
             out->loss += scalar_value(loss[j]) / n_loss;
+            f32 = f32 && loss[j] && loss[j]->dtype == DG_F32;
             dg_tensor_free(loss[j]);
             loss[j] = NULL;
         }
+        if (f32) /* the replicas' mean in the loss's own precision */
+            out->loss = (double)(float)out->loss;
         out->steps = k + 1 - first;
         out->last_step = k + 1;
         if (progress) {
