@@ -20,10 +20,11 @@
  * deferred steps), so the backward pass goes on while gradients travel.
  *
  * Fusion.  What replica 0 finds ready together (same kind, reduction,
- * dtype; up to DGR_FUSE_BYTES, at most DGR_FUSE_MAX tensors) travels as
- * one group: packed into one buffer, one MPI call, unpacked (Horovod's
- * tensor fusion).  One engine thread per process makes these MPI calls
- * under the transport's lock (MPI_THREAD_SERIALIZED).
+ * dtype; tensors under DGR_FUSE_ALONE, up to DGR_FUSE_BYTES, at most
+ * DGR_FUSE_MAX of them) travels as one group: packed into one buffer, one
+ * MPI call, unpacked (Horovod's tensor fusion).  One engine thread per
+ * process makes these MPI calls under the transport's lock
+ * (MPI_THREAD_SERIALIZED).
  */
 #include "mpi_layer.h"
 #include "dg_alloc.h"
@@ -33,6 +34,7 @@
 #include <time.h>
 
 #define DGR_FUSE_BYTES ((size_t)64 << 20)
+#define DGR_FUSE_ALONE ((size_t)1 << 20)
 #define DGR_FUSE_MAX 128
 #define TAG_ANNOUNCE 1
 
@@ -108,11 +110,14 @@ static size_t item_bytes(const citem *it)
     return (size_t)it->c.n * dg_dtype_size(it->c.dtype);
 }
 
-/* Whether b may travel in a's group. */
+/* Whether b may travel in a's group: small allreduces of one reduction
+ * and dtype (a large tensor goes alone, in place: copying it into a
+ * fusion buffer would cost more than the latency it saves). */
 static int fusable(const citem *a, const citem *b)
 {
     return a->c.kind == DGR_COLL_ALLREDUCE && b->c.kind == DGR_COLL_ALLREDUCE &&
-           a->c.reduction == b->c.reduction && a->c.dtype == b->c.dtype;
+           a->c.reduction == b->c.reduction && a->c.dtype == b->c.dtype &&
+           item_bytes(a) < DGR_FUSE_ALONE && item_bytes(b) < DGR_FUSE_ALONE;
 }
 
 /* out /= W for a mean. */
