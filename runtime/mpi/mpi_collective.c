@@ -19,6 +19,15 @@
  * call over with a completion (dgr_collective.done, the executor's
  * deferred steps), so the backward pass goes on while gradients travel.
  *
+ * Blocking or not.  The engine thread's own calls may block: with
+ * `blocking` (a program whose tasks exchange no messages, as strategy
+ * allreduce) it makes blocking MPI_Allreduce/Reduce/Bcast calls, several
+ * times faster than the non-blocking forms' progress by MPI_Test on an
+ * oversubscribed machine (docs/PERFORMANCE.md); workers still never wait.
+ * Otherwise a blocking call holding the MPI lock could keep this rank's
+ * transport from sending what another rank needs to reach the same
+ * collective, so it uses MPI_Iallreduce/Ireduce/Ibcast and polls.
+ *
  * Fusion.  What replica 0 finds ready together (same kind, reduction,
  * dtype; tensors under DGR_FUSE_ALONE, up to DGR_FUSE_BYTES, at most
  * DGR_FUSE_MAX of them) travels as one group: packed into one buffer, one
@@ -52,12 +61,13 @@ typedef struct cgroup {
     uint64_t h[DGR_FUSE_MAX];
     citem *it[DGR_FUSE_MAX];
     void *buf;           /* fusion buffer (n > 1) */
-    MPI_Request rq;
+    MPI_Request rq;      /* MPI_REQUEST_NULL after a blocking call */
     struct cgroup *next;
 } cgroup;
 
 static struct {
     int on, replica, replicas;
+    int blocking;              /* blocking MPI calls (see start) */
     MPI_Comm comm, ctl;
     pthread_t th;
     pthread_mutex_t mu;
@@ -206,8 +216,12 @@ static int start_group(cgroup *g)
             return -1;
         }
         mlock();
-        rc = MPI_Iallreduce(MPI_IN_PLACE, g->buf, (int)cnt, t,
-                            mpi_op(a->c.reduction), E.comm, &g->rq);
+        if (E.blocking)
+            rc = MPI_Allreduce(MPI_IN_PLACE, g->buf, (int)cnt, t,
+                               mpi_op(a->c.reduction), E.comm);
+        else
+            rc = MPI_Iallreduce(MPI_IN_PLACE, g->buf, (int)cnt, t,
+                                mpi_op(a->c.reduction), E.comm, &g->rq);
         dgr_mpi_unlock();
     } else {
         if (a->c.n > INT32_MAX) {
@@ -217,20 +231,27 @@ static int start_group(cgroup *g)
         int n = (int)a->c.n;
         const void *in = a->c.in == a->c.out ? MPI_IN_PLACE : a->c.in;
         mlock();
+        const void *rin = E.replica == a->c.root ? in : a->c.in;
+        MPI_Op op = mpi_op(a->c.reduction);
+        if (a->c.kind == DGR_COLL_BROADCAST && E.replica == a->c.root &&
+            a->c.in != a->c.out)
+            memcpy(a->c.out, a->c.in, item_bytes(a));
         switch (a->c.kind) {
         case DGR_COLL_BROADCAST:
-            if (E.replica == a->c.root && a->c.in != a->c.out)
-                memcpy(a->c.out, a->c.in, item_bytes(a));
-            rc = MPI_Ibcast(a->c.out, n, t, a->c.root, E.comm, &g->rq);
+            rc = E.blocking ? MPI_Bcast(a->c.out, n, t, a->c.root, E.comm)
+                            : MPI_Ibcast(a->c.out, n, t, a->c.root, E.comm,
+                                         &g->rq);
             break;
         case DGR_COLL_REDUCE:
-            rc = MPI_Ireduce(E.replica == a->c.root ? in : a->c.in, a->c.out,
-                             n, t, mpi_op(a->c.reduction), a->c.root, E.comm,
-                             &g->rq);
+            rc = E.blocking ? MPI_Reduce(rin, a->c.out, n, t, op, a->c.root,
+                                         E.comm)
+                            : MPI_Ireduce(rin, a->c.out, n, t, op, a->c.root,
+                                          E.comm, &g->rq);
             break;
         default:
-            rc = MPI_Iallreduce(in, a->c.out, n, t, mpi_op(a->c.reduction),
-                                E.comm, &g->rq);
+            rc = E.blocking ? MPI_Allreduce(in, a->c.out, n, t, op, E.comm)
+                            : MPI_Iallreduce(in, a->c.out, n, t, op, E.comm,
+                                             &g->rq);
             break;
         }
         dgr_mpi_unlock();
@@ -281,6 +302,7 @@ static int announce(void)
         cgroup *g = dg_calloc(1, sizeof *g);
         if (!g)
             return any; /* retried on the next round */
+        g->rq = MPI_REQUEST_NULL;
         size_t bytes = 0;
         citem **pp = &E.pend;
         /* the first pending item and the fusable ones after it */
@@ -340,6 +362,7 @@ static int receive_announcements(void)
         cgroup *g = dg_calloc(1, sizeof *g);
         if (!g)
             return any; /* (the job cannot go on: every rank waits) */
+        g->rq = MPI_REQUEST_NULL;
         g->n = msg[0] <= DGR_FUSE_MAX ? (int)msg[0] : DGR_FUSE_MAX;
         memcpy(g->h, msg + 1, sizeof *g->h * (size_t)g->n);
         sched_push(g);
@@ -502,11 +525,13 @@ dg_status dgr_mpi_collective(void *ctx, const dgr_collective *c,
     return st;
 }
 
-dg_status dgr_mpi_collective_start(int replica, int replicas, dg_error *err)
+dg_status dgr_mpi_collective_start(int replica, int replicas, int blocking,
+                                   dg_error *err)
 {
     if (E.on)
         return DG_OK;
     memset(&E, 0, sizeof E);
+    E.blocking = blocking;
     E.comm = E.ctl = MPI_COMM_NULL;
     E.replica = replica;
     E.replicas = replicas;

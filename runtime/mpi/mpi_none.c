@@ -59,9 +59,11 @@ dg_status dg_cluster_check_program(const dg_program *p, const dg_options *o,
     return DG_OK;
 }
 
-dg_status dgr_mpi_collective_start(int replica, int replicas, dg_error *err)
+dg_status dgr_mpi_collective_start(int replica, int replicas, int blocking,
+                                   dg_error *err)
 {
     (void)replica;
+    (void)blocking;
     return dg_err(err, DG_E_USAGE, "this dgrun was built without MPI, so it "
                   "cannot run %d replicas", replicas);
 }

@@ -119,6 +119,44 @@ static dg_status collective_cb(void *ctx, const dgr_collective *c,
     return dgr_mpi_collective(ctx, c, err);
 }
 
+static int rank_of(const dgr_exec *x, int32_t id)
+{
+    int32_t d = x->g->nodes[id].device_id;
+    return d >= 0 && d < x->devlist->n ? x->devlist->devs[d].rank : -1;
+}
+
+/* Whether a collective (AllReduce, Broadcast) depends, through data or
+ * control edges, on a message between tasks: then a blocking collective
+ * could keep this rank's transport from delivering what another rank
+ * needs to reach it.  (Allreduce training sends only its replicas' "done"
+ * to train/step: no collective depends on a message.)  -1 nomem. */
+static int collective_after_message(const dgr_exec *x)
+{
+    const dgc_graph *g = x->g;
+    uint8_t *m = dg_calloc((size_t)g->n_nodes + 1, 1);
+    if (!m)
+        return -1;
+    for (int changed = 1; changed;) { /* to the fixed point */
+        changed = 0;
+        for (int32_t i = 0; i < g->n_nodes; i++) {
+            const dgc_node *n = &g->nodes[i];
+            for (int j = 0; !m[i] && j < n->n_inputs + n->n_ctrl; j++) {
+                int32_t p = j < n->n_inputs ? n->inputs[j].node
+                                            : n->ctrl[j - n->n_inputs];
+                if (p >= 0 && p < g->n_nodes &&
+                    (m[p] || rank_of(x, p) != rank_of(x, i)))
+                    changed = m[i] = 1;
+            }
+        }
+    }
+    int hit = 0;
+    for (int32_t i = 0; i < g->n_nodes && !hit; i++)
+        hit = m[i] && (g->nodes[i].op == DGC_OPID_AllReduce ||
+                       g->nodes[i].op == DGC_OPID_Broadcast);
+    dg_free(m);
+    return hit;
+}
+
 dg_status dgr_session_replica_start(dgr_session *s, dgr_kenv *env,
                                     dg_error *err)
 {
@@ -126,7 +164,11 @@ dg_status dgr_session_replica_start(dgr_session *s, dgr_kenv *env,
     int w = dgr_replica_count(x->g);
     if (w <= 1 || !x->xport)
         return DG_OK;
-    dg_status st = dgr_mpi_collective_start(dgr_session_replica(s), w, err);
+    int after = collective_after_message(x);
+    if (after < 0)
+        return dg_err_nomem(err, "replicas");
+    dg_status st = dgr_mpi_collective_start(dgr_session_replica(s), w,
+                                            !after, err);
     if (st == DG_OK)
         env->collective = collective_cb;
     return st;

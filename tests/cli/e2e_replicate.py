@@ -9,7 +9,8 @@ Usage: e2e_replicate.py DGRUN GROUP
                across the two layouts (one process <-> two replicas)
   collectives  AllReduce (sum/mean/max/min, rooted), Broadcast and
                ReplicaIndex in `run` on 2 ranks, on CPU and on the tasks'
-               GPUs (PoCL), and the identity with one replica; a trace
+               GPUs (PoCL), after a message from a ps task (the
+               non-blocking MPI calls), and the identity with one replica; a trace
                with both replicas' lanes and the allreduce traffic
 Exit 0 = pass, 77 = skipped (no mpirun), 1 = failure.  Standard library.
 """
@@ -25,6 +26,7 @@ from e2e_mpi import CPU, DGRUN, GROUP, MPIRUN, ROOT, TMP, check, dg, mpi, run  #
 
 ALLREDUCE = os.path.join(ROOT, "graphs", "cluster", "digits_allreduce.json")
 COLL = os.path.join(ROOT, "tests", "data", "cluster", "collectives.json")
+COLL_PS = os.path.join(ROOT, "tests", "data", "cluster", "collectives_ps.json")
 COLL_GPU = os.path.join(ROOT, "tests", "data", "cluster",
                         "collectives_gpu.json")
 DATA = os.path.join(ROOT, "graphs", "data")
@@ -164,6 +166,16 @@ def group_collectives():
                   "replica_1/to_root"):
             check(got.get(k) == EXPECT[k], "GPU: %s = %s (got %s)" % (
                 k, EXPECT[k], got.get(k)), r)
+    # collectives reading a ps task's Variable (a message between tasks
+    # before them: the runtime's non-blocking MPI calls), 20 runs
+    r = mpi(3, "run", COLL_PS, *CPU, "--repeat", "20")
+    if check(r.code == 0, "collectives after a message between tasks", r):
+        got = parse_text(r.out)
+        for k, v in (("y", "[1. 2. 3.]"), ("replica_1/y", "[2. 3. 4.]"),
+                     ("sum", "[3. 5. 7.]"), ("bcast", "[3. 5. 7.]"),
+                     ("mean", "[3. 5. 7.]"), ("replica_1/mean", "[3. 5. 7.]")):
+            check(got.get(k) == v, "ps: %s = %s (got %s)" % (k, v, got.get(k)),
+                  r)
     # one replica: the identity (root 0, as root 1 names no replica)
     with open(COLL) as f:
         g = json.load(f)
