@@ -14,8 +14,9 @@
  *
  * Models: the digits MLP (64-128-10: 9,610 parameters) and a 25M-parameter
  * MLP (1024-4096-4096-1024-10: 25,192,458).  Prints microseconds per
- * allreduce for both, bandwidth (algorithm bytes / time), and the ratio
- * raw / dgrun (1.0 = as fast as raw MPI).
+ * allreduce for both (medians over interleaved rounds), bandwidth
+ * (algorithm bytes / time), and the median of the rounds' ratios raw /
+ * dgrun (1.0 = as fast as raw MPI).
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -41,12 +42,12 @@ static int cmp_double(const void *a, const void *b)
 
 typedef void (*iter_fn)(void *ctx, int k);
 
-/* Median of 5 timings of `reps` iterations, in us per iteration (the
+/* Median of 3 timings of `reps` iterations, in us per iteration (the
  * slowest rank's). */
 static double timed(iter_fn fn, void *ctx, int reps)
 {
-    double t[5];
-    for (int i = 0; i < 5; i++) {
+    double t[3];
+    for (int i = 0; i < 3; i++) {
         MPI_Barrier(MPI_COMM_WORLD);
         uint64_t t0 = dg_now_ns();
         for (int k = 0; k < reps; k++)
@@ -56,8 +57,8 @@ static double timed(iter_fn fn, void *ctx, int reps)
         MPI_Allreduce(&t[i], &mx, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
         t[i] = mx;
     }
-    qsort(t, 5, sizeof t[0], cmp_double);
-    return t[2];
+    qsort(t, 3, sizeof t[0], cmp_double);
+    return t[1];
 }
 
 typedef struct ctx {
@@ -148,23 +149,31 @@ static void bench_model(const char *name, const int *layers, int nl,
     if (!c.r || !c.buf)
         die("runner", &err);
     double bytes = 4.0 * (double)params;
-    int reps = (int)(5e8 / (bytes > 4096 ? bytes : 4096));
-    reps = reps < 5 ? 5 : reps > 3000 ? 3000 : reps;
+    int reps = (int)(3e8 / (bytes > 4096 ? bytes : 4096));
+    reps = reps < 3 ? 3 : reps > 1000 ? 1000 : reps;
     for (int k = 0; k < 3; k++) { /* warm up both */
         run_dgrun(&c, k);
         run_raw(&c, k);
     }
-    /* interleaved: dgrun, raw, dgrun, raw (the machine's load drifts) */
-    double td = timed(run_dgrun, &c, reps), tr = timed(run_raw, &c, reps);
-    double td2 = timed(run_dgrun, &c, reps), tr2 = timed(run_raw, &c, reps);
-    td = td < td2 ? td : td2;
-    tr = tr < tr2 ? tr : tr2;
+    /* interleaved rounds (the machine's load drifts): the medians of
+     * ROUNDS timings of each, and the median of the per-round ratios */
+    enum { ROUNDS = 5 };
+    double vd[ROUNDS], vr[ROUNDS], vq[ROUNDS];
+    for (int i = 0; i < ROUNDS; i++) {
+        vd[i] = timed(run_dgrun, &c, reps);
+        vr[i] = timed(run_raw, &c, reps);
+        vq[i] = vr[i] / vd[i];
+    }
+    qsort(vd, ROUNDS, sizeof vd[0], cmp_double);
+    qsort(vr, ROUNDS, sizeof vr[0], cmp_double);
+    qsort(vq, ROUNDS, sizeof vq[0], cmp_double);
+    double td = vd[ROUNDS / 2], tr = vr[ROUNDS / 2];
     /* an allreduce moves 2 (W-1)/W of the bytes per rank (ring) */
     double alg = bytes * 2.0 * (w - 1) / w;
     if (rank == 0)
         printf("%-18s %10ld %2d %8d %12.1f %12.1f %9.3f %9.3f %7.3f\n", name,
                params, nt / w, w, td, tr, alg / td / 1e3, alg / tr / 1e3,
-               tr / td);
+               vq[ROUNDS / 2]);
     fflush(stdout);
     dgr_runner_free(c.r);
     free(c.buf);

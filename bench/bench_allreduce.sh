@@ -5,8 +5,8 @@
 #     digits MLP and of a 25M-parameter MLP through dgrun's collective
 #     runtime against one raw MPI_Allreduce of the same bytes;
 #  2. steps/s of graphs/cluster/digits_allreduce.json with 1, 2 and 4
-#     replicas (batch 64 per replica; ms per step from the difference of a
-#     long and a short run, so start-up cancels out), the per-replica
+#     replicas (batch 64 per replica; the rate the progress line reports
+#     after 1500 steps, median of 3 interleaved runs), the per-replica
 #     efficiency (W replicas' examples/s over W times one replica's, and
 #     over min(W, cores) times: what the cores allow), and the
 #     communication share: the part of replica 0's step time with an
@@ -22,24 +22,27 @@ echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "== gradient allreduce vs raw MPI_Allreduce (2 processes)"
 "${MPI[@]}" -np 2 "$B/bench/bench_allreduce"
 
-secs() { local t0 t1; t0=$(date +%s.%N); "$@" >/dev/null 2>&1; t1=$(date +%s.%N);
-         python3 -c "print($t1 - $t0)"; }
 G=graphs/cluster/digits_allreduce.json
 cpu=(--opencl-devices none)
 TMP=$(mktemp -d); trap 'rm -rf "$TMP"' EXIT
-echo "== replicas: digits_allreduce.json, batch 64 per replica (ms/step from 1000 - 200 steps)"
+# the rate the progress line reports at the last step (the first step,
+# start-up, is not measured)
+rate() { "${MPI[@]}" -np "$1" "$B/cli/dgrun" train $G "${cpu[@]}" --cluster worker="$1" \
+           --steps 1500 2>&1 >/dev/null | sed -n 's/^step 1500.* (\([0-9.]*\) steps.*/\1/p'; }
+echo "== replicas: digits_allreduce.json, batch 64 per replica (steps/s: median of 3 runs, interleaved)"
+declare -A R
+for k in 1 2 3; do for w in 1 2 4; do R[$w]+="$(rate $w) "; done; done
 res=()
 for w in 1 2 4; do
-  a=$(secs "${MPI[@]}" -np $w "$B/cli/dgrun" train $G "${cpu[@]}" --cluster worker=$w --steps 200)
-  b=$(secs "${MPI[@]}" -np $w "$B/cli/dgrun" train $G "${cpu[@]}" --cluster worker=$w --steps 1000)
   "${MPI[@]}" -np $w "$B/cli/dgrun" train $G "${cpu[@]}" --cluster worker=$w --steps 200 \
       --trace "$TMP/t$w.json" >/dev/null 2>&1
-  res+=("$w" "$a" "$b" "$TMP/t$w.json")
+  res+=("$w" "${R[$w]}" "$TMP/t$w.json")
 done
 python3 - "$(nproc)" "${res[@]}" <<'PY'
-import json, sys
+import json, statistics, sys
 cores = int(sys.argv[1]); a = sys.argv[2:]
-rows = [(int(a[i]), float(a[i+1]), float(a[i+2]), a[i+3]) for i in range(0, len(a), 4)]
+rows = [(int(a[i]), statistics.median(map(float, a[i+1].split())), a[i+2])
+        for i in range(0, len(a), 3)]
 def comm_share(path):
     """Replica 0's time with an allreduce in flight over its busy span."""
     ev = json.load(open(path))["traceEvents"]
@@ -59,15 +62,13 @@ def comm_share(path):
     busy += cur[1] - cur[0]
     return busy / span
 base = None
-print("%8s %9s %9s %12s %10s %14s %10s" % ("replicas", "ms/step", "steps/s",
+print("%8s %9s %9s %12s %10s %14s %10s" % ("replicas", "steps/s", "ms/step",
       "examples/s", "eff/repl", "eff/min(W,c)", "comm share"))
-for w, s1, s2, tr in rows:
-    ms = (s2 - s1) / 800 * 1e3
-    sps = 1e3 / ms
+for w, sps, tr in rows:
     ex = sps * 64 * w
     if base is None: base = ex
-    print("%8d %9.3f %9.1f %12.0f %10.2f %14.2f %10.2f" % (
-        w, ms, sps, ex, ex / (w * base), ex / (min(w, cores) * base),
+    print("%8d %9.1f %9.3f %12.0f %10.2f %14.2f %10.2f" % (
+        w, sps, 1e3 / sps, ex, ex / (w * base), ex / (min(w, cores) * base),
         comm_share(tr) if w > 1 else 0.0))
 PY
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

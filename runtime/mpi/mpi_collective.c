@@ -130,20 +130,20 @@ static int fusable(const citem *a, const citem *b)
            item_bytes(a) < DGR_FUSE_ALONE && item_bytes(b) < DGR_FUSE_ALONE;
 }
 
-/* out /= W for a mean. */
+/* out / W for a mean (floats: times 1/W). */
 static void scale_mean(void *p, int64_t n, dg_dtype t, int w)
 {
     switch (t) {
-    case DG_F32: {
-        float *v = p;
+    case DG_F32: { /* times 1/W: one vectorised pass (exact for W = 2^k) */
+        float *v = p, r = 1.0f / (float)w;
         for (int64_t i = 0; i < n; i++)
-            v[i] /= (float)w;
+            v[i] *= r;
         break;
     }
     case DG_F64: {
-        double *v = p;
+        double *v = p, r = 1.0 / (double)w;
         for (int64_t i = 0; i < n; i++)
-            v[i] /= (double)w;
+            v[i] *= r;
         break;
     }
     case DG_I32: {
