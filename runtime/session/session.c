@@ -439,6 +439,16 @@ static dg_status load_feeds(dgr_session *s, const dg_options *o, dg_error *err)
                 id = dgc_graph_find(s->x.g, base);
             }
         }
+        dgc_ref r0;
+        if (id < 0 && dgr_replica_parse_ref(s->x.g, f->name, 0, &r0) == 0)
+            id = r0.node; /* replica 0's replica_0/x */
+        /* a replicated graph: every replica's copy gets the file (each
+         * rank reads it for the copy it runs) */
+        for (int k = 0; id >= 0 && k < dgr_replica_count(s->x.g); k++)
+            if (dgr_session_is_local(s, dgr_replica_node(s->x.g, id, k))) {
+                id = dgr_replica_node(s->x.g, id, k);
+                break;
+            }
         if (id < 0 || !dgc_op_has(s->x.g->nodes[id].op, DGC_OP_FEED))
             return dg_err(err, DG_E_USAGE, "--feed %s=%s: %s", f->name,
                           f->file, id < 0 ? "no such node"

@@ -26,6 +26,8 @@ from e2e_mpi import CPU, DGRUN, GROUP, MPIRUN, ROOT, TMP, check, dg, mpi, run  #
 
 ALLREDUCE = os.path.join(ROOT, "graphs", "cluster", "digits_allreduce.json")
 COLL = os.path.join(ROOT, "tests", "data", "cluster", "collectives.json")
+COLL_FEED = os.path.join(ROOT, "tests", "data", "cluster",
+                         "collectives_feed.json")
 COLL_PS = os.path.join(ROOT, "tests", "data", "cluster", "collectives_ps.json")
 COLL_GPU = os.path.join(ROOT, "tests", "data", "cluster",
                         "collectives_gpu.json")
@@ -176,6 +178,14 @@ def group_collectives():
                      ("mean", "[3. 5. 7.]"), ("replica_1/mean", "[3. 5. 7.]")):
             check(got.get(k) == v, "ps: %s = %s (got %s)" % (k, v, got.get(k)),
                   r)
+    # --feed x=FILE feeds every replica's copy of x (each rank reads it)
+    r = mpi(2, "run", COLL_FEED, *CPU, "--feed",
+            "x=" + os.path.join(ROOT, "tests", "data", "cluster", "x.csv"))
+    if check(r.code == 0, "--feed in a replicated graph", r):
+        got = parse_text(r.out)
+        check(got.get("sum") == "[1. 2. 3.]" and
+              got.get("replica_1/x") == "[1. 2. 3.]",
+              "--feed reaches every replica (sum of 0*x and 1*x)", r)
     # one replica: the identity (root 0, as root 1 names no replica)
     with open(COLL) as f:
         g = json.load(f)
