@@ -405,22 +405,23 @@ void dgr_exec_defer_done(dgr_kdone *d, dg_status st, const dg_error *err)
         dgr_exec_fail(r, &e);
     } else if (!atomic_load_explicit(&r->failed, memory_order_acquire)) {
         if (S->trace) {
-            /* the collective's time, on the device's network lane (the
-             * allreduce traffic; the worker went on meanwhile) */
+            /* the collective's time in flight, on the device's
+             * "collectives" lane (the allreduce traffic; the worker went on
+             * meanwhile); one thread completes them, in order */
             uint64_t t1 = dg_now_ns(), t0 = x->t0;
-            if (t0 < S->net_end)
-                t0 = S->net_end;
+            if (t0 < S->coll_end)
+                t0 = S->coll_end;
             if (t1 <= t0)
                 t1 = t0 + 1;
-            S->net_end = t1;
+            S->coll_end = t1;
             r->t_start[x->s] = t0;
             r->t_end[x->s] = t1;
-            r->lane[x->s] = DGR_LANE_NET;
-            dgr_trace_op(S->trace, stp->device, DGR_LANE_NET, n->name,
+            r->lane[x->s] = DGR_LANE_COLL;
+            dgr_trace_op(S->trace, stp->device, DGR_LANE_COLL, n->name,
                          dgc_node_op_name(n), r->step, t0, t1,
                          S->in_names[stp->node], n->n_inputs,
                          r->key_base + (uint32_t)x->s);
-            dgr_exec_trace_flows(r, stp, DGR_LANE_NET);
+            dgr_exec_trace_flows(r, stp, DGR_LANE_COLL);
         }
         dgr_exec_release_inputs(r, stp);
         for (int k = 0; k < stp->n_out; k++)

@@ -420,6 +420,8 @@ static dg_status setup_trace(dgr_session *s, dg_error *err)
         dgr_trace_lane_name(s->x.trace, d, DGR_LANE_COPY, "copy");
         if (s->x.xport)
             dgr_trace_lane_name(s->x.trace, d, DGR_LANE_NET, "network");
+        if (s->x.xport && dgr_replica_count(s->x.g) > 1)
+            dgr_trace_lane_name(s->x.trace, d, DGR_LANE_COLL, "collectives");
     }
     return build_names(s, err);
 }

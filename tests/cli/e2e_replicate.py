@@ -218,9 +218,11 @@ def group_collectives():
                e.get("name") == "AllReduce"}
         lanes = {(e["pid"], e.get("tid")) for e in ev if e.get("ph") == "M"
                  and e.get("name") == "thread_name" and
-                 e["args"].get("name") == "network"}
-        check(len(net) == 2 and {p for p, _ in lanes} >= net,
-              "AllReduce slices on both replicas' network lanes")
+                 e["args"].get("name") == "collectives"}
+        check(len(net) == 2 and {p for p, _ in lanes} >= net and
+              all(e.get("tid") in {t for _, t in lanes} for e in ev
+                  if e.get("ph") == "X" and e.get("name") == "AllReduce"),
+              "AllReduce slices on both replicas' collectives lanes")
         chk = run([sys.executable, os.path.join(ROOT, "tools",
                                                 "check_trace.py"), tr])
         check(chk.code == 0, "tools/check_trace.py accepts the trace", chk)
