@@ -261,9 +261,13 @@ void cli_progress_step(const dg_train_progress *tp, void *user)
             char left[32];
             fmt_left(rate > 0 ? (double)(tp->steps - tp->step) / rate : 0,
                      left, sizeof left);
-            fprintf(stderr, "\rstep %lld/%lld loss %.4f (%.1f steps/s, %s "
+            char ex[64] = ""; /* global rates of replicas (SPEC 8.4) */
+            if (tp->replicas > 1)
+                snprintf(ex, sizeof ex, ", %.0f examples/s",
+                         rate * (double)tp->examples);
+            fprintf(stderr, "\rstep %lld/%lld loss %.4f (%.1f steps/s%s, %s "
                     "left)\033[K", (long long)tp->step, (long long)tp->steps,
-                    tp->loss, rate, left);
+                    tp->loss, rate, ex, left);
         } else if (known == 1) { /* a rate, but no prediction from it */
             fprintf(stderr, "\rstep %lld/%lld loss %.4f (%.1f steps/s, "
                     "measuring)\033[K", (long long)tp->step,
