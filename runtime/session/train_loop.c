@@ -319,7 +319,20 @@ static dg_status run_eval(dgr_session *s, const dgc_graph *g, feedset *ef,
         if (ef->data[i] && (st = dgr_session_set_feed(s, ef->node[i], ef->data[i], err)) != DG_OK)
             goto done;
     tf->static_set = 0; /* train's whole-file feeds may have been replaced */
-    r = dgr_session_runner(s, refs, n, NULL, 0, err);
+    /* every replica evaluates (as `run` runs every replica: collectives
+     * in the eval path need them all); replica 0's values are reported */
+    int w = dgr_replica_count(g), nt = 0;
+    int32_t *tg = dg_calloc((size_t)n * (size_t)w + 1, sizeof *tg);
+    if (!tg) {
+        st = dg_err_nomem(err, "eval");
+        goto done;
+    }
+    for (int i = 0; i < n; i++)
+        for (int k = 1; k < w; k++)
+            if (dgr_replica_node(g, refs[i].node, k) != refs[i].node)
+                tg[nt++] = dgr_replica_node(g, refs[i].node, k);
+    r = dgr_session_runner(s, refs, n, tg, nt, err);
+    dg_free(tg);
     if (!r) {
         st = err->code != DG_OK ? err->code : DG_E_RUNTIME;
         goto done;
@@ -415,10 +428,11 @@ dg_status dg_session_train(dg_session *sess, dg_progress_fn progress,
         if (!fed_by_option(o, t->feeds[i].placeholder))
             own[n_own++] = t->feeds[i];
     /* replicated: each replica's copy of a Placeholder takes its feed
-     * (the rank of that replica reads the file); eval runs on replica 0 */
+     * (the rank of that replica reads the file); every replica evaluates
+     * on the whole eval files, replica 0's results are reported */
     int n_tfd = 0, n_efd = 0;
     dgc_feed *tfd = own ? dgr_replica_feeds(g, own, n_own, 1, &n_tfd) : NULL;
-    dgc_feed *efd = dgr_replica_feeds(g, t->eval_feeds, t->n_eval_feeds, 0,
+    dgc_feed *efd = dgr_replica_feeds(g, t->eval_feeds, t->n_eval_feeds, 1,
                                       &n_efd);
     dg_status st = tfd && efd ? feedset_load(s, g, tfd, n_tfd, 1, &tf, err)
                        : (memset(&tf, 0, sizeof tf), dg_err_nomem(err, "feeds"));

@@ -36,9 +36,10 @@ STEPS = "150"
 TOL = 2e-5
 
 
-def graph_variant(name, optimizer=None, replicated=True):
+def graph_variant(name, optimizer=None, replicated=True, eval_coll=False):
     """digits_allreduce.json in TMP (absolute data paths), with another
-    optimizer, or as one process with batch 128."""
+    optimizer, or as one process with batch 128; eval_coll: the eval also
+    fetches the replicas' mean accuracy (an AllReduce in the eval path)."""
     with open(ALLREDUCE) as f:
         g = json.load(f)
     g = copy.deepcopy(g)
@@ -47,6 +48,11 @@ def graph_variant(name, optimizer=None, replicated=True):
             feed["file"] = os.path.join(DATA, os.path.basename(feed["file"]))
     if optimizer:
         g["train"]["optimizer"] = optimizer
+    if eval_coll:
+        g["nodes"].append({"name": "acc_all", "op": "AllReduce",
+                           "inputs": ["accuracy"],
+                           "attrs": {"reduction": "mean"}})
+        g["train"]["eval"]["fetch"].append("acc_all")
     if not replicated:
         del g["cluster"], g["replicate"]
         for feed in g["train"]["feeds"].values():
@@ -107,6 +113,13 @@ def group_train():
         check("replicas" not in one, "no replica keys without replicate", r1)
         check("examples/s over 2 replicas" in r2.err,
               opt_name + ": progress shows the global rates", r2)
+    # every replica evaluates: an AllReduce in the eval path
+    r = mpi(2, "train", graph_variant("two_evalc", eval_coll=True), *CPU,
+            "--steps", "20", "--json")
+    if check(r.code == 0, "eval fetching an AllReduce", r):
+        ev = json.loads(r.out)["eval"]
+        check(abs(ev["acc_all"] - ev["accuracy"]) < 1e-6,
+              "every replica evaluated the same model", r)
     # the shipped example as written (its launch line)
     r = mpi(2, "train", ALLREDUCE, *CPU, "--steps", "300")
     acc = [l for l in r.out.splitlines() if l.startswith("eval/accuracy = ")]
