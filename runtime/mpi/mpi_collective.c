@@ -50,6 +50,7 @@
 typedef struct citem {
     dgr_collective c;
     uint64_t h;          /* key hash */
+    int scaled;          /* a mean already scaled by 1/W (prescale) */
     int finished;        /* blocking callers: done */
     dg_status st;
     dg_error err;
@@ -162,6 +163,32 @@ static void scale_mean(void *p, int64_t n, dg_dtype t, int w)
     }
 }
 
+/* A float mean is scaled before the sum: dst = src * 1/W in the pass that
+ * copies the input anyway (into the output or the fusion buffer), then an
+ * in-place MPI sum; exact for W = 2^k, one float rounding otherwise, and
+ * the same bits on every replica.  1 if done (float mean), else 0. */
+static int prescale(void *dst, const citem *it)
+{
+    if (it->c.kind != DGR_COLL_ALLREDUCE || it->c.reduction != DGR_COLL_MEAN)
+        return 0;
+    int64_t n = it->c.n;
+    if (it->c.dtype == DG_F32) {
+        const float *a = it->c.in;
+        float *d = dst, r = 1.0f / (float)E.replicas;
+        for (int64_t i = 0; i < n; i++)
+            d[i] = a[i] * r;
+        return 1;
+    }
+    if (it->c.dtype == DG_F64) {
+        const double *a = it->c.in;
+        double *d = dst, r = 1.0 / (double)E.replicas;
+        for (int64_t i = 0; i < n; i++)
+            d[i] = a[i] * r;
+        return 1;
+    }
+    return 0;
+}
+
 static void finish_item(citem *it, dg_status st, const dg_error *err)
 {
     if (it->c.done) {
@@ -207,7 +234,9 @@ static int start_group(cgroup *g)
         }
         size_t off = 0;
         for (int i = 0; i < g->n; i++) {
-            memcpy((char *)g->buf + off, g->it[i]->c.in, item_bytes(g->it[i]));
+            char *dst = (char *)g->buf + off;
+            if (!(g->it[i]->scaled = prescale(dst, g->it[i])))
+                memcpy(dst, g->it[i]->c.in, item_bytes(g->it[i]));
             off += item_bytes(g->it[i]);
         }
         size_t cnt = total / dg_dtype_size(a->c.dtype);
@@ -229,6 +258,8 @@ static int start_group(cgroup *g)
             return -1;
         }
         int n = (int)a->c.n;
+        if (a->c.in != a->c.out && (a->scaled = prescale(a->c.out, a)))
+            a->c.in = a->c.out; /* scaled into out: sum in place */
         const void *in = a->c.in == a->c.out ? MPI_IN_PLACE : a->c.in;
         mlock();
         const void *rin = E.replica == a->c.root ? in : a->c.in;
@@ -277,7 +308,8 @@ static void end_group(cgroup *g)
             memset(it->c.out, 0, item_bytes(it));
         else if (it->c.kind != DGR_COLL_BROADCAST &&
                  it->c.reduction == DGR_COLL_MEAN)
-            scale_mean(it->c.out, it->c.n, it->c.dtype, E.replicas);
+            if (!it->scaled)
+                scale_mean(it->c.out, it->c.n, it->c.dtype, E.replicas);
         finish_item(it, DG_OK, NULL);
     }
     dg_free(g->buf);
