@@ -29,7 +29,11 @@ static int model_variable(const dg_program *p, const char *name)
     for (int i = 0; i < n; i++) {
         dg_node_info info;
         dg_program_node(p, i, &info);
-        if (strcmp(info.name, name) == 0)
+        /* a replicated graph reports replica 0's under the original name */
+        const char *nm = info.name;
+        if (strncmp(nm, "replica_0/", 10) == 0)
+            nm += 10;
+        if (strcmp(nm, name) == 0)
             return !info.generated;
     }
     return 0;
@@ -51,6 +55,11 @@ void cli_train_render(const cli_args *a, const cli_ctx *c, const dg_session *s,
             cli_tensor_json(b, r->variables[i].value);
         }
         dg_sbuf_add(b, "}");
+        if (r->replicas > 1) {
+            dg_sbuf_addf(b, ", \"replicas\": %d, \"replica_max_diff\": ",
+                         r->replicas);
+            cli_json_number(b, r->replica_diff);
+        }
         if (r->eval) {
             dg_sbuf_add(b, ", \"eval\": {");
             for (int i = 0; i < r->n_eval; i++) {

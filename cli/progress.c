@@ -261,9 +261,13 @@ void cli_progress_step(const dg_train_progress *tp, void *user)
             char left[32];
             fmt_left(rate > 0 ? (double)(tp->steps - tp->step) / rate : 0,
                      left, sizeof left);
-            fprintf(stderr, "\rstep %lld/%lld loss %.4f (%.1f steps/s, %s "
+            char ex[64] = ""; /* global rates of replicas (SPEC 8.4) */
+            if (tp->replicas > 1)
+                snprintf(ex, sizeof ex, ", %.0f examples/s",
+                         rate * (double)tp->examples);
+            fprintf(stderr, "\rstep %lld/%lld loss %.4f (%.1f steps/s%s, %s "
                     "left)\033[K", (long long)tp->step, (long long)tp->steps,
-                    tp->loss, rate, left);
+                    tp->loss, rate, ex, left);
         } else if (known == 1) { /* a rate, but no prediction from it */
             fprintf(stderr, "\rstep %lld/%lld loss %.4f (%.1f steps/s, "
                     "measuring)\033[K", (long long)tp->step,
@@ -280,7 +284,12 @@ void cli_progress_step(const dg_train_progress *tp, void *user)
         goto out;
     }
     if (tp->step % p->log_every == 0 || last) {
-        if (known)
+        if (known && tp->replicas > 1) /* global rates (SPEC 8.4) */
+            fprintf(stderr, "step %lld/%lld loss %.4f (%.1f steps/s, %.0f "
+                    "examples/s over %d replicas)\n", (long long)tp->step,
+                    (long long)tp->steps, tp->loss, rate,
+                    rate * (double)tp->examples, tp->replicas);
+        else if (known)
             fprintf(stderr, "step %lld/%lld loss %.4f (%.1f steps/s)\n",
                     (long long)tp->step, (long long)tp->steps, tp->loss, rate);
         else

@@ -402,6 +402,10 @@ typedef struct dg_train_progress {
     int64_t steps;      /* total */
     double loss;
     double elapsed_s;
+    /* a replicated graph (SPEC 8.4): rows per step over all replicas and
+     * the replica count (0 and 0 otherwise) */
+    int64_t examples;
+    int replicas;
 } dg_train_progress;
 typedef void (*dg_progress_fn)(const dg_train_progress *p, void *user);
 
@@ -416,6 +420,12 @@ typedef struct dg_train_result {
     int n_variables;
     dg_fetch_result *eval;      /* eval fetches, NULL if none */
     int n_eval;
+    /* a replicated graph (SPEC 8.4): W (0 otherwise); loss is the mean of
+     * the replicas' losses and variables are replica 0's under their
+     * original names; with allreduce, replica_diff is the largest
+     * |difference| of a Variable between replica 0 and another */
+    int replicas;
+    double replica_diff;
 } dg_train_result;
 
 /* Run the graph's train section.  progress may be NULL; it is called after

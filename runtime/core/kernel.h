@@ -33,6 +33,14 @@ typedef enum dgr_coll_reduction { /* as dgc_allreduce_reduction numbers them */
     DGR_COLL_SUM, DGR_COLL_MEAN, DGR_COLL_MAX, DGR_COLL_MIN
 } dgr_coll_reduction;
 
+/* Completion of a call that finishes after it returned (a deferred
+ * kernel, a collective with `done`): fn is called exactly once, from any
+ * thread, with DG_OK or the error. */
+typedef struct dgr_kdone dgr_kdone;
+struct dgr_kdone {
+    void (*fn)(dgr_kdone *d, dg_status st, const dg_error *err);
+};
+
 typedef struct dgr_collective {
     dgr_coll_kind kind;
     dgr_coll_reduction reduction; /* DGR_COLL_ALLREDUCE */
@@ -48,6 +56,11 @@ typedef struct dgr_collective {
     int64_t n;         /* elements of in and out */
     const void *in;
     void *out;
+    /* NULL: the call returns when out is filled.  Else the runtime may
+     * return DG_OK at once and call done->fn when out is filled (in and
+     * out stay valid until then); an error return means done is never
+     * called. */
+    dgr_kdone *done;
 } dgr_collective;
 
 /* What a session lends its kernels.  Every callback is safe to call from
@@ -93,6 +106,12 @@ typedef struct dgr_kctx {
     int want_event;
     void *event;
     dg_error *err;
+    /* NULL: the kernel finishes before it returns.  Else (the executor
+     * offers it to AllReduce/Broadcast on host-memory devices) the kernel
+     * may set `deferred` and return DG_OK before its output is filled;
+     * defer->fn is then called once when it is (inputs stay alive). */
+    dgr_kdone *defer;
+    int deferred;
 } dgr_kctx;
 
 /* Kernel contract: read k->in, produce k->out[0..n_out) on k->dev.  On an

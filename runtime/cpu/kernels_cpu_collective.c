@@ -4,7 +4,11 @@
  * replication pass; 0 when the graph is not replicated), and AllReduce /
  * Broadcast: the identity with one replica (attr "replicas" <= 1), else a
  * call of the session's collective runtime (dgr_kenv.collective, the MPI
- * layer's), an error naming the node when there is none.
+ * layer's), an error naming the node when there is none.  Offered a
+ * deferred completion (dgr_kctx.defer), the kernel returns at once and
+ * the collective runtime finishes it: no worker thread waits on the
+ * network, so collectives ready in any order on the replicas cannot
+ * starve each other of workers.
  */
 #include "kernels_cpu.h"
 #include "dg_error.h"
@@ -34,5 +38,9 @@ dg_status dgr_k_collective(dgr_kctx *k)
         return st;
     c.in = dgr_cpu_ptr(&k->in[0]);
     c.out = dgr_cpu_ptr(&k->out[0]);
-    return k->env->collective(k->env->ctx, &c, k->err);
+    c.done = k->defer; /* the executor's worker need not wait */
+    st = k->env->collective(k->env->ctx, &c, k->err);
+    if (st == DG_OK && c.done)
+        k->deferred = 1;
+    return st;
 }

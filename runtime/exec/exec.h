@@ -99,6 +99,8 @@ typedef struct dgr_exec {
     uint64_t net_end;         /* trace: end of the last message slice (the
                                  transport's thread records them in order,
                                  on one lane per device, never overlapping) */
+    uint64_t coll_end;        /* the same for deferred collectives (the
+                                 collective runtime's thread) */
 } dgr_exec;
 
 typedef struct dgr_runner dgr_runner;

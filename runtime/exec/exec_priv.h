@@ -16,6 +16,7 @@ typedef struct wscratch {
      * (DGR_HOST_IN_MAX elements each, for up to max_in inputs) */
     int64_t *hostin;
     dg_error err;
+    int deferred;        /* the step just run finishes later (XS_DEFER) */
 } wscratch;
 
 /* Largest parameter tensor (elements) whose value a DGC_OP_HOST_IN op's
@@ -45,9 +46,23 @@ enum {
                          other devices: they wait for its completion, not
                          its enqueue */
     XS_MQ = 16,       /* OP step on a device with several streams */
-    XS_EVENT = 32     /* makes a completion event (qev) for successors on
+    XS_EVENT = 32,    /* makes a completion event (qev) for successors on
                          other queues of its device or transfers out */
+    XS_DEFER = 64     /* a collective (AllReduce, Broadcast over replicas)
+                         on a host-memory device: its kernel may finish
+                         after returning (dgr_kctx.defer, xdefer) */
 };
+
+/* The deferred completion of an XS_DEFER step: the collective runtime
+ * calls base.fn (dgr_exec_defer_done) when the output is there; it holds
+ * the step's unit of outstanding work. */
+typedef struct xdefer {
+    dgr_kdone base;
+    struct dgr_runner *r;
+    int32_t s;
+    int lane;
+    uint64_t t0;
+} xdefer;
 
 /* Completion notice of an XS_NOTIFY step (the backend calls fn). */
 typedef struct xnotify {
@@ -125,6 +140,8 @@ struct dgr_runner {
                                 NULL: this static executor */
     /* cluster (SPEC 8.3): per step messages, NULL without a transport */
     xmsg *xm;
+    /* per step deferred completions, NULL without XS_DEFER steps */
+    xdefer *defer;
 };
 
 /* Release event ev of a step on device dev (NULL does nothing). */
@@ -211,6 +228,11 @@ dg_status dgr_exec_net_gather(dgr_runner *r, dg_tensor **fetched,
 void dgr_exec_trace_flows(dgr_runner *r, const dgc_step *st, int lane);
 /* The name of the tensor slot `slot` holds (trace). */
 const char *dgr_exec_slot_name(const dgr_runner *r, int32_t slot);
+
+/* Completion of an XS_DEFER step (xdefer.base.fn): trace its slice,
+ * release its inputs, signal its successors (or record the failure), and
+ * release its unit of outstanding work. */
+void dgr_exec_defer_done(dgr_kdone *d, dg_status st, const dg_error *err);
 
 /* Completion callback of an XS_NOTIFY step's marker (executor.c): signal
  * its successors on other devices (or record the failure, ok = 0) and

@@ -44,6 +44,34 @@ static int needs_completion(const dgc_plan *p, const dgc_step *from,
 
 /* Fill xflags and n_local (reordering each XS_NOTIFY step's successors:
  * local ones first); allocate the notices.  0 ok, -1 nomem. */
+/* XS_DEFER: the collectives over several replicas on host-memory devices
+ * finish through the collective runtime's callback (exec_priv.h: xdefer).
+ * 0 ok, -1 nomem. */
+static int defer_steps(dgr_runner *r)
+{
+    dgr_exec *S = r->s;
+    const dgc_plan *p = r->plan;
+    for (int32_t i = 0; i < p->n_steps; i++) {
+        const dgc_step *st = &p->steps[i];
+        if (st->kind != DGC_STEP_OP)
+            continue;
+        const dgc_node *n = &S->g->nodes[st->node];
+        const dgr_device *d = &S->devs[st->device];
+        if ((n->op != DGC_OPID_AllReduce && n->op != DGC_OPID_Broadcast) ||
+            dgc_attr_int(n, "replicas", 1) <= 1 || !d->be->host_memory ||
+            d->be->streams)
+            continue;
+        if (!r->defer &&
+            !(r->defer = dg_calloc((size_t)p->n_steps + 1, sizeof *r->defer)))
+            return -1;
+        r->xflags[i] |= XS_DEFER;
+        r->defer[i].base.fn = dgr_exec_defer_done;
+        r->defer[i].r = r;
+        r->defer[i].s = i;
+    }
+    return 0;
+}
+
 static int classify_steps(dgr_runner *r)
 {
     dgr_exec *S = r->s;
@@ -151,6 +179,7 @@ void dgr_runner_free(dgr_runner *r)
     dg_free(r->t_end);
     dg_free(r->lane);
     dg_free(r->xm);
+    dg_free(r->defer);
     dgc_plan_free(r->plan);
     pthread_mutex_destroy(&r->mu);
     pthread_cond_destroy(&r->cv);
@@ -211,6 +240,8 @@ dgr_runner *dgr_runner_new(dgr_exec *s, const dgc_ref *fetch, int n_fetch,
             goto nomem;
     }
     if (classify_steps(r) != 0 || assign_queues(r) != 0)
+        goto nomem;
+    if (defer_steps(r) != 0)
         goto nomem;
     if (s->xport) {
         if (!(r->xm = dg_calloc(ns, sizeof *r->xm)))

@@ -291,8 +291,22 @@ static dg_status run_op(dgr_runner *r, int32_t s, int lane, wscratch *w,
         k.want_event = (xf & XS_EVENT) != 0;
         k.event = NULL;
         k.err = &w->err;
+        k.defer = NULL;
+        k.deferred = 0;
+        if (xf & XS_DEFER) {
+            xdefer *d = &r->defer[s];
+            d->t0 = t0;
+            d->lane = lane;
+            k.defer = &d->base;
+        }
         w->err.code = DG_OK;
         dg_status rc = r->kern[s](&k);
+        if (rc == DG_OK && k.deferred) {
+            /* dgr_exec_defer_done finishes the step (maybe already) */
+            w->deferred = 1;
+            *tchain = 0;
+            return DG_OK;
+        }
         if (k.n_waits > 0) {
             /* no command took the wait list */
             dg_status rc2 = so->barrier(dev, k.stream, k.waits, k.n_waits,
@@ -374,6 +388,53 @@ void dgr_exec_notify_done(dgr_notify *base, int ok)
     dgr_exec_finish_one(r);
 }
 
+void dgr_exec_defer_done(dgr_kdone *d, dg_status st, const dg_error *err)
+{
+    xdefer *x = (xdefer *)(void *)d;
+    dgr_runner *r = x->r;
+    dgr_exec *S = r->s;
+    const dgc_step *stp = &r->plan->steps[x->s];
+    const dgc_node *n = &S->g->nodes[stp->node];
+    if (st != DG_OK) {
+        dg_error e;
+        if (err && strncmp(err->msg, "node '", 6) == 0)
+            e = *err;
+        else
+            dg_err(&e, st, "node '%s': %s", n->name,
+                   err && err->msg[0] ? err->msg : "collective failed");
+        dgr_exec_fail(r, &e);
+    } else if (!atomic_load_explicit(&r->failed, memory_order_acquire)) {
+        if (S->trace) {
+            /* the collective's time in flight, on the device's
+             * "collectives" lane (the allreduce traffic; the worker went on
+             * meanwhile); one thread completes them, in order */
+            uint64_t t1 = dg_now_ns(), t0 = x->t0;
+            if (t0 < S->coll_end)
+                t0 = S->coll_end;
+            if (t1 <= t0)
+                t1 = t0 + 1;
+            S->coll_end = t1;
+            r->t_start[x->s] = t0;
+            r->t_end[x->s] = t1;
+            r->lane[x->s] = DGR_LANE_COLL;
+            dgr_trace_op(S->trace, stp->device, DGR_LANE_COLL, n->name,
+                         dgc_node_op_name(n), r->step, t0, t1,
+                         S->in_names[stp->node], n->n_inputs,
+                         r->key_base + (uint32_t)x->s);
+            dgr_exec_trace_flows(r, stp, DGR_LANE_COLL);
+        }
+        dgr_exec_release_inputs(r, stp);
+        for (int k = 0; k < stp->n_out; k++)
+            if (atomic_load_explicit(&r->uses[stp->out_slot + k],
+                                     memory_order_relaxed) == 0) {
+                dgr_buffer_release(r->values[stp->out_slot + k].buf);
+                r->values[stp->out_slot + k].buf = NULL;
+            }
+        dgr_exec_signal_succ(r, &r->plan->succ[stp->succ_off], stp->n_succ);
+    }
+    dgr_exec_finish_one(r);
+}
+
 /* After an XS_NOTIFY step: have its remote successors signalled once the
  * device finished everything queued so far, without blocking this worker
  * (a marker event's completion callback); if that cannot be set up, wait
@@ -415,8 +476,11 @@ void dgr_exec_task(void *ctx, int32_t item, int lane)
         int32_t next = -1;
         if (!atomic_load_explicit(&r->failed, memory_order_acquire)) {
             dg_status rc;
+            w->deferred = 0;
             if (st->kind == DGC_STEP_OP) {
                 rc = run_op(r, s, lane, w, &tchain);
+                if (rc == DG_OK && w->deferred)
+                    return; /* its completion holds the unit */
             } else {
                 rc = run_transfer(r, s, lane, w);
                 tchain = 0;

@@ -14,6 +14,20 @@
 /* The transport of the joined job, NULL when this process joined none. */
 dgr_transport *dgr_mpi_transport(void);
 
+/* The collective runtime of a replicated graph (mpi_collective.c, SPEC
+ * 8.4).  Start it on every rank of the job, in the same order (MPI
+ * collective): `replica` is this rank's replica index, -1 for a rank that
+ * runs none; `replicas` is W; `blocking`: the program sends no messages
+ * between tasks during a run, so the collectives may use blocking MPI
+ * calls.  Then dgr_mpi_collective is the kernel environment's `collective`
+ * callback (kernel.h).  Stop it (every rank) before the job ends.  Without
+ * MPI, start fails. */
+dg_status dgr_mpi_collective_start(int replica, int replicas, int blocking,
+                                   dg_error *err);
+dg_status dgr_mpi_collective(void *ctx, const dgr_collective *c,
+                             dg_error *err);
+void dgr_mpi_collective_stop(void);
+
 #ifdef DGR_HAVE_MPI
 #include <mpi.h>
 /* Start the progress thread and the job's communicators (once). */

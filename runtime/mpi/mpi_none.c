@@ -46,3 +46,22 @@ dg_status dg_cluster_check_program(const dg_program *p, const dg_options *o,
     (void)err;
     return DG_OK;
 }
+
+dg_status dgr_mpi_collective_start(int replica, int replicas, int blocking,
+                                   dg_error *err)
+{
+    (void)replica;
+    (void)blocking;
+    return dg_err(err, DG_E_USAGE, "this dgrun was built without MPI, so it "
+                  "cannot run %d replicas", replicas);
+}
+
+dg_status dgr_mpi_collective(void *ctx, const dgr_collective *c,
+                             dg_error *err)
+{
+    (void)ctx;
+    return dg_err(err, DG_E_RUNTIME, "collective '%s': this dgrun was built "
+                  "without MPI", c->key);
+}
+
+void dgr_mpi_collective_stop(void) {}

@@ -235,15 +235,37 @@ static dg_status k_noop(dgr_kctx *k)
 }
 
 /* AllReduce / Broadcast: the identity with one replica.  With more, the
- * MPI layer's collective runtime runs on host memory; staging a GPU tensor
- * through the host for it is part of that layer (docs/decisions.md). */
+ * session's collective runtime (MPI) works on host memory: the input is
+ * read back (after everything queued before it), the call made (this
+ * worker waits for it), and the result written to the output. */
 static dg_status k_collective(dgr_kctx *k)
 {
     dgr_collective c;
     int w = dgr_collective_describe(k, &c);
     if (w <= 1)
         return k_alias(k);
-    return dgr_collective_missing(k, w);
+    if (!k->env || !k->env->collective)
+        return dgr_collective_missing(k, w);
+    dg_status st = dgr_kctx_alloc_output(k, 0);
+    if (st != DG_OK)
+        return st;
+    size_t n = (size_t)c.n * dg_dtype_size(c.dtype);
+    void *in = dg_malloc(n ? n : 1), *out = dg_malloc(n ? n : 1);
+    if (!in || !out) {
+        dg_free(in);
+        dg_free(out);
+        return dg_err_nomem(k->err, "collective staging");
+    }
+    st = dgr_cl_read(k->dev, k->in[0].buf, in, n, k->err);
+    c.in = in;
+    c.out = out;
+    if (st == DG_OK)
+        st = k->env->collective(k->env->ctx, &c, k->err);
+    if (st == DG_OK)
+        st = dgr_cl_write(k->dev, k->out[0].buf, out, n, k->err);
+    dg_free(in);
+    dg_free(out);
+    return st;
 }
 
 static dg_status k_cast(dgr_kctx *k)

@@ -118,6 +118,16 @@ static void remove_stale(const char *path)
     dg_free(dir);
 }
 
+/* The name Variable i is saved under: its own, or for a replicated graph
+ * replica 0's original name; NULL for the other replicas' copies (SPEC
+ * 8.4: a checkpoint holds replica 0's values). */
+static const char *saved_name(const dgc_graph *g, int32_t i)
+{
+    int copy = 0;
+    const char *n = dgr_replica_orig_name(g, i, &copy);
+    return copy ? NULL : n;
+}
+
 dg_status dgr_checkpoint_save(dgr_session *s, const char *path, int64_t step,
                               dg_error *err)
 {
@@ -126,7 +136,7 @@ dg_status dgr_checkpoint_save(dgr_session *s, const char *path, int64_t step,
     if (dgr_session_rank(s) != 0) {
         /* a cluster: rank 0 writes every task's Variables (SPEC 8.3) */
         for (int32_t i = 0; i < g->n_nodes; i++) {
-            if (g->nodes[i].op != vop)
+            if (g->nodes[i].op != vop || saved_name(g, i) == NULL)
                 continue;
             dg_tensor *t = NULL;
             dg_status st = dgr_session_gather_variable(s, i, &t, err);
@@ -138,7 +148,7 @@ dg_status dgr_checkpoint_save(dgr_session *s, const char *path, int64_t step,
     }
     uint32_t n = 0;
     for (int32_t i = 0; i < g->n_nodes; i++)
-        n += g->nodes[i].op == vop;
+        n += g->nodes[i].op == vop && saved_name(g, i) != NULL;
     size_t pl = strlen(path);
     char *tmp = dg_malloc(pl + 32);
     if (!tmp)
@@ -157,16 +167,17 @@ dg_status dgr_checkpoint_save(dgr_session *s, const char *path, int64_t step,
     put(&w, &n, 4);
     dg_status st = DG_OK;
     for (int32_t i = 0; i < g->n_nodes && st == DG_OK; i++) {
-        if (g->nodes[i].op != vop)
+        const char *name = saved_name(g, i);
+        if (g->nodes[i].op != vop || !name)
             continue;
         dg_tensor *t = NULL;
         if ((st = dgr_session_gather_variable(s, i, &t, err)) != DG_OK)
             break;
-        uint32_t nl = (uint32_t)strlen(g->nodes[i].name);
+        uint32_t nl = (uint32_t)strlen(name);
         uint8_t dt = (uint8_t)t->dtype, rank = (uint8_t)t->shape.rank;
         uint64_t nb = (uint64_t)dg_shape_numel(&t->shape) * dg_dtype_size(t->dtype);
         put(&w, &nl, 4);
-        put(&w, g->nodes[i].name, nl);
+        put(&w, name, nl);
         put(&w, &dt, 1);
         put(&w, &rank, 1);
         put(&w, t->shape.dims, 8 * (size_t)rank);
@@ -304,15 +315,17 @@ dg_status dgr_checkpoint_restore(dgr_session *s, const char *path,
             const dgc_node *nd = &g->nodes[i];
             if (nd->op != vop)
                 continue;
-            size_t nl = strlen(nd->name);
+            /* every replica's copy gets replica 0's value (SPEC 8.4) */
+            const char *name = dgr_replica_orig_name(g, i, NULL);
+            size_t nl = strlen(name);
             entry *e = NULL;
             for (uint32_t k = 0; k < n && !e; k++)
-                if (ents[k].nl == nl && memcmp(ents[k].name, nd->name, nl) == 0)
+                if (ents[k].nl == nl && memcmp(ents[k].name, name, nl) == 0)
                     e = &ents[k];
             if (!e) {
                 st = dg_err(err, DG_E_GRAPH, "%s: checkpoint does not match "
                             "the graph: Variable '%s' is missing", path,
-                            nd->name);
+                            name);
                 break;
             }
             const dgc_ttype *ty = &nd->outputs[0];
@@ -322,7 +335,7 @@ dg_status dgr_checkpoint_restore(dgr_session *s, const char *path,
             if (!same) {
                 st = dg_err(err, DG_E_GRAPH, "%s: checkpoint does not match "
                             "the graph: Variable '%s' has a different dtype "
-                            "or shape", path, nd->name);
+                            "or shape", path, name);
                 break;
             }
             if (pass == 1 &&

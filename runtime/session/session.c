@@ -420,6 +420,8 @@ static dg_status setup_trace(dgr_session *s, dg_error *err)
         dgr_trace_lane_name(s->x.trace, d, DGR_LANE_COPY, "copy");
         if (s->x.xport)
             dgr_trace_lane_name(s->x.trace, d, DGR_LANE_NET, "network");
+        if (s->x.xport && dgr_replica_count(s->x.g) > 1)
+            dgr_trace_lane_name(s->x.trace, d, DGR_LANE_COLL, "collectives");
     }
     return build_names(s, err);
 }
@@ -439,6 +441,16 @@ static dg_status load_feeds(dgr_session *s, const dg_options *o, dg_error *err)
                 id = dgc_graph_find(s->x.g, base);
             }
         }
+        dgc_ref r0;
+        if (id < 0 && dgr_replica_parse_ref(s->x.g, f->name, 0, &r0) == 0)
+            id = r0.node; /* replica 0's replica_0/x */
+        /* a replicated graph: every replica's copy gets the file (each
+         * rank reads it for the copy it runs) */
+        for (int k = 0; id >= 0 && k < dgr_replica_count(s->x.g); k++)
+            if (dgr_session_is_local(s, dgr_replica_node(s->x.g, id, k))) {
+                id = dgr_replica_node(s->x.g, id, k);
+                break;
+            }
         if (id < 0 || !dgc_op_has(s->x.g->nodes[id].op, DGC_OP_FEED))
             return dg_err(err, DG_E_USAGE, "--feed %s=%s: %s", f->name,
                           f->file, id < 0 ? "no such node"
@@ -533,6 +545,9 @@ dg_session *dg_session_new(const dg_program *p, const dg_options *o,
             goto fail;
     if (load_feeds(s, &s->opts, err) != DG_OK)
         goto fail;
+    /* a replicated graph's collectives (SPEC 8.4) */
+    if (dgr_session_replica_start(s, &s->env, err) != DG_OK)
+        goto fail;
     return ds;
 fail:
     dg_session_free(ds);
@@ -544,6 +559,7 @@ void dg_session_free(dg_session *ds)
     dgr_session *s = (dgr_session *)(void *)ds;
     if (!s)
         return;
+    dgr_session_replica_stop(s);
     if (s->x.pools)
         for (int i = 0; i < s->x.n_dev; i++)
             if (s->x.pools[i])
@@ -599,7 +615,8 @@ dg_status dg_session_run(dg_session *ds, dg_fetch_result **out, int *n_out,
     *out = NULL;
     *n_out = 0;
     dgc_ref *refs = dg_calloc((size_t)n + 1, sizeof *refs);
-    int32_t *targets = dg_calloc((size_t)n + 1, sizeof *targets);
+    int w = dgr_replica_count(s->x.g);
+    int32_t *targets = dg_calloc((size_t)n * (size_t)w + 1, sizeof *targets);
     int *slot_of = dg_calloc((size_t)n + 1, sizeof *slot_of);
     dg_tensor **vals = dg_calloc((size_t)n + 1, sizeof *vals);
     dg_fetch_result *res = dg_calloc((size_t)n + 1, sizeof *res);
@@ -612,7 +629,7 @@ dg_status dg_session_run(dg_session *ds, dg_fetch_result **out, int *n_out,
     int nf = 0, nt = 0;
     for (int i = 0; i < n; i++) {
         dgc_ref ref;
-        if (dgc_graph_parse_ref(s->x.g, names[i], &ref) != 0) {
+        if (dgr_replica_parse_ref(s->x.g, names[i], 0, &ref) != 0) {
             rc = dg_err(err, DG_E_GRAPH, "fetch '%s': no such node", names[i]);
             goto done;
         }
@@ -632,6 +649,13 @@ dg_status dg_session_run(dg_session *ds, dg_fetch_result **out, int *n_out,
         slot_of[i] = nf;
         refs[nf++] = ref;
     }
+    /* a replicated graph: every replica runs what replica 0 runs (SPEC 8.4) */
+    for (int i = 0, n0 = nt; i < nf + n0 && w > 1; i++) {
+        int32_t id = i < nf ? refs[i].node : targets[i - nf];
+        for (int k = 1; k < w; k++)
+            if (dgr_replica_node(s->x.g, id, k) != id)
+                targets[nt++] = dgr_replica_node(s->x.g, id, k);
+    }
     r = dgr_runner_new(&s->x, refs, nf, targets, nt, err);
     if (!r) {
         rc = err ? err->code : DG_E_RUNTIME;
@@ -649,7 +673,11 @@ dg_status dg_session_run(dg_session *ds, dg_fetch_result **out, int *n_out,
     if (rc != DG_OK)
         goto done;
     for (int i = 0; i < n; i++) {
-        res[i].name = names[i];
+        /* replica 0's value under the name the user wrote (SPEC 8.4) */
+        res[i].name = s->x.g->replicate.replicas > 0 &&
+                              strncmp(names[i], "replica_0/", 10) == 0
+                          ? names[i] + 10
+                          : names[i];
         if (slot_of[i] >= 0) {
             res[i].value = vals[slot_of[i]];
             vals[slot_of[i]] = NULL;

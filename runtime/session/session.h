@@ -82,4 +82,36 @@ dg_status dgr_session_cluster_trace(dgr_session *s, dgr_trace *tr,
  * returns malloc'd text on rank 0, NULL elsewhere.  Collective. */
 char *dgr_session_cluster_summary(dgr_session *s, char *mine);
 
+/* ---- a replicated graph (session_replica.c; SPEC 8.4) -------------------
+ * Without "replicate" these are the plain operations of one replica. */
+/* W, the replica count (1 without "replicate"). */
+int dgr_replica_count(const dgc_graph *g);
+/* This rank's replica index: its task in replicate.job (0 in one process
+ * or without replication, -1 on a rank that runs no replica). */
+int dgr_session_replica(dgr_session *s);
+/* Replica k's copy of node id of the single-replica graph (id itself for
+ * shared nodes, replica 0, or nodes the pass generated). */
+int32_t dgr_replica_node(const dgc_graph *g, int32_t id, int k);
+/* dgc_graph_parse_ref, falling back to replica 0's "replica_0/<name>",
+ * then replica k's copy.  0 ok, -1 unknown. */
+int dgr_replica_parse_ref(const dgc_graph *g, const char *name, int k,
+                          dgc_ref *out);
+/* Node id's name as the single-replica graph calls it ("replica_k/"
+ * stripped); *copy (may be NULL) = 1 for replica k >= 1's copies. */
+const char *dgr_replica_orig_name(const dgc_graph *g, int32_t id, int *copy);
+/* The feeds f[0..n) for every replica's copy of each Placeholder (all) or
+ * replica 0's (!all): dg_malloc'd, *n_out entries; names borrowed. */
+dgc_feed *dgr_replica_feeds(const dgc_graph *g, const dgc_feed *f, int n,
+                            int all, int *n_out);
+/* Start the collective runtime (every rank, MPI collective) and set
+ * env->collective; nothing for one replica or one process. */
+dg_status dgr_session_replica_start(dgr_session *s, dgr_kenv *env,
+                                    dg_error *err);
+void dgr_session_replica_stop(dgr_session *s);
+/* allreduce: the largest |difference| between replica 0's Variables and
+ * the others' (on rank 0; 0 elsewhere and for other graphs).
+ * Collective. */
+dg_status dgr_session_replica_diff(dgr_session *s, double *diff,
+                                   dg_error *err);
+
 #endif

@@ -20,6 +20,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
+/* Replicas whose losses a step fetches (the mean is reported). */
+#define DGR_MAX_LOSSES 64
+
 /* One section's feeds (train or eval), loaded whole. */
 typedef struct feedset {
     int n;
@@ -306,7 +309,7 @@ static dg_status run_eval(dgr_session *s, const dgc_graph *g, feedset *ef,
         goto done;
     }
     for (int i = 0; i < n; i++)
-        if (dgc_graph_parse_ref(g, t->eval_fetch[i], &refs[i]) != 0) {
+        if (dgr_replica_parse_ref(g, t->eval_fetch[i], 0, &refs[i]) != 0) {
             st = dg_err(err, DG_E_GRAPH, "node '%s': eval fetch names a node "
                         "that does not exist", t->eval_fetch[i]);
             goto done;
@@ -316,7 +319,20 @@ static dg_status run_eval(dgr_session *s, const dgc_graph *g, feedset *ef,
         if (ef->data[i] && (st = dgr_session_set_feed(s, ef->node[i], ef->data[i], err)) != DG_OK)
             goto done;
     tf->static_set = 0; /* train's whole-file feeds may have been replaced */
-    r = dgr_session_runner(s, refs, n, NULL, 0, err);
+    /* every replica evaluates (as `run` runs every replica: collectives
+     * in the eval path need them all); replica 0's values are reported */
+    int w = dgr_replica_count(g), nt = 0;
+    int32_t *tg = dg_calloc((size_t)n * (size_t)w + 1, sizeof *tg);
+    if (!tg) {
+        st = dg_err_nomem(err, "eval");
+        goto done;
+    }
+    for (int i = 0; i < n; i++)
+        for (int k = 1; k < w; k++)
+            if (dgr_replica_node(g, refs[i].node, k) != refs[i].node)
+                tg[nt++] = dgr_replica_node(g, refs[i].node, k);
+    r = dgr_session_runner(s, refs, n, tg, nt, err);
+    dg_free(tg);
     if (!r) {
         st = err->code != DG_OK ? err->code : DG_E_RUNTIME;
         goto done;
@@ -360,15 +376,21 @@ static dg_status read_variables(dgr_session *s, const dgc_graph *g,
     if (!out->variables)
         return dg_err_nomem(err, "variables");
     for (int32_t i = 0; i < g->n_nodes; i++) {
-        if (g->nodes[i].op != vop)
+        int copy = 0; /* replicas 1..: replica 0 speaks for them (SPEC 8.4) */
+        const char *name = dgr_replica_orig_name(g, i, &copy);
+        if (g->nodes[i].op != vop || copy)
             continue;
         dg_fetch_result *r = &out->variables[out->n_variables];
         dg_status st = dgr_session_gather_variable(s, i, &r->value, err);
         if (st != DG_OK)
             return st;
         out->n_variables++;
-        if (!(r->name = dg_strdup(g->nodes[i].name)))
+        if (!(r->name = dg_strdup(name)))
             return dg_err_nomem(err, "variables");
+    }
+    if (dgr_replica_count(g) > 1) {
+        out->replicas = dgr_replica_count(g);
+        return dgr_session_replica_diff(s, &out->replica_diff, err);
     }
     return DG_OK;
 }
@@ -390,11 +412,14 @@ dg_status dg_session_train(dg_session *sess, dg_progress_fn progress,
     dgr_rowstream rs;
     memset(&rs, 0, sizeof rs);
     /* this process's replica and the replica count: one process is replica
-     * 0 of 1; the MPI layer runs replica k of W (SPEC 8.4 sharded feeds) */
-    const int replica = 0, replicas = 1;
+     * 0 of 1; under MPI each rank runs replica k of W (SPEC 8.4 sharded
+     * feeds; a rank without a replica feeds nothing) */
+    const int replicas = dgr_replica_count(g);
+    const int replica = dgr_session_replica(s) > 0 ? dgr_session_replica(s) : 0;
     int64_t *idx = NULL;
     dgr_runner *runner = NULL;
-    dg_tensor *loss = NULL;
+    dg_tensor *loss[DGR_MAX_LOSSES];
+    memset(loss, 0, sizeof loss);
     /* --feed overrides the train section's feed of the same Placeholder (as
      * a feed_dict entry overrides any tensor in TF); eval keeps its own. */
     dgc_feed *own = dg_calloc((size_t)t->n_feeds + 1, sizeof *own);
@@ -402,12 +427,21 @@ dg_status dg_session_train(dg_session *sess, dg_progress_fn progress,
     for (int i = 0; own && i < t->n_feeds; i++)
         if (!fed_by_option(o, t->feeds[i].placeholder))
             own[n_own++] = t->feeds[i];
-    dg_status st = own ? feedset_load(s, g, own, n_own, 1, &tf, err)
+    /* replicated: each replica's copy of a Placeholder takes its feed
+     * (the rank of that replica reads the file); every replica evaluates
+     * on the whole eval files, replica 0's results are reported */
+    int n_tfd = 0, n_efd = 0;
+    dgc_feed *tfd = own ? dgr_replica_feeds(g, own, n_own, 1, &n_tfd) : NULL;
+    dgc_feed *efd = dgr_replica_feeds(g, t->eval_feeds, t->n_eval_feeds, 1,
+                                      &n_efd);
+    dg_status st = tfd && efd ? feedset_load(s, g, tfd, n_tfd, 1, &tf, err)
                        : (memset(&tf, 0, sizeof tf), dg_err_nomem(err, "feeds"));
     dg_free(own);
+    dg_free(tfd);
     memset(&ef, 0, sizeof ef);
     if (st == DG_OK)
-        st = feedset_load(s, g, t->eval_feeds, t->n_eval_feeds, 0, &ef, err);
+        st = feedset_load(s, g, efd, n_efd, 0, &ef, err);
+    dg_free(efd);
     if (st != DG_OK)
         goto done;
     if (tf.rows > 0) {
@@ -454,8 +488,13 @@ dg_status dg_session_train(dg_session *sess, dg_progress_fn progress,
             dgr_rowstream_skip(&rs, first * (int64_t)replicas * tf.b);
     }
 
-    dgc_ref lref = {t->loss_node, 0};
-    runner = dgr_session_runner(s, &lref, 1, &t->train_op, 1, err);
+    /* the loss of every replica (their mean is the loss of the W*b batch
+     * when the loss is a mean over rows) */
+    dgc_ref lref[DGR_MAX_LOSSES];
+    int n_loss = replicas < DGR_MAX_LOSSES ? replicas : DGR_MAX_LOSSES;
+    for (int k = 0; k < n_loss; k++)
+        lref[k] = (dgc_ref){dgr_replica_node(g, t->loss_node, k), 0};
+    runner = dgr_session_runner(s, lref, n_loss, &t->train_op, 1, err);
     if (!runner) {
         st = err->code != DG_OK ? err->code : DG_E_RUNTIME;
         goto ckdone;
@@ -479,16 +518,25 @@ dg_status dg_session_train(dg_session *sess, dg_progress_fn progress,
             if ((st = feed_batch(s, &tf, idx, tf.b, err)) != DG_OK)
                 goto ckdone;
         }
-        if ((st = dgr_runner_run(runner, k, &loss, err)) != DG_OK)
+        if ((st = dgr_runner_run(runner, k, loss, err)) != DG_OK)
             goto ckdone;
-        out->loss = scalar_value(loss);
-        dg_tensor_free(loss);
-        loss = NULL;
+        out->loss = 0;
+        int f32 = 1;
+        for (int j = 0; j < n_loss; j++) {
+            out->loss += scalar_value(loss[j]) / n_loss;
+            f32 = f32 && loss[j] && loss[j]->dtype == DG_F32;
+            dg_tensor_free(loss[j]);
+            loss[j] = NULL;
+        }
+        if (f32) /* the replicas' mean in the loss's own precision */
+            out->loss = (double)(float)out->loss;
         out->steps = k + 1 - first;
         out->last_step = k + 1;
         if (progress) {
             dg_train_progress pr = {k + 1, first + steps, out->loss,
-                                    (double)(dg_now_ns() - t0) * 1e-9};
+                                    (double)(dg_now_ns() - t0) * 1e-9,
+                                    replicas > 1 ? replicas * tf.b : 0,
+                                    replicas > 1 ? replicas : 0};
             progress(&pr, user);
         }
         if (t->n_eval_fetch > 0 && t->eval_every > 0 &&
@@ -516,7 +564,8 @@ ckdone:
 done:
     if (runner)
         dgr_runner_free(runner);
-    dg_tensor_free(loss);
+    for (int j = 0; j < DGR_MAX_LOSSES; j++)
+        dg_tensor_free(loss[j]);
     dgr_rowstream_free(&rs);
     dg_free(idx);
     feedset_free(&tf);

@@ -34,6 +34,7 @@
 #define DGR_LANE_HOST 1001
 #define DGR_LANE_NET 1002  /* a cluster's messages (MemcpyRemote) */
 #define DGR_LANE_SEND 1003 /* recorder only: a remote memcpy's sending end */
+#define DGR_LANE_COLL 1004 /* a replicated graph's collectives in flight */
 #define DGR_TID(device, lane) (((device) + 1) * 10000 + (lane))
 
 typedef struct dgr_trace dgr_trace;
