@@ -82,4 +82,14 @@ dg_status dgr_session_cluster_trace(dgr_session *s, dgr_trace *tr,
  * returns malloc'd text on rank 0, NULL elsewhere.  Collective. */
 char *dgr_session_cluster_summary(dgr_session *s, char *mine);
 
+/* ---- replicated graphs, strategy ps (session_ps.c; SPEC 8.4) ------------ */
+/* This rank's replica (its task index in replicate.job; -1 on a task of
+ * another job) and *replicas = W; 0 of 1 without replication or MPI. */
+int dgr_session_replica(dgr_session *s, int *replicas);
+/* The node `name` means on replica k: itself if it exists, else
+ * replica_<k>/name (k < 0: 0); -1 if neither exists. */
+int32_t dgr_session_replica_node(dgr_session *s, const char *name, int k);
+/* dgc_graph_parse_ref of `name`, else of replica_0/name; -1 if neither. */
+int dgr_session_replica_ref(dgr_session *s, const char *name, dgc_ref *out);
+
 #endif

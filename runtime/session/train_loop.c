@@ -63,7 +63,7 @@ static char *resolve(const char *graph_path, const char *file)
 
 static dg_status feedset_load(dgr_session *s, const dgc_graph *g,
                               const dgc_feed *feeds, int n, int use_batch,
-                              feedset *f, dg_error *err)
+                              int replica, feedset *f, dg_error *err)
 {
     memset(f, 0, sizeof *f);
     f->rows = -1;
@@ -80,7 +80,7 @@ static dg_status feedset_load(dgr_session *s, const dgc_graph *g,
     const char *first_file = NULL;
     for (int i = 0; i < n; i++) {
         const dgc_feed *fd = &feeds[i];
-        int32_t id = dgc_graph_find(g, fd->placeholder);
+        int32_t id = dgr_session_replica_node(s, fd->placeholder, replica);
         if (id < 0 || g->nodes[id].op != ph)
             return dg_err(err, DG_E_GRAPH, "node '%s': a feed must name a "
                           "Placeholder", fd->placeholder);
@@ -306,7 +306,7 @@ static dg_status run_eval(dgr_session *s, const dgc_graph *g, feedset *ef,
         goto done;
     }
     for (int i = 0; i < n; i++)
-        if (dgc_graph_parse_ref(g, t->eval_fetch[i], &refs[i]) != 0) {
+        if (dgr_session_replica_ref(s, t->eval_fetch[i], &refs[i]) != 0) {
             st = dg_err(err, DG_E_GRAPH, "node '%s': eval fetch names a node "
                         "that does not exist", t->eval_fetch[i]);
             goto done;
@@ -391,7 +391,7 @@ dg_status dg_session_train(dg_session *sess, dg_progress_fn progress,
     memset(&rs, 0, sizeof rs);
     /* this process's replica and the replica count: one process is replica
      * 0 of 1; the MPI layer runs replica k of W (SPEC 8.4 sharded feeds) */
-    const int replica = 0, replicas = 1;
+    int replicas = 1, replica = dgr_session_replica(s, &replicas);
     int64_t *idx = NULL;
     dgr_runner *runner = NULL;
     dg_tensor *loss = NULL;
@@ -402,12 +402,13 @@ dg_status dg_session_train(dg_session *sess, dg_progress_fn progress,
     for (int i = 0; own && i < t->n_feeds; i++)
         if (!fed_by_option(o, t->feeds[i].placeholder))
             own[n_own++] = t->feeds[i];
-    dg_status st = own ? feedset_load(s, g, own, n_own, 1, &tf, err)
+    dg_status st = own ? feedset_load(s, g, own, n_own, 1, replica, &tf, err)
                        : (memset(&tf, 0, sizeof tf), dg_err_nomem(err, "feeds"));
     dg_free(own);
     memset(&ef, 0, sizeof ef);
     if (st == DG_OK)
-        st = feedset_load(s, g, t->eval_feeds, t->n_eval_feeds, 0, &ef, err);
+        st = feedset_load(s, g, t->eval_feeds, t->n_eval_feeds, 0, 0, &ef,
+                          err);
     if (st != DG_OK)
         goto done;
     if (tf.rows > 0) {
@@ -475,7 +476,8 @@ dg_status dg_session_train(dg_session *sess, dg_progress_fn progress,
         if ((st = feed_static(s, &tf, err)) != DG_OK)
             goto ckdone;
         if (tf.rows > 0) {
-            dgr_rowstream_shard(&rs, replica, replicas, tf.b, idx);
+            dgr_rowstream_shard(&rs, replica < 0 ? 0 : replica, replicas,
+                                tf.b, idx);
             if ((st = feed_batch(s, &tf, idx, tf.b, err)) != DG_OK)
                 goto ckdone;
         }
