@@ -91,5 +91,22 @@ int dgr_session_replica(dgr_session *s, int *replicas);
 int32_t dgr_session_replica_node(dgr_session *s, const char *name, int k);
 /* dgc_graph_parse_ref of `name`, else of replica_0/name; -1 if neither. */
 int dgr_session_replica_ref(dgr_session *s, const char *name, dgc_ref *out);
+/* Whether training runs asynchronously ("strategy": "ps", "sync": false,
+ * under MPI): dg_session_train then calls dgr_session_train_async. */
+int dgr_session_ps_async(dgr_session *s);
+/* Feed the Placeholders of (this rank's replica's) training step `step`. */
+typedef dg_status (*dgr_ps_feed_fn)(void *user, int64_t step, dg_error *err);
+/* Steps [first, first+steps) of asynchronous ps training on this rank
+ * (collective; SPEC 8.4): a worker runs its replica's loss and train op
+ * `steps` times at its own pace (feed before each) and sends each loss to
+ * rank 0; every other task serves each replica's reads and updates on it
+ * with a thread per replica.  Rank 0 calls progress for every replica step
+ * (global steps) and gets replica 0's last loss in *loss; every rank
+ * returns when all replicas finished (then the ranks are in lockstep
+ * again).  An error returns at once: the caller ends the job. */
+dg_status dgr_session_train_async(dgr_session *s, int64_t first,
+                                  int64_t steps, dgr_ps_feed_fn feed,
+                                  void *feed_user, dg_progress_fn progress,
+                                  void *user, double *loss, dg_error *err);
 
 #endif

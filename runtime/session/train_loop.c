@@ -267,6 +267,29 @@ static dg_status feed_batch(dgr_session *s, feedset *f, const int64_t *idx,
     return DG_OK;
 }
 
+/* A training step's feeds (the whole-file ones, then this replica's shard
+ * of the batch), for dgr_session_train_async. */
+typedef struct step_feeds {
+    dgr_session *s;
+    feedset *tf;
+    dgr_rowstream *rs;
+    int64_t *idx;
+    int replica, replicas;
+} step_feeds;
+
+static dg_status feed_step(void *user, int64_t step, dg_error *err)
+{
+    step_feeds *f = user;
+    (void)step;
+    dg_status st = feed_static(f->s, f->tf, err);
+    if (st == DG_OK && f->tf->rows > 0) {
+        dgr_rowstream_shard(f->rs, f->replica < 0 ? 0 : f->replica,
+                            f->replicas, f->tf->b, f->idx);
+        st = feed_batch(f->s, f->tf, f->idx, f->tf->b, err);
+    }
+    return st;
+}
+
 static double scalar_value(const dg_tensor *t)
 {
     if (!t || dg_shape_numel(&t->shape) < 1)
@@ -456,8 +479,10 @@ dg_status dg_session_train(dg_session *sess, dg_progress_fn progress,
     }
 
     dgc_ref lref = {t->loss_node, 0};
-    runner = dgr_session_runner(s, &lref, 1, &t->train_op, 1, err);
-    if (!runner) {
+    int async = dgr_session_ps_async(s); /* SPEC 8.4: session_ps.c */
+    runner = async ? NULL
+                   : dgr_session_runner(s, &lref, 1, &t->train_op, 1, err);
+    if (!runner && !async) {
         st = err->code != DG_OK ? err->code : DG_E_RUNTIME;
         goto ckdone;
     }
@@ -466,7 +491,16 @@ dg_status dg_session_train(dg_session *sess, dg_progress_fn progress,
     out->total = first + steps;
     out->last_step = first;
     dgr_session_set_stopped(s, -1);
-    for (int64_t k = first; k < first + steps; k++) {
+    if (async) {
+        step_feeds sf = {s, &tf, &rs, idx, replica, replicas};
+        if ((st = dgr_session_train_async(s, first, steps, feed_step, &sf,
+                                          progress, user, &out->loss,
+                                          err)) != DG_OK)
+            goto ckdone;
+        out->steps = steps;
+        out->last_step = first + steps;
+    }
+    for (int64_t k = first; !async && k < first + steps; k++) {
         if (dgr_session_stop_requested(s)) { /* between steps only */
             end = k;
             out->stopped = 1;
