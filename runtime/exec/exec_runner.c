@@ -144,6 +144,12 @@ void dgr_runner_free(dgr_runner *r)
 {
     if (!r)
         return;
+    /* A cluster run that failed left receives posted and steps queued
+     * that still point here; the process is about to end the job (SPEC
+     * 8.3), so the runner stays (freeing it crashed the transport's
+     * thread when a peer's message came in before MPI_Abort). */
+    if (r->xm && atomic_load(&r->failed))
+        return;
     dgr_fx_free(r->fx); /* issue 11 */
     if (r->scratch)
         for (int i = 0; i < r->s->n_workers; i++)

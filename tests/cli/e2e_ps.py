@@ -9,7 +9,8 @@ Usage: e2e_ps.py DGRUN GROUP
          accuracy, global_step = the sum of every replica's steps (also
          with 4 workers and 2 ps tasks), progress counts global steps
   fail   a worker failing in the middle of asynchronous training ends
-         every rank with exit 1, naming its task, within seconds
+         every rank with exit 1, naming its task, within seconds; a failed
+         run on one rank ends with exit 1, never a crash
 Exit 0 = pass, 77 = skipped (no mpirun), 1 = failure.  Standard library.
 """
 import json
@@ -124,6 +125,12 @@ def group_fail():
             "a failing worker ends the async job with exit 1", r)
     m.check("[/job:worker/task:1]" in r.err and "replica_1/g" in r.err,
             "the error names the task and the node", r)
+    # regression: the failed run's runner was freed while its receives
+    # were posted; a peer's message then crashed the failing rank
+    for _ in range(3):
+        r = m.mpi(3, "run", m.SMALL, *m.CPU, timeout=60)
+        m.check(r.code == 1 and "Segmentation" not in r.err,
+                "a run failing on one rank ends the job with exit 1", r)
 
 
 def main():
