@@ -267,8 +267,8 @@ static dg_status feed_batch(dgr_session *s, feedset *f, const int64_t *idx,
     return DG_OK;
 }
 
-/* A training step's feeds (the whole-file ones, then this replica's shard
- * of the batch), for dgr_session_train_async. */
+/* A training step's feeds: the whole-file ones, then this replica's shard
+ * of the batch (SPEC 8.4; replica 0 of 1 without replication). */
 typedef struct step_feeds {
     dgr_session *s;
     feedset *tf;
@@ -491,8 +491,8 @@ dg_status dg_session_train(dg_session *sess, dg_progress_fn progress,
     out->total = first + steps;
     out->last_step = first;
     dgr_session_set_stopped(s, -1);
+    step_feeds sf = {s, &tf, &rs, idx, replica, replicas};
     if (async) {
-        step_feeds sf = {s, &tf, &rs, idx, replica, replicas};
         if ((st = dgr_session_train_async(s, first, steps, feed_step, &sf,
                                           progress, user, &out->loss,
                                           err)) != DG_OK)
@@ -507,15 +507,8 @@ dg_status dg_session_train(dg_session *sess, dg_progress_fn progress,
             dgr_session_set_stopped(s, k - first);
             break;
         }
-        if ((st = feed_static(s, &tf, err)) != DG_OK)
-            goto ckdone;
-        if (tf.rows > 0) {
-            dgr_rowstream_shard(&rs, replica < 0 ? 0 : replica, replicas,
-                                tf.b, idx);
-            if ((st = feed_batch(s, &tf, idx, tf.b, err)) != DG_OK)
-                goto ckdone;
-        }
-        if ((st = dgr_runner_run(runner, k, &loss, err)) != DG_OK)
+        if ((st = feed_step(&sf, k, err)) != DG_OK ||
+            (st = dgr_runner_run(runner, k, &loss, err)) != DG_OK)
             goto ckdone;
         out->loss = scalar_value(loss);
         dg_tensor_free(loss);
