@@ -116,9 +116,23 @@ static void run_send(dgr_runner *r, int32_t s)
         memcpy(h->dims, v->shape.dims, sizeof h->dims);
         h->bytes = (int64_t)n;
         dgr_device *sd = &S->devs[st->device];
-        if (n && sd->be->host_memory) {
+        if (n && sd->be->host_memory && !r->state_mu) {
             m->buf = v->buf;
             dgr_buffer_retain(m->buf);
+        } else if (n && sd->be->host_memory) {
+            /* an async run (SPEC 8.4): a snapshot taken between two
+             * replicas' updates, never part of one (a Variable's buffer
+             * may be updated while the message is on its way) */
+            dg_error e;
+            m->buf = dgr_buffer_new(&S->devs[S->host_dev], n, -1, &e);
+            if (!m->buf) {
+                dgr_exec_fail(r, &e);
+                dgr_exec_finish_one(r);
+                return;
+            }
+            pthread_mutex_lock(r->state_mu);
+            memcpy(m->buf->host, v->buf->host, n);
+            pthread_mutex_unlock(r->state_mu);
         } else if (n) { /* stage through this rank's host memory */
             dg_error e;
             m->buf = dgr_buffer_new(&S->devs[S->host_dev], n, -1, &e);
