@@ -121,8 +121,9 @@ void dgr_runner_free(dgr_runner *r);
  * (not the world's lockstep one) and the tag tag_base + edge; fetched
  * values stay on the rank that computed them (no gather); state ops
  * (Assign*, Apply*) run under *state_mu (if non-NULL) so concurrent
- * updates of one Variable never interleave.  DG_E_RUNTIME if an edge tag
- * is tag_span or more. */
+ * updates of one Variable never interleave, and a SEND copies its host
+ * value under it (a snapshot between updates).  DG_E_RUNTIME if an edge
+ * tag is tag_span or more. */
 dg_status dgr_runner_set_async(dgr_runner *r, int32_t tag_base,
                                int32_t tag_span, pthread_mutex_t *state_mu,
                                dg_error *err);
