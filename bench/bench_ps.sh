@@ -17,7 +17,7 @@ REPS=${2:-5}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 MPI=(mpirun --oversubscribe --allow-run-as-root -np 3)
 ARGS=(--opencl-devices none --cluster ps=1,worker=2)
-SHORT=200 LONG=1000
+SHORT=200 LONG=2000
 secs() { local t0 t1; t0=$(date +%s.%N); "$@" >/dev/null 2>&1; t1=$(date +%s.%N);
          python3 -c "print($t1 - $t0)"; }
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"

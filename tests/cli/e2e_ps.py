@@ -59,7 +59,8 @@ def accuracy(text):
 def group_sync():
     for opt in ({"type": "sgd", "learning_rate": 0.1},
                 {"type": "adam", "learning_rate": 0.005}):
-        ps = variant(SYNC, "ps_" + opt["type"], opt=opt)
+        ps = variant(SYNC, "ps_" + opt["type"], opt=opt,
+                     eval_fetch=["global_step"])
         one = variant(SYNC, "one_" + opt["type"], cluster=False, batch=128,
                       opt=opt)
         a = m.mpi(3, "train", ps, *m.CPU, "--cluster", "ps=1,worker=2",
@@ -78,6 +79,9 @@ def group_sync():
             worst = max([worst] + [abs(x - y) for x, y in zip(fa, fb)])
         m.check(worst < 2e-6, "sync ps (%s) = one process with batch 128: "
                 "max |diff| %g" % (opt["type"], worst), a)
+        gs = json.loads(a.out)["eval"]["global_step"]
+        m.check(gs == 30, "sync: one global_step increment per step (%s)"
+                % gs, a)
     r = m.mpi(4, "train", variant(SYNC, "sync_example"), *m.CPU)
     m.check(r.code == 0 and accuracy(r.out) >= 0.95,
             "digits_ps_sync.json: held-out accuracy %.4f >= 0.95"
