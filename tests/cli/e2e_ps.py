@@ -3,7 +3,8 @@
 
 Usage: e2e_ps.py DGRUN GROUP
   sync   ps=1,worker=2 synchronous: the Variables equal one process's with
-         the combined batch (2*64 rows) to float tolerance, SGD and Adam;
+         the combined batch (2*64 rows) to float tolerance, SGD and Adam,
+         and global_step = steps;
          graphs/cluster/digits_ps_sync.json reaches >= 95% held-out accuracy
   async  graphs/cluster/digits_ps_async.json: trains to >= 95% held-out
          accuracy, global_step = the sum of every replica's steps (also
