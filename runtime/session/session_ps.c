@@ -105,7 +105,7 @@ typedef struct async_run {
     dgr_session *s;
     dgr_exec *x;
     int W, me, rank;
-    int64_t first, steps;
+    int64_t first, steps, total;
     pthread_mutex_t mu;
     pthread_cond_t cv;
     int64_t done;          /* replica steps reported to rank 0 */
@@ -280,7 +280,7 @@ static void report(async_run *a, int64_t *shown, dg_progress_fn progress,
     pthread_mutex_unlock(&a->mu);
     for (; progress && *shown < done; (*shown)++) {
         dg_train_progress pr = {a->first * a->W + *shown + 1,
-                                (a->first + a->steps) * a->W, loss,
+                                a->total * a->W, loss,
                                 (double)(dg_now_ns() - a->t0) * 1e-9};
         progress(&pr, user);
     }
@@ -303,11 +303,12 @@ static dg_status barrier(dgr_transport *t, dg_error *err)
     return st;
 }
 
-dg_status dgr_session_train_async(dgr_session *s, int64_t first,
-                                  int64_t steps, dgr_ps_feed_fn feed,
-                                  void *feed_user, dg_progress_fn progress,
-                                  void *user, double *loss, dg_error *err)
+dg_status dgr_session_train_async(dgr_session *s, const dgr_async_args *aa,
+                                  double *loss, dg_error *err)
 {
+    int64_t first = aa->first, steps = aa->steps;
+    dg_progress_fn progress = aa->progress;
+    void *user = aa->user;
     /* on the heap: after a failure the caller ends the job while threads
      * and messages may still use it, so it is then left alone */
     async_run *a = dg_calloc(1, sizeof *a);
@@ -319,7 +320,8 @@ dg_status dgr_session_train_async(dgr_session *s, int64_t first,
     a->me = dgr_session_replica(s, &a->W);
     a->first = first;
     a->steps = steps;
-    a->t0 = dg_now_ns();
+    a->total = aa->total;
+    a->t0 = aa->t0;
     *loss = 0.0;
     if (a->W > MAX_REPLICAS)
         return dg_err(err, DG_E_USAGE, "asynchronous ps training runs at most "
@@ -362,7 +364,7 @@ dg_status dgr_session_train_async(dgr_session *s, int64_t first,
     int64_t shown = 0;
     for (int64_t k = first; mine && st == DG_OK && k < first + steps; k++) {
         dg_tensor *lt = NULL;
-        if ((st = feed(feed_user, k, err)) != DG_OK ||
+        if ((st = aa->feed(aa->feed_user, k, err)) != DG_OK ||
             (st = dgr_runner_run(mine, k, &lt, err)) != DG_OK)
             break;
         double l = lt && lt->dtype == DG_F32 ? *(const float *)lt->data

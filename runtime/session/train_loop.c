@@ -373,6 +373,29 @@ done:
     return st;
 }
 
+/* After k steps of a training that ends at `end`: the eval of every
+ * eval_every steps (not at the end: the final eval follows) and the
+ * checkpoint of every checkpoint_every steps. */
+static dg_status periodic(dgr_session *s, const dgc_graph *g, feedset *ef,
+                          feedset *tf, const char *ckpt, int64_t k,
+                          int64_t end, dg_train_result *out, dg_error *err)
+{
+    const dgc_train *t = &g->train;
+    dg_status st = DG_OK;
+    if (t->n_eval_fetch > 0 && t->eval_every > 0 && k % t->eval_every == 0 &&
+        k < end)
+        st = run_eval(s, g, ef, tf, k, out, err);
+    if (st == DG_OK && ckpt && t->checkpoint_every > 0 &&
+        k % t->checkpoint_every == 0)
+        st = dgr_checkpoint_save(s, ckpt, k, err);
+    return st;
+}
+
+static int64_t min64(int64_t a, int64_t b)
+{
+    return a < b ? a : b;
+}
+
 static dg_status read_variables(dgr_session *s, const dgc_graph *g,
                                 dg_train_result *out, dg_error *err)
 {
@@ -492,13 +515,24 @@ dg_status dg_session_train(dg_session *sess, dg_progress_fn progress,
     out->last_step = first;
     dgr_session_set_stopped(s, -1);
     step_feeds sf = {s, &tf, &rs, idx, replica, replicas};
-    if (async) {
-        if ((st = dgr_session_train_async(s, first, steps, feed_step, &sf,
-                                          progress, user, &out->loss,
-                                          err)) != DG_OK)
+    /* async ps: the replicas run at their own pace between the periodic
+     * evals and checkpoints, which every rank takes together */
+    for (int64_t k = first; async && k < first + steps;) {
+        int64_t e = first + steps;
+        if (t->n_eval_fetch > 0 && t->eval_every > 0)
+            e = min64(e, (k / t->eval_every + 1) * t->eval_every);
+        if (ckpt && t->checkpoint_every > 0)
+            e = min64(e, (k / t->checkpoint_every + 1) * t->checkpoint_every);
+        dgr_async_args aa = {k, e - k, first + steps, t0, feed_step, &sf,
+                             progress, user};
+        if ((st = dgr_session_train_async(s, &aa, &out->loss, err)) != DG_OK)
             goto ckdone;
-        out->steps = steps;
-        out->last_step = first + steps;
+        k = e;
+        out->steps = k - first;
+        out->last_step = k;
+        if ((st = periodic(s, g, &ef, &tf, ckpt, k, first + steps, out,
+                           err)) != DG_OK)
+            goto ckdone;
     }
     for (int64_t k = first; !async && k < first + steps; k++) {
         if (dgr_session_stop_requested(s)) { /* between steps only */
@@ -520,12 +554,8 @@ dg_status dg_session_train(dg_session *sess, dg_progress_fn progress,
                                     (double)(dg_now_ns() - t0) * 1e-9};
             progress(&pr, user);
         }
-        if (t->n_eval_fetch > 0 && t->eval_every > 0 &&
-            (k + 1) % t->eval_every == 0 && k + 1 < first + steps &&
-            (st = run_eval(s, g, &ef, &tf, k + 1, out, err)) != DG_OK)
-            goto ckdone;
-        if (ckpt && t->checkpoint_every > 0 && (k + 1) % t->checkpoint_every == 0 &&
-            (st = dgr_checkpoint_save(s, ckpt, k + 1, err)) != DG_OK)
+        if ((st = periodic(s, g, &ef, &tf, ckpt, k + 1, first + steps, out,
+                           err)) != DG_OK)
             goto ckdone;
     }
     /* an early stop saves what this process trained (nothing if it ran no

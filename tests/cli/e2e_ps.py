@@ -8,7 +8,8 @@ Usage: e2e_ps.py DGRUN GROUP
          graphs/cluster/digits_ps_sync.json reaches >= 95% held-out accuracy
   async  graphs/cluster/digits_ps_async.json: trains to >= 95% held-out
          accuracy, global_step = the sum of every replica's steps (also
-         with 4 workers and 2 ps tasks), progress counts global steps
+         with 4 workers and 2 ps tasks), progress counts global steps;
+         periodic eval/checkpoints and --restore
   fail   a worker failing in the middle of asynchronous training ends
          every rank with exit 1, naming its task, within seconds; a failed
          run on one rank ends with exit 1, never a crash
@@ -107,6 +108,24 @@ def group_async():
               "--steps", "50")
     m.check(r.code == 0 and global_step(r.out) == 4 * 50,
             "global_step %d = 4 replicas x 50 steps" % global_step(r.out), r)
+    # periodic eval and checkpoints: the replicas meet every 100 / 150
+    # steps, then go on; a restored run continues global_step
+    gp = json.load(open(g))
+    ck = os.path.join(m.TMP, "ck", "model")
+    gp["train"].update({"eval_every": 100,
+                        "checkpoint": {"path": ck, "every": 150}})
+    gpath = os.path.join(m.TMP, "async_periodic.json")
+    json.dump(gp, open(gpath, "w"))
+    r = m.mpi(3, "train", gpath, *m.CPU, "--cluster", "ps=1,worker=2",
+              "--steps", "300")
+    m.check(r.code == 0 and global_step(r.out) == 600 and os.path.exists(ck),
+            "async with eval_every/checkpoint.every: global_step %d = 600, "
+            "checkpoint written" % global_step(r.out), r)
+    r = m.mpi(3, "train", gpath, *m.CPU, "--cluster", "ps=1,worker=2",
+              "--steps", "50", "--restore")
+    m.check(r.code == 0 and global_step(r.out) == 700,
+            "async --restore continues: global_step %d = 700"
+            % global_step(r.out), r)
     # rank 0 a worker (the worker job first)
     r = m.mpi(3, "train", g, *m.CPU, "--cluster", "worker=2,ps=1",
               "--steps", "50")
