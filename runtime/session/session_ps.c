@@ -309,6 +309,11 @@ dg_status dgr_session_train_async(dgr_session *s, const dgr_async_args *aa,
     int64_t first = aa->first, steps = aa->steps;
     dg_progress_fn progress = aa->progress;
     void *user = aa->user;
+    int W;
+    (void)dgr_session_replica(s, &W);
+    if (W > MAX_REPLICAS)
+        return dg_err(err, DG_E_USAGE, "asynchronous ps training runs at most "
+                      "%d replicas, the cluster has %d", MAX_REPLICAS, W);
     /* on the heap: after a failure the caller ends the job while threads
      * and messages may still use it, so it is then left alone */
     async_run *a = dg_calloc(1, sizeof *a);
@@ -323,9 +328,6 @@ dg_status dgr_session_train_async(dgr_session *s, const dgr_async_args *aa,
     a->total = aa->total;
     a->t0 = aa->t0;
     *loss = 0.0;
-    if (a->W > MAX_REPLICAS)
-        return dg_err(err, DG_E_USAGE, "asynchronous ps training runs at most "
-                      "%d replicas, the cluster has %d", MAX_REPLICAS, a->W);
     uint64_t c0 = atomic_load(&a->x->run_counter);
     pthread_mutex_init(&a->mu, NULL);
     pthread_cond_init(&a->cv, NULL);
