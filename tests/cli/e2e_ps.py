@@ -4,7 +4,7 @@
 Usage: e2e_ps.py DGRUN GROUP
   sync   ps=1,worker=2 synchronous: the Variables equal one process's with
          the combined batch (2*64 rows) to float tolerance, SGD and Adam,
-         and global_step = steps;
+         and global_step = steps; run --feed x feeds every replica;
          graphs/cluster/digits_ps_sync.json reaches >= 95% held-out accuracy
   async  graphs/cluster/digits_ps_async.json: trains to >= 95% held-out
          accuracy, global_step = the sum of every replica's steps (also
@@ -84,6 +84,15 @@ def group_sync():
         gs = json.loads(a.out)["eval"]["global_step"]
         m.check(gs == 30, "sync: one global_step increment per step (%s)"
                 % gs, a)
+    # run: --feed x feeds every replica's replica_k/x on its task
+    r = m.mpi(3, "run", SYNC, *m.CPU, "--cluster", "ps=1,worker=2",
+              "--feed", "x=" + os.path.join(DATA, "digits_test_x.npy"),
+              "--feed", "y=" + os.path.join(DATA, "digits_test_y.npy"),
+              "--fetch", "accuracy,replica_1/accuracy", "--json")
+    if m.check(r.code == 0, "run of a ps graph with --feed", r):
+        v = [d["value"] for d in json.loads(r.out).values()]
+        m.check(len(v) == 2 and v[0] == v[1] and 0 < v[0] < 1,
+                "both replicas fed and run: %s" % v, r)
     r = m.mpi(4, "train", variant(SYNC, "sync_example"), *m.CPU)
     m.check(r.code == 0 and accuracy(r.out) >= 0.95,
             "digits_ps_sync.json: held-out accuracy %.4f >= 0.95"
