@@ -117,6 +117,21 @@ dg_status dgr_runner_run(dgr_runner *r, int64_t step, dg_tensor **fetched,
                          dg_error *err);
 void dgr_runner_free(dgr_runner *r);
 
+/* Make r's runs asynchronous (SPEC 8.4, ps with "sync": false): they take
+ * no run lock, so runs of other async runners go on at the same time (a ps
+ * task serving several replicas); their messages carry r's own run count
+ * (not the world's lockstep one) and the tag tag_base + edge; fetched
+ * values stay on the rank that computed them (no gather); state ops
+ * (Assign*, Apply*) run under *state_mu (if non-NULL) so concurrent
+ * updates of one Variable never interleave, and a SEND copies its host
+ * value under it (a snapshot between updates).  DG_E_RUNTIME if an edge
+ * tag is tag_span or more. */
+dg_status dgr_runner_set_async(dgr_runner *r, int32_t tag_base,
+                               int32_t tag_span, pthread_mutex_t *state_mu,
+                               dg_error *err);
+/* Whether r's plan has no step on this rank. */
+int dgr_runner_is_empty(const dgr_runner *r);
+
 /* The inter-op pools' task function: runs plan step `item` of runner `ctx`
  * (a dgr_runner) on worker `lane` of that step's device, then the ready
  * successors. */

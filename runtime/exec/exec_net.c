@@ -97,12 +97,12 @@ static void run_send(dgr_runner *r, int32_t s)
     m->t0 = S->trace ? dg_now_ns() : 0;
     memset(h, 0, sizeof *h);
     m->q.peer = st->peer;
-    m->q.tag = st->tag;
+    m->q.tag = r->tag_base + st->tag;
     m->q.data = NULL;
     m->q.done = send_done;
     m->buf = NULL;
-    h->run = (int64_t)atomic_load(&S->run_counter);
-    h->tag = st->tag;
+    h->run = dgr_exec_msg_run(r);
+    h->tag = m->q.tag;
     h->from = S->rank;
     h->dtype = -1;
     if (st->n_in == 1) {
@@ -116,9 +116,23 @@ static void run_send(dgr_runner *r, int32_t s)
         memcpy(h->dims, v->shape.dims, sizeof h->dims);
         h->bytes = (int64_t)n;
         dgr_device *sd = &S->devs[st->device];
-        if (n && sd->be->host_memory) {
+        if (n && sd->be->host_memory && !r->state_mu) {
             m->buf = v->buf;
             dgr_buffer_retain(m->buf);
+        } else if (n && sd->be->host_memory) {
+            /* an async run (SPEC 8.4): a snapshot taken between two
+             * replicas' updates, never part of one (a Variable's buffer
+             * may be updated while the message is on its way) */
+            dg_error e;
+            m->buf = dgr_buffer_new(&S->devs[S->host_dev], n, -1, &e);
+            if (!m->buf) {
+                dgr_exec_fail(r, &e);
+                dgr_exec_finish_one(r);
+                return;
+            }
+            pthread_mutex_lock(r->state_mu);
+            memcpy(m->buf->host, v->buf->host, n);
+            pthread_mutex_unlock(r->state_mu);
         } else if (n) { /* stage through this rank's host memory */
             dg_error e;
             m->buf = dgr_buffer_new(&S->devs[S->host_dev], n, -1, &e);
@@ -164,7 +178,6 @@ static void *recv_place(dgr_xreq *q, size_t bytes)
  * the run failed with a message naming the edge. */
 static int recv_check(dgr_runner *r, xmsg *m)
 {
-    dgr_exec *S = r->s;
     const dgc_step *st = &r->plan->steps[m->s];
     const dgr_xhdr *h = &m->q.hdr;
     char why[160];
@@ -174,9 +187,9 @@ static int recv_check(dgr_runner *r, xmsg *m)
     sh.rank = h->rank;
     if (h->rank >= 0 && h->rank <= DG_MAX_RANK)
         memcpy(sh.dims, h->dims, sizeof sh.dims);
-    int64_t run = (int64_t)atomic_load(&S->run_counter);
+    int64_t run = dgr_exec_msg_run(r);
     size_t got = m->buf ? m->buf->nbytes : 0;
-    if (h->tag != st->tag)
+    if (h->tag != r->tag_base + st->tag)
         snprintf(why, sizeof why, "got edge %d instead", h->tag);
     else if (h->run != run)
         snprintf(why, sizeof why, "got run %lld while running %lld (the "
@@ -270,7 +283,7 @@ void dgr_exec_net_start(dgr_runner *r, int32_t s)
     xmsg *m = &r->xm[s];
     m->t0 = r->s->trace ? dg_now_ns() : 0;
     m->q.peer = st->peer;
-    m->q.tag = st->tag;
+    m->q.tag = r->tag_base + st->tag;
     m->q.data = NULL;
     m->q.place = recv_place;
     m->q.done = recv_done;

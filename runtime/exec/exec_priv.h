@@ -142,7 +142,20 @@ struct dgr_runner {
     xmsg *xm;
     /* per step deferred completions, NULL without XS_DEFER steps */
     xdefer *defer;
+    /* asynchronous runs (dgr_runner_set_async, SPEC 8.4 ps async) */
+    int async;
+    int64_t runs;             /* this runner's runs (its messages' run) */
+    int32_t tag_base;         /* added to every edge tag */
+    pthread_mutex_t *state_mu; /* held around state ops, NULL: none */
 };
+
+/* The run number a message of r carries: the world's run counter (every
+ * rank runs the same runs in lockstep), or r's own for async runs. */
+static inline int64_t dgr_exec_msg_run(const dgr_runner *r)
+{
+    return r->async ? r->runs
+                    : (int64_t)atomic_load(&r->s->run_counter);
+}
 
 /* Release event ev of a step on device dev (NULL does nothing). */
 static inline void dgr_exec_event_release(const dgr_exec *x, int dev,

@@ -143,9 +143,40 @@ static int assign_queues(dgr_runner *r)
     return rc;
 }
 
+dg_status dgr_runner_set_async(dgr_runner *r, int32_t tag_base,
+                               int32_t tag_span, pthread_mutex_t *state_mu,
+                               dg_error *err)
+{
+    if (r->fx)
+        return dg_err(err, DG_E_RUNTIME, "asynchronous replicas cannot run "
+                      "control flow (Switch/Merge, while loops) yet");
+    for (int32_t i = 0; i < r->plan->n_steps; i++) {
+        const dgc_step *st = &r->plan->steps[i];
+        if ((st->kind == DGC_STEP_SEND || st->kind == DGC_STEP_RECV) &&
+            st->tag >= tag_span)
+            return dg_err(err, DG_E_RUNTIME, "a replica's step has more than "
+                          "%d edges between tasks", (int)tag_span);
+    }
+    r->async = 1;
+    r->tag_base = tag_base;
+    r->state_mu = state_mu;
+    return DG_OK;
+}
+
+int dgr_runner_is_empty(const dgr_runner *r)
+{
+    return r->plan->n_steps == 0;
+}
+
 void dgr_runner_free(dgr_runner *r)
 {
     if (!r)
+        return;
+    /* A cluster run that failed left receives posted and steps queued
+     * that still point here; the process is about to end the job (SPEC
+     * 8.3), so the runner stays (freeing it crashed the transport's
+     * thread when a peer's message came in before MPI_Abort). */
+    if (r->xm && atomic_load(&r->failed))
         return;
     dgr_fx_free(r->fx); /* issue 11 */
     if (r->scratch)

@@ -300,7 +300,15 @@ static dg_status run_op(dgr_runner *r, int32_t s, int lane, wscratch *w,
             k.defer = &d->base;
         }
         w->err.code = DG_OK;
+        /* async ps: one replica's update of a Variable at a time */
+        pthread_mutex_t *smu = r->state_mu && dgc_op_has(n->op, DGC_OP_STATE)
+                                   ? r->state_mu
+                                   : NULL;
+        if (smu)
+            pthread_mutex_lock(smu);
         dg_status rc = r->kern[s](&k);
+        if (smu)
+            pthread_mutex_unlock(smu);
         if (rc == DG_OK && k.deferred) {
             /* dgr_exec_defer_done finishes the step (maybe already) */
             w->deferred = 1;
@@ -558,8 +566,10 @@ dg_status dgr_runner_run(dgr_runner *r, int64_t step, dg_tensor **fetched,
     dgr_exec *S = r->s;
     const dgc_plan *p = r->plan;
     dg_status rc = DG_OK;
-    pthread_mutex_lock(&S->run_mu);
+    if (!r->async) /* async runs go on beside each other (exec.h) */
+        pthread_mutex_lock(&S->run_mu);
     atomic_fetch_add(&S->run_counter, 1);
+    r->runs++;
     r->step = step;
     if (S->trace)
         r->key_base = dgr_trace_keys(S->trace, (uint32_t)p->n_steps);
@@ -595,7 +605,8 @@ dg_status dgr_runner_run(dgr_runner *r, int64_t step, dg_tensor **fetched,
             /* a cluster run that failed: steps and messages may still be
              * in flight and never complete; the caller ends the job (SPEC
              * 8.3), so leave everything as it is */
-            pthread_mutex_unlock(&S->run_mu);
+            if (!r->async)
+                pthread_mutex_unlock(&S->run_mu);
             return rc;
         }
     }
@@ -637,7 +648,7 @@ dg_status dgr_runner_run(dgr_runner *r, int64_t step, dg_tensor **fetched,
             }
             fetched[i] = t;
         }
-        if (rc == DG_OK && r->xm)
+        if (rc == DG_OK && r->xm && !r->async)
             rc = dgr_exec_net_gather(r, fetched, err);
         if (rc != DG_OK)
             for (int i = 0; i < p->n_fetch; i++) {
@@ -659,6 +670,7 @@ dg_status dgr_runner_run(dgr_runner *r, int64_t step, dg_tensor **fetched,
     if (S->trace)
         for (int d = 0; d < S->n_dev; d++)
             trace_memory(S, d, dg_now_ns(), 1);
-    pthread_mutex_unlock(&S->run_mu);
+    if (!r->async)
+        pthread_mutex_unlock(&S->run_mu);
     return rc;
 }

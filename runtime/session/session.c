@@ -430,7 +430,9 @@ static dg_status load_feeds(dgr_session *s, const dg_options *o, dg_error *err)
 {
     for (int i = 0; i < o->n_feeds; i++) {
         const dg_feed_arg *f = &o->feeds[i];
-        int32_t id = dgc_graph_find(s->x.g, f->name);
+        /* replicated (SPEC 8.4): `x` is this rank's replica's replica_k/x */
+        int32_t id = dgr_session_replica_node(s, f->name,
+                                              dgr_session_replica(s));
         size_t nl = strlen(f->name);
         if (id < 0 && nl > 2 && strcmp(f->name + nl - 2, ":0") == 0) {
             /* TF's tensor name "x:0" (a Placeholder's only output) */

@@ -113,5 +113,37 @@ void dgr_session_replica_stop(dgr_session *s);
  * Collective. */
 dg_status dgr_session_replica_diff(dgr_session *s, double *diff,
                                    dg_error *err);
+/* ---- replicated graphs, strategy ps (session_ps.c; SPEC 8.4) ------------ */
+/* The node `name` means on replica k: itself if it exists, else
+ * replica_<k>/name (k < 0: 0); -1 if neither exists. */
+int32_t dgr_session_replica_node(dgr_session *s, const char *name, int k);
+/* dgc_graph_parse_ref of `name`, else of replica_0/name; -1 if neither. */
+int dgr_session_replica_ref(dgr_session *s, const char *name, dgc_ref *out);
+/* Whether training runs asynchronously ("strategy": "ps", "sync": false,
+ * under MPI): dg_session_train then calls dgr_session_train_async. */
+int dgr_session_ps_async(dgr_session *s);
+/* Feed the Placeholders of (this rank's replica's) training step `step`. */
+typedef dg_status (*dgr_ps_feed_fn)(void *user, int64_t step, dg_error *err);
+/* What dgr_session_train_async runs: steps [first, first+steps) of a
+ * training of `total` steps per replica that started at t0 (dg_now_ns),
+ * feed called before each step, progress (may be NULL) on rank 0. */
+typedef struct dgr_async_args {
+    int64_t first, steps, total;
+    uint64_t t0;
+    dgr_ps_feed_fn feed;
+    void *feed_user;
+    dg_progress_fn progress;
+    void *user;
+} dgr_async_args;
+/* Asynchronous ps training on this rank (collective; SPEC 8.4): a worker
+ * runs its replica's loss and train op a->steps times at its own pace
+ * (feeding before each) and sends each loss to rank 0; every other task
+ * serves each replica's reads and updates on it with a thread per
+ * replica.  Rank 0 calls progress for every replica step (global steps:
+ * first*W + n of total*W) and gets replica 0's last loss in *loss; every
+ * rank returns when all replicas finished (then the ranks are in lockstep
+ * again).  An error returns at once: the caller ends the job. */
+dg_status dgr_session_train_async(dgr_session *s, const dgr_async_args *aa,
+                                  double *loss, dg_error *err);
 
 #endif

@@ -270,6 +270,29 @@ static dg_status feed_batch(dgr_session *s, feedset *f, const int64_t *idx,
     return DG_OK;
 }
 
+/* A training step's feeds: the whole-file ones, then this replica's shard
+ * of the batch (SPEC 8.4; replica 0 of 1 without replication). */
+typedef struct step_feeds {
+    dgr_session *s;
+    feedset *tf;
+    dgr_rowstream *rs;
+    int64_t *idx;
+    int replica, replicas;
+} step_feeds;
+
+static dg_status feed_step(void *user, int64_t step, dg_error *err)
+{
+    step_feeds *f = user;
+    (void)step;
+    dg_status st = feed_static(f->s, f->tf, err);
+    if (st == DG_OK && f->tf->rows > 0) {
+        dgr_rowstream_shard(f->rs, f->replica < 0 ? 0 : f->replica,
+                            f->replicas, f->tf->b, f->idx);
+        st = feed_batch(f->s, f->tf, f->idx, f->tf->b, err);
+    }
+    return st;
+}
+
 static double scalar_value(const dg_tensor *t)
 {
     if (!t || dg_shape_numel(&t->shape) < 1)
@@ -364,6 +387,29 @@ done:
     if (r)
         dgr_runner_free(r);
     return st;
+}
+
+/* After k steps of a training that ends at `end`: the eval of every
+ * eval_every steps (not at the end: the final eval follows) and the
+ * checkpoint of every checkpoint_every steps. */
+static dg_status periodic(dgr_session *s, const dgc_graph *g, feedset *ef,
+                          feedset *tf, const char *ckpt, int64_t k,
+                          int64_t end, dg_train_result *out, dg_error *err)
+{
+    const dgc_train *t = &g->train;
+    dg_status st = DG_OK;
+    if (t->n_eval_fetch > 0 && t->eval_every > 0 && k % t->eval_every == 0 &&
+        k < end)
+        st = run_eval(s, g, ef, tf, k, out, err);
+    if (st == DG_OK && ckpt && t->checkpoint_every > 0 &&
+        k % t->checkpoint_every == 0)
+        st = dgr_checkpoint_save(s, ckpt, k, err);
+    return st;
+}
+
+static int64_t min64(int64_t a, int64_t b)
+{
+    return a < b ? a : b;
 }
 
 static dg_status read_variables(dgr_session *s, const dgc_graph *g,
@@ -494,8 +540,11 @@ dg_status dg_session_train(dg_session *sess, dg_progress_fn progress,
     int n_loss = replicas < DGR_MAX_LOSSES ? replicas : DGR_MAX_LOSSES;
     for (int k = 0; k < n_loss; k++)
         lref[k] = (dgc_ref){dgr_replica_node(g, t->loss_node, k), 0};
-    runner = dgr_session_runner(s, lref, n_loss, &t->train_op, 1, err);
-    if (!runner) {
+    int async = dgr_session_ps_async(s); /* SPEC 8.4: session_ps.c */
+    runner = async ? NULL
+                   : dgr_session_runner(s, lref, n_loss, &t->train_op, 1,
+                                        err);
+    if (!runner && !async) {
         st = err->code != DG_OK ? err->code : DG_E_RUNTIME;
         goto ckdone;
     }
@@ -504,21 +553,35 @@ dg_status dg_session_train(dg_session *sess, dg_progress_fn progress,
     out->total = first + steps;
     out->last_step = first;
     dgr_session_set_stopped(s, -1);
-    for (int64_t k = first; k < first + steps; k++) {
+    step_feeds sf = {s, &tf, &rs, idx, replica, replicas};
+    /* async ps: the replicas run at their own pace between the periodic
+     * evals and checkpoints, which every rank takes together */
+    for (int64_t k = first; async && k < first + steps;) {
+        int64_t e = first + steps;
+        if (t->n_eval_fetch > 0 && t->eval_every > 0)
+            e = min64(e, (k / t->eval_every + 1) * t->eval_every);
+        if (ckpt && t->checkpoint_every > 0)
+            e = min64(e, (k / t->checkpoint_every + 1) * t->checkpoint_every);
+        dgr_async_args aa = {k, e - k, first + steps, t0, feed_step, &sf,
+                             progress, user};
+        if ((st = dgr_session_train_async(s, &aa, &out->loss, err)) != DG_OK)
+            goto ckdone;
+        k = e;
+        out->steps = k - first;
+        out->last_step = k;
+        if ((st = periodic(s, g, &ef, &tf, ckpt, k, first + steps, out,
+                           err)) != DG_OK)
+            goto ckdone;
+    }
+    for (int64_t k = first; !async && k < first + steps; k++) {
         if (dgr_session_stop_requested(s)) { /* between steps only */
             end = k;
             out->stopped = 1;
             dgr_session_set_stopped(s, k - first);
             break;
         }
-        if ((st = feed_static(s, &tf, err)) != DG_OK)
-            goto ckdone;
-        if (tf.rows > 0) {
-            dgr_rowstream_shard(&rs, replica, replicas, tf.b, idx);
-            if ((st = feed_batch(s, &tf, idx, tf.b, err)) != DG_OK)
-                goto ckdone;
-        }
-        if ((st = dgr_runner_run(runner, k, loss, err)) != DG_OK)
+        if ((st = feed_step(&sf, k, err)) != DG_OK ||
+            (st = dgr_runner_run(runner, k, loss, err)) != DG_OK)
             goto ckdone;
         out->loss = 0;
         int f32 = 1;
@@ -539,12 +602,8 @@ dg_status dg_session_train(dg_session *sess, dg_progress_fn progress,
                                     replicas > 1 ? replicas : 0};
             progress(&pr, user);
         }
-        if (t->n_eval_fetch > 0 && t->eval_every > 0 &&
-            (k + 1) % t->eval_every == 0 && k + 1 < first + steps &&
-            (st = run_eval(s, g, &ef, &tf, k + 1, out, err)) != DG_OK)
-            goto ckdone;
-        if (ckpt && t->checkpoint_every > 0 && (k + 1) % t->checkpoint_every == 0 &&
-            (st = dgr_checkpoint_save(s, ckpt, k + 1, err)) != DG_OK)
+        if ((st = periodic(s, g, &ef, &tf, ckpt, k + 1, first + steps, out,
+                           err)) != DG_OK)
             goto ckdone;
     }
     /* an early stop saves what this process trained (nothing if it ran no
