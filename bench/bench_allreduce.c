@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "session.h"
+#include "bench_mpi_util.h"
 #include "program.h"
 #include "dg_alloc.h"
 #include "dg_util.h"
@@ -34,31 +35,9 @@ static void die(const char *what, const dg_error *e)
     exit(1);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-typedef void (*iter_fn)(void *ctx, int k);
-
-/* Median of 3 timings of `reps` iterations, in us per iteration (the
- * slowest rank's). */
 static double timed(iter_fn fn, void *ctx, int reps)
 {
-    double t[3];
-    for (int i = 0; i < 3; i++) {
-        MPI_Barrier(MPI_COMM_WORLD);
-        uint64_t t0 = dg_now_ns();
-        for (int k = 0; k < reps; k++)
-            fn(ctx, k);
-        t[i] = (double)(dg_now_ns() - t0) / 1e3 / reps;
-        double mx;
-        MPI_Allreduce(&t[i], &mx, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-        t[i] = mx;
-    }
-    qsort(t, 3, sizeof t[0], cmp_double);
-    return t[1];
+    return bench_timed(fn, ctx, reps, 3);
 }
 
 typedef struct ctx {
@@ -164,9 +143,9 @@ static void bench_model(const char *name, const int *layers, int nl,
         vr[i] = timed(run_raw, &c, reps);
         vq[i] = vr[i] / vd[i];
     }
-    qsort(vd, ROUNDS, sizeof vd[0], cmp_double);
-    qsort(vr, ROUNDS, sizeof vr[0], cmp_double);
-    qsort(vq, ROUNDS, sizeof vq[0], cmp_double);
+    qsort(vd, ROUNDS, sizeof vd[0], bench_cmp_double);
+    qsort(vr, ROUNDS, sizeof vr[0], bench_cmp_double);
+    qsort(vq, ROUNDS, sizeof vq[0], bench_cmp_double);
     double td = vd[ROUNDS / 2], tr = vr[ROUNDS / 2];
     /* an allreduce moves 2 (W-1)/W of the bytes per rank (ring) */
     double alg = bytes * 2.0 * (w - 1) / w;

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "session.h"
+#include "bench_mpi_util.h"
 #include "program.h"
 #include "dg_util.h"
 
@@ -25,29 +26,9 @@ static void die(const char *what, const dg_error *e)
     exit(1);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* Median of 5 timings of `reps` iterations of fn, in us per iteration. */
-typedef void (*iter_fn)(void *ctx, int k);
 static double timed(iter_fn fn, void *ctx, int reps)
 {
-    double t[5];
-    for (int i = 0; i < 5; i++) {
-        MPI_Barrier(MPI_COMM_WORLD);
-        uint64_t t0 = dg_now_ns();
-        for (int k = 0; k < reps; k++)
-            fn(ctx, k);
-        t[i] = (double)(dg_now_ns() - t0) / 1e3 / reps;
-        double mx;
-        MPI_Allreduce(&t[i], &mx, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-        t[i] = mx;
-    }
-    qsort(t, 5, sizeof t[0], cmp_double);
-    return t[2];
+    return bench_timed(fn, ctx, reps, 5);
 }
 
 typedef struct ctx {

@@ -193,16 +193,7 @@ static int evaluate(const dgc_graph *g, const dgc_node *n, kval *o,
                     int depth)
 {
     const dgc_ttype *ot = &n->outputs[0];
-    if (is_float(ot->dtype)) {
-        int64_t numel = dg_shape_numel(&ot->shape);
-        if (numel < 0 || numel > FOLD_MAX)
-            return 0;
-        o->dtype = ot->dtype;
-        o->shape = ot->shape;
-        o->n = numel;
-        return evaluate_float(g, n, o, depth);
-    }
-    if (!is_int(ot->dtype))
+    if (!is_float(ot->dtype) && !is_int(ot->dtype))
         return 0;
     int64_t numel = dg_shape_numel(&ot->shape);
     if (numel < 0 || numel > FOLD_MAX)
@@ -210,6 +201,8 @@ static int evaluate(const dgc_graph *g, const dgc_node *n, kval *o,
     o->dtype = ot->dtype;
     o->shape = ot->shape;
     o->n = numel;
+    if (is_float(ot->dtype))
+        return evaluate_float(g, n, o, depth);
     int op = n->op;
     if (op == DGC_OPID_Shape || op == DGC_OPID_Size || op == DGC_OPID_Rank) {
         const dgc_node *p = &g->nodes[n->inputs[0].node];
