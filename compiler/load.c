@@ -219,7 +219,9 @@ static dg_status load_gd_stream(dgc_graph *g, const cJSON *root, node_src *S,
 {
     dgc_gdload *L = NULL;
     dg_status st = dgc_gd_begin(&L, g, S->doc, S->nodes->n_elem, err);
-    const dgc_jelem *el = &S->sc->elems[S->nodes->elem_first];
+    const dgc_jelem *el = S->nodes->n_elem > 0
+                              ? &S->sc->elems[S->nodes->elem_first]
+                              : NULL; /* an empty `node` array */
     char ndup[512] = "";
     int adding = !dup[0] && bad_first == SIZE_MAX;
     for (size_t i = 0; i < S->nodes->n_elem && !st; i++) {

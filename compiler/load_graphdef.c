@@ -556,6 +556,13 @@ static dg_status fold_const(dgc_graph *g, int32_t id, const tf_map *m,
     return rc ? dg_err_nomem(err, "attrs") : DG_OK;
 }
 
+/* The kept strings of a record at pool offset off ("" while the pool is
+ * empty: a file with no input or device strings at all). */
+static const char *pool_at(const dgc_gd_names *p, size_t off)
+{
+    return p->buf ? p->buf + off : "";
+}
+
 /* The op as the file spelled it, for messages. */
 static const char *tf_name(const dgc_gdload *L, int32_t id)
 {
@@ -576,13 +583,13 @@ static dg_status add_inputs(dgc_gdload *L, int32_t id, dg_error *err)
     const char *first_ctrl = NULL;
     int data = 0, n_data = 0;
     dgc_ref fill[2];
-    const char *next = L->pool.buf + r->off;
+    const char *next = pool_at(&L->pool, r->off);
     for (int32_t k = 0; k < r->n_in; k++) {
         n_data += next[0] != '^';
         next += strlen(next) + 1;
     }
     int fold_at = !map ? -1 : map->fold == FOLD_LAST ? n_data - 1 : map->fold;
-    next = L->pool.buf + r->off;
+    next = pool_at(&L->pool, r->off);
     for (int32_t k = 0; k < r->n_in || k == r->bad_at; k++) {
         if (k == r->bad_at)
             return GE("node '%s': 'input' must be a list of strings, got %s "
@@ -695,7 +702,7 @@ static dg_status add_device(dgc_gdload *L, int32_t id, dg_error *err)
     if (r->dev == 2)
         return GE("node '%s': 'device' must be a string, got %s", n->name,
                   kinds[r->dev_kind]);
-    const char *dev = L->pool.buf + r->off;
+    const char *dev = pool_at(&L->pool, r->off);
     for (int32_t k = 0; k < r->n_in; k++)
         dev += strlen(dev) + 1;
     dgc_devspec ds;
@@ -734,7 +741,7 @@ dg_status dgc_gd_check_root(const cJSON *root, dg_error *err)
 static void prefetch_inputs(const dgc_gdload *L, int32_t id)
 {
     const gd_rec *r = &L->rec[id];
-    const char *p = L->pool.buf + r->off;
+    const char *p = pool_at(&L->pool, r->off);
     for (int32_t k = 0; k < r->n_in; k++) {
         size_t len = strlen(p);
         const char *name = p + (p[0] == '^');
