@@ -663,10 +663,15 @@ static dg_status add_inputs(dgc_gdload *L, int32_t id, dg_error *err)
         if (data != 2)
             return GE("node '%s': op Fill expects 2 data inputs (dims, value), "
                       "got %d", n->name, data);
+        int folded = 0;
         if (strcmp(dgc_op_name(g->nodes[fill[0].node].op), "Const") == 0 &&
-            strcmp(dgc_op_name(g->nodes[fill[1].node].op), "Const") == 0)
-            return dgc_gd_fill(g, id, fill[0], fill[1], err);
-        /* dims computed at run time: the Fill op (issue 10) */
+            strcmp(dgc_op_name(g->nodes[fill[1].node].op), "Const") == 0) {
+            dg_status fs = dgc_gd_fill(g, id, fill[0], fill[1], &folded, err);
+            if (fs != DG_OK || folded)
+                return fs;
+        }
+        /* dims computed at run time, or a value too big to keep in the
+         * graph: the Fill op (issue 10) */
         n->op = DGC_OPID_Fill;
         if (dgc_node_add_input(g, id, fill[0]) ||
             dgc_node_add_input(g, id, fill[1]))

@@ -71,9 +71,17 @@ dg_status dgc_gd_resolve_class(dgc_graph *g, int32_t id, const char **s,
  * and `dtype` / `shape` when the VariableV2 left them open. */
 dg_status dgc_gd_variable_init(dgc_graph *g, int32_t id, dg_error *err);
 
+/* Largest Fill folded into a Const at load time (Grappler's limit for a
+ * folded constant is 10 MiB too); a bigger one stays a Fill op and is
+ * filled at run time, so a small file cannot make the loader allocate
+ * gigabytes. */
+#define DGC_GD_FILL_FOLD_BYTES (10u << 20)
+
 /* Fold TF's Fill(dims, value) with Const inputs into node id, a Const:
- * sets its `value` to `value` broadcast to `dims`.  Errors name the node. */
+ * sets its `value` to `value` broadcast to `dims` and *folded = 1; a
+ * result over DGC_GD_FILL_FOLD_BYTES is left alone (*folded = 0, DG_OK).
+ * Errors name the node. */
 dg_status dgc_gd_fill(dgc_graph *g, int32_t id, dgc_ref dims, dgc_ref value,
-                      dg_error *err);
+                      int *folded, dg_error *err);
 
 #endif

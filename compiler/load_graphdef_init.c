@@ -209,8 +209,9 @@ nomem:
 }
 
 dg_status dgc_gd_fill(dgc_graph *g, int32_t id, dgc_ref dims, dgc_ref value,
-                      dg_error *err)
+                      int *folded, dg_error *err)
 {
+    *folded = 0;
     dgc_node *n = &g->nodes[id];
     const dgc_node *dn = &g->nodes[dims.node], *vn = &g->nodes[value.node];
     const dg_tensor *d = const_tensor(dn), *v = const_tensor(vn);
@@ -235,13 +236,16 @@ dg_status dgc_gd_fill(dgc_graph *g, int32_t id, dgc_ref dims, dgc_ref value,
                       n->name, dn->name);
         numel *= s.dims[i];
     }
+    size_t es = dg_dtype_size(v->dtype);
+    if ((uint64_t)numel * es > DGC_GD_FILL_FOLD_BYTES)
+        return DG_OK; /* too big to hold in the graph: filled at run time */
     dg_tensor *t = dg_tensor_new(v->dtype, &s);
     if (!t)
         return dg_err_nomem(err, "Fill");
-    size_t es = dg_dtype_size(v->dtype);
     for (int64_t i = 0; i < numel; i++)
         memcpy((char *)t->data + (size_t)i * es, v->data, es);
     if (dgc_node_set_tensor(n, "value", t))
         return dg_err_nomem(err, "Fill");
+    *folded = 1;
     return DG_OK;
 }

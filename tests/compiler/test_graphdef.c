@@ -724,6 +724,41 @@ static void test_oom(void **state)
     }
 }
 
+/* A Fill of Const dims folds into a Const only up to 10 MiB (fuzz_graphdef
+ * found a 9 KB file whose Fill made the loader allocate 4.3 GB): a bigger
+ * one stays a Fill op, filled at run time. */
+static void test_big_fill_not_folded(void **s)
+{
+    (void)s;
+    static const char *fmt =
+        "{\"node\": [{\"name\": \"d\", \"op\": \"Const\", \"attr\": "
+        "{\"dtype\": {\"type\": \"DT_INT32\"}, \"value\": {\"tensor\": "
+        "{\"dtype\": \"DT_INT32\", \"tensorShape\": {\"dim\": [{\"size\": "
+        "\"2\"}]}, \"intVal\": [%d, 1024]}}}}, "
+        "{\"name\": \"v\", \"op\": \"Const\", \"attr\": {\"dtype\": "
+        "{\"type\": \"DT_FLOAT\"}, \"value\": {\"tensor\": {\"dtype\": "
+        "\"DT_FLOAT\", \"tensorShape\": {}, \"floatVal\": [1.5]}}}}, "
+        "{\"name\": \"z\", \"op\": \"Fill\", \"input\": [\"d\", \"v\"]}]}";
+    char text[1024];
+    dg_error err;
+    /* 4 x 1024 floats: folded */
+    snprintf(text, sizeof text, fmt, 4);
+    dgc_graph *g = load_text(text, &err);
+    if (!g)
+        fail_msg("load: %s", err.msg);
+    assert_int_equal(node(g, "z")->op, DGC_OPID_Const);
+    dg_graph_free(g);
+    /* 1M x 1024 floats (4 GiB): a Fill op, nothing allocated */
+    snprintf(text, sizeof text, fmt, 1 << 20);
+    g = load_text(text, &err);
+    if (!g)
+        fail_msg("load: %s", err.msg);
+    const dgc_node *z = node(g, "z");
+    assert_int_equal(z->op, DGC_OPID_Fill);
+    assert_int_equal(z->outputs[0].shape.dims[0], 1 << 20);
+    dg_graph_free(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -740,6 +775,7 @@ int main(void)
         cmocka_unit_test(test_hint_attrs),
         cmocka_unit_test(test_cnn_attrs),
         cmocka_unit_test(test_oom),
+        cmocka_unit_test(test_big_fill_not_folded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
