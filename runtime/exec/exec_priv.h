@@ -16,7 +16,6 @@ typedef struct wscratch {
      * (DGR_HOST_IN_MAX elements each, for up to max_in inputs) */
     int64_t *hostin;
     dg_error err;
-    int deferred;        /* the step just run finishes later (XS_DEFER) */
 } wscratch;
 
 /* Largest parameter tensor (elements) whose value a DGC_OP_HOST_IN op's

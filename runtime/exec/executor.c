@@ -197,7 +197,7 @@ dg_status dgr_exec_host_inputs(dgr_device *dev, const dgr_value *in,
  * just before, with nothing in between but bookkeeping: it is reused as
  * this step's start so that tracing reads the clock once per op. */
 static dg_status run_op(dgr_runner *r, int32_t s, int lane, wscratch *w,
-                        uint64_t *tchain)
+                        uint64_t *tchain, int *deferred)
 {
     dgr_exec *S = r->s;
     const dgc_plan *p = r->plan;
@@ -310,8 +310,10 @@ static dg_status run_op(dgr_runner *r, int32_t s, int lane, wscratch *w,
         if (smu)
             pthread_mutex_unlock(smu);
         if (rc == DG_OK && k.deferred) {
-            /* dgr_exec_defer_done finishes the step (maybe already) */
-            w->deferred = 1;
+            /* dgr_exec_defer_done finishes the step (maybe already, and
+             * then the run may be over and r freed: no runner memory may
+             * be touched from here on, so the flag is the caller's) */
+            *deferred = 1;
             *tchain = 0;
             return DG_OK;
         }
@@ -484,10 +486,10 @@ void dgr_exec_task(void *ctx, int32_t item, int lane)
         int32_t next = -1;
         if (!atomic_load_explicit(&r->failed, memory_order_acquire)) {
             dg_status rc;
-            w->deferred = 0;
+            int deferred = 0;
             if (st->kind == DGC_STEP_OP) {
-                rc = run_op(r, s, lane, w, &tchain);
-                if (rc == DG_OK && w->deferred)
+                rc = run_op(r, s, lane, w, &tchain, &deferred);
+                if (rc == DG_OK && deferred)
                     return; /* its completion holds the unit */
             } else {
                 rc = run_transfer(r, s, lane, w);
