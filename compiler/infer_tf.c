@@ -416,7 +416,7 @@ int dgc_slice_spec(const dgc_node *n, const dg_shape *x, const int64_t *beg,
 int dgc_infer_strided_slice(DGC_INFER_ARGS)
 {
     int64_t b[DG_MAX_RANK], e[DG_MAX_RANK], s[DG_MAX_RANK];
-    int nb, ne_, ns;
+    int nb = 0, ne_ = 0, ns = 0; /* set by vec_param; zero keeps -O3 quiet */
     int kb = vec_param(in, n_in, 1, "begin", b, &nb, msg, msgsz);
     int ke = vec_param(in, n_in, 2, "end", e, &ne_, msg, msgsz);
     int ks = n_in > 3 ? vec_param(in, n_in, 3, "strides", s, &ns, msg, msgsz)
