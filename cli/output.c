@@ -483,6 +483,21 @@ void cli_tensor_text(dg_sbuf *b, const dg_tensor *t)
 
 /* ---- JSON ------------------------------------------------------------------ */
 
+/* An integer as "%lld" writes it, without printf. */
+static void json_int(dg_sbuf *b, long long v)
+{
+    char tmp[24];
+    int k = sizeof tmp;
+    unsigned long long u = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
+    do {
+        tmp[--k] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0)
+        tmp[--k] = '-';
+    dg_sbuf_addn(b, tmp + k, sizeof tmp - (size_t)k);
+}
+
 /* A finite float as its shortest text, integral values with ".0". */
 static void json_float(dg_sbuf *b, double v, int single)
 {
@@ -518,7 +533,7 @@ static void json_elem(dg_sbuf *b, const dg_tensor *t, int64_t i)
         return;
     }
     case DG_BOOL: dg_sbuf_add(b, dg_tensor_elem(t, i) != 0.0 ? "true" : "false"); return;
-    default: dg_sbuf_addf(b, "%lld", elem_i(t, i)); return;
+    default: json_int(b, elem_i(t, i)); return;
     }
 }
 

@@ -505,14 +505,21 @@ static size_t nonfinite(char *out, double v)
 
 size_t dg_fp_write_g(char *out, int neg, const dg_fpdec *dec, int p)
 {
-    dg_fpdec x = *dec;
-    strip_zeros(&x);
-    char dig[24];
-    for (int i = x.n - 1; i >= 0; i--) {
-        dig[i] = (char)('0' + x.d % 10);
-        x.d /= 10;
+    uint64_t d = dec->d;
+    int nd = dec->n, e = dec->e;
+    if (d == 0) {
+        nd = 1;
+        e = 0;
     }
-    int nd = x.n, e = x.e;
+    while (d && d % 10 == 0) {
+        d /= 10;
+        nd--;
+    }
+    char dig[24];
+    for (int i = nd - 1; i >= 0; i--) {
+        dig[i] = (char)('0' + d % 10);
+        d /= 10;
+    }
     if (p < 1)
         p = 1;
     char *o = out;
@@ -522,8 +529,8 @@ size_t dg_fp_write_g(char *out, int neg, const dg_fpdec *dec, int p)
         *o++ = dig[0];
         if (nd > 1) {
             *o++ = '.';
-            memcpy(o, dig + 1, (size_t)nd - 1);
-            o += nd - 1;
+            for (int i = 1; i < nd; i++)
+                *o++ = dig[i];
         }
         *o++ = 'e';
         *o++ = e < 0 ? '-' : '+';
@@ -537,16 +544,16 @@ size_t dg_fp_write_g(char *out, int neg, const dg_fpdec *dec, int p)
             *o++ = i < nd ? dig[i] : '0';
         if (nd > e + 1) {
             *o++ = '.';
-            memcpy(o, dig + e + 1, (size_t)(nd - e - 1));
-            o += nd - e - 1;
+            for (int i = e + 1; i < nd; i++)
+                *o++ = dig[i];
         }
     } else {
         *o++ = '0';
         *o++ = '.';
         for (int i = 0; i < -e - 1; i++)
             *o++ = '0';
-        memcpy(o, dig, (size_t)nd);
-        o += nd;
+        for (int i = 0; i < nd; i++)
+            *o++ = dig[i];
     }
     *o = 0;
     return (size_t)(o - out);
