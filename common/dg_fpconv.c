@@ -385,6 +385,26 @@ static int cmp_dec_bin(uint64_t d, int x, uint64_t m, int b2)
 
 /* ---- correctly rounded digits --------------------------------------------- */
 
+static const uint64_t pow5_u64[28] = {
+    1u, 5u, 25u, 125u, 625u, 3125u, 15625u, 78125u, 390625u, 1953125u,
+    9765625u, 48828125u, 244140625u, 1220703125u, 6103515625u,
+    30517578125u, 152587890625u, 762939453125u, 3814697265625u,
+    19073486328125u, 95367431640625u, 476837158203125u,
+    2384185791015625u, 11920928955078125u, 59604644775390625u,
+    298023223876953125u, 1490116119384765625u, 7450580596923828125u};
+
+/* q (p digits, or 10^p after rounding up) * 10^(k-p+1) into out. */
+static void finish_round(uint64_t q, int p, int k, dg_fpdec *out)
+{
+    if (q == pow10_u64[p]) {
+        q = pow10_u64[p - 1];
+        k++;
+    }
+    out->d = q;
+    out->n = p;
+    out->e = k;
+}
+
 void dg_fp_round(double v, int p, dg_fpdec *out)
 {
     v = fabs(v);
@@ -406,6 +426,21 @@ void dg_fp_round(double v, int p, dg_fpdec *out)
         /* q = floor(v / 10^(k-p+1)) as N / D */
         int s10 = p - 1 - k;
         int t2 = b.q + s10;
+        if (s10 >= 0 && s10 <= 27 && t2 < 0 && t2 > -128) {
+            /* the common case in 128 bits: c * 5^s10 / 2^-t2 */
+            u128 n = (u128)b.c * pow5_u64[s10];
+            int m = -t2;
+            u128 q = n >> m, rem = n - (q << m), half = (u128)1 << (m - 1);
+            if (q >= pow10_u64[p]) {
+                k++;
+                continue;
+            }
+            uint64_t q64 = (uint64_t)q;
+            if (rem > half || (rem == half && (q64 & 1)))
+                q64++;
+            finish_round(q64, p, k, out);
+            return;
+        }
         bn n, d;
         bn_set(&n, b.c);
         bn_set(&d, 1);
@@ -427,13 +462,7 @@ void dg_fp_round(double v, int p, dg_fpdec *out)
         int c = bn_cmp(&n, &d);
         if (c > 0 || (c == 0 && (q & 1)))
             q++;
-        if (q == pow10_u64[p]) {
-            q = pow10_u64[p - 1];
-            k++;
-        }
-        out->d = q;
-        out->n = p;
-        out->e = k;
+        finish_round(q, p, k, out);
         return;
     }
 }
@@ -515,10 +544,28 @@ size_t dg_fp_write_g(char *out, int neg, const dg_fpdec *dec, int p)
         d /= 10;
         nd--;
     }
+    nd = ndigits(d); /* the same, unless dec->n was wrong */
+    static const char pairs[201] =
+        "0001020304050607080910111213141516171819"
+        "2021222324252627282930313233343536373839"
+        "4041424344454647484950515253545556575859"
+        "6061626364656667686970717273747576777879"
+        "8081828384858687888990919293949596979899";
     char dig[24];
-    for (int i = nd - 1; i >= 0; i--) {
-        dig[i] = (char)('0' + d % 10);
-        d /= 10;
+    int i = nd;
+    while (d >= 100) {
+        unsigned r = (unsigned)(d % 100);
+        d /= 100;
+        i -= 2;
+        dig[i] = pairs[2 * r];
+        dig[i + 1] = pairs[2 * r + 1];
+    }
+    if (d >= 10) {
+        i -= 2;
+        dig[i] = pairs[2 * d];
+        dig[i + 1] = pairs[2 * d + 1];
+    } else {
+        dig[--i] = (char)('0' + d);
     }
     if (p < 1)
         p = 1;
