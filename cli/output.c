@@ -503,7 +503,10 @@ static void json_float(dg_sbuf *b, double v, int single)
 {
     char s[DG_FP_BUFSIZE + 2];
     size_t l = fmt_shortest(v, single, s);
-    if (!memchr(s, '.', l) && !memchr(s, 'e', l)) {
+    size_t k = 0;
+    while (k < l && s[k] != '.' && s[k] != 'e')
+        k++;
+    if (k == l) {
         memcpy(s + l, ".0", 3);
         l += 2;
     }
