@@ -667,33 +667,35 @@ static int scan_decimal(const char *s, uint64_t *w_out, int64_t *q_out,
     }
     const char *digits = p;
     uint64_t w = 0;
-    int nd = 0, any = 0;
-    int64_t q = 0;
-    for (; is_digit(*p); p++) {
-        any = 1;
-        if (w || *p != '0') {
-            if (nd == 19)
-                return 0;
-            w = w * 10 + (uint64_t)(*p - '0');
-            nd++;
-        }
-    }
-    if (p == digits + 1 && *digits == '0' && (*p == 'x' || *p == 'X'))
+    unsigned dg;
+    int64_t nd = 0, q = 0;
+    while (*p == '0')
+        p++;
+    if (p == digits + 1 && (*p == 'x' || *p == 'X'))
         return 0; /* hexadecimal */
-    if (*p == '.') {
-        for (p++; is_digit(*p); p++) {
-            any = 1;
-            if (w || *p != '0') {
-                if (nd == 19)
-                    return 0;
-                w = w * 10 + (uint64_t)(*p - '0');
-                nd++;
-            }
-            q--;
-        }
+    const char *sig = p;
+    while ((dg = (unsigned)(unsigned char)*p - '0') <= 9) {
+        w = w * 10 + dg;
+        p++;
     }
-    if (!any)
-        return 0;
+    nd = p - sig;
+    int any = p > digits;
+    if (*p == '.') {
+        const char *frac = ++p;
+        if (nd == 0)
+            while (*p == '0')
+                p++; /* zeros before the first significant digit */
+        const char *fsig = p;
+        while ((dg = (unsigned)(unsigned char)*p - '0') <= 9) {
+            w = w * 10 + dg;
+            p++;
+        }
+        nd += p - fsig;
+        q = -(p - frac);
+        any |= p > frac;
+    }
+    if (!any || nd > 19)
+        return 0; /* no digits, or w overflowed: libc decides */
     if (*p == 'e' || *p == 'E') {
         const char *t = p + 1;
         int eneg = 0;
