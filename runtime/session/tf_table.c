@@ -364,13 +364,45 @@ void dgr_table_builder_init(dgr_table_builder *b, size_t block_size)
     b->block_size = block_size ? block_size : DEFAULT_BLOCK;
 }
 
-static void add_pending_index(dgr_table_builder *b)
+/* The index key of the block that ended with key last (shortened in
+ * place, as LevelDB does, so TF's and dgrun's files are the same bytes):
+ * with next (the next block's first key), a short key in [last, next);
+ * without, a short key >= last. */
+static void short_key(dg_sbuf *last, const char *next, size_t nl)
+{
+    unsigned char *k = (unsigned char *)last->s;
+    if (!k)
+        return;
+    if (next) {
+        size_t m = last->len < nl ? last->len : nl, i = 0;
+        while (i < m && k[i] == (unsigned char)next[i])
+            i++;
+        if (i < m && k[i] < 0xff && k[i] + 1 < (unsigned char)next[i]) {
+            k[i]++;
+            last->len = i + 1;
+            last->s[last->len] = '\0';
+        }
+        return;
+    }
+    for (size_t i = 0; i < last->len; i++)
+        if (k[i] != 0xff) {
+            k[i]++;
+            last->len = i + 1;
+            last->s[last->len] = '\0';
+            return;
+        }
+}
+
+/* The index entry of the block written last; next: the first key of the
+ * block after it (NULL at the end).  Changes b->last. */
+static void add_pending_index(dgr_table_builder *b, const char *next,
+                              size_t nl)
 {
     dg_sbuf h;
     dg_sbuf_init(&h);
     put_varint(&h, b->pend_off);
     put_varint(&h, b->pend_size);
-    /* the key: the previous block's last key (>= its keys, < the next's) */
+    short_key(&b->last, next, nl);
     if (h.oom || block_add(&b->index, b->last.s ? b->last.s : "", b->last.len,
                            h.s, h.len))
         b->bad = 1;
@@ -398,7 +430,7 @@ void dgr_table_add(dgr_table_builder *b, const char *key, size_t klen,
         return;
     }
     if (b->pending)
-        add_pending_index(b);
+        add_pending_index(b, key, klen);
     if (b->bad || block_add(&b->data, key, klen, val, vlen)) {
         b->bad = b->bad ? b->bad : 1;
         return;
@@ -425,7 +457,7 @@ dg_status dgr_table_finish(dgr_table_builder *b, char **out, size_t *len,
         b->bad = 1;
     block_free(&meta);
     if (!b->bad && b->pending)
-        add_pending_index(b);
+        add_pending_index(b, NULL, 0);
     if (!b->bad && block_write(&b->index, &b->out, &ioff, &isize))
         b->bad = 1;
     if (!b->bad) {
