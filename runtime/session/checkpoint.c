@@ -493,12 +493,17 @@ done:
 /* ---- which checkpoint, which format ------------------------------------- */
 
 /* The checkpoint at loc: *prefix (a TF bundle) or *file (dgrun's format),
- * dg_malloc'd; both NULL (DG_OK) when there is none. */
+ * dg_malloc'd; both NULL (DG_OK) when there is none, and then *named
+ * (when not NULL) is set when a state file named a checkpoint that is
+ * not there (dg_malloc'd). */
 static dg_status resolve(const char *loc, char **prefix, char **file,
-                         dg_error *err)
+                         char **named, dg_error *err)
 {
     *prefix = *file = NULL;
+    if (named)
+        *named = NULL;
     char *base = NULL;
+    int stated = 0;
     dg_status st = DG_OK;
     if (is_dir_spec(loc)) {
         /* a checkpoint_dir: the newest checkpoint its state file names;
@@ -509,8 +514,10 @@ static dg_status resolve(const char *loc, char **prefix, char **file,
         if (!dir)
             return dg_err_nomem(err, "checkpoint path");
         st = dgr_ckpt_state_read(dir, &cs, &found, err);
-        if (st == DG_OK && found)
+        if (st == DG_OK && found) {
             base = dgr_ckpt_state_join(dir, cs.model);
+            stated = 1;
+        }
         else if (st == DG_OK)
             base = dgr_ckpt_state_join(dir, "model.ckpt");
         if (st == DG_OK && !base)
@@ -550,6 +557,9 @@ static dg_status resolve(const char *loc, char **prefix, char **file,
             *file = base; /* refused by its reader, naming it */
             base = NULL;
         }
+    } else if (stated && named) {
+        *named = base;
+        base = NULL;
     }
     dg_free(idx);
     dg_free(base);
@@ -561,7 +571,7 @@ int dgr_checkpoint_exists(const char *loc)
     char *prefix = NULL, *file = NULL;
     dg_error ignored = {0};
     /* a damaged state file counts as a checkpoint: the restore says why */
-    if (resolve(loc, &prefix, &file, &ignored) != DG_OK)
+    if (resolve(loc, &prefix, &file, NULL, &ignored) != DG_OK)
         return 1;
     int yes = prefix || file;
     dg_free(prefix);
@@ -584,8 +594,8 @@ dg_status dgr_checkpoint_restore(dgr_session *s, const char *loc,
             }
         return dgr_session_bcast(s, step, 1, err);
     }
-    char *prefix = NULL, *file = NULL;
-    dg_status st = resolve(loc, &prefix, &file, err);
+    char *prefix = NULL, *file = NULL, *named = NULL;
+    dg_status st = resolve(loc, &prefix, &file, &named, err);
     if (st != DG_OK)
         return st;
     if (prefix) {
@@ -602,6 +612,10 @@ dg_status dgr_checkpoint_restore(dgr_session *s, const char *loc,
         else
             st = restore_dgrun(s, file, (unsigned char *)text, len, step, err);
         dg_free(text);
+    } else if (named) {
+        st = dg_err(err, DG_E_IO, "%s: cannot read checkpoint: %s.index: %s "
+                    "(the checkpoint %scheckpoint names)", named, named,
+                    strerror(ENOENT), loc);
     } else if (is_dir_spec(loc)) {
         st = dg_err(err, DG_E_IO, "%s: cannot read checkpoint: no checkpoint "
                     "state file and no model.ckpt in the directory", loc);
@@ -611,6 +625,7 @@ dg_status dgr_checkpoint_restore(dgr_session *s, const char *loc,
     }
     dg_free(prefix);
     dg_free(file);
+    dg_free(named);
     if (st == DG_OK)
         st = dgr_session_bcast(s, step, 1, err);
     return st;
