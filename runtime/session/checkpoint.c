@@ -253,29 +253,33 @@ static void shape_text(char *buf, size_t n, int rank, const int64_t *dims)
 
 /* The step a TF checkpoint was saved at: dgrun's header field, else the
  * global_step it holds, else the "-N" of its prefix (Saver's naming),
- * else 0. */
+ * else 0.  Values outside [0, 2^53] (a damaged or hostile file) are
+ * passed over, so the training loop's step arithmetic cannot overflow. */
+#define MAX_STEP ((int64_t)1 << 53)
 static int64_t bundle_step(dgr_bundle *b)
 {
-    if (b->has_step)
+    if (b->has_step && b->step >= 0 && b->step <= MAX_STEP)
         return b->step;
     const dgr_bundle_entry *e = dgr_bundle_find(b, "global_step");
     if (e && e->rank == 0 && !e->sliced &&
         (e->tf_dtype == DGR_TF_INT64 || e->tf_dtype == DGR_TF_INT32)) {
-        int64_t v64 = 0;
-        int32_t v32 = 0;
+        int64_t v64 = -1;
+        int32_t v32 = -1;
         dg_error ignored = {0};
         if (e->tf_dtype == DGR_TF_INT64 &&
-            dgr_bundle_read(b, e, &v64, &ignored) == DG_OK)
+            dgr_bundle_read(b, e, &v64, &ignored) == DG_OK &&
+            v64 >= 0 && v64 <= MAX_STEP)
             return v64;
         if (e->tf_dtype == DGR_TF_INT32 &&
-            dgr_bundle_read(b, e, &v32, &ignored) == DG_OK)
+            dgr_bundle_read(b, e, &v32, &ignored) == DG_OK && v32 >= 0)
             return v32;
     }
     const char *dash = strrchr(b->prefix, '-');
-    if (dash && dash[1]) {
+    if (dash && dash[1] >= '0' && dash[1] <= '9') {
         char *end;
+        errno = 0;
         long long v = strtoll(dash + 1, &end, 10);
-        if (!*end && v >= 0)
+        if (!*end && errno == 0 && v >= 0 && v <= MAX_STEP)
             return v;
     }
     return 0;
@@ -414,7 +418,8 @@ static dg_status restore_dgrun(dgr_session *s, const char *path,
     }
     rd r = {buf, len - 8, 8};
     int64_t saved_step;
-    if (get(&r, &saved_step, 8) || get(&r, &n, 4) || n > len) {
+    if (get(&r, &saved_step, 8) || get(&r, &n, 4) || n > len ||
+        saved_step < 0 || saved_step > MAX_STEP) {
         st = dg_err(err, DG_E_GRAPH, "%s: checkpoint is corrupt", path);
         goto done;
     }
