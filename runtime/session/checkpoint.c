@@ -293,10 +293,15 @@ static dg_status restore_tf(dgr_session *s, const char *prefix, int64_t *step,
     dg_status st = dgr_bundle_open(prefix, &b, err);
     if (st != DG_OK)
         return st;
-    /* the bytes of each entry the graph needs, read and checked before
-     * any Variable changes */
-    void **vals = dg_calloc((size_t)b.n + 1, sizeof *vals);
-    if (!vals) {
+    /* pass 0: names, dtypes and shapes; pass 1: every needed entry's bytes
+     * checked (size, CRC) before any Variable changes; pass 2: each read
+     * again from the same open files (no second CRC) through one buffer
+     * into its Variables, so memory holds at most the largest entry.
+     * Replicas' copies share an entry. */
+    char *checked = dg_calloc((size_t)b.n + 1, 1);
+    void *buf = NULL;
+    int64_t most = 0;
+    if (!checked) {
         dgr_bundle_free(&b);
         return dg_err_nomem(err, "checkpoint");
     }
@@ -310,7 +315,7 @@ static dg_status restore_tf(dgr_session *s, const char *prefix, int64_t *step,
             const char *name = dgr_replica_orig_name(g, i, NULL);
             const dgr_bundle_entry *e = dgr_bundle_find(&b, name);
             const dgc_ttype *ty = &nd->outputs[0];
-            if (pass == 0) { /* names, dtypes and shapes */
+            if (pass == 0) {
                 if (!e) {
                     st = dg_err(err, DG_E_GRAPH, "%s: checkpoint does not "
                                 "match the graph: Key %s not found in "
@@ -347,29 +352,29 @@ static dg_status restore_tf(dgr_session *s, const char *prefix, int64_t *step,
                                 name, lhs, rhs);
                     break;
                 }
+                most = e->size > most ? e->size : most;
                 continue;
             }
             int32_t k = (int32_t)(e - b.ents);
-            dg_tensor t = {ty->dtype, {e->rank, {0}}, NULL};
-            memcpy(t.shape.dims, e->dims, sizeof t.shape.dims);
-            if (pass == 1) { /* the bytes, checksummed */
-                if (vals[k])
-                    continue;
-                if (!(vals[k] = dg_malloc(e->size ? (size_t)e->size : 1))) {
-                    st = dg_err_nomem(err, "checkpoint");
-                    break;
-                }
-                st = dgr_bundle_read(&b, e, vals[k], err);
+            if (pass == 1) {
+                if (!checked[k])
+                    st = dgr_bundle_check(&b, e, err);
+                checked[k] = 1;
                 continue;
             }
-            t.data = vals[k]; /* pass 2: into the Variables */
-            st = dgr_session_scatter_variable(s, i, &t, err);
+            if (!buf && !(buf = dg_malloc(most ? (size_t)most : 1))) {
+                st = dg_err_nomem(err, "checkpoint");
+                break;
+            }
+            dg_tensor t = {ty->dtype, {e->rank, {0}}, buf};
+            memcpy(t.shape.dims, e->dims, sizeof t.shape.dims);
+            if ((st = dgr_bundle_read_checked(&b, e, buf, err)) == DG_OK)
+                st = dgr_session_scatter_variable(s, i, &t, err);
         }
     if (st == DG_OK)
         *step = bundle_step(&b);
-    for (int32_t k = 0; k < b.n; k++)
-        dg_free(vals[k]);
-    dg_free(vals);
+    dg_free(buf);
+    dg_free(checked);
     dgr_bundle_free(&b);
     return st;
 }

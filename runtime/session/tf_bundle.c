@@ -263,14 +263,17 @@ const dgr_bundle_entry *dgr_bundle_find(const dgr_bundle *b, const char *key)
     return NULL;
 }
 
-dg_status dgr_bundle_read(dgr_bundle *b, const dgr_bundle_entry *e,
-                          void *dst, dg_error *err)
+/* Read entry e's bytes into dst, or with dst NULL only checksum them
+ * (through a 1 MiB buffer), and check size and CRC (see dgr_bundle_read). */
+static dg_status read_entry(dgr_bundle *b, const dgr_bundle_entry *e,
+                            void *dst, int crc_check, dg_error *err)
 {
     int dt = dgr_bundle_dg_dtype(e->tf_dtype);
     char *path = dgr_bundle_shard_path(b->prefix, e->shard, b->num_shards);
     if (!path)
         return dg_err_nomem(err, "checkpoint path");
     dg_status st = DG_OK;
+    char *chunk = NULL;
     dg_shape sh = {e->rank, {0}};
     if (e->rank >= 0)
         memcpy(sh.dims, e->dims, sizeof sh.dims);
@@ -309,9 +312,16 @@ dg_status dgr_bundle_read(dgr_bundle *b, const dgr_bundle_entry *e,
                     (long long)(e->offset + e->size), (long long)sb.st_size);
         goto done;
     }
-    size_t got = 0, n = (size_t)e->size;
-    while (got < n) {
-        ssize_t r = pread(*fd, (char *)dst + got, n - got, (off_t)(e->offset + (int64_t)got));
+    size_t n = (size_t)e->size, cn = (size_t)1 << 20;
+    if (!dst && !(chunk = dg_malloc(cn))) {
+        st = dg_err_nomem(err, "checkpoint");
+        goto done;
+    }
+    uint32_t crc = 0;
+    for (size_t got = 0; got < n;) {
+        char *to = dst ? (char *)dst + got : chunk;
+        size_t ask = dst ? n - got : (n - got < cn ? n - got : cn);
+        ssize_t r = pread(*fd, to, ask, (off_t)(e->offset + (int64_t)got));
         if (r < 0 && errno == EINTR)
             continue;
         if (r <= 0) {
@@ -322,10 +332,11 @@ dg_status dgr_bundle_read(dgr_bundle *b, const dgr_bundle_entry *e,
                                  path, strerror(errno));
             goto done;
         }
+        if (crc_check)
+            crc = dg_crc32c(crc, to, (size_t)r);
         got += (size_t)r;
     }
-    uint32_t crc = dg_crc32c(0, dst, n);
-    if (crc != e->crc) {
+    if (crc_check && crc != e->crc) {
         st = dg_err(err, DG_E_GRAPH, "%s: checkpoint is corrupt: %s (%lld "
                     "bytes): Checksum does not match: stored %08u vs. "
                     "calculated on the restored bytes %u", path, e->key,
@@ -333,8 +344,27 @@ dg_status dgr_bundle_read(dgr_bundle *b, const dgr_bundle_entry *e,
         goto done;
     }
 done:
+    dg_free(chunk);
     dg_free(path);
     return st;
+}
+
+dg_status dgr_bundle_read(dgr_bundle *b, const dgr_bundle_entry *e,
+                          void *dst, dg_error *err)
+{
+    return read_entry(b, e, dst, 1, err);
+}
+
+dg_status dgr_bundle_check(dgr_bundle *b, const dgr_bundle_entry *e,
+                           dg_error *err)
+{
+    return read_entry(b, e, NULL, 1, err);
+}
+
+dg_status dgr_bundle_read_checked(dgr_bundle *b, const dgr_bundle_entry *e,
+                                  void *dst, dg_error *err)
+{
+    return read_entry(b, e, dst, 0, err);
 }
 
 /* ---- writing ------------------------------------------------------------ */

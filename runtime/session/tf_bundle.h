@@ -81,6 +81,16 @@ char *dgr_bundle_shard_path(const char *prefix, int32_t shard, int32_t n);
  * (TF's words); DG_E_IO when the shard cannot be read. */
 dg_status dgr_bundle_read(dgr_bundle *b, const dgr_bundle_entry *e,
                           void *dst, dg_error *err);
+/* The same checks without keeping the bytes (read through a 1 MiB
+ * buffer): a restore checks every entry first, then reads them one by one
+ * through one buffer, so it never holds more than the largest. */
+dg_status dgr_bundle_check(dgr_bundle *b, const dgr_bundle_entry *e,
+                           dg_error *err);
+/* dgr_bundle_read of an entry dgr_bundle_check passed on this bundle: the
+ * same open shard file (writers replace files by renaming, never in
+ * place), so its CRC is not computed again. */
+dg_status dgr_bundle_read_checked(dgr_bundle *b, const dgr_bundle_entry *e,
+                                  void *dst, dg_error *err);
 
 /* ---- writing ------------------------------------------------------------ */
 
