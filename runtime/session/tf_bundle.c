@@ -307,9 +307,10 @@ static dg_status read_entry(dgr_bundle *b, const dgr_bundle_entry *e,
     if (fstat(*fd, &sb) != 0 || (uint64_t)sb.st_size < (uint64_t)e->offset ||
         (uint64_t)sb.st_size - (uint64_t)e->offset < (uint64_t)e->size) {
         st = dg_err(err, DG_E_GRAPH, "%s: checkpoint is corrupt: truncated "
-                    "shard: %s needs bytes %lld..%lld of a %lld-byte file",
-                    path, e->key, (long long)e->offset,
-                    (long long)(e->offset + e->size), (long long)sb.st_size);
+                    "shard: %s needs bytes %llu..%llu of a %lld-byte file",
+                    path, e->key, (unsigned long long)e->offset,
+                    (unsigned long long)e->offset + (unsigned long long)e->size,
+                    (long long)sb.st_size);
         goto done;
     }
     size_t n = (size_t)e->size, cn = (size_t)1 << 20;
