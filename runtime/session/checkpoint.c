@@ -126,6 +126,13 @@ static char *dir_of_loc(const char *loc)
     return dg_strndup(loc, n);
 }
 
+static int same_dir(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+           sa.st_ino == sb.st_ino;
+}
+
 /* Update the state file beside prefix after a save: in a checkpoint_dir
  * (keep) the paths it listed stay, the newest MAX_TO_KEEP of them, and the
  * checkpoints that fall out are deleted (MonitoredTrainingSession's Saver,
@@ -171,9 +178,13 @@ static dg_status update_state(const char *prefix, int keep, dg_error *err)
         rc = dgr_ckpt_state_write(dir, &tmp, err);
     }
     for (int32_t i = 0; rc == DG_OK && i < drop; i++) {
+        /* only checkpoints in this directory are deleted (a state file
+         * may name others by absolute paths) */
         char *p = dgr_ckpt_state_join(dir, st.all[i]);
-        if (p)
+        char *pd = p ? dir_of(p) : NULL;
+        if (pd && same_dir(pd, dir))
             dgr_bundle_remove(p);
+        dg_free(pd);
         dg_free(p);
     }
     dgr_ckpt_state_free(&old);
