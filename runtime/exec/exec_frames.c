@@ -31,6 +31,7 @@
  */
 #include "exec_frames.h"
 #include "ops.h"
+#include "infer.h"
 #include "dg_alloc.h"
 
 #include <stdio.h>
@@ -985,7 +986,7 @@ static dg_status run_kernel(dgr_fx *x, int32_t s, fx_scratch *w)
             return hr;
     }
     char msg[256] = "";
-    if (st->n_in > 0 && od->infer(n, tin, st->n_in, to, msg, sizeof msg))
+    if (st->n_in > 0 && dgc_op_infer[n->op](n, tin, st->n_in, to, msg, sizeof msg))
         return dg_err(&w->err, DG_E_RUNTIME, "node '%s': %s: %s", n->name,
                       od->name, msg[0] ? msg : "invalid inputs at run time");
     const dgc_ttype *tout = st->n_in > 0 ? to : n->outputs;

@@ -17,6 +17,7 @@
  */
 #include "exec_priv.h"
 #include "exec_frames.h"
+#include "infer.h"
 #include "dg_alloc.h"
 
 #include <stdio.h>
@@ -265,7 +266,7 @@ static dg_status run_op(dgr_runner *r, int32_t s, int lane, wscratch *w,
             }
             char msg[256];
             msg[0] = 0;
-            if (od->infer(n, tin, st->n_in, to, msg, sizeof msg) != 0)
+            if (dgc_op_infer[n->op](n, tin, st->n_in, to, msg, sizeof msg) != 0)
                 return dg_err(&w->err, DG_E_RUNTIME, "node '%s': %s: %s",
                               n->name, od->name,
                               msg[0] ? msg : "invalid inputs at run time");

@@ -6,9 +6,7 @@
  * inference function (ops.c dgc_infer_node) on output types it carves
  * from the graph's slab.
  */
-#include "program.h"
-#include "ops.h"
-#include "infer_cflow.h"
+#include "infer.h"
 #include "dg_alloc.h"
 #include "dg_util.h"
 

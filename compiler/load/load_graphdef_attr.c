@@ -532,7 +532,7 @@ static int cnn_op(const dgc_node *n)
  * The names go to `cls` (resolved once every node is known,
  * dgc_gd_resolve_class). */
 static dg_status colocation(dgc_graph *g, int32_t id, const cJSON *v,
-                            dgc_gd_names *cls, dg_error *err)
+                            dgc_strpool *cls, dg_error *err)
 {
     dgc_node *n = &g->nodes[id];
     const cJSON *l = dgc_gd_field(v, "list", NULL);
@@ -551,7 +551,7 @@ static dg_status colocation(dgc_graph *g, int32_t id, const cJSON *v,
         if (rc)
             return want(err, n, "_class", "a list of base64 strings");
         rc = strncmp((char *)b, "loc:@", 5) != 0 ? 0
-             : dgc_gd_names_add(cls, (char *)b + 5);
+             : dgc_strpool_add(cls, (char *)b + 5);
         dg_free(b);
         if (rc)
             return nomem(err);
@@ -727,7 +727,7 @@ static int cflow_attr(dgc_graph *g, const dgc_jdoc *doc, int32_t id,
 }
 
 dg_status dgc_gd_attrs(dgc_graph *g, const dgc_jdoc *doc, int32_t id,
-                       const char *tf_op, const cJSON *attr, dgc_gd_names *cls,
+                       const char *tf_op, const cJSON *attr, dgc_strpool *cls,
                        dg_error *err)
 {
     dgc_node *n = &g->nodes[id];

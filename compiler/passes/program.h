@@ -1,12 +1,16 @@
 /*
  * program.h -- dg_program: a compiled graph, as compile.c builds it and the
- * runtime and the placement renderers read it.
+ * runtime and the placement renderers read it; and the passes (passes/,
+ * with the lower layers' passes this header pulls in).
  */
 #ifndef DGC_PROGRAM_H
 #define DGC_PROGRAM_H
 
 #include "ir.h"
 #include "devices.h"
+#include "pending.h"
+#include "infer.h"
+#include "grad.h"
 #include "partition.h"
 
 struct dg_program {
@@ -25,22 +29,17 @@ struct dg_program {
                                graph's), NULL without one (SPEC 8) */
 };
 
-/* Passes in the order compile.c runs them (each in its own file). */
-dg_status dgc_pass_gradients(dgc_graph *g, int colocate_override,
-                             dg_error *err);                 /* gradients.c */
+/* Passes in the order compile.c runs them (each in its own file).  The
+ * gradient pass is grad/'s (grad.h), the inference pass infer/'s
+ * (infer.h): dgc_pass_gradients, then */
 dg_status dgc_pass_train(dgc_graph *g, int colocate_override,
                          dg_error *err);                     /* train.c */
 dg_status dgc_pass_replicate(dgc_graph *g, const dg_cluster *cluster,
                              dg_error *err);                 /* replicate.c */
-dg_status dgc_pass_infer(dgc_graph *g, int32_t from, dg_error *err); /* infer pass: shape.c */
-/* Inputs naming generated nodes (pending.c): resolve them once the passes
+/* then dgc_pass_infer on the generated nodes, then */
+/* Inputs naming generated nodes (ir/pending.c): resolve them once the passes
  * above made those nodes, then infer (and cycle-check) the whole graph. */
 dg_status dgc_pass_resolve_pending(dgc_graph *g, dg_error *err);
-/* DG_E_GRAPH naming the nodes when ys depend on a node that waits for a
- * generated input (a cycle through generated nodes); set = gradient set
- * name or "train". */
-dg_status dgc_pending_check_deps(const dgc_graph *g, const int32_t *ys,
-                                 int n_ys, const char *set, dg_error *err);
 /* Constant folding (fold.c): nodes whose int value is known at compile
  * time (Shape of a static shape, shape arithmetic on Consts) become
  * Consts, keeping device, _class and control inputs; re-infers. */

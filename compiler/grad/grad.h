@@ -12,6 +12,12 @@
 
 #include "ir.h"
 #include "ops.h"
+#include "infer.h"
+#include "dg_error.h"
+
+/* The gradient pass (gradients.c): build every `gradients` set of g. */
+dg_status dgc_pass_gradients(dgc_graph *g, int colocate_override,
+                             dg_error *err);
 
 /* One gradient computation in progress. */
 typedef struct dgc_gctx {

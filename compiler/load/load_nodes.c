@@ -49,9 +49,8 @@ dg_status dgc_nodes_begin(dgc_nodeload *L, dgc_graph *g, const dgc_jdoc *doc,
         dg_mem_hint_huge(g->nodes, (size_t)cnt * sizeof *g->nodes);
         g->cap_nodes = cnt;
     }
-    L->pool_cap = 4096;
-    L->pool = dg_malloc(L->pool_cap);
-    if (!L->pool || dg_strmap_init(&L->ops, (size_t)dgc_n_ops * 2))
+    if (dgc_strpool_reserve(&L->pool, 4096) ||
+        dg_strmap_init(&L->ops, (size_t)dgc_n_ops * 2))
         return dg_err_nomem(err, "loader");
     for (int i = 0; i < dgc_n_ops; i++)
         if (dg_strmap_put(&L->ops, dgc_ops[i].name, i) < 0 ||
@@ -63,26 +62,7 @@ dg_status dgc_nodes_begin(dgc_nodeload *L, dgc_graph *g, const dgc_jdoc *doc,
 void dgc_nodes_end(dgc_nodeload *L)
 {
     dg_strmap_free(&L->ops);
-    dg_free(L->pool);
-    L->pool = NULL;
-}
-
-static int pool_add(dgc_nodeload *L, const char *s)
-{
-    size_t n = strlen(s) + 1;
-    if (L->pool_len + n > L->pool_cap) {
-        size_t cap = L->pool_cap;
-        while (L->pool_len + n > cap)
-            cap *= 2;
-        char *p = dg_realloc(L->pool, cap);
-        if (!p)
-            return -1;
-        L->pool = p;
-        L->pool_cap = cap;
-    }
-    memcpy(L->pool + L->pool_len, s, n);
-    L->pool_len += n;
-    return 0;
+    dgc_strpool_free(&L->pool);
 }
 
 /* Index of a node field (name, op, inputs, device, colocate_with, attrs)
@@ -213,7 +193,7 @@ static dg_status collect_inputs(dgc_nodeload *L, int32_t id,
             return dg_err(err, DG_E_GRAPH, "node '%s': 'inputs' must be a "
                           "list of strings, got %s in it", nm, dgc_json_kind(e));
     for (const cJSON *e = inputs->child; e; e = e->next) {
-        if (pool_add(L, e->valuestring))
+        if (dgc_strpool_add(&L->pool, e->valuestring))
             return dg_err_nomem(err, "inputs");
         L->g->nodes[id].n_inputs++; /* raw count until dgc_nodes_finish */
     }
@@ -254,13 +234,13 @@ static dg_status collect_coloc(dgc_nodeload *L, int32_t id, const cJSON *x,
         return dg_err(err, DG_E_GRAPH, "node '%s': 'colocate_with' must be "
                       "a list of node names", L->g->nodes[id].name);
     if (cJSON_IsString(x)) {
-        if (pool_add(L, x->valuestring))
+        if (dgc_strpool_add(&L->pool, x->valuestring))
             return dg_err_nomem(err, "colocate_with");
         n->n_coloc = 1;
         return DG_OK;
     }
     for (const cJSON *e = x->child; e; e = e->next) {
-        if (pool_add(L, e->valuestring))
+        if (dgc_strpool_add(&L->pool, e->valuestring))
             return dg_err_nomem(err, "colocate_with");
         n->n_coloc++;
     }
@@ -468,7 +448,7 @@ dg_status dgc_nodes_finish(dgc_nodeload *L, dg_error *err)
         return dg_err_nomem(err, "loader");
     /* the pool holds each node's names in node order: two cursors walk it,
      * one resolving, one prefetching PREFETCH_AHEAD nodes ahead */
-    const char *s = L->pool, *ps = L->pool;
+    const char *s = L->pool.buf, *ps = L->pool.buf;
     int32_t pi = 0;
     for (int32_t i = 0; i < g->n_nodes && !st; i++) {
         for (; pi < g->n_nodes && pi <= i + PREFETCH_AHEAD; pi++)

@@ -29,8 +29,6 @@ int dgc_infer_stack_push(DGC_INFER_ARGS); /* type of elem */
 int dgc_infer_stack_pop(DGC_INFER_ARGS);  /* elem_type, output_shape or
                                              element_shape */
 
-/* Input ref r of a node is a loop's back edge: it comes from a
- * NextIteration (the passes order the graph without these edges). */
-int dgc_cflow_back_edge(const dgc_graph *g, dgc_ref r);
+/* dgc_cflow_back_edge (a loop's back edge) is the op table's: ops.h. */
 
 #endif

@@ -9,6 +9,8 @@
 #include <cJSON.h>
 
 #include "ir.h"
+#include "pending.h"
+#include "strpool.h"
 #include "dg_error.h"
 
 /* Private cJSON type bit: the number was written as an integer literal (no
@@ -145,13 +147,12 @@ typedef struct dgc_nodeload {
     dgc_graph *g;
     const dgc_jdoc *doc;
     dg_strmap ops;          /* op name or alias -> op index */
-    char *pool;             /* names nodes refer to, kept until every
+    dgc_strpool pool;       /* names nodes refer to, kept until every
                                name is known: per node in order, its
                                n_inputs input strings then n_coloc
                                colocate_with strings, NUL-terminated (the
                                node's counts hold these raw numbers until
                                dgc_nodes_finish; n_coloc -1 = no field) */
-    size_t pool_len, pool_cap;
     int32_t inserted;       /* nodes [0, inserted) are in g->names; the
                                rest (< DGC_LOAD_RING) wait while their map
                                slot is prefetched */
@@ -182,21 +183,7 @@ dg_status dgc_resolve_inputs(dgc_graph *g, int32_t id, const char **s,
                              int n_in, int32_t *mark, int *unknown,
                              dg_error *err);
 
-/* Inputs naming nodes that do not exist yet (pending.c): node id's input
- * names (len bytes at names, n_in of them) are kept aside and its inputs
- * emptied; the node is marked DGC_NODE_PENDING and err cleared. */
-dg_status dgc_pending_stash(dgc_graph *g, int32_t id, const char *names,
-                            size_t len, int n_in, dg_error *err);
-/* After the sections are loaded: reject pending inputs no pass can
- * generate (the original "names unknown node" error) and mark every
- * consumer of a pending node DGC_NODE_AFTER (shape inference skips both
- * until dgc_pass_resolve_pending). */
-dg_status dgc_pending_check_load(dgc_graph *g, dg_error *err);
-/* The "names unknown node" error of the first pending node up to node
- * `before` (file order; its inputs come before its later fields), DG_OK if
- * none: when the load fails anyway on that node, errors keep their order. */
-dg_status dgc_pending_first_error(const dgc_graph *g, int32_t before,
-                                  dg_error *err);
+/* Inputs naming nodes that do not exist yet: ir/pending.h. */
 
 /* Sections other than nodes (load_sections.c). */
 dg_status dgc_load_sections(dgc_graph *g, const dgc_jdoc *doc,

@@ -1,26 +1,22 @@
 /*
- * fold.c -- the constant-folding pass (issue 10, as TF's Grappler does for
- * shape arithmetic): a node whose value is known when the graph is
- * compiled becomes a Const holding it, so most of a TF-built graph's shape
- * computations never run.  Known means: Shape / Size / Rank of a tensor
- * whose shape inference fully knows, or an integer op of the small set
- * below whose data inputs are all Consts.  Shape inference uses the same
- * evaluation (dgc_fold_value) for the value inputs of DGC_OP_HOST_IN ops,
- * so a DynamicStitch of Ranges and FloorMods of Consts has a known length
- * before this pass turns anything into a Const.  The compiler never includes the
- * runtime (docs/decisions.md): this pass evaluates shape arithmetic itself,
+ * fold_value.c -- compile-time evaluation of small constant values (issue
+ * 10, as TF's shape refiner and Grappler do for shape arithmetic), which
+ * the constant-folding pass (passes/fold.c) turns into Consts, so most of
+ * a TF-built graph's shape computations never run.  Known means: Shape /
+ * Size / Rank of a tensor whose shape inference fully knows, or an integer
+ * op of the small set below whose data inputs are all Consts.  Shape
+ * inference uses the same evaluation (dgc_fold_value) for the value inputs
+ * of DGC_OP_HOST_IN ops, so a DynamicStitch of Ranges and FloorMods of
+ * Consts has a known length before the pass turns anything into a Const.
+ * The compiler never includes the runtime (docs/decisions.md): this file
+ * evaluates shape arithmetic itself,
  * in int64, on small tensors only (<= FOLD_MAX elements).  Float math
  * folds only where the result is the kernels' to the bit: Identity, and
  * Add / Sub / Mul of small float Consts, computed in the tensor's own
  * precision (one IEEE operation, as the CPU kernels do; issue 16: chains
- * of constant arithmetic, as Grappler folds them).  A folded node keeps its name, device request,
- * `_class` colocation and control inputs; only its data inputs go (they
- * may become dead, and are pruned like any unfetched node).
+ * of constant arithmetic, as Grappler folds them).
  */
-#include "program.h"
 #include "infer.h"
-#include "ops.h"
-#include "dg_alloc.h"
 
 #include <string.h>
 
@@ -29,14 +25,8 @@
 #define FOLD_DEPTH 8
 #define FOLD_BUDGET 256
 
-/* A known int value: up to FOLD_MAX elements, C order. */
-typedef struct kval {
-    dg_dtype dtype;
-    dg_shape shape;
-    int64_t n;
-    int64_t v[FOLD_MAX];
-    double f[FOLD_MAX]; /* float dtypes: the values (float32 exactly) */
-} kval;
+/* A known value: up to FOLD_MAX elements, C order (infer.h). */
+typedef dgc_kval kval;
 
 static int is_int(dg_dtype t)
 {
@@ -296,65 +286,9 @@ static int evaluate(const dgc_graph *g, const dgc_node *n, kval *o,
     }
 }
 
-/* Turn node id into a Const holding o (keeps device, _class, control
- * inputs).  0 ok, -1 nomem. */
-static int make_const(dgc_graph *g, int32_t id, const kval *o)
+int dgc_fold_eval(const dgc_graph *g, const dgc_node *n, dgc_kval *o)
 {
-    dg_tensor *t = dg_tensor_new(o->dtype, &o->shape);
-    if (!t)
-        return -1;
-    for (int64_t i = 0; i < o->n; i++) {
-        switch (o->dtype) {
-        case DG_I32: ((int32_t *)t->data)[i] = (int32_t)o->v[i]; break;
-        case DG_I64: ((int64_t *)t->data)[i] = o->v[i]; break;
-        case DG_F32: ((float *)t->data)[i] = (float)o->f[i]; break;
-        default: ((double *)t->data)[i] = o->f[i]; break;
-        }
-    }
-    dgc_node *n = &g->nodes[id];
-    for (int i = 0; i < n->n_attrs; i++)
-        dgc_attr_clear(&n->attrs[i]);
-    n->n_attrs = 0;
-    if (dgc_node_set_tensor(n, "value", t)) {
-        dg_tensor_free(t);
-        return -1;
-    }
-    n->op = DGC_OPID_Const;
-    n->op_alias = 0;
-    n->n_inputs = 0;
-    return 0;
-}
-
-dg_status dgc_pass_fold(dgc_graph *g, dg_error *err)
-{
-    int changed = 0;
-    /* node ids are a topological order only for the loader's nodes:
-     * repeat until nothing more folds (each round folds at least one) */
-    for (int round = 0; round < 64; round++) {
-        int folded = 0;
-        for (int32_t id = 0; id < g->n_nodes; id++) {
-            dgc_node *n = &g->nodes[id];
-            if (n->op == DGC_OPID_Const || !n->outputs || n->n_outputs != 1 ||
-                dgc_ops[n->op].n_out != 1 ||
-                dgc_op_has(n->op, DGC_OP_STATEFUL | DGC_OP_SOURCE))
-                continue;
-            kval o;
-            if (!evaluate(g, n, &o, 0))
-                continue;
-            if (make_const(g, id, &o))
-                return dg_err_nomem(err, "constant folding");
-            folded++;
-        }
-        if (!folded)
-            break;
-        changed = 1;
-        /* consumers may now be known */
-        dg_status st = dgc_pass_infer(g, 0, err);
-        if (st)
-            return st;
-    }
-    (void)changed;
-    return DG_OK;
+    return evaluate(g, n, o, 0);
 }
 
 int dgc_fold_value(const dgc_graph *g, dgc_ref r, void *buf, int max)

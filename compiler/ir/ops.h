@@ -1,7 +1,9 @@
 /*
  * ops.h -- the op table (ops.def): one row per op type, read by the loader
  * (arity, attributes), shape inference, the gradient pass, `dgrun ops` and
- * the runtime.  Which devices can run an op is not here: each runtime
+ * the runtime.  Each row also names the op's shape function; that column
+ * belongs to infer/ (dgc_op_infer, infer/infer.h), so this layer calls
+ * nothing above it.  Which devices can run an op is not here: each runtime
  * backend's kernel registry says so, and reaches placement as the kernel
  * set of each device in the device list (struct dg_kernel_set below).
  */
@@ -69,7 +71,6 @@ typedef struct dgc_op_def {
                                "T", see dgc_op_kernel_dtype) */
     uint32_t flags;         /* DGC_OP_* */
     const char *const *attrs; /* NULL-terminated list of accepted attr keys */
-    dgc_infer_fn infer;
     const char *doc;        /* one line for `dgrun ops` */
 } dgc_op_def;
 
@@ -125,8 +126,8 @@ int dgc_op_host_mem(const dgc_graph *g, const dgc_node *n);
  * kernel sets given, either may be NULL, doc); malloc'd, NULL on nomem. */
 char *dgc_ops_render(const dg_kernel_set *cpu, const dg_kernel_set *gpu);
 
-/* Run the op's infer function on node id (inputs' outputs must be typed);
- * fills node->outputs.  DG_E_GRAPH naming the node on mismatch. */
-dg_status dgc_infer_node(dgc_graph *g, int32_t id, dg_error *err);
+/* Input ref r of a node is a loop's back edge: it comes from a
+ * NextIteration (the passes order the graph without these edges). */
+int dgc_cflow_back_edge(const dgc_graph *g, dgc_ref r);
 
 #endif

@@ -8,7 +8,6 @@
  */
 #include "plan.h"
 #include "ops.h"
-#include "infer_cflow.h"
 #include "dg_alloc.h"
 #include "dg_error.h"
 

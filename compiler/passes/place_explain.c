@@ -14,6 +14,20 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Public (dgrun.h): a placement reason's name. */
+const char *dg_reason_name(dg_reason r)
+{
+    switch (r) {
+    case DG_REASON_EXPLICIT: return "explicit";
+    case DG_REASON_RULE: return "rule";
+    case DG_REASON_COLOCATION: return "colocation";
+    case DG_REASON_DEFAULT: return "default";
+    case DG_REASON_CONSUMER: return "consumer";
+    case DG_REASON_SOFT: return "soft";
+    }
+    return "?";
+}
+
 static void spec_text(const dgc_placer *p, int32_t idx, char *buf, size_t n)
 {
     if (idx < 0)

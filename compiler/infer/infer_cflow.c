@@ -24,11 +24,6 @@ static int is_scalar_of(const dgc_ttype *t, dg_dtype d)
     return t->dtype == d && (n == 1 || n < 0);
 }
 
-int dgc_cflow_back_edge(const dgc_graph *g, dgc_ref r)
-{
-    return g->nodes[r.node].op == DGC_OPID_NextIteration;
-}
-
 int dgc_infer_switch(DGC_INFER_ARGS)
 {
     (void)n;

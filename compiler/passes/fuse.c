@@ -32,21 +32,6 @@
 #include <stdio.h>
 #include <string.h>
 
-int dgc_infer_fused_matmul(const dgc_node *n, const dgc_ttype *in, int n_in,
-                           dgc_ttype *out, char *msg, size_t msgsz)
-{
-    if (n_in != 3) {
-        snprintf(msg, msgsz, "expects 3 inputs (a, b, bias), got %d", n_in);
-        return -1;
-    }
-    dgc_ttype mm, pair[2];
-    if (dgc_infer_matmul(n, in, 2, &mm, msg, msgsz))
-        return -1;
-    pair[0] = mm;
-    pair[1] = in[2];
-    return dgc_infer_biasadd(n, pair, 2, out, msg, msgsz);
-}
-
 /* Which fused form a node is shown as (its user's op), for a node the pass
  * made: "Relu" or "BiasAdd"; NULL for any other node. */
 const char *dgc_fused_user_op(const dgc_node *n)

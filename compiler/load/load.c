@@ -17,7 +17,7 @@
 #include "load_priv.h"
 #include "ops.h"
 #include "devices.h"
-#include "program.h"
+#include "infer.h"
 #include "dg_alloc.h"
 
 #include <stdint.h>

@@ -19,21 +19,6 @@ static int is_int(dg_dtype t)
     return t == DG_I32 || t == DG_I64;
 }
 
-int dgc_ttype_ints(const dgc_ttype *t, int64_t *v, int max)
-{
-    int64_t n = dg_shape_numel(&t->shape);
-    if (n < 0 || !is_int(t->dtype) || t->shape.rank > 1)
-        return -1;
-    if (n > max)
-        return -2;
-    if (!t->value)
-        return (int)n; /* length known, elements not */
-    for (int64_t i = 0; i < n; i++)
-        v[i] = t->dtype == DG_I32 ? ((const int32_t *)t->value)[i]
-                                  : ((const int64_t *)t->value)[i];
-    return (int)n;
-}
-
 /* Output dtype from attr out_type (default int32). */
 static dg_dtype out_type(const dgc_node *n)
 {

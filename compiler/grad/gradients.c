@@ -8,7 +8,7 @@
  * the node "<set>/<x>"; all other generated nodes are "<set>/<fwd>/...".
  */
 #include "grad.h"
-#include "program.h"
+#include "pending.h"
 #include "dg_alloc.h"
 #include "dg_error.h"
 

@@ -1,6 +1,9 @@
 /*
  * infer.h -- shape and dtype inference functions named by the op table.
  *
+ * The layer above ir/: it owns the `infer` column of ops.def
+ * (dgc_op_infer), runs it on nodes (dgc_infer_node) and over a graph
+ * (dgc_pass_infer), and evaluates small constant values (fold_value.c).
  * infer.c implements the ops of SPEC's appendix; infer_grad.c the ops the
  * gradient and training passes generate (SumTo, ReluGrad, ApplyAdam, ...).
  * Each has the dgc_infer_fn contract of ops.h: 0, or -1 with a one-line
@@ -16,6 +19,19 @@
 #define DGC_INFER_ARGS const dgc_node *n, const dgc_ttype *in, int n_in, \
                        dgc_ttype *out, char *msg, size_t msgsz
 
+/* The shape function of each op, by op id: the `infer` column of ops.def
+ * (infer_table.c).  The runtime calls it too, with concrete shapes. */
+extern const dgc_infer_fn dgc_op_infer[DGC_N_OPS];
+
+/* Run the op's infer function on node id (inputs' outputs must be typed);
+ * fills node->outputs.  DG_E_GRAPH naming the node on mismatch
+ * (infer_node.c). */
+dg_status dgc_infer_node(dgc_graph *g, int32_t id, dg_error *err);
+
+/* The inference pass (shape.c): type every node from `from` on in
+ * topological order; rejects cycles. */
+dg_status dgc_pass_infer(dgc_graph *g, int32_t from, dg_error *err);
+
 /* infer.c: SPEC appendix ops */
 int dgc_infer_const(DGC_INFER_ARGS);
 int dgc_infer_variable(DGC_INFER_ARGS);
@@ -27,7 +43,7 @@ int dgc_infer_binary(DGC_INFER_ARGS);      /* NumPy broadcasting, same dtype */
 int dgc_infer_addn(DGC_INFER_ARGS);
 int dgc_infer_matmul(DGC_INFER_ARGS);
 int dgc_infer_biasadd(DGC_INFER_ARGS);
-int dgc_infer_fused_matmul(DGC_INFER_ARGS); /* fuse.c */
+int dgc_infer_fused_matmul(DGC_INFER_ARGS); /* _FusedMatMul (passes/fuse.c) */
 int dgc_infer_reduce(DGC_INFER_ARGS);      /* Sum, Mean, Max: axis, keepdims */
 int dgc_infer_reshape(DGC_INFER_ARGS);
 int dgc_infer_transpose(DGC_INFER_ARGS);
@@ -115,7 +131,7 @@ int dgc_slice_simple(const dg_shape *x, const int64_t *beg,
  * set), -1 when t is no int vector of known length, -2 when longer than
  * max. */
 int dgc_ttype_ints(const dgc_ttype *t, int64_t *v, int max);
-/* fold.c: the value of output r when it is a small int tensor (at most
+/* fold_value.c: the value of output r when it is a small int tensor (at most
  * max <= DGC_FOLD_MAX elements) that a Const holds or that constant
  * folding computes from Consts a few producers up (Shape of a fully known
  * shape, Range, FloorMod, DynamicStitch...; r's producer must be typed).
@@ -123,6 +139,18 @@ int dgc_ttype_ints(const dgc_ttype *t, int64_t *v, int max);
  * not known at compile time. */
 #define DGC_FOLD_MAX 64
 int dgc_fold_value(const dgc_graph *g, dgc_ref r, void *buf, int max);
+/* A known value (fold_value.c): up to DGC_FOLD_MAX elements, C order;
+ * ints in v, float dtypes in f (float32 exactly). */
+typedef struct dgc_kval {
+    dg_dtype dtype;
+    dg_shape shape;
+    int64_t n;
+    int64_t v[DGC_FOLD_MAX];
+    double f[DGC_FOLD_MAX];
+} dgc_kval;
+/* Evaluate node n from its inputs when they are small Consts (the
+ * constant-folding pass, passes/fold.c): 1 and *o, or 0 when not known. */
+int dgc_fold_eval(const dgc_graph *g, const dgc_node *n, dgc_kval *o);
 /* infer_nn.c: convolution, pooling, fused batch norm (TF's CNN ops) */
 int dgc_infer_conv2d(DGC_INFER_ARGS);
 int dgc_infer_dwconv(DGC_INFER_ARGS);

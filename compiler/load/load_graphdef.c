@@ -164,8 +164,8 @@ struct dgc_gdload {
     const dgc_jdoc *doc;
     gd_rec *rec;
     size_t n_rec, cap_rec;
-    dgc_gd_names pool;     /* inputs and devices, in node order */
-    dgc_gd_names cls;      /* `_class` names, in node order */
+    dgc_strpool pool;     /* inputs and devices, in node order */
+    dgc_strpool cls;      /* `_class` names, in node order */
     gd_op *ops;
     int n_ops, cap_ops;
     dg_strmap op_ids;      /* TF op spelling -> index in ops */
@@ -174,25 +174,6 @@ struct dgc_gdload {
     int32_t attr_node;     /* first node whose attrs failed (e_attr), -1 */
     dg_error e_attr;
 };
-
-int dgc_gd_names_add(dgc_gd_names *p, const char *s)
-{
-    size_t n = strlen(s) + 1;
-    if (p->len + n > p->cap) {
-        size_t cap = p->cap ? p->cap : 4096;
-        while (p->len + n > cap)
-            cap *= 2;
-        char *nb = dg_realloc(p->buf, cap);
-        if (!nb)
-            return -1;
-        p->buf = nb;
-        p->cap = cap;
-    }
-    memcpy(p->buf + p->len, s, n);
-    p->len += n;
-    p->n++;
-    return 0;
-}
 
 /* The index of TF op spelling `op` in L->ops (added on first sight), -1
  * on nomem. */
@@ -378,13 +359,13 @@ static int keep_strings(dgc_gdload *L, gd_rec *r, const cJSON *in,
             }
             continue;
         }
-        if (dgc_gd_names_add(&L->pool, e->valuestring))
+        if (dgc_strpool_add(&L->pool, e->valuestring))
             return -1;
         r->n_in++;
     }
     if (dev && cJSON_IsString(dev)) {
         r->dev = 1;
-        return dgc_gd_names_add(&L->pool, dev->valuestring);
+        return dgc_strpool_add(&L->pool, dev->valuestring);
     }
     if (dev) {
         r->dev = 2;
@@ -556,13 +537,6 @@ static dg_status fold_const(dgc_graph *g, int32_t id, const tf_map *m,
     return rc ? dg_err_nomem(err, "attrs") : DG_OK;
 }
 
-/* The kept strings of a record at pool offset off ("" while the pool is
- * empty: a file with no input or device strings at all). */
-static const char *pool_at(const dgc_gd_names *p, size_t off)
-{
-    return p->buf ? p->buf + off : "";
-}
-
 /* The op as the file spelled it, for messages. */
 static const char *tf_name(const dgc_gdload *L, int32_t id)
 {
@@ -583,13 +557,13 @@ static dg_status add_inputs(dgc_gdload *L, int32_t id, dg_error *err)
     const char *first_ctrl = NULL;
     int data = 0, n_data = 0;
     dgc_ref fill[2];
-    const char *next = pool_at(&L->pool, r->off);
+    const char *next = dgc_strpool_at(&L->pool, r->off);
     for (int32_t k = 0; k < r->n_in; k++) {
         n_data += next[0] != '^';
         next += strlen(next) + 1;
     }
     int fold_at = !map ? -1 : map->fold == FOLD_LAST ? n_data - 1 : map->fold;
-    next = pool_at(&L->pool, r->off);
+    next = dgc_strpool_at(&L->pool, r->off);
     for (int32_t k = 0; k < r->n_in || k == r->bad_at; k++) {
         if (k == r->bad_at)
             return GE("node '%s': 'input' must be a list of strings, got %s "
@@ -707,7 +681,7 @@ static dg_status add_device(dgc_gdload *L, int32_t id, dg_error *err)
     if (r->dev == 2)
         return GE("node '%s': 'device' must be a string, got %s", n->name,
                   kinds[r->dev_kind]);
-    const char *dev = pool_at(&L->pool, r->off);
+    const char *dev = dgc_strpool_at(&L->pool, r->off);
     for (int32_t k = 0; k < r->n_in; k++)
         dev += strlen(dev) + 1;
     dgc_devspec ds;
@@ -746,7 +720,7 @@ dg_status dgc_gd_check_root(const cJSON *root, dg_error *err)
 static void prefetch_inputs(const dgc_gdload *L, int32_t id)
 {
     const gd_rec *r = &L->rec[id];
-    const char *p = pool_at(&L->pool, r->off);
+    const char *p = dgc_strpool_at(&L->pool, r->off);
     for (int32_t k = 0; k < r->n_in; k++) {
         size_t len = strlen(p);
         const char *name = p + (p[0] == '^');
@@ -814,8 +788,8 @@ void dgc_gd_end(dgc_gdload *L)
     dg_free(L->ops);
     dg_strmap_free(&L->op_ids);
     dg_free(L->rec);
-    dg_free(L->pool.buf);
-    dg_free(L->cls.buf);
+    dgc_strpool_free(&L->pool);
+    dgc_strpool_free(&L->cls);
     dg_free(L);
 }
 

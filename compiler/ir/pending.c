@@ -8,11 +8,12 @@
  * DGC_NODE_AFTER; shape inference skips both.  dg_compile runs the
  * gradient and training passes (which refuse ys or a loss that depend on a
  * pending node: that would be a cycle through generated nodes), then
- * dgc_pass_resolve_pending resolves the names and infers the whole graph
- * again, which also reports any cycle the new edges closed.
+ * dgc_pass_resolve_pending (passes/resolve_pending.c) resolves the names
+ * and infers the whole graph again, which also reports any cycle the new
+ * edges closed.  This file keeps the names aside and checks them; it
+ * reads and writes only the IR.
  */
-#include "load_priv.h"
-#include "program.h"
+#include "pending.h"
 #include "dg_alloc.h"
 
 #include <string.h>
@@ -207,31 +208,4 @@ out:
     dg_free(seen);
     dg_free(stack);
     return st;
-}
-
-dg_status dgc_pass_resolve_pending(dgc_graph *g, dg_error *err)
-{
-    if (g->n_pending == 0)
-        return DG_OK;
-    int32_t *mark = dg_calloc((size_t)g->n_nodes + 1, sizeof *mark);
-    if (!mark)
-        return dg_err_nomem(err, "inputs");
-    dg_status st = DG_OK;
-    for (int i = 0; i < g->n_pending && !st; i++) {
-        const char *s = g->pending[i].names;
-        st = dgc_resolve_inputs(g, g->pending[i].node, &s, g->pending[i].n_in,
-                                mark, NULL, err);
-    }
-    dg_free(mark);
-    if (st)
-        return st;
-    for (int32_t i = 0; i < g->n_nodes; i++)
-        g->nodes[i].flags &= ~(uint32_t)(DGC_NODE_PENDING | DGC_NODE_AFTER);
-    for (int i = 0; i < g->n_pending; i++)
-        dg_free(g->pending[i].names);
-    dg_free(g->pending);
-    g->pending = NULL;
-    g->n_pending = 0;
-    /* types for the waiting nodes, and a cycle check over the new edges */
-    return dgc_pass_infer(g, 0, err);
 }

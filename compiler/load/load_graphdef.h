@@ -10,6 +10,7 @@
 #include <cJSON.h>
 
 #include "load_priv.h"
+#include "strpool.h"
 
 /* A member of a proto3 JSON object by its lowerCamelCase JSON name or its
  * original snake_case proto field name (parsers accept both); NULL if
@@ -37,23 +38,13 @@ int dgc_gd_shape(const dgc_jdoc *doc, const cJSON *x, dg_shape *s,
 int dgc_gd_tensor(const dgc_jdoc *doc, const cJSON *x, dg_tensor **out,
                   char *msg, size_t msgsz);
 
-/* A pool of NUL-terminated strings in order (n of them). */
-typedef struct dgc_gd_names {
-    char *buf;
-    size_t len, cap;
-    int32_t n;
-} dgc_gd_names;
-
-/* Append s (with its NUL) to p.  0 ok, -1 nomem. */
-int dgc_gd_names_add(dgc_gd_names *p, const char *s);
-
 /* Convert the `attr` map of graph node id (whose op is already resolved;
  * `tf_op` is the op as the GraphDef spelled it) into dgrun attributes.
  * Ignores attrs dgrun does not need and rejects ones it cannot honour.
  * `_class` colocation names (loc:@x -> "x") are appended to `cls` in
  * order, for dgc_gd_resolve_class once every node is in the graph. */
 dg_status dgc_gd_attrs(dgc_graph *g, const dgc_jdoc *doc, int32_t id,
-                       const char *tf_op, const cJSON *attr, dgc_gd_names *cls,
+                       const char *tf_op, const cJSON *attr, dgc_strpool *cls,
                        dg_error *err);
 
 /* Resolve node id's n_cls `_class` names at *s (advanced past them) into

@@ -569,3 +569,36 @@ int dgc_infer_noop(DGC_INFER_ARGS)
     (void)n; (void)in; (void)n_in; (void)out; (void)msg; (void)msgsz;
     return 0;
 }
+
+/* _FusedMatMul (made by the fusion pass, passes/fuse.c): MatMul, then
+ * BiasAdd of its result. */
+int dgc_infer_fused_matmul(const dgc_node *n, const dgc_ttype *in, int n_in,
+                           dgc_ttype *out, char *msg, size_t msgsz)
+{
+    if (n_in != 3) {
+        snprintf(msg, msgsz, "expects 3 inputs (a, b, bias), got %d", n_in);
+        return -1;
+    }
+    dgc_ttype mm, pair[2];
+    if (dgc_infer_matmul(n, in, 2, &mm, msg, msgsz))
+        return -1;
+    pair[0] = mm;
+    pair[1] = in[2];
+    return dgc_infer_biasadd(n, pair, 2, out, msg, msgsz);
+}
+
+/* Shared with infer_tf.c (infer.h). */
+int dgc_ttype_ints(const dgc_ttype *t, int64_t *v, int max)
+{
+    int64_t n = dg_shape_numel(&t->shape);
+    if (n < 0 || !(t->dtype == DG_I32 || t->dtype == DG_I64) || t->shape.rank > 1)
+        return -1;
+    if (n > max)
+        return -2;
+    if (!t->value)
+        return (int)n; /* length known, elements not */
+    for (int64_t i = 0; i < n; i++)
+        v[i] = t->dtype == DG_I32 ? ((const int32_t *)t->value)[i]
+                                  : ((const int64_t *)t->value)[i];
+    return (int)n;
+}
