@@ -1,23 +1,21 @@
 /*
- * load.c -- dg_graph_load: JSON graph file (SPEC section 2) -> dgc_graph.
+ * load.c -- the JSON front and the two JSON formats of the format table
+ * (format.h): GraphDef JSON (a root object with `node` and no `nodes`; its
+ * nodes are converted by load_graphdef*.c) and dgrun's JSON (SPEC section
+ * 2; nodes: load_nodes.c, other sections: load_sections.c).
  *
- * The raw text is scanned once (load_scan.c) for the top-level members and
- * the extent of every node object; each node is then parsed by cJSON on its
- * own and turned into IR (load_nodes.c) before the next, so memory stays
- * proportional to the graph, not to a DOM of the file.  Other sections are
- * small and parsed whole.  Text the scan does not understand goes through
- * one cJSON parse of the whole document instead (exact error positions, or
- * the same load from a DOM).  Either way: nodes (names first, so inputs may
- * refer forward), the other sections (load_sections.c), then, with the
- * text freed, shape/dtype inference over the whole graph (shape.c), which
- * also rejects cycles.
- * Invalid JSON anywhere is reported before any other error.  Input with
- * control bytes is tried as a binary GraphDef first (load_pb.c).
+ * The raw text is read once for both (probe_json): scanned (load_scan.c)
+ * for the top-level members and the extent of every node object; each node
+ * is then parsed by cJSON on its own and turned into IR before the next,
+ * so memory stays proportional to the graph, not to a DOM of the file.
+ * Other sections are small and parsed whole.  Text the scan does not
+ * understand goes through one cJSON parse of the whole document instead
+ * (exact error positions, or the same load from a DOM).  Invalid JSON
+ * anywhere is reported before any other error.
  */
-#include "load_priv.h"
+#include "format.h"
 #include "ops.h"
 #include "devices.h"
-#include "infer.h"
 #include "dg_alloc.h"
 
 #include <stdint.h>
@@ -27,19 +25,6 @@
 static const char *const top_keys[] = {
     "version", "nodes", "gradients", "collections", "placement", "fetch",
     "train", "cluster", "replicate", NULL};
-
-/* Where node objects come from: a DOM, or slices of the scanned text. */
-typedef struct node_src {
-    const dgc_jdoc *doc;
-    const dgc_jscan *sc;       /* NULL: DOM */
-    const dgc_jmember *nodes;  /* streaming: the `nodes` array member */
-    const cJSON *placeholder;  /* streaming: its (empty) item in the root */
-    void *arena;               /* streaming: the current node's cJSON */
-    size_t next;               /* streaming: next element to parse */
-    size_t num_next;           /* its first number token */
-    const char *base;          /* streaming: "nodes", or "node" (GraphDef) */
-    char dup[512];             /* streaming: a duplicate key's message */
-} node_src;
 
 static int known(const char *const *l, const char *k)
 {
@@ -140,13 +125,14 @@ static dg_status check_root(dgc_graph *g, const dgc_jdoc *doc,
     return DG_OK;
 }
 
+/* dgrun's JSON (SPEC section 2) from its root object: nodes (names first,
+ * so inputs may refer forward), then the other sections
+ * (load_sections.c). */
 static dg_status load_root(dgc_graph *g, const cJSON *root, node_src *S,
                            dg_error *err)
 {
     const dgc_jdoc *doc = S->doc;
     const cJSON *nodes = NULL;
-    if (dgc_graphdef_detect(root)) /* TF GraphDef JSON: load_graphdef.c */
-        return dgc_graphdef_load(g, doc, root, err);
     dg_status st = check_root(g, doc, root, &nodes, err);
     if (st)
         return json_first(S, st, err);
@@ -256,84 +242,137 @@ static dg_status load_gd_stream(dgc_graph *g, const cJSON *root, node_src *S,
     return st;
 }
 
-/* Streaming load of a scanned document: parse the keys and the values of
- * the top-level members (the nodes array only as an empty placeholder)
- * into a small root object, then load. */
-static dg_status load_scanned(dgc_graph *g, const char *text, size_t len,
-                              const dgc_jscan *sc, dg_error *err)
+/* ---- the JSON front: one reading of the text for both dialects -------- */
+
+/* Streaming reading of a scanned document: parse the keys and the values
+ * of the top-level members (the streamed nodes array only as an empty
+ * placeholder) into a small root object.  Errors that must wait (invalid
+ * JSON: bad_first; a duplicated key: dup) are kept for the dialect's
+ * load. */
+static void front_scanned(dgc_jfront *F, const char *text, size_t len)
 {
-    dgc_jdoc doc;
-    memset(&doc, 0, sizeof doc);
-    doc.text = text;
-    doc.len = len;
-    doc.num_off = sc->num_off;
-    doc.num_int = sc->num_int;
-    doc.n_num = sc->n_num;
-    node_src S;
-    memset(&S, 0, sizeof S);
-    S.doc = &doc;
-    S.sc = sc;
-    S.base = "nodes";
+    const dgc_jscan *sc = &F->sc;
+    dgc_jdoc *doc = &F->doc;
+    node_src *S = &F->S;
+    dg_error *err = &F->err;
+    memset(doc, 0, sizeof *doc);
+    doc->text = text;
+    doc->len = len;
+    doc->num_off = sc->num_off;
+    doc->num_int = sc->num_int;
+    doc->n_num = sc->n_num;
+    memset(S, 0, sizeof *S);
+    S->doc = doc;
+    S->sc = sc;
+    S->base = "nodes";
     dg_status st = DG_OK;
-    size_t bad_first = SIZE_MAX, dup_at = 0, node_at = 0;
-    char dup[512] = "";
+    F->bad_first = SIZE_MAX;
+    F->dup_at = 0;
+    F->node_at = 0;
+    F->dup[0] = '\0';
+    char *dup = F->dup;
     /* a TensorFlow GraphDef (`node`, no `nodes`) streams its `node` array */
     int gd = 1;
     for (size_t i = 0; i < sc->n_members; i++)
         if (sc->members[i].key_len == 7 &&
             memcmp(text + sc->members[i].key_off, "\"nodes\"", 7) == 0)
             gd = 0;
-    cJSON *root = dgc_json_new_item(&doc.arena, cJSON_Object);
+    cJSON *root = dgc_json_new_item(&doc->arena, cJSON_Object);
     if (!root)
         st = dg_err_nomem(err, "JSON");
     for (size_t i = 0; i < sc->n_members && !st; i++) {
         const dgc_jmember *m = &sc->members[i];
         cJSON *key, *v = NULL;
         size_t bad;
-        int rc = dgc_json_parse_slice(&doc, &doc.arena, m->key_off, m->key_len,
+        int rc = dgc_json_parse_slice(doc, &doc->arena, m->key_off, m->key_len,
                                       m->num_first, 0, &key, &bad, "", dup,
-                                      sizeof dup);
-        if (rc == 0 && !S.nodes && m->is_array &&
+                                      sizeof F->dup);
+        if (rc == 0 && !S->nodes && m->is_array &&
             (strcmp(key->valuestring, "nodes") == 0 ||
              (gd && strcmp(key->valuestring, "node") == 0))) {
-            if (!(v = dgc_json_new_item(&doc.arena, cJSON_Array)))
+            if (!(v = dgc_json_new_item(&doc->arena, cJSON_Array)))
                 rc = -1;
-            S.nodes = m;
-            S.base = key->valuestring[4] ? "nodes" : "node";
-            node_at = i;
-            S.placeholder = v;
-            S.num_next = m->num_first;
+            S->nodes = m;
+            S->base = key->valuestring[4] ? "nodes" : "node";
+            F->node_at = i;
+            S->placeholder = v;
+            S->num_next = m->num_first;
         } else if (rc == 0) {
-            rc = dgc_json_parse_slice(&doc, &doc.arena, m->val_off, m->val_len,
+            rc = dgc_json_parse_slice(doc, &doc->arena, m->val_off, m->val_len,
                                       m->num_first, m->n_num, &v, &bad,
-                                      key->valuestring, S.dup, sizeof S.dup);
+                                      key->valuestring, S->dup, sizeof S->dup);
         }
         if (rc < 0)
             st = dg_err_nomem(err, "JSON");
         else if (rc == 2 && !dup[0]) {
-            memcpy(dup, S.dup, sizeof dup);
-            dup_at = i;
+            memcpy(dup, S->dup, sizeof F->dup);
+            F->dup_at = i;
         }
-        else if (rc == 1 && bad < bad_first)
-            bad_first = bad;
+        else if (rc == 1 && bad < F->bad_first)
+            F->bad_first = bad;
         else if (rc == 0) {
             v->string = key->valuestring;
             link_child(root, v);
         }
     }
-    if (!st && S.nodes && S.base[4] == 0) {
-        st = load_gd_stream(g, root, &S, bad_first, dup, dup_at, node_at, err);
-        dgc_json_arena_free(&S.arena);
-        dgc_json_free(&doc);
-        return st;
+    F->root = root;
+    F->st = st;
+}
+
+/* Read p's text once (first JSON row to ask): the streaming scan, or where
+ * the scan does not understand the text, one cJSON parse of it all. */
+static dgc_jfront *probe_json(dgc_probe *p)
+{
+    dgc_jfront *F = &p->json;
+    if (p->json_read)
+        return F;
+    p->json_read = 1;
+    memset(F, 0, sizeof *F);
+    int rc = dgc_json_scan(p->text, p->len, &F->sc);
+    if (rc < 0) {
+        F->st = dg_err_nomem(&F->err, "JSON");
+    } else if (rc == 0) {
+        F->streaming = 1;
+        front_scanned(F, p->text, p->len);
+    } else {
+        /* not understood by the scan: one cJSON parse of everything */
+        F->st = dgc_json_parse(&F->doc, p->text, p->len, "", &F->err);
+        if (!F->st) {
+            F->root = F->doc.root;
+            F->S.doc = &F->doc;
+        }
     }
-    if (!st && bad_first != SIZE_MAX) {
+    return F;
+}
+
+void dgc_probe_json_free(dgc_probe *p)
+{
+    if (!p->json_read)
+        return;
+    dgc_jfront *F = &p->json;
+    dgc_json_arena_free(&F->S.arena);
+    dgc_json_free(&F->doc);
+    if (F->streaming)
+        dgc_jscan_free(&F->sc);
+    p->json_read = 0;
+}
+
+/* The errors a streaming reading kept, in a whole-document parse's order:
+ * invalid JSON (node slices before it come first), then a duplicated
+ * key. */
+static dg_status front_errors(dgc_jfront *F, const char *text, dg_error *err)
+{
+    node_src *S = &F->S;
+    const dgc_jscan *sc = &F->sc;
+    size_t bad_first = F->bad_first;
+    dg_status st = DG_OK;
+    if (bad_first != SIZE_MAX) {
         /* an error in a section: node slices before it come first */
-        while (!st && S.nodes && S.next < S.nodes->n_elem &&
-               sc->elems[S.nodes->elem_first + S.next].off < bad_first) {
+        while (!st && S->nodes && S->next < S->nodes->n_elem &&
+               sc->elems[S->nodes->elem_first + S->next].off < bad_first) {
             cJSON *x;
             size_t bad;
-            int rc = next_slice(&S, &x, &bad);
+            int rc = next_slice(S, &x, &bad);
             if (rc < 0)
                 st = dg_err_nomem(err, "JSON");
             else if (rc == 1)
@@ -344,97 +383,58 @@ static dg_status load_scanned(dgc_graph *g, const char *text, size_t len,
         if (!st)
             st = dgc_json_error_at(text, bad_first, "", err);
     }
-    if (!st && dup[0]) /* after invalid JSON, as a whole-document parse */
-        st = dg_err(err, DG_E_GRAPH, "%s", dup);
-    if (!st)
-        st = load_root(g, root, &S, err);
-    dgc_json_arena_free(&S.arena);
-    dgc_json_free(&doc);
+    if (!st && F->dup[0]) /* after invalid JSON, as a whole-document parse */
+        st = dg_err(err, DG_E_GRAPH, "%s", F->dup);
     return st;
 }
 
-/* The JSON tree a binary GraphDef became: the GraphDef JSON loader. */
-static dg_status load_pb(dgc_graph *g, const cJSON *root, dg_error *err)
+/* ---- GraphDef JSON: a root object with `node` and no `nodes` ----------- */
+
+int dgc_fmt_gd_json_detect(dgc_probe *p)
 {
-    dgc_jdoc doc;
-    memset(&doc, 0, sizeof doc);
-    doc.root = (cJSON *)root;
-    return dgc_graphdef_load(g, &doc, root, err);
+    dgc_jfront *F = probe_json(p);
+    if (F->st)
+        return DGC_DETECT_NO; /* dgrun-json reports it */
+    if (F->streaming && F->S.nodes && F->S.base[4] == 0)
+        return DGC_DETECT_YES; /* its `node` array streams */
+    return dgc_graphdef_detect(F->root) ? DGC_DETECT_YES : DGC_DETECT_NO;
 }
 
-dg_graph *dg_graph_load(const char *path, const char *text, size_t len,
-                        dg_error *err)
+dg_status dgc_fmt_gd_json_load(dgc_probe *p, void *out, dg_error *err)
 {
-    char *owned = NULL;
-    if (!text) {
-        if (!path) {
-            dg_err(err, DG_E_USAGE, "no graph file given");
-            return NULL;
-        }
-        if (dgc_read_file(path, &owned, &len, err))
-            return NULL;
-        text = owned;
-    }
-    dgc_graph *g = dgc_graph_new(path);
-    if (!g) {
-        dg_free(owned);
-        dg_err_nomem(err, "graph");
-        return NULL;
-    }
-    dgc_jscan sc;
-    int rc, kind = dgc_input_kind(text, len);
-    dg_status st;
-    cJSON *pb = NULL;
-    if (kind != DGC_INPUT_JSON) {
-        /* a binary GraphDef (load_pb.c), or JSON with stray control bytes */
-        rc = dgc_pb_to_json(text, len, &pb);
-        if (rc < 0)
-            st = dg_err_nomem(err, "GraphDef");
-        else if (rc == 0)
-            st = load_pb(g, pb, err);
-        else if (kind == DGC_INPUT_BINARY)
-            st = dg_err(err, DG_E_GRAPH, "not a graph: neither JSON nor a "
-                        "binary TensorFlow GraphDef (malformed or truncated "
-                        "protobuf)");
-        if (rc <= 0 || kind == DGC_INPUT_BINARY) {
-            dgc_pb_json_free(pb);
-            goto loaded;
-        }
-    }
-    rc = dgc_json_scan(text, len, &sc);
-    if (rc < 0) {
-        st = dg_err_nomem(err, "JSON");
-    } else if (rc == 0) {
-        st = load_scanned(g, text, len, &sc, err);
-        dgc_jscan_free(&sc);
-    } else {
-        /* not understood by the scan: one cJSON parse of everything */
-        dgc_jdoc doc;
-        st = dgc_json_parse(&doc, text, len, "", err);
-        if (!st) {
-            node_src S;
-            memset(&S, 0, sizeof S);
-            S.doc = &doc;
-            st = load_root(g, doc.root, &S, err);
-            dgc_json_free(&doc);
-        }
-    }
-loaded:
-    dg_free(owned);
-    /* inference allocates every node's output types: run it once the text
-     * and the scan are gone, so their peaks do not add up */
+    dgc_graph *g = out;
+    dgc_jfront *F = probe_json(p);
+    if (!F->streaming)
+        return dgc_graphdef_load(g, &F->doc, F->root, err);
+    if (F->S.nodes && F->S.base[4] == 0)
+        return load_gd_stream(g, F->root, &F->S, F->bad_first, F->dup,
+                              F->dup_at, F->node_at, err);
+    dg_status st = front_errors(F, p->text, err);
     if (!st)
-        st = dgc_pending_check_load(g, err);
-    if (!st)
-        st = dgc_pass_infer(g, 0, err);
-    if (st) {
-        dgc_graph_free(g);
-        return NULL;
-    }
-    return g;
+        st = dgc_graphdef_load(g, &F->doc, F->root, err);
+    return st;
 }
 
-void dg_graph_free(dg_graph *g)
+/* ---- dgrun's JSON (SPEC section 2): any other text --------------------- */
+
+int dgc_fmt_dgrun_json_detect(dgc_probe *p)
 {
-    dgc_graph_free(g);
+    (void)p;
+    return DGC_DETECT_YES; /* the last graph row: its errors are the JSON's */
+}
+
+dg_status dgc_fmt_dgrun_json_load(dgc_probe *p, void *out, dg_error *err)
+{
+    dgc_graph *g = out;
+    dgc_jfront *F = probe_json(p);
+    if (F->st) {
+        *err = F->err;
+        return F->st;
+    }
+    if (!F->streaming)
+        return load_root(g, F->root, &F->S, err);
+    dg_status st = front_errors(F, p->text, err);
+    if (!st)
+        st = load_root(g, F->root, &F->S, err);
+    return st;
 }

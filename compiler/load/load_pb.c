@@ -13,7 +13,7 @@
  * bytes, a binary GraphDef always has some (every NodeDef's `op` field
  * starts with the byte 0x12).
  */
-#include "load_priv.h"
+#include "format.h"
 #include "dg_alloc.h"
 #include "tf_graph.pb-c.h"
 
@@ -387,4 +387,42 @@ void dgc_pb_json_free(cJSON *root)
     hooks_on();
     cJSON_Delete(root);
     cJSON_InitHooks(NULL);
+}
+
+/* ---- the format's row (format.c) --------------------------------------- */
+
+int dgc_fmt_pb_detect(dgc_probe *p)
+{
+    switch (dgc_input_kind(p->text, p->len)) {
+    case DGC_INPUT_BINARY: return DGC_DETECT_YES;
+    case DGC_INPUT_EITHER: return DGC_DETECT_MAYBE; /* or JSON with stray
+                                                       control bytes */
+    default: return DGC_DETECT_NO;
+    }
+}
+
+/* The binary GraphDef becomes the JSON tree the GraphDef JSON loader
+ * reads (load_graphdef.c). */
+dg_status dgc_fmt_pb_load(dgc_probe *p, void *out, dg_error *err)
+{
+    dgc_graph *g = out;
+    cJSON *pb = NULL;
+    dg_status st = DG_OK;
+    int rc = dgc_pb_to_json(p->text, p->len, &pb);
+    if (rc < 0) {
+        st = dg_err_nomem(err, "GraphDef");
+    } else if (rc == 0) {
+        dgc_jdoc doc;
+        memset(&doc, 0, sizeof doc);
+        doc.root = pb;
+        st = dgc_graphdef_load(g, &doc, pb, err);
+    } else if (dgc_input_kind(p->text, p->len) == DGC_INPUT_BINARY) {
+        st = dg_err(err, DG_E_GRAPH, "not a graph: neither JSON nor a "
+                    "binary TensorFlow GraphDef (malformed or truncated "
+                    "protobuf)");
+    } else {
+        p->declined = 1; /* JSON with control bytes: the JSON rows' */
+    }
+    dgc_pb_json_free(pb);
+    return st;
 }

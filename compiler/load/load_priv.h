@@ -81,6 +81,38 @@ typedef struct dgc_jscan {
 int dgc_json_scan(const char *text, size_t len, dgc_jscan *s);
 void dgc_jscan_free(dgc_jscan *s);
 
+/* ---- the JSON front (load.c): one reading of a text, for every JSON
+ * format of the table (format.h) ---------------------------------------- */
+
+/* Where node objects come from: a DOM, or slices of the scanned text. */
+typedef struct node_src {
+    const dgc_jdoc *doc;
+    const dgc_jscan *sc;       /* NULL: DOM */
+    const dgc_jmember *nodes;  /* streaming: the `nodes` array member */
+    const cJSON *placeholder;  /* streaming: its (empty) item in the root */
+    void *arena;               /* streaming: the current node's cJSON */
+    size_t next;               /* streaming: next element to parse */
+    size_t num_next;           /* its first number token */
+    const char *base;          /* streaming: "nodes", or "node" (GraphDef) */
+    char dup[512];             /* streaming: a duplicate key's message */
+} node_src;
+
+
+typedef struct dgc_jfront {
+    dg_status st;        /* the reading failed (nomem; invalid JSON in the
+                            whole-document parse): err says why */
+    dg_error err;
+    int streaming;       /* 1: scanned (sc, root of the members), 0: DOM */
+    dgc_jscan sc;
+    dgc_jdoc doc;
+    node_src S;          /* the streamed nodes array, if any */
+    cJSON *root;
+    size_t bad_first;    /* streaming: first invalid JSON, SIZE_MAX none */
+    size_t dup_at, node_at; /* member of the first duplicate / the nodes */
+    char dup[512];       /* streaming: the first duplicated key's message */
+} dgc_jfront;
+
+
 /* Parse the slice text[off, off+len) of doc->text with cJSON into *out,
  * allocating in *arena (created on first use; reset it between slices).
  * Its numbers are tokens [num_first, num_first + n_num) of doc.  0 ok,

@@ -3,7 +3,7 @@
  * `placement.rules` and the --placement FILE (a JSON array of rules).
  * Op names in `match.op` are stored canonical (VariableV2 -> Variable).
  */
-#include "load_priv.h"
+#include "format.h"
 #include "load.h"
 #include "ops.h"
 #include "devices.h"
@@ -192,6 +192,42 @@ dg_status dgc_rules_parse(const cJSON *arr, const char *pre,
     return DG_OK;
 }
 
+/* ---- the format's row (format.c) --------------------------------------- */
+
+int dgc_fmt_rules_detect(dgc_probe *p)
+{
+    (void)p;
+    return DGC_DETECT_YES; /* the one rules format */
+}
+
+/* A JSON array of rules, or {"rules": [...]} (the graph's placement
+ * object); errors start with the file's path. */
+dg_status dgc_fmt_rules_load(dgc_probe *p, void *out, dg_error *err)
+{
+    dgc_rules_out *o = out;
+    char pre[1100];
+    snprintf(pre, sizeof pre, "%s: ", p->path);
+    dgc_jdoc doc;
+    dg_status st = dgc_json_parse(&doc, p->text, p->len, pre, err);
+    if (!st) {
+        const cJSON *arr = doc.root;
+        /* also accept {"rules": [...]} (the graph's placement object) */
+        if (cJSON_IsObject(arr)) {
+            for (const cJSON *k = arr->child; k; k = k->next)
+                if (strcmp(k->string, "rules") != 0) {
+                    st = dg_err(err, DG_E_GRAPH, "%sunknown key '%s' (expected "
+                                "a JSON array of rules)", pre, k->string);
+                    break;
+                }
+            arr = cJSON_GetObjectItemCaseSensitive(arr, "rules");
+        }
+        if (!st)
+            st = dgc_rules_parse(arr, pre, &o->rules, &o->n, err);
+        dgc_json_free(&doc);
+    }
+    return st;
+}
+
 dg_status dgc_rules_load_file(const char *path, dgc_rule **rules, int *n,
                               dg_error *err)
 {
@@ -206,26 +242,11 @@ dg_status dgc_rules_load_file(const char *path, dgc_rule **rules, int *n,
         snprintf(why, sizeof why, "%s", err->msg);
         return dg_err(err, st, "--placement %s: %s", path, why);
     }
-    char pre[1100];
-    snprintf(pre, sizeof pre, "%s: ", path);
-    dgc_jdoc doc;
-    st = dgc_json_parse(&doc, text, len, pre, err);
-    if (!st) {
-        const cJSON *arr = doc.root;
-        /* also accept {"rules": [...]} (the graph's placement object) */
-        if (cJSON_IsObject(arr)) {
-            for (const cJSON *k = arr->child; k; k = k->next)
-                if (strcmp(k->string, "rules") != 0) {
-                    st = dg_err(err, DG_E_GRAPH, "%sunknown key '%s' (expected "
-                                "a JSON array of rules)", pre, k->string);
-                    break;
-                }
-            arr = cJSON_GetObjectItemCaseSensitive(arr, "rules");
-        }
-        if (!st)
-            st = dgc_rules_parse(arr, pre, rules, n, err);
-        dgc_json_free(&doc);
-    }
+    dgc_probe p = {.path = path, .text = text, .len = len};
+    dgc_rules_out o = {NULL, 0};
+    st = dgc_format_load(DGC_FMT_RULES, &p, &o, NULL, err);
+    *rules = o.rules;
+    *n = o.n;
     dg_free(text);
     return st;
 }
