@@ -19,51 +19,117 @@
 #define NUM (F32 | F64 | I32 | I64)
 #define ALL (NUM | BOOL)
 
-static const char *const a_none[] = {NULL};
-static const char *const a_const[] = {"value", "shape", NULL};
-static const char *const a_var[] = {"shape", "init", "trainable", NULL};
-static const char *const a_ph[] = {"shape", NULL};
-static const char *const a_rand[] = {"shape", "mean", "stddev", "min", "max", "seed", NULL};
-static const char *const a_matmul[] = {"transpose_a", "transpose_b", NULL};
-static const char *const a_reduce[] = {"axis", "keepdims", NULL};
-static const char *const a_reshape[] = {"shape", NULL};
-static const char *const a_perm[] = {"perm", NULL};
-static const char *const a_argmax[] = {"axis", "output_type", NULL};
-static const char *const a_assign[] = {"validate_shape", "use_locking", NULL};
-static const char *const a_print[] = {"message", "summarize", NULL};
-static const char *const a_momentum[] = {"use_locking", "use_nesterov", NULL};
-static const char *const a_bcast[] = {"axis", "keepdims", "mean", NULL};
-static const char *const a_bn[] = {"epsilon", NULL};
-static const char *const a_decay[] = {"decay", NULL};
-static const char *const a_allreduce[] = {"reduction", "root", NULL};
-static const char *const a_broadcast[] = {"root", NULL};
+/* Attribute schemas: {name, type, default, flags} per attr, ending in
+ * {NULL}.  The type is how the loaders decode the attr (DGC_A_*); the
+ * default is the value the passes and kernels use when a graph leaves the
+ * attr out (as text; NULL: none, the attr is then simply absent);
+ * REQ: TF's OpDef has no default for it; INTERNAL: set by a pass, never
+ * read from a graph file.  "dtype" (DGC_A_DTYPE) is accepted on every op
+ * (the output dtype where it matters). */
+#define REQ DGC_AS_TF_REQUIRED
+#define INTERNAL DGC_AS_INTERNAL
+#define A_END {NULL, 0, NULL, 0}
+static const dgc_attr_spec a_none[] = {A_END};
+static const dgc_attr_spec a_const[] = {
+    {"value", DGC_A_TENSOR, NULL, REQ}, {"shape", DGC_A_SHAPE, NULL, 0},
+    A_END};
+static const dgc_attr_spec a_var[] = {
+    {"shape", DGC_A_SHAPE, NULL, REQ}, {"init", DGC_A_INIT, "zeros", 0},
+    {"trainable", DGC_A_BOOL, "true", 0}, A_END};
+static const dgc_attr_spec a_ph[] = {{"shape", DGC_A_SHAPE, NULL, 0}, A_END};
+static const dgc_attr_spec a_rand[] = {
+    {"shape", DGC_A_SHAPE, NULL, 0}, {"mean", DGC_A_FLOAT, "0", 0},
+    {"stddev", DGC_A_FLOAT, "1", 0}, {"min", DGC_A_FLOAT, "0", 0},
+    {"max", DGC_A_FLOAT, "1", 0}, {"seed", DGC_A_INT, "0", 0}, A_END};
+static const dgc_attr_spec a_matmul[] = {
+    {"transpose_a", DGC_A_BOOL, "false", 0},
+    {"transpose_b", DGC_A_BOOL, "false", 0}, A_END};
+static const dgc_attr_spec a_reduce[] = {
+    {"axis", DGC_A_INTS, NULL, 0}, {"keepdims", DGC_A_BOOL, "false", 0},
+    A_END};
+static const dgc_attr_spec a_reshape[] = {{"shape", DGC_A_SHAPE, NULL, 0},
+                                          A_END};
+static const dgc_attr_spec a_perm[] = {{"perm", DGC_A_INTS, NULL, 0}, A_END};
+static const dgc_attr_spec a_argmax[] = {
+    {"axis", DGC_A_INTS, "0", 0}, {"output_type", DGC_A_DTYPE, "int64", 0},
+    A_END};
+static const dgc_attr_spec a_assign[] = {
+    {"validate_shape", DGC_A_BOOL, "true", 0},
+    {"use_locking", DGC_A_BOOL, "false", 0}, A_END};
+static const dgc_attr_spec a_print[] = {
+    {"message", DGC_A_STR, "", 0}, {"summarize", DGC_A_INT, "3", 0}, A_END};
+static const dgc_attr_spec a_momentum[] = {
+    {"use_locking", DGC_A_BOOL, "false", 0},
+    {"use_nesterov", DGC_A_BOOL, "false", 0}, A_END};
+static const dgc_attr_spec a_bcast[] = { /* BroadcastLike */
+    {"axis", DGC_A_INTS, NULL, 0}, {"keepdims", DGC_A_BOOL, "false", 0},
+    {"mean", DGC_A_BOOL, "false", 0}, A_END};
+static const dgc_attr_spec a_bn[] = {{"epsilon", DGC_A_FLOAT, "0.001", 0},
+                                     A_END};
+static const dgc_attr_spec a_decay[] = {{"decay", DGC_A_FLOAT, NULL, 0},
+                                        A_END};
+static const dgc_attr_spec a_allreduce[] = {
+    {"reduction", DGC_A_STR, "sum", 0}, {"root", DGC_A_INT, NULL, 0}, A_END};
+static const dgc_attr_spec a_broadcast[] = {{"root", DGC_A_INT, "0", 0},
+                                            A_END};
 /* control flow (issue 11) */
-static const char *const a_enter[] = {"frame_name", "is_constant", "parallel_iterations", NULL};
-static const char *const a_ta[] = {"dtype", "element_shape", "dynamic_size", "clear_after_read", "identical_element_shapes", "tensor_array_name", NULL};
-static const char *const a_ta_read[] = {"dtype", "element_shape", "output_shape", NULL};
-static const char *const a_ta_grad[] = {"source", NULL};
-static const char *const a_stack[] = {"elem_type", "stack_name", "swap_memory", "element_shape", "output_shape", NULL};
+static const dgc_attr_spec a_enter[] = {
+    {"frame_name", DGC_A_STR, NULL, REQ},
+    {"is_constant", DGC_A_BOOL, "false", 0},
+    {"parallel_iterations", DGC_A_INT, "10", 0}, A_END};
+static const dgc_attr_spec a_ta[] = {
+    {"dtype", DGC_A_DTYPE, NULL, REQ}, {"element_shape", DGC_A_SHAPE, NULL, 0},
+    {"dynamic_size", DGC_A_BOOL, "false", 0},
+    {"clear_after_read", DGC_A_BOOL, "true", 0},
+    {"identical_element_shapes", DGC_A_BOOL, "false", 0},
+    {"tensor_array_name", DGC_A_STR, "", 0}, A_END};
+static const dgc_attr_spec a_ta_read[] = {
+    {"dtype", DGC_A_DTYPE, NULL, REQ}, {"element_shape", DGC_A_SHAPE, NULL, 0},
+    {"output_shape", DGC_A_SHAPE, NULL, 0}, A_END};
+static const dgc_attr_spec a_ta_grad[] = {{"source", DGC_A_STR, NULL, REQ},
+                                          A_END};
+static const dgc_attr_spec a_stack[] = {
+    {"elem_type", DGC_A_DTYPE, NULL, REQ}, {"stack_name", DGC_A_STR, "", 0},
+    {"swap_memory", DGC_A_BOOL, "false", 0},
+    {"element_shape", DGC_A_SHAPE, NULL, 0},
+    {"output_shape", DGC_A_SHAPE, NULL, 0}, A_END};
 #define CFLOW (DGC_OP_NOT_DIFF | DGC_OP_CONTROL_FLOW)
 #define CFLOW_DIFF DGC_OP_CONTROL_FLOW /* Switch, Merge: grad_rules.c */
 #define RES (DGC_OP_STATEFUL | DGC_OP_NOT_DIFF | DGC_OP_CONTROL_FLOW | DGC_OP_RESOURCE)
 /* TF graph ops (issue 10) */
-static const char *const a_shape_of[] = {"out_type", NULL};
-static const char *const a_axis[] = {"axis", NULL};
-static const char *const a_tile[] = {"multiples", NULL};
-static const char *const a_gather[] = {"axis", "batch_dims", NULL};
-static const char *const a_split[] = {"axis", "num", NULL};
-static const char *const a_sslice[] = {"begin_mask", "end_mask",
-                                       "ellipsis_mask", "new_axis_mask",
-                                       "shrink_axis_mask", NULL};
-static const char *const a_conv[] = {"strides", "padding", "dilations",
-                                     "data_format", "explicit_paddings", NULL};
-static const char *const a_pool[] = {"ksize", "strides", "padding",
-                                     "data_format", "explicit_paddings", NULL};
-static const char *const a_fbn[] = {"epsilon", "is_training",
-                                    "exponential_avg_factor", "data_format",
-                                    NULL};
+static const dgc_attr_spec a_shape_of[] = {
+    {"out_type", DGC_A_DTYPE, "int32", 0}, A_END};
+static const dgc_attr_spec a_axis[] = {{"axis", DGC_A_INTS, "0", 0}, A_END};
+static const dgc_attr_spec a_tile[] = {{"multiples", DGC_A_INTS, NULL, 0},
+                                       A_END};
+static const dgc_attr_spec a_gather[] = {
+    {"axis", DGC_A_INTS, "0", 0}, {"batch_dims", DGC_A_INT, "0", 0}, A_END};
+static const dgc_attr_spec a_split[] = {
+    {"axis", DGC_A_INTS, "0", 0}, {"num", DGC_A_INT, NULL, REQ}, A_END};
+static const dgc_attr_spec a_sslice[] = {
+    {"begin_mask", DGC_A_INT, "0", 0}, {"end_mask", DGC_A_INT, "0", 0},
+    {"ellipsis_mask", DGC_A_INT, "0", 0}, {"new_axis_mask", DGC_A_INT, "0", 0},
+    {"shrink_axis_mask", DGC_A_INT, "0", 0}, A_END};
+/* the CNN ops: their layout attr (data_format) takes NCHW too */
+static const dgc_attr_spec a_conv[] = {
+    {"strides", DGC_A_INTS, NULL, REQ}, {"padding", DGC_A_STR, NULL, REQ},
+    {"dilations", DGC_A_INTS, "[1,1,1,1]", 0},
+    {"data_format", DGC_A_STR, "NHWC", 0},
+    {"explicit_paddings", DGC_A_INTS, "[]", 0}, A_END};
+static const dgc_attr_spec a_pool[] = {
+    {"ksize", DGC_A_INTS, NULL, REQ}, {"strides", DGC_A_INTS, NULL, REQ},
+    {"padding", DGC_A_STR, NULL, REQ}, {"data_format", DGC_A_STR, "NHWC", 0},
+    {"explicit_paddings", DGC_A_INTS, "[]", 0}, A_END};
+static const dgc_attr_spec a_fbn[] = {
+    {"epsilon", DGC_A_FLOAT, "0.0001", 0},
+    {"is_training", DGC_A_BOOL, "true", 0},
+    {"exponential_avg_factor", DGC_A_FLOAT, "1", 0},
+    {"data_format", DGC_A_STR, "NHWC", 0}, A_END};
 /* fusion (issue 16) */
-static const char *const a_fused[] = {"transpose_a", "transpose_b", "fused_ops", NULL};
+static const dgc_attr_spec a_fused[] = {
+    {"transpose_a", DGC_A_BOOL, "false", 0},
+    {"transpose_b", DGC_A_BOOL, "false", 0},
+    {"fused_ops", DGC_A_STR, NULL, INTERNAL}, A_END};
 
 #define SRC DGC_OP_SOURCE
 #define NODIFF DGC_OP_NOT_DIFF
@@ -71,8 +137,7 @@ static const char *const a_fused[] = {"transpose_a", "transpose_b", "fused_ops",
 #define SUMMARY (DGC_OP_SUMMARY | DGC_OP_ZERO_GRAD | DGC_OP_HOST_OK)
 
 /* name, alias, min_in, max_in, n_out, dtypes, flags, attrs, doc; the
- * infer column is infer/'s (infer/infer_table.c), not this layer's.
- * "dtype" is accepted on every op (the output dtype where it matters). */
+ * infer column is infer/'s (infer/infer_table.c), not this layer's. */
 const dgc_op_def dgc_ops[] = {
 #define DGC_OP(name, alias, min_in, max_in, n_out, dtypes, flags, attrs, \
                infer, doc)                                              \
@@ -109,11 +174,11 @@ const char *dgc_node_op_name(const dgc_node *n)
 int dgc_node_n_out(const dgc_node *n)
 {
     int k = dgc_ops[n->op].n_out;
-    if (k == -1)
+    if (k == DGC_OUT_PER_INPUT)
         return n->n_inputs;
-    if (k == -3)
+    if (k == DGC_OUT_PER_INPUT_BUT_FIRST)
         return n->n_inputs > 0 ? n->n_inputs - 1 : 0;
-    if (k == -2) {
+    if (k == DGC_OUT_NUM_ATTR) {
         int64_t v = dgc_attr_int(n, "num", 0);
         return v > 0 && v < 100000 ? (int)v : 0;
     }
@@ -168,4 +233,64 @@ int dgc_op_has_kernel(const dgc_graph *g, const dgc_node *n,
 int dgc_cflow_back_edge(const dgc_graph *g, dgc_ref r)
 {
     return g->nodes[r.node].op == DGC_OPID_NextIteration;
+}
+
+const dgc_attr_spec *dgc_op_attr(int op, const char *name)
+{
+    if (op < 0 || op >= dgc_n_ops)
+        return NULL;
+    for (const dgc_attr_spec *a = dgc_ops[op].attrs; a->name; a++)
+        if (strcmp(a->name, name) == 0)
+            return a;
+    return NULL;
+}
+
+/* Edit distance of a and b, stopping early past max (then max + 1). */
+static int distance(const char *a, const char *b, int max)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 63 || lb > 63)
+        return max + 1;
+    int row[64];
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = (int)j;
+    for (size_t i = 1; i <= la; i++) {
+        int diag = row[0], best;
+        row[0] = best = (int)i;
+        for (size_t j = 1; j <= lb; j++) {
+            int up = row[j];
+            int v = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < v)
+                v = up + 1;
+            if (row[j - 1] + 1 < v)
+                v = row[j - 1] + 1;
+            row[j] = v;
+            diag = up;
+            if (v < best)
+                best = v;
+        }
+        if (best > max)
+            return max + 1;
+    }
+    return row[lb];
+}
+
+const char *dgc_op_attr_near(int op, const char *name)
+{
+    const char *best = NULL;
+    int bd = 3; /* at most 2 edits away */
+    if (op < 0 || op >= dgc_n_ops)
+        return NULL;
+    for (const dgc_attr_spec *a = dgc_ops[op].attrs; a->name; a++) {
+        if (a->flags & DGC_AS_INTERNAL)
+            continue;
+        int d = distance(name, a->name, bd - 1);
+        if (d < bd) {
+            bd = d;
+            best = a->name;
+        }
+    }
+    if (distance(name, "dtype", bd - 1) < bd)
+        best = "dtype";
+    return best;
 }

@@ -62,15 +62,39 @@ enum dgc_op_id {
     DGC_N_OPS
 };
 
+/* One attribute of an op's schema (ops.c): how loaders decode it and the
+ * default the passes and kernels use when a graph leaves it out. */
+enum {
+    DGC_AS_TF_REQUIRED = 1u << 0, /* TF's OpDef has no default for it */
+    DGC_AS_INTERNAL    = 1u << 1, /* set by a pass, never read from a file */
+};
+typedef struct dgc_attr_spec {
+    const char *name;       /* NULL ends a schema */
+    dgc_attr_kind type;     /* DGC_A_*: how the loaders decode it */
+    const char *dflt;       /* default as text, NULL: none (absent) */
+    unsigned flags;         /* DGC_AS_* */
+} dgc_attr_spec;
+
+/* Arity kinds: ops.def's max_in and n_out columns name them. */
+enum {
+    DGC_IN_ANY = -1,                  /* max_in: any number of inputs */
+    DGC_OUT_PER_INPUT = -1,           /* n_out: one per data input (ShapeN) */
+    DGC_OUT_NUM_ATTR = -2,            /* n_out: attr `num` (Unpack, Split,
+                                         SplitV) */
+    DGC_OUT_PER_INPUT_BUT_FIRST = -3, /* n_out: one per data input but the
+                                         first (ConcatOffset) */
+};
+
 typedef struct dgc_op_def {
     const char *name;
     const char *alias;      /* NULL or alternative name (AddV2, VariableV2) */
-    int min_in, max_in;     /* data inputs; max_in < 0 = unbounded */
-    int n_out;
+    int min_in, max_in;     /* data inputs; max_in DGC_IN_ANY: unbounded */
+    int n_out;              /* a count, or an arity kind (DGC_OUT_*) */
     uint32_t dtypes;        /* mask of 1u << dg_dtype the op supports (for its
                                "T", see dgc_op_kernel_dtype) */
     uint32_t flags;         /* DGC_OP_* */
-    const char *const *attrs; /* NULL-terminated list of accepted attr keys */
+    const dgc_attr_spec *attrs; /* its attribute schema ({NULL}-ended); every
+                               op also takes "dtype" */
     const char *doc;        /* one line for `dgrun ops` */
 } dgc_op_def;
 
@@ -84,10 +108,16 @@ const char *dgc_op_name(int op);
 /* The op name to show for a node: as the graph file spelled it (an alias
  * such as VariableV2 stays VariableV2 in logs and outputs). */
 const char *dgc_node_op_name(const dgc_node *n);
-/* Outputs of node n: its op's n_out, or for a variadic op (n_out < 0 in
- * ops.def) -1: one per data input (ShapeN), -2: attr `num` (Unpack,
- * Split, SplitV), -3: one per data input but the first (ConcatOffset). */
+/* Outputs of node n: its op's n_out, or what its arity kind says
+ * (DGC_OUT_*: per data input, attr `num`, per data input but the
+ * first). */
 int dgc_node_n_out(const dgc_node *n);
+/* The schema of attr `name` of op, NULL when the op has none of that
+ * name ("dtype", which every op takes, is in no schema). */
+const dgc_attr_spec *dgc_op_attr(int op, const char *name);
+/* The attr of op (or "dtype") closest to a misspelt `name` (at most two
+ * edits away), NULL if none: for "did you mean" in errors. */
+const char *dgc_op_attr_near(int op, const char *name);
 /* Convenience: flags test. */
 int dgc_op_has(int op, uint32_t flag);
 

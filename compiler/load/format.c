@@ -13,24 +13,25 @@
 #include "dg_alloc.h"
 
 /* Rows of one kind are asked in this order. */
-const dgc_format dgc_formats[] = {
-    {"graphdef-binary", DGC_FMT_GRAPH, dgc_fmt_pb_detect, dgc_fmt_pb_load},
-    {"graphdef-json", DGC_FMT_GRAPH, dgc_fmt_gd_json_detect,
-     dgc_fmt_gd_json_load},
-    {"dgrun-json", DGC_FMT_GRAPH, dgc_fmt_dgrun_json_detect,
-     dgc_fmt_dgrun_json_load},
-    {"placement-rules", DGC_FMT_RULES, dgc_fmt_rules_detect,
-     dgc_fmt_rules_load},
+extern const dgc_format dgc_format_graphdef_binary; /* load_pb.c */
+extern const dgc_format dgc_format_graphdef_json;   /* load.c */
+extern const dgc_format dgc_format_dgrun_json;      /* load.c */
+extern const dgc_format dgc_format_placement_rules; /* load_rules.c */
+const dgc_format *const dgc_formats[] = {
+    &dgc_format_graphdef_binary,
+    &dgc_format_graphdef_json,
+    &dgc_format_dgrun_json,
+    &dgc_format_placement_rules,
+    NULL,
 };
-const int dgc_n_formats = (int)(sizeof dgc_formats / sizeof dgc_formats[0]);
 
 dg_status dgc_format_load(int kind, dgc_probe *p, void *out,
                           const char **name, dg_error *err)
 {
     dg_status st = DG_OK;
     int done = 0;
-    for (int i = 0; i < dgc_n_formats && !done; i++) {
-        const dgc_format *f = &dgc_formats[i];
+    for (int i = 0; dgc_formats[i] && !done; i++) {
+        const dgc_format *f = dgc_formats[i];
         if (f->kind != kind || f->detect(p) == DGC_DETECT_NO)
             continue;
         p->declined = 0;

@@ -5,10 +5,11 @@
  * order: the first whose detect says "mine" loads it; one that says
  * "maybe" tries and may decline (the next row is then asked).
  *
- * Adding a format is one file (its detect and load) plus one row in
- * format.c.  JSON formats share one reading of the text (the JSON front,
- * load.c): the scan of its top-level members, or a whole-document parse,
- * made once by whichever JSON row asks first (dgc_probe_json).
+ * Adding a format is one file (its detect and load, and the row's value
+ * `const dgc_format dgc_format_<name>`) plus its line in format.c's table
+ * (and in compiler/meson.build).  JSON formats share one reading of the
+ * text (the JSON front, load.c): the scan of its top-level members, or a
+ * whole-document parse, made once by whichever JSON row asks first.
  */
 #ifndef DGC_FORMAT_H
 #define DGC_FORMAT_H
@@ -48,8 +49,9 @@ typedef struct dgc_format {
     dg_status (*load)(dgc_probe *p, void *out, dg_error *err);
 } dgc_format;
 
-extern const dgc_format dgc_formats[];
-extern const int dgc_n_formats;
+/* The rows (format.c), each defined by its format's file as
+ * `const dgc_format dgc_format_<name>`; NULL-terminated. */
+extern const dgc_format *const dgc_formats[];
 
 /* Load p with the first row of `kind` that takes it (see above); the name
  * of that row in *name when name != NULL.  Frees what the rows kept in p
@@ -57,21 +59,7 @@ extern const int dgc_n_formats;
 dg_status dgc_format_load(int kind, dgc_probe *p, void *out,
                           const char **name, dg_error *err);
 
-/* ---- the rows (one file each) ------------------------------------------ */
-/* load_pb.c: binary GraphDef */
-int dgc_fmt_pb_detect(dgc_probe *p);
-dg_status dgc_fmt_pb_load(dgc_probe *p, void *out, dg_error *err);
-/* load.c: the JSON front and its two dialects (GraphDef JSON: the node
- * conversion is load_graphdef*.c; dgrun JSON: load_nodes.c,
- * load_sections.c) */
-int dgc_fmt_gd_json_detect(dgc_probe *p);
-dg_status dgc_fmt_gd_json_load(dgc_probe *p, void *out, dg_error *err);
-int dgc_fmt_dgrun_json_detect(dgc_probe *p);
-dg_status dgc_fmt_dgrun_json_load(dgc_probe *p, void *out, dg_error *err);
 /* Free the JSON front's reading of p (dgc_format_load does). */
 void dgc_probe_json_free(dgc_probe *p);
-/* load_rules.c: placement rules (SPEC 4.3) */
-int dgc_fmt_rules_detect(dgc_probe *p);
-dg_status dgc_fmt_rules_load(dgc_probe *p, void *out, dg_error *err);
 
 #endif

@@ -390,7 +390,7 @@ static dg_status front_errors(dgc_jfront *F, const char *text, dg_error *err)
 
 /* ---- GraphDef JSON: a root object with `node` and no `nodes` ----------- */
 
-int dgc_fmt_gd_json_detect(dgc_probe *p)
+static int gd_json_detect(dgc_probe *p)
 {
     dgc_jfront *F = probe_json(p);
     if (F->st)
@@ -400,7 +400,7 @@ int dgc_fmt_gd_json_detect(dgc_probe *p)
     return dgc_graphdef_detect(F->root) ? DGC_DETECT_YES : DGC_DETECT_NO;
 }
 
-dg_status dgc_fmt_gd_json_load(dgc_probe *p, void *out, dg_error *err)
+static dg_status gd_json_load(dgc_probe *p, void *out, dg_error *err)
 {
     dgc_graph *g = out;
     dgc_jfront *F = probe_json(p);
@@ -417,13 +417,13 @@ dg_status dgc_fmt_gd_json_load(dgc_probe *p, void *out, dg_error *err)
 
 /* ---- dgrun's JSON (SPEC section 2): any other text --------------------- */
 
-int dgc_fmt_dgrun_json_detect(dgc_probe *p)
+static int dgrun_json_detect(dgc_probe *p)
 {
     (void)p;
     return DGC_DETECT_YES; /* the last graph row: its errors are the JSON's */
 }
 
-dg_status dgc_fmt_dgrun_json_load(dgc_probe *p, void *out, dg_error *err)
+static dg_status dgrun_json_load(dgc_probe *p, void *out, dg_error *err)
 {
     dgc_graph *g = out;
     dgc_jfront *F = probe_json(p);
@@ -438,3 +438,11 @@ dg_status dgc_fmt_dgrun_json_load(dgc_probe *p, void *out, dg_error *err)
         st = load_root(g, F->root, &F->S, err);
     return st;
 }
+
+/* the rows (format.c) */
+const dgc_format dgc_format_graphdef_json = {
+    "graphdef-json", DGC_FMT_GRAPH, gd_json_detect,
+    gd_json_load};
+const dgc_format dgc_format_dgrun_json = {
+    "dgrun-json", DGC_FMT_GRAPH, dgrun_json_detect,
+    dgrun_json_load};

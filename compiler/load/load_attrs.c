@@ -1,8 +1,9 @@
 /*
- * load_attrs.c -- a node's `attrs` object into dgc_attr values: the kind
- * is chosen by key (value, init, shape, dtype, axis, ...), keys must be in
- * the op's list (ops.c) or be "dtype", and Variables get their dtype and
- * shape from a literal init the way TF does.
+ * load_attrs.c -- a node's `attrs` object into dgc_attr values, decoded
+ * as the op's attribute schema (ops.c) types them; keys must be in the
+ * schema or be "dtype" (a misspelt one: an error with a did-you-mean), and
+ * Variables get their dtype and shape from a literal init the way TF
+ * does.
  */
 #include "load_priv.h"
 #include "ops.h"
@@ -11,59 +12,19 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const bool_keys[] = {
-    "keepdims", "transpose_a", "transpose_b", "trainable", "validate_shape",
-    "use_locking", "use_nesterov", "is_training", NULL};
-static const char *const float_keys[] = {
-    "mean", "stddev", "min", "max", "decay", "epsilon",
-    "exponential_avg_factor", NULL};
-
-/* convolution / pooling attrs (TF's names) */
-static const char *const ints_keys[] = {
-    "strides", "dilations", "ksize", "explicit_paddings", NULL};
-static const char *const str_keys[] = {"padding", "data_format", NULL};
-
-/* control flow (issue 11) */
-static const char *const cflow_str_keys[] = {
-    "frame_name", "tensor_array_name", "stack_name", "source", NULL};
-static const char *const cflow_bool_keys[] = {
-    "is_constant", "dynamic_size", "clear_after_read",
-    "identical_element_shapes", "swap_memory", NULL};
-
-static int in_list(const char *const *l, const char *k)
-{
-    for (; l && *l; l++)
-        if (strcmp(*l, k) == 0)
-            return 1;
-    return 0;
-}
-
+/* The kind of attr `key` on op: its type in the op's schema (ops.c), or
+ * DGC_A_DTYPE for "dtype", which every op takes; -1 when the op has no
+ * such attr (or only one a pass sets). */
 static int kind_of(const char *key, int op, dgc_attr_kind *k)
 {
-    if (strcmp(key, "value") == 0) *k = DGC_A_TENSOR;
-    else if (strcmp(key, "init") == 0) *k = DGC_A_INIT;
-    else if (strcmp(key, "shape") == 0) *k = DGC_A_SHAPE;
-    else if (strcmp(key, "dtype") == 0 || strcmp(key, "output_type") == 0) *k = DGC_A_DTYPE;
-    else if (strcmp(key, "axis") == 0 || strcmp(key, "perm") == 0 ||
-             strcmp(key, "multiples") == 0) *k = DGC_A_INTS;
-    else if (strcmp(key, "out_type") == 0) *k = DGC_A_DTYPE;
-    else if (strcmp(key, "batch_dims") == 0 || strcmp(key, "num") == 0 ||
-             strstr(key, "_mask")) *k = DGC_A_INT; /* TF graph ops */
-    else if (in_list(ints_keys, key)) *k = DGC_A_INTS;
-    else if (in_list(str_keys, key)) *k = DGC_A_STR;
-    else if (strcmp(key, "mean") == 0 && strcmp(dgc_op_name(op), "BroadcastLike") == 0) *k = DGC_A_BOOL;
-    else if (in_list(bool_keys, key)) *k = DGC_A_BOOL;
-    else if (in_list(float_keys, key)) *k = DGC_A_FLOAT;
-    else if (strcmp(key, "message") == 0 || strcmp(key, "reduction") == 0) *k = DGC_A_STR;
-    else if (strcmp(key, "seed") == 0 || strcmp(key, "summarize") == 0 ||
-             strcmp(key, "root") == 0) *k = DGC_A_INT;
-    /* control flow (issue 11) */
-    else if (in_list(cflow_str_keys, key)) *k = DGC_A_STR;
-    else if (in_list(cflow_bool_keys, key)) *k = DGC_A_BOOL;
-    else if (strcmp(key, "parallel_iterations") == 0) *k = DGC_A_INT;
-    else if (strcmp(key, "element_shape") == 0 || strcmp(key, "output_shape") == 0) *k = DGC_A_SHAPE;
-    else if (strcmp(key, "elem_type") == 0) *k = DGC_A_DTYPE;
-    else return -1;
+    if (strcmp(key, "dtype") == 0) {
+        *k = DGC_A_DTYPE;
+        return 0;
+    }
+    const dgc_attr_spec *a = dgc_op_attr(op, key);
+    if (!a || (a->flags & DGC_AS_INTERNAL))
+        return -1;
+    *k = a->type;
     return 0;
 }
 
@@ -322,16 +283,19 @@ dg_status dgc_load_attrs(dgc_graph *g, const dgc_jdoc *doc, int32_t id,
         const char *key = v->string;
         /* TF 1's older spelling (tf.reduce_sum(keep_dims=...), and the
          * GraphDef attr name) */
-        if (strcmp(key, "keep_dims") == 0 && in_list(d->attrs, "keepdims")) {
+        if (strcmp(key, "keep_dims") == 0 && dgc_op_attr(n->op, "keepdims")) {
             key = "keepdims";
             if (dgc_node_attr(n, key) || cJSON_GetObjectItemCaseSensitive(attrs, key))
                 return dg_err(err, DG_E_GRAPH, "node '%s': both keepdims and "
                               "keep_dims given", n->name);
         }
-        if ((strcmp(key, "dtype") != 0 && !in_list(d->attrs, key)) ||
-            kind_of(key, n->op, &kind))
+        if (kind_of(key, n->op, &kind)) {
+            const char *near = dgc_op_attr_near(n->op, v->string);
             return dg_err(err, DG_E_GRAPH, "node '%s': unknown attr '%s' for "
-                          "op %s", n->name, v->string, d->name);
+                          "op %s%s%s%s", n->name, v->string, d->name,
+                          near ? " (did you mean '" : "", near ? near : "",
+                          near ? "'?)" : "");
+        }
         if (kind == DGC_A_TENSOR) {
             value = v;
             continue;

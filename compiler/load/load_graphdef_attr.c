@@ -411,6 +411,34 @@ static dg_status want(dg_error *err, const dgc_node *n, const char *key,
     return AERR("node '%s': attr '%s' must be %s", n->name, key, what);
 }
 
+/* What an AttrValue holds, for messages: "a bool", "an int", ...; the
+ * JSON kind when it is no object. */
+static const char *attr_kind(const cJSON *v)
+{
+    static const char *const m[][2] = {
+        {"b", "a bool"}, {"i", "an int"}, {"f", "a float"}, {"s", "a string"},
+        {"type", "a type"}, {"shape", "a shape"}, {"tensor", "a tensor"},
+        {"list", "a list"}, {"func", "a function"},
+        {"placeholder", "a placeholder"}};
+    if (!cJSON_IsObject(v))
+        return dgc_json_kind(v);
+    if (!v->child)
+        return "an empty value";
+    for (size_t k = 0; k < sizeof m / sizeof m[0]; k++)
+        if (v->child->string && strcmp(v->child->string, m[k][0]) == 0)
+            return m[k][1];
+    return "an unknown AttrValue";
+}
+
+/* A wrong type: names the node, the attr, the type it must have and the
+ * one it has. */
+static dg_status want_type(dg_error *err, const dgc_node *n, const char *key,
+                           const char *what, const cJSON *v)
+{
+    return AERR("node '%s': attr '%s' must be %s, got %s", n->name, key,
+                what, attr_kind(v));
+}
+
 static dg_status nomem(dg_error *err)
 {
     return dg_err_nomem(err, "attrs");
@@ -421,7 +449,9 @@ static dg_status get_bool(dg_error *err, const dgc_node *n, const char *key,
                           const cJSON *v, int *out)
 {
     const cJSON *b = dgc_gd_field(v, "b", NULL);
-    if (!cJSON_IsObject(v) || (b && !cJSON_IsBool(b)) || (!b && v->child))
+    if (!cJSON_IsObject(v) || (!b && v->child))
+        return want_type(err, n, key, "a bool ({\"b\": true|false})", v);
+    if (b && !cJSON_IsBool(b))
         return want(err, n, key, "a bool ({\"b\": true|false})");
     *out = cJSON_IsTrue(b);
     return DG_OK;
@@ -433,7 +463,9 @@ static dg_status get_int(const dgc_jdoc *doc, dg_error *err,
 {
     const cJSON *i = dgc_gd_field(v, "i", NULL);
     *out = 0;
-    if (!cJSON_IsObject(v) || (i && json_i64(doc, i, out)) || (!i && v->child))
+    if (!cJSON_IsObject(v) || (!i && v->child))
+        return want_type(err, n, key, "an int ({\"i\": \"<int>\"})", v);
+    if (i && json_i64(doc, i, out))
         return want(err, n, key, "an int ({\"i\": \"<int>\"})");
     return DG_OK;
 }
@@ -446,8 +478,8 @@ static dg_status get_int_list(const dgc_jdoc *doc, dg_error *err,
     const cJSON *is = dgc_gd_field(l, "i", NULL);
     if (!cJSON_IsObject(v) || (l && !cJSON_IsObject(l)) ||
         (is && !cJSON_IsArray(is)))
-        return want(err, n, key, "a list of ints ({\"list\": {\"i\": "
-                    "[...]}})");
+        return want_type(err, n, key, "a list of ints ({\"list\": "
+                         "{\"i\": [...]}})", v);
     int64_t vals[DG_MAX_RANK];
     int cnt = 0;
     for (const cJSON *e = is ? is->child : NULL; e; e = e->next) {
@@ -467,7 +499,9 @@ static dg_status get_str(dg_error *err, const dgc_node *n, const char *key,
     const cJSON *s = dgc_gd_field(v, "s", NULL);
     unsigned char *b = NULL;
     size_t len;
-    if (!cJSON_IsObject(v) || (s && !cJSON_IsString(s)) || (!s && v->child))
+    if (!cJSON_IsObject(v) || (!s && v->child))
+        return want_type(err, n, key, "a string ({\"s\": \"<base64>\"})", v);
+    if (s && !cJSON_IsString(s))
         return want(err, n, key, "a string ({\"s\": \"<base64>\"})");
     int rc = dgc_gd_base64(s ? s->valuestring : "", &b, &len);
     if (rc == -2)
@@ -483,7 +517,7 @@ static dg_status get_type(dg_error *err, const dgc_node *n, const char *key,
 {
     const char *what;
     if (!cJSON_IsObject(v) || !dgc_gd_field(v, "type", NULL))
-        return want(err, n, key, "a type ({\"type\": \"DT_FLOAT\"})");
+        return want_type(err, n, key, "a type ({\"type\": \"DT_FLOAT\"})", v);
     if (dgc_gd_dtype(dgc_gd_field(v, "type", NULL), out, &what))
         return AERR("node '%s': attr '%s': unsupported dtype %s (float32, "
                     "float64, int32, int64, bool)", n->name, key, what);
@@ -496,7 +530,9 @@ static dg_status get_float(dg_error *err, const dgc_node *n, const char *key,
 {
     const cJSON *f = dgc_gd_field(v, "f", NULL);
     *out = 0;
-    if (!cJSON_IsObject(v) || (f && json_f64(f, out)) || (!f && v->child))
+    if (!cJSON_IsObject(v) || (!f && v->child))
+        return want_type(err, n, key, "a float ({\"f\": <number>})", v);
+    if (f && json_f64(f, out))
         return want(err, n, key, "a float ({\"f\": <number>})");
     return DG_OK;
 }
@@ -511,8 +547,8 @@ static dg_status set_int_list(const dgc_jdoc *doc, dg_error *err,
     int cnt = 0;
     if (!cJSON_IsObject(v) || (l && !cJSON_IsObject(l)) ||
         (is && !cJSON_IsArray(is)))
-        return want(err, n, key, "a list of ints ({\"list\": {\"i\": "
-                    "[...]}})");
+        return want_type(err, n, key, "a list of ints ({\"list\": "
+                         "{\"i\": [...]}})", v);
     for (const cJSON *e = is ? is->child : NULL; e; e = e->next) {
         if (cnt == 16 || json_i64(doc, e, &vals[cnt]))
             return want(err, n, key, "a list of at most 16 ints");
@@ -521,11 +557,11 @@ static dg_status set_int_list(const dgc_jdoc *doc, dg_error *err,
     return dgc_node_set_ints(n, key, vals, cnt) ? nomem(err) : DG_OK;
 }
 
-/* The TF CNN ops (convolution, pooling, fused batch norm): their layout
- * attr takes NCHW too. */
+/* The TF CNN ops (convolution, pooling, fused batch norm): the ops whose
+ * schema (ops.c) has a layout attr, data_format, which takes NCHW too. */
 static int cnn_op(const dgc_node *n)
 {
-    return n->op >= DGC_OPID_Conv2D && n->op <= DGC_OPID_FusedBatchNormGradV3;
+    return dgc_op_attr(n->op, "data_format") != NULL;
 }
 
 /* `_class`: {"list": {"s": ["bG9jOkB4"]}} = loc:@x -> colocate with x.

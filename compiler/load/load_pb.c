@@ -391,7 +391,7 @@ void dgc_pb_json_free(cJSON *root)
 
 /* ---- the format's row (format.c) --------------------------------------- */
 
-int dgc_fmt_pb_detect(dgc_probe *p)
+static int pb_detect(dgc_probe *p)
 {
     switch (dgc_input_kind(p->text, p->len)) {
     case DGC_INPUT_BINARY: return DGC_DETECT_YES;
@@ -403,7 +403,7 @@ int dgc_fmt_pb_detect(dgc_probe *p)
 
 /* The binary GraphDef becomes the JSON tree the GraphDef JSON loader
  * reads (load_graphdef.c). */
-dg_status dgc_fmt_pb_load(dgc_probe *p, void *out, dg_error *err)
+static dg_status pb_load(dgc_probe *p, void *out, dg_error *err)
 {
     dgc_graph *g = out;
     cJSON *pb = NULL;
@@ -426,3 +426,6 @@ dg_status dgc_fmt_pb_load(dgc_probe *p, void *out, dg_error *err)
     dgc_pb_json_free(pb);
     return st;
 }
+
+const dgc_format dgc_format_graphdef_binary = {
+    "graphdef-binary", DGC_FMT_GRAPH, pb_detect, pb_load};

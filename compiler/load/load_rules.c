@@ -194,7 +194,7 @@ dg_status dgc_rules_parse(const cJSON *arr, const char *pre,
 
 /* ---- the format's row (format.c) --------------------------------------- */
 
-int dgc_fmt_rules_detect(dgc_probe *p)
+static int rules_detect(dgc_probe *p)
 {
     (void)p;
     return DGC_DETECT_YES; /* the one rules format */
@@ -202,7 +202,7 @@ int dgc_fmt_rules_detect(dgc_probe *p)
 
 /* A JSON array of rules, or {"rules": [...]} (the graph's placement
  * object); errors start with the file's path. */
-dg_status dgc_fmt_rules_load(dgc_probe *p, void *out, dg_error *err)
+static dg_status rules_load(dgc_probe *p, void *out, dg_error *err)
 {
     dgc_rules_out *o = out;
     char pre[1100];
@@ -227,6 +227,10 @@ dg_status dgc_fmt_rules_load(dgc_probe *p, void *out, dg_error *err)
     }
     return st;
 }
+
+const dgc_format dgc_format_placement_rules = {
+    "placement-rules", DGC_FMT_RULES, rules_detect,
+    rules_load};
 
 dg_status dgc_rules_load_file(const char *path, dgc_rule **rules, int *n,
                               dg_error *err)
