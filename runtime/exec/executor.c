@@ -1,5 +1,5 @@
 /*
- * executor.c -- the executor's hot path: running a plan (compiler/plan.h)
+ * executor.c -- the executor's hot path: running a plan (passes/plan.h)
  * on a session's devices by dependency counting.  A runner (exec_runner.c)
  * binds a plan to a session and keeps every per-run array (pending counts,
  * slot use counts, values, per-worker scratch) so a run allocates nothing
