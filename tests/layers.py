@@ -41,8 +41,9 @@ ALLOWED = {
                                           "runtime/exec", "runtime/mpi"],
     "cli": BASE,
 }
-# Headers generated into the build tree, and the folder they belong to.
-GENERATED = {"tf_graph.pb-c.h": "compiler/load"}
+# Headers generated into the build tree, and the folder they belong to
+# (besides X.pb-c.h, which belongs to the folder holding X.proto).
+GENERATED = {}
 GENERATED_RE = [(re.compile(r"^cl_embed.*\.h$"), "runtime/opencl")]
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
@@ -55,6 +56,8 @@ def main():
         for name in os.listdir(d):
             if name.endswith((".h", ".def")):
                 where.setdefault(name, []).append(folder)
+            elif name.endswith(".proto"):  # protoc-c writes X.pb-c.h
+                where.setdefault(name[:-6] + ".pb-c.h", []).append(folder)
     bad = []
     checked = 0
     for folder, allowed in ALLOWED.items():
