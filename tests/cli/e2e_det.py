@@ -17,9 +17,13 @@ Usage: e2e_det.py DGRUN GROUP
         work-groups) on the OpenCL GPU (PoCL) 3 times each, and Sum, Mean,
         L2Loss of a long vector (work-group tree reductions): identical
         each time
+  mpi   digits_allreduce on 3 replicas under mpirun (float sums over 3
+        or more replicas are not fused), 3 runs at 1, 2, 1 intra-op
+        threads under the load: one md5
 Standard library only.  Exit 0 = pass, 1 = failure, 77 = skipped.
 """
 import hashlib
+import json
 import os
 import shutil
 import struct
@@ -217,6 +221,50 @@ def group_gpu():
             seen.setdefault(hashlib.md5(out.encode()).hexdigest(), []).append(
                 "run %d" % (r + 1))
     same("Sum/Mean/L2Loss GPU:0", seen)
+
+
+def group_mpi():
+    """digits_allreduce over 3 replicas (3 processes): float sums over 3
+    or more replicas travel unfused, so each tensor's MPI allreduce has
+    the same size and offsets every run (docs/decisions.md)."""
+    mpirun = shutil.which("mpirun")
+    if not mpirun:
+        print("no mpirun: skipped")
+        return 77
+    with open(os.path.join(ROOT, "graphs", "cluster", "digits_allreduce.json")) as f:
+        g = json.load(f)
+    g["cluster"] = {"worker": 3}
+    data = os.path.join(ROOT, "graphs", "data")
+    for sect in (g["train"]["feeds"], g["train"]["eval"]["feeds"]):
+        for v in sect.values():
+            v["file"] = os.path.join(data, os.path.basename(v["file"]))
+    path = os.path.join(TMP, "allreduce3.json")
+    with open(path, "w") as f:
+        json.dump(g, f)
+    env = env_for()
+    env.update({"OMPI_ALLOW_RUN_AS_ROOT": "1",
+                "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+                "OMPI_MCA_orte_base_help_aggregate": "1"})
+    if "ASAN_OPTIONS" in env:
+        env["ASAN_OPTIONS"] += ":detect_leaks=0"
+    seen = {}
+    load = Load(120)
+    try:
+        for r, th in enumerate(("1", "2", "1")):
+            p = subprocess.run([mpirun, "--oversubscribe", "--allow-run-as-root",
+                                "-np", "3", DGRUN, "train", path, *CPU,
+                                "--steps", "25", "--json",
+                                "--intra-op-threads", th],
+                               capture_output=True, text=True, env=env,
+                               timeout=150)
+            if check(p.returncode == 0 and p.stdout.startswith("{"),
+                     "mpirun -np 3 train: exit %d: %s"
+                     % (p.returncode, p.stderr.strip()[-300:])):
+                seen.setdefault(hashlib.md5(p.stdout.encode()).hexdigest(),
+                                []).append("run %d (intra %s)" % (r + 1, th))
+    finally:
+        load.stop()
+    same("digits_allreduce, 3 replicas", seen)
 
 
 def main():
