@@ -53,8 +53,8 @@ void dgr_parallel_blocks(struct dgr_pool *pool, int64_t n, int64_t block,
 int dgr_pool_threads(const struct dgr_pool *pool);
 /* Threads a kernel may use right now (itself included): the pool's threads
  * divided by the inter-op workers busy on it (dgr_ipool_share), at least 1.
- * dgr_parallel_for never uses more; kernels that split work themselves
- * (MatMul's GEMM blocks) size their blocks with it. */
+ * dgr_parallel_for never uses more.  It depends on timing: a kernel must
+ * not cut a sum by it (issue 19: use fixed blocks, dgr_parallel_blocks). */
 int dgr_pool_budget(const struct dgr_pool *pool);
 
 /* ---- inter-op ------------------------------------------------------------ */
