@@ -8,6 +8,7 @@
 #include "cpu_backend.h"
 #include "kernels_cpu.h"
 #include "kernels_cpu_conv.h"
+#include "kernels_cpu_dnnl.h"
 #include "devices.h"
 #include "cpu_gemm.h"
 
@@ -195,6 +196,7 @@ static dg_status cpu_open(dgr_device *d, const dg_options *o, dg_error *err)
 static void cpu_close(dgr_device *d)
 {
     /* values kept for the session's later runs (issue 23) */
+    dgr_dnnl_close(d);
     dgr_cpu_const_close(d);
 }
 

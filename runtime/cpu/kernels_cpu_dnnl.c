@@ -4,14 +4,27 @@
  *
  * Memory descriptors are made by strides straight from TF's layouts (NHWC
  * or NCHW activations, HWIO filters, HW I M depthwise filters as groups), so
- * nothing is reordered.  Each (operation, geometry) gets its primitive
- * once, kept in a process-wide list; scratchpads are user-provided (one per
- * call) so one primitive can run on several threads at once.  oneDNN here
- * threads with OpenMP: the caller's intra-op thread count is set for the
- * calling thread before each execution.
+ * activations are never reordered.  Each (operation, geometry, team size)
+ * gets its primitive once, kept in a process-wide list; a filter that is a
+ * Const is reordered into the primitive's layout once per device (session)
+ * and kept; streams and scratchpads are per thread, made once and grown.
+ *
+ * Threads (issue 23): oneDNN here threads with OpenMP and fixes a
+ * primitive's team size when the primitive is made (jcp.nthr), so the team
+ * size is part of the primitive's key and is set on the calling thread
+ * before the primitive is made and run.  A call smaller than
+ * DNNL_PAR_MIN_MACS multiply-adds runs on one thread (no team: a fork and
+ * join costs more than it saves, and on a loaded machine a sleeping team
+ * thread can wait a whole time slice for a core); larger ones take the
+ * intra-op threads.  The team size depends on the geometry and the
+ * configured threads only, not on the caller's momentary budget
+ * (dgr_pool_budget), because oneDNN's results depend on it and results
+ * must not change run to run.  OpenMP waits passively (cpu_lazy.c).
  */
 #include "kernels_cpu_dnnl.h"
+#include "cpu_backend.h"
 #include "dg_alloc.h"
+#include "threadpool.h"
 
 #include <pthread.h>
 #include <string.h>
@@ -20,8 +33,11 @@
 #include <omp.h>
 #include <oneapi/dnnl/dnnl.h>
 
+/* Multiply-adds below which a call runs on one thread. */
+#define DNNL_PAR_MIN_MACS ((int64_t)1 << 21)
+
 typedef struct prim {
-    int what, dw;
+    int what, dw, nthr;
     dgc_nn_geom g;
     dnnl_primitive_t p, fwd;     /* fwd: MaxPoolGrad's forward with workspace */
     dnnl_memory_desc_t md[4];    /* a, b, out, workspace */
@@ -214,13 +230,17 @@ out:
     return rc;
 }
 
-/* The cached primitive for (what, g, dw); NULL when oneDNN has none. */
-static prim *lookup(int what, const dgc_nn_geom *g, int dw, int *nomem)
+/* The cached primitive for (what, g, dw, nthr); NULL when oneDNN has
+ * none.  The calling thread's OpenMP team size must be nthr (oneDNN sizes
+ * the primitive's work split by it). */
+static prim *lookup(int what, const dgc_nn_geom *g, int dw, int nthr,
+                    int *nomem)
 {
     pthread_mutex_lock(&lock);
     prim *P;
     for (P = cache; P; P = P->next)
-        if (P->what == what && P->dw == dw && !memcmp(&P->g, g, sizeof *g))
+        if (P->what == what && P->dw == dw && P->nthr == nthr &&
+            !memcmp(&P->g, g, sizeof *g))
             break;
     if (!P) {
         P = dg_calloc(1, sizeof *P);
@@ -229,6 +249,7 @@ static prim *lookup(int what, const dgc_nn_geom *g, int dw, int *nomem)
         } else {
             P->what = what;
             P->dw = dw;
+            P->nthr = nthr;
             P->g = *g;
             if (build(P)) { /* remembered as unsupported: p stays NULL */
                 if (P->p)
@@ -252,69 +273,241 @@ static int mem(dnnl_memory_t *m, const dnnl_memory_desc_t *md, void *ptr)
     return dnnl_memory_create(m, md, engine, ptr) == dnnl_success ? 0 : -1;
 }
 
-/* Execute p on a stream of its own, with a scratchpad of `scratch` bytes
- * (args has room for it).  0 ok. */
-static int exec(dnnl_primitive_t p, dnnl_exec_arg_t *args, int n,
+/* ---- per-thread stream and scratchpad ----------------------------------- */
+
+typedef struct tstate {
+    dnnl_stream_t stream;
+    void *scratch;
+    size_t scratch_n;
+    int omp;             /* the OpenMP team size last set on this thread */
+} tstate;
+
+static pthread_key_t ts_key;
+static int ts_key_ok;
+static pthread_once_t ts_once = PTHREAD_ONCE_INIT;
+
+static void ts_free(void *arg)
+{
+    tstate *t = arg;
+    if (t->stream)
+        dnnl_stream_destroy(t->stream);
+    dg_free(t->scratch);
+    dg_free(t);
+}
+
+static void ts_key_init(void)
+{
+    ts_key_ok = pthread_key_create(&ts_key, ts_free) == 0;
+}
+
+/* The calling thread's state (stream made), NULL when out of memory. */
+static tstate *ts_get(void)
+{
+    pthread_once(&ts_once, ts_key_init);
+    if (!ts_key_ok)
+        return NULL;
+    tstate *t = pthread_getspecific(ts_key);
+    if (t)
+        return t;
+    if (!(t = dg_calloc(1, sizeof *t)))
+        return NULL;
+    if (dnnl_stream_create(&t->stream, engine, dnnl_stream_default_flags) !=
+            dnnl_success ||
+        pthread_setspecific(ts_key, t)) {
+        ts_free(t);
+        return NULL;
+    }
+    return t;
+}
+
+/* Set the calling thread's OpenMP team size (only when it changes). */
+static void ts_team(tstate *t, int nthr)
+{
+    if (t->omp != nthr) {
+        omp_set_num_threads(nthr);
+        t->omp = nthr;
+    }
+}
+
+/* Execute p on the thread's stream, with a scratchpad of `scratch` bytes
+ * from the thread's buffer (args has room for it).  0 ok. */
+static int exec(tstate *t, dnnl_primitive_t p, dnnl_exec_arg_t *args, int n,
                 size_t scratch)
 {
-    dnnl_stream_t s;
-    if (dnnl_stream_create(&s, engine, dnnl_stream_default_flags) !=
-        dnnl_success)
-        return -1;
-    void *sp = NULL;
     dnnl_memory_t sm = NULL;
     int rc = 0;
     if (scratch) {
+        if (scratch > t->scratch_n) {
+            dg_free(t->scratch);
+            t->scratch_n = 0;
+            if (!(t->scratch = dg_malloc(scratch)))
+                return -1;
+            t->scratch_n = scratch;
+        }
         const_dnnl_primitive_desc_t pd;
         dnnl_primitive_get_primitive_desc(p, &pd);
-        sp = dg_malloc(scratch);
-        if (!sp || mem(&sm, dnnl_primitive_desc_query_md(
-                                pd, dnnl_query_scratchpad_md, 0), sp))
-            rc = -1;
+        if (mem(&sm, dnnl_primitive_desc_query_md(
+                         pd, dnnl_query_scratchpad_md, 0), t->scratch))
+            return -1;
         args[n].arg = DNNL_ARG_SCRATCHPAD;
         args[n++].memory = sm;
     }
-    if (!rc && (dnnl_primitive_execute(p, s, n, args) != dnnl_success ||
-                dnnl_stream_wait(s) != dnnl_success))
+    if (dnnl_primitive_execute(p, t->stream, n, args) != dnnl_success ||
+        dnnl_stream_wait(t->stream) != dnnl_success)
         rc = -1;
     if (sm)
         dnnl_memory_destroy(sm);
-    dg_free(sp);
-    dnnl_stream_destroy(s);
     return rc;
 }
 
-int dgr_dnnl_run(int what, const dgc_nn_geom *g, int depthwise, const float *a,
-                 const float *b, float *out, int threads)
+/* ---- Const filters reordered once per device ----------------------------- */
+
+/* A Const filter's reordered copy for primitive P, kept until the device
+ * closes: keyed by (device, consumer node, P); the node's filter is the
+ * same Const value every run. */
+typedef struct wkeep {
+    const void *dev, *node;
+    const prim *P;
+    void *w;
+    struct wkeep *next;
+} wkeep;
+
+static pthread_mutex_t wlock = PTHREAD_MUTEX_INITIALIZER;
+static wkeep *wkept;
+
+static void *wkeep_get(const void *dev, const void *node, const prim *P)
+{
+    void *w = NULL;
+    pthread_mutex_lock(&wlock);
+    for (wkeep *e = wkept; e; e = e->next)
+        if (e->dev == dev && e->node == node && e->P == P) {
+            w = e->w;
+            break;
+        }
+    pthread_mutex_unlock(&wlock);
+    return w;
+}
+
+/* Keep w for later calls: 1 when the list owns it from now on, 0 when
+ * not (out of memory, or another thread kept a copy first): the caller
+ * frees it after the call. */
+static int wkeep_put(const void *dev, const void *node, const prim *P,
+                     void *w)
+{
+    wkeep *e = dg_calloc(1, sizeof *e);
+    if (!e)
+        return 0;
+    pthread_mutex_lock(&wlock);
+    for (wkeep *o = wkept; o; o = o->next)
+        if (o->dev == dev && o->node == node && o->P == P) {
+            pthread_mutex_unlock(&wlock);
+            dg_free(e);
+            return 0;
+        }
+    e->dev = dev;
+    e->node = node;
+    e->P = P;
+    e->w = w;
+    e->next = wkept;
+    wkept = e;
+    pthread_mutex_unlock(&wlock);
+    return 1;
+}
+
+void dgr_dnnl_close(const dgr_device *d)
+{
+    wkeep *drop = NULL;
+    pthread_mutex_lock(&wlock);
+    for (wkeep **pp = &wkept; *pp;) {
+        wkeep *e = *pp;
+        if (e->dev == d) {
+            *pp = e->next;
+            e->next = drop;
+            drop = e;
+        } else {
+            pp = &e->next;
+        }
+    }
+    pthread_mutex_unlock(&wlock);
+    while (drop) {
+        wkeep *nx = drop->next;
+        dg_free(drop->w);
+        dg_free(drop);
+        drop = nx;
+    }
+}
+
+/* ---- running ------------------------------------------------------------- */
+
+/* Multiply-adds of one call (pooling: window elements read). */
+static int64_t macs(int what, const dgc_nn_geom *g, int dw)
+{
+    int64_t win = g->KH * g->KW;
+    if (what <= DGR_DNNL_CONV_BWD_W)
+        return g->N * g->OH * g->OW * g->OC * win * (dw ? 1 : g->C);
+    return g->N * g->OH * g->OW * g->C * win;
+}
+
+/* The team size of a call: 1 below DNNL_PAR_MIN_MACS, else `threads`.
+ * Fixed by the geometry and the configured threads alone, never by the
+ * caller's momentary budget: oneDNN's results depend on the team size
+ * (MobileNetV2's batch-1 output differs in its last bits between teams of
+ * 1 and 2), and results must be the same run to run. */
+static int team(int what, const dgc_nn_geom *g, int dw, int threads)
+{
+    if (threads <= 1 || macs(what, g, dw) < DNNL_PAR_MIN_MACS)
+        return 1;
+    return threads;
+}
+
+/* The body of dgr_dnnl_run / dgr_dnnl_conv; keep: where a Const filter's
+ * reordered copy is kept (dev, node), or NULL. */
+static int run(int what, const dgc_nn_geom *g, int depthwise, const float *a,
+               const float *b, float *out, int nthr, const void *kdev,
+               const void *knode)
 {
     pthread_once(&once, engine_init);
     if (!engine)
         return 1;
+    tstate *t = ts_get();
+    if (!t)
+        return -1;
+    ts_team(t, nthr);
     int nomem = 0;
-    prim *P = lookup(what, g, depthwise, &nomem);
+    prim *P = lookup(what, g, depthwise, nthr, &nomem);
     if (!P)
         return nomem ? -1 : 1;
-    omp_set_num_threads(threads > 0 ? threads : 1);
     dnnl_memory_t m[4] = {NULL, NULL, NULL, NULL};
     void *ws = NULL;
     int rc = -1;
     int has_b = what <= DGR_DNNL_CONV_BWD_W || what == DGR_DNNL_MAXPOOL_BWD;
     /* the filter operand in the primitive's layout: b for FWD / BWD_D
-     * reordered in, out for BWD_W reordered out after */
-    void *wb = NULL;
+     * reordered in (or the kept copy of a Const b), out for BWD_W
+     * reordered out after */
+    void *wb = NULL, *wkeep = NULL;
     dnnl_memory_t wm = NULL;
     if (P->ro) {
-        if (!(wb = dg_malloc(P->wbytes + 1)) || mem(&wm, &P->pmd, wb))
-            goto done;
-        if (what != DGR_DNNL_CONV_BWD_W) {
-            dnnl_memory_t um = NULL;
-            if (mem(&um, &P->wmd, (void *)b))
+        if (knode && what != DGR_DNNL_CONV_BWD_W)
+            wkeep = wkeep_get(kdev, knode, P);
+        if (wkeep) {
+            if (mem(&wm, &P->pmd, wkeep))
                 goto done;
-            dnnl_exec_arg_t ra[2] = {{DNNL_ARG_FROM, um}, {DNNL_ARG_TO, wm}};
-            int rrc = exec(P->ro, ra, 2, 0);
-            dnnl_memory_destroy(um);
-            if (rrc)
+        } else {
+            if (!(wb = dg_malloc(P->wbytes + 1)) || mem(&wm, &P->pmd, wb))
                 goto done;
+            if (what != DGR_DNNL_CONV_BWD_W) {
+                dnnl_memory_t um = NULL;
+                if (mem(&um, &P->wmd, (void *)b))
+                    goto done;
+                dnnl_exec_arg_t ra[2] = {{DNNL_ARG_FROM, um},
+                                         {DNNL_ARG_TO, wm}};
+                int rrc = exec(t, P->ro, ra, 2, 0);
+                dnnl_memory_destroy(um);
+                if (rrc)
+                    goto done;
+                if (knode && wkeep_put(kdev, knode, P, wb))
+                    wb = NULL; /* the list owns it now */
+            }
         }
     }
     if (mem(&m[0], &P->md[0], (void *)a) ||
@@ -368,7 +561,7 @@ int dgr_dnnl_run(int what, const dgc_nn_geom *g, int depthwise, const float *a,
         }
         dnnl_exec_arg_t fa[4] = {{DNNL_ARG_SRC, m[0]}, {DNNL_ARG_DST, ym},
                                  {DNNL_ARG_WORKSPACE, m[3]}};
-        int frc = exec(P->fwd, fa, 3, P->scratch_fwd);
+        int frc = exec(t, P->fwd, fa, 3, P->scratch_fwd);
         dnnl_memory_destroy(ym);
         dg_free(y);
         if (frc)
@@ -382,10 +575,10 @@ int dgr_dnnl_run(int what, const dgc_nn_geom *g, int depthwise, const float *a,
     default:
         goto done;
     }
-    rc = exec(P->p, args, n, P->scratch);
+    rc = exec(t, P->p, args, n, P->scratch);
     if (!rc && wm && what == DGR_DNNL_CONV_BWD_W) {
         dnnl_exec_arg_t ra[2] = {{DNNL_ARG_FROM, wm}, {DNNL_ARG_TO, m[2]}};
-        rc = exec(P->ro, ra, 2, 0);
+        rc = exec(t, P->ro, ra, 2, 0);
     }
 done:
     for (int i = 0; i < 4; i++)
@@ -396,6 +589,45 @@ done:
     dg_free(wb);
     dg_free(ws);
     return rc == 0 ? 0 : 1;
+}
+
+int dgr_dnnl_run(int what, const dgc_nn_geom *g, int depthwise, const float *a,
+                 const float *b, float *out, int threads)
+{
+    return run(what, g, depthwise, a, b, out,
+               team(what, g, depthwise, threads), NULL, NULL);
+}
+
+/* The Const node whose value input i of n is (through Identity), or NULL. */
+static const dgc_node *const_input(const dgc_graph *G, const dgc_node *n,
+                                   int i)
+{
+    for (int hops = 0; hops < 8 && i < n->n_inputs; hops++) {
+        int32_t id = n->inputs[i].node;
+        if (id < 0 || id >= G->n_nodes)
+            return NULL;
+        const dgc_node *p = &G->nodes[id];
+        if (p->op == DGC_OPID_Const)
+            return p;
+        if (p->op != DGC_OPID_Identity)
+            return NULL;
+        n = p;
+        i = 0;
+    }
+    return NULL;
+}
+
+int dgr_dnnl_conv(dgr_kctx *k, int what, const dgc_nn_geom *g, int depthwise,
+                  const float *a, const float *b, float *out)
+{
+    int nthr = team(what, g, depthwise, dgr_pool_threads(k->dev->intra));
+    /* the filter is input 1 of Conv2D / DepthwiseConv2dNative and of their
+     * BackpropInput ops */
+    const void *knode = NULL;
+    if (what != DGR_DNNL_CONV_BWD_W && DGR_CPU_KEEPS(k->dev) && k->g &&
+        const_input(k->g, k->node, 1))
+        knode = k->node;
+    return run(what, g, depthwise, a, b, out, nthr, k->dev, knode);
 }
 
 #else /* no oneDNN in this build: the callers use their own loops */
@@ -409,5 +641,15 @@ int dgr_dnnl_run(int what, const dgc_nn_geom *g, int depthwise, const float *a,
     (void)threads;
     return 1;
 }
+
+int dgr_dnnl_conv(dgr_kctx *k, int what, const dgc_nn_geom *g, int depthwise,
+                  const float *a, const float *b, float *out)
+{
+    (void)k; (void)what; (void)g; (void)depthwise; (void)a; (void)b;
+    (void)out;
+    return 1;
+}
+
+void dgr_dnnl_close(const dgr_device *d) { (void)d; }
 
 #endif

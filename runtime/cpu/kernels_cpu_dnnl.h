@@ -9,6 +9,7 @@
 #define DGR_KERNELS_CPU_DNNL_H
 
 #include "infer_nn.h"
+#include "kernel.h"
 
 enum {
     DGR_DNNL_CONV_FWD,   /* a = x, b = filter, out = y */
@@ -21,12 +22,25 @@ enum {
 };
 
 /* Run operation `what` of geometry g (depthwise: grouped by channel) on
- * float32 host buffers with `threads` OpenMP threads.  Primitives are
- * built once per (what, geometry) and cached for the process.  0 done, 1
+ * float32 host buffers with at most `threads` OpenMP threads (one below a
+ * size threshold; kernels_cpu_dnnl.c).  Primitives are built once per
+ * (what, geometry, team size) and cached for the process.  0 done, 1
  * oneDNN is not available or does not take this case (the caller falls
  * back to its own loops), -1 out of memory. */
 int dgr_dnnl_run(int what, const dgc_nn_geom *g, int depthwise, const float *a,
                  const float *b, float *out, int threads);
+
+/* A convolution (what: DGR_DNNL_CONV_*) of kernel k's node, as
+ * dgr_dnnl_run, threads from k's intra-op pool and its budget; when the
+ * filter (input 1 of the forward and backward-data ops) is a Const, its
+ * copy in the primitive's layout is made once and kept until the device
+ * closes.  Same return codes. */
+int dgr_dnnl_conv(dgr_kctx *k, int what, const dgc_nn_geom *g, int depthwise,
+                  const float *a, const float *b, float *out);
+
+/* Drop what was kept for device d (its Const filters); the device is
+ * closing. */
+void dgr_dnnl_close(const dgr_device *d);
 
 /* Whether this build has oneDNN (for `dgrun ops` docs and tests). */
 int dgr_dnnl_available(void);
