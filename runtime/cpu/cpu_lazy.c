@@ -194,6 +194,13 @@ dnnl_reorder_primitive_desc_create(dnnl_primitive_desc_t *reorder_primitive_desc
 }
 
 dnnl_status_t
+dnnl_memory_set_data_handle(dnnl_memory_t memory, void *handle)
+{
+    DGR_LAZY_FN(dnnl_lib, dnnl_memory_set_data_handle);
+    return fn_(memory, handle);
+}
+
+dnnl_status_t
 dnnl_memory_destroy(dnnl_memory_t memory)
 {
     DGR_LAZY_FN(dnnl_lib, dnnl_memory_destroy);

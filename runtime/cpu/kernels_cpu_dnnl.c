@@ -7,7 +7,8 @@
  * activations are never reordered.  Each (operation, geometry, team size)
  * gets its primitive once, kept in a process-wide list; a filter that is a
  * Const is reordered into the primitive's layout once per device (session)
- * and kept; streams and scratchpads are per thread, made once and grown.
+ * and kept; streams, scratchpads and memory objects (their data handles
+ * set per call) are per thread, made once.
  *
  * Threads (issue 23): oneDNN here threads with OpenMP and fixes a
  * primitive's team size when the primitive is made (jcp.nthr), so the team
@@ -268,18 +269,24 @@ static prim *lookup(int what, const dgc_nn_geom *g, int dw, int nthr,
     return P && P->p ? P : NULL;
 }
 
-static int mem(dnnl_memory_t *m, const dnnl_memory_desc_t *md, void *ptr)
-{
-    return dnnl_memory_create(m, md, engine, ptr) == dnnl_success ? 0 : -1;
-}
-
 /* ---- per-thread stream and scratchpad ----------------------------------- */
+
+/* A memory object of this thread for operand `slot` of primitive p; its
+ * data handle is set to the operand's buffer on each call (creating one per
+ * call cost ~5% of a batch-1 run's instructions). */
+typedef struct tmem {
+    const void *p;
+    int slot;
+    dnnl_memory_t m;
+} tmem;
 
 typedef struct tstate {
     dnnl_stream_t stream;
     void *scratch;
     size_t scratch_n;
     int omp;             /* the OpenMP team size last set on this thread */
+    tmem *mem;           /* open addressing, n_mem slots (a power of 2) */
+    size_t n_mem, used;
 } tstate;
 
 static pthread_key_t ts_key;
@@ -289,6 +296,10 @@ static pthread_once_t ts_once = PTHREAD_ONCE_INIT;
 static void ts_free(void *arg)
 {
     tstate *t = arg;
+    for (size_t i = 0; i < t->n_mem; i++)
+        if (t->mem[i].m)
+            dnnl_memory_destroy(t->mem[i].m);
+    dg_free(t->mem);
     if (t->stream)
         dnnl_stream_destroy(t->stream);
     dg_free(t->scratch);
@@ -329,13 +340,55 @@ static void ts_team(tstate *t, int nthr)
     }
 }
 
+static size_t tm_hash(const void *p, int slot, size_t n)
+{
+    uintptr_t h = (uintptr_t)p * 0x9E3779B97F4A7C15ull + (uintptr_t)slot;
+    return (size_t)(h ^ (h >> 29)) & (n - 1);
+}
+
+/* The thread's memory object for (p, slot) with descriptor md (the same
+ * for a given p and slot), pointing at ptr.  NULL when out of memory. */
+static dnnl_memory_t tm(tstate *t, const void *p, int slot,
+                        const dnnl_memory_desc_t *md, void *ptr)
+{
+    if (2 * (t->used + 1) > t->n_mem) { /* grow: rehash */
+        size_t n = t->n_mem ? 2 * t->n_mem : 64;
+        tmem *nm = dg_calloc(n, sizeof *nm);
+        if (!nm)
+            return NULL;
+        for (size_t i = 0; i < t->n_mem; i++)
+            if (t->mem[i].m) {
+                size_t j = tm_hash(t->mem[i].p, t->mem[i].slot, n);
+                while (nm[j].m)
+                    j = (j + 1) & (n - 1);
+                nm[j] = t->mem[i];
+            }
+        dg_free(t->mem);
+        t->mem = nm;
+        t->n_mem = n;
+    }
+    size_t j = tm_hash(p, slot, t->n_mem);
+    while (t->mem[j].m && (t->mem[j].p != p || t->mem[j].slot != slot))
+        j = (j + 1) & (t->n_mem - 1);
+    tmem *e = &t->mem[j];
+    if (e->m)
+        return dnnl_memory_set_data_handle(e->m, ptr) == dnnl_success ? e->m
+                                                                       : NULL;
+    if (dnnl_memory_create(&e->m, md, engine, ptr) != dnnl_success) {
+        e->m = NULL;
+        return NULL;
+    }
+    e->p = p;
+    e->slot = slot;
+    t->used++;
+    return e->m;
+}
+
 /* Execute p on the thread's stream, with a scratchpad of `scratch` bytes
  * from the thread's buffer (args has room for it).  0 ok. */
 static int exec(tstate *t, dnnl_primitive_t p, dnnl_exec_arg_t *args, int n,
                 size_t scratch)
 {
-    dnnl_memory_t sm = NULL;
-    int rc = 0;
     if (scratch) {
         if (scratch > t->scratch_n) {
             dg_free(t->scratch);
@@ -346,18 +399,18 @@ static int exec(tstate *t, dnnl_primitive_t p, dnnl_exec_arg_t *args, int n,
         }
         const_dnnl_primitive_desc_t pd;
         dnnl_primitive_get_primitive_desc(p, &pd);
-        if (mem(&sm, dnnl_primitive_desc_query_md(
-                         pd, dnnl_query_scratchpad_md, 0), t->scratch))
+        dnnl_memory_t sm = tm(t, p, 9, dnnl_primitive_desc_query_md(
+                                  pd, dnnl_query_scratchpad_md, 0),
+                              t->scratch);
+        if (!sm)
             return -1;
         args[n].arg = DNNL_ARG_SCRATCHPAD;
         args[n++].memory = sm;
     }
     if (dnnl_primitive_execute(p, t->stream, n, args) != dnnl_success ||
         dnnl_stream_wait(t->stream) != dnnl_success)
-        rc = -1;
-    if (sm)
-        dnnl_memory_destroy(sm);
-    return rc;
+        return -1;
+    return 0;
 }
 
 /* ---- Const filters reordered once per device ----------------------------- */
@@ -490,19 +543,19 @@ static int run(int what, const dgc_nn_geom *g, int depthwise, const float *a,
         if (knode && what != DGR_DNNL_CONV_BWD_W)
             wkeep = wkeep_get(kdev, knode, P);
         if (wkeep) {
-            if (mem(&wm, &P->pmd, wkeep))
+            if (!(wm = tm(t, P, 4, &P->pmd, wkeep)))
                 goto done;
         } else {
-            if (!(wb = dg_malloc(P->wbytes + 1)) || mem(&wm, &P->pmd, wb))
+            if (!(wb = dg_malloc(P->wbytes + 1)) ||
+                !(wm = tm(t, P, 4, &P->pmd, wb)))
                 goto done;
             if (what != DGR_DNNL_CONV_BWD_W) {
-                dnnl_memory_t um = NULL;
-                if (mem(&um, &P->wmd, (void *)b))
+                dnnl_memory_t um = tm(t, P, 5, &P->wmd, (void *)b);
+                if (!um)
                     goto done;
                 dnnl_exec_arg_t ra[2] = {{DNNL_ARG_FROM, um},
                                          {DNNL_ARG_TO, wm}};
                 int rrc = exec(t, P->ro, ra, 2, 0);
-                dnnl_memory_destroy(um);
                 if (rrc)
                     goto done;
                 if (knode && wkeep_put(kdev, knode, P, wb))
@@ -510,9 +563,9 @@ static int run(int what, const dgc_nn_geom *g, int depthwise, const float *a,
             }
         }
     }
-    if (mem(&m[0], &P->md[0], (void *)a) ||
-        (has_b && mem(&m[1], &P->md[1], (void *)b)) ||
-        mem(&m[2], &P->md[2], out))
+    if (!(m[0] = tm(t, P, 0, &P->md[0], (void *)a)) ||
+        (has_b && !(m[1] = tm(t, P, 1, &P->md[1], (void *)b))) ||
+        !(m[2] = tm(t, P, 2, &P->md[2], out)))
         goto done;
     dnnl_exec_arg_t args[6];
     int n = 0;
@@ -552,17 +605,14 @@ static int run(int what, const dgc_nn_geom *g, int depthwise, const float *a,
                                                   g->C) + 1);
         dnnl_memory_t ym = NULL;
         ws = dg_malloc(P->ws + 1);
-        if (!y || !ws || mem(&ym, &P->md[1], y) ||
-            mem(&m[3], &P->md[3], ws)) {
-            if (ym)
-                dnnl_memory_destroy(ym);
+        if (!y || !ws || !(ym = tm(t, P, 6, &P->md[1], y)) ||
+            !(m[3] = tm(t, P, 3, &P->md[3], ws))) {
             dg_free(y);
             goto done;
         }
         dnnl_exec_arg_t fa[4] = {{DNNL_ARG_SRC, m[0]}, {DNNL_ARG_DST, ym},
                                  {DNNL_ARG_WORKSPACE, m[3]}};
         int frc = exec(t, P->fwd, fa, 3, P->scratch_fwd);
-        dnnl_memory_destroy(ym);
         dg_free(y);
         if (frc)
             goto done;
@@ -581,11 +631,6 @@ static int run(int what, const dgc_nn_geom *g, int depthwise, const float *a,
         rc = exec(t, P->ro, ra, 2, 0);
     }
 done:
-    for (int i = 0; i < 4; i++)
-        if (m[i])
-            dnnl_memory_destroy(m[i]);
-    if (wm)
-        dnnl_memory_destroy(wm);
     dg_free(wb);
     dg_free(ws);
     return rc == 0 ? 0 : 1;
