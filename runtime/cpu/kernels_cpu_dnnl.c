@@ -13,7 +13,10 @@
  * Threads (issue 23): oneDNN here threads with OpenMP and fixes a
  * primitive's team size when the primitive is made (jcp.nthr), so the team
  * size is part of the primitive's key and is set on the calling thread
- * before the primitive is made and run.  A call smaller than
+ * before the primitive is made and run, and set back to 1 after (the
+ * OpenMP team of a thread outside these calls is 1: cpu_gemm.c's
+ * dnnl_sgemm blocks rely on it; before, a convolution left it at the
+ * intra-op threads and a later GEMM on that thread ran a 2-thread team).  A call smaller than
  * DNNL_PAR_MIN_MACS multiply-adds runs on one thread (no team: a fork and
  * join costs more than it saves, and on a loaded machine a sleeping team
  * thread can wait a whole time slice for a core); larger ones take the
@@ -284,7 +287,6 @@ typedef struct tstate {
     dnnl_stream_t stream;
     void *scratch;
     size_t scratch_n;
-    int omp;             /* the OpenMP team size last set on this thread */
     tmem *mem;           /* open addressing, n_mem slots (a power of 2) */
     size_t n_mem, used;
 } tstate;
@@ -329,15 +331,6 @@ static tstate *ts_get(void)
         return NULL;
     }
     return t;
-}
-
-/* Set the calling thread's OpenMP team size (only when it changes). */
-static void ts_team(tstate *t, int nthr)
-{
-    if (t->omp != nthr) {
-        omp_set_num_threads(nthr);
-        t->omp = nthr;
-    }
 }
 
 static size_t tm_hash(const void *p, int slot, size_t n)
@@ -525,11 +518,16 @@ static int run(int what, const dgc_nn_geom *g, int depthwise, const float *a,
     tstate *t = ts_get();
     if (!t)
         return -1;
-    ts_team(t, nthr);
+    /* the team size for making and running the primitive; back to 1 after
+     * (the contract with cpu_gemm.c: outside these calls a thread's OpenMP
+     * team is 1, which dnnl_sgemm relies on) */
+    omp_set_num_threads(nthr);
     int nomem = 0;
     prim *P = lookup(what, g, depthwise, nthr, &nomem);
-    if (!P)
+    if (!P) {
+        omp_set_num_threads(1);
         return nomem ? -1 : 1;
+    }
     dnnl_memory_t m[4] = {NULL, NULL, NULL, NULL};
     void *ws = NULL;
     int rc = -1;
@@ -631,6 +629,7 @@ static int run(int what, const dgc_nn_geom *g, int depthwise, const float *a,
         rc = exec(t, P->ro, ra, 2, 0);
     }
 done:
+    omp_set_num_threads(1);
     dg_free(wb);
     dg_free(ws);
     return rc == 0 ? 0 : 1;
