@@ -27,13 +27,15 @@ statistics are Consts; inference mode: FusedBatchNormV3 is_training=False):
 
 Timing.  Every (model, batch, threads) row runs R interleaved rounds (TF,
 dgrun, TF, dgrun, ...); in a round each engine makes N timed runs after W
-warm-up runs in one process, so process start-up, loading, compilation and
-first-run costs (oneDNN's JIT) are excluded.
-  TF: one tf.compat.v1 Session (Grappler on, intra = inter = threads),
-      each sess.run timed with perf_counter; CPU = process_time over the N.
+warm-up runs, so process start-up, loading, compilation and first-run
+costs (oneDNN's JIT) are excluded.
+  TF: one worker process per row holding one tf.compat.v1 Session (Grappler
+      on, intra = inter = threads), asked for a round at a time; each
+      sess.run timed with perf_counter; CPU = process_time over the N.
   dgrun: `dgrun profile GRAPH --repeat W+N` (same threads): a run's time is
       the span of its ops in the trace (first start to last end), its CPU
-      = (user+sys of that process - user+sys of `dgrun run --repeat W`) / N.
+      = (user+sys of that process - user+sys of `dgrun profile --repeat
+      W`) / N.
 The row's median and 90th percentile are over all R x N per-run times of
 each engine; the spread is the lowest and highest of the R per-round
 medians.  dgrun/TF > 1 means dgrun is faster.  The CPU columns (ms of CPU
@@ -230,7 +232,8 @@ def meta_of(name):
 # ---- TF side (a worker process per round) -------------------------------
 
 def tf_worker(name, batch, threads, warm, n):
-    """Print JSON {"runs": [s...], "cpu": s per run} for n timed runs."""
+    """One Session for a row; for each line on stdin, warm + n runs and one
+    line of JSON {"runs": [s...], "cpu": s per run} on stdout."""
     tf, tf1 = tf_mods()
     m = meta_of(name)
     gd = tf1.GraphDef()
@@ -248,25 +251,44 @@ def tf_worker(name, batch, threads, warm, n):
     if m["train"]:
         s.run(g.get_operation_by_name(m["train"]["init"]))
         fetch.append(g.get_operation_by_name(m["train"]["op"]))
-    for _ in range(warm):
-        s.run(fetch, feed)
-    runs = []
-    c0 = time.process_time()
-    for _ in range(n):
-        t0 = time.perf_counter()
-        s.run(fetch, feed)
-        runs.append(time.perf_counter() - t0)
-    cpu = (time.process_time() - c0) / n
-    print(json.dumps({"runs": runs, "cpu": cpu}))
+    print("ready", flush=True)
+    for _ in sys.stdin:
+        for _ in range(warm):
+            s.run(fetch, feed)
+        runs = []
+        c0 = time.process_time()
+        for _ in range(n):
+            t0 = time.perf_counter()
+            s.run(fetch, feed)
+            runs.append(time.perf_counter() - t0)
+        cpu = (time.process_time() - c0) / n
+        print(json.dumps({"runs": runs, "cpu": cpu}), flush=True)
 
 
-def tf_round(py, name, batch, threads, warm, n):
-    p = subprocess.run([py, os.path.abspath(__file__), "--tf-worker", name,
-                        str(batch), str(threads), str(warm), str(n)],
-                       capture_output=True, text=True)
-    if p.returncode:
-        sys.exit("TF worker failed: %s" % p.stderr[-2000:])
-    return json.loads(p.stdout.strip().splitlines()[-1])
+class TFWorker:
+    """The TF side of a row: one worker process (TF imported and the
+    Session made once), a round per request, so TF's start-up is paid once
+    per row and not in the rounds."""
+
+    def __init__(self, py, name, batch, threads, warm, n):
+        self.p = subprocess.Popen(
+            [py, os.path.abspath(__file__), "--tf-worker", name, str(batch),
+             str(threads), str(warm), str(n)], stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, text=True)
+        if self.p.stdout.readline().strip() != "ready":
+            sys.exit("TF worker failed to start")
+
+    def round(self):
+        self.p.stdin.write("go\n")
+        self.p.stdin.flush()
+        line = self.p.stdout.readline()
+        if not line:
+            sys.exit("TF worker died")
+        return json.loads(line)
+
+    def close(self):
+        self.p.stdin.close()
+        self.p.wait()
 
 
 # ---- dgrun side ---------------------------------------------------------
@@ -321,7 +343,8 @@ def dgrun_round(dgrun, name, batch, threads, warm, n, tmp):
                 p.returncode, " ".join(cmd), p.stderr.decode()[-2000:]))
         return child_cpu() - c0
     c1 = proc([dgrun, "profile"] + a + ["--repeat", str(warm + n), "-o", trace])
-    c0 = proc([dgrun, "run"] + a + ["--repeat", str(warm)])
+    c0 = proc([dgrun, "profile"] + a + ["--repeat", str(warm), "-o",
+                                         trace + ".w"])
     return {"runs": run_spans(trace, warm), "cpu": max(c1 - c0, 0.0) / n}
 
 
@@ -431,9 +454,11 @@ def main():
                         n = a.runs or n
                         fb = 1 if train else batch
                         tr, dr = [], []
+                        tfw = TFWorker(py, name, fb, th, warm, n)
                         for _ in range(a.reps):
-                            tr.append(tf_round(py, name, fb, th, warm, n))
+                            tr.append(tfw.round())
                             dr.append(dgrun_round(dgrun, name, fb, th, warm, n, tmp))
+                        tfw.close()
                         row = fmt_row(name, batch, th, summary(tr), summary(dr), train)
                         print(row + "  <!-- load %.2f -->" % os.getloadavg()[0],
                               flush=True)
