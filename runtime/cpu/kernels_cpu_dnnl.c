@@ -16,7 +16,8 @@
  * before the primitive is made and run, and set back to 1 after (the
  * OpenMP team of a thread outside these calls is 1: cpu_gemm.c's
  * dnnl_sgemm blocks rely on it; before, a convolution left it at the
- * intra-op threads and a later GEMM on that thread ran a 2-thread team).  A call smaller than
+ * intra-op threads and a later GEMM on that thread ran a 2-thread team).
+ * A call smaller than
  * DNNL_PAR_MIN_MACS multiply-adds runs on one thread (no team: a fork and
  * join costs more than it saves, and on a loaded machine a sleeping team
  * thread can wait a whole time slice for a core); larger ones take the
@@ -272,7 +273,7 @@ static prim *lookup(int what, const dgc_nn_geom *g, int dw, int nthr,
     return P && P->p ? P : NULL;
 }
 
-/* ---- per-thread stream and scratchpad ----------------------------------- */
+/* ---- per-thread stream, scratchpad and memory objects -------------------- */
 
 /* A memory object of this thread for operand `slot` of primitive p; its
  * data handle is set to the operand's buffer on each call (creating one per
