@@ -33,9 +33,9 @@ costs (oneDNN's JIT) are excluded.
       on, intra = inter = threads), asked for a round at a time; each
       sess.run timed with perf_counter; CPU = process_time over the N.
   dgrun: `dgrun profile GRAPH --repeat W+N` (same threads): a run's time is
-      the span of its ops in the trace (first start to last end), its CPU
-      = (user+sys of that process - user+sys of `dgrun profile --repeat
-      W`) / N.
+      the span of its ops in the trace (first start to last end); CPU per
+      run = (user+sys of `dgrun run --repeat W+N` - that of `dgrun run
+      --repeat W`) / N, untraced processes (tracing costs CPU).
 The row's median and 90th percentile are over all R x N per-run times of
 each engine; the spread is the lowest and highest of the R per-round
 medians.  dgrun/TF > 1 means dgrun is faster.  The CPU columns (ms of CPU
@@ -342,9 +342,11 @@ def dgrun_round(dgrun, name, batch, threads, warm, n, tmp):
             sys.exit("dgrun failed (%d): %s\n%s" % (
                 p.returncode, " ".join(cmd), p.stderr.decode()[-2000:]))
         return child_cpu() - c0
-    c1 = proc([dgrun, "profile"] + a + ["--repeat", str(warm + n), "-o", trace])
-    c0 = proc([dgrun, "profile"] + a + ["--repeat", str(warm), "-o",
-                                         trace + ".w"])
+    proc([dgrun, "profile"] + a + ["--repeat", str(warm + n), "-o", trace])
+    # CPU from untraced processes: tracing and writing the trace cost
+    # ~1 ms of CPU a run on a 300-op graph
+    c1 = proc([dgrun, "run"] + a + ["--repeat", str(warm + n)])
+    c0 = proc([dgrun, "run"] + a + ["--repeat", str(warm)])
     return {"runs": run_spans(trace, warm), "cpu": max(c1 - c0, 0.0) / n}
 
 
