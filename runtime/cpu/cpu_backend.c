@@ -8,6 +8,7 @@
 #include "cpu_backend.h"
 #include "kernels_cpu.h"
 #include "kernels_cpu_conv.h"
+#include "kernels_cpu_dnnl.h"
 #include "devices.h"
 #include "cpu_gemm.h"
 
@@ -178,10 +179,12 @@ static dg_status cpu_discover(const dg_options *o, dg_device_list *l,
     return DG_OK;
 }
 
+char dgr_cpu_keeps;
+
 static dg_status cpu_open(dgr_device *d, const dg_options *o, dg_error *err)
 {
     (void)err;
-    d->impl = NULL;
+    d->impl = &dgr_cpu_keeps;
     d->be = &dgr_backend_cpu;
     /* BLAS calls are single-threaded blocks on our intra-op pool (one
      * thread budget); the libraries' own threads would spin against it.
@@ -192,7 +195,9 @@ static dg_status cpu_open(dgr_device *d, const dg_options *o, dg_error *err)
 
 static void cpu_close(dgr_device *d)
 {
-    (void)d;
+    /* values kept for the session's later runs (issue 23) */
+    dgr_dnnl_close(d);
+    dgr_cpu_const_close(d);
 }
 
 static dg_status cpu_sync(dgr_device *d, dg_error *err)

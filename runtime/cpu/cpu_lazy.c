@@ -12,8 +12,23 @@
  * DGR_LAZY_FN(lib, name) and the call of fn_.
  */
 #include <cblas.h>
+#include <stdlib.h>
 
 #include "lazylib.h"
+
+/* oneDNN's OpenMP team threads wait passively between parallel regions
+ * (issue 23): libgomp's default spins up to 300,000 rounds first, and a
+ * spinning team thread takes the core that dgrun's own threads (the
+ * intra-op pool, the other inter-op worker) or another process need; on a
+ * loaded 2-core machine a 40 us convolution took 5-10 ms.  libgomp reads
+ * its settings once, when it is loaded (with oneDNN, lazily), and has no
+ * call to change them after, so this is set in the environment at start-up
+ * -- only when the user set neither OMP_WAIT_POLICY nor GOMP_SPINCOUNT. */
+__attribute__((constructor)) static void omp_wait_passive(void)
+{
+    if (!getenv("OMP_WAIT_POLICY") && !getenv("GOMP_SPINCOUNT"))
+        setenv("OMP_WAIT_POLICY", "PASSIVE", 0);
+}
 
 /* DGR_OPENBLAS_PATH: the library the build found (meson.build) */
 static const char *const openblas_names[] = {
@@ -176,6 +191,13 @@ dnnl_reorder_primitive_desc_create(dnnl_primitive_desc_t *reorder_primitive_desc
     DGR_LAZY_FN(dnnl_lib, dnnl_reorder_primitive_desc_create);
     return fn_(reorder_primitive_desc, src_desc, src_engine, dst_desc,
                dst_engine, attr);
+}
+
+dnnl_status_t
+dnnl_memory_set_data_handle(dnnl_memory_t memory, void *handle)
+{
+    DGR_LAZY_FN(dnnl_lib, dnnl_memory_set_data_handle);
+    return fn_(memory, handle);
 }
 
 dnnl_status_t

@@ -161,9 +161,8 @@ static dg_status conv_run(dgr_kctx *k, int what, int dw, const dg_shape *xs,
     if (dt == DG_F32) {
         static const int map[] = {DGR_DNNL_CONV_FWD, DGR_DNNL_CONV_BWD_D,
                                   DGR_DNNL_CONV_BWD_W};
-        int rc = dgr_dnnl_run(k->dev->intra, map[what], &g, dw,
-                              dgr_cpu_ptr(a), dgr_cpu_ptr(b),
-                              dgr_cpu_ptr(&k->out[0]));
+        int rc = dgr_dnnl_conv(k, map[what], &g, dw, dgr_cpu_ptr(a),
+                               dgr_cpu_ptr(b), dgr_cpu_ptr(&k->out[0]));
         if (rc < 0)
             return dg_err_nomem(k->err, k->node->name);
         if (rc == 0)

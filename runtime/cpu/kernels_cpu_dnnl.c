@@ -4,15 +4,28 @@
  *
  * Memory descriptors are made by strides straight from TF's layouts (NHWC
  * or NCHW activations, HWIO filters, HW I M depthwise filters as groups), so
- * nothing is reordered.  Each (operation, geometry) gets its primitive
- * once, kept in a process-wide list; scratchpads are user-provided (one per
- * call) so one primitive can run on several threads at once.  Each call
- * runs on one OpenMP thread; the mini-batch is cut into blocks of a fixed
- * number of images spread over the intra-op pool, so results do not
- * depend on the thread count (issue 19).
+ * activations are never reordered.  Each (operation, geometry) gets its
+ * primitive once, kept in a process-wide list; a filter that is a Const is
+ * reordered into the primitive's layout once per device (session) and
+ * kept; streams, scratchpads and memory objects (their data handles set
+ * per call) are per thread, made once (issue 23).
+ *
+ * Threads and determinism (issue 19): oneDNN's multi-threaded primitives
+ * split their work by the OpenMP team size, and their float results change
+ * with it (backward weights sums per-thread partial filters; MobileNetV2's
+ * batch-1 forward output differs in its last bits between teams of 1 and
+ * 2).  So every primitive call runs on one OpenMP thread (the team of a
+ * thread outside these calls is 1 too: cpu_gemm.c's dnnl_sgemm blocks
+ * rely on it), and the mini-batch is cut into blocks of a fixed number of
+ * images, a function of the geometry alone, spread over dgrun's intra-op
+ * pool; backward weights writes one partial filter per block and adds them
+ * in block order.  The results are the same bits for every thread count.
+ * OpenMP waits passively (cpu_lazy.c).
  */
 #include "kernels_cpu_dnnl.h"
+#include "cpu_backend.h"
 #include "dg_alloc.h"
+#include "threadpool.h"
 
 #include <pthread.h>
 #include <string.h>
@@ -215,7 +228,9 @@ out:
     return rc;
 }
 
-/* The cached primitive for (what, g, dw); NULL when oneDNN has none. */
+/* The cached primitive for (what, g, dw); NULL when oneDNN has none.  The
+ * calling thread's OpenMP team size must be 1 (oneDNN sizes the
+ * primitive's work split by it). */
 static prim *lookup(int what, const dgc_nn_geom *g, int dw, int *nomem)
 {
     pthread_mutex_lock(&lock);
@@ -248,80 +263,274 @@ static prim *lookup(int what, const dgc_nn_geom *g, int dw, int *nomem)
     return P && P->p ? P : NULL;
 }
 
-static int mem(dnnl_memory_t *m, const dnnl_memory_desc_t *md, void *ptr)
+/* ---- per-thread stream, scratchpad and memory objects -------------------- */
+
+/* A memory object of this thread for operand `slot` of primitive p; its
+ * data handle is set to the operand's buffer on each call (creating one per
+ * call cost ~5% of a batch-1 run's instructions). */
+typedef struct tmem {
+    const void *p;
+    int slot;
+    dnnl_memory_t m;
+} tmem;
+
+typedef struct tstate {
+    dnnl_stream_t stream;
+    void *scratch;
+    size_t scratch_n;
+    tmem *mem;           /* open addressing, n_mem slots (a power of 2) */
+    size_t n_mem, used;
+} tstate;
+
+static pthread_key_t ts_key;
+static int ts_key_ok;
+static pthread_once_t ts_once = PTHREAD_ONCE_INIT;
+
+static void ts_free(void *arg)
 {
-    return dnnl_memory_create(m, md, engine, ptr) == dnnl_success ? 0 : -1;
+    tstate *t = arg;
+    for (size_t i = 0; i < t->n_mem; i++)
+        if (t->mem[i].m)
+            dnnl_memory_destroy(t->mem[i].m);
+    dg_free(t->mem);
+    if (t->stream)
+        dnnl_stream_destroy(t->stream);
+    dg_free(t->scratch);
+    dg_free(t);
 }
 
-/* Execute p on a stream of its own, with a scratchpad of `scratch` bytes
- * (args has room for it).  0 ok. */
-static int exec(dnnl_primitive_t p, dnnl_exec_arg_t *args, int n,
+static void ts_key_init(void)
+{
+    ts_key_ok = pthread_key_create(&ts_key, ts_free) == 0;
+}
+
+/* The calling thread's state (stream made), NULL when out of memory. */
+static tstate *ts_get(void)
+{
+    pthread_once(&ts_once, ts_key_init);
+    if (!ts_key_ok)
+        return NULL;
+    tstate *t = pthread_getspecific(ts_key);
+    if (t)
+        return t;
+    if (!(t = dg_calloc(1, sizeof *t)))
+        return NULL;
+    if (dnnl_stream_create(&t->stream, engine, dnnl_stream_default_flags) !=
+            dnnl_success ||
+        pthread_setspecific(ts_key, t)) {
+        ts_free(t);
+        return NULL;
+    }
+    return t;
+}
+
+static size_t tm_hash(const void *p, int slot, size_t n)
+{
+    uintptr_t h = (uintptr_t)p * 0x9E3779B97F4A7C15ull + (uintptr_t)slot;
+    return (size_t)(h ^ (h >> 29)) & (n - 1);
+}
+
+/* The thread's memory object for (p, slot) with descriptor md (the same
+ * for a given p and slot), pointing at ptr.  NULL when out of memory. */
+static dnnl_memory_t tm(tstate *t, const void *p, int slot,
+                        const dnnl_memory_desc_t *md, void *ptr)
+{
+    if (2 * (t->used + 1) > t->n_mem) { /* grow: rehash */
+        size_t n = t->n_mem ? 2 * t->n_mem : 64;
+        tmem *nm = dg_calloc(n, sizeof *nm);
+        if (!nm)
+            return NULL;
+        for (size_t i = 0; i < t->n_mem; i++)
+            if (t->mem[i].m) {
+                size_t j = tm_hash(t->mem[i].p, t->mem[i].slot, n);
+                while (nm[j].m)
+                    j = (j + 1) & (n - 1);
+                nm[j] = t->mem[i];
+            }
+        dg_free(t->mem);
+        t->mem = nm;
+        t->n_mem = n;
+    }
+    size_t j = tm_hash(p, slot, t->n_mem);
+    while (t->mem[j].m && (t->mem[j].p != p || t->mem[j].slot != slot))
+        j = (j + 1) & (t->n_mem - 1);
+    tmem *e = &t->mem[j];
+    if (e->m)
+        return dnnl_memory_set_data_handle(e->m, ptr) == dnnl_success ? e->m
+                                                                       : NULL;
+    if (dnnl_memory_create(&e->m, md, engine, ptr) != dnnl_success) {
+        e->m = NULL;
+        return NULL;
+    }
+    e->p = p;
+    e->slot = slot;
+    t->used++;
+    return e->m;
+}
+
+/* Execute p on the thread's stream, with a scratchpad of `scratch` bytes
+ * from the thread's buffer (args has room for it).  0 ok. */
+static int exec(tstate *t, dnnl_primitive_t p, dnnl_exec_arg_t *args, int n,
                 size_t scratch)
 {
-    dnnl_stream_t s;
-    if (dnnl_stream_create(&s, engine, dnnl_stream_default_flags) !=
-        dnnl_success)
-        return -1;
-    void *sp = NULL;
-    dnnl_memory_t sm = NULL;
-    int rc = 0;
     if (scratch) {
+        if (scratch > t->scratch_n) {
+            dg_free(t->scratch);
+            t->scratch_n = 0;
+            if (!(t->scratch = dg_malloc(scratch)))
+                return -1;
+            t->scratch_n = scratch;
+        }
         const_dnnl_primitive_desc_t pd;
         dnnl_primitive_get_primitive_desc(p, &pd);
-        sp = dg_malloc(scratch);
-        if (!sp || mem(&sm, dnnl_primitive_desc_query_md(
-                                pd, dnnl_query_scratchpad_md, 0), sp))
-            rc = -1;
+        dnnl_memory_t sm = tm(t, p, 9, dnnl_primitive_desc_query_md(
+                                  pd, dnnl_query_scratchpad_md, 0),
+                              t->scratch);
+        if (!sm)
+            return -1;
         args[n].arg = DNNL_ARG_SCRATCHPAD;
         args[n++].memory = sm;
     }
-    if (!rc && (dnnl_primitive_execute(p, s, n, args) != dnnl_success ||
-                dnnl_stream_wait(s) != dnnl_success))
-        rc = -1;
-    if (sm)
-        dnnl_memory_destroy(sm);
-    dg_free(sp);
-    dnnl_stream_destroy(s);
-    return rc;
+    if (dnnl_primitive_execute(p, t->stream, n, args) != dnnl_success ||
+        dnnl_stream_wait(t->stream) != dnnl_success)
+        return -1;
+    return 0;
 }
 
-/* One primitive call on one OpenMP thread. */
+/* ---- Const filters reordered once per device ----------------------------- */
+
+/* A Const filter's reordered copy for primitive P, kept until the device
+ * closes: keyed by (device, consumer node, P); the node's filter is the
+ * same Const value every run. */
+typedef struct wkeep {
+    const void *dev, *node;
+    const prim *P;
+    void *w;
+    struct wkeep *next;
+} wkeep;
+
+static pthread_mutex_t wlock = PTHREAD_MUTEX_INITIALIZER;
+static wkeep *wkept;
+
+static void *wkeep_get(const void *dev, const void *node, const prim *P)
+{
+    void *w = NULL;
+    pthread_mutex_lock(&wlock);
+    for (wkeep *e = wkept; e; e = e->next)
+        if (e->dev == dev && e->node == node && e->P == P) {
+            w = e->w;
+            break;
+        }
+    pthread_mutex_unlock(&wlock);
+    return w;
+}
+
+/* Keep w for later calls: 1 when the list owns it from now on, 0 when
+ * not (out of memory, or another thread kept a copy first): the caller
+ * frees it after the call. */
+static int wkeep_put(const void *dev, const void *node, const prim *P,
+                     void *w)
+{
+    wkeep *e = dg_calloc(1, sizeof *e);
+    if (!e)
+        return 0;
+    pthread_mutex_lock(&wlock);
+    for (wkeep *o = wkept; o; o = o->next)
+        if (o->dev == dev && o->node == node && o->P == P) {
+            pthread_mutex_unlock(&wlock);
+            dg_free(e);
+            return 0;
+        }
+    e->dev = dev;
+    e->node = node;
+    e->P = P;
+    e->w = w;
+    e->next = wkept;
+    wkept = e;
+    pthread_mutex_unlock(&wlock);
+    return 1;
+}
+
+void dgr_dnnl_close(const dgr_device *d)
+{
+    wkeep *drop = NULL;
+    pthread_mutex_lock(&wlock);
+    for (wkeep **pp = &wkept; *pp;) {
+        wkeep *e = *pp;
+        if (e->dev == d) {
+            *pp = e->next;
+            e->next = drop;
+            drop = e;
+        } else {
+            pp = &e->next;
+        }
+    }
+    pthread_mutex_unlock(&wlock);
+    while (drop) {
+        wkeep *nx = drop->next;
+        dg_free(drop->w);
+        dg_free(drop);
+        drop = nx;
+    }
+}
+
+/* ---- running ------------------------------------------------------------- */
+
+/* One primitive call on one OpenMP thread; (kdev, knode): where a Const
+ * filter's reordered copy is kept, or NULL. */
 static int run_one(int what, const dgc_nn_geom *g, int depthwise,
-                   const float *a, const float *b, float *out)
+                   const float *a, const float *b, float *out,
+                   const void *kdev, const void *knode)
 {
     pthread_once(&once, engine_init);
     if (!engine)
         return 1;
+    tstate *t = ts_get();
+    if (!t)
+        return -1;
+    /* one thread for making and running the primitive (the header
+     * comment); set on every call since a library may change it */
+    omp_set_num_threads(1);
     int nomem = 0;
     prim *P = lookup(what, g, depthwise, &nomem);
     if (!P)
         return nomem ? -1 : 1;
-    omp_set_num_threads(1);
     dnnl_memory_t m[4] = {NULL, NULL, NULL, NULL};
     void *ws = NULL;
     int rc = -1;
     int has_b = what <= DGR_DNNL_CONV_BWD_W || what == DGR_DNNL_MAXPOOL_BWD;
     /* the filter operand in the primitive's layout: b for FWD / BWD_D
-     * reordered in, out for BWD_W reordered out after */
-    void *wb = NULL;
+     * reordered in (or the kept copy of a Const b), out for BWD_W
+     * reordered out after */
+    void *wb = NULL, *wkeep = NULL;
     dnnl_memory_t wm = NULL;
     if (P->ro) {
-        if (!(wb = dg_malloc(P->wbytes + 1)) || mem(&wm, &P->pmd, wb))
-            goto done;
-        if (what != DGR_DNNL_CONV_BWD_W) {
-            dnnl_memory_t um = NULL;
-            if (mem(&um, &P->wmd, (void *)b))
+        if (knode && what != DGR_DNNL_CONV_BWD_W)
+            wkeep = wkeep_get(kdev, knode, P);
+        if (wkeep) {
+            if (!(wm = tm(t, P, 4, &P->pmd, wkeep)))
                 goto done;
-            dnnl_exec_arg_t ra[2] = {{DNNL_ARG_FROM, um}, {DNNL_ARG_TO, wm}};
-            int rrc = exec(P->ro, ra, 2, 0);
-            dnnl_memory_destroy(um);
-            if (rrc)
+        } else {
+            if (!(wb = dg_malloc(P->wbytes + 1)) ||
+                !(wm = tm(t, P, 4, &P->pmd, wb)))
                 goto done;
+            if (what != DGR_DNNL_CONV_BWD_W) {
+                dnnl_memory_t um = tm(t, P, 5, &P->wmd, (void *)b);
+                if (!um)
+                    goto done;
+                dnnl_exec_arg_t ra[2] = {{DNNL_ARG_FROM, um},
+                                         {DNNL_ARG_TO, wm}};
+                int rrc = exec(t, P->ro, ra, 2, 0);
+                if (rrc)
+                    goto done;
+                if (knode && wkeep_put(kdev, knode, P, wb))
+                    wb = NULL; /* the list owns it now */
+            }
         }
     }
-    if (mem(&m[0], &P->md[0], (void *)a) ||
-        (has_b && mem(&m[1], &P->md[1], (void *)b)) ||
-        mem(&m[2], &P->md[2], out))
+    if (!(m[0] = tm(t, P, 0, &P->md[0], (void *)a)) ||
+        (has_b && !(m[1] = tm(t, P, 1, &P->md[1], (void *)b))) ||
+        !(m[2] = tm(t, P, 2, &P->md[2], out)))
         goto done;
     dnnl_exec_arg_t args[6];
     int n = 0;
@@ -361,17 +570,14 @@ static int run_one(int what, const dgc_nn_geom *g, int depthwise,
                                                   g->C) + 1);
         dnnl_memory_t ym = NULL;
         ws = dg_malloc(P->ws + 1);
-        if (!y || !ws || mem(&ym, &P->md[1], y) ||
-            mem(&m[3], &P->md[3], ws)) {
-            if (ym)
-                dnnl_memory_destroy(ym);
+        if (!y || !ws || !(ym = tm(t, P, 6, &P->md[1], y)) ||
+            !(m[3] = tm(t, P, 3, &P->md[3], ws))) {
             dg_free(y);
             goto done;
         }
         dnnl_exec_arg_t fa[4] = {{DNNL_ARG_SRC, m[0]}, {DNNL_ARG_DST, ym},
                                  {DNNL_ARG_WORKSPACE, m[3]}};
-        int frc = exec(P->fwd, fa, 3, P->scratch_fwd);
-        dnnl_memory_destroy(ym);
+        int frc = exec(t, P->fwd, fa, 3, P->scratch_fwd);
         dg_free(y);
         if (frc)
             goto done;
@@ -384,17 +590,12 @@ static int run_one(int what, const dgc_nn_geom *g, int depthwise,
     default:
         goto done;
     }
-    rc = exec(P->p, args, n, P->scratch);
+    rc = exec(t, P->p, args, n, P->scratch);
     if (!rc && wm && what == DGR_DNNL_CONV_BWD_W) {
         dnnl_exec_arg_t ra[2] = {{DNNL_ARG_FROM, wm}, {DNNL_ARG_TO, m[2]}};
-        rc = exec(P->ro, ra, 2, 0);
+        rc = exec(t, P->ro, ra, 2, 0);
     }
 done:
-    for (int i = 0; i < 4; i++)
-        if (m[i])
-            dnnl_memory_destroy(m[i]);
-    if (wm)
-        dnnl_memory_destroy(wm);
     dg_free(wb);
     dg_free(ws);
     return rc == 0 ? 0 : 1;
@@ -416,6 +617,7 @@ typedef struct mb_job {
     float *out;
     int64_t a_img, b_img, out_img; /* floats per image (0: not per image) */
     float *part;                   /* BWD_W: one filter per block */
+    const void *kdev, *knode;      /* a Const filter's keeper, or NULL */
     int64_t wsize;
     int *rc;                       /* per block */
 } mb_job;
@@ -427,7 +629,8 @@ static void mb_block(void *arg, int64_t blk, int64_t n0, int64_t n1)
     gb.N = n1 - n0;
     float *o = j->part ? j->part + blk * j->wsize : j->out + n0 * j->out_img;
     j->rc[blk] = run_one(j->what, &gb, j->dw, j->a + n0 * j->a_img,
-                         j->b ? j->b + n0 * j->b_img : NULL, o);
+                         j->b ? j->b + n0 * j->b_img : NULL, o, j->kdev,
+                         j->knode);
 }
 
 /* Multiply-adds per block below which a block does not pay its call, and
@@ -437,8 +640,10 @@ static void mb_block(void *arg, int64_t blk, int64_t n0, int64_t n1)
 #define MB_BLOCK_WORK (1 << 22)
 #define MB_MAX_BLOCKS 4
 
-int dgr_dnnl_run(struct dgr_pool *pool, int what, const dgc_nn_geom *g,
-                 int depthwise, const float *a, const float *b, float *out)
+/* dgr_dnnl_run with a Const filter's keeper (kdev, knode) or NULL. */
+static int run_blocks(struct dgr_pool *pool, int what, const dgc_nn_geom *g,
+                      int depthwise, const float *a, const float *b,
+                      float *out, const void *kdev, const void *knode)
 {
     int64_t x_img = g->H * g->W * g->C, y_img = g->OH * g->OW * g->OC;
     int conv = what <= DGR_DNNL_CONV_BWD_W;
@@ -451,9 +656,9 @@ int dgr_dnnl_run(struct dgr_pool *pool, int what, const dgc_nn_geom *g,
         blk = g->N;
     int64_t nb = dgr_blocks(g->N, blk);
     if (nb <= 1)
-        return run_one(what, g, depthwise, a, b, out);
+        return run_one(what, g, depthwise, a, b, out, kdev, knode);
     mb_job j = {.what = what, .dw = depthwise, .g = g, .a = a, .b = b,
-                .out = out};
+                .out = out, .kdev = kdev, .knode = knode};
     switch (what) {
     case DGR_DNNL_CONV_FWD: /* x, filter -> y */
         j.a_img = x_img; j.out_img = y_img; break;
@@ -503,6 +708,44 @@ int dgr_dnnl_run(struct dgr_pool *pool, int what, const dgc_nn_geom *g,
     return rc;
 }
 
+int dgr_dnnl_run(struct dgr_pool *pool, int what, const dgc_nn_geom *g,
+                 int depthwise, const float *a, const float *b, float *out)
+{
+    return run_blocks(pool, what, g, depthwise, a, b, out, NULL, NULL);
+}
+
+/* The Const node whose value input i of n is (through Identity), or NULL. */
+static const dgc_node *const_input(const dgc_graph *G, const dgc_node *n,
+                                   int i)
+{
+    for (int hops = 0; hops < 8 && i < n->n_inputs; hops++) {
+        int32_t id = n->inputs[i].node;
+        if (id < 0 || id >= G->n_nodes)
+            return NULL;
+        const dgc_node *p = &G->nodes[id];
+        if (p->op == DGC_OPID_Const)
+            return p;
+        if (p->op != DGC_OPID_Identity)
+            return NULL;
+        n = p;
+        i = 0;
+    }
+    return NULL;
+}
+
+int dgr_dnnl_conv(dgr_kctx *k, int what, const dgc_nn_geom *g, int depthwise,
+                  const float *a, const float *b, float *out)
+{
+    /* the filter is input 1 of Conv2D / DepthwiseConv2dNative and of their
+     * BackpropInput ops */
+    const void *knode = NULL;
+    if (what != DGR_DNNL_CONV_BWD_W && DGR_CPU_KEEPS(k->dev) && k->g &&
+        const_input(k->g, k->node, 1))
+        knode = k->node;
+    return run_blocks(k->dev->intra, what, g, depthwise, a, b, out, k->dev,
+                      knode);
+}
+
 #else /* no oneDNN in this build: the callers use their own loops */
 
 int dgr_dnnl_available(void) { return 0; }
@@ -514,5 +757,15 @@ int dgr_dnnl_run(struct dgr_pool *pool, int what, const dgc_nn_geom *g,
     (void)out;
     return 1;
 }
+
+int dgr_dnnl_conv(dgr_kctx *k, int what, const dgc_nn_geom *g, int depthwise,
+                  const float *a, const float *b, float *out)
+{
+    (void)k; (void)what; (void)g; (void)depthwise; (void)a; (void)b;
+    (void)out;
+    return 1;
+}
+
+void dgr_dnnl_close(const dgr_device *d) { (void)d; }
 
 #endif

@@ -9,6 +9,7 @@
 #define DGR_KERNELS_CPU_DNNL_H
 
 #include "infer_nn.h"
+#include "kernel.h"
 #include "threadpool.h"
 
 enum {
@@ -32,6 +33,18 @@ enum {
  * back to its own loops), -1 out of memory. */
 int dgr_dnnl_run(struct dgr_pool *pool, int what, const dgc_nn_geom *g,
                  int depthwise, const float *a, const float *b, float *out);
+
+/* A convolution (what: DGR_DNNL_CONV_*) of kernel k's node, as
+ * dgr_dnnl_run on k's intra-op pool; when the
+ * filter (input 1 of the forward and backward-data ops) is a Const, its
+ * copy in the primitive's layout is made once and kept until the device
+ * closes.  Same return codes. */
+int dgr_dnnl_conv(dgr_kctx *k, int what, const dgc_nn_geom *g, int depthwise,
+                  const float *a, const float *b, float *out);
+
+/* Drop what was kept for device d (its Const filters); the device is
+ * closing. */
+void dgr_dnnl_close(const dgr_device *d);
 
 /* Whether this build has oneDNN (for `dgrun ops` docs and tests). */
 int dgr_dnnl_available(void);
