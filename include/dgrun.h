@@ -289,6 +289,13 @@ dg_status dg_devices_discover(const dg_options *o, dg_device_list **out,
                               dg_error *err);
 /* CPU:0 plus n_gpus GPUs that exist only on paper (--assume-gpus). */
 dg_status dg_devices_assume(int n_gpus, dg_device_list **out, dg_error *err);
+/* Release what the device backends keep for the whole process (OpenCL
+ * contexts, compiled programs, clBLAST's program cache), in an order the
+ * device libraries accept.  Call it once every session is freed, before
+ * the process exits (dgrun does, on every path); the libraries' own
+ * exit-time destructors otherwise run in an order some OpenCL
+ * implementations do not survive.  Devices may be opened again after. */
+void dg_shutdown(void);
 int dg_devices_count(const dg_device_list *l);
 const dg_device_info *dg_devices_get(const dg_device_list *l, int i);
 void dg_devices_free(dg_device_list *l);

@@ -56,6 +56,15 @@ dg_status dgr_cl_matmul(dgr_kctx *k)
                        0, n);
 }
 
+void dgr_cl_blas_clear(void)
+{
+    if (!dgr_cl_blas_loaded())
+        return;
+    pthread_mutex_lock(&blas_lock);
+    CLBlastClearCache();
+    pthread_mutex_unlock(&blas_lock);
+}
+
 dg_status dgr_cl_gemm(dgr_kctx *k, dg_dtype dt, int ta, int tb, size_t m,
                       size_t n, size_t kk, cl_mem a, size_t aoff, size_t lda,
                       cl_mem b, size_t boff, size_t ldb, double beta, cl_mem c,

@@ -63,6 +63,7 @@ typedef struct dgr_cl_ctx {
     dg_build_fn on_build;
     void *on_build_user;
     int blas_warm;       /* clBLAST has run on this context */
+    int subdev;          /* dev is a sub-device this context created */
 } dgr_cl_ctx;
 
 /* Tell the context's on_build hook that a build begins (1) or ends (0). */
@@ -161,6 +162,17 @@ dg_status dgr_cl_discover(const dg_options *o, dg_device_list *l,
 dg_status dgr_cl_device_open(dgr_device *d, const dg_options *o, dg_error *err);
 /* Wait for all the device's queues, release everything it holds. */
 void dgr_cl_device_close(dgr_device *d);
+/* Release everything the backend keeps for the process, in order:
+ * clBLAST's program cache (CLBlastClearCache, when clBLAST was loaded),
+ * then every context's kernels, programs, the context and its sub-device
+ * (issue 25: left to the libraries' static destructors, clBLAST's cache was
+ * released after the OpenCL implementation's own teardown and corrupted
+ * the heap at exit on Oclgrind).  No device may be open; a later open
+ * builds new contexts. */
+void dgr_cl_shutdown(void);
+/* Whether clBLAST was loaded in this process; CLBlastClearCache when it
+ * was (cl_lazy.c). */
+int dgr_cl_blas_loaded(void);
 /* Host-clock time (dg_now_ns) of an event's start and end, from the
  * device's profiling counters mapped through a measured clock offset
  * (re-measured when stale, interpolated between syncs); 0 on failure or
@@ -242,6 +254,9 @@ dg_status dgr_cl_build(dgr_cl_ctx *c, const char *file, const char *text,
 void dgr_cl_cache_dir(char *buf, size_t n);
 
 /* ---- cl_blas.c ----------------------------------------------------------- */
+/* Empty clBLAST's program cache (CLBlastClearCache) when clBLAST was loaded
+ * (dgr_cl_shutdown). */
+void dgr_cl_blas_clear(void);
 dg_status dgr_cl_matmul(dgr_kctx *k);
 /* _FusedMatMul: dgr_cl_matmul + bias (+ Relu) epilogue (cl_kernels_fused.c) */
 dg_status dgr_cl_fused_matmul(dgr_kctx *k);

@@ -339,6 +339,13 @@ clReleaseCommandQueue(cl_command_queue command_queue)
 }
 
 cl_int
+clReleaseContext(cl_context context)
+{
+    DGR_LAZY_FN(opencl_lib, clReleaseContext);
+    return fn_(context);
+}
+
+cl_int
 clReleaseDevice(cl_device_id device)
 {
     DGR_LAZY_FN(opencl_lib, clReleaseDevice);
@@ -405,6 +412,18 @@ clWaitForEvents(cl_uint num_events, const cl_event *event_list)
 }
 
 /* ---- clBLAST ---------------------------------------------------------- */
+
+int dgr_cl_blas_loaded(void)
+{
+    return dgr_lazylib_loaded(&clblast_lib);
+}
+
+CLBlastStatusCode
+CLBlastClearCache(void)
+{
+    DGR_LAZY_FN(clblast_lib, CLBlastClearCache);
+    return fn_();
+}
 
 CLBlastStatusCode
 CLBlastSgemm(const CLBlastLayout layout, const CLBlastTranspose a_transpose,
