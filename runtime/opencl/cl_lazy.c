@@ -24,8 +24,11 @@ static const char *const opencl_names[] = {"libOpenCL.so.1", "libOpenCL.so",
                                            NULL};
 static const char *const clblast_names[] = {"libclblast.so.1",
                                             "libclblast.so", NULL};
-static dgr_lazylib opencl_lib = DGR_LAZYLIB_INIT("the OpenCL ICD loader",
-                                                 opencl_names);
+/* DGRUN_OPENCL_LIBRARY: another ICD loader or OpenCL library (a GPU
+ * driver's own libOpenCL outside the loader's path; the tests' clshim) */
+static dgr_lazylib opencl_lib = DGR_LAZYLIB_INIT_ENV("the OpenCL ICD loader",
+                                                     opencl_names,
+                                                     "DGRUN_OPENCL_LIBRARY");
 static dgr_lazylib clblast_lib = DGR_LAZYLIB_INIT("clBLAST", clblast_names);
 
 cl_int
