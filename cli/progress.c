@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "dg_alloc.h"
 #include "cli.h"
@@ -232,6 +233,7 @@ static void fmt_left(double s, char *out, size_t n)
 void cli_progress_step(const dg_train_progress *tp, void *user)
 {
     cli_progress *p = user;
+    cli_interrupt_step_ended();
     if (cli_follower()) /* a cluster's progress comes from rank 0 */
         return;
     double t = now_s();
@@ -304,15 +306,67 @@ out:
 /* ---- signals ------------------------------------------------------------------- */
 
 static volatile sig_atomic_t stop_flag;
+static unsigned stop_grace = 10; /* seconds a step may run on after it */
+static char unsaved[256] = "the work in progress was not finished";
+
+/* write(2) of a NUL-terminated string: async-signal-safe */
+static void say(const char *s)
+{
+    size_t n = strlen(s);
+    while (n > 0) {
+        ssize_t w = write(STDERR_FILENO, s, n);
+        if (w <= 0)
+            return;
+        s += w;
+        n -= (size_t)w;
+    }
+}
 
 static void on_signal(int sig)
 {
-    if (stop_flag) { /* a second one: stop now */
-        signal(sig, SIG_DFL);
-        raise(sig);
-        return;
+    if (stop_flag) { /* a second one: stop now, with SPEC's exit code */
+        say("\ndgrun: stopped at once by a second signal; ");
+        say(unsaved);
+        say("\n");
+        _exit(128 + sig);
     }
     stop_flag = sig;
+    /* a step that never ends (a hung device) must not keep the process:
+     * SIGALRM ends it after the grace period (issue 25) */
+    if (stop_grace)
+        alarm(stop_grace);
+}
+
+static void on_alarm(int sig)
+{
+    (void)sig;
+    if (!stop_flag)
+        return;
+    char secs[16]; /* stop_grace in decimal, by hand: no stdio here */
+    unsigned v = stop_grace;
+    int i = (int)sizeof secs - 1;
+    secs[i] = '\0';
+    do {
+        secs[--i] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v && i > 0);
+    say("\ndgrun: the step in progress did not end within ");
+    say(secs + i);
+    say(" s of the signal: stopped without finishing it; ");
+    say(unsaved);
+    say("\n");
+    _exit(128 + stop_flag);
+}
+
+void cli_interrupt_unsaved(const char *what)
+{
+    snprintf(unsaved, sizeof unsaved, "%s", what);
+}
+
+void cli_interrupt_step_ended(void)
+{
+    if (stop_flag)
+        alarm(0); /* the step ended: the command finishes by itself */
 }
 
 /* Started by an MPI launcher (mpirun, srun): the launcher owns signals.
@@ -330,6 +384,15 @@ void cli_interrupt_install(dg_options *o)
     sa.sa_flags = SA_RESTART;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    sa.sa_handler = on_alarm;
+    sigaction(SIGALRM, &sa, NULL);
+    const char *g = getenv("DGRUN_STOP_GRACE");
+    if (g && *g) {
+        char *end;
+        long v = strtol(g, &end, 10);
+        if (!*end && v >= 0 && v <= 86400)
+            stop_grace = (unsigned)v;
+    }
     o->stop = &stop_flag;
 }
 
@@ -340,5 +403,6 @@ int cli_interrupt_signal(void)
 
 int cli_interrupt_exit_code(void)
 {
+    cli_interrupt_step_ended();
     return stop_flag ? 128 + stop_flag : 0;
 }

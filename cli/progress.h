@@ -64,10 +64,18 @@ void cli_progress_close_line(cli_progress *p);
 void cli_progress_done(cli_progress *p);
 
 
-/* Catch SIGINT and SIGTERM: the handler sets the flag o->stop points to
- * (a second signal kills at once, the default action).  Under an MPI
- * launcher nothing is installed: the launcher owns the job's signals. */
+/* Catch SIGINT and SIGTERM: the handler sets the flag o->stop points to.
+ * A second signal, or a step still running DGRUN_STOP_GRACE seconds
+ * (default 10; 0 = wait forever) after the first, ends the process at
+ * once with 128 + the signal, saying on stderr what was not saved (issue
+ * 25: a hung device ignored SIGTERM).  Under an MPI launcher nothing is
+ * installed: the launcher owns the job's signals. */
 void cli_interrupt_install(dg_options *o);
+/* What a forced stop leaves unsaved, for its message ("no results were
+ * printed"); copied. */
+void cli_interrupt_unsaved(const char *what);
+/* The step in progress when the signal came has ended: no forced stop. */
+void cli_interrupt_step_ended(void);
 /* The signal caught (0 = none) and its exit code, 128 + signal. */
 int cli_interrupt_signal(void);
 int cli_interrupt_exit_code(void);

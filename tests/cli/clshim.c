@@ -16,6 +16,8 @@
  *             specification allows.
  *   delay     completion callbacks are called late (0-20 ms) from a shim
  *             thread, in another order than the completions.
+ *   hang      no completion callback is ever called (a hung device): what
+ *             waits for one never ends.
  *
  * CLSHIM_LOG=FILE: at exit one line "clshim: <counters>" is appended: the
  * contexts, queues, programs, kernels and memory objects dgrun created and
@@ -64,7 +66,7 @@ static void *real_lib(void)
         }                                                                \
     }
 
-static int mode_flushrun, mode_delay, mode_read;
+static int mode_flushrun, mode_delay, mode_hang, mode_read;
 static atomic_long live_ctx, live_q, live_prog, live_kern, live_mem;
 static atomic_long cb_set, cb_dropped, cb_delayed, ctx_held;
 
@@ -75,6 +77,7 @@ static void read_mode(void)
     const char *m = getenv("CLSHIM");
     mode_flushrun = m && strstr(m, "flushrun");
     mode_delay = m && strstr(m, "delay");
+    mode_hang = m && strstr(m, "hang");
     mode_read = 1;
 }
 
@@ -381,6 +384,10 @@ cl_int clSetEventCallback(cl_event ev, cl_int type, cb_fn fn, void *user)
     REAL(clGetEventInfo);
     read_mode();
     atomic_fetch_add(&cb_set, 1);
+    if (mode_hang) {
+        atomic_fetch_add(&cb_dropped, 1);
+        return CL_SUCCESS;
+    }
     if (mode_flushrun) {
         cl_int st = CL_QUEUED;
         if (real_clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS,

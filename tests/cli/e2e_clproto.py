@@ -17,6 +17,11 @@ Usage: e2e_clproto.py DGRUN GROUP CLSHIM.so
             and buffer it made, and no context is released while something
             (clBLAST's program cache) still holds it.  Failed before:
             contexts, programs and kernels were left to exit.
+  hang      a device that never completes (CLSHIM=hang: no callback
+            arrives): SIGTERM once ends `train` within the grace period
+            (DGRUN_STOP_GRACE, default 10 s) with exit 143 and a line saying
+            what was not saved; a second signal ends it at once (130 for
+            SIGINT).  Failed before: the process waited for the step forever.
 Exit 0 = pass, 77 = skipped (no OpenCL device), 1 = failure.  Standard
 library only.
 """
@@ -156,12 +161,53 @@ def group_teardown():
         check(c.get("held") == 0, "teardown %s: no context released while still held" % what, c)
 
 
+def group_hang():
+    import signal
+    import time
+    args = [DGRUN, "train", G("digits_mlp.json"), "--steps", "5", "--opencl-devices", "all"]
+    env = dict(os.environ)
+    for k in ("DGRUN_OPENCL_DEVICES", "DGRUN_VISIBLE_DEVICES", "DGRUN_STOP_GRACE"):
+        env.pop(k, None)
+    env.setdefault("POCL_DEVICES", "pthread")
+    env.update({"DGRUN_OPENCL_LIBRARY": SHIM, "CLSHIM": "hang"})
+    for what, grace, second, want in (("default grace", None, None, 143),
+                                      ("DGRUN_STOP_GRACE=2", "2", None, 143),
+                                      ("a second signal", None, signal.SIGINT, 130)):
+        e = dict(env)
+        if grace:
+            e["DGRUN_STOP_GRACE"] = grace
+        p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env=e, cwd=ROOT)
+        time.sleep(3)  # compiled, devices open, waiting for the first step
+        check(p.poll() is None, "%s: the run hangs under CLSHIM=hang" % what)
+        t0 = time.time()
+        p.send_signal(signal.SIGTERM)
+        if second:
+            time.sleep(1)
+            p.send_signal(second)
+        try:
+            out, err = p.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            out, err = p.communicate()
+            check(False, "%s: SIGTERM ends a hung run" % what, err)
+            continue
+        took = time.time() - t0
+        check(p.returncode == want, "%s: exit %d (got %s)" % (what, want, p.returncode), err)
+        limit = 1 if second else int(grace or 10)
+        check(limit - 0.5 <= took <= limit + 5, "%s: ended after %.1f s (want ~%d s)"
+              % (what, took, limit), err)
+        check("not saved" in err or "no checkpoint was written" in err,
+              "%s: says what was not saved" % what, err)
+
+
 def main():
     rc, out, _, _ = run(["devices", "--opencl-devices", "all", "--json"])
     if rc != 0 or not any(d.get("type") == "GPU" for d in json.loads(out)):
         print("skipped: no OpenCL device")
         return 77
-    {"flushrun": group_flushrun, "delay": group_delay, "teardown": group_teardown}[GROUP]()
+    {"flushrun": group_flushrun, "delay": group_delay, "teardown": group_teardown,
+     "hang": group_hang}[GROUP]()
     if FAILURES:
         print("%d check(s) failed (files in %s)" % (len(FAILURES), TMP))
         return 1
