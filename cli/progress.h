@@ -12,6 +12,7 @@
 
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "dgrun.h"
 
@@ -50,6 +51,10 @@ typedef struct cli_progress {
     int announced;
     char device[128];
     char cache_dir[256];
+    /* the watcher's and build messages go to a duplicate of stderr: while a
+     * kernel build runs, fd 2 itself is captured by the library (issue 19) */
+    FILE *err;
+    int debug_opencl;    /* DGRUN_DEBUG names "opencl": show build output */
 } cli_progress;
 
 /* Set up progress for a command and hook it into o (on_build).  `tty`:
@@ -63,6 +68,10 @@ void cli_progress_close_line(cli_progress *p);
 /* Stop the build watcher; call before the session is freed. */
 void cli_progress_done(cli_progress *p);
 
+
+/* Whether DGRUN_DEBUG (a comma list, "all" for everything) names topic
+ * ("opencl": what the device compiler printed for each build). */
+int cli_debug(const char *topic);
 
 /* Catch SIGINT and SIGTERM: the handler sets the flag o->stop points to.
  * A second signal, or a step still running DGRUN_STOP_GRACE seconds

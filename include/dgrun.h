@@ -120,6 +120,11 @@ typedef struct dg_build_event {
     const char *device;    /* OpenCL device name */
     const char *what;      /* kernel file ("elementwise") or "clBLAST" */
     const char *cache_dir; /* where built programs are kept */
+    /* end events: everything the OpenCL implementation printed on the
+     * process's stderr while it built (captured: the library keeps it off
+     * the terminal) and the program's build log, "" when silent; NULL on
+     * begin events.  A failed build's output is in the error instead. */
+    const char *output;
 } dg_build_event;
 typedef void (*dg_build_fn)(const dg_build_event *e, void *user);
 

@@ -66,8 +66,23 @@ typedef struct dgr_cl_ctx {
     int subdev;          /* dev is a sub-device this context created */
 } dgr_cl_ctx;
 
-/* Tell the context's on_build hook that a build begins (1) or ends (0). */
-void dgr_cl_build_notice(dgr_cl_ctx *c, int begin, const char *what);
+/* Tell the context's on_build hook that a build begins (1) or ends (0);
+ * output: what the build printed (end events; NULL = none). */
+void dgr_cl_build_notice(dgr_cl_ctx *c, int begin, const char *what,
+                         const char *output);
+
+/* What the OpenCL implementation prints on file descriptor 2 while it
+ * builds a program (PoCL's embedded clang: "25 warnings generated.")
+ * belongs to dgrun (issue 19): begin redirects fd 2 into an anonymous
+ * file under a process-wide lock (builds are serialised by it), end puts
+ * fd 2 back, unlocks and returns what was written (malloc'd, NUL-ended, at
+ * most 64 KiB; NULL when nothing or when capturing was not possible). */
+typedef struct dgr_cl_capture {
+    int saved;   /* dup of the original fd 2, -1 = not capturing */
+    int fd;      /* the anonymous file */
+} dgr_cl_capture;
+void dgr_cl_capture_begin(dgr_cl_capture *cap);
+char *dgr_cl_capture_end(dgr_cl_capture *cap);
 
 #define DGR_CL_MAXQ 8      /* compute queues per logical device, at most */
 #define DGR_CL_QMASK ((size_t)0xFF) /* pool_class bits: queues that used it */
