@@ -126,7 +126,7 @@ static char *build_log(dgr_cl_ctx *c, cl_program p)
         return NULL;
     if (sz > CAPTURE_MAX)
         sz = CAPTURE_MAX;
-    char *log = dg_malloc(sz + 1);
+    char *log = dg_calloc(1, sz + 1); /* an implementation may fill less */
     if (!log)
         return NULL;
     if (clGetProgramBuildInfo(p, c->dev, CL_PROGRAM_BUILD_LOG, sz, log,
@@ -146,6 +146,8 @@ static char *build_log(dgr_cl_ctx *c, cl_program p)
 /* captured + log joined into one malloc'd text ("" when both are empty). */
 static char *join_output(const char *captured, const char *log)
 {
+    if (!captured && !log)
+        return dg_strdup("");
     dg_sbuf b;
     dg_sbuf_init(&b);
     if (captured)
