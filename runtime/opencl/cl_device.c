@@ -384,6 +384,16 @@ static dg_status ctx_new(cl_platform_id plat, cl_device_id dev,
     c->base_align = bits >= 8 ? bits / 8 : 128;
     dev_str(dev, CL_DEVICE_NAME, c->dev_name, sizeof c->dev_name);
     dev_str(dev, CL_DRIVER_VERSION, c->driver, sizeof c->driver);
+    dev_str(dev, CL_DEVICE_VERSION, c->dev_version, sizeof c->dev_version);
+    size_t items[3] = {0, 0, 0};
+    if (clGetDeviceInfo(dev, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof items,
+                        items, NULL) == CL_SUCCESS)
+        memcpy(c->max_item, items, sizeof items);
+    char pn[128] = "", pv[128] = "";
+    clGetPlatformInfo(plat, CL_PLATFORM_NAME, sizeof pn - 1, pn, NULL);
+    clGetPlatformInfo(plat, CL_PLATFORM_VERSION, sizeof pv - 1, pv, NULL);
+    copy_str(c->plat_name, sizeof c->plat_name, pn);
+    copy_str(c->plat_version, sizeof c->plat_version, pv);
     pthread_mutex_init(&c->lock, NULL);
     pthread_mutex_init(&c->map_lock, NULL);
     *out = c;

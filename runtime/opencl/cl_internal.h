@@ -34,6 +34,9 @@ typedef struct dgr_cl_kentry {
     int dt;         /* 0 float, 1 double */
     const char *name;
     cl_kernel k;
+    size_t wg;      /* work-items per group it may run with on this device:
+                       CL_KERNEL_WORK_GROUP_SIZE capped by the device's
+                       CL_DEVICE_MAX_WORK_GROUP_SIZE */
 } dgr_cl_kentry;
 
 typedef struct dgr_cl_ctx {
@@ -42,6 +45,10 @@ typedef struct dgr_cl_ctx {
     cl_context ctx;
     int fp64;
     size_t max_wg;       /* CL_DEVICE_MAX_WORK_GROUP_SIZE */
+    size_t max_item[3];  /* CL_DEVICE_MAX_WORK_ITEM_SIZES, per dimension */
+    char plat_name[128]; /* CL_PLATFORM_NAME and _VERSION, and the device's */
+    char plat_version[128];
+    char dev_version[128];/* CL_DEVICE_VERSION (program cache key) */
     size_t local_mem;    /* CL_DEVICE_LOCAL_MEM_SIZE */
     cl_ulong global_mem;
     cl_uint base_align;  /* bytes */
@@ -254,10 +261,11 @@ size_t dgr_cl_alloc_creates(dgr_device *d);
 dg_status dgr_cl_get_kernel(dgr_cl_ctx *c, const char *src, dg_dtype dt,
                             const char *name, cl_kernel *out, dg_error *err);
 /* The same with c->lock already held by the caller (hash lookup; builds on
- * a miss). */
+ * a miss); *wg (may be NULL) gets the kernel's work-group limit on c's
+ * device (dgr_cl_kentry.wg). */
 dg_status dgr_cl_get_kernel_locked(dgr_cl_ctx *c, const char *src,
                                    dg_dtype dt, const char *name,
-                                   cl_kernel *out, dg_error *err);
+                                   cl_kernel *out, size_t *wg, dg_error *err);
 
 /* Build `text` with `options` for c, through the on-disk binary cache.
  * *from_cache is set to 1 when the binary came from the cache.  Build
@@ -329,6 +337,13 @@ cl_mem dgr_cl_mem(const dgr_value *v);
 dg_status dgr_cl_launch1d(dgr_kctx *k, const char *src, dg_dtype dt,
                           const char *name, size_t n, const dgr_cl_arg *args,
                           int n_args);
+/* The work-group limit of kernel `name` of `src` on k's device (its
+ * CL_KERNEL_WORK_GROUP_SIZE, at most CL_DEVICE_MAX_WORK_GROUP_SIZE and
+ * CL_DEVICE_MAX_WORK_ITEM_SIZES[0]); 0 with k->err set when the kernel
+ * cannot be built.  Launches with a local size above it fail with a clear
+ * error (dgr_cl_launch) instead of CL_INVALID_WORK_GROUP_SIZE. */
+size_t dgr_cl_kernel_wg(dgr_kctx *k, const char *src, dg_dtype dt,
+                        const char *name);
 /* Power-of-two work-group size for a local-memory reduction kernel over
  * `want` items: <= 256, <= the kernel's and device's limits, and leaving room
  * for `elem` bytes per work-item of local memory. */

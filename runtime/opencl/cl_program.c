@@ -4,7 +4,8 @@
  * per-context table of cl_kernel objects.
  *
  * Cache: $XDG_CACHE_HOME/dgrun (default ~/.cache/dgrun), one file per
- * (device name, driver version, source, build options) hash.  A file is a
+ * (platform name and version, device name and version, driver version,
+ * source, build options) hash.  A file is a
  * 24-byte header ("DGCLBIN1", payload length, FNV-1a 64 checksum) and the
  * binary.  Writers write a temporary file and rename it, so racing
  * processes never see half a file; a corrupt or rejected entry is rebuilt
@@ -264,8 +265,14 @@ dg_status dgr_cl_build(dgr_cl_ctx *c, const char *file, const char *text,
     *out = NULL;
     if (from_cache)
         *from_cache = 0;
+    /* the key: platform (name, version), device (name, version), driver
+     * version, source and build options -- two drivers or platforms
+     * exposing one device never share a binary */
     uint64_t h = DG_FNV1A_INIT;
+    h = dg_fnv1a(h, c->plat_name, strlen(c->plat_name) + 1);
+    h = dg_fnv1a(h, c->plat_version, strlen(c->plat_version) + 1);
     h = dg_fnv1a(h, c->dev_name, strlen(c->dev_name) + 1);
+    h = dg_fnv1a(h, c->dev_version, strlen(c->dev_version) + 1);
     h = dg_fnv1a(h, c->driver, strlen(c->driver) + 1);
     h = dg_fnv1a(h, text, strlen(text) + 1);
     h = dg_fnv1a(h, options, strlen(options) + 1);
@@ -355,7 +362,7 @@ static uint32_t khash(int s, int di, const char *name)
 
 dg_status dgr_cl_get_kernel_locked(dgr_cl_ctx *c, const char *src,
                                    dg_dtype dt, const char *name,
-                                   cl_kernel *out, dg_error *err)
+                                   cl_kernel *out, size_t *wg, dg_error *err)
 {
     int s = find_source(src);
     if (s < 0)
@@ -374,6 +381,8 @@ dg_status dgr_cl_get_kernel_locked(dgr_cl_ctx *c, const char *src,
         dgr_cl_kentry *k = &c->kernels[ix];
         if (k->src == s && k->dt == di && strcmp(k->name, name) == 0) {
             *out = k->k;
+            if (wg)
+                *wg = k->wg;
             return DG_OK;
         }
     }
@@ -410,7 +419,18 @@ dg_status dgr_cl_get_kernel_locked(dgr_cl_ctx *c, const char *src,
         clReleaseKernel(k);
         return dg_err_nomem(err, "OpenCL kernel table");
     }
-    c->kernels[c->n_kernels++] = (dgr_cl_kentry){s, di, nm, k};
+    /* what this kernel may run with here: a GPU gives a register-heavy
+     * kernel fewer work-items than the device maximum */
+    size_t kwg = 0;
+    if (clGetKernelWorkGroupInfo(k, c->dev, CL_KERNEL_WORK_GROUP_SIZE,
+                                 sizeof kwg, &kwg, NULL) != CL_SUCCESS ||
+        kwg == 0 || kwg > c->max_wg)
+        kwg = c->max_wg;
+    if (c->max_item[0] && kwg > c->max_item[0])
+        kwg = c->max_item[0];
+    c->kernels[c->n_kernels++] = (dgr_cl_kentry){s, di, nm, k, kwg};
+    if (wg)
+        *wg = kwg;
     uint32_t slot = h;
     while (c->ktab[slot])
         slot = (slot + 1) & (DGR_CL_KTAB - 1);
@@ -423,7 +443,8 @@ dg_status dgr_cl_get_kernel(dgr_cl_ctx *c, const char *src, dg_dtype dt,
                             const char *name, cl_kernel *out, dg_error *err)
 {
     pthread_mutex_lock(&c->lock);
-    dg_status st = dgr_cl_get_kernel_locked(c, src, dt, name, out, err);
+    dg_status st = dgr_cl_get_kernel_locked(c, src, dt, name, out, NULL,
+                                            err);
     pthread_mutex_unlock(&c->lock);
     return st;
 }

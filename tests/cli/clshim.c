@@ -18,6 +18,11 @@
  *             thread, in another order than the completions.
  *   hang      no completion callback is ever called (a hung device): what
  *             waits for one never ends.
+ *   smallwg   a GPU's limits: every kernel may run with at most 32
+ *             work-items per group (CL_KERNEL_WORK_GROUP_SIZE, as a
+ *             register-heavy kernel on a GPU), the device has 4 KiB of local
+ *             memory, and a launch over those limits fails with
+ *             CL_INVALID_WORK_GROUP_SIZE / CL_OUT_OF_RESOURCES.
  *
  * CLSHIM_LOG=FILE: at exit one line "clshim: <counters>" is appended: the
  * contexts, queues, programs, kernels and memory objects dgrun created and
@@ -66,9 +71,11 @@ static void *real_lib(void)
         }                                                                \
     }
 
-static int mode_flushrun, mode_delay, mode_hang, mode_read;
+static int mode_flushrun, mode_delay, mode_hang, mode_smallwg, mode_read;
+#define SMALL_WG 32
+#define SMALL_LOCAL 4096
 static atomic_long live_ctx, live_q, live_prog, live_kern, live_mem;
-static atomic_long cb_set, cb_dropped, cb_delayed, ctx_held;
+static atomic_long cb_set, cb_dropped, cb_delayed, ctx_held, wg_rejected;
 
 static void read_mode(void)
 {
@@ -78,6 +85,7 @@ static void read_mode(void)
     mode_flushrun = m && strstr(m, "flushrun");
     mode_delay = m && strstr(m, "delay");
     mode_hang = m && strstr(m, "hang");
+    mode_smallwg = m && strstr(m, "smallwg");
     mode_read = 1;
 }
 
@@ -90,12 +98,13 @@ __attribute__((destructor)) static void report(void)
     if (!f)
         return;
     fprintf(f, "clshim: contexts=%ld queues=%ld programs=%ld kernels=%ld "
-            "mems=%ld callbacks=%ld dropped=%ld delayed=%ld held=%ld\n",
+            "mems=%ld callbacks=%ld dropped=%ld delayed=%ld held=%ld "
+            "rejected=%ld\n",
             atomic_load(&live_ctx), atomic_load(&live_q),
             atomic_load(&live_prog), atomic_load(&live_kern),
             atomic_load(&live_mem), atomic_load(&cb_set),
             atomic_load(&cb_dropped), atomic_load(&cb_delayed),
-            atomic_load(&ctx_held));
+            atomic_load(&ctx_held), atomic_load(&wg_rejected));
     fclose(f);
 }
 
@@ -404,6 +413,88 @@ cl_int clSetEventCallback(cl_event ev, cl_int type, cb_fn fn, void *user)
         return real_clSetEventCallback(ev, type, delayed, t);
     }
     return real_clSetEventCallback(ev, type, fn, user);
+}
+
+/* ---- smallwg: a GPU's work-group and local-memory limits ------------------- */
+
+cl_int clGetKernelWorkGroupInfo(cl_kernel k, cl_device_id dev,
+                                cl_kernel_work_group_info what, size_t size,
+                                void *value, size_t *size_ret)
+{
+    REAL(clGetKernelWorkGroupInfo);
+    read_mode();
+    cl_int e = real_clGetKernelWorkGroupInfo(k, dev, what, size, value,
+                                             size_ret);
+    if (e == CL_SUCCESS && mode_smallwg && value &&
+        what == CL_KERNEL_WORK_GROUP_SIZE && size >= sizeof(size_t) &&
+        *(size_t *)value > SMALL_WG)
+        *(size_t *)value = SMALL_WG;
+    return e;
+}
+
+cl_int clGetDeviceInfo(cl_device_id dev, cl_device_info what, size_t size,
+                       void *value, size_t *size_ret)
+{
+    REAL(clGetDeviceInfo);
+    read_mode();
+    cl_int e = real_clGetDeviceInfo(dev, what, size, value, size_ret);
+    if (e == CL_SUCCESS && mode_smallwg && value &&
+        what == CL_DEVICE_LOCAL_MEM_SIZE && size >= sizeof(cl_ulong) &&
+        *(cl_ulong *)value > SMALL_LOCAL)
+        *(cl_ulong *)value = SMALL_LOCAL;
+    return e;
+}
+
+/* local-memory bytes set as kernel arguments (NULL value), per kernel:
+ * a small table is enough for a test */
+static pthread_mutex_t lm_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct { cl_kernel k; cl_uint arg; size_t bytes; } lm[4096];
+static int n_lm;
+
+cl_int clSetKernelArg(cl_kernel k, cl_uint arg, size_t size, const void *value)
+{
+    REAL(clSetKernelArg);
+    if (mode_smallwg && !value) {
+        pthread_mutex_lock(&lm_mu);
+        int i = 0;
+        while (i < n_lm && !(lm[i].k == k && lm[i].arg == arg))
+            i++;
+        if (i == n_lm && n_lm < 4096)
+            n_lm++;
+        if (i < 4096)
+            lm[i].k = k, lm[i].arg = arg, lm[i].bytes = size;
+        pthread_mutex_unlock(&lm_mu);
+    }
+    return real_clSetKernelArg(k, arg, size, value);
+}
+
+cl_int clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel k, cl_uint dims,
+                              const size_t *offset, const size_t *global,
+                              const size_t *local, cl_uint nw,
+                              const cl_event *wl, cl_event *event)
+{
+    REAL(clEnqueueNDRangeKernel);
+    if (mode_smallwg && local) {
+        size_t items = 1;
+        for (cl_uint d = 0; d < dims; d++)
+            items *= local[d];
+        if (items > SMALL_WG) {
+            atomic_fetch_add(&wg_rejected, 1);
+            return CL_INVALID_WORK_GROUP_SIZE;
+        }
+        size_t bytes = 0;
+        pthread_mutex_lock(&lm_mu);
+        for (int i = 0; i < n_lm; i++)
+            if (lm[i].k == k)
+                bytes += lm[i].bytes;
+        pthread_mutex_unlock(&lm_mu);
+        if (bytes > SMALL_LOCAL) {
+            atomic_fetch_add(&wg_rejected, 1);
+            return CL_OUT_OF_RESOURCES;
+        }
+    }
+    return real_clEnqueueNDRangeKernel(q, k, dims, offset, global, local, nw,
+                                       wl, event);
 }
 
 /* ---- object counts ---------------------------------------------------------- */

@@ -17,6 +17,11 @@ Usage: e2e_clproto.py DGRUN GROUP CLSHIM.so
             and buffer it made, and no context is released while something
             (clBLAST's program cache) still holds it.  Failed before:
             contexts, programs and kernels were left to exit.
+  smallwg   a GPU's limits (32 work-items per group for every kernel, 4 KiB
+            of local memory; launches over them fail): every example graph,
+            the CNN included, trains with PoCL's values and no launch is
+            rejected.  Failed before: 1-D launches used 256 work-items
+            whatever the kernel allowed (CL_INVALID_WORK_GROUP_SIZE).
   hang      a device that never completes (CLSHIM=hang: no callback
             arrives): SIGTERM once ends `train` within the grace period
             (DGRUN_STOP_GRACE, default 10 s) with exit 143 and a line saying
@@ -120,7 +125,10 @@ def protocol(mode):
         if rc == 0:
             check(same_result(ref, json.loads(out2)), "%s under clshim %s: PoCL's values" % (what, mode),
                   out + "\n---\n" + out2)
-        if c and args[0] == "train":
+        if c:
+            check(c.get("rejected", 0) == 0, "%s under clshim %s: no launch over the device's limits"
+                  % (what, mode), c)
+        if c and args[0] == "train" and mode != "smallwg":
             check(c.get("callbacks", 0) > 0, "%s: completion callbacks went through the shim" % what, c)
             if mode == "delay":
                 check(c.get("delayed", 0) > 0, "%s: callbacks were delayed" % what, c)
@@ -132,6 +140,11 @@ def group_flushrun():
 
 def group_delay():
     protocol("delay")
+
+
+def group_smallwg():
+    CASES.append(("digits_cnn train", ["train", G("digits_cnn.json"), "--steps", "1", "--json"], {}))
+    protocol("smallwg")
 
 
 def group_teardown():
@@ -207,7 +220,7 @@ def main():
         print("skipped: no OpenCL device")
         return 77
     {"flushrun": group_flushrun, "delay": group_delay, "teardown": group_teardown,
-     "hang": group_hang}[GROUP]()
+     "hang": group_hang, "smallwg": group_smallwg}[GROUP]()
     if FAILURES:
         print("%d check(s) failed (files in %s)" % (len(FAILURES), TMP))
         return 1
