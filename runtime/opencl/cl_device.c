@@ -91,7 +91,20 @@ static dg_status enumerate_physical(int all, phys_dev **out, int *n,
         np = 0;
     phys_dev *list = NULL;
     int cnt = 0, cap = 0;
+    /* DGRUN_OPENCL_PLATFORM: only platforms whose name or vendor contains
+     * it (any case): one driver of several installed (a GPU's next to
+     * PoCL: "nvidia", "amd", "intel", "pocl") */
+    const char *only = getenv("DGRUN_OPENCL_PLATFORM");
     for (cl_uint p = 0; p < np; p++) {
+        if (only && *only) {
+            char pn[256] = "", pv[256] = "";
+            clGetPlatformInfo(plats[p], CL_PLATFORM_NAME, sizeof pn - 1, pn,
+                              NULL);
+            clGetPlatformInfo(plats[p], CL_PLATFORM_VENDOR, sizeof pv - 1, pv,
+                              NULL);
+            if (!strcasestr(pn, only) && !strcasestr(pv, only))
+                continue;
+        }
         cl_uint nd = 0;
         if (clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, 0, NULL, &nd) !=
                 CL_SUCCESS || nd == 0)

@@ -18,6 +18,12 @@
  *             thread, in another order than the completions.
  *   hang      no completion callback is ever called (a hung device): what
  *             waits for one never ends.
+ *   serialize one process-wide (recursive) lock around every call that may
+ *             run commands (flush, finish, waits, blocking transfers,
+ *             releasing a queue): Oclgrind 21.10 runs commands on the
+ *             calling thread and aborts when two threads do at once
+ *             (tests/cli/oclgrind_mt.c); the Oclgrind harness
+ *             (e2e_oclgrind.py) runs dgrun through this mode.
  *   smallwg   a GPU's limits: every kernel may run with at most 32
  *             work-items per group (CL_KERNEL_WORK_GROUP_SIZE, as a
  *             register-heavy kernel on a GPU), the device has 4 KiB of local
@@ -71,7 +77,11 @@ static void *real_lib(void)
         }                                                                \
     }
 
-static int mode_flushrun, mode_delay, mode_hang, mode_smallwg, mode_read;
+static int mode_flushrun, mode_delay, mode_hang, mode_smallwg, mode_serial,
+    mode_read;
+static pthread_mutex_t serial_mu = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+#define SERIAL_BEGIN() do { read_mode(); if (mode_serial) pthread_mutex_lock(&serial_mu); } while (0)
+#define SERIAL_END() do { if (mode_serial) pthread_mutex_unlock(&serial_mu); } while (0)
 #define SMALL_WG 32
 #define SMALL_LOCAL 4096
 static atomic_long live_ctx, live_q, live_prog, live_kern, live_mem;
@@ -86,6 +96,7 @@ static void read_mode(void)
     mode_delay = m && strstr(m, "delay");
     mode_hang = m && strstr(m, "hang");
     mode_smallwg = m && strstr(m, "smallwg");
+    mode_serial = m && strstr(m, "serialize");
     mode_read = 1;
 }
 
@@ -213,7 +224,9 @@ cl_int clReleaseCommandQueue(cl_command_queue q)
             }
         pthread_mutex_unlock(&gates_mu);
     }
+    SERIAL_BEGIN();
     cl_int e = real_clReleaseCommandQueue(q);
+    SERIAL_END();
     if (e == CL_SUCCESS)
         atomic_fetch_sub(&live_q, 1);
     return e;
@@ -226,7 +239,10 @@ cl_int clFlush(cl_command_queue q)
         gate_open(q, 0);
         return CL_SUCCESS;
     }
-    return real_clFlush(q);
+    SERIAL_BEGIN();
+    cl_int e = real_clFlush(q);
+    SERIAL_END();
+    return e;
 }
 
 cl_int clFinish(cl_command_queue q)
@@ -236,7 +252,10 @@ cl_int clFinish(cl_command_queue q)
         gate_open(q, 0);
         return CL_SUCCESS;
     }
-    return real_clFinish(q);
+    SERIAL_BEGIN();
+    cl_int e = real_clFinish(q);
+    SERIAL_END();
+    return e;
 }
 
 cl_int clWaitForEvents(cl_uint n, const cl_event *evs)
@@ -250,7 +269,10 @@ cl_int clWaitForEvents(cl_uint n, const cl_event *evs)
                                     &q, NULL) == CL_SUCCESS && q)
                 gate_open(q, 0);
         }
-    return real_clWaitForEvents(n, evs);
+    SERIAL_BEGIN();
+    cl_int e = real_clWaitForEvents(n, evs);
+    SERIAL_END();
+    return e;
 }
 
 cl_int clEnqueueReadBuffer(cl_command_queue q, cl_mem buffer,
@@ -281,7 +303,12 @@ cl_int clEnqueueReadBuffer(cl_command_queue q, cl_mem buffer,
         gate_release(q);
         return e;
     }
-    return real_clEnqueueReadBuffer(q, buffer, blocking, offset, size, ptr, nw, wl, event);
+    if (blocking)
+        SERIAL_BEGIN();
+    cl_int e = real_clEnqueueReadBuffer(q, buffer, blocking, offset, size, ptr, nw, wl, event);
+    if (blocking)
+        SERIAL_END();
+    return e;
 }
 
 cl_int clEnqueueWriteBuffer(cl_command_queue q, cl_mem buffer,
@@ -296,7 +323,12 @@ cl_int clEnqueueWriteBuffer(cl_command_queue q, cl_mem buffer,
         gate_release(q);
         return e;
     }
-    return real_clEnqueueWriteBuffer(q, buffer, blocking, offset, size, ptr, nw, wl, event);
+    if (blocking)
+        SERIAL_BEGIN();
+    cl_int e = real_clEnqueueWriteBuffer(q, buffer, blocking, offset, size, ptr, nw, wl, event);
+    if (blocking)
+        SERIAL_END();
+    return e;
 }
 
 void *clEnqueueMapBuffer(cl_command_queue q, cl_mem buffer, cl_bool blocking,
@@ -312,8 +344,13 @@ void *clEnqueueMapBuffer(cl_command_queue q, cl_mem buffer, cl_bool blocking,
         gate_release(q);
         return p;
     }
-    return real_clEnqueueMapBuffer(q, buffer, blocking, flags, offset, size, nw, wl, event,
-                 errcode_ret);
+    if (blocking)
+        SERIAL_BEGIN();
+    void *p = real_clEnqueueMapBuffer(q, buffer, blocking, flags, offset, size,
+                                      nw, wl, event, errcode_ret);
+    if (blocking)
+        SERIAL_END();
+    return p;
 }
 
 /* ---- callbacks ------------------------------------------------------------ */
