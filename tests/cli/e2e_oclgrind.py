@@ -120,7 +120,7 @@ def same(ref, got, tol):
 def compare(what, args, tol=1e-4, timeout=600):
     """Run args on the CPU and on Oclgrind (--json): same values, exit 0,
     no Oclgrind diagnostic."""
-    rc, ref, err, _ = dg(args + ["--json"], cl=False)
+    rc, ref, err, _ = dg(args + ["--json", "--allow-soft-placement"], cl=False)
     if not check(rc == 0, "%s on the CPU" % what, err):
         return
     rc, out, err, took = dg(args + ["--json"], timeout=timeout)
