@@ -34,10 +34,11 @@
 #                     --no-build --lib-dir OUT/lib
 #
 # The ICD: OCL_ICD_VENDORS and OCL_ICD_FILENAMES are honoured as the ICD
-# loader reads them.  With neither set and no /etc/OpenCL/vendors/*.icd,
-# the script looks for a GPU driver's OpenCL library (NVIDIA's
-# libnvidia-opencl.so.1, AMD's libamdocl64.so, Intel's libigdrcl.so) and
-# registers it in a temporary vendors directory.
+# loader reads them.  With neither set, a GPU driver's OpenCL library
+# (NVIDIA's libnvidia-opencl.so.1, AMD's libamdocl64.so, Intel's
+# libigdrcl.so) that no /etc/OpenCL/vendors/*.icd names is registered, with
+# the system's .icd files, in a temporary vendors directory (an NVIDIA
+# container often has the library and only a pocl.icd).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -125,17 +126,25 @@ if [ -z "$OCLLIB" ] && ! ldconfig -p 2>/dev/null | grep -q 'libOpenCL.so.1 '; th
     done
 fi
 [ -n "$OCLLIB" ] && export DGRUN_OPENCL_LIBRARY=$OCLLIB
-# the ICD: registered, or found and registered here
-if [ -z "${OCL_ICD_VENDORS:-}" ] && [ -z "${OCL_ICD_FILENAMES:-}" ] &&
-   ! ls /etc/OpenCL/vendors/*.icd >/dev/null 2>&1; then
+# the ICD: a GPU driver's OpenCL library that no /etc/OpenCL/vendors/*.icd
+# names (containers often mount libnvidia-opencl.so.1 without nvidia.icd,
+# next to a pocl.icd) is registered in a temporary vendors directory
+# holding the system's .icd files too
+ICD_NOTE=
+if [ -z "${OCL_ICD_VENDORS:-}" ] && [ -z "${OCL_ICD_FILENAMES:-}" ]; then
     mkdir -p "$TMP/vendors"
+    cp /etc/OpenCL/vendors/*.icd "$TMP/vendors/" 2>/dev/null
     for lib in libnvidia-opencl.so.1 libamdocl64.so libigdrcl.so; do
+        grep -qs "$lib" /etc/OpenCL/vendors/*.icd && continue
         p=$(ldconfig -p 2>/dev/null | awk -v l="$lib" '$1 == l {print $NF; exit}')
         [ -z "$p" ] && p=$(ls /usr/lib/x86_64-linux-gnu/$lib /usr/lib64/$lib /usr/lib/$lib \
-                               /opt/rocm/lib/$lib 2>/dev/null | head -1)
-        [ -n "$p" ] && echo "$p" > "$TMP/vendors/${lib%%.*}.icd"
+                               /usr/local/nvidia/lib64/$lib /opt/rocm/lib/$lib 2>/dev/null | head -1)
+        if [ -n "$p" ]; then
+            echo "$p" > "$TMP/vendors/gpu-check-${lib%%.*}.icd"
+            ICD_NOTE="$ICD_NOTE $p (not registered in /etc/OpenCL/vendors: added for this run)"
+        fi
     done
-    ls "$TMP/vendors"/*.icd >/dev/null 2>&1 && export OCL_ICD_VENDORS=$TMP/vendors
+    [ -n "$ICD_NOTE" ] && export OCL_ICD_VENDORS=$TMP/vendors
 fi
 [ -n "$PLATFORM" ] && export DGRUN_OPENCL_PLATFORM=$PLATFORM
 export DGRUN_SOURCE_ROOT=$ROOT XDG_CACHE_HOME=$TMP/cache DGRUN_STOP_GRACE=5
@@ -243,6 +252,7 @@ fi
 # ---- the summary -----------------------------------------------------------------
 echo "==== dgrun gpu-check ($(date -u +%Y-%m-%dT%H:%MZ), $(uname -n)) ===="
 grep 'device:GPU:' "$TMP/devices.txt" | sed 's/^.*device:GPU:/GPU:/' || cat "$TMP/devices.txt"
+[ -n "$ICD_NOTE" ] && echo "ICD:$ICD_NOTE"
 echo "driver: ${DRIVER:-unknown}; ICD loader: ${DGRUN_OPENCL_LIBRARY:-libOpenCL.so.1}${OCL_ICD_VENDORS:+; OCL_ICD_VENDORS=$OCL_ICD_VENDORS}${DGRUN_OPENCL_PLATFORM:+; platform filter: $DGRUN_OPENCL_PLATFORM}"
 printf '%s\n' "${SUMMARY[@]}"
 if [ -f "$TMP/bench_cl.log" ]; then
