@@ -126,12 +126,14 @@ if [ -z "$OCLLIB" ] && ! ldconfig -p 2>/dev/null | grep -q 'libOpenCL.so.1 '; th
     done
 fi
 [ -n "$OCLLIB" ] && export DGRUN_OPENCL_LIBRARY=$OCLLIB
-# the ICD: a GPU driver's OpenCL library that no /etc/OpenCL/vendors/*.icd
-# names (containers often mount libnvidia-opencl.so.1 without nvidia.icd,
-# next to a pocl.icd) is registered in a temporary vendors directory
-# holding the system's .icd files too
+[ -n "$PLATFORM" ] && export DGRUN_OPENCL_PLATFORM=$PLATFORM
+# the ICD: when no GPU shows up, a GPU driver's OpenCL library that no
+# /etc/OpenCL/vendors/*.icd names (a container may mount
+# libnvidia-opencl.so.1 without nvidia.icd) is registered, with the
+# system's .icd files, in a temporary vendors directory
 ICD_NOTE=
-if [ -z "${OCL_ICD_VENDORS:-}" ] && [ -z "${OCL_ICD_FILENAMES:-}" ]; then
+if [ -z "${OCL_ICD_VENDORS:-}" ] && [ -z "${OCL_ICD_FILENAMES:-}" ] &&
+   ! "$DGRUN" devices --opencl-devices $KIND 2>/dev/null | grep -q 'device:GPU:'; then
     mkdir -p "$TMP/vendors"
     cp /etc/OpenCL/vendors/*.icd "$TMP/vendors/" 2>/dev/null
     for lib in libnvidia-opencl.so.1 libamdocl64.so libigdrcl.so; do
@@ -146,7 +148,6 @@ if [ -z "${OCL_ICD_VENDORS:-}" ] && [ -z "${OCL_ICD_FILENAMES:-}" ]; then
     done
     [ -n "$ICD_NOTE" ] && export OCL_ICD_VENDORS=$TMP/vendors
 fi
-[ -n "$PLATFORM" ] && export DGRUN_OPENCL_PLATFORM=$PLATFORM
 export DGRUN_SOURCE_ROOT=$ROOT XDG_CACHE_HOME=$TMP/cache DGRUN_STOP_GRACE=5
 unset DGRUN_OPENCL_DEVICES DGRUN_VISIBLE_DEVICES
 
