@@ -281,22 +281,6 @@ cl_int clEnqueueReadBuffer(cl_command_queue q, cl_mem buffer,
                            cl_event *event)
 {
     REAL(clEnqueueReadBuffer);
-    if (getenv("CLSHIM_DEBUG")) {
-        REAL(clGetEventInfo);
-        for (cl_uint i = 0; i < nw; i++) {
-            cl_int st = 0;
-            cl_command_queue eq = NULL;
-            cl_command_type ct = 0;
-            real_clGetEventInfo(wl[i], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL);
-            real_clGetEventInfo(wl[i], CL_EVENT_COMMAND_QUEUE, sizeof eq, &eq, NULL);
-            real_clGetEventInfo(wl[i], CL_EVENT_COMMAND_TYPE, sizeof ct, &ct, NULL);
-            pthread_mutex_lock(&gates_mu);
-            gate *g = gate_of(eq);
-            fprintf(stderr, "clshim: read on %p waits for %p (type %x) status %d on queue %p (gate %s)\n",
-                    (void *)q, (void *)wl[i], ct, st, (void *)eq, g ? (g->ue ? "closed" : "open") : "none");
-            pthread_mutex_unlock(&gates_mu);
-        }
-    }
     if (mode_flushrun && blocking) {
         gate_open(q, 1);
         cl_int e = real_clEnqueueReadBuffer(q, buffer, blocking, offset, size, ptr, nw, wl, event);
