@@ -18,6 +18,10 @@
  *             thread, in another order than the completions.
  *   hang      no completion callback is ever called (a hung device): what
  *             waits for one never ends.
+ *   noisy     clBuildProgram writes "clshim: 3 warnings generated." on fd 2
+ *             first, as PoCL's embedded clang does on a cold cache (issue
+ *             19); buildfail: it writes "clshim: error: ..." and fails with
+ *             CL_BUILD_PROGRAM_FAILURE.
  *   serialize one process-wide (recursive) lock around every call that may
  *             run commands (flush, finish, waits, blocking transfers,
  *             releasing a queue): Oclgrind 21.10 runs commands on the
@@ -78,7 +82,7 @@ static void *real_lib(void)
     }
 
 static int mode_flushrun, mode_delay, mode_hang, mode_smallwg, mode_serial,
-    mode_read;
+    mode_noisy, mode_buildfail, mode_read;
 static pthread_mutex_t serial_mu = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 #define SERIAL_BEGIN() do { read_mode(); if (mode_serial) pthread_mutex_lock(&serial_mu); } while (0)
 #define SERIAL_END() do { if (mode_serial) pthread_mutex_unlock(&serial_mu); } while (0)
@@ -97,6 +101,8 @@ static void read_mode(void)
     mode_hang = m && strstr(m, "hang");
     mode_smallwg = m && strstr(m, "smallwg");
     mode_serial = m && strstr(m, "serialize");
+    mode_noisy = m && strstr(m, "noisy");
+    mode_buildfail = m && strstr(m, "buildfail");
     mode_read = 1;
 }
 
@@ -516,6 +522,26 @@ cl_int clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel k, cl_uint dims,
     }
     return real_clEnqueueNDRangeKernel(q, k, dims, offset, global, local, nw,
                                        wl, event);
+}
+
+/* ---- noisy / buildfail: a device compiler that talks on fd 2 ------------- */
+
+cl_int clBuildProgram(cl_program p, cl_uint nd, const cl_device_id *devs,
+                      const char *options,
+                      void(CL_CALLBACK *notify)(cl_program, void *), void *user)
+{
+    REAL(clBuildProgram);
+    read_mode();
+    if (mode_buildfail) {
+        static const char msg[] = "clshim: error: the device compiler refused it\n";
+        (void)!write(2, msg, sizeof msg - 1);
+        return CL_BUILD_PROGRAM_FAILURE;
+    }
+    if (mode_noisy) {
+        static const char msg[] = "clshim: 3 warnings generated.\n";
+        (void)!write(2, msg, sizeof msg - 1);
+    }
+    return real_clBuildProgram(p, nd, devs, options, notify, user);
 }
 
 /* ---- object counts ---------------------------------------------------------- */

@@ -22,6 +22,13 @@ Usage: e2e_clproto.py DGRUN GROUP CLSHIM.so
             the CNN included, trains with PoCL's values and no launch is
             rejected.  Failed before: 1-D launches used 256 work-items
             whatever the kernel allowed (CL_INVALID_WORK_GROUP_SIZE).
+  buildnoise issue 19 item 3: a device compiler that prints on fd 2 while
+            it builds (CLSHIM=noisy, as PoCL's clang on a cold cache): a
+            cold-cache run prints only results and progress on a pipe;
+            DGRUN_DEBUG=opencl shows the text under the build's name; a
+            failing build (CLSHIM=buildfail) is exit 1 with one error line
+            naming the file and quoting the compiler.  Failed before: the
+            text went straight to the user's stderr.
   hang      a device that never completes (CLSHIM=hang: no callback
             arrives): SIGTERM once ends `train` within the grace period
             (DGRUN_STOP_GRACE, default 10 s) with exit 143 and a line saying
@@ -174,6 +181,27 @@ def group_teardown():
         check(c.get("held") == 0, "teardown %s: no context released while still held" % what, c)
 
 
+def group_buildnoise():
+    def cold(name):
+        return {"XDG_CACHE_HOME": os.path.join(TMP, name)}  # dgrun's cache only
+    args = ["run", G("sin_gpu.json"), "--opencl-devices", "all"]
+    rc, out, err, c = run(args, shim="noisy", extra=cold("c1"), timeout=300)
+    check(rc == 0 and out.startswith("y = [0.84"), "noisy build: exit 0, results", err)
+    check(c is not None and err == "", "noisy build: nothing on stderr", err)
+    rc, out, err, c = run(args, shim="noisy", extra=dict(cold("c2"), DGRUN_DEBUG="opencl"),
+                          timeout=300)
+    check(rc == 0 and re.search(r"dgrun: debug: OpenCL build of \w+ for .*\n"
+                                r"clshim: 3 warnings generated\.", err) is not None,
+          "DGRUN_DEBUG=opencl shows the compiler's text under the build", err)
+    rc, out, err, c = run(args, shim="buildfail", extra=cold("c3"), timeout=300)
+    lines = err.splitlines()
+    check(rc == 1 and out == "" and len(lines) == 1 and
+          re.search(r"dgrun: error: .*building OpenCL kernel file '\w+\.cl' failed: "
+                    r"CL_BUILD_PROGRAM_FAILURE \(-11\): clshim: error: the device compiler "
+                    r"refused it", err) is not None,
+          "a failed build: exit 1, one line naming the file and quoting the compiler", err)
+
+
 def group_hang():
     import signal
     import time
@@ -220,7 +248,7 @@ def main():
         print("skipped: no OpenCL device")
         return 77
     {"flushrun": group_flushrun, "delay": group_delay, "teardown": group_teardown,
-     "hang": group_hang, "smallwg": group_smallwg}[GROUP]()
+     "hang": group_hang, "smallwg": group_smallwg, "buildnoise": group_buildnoise}[GROUP]()
     if FAILURES:
         print("%d check(s) failed (files in %s)" % (len(FAILURES), TMP))
         return 1
