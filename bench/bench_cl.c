@@ -4,7 +4,8 @@
  * the same OpenCL device (the first device `--opencl-devices all` finds,
  * i.e. GPU:0):
  *
- *   chain     N small float ops (x_{i+1} = Add(x_i, c), scalars) on GPU:0:
+ *   chain     N small float ops (x_{i+1} = Add(x_i, c), scalars, x_0 a
+ *             Variable so that constant folding cannot remove them) on GPU:0:
  *             µs per op in steady state (difference between sessions with
  *             --repeat R and --repeat 1) vs raw async clEnqueueNDRangeKernel
  *             of an equivalent kernel followed by one clFinish;
@@ -34,6 +35,7 @@
 #include <CL/cl.h>
 #include <clblast_c.h>
 
+#include "bench_check.h"
 #include "dgrun.h"
 
 static int g_reps = 7;
@@ -243,7 +245,8 @@ static void bench_chain(raw *r, int n, int repeat)
 {
     sbuf j = {0};
     sb_add(&j, "{\"version\": 1, \"nodes\": [\n"
-               "{\"name\": \"x0\", \"op\": \"Const\", \"attrs\": {\"value\": 0.0},"
+               "{\"name\": \"x0\", \"op\": \"Variable\", \"attrs\": "
+               "{\"dtype\": \"float32\", \"shape\": [], \"init\": 0.0},"
                " \"device\": \"/gpu:0\"},\n"
                "{\"name\": \"c\", \"op\": \"Const\", \"attrs\": {\"value\": 1.0},"
                " \"device\": \"/gpu:0\"}");
@@ -254,6 +257,7 @@ static void bench_chain(raw *r, int n, int repeat)
     dgr d;
     dgr_open(&d, j.p, "chain.json");
     free(j.p);
+    bench_expect_ops("bench_cl chain", d.prog, "Add", n);
     dg_session *s1 = sess_new(&d, 1), *sr = sess_new(&d, repeat + 1);
 
     cl_int e;
@@ -270,8 +274,11 @@ static void bench_chain(raw *r, int n, int repeat)
     /* warm up */
     float got = 0;
     sess_run(s1, &got);
-    if (got != (float)n)
-        fprintf(stderr, "bench_cl: dgrun chain gave %g, expected %d\n", got, n);
+    if (got != (float)n) {
+        fprintf(stderr, "bench_cl: FAILED: dgrun chain gave %g, expected %d\n",
+                got, n);
+        exit(1);
+    }
     sess_run(sr, NULL);
     raw_chain(r, k, b, n);
 
@@ -341,6 +348,7 @@ static void bench_matmul(raw *r, int m)
              m, m, m, m);
     dgr d;
     dgr_open(&d, json, "matmul.json");
+    bench_expect_ops("bench_cl matmul", d.prog, "MatMul", 1);
     dg_session *s = sess_new(&d, 1);
     size_t n = (size_t)m * (size_t)m;
     float *host = malloc(n * sizeof *host);
@@ -411,6 +419,7 @@ static void bench_transfer(raw *r, int mib)
              "\"device\": \"/gpu:0\"}], \"fetch\": [\"y\"]}\n", n);
     dgr d;
     dgr_open(&d, json, "transfer.json");
+    bench_expect_ops("bench_cl transfer", d.prog, "Identity", 1);
     dg_session *s = sess_new(&d, 1);
     /* the same round trip without a fetch: back on CPU:0 into a runtime
      * buffer, run for a NoOp's control input */
@@ -427,6 +436,7 @@ static void bench_transfer(raw *r, int mib)
              "\"device\": \"/cpu:0\"}], \"fetch\": [\"done\"]}\n", n);
     dgr d2;
     dgr_open(&d2, json, "transfer2.json");
+    bench_expect_ops("bench_cl transfer", d2.prog, "Identity", 1);
     dg_session *s2 = sess_new(&d2, 1);
     float *src = malloc(bytes), *dst = malloc(bytes);
     if (!src || !dst)
@@ -544,6 +554,10 @@ static void bench_fanout_one(int branches, int len, int elems)
         setenv("DGRUN_CL_QUEUES", qs[k], 1);
         dgr d;
         dgr_open(&d, j.p, "fanout.json");
+        bench_expect_ops("bench_cl fanout", d.prog, "Sin",
+                         branches * ((len + 1) / 2));
+        bench_expect_ops("bench_cl fanout", d.prog, "Cos",
+                         branches * (len / 2));
         dg_session *s = sess_new(&d, 1);
         sess_run(s, NULL);
         double *t = calloc((size_t)g_reps, sizeof *t);

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_check.h"
 #include "dgrun.h"
 
 static double now_s(void)
@@ -27,8 +28,9 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* The graph as JSON text: x = Const of `elems` float32 values (a flat
- * value with a shape), then N ops alternating Neg/Abs. */
+/* The graph as JSON text: x = a Variable of `elems` float32 values (so
+ * that constant folding cannot remove the chain: bench_check.h), then N
+ * ops alternating Neg/Abs. */
 static char *chain_graph(int n, int elems)
 {
     size_t cap = (size_t)n * 64 + (size_t)elems * 8 + 256, len = 0;
@@ -37,12 +39,9 @@ static char *chain_graph(int n, int elems)
         return NULL;
     len += (size_t)snprintf(s + len, cap - len,
                             "{\"version\": 1, \"nodes\": [\n"
-                            "{\"name\": \"n0\", \"op\": \"Const\", \"attrs\": "
-                            "{\"shape\": [%d], \"value\": [", elems);
-    for (int i = 0; i < elems; i++)
-        len += (size_t)snprintf(s + len, cap - len, i ? ", %d.5" : "%d.5",
-                                i % 2 ? -i : i);
-    len += (size_t)snprintf(s + len, cap - len, "]}}");
+                            "{\"name\": \"n0\", \"op\": \"Variable\", "
+                            "\"attrs\": {\"dtype\": \"float32\", "
+                            "\"shape\": [%d], \"init\": -2.5}}", elems);
     for (int i = 1; i <= n; i++)
         len += (size_t)snprintf(s + len, cap - len,
                                 ",\n{\"name\": \"n%d\", \"op\": \"%s\", "
@@ -55,6 +54,7 @@ static char *chain_graph(int n, int elems)
 /* Median seconds per run of the chain; tracing when trace_path != NULL.
  * *write_s gets the time to write the trace. Returns 0 or -1. */
 static int inter_op = 0; /* 0 = cores */
+static int n_ops;        /* the chain's length, checked after compiling */
 
 static int measure(const char *text, const char *trace_path, int runs,
                    double *median_s, double *write_s)
@@ -83,6 +83,8 @@ static int measure(const char *text, const char *trace_path, int runs,
         dg_devices_free(devs);
         return -1;
     }
+    bench_expect_ops("bench_trace", p, "Neg", (n_ops + 1) / 2);
+    bench_expect_ops("bench_trace", p, "Abs", n_ops / 2);
     dg_session *s = dg_session_new(p, &o, &err);
     if (!s) {
         fprintf(stderr, "bench_trace: %s\n", err.msg);
@@ -138,6 +140,7 @@ int main(int argc, char **argv)
                         "[INTER_OP_THREADS] [ELEMENTS]\n");
         return 2;
     }
+    n_ops = n;
     char *text = chain_graph(n, elems);
     if (!text)
         return 1;

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "dg_alloc.h"
+#include "dg_fpconv.h"
 
 /* ---- element access ------------------------------------------------------ */
 
@@ -34,65 +35,65 @@ typedef struct digits {
     int neg;
 } digits;
 
-static int round_trips(const char *s, double v, int single)
-{
-    if (single)
-        return strtof(s, NULL) == (float)v;
-    return strtod(s, NULL) == v;
-}
-
-/* Shortest digits identifying v in its dtype; maxsig caps the count. */
+/* Shortest digits identifying v in its dtype (dg_fp_shortest: the digits of
+ * the first "%.*e" that reads back, without retrying through libc). */
 static void shortest(double v, int single, digits *out)
 {
-    char buf[64];
-    int maxp = single ? 8 : 16;
-    for (int p = 0; p <= maxp; p++) {
-        snprintf(buf, sizeof buf, "%.*e", p, v);
-        if (round_trips(buf, v, single) || p == maxp)
-            break;
+    dg_fpdec s;
+    dg_fp_shortest(v, single, &s);
+    out->neg = signbit(v) != 0;
+    out->exp = s.e;
+    uint64_t d = s.d;
+    for (int i = s.n - 1; i >= 0; i--) {
+        out->d[i] = (char)('0' + d % 10);
+        d /= 10;
     }
-    const char *q = buf;
-    out->neg = 0;
-    if (*q == '-') {
-        out->neg = 1;
-        q++;
+    out->d[s.n] = 0;
+}
+
+/* cli_fmt_shortest into out[DG_FP_BUFSIZE]; returns the length. */
+static size_t fmt_shortest(double v, int single, char *out)
+{
+    if (isnan(v) || isinf(v)) {
+        const char *t = isnan(v) ? "nan" : v < 0 ? "-inf" : "inf";
+        size_t l = strlen(t);
+        memcpy(out, t, l + 1);
+        return l;
     }
-    int k = 0;
-    for (; *q && *q != 'e'; q++)
-        if (*q >= '0' && *q <= '9' && k < 23)
-            out->d[k++] = *q;
-    out->d[k] = 0;
-    out->exp = (*q == 'e') ? atoi(q + 1) : 0;
-    while (k > 1 && out->d[k - 1] == '0')
-        out->d[--k] = 0;
-    if (out->d[0] == '0')
-        out->exp = 0;
+    /* %.{p}g of the first p that reads back (dg_fp_shortest's p digits) */
+    dg_fpdec s;
+    dg_fp_shortest(v, single, &s);
+    double a = fabs(v);
+    if (s.e >= s.n && a >= 1.0 && a < 1e16) {
+        /* %g switches to an exponent once p digits do not reach the decimal
+         * point ("5e+01"); write such mid-sized values positionally: they
+         * are integers (their rounding interval holds a multiple of 10, so
+         * it is at least 1 wide), written exactly as %.0f would. */
+        char tmp[24];
+        int k = 0;
+        for (uint64_t i = (uint64_t)a; i; i /= 10)
+            tmp[k++] = (char)('0' + i % 10);
+        size_t l = 0;
+        if (v < 0)
+            out[l++] = '-';
+        while (k)
+            out[l++] = tmp[--k];
+        out[l] = 0;
+        return l;
+    }
+    return dg_fp_write_g(out, signbit(v) != 0, &s, s.n);
 }
 
 void cli_fmt_shortest(double v, int single, char *out, size_t n)
 {
-    if (isnan(v)) {
-        snprintf(out, n, "nan");
+    char buf[DG_FP_BUFSIZE];
+    size_t l = fmt_shortest(v, single, buf);
+    if (n == 0)
         return;
-    }
-    if (isinf(v)) {
-        snprintf(out, n, v < 0 ? "-inf" : "inf");
-        return;
-    }
-    for (int p = 1; p <= (single ? 9 : 17); p++) {
-        snprintf(out, n, "%.*g", p, v);
-        if (!round_trips(out, v, single))
-            continue;
-        /* %g switches to an exponent once p digits do not reach the decimal
-         * point ("5e+01"); write such mid-sized values positionally. */
-        double a = fabs(v);
-        char *e = strchr(out, 'e');
-        if (e && a >= 1.0 && a < 1e16) {
-            int x = atoi(e + 1);
-            snprintf(out, n, "%.*f", p - 1 - x > 0 ? p - 1 - x : 0, v);
-        }
-        return;
-    }
+    if (l >= n)
+        l = n - 1;
+    memcpy(out, buf, l);
+    out[l] = 0;
 }
 
 /* Positional form split into integer and fraction parts; maxfrac < 0 means
@@ -482,22 +483,47 @@ void cli_tensor_text(dg_sbuf *b, const dg_tensor *t)
 
 /* ---- JSON ------------------------------------------------------------------ */
 
+/* An integer as "%lld" writes it, without printf. */
+static void json_int(dg_sbuf *b, long long v)
+{
+    char tmp[24];
+    int k = sizeof tmp;
+    unsigned long long u = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
+    do {
+        tmp[--k] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0)
+        tmp[--k] = '-';
+    dg_sbuf_addn(b, tmp + k, sizeof tmp - (size_t)k);
+}
+
+/* A finite float as its shortest text, integral values with ".0". */
+static void json_float(dg_sbuf *b, double v, int single)
+{
+    char s[DG_FP_BUFSIZE + 2];
+    size_t l = fmt_shortest(v, single, s);
+    size_t k = 0;
+    while (k < l && s[k] != '.' && s[k] != 'e')
+        k++;
+    if (k == l) {
+        memcpy(s + l, ".0", 3);
+        l += 2;
+    }
+    dg_sbuf_addn(b, s, l);
+}
+
 void cli_json_number(dg_sbuf *b, double v)
 {
-    char s[64];
     if (!isfinite(v)) {
         dg_sbuf_add(b, "null");
         return;
     }
-    cli_fmt_shortest(v, (double)(float)v == v, s, sizeof s);
-    if (!strpbrk(s, ".eEn"))
-        strcat(s, ".0");
-    dg_sbuf_add(b, s);
+    json_float(b, v, (double)(float)v == v);
 }
 
 static void json_elem(dg_sbuf *b, const dg_tensor *t, int64_t i)
 {
-    char s[64];
     switch (t->dtype) {
     case DG_F32:
     case DG_F64: {
@@ -506,14 +532,11 @@ static void json_elem(dg_sbuf *b, const dg_tensor *t, int64_t i)
             dg_sbuf_add(b, "null");
             return;
         }
-        cli_fmt_shortest(v, t->dtype == DG_F32, s, sizeof s);
-        if (!strpbrk(s, ".eEn"))
-            strcat(s, ".0");
-        dg_sbuf_add(b, s);
+        json_float(b, v, t->dtype == DG_F32);
         return;
     }
     case DG_BOOL: dg_sbuf_add(b, dg_tensor_elem(t, i) != 0.0 ? "true" : "false"); return;
-    default: dg_sbuf_addf(b, "%lld", elem_i(t, i)); return;
+    default: json_int(b, elem_i(t, i)); return;
     }
 }
 

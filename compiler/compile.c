@@ -2,7 +2,7 @@
  * compile.c -- dg_compile: resolve the options against the graph, run the
  * passes in order (gradients, training, replication, inference of the
  * generated nodes, placement, fusion, transfers), resolve the fetches; plus the dg_program accessors
- * of dgrun.h and dg_reason_name.
+ * of dgrun.h.
  */
 #include "program.h"
 #include "cluster.h"
@@ -13,19 +13,6 @@
 
 #include <stdio.h>
 #include <string.h>
-
-const char *dg_reason_name(dg_reason r)
-{
-    switch (r) {
-    case DG_REASON_EXPLICIT: return "explicit";
-    case DG_REASON_RULE: return "rule";
-    case DG_REASON_COLOCATION: return "colocation";
-    case DG_REASON_DEFAULT: return "default";
-    case DG_REASON_CONSUMER: return "consumer";
-    case DG_REASON_SOFT: return "soft";
-    }
-    return "?";
-}
 
 static void free_program_parts(dg_program *p)
 {

@@ -453,10 +453,11 @@ void dg_train_result_free(dg_train_result *r);
 int64_t dg_session_stopped(const dg_session *s);
 
 /* Restore the Variables a checkpoint holds (docs/checkpoints.md) before
- * running: inference with trained weights.  `path` is a checkpoint file or
- * a directory holding model.ckpt.  DG_E_IO when it cannot be read,
- * DG_E_GRAPH when it does not fit the graph; *step (may be NULL) gets the
- * step it was saved at. */
+ * running: inference with trained weights.  `path` is a TensorFlow
+ * checkpoint prefix (or its .index), a directory whose `checkpoint` state
+ * file names one, or a file in dgrun's earlier format.  DG_E_IO when it
+ * cannot be read, DG_E_GRAPH when it is damaged or does not fit the graph;
+ * *step (may be NULL) gets the step it was saved at. */
 dg_status dg_session_restore(dg_session *s, const char *path, int64_t *step,
                              dg_error *err);
 

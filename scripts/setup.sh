@@ -3,6 +3,9 @@
 # as root or through sudo; `apt-get update` runs once, and only when a
 # package is missing), then configure and build dgrun into build/.
 # Usage: scripts/setup.sh            (then: build/cli/dgrun --help)
+#        scripts/setup.sh --deps-only (install the packages, build nothing)
+# Warnings are not errors here (werror defaults to false: a user's newer
+# compiler must not break the build); scripts/test.sh builds with -Werror.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -40,6 +43,9 @@ else
     echo "setup: no dpkg here; assuming the dependencies are installed: ${PKGS[*]}" >&2
 fi
 
+if [ "${1:-}" = --deps-only ]; then
+    exit 0
+fi
 if [ ! -f build/build.ninja ]; then
     meson setup build
 fi

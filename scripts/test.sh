@@ -4,13 +4,42 @@
 # then every libFuzzer target for a few seconds over its corpus (build-fuzz/,
 # clang; tests/fuzz/run.sh short).
 # Exit status is non-zero when anything fails; the output ends with meson's
-# summary (Ok: N ... Fail: 0).  Warnings are errors in both builds: the code
-# is kept warning-free under sanitizer instrumentation too.
+# summary (Ok: N ... Fail: 0).  Warnings are errors in every build made
+# here (-Dwerror=true; the project default is off, so that a user's newer
+# compiler never breaks their build): the code is kept warning-free under
+# sanitizer instrumentation, at -O3 (--buildtype=release) and with Debian's
+# hardening flags (dpkg-buildflags) too.
+#
+# The tests run with a fresh, empty HOME and XDG_CACHE_HOME (a temporary
+# directory, removed at exit), so PoCL's kernel cache and dgrun's program
+# cache start cold as on a new machine: a test that passes only with a warm
+# cache fails here.  DGRUN_TEST_KEEP_HOME=1 keeps the caller's HOME.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 
-scripts/setup.sh
+scripts/setup.sh --deps-only
+
+# configure DIR ARGS...: meson setup DIR with ARGS, or reconfigure an
+# existing DIR to them (a no-op when nothing changed).
+configure() {
+    local dir=$1
+    shift
+    if [ -f "$dir/build.ninja" ]; then
+        meson configure "$dir" "$@" >/dev/null
+    else
+        meson setup "$dir" "$@" >/dev/null
+    fi
+}
+configure build -Dwerror=true
+ninja -C build
+
+if [ -z "${DGRUN_TEST_KEEP_HOME:-}" ]; then
+    FRESH_HOME=$(mktemp -d /tmp/dgrun-test-home.XXXXXX)
+    trap 'rm -rf "$FRESH_HOME"' EXIT
+    export HOME=$FRESH_HOME XDG_CACHE_HOME=$FRESH_HOME/.cache
+    echo "test: HOME=$HOME (fresh: PoCL's and dgrun's caches start cold)"
+fi
 
 # PoCL runs the OpenCL path on the CPU: one device, or two for the tests
 # that set POCL_DEVICES themselves.
@@ -23,9 +52,7 @@ ninja -C build bench
 
 # The CPU-only build (-Dopencl=disabled: no OpenCL, no clBLAST) compiles and
 # runs a graph; its behaviour is the default build's with no GPUs.
-if [ ! -f build-cpu/build.ninja ]; then
-    meson setup build-cpu -Dopencl=disabled -Dtests=false >/dev/null
-fi
+configure build-cpu -Dopencl=disabled -Dtests=false -Dwerror=true
 ninja -C build-cpu >/dev/null
 build-cpu/cli/dgrun run graphs/matmul.json | grep -q '\[\[19\. 22\.\]' || {
     echo "CPU-only build: dgrun run graphs/matmul.json gave a wrong result" >&2
@@ -33,14 +60,28 @@ build-cpu/cli/dgrun run graphs/matmul.json | grep -q '\[\[19\. 22\.\]' || {
 }
 echo "CPU-only build (-Dopencl=disabled): ok"
 
+# What packagers and users who want speed build: --buildtype=release (-O3,
+# where GCC's flow analysis warns more) and plain with Debian's hardening
+# flags (-O2 -D_FORTIFY_SOURCE=2 -fstack-protector-strong ...), everything
+# (tests and benchmarks included) compiled with -Werror.  Compile only.
+configure build-release --buildtype=release -Dwerror=true
+ninja -C build-release >/dev/null
+ninja -C build-release bench >/dev/null
+echo "release build (-O3, -Werror): ok"
+if [ ! -f build-plain/build.ninja ]; then
+    (eval "$(dpkg-buildflags --export=sh)" &&
+     meson setup build-plain --buildtype=plain -Dwerror=true >/dev/null)
+fi
+ninja -C build-plain >/dev/null
+ninja -C build-plain bench >/dev/null
+echo "plain build with dpkg-buildflags ($(dpkg-buildflags --get CFLAGS | tr -s ' ')), -Werror: ok"
+
 # Sanitizers: leaks inside the OpenCL stack (ICD loader, PoCL, LLVM, clBLAST)
 # are not ours and are suppressed; everything else fails the run.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$ROOT/scripts/lsan.supp:print_suppressions=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
-if [ ! -f build-asan/build.ninja ]; then
-    meson setup build-asan -Db_sanitize=address,undefined -Db_lundef=false
-fi
+configure build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dwerror=true
 ninja -C build-asan
 if ! meson test -C build-asan --print-errorlogs --timeout-multiplier 3; then
     # LeakSanitizer's tracer itself sometimes crashes when it stops PoCL's
@@ -64,9 +105,7 @@ fi
 # its kernels under TSan (uninstrumented itself, so TSan sees our accesses
 # and the pthread calls PoCL makes, not PoCL's own loads and stores).
 export TSAN_OPTIONS=${TSAN_OPTIONS:-suppressions=$ROOT/scripts/tsan.supp:halt_on_error=0:exitcode=66:second_deadlock_stack=1}
-if [ ! -f build-tsan/build.ninja ]; then
-    meson setup build-tsan -Db_sanitize=thread -Db_lundef=false
-fi
+configure build-tsan -Db_sanitize=thread -Db_lundef=false -Dwerror=true
 TSAN_TESTS=(executor executor_cl executor_mq executor_race cl cl_device)
 ninja -C build-tsan "${TSAN_TESTS[@]/#/tests/test_}"
 meson test -C build-tsan --no-rebuild --print-errorlogs --timeout-multiplier 3 \

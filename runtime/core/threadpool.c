@@ -5,7 +5,10 @@
  * One thread budget: inter-op workers sharing an intra-op pool count
  * themselves busy while they run a task, and a parallel_for started by one
  * of them takes at most threads / busy threads (itself included), so the
- * two levels never oversubscribe the cores.
+ * two levels never oversubscribe the cores.  dgr_parallel_blocks cuts a
+ * range into blocks of a fixed size (not a function of the thread count)
+ * for reductions that must give the same bits whatever the threads
+ * (issue 19).
  */
 #include "threadpool.h"
 #include "dg_alloc.h"
@@ -220,6 +223,42 @@ void dgr_parallel_for(struct dgr_pool *pool, int64_t n, int64_t grain,
     while (j.done < j.nchunks || j.users > 0)
         pthread_cond_wait(&pool->done_cv, &pool->mu);
     pthread_mutex_unlock(&pool->mu);
+}
+
+int64_t dgr_blocks(int64_t n, int64_t block)
+{
+    if (block < 1)
+        block = 1;
+    return n > 0 ? (n + block - 1) / block : 0;
+}
+
+typedef struct blocks_job {
+    dgr_block_fn fn;
+    void *arg;
+    int64_t n, block;
+} blocks_job;
+
+static void blocks_range(void *arg, int64_t b0, int64_t b1)
+{
+    const blocks_job *j = arg;
+    for (int64_t b = b0; b < b1; b++) {
+        int64_t lo = b * j->block;
+        int64_t hi = lo + j->block < j->n ? lo + j->block : j->n;
+        j->fn(j->arg, b, lo, hi);
+    }
+}
+
+void dgr_parallel_blocks(struct dgr_pool *pool, int64_t n, int64_t block,
+                         dgr_block_fn fn, void *arg)
+{
+    if (block < 1)
+        block = 1;
+    blocks_job j = {fn, arg, n, block};
+    int64_t nb = dgr_blocks(n, block);
+    if (nb == 1)
+        blocks_range(&j, 0, 1);
+    else if (nb > 1)
+        dgr_parallel_for(pool, nb, 1, blocks_range, &j);
 }
 
 int dgr_pool_threads(const struct dgr_pool *pool)

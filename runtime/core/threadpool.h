@@ -36,12 +36,25 @@ typedef void (*dgr_range_fn)(void *arg, int64_t begin, int64_t end);
  * pool (inline when pool is NULL or n is small); returns when all are done. */
 void dgr_parallel_for(struct dgr_pool *pool, int64_t n, int64_t grain,
                       dgr_range_fn fn, void *arg);
+/* Deterministic splits (issue 19): [0, n) cut into dgr_blocks(n, block)
+ * blocks of exactly `block` items (the last one shorter).  The cut depends
+ * on n and block only -- never on the pool's size or on how many threads
+ * are free -- so a reduction that keeps one partial result per block and
+ * combines the partials in block order gives the same bits whatever the
+ * thread count and the timing.  fn(arg, blk, begin, end) runs once per
+ * block, on the pool, blocks in any order and on any thread; returns when
+ * all are done.  block < 1 counts as 1. */
+typedef void (*dgr_block_fn)(void *arg, int64_t blk, int64_t begin,
+                             int64_t end);
+int64_t dgr_blocks(int64_t n, int64_t block);
+void dgr_parallel_blocks(struct dgr_pool *pool, int64_t n, int64_t block,
+                         dgr_block_fn fn, void *arg);
 /* Number of threads of the pool (1 if NULL). */
 int dgr_pool_threads(const struct dgr_pool *pool);
 /* Threads a kernel may use right now (itself included): the pool's threads
  * divided by the inter-op workers busy on it (dgr_ipool_share), at least 1.
- * dgr_parallel_for never uses more; kernels that split work themselves
- * (MatMul's GEMM blocks) size their blocks with it. */
+ * dgr_parallel_for never uses more.  It depends on timing: a kernel must
+ * not cut a sum by it (issue 19: use fixed blocks, dgr_parallel_blocks). */
 int dgr_pool_budget(const struct dgr_pool *pool);
 
 /* ---- inter-op ------------------------------------------------------------ */

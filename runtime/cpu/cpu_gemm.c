@@ -1,8 +1,10 @@
 /*
  * cpu_gemm.c -- GEMM for the CPU kernels: the output is cut into row (or,
- * when it is wide and short, column) blocks, one per thread of the caller's
- * budget; each block is a single-threaded library call followed by the
- * optional bias/Relu epilogue on the block while it is in cache.
+ * when it is wide and short, column) blocks whose size follows the shape
+ * alone, never the thread count (issue 19: deterministic results), run on
+ * the caller's thread budget; each block is a single-threaded library
+ * call followed by the optional bias/Relu epilogue on the block while it
+ * is in cache.  The library is chosen for the whole product.
  *
  * Library per shape (measured single-threaded on this machine, see
  * docs/decisions.md): float32 products of at least 2^20 multiply-adds go
@@ -22,8 +24,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Multiply-adds per block below which splitting does not pay. */
-#define GEMM_PAR_MIN (1 << 18)
+/* Fixed blocks (issue 19): at least this many multiply-adds and rows (or
+ * columns) per block.  Each extra block costs the library a repack of the
+ * other operand: on the 784-1024-1024-10 MLP's shapes single-threaded,
+ * 2 blocks of 512 cost +0-3%, 4 of 256 +3-10% (docs/decisions.md). */
+#define GEMM_BLOCK_WORK (1 << 24)
+#define GEMM_BLOCK_SIDE 512
 /* Multiply-adds from which float32 goes to oneDNN. */
 #define GEMM_DNNL_MIN (1 << 20)
 
@@ -58,7 +64,8 @@ void dgr_cpu_gemm_init(int dnnl)
 typedef struct gemm_job {
     dg_dtype dt;
     int ta, tb, by_rows, relu;
-    int64_t M, N, K, lda, ldb, ldc, step;
+    int dnnl;          /* the library, chosen once for the whole product */
+    int64_t M, N, K, lda, ldb, ldc, step, nblk;
     const char *A, *B;
     char *C;
     const char *bias;
@@ -72,7 +79,7 @@ static void gemm_call(const gemm_job *j, int64_t M, int64_t N,
                       const void *A, const void *B, void *C)
 {
     if (j->dt == DG_F32) {
-        if (dnnl_sgemm_p && M * N * j->K >= GEMM_DNNL_MIN) {
+        if (j->dnnl) {
             if (!dnnl_single) {
                 omp_set_threads_p(1);
                 dnnl_single = 1;
@@ -126,8 +133,8 @@ static void gemm_block(void *arg, int64_t b, int64_t e)
         int64_t lo = blk * j->step;
         int64_t hi = lo + j->step;
         int64_t total = j->by_rows ? j->M : j->N;
-        if (hi > total)
-            hi = total;
+        if (hi > total || blk == j->nblk - 1)
+            hi = total; /* the last block takes the remainder */
         if (lo >= hi)
             continue;
         const char *A = j->A, *B = j->B, *bias = j->bias;
@@ -163,21 +170,39 @@ void dgr_cpu_gemm(struct dgr_pool *pool, dg_dtype dt, int ta, int tb,
                   .N = N, .K = K, .lda = lda, .ldb = ldb, .ldc = ldc,
                   .A = A, .B = B, .C = C, .bias = bias};
     int64_t work = M * N * (K > 0 ? K : 1);
-    int64_t parts = dgr_pool_budget(pool);
-    if (parts > work / GEMM_PAR_MIN)
-        parts = work / GEMM_PAR_MIN;
-    if (parts < 1)
-        parts = 1;
-    /* cut the longer side; blocks a multiple of 16 (the kernels' panels) */
+    /* the library by the whole product's shape, never by a block's: a
+     * block size that follows the thread budget must not switch library
+     * (their float32 sums differ; issue 19) */
+    j.dnnl = dt == DG_F32 && dnnl_sgemm_p && work >= GEMM_DNNL_MIN;
+    /* Blocks fixed by the shape, never by the thread budget: neither
+     * library computes an element of C the same way in a call for a block
+     * as in a call for the whole (their blocking and kernel choice follow
+     * M and N; tests/runtime/test_cpu_gemm.c), so a cut that followed the
+     * free threads gave other bits from run to run (issue 19).  The longer
+     * side is cut into blocks of a multiple of 16 (the kernels' panels)
+     * of at least GEMM_BLOCK_SIDE and GEMM_BLOCK_WORK multiply-adds, the
+     * last block taking the remainder; the pool runs them on at most the
+     * budget's threads.  So a product uses at most side / 512 threads. */
     j.by_rows = M >= N;
     int64_t side = j.by_rows ? M : N;
-    int64_t step = (side + parts - 1) / parts;
-    if (parts > 1)
+    int64_t parts = work / GEMM_BLOCK_WORK;
+    if (parts > side / GEMM_BLOCK_SIDE)
+        parts = side / GEMM_BLOCK_SIDE;
+    if (parts < 1)
+        parts = 1;
+    int64_t step = side;
+    if (parts > 1) {
+        step = (side + parts - 1) / parts;
         step = (step + 15) / 16 * 16;
+    }
     j.step = step > 0 ? step : 1;
-    int64_t nblk = (side + j.step - 1) / j.step;
-    if (nblk <= 1)
+    j.nblk = (side + j.step - 1) / j.step;
+    if (j.nblk > 1 && side - (j.nblk - 1) * j.step < 16)
+        j.nblk--; /* a sliver joins the block before it */
+    if (j.nblk <= 1) {
+        j.nblk = 1;
         gemm_block(&j, 0, 1);
-    else
-        dgr_parallel_for(pool, nblk, 1, gemm_block, &j);
+    } else {
+        dgr_parallel_for(pool, j.nblk, 1, gemm_block, &j);
+    }
 }

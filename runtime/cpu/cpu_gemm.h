@@ -1,8 +1,10 @@
 /*
  * cpu_gemm.h -- the CPU backend's one GEMM entry: row-major products of
- * float32/float64 matrices, split into blocks over the intra-op pool's
- * thread budget, each block a single-threaded call of the library measured
- * fastest for its shape (oneDNN's dnnl_sgemm or OpenBLAS; docs/decisions.md).
+ * float32/float64 matrices, split into blocks fixed by the shape (not by
+ * the thread count: the same bits whatever the threads) run over the
+ * intra-op pool's thread budget, each block a single-threaded call of the
+ * library measured fastest for the product's shape (oneDNN's dnnl_sgemm or
+ * OpenBLAS; docs/decisions.md).
  */
 #ifndef DGR_CPU_GEMM_H
 #define DGR_CPU_GEMM_H
@@ -24,7 +26,7 @@ void dgr_cpu_gemm_init(int dnnl);
  * max(0, .) when relu), op = transpose when ta/tb.  dt DG_F32 or DG_F64
  * (A, B, C, bias all of dt); lda/ldb/ldc are row strides in elements.
  * M, N > 0; K == 0 gives bias (or zeros).  Uses at most
- * dgr_pool_budget(pool) threads. */
+ * dgr_pool_budget(pool) threads; the result's bits do not depend on it. */
 void dgr_cpu_gemm(struct dgr_pool *pool, dg_dtype dt, int ta, int tb,
                   int64_t M, int64_t N, int64_t K, const void *A, int64_t lda,
                   const void *B, int64_t ldb, void *C, int64_t ldc,

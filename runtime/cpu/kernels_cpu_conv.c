@@ -140,8 +140,6 @@ dg_status dgr_nn_geom(dgr_kctx *k, int kind, const dg_shape *x,
     return DG_OK;
 }
 
-static int threads(dgr_kctx *k) { return dgr_pool_threads(k->dev->intra); }
-
 enum { FWD, BWD_D, BWD_W };
 
 /* shared body: input x shape, filter shape, the two operands, the output */
@@ -163,9 +161,9 @@ static dg_status conv_run(dgr_kctx *k, int what, int dw, const dg_shape *xs,
     if (dt == DG_F32) {
         static const int map[] = {DGR_DNNL_CONV_FWD, DGR_DNNL_CONV_BWD_D,
                                   DGR_DNNL_CONV_BWD_W};
-        int rc = dgr_dnnl_run(map[what], &g, dw, dgr_cpu_ptr(a),
-                              dgr_cpu_ptr(b), dgr_cpu_ptr(&k->out[0]),
-                              threads(k));
+        int rc = dgr_dnnl_run(k->dev->intra, map[what], &g, dw,
+                              dgr_cpu_ptr(a), dgr_cpu_ptr(b),
+                              dgr_cpu_ptr(&k->out[0]));
         if (rc < 0)
             return dg_err_nomem(k->err, k->node->name);
         if (rc == 0)

@@ -6,9 +6,10 @@
  * or NCHW activations, HWIO filters, HW I M depthwise filters as groups), so
  * nothing is reordered.  Each (operation, geometry) gets its primitive
  * once, kept in a process-wide list; scratchpads are user-provided (one per
- * call) so one primitive can run on several threads at once.  oneDNN here
- * threads with OpenMP: the caller's intra-op thread count is set for the
- * calling thread before each execution.
+ * call) so one primitive can run on several threads at once.  Each call
+ * runs on one OpenMP thread; the mini-batch is cut into blocks of a fixed
+ * number of images spread over the intra-op pool, so results do not
+ * depend on the thread count (issue 19).
  */
 #include "kernels_cpu_dnnl.h"
 #include "dg_alloc.h"
@@ -284,8 +285,9 @@ static int exec(dnnl_primitive_t p, dnnl_exec_arg_t *args, int n,
     return rc;
 }
 
-int dgr_dnnl_run(int what, const dgc_nn_geom *g, int depthwise, const float *a,
-                 const float *b, float *out, int threads)
+/* One primitive call on one OpenMP thread. */
+static int run_one(int what, const dgc_nn_geom *g, int depthwise,
+                   const float *a, const float *b, float *out)
 {
     pthread_once(&once, engine_init);
     if (!engine)
@@ -294,7 +296,7 @@ int dgr_dnnl_run(int what, const dgc_nn_geom *g, int depthwise, const float *a,
     prim *P = lookup(what, g, depthwise, &nomem);
     if (!P)
         return nomem ? -1 : 1;
-    omp_set_num_threads(threads > 0 ? threads : 1);
+    omp_set_num_threads(1);
     dnnl_memory_t m[4] = {NULL, NULL, NULL, NULL};
     void *ws = NULL;
     int rc = -1;
@@ -398,15 +400,118 @@ done:
     return rc == 0 ? 0 : 1;
 }
 
+/* ---- fixed mini-batch blocks (issue 19) --------------------------------
+ * oneDNN's multi-threaded primitives split their work by the thread count
+ * (backward weights sums per-thread partial filters), so their float
+ * results change with --intra-op-threads.  Instead the mini-batch is cut
+ * into blocks of a fixed number of images (a function of the geometry
+ * only), each block one primitive call on one thread, the blocks spread
+ * over the intra-op pool; backward weights writes one partial filter per
+ * block and the partials are added in block order. */
+
+typedef struct mb_job {
+    int what, dw;
+    const dgc_nn_geom *g;
+    const float *a, *b;
+    float *out;
+    int64_t a_img, b_img, out_img; /* floats per image (0: not per image) */
+    float *part;                   /* BWD_W: one filter per block */
+    int64_t wsize;
+    int *rc;                       /* per block */
+} mb_job;
+
+static void mb_block(void *arg, int64_t blk, int64_t n0, int64_t n1)
+{
+    const mb_job *j = arg;
+    dgc_nn_geom gb = *j->g;
+    gb.N = n1 - n0;
+    float *o = j->part ? j->part + blk * j->wsize : j->out + n0 * j->out_img;
+    j->rc[blk] = run_one(j->what, &gb, j->dw, j->a + n0 * j->a_img,
+                         j->b ? j->b + n0 * j->b_img : NULL, o);
+}
+
+/* Multiply-adds per block below which a block does not pay its call, and
+ * the most blocks (each call reorders the filter and runs a smaller
+ * problem: LeNet at batch 64 single-threaded cost +15-20% CPU with
+ * blocks of 2^21 multiply-adds, 16-64 calls per op). */
+#define MB_BLOCK_WORK (1 << 22)
+#define MB_MAX_BLOCKS 4
+
+int dgr_dnnl_run(struct dgr_pool *pool, int what, const dgc_nn_geom *g,
+                 int depthwise, const float *a, const float *b, float *out)
+{
+    int64_t x_img = g->H * g->W * g->C, y_img = g->OH * g->OW * g->OC;
+    int conv = what <= DGR_DNNL_CONV_BWD_W;
+    int64_t per_img = g->OH * g->OW * g->KH * g->KW *
+                      (conv ? g->OC * (depthwise ? 1 : g->C) : g->C);
+    int64_t blk = per_img > 0 ? (MB_BLOCK_WORK + per_img - 1) / per_img : 1;
+    if (blk < (g->N + MB_MAX_BLOCKS - 1) / MB_MAX_BLOCKS)
+        blk = (g->N + MB_MAX_BLOCKS - 1) / MB_MAX_BLOCKS;
+    if (blk > g->N)
+        blk = g->N;
+    int64_t nb = dgr_blocks(g->N, blk);
+    if (nb <= 1)
+        return run_one(what, g, depthwise, a, b, out);
+    mb_job j = {.what = what, .dw = depthwise, .g = g, .a = a, .b = b,
+                .out = out};
+    switch (what) {
+    case DGR_DNNL_CONV_FWD: /* x, filter -> y */
+        j.a_img = x_img; j.out_img = y_img; break;
+    case DGR_DNNL_CONV_BWD_D: /* dy, filter -> dx */
+        j.a_img = y_img; j.out_img = x_img; break;
+    case DGR_DNNL_CONV_BWD_W: /* x, dy -> dfilter */
+        j.a_img = x_img; j.b_img = y_img; break;
+    case DGR_DNNL_MAXPOOL: case DGR_DNNL_AVGPOOL: /* x -> y */
+        j.a_img = x_img; j.out_img = y_img; break;
+    case DGR_DNNL_MAXPOOL_BWD: /* x, dy -> dx */
+        j.a_img = x_img; j.b_img = y_img; j.out_img = x_img; break;
+    case DGR_DNNL_AVGPOOL_BWD: /* dy -> dx */
+        j.a_img = y_img; j.out_img = x_img; break;
+    default:
+        return 1;
+    }
+    int rcs_local[64];
+    int *rcs = nb <= 64 ? rcs_local : dg_malloc(sizeof *rcs * (size_t)nb);
+    if (!rcs)
+        return -1;
+    j.rc = rcs;
+    if (what == DGR_DNNL_CONV_BWD_W) {
+        j.wsize = g->KH * g->KW * g->C * (depthwise ? g->mult : g->OC);
+        j.part = dg_malloc(sizeof *j.part * (size_t)(j.wsize * nb) + 1);
+        if (!j.part) {
+            if (rcs != rcs_local)
+                dg_free(rcs);
+            return -1;
+        }
+    }
+    dgr_parallel_blocks(pool, g->N, blk, mb_block, &j);
+    int rc = 0;
+    for (int64_t i = 0; i < nb; i++)
+        if (rcs[i] != 0 && (rc == 0 || rcs[i] < 0))
+            rc = rcs[i];
+    if (rc == 0 && j.part) { /* partial filters in block order */
+        memcpy(out, j.part, sizeof *out * (size_t)j.wsize);
+        for (int64_t i = 1; i < nb; i++) {
+            const float *p = j.part + i * j.wsize;
+            for (int64_t e = 0; e < j.wsize; e++)
+                out[e] += p[e];
+        }
+    }
+    dg_free(j.part);
+    if (rcs != rcs_local)
+        dg_free(rcs);
+    return rc;
+}
+
 #else /* no oneDNN in this build: the callers use their own loops */
 
 int dgr_dnnl_available(void) { return 0; }
 
-int dgr_dnnl_run(int what, const dgc_nn_geom *g, int depthwise, const float *a,
-                 const float *b, float *out, int threads)
+int dgr_dnnl_run(struct dgr_pool *pool, int what, const dgc_nn_geom *g,
+                 int depthwise, const float *a, const float *b, float *out)
 {
-    (void)what; (void)g; (void)depthwise; (void)a; (void)b; (void)out;
-    (void)threads;
+    (void)pool; (void)what; (void)g; (void)depthwise; (void)a; (void)b;
+    (void)out;
     return 1;
 }
 

@@ -9,6 +9,7 @@
 #define DGR_KERNELS_CPU_DNNL_H
 
 #include "infer_nn.h"
+#include "threadpool.h"
 
 enum {
     DGR_DNNL_CONV_FWD,   /* a = x, b = filter, out = y */
@@ -21,12 +22,16 @@ enum {
 };
 
 /* Run operation `what` of geometry g (depthwise: grouped by channel) on
- * float32 host buffers with `threads` OpenMP threads.  Primitives are
+ * float32 host buffers.  The mini-batch is cut into blocks of a fixed
+ * number of images (chosen from g alone), each block one single-threaded
+ * primitive call, the blocks run on `pool` (NULL: inline); backward
+ * weights adds the blocks' partial filters in block order.  The result is
+ * the same bits whatever the pool's size (issue 19).  Primitives are
  * built once per (what, geometry) and cached for the process.  0 done, 1
  * oneDNN is not available or does not take this case (the caller falls
  * back to its own loops), -1 out of memory. */
-int dgr_dnnl_run(int what, const dgc_nn_geom *g, int depthwise, const float *a,
-                 const float *b, float *out, int threads);
+int dgr_dnnl_run(struct dgr_pool *pool, int what, const dgc_nn_geom *g,
+                 int depthwise, const float *a, const float *b, float *out);
 
 /* Whether this build has oneDNN (for `dgrun ops` docs and tests). */
 int dgr_dnnl_available(void);

@@ -6,6 +6,7 @@
  */
 #include "kernels_cpu.h"
 #include "dg_util.h"
+#include "dg_fpconv.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -242,26 +243,21 @@ dg_status dgr_k_transpose(dgr_kctx *k)
 
 /* One element as TF's PrintOneElement/StrCat writes it: floats with %.6g
  * (%.15g for float64), widened to %.9g (%.17g) when that does not read back
- * exactly; bools as 1/0. */
+ * exactly (dg_fp_format_g_widen: the same text without printf/strtof
+ * retries); bools as 1/0. */
 static void print_elem(dg_sbuf *b, const dgr_value *v, int64_t i)
 {
     const void *p = dgr_cpu_ptr(v);
-    char buf[40];
+    char buf[DG_FP_BUFSIZE];
     switch (v->dtype) {
     case DG_F32: {
-        float f = ((const float *)p)[i];
-        snprintf(buf, sizeof buf, "%.6g", (double)f);
-        if (isfinite(f) && strtof(buf, NULL) != f)
-            snprintf(buf, sizeof buf, "%.9g", (double)f);
-        dg_sbuf_add(b, buf);
+        size_t n = dg_fp_format_g_widen(buf, ((const float *)p)[i], 1, 6, 9);
+        dg_sbuf_addn(b, buf, n);
         break;
     }
     case DG_F64: {
-        double f = ((const double *)p)[i];
-        snprintf(buf, sizeof buf, "%.15g", f);
-        if (isfinite(f) && strtod(buf, NULL) != f)
-            snprintf(buf, sizeof buf, "%.17g", f);
-        dg_sbuf_add(b, buf);
+        size_t n = dg_fp_format_g_widen(buf, ((const double *)p)[i], 0, 15, 17);
+        dg_sbuf_addn(b, buf, n);
         break;
     }
     case DG_I32: dg_sbuf_addf(b, "%" PRId32, ((const int32_t *)p)[i]); break;

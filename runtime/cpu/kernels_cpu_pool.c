@@ -113,8 +113,6 @@ static void pool_grad_items(void *arg, int64_t r0, int64_t r1)
     }
 }
 
-static int threads(dgr_kctx *k) { return dgr_pool_threads(k->dev->intra); }
-
 static int is_f64(const dgr_value *v) { return v->dtype == DG_F64; }
 
 dg_status dgr_k_pool(dgr_kctx *k)
@@ -127,9 +125,10 @@ dg_status dgr_k_pool(dgr_kctx *k)
     if (dg_shape_numel(&k->out_types[0].shape) == 0)
         return DG_OK;
     if (k->in[0].dtype == DG_F32) {
-        int rc = dgr_dnnl_run(max ? DGR_DNNL_MAXPOOL : DGR_DNNL_AVGPOOL, &g, 0,
+        int rc = dgr_dnnl_run(k->dev->intra,
+                              max ? DGR_DNNL_MAXPOOL : DGR_DNNL_AVGPOOL, &g, 0,
                               dgr_cpu_ptr(&k->in[0]), NULL,
-                              dgr_cpu_ptr(&k->out[0]), threads(k));
+                              dgr_cpu_ptr(&k->out[0]));
         if (rc < 0)
             return dg_err_nomem(k->err, k->node->name);
         if (rc == 0)
@@ -154,10 +153,11 @@ static dg_status pool_grad(dgr_kctx *k, int max, const dgr_value *x,
     if (nx == 0)
         return DG_OK;
     if (dy->dtype == DG_F32) {
-        int rc = dgr_dnnl_run(max ? DGR_DNNL_MAXPOOL_BWD : DGR_DNNL_AVGPOOL_BWD,
+        int rc = dgr_dnnl_run(k->dev->intra,
+                              max ? DGR_DNNL_MAXPOOL_BWD : DGR_DNNL_AVGPOOL_BWD,
                               &g, 0, max ? dgr_cpu_ptr(x) : dgr_cpu_ptr(dy),
                               max ? dgr_cpu_ptr(dy) : NULL,
-                              dgr_cpu_ptr(&k->out[0]), threads(k));
+                              dgr_cpu_ptr(&k->out[0]));
         if (rc < 0)
             return dg_err_nomem(k->err, k->node->name);
         if (rc == 0)

@@ -3,7 +3,10 @@
  * Mean, Max over any axis set (dgr_cpu_reduce: dims are collapsed into
  * runs of kept/reduced axes, then either contiguous rows are reduced or
  * rows are accumulated column-block-wise), SumTo, BroadcastLike, MaxGrad,
- * ArgMax.
+ * ArgMax.  Every output element is summed by one thread in a fixed order,
+ * and a reduction to one number sums fixed-size blocks whose partials are
+ * added in block order, so results do not depend on the thread count or
+ * on timing (issue 19).
  */
 #include "kernels_cpu.h"
 #include "dg_alloc.h"
@@ -13,6 +16,9 @@
 
 #define BLK 256
 #define MAX_PART 64
+/* Elements per block of a full reduction (at least; at most MAX_PART
+ * blocks).  A constant: the block cut must not depend on the threads. */
+#define FULL_BLK (DGR_CPU_PAR_MIN / 2)
 
 typedef struct red_job {
     const void *x;
@@ -131,20 +137,17 @@ static inline int64_t red_next(const red_job *j, int64_t *idx)
                 out[p * j->L + c0 + c] = fin_##SUF(j, acc[c]);               \
         }                                                                    \
     }                                                                        \
-    static void full_##SUF(void *arg, int64_t c0, int64_t c1)                \
+    static void full_##SUF(void *arg, int64_t c, int64_t b, int64_t e)      \
     {                                                                        \
         red_job *j = arg;                                                    \
         const T *x = j->x;                                                   \
-        for (int64_t c = c0; c < c1; c++) {                                  \
-            int64_t b = j->L * c / j->nch, e = j->L * (c + 1) / j->nch;      \
-            A acc = j->kind == DGR_RED_MAX                                   \
-                        ? rowmax_##SUF(x + b, e - b, (A)(LOWEST))            \
-                        : rowsum_##SUF(x + b, e - b);                        \
-            if (sizeof(A) == sizeof(double) && (A)0.5 != 0)                  \
-                j->pd[c] = (double)acc;                                      \
-            else                                                             \
-                j->pi[c] = (int64_t)acc;                                     \
-        }                                                                    \
+        A acc = j->kind == DGR_RED_MAX                                       \
+                    ? rowmax_##SUF(x + b, e - b, (A)(LOWEST))                \
+                    : rowsum_##SUF(x + b, e - b);                            \
+        if (sizeof(A) == sizeof(double) && (A)0.5 != 0)                      \
+            j->pd[c] = (double)acc;                                          \
+        else                                                                 \
+            j->pi[c] = (int64_t)acc;                                         \
     }                                                                        \
     static void full_fin_##SUF(red_job *j)                                   \
     {                                                                        \
@@ -249,7 +252,8 @@ void dgr_cpu_reduce(dgr_kctx *k, const void *x, const dg_shape *xs,
     }
     j.L = cd[m - 1];
     int par = total >= DGR_CPU_PAR_MIN;
-    dgr_range_fn fa = NULL, fb = NULL, ff = NULL;
+    dgr_range_fn fa = NULL, fb = NULL;
+    dgr_block_fn ff = NULL;
     void (*ffin)(red_job *) = NULL;
     switch (t) {
     case DG_F32: fa = caseA_f32; fb = caseB_f32; ff = full_f32; ffin = full_fin_f32; break;
@@ -259,12 +263,17 @@ void dgr_cpu_reduce(dgr_kctx *k, const void *x, const dg_shape *xs,
     default: return;
     }
     if (last_red && nout == 1 && j.nr == 0) {
-        int th = dgr_pool_threads(k->dev->intra);
-        j.nch = par && th > 1 ? (th * 4 < MAX_PART ? th * 4 : MAX_PART) : 1;
-        if (j.nch > 1)
-            dgr_parallel_for(k->dev->intra, j.nch, 1, ff, &j);
+        /* fixed blocks (a function of L only), partials combined in block
+         * order: the same bits whatever the threads (issue 19) */
+        int64_t blk = (j.L + MAX_PART - 1) / MAX_PART;
+        if (blk < FULL_BLK)
+            blk = FULL_BLK;
+        j.nch = dgr_blocks(j.L, blk);
+        if (par)
+            dgr_parallel_blocks(k->dev->intra, j.L, blk, ff, &j);
         else
-            ff(&j, 0, 1);
+            for (int64_t c = 0; c < j.nch; c++)
+                ff(&j, c, c * blk, c + 1 < j.nch ? (c + 1) * blk : j.L);
         ffin(&j);
     } else if (last_red) {
         if (par) {

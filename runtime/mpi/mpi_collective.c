@@ -121,14 +121,32 @@ static size_t item_bytes(const citem *it)
     return (size_t)it->c.n * dg_dtype_size(it->c.dtype);
 }
 
+/* Whether a float sum over 3 or more replicas could change bits with
+ * the group it travels in: MPI's allreduce algorithms (recursive
+ * doubling, ring, Rabenseifner: chosen by message size) add an element's
+ * W contributions in an order that follows the message's size and the
+ * element's offset, and which tensors replica 0 finds ready together
+ * depends on timing.  Alone, a tensor's call has the same size and
+ * offsets every run.  With 2 replicas a sum is one addition (a + b ==
+ * b + a); max and min and integers do not round.  (Issue 19.) */
+static int order_sensitive(const citem *a)
+{
+    return E.replicas > 2 &&
+           (a->c.dtype == DG_F32 || a->c.dtype == DG_F64) &&
+           (a->c.reduction == DGR_COLL_SUM || a->c.reduction == DGR_COLL_MEAN);
+}
+
 /* Whether b may travel in a's group: small allreduces of one reduction
  * and dtype (a large tensor goes alone, in place: copying it into a
- * fusion buffer would cost more than the latency it saves). */
+ * fusion buffer would cost more than the latency it saves), and not
+ * float sums over 3 or more replicas (order_sensitive: deterministic
+ * results). */
 static int fusable(const citem *a, const citem *b)
 {
     return a->c.kind == DGR_COLL_ALLREDUCE && b->c.kind == DGR_COLL_ALLREDUCE &&
            a->c.reduction == b->c.reduction && a->c.dtype == b->c.dtype &&
-           item_bytes(a) < DGR_FUSE_ALONE && item_bytes(b) < DGR_FUSE_ALONE;
+           item_bytes(a) < DGR_FUSE_ALONE && item_bytes(b) < DGR_FUSE_ALONE &&
+           !order_sensitive(a);
 }
 
 /* out / W for a mean (floats: times 1/W). */

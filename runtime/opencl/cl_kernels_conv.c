@@ -1,5 +1,5 @@
 /*
- * cl_kernels_conv.c -- OpenCL kernels of TF's CNN ops (kernels/conv.cl):
+ * cl_kernels_conv.c -- OpenCL kernels of TF's CNN ops (opencl_kernels/conv.cl):
  * Conv2D and its backprops as clBLAST GEMMs over im2col patches (a slice
  * of the batch at a time, so the patch matrix stays under a fixed size),
  * depthwise convolution, pooling and fused batch norm as kernels of ours.

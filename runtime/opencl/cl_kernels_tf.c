@@ -1,6 +1,6 @@
 /*
  * cl_kernels_tf.c -- OpenCL kernels of the TF graph ops of issue 10 that
- * are no elementwise math (kernels/tf.cl): Tile, ConcatV2, GatherV2 and
+ * are no elementwise math (opencl_kernels/tf.cl): Tile, ConcatV2, GatherV2 and
  * L2Loss.  Output shapes come from inference (k->out_types); these only
  * enqueue.
  */

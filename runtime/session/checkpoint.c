@@ -1,14 +1,20 @@
 /*
  * checkpoint.c -- training checkpoints (see checkpoint.h and
- * docs/checkpoints.md): a little-endian binary file holding the step and
- * every Variable (name, dtype, shape, raw data), closed by an FNV-1a 64
- * checksum of all preceding bytes.  Written to "<path>.tmp.<pid>" in the
- * same directory, fsync'd, renamed over path and the directory fsync'd, so
- * a crash (even SIGKILL mid-write) leaves the previous complete checkpoint
- * or the new one, never half of one; stale temporaries of dead writers are
- * removed by the next save.
+ * docs/checkpoints.md).  Saves write TensorFlow's V2 checkpoint (a tensor
+ * bundle, tf_bundle.h: PREFIX.index + PREFIX.data-00000-of-00001) under
+ * TF's variable names, and TF's `checkpoint` state file beside it
+ * (ckpt_state.h); a directory works as MonitoredTrainingSession's
+ * checkpoint_dir (DIR/model.ckpt-STEP, the newest 5 kept).  Restores read
+ * TF's checkpoints and dgrun's earlier single-file format (magic
+ * "DGCKPT1\n", FNV-1a 64 checksum), told apart by their content.
+ * Every file is written to "<file>.tmp.<pid>" in the same directory,
+ * fsync'd and renamed into place, and the directory fsync'd: a crash
+ * leaves the previous checkpoint or the new one (tf_bundle.h's recovery
+ * completes a bundle whose two renames were cut apart).
  */
 #include "checkpoint.h"
+#include "ckpt_state.h"
+#include "tf_bundle.h"
 #include "dg_alloc.h"
 #include "dg_io.h"
 #include "dg_util.h"
@@ -18,7 +24,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +32,7 @@
 #include <unistd.h>
 
 #define MAGIC "DGCKPT1\n"
+#define MAX_TO_KEEP 5 /* tf.compat.v1.train.Saver's default */
 
 char *dgr_checkpoint_file(const char *graph_path, const char *spec)
 {
@@ -40,24 +46,18 @@ char *dgr_checkpoint_file(const char *graph_path, const char *spec)
     dg_sbuf_add(&b, spec);
     struct stat st;
     size_t sl = strlen(spec);
-    if (sl && spec[sl - 1] == '/') /* "ck/": a directory, made on save */
-        dg_sbuf_add(&b, "model.ckpt");
-    else if (b.s && stat(b.s, &st) == 0 && S_ISDIR(st.st_mode))
-        dg_sbuf_add(&b, "/model.ckpt");
+    /* "ck/" (made on save) or an existing directory: a checkpoint_dir,
+     * marked by the trailing slash */
+    if (sl && spec[sl - 1] != '/' && b.s && stat(b.s, &st) == 0 &&
+        S_ISDIR(st.st_mode))
+        dg_sbuf_add(&b, "/");
     return dg_sbuf_take(&b); /* allocated through dg_alloc */
 }
 
-typedef struct wr {
-    FILE *f;
-    uint64_t h;
-    int bad;
-} wr;
-
-static void put(wr *w, const void *p, size_t n)
+static int is_dir_spec(const char *loc)
 {
-    if (n && fwrite(p, 1, n, w->f) != n)
-        w->bad = 1;
-    w->h = dg_fnv1a(w->h, p, n);
+    size_t n = strlen(loc);
+    return n && loc[n - 1] == '/';
 }
 
 /* The directory part of path ("." when there is none), malloc'd. */
@@ -69,20 +69,6 @@ static char *dir_of(const char *path)
     if (slash == path)
         return dg_strdup("/");
     return dg_strndup(path, (size_t)(slash - path));
-}
-
-/* fsync the directory holding path so the rename itself is durable. */
-static void sync_dir(const char *path)
-{
-    char *dir = dir_of(path);
-    if (!dir)
-        return;
-    int fd = open(dir, O_RDONLY | O_DIRECTORY);
-    if (fd >= 0) {
-        (void)fsync(fd); /* best effort: some file systems refuse */
-        close(fd);
-    }
-    dg_free(dir);
 }
 
 /* Create the directories leading to path ("mkdir -p" of its directory
@@ -106,18 +92,6 @@ static void make_parents(const char *path)
     dg_free(dir);
 }
 
-/* Remove "<base>.tmp.<pid>" files left by writers that were killed (the
- * pid no longer exists).  Best effort; never fails the save. */
-static void remove_stale(const char *path)
-{
-    char *dir = dir_of(path);
-    if (!dir)
-        return;
-    const char *slash = strrchr(path, '/');
-    dg_remove_dead_temps(dir, slash ? slash + 1 : path);
-    dg_free(dir);
-}
-
 /* The name Variable i is saved under: its own, or for a replicated graph
  * replica 0's original name; NULL for the other replicas' copies (SPEC
  * 8.4: a checkpoint holds replica 0's values). */
@@ -128,9 +102,102 @@ static const char *saved_name(const dgc_graph *g, int32_t i)
     return copy ? NULL : n;
 }
 
-dg_status dgr_checkpoint_save(dgr_session *s, const char *path, int64_t step,
-                              dg_error *err)
+static int file_exists(const char *path)
 {
+    struct stat sb;
+    return stat(path, &sb) == 0;
+}
+
+static char *with_suffix(const char *a, const char *b)
+{
+    dg_sbuf s;
+    dg_sbuf_init(&s);
+    dg_sbuf_add(&s, a);
+    dg_sbuf_add(&s, b);
+    return dg_sbuf_take(&s);
+}
+
+/* The directory of a checkpoint_dir location ("ck/" -> "ck"). */
+static char *dir_of_loc(const char *loc)
+{
+    size_t n = strlen(loc);
+    while (n > 1 && loc[n - 1] == '/')
+        n--;
+    return dg_strndup(loc, n);
+}
+
+static int same_dir(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+           sa.st_ino == sb.st_ino;
+}
+
+/* Update the state file beside prefix after a save: in a checkpoint_dir
+ * (keep) the paths it listed stay, the newest MAX_TO_KEEP of them, and the
+ * checkpoints that fall out are deleted (MonitoredTrainingSession's Saver,
+ * which recovers its list from the state file); for a plain prefix the
+ * file names that one checkpoint (a fresh Saver's save). */
+static dg_status update_state(const char *prefix, int keep, dg_error *err)
+{
+    char *dir = dir_of(prefix);
+    if (!dir)
+        return dg_err_nomem(err, "checkpoint state");
+    const char *slash = strrchr(prefix, '/');
+    const char *base = slash ? slash + 1 : prefix;
+    dgr_ckpt_state old = {0}, st = {0};
+    int found = 0;
+    dg_error ignored = {0};
+    /* an unreadable or damaged state file is replaced, as TF does */
+    if (keep && dgr_ckpt_state_read(dir, &old, &found, &ignored) != DG_OK)
+        found = 0;
+    dg_status rc = DG_OK;
+    if (!(st.model = dg_strdup(base)))
+        rc = dg_err_nomem(err, "checkpoint state");
+    for (int32_t i = 0; found && rc == DG_OK && i < old.n_all; i++) {
+        char *p = dgr_ckpt_state_join(dir, old.all[i]);
+        char *idx = p ? with_suffix(p, ".index") : NULL;
+        /* the same checkpoint again, or one that is gone: not kept */
+        int keep_it = idx && strcmp(old.all[i], base) != 0 &&
+                      strcmp(p, prefix) != 0 && file_exists(idx);
+        if (!p || !idx)
+            rc = dg_err_nomem(err, "checkpoint state");
+        else if (keep_it && dgr_ckpt_state_push(&st, old.all[i]))
+            rc = dg_err_nomem(err, "checkpoint state");
+        dg_free(p);
+        dg_free(idx);
+    }
+    if (rc == DG_OK && dgr_ckpt_state_push(&st, base))
+        rc = dg_err_nomem(err, "checkpoint state");
+    int32_t drop = st.n_all > MAX_TO_KEEP ? st.n_all - MAX_TO_KEEP : 0;
+    if (rc == DG_OK) {
+        /* the state file first: it never names a deleted checkpoint */
+        dgr_ckpt_state tmp = st;
+        tmp.all += drop;
+        tmp.n_all -= drop;
+        rc = dgr_ckpt_state_write(dir, &tmp, err);
+    }
+    for (int32_t i = 0; rc == DG_OK && i < drop; i++) {
+        /* only checkpoints in this directory are deleted (a state file
+         * may name others by absolute paths) */
+        char *p = dgr_ckpt_state_join(dir, st.all[i]);
+        char *pd = p ? dir_of(p) : NULL;
+        if (pd && same_dir(pd, dir))
+            dgr_bundle_remove(p);
+        dg_free(pd);
+        dg_free(p);
+    }
+    dgr_ckpt_state_free(&old);
+    dgr_ckpt_state_free(&st);
+    dg_free(dir);
+    return rc;
+}
+
+dg_status dgr_checkpoint_save(dgr_session *s, const char *loc, int64_t step,
+                              char **saved, dg_error *err)
+{
+    if (saved)
+        *saved = NULL;
     const dgc_graph *g = dgr_session_program(s)->g;
     int vop = DGC_OPID_Variable;
     if (dgr_session_rank(s) != 0) {
@@ -146,26 +213,19 @@ dg_status dgr_checkpoint_save(dgr_session *s, const char *path, int64_t step,
         }
         return DG_OK;
     }
-    uint32_t n = 0;
-    for (int32_t i = 0; i < g->n_nodes; i++)
-        n += g->nodes[i].op == vop && saved_name(g, i) != NULL;
-    size_t pl = strlen(path);
-    char *tmp = dg_malloc(pl + 32);
-    if (!tmp)
+    int keep = is_dir_spec(loc);
+    dg_sbuf pb;
+    dg_sbuf_init(&pb);
+    dg_sbuf_add(&pb, loc);
+    if (keep)
+        dg_sbuf_addf(&pb, "model.ckpt-%lld", (long long)step);
+    char *prefix = dg_sbuf_take(&pb);
+    if (!prefix)
         return dg_err_nomem(err, "checkpoint");
-    snprintf(tmp, pl + 32, "%s.tmp.%ld", path, (long)getpid());
-    make_parents(path);
-    wr w = {fopen(tmp, "wb"), DG_FNV1A_INIT, 0};
-    if (!w.f) {
-        dg_status st = dg_err(err, DG_E_IO, "%s: cannot write checkpoint: %s",
-                              path, strerror(errno));
-        dg_free(tmp);
-        return st;
-    }
-    put(&w, MAGIC, 8);
-    put(&w, &step, 8);
-    put(&w, &n, 4);
-    dg_status st = DG_OK;
+    make_parents(prefix);
+    dgr_bundle_recover(prefix); /* a save of this prefix that crashed */
+    dgr_bundle_writer w;
+    dg_status st = dgr_bundle_writer_open(&w, prefix, step, err);
     for (int32_t i = 0; i < g->n_nodes && st == DG_OK; i++) {
         const char *name = saved_name(g, i);
         if (g->nodes[i].op != vop || !name)
@@ -173,40 +233,164 @@ dg_status dgr_checkpoint_save(dgr_session *s, const char *path, int64_t step,
         dg_tensor *t = NULL;
         if ((st = dgr_session_gather_variable(s, i, &t, err)) != DG_OK)
             break;
-        uint32_t nl = (uint32_t)strlen(name);
-        uint8_t dt = (uint8_t)t->dtype, rank = (uint8_t)t->shape.rank;
-        uint64_t nb = (uint64_t)dg_shape_numel(&t->shape) * dg_dtype_size(t->dtype);
-        put(&w, &nl, 4);
-        put(&w, name, nl);
-        put(&w, &dt, 1);
-        put(&w, &rank, 1);
-        put(&w, t->shape.dims, 8 * (size_t)rank);
-        put(&w, &nb, 8);
-        put(&w, t->data, (size_t)nb);
+        st = dgr_bundle_writer_add(&w, name, t->dtype, &t->shape, t->data, err);
         dg_tensor_free(t);
     }
-    uint64_t h = w.h;
-    put(&w, &h, 8);
-    if (fflush(w.f) != 0 || fsync(fileno(w.f)) != 0)
-        w.bad = 1;
-    if (fclose(w.f) != 0)
-        w.bad = 1;
-    if (st == DG_OK && w.bad)
-        st = dg_err(err, DG_E_IO, "%s: writing the checkpoint failed: %s", tmp,
-                    strerror(errno));
-    if (st == DG_OK && rename(tmp, path) != 0)
-        st = dg_err(err, DG_E_IO, "%s: cannot rename the checkpoint into "
-                    "place: %s", path, strerror(errno));
-    if (st != DG_OK)
-        unlink(tmp);
+    if (st == DG_OK)
+        st = dgr_bundle_writer_finish(&w, err);
+    dgr_bundle_writer_free(&w);
+    if (st == DG_OK)
+        st = update_state(prefix, keep, err);
+    if (st == DG_OK && saved)
+        *saved = prefix;
     else
-        sync_dir(path);
-    dg_free(tmp);
-    static atomic_int cleaned; /* once per process is enough */
-    if (st == DG_OK && atomic_exchange(&cleaned, 1) == 0)
-        remove_stale(path);
+        dg_free(prefix);
     return st;
 }
+
+/* ---- restoring TF's checkpoints ----------------------------------------- */
+
+/* TF's rendering of a shape in Assign's message: "[2,3]". */
+static void shape_text(char *buf, size_t n, int rank, const int64_t *dims)
+{
+    size_t at = 0;
+    at += (size_t)snprintf(buf + at, n - at, "[");
+    for (int d = 0; d < rank && at < n; d++)
+        at += (size_t)snprintf(buf + at, n - at, "%s%lld", d ? "," : "",
+                               (long long)dims[d]);
+    if (at < n)
+        snprintf(buf + at, n - at, "]");
+}
+
+/* The step a TF checkpoint was saved at: dgrun's header field, else the
+ * global_step it holds, else the "-N" of its prefix (Saver's naming),
+ * else 0.  Values outside [0, 2^53] (a damaged or hostile file) are
+ * passed over, so the training loop's step arithmetic cannot overflow. */
+#define MAX_STEP ((int64_t)1 << 53)
+static int64_t bundle_step(dgr_bundle *b)
+{
+    if (b->has_step && b->step >= 0 && b->step <= MAX_STEP)
+        return b->step;
+    const dgr_bundle_entry *e = dgr_bundle_find(b, "global_step");
+    if (e && e->rank == 0 && !e->sliced &&
+        (e->tf_dtype == DGR_TF_INT64 || e->tf_dtype == DGR_TF_INT32)) {
+        int64_t v64 = -1;
+        int32_t v32 = -1;
+        dg_error ignored = {0};
+        if (e->tf_dtype == DGR_TF_INT64 &&
+            dgr_bundle_read(b, e, &v64, &ignored) == DG_OK &&
+            v64 >= 0 && v64 <= MAX_STEP)
+            return v64;
+        if (e->tf_dtype == DGR_TF_INT32 &&
+            dgr_bundle_read(b, e, &v32, &ignored) == DG_OK && v32 >= 0)
+            return v32;
+    }
+    const char *dash = strrchr(b->prefix, '-');
+    if (dash && dash[1] >= '0' && dash[1] <= '9') {
+        char *end;
+        errno = 0;
+        long long v = strtoll(dash + 1, &end, 10);
+        if (!*end && errno == 0 && v >= 0 && v <= MAX_STEP)
+            return v;
+    }
+    return 0;
+}
+
+static dg_status restore_tf(dgr_session *s, const char *prefix, int64_t *step,
+                            dg_error *err)
+{
+    const dgc_graph *g = dgr_session_program(s)->g;
+    dgr_bundle b;
+    dg_status st = dgr_bundle_open(prefix, &b, err);
+    if (st != DG_OK)
+        return st;
+    /* pass 0: names, dtypes and shapes; pass 1: every needed entry's bytes
+     * checked (size, CRC) before any Variable changes; pass 2: each read
+     * again from the same open files (no second CRC) through one buffer
+     * into its Variables, so memory holds at most the largest entry.
+     * Replicas' copies share an entry. */
+    char *checked = dg_calloc((size_t)b.n + 1, 1);
+    void *buf = NULL;
+    int64_t most = 0;
+    if (!checked) {
+        dgr_bundle_free(&b);
+        return dg_err_nomem(err, "checkpoint");
+    }
+    int vop = DGC_OPID_Variable;
+    for (int pass = 0; pass < 3 && st == DG_OK; pass++)
+        for (int32_t i = 0; i < g->n_nodes && st == DG_OK; i++) {
+            const dgc_node *nd = &g->nodes[i];
+            if (nd->op != vop)
+                continue;
+            /* every replica's copy gets replica 0's value (SPEC 8.4) */
+            const char *name = dgr_replica_orig_name(g, i, NULL);
+            const dgr_bundle_entry *e = dgr_bundle_find(&b, name);
+            const dgc_ttype *ty = &nd->outputs[0];
+            if (pass == 0) {
+                if (!e) {
+                    st = dg_err(err, DG_E_GRAPH, "%s: checkpoint does not "
+                                "match the graph: Key %s not found in "
+                                "checkpoint", b.index_path, name);
+                    break;
+                }
+                if (e->tf_dtype != dgr_bundle_tf_dtype(ty->dtype)) {
+                    st = dg_err(err, DG_E_GRAPH, "%s: checkpoint does not "
+                                "match the graph: tensor_name = %s; expected "
+                                "dtype %s does not equal original dtype %s",
+                                b.index_path, name,
+                                dgr_bundle_dtype_name(dgr_bundle_tf_dtype(ty->dtype)),
+                                dgr_bundle_dtype_name(e->tf_dtype));
+                    break;
+                }
+                if (e->sliced || e->rank < 0) {
+                    st = dg_err(err, DG_E_GRAPH, "%s: %s: a partitioned "
+                                "variable or one of more than %d dimensions "
+                                "(dgrun restores whole tensors of rank <= %d)",
+                                b.index_path, name, DG_MAX_RANK, DG_MAX_RANK);
+                    break;
+                }
+                int same = e->rank == ty->shape.rank;
+                for (int d = 0; same && d < ty->shape.rank; d++)
+                    same = ty->shape.dims[d] < 0 || ty->shape.dims[d] == e->dims[d];
+                if (!same) {
+                    char lhs[200], rhs[200];
+                    shape_text(lhs, sizeof lhs, ty->shape.rank, ty->shape.dims);
+                    shape_text(rhs, sizeof rhs, e->rank, e->dims);
+                    st = dg_err(err, DG_E_GRAPH, "%s: checkpoint does not "
+                                "match the graph: Variable '%s': Assign "
+                                "requires shapes of both tensors to match. "
+                                "lhs shape= %s rhs shape= %s", b.index_path,
+                                name, lhs, rhs);
+                    break;
+                }
+                most = e->size > most ? e->size : most;
+                continue;
+            }
+            int32_t k = (int32_t)(e - b.ents);
+            if (pass == 1) {
+                if (!checked[k])
+                    st = dgr_bundle_check(&b, e, err);
+                checked[k] = 1;
+                continue;
+            }
+            if (!buf && !(buf = dg_malloc(most ? (size_t)most : 1))) {
+                st = dg_err_nomem(err, "checkpoint");
+                break;
+            }
+            dg_tensor t = {ty->dtype, {e->rank, {0}}, buf};
+            memcpy(t.shape.dims, e->dims, sizeof t.shape.dims);
+            if ((st = dgr_bundle_read_checked(&b, e, buf, err)) == DG_OK)
+                st = dgr_session_scatter_variable(s, i, &t, err);
+        }
+    if (st == DG_OK)
+        *step = bundle_step(&b);
+    dg_free(buf);
+    dg_free(checked);
+    dgr_bundle_free(&b);
+    return st;
+}
+
+/* ---- restoring dgrun's own format (version 1) --------------------------- */
 
 typedef struct rd {
     const unsigned char *p;
@@ -228,34 +412,11 @@ typedef struct entry {
     dg_tensor t; /* data points into the file buffer */
 } entry;
 
-dg_status dgr_checkpoint_restore(dgr_session *s, const char *path,
-                                 int64_t *step, dg_error *err)
+static dg_status restore_dgrun(dgr_session *s, const char *path,
+                               unsigned char *buf, size_t len, int64_t *step,
+                               dg_error *err)
 {
     const dgc_graph *g = dgr_session_program(s)->g;
-    if (dgr_session_rank(s) != 0) {
-        /* a cluster: rank 0 reads the file and sends each Variable to the
-         * task that holds it (SPEC 8.3) */
-        for (int32_t i = 0; i < g->n_nodes; i++)
-            if (g->nodes[i].op == DGC_OPID_Variable) {
-                dg_status st = dgr_session_scatter_variable(s, i, NULL, err);
-                if (st != DG_OK)
-                    return st;
-            }
-        return dgr_session_bcast(s, step, 1, err);
-    }
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return dg_err(err, DG_E_IO, "%s: cannot read checkpoint: %s", path,
-                      strerror(errno));
-    char *text = NULL;
-    size_t len = 0;
-    dg_status rs = dg_read_stream(f, &text, &len);
-    fclose(f);
-    if (rs == DG_E_NOMEM)
-        return dg_err_nomem(err, "checkpoint");
-    if (rs != DG_OK)
-        return dg_err(err, DG_E_IO, "%s: cannot read checkpoint", path);
-    unsigned char *buf = (unsigned char *)text;
     dg_status st = DG_OK;
     entry *ents = NULL;
     uint32_t n = 0;
@@ -273,7 +434,8 @@ dg_status dgr_checkpoint_restore(dgr_session *s, const char *path,
     }
     rd r = {buf, len - 8, 8};
     int64_t saved_step;
-    if (get(&r, &saved_step, 8) || get(&r, &n, 4) || n > len) {
+    if (get(&r, &saved_step, 8) || get(&r, &n, 4) || n > len ||
+        saved_step < 0 || saved_step > MAX_STEP) {
         st = dg_err(err, DG_E_GRAPH, "%s: checkpoint is corrupt", path);
         goto done;
     }
@@ -342,13 +504,151 @@ dg_status dgr_checkpoint_restore(dgr_session *s, const char *path,
                 (st = dgr_session_scatter_variable(s, i, &e->t, err)) != DG_OK)
                 break;
         }
-    if (st == DG_OK) {
+    if (st == DG_OK)
         *step = saved_step;
-        st = dgr_session_bcast(s, step, 1, err);
-    }
 done:
     dg_free(ents);
-    dg_free(buf);
+    return st;
+}
+
+/* ---- which checkpoint, which format ------------------------------------- */
+
+/* The checkpoint at loc: *prefix (a TF bundle) or *file (dgrun's format),
+ * dg_malloc'd; both NULL (DG_OK) when there is none, and then *named
+ * (when not NULL) is set when a state file named a checkpoint that is
+ * not there (dg_malloc'd). */
+static dg_status resolve(const char *loc, char **prefix, char **file,
+                         char **named, dg_error *err)
+{
+    *prefix = *file = NULL;
+    if (named)
+        *named = NULL;
+    char *base = NULL;
+    int stated = 0;
+    dg_status st = DG_OK;
+    if (is_dir_spec(loc)) {
+        /* a checkpoint_dir: the newest checkpoint its state file names;
+         * without one, DIR/model.ckpt (dgrun's earlier default) */
+        char *dir = dir_of_loc(loc);
+        dgr_ckpt_state cs;
+        int found = 0;
+        if (!dir)
+            return dg_err_nomem(err, "checkpoint path");
+        st = dgr_ckpt_state_read(dir, &cs, &found, err);
+        if (st == DG_OK && found) {
+            base = dgr_ckpt_state_join(dir, cs.model);
+            stated = 1;
+        }
+        else if (st == DG_OK)
+            base = dgr_ckpt_state_join(dir, "model.ckpt");
+        if (st == DG_OK && !base)
+            st = dg_err_nomem(err, "checkpoint path");
+        if (found)
+            dgr_ckpt_state_free(&cs);
+        dg_free(dir);
+        if (st != DG_OK)
+            return st;
+    } else if (!(base = dg_strdup(loc))) {
+        return dg_err_nomem(err, "checkpoint path");
+    }
+    dgr_bundle_recover(base);
+    char *idx = with_suffix(base, ".index");
+    struct stat sb;
+    size_t bl = strlen(base);
+    if (!idx) {
+        st = dg_err_nomem(err, "checkpoint path");
+    } else if (file_exists(idx)) {
+        *prefix = base;
+        base = NULL;
+    } else if (stat(base, &sb) == 0 && S_ISREG(sb.st_mode)) {
+        /* dgrun's file, or a TF index named directly */
+        FILE *f = fopen(base, "rb");
+        char head[8] = {0};
+        size_t got = f ? fread(head, 1, 8, f) : 0;
+        if (f)
+            fclose(f);
+        if (got == 8 && memcmp(head, MAGIC, 8) == 0) {
+            *file = base;
+            base = NULL;
+        } else if (bl > 6 && strcmp(base + bl - 6, ".index") == 0) {
+            base[bl - 6] = '\0';
+            *prefix = base;
+            base = NULL;
+        } else {
+            *file = base; /* refused by its reader, naming it */
+            base = NULL;
+        }
+    } else if (stated && named) {
+        *named = base;
+        base = NULL;
+    }
+    dg_free(idx);
+    dg_free(base);
+    return st;
+}
+
+int dgr_checkpoint_exists(const char *loc)
+{
+    char *prefix = NULL, *file = NULL;
+    dg_error ignored = {0};
+    /* a damaged state file counts as a checkpoint: the restore says why */
+    if (resolve(loc, &prefix, &file, NULL, &ignored) != DG_OK)
+        return 1;
+    int yes = prefix || file;
+    dg_free(prefix);
+    dg_free(file);
+    return yes;
+}
+
+dg_status dgr_checkpoint_restore(dgr_session *s, const char *loc,
+                                 int64_t *step, dg_error *err)
+{
+    const dgc_graph *g = dgr_session_program(s)->g;
+    if (dgr_session_rank(s) != 0) {
+        /* a cluster: rank 0 reads the file and sends each Variable to the
+         * task that holds it (SPEC 8.3) */
+        for (int32_t i = 0; i < g->n_nodes; i++)
+            if (g->nodes[i].op == DGC_OPID_Variable) {
+                dg_status st = dgr_session_scatter_variable(s, i, NULL, err);
+                if (st != DG_OK)
+                    return st;
+            }
+        return dgr_session_bcast(s, step, 1, err);
+    }
+    char *prefix = NULL, *file = NULL, *named = NULL;
+    dg_status st = resolve(loc, &prefix, &file, &named, err);
+    if (st != DG_OK)
+        return st;
+    if (prefix) {
+        st = restore_tf(s, prefix, step, err);
+    } else if (file) {
+        char *text = NULL;
+        size_t len = 0;
+        dg_status rs = dg_read_file(file, &text, &len);
+        if (rs == DG_E_NOMEM)
+            st = dg_err_nomem(err, "checkpoint");
+        else if (rs != DG_OK)
+            st = dg_err(err, DG_E_IO, "%s: cannot read checkpoint: %s", file,
+                        strerror(errno));
+        else
+            st = restore_dgrun(s, file, (unsigned char *)text, len, step, err);
+        dg_free(text);
+    } else if (named) {
+        st = dg_err(err, DG_E_IO, "%s: cannot read checkpoint: %s.index: %s "
+                    "(the checkpoint %scheckpoint names)", named, named,
+                    strerror(ENOENT), loc);
+    } else if (is_dir_spec(loc)) {
+        st = dg_err(err, DG_E_IO, "%s: cannot read checkpoint: no checkpoint "
+                    "state file and no model.ckpt in the directory", loc);
+    } else {
+        st = dg_err(err, DG_E_IO, "%s: cannot read checkpoint: %s.index: %s",
+                    loc, loc, strerror(ENOENT));
+    }
+    dg_free(prefix);
+    dg_free(file);
+    dg_free(named);
+    if (st == DG_OK)
+        st = dgr_session_bcast(s, step, 1, err);
     return st;
 }
 
@@ -356,12 +656,12 @@ dg_status dg_session_restore(dg_session *ds, const char *path, int64_t *step,
                              dg_error *err)
 {
     dgr_session *s = (dgr_session *)(void *)ds;
-    char *file = dgr_checkpoint_file(NULL, path);
-    if (!file)
+    char *loc = dgr_checkpoint_file(NULL, path);
+    if (!loc)
         return dg_err_nomem(err, "checkpoint path");
     int64_t at = 0;
-    dg_status st = dgr_checkpoint_restore(s, file, &at, err);
-    dg_free(file);
+    dg_status st = dgr_checkpoint_restore(s, loc, &at, err);
+    dg_free(loc);
     if (st == DG_OK && step)
         *step = at;
     return st;

@@ -10,6 +10,7 @@
 #include "dg_io.h"
 #include "dg_util.h"
 #include "dg_error.h"
+#include "dg_fpconv.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -360,6 +361,21 @@ static dg_status load_npy(const char *path, const char *buf, size_t len,
 
 /* ---- .csv ------------------------------------------------------------------- */
 
+/* Whether the field [s, e) is a plain decimal with a fraction or exponent
+ * ([+-]digits with a '.', 'e' or 'E' after its first digit), which
+ * strtoll cannot read to its end. */
+static int maybe_noninteger(const char *s, const char *e)
+{
+    if (s < e && (*s == '+' || *s == '-'))
+        s++;
+    if (s >= e || *s < '0' || *s > '9')
+        return 0;
+    for (; s < e; s++)
+        if (*s == '.' || *s == 'e' || *s == 'E')
+            return 1;
+    return 0;
+}
+
 static dg_status load_csv(const char *path, char *buf, size_t len,
                           dg_dtype want, const dg_shape *shape,
                           dg_tensor **out, dg_error *err)
@@ -404,12 +420,14 @@ static dg_status load_csv(const char *path, char *buf, size_t len,
             char tch = *te;
             *te = 0;
             char *ep = NULL;
-            errno = 0;
-            double d = s < te ? strtod(s, &ep) : 0;
+            double d = s < te ? dg_strtod(s, &ep) : 0;
             int ok = s < te && ep == te;
             long long ll = 0;
             int is_i = 0;
-            if (ok) {
+            /* strtoll reads the whole field only when it is an integer: a
+             * '.' or an exponent after a digit rules that out (and the
+             * call, for the common case of a float field) */
+            if (ok && !maybe_noninteger(s, te)) {
                 char *ep2 = NULL;
                 errno = 0;
                 ll = strtoll(s, &ep2, 10);

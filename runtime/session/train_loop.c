@@ -403,7 +403,7 @@ static dg_status periodic(dgr_session *s, const dgc_graph *g, feedset *ef,
         st = run_eval(s, g, ef, tf, k, out, err);
     if (st == DG_OK && ckpt && t->checkpoint_every > 0 &&
         k % t->checkpoint_every == 0)
-        st = dgr_checkpoint_save(s, ckpt, k, err);
+        st = dgr_checkpoint_save(s, ckpt, k, NULL, err);
     return st;
 }
 
@@ -521,9 +521,8 @@ dg_status dg_session_train(dg_session *sess, dg_progress_fn progress,
         }
         /* No checkpoint yet (a first run, or one killed before its first
          * save): start fresh, like TF's MonitoredTrainingSession. */
-        struct stat sb;
         /* in a cluster rank 0 decides and reads (SPEC 8.3) */
-        int64_t absent = stat(ckpt, &sb) != 0 && errno == ENOENT;
+        int64_t absent = dgr_session_rank(s) == 0 && !dgr_checkpoint_exists(ckpt);
         if ((st = dgr_session_bcast(s, &absent, 1, err)) != DG_OK)
             goto ckdone;
         if (!absent &&
@@ -609,10 +608,13 @@ dg_status dg_session_train(dg_session *sess, dg_progress_fn progress,
     /* an early stop saves what this process trained (nothing if it ran no
      * step: the checkpoint, if any, already holds that state) */
     if (ckpt && end > first) {
-        if ((st = dgr_checkpoint_save(s, ckpt, end, err)) != DG_OK)
+        if ((st = dgr_checkpoint_save(s, ckpt, end, &out->checkpoint,
+                                      err)) != DG_OK)
             goto ckdone;
-        out->checkpoint = ckpt;
-        ckpt = NULL;
+        if (!out->checkpoint) { /* not rank 0: where rank 0 saved */
+            out->checkpoint = ckpt;
+            ckpt = NULL;
+        }
     }
     if (!out->stopped && t->n_eval_fetch > 0 &&
         (st = run_eval(s, g, &ef, &tf, end, out, err)) != DG_OK)

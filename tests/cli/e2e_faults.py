@@ -5,7 +5,7 @@ files changed under them.
 Usage: e2e_faults.py DGRUN GROUP [TRUNCATE_PRELOAD.so]
   kill      SIGKILL `dgrun train --checkpoint` 20 times at seeded random
             moments (a checkpoint every step, so most kills land inside a
-            write): after every kill the file is a complete checkpoint
+            write): after every kill the checkpoint is complete
             (magic, entries, checksum), each restarted trainer resumes at the
             step after the one saved, and the last restart leaves only the
             checkpoint (killed writers' temporaries removed).
@@ -40,6 +40,7 @@ import e2e_hostile as h  # noqa: E402  (reads DGRUN and GROUP from argv like thi
 from e2e_hostile import CPU, check, write, gjson  # noqa: E402
 from e2e_follow import fnv  # noqa: E402  (the checkpoint's FNV-1a 64)
 import e2e  # noqa: E402  (loaded by e2e_follow: the source root)
+import tfckpt  # noqa: E402  (TF's checkpoint format, without TF)
 
 DGRUN, GROUP, TMP = h.DGRUN, h.GROUP, h.TMP
 PRELOAD = os.path.abspath(sys.argv[3]) if len(sys.argv) > 3 else None
@@ -64,29 +65,16 @@ def run(args, extra=None, timeout=120):
 # ---------------------------------------------------------------- kill
 
 def checkpoint_step(path):
-    """The step of a complete checkpoint (docs/checkpoints.md), or raise
-    ValueError naming what is wrong."""
-    with open(path, "rb") as f:
-        buf = f.read()
-    if len(buf) < 28 or buf[:8] != b"DGCKPT1\n":
-        raise ValueError("bad magic or too short (%d bytes)" % len(buf))
-    step, n = struct.unpack("<qI", buf[8:20])
-    off, names = 20, []
-    for _ in range(n):
-        (nl,) = struct.unpack("<I", buf[off:off + 4])
-        names.append(buf[off + 4:off + 4 + nl].decode())
-        off += 4 + nl
-        rank = buf[off + 1]
-        off += 2 + 8 * rank
-        (nb,) = struct.unpack("<Q", buf[off:off + 8])
-        off += 8 + nb
-    if off != len(buf) - 8:
-        raise ValueError("entries end at %d of %d bytes" % (off, len(buf)))
-    if fnv(buf[:-8]) != struct.unpack("<Q", buf[-8:])[0]:
-        raise ValueError("checksum mismatch")
-    if not {"w", "w/Momentum"} <= set(names):
-        raise ValueError("variables %s" % names)
+    """The step of a complete checkpoint (TF's bundle at prefix path,
+    docs/checkpoints.md; every checksum checked), or raise ValueError
+    naming what is wrong."""
+    step, vals = tfckpt.read(path)
+    if not {"w", "w/Momentum", "global_step"} <= set(vals):
+        raise ValueError("variables %s" % sorted(vals))
     return step
+
+
+CK_FILES = ["checkpoint", "model.ckpt.data-00000-of-00001", "model.ckpt.index"]
 
 
 def group_kill():
@@ -123,7 +111,7 @@ def group_kill():
                   "kill %d: restored at step %s, the checkpoint held %s"
                   % (i, first.group(1), saved))
         mid_write += any(".tmp." in f for f in os.listdir(d))
-        if os.path.exists(ck):
+        if tfckpt.exists(ck):
             try:
                 step = checkpoint_step(ck)
             except ValueError as e:
@@ -137,7 +125,7 @@ def group_kill():
     check(r.code == 0 and re.search(r"^step %d/%d " % (want, want), r.err, re.M),
           "after 20 kills: --restore resumes at step %d" % want, r)
     check(checkpoint_step(ck) == want, "the last restart saved step %d" % want)
-    check(os.listdir(d) == ["model.ckpt"], "only the checkpoint is left: %s" % os.listdir(d))
+    check(sorted(os.listdir(d)) == CK_FILES, "only the checkpoint is left: %s" % os.listdir(d))
     check(resumed >= 5, "at least 5 of the 20 trainers resumed from a checkpoint (%d)" % resumed)
     print("kill: 20 kills in %.1fs, %d left a temporary (killed inside a write), "
           "%d trainers checked their resume step, last step %s"

@@ -30,6 +30,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tfckpt  # noqa: E402
 import e2e  # noqa: E402  (reads DGRUN and GROUP from argv like this file)
 from e2e import CPU0, GPU0, check, dg, error, ok, parse_json  # noqa: E402
 
@@ -58,8 +59,12 @@ def fnv(data):
 
 
 def read_checkpoint(path, checksum=True):
-    """Parse a checkpoint (docs/checkpoints.md); return (step, {name: bytes})
-    or raise ValueError if it is not complete and valid."""
+    """Parse a checkpoint (docs/checkpoints.md): TF's bundle at the prefix
+    path (tfckpt.py) or dgrun's earlier single file; return (step, {name:
+    bytes}) or raise ValueError if it is not complete and valid."""
+    if os.path.exists(path + ".index"):
+        step, vals = tfckpt.read(path, checksum)
+        return step, {k: v[2] for k, v in vals.items()}
     with open(path, "rb") as f:
         buf = f.read()
     if len(buf) < 28 or buf[:8] != b"DGCKPT1\n":
@@ -84,6 +89,20 @@ def read_checkpoint(path, checksum=True):
     if checksum and fnv(buf[:-8]) != h:
         raise ValueError("checksum mismatch")
     return step, vals
+
+
+def write_dgrun_checkpoint(path, step, entries):
+    """dgrun's earlier single-file format (docs/checkpoints.md), still
+    read: entries [(name, dtype code, shape, bytes)]."""
+    buf = b"DGCKPT1\n" + struct.pack("<qI", step, len(entries))
+    for name, dt, shape, data in entries:
+        nb = name.encode()
+        buf += struct.pack("<I", len(nb)) + nb + bytes([dt, len(shape)])
+        buf += b"".join(struct.pack("<q", d) for d in shape)
+        buf += struct.pack("<Q", len(data)) + data
+    buf += struct.pack("<Q", fnv(buf))
+    with open(path, "wb") as f:
+        f.write(buf)
 
 
 def kill_graph():
@@ -124,7 +143,7 @@ def group_checkpoint_kill():
         check(p.returncode == -signal.SIGKILL, "kill %d: the trainer was killed (rc %s)"
               % (i, p.returncode))
         saved = None
-        if os.path.exists(ck):
+        if os.path.exists(ck + ".index"):
             try:
                 saved, vals = read_checkpoint(ck, checksum=False)
             except ValueError as e:
@@ -161,36 +180,98 @@ def group_checkpoint_kill():
         resumed += saved is not None
         fresh += saved is None
         # the restart's save removed the temporaries of killed writers
-        check(sorted(os.listdir(d)) == ["model.ckpt"],
+        check(sorted(os.listdir(d)) == CK_FILES,
               "kill %d: only the checkpoint is left: %s" % (i, os.listdir(d)))
     check(fresh >= 1 and resumed >= 3, "kills covered fresh starts (%d) and resumes (%d)"
           % (fresh, resumed))
     corrupt_checkpoints(g, ck)
 
 
+CK_FILES = ["checkpoint", "model.ckpt.data-00000-of-00001", "model.ckpt.index"]
+
+
 def corrupt_checkpoints(g, ck):
-    with open(ck, "rb") as f:
-        good = f.read()
-    cases = [("truncated", good[:len(good) // 2]), ("empty", b""),
-             ("one byte flipped", good[:5000] + bytes([good[5000] ^ 0x10]) + good[5001:]),
-             ("no checksum", good[:-8]), ("not a checkpoint", b"hello world\n" * 10)]
-    for what, data in cases:
+    """Damaged TF checkpoints and dgrun files: exit 2 naming the file (and
+    the entry), the files left as they were; dgrun's earlier format is
+    still restored."""
+    with open(ck + ".index", "rb") as f:
+        index = f.read()
+    with open(ck + ".data-00000-of-00001", "rb") as f:
+        data = f.read()
+    # w is the first of the shard (graph order): its 4 MiB start at 0
+    cases = [("truncated index", index[:len(index) // 2], data, [".index"]),
+             ("empty index", b"", data, [".index"]),
+             ("index byte flipped", index[:9] + bytes([index[9] ^ 1]) + index[10:],
+              data, [".index", "block checksum mismatch"]),
+             ("truncated shard", index, data[:len(data) // 3],
+              [".data-00000-of-00001", "truncated shard", "w"]),
+             ("shard byte flipped", index, data[:5000] + bytes([data[5000] ^ 0x10]) + data[5001:],
+              [".data-00000-of-00001", "Checksum does not match", "w"]),
+             ("missing shard", index, None, [".data-00000-of-00001", "missing", "w"])]
+    for what, idx, dat, words in cases:
         bad = os.path.join(TMP, "bad.ckpt")
-        with open(bad, "wb") as f:
-            f.write(data)
+        for suffix, b in ((".index", idx), (".data-00000-of-00001", dat)):
+            if os.path.exists(bad + suffix):
+                os.unlink(bad + suffix)
+            if b is not None:
+                with open(bad + suffix, "wb") as f:
+                    f.write(b)
         r = dg("train", g, *CPU, "--checkpoint", bad, "--restore", "--steps", "1")
-        error(r, 2, "restore from a %s checkpoint" % what, [bad], file=g)
-        with open(bad, "rb") as f:
-            check(f.read() == data, "a refused checkpoint is left as it was")
-    # a checkpoint of another graph: exit 2 naming the Variable
+        error(r, 2, "restore from a checkpoint with a %s" % what,
+              [bad + words[0]] + words[1:], file=g)
+        with open(bad + ".index", "rb") as f:
+            check(f.read() == idx, "a refused checkpoint is left as it was")
+    for f in os.listdir(TMP):
+        if f.startswith("bad.ckpt"):
+            os.unlink(os.path.join(TMP, f))
+    # dgrun's earlier single-file format, told apart by its content
     other = write_json("other.json", {
         "version": 1,
         "nodes": [{"name": "v", "op": "Variable", "attrs": {"dtype": "float32", "shape": [3],
                    "init": 1.0}},
                   {"name": "loss", "op": "Sum", "inputs": ["v"]}],
         "train": {"loss": "loss", "optimizer": {"type": "sgd", "learning_rate": 0.1}}})
+    old = os.path.join(TMP, "old.ckpt")
+    v = struct.pack("<3f", 5.0, 6.0, 7.0)
+    write_dgrun_checkpoint(old, 4, [("v", 0, [3], v), ("global_step", 3, [], struct.pack("<q", 4))])
+    r = dg("run", other, *CPU, "--checkpoint", old, "--fetch", "v", "--json")
+    check(r.code == 0 and json.loads(r.out or "{}").get("v", {}).get("value") == [5.0, 6.0, 7.0],
+          "run --checkpoint of dgrun's earlier format", r)
+    r = dg("train", other, *CPU, "--checkpoint", old, "--restore", "--steps", "1")
+    check(r.code == 0 and re.search(r"step 5/5 loss", r.err) is not None,
+          "train --restore from dgrun's earlier format numbers on from its step", r)
+    check(os.path.exists(old + ".index"), "and saves TF's format beside it")
+    with open(old, "rb") as f:
+        good = f.read()
+    os.unlink(old + ".index")
+    for what, b in [("truncated", good[:len(good) // 2]), ("empty", b""),
+                    ("one byte flipped", good[:30] + bytes([good[30] ^ 0x10]) + good[31:]),
+                    ("no checksum", good[:-8]), ("not a checkpoint", b"hello world\n" * 10)]:
+        bad = os.path.join(TMP, "bad_old.ckpt")
+        with open(bad, "wb") as f:
+            f.write(b)
+        r = dg("train", other, *CPU, "--checkpoint", bad, "--restore", "--steps", "1")
+        error(r, 2, "restore from a %s dgrun checkpoint" % what, [bad], file=other)
+        with open(bad, "rb") as f:
+            check(f.read() == b, "a refused checkpoint is left as it was")
+    # a checkpoint of another graph: exit 2 naming the file and the Variable
     error(dg("train", other, *CPU, "--checkpoint", ck, "--restore"), 2,
-          "restore another graph's checkpoint", ["'v'", ck], file=other)
+          "restore another graph's checkpoint",
+          ["Key v not found in checkpoint", ck + ".index"], file=other)
+    # the same name, another shape or dtype: TF's words
+    for attrs, words in [({"dtype": "float32", "shape": [1024, 3]},
+                          ["Assign requires shapes of both tensors to match", "lhs shape= [1024,3]",
+                           "rhs shape= [1024,1024]"]),
+                         ({"dtype": "float64", "shape": [1024, 1024]},
+                          ["tensor_name = w; expected dtype double does not equal original "
+                           "dtype float"])]:
+        third = write_json("third.json", {
+            "version": 1,
+            "nodes": [{"name": "w", "op": "Variable", "attrs": dict(attrs, init=1.0)},
+                      {"name": "loss", "op": "Sum", "inputs": ["w"]}],
+            "fetch": ["loss"]})
+        error(dg("run", third, *CPU, "--checkpoint", ck), 2,
+              "restore %s into w" % attrs, [ck + ".index", "w"] + words, file=third)
 
 
 # ---------------------------------------------------------------- memory

@@ -7,7 +7,9 @@ Usage: e2e_journey.py DGRUN GROUP
               from the source root; stderr then stdout must equal the lines
               shown under it, `$ echo $?` the previous exit code
   profile     `profile` ends its summary with where the trace went
-  checkpoint  `--checkpoint DIR/` and missing parent directories are created
+  checkpoint  `--checkpoint DIR/` (TF's checkpoint_dir: model.ckpt-STEP and
+              the `checkpoint` state file) and missing parent directories
+              are created
   feeds       .csv feeds for run and train; a bad feed file names the
               Placeholder and the file (exit 2, one line)
   multigpu    the op and transfer counts of docs/multi-gpu.md's profile
@@ -115,22 +117,41 @@ def test_checkpoint():
                 '{"name": "w", "op": "Variable", "attrs": {"dtype": "float32", "shape": [], "init": 3.0}},'
                 '{"name": "l", "op": "Square", "inputs": ["w"]}],'
                 '"train": {"loss": "l", "optimizer": {"type": "sgd", "learning_rate": 0.1}, "steps": 2}}')
-    # a trailing slash: a directory, created, holding model.ckpt
+    # a trailing slash: a checkpoint_dir, created, holding model.ckpt-STEP
+    # and TF's state file
+    def bundle(prefix):
+        return all(os.path.isfile(os.path.join(TMP, prefix + s))
+                   for s in (".index", ".data-00000-of-00001"))
+
+    def state(d):
+        try:
+            with open(os.path.join(TMP, d, "checkpoint")) as f:
+                return f.read()
+        except OSError:
+            return None
     p = dg(["train", g, "--checkpoint", "ck/"], cwd=TMP)
-    check(p.returncode == 0 and os.path.isfile(os.path.join(TMP, "ck", "model.ckpt")),
-          "--checkpoint ck/ makes ck/model.ckpt", p)
+    check(p.returncode == 0 and bundle("ck/model.ckpt-2") and
+          state("ck") == 'model_checkpoint_path: "model.ckpt-2"\n'
+          'all_model_checkpoint_paths: "model.ckpt-2"\n',
+          "--checkpoint ck/ makes ck/model.ckpt-2 and ck/checkpoint", p)
     p = dg(["train", g, "--checkpoint", "ck/", "--restore", "--json"], cwd=TMP)
-    check(p.returncode == 0 and "step 4/4" in p.stderr,
-          "--restore from ck/ continues at step 2", p)
-    # missing parent directories are made
+    check(p.returncode == 0 and "step 4/4" in p.stderr and bundle("ck/model.ckpt-4") and
+          'model_checkpoint_path: "model.ckpt-4"' in (state("ck") or ""),
+          "--restore from ck/ continues at step 2, saves model.ckpt-4", p)
+    # a named checkpoint of the directory
+    p = dg(["run", g, "--checkpoint", "ck/model.ckpt-2", "--fetch", "w"], cwd=TMP)
+    check(p.returncode == 0 and p.stdout == "w = 1.9200001\n",
+          "--checkpoint ck/model.ckpt-2 restores that one", p)
+    # missing parent directories are made; a prefix gets the state file too
     p = dg(["train", g, "--checkpoint", "a/b/c.ckpt"], cwd=TMP)
-    check(p.returncode == 0 and os.path.isfile(os.path.join(TMP, "a", "b", "c.ckpt")),
+    check(p.returncode == 0 and bundle("a/b/c.ckpt") and
+          'model_checkpoint_path: "c.ckpt"' in (state("a/b") or ""),
           "--checkpoint a/b/c.ckpt makes a/b", p)
-    # an existing directory without the slash still gets model.ckpt
+    # an existing directory without the slash is a checkpoint_dir too
     os.makedirs(os.path.join(TMP, "d"))
     p = dg(["train", g, "--checkpoint", "d"], cwd=TMP)
-    check(p.returncode == 0 and os.path.isfile(os.path.join(TMP, "d", "model.ckpt")),
-          "--checkpoint d (existing) makes d/model.ckpt", p)
+    check(p.returncode == 0 and bundle("d/model.ckpt-2"),
+          "--checkpoint d (existing) makes d/model.ckpt-2", p)
     # a path that cannot be made names the file, not its temporary
     p = dg(["train", g, "--checkpoint", "/proc/no/such/x.ckpt"], cwd=TMP)
     last = p.stderr.splitlines()[-1] if p.stderr else ""

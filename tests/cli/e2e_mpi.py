@@ -167,9 +167,10 @@ def group_train():
         check(sorted(out["variables"]) == ["b1", "b2", "w1", "w2"] and
               len(out["variables"]["w1"]["value"]) == 64,
               "--json variables from every ps task", r)
-    check(os.path.isfile(ck) and
+    check(os.path.isfile(ck + ".index") and
+          os.path.isfile(ck + ".data-00000-of-00001") and
           not [f for f in os.listdir(TMP) if ".tmp." in f],
-          "rank 0 wrote one checkpoint file, atomically", r)
+          "rank 0 wrote one checkpoint (TF's index and data shard), atomically", r)
     r2 = mpi(4, "train", PS_TOWERS, *CPU, "--steps", "5", "--checkpoint",
              ck, "--restore")
     o1 = dg("train", MULTI, *CPU, "--allow-soft-placement", "--steps", "20",

@@ -127,7 +127,7 @@ def group_async():
     json.dump(gp, open(gpath, "w"))
     r = m.mpi(3, "train", gpath, *m.CPU, "--cluster", "ps=1,worker=2",
               "--steps", "300")
-    m.check(r.code == 0 and global_step(r.out) == 600 and os.path.exists(ck),
+    m.check(r.code == 0 and global_step(r.out) == 600 and os.path.exists(ck + ".index"),
             "async with eval_every/checkpoint.every: global_step %d = 600, "
             "checkpoint written" % global_step(r.out), r)
     r = m.mpi(3, "train", gpath, *m.CPU, "--cluster", "ps=1,worker=2",

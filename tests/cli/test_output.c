@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 #include <math.h>
+#include <float.h>
 
 #include "args.h"
 #include "dgrun.h"
@@ -141,6 +142,38 @@ static void test_json(void **state)
     expect_json(DG_I64, 0, NULL, &big, "{\"dtype\": \"int64\", \"shape\": [], \"value\": 9007199254740992}");
 }
 
+/* Edge values keep the text the printf retry loops gave (common/dg_fpconv
+ * computes it now): positional integers below 1e16, exponents above, -0,
+ * the extreme float32s, a power of two whose lopsided rounding interval
+ * makes the loop take 9 digits; integers without printf. */
+static void test_json_numbers(void **state)
+{
+    (void)state;
+    int64_t d10[] = {10};
+    double f[] = {50, -0.0, ldexp(1.0, 90), 1e-45, FLT_MAX, 123456789.0,
+                  1e16, 0.3, -2.5e-7, 16777216.0};
+    expect_json(DG_F32, 1, d10, f,
+                "{\"dtype\": \"float32\", \"shape\": [10], \"value\": [50.0, -0.0, "
+                "1.23794004e+27, 1e-45, 3.4028235e+38, 123456792.0, 1e+16, 0.3, "
+                "-2.5e-07, 16777216.0]}");
+    int64_t d3[] = {3};
+    double d[] = {0.1, 1e300, 5e-324};
+    expect_json(DG_F64, 1, d3, d,
+                "{\"dtype\": \"float64\", \"shape\": [3], \"value\": [0.1, 1e+300, 5e-324]}");
+    double i[] = {-5, 0, -9223372036854775808.0};
+    expect_json(DG_I64, 1, d3, i,
+                "{\"dtype\": \"int64\", \"shape\": [3], \"value\": [-5, 0, -9223372036854775808]}");
+    dg_sbuf b;
+    dg_sbuf_init(&b);
+    cli_json_number(&b, 0.25);
+    dg_sbuf_add(&b, " ");
+    cli_json_number(&b, 0.1); /* not a float32: float64 digits */
+    dg_sbuf_add(&b, " ");
+    cli_json_number(&b, 3.0);
+    assert_string_equal(b.s, "0.25 0.1 3.0");
+    dg_sbuf_free(&b);
+}
+
 static int parse(const char *line, cli_args *a, char *why)
 {
     static char buf[512]; /* argv strings must outlive the parse */
@@ -210,6 +243,7 @@ int main(void)
         cmocka_unit_test(test_arrays),
         cmocka_unit_test(test_wrap_and_summary),
         cmocka_unit_test(test_json),
+        cmocka_unit_test(test_json_numbers),
         cmocka_unit_test(test_args),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

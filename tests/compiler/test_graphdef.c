@@ -443,6 +443,34 @@ static void expect_error(const char *json, const char *frag)
 #define IC "{\"name\": \"i\", \"op\": \"Const\", \"attr\": {\"value\": " \
            "{\"tensor\": {\"dtype\": \"DT_INT32\", \"intVal\": [0]}}}}"
 
+/* issue 20: a GraphDef attr of the wrong type names the node, the attr,
+ * the type it must have and the one it has. */
+static void test_attr_types(void **state)
+{
+    (void)state;
+    expect_error("{\"node\": [" FC ", {\"name\": \"m\", \"op\": \"MatMul\", "
+                 "\"input\": [\"f\", \"f\"], \"attr\": {\"transpose_a\": "
+                 "{\"i\": \"1\"}}}]}",
+                 "node 'm': attr 'transpose_a' must be a bool ({\"b\": "
+                 "true|false}), got an int");
+    expect_error("{\"node\": [" FC ", {\"name\": \"p\", \"op\": \"Print\", "
+                 "\"input\": [\"f\"], \"attr\": {\"summarize\": "
+                 "{\"f\": 2.5}}}]}",
+                 "node 'p': attr 'summarize' must be an int ({\"i\": "
+                 "\"<int>\"}), got a float");
+    /* TF attrs dgrun does not use are accepted and ignored */
+    dg_error err;
+    dgc_graph *g = load_text("{\"node\": [" FC ", {\"name\": \"e\", "
+                             "\"op\": \"Equal\", \"input\": [\"f\", \"f\"], "
+                             "\"attr\": {\"T\": {\"type\": \"DT_FLOAT\"}, "
+                             "\"incompatible_shape_error\": {\"b\": true}}}]}",
+                             &err);
+    if (!g)
+        print_error("%s\n", err.msg);
+    assert_non_null(g);
+    dgc_graph_free(g);
+}
+
 static void test_errors(void **state)
 {
     (void)state;
@@ -771,6 +799,7 @@ int main(void)
         cmocka_unit_test(test_initializers),
         cmocka_unit_test(test_tensor_proto),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_attr_types),
         cmocka_unit_test(test_variable_shape_from_init),
         cmocka_unit_test(test_hint_attrs),
         cmocka_unit_test(test_cnn_attrs),

@@ -194,6 +194,53 @@ static const dgc_node *node(const dgc_graph *g, const char *name)
     return &g->nodes[id];
 }
 
+/* issue 20: attributes are decoded as the op's schema types them; a
+ * misspelt one is an error with a did-you-mean. */
+static void test_attr_schema(void **state)
+{
+    (void)state;
+    expect_error("{\"nodes\": [{\"name\": \"a\", \"op\": \"Const\", \"attrs\": "
+                 "{\"value\": [[1.0]]}}, {\"name\": \"m\", \"op\": \"MatMul\", "
+                 "\"inputs\": [\"a\", \"a\"], \"attrs\": {\"transpose_aa\": true}}]}",
+                 DG_E_GRAPH, "node 'm': unknown attr 'transpose_aa' for op "
+                 "MatMul (did you mean 'transpose_a'?)");
+    expect_error("{\"nodes\": [{\"name\": \"a\", \"op\": \"Const\", \"attrs\": "
+                 "{\"value\": 1.0, \"dtyp\": \"float32\"}}]}",
+                 DG_E_GRAPH, "unknown attr 'dtyp' for op Const (did you mean "
+                 "'dtype'?)");
+    expect_error("{\"nodes\": [{\"name\": \"a\", \"op\": \"Const\", \"attrs\": "
+                 "{\"value\": 1.0, \"colour\": 1}}]}",
+                 DG_E_GRAPH, "unknown attr 'colour' for op Const");
+    /* set by the fusion pass only: not read from a graph file */
+    expect_error("{\"nodes\": [{\"name\": \"a\", \"op\": \"Const\", \"attrs\": "
+                 "{\"value\": [[1.0]]}}, {\"name\": \"m\", \"op\": \"_FusedMatMul\", "
+                 "\"inputs\": [\"a\", \"a\", \"a\"], \"attrs\": {\"fused_ops\": "
+                 "\"BiasAdd\"}}]}", DG_E_GRAPH,
+                 "unknown attr 'fused_ops' for op _FusedMatMul");
+    /* BroadcastLike's mean is a bool (the type is the op's, not the
+     * name's: RandomNormal's mean is a float) */
+    expect_error("{\"nodes\": [{\"name\": \"a\", \"op\": \"Const\", \"attrs\": "
+                 "{\"value\": [1.0]}}, {\"name\": \"b\", \"op\": \"BroadcastLike\", "
+                 "\"inputs\": [\"a\", \"a\"], \"attrs\": {\"mean\": 0.5}}]}",
+                 DG_E_GRAPH, "attr 'mean' must be true or false, got a number");
+    /* every schema: names unique, types decodable, defaults only where the
+     * attr is optional in TF */
+    for (int op = 0; op < dgc_n_ops; op++) {
+        const dgc_attr_spec *a = dgc_ops[op].attrs;
+        assert_non_null(a);
+        for (; a->name; a++) {
+            assert_ptr_equal(dgc_op_attr(op, a->name), a);
+            assert_true(a->type >= DGC_A_INT && a->type <= DGC_A_INIT);
+            if (a->flags & DGC_AS_TF_REQUIRED)
+                assert_null(a->dflt);
+        }
+    }
+    assert_null(dgc_op_attr(DGC_OPID_MatMul, "dtype"));
+    assert_string_equal(dgc_op_attr_near(DGC_OPID_Conv2D, "stride"),
+                        "strides");
+    assert_null(dgc_op_attr_near(DGC_OPID_Conv2D, "zzzzzz"));
+}
+
 static void test_good_graph(void **state)
 {
     (void)state;
@@ -532,6 +579,7 @@ int main(void)
         cmocka_unit_test(test_io_error),
         cmocka_unit_test(test_invalid_json),
         cmocka_unit_test(test_inline_errors),
+        cmocka_unit_test(test_attr_schema),
         cmocka_unit_test(test_good_graph),
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_rules_file),

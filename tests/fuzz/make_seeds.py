@@ -69,3 +69,87 @@ for i, a in enumerate([
         ['run', 'g.json', '--memory', '--log-device-placement', '--', '-x'],
         ['ops'], ['--version'], ['run', '--help'], ['place', 'g.json', '--expect', 'gold.json']]):
     w('args', f'seed{i}', '\0'.join(a))
+
+
+# ---- tf_index: TensorFlow checkpoint indexes (fuzz_tf_index.c) -------------
+# TF's own files (tests/data/tf_ckpt), and indexes for the harness's graph
+# whose entries point into its data shard (bytes i*31+7), checksums right,
+# so that a restore gets as far as the Variables.
+def _crc32c(data):
+    c = 0xFFFFFFFF
+    for b in data:
+        c ^= b
+        for _ in range(8):
+            c = (c >> 1) ^ (0x82F63B78 if c & 1 else 0)
+    return c ^ 0xFFFFFFFF
+
+
+def _mask(c):
+    return (((c >> 15) | (c << 17)) + 0xA282EAD8) & 0xFFFFFFFF
+
+
+def _varint(v):
+    out = b''
+    while v >= 0x80:
+        out += bytes([(v & 0x7F) | 0x80])
+        v >>= 7
+    return out + bytes([v])
+
+
+def _block(entries, interval=16):
+    buf, restarts, last = b'', [], b''
+    for i, (k, v) in enumerate(entries):
+        shared = 0
+        if i % interval == 0:
+            restarts.append(len(buf))
+        else:
+            while shared < min(len(k), len(last)) and k[shared] == last[shared]:
+                shared += 1
+        buf += _varint(shared) + _varint(len(k) - shared) + _varint(len(v)) + k[shared:] + v
+        last = k
+    if not restarts:
+        restarts = [0]
+    return buf + b''.join(struct.pack('<I', r) for r in restarts) + struct.pack('<I', len(restarts))
+
+
+def _table(entries):
+    out = b''
+
+    def put(blk):
+        nonlocal out
+        off = len(out)
+        out += blk + b'\0' + struct.pack('<I', _mask(_crc32c(blk + b'\0')))
+        return _varint(off) + _varint(len(blk))
+    data_h = put(_block(entries))
+    meta_h = put(_block([]))
+    index_h = put(_block([(entries[-1][0], data_h)], 1))
+    foot = meta_h + index_h
+    return out + foot + b'\0' * (40 - len(foot)) + struct.pack('<Q', 0xDB4775248B80FB57)
+
+
+def _entry(dtype, shape, off, size):
+    shard = bytes((i * 31 + 7) & 0xFF for i in range(4096))
+    dims = b''.join(b'\x12' + _varint(len(_varint(d))+1) + b'\x08' + _varint(d) for d in shape)
+    msg = b'\x08' + _varint(dtype) + b'\x12' + _varint(len(dims)) + dims
+    if off:
+        msg += b'\x20' + _varint(off)
+    if size:
+        msg += b'\x28' + _varint(size)
+    return msg + b'\x35' + struct.pack('<I', _mask(_crc32c(shard[off:off + size])))
+
+
+_HEADER = b'\x08\x01\x1a\x02\x08\x01'
+_good = [(b'', _HEADER),
+         (b'flag', _entry(10, [2], 100, 2)),
+         (b'global_step', _entry(9, [], 16, 8)),
+         (b'w', _entry(1, [2, 3], 24, 24)),
+         (b'w/Adam', _entry(1, [2, 3], 48, 24))]
+w('tf_index', 'dgrun_graph.index', _table(_good))
+w('tf_index', 'dgrun_graph_step.index', _table([(b'', _HEADER + b'\x92\x89\x02\x02\x08\x07')] + _good[1:]))
+w('tf_index', 'wrong_shape.index', _table(_good[:3] + [(b'w', _entry(1, [3, 2], 24, 24))] + _good[4:]))
+w('tf_index', 'wrong_dtype.index', _table(_good[:2] + [(b'global_step', _entry(3, [], 16, 4))] + _good[3:]))
+w('tf_index', 'missing.index', _table(_good[:4]))
+w('tf_index', 'past_shard.index', _table(_good[:3] + [(b'w', _entry(1, [2, 3], 4090, 24))] + _good[4:]))
+for name in ('types/model.ckpt.index', 'mlp/model.ckpt-3.index'):
+    with open(os.path.join(C, '..', '..', 'data', 'tf_ckpt', name), 'rb') as f:
+        w('tf_index', 'tf_' + name.split('/')[0] + '.index', f.read())

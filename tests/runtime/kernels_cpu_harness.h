@@ -22,6 +22,7 @@
 #include "dg_alloc.h"
 #include "threadpool.h"
 #include "ops.h"
+#include "infer.h"
 
 /* ---- harness ------------------------------------------------------------- */
 

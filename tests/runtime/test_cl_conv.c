@@ -19,6 +19,7 @@
 
 #include "cl_testlib.h"
 #include "dg_alloc.h"
+#include "infer.h"
 #include "infer_nn.h"
 #include "cnn_cases.h"
 
@@ -39,7 +40,7 @@ static void run(tnode *t)
     }
     char msg[256] = "";
     const dgc_op_def *d = &dgc_ops[t->n->op];
-    if (d->infer(t->n, in, t->n_in, out, msg, sizeof msg))
+    if (dgc_op_infer[t->n->op](t->n, in, t->n_in, out, msg, sizeof msg))
         fail_msg("%s: infer: %s", d->name, msg);
     for (int i = 0; i < d->n_out; i++)
         tn_out(t, out[i].dtype, out[i].shape);

@@ -2,7 +2,8 @@
  * test_cpu_gemm.c -- the thread budget (busy inter-op workers shrink the
  * intra-op threads a kernel may use) and dgr_cpu_gemm against a naive
  * product: every transpose, row and column blocks, the bias/Relu epilogue,
- * float32 (oneDNN sizes and OpenBLAS sizes) and float64.
+ * float32 (oneDNN sizes and OpenBLAS sizes) and float64; the same bits
+ * for every thread budget (issue 19).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,6 +13,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cpu_gemm.h"
 #include "threadpool.h"
@@ -149,10 +151,108 @@ static void test_gemm_f64(void **state)
     dgr_pool_free(pool);
 }
 
+/* ---- the same bits whatever the budget (issue 19) -------------------------- */
+
+/* The budget cuts C into row or column blocks; each is its own library
+ * call.  Each element must still come out bit-identical: K is not split
+ * and the library is chosen for the whole product.  Checked for pools of
+ * 1 (one call) to 16 threads (from the main thread the budget is the
+ * pool's size), every transpose, the MLP shapes (digits 64-128-10 and
+ * 784-1024-1024-10 at batch 256, forward and both gradients) and ragged
+ * ones, first with OpenBLAS only, then with oneDNN for the large ones. */
+static uint32_t lcg(uint32_t *s)
+{
+    *s = *s * 1664525u + 1013904223u;
+    return *s >> 8;
+}
+
+static void split_invariant(struct dgr_pool **pools, int npools, int ta,
+                            int tb, int64_t M, int64_t N, int64_t K,
+                            int bias)
+{
+    int64_t ar = ta ? K : M, ac = ta ? M : K, br = tb ? N : K,
+            bc = tb ? K : N;
+    float *A = malloc(sizeof *A * (size_t)(ar * ac));
+    float *B = malloc(sizeof *B * (size_t)(br * bc));
+    float *bv = malloc(sizeof *bv * (size_t)N);
+    float *C0 = malloc(sizeof *C0 * (size_t)(M * N));
+    float *C = malloc(sizeof *C * (size_t)(M * N));
+    uint32_t seed = (uint32_t)(M * 31 + N * 7 + K);
+    for (int64_t i = 0; i < ar * ac; i++)
+        A[i] = (float)lcg(&seed) / (float)(1 << 23) - 1.0f;
+    for (int64_t i = 0; i < br * bc; i++)
+        B[i] = (float)lcg(&seed) / (float)(1 << 24) - 0.5f;
+    for (int64_t i = 0; i < N; i++)
+        bv[i] = (float)lcg(&seed) / (float)(1 << 24);
+    dgr_cpu_gemm(pools[0], DG_F32, ta, tb, M, N, K, A, ac, B, bc, C0, N,
+                 bias ? bv : NULL, bias);
+    for (int p = 1; p < npools; p++) {
+        memset(C, 0, sizeof *C * (size_t)(M * N));
+        dgr_cpu_gemm(pools[p], DG_F32, ta, tb, M, N, K, A, ac, B, bc, C, N,
+                     bias ? bv : NULL, bias);
+        if (memcmp(C0, C, sizeof *C * (size_t)(M * N)) != 0) {
+            print_error("%lldx%lldx%lld ta=%d tb=%d: %d threads differ "
+                        "from 1\n", (long long)M, (long long)N, (long long)K,
+                        ta, tb, dgr_pool_threads(pools[p]));
+            fail();
+        }
+    }
+    free(A);
+    free(B);
+    free(bv);
+    free(C0);
+    free(C);
+}
+
+static void split_shapes(struct dgr_pool **pools, int npools, int big)
+{
+    static const int64_t shapes[][3] = {
+        {64, 128, 64}, {64, 10, 128}, {64, 64, 128}, {128, 10, 64},
+        {100, 37, 300}, {33, 1000, 50}, {1000, 20, 77}, {17, 2000, 600},
+        {257, 129, 1000}, {360, 128, 64}, {40, 600, 3000},
+        {256, 10, 1024}, {1024, 10, 256}, {256, 1024, 10},
+    };
+    static const int64_t large[][3] = {
+        {256, 1024, 784}, {784, 1024, 256}, {256, 784, 1024},
+        {256, 1024, 1024}, {1024, 1024, 256},
+    };
+    for (int t = 0; t < 4; t++) {
+        for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+            split_invariant(pools, npools, t & 1, t >> 1, shapes[s][0],
+                            shapes[s][1], shapes[s][2], (int)(s & 1));
+        if (big)
+            for (size_t s = 0; s < sizeof large / sizeof large[0]; s++)
+                split_invariant(pools, npools, t & 1, t >> 1, large[s][0],
+                                large[s][1], large[s][2], (int)(s & 1));
+    }
+}
+
+static void test_gemm_split_invariant(void **state)
+{
+    (void)state;
+    dg_error err;
+    static const int th[] = {1, 2, 3, 4, 5, 8, 16};
+    enum { NP = sizeof th / sizeof th[0] };
+    struct dgr_pool *pools[NP];
+    for (int p = 0; p < NP; p++) {
+        pools[p] = dgr_pool_new(th[p], &err);
+        assert_non_null(pools[p]);
+        assert_int_equal(dgr_pool_budget(pools[p]), th[p]);
+    }
+    dgr_cpu_gemm_init(0); /* OpenBLAS only (oneDNN not opened yet) */
+    split_shapes(pools, NP, 0);
+    dgr_cpu_gemm_init(1); /* oneDNN from 2^20 multiply-adds when present */
+    split_shapes(pools, NP, 1);
+    for (int p = 0; p < NP; p++)
+        dgr_pool_free(pools[p]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_budget),
+        /* first: its OpenBLAS half needs oneDNN not opened yet */
+        cmocka_unit_test(test_gemm_split_invariant),
         cmocka_unit_test(test_gemm_f32),
         cmocka_unit_test(test_gemm_f64),
     };

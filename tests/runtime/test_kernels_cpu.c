@@ -300,6 +300,66 @@ static void test_reduce_axis_sets(void **state)
     }
 }
 
+/* Issue 19: a reduction's bits do not depend on the intra-op pool's size.
+ * Sum and Mean of float32 and float64 (whose double sums show any change
+ * of order; float32's are summed in double and rarely do) to one number (fixed-size blocks, partials added
+ * in block order) and over either axis of a matrix, inline and on pools
+ * of 2, 3 and 5 threads: the outputs must be byte-identical. */
+static void test_reduce_any_pool(void **state)
+{
+    (void)state;
+    int64_t n = 300001;
+    double *v = dg_malloc(sizeof *v * (size_t)n);
+    uint32_t s = 99;
+    for (int64_t i = 0; i < n; i++) {
+        s = s * 1664525u + 1013904223u;
+        /* a wide range of exponents, so that even double sums round */
+        double m = (double)(s >> 8) / (1 << 23) - 1.0;
+        v[i] = (double)(float)ldexp(m, (int)((s >> 3) % 61) - 30);
+    }
+    struct { int rank; int64_t d[2]; int axis; } cases[] = {
+        {1, {300001, 0}, -1}, {2, {600, 500}, -1}, {2, {600, 500}, 0},
+        {2, {600, 500}, 1}};
+    const char *ops[] = {"Sum", "Mean"};
+    int threads[] = {0, 2, 3, 5};
+    struct dgr_pool *saved = g_pool;
+    for (int dt = DG_F32; dt <= DG_F64; dt++)
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+        for (int o = 0; o < 2; o++) {
+            void *first = NULL;
+            size_t bytes = 0;
+            for (int p = 0; p < 4; p++) {
+                dg_error err;
+                g_pool = threads[p] ? dgr_pool_new(threads[p], &err) : NULL;
+                kt t1;
+                kt_init(&t1, ops[o]);
+                kt_in(&t1, (dg_dtype)dt, cases[c].rank, cases[c].d, v);
+                if (cases[c].axis >= 0) {
+                    int64_t ax = cases[c].axis;
+                    assert_int_equal(dgc_node_set_ints(NODE(&t1), "axis", &ax, 1), 0);
+                }
+                assert_int_equal(kt_run(&t1), DG_OK);
+                size_t b = (size_t)dg_shape_numel(&t1.out[0].shape) *
+                           dg_dtype_size((dg_dtype)dt);
+                if (!first) {
+                    first = dg_malloc(b);
+                    memcpy(first, t1.out[0].buf->host, b);
+                    bytes = b;
+                } else if (b != bytes ||
+                           memcmp(first, t1.out[0].buf->host, b) != 0) {
+                    fail_msg("%s %s case %zu: %d threads differ from inline",
+                             ops[o], dg_dtype_name((dg_dtype)dt), c,
+                             threads[p]);
+                }
+                kt_free(&t1);
+                dgr_pool_free(g_pool);
+            }
+            dg_free(first);
+        }
+    g_pool = saved;
+    dg_free(v);
+}
+
 /* ---- MatMul -------------------------------------------------------------- */
 
 static void test_matmul(void **state)
@@ -518,6 +578,7 @@ int main(void)
         cmocka_unit_test(test_int_div),
         cmocka_unit_test(test_unary),
         cmocka_unit_test(test_reduce_axis_sets),
+        cmocka_unit_test(test_reduce_any_pool),
         cmocka_unit_test(test_matmul),
         cmocka_unit_test(test_cast),
         cmocka_unit_test(test_transpose),

@@ -166,8 +166,8 @@ static void dnnl_took(kt *t, int kind, int what, int dw, int ia, int ib,
                                       sizeof msg), 0);
     int64_t n = dg_shape_numel(&t->out[0].shape);
     float *o = calloc((size_t)n + 1, sizeof *o);
-    int rc = dgr_dnnl_run(what, &g, dw, t->in[ia].buf->host,
-                          ib >= 0 ? t->in[ib].buf->host : NULL, o, 2);
+    int rc = dgr_dnnl_run(NULL, what, &g, dw, t->in[ia].buf->host,
+                          ib >= 0 ? t->in[ib].buf->host : NULL, o);
     if (rc != 0)
         fail_msg("oneDNN declined %s", dgc_op_name(NODE(t)->op));
     for (int64_t i = 0; i < n; i++)

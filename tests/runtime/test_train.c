@@ -268,20 +268,25 @@ static void test_checkpoint(void **state)
     dg_train_result_free(&a.res);
     dg_train_result_free(&b.res);
 
-    /* flip one byte: refused */
+    /* TF's format: the bundle at the prefix and the state file */
     char path[512];
-    snprintf(path, sizeof path, "%s/ck.bin", dir);
+    snprintf(path, sizeof path, "%s/ck.bin.index", dir);
+    assert_true(access(path, F_OK) == 0);
+    snprintf(path, sizeof path, "%s/checkpoint", dir);
+    assert_true(access(path, F_OK) == 0);
+    /* flip one byte of the data shard: refused */
+    snprintf(path, sizeof path, "%s/ck.bin.data-00000-of-00001", dir);
     FILE *f = fopen(path, "r+b");
     assert_non_null(f);
-    fseek(f, 30, SEEK_SET);
+    fseek(f, 6, SEEK_SET);
     int ch = fgetc(f);
-    fseek(f, 30, SEEK_SET);
+    fseek(f, 6, SEEK_SET);
     fputc(ch ^ 0x5a, f);
     fclose(f);
     train("ck.json", text, &opt, &b);
     assert_int_equal(b.st, DG_E_GRAPH); /* bad input: exit 2 */
-    assert_non_null(strstr(b.err.msg, "corrupt"));
-    assert_non_null(strstr(b.err.msg, "ck.bin"));
+    assert_non_null(strstr(b.err.msg, "Checksum does not match"));
+    assert_non_null(strstr(b.err.msg, "ck.bin.data-00000-of-00001"));
 
     /* --restore without a checkpoint yet: starts fresh at step 0 */
     snprintf(text, sizeof text, LINREG, 5,
@@ -306,7 +311,7 @@ static void test_checkpoint(void **state)
              ", \"checkpoint\": {\"path\": \"ck2.bin\"}");
     train("ck3.json", text, &opt, &c);
     assert_int_equal(c.st, DG_E_GRAPH);
-    assert_non_null(strstr(c.err.msg, "missing"));
+    assert_non_null(strstr(c.err.msg, "not found in checkpoint"));
 }
 
 int main(void)

@@ -1,0 +1,165 @@
+/*
+ * infer.h -- shape and dtype inference functions named by the op table.
+ *
+ * The layer above ir/: it owns the `infer` column of ops.def
+ * (dgc_op_infer), runs it on nodes (dgc_infer_node) and over a graph
+ * (dgc_pass_infer), and evaluates small constant values (fold_value.c).
+ * infer.c implements the ops of SPEC's appendix; infer_grad.c the ops the
+ * gradient and training passes generate (SumTo, ReluGrad, ApplyAdam, ...).
+ * Each has the dgc_infer_fn contract of ops.h: 0, or -1 with a one-line
+ * reason (no node name) in msg.  They must accept -1 dims (unknown) and
+ * produce concrete outputs when the inputs are concrete, because the runtime
+ * calls them with real shapes to size outputs.
+ */
+#ifndef DGC_INFER_H
+#define DGC_INFER_H
+
+#include "ops.h"
+
+#define DGC_INFER_ARGS const dgc_node *n, const dgc_ttype *in, int n_in, \
+                       dgc_ttype *out, char *msg, size_t msgsz
+
+/* The shape function of each op, by op id: the `infer` column of ops.def
+ * (infer_table.c).  The runtime calls it too, with concrete shapes. */
+extern const dgc_infer_fn dgc_op_infer[DGC_N_OPS];
+
+/* Run the op's infer function on node id (inputs' outputs must be typed);
+ * fills node->outputs.  DG_E_GRAPH naming the node on mismatch
+ * (infer_node.c). */
+dg_status dgc_infer_node(dgc_graph *g, int32_t id, dg_error *err);
+
+/* The inference pass (shape.c): type every node from `from` on in
+ * topological order; rejects cycles. */
+dg_status dgc_pass_infer(dgc_graph *g, int32_t from, dg_error *err);
+
+/* infer.c: SPEC appendix ops */
+int dgc_infer_const(DGC_INFER_ARGS);
+int dgc_infer_variable(DGC_INFER_ARGS);
+int dgc_infer_placeholder(DGC_INFER_ARGS);
+int dgc_infer_random(DGC_INFER_ARGS);
+int dgc_infer_unary(DGC_INFER_ARGS);       /* same type as input 0 */
+int dgc_infer_unary_float(DGC_INFER_ARGS); /* same, input must be float */
+int dgc_infer_binary(DGC_INFER_ARGS);      /* NumPy broadcasting, same dtype */
+int dgc_infer_addn(DGC_INFER_ARGS);
+int dgc_infer_matmul(DGC_INFER_ARGS);
+int dgc_infer_biasadd(DGC_INFER_ARGS);
+int dgc_infer_fused_matmul(DGC_INFER_ARGS); /* _FusedMatMul (passes/fuse.c) */
+int dgc_infer_reduce(DGC_INFER_ARGS);      /* Sum, Mean, Max: axis, keepdims */
+int dgc_infer_reshape(DGC_INFER_ARGS);
+int dgc_infer_transpose(DGC_INFER_ARGS);
+int dgc_infer_cast(DGC_INFER_ARGS);
+int dgc_infer_xent(DGC_INFER_ARGS);        /* outputs loss [N], backprop [N,C] */
+int dgc_infer_sparse_xent(DGC_INFER_ARGS);
+int dgc_infer_argmax(DGC_INFER_ARGS);
+int dgc_infer_equal(DGC_INFER_ARGS);
+int dgc_infer_assign(DGC_INFER_ARGS);      /* Assign, AssignAdd, AssignSub */
+int dgc_infer_apply_gd(DGC_INFER_ARGS);
+int dgc_infer_noop(DGC_INFER_ARGS);
+
+/* infer_grad.c: generated ops */
+int dgc_infer_sum_to(DGC_INFER_ARGS);        /* type of input 1, dtype of 0 */
+int dgc_infer_broadcast_like(DGC_INFER_ARGS);/* type of input 1, dtype of 0 */
+int dgc_infer_reshape_like(DGC_INFER_ARGS);  /* same */
+int dgc_infer_grad_pair(DGC_INFER_ARGS);     /* ReluGrad etc.: type of input 0,
+                                                inputs must match */
+int dgc_infer_max_grad(DGC_INFER_ARGS);      /* type of x (input 0) */
+int dgc_infer_apply_momentum(DGC_INFER_ARGS);
+int dgc_infer_apply_adam(DGC_INFER_ARGS);
+int dgc_infer_batchnorm(DGC_INFER_ARGS);
+int dgc_infer_batchnorm_grad(DGC_INFER_ARGS);
+int dgc_infer_assign_moving_avg(DGC_INFER_ARGS);
+
+/* infer_collective.c: replication ops (issue 13) */
+int dgc_infer_allreduce(DGC_INFER_ARGS);     /* type of x; checks reduction */
+int dgc_infer_broadcast(DGC_INFER_ARGS);     /* type of x; checks root */
+int dgc_infer_replica_index(DGC_INFER_ARGS); /* int32 scalar */
+/* AllReduce's reduction name -> 0 sum, 1 mean, 2 max, 3 min; -1 unknown. */
+int dgc_allreduce_reduction(const char *s);
+/* infer_tf.c: TF graph ops (issue 10) */
+int dgc_infer_shape_of(DGC_INFER_ARGS);      /* Shape */
+int dgc_infer_size_of(DGC_INFER_ARGS);       /* Size */
+int dgc_infer_rank_of(DGC_INFER_ARGS);       /* Rank */
+int dgc_infer_expand_dims(DGC_INFER_ARGS);
+int dgc_infer_squeeze(DGC_INFER_ARGS);
+int dgc_infer_tile(DGC_INFER_ARGS);
+int dgc_infer_gather(DGC_INFER_ARGS);        /* GatherV2 */
+int dgc_infer_bias_add_grad(DGC_INFER_ARGS);
+int dgc_infer_l2loss(DGC_INFER_ARGS);
+int dgc_infer_summary(DGC_INFER_ARGS);       /* ScalarSummary, MergeSummary... */
+int dgc_infer_concat(DGC_INFER_ARGS);        /* ConcatV2 (axis attr) */
+int dgc_infer_strided_slice(DGC_INFER_ARGS); /* input, begin, end[, strides] */
+int dgc_infer_slice(DGC_INFER_ARGS);         /* input, begin, size */
+int dgc_infer_pack(DGC_INFER_ARGS);          /* N inputs, axis attr */
+int dgc_infer_fill(DGC_INFER_ARGS);          /* dims, value */
+int dgc_infer_shape_n(DGC_INFER_ARGS);       /* ShapeN: one output per input */
+int dgc_infer_split(DGC_INFER_ARGS);         /* Unpack, Split, SplitV */
+int dgc_infer_range(DGC_INFER_ARGS);         /* start, limit, delta */
+int dgc_infer_dynamic_stitch(DGC_INFER_ARGS);/* N indices, N data */
+int dgc_infer_broadcast_to(DGC_INFER_ARGS);  /* x, shape */
+int dgc_infer_bcast_grad_args(DGC_INFER_ARGS); /* BroadcastGradientArgs */
+int dgc_infer_concat_offset(DGC_INFER_ARGS); /* concat_dim, shape... */
+int dgc_infer_pad(DGC_INFER_ARGS);           /* x, paddings[, value] */
+int dgc_infer_select(DGC_INFER_ARGS);        /* Select, SelectV2 */
+int dgc_infer_logical(DGC_INFER_ARGS);       /* LogicalAnd/Or/Not */
+/* TF's BroadcastGradientArgs: the axes over which a gradient must be
+ * summed for shapes a and b.  0, or -1 when they do not broadcast. */
+int dgc_bcast_grad_args(const int64_t *a, int na, const int64_t *b, int nb,
+                        int64_t *ra, int *nra, int64_t *rb, int *nrb);
+
+/* A slice of an input of rank `rank`: per input dim its first index,
+ * stride and length (-1 unknown); `out` the result's shape (new axes
+ * added, shrunk axes dropped).  Shared by inference and the kernels. */
+typedef struct dgc_slice {
+    int rank;
+    int64_t start[DG_MAX_RANK], stride[DG_MAX_RANK], len[DG_MAX_RANK];
+    dg_shape out;
+} dgc_slice;
+/* StridedSlice with node n's masks (begin/end/ellipsis/new_axis/
+ * shrink_axis_mask) over an input of shape x, m-element begin/end/strides,
+ * as TF does (clamping, negative indices and strides).  0, or -1 with a
+ * reason in msg. */
+int dgc_slice_spec(const dgc_node *n, const dg_shape *x, const int64_t *beg,
+                   const int64_t *end, const int64_t *str, int m,
+                   dgc_slice *sp, char *msg, size_t msgsz);
+/* Slice(x, begin, size) (size -1 = to the end). */
+int dgc_slice_simple(const dg_shape *x, const int64_t *beg,
+                     const int64_t *size, dgc_slice *sp, char *msg,
+                     size_t msgsz);
+
+/* The elements of a small int32/int64 vector or scalar parameter t into
+ * v[0..max): returns its length (elements written only when t->value is
+ * set), -1 when t is no int vector of known length, -2 when longer than
+ * max. */
+int dgc_ttype_ints(const dgc_ttype *t, int64_t *v, int max);
+/* fold_value.c: the value of output r when it is a small int tensor (at most
+ * max <= DGC_FOLD_MAX elements) that a Const holds or that constant
+ * folding computes from Consts a few producers up (Shape of a fully known
+ * shape, Range, FloorMod, DynamicStitch...; r's producer must be typed).
+ * Writes it into buf in r's dtype (int32 or int64) and returns 1; 0 when
+ * not known at compile time. */
+#define DGC_FOLD_MAX 64
+int dgc_fold_value(const dgc_graph *g, dgc_ref r, void *buf, int max);
+/* A known value (fold_value.c): up to DGC_FOLD_MAX elements, C order;
+ * ints in v, float dtypes in f (float32 exactly). */
+typedef struct dgc_kval {
+    dg_dtype dtype;
+    dg_shape shape;
+    int64_t n;
+    int64_t v[DGC_FOLD_MAX];
+    double f[DGC_FOLD_MAX];
+} dgc_kval;
+/* Evaluate node n from its inputs when they are small Consts (the
+ * constant-folding pass, passes/fold.c): 1 and *o, or 0 when not known. */
+int dgc_fold_eval(const dgc_graph *g, const dgc_node *n, dgc_kval *o);
+/* infer_nn.c: convolution, pooling, fused batch norm (TF's CNN ops) */
+int dgc_infer_conv2d(DGC_INFER_ARGS);
+int dgc_infer_dwconv(DGC_INFER_ARGS);
+int dgc_infer_conv_bp_input(DGC_INFER_ARGS);
+int dgc_infer_conv_bp_filter(DGC_INFER_ARGS);
+int dgc_infer_pool(DGC_INFER_ARGS);
+int dgc_infer_max_pool_grad(DGC_INFER_ARGS);
+int dgc_infer_avg_pool_grad(DGC_INFER_ARGS);
+int dgc_infer_fused_bn(DGC_INFER_ARGS);
+int dgc_infer_fused_bn_grad(DGC_INFER_ARGS);
+
+#endif

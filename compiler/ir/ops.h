@@ -1,0 +1,163 @@
+/*
+ * ops.h -- the op table (ops.def): one row per op type, read by the loader
+ * (arity, attributes), shape inference, the gradient pass, `dgrun ops` and
+ * the runtime.  Each row also names the op's shape function; that column
+ * belongs to infer/ (dgc_op_infer, infer/infer.h), so this layer calls
+ * nothing above it.  Which devices can run an op is not here: each runtime
+ * backend's kernel registry says so, and reaches placement as the kernel
+ * set of each device in the device list (struct dg_kernel_set below).
+ */
+#ifndef DGC_OPS_H
+#define DGC_OPS_H
+
+#include "ir.h"
+
+/* Op flags. */
+enum {
+    DGC_OP_STATEFUL   = 1u << 0, /* never pruned/merged; has side effects */
+    DGC_OP_VARIABLE   = 1u << 1, /* Variable / VariableV2 */
+    DGC_OP_STATE      = 1u << 2, /* first input is a Variable it updates
+                                    (Assign*, Apply*, AssignMovingAvg) */
+    DGC_OP_SOURCE     = 1u << 4, /* takes no data inputs */
+    DGC_OP_NOT_DIFF   = 1u << 5, /* gradient through it is an error */
+    DGC_OP_ZERO_GRAD  = 1u << 6, /* differentiable with zero gradient
+                                    (ArgMax, Equal: no gradient flows) */
+    DGC_OP_FEED       = 1u << 7, /* Placeholder */
+    DGC_OP_RANDOM     = 1u << 8, /* RandomNormal / RandomUniform */
+    DGC_OP_HOST_IN    = 1u << 9, /* its output shape depends on the VALUES
+                                    of small integer inputs (TF's
+                                    HostMemory parameters: Reshape's shape,
+                                    Tile's multiples, Fill's dims): the
+                                    runtime hands their elements to the
+                                    infer function (dgc_ttype.value) */
+    DGC_OP_HOST_OK    = 1u << 10, /* TF runs it on GPUs with its integer
+                                    tensors in host memory (Shape, int32
+                                    shape arithmetic): where a device has
+                                    no kernel for a node of it (int dtype,
+                                    or Shape/Size/Rank), the node does not
+                                    constrain its colocation group and runs
+                                    on its task's CPU (dgc_op_host_mem) */
+    /* control flow (issue 11) */
+    DGC_OP_CONTROL_FLOW = 1u << 12, /* the plan runs on the executor with
+                                       frames (runtime/exec/exec_frames.c) */
+    DGC_OP_RESOURCE   = 1u << 13, /* TensorArray / stack op: the executor
+                                     runs it on a per-run resource */
+    DGC_OP_SUMMARY    = 1u << 14, /* TF summary op: loaded without its
+                                     string inputs, a CPU no-op giving an
+                                     empty int32 [0] (docs/graphdef.md) */
+};
+
+/* Shape and dtype inference.  `in` are the static types of the inputs (dims
+ * may be -1 at compile time; at run time they are concrete and the runtime
+ * calls the same function to size outputs).  Writes n_out types to `out`.
+ * Returns 0, or -1 with a reason (without the node name) in msg. */
+typedef int (*dgc_infer_fn)(const dgc_node *n, const dgc_ttype *in, int n_in,
+                            dgc_ttype *out, char *msg, size_t msgsz);
+
+/* Op ids: DGC_OPID_<Name>, in ops.def order; DGC_N_OPS of them. */
+enum dgc_op_id {
+#define DGC_OP(name, ...) DGC_OPID_##name,
+#include "ops.def"
+#undef DGC_OP
+    DGC_N_OPS
+};
+
+/* One attribute of an op's schema (ops.c): how loaders decode it and the
+ * default the passes and kernels use when a graph leaves it out. */
+enum {
+    DGC_AS_TF_REQUIRED = 1u << 0, /* TF's OpDef has no default for it */
+    DGC_AS_INTERNAL    = 1u << 1, /* set by a pass, never read from a file */
+};
+typedef struct dgc_attr_spec {
+    const char *name;       /* NULL ends a schema */
+    dgc_attr_kind type;     /* DGC_A_*: how the loaders decode it */
+    const char *dflt;       /* default as text, NULL: none (absent) */
+    unsigned flags;         /* DGC_AS_* */
+} dgc_attr_spec;
+
+/* Arity kinds: ops.def's max_in and n_out columns name them. */
+enum {
+    DGC_IN_ANY = -1,                  /* max_in: any number of inputs */
+    DGC_OUT_PER_INPUT = -1,           /* n_out: one per data input (ShapeN) */
+    DGC_OUT_NUM_ATTR = -2,            /* n_out: attr `num` (Unpack, Split,
+                                         SplitV) */
+    DGC_OUT_PER_INPUT_BUT_FIRST = -3, /* n_out: one per data input but the
+                                         first (ConcatOffset) */
+};
+
+typedef struct dgc_op_def {
+    const char *name;
+    const char *alias;      /* NULL or alternative name (AddV2, VariableV2) */
+    int min_in, max_in;     /* data inputs; max_in DGC_IN_ANY: unbounded */
+    int n_out;              /* a count, or an arity kind (DGC_OUT_*) */
+    uint32_t dtypes;        /* mask of 1u << dg_dtype the op supports (for its
+                               "T", see dgc_op_kernel_dtype) */
+    uint32_t flags;         /* DGC_OP_* */
+    const dgc_attr_spec *attrs; /* its attribute schema ({NULL}-ended); every
+                               op also takes "dtype" */
+    const char *doc;        /* one line for `dgrun ops` */
+} dgc_op_def;
+
+extern const dgc_op_def dgc_ops[];
+extern const int dgc_n_ops;
+
+/* Op index by name or alias, -1 if unknown. */
+int dgc_op_find(const char *name);
+/* Canonical op name for index. */
+const char *dgc_op_name(int op);
+/* The op name to show for a node: as the graph file spelled it (an alias
+ * such as VariableV2 stays VariableV2 in logs and outputs). */
+const char *dgc_node_op_name(const dgc_node *n);
+/* Outputs of node n: its op's n_out, or what its arity kind says
+ * (DGC_OUT_*: per data input, attr `num`, per data input but the
+ * first). */
+int dgc_node_n_out(const dgc_node *n);
+/* The schema of attr `name` of op, NULL when the op has none of that
+ * name ("dtype", which every op takes, is in no schema). */
+const dgc_attr_spec *dgc_op_attr(int op, const char *name);
+/* The attr of op (or "dtype") closest to a misspelt `name` (at most two
+ * edits away), NULL if none: for "did you mean" in errors. */
+const char *dgc_op_attr_near(int op, const char *name);
+/* Convenience: flags test. */
+int dgc_op_has(int op, uint32_t flag);
+
+/* The dtype that selects a node's kernel ("T"): its first input's dtype
+ * when it has inputs (ArgMax, Equal, Cast: the input's), else its output 0
+ * dtype (Const, Variable, Placeholder, Random*), or -1 for NoOp. Needs
+ * shape inference to have run. */
+int dgc_op_kernel_dtype(const dgc_graph *g, const dgc_node *n);
+
+/* What one kind of device can run (SPEC 4.7), made by a runtime backend
+ * from its kernel registry (runtime/core/backend.h), which is the one source
+ * of kernel availability: dtypes[op] has bit (1u << dtype) for every kernel
+ * dtype ("T", dgc_op_kernel_dtype) the backend runs the op in, and
+ * DGC_KS_ROW when the backend has the op at all (what counts for NoOp,
+ * which has no dtype).  float64 bits hold only on devices that report fp64.
+ * The compiler reads it through the device list it is given
+ * (dg_device_info.kernels), so placement never includes the runtime. */
+#define DGC_KS_ROW (1u << 31)
+struct dg_kernel_set {
+    const char *backend;        /* "cpu", "opencl" */
+    uint32_t dtypes[DGC_N_OPS];
+};
+
+/* Whether a device with kernel set ks (and fp64 support as given) has a
+ * kernel for node n: a row for its op and, when the node has a kernel
+ * dtype, that dtype (float64 only when fp64).  NULL ks: no kernels. */
+int dgc_op_has_kernel(const dgc_graph *g, const dgc_node *n,
+                      const dg_kernel_set *ks, int fp64);
+
+/* Whether node n runs in host memory wherever its device lacks a kernel
+ * (DGC_OP_HOST_OK and an integer kernel dtype, or Shape/Size/Rank, whose
+ * outputs are integers). Needs shape inference to have run. */
+int dgc_op_host_mem(const dgc_graph *g, const dgc_node *n);
+
+/* `dgrun ops`: one line per op (name, dtypes, CPU and GPU kernels from the
+ * kernel sets given, either may be NULL, doc); malloc'd, NULL on nomem. */
+char *dgc_ops_render(const dg_kernel_set *cpu, const dg_kernel_set *gpu);
+
+/* Input ref r of a node is a loop's back edge: it comes from a
+ * NextIteration (the passes order the graph without these edges). */
+int dgc_cflow_back_edge(const dgc_graph *g, dgc_ref r);
+
+#endif

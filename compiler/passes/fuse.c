@@ -1,0 +1,252 @@
+/*
+ * fuse.c -- the fusion pass (issue 16; TF's Grappler "remapper"): after
+ * placement, MatMul -> BiasAdd [-> Relu] becomes one `_FusedMatMul` node
+ * (inputs a, b, bias; attrs transpose_a, transpose_b copied from the
+ * MatMul, fused_ops "BiasAdd" or "BiasAdd,Relu"), whose kernel runs the
+ * GEMM with the bias and Relu applied to each block of the output while it
+ * is in cache (CPU) or in one epilogue pass (OpenCL).
+ *
+ * The node that becomes `_FusedMatMul` is the LAST of the pattern (the Relu,
+ * else the BiasAdd): it keeps its name, device, colocation, control inputs
+ * and output type, so its consumers, fetches and transfers are untouched.
+ * It is flagged DGC_NODE_FUSED: the placement log, `place` and `--expect`
+ * keep showing it as the user's op (dg_program_node); traces and profiles
+ * show what ran (`_FusedMatMul` under the last node's name).  The MatMul
+ * and BiasAdd it absorbed stay in the graph unchanged but lose their only
+ * consumer, so plans (which hold only what fetches and targets need) skip
+ * them; fetching one of them by name still computes it, from its own
+ * inputs.  A ReluGrad reading the BiasAdd's output (Relu's input, as the
+ * gradient rule wires it) is rewired to the Relu's output: x > 0 iff
+ * relu(x) > 0, which is also how TF's Relu gradient reads it.
+ *
+ * A chain is fused only when every node of it is on one device whose
+ * backend has a `_FusedMatMul` kernel for its dtype, the intermediates
+ * have no other consumer (data or control) and are not among the fetches
+ * the compile knows, and the MatMul and BiasAdd have no control inputs.
+ */
+#include "program.h"
+#include "infer.h"
+#include "ops.h"
+#include "dg_alloc.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Which fused form a node is shown as (its user's op), for a node the pass
+ * made: "Relu" or "BiasAdd"; NULL for any other node. */
+const char *dgc_fused_user_op(const dgc_node *n)
+{
+    if (!(n->flags & DGC_NODE_FUSED))
+        return NULL;
+    const dgc_attr *a = dgc_node_attr(n, "fused_ops");
+    return a && a->s && strstr(a->s, "Relu") ? "Relu" : "BiasAdd";
+}
+
+typedef struct fuse_ctx {
+    dgc_graph *g;
+    const dg_device_list *devs;
+    int32_t *reads;  /* data reads of each node's outputs */
+    int32_t *ctrls;  /* control edges from each node */
+    uint8_t *keep;   /* fetched: never absorbed */
+} fuse_ctx;
+
+/* Is r output 0 of a node of op `op`? */
+static int is_op(const dgc_graph *g, dgc_ref r, int op)
+{
+    return r.node >= 0 && r.index == 0 && g->nodes[r.node].op == op;
+}
+
+static int dev_has_kernel(const fuse_ctx *c, const dgc_node *n)
+{
+    int d = n->device_id;
+    if (d < 0 || d >= c->devs->n || !n->outputs || n->n_outputs < 1)
+        return 0;
+    const dg_device_info *di = &c->devs->devs[d];
+    dg_dtype t = n->outputs[0].dtype;
+    if (t != DG_F32 && t != DG_F64)
+        return 0;
+    if (t == DG_F64 && !di->fp64)
+        return 0;
+    return di->kernels &&
+           (di->kernels->dtypes[DGC_OPID__FusedMatMul] & (1u << t)) != 0;
+}
+
+/* May node id be absorbed into `last`, given `reads` expected data reads?
+ * Control edges from it (the training pass orders a variable's update
+ * after its readers that way) move to `last`, which reads what it read;
+ * only when `last` has no control inputs of its own (no cycle possible:
+ * everything else `last` waits on, the absorbed nodes waited on too). */
+static int absorbable(const fuse_ctx *c, int32_t id, int32_t reads,
+                      const dgc_node *last)
+{
+    const dgc_node *n = &c->g->nodes[id];
+    return !c->keep[id] && n->n_ctrl == 0 && c->reads[id] == reads &&
+           (c->ctrls[id] == 0 || last->n_ctrl == 0) &&
+           !(n->flags & DGC_NODE_FUSED) && n->n_outputs == 1;
+}
+
+/* ReluGrad nodes reading output 0 of `b` as their x (input 1). */
+static int32_t relugrads_of(const dgc_graph *g, int32_t b)
+{
+    int32_t k = 0;
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        const dgc_node *q = &g->nodes[i];
+        if (q->op == DGC_OPID_ReluGrad && q->n_inputs == 2 &&
+            q->inputs[1].node == b && q->inputs[1].index == 0)
+            k++;
+    }
+    return k;
+}
+
+/* Control edges from m or b now come from last (a list naming last twice
+ * keeps one). */
+static void move_ctrl(fuse_ctx *c, int32_t m, int32_t b, int32_t last)
+{
+    dgc_graph *g = c->g;
+    if (!c->ctrls[m] && !c->ctrls[b])
+        return;
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        dgc_node *q = &g->nodes[i];
+        int has = 0;
+        for (int k = 0; k < q->n_ctrl; k++)
+            has |= q->ctrl[k] == last;
+        for (int k = 0; k < q->n_ctrl; k++) {
+            if (q->ctrl[k] != m && q->ctrl[k] != b)
+                continue;
+            c->ctrls[q->ctrl[k]]--;
+            if (has) {
+                q->ctrl[k--] = q->ctrl[--q->n_ctrl];
+            } else {
+                q->ctrl[k] = last;
+                c->ctrls[last]++;
+                has = 1;
+            }
+        }
+    }
+}
+
+/* Rewrite node `last` into _FusedMatMul(m.a, m.b, bias) (+ Relu).
+ * 0 ok, -1 nomem. */
+static int rewrite(fuse_ctx *c, int32_t last, int32_t m, int32_t b, int relu)
+{
+    dgc_graph *g = c->g;
+    dgc_ref a = g->nodes[m].inputs[0], w = g->nodes[m].inputs[1];
+    dgc_ref bias = g->nodes[b].inputs[1];
+    int ta = dgc_attr_bool(&g->nodes[m], "transpose_a", 0);
+    int tb = dgc_attr_bool(&g->nodes[m], "transpose_b", 0);
+    dgc_node *n = &g->nodes[last];
+    n->inputs[0] = a; /* a Relu has 1 input, a BiasAdd 2 */
+    if (n->n_inputs == 2) {
+        n->inputs[1] = w;
+        if (dgc_node_add_input(g, last, bias))
+            return -1;
+    } else if (dgc_node_add_input(g, last, w) ||
+               dgc_node_add_input(g, last, bias)) {
+        return -1;
+    }
+    n = &g->nodes[last];
+    if (dgc_node_set_bool(n, "transpose_a", ta) ||
+        dgc_node_set_bool(n, "transpose_b", tb) ||
+        dgc_node_set_str(n, "fused_ops", relu ? "BiasAdd,Relu" : "BiasAdd"))
+        return -1;
+    n->op = DGC_OPID__FusedMatMul;
+    n->op_alias = 0;
+    n->flags |= DGC_NODE_FUSED;
+    /* the absorbed nodes no longer have a reader */
+    c->reads[m]--;
+    c->reads[b]--;
+    if (relu)
+        for (int32_t i = 0; i < g->n_nodes; i++) {
+            dgc_node *q = &g->nodes[i];
+            if (q->op == DGC_OPID_ReluGrad && q->n_inputs == 2 &&
+                q->inputs[1].node == b && q->inputs[1].index == 0) {
+                q->inputs[1].node = last;
+                c->reads[b]--;
+                c->reads[last]++;
+            }
+        }
+    move_ctrl(c, m, b, last);
+    return 0;
+}
+
+/* Try the chain ending at node id (a Relu or a BiasAdd). 1 fused, 0 not,
+ * -1 nomem. */
+static int try_fuse(fuse_ctx *c, int32_t id)
+{
+    dgc_graph *g = c->g;
+    const dgc_node *n = &g->nodes[id];
+    int relu = n->op == DGC_OPID_Relu;
+    if (n->n_inputs < 1 || (relu && !is_op(g, n->inputs[0], DGC_OPID_BiasAdd)))
+        return 0;
+    int32_t b = relu ? n->inputs[0].node : id;
+    const dgc_node *bn = &g->nodes[b];
+    if (bn->op != DGC_OPID_BiasAdd || bn->n_inputs != 2 ||
+        !is_op(g, bn->inputs[0], DGC_OPID_MatMul))
+        return 0;
+    const dgc_attr *fmt = dgc_node_attr(bn, "data_format");
+    if (fmt && fmt->s && strcmp(fmt->s, "NHWC") != 0)
+        return 0;
+    int32_t m = bn->inputs[0].node;
+    const dgc_node *mn = &g->nodes[m];
+    if (mn->n_inputs != 2 || mn->device_id != n->device_id ||
+        bn->device_id != n->device_id || !dev_has_kernel(c, n) ||
+        !absorbable(c, m, 1, n))
+        return 0;
+    if (relu && !absorbable(c, b, 1 + relugrads_of(g, b), n))
+        return 0;
+    return rewrite(c, id, m, b, relu) ? -1 : 1;
+}
+
+static void mark_fetch(fuse_ctx *c, const char *name)
+{
+    dgc_ref r;
+    if (name && dgc_graph_parse_ref(c->g, name, &r) == 0 && r.node >= 0)
+        c->keep[r.node] = 1;
+}
+
+dg_status dgc_pass_fuse(dgc_graph *g, const dg_device_list *devs,
+                        const char *const *fetch, int n_fetch, dg_error *err)
+{
+    fuse_ctx c = {.g = g, .devs = devs};
+    size_t nn = (size_t)g->n_nodes + 1;
+    c.reads = dg_calloc(nn, sizeof *c.reads);
+    c.ctrls = dg_calloc(nn, sizeof *c.ctrls);
+    c.keep = dg_calloc(nn, 1);
+    dg_status st = DG_OK;
+    if (!c.reads || !c.ctrls || !c.keep) {
+        st = dg_err_nomem(err, "fusion");
+        goto done;
+    }
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        const dgc_node *n = &g->nodes[i];
+        for (int k = 0; k < n->n_inputs; k++)
+            if (n->inputs[k].node >= 0)
+                c.reads[n->inputs[k].node]++;
+        for (int k = 0; k < n->n_ctrl; k++)
+            if (n->ctrl[k] >= 0)
+                c.ctrls[n->ctrl[k]]++;
+    }
+    for (int i = 0; i < n_fetch; i++)
+        mark_fetch(&c, fetch[i]);
+    for (int i = 0; i < g->n_fetch; i++)
+        mark_fetch(&c, g->fetch[i]);
+    mark_fetch(&c, g->train.loss);
+    for (int i = 0; i < g->train.n_eval_fetch; i++)
+        mark_fetch(&c, g->train.eval_fetch[i]);
+    /* Relu chains first, then the BiasAdds left over */
+    for (int pass = 0; pass < 2; pass++)
+        for (int32_t i = 0; i < g->n_nodes; i++) {
+            int op = g->nodes[i].op;
+            if (op != (pass ? DGC_OPID_BiasAdd : DGC_OPID_Relu))
+                continue;
+            if (try_fuse(&c, i) < 0) {
+                st = dg_err_nomem(err, "fusion");
+                goto done;
+            }
+        }
+done:
+    dg_free(c.reads);
+    dg_free(c.ctrls);
+    dg_free(c.keep);
+    return st;
+}
