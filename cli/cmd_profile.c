@@ -40,6 +40,7 @@ int cmd_profile(const cli_args *a)
     cli_progress pr;
     cli_progress_init(&pr, isatty(STDERR_FILENO), 100, &o);
     cli_interrupt_install(&o);
+    cli_interrupt_unsaved("no trace was written");
     cli_args a2 = *a;
     a2.opt = o;
 

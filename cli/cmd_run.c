@@ -29,6 +29,7 @@ int cmd_run(const cli_args *a)
     cli_progress pr; /* only the kernel-build notice */
     cli_progress_init(&pr, isatty(STDERR_FILENO), 100, &o);
     cli_interrupt_install(&o);
+    cli_interrupt_unsaved("no results were printed");
     cli_args a2 = *a;
     a2.opt = o;
     if (cli_compile(&a2, &c, &err) || cli_log_placement(a, &c, &err))

@@ -124,6 +124,8 @@ int cmd_train(const cli_args *a)
     cli_progress pr;
     cli_progress_init(&pr, isatty(STDERR_FILENO), 100, &o);
     cli_interrupt_install(&o);
+    cli_interrupt_unsaved("no checkpoint was written for the steps since "
+                          "the last one, and no results were printed");
     cli_args a2 = *a;
     a2.opt = o;
 

@@ -43,6 +43,7 @@ int main(int argc, char **argv)
         code = 1;
     }
     cli_args_free(&a);
+    dg_shutdown(); /* OpenCL objects and clBLAST's cache, in order */
     dg_cluster_leave(); /* MPI_Finalize when this process ran a cluster */
     return code;
 }

@@ -9,12 +9,14 @@
 #include "progress.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "dg_alloc.h"
 #include "cli.h"
@@ -36,12 +38,12 @@ static double now_s(void)
 static void announce_locked(cli_progress *p)
 {
     if (p->open)
-        fputc('\n', stderr);
+        fputc('\n', p->err);
     p->open = 0;
     p->drawn = 0;
-    fprintf(stderr, "building OpenCL kernels for %s (first run only: they "
+    fprintf(p->err, "building OpenCL kernels for %s (first run only: they "
             "are cached in %s afterwards)...\n", p->device, p->cache_dir);
-    fflush(stderr);
+    fflush(p->err);
     p->announced = 1;
 }
 
@@ -71,12 +73,12 @@ static void *watch(void *arg)
                 stop_seen = now_s();
             } else if (now_s() - stop_seen >= 0.5) {
                 if (p->open)
-                    fputc('\n', stderr);
+                    fputc('\n', p->err);
                 p->open = 0;
                 p->drawn = 0;
                 fputs("dgrun: stopping after the step in progress (send the "
-                      "signal again to stop at once)\n", stderr);
-                fflush(stderr);
+                      "signal again to stop at once)\n", p->err);
+                fflush(p->err);
                 stop_said = 1;
             }
         }
@@ -107,6 +109,18 @@ static void on_build(const dg_build_event *e, void *user)
     }
     if (!e->begin)
         p->builds_seen++;
+    if (!e->begin && p->debug_opencl) {
+        /* DGRUN_DEBUG=opencl: what the device compiler said */
+        const char *out = e->output && *e->output ? e->output : "(nothing)\n";
+        if (p->open)
+            fputc('\n', p->err);
+        p->open = 0;
+        p->drawn = 0;
+        fprintf(p->err, "dgrun: debug: OpenCL build of %s for %s:\n%s%s",
+                e->what, e->device, out,
+                out[strlen(out) - 1] == '\n' ? "" : "\n");
+        fflush(p->err);
+    }
     pthread_cond_broadcast(&p->cv);
     pthread_mutex_unlock(&p->mu);
 }
@@ -129,6 +143,14 @@ void cli_progress_init(cli_progress *p, int tty, int64_t log_every,
         if (!*end && v >= 0 && v < 1e6)
             p->notice_after = v;
     }
+    int efd = dup(STDERR_FILENO);
+    p->err = efd >= 0 ? fdopen(efd, "w") : NULL;
+    if (!p->err) {
+        if (efd >= 0)
+            close(efd);
+        p->err = stderr;
+    }
+    p->debug_opencl = cli_debug("opencl");
     o->on_build = on_build;
     o->on_build_user = p;
     p->th_started = pthread_create(&p->th, NULL, watch, p) == 0;
@@ -144,11 +166,16 @@ void cli_progress_done(cli_progress *p)
     if (started)
         pthread_join(p->th, NULL);
     p->th_started = 0;
+    if (p->err && p->err != stderr)
+        fclose(p->err);
+    p->err = stderr;
 }
 
 void cli_progress_close_line(cli_progress *p)
 {
     pthread_mutex_lock(&p->mu);
+    if (p->err)
+        fflush(p->err);
     if (p->open)
         fputc('\n', stderr);
     p->open = 0;
@@ -232,6 +259,7 @@ static void fmt_left(double s, char *out, size_t n)
 void cli_progress_step(const dg_train_progress *tp, void *user)
 {
     cli_progress *p = user;
+    cli_interrupt_step_ended();
     if (cli_follower()) /* a cluster's progress comes from rank 0 */
         return;
     double t = now_s();
@@ -301,18 +329,88 @@ out:
     pthread_mutex_unlock(&p->mu);
 }
 
+/* ---- DGRUN_DEBUG ---------------------------------------------------------------- */
+
+int cli_debug(const char *topic)
+{
+    const char *d = getenv("DGRUN_DEBUG");
+    size_t n = strlen(topic);
+    while (d && *d) {
+        size_t l = strcspn(d, ",");
+        if ((l == n && strncmp(d, topic, n) == 0) ||
+            (l == 3 && strncmp(d, "all", 3) == 0))
+            return 1;
+        d += l + (d[l] == ',');
+    }
+    return 0;
+}
+
 /* ---- signals ------------------------------------------------------------------- */
 
 static volatile sig_atomic_t stop_flag;
+static unsigned stop_grace = 10; /* seconds a step may run on after it */
+static char unsaved[256] = "the work in progress was not finished";
+
+/* write(2) of a NUL-terminated string: async-signal-safe */
+static int say_fd = STDERR_FILENO; /* a dup: fd 2 may be captured then */
+
+static void say(const char *s)
+{
+    size_t n = strlen(s);
+    while (n > 0) {
+        ssize_t w = write(say_fd, s, n);
+        if (w <= 0)
+            return;
+        s += w;
+        n -= (size_t)w;
+    }
+}
 
 static void on_signal(int sig)
 {
-    if (stop_flag) { /* a second one: stop now */
-        signal(sig, SIG_DFL);
-        raise(sig);
-        return;
+    if (stop_flag) { /* a second one: stop now, with SPEC's exit code */
+        say("\ndgrun: stopped at once by a second signal; ");
+        say(unsaved);
+        say("\n");
+        _exit(128 + sig);
     }
     stop_flag = sig;
+    /* a step that never ends (a hung device) must not keep the process:
+     * SIGALRM ends it after the grace period (issue 25) */
+    if (stop_grace)
+        alarm(stop_grace);
+}
+
+static void on_alarm(int sig)
+{
+    (void)sig;
+    if (!stop_flag)
+        return;
+    char secs[16]; /* stop_grace in decimal, by hand: no stdio here */
+    unsigned v = stop_grace;
+    int i = (int)sizeof secs - 1;
+    secs[i] = '\0';
+    do {
+        secs[--i] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v && i > 0);
+    say("\ndgrun: the step in progress did not end within ");
+    say(secs + i);
+    say(" s of the signal: stopped without finishing it; ");
+    say(unsaved);
+    say("\n");
+    _exit(128 + stop_flag);
+}
+
+void cli_interrupt_unsaved(const char *what)
+{
+    snprintf(unsaved, sizeof unsaved, "%s", what);
+}
+
+void cli_interrupt_step_ended(void)
+{
+    if (stop_flag)
+        alarm(0); /* the step ended: the command finishes by itself */
 }
 
 /* Started by an MPI launcher (mpirun, srun): the launcher owns signals.
@@ -330,6 +428,18 @@ void cli_interrupt_install(dg_options *o)
     sa.sa_flags = SA_RESTART;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    sa.sa_handler = on_alarm;
+    sigaction(SIGALRM, &sa, NULL);
+    int fd = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
+    if (fd >= 0)
+        say_fd = fd;
+    const char *g = getenv("DGRUN_STOP_GRACE");
+    if (g && *g) {
+        char *end;
+        long v = strtol(g, &end, 10);
+        if (!*end && v >= 0 && v <= 86400)
+            stop_grace = (unsigned)v;
+    }
     o->stop = &stop_flag;
 }
 
@@ -340,5 +450,6 @@ int cli_interrupt_signal(void)
 
 int cli_interrupt_exit_code(void)
 {
+    cli_interrupt_step_ended();
     return stop_flag ? 128 + stop_flag : 0;
 }

@@ -12,6 +12,7 @@
 
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "dgrun.h"
 
@@ -50,6 +51,10 @@ typedef struct cli_progress {
     int announced;
     char device[128];
     char cache_dir[256];
+    /* the watcher's and build messages go to a duplicate of stderr: while a
+     * kernel build runs, fd 2 itself is captured by the library (issue 19) */
+    FILE *err;
+    int debug_opencl;    /* DGRUN_DEBUG names "opencl": show build output */
 } cli_progress;
 
 /* Set up progress for a command and hook it into o (on_build).  `tty`:
@@ -64,10 +69,22 @@ void cli_progress_close_line(cli_progress *p);
 void cli_progress_done(cli_progress *p);
 
 
-/* Catch SIGINT and SIGTERM: the handler sets the flag o->stop points to
- * (a second signal kills at once, the default action).  Under an MPI
- * launcher nothing is installed: the launcher owns the job's signals. */
+/* Whether DGRUN_DEBUG (a comma list, "all" for everything) names topic
+ * ("opencl": what the device compiler printed for each build). */
+int cli_debug(const char *topic);
+
+/* Catch SIGINT and SIGTERM: the handler sets the flag o->stop points to.
+ * A second signal, or a step still running DGRUN_STOP_GRACE seconds
+ * (default 10; 0 = wait forever) after the first, ends the process at
+ * once with 128 + the signal, saying on stderr what was not saved (issue
+ * 25: a hung device ignored SIGTERM).  Under an MPI launcher nothing is
+ * installed: the launcher owns the job's signals. */
 void cli_interrupt_install(dg_options *o);
+/* What a forced stop leaves unsaved, for its message ("no results were
+ * printed"); copied. */
+void cli_interrupt_unsaved(const char *what);
+/* The step in progress when the signal came has ended: no forced stop. */
+void cli_interrupt_step_ended(void);
 /* The signal caught (0 = none) and its exit code, 128 + signal. */
 int cli_interrupt_signal(void);
 int cli_interrupt_exit_code(void);

@@ -103,8 +103,11 @@ char *dg_sbuf_take(dg_sbuf *b)
         dg_sbuf_free(b);
         return NULL;
     }
-    if (!b->s && sbuf_reserve(b, 0))
-        return NULL;
+    if (!b->s) {
+        if (sbuf_reserve(b, 0))
+            return NULL;
+        b->s[0] = '\0'; /* nothing was appended: "" */
+    }
     char *s = b->s;
     memset(b, 0, sizeof *b);
     return s;

@@ -120,6 +120,11 @@ typedef struct dg_build_event {
     const char *device;    /* OpenCL device name */
     const char *what;      /* kernel file ("elementwise") or "clBLAST" */
     const char *cache_dir; /* where built programs are kept */
+    /* end events: everything the OpenCL implementation printed on the
+     * process's stderr while it built (captured: the library keeps it off
+     * the terminal) and the program's build log, "" when silent; NULL on
+     * begin events.  A failed build's output is in the error instead. */
+    const char *output;
 } dg_build_event;
 typedef void (*dg_build_fn)(const dg_build_event *e, void *user);
 
@@ -289,6 +294,13 @@ dg_status dg_devices_discover(const dg_options *o, dg_device_list **out,
                               dg_error *err);
 /* CPU:0 plus n_gpus GPUs that exist only on paper (--assume-gpus). */
 dg_status dg_devices_assume(int n_gpus, dg_device_list **out, dg_error *err);
+/* Release what the device backends keep for the whole process (OpenCL
+ * contexts, compiled programs, clBLAST's program cache), in an order the
+ * device libraries accept.  Call it once every session is freed, before
+ * the process exits (dgrun does, on every path); the libraries' own
+ * exit-time destructors otherwise run in an order some OpenCL
+ * implementations do not survive.  Devices may be opened again after. */
+void dg_shutdown(void);
 int dg_devices_count(const dg_device_list *l);
 const dg_device_info *dg_devices_get(const dg_device_list *l, int i);
 void dg_devices_free(dg_device_list *l);

@@ -14,6 +14,7 @@ PKGS=(build-essential meson ninja-build pkg-config ocl-icd-opencl-dev
       libcmocka-dev libopenblas-dev libdnnl-dev libprotobuf-c-dev
       protobuf-c-compiler python3-numpy python3-venv chromium
       openmpi-bin libopenmpi-dev iproute2
+      oclgrind  # a second OpenCL implementation: scripts/test.sh's Oclgrind block
       clang libclang-rt-dev)  # clang + libFuzzer: tests/fuzz (scripts/test.sh)
 
 if command -v dpkg-query >/dev/null 2>&1; then

@@ -111,6 +111,18 @@ ninja -C build-tsan "${TSAN_TESTS[@]/#/tests/test_}"
 meson test -C build-tsan --no-rebuild --print-errorlogs --timeout-multiplier 3 \
     "${TSAN_TESTS[@]}"
 
+# ---- Oclgrind (issue 25) -------------------------------------------------
+# A second OpenCL implementation: Oclgrind simulates a device and checks
+# every memory access.  The OpenCL kernel tests (test_cl) and small graphs
+# (inference, 2 training steps) run on it with its API and data-race checks
+# on, against the CPU's values, in about a minute
+# (tests/cli/e2e_oclgrind.py quick; the Oclgrind workaround -- its
+# thread-unsafety, tests/cli/oclgrind_mt.c -- is described there).
+# scripts/setup.sh installs it; `e2e_oclgrind.py ... all` (every graph and
+# OpenCL test) runs in scripts/long.sh.
+DGRUN_TEST_OCLGRIND=1 meson test -C build --print-errorlogs --suite oclgrind
+# ---- end of the Oclgrind block ---------------------------------------------
+
 # Coverage-guided fuzzing, regression mode: each target replays its
 # committed corpus and fuzzes for a few seconds (tests/fuzz/README.md; the
 # long mode is `tests/fuzz/run.sh long`).

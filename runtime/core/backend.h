@@ -51,7 +51,9 @@ typedef struct dgr_stream_ops {
      * completed, without blocking the caller; *ev receives the marker event
      * (a previous one is released; the caller releases it when the device
      * is idle).  0, or -1 when nothing was set up (fn not called: the
-     * caller must sync the device itself). */
+     * caller must sync the device itself).  fn may run before notify
+     * returns, on the calling thread (an implementation that runs commands
+     * inside its flush). */
     int (*notify)(dgr_device *d, int q, dgr_notify *n, void **ev);
     /* Blocking copy of n bytes of src to host memory dst after the events
      * waits[0..n_waits) (the producers on other streams). */
@@ -104,6 +106,11 @@ typedef struct dgr_backend {
     dg_status (*sync)(dgr_device *d, dg_error *err);
     /* NULL for a synchronous backend (kernels finish before they return). */
     const dgr_stream_ops *streams;
+    /* Optional: release what the backend keeps for the whole process
+     * (contexts, compiled programs, library caches), in an order the
+     * device libraries accept, before exit.  Called with no device open;
+     * a later open starts afresh. */
+    void (*shutdown)(void);
 } dgr_backend;
 
 #endif

@@ -16,7 +16,10 @@ void *dgr_lazylib_open(dgr_lazylib *lib)
     pthread_mutex_lock(&lib->mu);
     if (!lib->handle && !lib->tried) {
         lib->tried = 1;
-        for (const char *const *n = lib->names; *n && !lib->handle; n++) {
+        const char *path = lib->env ? getenv(lib->env) : NULL;
+        const char *one[2] = {path, NULL};
+        const char *const *names = path && *path ? one : lib->names;
+        for (const char *const *n = names; *n && !lib->handle; n++) {
             h = dlopen(*n, RTLD_NOW | RTLD_LOCAL);
             if (h) {
                 __atomic_store_n(&lib->handle, h, __ATOMIC_RELEASE);

@@ -17,6 +17,8 @@
 typedef struct dgr_lazylib {
     const char *what;          /* for messages: "OpenCL ICD loader" */
     const char *const *names;  /* paths or sonames to try, NULL-ended */
+    const char *env;           /* environment variable naming the one path
+                                  to load instead of names, NULL = none */
     pthread_mutex_t mu;
     void *handle;              /* once loaded */
     int tried;
@@ -24,7 +26,11 @@ typedef struct dgr_lazylib {
 } dgr_lazylib;
 
 #define DGR_LAZYLIB_INIT(what, names) \
-    {(what), (names), PTHREAD_MUTEX_INITIALIZER, NULL, 0, ""}
+    {(what), (names), NULL, PTHREAD_MUTEX_INITIALIZER, NULL, 0, ""}
+/* The same, loading the path the environment variable `env` names instead
+ * when it is set and not empty. */
+#define DGR_LAZYLIB_INIT_ENV(what, names, env) \
+    {(what), (names), (env), PTHREAD_MUTEX_INITIALIZER, NULL, 0, ""}
 
 /* Load lib (once per process, thread-safe).  Returns its handle, or NULL
  * when no name loads (the reason in lib->why). */

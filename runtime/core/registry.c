@@ -2,7 +2,8 @@
  * registry.c -- the backends of this build and what their kernel
  * registries give the rest of dgrun: kernel sets for device lists
  * (placement, `dgrun ops`), kernel lookup, device discovery and assumed
- * devices (--assume-gpus).
+ * devices (--assume-gpus), and the backends' process-wide teardown
+ * (dg_shutdown).
  */
 #include "registry.h"
 #include "devices.h"
@@ -122,6 +123,13 @@ dg_status dg_devices_assume(int n_gpus, dg_device_list **out, dg_error *err)
     return dgc_devices_assume(n_gpus, dgr_backend_kernels(&dgr_backend_cpu),
                               gpu ? dgr_backend_kernels(gpu) : NULL, out,
                               err);
+}
+
+void dg_shutdown(void)
+{
+    for (int i = N_BACKENDS - 1; i >= 0; i--)
+        if (backends[i]->shutdown)
+            backends[i]->shutdown();
 }
 
 char *dg_ops_render(void)

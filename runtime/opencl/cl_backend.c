@@ -20,4 +20,5 @@ const dgr_backend dgr_backend_opencl = {
     .write = dgr_cl_write,
     .sync = dgr_cl_sync,
     .streams = &dgr_cl_stream_ops,
+    .shutdown = dgr_cl_shutdown,
 };

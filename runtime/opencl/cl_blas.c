@@ -6,6 +6,7 @@
  * is not thread-safe; with several queues per device they overlap more).
  */
 #include "cl_internal.h"
+#include "dg_alloc.h"
 
 #include <clblast_c.h>
 #include <pthread.h>
@@ -56,6 +57,15 @@ dg_status dgr_cl_matmul(dgr_kctx *k)
                        0, n);
 }
 
+void dgr_cl_blas_clear(void)
+{
+    if (!dgr_cl_blas_loaded())
+        return;
+    pthread_mutex_lock(&blas_lock);
+    CLBlastClearCache();
+    pthread_mutex_unlock(&blas_lock);
+}
+
 dg_status dgr_cl_gemm(dgr_kctx *k, dg_dtype dt, int ta, int tb, size_t m,
                       size_t n, size_t kk, cl_mem a, size_t aoff, size_t lda,
                       cl_mem b, size_t boff, size_t ldb, double beta, cl_mem c,
@@ -77,8 +87,13 @@ dg_status dgr_cl_gemm(dgr_kctx *k, dg_dtype dt, int ta, int tb, size_t m,
     dgr_cl_ctx *cx = dgr_cl_devof(k)->c;
     int bit = dt == DG_F64 ? 2 : 1; /* first call per precision compiles */
     int cold = !(cx->blas_warm & bit);
-    if (cold)
-        dgr_cl_build_notice(cx, 1, "clBLAST");
+    /* the first call per precision compiles clBLAST's kernels: what the
+     * implementation prints then is captured like our own builds' */
+    dgr_cl_capture cap = {-1, -1};
+    if (cold) {
+        dgr_cl_build_notice(cx, 1, "clBLAST", NULL);
+        dgr_cl_capture_begin(&cap);
+    }
     if (dt == DG_F64)
         s = CLBlastDgemm(CLBlastLayoutRowMajor, A, B, m, n, kk, 1.0, a, aoff,
                          lda, b, boff, ldb, beta, c, coff, ldc, &q,
@@ -88,8 +103,10 @@ dg_status dgr_cl_gemm(dgr_kctx *k, dg_dtype dt, int ta, int tb, size_t m,
                          lda, b, boff, ldb, (float)beta, c, coff, ldc, &q,
                          dgr_cl_want_event(k) ? &ev : NULL);
     if (cold) {
+        char *out = dgr_cl_capture_end(&cap);
         cx->blas_warm |= bit;
-        dgr_cl_build_notice(cx, 0, "clBLAST");
+        dgr_cl_build_notice(cx, 0, "clBLAST", out ? out : "");
+        dg_free(out);
     }
     pthread_mutex_unlock(&blas_lock);
     if (s != CLBlastSuccess) {

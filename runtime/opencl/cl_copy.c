@@ -131,6 +131,11 @@ dg_status dgr_cl_read(dgr_device *d, const dgr_buffer *src, void *dst,
             break;
         }
         nm++;
+        /* a command on another queue (the copy queue's read) may wait only
+         * for commands that were flushed (OpenCL 1.2, 5.13): a driver that
+         * runs commands at flush time otherwise never runs the marker
+         * (issue 25; clshim's flushrun hung here) */
+        clFlush(cd->qs[i]);
     }
     if (st == DG_OK)
         st = dgr_cl_read_after(d, src, dst, n, m, nm, err);

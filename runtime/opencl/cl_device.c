@@ -91,7 +91,20 @@ static dg_status enumerate_physical(int all, phys_dev **out, int *n,
         np = 0;
     phys_dev *list = NULL;
     int cnt = 0, cap = 0;
+    /* DGRUN_OPENCL_PLATFORM: only platforms whose name or vendor contains
+     * it (any case): one driver of several installed (a GPU's next to
+     * PoCL: "nvidia", "amd", "intel", "pocl") */
+    const char *only = getenv("DGRUN_OPENCL_PLATFORM");
     for (cl_uint p = 0; p < np; p++) {
+        if (only && *only) {
+            char pn[256] = "", pv[256] = "";
+            clGetPlatformInfo(plats[p], CL_PLATFORM_NAME, sizeof pn - 1, pn,
+                              NULL);
+            clGetPlatformInfo(plats[p], CL_PLATFORM_VENDOR, sizeof pv - 1, pv,
+                              NULL);
+            if (!strcasestr(pn, only) && !strcasestr(pv, only))
+                continue;
+        }
         cl_uint nd = 0;
         if (clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, 0, NULL, &nd) !=
                 CL_SUCCESS || nd == 0)
@@ -384,10 +397,68 @@ static dg_status ctx_new(cl_platform_id plat, cl_device_id dev,
     c->base_align = bits >= 8 ? bits / 8 : 128;
     dev_str(dev, CL_DEVICE_NAME, c->dev_name, sizeof c->dev_name);
     dev_str(dev, CL_DRIVER_VERSION, c->driver, sizeof c->driver);
+    dev_str(dev, CL_DEVICE_VERSION, c->dev_version, sizeof c->dev_version);
+    size_t items[3] = {0, 0, 0};
+    if (clGetDeviceInfo(dev, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof items,
+                        items, NULL) == CL_SUCCESS)
+        memcpy(c->max_item, items, sizeof items);
+    char pn[128] = "", pv[128] = "";
+    clGetPlatformInfo(plat, CL_PLATFORM_NAME, sizeof pn - 1, pn, NULL);
+    clGetPlatformInfo(plat, CL_PLATFORM_VERSION, sizeof pv - 1, pv, NULL);
+    copy_str(c->plat_name, sizeof c->plat_name, pn);
+    copy_str(c->plat_version, sizeof c->plat_version, pv);
     pthread_mutex_init(&c->lock, NULL);
     pthread_mutex_init(&c->map_lock, NULL);
     *out = c;
     return DG_OK;
+}
+
+/* Release a context and everything built on it: kernels, programs, the
+ * context, the sub-device it was made for. */
+static void ctx_free(dgr_cl_ctx *c)
+{
+    for (int i = 0; i < c->n_kernels; i++) {
+        clReleaseKernel(c->kernels[i].k);
+        dg_free((char *)c->kernels[i].name);
+    }
+    dg_free(c->kernels);
+    for (int s = 0; s < DGR_CL_MAX_SOURCES; s++)
+        for (int d = 0; d < 2; d++)
+            if (c->progs[s][d])
+                clReleaseProgram(c->progs[s][d]);
+    clReleaseContext(c->ctx);
+    if (c->subdev)
+        clReleaseDevice(c->dev);
+    pthread_mutex_destroy(&c->lock);
+    pthread_mutex_destroy(&c->map_lock);
+    dg_free(c);
+}
+
+void dgr_cl_shutdown(void)
+{
+    /* clBLAST's cached programs first: they hold our contexts, and
+     * clBLAST would otherwise release them from a C++ static destructor
+     * after the OpenCL implementation has torn itself down */
+    dgr_cl_blas_clear();
+    pthread_mutex_lock(&reg_lock);
+    for (int i = 0; i < n_reg; i++)
+        for (int s = 0; s < reg[i].n; s++) {
+            dgr_cl_ctx *c = reg[i].ctx[s];
+            if (!c)
+                continue;
+            /* a context may fill several slots and entries: free it once */
+            for (int j = i; j < n_reg; j++)
+                for (int t = j == i ? s : 0; t < reg[j].n; t++)
+                    if (reg[j].ctx[t] == c)
+                        reg[j].ctx[t] = NULL;
+            ctx_free(c);
+        }
+    for (int i = 0; i < n_reg; i++)
+        dg_free(reg[i].ctx);
+    dg_free(reg);
+    reg = NULL;
+    n_reg = 0;
+    pthread_mutex_unlock(&reg_lock);
 }
 
 /* The context for slot `slot` of physical device p split n ways: sub-devices
@@ -430,8 +501,14 @@ static dg_status registry_get(const phys_dev *p, int n, int slot,
                     CL_SUCCESS &&
                 got == (cl_uint)n) {
                 done = 1;
-                for (int s = 0; s < n && st == DG_OK; s++)
-                    st = ctx_new(p->platform, subs[s], &ent.ctx[s], err);
+                for (int s = 0; s < n; s++) {
+                    if (st == DG_OK)
+                        st = ctx_new(p->platform, subs[s], &ent.ctx[s], err);
+                    if (ent.ctx[s])
+                        ent.ctx[s]->subdev = 1;
+                    else
+                        clReleaseDevice(subs[s]);
+                }
             } else if (subs && got > 0) {
                 for (cl_uint s = 0; s < got && s < (cl_uint)n; s++)
                     clReleaseDevice(subs[s]);
@@ -451,7 +528,17 @@ static dg_status registry_get(const phys_dev *p, int n, int slot,
             ent.ctx[s] = c;
     }
     if (st != DG_OK) {
-        dg_free(ent.ctx); /* contexts made so far leak: rare, process-wide */
+        for (int s = 0; s < n; s++) {
+            int shared = 0; /* the unsplit entry's context stays */
+            for (int i = 0; i < n_reg; i++)
+                for (int j = 0; j < reg[i].n; j++)
+                    shared |= reg[i].ctx[j] == ent.ctx[s];
+            for (int t = 0; t < s; t++)
+                shared |= ent.ctx[t] == ent.ctx[s];
+            if (ent.ctx[s] && !shared)
+                ctx_free(ent.ctx[s]);
+        }
+        dg_free(ent.ctx);
         pthread_mutex_unlock(&reg_lock);
         return st;
     }

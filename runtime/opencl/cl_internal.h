@@ -34,6 +34,9 @@ typedef struct dgr_cl_kentry {
     int dt;         /* 0 float, 1 double */
     const char *name;
     cl_kernel k;
+    size_t wg;      /* work-items per group it may run with on this device:
+                       CL_KERNEL_WORK_GROUP_SIZE capped by the device's
+                       CL_DEVICE_MAX_WORK_GROUP_SIZE */
 } dgr_cl_kentry;
 
 typedef struct dgr_cl_ctx {
@@ -42,6 +45,10 @@ typedef struct dgr_cl_ctx {
     cl_context ctx;
     int fp64;
     size_t max_wg;       /* CL_DEVICE_MAX_WORK_GROUP_SIZE */
+    size_t max_item[3];  /* CL_DEVICE_MAX_WORK_ITEM_SIZES, per dimension */
+    char plat_name[128]; /* CL_PLATFORM_NAME and _VERSION, and the device's */
+    char plat_version[128];
+    char dev_version[128];/* CL_DEVICE_VERSION (program cache key) */
     size_t local_mem;    /* CL_DEVICE_LOCAL_MEM_SIZE */
     cl_ulong global_mem;
     cl_uint base_align;  /* bytes */
@@ -63,10 +70,26 @@ typedef struct dgr_cl_ctx {
     dg_build_fn on_build;
     void *on_build_user;
     int blas_warm;       /* clBLAST has run on this context */
+    int subdev;          /* dev is a sub-device this context created */
 } dgr_cl_ctx;
 
-/* Tell the context's on_build hook that a build begins (1) or ends (0). */
-void dgr_cl_build_notice(dgr_cl_ctx *c, int begin, const char *what);
+/* Tell the context's on_build hook that a build begins (1) or ends (0);
+ * output: what the build printed (end events; NULL = none). */
+void dgr_cl_build_notice(dgr_cl_ctx *c, int begin, const char *what,
+                         const char *output);
+
+/* What the OpenCL implementation prints on file descriptor 2 while it
+ * builds a program (PoCL's embedded clang: "25 warnings generated.")
+ * belongs to dgrun (issue 19): begin redirects fd 2 into an anonymous
+ * file under a process-wide lock (builds are serialised by it), end puts
+ * fd 2 back, unlocks and returns what was written (malloc'd, NUL-ended, at
+ * most 64 KiB; NULL when nothing or when capturing was not possible). */
+typedef struct dgr_cl_capture {
+    int saved;   /* dup of the original fd 2, -1 = not capturing */
+    int fd;      /* the anonymous file */
+} dgr_cl_capture;
+void dgr_cl_capture_begin(dgr_cl_capture *cap);
+char *dgr_cl_capture_end(dgr_cl_capture *cap);
 
 #define DGR_CL_MAXQ 8      /* compute queues per logical device, at most */
 #define DGR_CL_QMASK ((size_t)0xFF) /* pool_class bits: queues that used it */
@@ -161,6 +184,17 @@ dg_status dgr_cl_discover(const dg_options *o, dg_device_list *l,
 dg_status dgr_cl_device_open(dgr_device *d, const dg_options *o, dg_error *err);
 /* Wait for all the device's queues, release everything it holds. */
 void dgr_cl_device_close(dgr_device *d);
+/* Release everything the backend keeps for the process, in order:
+ * clBLAST's program cache (CLBlastClearCache, when clBLAST was loaded),
+ * then every context's kernels, programs, the context and its sub-device
+ * (issue 25: left to the libraries' static destructors, clBLAST's cache was
+ * released after the OpenCL implementation's own teardown and corrupted
+ * the heap at exit on Oclgrind).  No device may be open; a later open
+ * builds new contexts. */
+void dgr_cl_shutdown(void);
+/* Whether clBLAST was loaded in this process; CLBlastClearCache when it
+ * was (cl_lazy.c). */
+int dgr_cl_blas_loaded(void);
 /* Host-clock time (dg_now_ns) of an event's start and end, from the
  * device's profiling counters mapped through a measured clock offset
  * (re-measured when stale, interpolated between syncs); 0 on failure or
@@ -227,10 +261,11 @@ size_t dgr_cl_alloc_creates(dgr_device *d);
 dg_status dgr_cl_get_kernel(dgr_cl_ctx *c, const char *src, dg_dtype dt,
                             const char *name, cl_kernel *out, dg_error *err);
 /* The same with c->lock already held by the caller (hash lookup; builds on
- * a miss). */
+ * a miss); *wg (may be NULL) gets the kernel's work-group limit on c's
+ * device (dgr_cl_kentry.wg). */
 dg_status dgr_cl_get_kernel_locked(dgr_cl_ctx *c, const char *src,
                                    dg_dtype dt, const char *name,
-                                   cl_kernel *out, dg_error *err);
+                                   cl_kernel *out, size_t *wg, dg_error *err);
 
 /* Build `text` with `options` for c, through the on-disk binary cache.
  * *from_cache is set to 1 when the binary came from the cache.  Build
@@ -242,6 +277,9 @@ dg_status dgr_cl_build(dgr_cl_ctx *c, const char *file, const char *text,
 void dgr_cl_cache_dir(char *buf, size_t n);
 
 /* ---- cl_blas.c ----------------------------------------------------------- */
+/* Empty clBLAST's program cache (CLBlastClearCache) when clBLAST was loaded
+ * (dgr_cl_shutdown). */
+void dgr_cl_blas_clear(void);
 dg_status dgr_cl_matmul(dgr_kctx *k);
 /* _FusedMatMul: dgr_cl_matmul + bias (+ Relu) epilogue (cl_kernels_fused.c) */
 dg_status dgr_cl_fused_matmul(dgr_kctx *k);
@@ -299,6 +337,13 @@ cl_mem dgr_cl_mem(const dgr_value *v);
 dg_status dgr_cl_launch1d(dgr_kctx *k, const char *src, dg_dtype dt,
                           const char *name, size_t n, const dgr_cl_arg *args,
                           int n_args);
+/* The work-group limit of kernel `name` of `src` on k's device (its
+ * CL_KERNEL_WORK_GROUP_SIZE, at most CL_DEVICE_MAX_WORK_GROUP_SIZE and
+ * CL_DEVICE_MAX_WORK_ITEM_SIZES[0]); 0 with k->err set when the kernel
+ * cannot be built.  Launches with a local size above it fail with a clear
+ * error (dgr_cl_launch) instead of CL_INVALID_WORK_GROUP_SIZE. */
+size_t dgr_cl_kernel_wg(dgr_kctx *k, const char *src, dg_dtype dt,
+                        const char *name);
 /* Power-of-two work-group size for a local-memory reduction kernel over
  * `want` items: <= 256, <= the kernel's and device's limits, and leaving room
  * for `elem` bytes per work-item of local memory. */

@@ -304,7 +304,7 @@ static dg_status gather(dgr_kctx *k, const dg_shape *os, int64_t *istr,
     if (n == 0)
         return DG_OK;
     if (r == 2 && istr[0] == 1 && istr[1] == d[0] && scale == 1.0 &&
-        dgr_cl_devof(k)->c->max_wg >= 256) {
+        dgr_cl_kernel_wg(k, "elementwise", dt, "transpose_2d") >= 256) {
         /* a plain 2-D transpose of an input [d1, d0]: tiled */
         cl_long rows = d[1], cols = d[0];
         size_t l[2] = {16, 16};

@@ -47,11 +47,17 @@ dg_status dgr_cl_k_tile(dgr_kctx *k)
 }
 
 /* 2-D range: dim 0 over `cols` in groups of 64, dim 1 over rows. */
-static void grid2(size_t cols, size_t rows, size_t g[2], size_t l[2])
+/* A 2-D grid of `rows` rows of groups of 64 work-items (fewer when the
+ * kernel allows fewer on the device: lim, a CL_KERNEL_WORK_GROUP_SIZE). */
+static void grid2(size_t cols, size_t rows, size_t lim, size_t g[2],
+                  size_t l[2])
 {
-    l[0] = 64;
+    size_t w = 64;
+    while (w > 1 && w > lim)
+        w /= 2;
+    l[0] = w;
     l[1] = 1;
-    g[0] = (cols + 63) / 64 * 64;
+    g[0] = (cols + w - 1) / w * w;
     g[1] = rows;
 }
 
@@ -78,7 +84,8 @@ dg_status dgr_cl_k_concat(dgr_kctx *k)
             continue;
         cl_mem x = dgr_cl_mem(&k->in[m]);
         size_t g[2], l[2];
-        grid2((size_t)row, (size_t)outer, g, l);
+        grid2((size_t)row, (size_t)outer,
+              dgr_cl_kernel_wg(k, "tf", dt, "concat_copy"), g, l);
         dgr_cl_arg a[] = {DGR_ARG(x), DGR_ARG(y), DGR_ARG(outer),
                           DGR_ARG(row), DGR_ARG(orow), DGR_ARG(at)};
         st = dgr_cl_launch(k, "tf", dt, "concat_copy", 2, g, l, a, 6);
@@ -110,7 +117,10 @@ dg_status dgr_cl_k_gather(dgr_kctx *k)
         return DG_OK;
     cl_mem x = dgr_cl_mem(p), iv = dgr_cl_mem(ix), y = dgr_cl_mem(&k->out[0]);
     size_t g[2], l[2];
-    grid2((size_t)inner, (size_t)(outer * ni), g, l);
+    const char *gname = ix->dtype == DG_I64 ? "gather_rows_i64"
+                                            : "gather_rows_i32";
+    grid2((size_t)inner, (size_t)(outer * ni), dgr_cl_kernel_wg(k, "tf", dt, gname),
+          g, l);
     dgr_cl_arg a[] = {DGR_ARG(x), DGR_ARG(iv), DGR_ARG(y), DGR_ARG(outer),
                       DGR_ARG(ni), DGR_ARG(dim), DGR_ARG(inner)};
     return dgr_cl_launch(k, "tf", dt, ix->dtype == DG_I64 ? "gather_rows_i64"

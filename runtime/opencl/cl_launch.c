@@ -94,11 +94,28 @@ dg_status dgr_cl_launch(dgr_kctx *k, const char *src, dg_dtype dt,
     dgr_cl_dev *cd = dgr_cl_devof(k);
     cl_kernel kern;
     pthread_mutex_lock(&cd->c->lock);
+    size_t kwg = 0;
     dg_status st = dgr_cl_get_kernel_locked(cd->c, src, dt, name, &kern,
-                                            k->err);
+                                            &kwg, k->err);
     if (st != DG_OK) {
         pthread_mutex_unlock(&cd->c->lock);
         return node_err(k, st);
+    }
+    if (local) {
+        size_t items = 1;
+        for (cl_uint d = 0; d < dims; d++)
+            items *= local[d];
+        int over = items > kwg;
+        for (cl_uint d = 0; d < dims && d < 3; d++)
+            over |= cd->c->max_item[d] && local[d] > cd->c->max_item[d];
+        if (over) {
+            pthread_mutex_unlock(&cd->c->lock);
+            return dg_err(k->err, DG_E_RUNTIME,
+                          "node '%s': kernel '%s' launched with %zu "
+                          "work-items per group, but %s allows it %zu "
+                          "(CL_KERNEL_WORK_GROUP_SIZE)",
+                          k->node->name, name, items, cd->c->dev_name, kwg);
+        }
     }
     cl_int e = CL_SUCCESS;
     for (int i = 0; i < n_args && e == CL_SUCCESS; i++)
@@ -123,10 +140,35 @@ dg_status dgr_cl_launch(dgr_kctx *k, const char *src, dg_dtype dt,
     return DG_OK;
 }
 
-static size_t wg_size(dgr_kctx *k)
+size_t dgr_cl_kernel_wg(dgr_kctx *k, const char *src, dg_dtype dt,
+                        const char *name)
 {
-    size_t w = dgr_cl_devof(k)->c->max_wg;
-    return w > 256 ? 256 : w;
+    dgr_cl_dev *cd = dgr_cl_devof(k);
+    cl_kernel kern;
+    size_t wg = 0;
+    pthread_mutex_lock(&cd->c->lock);
+    dg_status st = dgr_cl_get_kernel_locked(cd->c, src, dt, name, &kern, &wg,
+                                            k->err);
+    pthread_mutex_unlock(&cd->c->lock);
+    if (st != DG_OK) {
+        node_err(k, st);
+        return 0;
+    }
+    return wg;
+}
+
+/* Work-group size of a 1-D launch: 256, or the largest power of two the
+ * kernel allows on the device when that is less. */
+static size_t wg_size(dgr_kctx *k, const char *src, dg_dtype dt,
+                      const char *name)
+{
+    size_t lim = dgr_cl_kernel_wg(k, src, dt, name);
+    if (lim == 0)
+        return 0;
+    size_t w = 1;
+    while (w * 2 <= lim && w < 256)
+        w *= 2;
+    return w;
 }
 
 dg_status dgr_cl_launch1d(dgr_kctx *k, const char *src, dg_dtype dt,
@@ -135,7 +177,9 @@ dg_status dgr_cl_launch1d(dgr_kctx *k, const char *src, dg_dtype dt,
 {
     if (n == 0)
         return DG_OK;
-    size_t l = wg_size(k);
+    size_t l = wg_size(k, src, dt, name);
+    if (l == 0)
+        return k->err->code ? k->err->code : DG_E_RUNTIME;
     size_t g = (n + l - 1) / l * l;
     return dgr_cl_launch(k, src, dt, name, 1, &g, &l, args, n_args);
 }
@@ -145,15 +189,9 @@ dg_status dgr_cl_reduce_wg(dgr_kctx *k, const char *src, dg_dtype dt,
                            size_t *out)
 {
     dgr_cl_dev *cd = dgr_cl_devof(k);
-    cl_kernel kern;
-    dg_status st = dgr_cl_get_kernel(cd->c, src, dt, name, &kern, k->err);
-    if (st != DG_OK)
-        return node_err(k, st);
-    size_t kmax = 0;
-    if (clGetKernelWorkGroupInfo(kern, cd->c->dev, CL_KERNEL_WORK_GROUP_SIZE,
-                                 sizeof kmax, &kmax, NULL) != CL_SUCCESS ||
-        !kmax)
-        kmax = cd->c->max_wg;
+    size_t kmax = dgr_cl_kernel_wg(k, src, dt, name);
+    if (!kmax)
+        return k->err->code ? k->err->code : DG_E_RUNTIME;
     size_t lim = 256;
     if (kmax < lim)
         lim = kmax;

@@ -24,8 +24,11 @@ static const char *const opencl_names[] = {"libOpenCL.so.1", "libOpenCL.so",
                                            NULL};
 static const char *const clblast_names[] = {"libclblast.so.1",
                                             "libclblast.so", NULL};
-static dgr_lazylib opencl_lib = DGR_LAZYLIB_INIT("the OpenCL ICD loader",
-                                                 opencl_names);
+/* DGRUN_OPENCL_LIBRARY: another ICD loader or OpenCL library (a GPU
+ * driver's own libOpenCL outside the loader's path; the tests' clshim) */
+static dgr_lazylib opencl_lib = DGR_LAZYLIB_INIT_ENV("the OpenCL ICD loader",
+                                                     opencl_names,
+                                                     "DGRUN_OPENCL_LIBRARY");
 static dgr_lazylib clblast_lib = DGR_LAZYLIB_INIT("clBLAST", clblast_names);
 
 cl_int
@@ -339,6 +342,13 @@ clReleaseCommandQueue(cl_command_queue command_queue)
 }
 
 cl_int
+clReleaseContext(cl_context context)
+{
+    DGR_LAZY_FN(opencl_lib, clReleaseContext);
+    return fn_(context);
+}
+
+cl_int
 clReleaseDevice(cl_device_id device)
 {
     DGR_LAZY_FN(opencl_lib, clReleaseDevice);
@@ -405,6 +415,18 @@ clWaitForEvents(cl_uint num_events, const cl_event *event_list)
 }
 
 /* ---- clBLAST ---------------------------------------------------------- */
+
+int dgr_cl_blas_loaded(void)
+{
+    return dgr_lazylib_loaded(&clblast_lib);
+}
+
+CLBlastStatusCode
+CLBlastClearCache(void)
+{
+    DGR_LAZY_FN(clblast_lib, CLBlastClearCache);
+    return fn_();
+}
 
 CLBlastStatusCode
 CLBlastSgemm(const CLBlastLayout layout, const CLBlastTranspose a_transpose,

@@ -14,8 +14,10 @@
 #include "dg_alloc.h"
 #include "dg_util.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 struct dgr_session {
     dgr_exec x;               /* the executor's world */
@@ -25,6 +27,9 @@ struct dgr_session {
     struct dgr_pool *intra;   /* intra-op pool of the host devices */
     dgr_kenv env;             /* what kernels get: seeds, Print, tracing */
     pthread_mutex_t print_mu;
+    /* Print's stream: a duplicate of stderr taken when the session opens
+     * (an OpenCL build captures fd 2 itself meanwhile: issue 19) */
+    FILE *print_out;
     uint64_t t0;              /* session start (trace origin) */
     int64_t stopped;          /* steps done when options.stop ended the
                                  last call early, -1 otherwise */
@@ -74,8 +79,9 @@ static void env_print(void *ctx, const char *text)
 {
     dgr_session *s = ctx;
     pthread_mutex_lock(&s->print_mu);
-    fputs(text, stderr);
-    fflush(stderr);
+    FILE *f = s->print_out ? s->print_out : stderr;
+    fputs(text, f);
+    fflush(f);
     pthread_mutex_unlock(&s->print_mu);
 }
 
@@ -516,6 +522,11 @@ dg_session *dg_session_new(const dg_program *p, const dg_options *o,
     s->stopped = -1;
     atomic_init(&s->x.run_counter, 0);
     pthread_mutex_init(&s->print_mu, NULL);
+    fflush(stderr);
+    int pfd = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
+    s->print_out = pfd >= 0 ? fdopen(pfd, "w") : NULL;
+    if (!s->print_out && pfd >= 0)
+        close(pfd);
     pthread_mutex_init(&s->x.run_mu, NULL);
     s->env.ctx = s;
     s->env.rng_seed = env_rng_seed;
@@ -597,6 +608,8 @@ void dg_session_free(dg_session *ds)
     dg_free((void *)s->opts.trace_path);
     dg_free(s->clock_off);
     pthread_mutex_destroy(&s->print_mu);
+    if (s->print_out)
+        fclose(s->print_out);
     pthread_mutex_destroy(&s->x.run_mu);
     dg_free(s);
 }

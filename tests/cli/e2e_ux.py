@@ -17,6 +17,11 @@ Reuses the helpers of e2e.py and e2e_follow.py (same directory).  Groups:
   small       nothing to fetch, run --checkpoint, placement hints on a
               terminal (SPEC text unchanged otherwise), unknown rule op
               types, did-you-mean, --explain's op list
+  coldcache   issue 19 item 3: a first OpenCL run on a cold machine (fresh
+              HOME and XDG_CACHE_HOME: PoCL's and dgrun's caches empty)
+              prints nothing but its results and progress lines on a pipe
+              (PoCL's clang printed "25 warnings generated." before);
+              DGRUN_DEBUG=opencl shows each build's output
 Exit 0 = pass, 77 = skipped, 1 = failure.
 """
 import json
@@ -429,6 +434,33 @@ def group_small():
         e2e.usage_error("typo %s" % args, *args, fragment=frag)
     r = dg("run", "x", "--bogus")
     check(r.code == 2 and "did you mean" not in r.err, "no suggestion for a far name", r)
+
+
+# ---------------------------------------------------------------- cold cache
+
+def group_coldcache():
+    home = os.path.join(TMP, "home")
+    os.mkdir(home)
+    env = {"HOME": home, "XDG_CACHE_HOME": os.path.join(home, ".cache")}
+    env.pop("POCL_CACHE_DIR", None)
+    # every kernel file and clBLAST: an MLP, a CNN and batch norm
+    for gname, steps in (("digits_mlp.json", 2), ("bn_mlp.json", 1), ("digits_cnn.json", 1)):
+        r = dg("train", e2e.graph(gname), *CL, "--steps", steps,
+               env=dict(env, POCL_CACHE_DIR=os.path.join(home, ".cache", "pocl")))
+        ok(r, "cold-cache train %s" % gname)
+        noise = [l for l in r.err.splitlines() if not re.match(r"step \d+/\d+ loss ", l)]
+        check(noise == [], "cold cache, %s on a pipe: stderr holds progress lines only" % gname, r)
+        check(r.out.startswith("steps = %d\nloss = " % steps) and "eval/" in r.out,
+              "cold cache, %s: stdout holds the results" % gname, r)
+    # DGRUN_DEBUG=opencl: dgrun's cache cold again (PoCL's stays warm, so
+    # this is quick): each build's output is shown
+    r = dg("run", e2e.graph("sin_gpu.json"), *CL,
+           env=dict(env, XDG_CACHE_HOME=os.path.join(home, "cache2"),
+                    POCL_CACHE_DIR=os.path.join(home, ".cache", "pocl"),
+                    DGRUN_DEBUG="opencl"))
+    ok(r, "DGRUN_DEBUG=opencl")
+    check(re.search(r"dgrun: debug: OpenCL build of \w+ for ", r.err) is not None
+          and r.out.startswith("y = "), "DGRUN_DEBUG=opencl shows the builds", r)
 
 
 if __name__ == "__main__":

@@ -207,6 +207,19 @@ static void test_numel_saturates(void **state)
     assert_null(dg_tensor_new(DG_F32, &big));
 }
 
+/* An empty buffer taken is "" (it was an unterminated allocation: the
+ * OpenCL build output of a silent build printed heap garbage). */
+static void test_sbuf_take_empty(void **state)
+{
+    (void)state;
+    dg_sbuf b;
+    dg_sbuf_init(&b);
+    char *s = dg_sbuf_take(&b);
+    assert_non_null(s);
+    assert_string_equal(s, "");
+    dg_free(s);
+}
+
 static void test_shape_format_and_fnv(void **state)
 {
     (void)state;
@@ -240,6 +253,7 @@ int main(void)
         cmocka_unit_test(test_shape_format_and_fnv),
         cmocka_unit_test(test_numel_saturates),
         cmocka_unit_test(test_err_long_message),
+        cmocka_unit_test(test_sbuf_take_empty),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

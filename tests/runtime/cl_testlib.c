@@ -68,6 +68,7 @@ int cl_test_teardown(void **state)
         dg_free(g_list->devs);
         dg_free(g_list);
     }
+    dg_shutdown(); /* contexts, programs, clBLAST's cache (issue 25) */
     return 0;
 }
 
