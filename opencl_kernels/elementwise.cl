@@ -153,7 +153,18 @@ __kernel void cast_bool(__global const T *x, __global uchar *y, long n)
 UNARY(u_rsqrt, rsqrt(v))
 UNARY(u_reciprocal, (T)1 / v)
 UNARY(u_relu6, v > (T)0 ? (v < (T)6 ? v : (T)6) : (T)0)
+/* FloorDiv is the floor of the correctly rounded quotient, as on the CPU
+ * (and in TF).  OpenCL lets float division be 2.5 ulp off unless the
+ * program is built with -cl-fp32-correctly-rounded-divide-sqrt (dgrun
+ * does where the device can: DG_CR_DIV), and the floor turns such an ulp
+ * into 1 (seen on an NVIDIA H100: 0 instead of 1).  Elsewhere the quotient
+ * is taken in double where the device has it: a double quotient rounded
+ * to float is the correctly rounded float quotient (53 >= 2 * 24 + 2). */
+#if DG_F64 || defined(DG_CR_DIV) || !defined(HAS_FP64)
 BINARY(b_floor_div, T, floor(a / b))
+#else
+BINARY(b_floor_div, T, floor((T)((double)a / (double)b)))
+#endif
 BINARY(b_floor_mod, T, (fmod(a, b) != (T)0 && ((fmod(a, b) < (T)0) != (b < (T)0)))
                        ? fmod(a, b) + b : fmod(a, b))
 BINARY(b_less, uchar, a < b ? (uchar)1 : (uchar)0)

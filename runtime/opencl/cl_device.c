@@ -292,6 +292,18 @@ static int dev_fp64(cl_device_id d)
     return c != 0;
 }
 
+/* Whether float division and sqrt can be built correctly rounded (OpenCL
+ * allows 2.5 ulp for float division otherwise; a CPU and TF's CUDA
+ * kernels divide correctly rounded). */
+static int dev_cr_div(cl_device_id d)
+{
+    cl_device_fp_config c = 0;
+    if (clGetDeviceInfo(d, CL_DEVICE_SINGLE_FP_CONFIG, sizeof c, &c, NULL) !=
+        CL_SUCCESS)
+        return 0;
+    return (c & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) != 0;
+}
+
 dg_status dgr_cl_discover(const dg_options *o, dg_device_list *l,
                           dg_error *err)
 {
@@ -382,6 +394,7 @@ static dg_status ctx_new(cl_platform_id plat, cl_device_id dev,
     c->platform = plat;
     c->dev = dev;
     c->fp64 = dev_fp64(dev);
+    c->cr_div = dev_cr_div(dev);
     clGetDeviceInfo(dev, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof c->max_wg,
                     &c->max_wg, NULL);
     if (c->max_wg < 1)

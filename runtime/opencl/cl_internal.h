@@ -44,6 +44,8 @@ typedef struct dgr_cl_ctx {
     cl_device_id dev;
     cl_context ctx;
     int fp64;
+    int cr_div;          /* float / and sqrt can be correctly rounded
+                          * (-cl-fp32-correctly-rounded-divide-sqrt) */
     size_t max_wg;       /* CL_DEVICE_MAX_WORK_GROUP_SIZE */
     size_t max_item[3];  /* CL_DEVICE_MAX_WORK_ITEM_SIZES, per dimension */
     char plat_name[128]; /* CL_PLATFORM_NAME and _VERSION, and the device's */

@@ -390,8 +390,13 @@ dg_status dgr_cl_get_kernel_locked(dgr_cl_ctx *c, const char *src,
         return dg_err(err, DG_E_RUNTIME, "too many OpenCL kernels (%d)",
                       c->n_kernels);
     if (!c->progs[s][di]) {
-        const char *opts = di ? "-cl-std=CL1.2 -DT=double -DDG_F64=1"
-                              : "-cl-std=CL1.2 -DT=float -DDG_F64=0";
+        /* float programs divide correctly rounded where the device can
+         * (DG_CR_DIV tells the kernels; elementwise.cl's FloorDiv) */
+        const char *opts =
+            di ? "-cl-std=CL1.2 -DT=double -DDG_F64=1"
+            : c->cr_div ? "-cl-std=CL1.2 -DT=float -DDG_F64=0 "
+                          "-cl-fp32-correctly-rounded-divide-sqrt -DDG_CR_DIV=1"
+                        : "-cl-std=CL1.2 -DT=float -DDG_F64=0";
         dg_status st = dgr_cl_build(c, dgr_cl_sources[s].name,
                                     dgr_cl_sources[s].text, opts,
                                     &c->progs[s][di], NULL, err);
