@@ -17,7 +17,8 @@
 #                     machine without packages or network)
 #   --platform NAME   only OpenCL platforms whose name or vendor contains
 #                     NAME (any case): nvidia, amd, intel, pocl
-#                     (DGRUN_OPENCL_PLATFORM; default: every GPU platform)
+#                     (DGRUN_OPENCL_PLATFORM; default: the platform of the
+#                     first GPU `dgrun devices` lists)
 #   --opencl-lib PATH the OpenCL ICD loader to use (DGRUN_OPENCL_LIBRARY;
 #                     default: libOpenCL.so.1 from the library path, else
 #                     one found in --lib-dir or a CUDA installation)
@@ -185,6 +186,15 @@ step() { # step NAME CMD...: run under the timeout, record PASS/FAIL/SKIP
 # ---- the device ----------------------------------------------------------------
 "$DGRUN" devices --opencl-devices $KIND >"$TMP/devices.txt" 2>&1
 NGPU=$(grep -c 'device:GPU:' "$TMP/devices.txt")
+# the unit tests and clproto take the first OpenCL device of any type: keep
+# GPU:0's platform alone (a GPU machine may list PoCL's CPU device first)
+if [ -z "${DGRUN_OPENCL_PLATFORM:-}" ] && [ "$NGPU" -gt 0 ]; then
+    p0=$(grep -m1 'device:GPU:0' "$TMP/devices.txt" | sed -n 's/.*, platform: \([^,]*\),.*/\1/p')
+    if [ -n "$p0" ]; then
+        export DGRUN_OPENCL_PLATFORM=$p0
+        "$DGRUN" devices --opencl-devices $KIND >"$TMP/devices.txt" 2>&1
+    fi
+fi
 DRIVER=
 command -v nvidia-smi >/dev/null &&
     DRIVER="NVIDIA driver $(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -1)"

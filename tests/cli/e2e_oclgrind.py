@@ -236,7 +236,7 @@ def group_all():
         elif gname == "feed_square.json":
             x = os.path.join(TMP, "x.csv")
             with open(x, "w") as f:
-                f.write("1,2\n3,4\n")
+                f.write("1,2,3\n4,5,6\n")
             compare("run " + gname, ["run", path, "--feed", "x=" + x])
         elif gname == "int32_variable.json":
             rc, _, err, _ = dg(["run", path])

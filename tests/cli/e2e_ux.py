@@ -221,7 +221,9 @@ def group_interrupt():
                   node("m", "MatMul", ["w", "w"]), node("loss", "Mean", ["m"])],
         "train": {"loss": "loss", "optimizer": {"type": "sgd", "learning_rate": 1e-4},
                   "steps": 1000, "log_every": 1}})
-    p = start(["train", slow, *CPU, "--intra-op-threads", "1"])
+    # (the step must be allowed to finish however loaded the machine is:
+    # no forced stop after the grace period, DGRUN_STOP_GRACE=0)
+    p = start(["train", slow, *CPU, "--intra-op-threads", "1"], {"DGRUN_STOP_GRACE": "0"})
     first = p.stderr.readline()  # "step 1/1000 ...": step 2 begins
     time.sleep(0.3)
     p.send_signal(signal.SIGINT)
