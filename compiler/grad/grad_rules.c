@@ -651,6 +651,12 @@ dg_status dgc_grad_rule(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
 
     if (op == OP(Identity) || op == OP(Print)) {
         dx[0] = dy;
+    } else if (op == OP(PreventGradient)) {
+        /* as TF's _PreventGradientGrad (issue 21) */
+        const dgc_attr *m = dgc_node_attr(f, "message");
+        return dg_err(c->err, DG_E_GRAPH,
+                      "node '%s': Gradient explicitly disabled. Reason: %s",
+                      f->name, m && m->s ? m->s : "");
     } else if (op == OP(Neg)) {
         dx[0] = MK("Neg", Neg, dy); CHK(dx[0]);
     } else if (op == OP(Abs)) {

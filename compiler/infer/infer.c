@@ -185,17 +185,90 @@ int dgc_infer_placeholder(DGC_INFER_ARGS)
     return 0;
 }
 
+/* The sample shape of a random op: attrs.shape, or its shape input
+ * `sh` (a run-time vector: -1 dims until its values are known). */
+static int random_shape(const dgc_node *n, const dgc_ttype *sh, dg_shape *s,
+                        char *msg, size_t msgsz)
+{
+    if (!sh) {
+        if (!attr_shape(n, s))
+            FAIL("%s needs attr 'shape' or a shape input", opname(n));
+        if (dg_shape_numel(s) < 0)
+            FAIL("%s shape must be fully known", opname(n));
+        return 0;
+    }
+    int64_t v[DG_MAX_RANK];
+    int cnt = dgc_ttype_ints(sh, v, DG_MAX_RANK);
+    if (cnt == -2)
+        FAIL("the shape input has more than %d elements", DG_MAX_RANK);
+    if (cnt < 0 || sh->shape.rank != 1)
+        FAIL("the shape input must be an int32/int64 vector of known length");
+    memset(s, 0, sizeof *s);
+    s->rank = cnt;
+    for (int i = 0; i < cnt; i++) {
+        if (sh->value && v[i] < 0)
+            FAIL("shape[%d] = %lld is negative", i, (long long)v[i]);
+        s->dims[i] = sh->value ? v[i] : -1;
+    }
+    return 0;
+}
+
 int dgc_infer_random(DGC_INFER_ARGS)
 {
-    (void)in; (void)n_in;
     out[0].dtype = (dg_dtype)attr_dtype(n, "dtype", DG_F32);
     if (!is_float(out[0].dtype))
         FAIL("%s needs a float dtype, got %s", opname(n),
              dg_dtype_name(out[0].dtype));
-    if (!attr_shape(n, &out[0].shape))
-        FAIL("%s needs attr 'shape'", opname(n));
-    if (dg_shape_numel(&out[0].shape) < 0)
-        FAIL("%s shape must be fully known", opname(n));
+    return random_shape(n, n_in > 0 ? &in[0] : NULL, &out[0].shape, msg,
+                        msgsz);
+}
+
+int dgc_infer_random_int(DGC_INFER_ARGS)
+{
+    if (need_inputs(n, n_in, 3, msg, msgsz))
+        return -1;
+    for (int k = 1; k < 3; k++) {
+        if (in[k].shape.rank != 0)
+            FAIL("%s must be a scalar", k == 1 ? "minval" : "maxval");
+        if (in[k].dtype != DG_I32 && in[k].dtype != DG_I64)
+            FAIL("%s must be int32 or int64, got %s",
+                 k == 1 ? "minval" : "maxval", dg_dtype_name(in[k].dtype));
+    }
+    if (in[1].dtype != in[2].dtype)
+        FAIL("minval is %s, maxval %s", dg_dtype_name(in[1].dtype),
+             dg_dtype_name(in[2].dtype));
+    int dt = attr_dtype(n, "dtype", (int)in[1].dtype);
+    if (dt != (int)in[1].dtype)
+        FAIL("minval and maxval are %s, the output dtype %s",
+             dg_dtype_name(in[1].dtype), dg_dtype_name((dg_dtype)dt));
+    out[0].dtype = (dg_dtype)dt;
+    return random_shape(n, &in[0], &out[0].shape, msg, msgsz);
+}
+
+int dgc_infer_multinomial(DGC_INFER_ARGS)
+{
+    if (need_inputs(n, n_in, 2, msg, msgsz))
+        return -1;
+    if (!is_float(in[0].dtype))
+        FAIL("logits must be float, got %s", dg_dtype_name(in[0].dtype));
+    if (in[0].shape.rank != 2)
+        FAIL("logits must be 2-D [batch_size, num_classes], got rank %d",
+             in[0].shape.rank);
+    if (in[0].shape.dims[1] == 0)
+        FAIL("num_classes should be positive, got 0");
+    int64_t v[1];
+    if (in[1].shape.rank != 0 || dgc_ttype_ints(&in[1], v, 1) != 1)
+        FAIL("num_samples must be an int32 scalar");
+    if (in[1].value && v[0] < 0)
+        FAIL("num_samples should be nonnegative, got %lld", (long long)v[0]);
+    int dt = attr_dtype(n, "output_dtype", DG_I64);
+    if (dt != DG_I32 && dt != DG_I64)
+        FAIL("output_dtype must be int32 or int64");
+    out[0].dtype = (dg_dtype)dt;
+    memset(&out[0].shape, 0, sizeof out[0].shape);
+    out[0].shape.rank = 2;
+    out[0].shape.dims[0] = in[0].shape.dims[0];
+    out[0].shape.dims[1] = in[1].value ? v[0] : -1;
     return 0;
 }
 

@@ -56,7 +56,8 @@ typedef enum dgc_init_kind {
     DGC_INIT_ZEROS,
     DGC_INIT_RANDOM_NORMAL,  /* a = mean, b = stddev */
     DGC_INIT_RANDOM_UNIFORM, /* a = min, b = max */
-    DGC_INIT_GLOROT_UNIFORM
+    DGC_INIT_GLOROT_UNIFORM,
+    DGC_INIT_TRUNCATED_NORMAL /* a = mean, b = stddev; redrawn beyond 2b */
 } dgc_init_kind;
 
 typedef struct dgc_init {

@@ -40,7 +40,8 @@ static const dgc_attr_spec a_ph[] = {{"shape", DGC_A_SHAPE, NULL, 0}, A_END};
 static const dgc_attr_spec a_rand[] = {
     {"shape", DGC_A_SHAPE, NULL, 0}, {"mean", DGC_A_FLOAT, "0", 0},
     {"stddev", DGC_A_FLOAT, "1", 0}, {"min", DGC_A_FLOAT, "0", 0},
-    {"max", DGC_A_FLOAT, "1", 0}, {"seed", DGC_A_INT, "0", 0}, A_END};
+    {"max", DGC_A_FLOAT, "1", 0}, {"seed", DGC_A_INT, "0", 0},
+    {"seed2", DGC_A_INT, "0", 0}, A_END};
 static const dgc_attr_spec a_matmul[] = {
     {"transpose_a", DGC_A_BOOL, "false", 0},
     {"transpose_b", DGC_A_BOOL, "false", 0}, A_END};
@@ -125,6 +126,14 @@ static const dgc_attr_spec a_fbn[] = {
     {"is_training", DGC_A_BOOL, "true", 0},
     {"exponential_avg_factor", DGC_A_FLOAT, "1", 0},
     {"data_format", DGC_A_STR, "NHWC", 0}, A_END};
+/* issue 21 */
+static const dgc_attr_spec a_prevent[] = {{"message", DGC_A_STR, "", 0},
+                                          A_END};
+static const dgc_attr_spec a_seeds[] = {
+    {"seed", DGC_A_INT, "0", 0}, {"seed2", DGC_A_INT, "0", 0}, A_END};
+static const dgc_attr_spec a_multinomial[] = {
+    {"seed", DGC_A_INT, "0", 0}, {"seed2", DGC_A_INT, "0", 0},
+    {"output_dtype", DGC_A_DTYPE, "int64", 0}, A_END};
 /* fusion (issue 16) */
 static const dgc_attr_spec a_fused[] = {
     {"transpose_a", DGC_A_BOOL, "false", 0},
@@ -134,6 +143,8 @@ static const dgc_attr_spec a_fused[] = {
 #define SRC DGC_OP_SOURCE
 #define NODIFF DGC_OP_NOT_DIFF
 #define STATE (DGC_OP_STATE | DGC_OP_STATEFUL | DGC_OP_NOT_DIFF)
+/* the float random ops: a source unless given a run-time shape input */
+#define RANDOM (SRC | DGC_OP_RANDOM | DGC_OP_STATEFUL | NODIFF | DGC_OP_HOST_IN)
 #define SUMMARY (DGC_OP_SUMMARY | DGC_OP_ZERO_GRAD | DGC_OP_HOST_OK)
 
 /* name, alias, min_in, max_in, n_out, dtypes, flags, attrs, doc; the
@@ -192,6 +203,11 @@ int dgc_op_has(int op, uint32_t flag)
 
 int dgc_op_kernel_dtype(const dgc_graph *g, const dgc_node *n)
 {
+    /* random ops: TF's kernels are registered by the output dtype (their
+     * shape input is a host-memory int vector) */
+    if ((dgc_op_has(n->op, DGC_OP_RANDOM) || n->op == DGC_OPID_RandomUniformInt) &&
+        n->n_outputs > 0)
+        return (int)n->outputs[0].dtype;
     if (n->n_inputs > 0) {
         const dgc_node *p = &g->nodes[n->inputs[0].node];
         if (n->inputs[0].index < p->n_outputs)

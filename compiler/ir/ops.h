@@ -23,7 +23,9 @@ enum {
     DGC_OP_ZERO_GRAD  = 1u << 6, /* differentiable with zero gradient
                                     (ArgMax, Equal: no gradient flows) */
     DGC_OP_FEED       = 1u << 7, /* Placeholder */
-    DGC_OP_RANDOM     = 1u << 8, /* RandomNormal / RandomUniform */
+    DGC_OP_RANDOM     = 1u << 8, /* RandomNormal / RandomUniform /
+                                    TruncatedNormal: float samples of a
+                                    shape (attr, or input 0 at run time) */
     DGC_OP_HOST_IN    = 1u << 9, /* its output shape depends on the VALUES
                                     of small integer inputs (TF's
                                     HostMemory parameters: Reshape's shape,

@@ -56,8 +56,9 @@ static const tf_map maps[] = {
     {"Reshape", "Reshape", 1, F_SHAPE, "shape", "shape", 1},
     {"Transpose", "Transpose", 1, F_PERM, "perm", "perm", 0},
     {"ArgMax", "ArgMax", 1, F_AXIS, "axis", "dimension", 0},
-    {"RandomStandardNormal", "RandomNormal", 0, F_SHAPE, "shape", "shape", 0},
-    {"RandomUniform", "RandomUniform", 0, F_SHAPE, "shape", "shape", 0},
+    {"RandomStandardNormal", "RandomNormal", 0, F_SHAPE, "shape", "shape", 1},
+    {"RandomUniform", "RandomUniform", 0, F_SHAPE, "shape", "shape", 1},
+    {"TruncatedNormal", "TruncatedNormal", 0, F_SHAPE, "shape", "shape", 1},
     {"Fill", "Const", -1, F_FILL, "value", "dims and value", 0},
     {"RealDiv", "Div", -1, F_NONE, NULL, NULL, 0},
     {"Snapshot", "Identity", -1, F_NONE, NULL, NULL, 0},
@@ -72,11 +73,10 @@ static const tf_map maps[] = {
     {"SplitV", "SplitV", 2, F_AXIS, "axis", "axis", 0},
 };
 
-/* TF ops with a dgrun look-alike whose semantics differ. */
+/* TF ops with a dgrun look-alike whose semantics differ (none since
+ * issue 21 gave dgrun StopGradient, PreventGradient and TruncatedNormal). */
 static const struct { const char *tf, *why; } rejected[] = {
-    {"StopGradient", "it blocks gradients, which no dgrun op does"},
-    {"PreventGradient", "it blocks gradients, which no dgrun op does"},
-    {"TruncatedNormal", "dgrun has no truncated normal sampler"},
+    {NULL, NULL},
 };
 
 /* dgrun ops the compiler generates: never valid TF op names. */
@@ -121,7 +121,7 @@ static const char *op_support(const char *op, const tf_map **map, int *opi)
 {
     *map = NULL;
     *opi = -1;
-    for (size_t k = 0; k < sizeof rejected / sizeof rejected[0]; k++)
+    for (size_t k = 0; rejected[k].tf; k++)
         if (strcmp(op, rejected[k].tf) == 0)
             return rejected[k].why;
     const char *dg = op;

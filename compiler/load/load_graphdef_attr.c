@@ -786,6 +786,20 @@ dg_status dgc_gd_attrs(dgc_graph *g, const dgc_jdoc *doc, int32_t id,
             continue;
         } else if (k[0] == '_') {
             continue; /* _output_shapes and other annotations */
+        } else if ((strcmp(k, "seed") == 0 || strcmp(k, "seed2") == 0) &&
+                   dgc_op_attr(n->op, k)) {
+            /* random ops (issue 21): TF's graph and op seed pick the
+             * stream (runtime/session/session.c) */
+            if (!(st = get_int(doc, err, n, k, v, &i)) &&
+                dgc_node_set_int(n, k, i))
+                st = nomem(err);
+        } else if ((strcmp(k, "Tout") == 0 &&
+                    n->op == DGC_OPID_RandomUniformInt) ||
+                   (strcmp(k, "output_dtype") == 0 &&
+                    n->op == DGC_OPID_Multinomial)) {
+            if (!(st = get_type(err, n, k, v, &t)) &&
+                dgc_node_set_dtype(n, k[0] == 'T' ? "dtype" : k, t))
+                st = nomem(err);
         } else if (strcmp(k, "T") == 0) {
             /* the input type: inference derives it; only check it exists */
             st = get_type(err, n, k, v, &t);

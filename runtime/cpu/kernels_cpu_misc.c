@@ -6,6 +6,7 @@
  */
 #include "kernels_cpu.h"
 #include "dg_util.h"
+#include "dg_alloc.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -82,32 +83,66 @@ dg_status dgr_k_const(dgr_kctx *k)
     return DG_OK;
 }
 
-static dg_status random_fill(dgr_kctx *k, int normal)
+/* RandomNormal, RandomUniform, TruncatedNormal: drawn in C order from the
+ * node's stream (rng.c), the same numbers as on an OpenCL device. */
+dg_status dgr_k_random(dgr_kctx *k)
 {
     dg_status st = dgr_kctx_alloc_output(k, 0);
     if (st)
         return st;
     dgr_rng r;
     dgr_rng_seed(&r, k->env->rng_seed(k->env->ctx, k->node_id));
-    double a = normal ? dgc_attr_float(k->node, "mean", 0.0)
-                      : dgc_attr_float(k->node, "min", 0.0);
-    double b = normal ? dgc_attr_float(k->node, "stddev", 1.0)
-                      : dgc_attr_float(k->node, "max", 1.0);
-    int64_t n = dg_shape_numel(&k->out[0].shape);
-    void *o = dgr_cpu_ptr(&k->out[0]);
-    for (int64_t i = 0; i < n; i++) {
-        double v = normal ? a + b * dgr_rng_normal(&r)
-                          : a + (b - a) * dgr_rng_uniform(&r);
-        if (k->out[0].dtype == DG_F32)
-            ((float *)o)[i] = (float)v;
-        else
-            ((double *)o)[i] = v;
-    }
+    dgr_rng_fill_node(&r, k->node, dgr_cpu_ptr(&k->out[0]), k->out[0].dtype,
+                      dg_shape_numel(&k->out[0].shape));
     return DG_OK;
 }
 
-dg_status dgr_k_random_normal(dgr_kctx *k) { return random_fill(k, 1); }
-dg_status dgr_k_random_uniform(dgr_kctx *k) { return random_fill(k, 0); }
+/* A scalar int32/int64 input's value. */
+static int64_t in_scalar(const dgr_kctx *k, int i)
+{
+    const void *p = dgr_cpu_ptr(&k->in[i]);
+    return k->in[i].dtype == DG_I32 ? ((const int32_t *)p)[0]
+                                    : ((const int64_t *)p)[0];
+}
+
+/* RandomUniformInt (shape, minval, maxval). */
+dg_status dgr_k_random_uniform_int(dgr_kctx *k)
+{
+    int64_t lo = in_scalar(k, 1), hi = in_scalar(k, 2);
+    int64_t n = dg_shape_numel(&k->out_types[0].shape);
+    if (n > 0 && lo >= hi)
+        return dg_err(k->err, DG_E_RUNTIME,
+                      "node '%s': RandomUniformInt: Need minval < maxval: "
+                      "%lld >= %lld", k->node->name, (long long)lo,
+                      (long long)hi);
+    dg_status st = dgr_kctx_alloc_output(k, 0);
+    if (st)
+        return st;
+    dgr_rng r;
+    dgr_rng_seed(&r, k->env->rng_seed(k->env->ctx, k->node_id));
+    dgr_rng_fill_int(&r, lo, hi, dgr_cpu_ptr(&k->out[0]), k->out[0].dtype, n);
+    return DG_OK;
+}
+
+/* Multinomial (logits [batch, classes], num_samples). */
+dg_status dgr_k_multinomial(dgr_kctx *k)
+{
+    dg_status st = dgr_kctx_alloc_output(k, 0);
+    if (st)
+        return st;
+    int64_t rows = k->in[0].shape.dims[0], classes = k->in[0].shape.dims[1];
+    int64_t samples = k->out[0].shape.dims[1];
+    double *cdf = dg_malloc(sizeof *cdf * (size_t)(classes > 0 ? classes : 1));
+    if (!cdf)
+        return dg_err_nomem(k->err, "Multinomial");
+    dgr_rng r;
+    dgr_rng_seed(&r, k->env->rng_seed(k->env->ctx, k->node_id));
+    dgr_rng_multinomial(&r, dgr_cpu_ptr(&k->in[0]), k->in[0].dtype, rows,
+                        classes, samples, dgr_cpu_ptr(&k->out[0]),
+                        k->out[0].dtype, cdf);
+    dg_free(cdf);
+    return DG_OK;
+}
 
 typedef struct cast_job {
     const char *src;

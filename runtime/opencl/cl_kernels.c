@@ -710,4 +710,14 @@ const dgr_kernel_row dgr_cl_kernels[DGC_N_OPS] = {
     ROW(LogSoftmax, dgr_cl_k_log_softmax),
     /* fusion (issue 16): cl_kernels_fused.c */
     ROW(_FusedMatMul, dgr_cl_fused_matmul),
+    /* issue 21: the gradient blockers as Identity; the random ops drawn on
+     * the host (rng.c, the CPU's numbers) and uploaded, as TF has GPU
+     * kernels for them (RandomUniformInt in int32/int64, its shape, minval
+     * and maxval in host memory; Multinomial reads its logits back) */
+    ROW(StopGradient, k_alias),
+    ROW(PreventGradient, k_alias),
+    ROW(TruncatedNormal, dgr_cl_k_random),
+    [DGC_OPID_RandomUniformInt] = {(1u << DG_I32) | (1u << DG_I64),
+                                   dgr_cl_k_random_uniform_int},
+    ROW(Multinomial, dgr_cl_k_multinomial),
 };

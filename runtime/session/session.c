@@ -62,11 +62,14 @@ static uint64_t env_rng_seed(void *ctx, int32_t node_id)
     dgr_session *s = ctx;
     uint64_t run = atomic_load(&s->x.run_counter);
     const dgc_node *n = &s->x.g->nodes[node_id];
-    /* An op-level `seed` attr replaces the name, as in TF: ops with the same
-     * (graph, op) seed give the same numbers. */
-    const dgc_attr *os = dgc_node_attr(n, "seed");
-    uint64_t who = os ? mix64((uint64_t)dgc_attr_int(n, "seed", 0) ^ 0x5eed5eed5eedULL)
-                      : name_hash(n->name);
+    /* TF's seeds replace the name: `seed` (the graph seed) and `seed2`
+     * (the op seed), as tf.compat.v1.get_seed writes them; ops with the
+     * same pair give the same numbers, and a pair of zeros (no seed set in
+     * TF, which then draws at random) falls back to the node's name. */
+    int64_t s1 = dgc_attr_int(n, "seed", 0), s2 = dgc_attr_int(n, "seed2", 0);
+    uint64_t who = (s1 || s2)
+        ? mix64((uint64_t)s1 ^ 0x5eed5eed5eedULL) ^ (s2 ? mix64((uint64_t)s2) : 0)
+        : name_hash(n->name);
     return mix64(s->opts.seed ^ mix64(who ^ mix64(run)));
 }
 
