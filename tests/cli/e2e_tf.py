@@ -14,6 +14,10 @@ Usage: e2e_tf.py DGRUN GROUP
   pb_input   binary input details: stdin (`-`), a .pb named .json, a
              truncated or garbage .pb is a one-line exit-2 error, text is
              still JSON; --fetch takes TF tensor names (x, x:0, x:1).
+  tf1_init   (also a fixture) issue 21's random ops: TF's own values are
+             Philox draws dgrun does not reproduce, so the fixture is
+             checked for ranges, --seed determinism, CPU = GPU and that
+             it trains; PreventGradient's error.
   summaries  (also a fixture) summary ops fetched beside the train op give
              int32 [0] and leave TF's loss curve; placed on the CPU; a
              string tensor into another op is an error.
@@ -50,6 +54,8 @@ MISSING = {
 }
 MISSING["mlp_devices"] = None
 MISSING["summaries"] = None
+MISSING["tf1_xent"] = None  # issue 21: StopGradient
+MISSING["tf1_init"] = None  # issue 21: random initializers (tf1_init())
 
 
 def env():
@@ -143,12 +149,16 @@ def fixture(name):
         missing = MISSING[name]
         if missing is None:
             check(rc == 0, "%s: check exit %d: %s" % (graph, rc, err.strip()))
-            if rc == 0:
+            if rc == 0 and name == "tf1_init":
+                tf1_init(d, meta, graph)
+            elif rc == 0:
                 run_values(d, meta, graph)
             if rc == 0 and name in ("mlp_devices", "dwconv_bn"):
                 on_gpus(d, meta, graph)
             if rc == 0 and name == "summaries":
                 summaries(d, meta, graph)
+            if rc == 0 and name == "tf1_xent":
+                on_gpus(d, meta, graph)
         elif missing.startswith("!"):  # a known error other than missing ops
             want = "dgrun: error: %s: %s\n" % (graph, missing[1:])
             check(rc == 2 and err == want,
@@ -162,6 +172,67 @@ def fixture(name):
                   (graph, want, rc, err))
     check(checks["pb"] == checks["json"],
           "%s: .pb and .json disagree: %s" % (name, checks))
+
+
+def tf1_init(d, meta, graph):
+    """Issue 21: the TF-1 tutorial initializers.  Truncated normal weights
+    within 2 stddev, int samples in range, categorical samples of the
+    right shape; the same --seed gives the same numbers (on the CPU and on
+    a GPU), another seed others; training lowers the loss."""
+    feeds = []
+    for ph, fn in meta["feeds"].items():
+        feeds += ["--feed", "%s:0=%s" % (ph, os.path.join(d, fn))]
+
+    def fetch(names, *extra, gpu=False):
+        rc, out, err = dgrun("run", graph, "--fetch", ",".join(names),
+                             "--json", "--opencl-devices",
+                             "all" if gpu else "none", SOFT, *feeds, *extra)
+        check(rc == 0, "%s: run exit %d: %s" % (graph, rc, err.strip()))
+        return json.loads(out) if rc == 0 else None
+
+    names = ["w1", "w2", "b2", "tn", "ints", "samples/Multinomial", "loss"]
+    a = fetch(names, "--seed", "5")
+    b = fetch(names, "--seed", "5")
+    c = fetch(names, "--seed", "6")
+    if not (a and b and c):
+        return
+    w1 = np.asarray(a["w1"]["value"])
+    check(w1.shape == (20, 16) and np.abs(w1).max() <= 0.2 + 1e-6 and
+          w1.std() > 0.05, "w1: truncated_normal(stddev 0.1): %s" % w1[0])
+    w2 = np.asarray(a["w2"]["value"])
+    check(np.abs(w2).max() <= 0.2 + 1e-6 and w2.std() > 0.05,
+          "w2: truncated_normal_initializer: %s" % w2[0])
+    tn = np.asarray(a["tn"]["value"])
+    check(tn.shape == (1000,) and tn.min() >= 1 - 1e-5 and
+          tn.max() <= 9 + 1e-5 and abs(tn.mean() - 5) < 0.2,
+          "tn: truncated_normal(mean 5, stddev 2): min %g max %g mean %g" %
+          (tn.min(), tn.max(), tn.mean()))
+    ints = np.asarray(a["ints"]["value"])
+    check(a["ints"]["dtype"] == "int32" and ints.shape == (3, 4) and
+          ints.min() >= 0 and ints.max() < 10, "ints: %s" % ints)
+    sm = np.asarray(a["samples/Multinomial"]["value"])
+    check(a["samples/Multinomial"]["dtype"] == "int64" and sm.shape == (16, 4) and
+          sm.min() >= 0 and sm.max() < 5, "samples: %s" % sm[:2])
+    for k in names:
+        check(a[k] == b[k], "%s: --seed 5 twice differs" % k)
+    check(a["w1"] != c["w1"] and a["tn"] != c["tn"],
+          "--seed 5 and --seed 6 give the same numbers")
+    rc, out, _ = dgrun("devices", "--opencl-devices", "all")
+    if rc == 0 and "GPU:0" in out:
+        gpu = fetch(names, "--seed", "5", "--virtual-gpus", "1", gpu=True)
+        check(gpu is not None and all(gpu[k] == a[k] for k in
+                                      ("w1", "w2", "tn", "ints")),
+              "the GPU draws other numbers than the CPU")
+    rc, out, err = dgrun("run", graph, "--fetch", "loss,train", "--repeat",
+                         "30", "--json", "--opencl-devices", "none", SOFT,
+                         *feeds)
+    check(rc == 0, "%s: train exit %d: %s" % (graph, rc, err.strip()))
+    if rc == 0:
+        last = json.loads(out)["loss"]["value"]
+        first = a["loss"]["value"]
+        check(last < 0.8 * first, "%s: loss %g -> %g after 29 steps" %
+              (graph, first, last))
+        COMPARED.append("tf1_init: trains")
 
 
 def summaries(d, meta, graph):

@@ -479,10 +479,6 @@ static void test_errors(void **state)
     expect_error("{\"node\": {}}", "'node' must be an array");
     expect_error("{\"node\": [], \"library\": {\"function\": [{}]}}",
                  "functions");
-    expect_error("{\"node\": [" FC ", {\"name\": \"s\", \"op\": "
-                 "\"StopGradient\", \"input\": [\"f\"]}]}",
-                 "unsupported ops: StopGradient (1 node: it blocks "
-                 "gradients, which no dgrun op does)");
     expect_error("{\"node\": [{\"name\": \"s\", \"op\": \"Conv3D\"}]}",
                  "unsupported ops: Conv3D (1 node)");
     expect_error("{\"node\": [{\"name\": \"s\", \"op\": \"SumTo\"}]}",
@@ -594,6 +590,51 @@ static void test_errors(void **state)
 
 /* Attrs that only hint TF's own kernels or tools load and are ignored;
  * explicit paddings that say something are refused. */
+/* issue 21: the gradient blockers and TF-1's random ops load as dgrun
+ * ops: a Const shape folds into attr shape, a computed one stays input 0;
+ * seed / seed2 / Tout / output_dtype / message are kept. */
+#define SHP "{\"name\": \"shp\", \"op\": \"Const\", \"attr\": {\"value\": " \
+            "{\"tensor\": {\"dtype\": \"DT_INT32\", \"tensorShape\": " \
+            "{\"dim\": [{\"size\": \"2\"}]}, \"intVal\": [2, 3]}}}}"
+static void test_issue21_ops(void **state)
+{
+    (void)state;
+    dg_error err;
+    dgc_graph *g = load_text(
+        "{\"node\": [" FC ", " IC ", " SHP ", "
+        "{\"name\": \"id\", \"op\": \"Identity\", \"input\": [\"shp\"]}, "
+        "{\"name\": \"s\", \"op\": \"StopGradient\", \"input\": [\"f\"]}, "
+        "{\"name\": \"p\", \"op\": \"PreventGradient\", \"input\": [\"f\"], "
+        "\"attr\": {\"message\": {\"s\": \"bm8=\"}}}, "
+        "{\"name\": \"t\", \"op\": \"TruncatedNormal\", \"input\": [\"shp\"], "
+        "\"attr\": {\"dtype\": {\"type\": \"DT_FLOAT\"}, \"seed\": {\"i\": \"7\"}, "
+        "\"seed2\": {\"i\": \"9\"}, \"T\": {\"type\": \"DT_INT32\"}}}, "
+        "{\"name\": \"t2\", \"op\": \"TruncatedNormal\", \"input\": [\"id\"], "
+        "\"attr\": {\"dtype\": {\"type\": \"DT_FLOAT\"}}}, "
+        "{\"name\": \"u\", \"op\": \"RandomUniformInt\", "
+        "\"input\": [\"shp\", \"i\", \"i\"], \"attr\": {\"Tout\": {\"type\": "
+        "\"DT_INT32\"}}}, "
+        "{\"name\": \"lg\", \"op\": \"Const\", \"attr\": {\"value\": "
+        "{\"tensor\": {\"dtype\": \"DT_FLOAT\", \"tensorShape\": {\"dim\": "
+        "[{\"size\": \"1\"}, {\"size\": \"2\"}]}, \"floatVal\": [1.0]}}}}, "
+        "{\"name\": \"m\", \"op\": \"Multinomial\", \"input\": [\"lg\", \"i\"], "
+        "\"attr\": {\"output_dtype\": {\"type\": \"DT_INT32\"}}}]}", &err);
+    if (!g)
+        fail_msg("%s", err.msg);
+    assert_string_equal(dgc_op_name(node(g, "s")->op), "StopGradient");
+    assert_string_equal(dgc_node_attr(node(g, "p"), "message")->s, "no");
+    const dgc_node *t = node(g, "t");
+    assert_string_equal(dgc_op_name(t->op), "TruncatedNormal");
+    assert_int_equal(t->n_inputs, 0); /* the Const shape folded */
+    assert_int_equal(dgc_node_attr(t, "shape")->n, 2);
+    assert_int_equal(dgc_attr_int(t, "seed", 0), 7);
+    assert_int_equal(dgc_attr_int(t, "seed2", 0), 9);
+    assert_int_equal(node(g, "t2")->n_inputs, 1); /* a run-time shape */
+    assert_int_equal(dgc_node_attr(node(g, "u"), "dtype")->i, DG_I32);
+    assert_int_equal(dgc_node_attr(node(g, "m"), "output_dtype")->i, DG_I32);
+    dgc_graph_free(g);
+}
+
 static void test_hint_attrs(void **state)
 {
     (void)state;
@@ -799,6 +840,7 @@ int main(void)
         cmocka_unit_test(test_initializers),
         cmocka_unit_test(test_tensor_proto),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_issue21_ops),
         cmocka_unit_test(test_attr_types),
         cmocka_unit_test(test_variable_shape_from_init),
         cmocka_unit_test(test_hint_attrs),
