@@ -382,6 +382,7 @@ dg_status dgc_gd_begin(dgc_gdload **out, dgc_graph *g, const dgc_jdoc *doc,
     if (!L)
         return dg_err_nomem(err, "loader");
     L->g = g;
+    g->device_syntax = DGC_DEVSPEC_CPP; /* NodeDef devices: C++ syntax */
     L->doc = doc;
     L->attr_node = -1;
     L->cap_rec = cnt > 0 ? cnt : 1;
@@ -685,7 +686,8 @@ static dg_status add_device(dgc_gdload *L, int32_t id, dg_error *err)
     for (int32_t k = 0; k < r->n_in; k++)
         dev += strlen(dev) + 1;
     dgc_devspec ds;
-    if (dgc_devspec_parse(dev, &ds))
+    /* as TF's C++ placer reads a NodeDef's device (issue 21) */
+    if (dgc_devspec_parse_as(dev, &ds, DGC_DEVSPEC_CPP))
         return GE("node '%s': Malformed device specification '%s'", n->name,
                   dev);
     if (dev[0] && !(n->device = dg_strdup(dev)))

@@ -198,7 +198,7 @@ static dg_status compute_requests(dgc_placer *p, dg_error *err)
             if (last_text && strcmp(last_text, n->device) == 0) {
                 s = last_spec;
             } else {
-                if (dgc_devspec_parse(n->device, &s))
+                if (dgc_devspec_parse_as(n->device, &s, g->device_syntax))
                     return dg_err(err, DG_E_GRAPH,
                                   "node '%s': Malformed device specification "
                                   "'%s'", n->name, n->device);
