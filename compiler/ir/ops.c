@@ -310,3 +310,52 @@ const char *dgc_op_attr_near(int op, const char *name)
         best = "dtype";
     return best;
 }
+
+/* ---- TF's OpDef attributes (issue 21, item 2) ---------------------------- */
+
+static const struct tf_attrs_row {
+    const char *op, *attrs;
+} tf_attrs[] = {
+#define DGC_TF_ATTRS(op, attrs) {op, attrs},
+#include "tf_attrs.def"
+#undef DGC_TF_ATTRS
+};
+
+int dgc_tf_attr_kind(const char *tf_op, const char *attr, const char **kind)
+{
+    static const char *const kinds[] = {"b", "i", "f", "s", "type", "shape",
+                                        "tensor", "func", "list", NULL};
+    size_t lo = 0, hi = sizeof tf_attrs / sizeof tf_attrs[0];
+    while (lo < hi) { /* the rows are sorted by op (strcmp order) */
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(tf_attrs[mid].op, tf_op);
+        if (c == 0) {
+            size_t al = strlen(attr);
+            for (const char *p = tf_attrs[mid].attrs; *p;) {
+                const char *colon = strchr(p, ':');
+                const char *end = strchr(p, ' ');
+                if (!colon)
+                    break;
+                size_t kl = end ? (size_t)(end - colon - 1) : strlen(colon + 1);
+                if ((size_t)(colon - p) == al && memcmp(p, attr, al) == 0) {
+                    *kind = "?";
+                    for (int k = 0; kinds[k]; k++)
+                        if (strlen(kinds[k]) == kl &&
+                            memcmp(kinds[k], colon + 1, kl) == 0)
+                            *kind = kinds[k];
+                    return 1;
+                }
+                if (!end)
+                    break;
+                p = end + 1;
+            }
+            return 0;
+        }
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return -1;
+}
+

@@ -123,6 +123,14 @@ const char *dgc_op_attr_near(int op, const char *name);
 /* Convenience: flags test. */
 int dgc_op_has(int op, uint32_t flag);
 
+/* TF's OpDef attributes (compiler/ir/tf_attrs.def, generated from TF's op
+ * registry by tools/tf_attrs/gen_tf_attrs.py) of TF op `tf_op` as a
+ * GraphDef spells it: -1 when the table has no such op (not a TF op, or a
+ * TF-internal one); 0 when TF's OpDef has no attr `attr`; 1 when it has,
+ * with *kind the AttrValue field that holds it ("b", "i", "f", "s",
+ * "type", "shape", "tensor", "func", "list"). */
+int dgc_tf_attr_kind(const char *tf_op, const char *attr, const char **kind);
+
 /* The dtype that selects a node's kernel ("T"): its first input's dtype
  * when it has inputs (ArgMax, Equal, Cast: the input's), else its output 0
  * dtype (Const, Variable, Placeholder, Random*), or -1 for NoOp. Needs

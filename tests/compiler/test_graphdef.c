@@ -643,9 +643,6 @@ static void test_hint_attrs(void **state)
         "{\"node\": [" FC ", {\"name\": \"m\", \"op\": \"MatMul\", "
         "\"input\": [\"r\", \"r\"], \"attr\": {\"T\": {\"type\": "
         "\"DT_FLOAT\"}, \"grad_a\": {\"b\": true}, \"grad_b\": {}, "
-        "\"use_cudnn_on_gpu\": {\"b\": true}, \"explicit_paddings\": "
-        "{\"list\": {}}, \"Tparams\": {\"type\": \"DT_FLOAT\"}, "
-        "\"Tin\": {\"list\": {\"type\": [\"DT_FLOAT\"]}}, "
         "\"_output_shapes\": {\"list\": {\"shape\": [{}]}}, "
         "\"_user_specified_name\": {\"s\": \"eA==\"}}}, "
         "{\"name\": \"r\", \"op\": \"Reshape\", \"input\": [\"f\", \"s\"]}, "
@@ -668,6 +665,51 @@ static void test_hint_attrs(void **state)
     expect_error("{\"node\": [" FC ", {\"name\": \"n\", \"op\": \"Neg\", "
                  "\"input\": [\"f\"], \"attr\": {\"Tx\": {\"i\": \"1\"}}}]}",
                  "node 'n': attr 'Tx' of op Neg is not supported");
+    /* issue 21: an attr TF's OpDef of the op lacks is TF's error too, even
+     * one that dgrun ignores on other ops (Conv2D's use_cudnn_on_gpu) */
+    expect_error("{\"node\": [" FC ", {\"name\": \"m\", \"op\": \"MatMul\", "
+                 "\"input\": [\"f\", \"f\"], \"attr\": {\"use_cudnn_on_gpu\": "
+                 "{\"b\": true}}}]}",
+                 "node 'm': attr 'use_cudnn_on_gpu' of op MatMul is not "
+                 "supported by dgrun: TensorFlow's MatMul has no attr "
+                 "'use_cudnn_on_gpu'");
+    expect_error("{\"node\": [" FC ", {\"name\": \"n\", \"op\": \"Neg\", "
+                 "\"input\": [\"f\"], \"attr\": {\"seed\": {\"i\": \"1\"}}}]}",
+                 "TensorFlow's Neg has no attr 'seed'");
+    /* and one of the wrong kind is TF's error */
+    expect_error("{\"node\": [" FC ", {\"name\": \"m\", \"op\": \"MatMul\", "
+                 "\"input\": [\"f\", \"f\"], \"attr\": {\"grad_a\": "
+                 "{\"i\": \"1\"}}}]}",
+                 "node 'm': attr 'grad_a' must be a bool ({\"b\": true|false}), "
+                 "got an int");
+}
+
+/* issue 21: every attr of TF's OpDef is accepted (tf_attrs.def), those
+ * dgrun has no use for ignored: ConcatOffset's shape_type (TF 2.x) */
+static void test_tf_opdef_attrs(void **state)
+{
+    (void)state;
+    const char *kind = NULL;
+    assert_int_equal(dgc_tf_attr_kind("ConcatOffset", "shape_type", &kind), 1);
+    assert_string_equal(kind, "type");
+    assert_int_equal(dgc_tf_attr_kind("MatMul", "grad_b", &kind), 1);
+    assert_string_equal(kind, "b");
+    assert_int_equal(dgc_tf_attr_kind("MatMul", "use_cudnn_on_gpu", &kind), 0);
+    assert_int_equal(dgc_tf_attr_kind("SumTo", "T", &kind), -1);
+    assert_int_equal(dgc_tf_attr_kind("Conv2D", "use_cudnn_on_gpu", &kind), 1);
+    dg_error err;
+    dgc_graph *g = load_text(
+        "{\"node\": [" IC ", {\"name\": \"sh\", \"op\": \"Const\", "
+        "\"attr\": {\"value\": {\"tensor\": {\"dtype\": \"DT_INT32\", "
+        "\"tensorShape\": {\"dim\": [{\"size\": \"2\"}]}, "
+        "\"intVal\": [2, 3]}}}}, "
+        "{\"name\": \"co\", \"op\": \"ConcatOffset\", \"input\": "
+        "[\"i\", \"sh\", \"sh\"], \"attr\": {\"N\": {\"i\": \"2\"}, "
+        "\"shape_type\": {\"type\": \"DT_INT32\"}}}]}", &err);
+    if (!g)
+        fail_msg("%s", err.msg);
+    assert_null(dgc_node_attr(node(g, "co"), "shape_type"));
+    dgc_graph_free(g);
 }
 
 /* TF's CNN attrs: strides / dilations / ksize / explicit_paddings lists,
@@ -844,6 +886,7 @@ int main(void)
         cmocka_unit_test(test_attr_types),
         cmocka_unit_test(test_variable_shape_from_init),
         cmocka_unit_test(test_hint_attrs),
+        cmocka_unit_test(test_tf_opdef_attrs),
         cmocka_unit_test(test_cnn_attrs),
         cmocka_unit_test(test_oom),
         cmocka_unit_test(test_big_fill_not_folded),
