@@ -37,6 +37,11 @@ static int is_float(dg_dtype t)
     return t == DG_F32 || t == DG_F64;
 }
 
+static int is_int(dg_dtype t)
+{
+    return t == DG_I32 || t == DG_I64;
+}
+
 static int need_inputs(const dgc_node *n, int n_in, int want, char *msg,
                        size_t msgsz)
 {
@@ -387,14 +392,69 @@ static int axis_mask(const dgc_node *n, const char *key, int r, int *mask,
     return 0;
 }
 
+/* Reduction axes given as input 1 (TF's reduction_indices computed at run
+ * time, issue 21): their values, or, before they are known, the output's
+ * rank from keep_dims or from the number of axes. */
+static int reduce_runtime_axes(const dgc_node *n, const dgc_ttype *in,
+                               int *mask, dgc_ttype *out, char *msg,
+                               size_t msgsz)
+{
+    const dg_shape *x = &in[0].shape;
+    int r = x->rank;
+    int64_t v[64];
+    int cnt = in[1].shape.rank > 1 ? -1 : dgc_ttype_ints(&in[1], v, 64);
+    if (cnt == -2)
+        FAIL("reduction_indices has more than 64 elements");
+    if (!is_int(in[1].dtype) || in[1].shape.rank > 1)
+        FAIL("reduction_indices must be an int32/int64 scalar or vector");
+    int keep = dgc_attr_bool(n, "keepdims", 0);
+    for (int i = 0; i < r; i++)
+        mask[i] = 0;
+    if (cnt >= 0 && in[1].value) {
+        for (int i = 0; i < cnt; i++) {
+            int64_t ax = v[i];
+            if (ax < -r || ax >= r)
+                FAIL("axis %lld is out of range for a tensor of rank %d",
+                     (long long)ax, r);
+            if (mask[ax < 0 ? ax + r : ax])
+                FAIL("Invalid reduction arguments: Axes contains duplicate "
+                     "dimension: %lld", (long long)(ax < 0 ? ax + r : ax));
+            mask[ax < 0 ? ax + r : ax] = 1;
+        }
+        return 1; /* known: the caller shapes the output */
+    }
+    out[0].dtype = in[0].dtype;
+    memset(&out[0].shape, 0, sizeof out[0].shape);
+    if (keep) { /* each dim stays or becomes 1 */
+        out[0].shape.rank = r;
+        for (int i = 0; i < r; i++)
+            out[0].shape.dims[i] = x->dims[i] == 1 ? 1 : -1;
+        return 0;
+    }
+    if (cnt < 0)
+        FAIL("the number of reduction axes is known only at run time and "
+             "keep_dims is false: dgrun needs the output's rank");
+    if (cnt > r)
+        FAIL("%d reduction axes for a tensor of rank %d", cnt, r);
+    out[0].shape.rank = r - cnt; /* at least: duplicates are an error */
+    for (int i = 0; i < r - cnt; i++)
+        out[0].shape.dims[i] = -1;
+    return 0;
+}
+
 int dgc_infer_reduce(DGC_INFER_ARGS)
 {
     if (need_inputs(n, n_in, 1, msg, msgsz))
         return -1;
     const dg_shape *x = &in[0].shape;
     int mask[DG_MAX_RANK];
-    if (axis_mask(n, "axis", x->rank, mask, 1, msg, msgsz))
+    if (n_in >= 2) {
+        int rc = reduce_runtime_axes(n, in, mask, out, msg, msgsz);
+        if (rc <= 0)
+            return rc;
+    } else if (axis_mask(n, "axis", x->rank, mask, 1, msg, msgsz)) {
         return -1;
+    }
     int keep = dgc_attr_bool(n, "keepdims", 0);
     dg_shape o;
     memset(&o, 0, sizeof o);

@@ -50,9 +50,9 @@ typedef struct tf_map {
 #define FOLD_LAST 99
 
 static const tf_map maps[] = {
-    {"Sum", "Sum", 1, F_AXES, "axis", "reduction_indices", 0},
-    {"Mean", "Mean", 1, F_AXES, "axis", "reduction_indices", 0},
-    {"Max", "Max", 1, F_AXES, "axis", "reduction_indices", 0},
+    {"Sum", "Sum", 1, F_AXES, "axis", "reduction_indices", 1},
+    {"Mean", "Mean", 1, F_AXES, "axis", "reduction_indices", 1},
+    {"Max", "Max", 1, F_AXES, "axis", "reduction_indices", 1},
     {"Reshape", "Reshape", 1, F_SHAPE, "shape", "shape", 1},
     {"Transpose", "Transpose", 1, F_PERM, "perm", "perm", 0},
     {"ArgMax", "ArgMax", 1, F_AXIS, "axis", "dimension", 0},
@@ -64,7 +64,7 @@ static const tf_map maps[] = {
     {"Snapshot", "Identity", -1, F_NONE, NULL, NULL, 0},
     {"BiasAddV1", "BiasAdd", -1, F_NONE, NULL, NULL, 0},
     /* TF graph ops (issue 10) */
-    {"Prod", "Prod", 1, F_AXES, "axis", "reduction_indices", 0},
+    {"Prod", "Prod", 1, F_AXES, "axis", "reduction_indices", 1},
     {"Tile", "Tile", 1, F_PERM, "multiples", "multiples", 1},
     {"ExpandDims", "ExpandDims", 1, F_AXIS, "axis", "dim", 1},
     {"GatherV2", "GatherV2", 2, F_AXIS, "axis", "axis", 1},
@@ -735,6 +735,42 @@ static void prefetch_inputs(const dgc_gdload *L, int32_t id)
 
 #define PREFETCH_AHEAD 8
 
+static int run_time_reduction(const dgc_node *n)
+{
+    int op = n->op;
+    return (op == DGC_OPID_Sum || op == DGC_OPID_Mean || op == DGC_OPID_Max ||
+            op == DGC_OPID_Prod) && n->n_inputs == 2 &&
+           !dgc_attr_bool(n, "keepdims", 0);
+}
+
+/* See dgc_gd_finish.  0 ok, -1 nomem. */
+static int keep_reduced_dims(dgc_graph *g)
+{
+    int any = 0;
+    for (int32_t id = 0; id < g->n_nodes && !any; id++)
+        any = run_time_reduction(&g->nodes[id]);
+    if (!any)
+        return 0;
+    /* per node: 1 consumed by a Reshape's data input 0, 2 by anything else */
+    uint8_t *use = dg_calloc((size_t)g->n_nodes, 1);
+    if (!use)
+        return -1;
+    for (int32_t c = 0; c < g->n_nodes; c++) {
+        const dgc_node *m = &g->nodes[c];
+        for (int k = 0; k < m->n_inputs; k++) {
+            int reshape = m->op == DGC_OPID_Reshape && k == 0 &&
+                          m->n_inputs == 2;
+            use[m->inputs[k].node] |= reshape ? 1 : 2;
+        }
+    }
+    int rc = 0;
+    for (int32_t id = 0; id < g->n_nodes && !rc; id++)
+        if (use[id] == 1 && run_time_reduction(&g->nodes[id]))
+            rc = dgc_node_set_bool(&g->nodes[id], "keepdims", 1) ? -1 : 0;
+    dg_free(use);
+    return rc;
+}
+
 dg_status dgc_gd_finish(dgc_gdload *L, dg_error *err)
 {
     dgc_graph *g = L->g;
@@ -771,7 +807,14 @@ dg_status dgc_gd_finish(dgc_gdload *L, dg_error *err)
             if (!st)
                 st = add_device(L, id, err);
         }
-    /* a Const that only became attributes keeps its device and _class
+    /* issue 21: a reduction over run-time axes whose every consumer is a
+     * Reshape (TF's gradient idiom reshape(reduce_sum(g, rx), sx), rx from
+     * BroadcastGradientArgs: how many axes only the run knows) keeps its
+     * reduced dims: the same elements in the same order, and a rank
+     * dgrun knows */
+    if (!st && keep_reduced_dims(g))
+        st = dg_err_nomem(err, "attrs");
+        /* a Const that only became attributes keeps its device and _class
      * colocation (issue 10): TF runs int32 ones in host memory, which
      * placement does too (DGC_OP_HOST_OK) */
     for (int32_t id = 0; id < g->n_nodes && !st; id++)

@@ -355,6 +355,47 @@ static dg_status k_transpose(dgr_kctx *k)
 static dg_status axis_mask(dgr_kctx *k, int r, int *mask)
 {
     const dgc_attr *a = dgc_node_attr(k->node, "axis");
+    int op = k->node->op;
+    if (!a && k->n_in == 2 &&
+        (op == DGC_OPID_Sum || op == DGC_OPID_Mean || op == DGC_OPID_Max)) {
+        /* TF's reduction_indices as a run-time tensor (issue 21), read
+         * from host memory or back from the device; empty: no axis */
+        const dgr_value *ax = &k->in[1];
+        int64_t n = numel(&ax->shape), v[64];
+        size_t es = dg_dtype_size(ax->dtype);
+        unsigned char raw[64 * 8];
+        if (n > 64)
+            return dg_err(k->err, DG_E_RUNTIME, "node '%s': more than 64 "
+                          "reduction axes", k->node->name);
+        if (n > 0) {
+            if (ax->buf->host) {
+                memcpy(raw, ax->buf->host, (size_t)n * es);
+            } else {
+                dg_status st = k->dev->be->read(k->dev, ax->buf, raw,
+                                                (size_t)n * es, k->err);
+                if (st != DG_OK)
+                    return st;
+            }
+        }
+        for (int i = 0; i < r; i++)
+            mask[i] = 0;
+        for (int64_t i = 0; i < n; i++) {
+            if (ax->dtype == DG_I32) {
+                int32_t x;
+                memcpy(&x, raw + i * 4, 4);
+                v[i] = x;
+            } else {
+                memcpy(&v[i], raw + i * 8, 8);
+            }
+            int64_t d = v[i] < 0 ? v[i] + r : v[i];
+            if (d < 0 || d >= r)
+                return dg_err(k->err, DG_E_RUNTIME,
+                              "node '%s': axis %lld out of range for rank %d",
+                              k->node->name, (long long)v[i], r);
+            mask[d] = 1;
+        }
+        return DG_OK;
+    }
     for (int i = 0; i < r; i++)
         mask[i] = a ? 0 : 1;
     if (!a)

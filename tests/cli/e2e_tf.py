@@ -56,6 +56,7 @@ MISSING["mlp_devices"] = None
 MISSING["summaries"] = None
 MISSING["tf1_xent"] = None  # issue 21: StopGradient
 MISSING["tf1_init"] = None  # issue 21: random initializers (tf1_init())
+MISSING["dropout"] = None   # issue 21: run-time shapes (dropout_extra())
 
 
 def env():
@@ -157,8 +158,10 @@ def fixture(name):
                 on_gpus(d, meta, graph)
             if rc == 0 and name == "summaries":
                 summaries(d, meta, graph)
-            if rc == 0 and name == "tf1_xent":
+            if rc == 0 and name in ("tf1_xent", "dropout"):
                 on_gpus(d, meta, graph)
+            if rc == 0 and name == "dropout":
+                dropout_extra(d, meta, graph)
         elif missing.startswith("!"):  # a known error other than missing ops
             want = "dgrun: error: %s: %s\n" % (graph, missing[1:])
             check(rc == 2 and err == want,
@@ -233,6 +236,60 @@ def tf1_init(d, meta, graph):
         check(last < 0.8 * first, "%s: loss %g -> %g after 29 steps" %
               (graph, first, last))
         COMPARED.append("tf1_init: trains")
+
+
+def dropout_extra(d, meta, graph):
+    """Issue 21: the dropout model on a [None, 20] input beyond TF's values
+    (training=False): any batch size runs; training=True (RandomUniform of a
+    run-time Shape, Sum over BroadcastGradientArgs axes) trains, the same
+    per --seed on the CPU and on two GPUs."""
+    tmp = tempfile.mkdtemp()
+    rs = np.random.RandomState(9)
+    for b in (1, 3):
+        np.save(os.path.join(tmp, "x%d.npy" % b),
+                rs.uniform(-1, 1, (b, 20)).astype(np.float32))
+        np.save(os.path.join(tmp, "y%d.npy" % b),
+                rs.randint(0, 5, b).astype(np.int32))
+    np.save(os.path.join(tmp, "t.npy"), np.array(True))
+    np.save(os.path.join(tmp, "f.npy"), np.array(False))
+    for b in (1, 3):
+        for t in ("t", "f"):
+            rc, out, err = dgrun(
+                "run", graph, "--fetch", "logits,loss", "--json",
+                "--opencl-devices", "none", SOFT,
+                "--feed", "x=" + os.path.join(tmp, "x%d.npy" % b),
+                "--feed", "y=" + os.path.join(tmp, "y%d.npy" % b),
+                "--feed", "training=" + os.path.join(tmp, t + ".npy"))
+            check(rc == 0 and np.asarray(json.loads(out)["logits"]["value"])
+                  .shape == (b, 5), "%s: batch %d training=%s: exit %d %s" %
+                  (graph, b, t, rc, err.strip()))
+    feeds = ["--feed", "x:0=" + os.path.join(d, meta["feeds"]["x"]),
+             "--feed", "y:0=" + os.path.join(d, meta["feeds"]["y"]),
+             "--feed", "training:0=" + os.path.join(tmp, "t.npy")]
+    curves = []
+    for gpu in (False, True):
+        if gpu:
+            rc, out, _ = dgrun("devices", "--opencl-devices", "all")
+            if rc or "GPU:0" not in out:
+                print("no OpenCL device: GPU run skipped")
+                break
+        extra = ["--opencl-devices", "all", "--virtual-gpus", "2"] if gpu \
+            else ["--opencl-devices", "none"]
+        rc, out, err = dgrun("run", graph, "--fetch", "loss,train", "--repeat",
+                             "25", "--json", "--seed", "4", SOFT, *feeds,
+                             *extra)
+        check(rc == 0, "%s: training=True exit %d: %s" % (graph, rc,
+                                                         err.strip()))
+        if rc == 0:
+            curves.append(json.loads(out)["loss"]["value"])
+    if curves:
+        first = meta["train"]["losses"][0]
+        check(curves[0] < 0.7 * first, "%s: training=True: loss %g -> %g" %
+              (graph, first, curves[0]))
+        check(len(set(curves)) == 1 or np.allclose(curves, curves[0],
+                                                   rtol=1e-4),
+              "%s: CPU and GPUs differ with --seed 4: %s" % (graph, curves))
+        COMPARED.append("dropout: trains with training=True")
 
 
 def summaries(d, meta, graph):

@@ -35,6 +35,12 @@ seeded constants so dgrun starts from the same values):
   tf1_xent     issue 21: a 20-16-5 MLP whose loss is
                softmax_cross_entropy_with_logits_v2 of tf.stop_gradient
                labels, GradientDescent (seeded constant weights: TF's loss)
+  dropout      issue 21: tf.compat.v1.layers.dropout(training=...) as TF-1
+               builds it (a tf.cond on a bool placeholder around nn.dropout,
+               TF-1 control flow) in a 20-16-5 MLP on a [None, 20] input:
+               RandomUniform of a run-time Shape, and the gradient's
+               BroadcastGradientArgs -> Sum over run-time axes; TF's values
+               and loss curve with training=False (no random numbers)
   tf1_init     issue 21: the same model as the TF-1 tutorials initialise
                it (tf.compat.v1.set_random_seed, truncated_normal Variables
                and truncated_normal_initializer / random_normal
@@ -507,8 +513,42 @@ def tf1_init():
                   "and that it trains")
 
 
+def dropout():
+    """tf.compat.v1.layers.dropout(training=t) on an unknown batch (issue
+    21).  Keras 3 has no tf.compat.v1.layers, so this is its graph: the
+    smart_cond of a bool placeholder, built with TF-1 control flow."""
+    tf1.disable_control_flow_v2()
+    g = tf.Graph()
+    with g.as_default():
+        rs = rng(22)
+        x = tf1.placeholder(tf.float32, [None, 20], name="x")
+        y = tf1.placeholder(tf.int32, [None], name="y")
+        training = tf1.placeholder(tf.bool, [], name="training")
+        w1 = var(rs, [20, 16], "w1", 0.3)
+        b1 = var(rs, [16], "b1", zero=True)
+        w2 = var(rs, [16, 5], "w2", 0.3)
+        h = tf.nn.relu(tf.matmul(x, w1) + b1)
+        with tf1.name_scope("drop1"):
+            h = tf1.cond(training, lambda: tf.nn.dropout(h, rate=0.5),
+                         lambda: tf.identity(h))
+        logits = tf.matmul(h, w2, name="logits")
+        loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(
+            labels=y, logits=logits), name="loss")
+        tf1.train.GradientDescentOptimizer(0.5).minimize(loss, name="train")
+        xs, _ = xent_batch(5)
+        ys = rng(6).randint(0, 5, len(xs)).astype(np.int32)
+        with session(g) as s:
+            s.run(tf1.global_variables_initializer())
+            write("dropout", g.as_graph_def(),
+                  {"x": xs, "y": ys, "training": np.array(False)},
+                  ["logits", "loss"], s, g, train=("train", "loss"),
+                  note="dropout(training=placeholder) on a [None, 20] input; "
+                  "TF's values with training=False")
+    tf1.enable_control_flow_v2()
+
+
 FIXTURES = ["keras_cnn", "sincos", "mlp", "lenet", "dwconv_bn",
-            "cifar_towers", "summaries", "tf1_xent", "tf1_init"]
+            "cifar_towers", "summaries", "tf1_xent", "tf1_init", "dropout"]
 
 
 def main():
