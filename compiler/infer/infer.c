@@ -250,6 +250,17 @@ int dgc_infer_random_int(DGC_INFER_ARGS)
     return random_shape(n, &in[0], &out[0].shape, msg, msgsz);
 }
 
+int dgc_infer_invert_permutation(DGC_INFER_ARGS)
+{
+    if (need_inputs(n, n_in, 1, msg, msgsz))
+        return -1;
+    if (!is_int(in[0].dtype) || in[0].shape.rank != 1)
+        FAIL("x must be an int32/int64 vector");
+    out[0] = in[0];
+    out[0].value = NULL;
+    return 0;
+}
+
 int dgc_infer_multinomial(DGC_INFER_ARGS)
 {
     if (need_inputs(n, n_in, 2, msg, msgsz))
@@ -536,6 +547,29 @@ int dgc_infer_transpose(DGC_INFER_ARGS)
     int r = x->rank;
     int64_t perm[DG_MAX_RANK];
     const dgc_attr *a = dgc_node_attr(n, "perm");
+    if (!a && n_in >= 2) { /* TF's perm input (issue 21) */
+        int64_t v[DG_MAX_RANK];
+        int cnt = dgc_ttype_ints(&in[1], v, DG_MAX_RANK);
+        if (cnt == -2 || (cnt >= 0 && cnt != r))
+            FAIL("perm has %d entries but the input has rank %d", cnt, r);
+        if (cnt < 0 || in[1].shape.rank != 1)
+            FAIL("perm must be an int32/int64 vector of known length");
+        out[0].dtype = in[0].dtype;
+        out[0].shape = *x;
+        int seen[DG_MAX_RANK] = {0};
+        for (int i = 0; i < r; i++) {
+            if (!in[1].value) { /* known at run time */
+                out[0].shape.dims[i] = -1;
+                continue;
+            }
+            int64_t p = v[i] < 0 ? v[i] + r : v[i];
+            if (p < 0 || p >= r || seen[p])
+                FAIL("perm is not a permutation of 0..%d", r - 1);
+            seen[p] = 1;
+            out[0].shape.dims[i] = x->dims[p];
+        }
+        return 0;
+    }
     if (a) {
         int cnt = a->kind == DGC_A_INTS ? a->n : 1;
         if (cnt != r)

@@ -54,7 +54,7 @@ static const tf_map maps[] = {
     {"Mean", "Mean", 1, F_AXES, "axis", "reduction_indices", 1},
     {"Max", "Max", 1, F_AXES, "axis", "reduction_indices", 1},
     {"Reshape", "Reshape", 1, F_SHAPE, "shape", "shape", 1},
-    {"Transpose", "Transpose", 1, F_PERM, "perm", "perm", 0},
+    {"Transpose", "Transpose", 1, F_PERM, "perm", "perm", 1},
     {"ArgMax", "ArgMax", 1, F_AXIS, "axis", "dimension", 0},
     {"RandomStandardNormal", "RandomNormal", 0, F_SHAPE, "shape", "shape", 1},
     {"RandomUniform", "RandomUniform", 0, F_SHAPE, "shape", "shape", 1},
@@ -735,6 +735,43 @@ static void prefetch_inputs(const dgc_gdload *L, int32_t id)
 
 #define PREFETCH_AHEAD 8
 
+/* A TensorArrayReadV3 / GatherV3 without element_shape (TF writes it only
+ * on some; the read of dynamic_rnn's input has none) takes the
+ * element_shape of the TensorArrayV3 its handle comes from, through
+ * Enter / Identity / Switch / Merge and TensorArrayGradV3 (issue 21).
+ * 0 ok (or nothing found: inference names the node), -1 nomem. */
+static int ta_element_shape(dgc_graph *g, int32_t id)
+{
+    dgc_node *n = &g->nodes[id];
+    if ((n->op != DGC_OPID_TensorArrayReadV3 &&
+         n->op != DGC_OPID_TensorArrayGatherV3) || n->n_inputs < 1 ||
+        dgc_node_attr(n, "element_shape") || dgc_node_attr(n, "output_shape"))
+        return 0;
+    int32_t h = n->inputs[0].node;
+    for (int step = 0; step < 64 && h >= 0; step++) {
+        const dgc_node *p = &g->nodes[h];
+        if (p->op == DGC_OPID_TensorArrayV3) {
+            const dgc_attr *es = dgc_node_attr(p, "element_shape");
+            if (!es || es->kind != DGC_A_SHAPE || es->n > DG_MAX_RANK)
+                return 0;
+            dg_shape sh;
+            memset(&sh, 0, sizeof sh);
+            sh.rank = es->n;
+            for (int i = 0; i < es->n; i++)
+                sh.dims[i] = es->ints[i];
+            return dgc_node_set_shape(&g->nodes[id], "element_shape", &sh)
+                       ? -1 : 0;
+        }
+        if (p->n_inputs < 1 ||
+            !(p->op == DGC_OPID_Enter || p->op == DGC_OPID_Identity ||
+              p->op == DGC_OPID_Switch || p->op == DGC_OPID_Merge ||
+              p->op == DGC_OPID_TensorArrayGradV3))
+            return 0;
+        h = p->inputs[0].node;
+    }
+    return 0;
+}
+
 static int run_time_reduction(const dgc_node *n)
 {
     int op = n->op;
@@ -814,6 +851,9 @@ dg_status dgc_gd_finish(dgc_gdload *L, dg_error *err)
      * dgrun knows */
     if (!st && keep_reduced_dims(g))
         st = dg_err_nomem(err, "attrs");
+    for (int32_t id = 0; id < g->n_nodes && !st; id++)
+        if (ta_element_shape(g, id))
+            st = dg_err_nomem(err, "attrs");
         /* a Const that only became attributes keeps its device and _class
      * colocation (issue 10): TF runs int32 ones in host memory, which
      * placement does too (DGC_OP_HOST_OK) */

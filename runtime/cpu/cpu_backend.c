@@ -171,6 +171,7 @@ static const dgr_kernel_row cpu_kernels[DGC_N_OPS] = {
     ROW(TruncatedNormal, dgr_k_random),
     ROW(RandomUniformInt, dgr_k_random_uniform_int),
     ROW(Multinomial, dgr_k_multinomial),
+    ROW(InvertPermutation, dgr_k_invert_permutation),
 };
 
 static dg_status cpu_discover(const dg_options *o, dg_device_list *l,

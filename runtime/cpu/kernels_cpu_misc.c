@@ -124,6 +124,42 @@ dg_status dgr_k_random_uniform_int(dgr_kctx *k)
     return DG_OK;
 }
 
+/* InvertPermutation: y[x[i]] = i, x a permutation of 0..n-1 (TF's
+ * error otherwise). */
+dg_status dgr_k_invert_permutation(dgr_kctx *k)
+{
+    const dgr_value *x = &k->in[0];
+    int64_t n = dg_shape_numel(&x->shape);
+    dg_status st = dgr_kctx_alloc_output(k, 0);
+    if (st)
+        return st;
+    const void *xp = dgr_cpu_ptr(x);
+    void *yp = dgr_cpu_ptr(&k->out[0]);
+    int i32 = x->dtype == DG_I32;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t v = -1;
+        if (i32)
+            ((int32_t *)yp)[i] = (int32_t)v;
+        else
+            ((int64_t *)yp)[i] = v;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        int64_t d = i32 ? ((const int32_t *)xp)[i] : ((const int64_t *)xp)[i];
+        int64_t seen = d < 0 || d >= n ? 0
+                       : i32 ? ((int32_t *)yp)[d] : ((int64_t *)yp)[d];
+        if (d < 0 || d >= n || seen != -1)
+            return dg_err(k->err, DG_E_RUNTIME,
+                          "node '%s': InvertPermutation: %lld is %s", k->node->name,
+                          (long long)d, d < 0 || d >= n ? "out of range"
+                                                        : "duplicated");
+        if (i32)
+            ((int32_t *)yp)[d] = (int32_t)i;
+        else
+            ((int64_t *)yp)[d] = i;
+    }
+    return DG_OK;
+}
+
 /* Multinomial (logits [batch, classes], num_samples). */
 dg_status dgr_k_multinomial(dgr_kctx *k)
 {
@@ -224,15 +260,32 @@ dg_status dgr_k_transpose(dgr_kctx *k)
     int rank = x->shape.rank;
     int perm[DG_MAX_RANK];
     const dgc_attr *a = dgc_node_attr(k->node, "perm");
+    const int64_t *pv = NULL;
+    int64_t in_perm[DG_MAX_RANK];
+    int pn = 0;
+    if (a && (a->kind == DGC_A_INTS || a->kind == DGC_A_SHAPE)) {
+        pv = a->ints;
+        pn = a->n;
+    } else if (!a && k->n_in == 2) {
+        /* TF's perm input computed at run time (issue 21): host memory */
+        const dgr_value *pi = &k->in[1];
+        int64_t cnt = dg_shape_numel(&pi->shape);
+        pn = cnt > DG_MAX_RANK ? DG_MAX_RANK + 1 : (int)cnt;
+        for (int i = 0; i < pn && i < DG_MAX_RANK; i++)
+            in_perm[i] = pi->dtype == DG_I32
+                             ? ((const int32_t *)dgr_cpu_ptr(pi))[i]
+                             : ((const int64_t *)dgr_cpu_ptr(pi))[i];
+        pv = in_perm;
+    }
     uint32_t seen = 0;
     for (int d = 0; d < rank; d++) {
         int64_t p = rank - 1 - d;
-        if (a && (a->kind == DGC_A_INTS || a->kind == DGC_A_SHAPE)) {
-            if (a->n != rank)
+        if (pv) {
+            if (pn != rank)
                 return dg_err(k->err, DG_E_RUNTIME,
                               "node '%s': perm has %d entries for rank %d",
-                              k->node->name, a->n, rank);
-            p = a->ints[d] < 0 ? a->ints[d] + rank : a->ints[d];
+                              k->node->name, pn, rank);
+            p = pv[d] < 0 ? pv[d] + rank : pv[d];
         }
         if (p < 0 || p >= rank || (seen >> p) & 1)
             return dg_err(k->err, DG_E_RUNTIME, "node '%s': invalid perm",
