@@ -49,6 +49,7 @@ MISSING = {
     "lstm_frozen": None,
     "lstm": None,
     "lstm_batch": None,  # issue 21: batch-major on [None, 5, 3]
+    "lstm_batch_frozen": None,
 }
 e2e_tf.MISSING.update(MISSING)
 

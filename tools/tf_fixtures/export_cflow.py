@@ -156,6 +156,11 @@ def lstm_batch():
         ts = b.uniform(-0.5, 0.5, (batch, seq, hidden)).astype(np.float32)
         with ex.session(g) as s:
             s.run(tf1.global_variables_initializer())
+            frozen = tf1.graph_util.convert_variables_to_constants(
+                s, g.as_graph_def(), ["outputs"])
+            ex.write("lstm_batch_frozen", frozen, {"x": xs}, ["outputs"], s,
+                     g, note="the lstm_batch graph's forward part, "
+                     "variables frozen")
             ex.write("lstm_batch", g.as_graph_def(), {"x": xs, "target": ts},
                      ["outputs", "loss"], s, g, train=("train", "loss"),
                      note="batch-major dynamic_rnn LSTM on x [None, 5, 3] "
@@ -171,7 +176,7 @@ def main():
         cf_while_nested()
     if not only or "lstm" in only:
         lstm()
-    if not only or "lstm_batch" in only:
+    if not only or "lstm_batch" in only or "lstm_batch_frozen" in only:
         lstm_batch()
 
 
