@@ -37,6 +37,12 @@ static void gpu_text(const dgc_op_def *d, uint32_t m, char *buf, size_t n)
         return;
     }
     int f32 = (m >> DG_F32) & 1, f64 = (m >> DG_F64) & 1;
+    int i32 = (m >> DG_I32) & 1, i64 = (m >> DG_I64) & 1;
+    if (!f32 && !f64 && (i32 || i64)) { /* integer-only (RandomUniformInt) */
+        snprintf(buf, n, "GPU(%s%s%s)", i32 ? "int32" : "",
+                 i32 && i64 ? "," : "", i64 ? "int64" : "");
+        return;
+    }
     if (!f32 && !f64) {
         strncat(buf, "-", n - 1);
         return;
