@@ -60,7 +60,8 @@ static const dgc_attr_spec a_assign[] = {
     {"validate_shape", DGC_A_BOOL, "true", 0},
     {"use_locking", DGC_A_BOOL, "false", 0}, A_END};
 static const dgc_attr_spec a_print[] = {
-    {"message", DGC_A_STR, "", 0}, {"summarize", DGC_A_INT, "3", 0}, A_END};
+    {"message", DGC_A_STR, "", 0}, {"summarize", DGC_A_INT, "3", 0},
+    {"first_n", DGC_A_INT, "-1", 0}, A_END};
 static const dgc_attr_spec a_momentum[] = {
     {"use_locking", DGC_A_BOOL, "false", 0},
     {"use_nesterov", DGC_A_BOOL, "false", 0}, A_END};

@@ -903,10 +903,10 @@ dg_status dgc_gd_attrs(dgc_graph *g, const dgc_jdoc *doc, int32_t id,
                 dgc_node_set_int(n, "summarize", i))
                 st = nomem(err);
         } else if (strcmp(k, "first_n") == 0) {
-            if (!(st = get_int(doc, err, n, k, v, &i)) && i >= 0)
-                st = AERR("node '%s': attr 'first_n' = %lld is not supported "
-                          "(dgrun's Print prints every time; use -1)",
-                          n->name, (long long)i);
+            /* Print prints its first first_n calls only (issue 21) */
+            if (!(st = get_int(doc, err, n, k, v, &i)) &&
+                dgc_node_set_int(n, "first_n", i))
+                st = nomem(err);
         } else if (cnn_op(n) && (strcmp(k, "strides") == 0 ||
                                  strcmp(k, "dilations") == 0 ||
                                  strcmp(k, "ksize") == 0 ||

@@ -413,6 +413,11 @@ static void print_value(dg_sbuf *b, const dgr_value *v, int64_t limit)
 
 dg_status dgr_k_print(dgr_kctx *k)
 {
+    /* first_n >= 0: only the first first_n calls print (TF) */
+    int64_t first_n = dgc_attr_int(k->node, "first_n", -1);
+    if (first_n >= 0 && k->env->times &&
+        k->env->times(k->env->ctx, k->node_id) >= (uint64_t)first_n)
+        return dgr_k_identity(k);
     dg_sbuf b;
     dg_sbuf_init(&b);
     const dgc_attr *m = dgc_node_attr(k->node, "message");

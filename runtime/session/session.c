@@ -25,6 +25,7 @@ struct dgr_session {
     struct dgr_pool *intra;   /* intra-op pool of the host devices */
     dgr_kenv env;             /* what kernels get: seeds, Print, tracing */
     pthread_mutex_t print_mu;
+    uint64_t *print_times;    /* per node: Print calls (env_times) */
     uint64_t t0;              /* session start (trace origin) */
     int64_t stopped;          /* steps done when options.stop ended the
                                  last call early, -1 otherwise */
@@ -71,6 +72,20 @@ static uint64_t env_rng_seed(void *ctx, int32_t node_id)
         ? mix64((uint64_t)s1 ^ 0x5eed5eed5eedULL) ^ (s2 ? mix64((uint64_t)s2) : 0)
         : name_hash(n->name);
     return mix64(s->opts.seed ^ mix64(who ^ mix64(run)));
+}
+
+static uint64_t env_times(void *ctx, int32_t node_id)
+{
+    dgr_session *s = ctx;
+    uint64_t t = 0;
+    pthread_mutex_lock(&s->print_mu);
+    if (!s->print_times)
+        s->print_times = dg_calloc((size_t)s->x.g->n_nodes + 1,
+                                   sizeof *s->print_times);
+    if (s->print_times && node_id >= 0 && node_id < s->x.g->n_nodes)
+        t = s->print_times[node_id]++;
+    pthread_mutex_unlock(&s->print_mu);
+    return t;
 }
 
 static void env_print(void *ctx, const char *text)
@@ -523,6 +538,7 @@ dg_session *dg_session_new(const dg_program *p, const dg_options *o,
     s->env.ctx = s;
     s->env.rng_seed = env_rng_seed;
     s->env.print = env_print;
+    s->env.times = env_times;
     s->env.tracing = o && o->trace_path != NULL;
     s->env.collective = NULL; /* no collective runtime without MPI */
     s->x.env = &s->env;
@@ -599,6 +615,7 @@ void dg_session_free(dg_session *ds)
     dg_free(s->x.mem_seen_ns);
     dg_free((void *)s->opts.trace_path);
     dg_free(s->clock_off);
+    dg_free(s->print_times);
     pthread_mutex_destroy(&s->print_mu);
     pthread_mutex_destroy(&s->x.run_mu);
     dg_free(s);

@@ -18,6 +18,8 @@ Usage: e2e_tf.py DGRUN GROUP
              Philox draws dgrun does not reproduce, so the fixture is
              checked for ranges, --seed determinism, CPU = GPU and that
              it trains; PreventGradient's error.
+  issue21    hand-made GraphDefs: a run-time Transpose perm, a Sum over
+             BroadcastGradientArgs on a -1 batch, Print's first_n.
   summaries  (also a fixture) summary ops fetched beside the train op give
              int32 [0] and leave TF's loss curve; placed on the CPU; a
              string tensor into another op is an error.
@@ -482,6 +484,70 @@ def f32c(name, arr):
         dtype={"type": "DT_FLOAT"})
 
 
+def issue21():
+    """Issue 21 on hand-made GraphDefs: a Transpose whose perm dynamic_rnn-
+    style comes from ConcatV2([1, 0], Range(2, Rank(x))) and the gradient
+    idiom Reshape(Sum(dy, BroadcastGradientArgs), Shape) on a -1 batch,
+    against NumPy for two batch sizes; Print's first_n."""
+    nodes = [
+        tf_node("x", "Placeholder", dtype={"type": "DT_FLOAT"},
+                shape={"shape": {"dim": [{"size": "-1"}, {"size": "2"},
+                                         {"size": "3"}]}}),
+        tf_node("b", "Placeholder", dtype={"type": "DT_FLOAT"},
+                shape={"shape": {"dim": [{"size": "1"}, {"size": "2"},
+                                         {"size": "3"}]}}),
+        i32("p01", [1, 0]), i32("two", [2], scalar=True),
+        i32("one", [1], scalar=True), i32("zero", [0], scalar=True),
+        tf_node("rank", "Rank", ["x"]),
+        tf_node("rng", "Range", ["two", "rank", "one"]),
+        tf_node("perm", "ConcatV2", ["p01", "rng", "zero"], N={"i": "2"}),
+        tf_node("tr", "Transpose", ["x", "perm"]),
+        tf_node("sx", "Shape", ["x"]), tf_node("sb", "Shape", ["b"]),
+        tf_node("bga", "BroadcastGradientArgs", ["sb", "sx"]),
+        tf_node("sum", "Sum", ["x", "bga"]),
+        tf_node("db", "Reshape", ["sum", "sb"]),
+        tf_node("pr", "Print", ["x", "x"], first_n={"i": "2"},
+                message={"s": "cHJpbnQ="}, U={"list": {"type": [
+                    "DT_FLOAT"]}}),
+    ]
+    tmp = tempfile.mkdtemp()
+    graph = os.path.join(tmp, "g.json")
+    with open(graph, "w") as f:
+        json.dump({"node": nodes}, f)
+    rs = np.random.RandomState(21)
+    b = rs.uniform(-1, 1, (1, 2, 3)).astype(np.float32)
+    np.save(os.path.join(tmp, "b.npy"), b)
+    for batch in (4, 1):
+        x = rs.uniform(-1, 1, (batch, 2, 3)).astype(np.float32)
+        np.save(os.path.join(tmp, "x.npy"), x)
+        for dev in (["--opencl-devices", "none"],
+                    ["--opencl-devices", "all", "--device", "/gpu:0",
+                     SOFT]):
+            rc, out, err = dgrun("run", graph, "--fetch", "tr,db", "--json",
+                                 "--feed", "x=" + os.path.join(tmp, "x.npy"),
+                                 "--feed", "b=" + os.path.join(tmp, "b.npy"),
+                                 *dev)
+            if rc and "GPU" in err and "all" in dev:
+                continue  # no OpenCL device here
+            check(rc == 0, "issue21 batch %d %s: exit %d: %s" %
+                  (batch, dev[1], rc, err.strip()))
+            if rc:
+                continue
+            res = json.loads(out)
+            close(res["tr"]["value"], np.transpose(x, (1, 0, 2)),
+                  "run-time perm, batch %d, %s" % (batch, dev[1]))
+            close(res["db"]["value"], x.sum(axis=0, keepdims=True),
+                  "Sum over BroadcastGradientArgs, batch %d, %s" %
+                  (batch, dev[1]))
+    rc, out, err = dgrun("run", graph, "--fetch", "pr", "--repeat", "3",
+                         "--opencl-devices", "none",
+                         "--feed", "x=" + os.path.join(tmp, "x.npy"),
+                         "--feed", "b=" + os.path.join(tmp, "b.npy"))
+    check(rc == 0 and err.count("print") == 2,
+          "Print first_n=2 over 3 runs prints twice: exit %d, stderr %r" %
+          (rc, err))
+
+
 def tf_ops():
     """Each TF graph op of issue 10 on a fed input, against NumPy; the
     shape inputs are computed (Shape, Range...) so they exist only at run
@@ -600,6 +666,8 @@ def main():
         runtime_shapes()
     elif GROUP == "ops":
         tf_ops()
+    elif GROUP == "issue21":
+        issue21()
     elif GROUP in MISSING:
         fixture(GROUP)
     else:

@@ -521,9 +521,10 @@ static void test_errors(void **state)
     expect_error("{\"node\": [" FC ", {\"name\": \"n\", \"op\": \"Neg\", "
                  "\"input\": [\"f\"], \"attr\": {\"_class\": {\"list\": "
                  "{\"s\": [\"!!\"]}}}}]}", "node 'n': attr '_class'");
+    /* first_n: TF's (issue 21); of the wrong kind it is an error */
     expect_error("{\"node\": [" FC ", {\"name\": \"n\", \"op\": \"Print\", "
-                 "\"input\": [\"f\"], \"attr\": {\"first_n\": {\"i\": "
-                 "\"3\"}}}]}", "node 'n': attr 'first_n'");
+                 "\"input\": [\"f\"], \"attr\": {\"first_n\": {\"s\": "
+                 "\"eA==\"}}}]}", "node 'n': attr 'first_n' must be an int");
     expect_error("{\"node\": [" FC ", {\"name\": \"n\", \"op\": \"BiasAdd\", "
                  "\"input\": [\"f\", \"f\"], \"attr\": {\"data_format\": "
                  "{\"s\": \"TkNIVw==\"}}}]}", "'data_format' = 'NCHW'");
