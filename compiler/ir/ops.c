@@ -373,3 +373,35 @@ int dgc_tf_attr_kind(const char *tf_op, const char *attr, const char **kind)
     return -1;
 }
 
+/* ---- TF's GPU kernels (issue 21, item 4: the table; placement does not
+ * read it yet) --------------------------------------------------------- */
+
+static const struct tf_gpu_row {
+    const char *op, *dtypes, *host;
+} tf_gpu[] = {
+#define DGC_TF_GPU(op, dtypes, host) {op, dtypes, host},
+#include "tf_gpu_kernels.def"
+#undef DGC_TF_GPU
+};
+
+int dgc_tf_gpu_kernel(const char *tf_op, const char **dtypes,
+                      const char **host)
+{
+    size_t lo = 0, hi = sizeof tf_gpu / sizeof tf_gpu[0];
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(tf_gpu[mid].op, tf_op);
+        if (c == 0) {
+            *dtypes = tf_gpu[mid].dtypes;
+            if (host)
+                *host = tf_gpu[mid].host;
+            return 1;
+        }
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return -1;
+}
+

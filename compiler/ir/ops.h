@@ -131,6 +131,17 @@ int dgc_op_has(int op, uint32_t flag);
  * "type", "shape", "tensor", "func", "list"). */
 int dgc_tf_attr_kind(const char *tf_op, const char *attr, const char **kind);
 
+/* TensorFlow's GPU kernels (compiler/ir/tf_gpu_kernels.def, generated
+ * from the CUDA build's kernel registry by
+ * tools/tf_gpu_kernels/gen_tf_gpu_kernels.py) for TF op `tf_op`: 1 with
+ * *dtypes the dgrun dtypes of its type attr TF has a GPU kernel for
+ * ("float32,int64,...", "*" any, "" none) and *host (if host is not NULL)
+ * the args TF keeps in host memory per dtype ("int32:x,y;..."); -1 when
+ * the table has no such op.  `dgrun ops` shows it; placement does not use
+ * it (SPEC 4.7 still says which devices run what). */
+int dgc_tf_gpu_kernel(const char *tf_op, const char **dtypes,
+                      const char **host);
+
 /* The dtype that selects a node's kernel ("T"): its first input's dtype
  * when it has inputs (ArgMax, Equal, Cast: the input's), else its output 0
  * dtype (Const, Variable, Placeholder, Random*), or -1 for NoOp. Needs

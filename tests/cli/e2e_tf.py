@@ -19,7 +19,8 @@ Usage: e2e_tf.py DGRUN GROUP
              checked for ranges, --seed determinism, CPU = GPU and that
              it trains; PreventGradient's error.
   issue21    hand-made GraphDefs: a run-time Transpose perm, a Sum over
-             BroadcastGradientArgs on a -1 batch, Print's first_n.
+             BroadcastGradientArgs on a -1 batch, Print's first_n; `dgrun
+             ops`'s TF GPU column against compiler/ir/tf_gpu_kernels.def.
   summaries  (also a fixture) summary ops fetched beside the train op give
              int32 [0] and leave TF's loss curve; placed on the CPU; a
              string tensor into another op is an error.
@@ -484,6 +485,37 @@ def f32c(name, arr):
         dtype={"type": "DT_FLOAT"})
 
 
+def ops_vs_tf_gpu_table():
+    """`dgrun ops`'s TF GPU column is compiler/ir/tf_gpu_kernels.def (TF's
+    GPU kernel registry, issue 21 item 4) for every op TF has."""
+    import re
+    table = {}
+    with open(os.path.join(ROOT, "compiler", "ir", "tf_gpu_kernels.def")) as f:
+        for m in re.finditer(r'^DGC_TF_GPU\("(\w+)", "([^"]*)", "([^"]*)"\)',
+                             f.read(), re.M):
+            table[m.group(1)] = m.group(2)
+    rc, out, _ = dgrun("ops")
+    check(rc == 0, "dgrun ops exits 0")
+    check("TF GPU" in out.splitlines()[0], "dgrun ops has a TF GPU column")
+    seen = 0
+    for line in out.splitlines()[1:]:
+        # OP [(alias A)]  DTYPES  CPU  GPU(... if fp64)|-  TF-GPU  DESCRIPTION
+        m = re.match(r"(\w+)(?: \(alias (\w+)\))?\s+(\S+)\s+(\S+)\s+"
+                     r"(GPU\([^)]*\)|\S+)\s+(\S+)", line)
+        name, alias, got = m.group(1), m.group(2), m.group(6)
+        tf = table.get(name, table.get(alias))
+        want = "n/a" if tf is None else "-" if tf == "" else \
+            "any" if tf == "*" else tf
+        check(got == want, "dgrun ops: %s TF GPU %r, table %r" %
+              (name, got, want))
+        seen += tf is not None
+    check(seen > 100 and table.get("VariableV2") and
+          "int32" not in table["VariableV2"] and "int64" in table["Equal"],
+          "the TF GPU table: %d ops of dgrun's, VariableV2 %r, Equal %r" %
+          (seen, table.get("VariableV2"), table.get("Equal")))
+    COMPARED.append("dgrun ops vs tf_gpu_kernels.def")
+
+
 def issue21():
     """Issue 21 on hand-made GraphDefs: a Transpose whose perm dynamic_rnn-
     style comes from ConcatV2([1, 0], Range(2, Rank(x))) and the gradient
@@ -539,6 +571,7 @@ def issue21():
             close(res["db"]["value"], x.sum(axis=0, keepdims=True),
                   "Sum over BroadcastGradientArgs, batch %d, %s" %
                   (batch, dev[1]))
+    ops_vs_tf_gpu_table()
     rc, out, err = dgrun("run", graph, "--fetch", "pr", "--repeat", "3",
                          "--opencl-devices", "none",
                          "--feed", "x=" + os.path.join(tmp, "x.npy"),
