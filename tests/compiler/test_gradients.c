@@ -414,6 +414,17 @@ static void test_gradient_blockers(void **state)
                       "[\"q\"], \"xs\": [\"a\"]}]}",
                       "node 'p': Gradient explicitly disabled. Reason: no "
                       "2nd derivative");
+    /* Multinomial is TF's NotDifferentiable: no gradient, not an error */
+    g = load("{\"version\": 1, \"nodes\": ["
+             "{\"name\": \"a\", \"op\": \"Variable\", \"attrs\": {\"dtype\": \"float32\", \"shape\": [2, 3], \"init\": 1.0}},"
+             "{\"name\": \"k\", \"op\": \"Const\", \"attrs\": {\"value\": 4, \"dtype\": \"int32\"}},"
+             "{\"name\": \"m\", \"op\": \"Multinomial\", \"inputs\": [\"a\", \"k\"]},"
+             "{\"name\": \"f\", \"op\": \"Cast\", \"inputs\": [\"m\"], \"attrs\": {\"dtype\": \"float32\"}},"
+             "{\"name\": \"y\", \"op\": \"Sum\", \"inputs\": [\"f\"]}],"
+             "\"gradients\": [{\"name\": \"g\", \"ys\": [\"y\"], \"xs\": [\"a\"]}]}");
+    assert_int_equal(dgc_pass_gradients(g, -1, &err), DG_OK);
+    assert_string_equal(dgc_op_name(node(g, "g/a")->op), "ZerosLike");
+    dg_graph_free(g);
 }
 
 static void test_while_loop_nested_cond_errors(void **state)
