@@ -128,27 +128,27 @@ int dg_program_fetch_count(const dg_program *p)
 /* Does device request s need the real device list to be judged: a GPU,
  * or any type with an id (an unparsable one is judged the same either
  * way)? */
-static int spec_needs_devices(const char *s)
+static int spec_needs_devices(const char *s, int syntax)
 {
     dgc_devspec d;
-    if (!s || !*s || dgc_devspec_parse(s, &d) != 0)
+    if (!s || !*s || dgc_devspec_parse_as(s, &d, syntax) != 0)
         return 0;
     return d.type == DG_DEV_GPU || (d.type == DGC_TYPE_ANY && d.id >= 0);
 }
 
 int dg_graph_names_gpu(const dg_graph *g, const dg_options *o)
 {
-    if (o && spec_needs_devices(o->device_scope))
+    if (o && spec_needs_devices(o->device_scope, DGC_DEVSPEC_PY))
         return 1;
     for (int32_t i = 0; i < g->n_nodes; i++)
-        if (spec_needs_devices(g->nodes[i].device))
+        if (spec_needs_devices(g->nodes[i].device, g->device_syntax))
             return 1;
     for (int r = 0; r < g->n_rules; r++) {
         const dgc_rule *ru = &g->rules[r];
-        if (spec_needs_devices(ru->device))
+        if (spec_needs_devices(ru->device, DGC_DEVSPEC_PY))
             return 1;
         for (int k = 0; k < ru->n_devices; k++)
-            if (spec_needs_devices(ru->devices[k]))
+            if (spec_needs_devices(ru->devices[k], DGC_DEVSPEC_PY))
                 return 1;
     }
     return 0;

@@ -649,8 +649,22 @@ dg_status dgc_grad_rule(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
     dgc_ref yv = f->n_inputs > 1 ? f->inputs[1] : x;
     dgc_ref z = R(fwd, 0);
 
+    if ((op == OP(Transpose) || op == OP(Sum) || op == OP(Mean) ||
+         op == OP(Max)) && f->n_inputs == 2)
+        /* issue 21: perm / axes computed at run time (GraphDefs, which
+         * bring TF's own gradients) */
+        return dg_err(c->err, DG_E_GRAPH,
+                      "node '%s': dgrun's gradient of %s needs its %s as an "
+                      "attribute, not a run-time input", f->name,
+                      dgc_op_name(op), op == OP(Transpose) ? "perm" : "axes");
     if (op == OP(Identity) || op == OP(Print)) {
         dx[0] = dy;
+    } else if (op == OP(PreventGradient)) {
+        /* as TF's _PreventGradientGrad (issue 21) */
+        const dgc_attr *m = dgc_node_attr(f, "message");
+        return dg_err(c->err, DG_E_GRAPH,
+                      "node '%s': Gradient explicitly disabled. Reason: %s",
+                      f->name, m && m->s ? m->s : "");
     } else if (op == OP(Neg)) {
         dx[0] = MK("Neg", Neg, dy); CHK(dx[0]);
     } else if (op == OP(Abs)) {

@@ -37,6 +37,11 @@ static int is_float(dg_dtype t)
     return t == DG_F32 || t == DG_F64;
 }
 
+static int is_int(dg_dtype t)
+{
+    return t == DG_I32 || t == DG_I64;
+}
+
 static int need_inputs(const dgc_node *n, int n_in, int want, char *msg,
                        size_t msgsz)
 {
@@ -185,17 +190,101 @@ int dgc_infer_placeholder(DGC_INFER_ARGS)
     return 0;
 }
 
+/* The sample shape of a random op: attrs.shape, or its shape input
+ * `sh` (a run-time vector: -1 dims until its values are known). */
+static int random_shape(const dgc_node *n, const dgc_ttype *sh, dg_shape *s,
+                        char *msg, size_t msgsz)
+{
+    if (!sh) {
+        if (!attr_shape(n, s))
+            FAIL("%s needs attr 'shape' or a shape input", opname(n));
+        if (dg_shape_numel(s) < 0)
+            FAIL("%s shape must be fully known", opname(n));
+        return 0;
+    }
+    int64_t v[DG_MAX_RANK];
+    int cnt = dgc_ttype_ints(sh, v, DG_MAX_RANK);
+    if (cnt == -2)
+        FAIL("the shape input has more than %d elements", DG_MAX_RANK);
+    if (cnt < 0 || sh->shape.rank != 1)
+        FAIL("the shape input must be an int32/int64 vector of known length");
+    memset(s, 0, sizeof *s);
+    s->rank = cnt;
+    for (int i = 0; i < cnt; i++) {
+        if (sh->value && v[i] < 0)
+            FAIL("shape[%d] = %lld is negative", i, (long long)v[i]);
+        s->dims[i] = sh->value ? v[i] : -1;
+    }
+    return 0;
+}
+
 int dgc_infer_random(DGC_INFER_ARGS)
 {
-    (void)in; (void)n_in;
     out[0].dtype = (dg_dtype)attr_dtype(n, "dtype", DG_F32);
     if (!is_float(out[0].dtype))
         FAIL("%s needs a float dtype, got %s", opname(n),
              dg_dtype_name(out[0].dtype));
-    if (!attr_shape(n, &out[0].shape))
-        FAIL("%s needs attr 'shape'", opname(n));
-    if (dg_shape_numel(&out[0].shape) < 0)
-        FAIL("%s shape must be fully known", opname(n));
+    return random_shape(n, n_in > 0 ? &in[0] : NULL, &out[0].shape, msg,
+                        msgsz);
+}
+
+int dgc_infer_random_int(DGC_INFER_ARGS)
+{
+    if (need_inputs(n, n_in, 3, msg, msgsz))
+        return -1;
+    for (int k = 1; k < 3; k++) {
+        if (in[k].shape.rank != 0)
+            FAIL("%s must be a scalar", k == 1 ? "minval" : "maxval");
+        if (in[k].dtype != DG_I32 && in[k].dtype != DG_I64)
+            FAIL("%s must be int32 or int64, got %s",
+                 k == 1 ? "minval" : "maxval", dg_dtype_name(in[k].dtype));
+    }
+    if (in[1].dtype != in[2].dtype)
+        FAIL("minval is %s, maxval %s", dg_dtype_name(in[1].dtype),
+             dg_dtype_name(in[2].dtype));
+    int dt = attr_dtype(n, "dtype", (int)in[1].dtype);
+    if (dt != (int)in[1].dtype)
+        FAIL("minval and maxval are %s, the output dtype %s",
+             dg_dtype_name(in[1].dtype), dg_dtype_name((dg_dtype)dt));
+    out[0].dtype = (dg_dtype)dt;
+    return random_shape(n, &in[0], &out[0].shape, msg, msgsz);
+}
+
+int dgc_infer_invert_permutation(DGC_INFER_ARGS)
+{
+    if (need_inputs(n, n_in, 1, msg, msgsz))
+        return -1;
+    if (!is_int(in[0].dtype) || in[0].shape.rank != 1)
+        FAIL("x must be an int32/int64 vector");
+    out[0] = in[0];
+    out[0].value = NULL;
+    return 0;
+}
+
+int dgc_infer_multinomial(DGC_INFER_ARGS)
+{
+    if (need_inputs(n, n_in, 2, msg, msgsz))
+        return -1;
+    if (!is_float(in[0].dtype))
+        FAIL("logits must be float, got %s", dg_dtype_name(in[0].dtype));
+    if (in[0].shape.rank != 2)
+        FAIL("logits must be 2-D [batch_size, num_classes], got rank %d",
+             in[0].shape.rank);
+    if (in[0].shape.dims[1] == 0)
+        FAIL("num_classes should be positive, got 0");
+    int64_t v[1];
+    if (in[1].shape.rank != 0 || dgc_ttype_ints(&in[1], v, 1) != 1)
+        FAIL("num_samples must be an int32 scalar");
+    if (in[1].value && v[0] < 0)
+        FAIL("num_samples should be nonnegative, got %lld", (long long)v[0]);
+    int dt = attr_dtype(n, "output_dtype", DG_I64);
+    if (dt != DG_I32 && dt != DG_I64)
+        FAIL("output_dtype must be int32 or int64");
+    out[0].dtype = (dg_dtype)dt;
+    memset(&out[0].shape, 0, sizeof out[0].shape);
+    out[0].shape.rank = 2;
+    out[0].shape.dims[0] = in[0].shape.dims[0];
+    out[0].shape.dims[1] = in[1].value ? v[0] : -1;
     return 0;
 }
 
@@ -314,14 +403,69 @@ static int axis_mask(const dgc_node *n, const char *key, int r, int *mask,
     return 0;
 }
 
+/* Reduction axes given as input 1 (TF's reduction_indices computed at run
+ * time, issue 21): their values, or, before they are known, the output's
+ * rank from keep_dims or from the number of axes. */
+static int reduce_runtime_axes(const dgc_node *n, const dgc_ttype *in,
+                               int *mask, dgc_ttype *out, char *msg,
+                               size_t msgsz)
+{
+    const dg_shape *x = &in[0].shape;
+    int r = x->rank;
+    int64_t v[64];
+    int cnt = in[1].shape.rank > 1 ? -1 : dgc_ttype_ints(&in[1], v, 64);
+    if (cnt == -2)
+        FAIL("reduction_indices has more than 64 elements");
+    if (!is_int(in[1].dtype) || in[1].shape.rank > 1)
+        FAIL("reduction_indices must be an int32/int64 scalar or vector");
+    int keep = dgc_attr_bool(n, "keepdims", 0);
+    for (int i = 0; i < r; i++)
+        mask[i] = 0;
+    if (cnt >= 0 && in[1].value) {
+        for (int i = 0; i < cnt; i++) {
+            int64_t ax = v[i];
+            if (ax < -r || ax >= r)
+                FAIL("axis %lld is out of range for a tensor of rank %d",
+                     (long long)ax, r);
+            if (mask[ax < 0 ? ax + r : ax])
+                FAIL("Invalid reduction arguments: Axes contains duplicate "
+                     "dimension: %lld", (long long)(ax < 0 ? ax + r : ax));
+            mask[ax < 0 ? ax + r : ax] = 1;
+        }
+        return 1; /* known: the caller shapes the output */
+    }
+    out[0].dtype = in[0].dtype;
+    memset(&out[0].shape, 0, sizeof out[0].shape);
+    if (keep) { /* each dim stays or becomes 1 */
+        out[0].shape.rank = r;
+        for (int i = 0; i < r; i++)
+            out[0].shape.dims[i] = x->dims[i] == 1 ? 1 : -1;
+        return 0;
+    }
+    if (cnt < 0)
+        FAIL("the number of reduction axes is known only at run time and "
+             "keep_dims is false: dgrun needs the output's rank");
+    if (cnt > r)
+        FAIL("%d reduction axes for a tensor of rank %d", cnt, r);
+    out[0].shape.rank = r - cnt; /* at least: duplicates are an error */
+    for (int i = 0; i < r - cnt; i++)
+        out[0].shape.dims[i] = -1;
+    return 0;
+}
+
 int dgc_infer_reduce(DGC_INFER_ARGS)
 {
     if (need_inputs(n, n_in, 1, msg, msgsz))
         return -1;
     const dg_shape *x = &in[0].shape;
     int mask[DG_MAX_RANK];
-    if (axis_mask(n, "axis", x->rank, mask, 1, msg, msgsz))
+    if (n_in >= 2) {
+        int rc = reduce_runtime_axes(n, in, mask, out, msg, msgsz);
+        if (rc <= 0)
+            return rc;
+    } else if (axis_mask(n, "axis", x->rank, mask, 1, msg, msgsz)) {
         return -1;
+    }
     int keep = dgc_attr_bool(n, "keepdims", 0);
     dg_shape o;
     memset(&o, 0, sizeof o);
@@ -403,6 +547,29 @@ int dgc_infer_transpose(DGC_INFER_ARGS)
     int r = x->rank;
     int64_t perm[DG_MAX_RANK];
     const dgc_attr *a = dgc_node_attr(n, "perm");
+    if (!a && n_in >= 2) { /* TF's perm input (issue 21) */
+        int64_t v[DG_MAX_RANK];
+        int cnt = dgc_ttype_ints(&in[1], v, DG_MAX_RANK);
+        if (cnt == -2 || (cnt >= 0 && cnt != r))
+            FAIL("perm has %d entries but the input has rank %d", cnt, r);
+        if (cnt < 0 || in[1].shape.rank != 1)
+            FAIL("perm must be an int32/int64 vector of known length");
+        out[0].dtype = in[0].dtype;
+        out[0].shape = *x;
+        int seen[DG_MAX_RANK] = {0};
+        for (int i = 0; i < r; i++) {
+            if (!in[1].value) { /* known at run time */
+                out[0].shape.dims[i] = -1;
+                continue;
+            }
+            int64_t p = v[i] < 0 ? v[i] + r : v[i];
+            if (p < 0 || p >= r || seen[p])
+                FAIL("perm is not a permutation of 0..%d", r - 1);
+            seen[p] = 1;
+            out[0].shape.dims[i] = x->dims[p];
+        }
+        return 0;
+    }
     if (a) {
         int cnt = a->kind == DGC_A_INTS ? a->n : 1;
         if (cnt != r)

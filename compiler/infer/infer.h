@@ -28,6 +28,11 @@ extern const dgc_infer_fn dgc_op_infer[DGC_N_OPS];
  * (infer_node.c). */
 dg_status dgc_infer_node(dgc_graph *g, int32_t id, dg_error *err);
 
+/* Whether node id is a StackPopV2 whose element shape comes from a
+ * StackPushV2 of its stack not typed yet (infer_node.c; the pass infers
+ * it later, after the loop that pushes). */
+int dgc_infer_pop_waits(const dgc_graph *g, int32_t id);
+
 /* The inference pass (shape.c): type every node from `from` on in
  * topological order; rejects cycles. */
 dg_status dgc_pass_infer(dgc_graph *g, int32_t from, dg_error *err);
@@ -36,7 +41,10 @@ dg_status dgc_pass_infer(dgc_graph *g, int32_t from, dg_error *err);
 int dgc_infer_const(DGC_INFER_ARGS);
 int dgc_infer_variable(DGC_INFER_ARGS);
 int dgc_infer_placeholder(DGC_INFER_ARGS);
-int dgc_infer_random(DGC_INFER_ARGS);
+int dgc_infer_random(DGC_INFER_ARGS);     /* attrs.shape or input 0 */
+int dgc_infer_random_int(DGC_INFER_ARGS); /* shape, minval, maxval */
+int dgc_infer_multinomial(DGC_INFER_ARGS); /* logits, num_samples */
+int dgc_infer_invert_permutation(DGC_INFER_ARGS);
 int dgc_infer_unary(DGC_INFER_ARGS);       /* same type as input 0 */
 int dgc_infer_unary_float(DGC_INFER_ARGS); /* same, input must be float */
 int dgc_infer_binary(DGC_INFER_ARGS);      /* NumPy broadcasting, same dtype */

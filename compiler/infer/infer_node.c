@@ -32,6 +32,76 @@ static dg_status host_in_value(const dgc_graph *g, dgc_ref r, dgc_ttype *t,
     return DG_OK;
 }
 
+/* The node a resource handle comes from, through Enter / Identity /
+ * Switch / Merge. */
+static int32_t handle_root(const dgc_graph *g, int32_t h)
+{
+    for (int step = 0; step < 64; step++) {
+        const dgc_node *p = &g->nodes[h];
+        if (p->n_inputs < 1 ||
+            !(p->op == DGC_OPID_Enter || p->op == DGC_OPID_Identity ||
+              p->op == DGC_OPID_Switch || p->op == DGC_OPID_Merge))
+            return h;
+        h = p->inputs[0].node;
+    }
+    return h;
+}
+
+/* A StackPopV2 without element_shape / output_shape (a GraphDef exported
+ * without _output_shapes, issue 21): the type its stack's StackPushV2
+ * nodes push, where they are typed already (the forward loop is, before
+ * the gradient loop that pops); dims they disagree on are -1.  0 ok (or
+ * no push typed: the op's inference names the node), -1 nomem. */
+static int stack_pop_shape(dgc_graph *g, dgc_node *n)
+{
+    if (n->op != DGC_OPID_StackPopV2 || n->n_inputs < 1 ||
+        dgc_node_attr(n, "output_shape") || dgc_node_attr(n, "element_shape"))
+        return 0;
+    int32_t root = handle_root(g, n->inputs[0].node);
+    dg_shape sh;
+    int have = 0;
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        const dgc_node *p = &g->nodes[i];
+        if (p->op != DGC_OPID_StackPushV2 || p->n_inputs < 2 ||
+            handle_root(g, p->inputs[0].node) != root)
+            continue;
+        const dgc_node *e = &g->nodes[p->inputs[1].node];
+        if (p->inputs[1].index >= e->n_outputs)
+            continue;
+        const dg_shape *s = &e->outputs[p->inputs[1].index].shape;
+        if (!have) {
+            sh = *s;
+            have = 1;
+        } else if (sh.rank != s->rank) {
+            return 0;
+        } else {
+            for (int d = 0; d < sh.rank; d++)
+                if (sh.dims[d] != s->dims[d])
+                    sh.dims[d] = -1;
+        }
+    }
+    if (!have || sh.rank < 0)
+        return 0;
+    return dgc_node_set_shape(n, "element_shape", &sh) ? -1 : 0;
+}
+
+int dgc_infer_pop_waits(const dgc_graph *g, int32_t id)
+{
+    const dgc_node *n = &g->nodes[id];
+    if (n->op != DGC_OPID_StackPopV2 || n->n_inputs < 1 ||
+        dgc_node_attr(n, "output_shape") || dgc_node_attr(n, "element_shape"))
+        return 0;
+    int32_t root = handle_root(g, n->inputs[0].node);
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        const dgc_node *p = &g->nodes[i];
+        if (p->op == DGC_OPID_StackPushV2 && p->n_inputs >= 2 &&
+            handle_root(g, p->inputs[0].node) == root &&
+            p->inputs[1].index >= g->nodes[p->inputs[1].node].n_outputs)
+            return 1;
+    }
+    return 0;
+}
+
 dg_status dgc_infer_node(dgc_graph *g, int32_t id, dg_error *err)
 {
     dgc_node *n = &g->nodes[id];
@@ -89,7 +159,7 @@ dg_status dgc_infer_node(dgc_graph *g, int32_t id, dg_error *err)
         }
     }
     n->n_outputs = n_out;
-    if (dgc_nn_resolve_sizes(g, id) != 0) {
+    if (dgc_nn_resolve_sizes(g, id) != 0 || stack_pop_shape(g, n) != 0) {
         if (in != in_small)
             dg_free(in);
         return dg_err_nomem(err, "shape inference");

@@ -110,6 +110,7 @@ dg_status dgc_pass_infer(dgc_graph *g, int32_t from, dg_error *err)
     int32_t *off = dg_calloc((size_t)n + 1, sizeof *off);
     int32_t *queue = dg_malloc(sizeof *queue * (size_t)n);
     int32_t *adj = NULL;
+    int32_t *later = NULL; /* stack pops waiting for a push, see below */
     dg_status st = DG_OK;
     if (!indeg || !off || !queue) {
         st = dg_err_nomem(err, "shape inference");
@@ -171,9 +172,31 @@ dg_status dgc_pass_infer(dgc_graph *g, int32_t from, dg_error *err)
     for (int32_t i = 0; i < n; i++)
         if (indeg[i] == 0 && !WAITS(&g->nodes[i + from]))
             queue[tail++] = i;
-    while (head < tail) {
+    /* a stack pop whose element type only a push's inference gives
+     * (issue 21: GraphDefs without _output_shapes) waits until the queue
+     * has nothing else; a round with no progress stops the waiting */
+    int32_t n_later = 0, done_at_defer = -1, done = 0;
+    for (;;) {
+        if (head == tail && n_later > 0 && done != done_at_defer) {
+            done_at_defer = done;
+            head = tail = 0;
+            for (int32_t k = 0; k < n_later; k++)
+                queue[tail++] = later[k];
+            n_later = 0;
+        }
+        if (head >= tail)
+            break;
         int32_t i = queue[head++];
         dgc_node *nd = &g->nodes[i + from];
+        if (done != done_at_defer && dgc_infer_pop_waits(g, i + from)) {
+            if (!later && !(later = dg_malloc(sizeof *later * (size_t)n))) {
+                st = dg_err_nomem(err, "shape inference");
+                goto out;
+            }
+            later[n_later++] = i;
+            continue;
+        }
+        done++;
         int n_out = dgc_node_n_out(nd);
         if (!nd->outputs && n_out > 0) { /* one slab, not a malloc per node */
             nd->outputs = dgc_graph_slab_alloc(g, sizeof *nd->outputs *
@@ -193,9 +216,10 @@ dg_status dgc_pass_infer(dgc_graph *g, int32_t from, dg_error *err)
             if (--indeg[adj[e]] == 0)
                 queue[tail++] = adj[e];
     }
-    if (tail < n - n_wait)
+    if (done < n - n_wait)
         st = report_cycle(g, from, indeg, err);
 out:
+    dg_free(later);
     dg_free(indeg);
     dg_free(off);
     dg_free(queue);

@@ -4,16 +4,10 @@
  * specs (SPEC 4.1, 4.2), printing them canonically and matching them
  * against devices.
  *
- * Accepted spellings: components separated by '/', leading '/' optional:
- *   job:NAME  replica:N  task:N  device:TYPE[:ID]  TYPE[:ID] (legacy)
- * in any order and any subset, each at most once, where TYPE is CPU or GPU
- * (legacy components also cpu / gpu), ID a decimal number or '*', and a
- * missing ID means "any"; "job:*", "replica:*" and "task:*" are "any"
- * too, as in TF's DeviceNameUtils::ParseFullName.  In the full form
- * /device:TYPE:ID, TYPE may also be another upper-case device type (TPU,
- * XLA_GPU, ...), as TF accepts: no dgrun device has it, so such a request
- * fails with SPEC's "available devices are [...]" error (or falls back
- * under soft placement), exactly as TF on a machine without that device.
+ * Accepted spellings: TensorFlow's two parsers, Python's
+ * DeviceSpec.from_string for dgrun's own device strings and C++
+ * DeviceNameUtils::ParseFullName for a GraphDef's (see "Two syntaxes"
+ * below).
  */
 #include "devices.h"
 #include "cluster.h"
@@ -225,162 +219,331 @@ void dgc_devspec_clear(dgc_devspec *s)
     s->id = -1;
 }
 
-/* Parse a non-negative decimal number of len bytes; -1 if not one. */
-static long parse_num(const char *p, size_t len)
+/* Two syntaxes, both TensorFlow's (issue 21, item 5; the recorded answers
+ * of TF 2.21 are tests/compiler/devspec_tf_cases.h):
+ *
+ * DGC_DEVSPEC_PY, Python's tf.DeviceSpec.from_string (what `with
+ * tf.device(s)` does, so dgrun's JSON `device`, placement rules and
+ * --device): s is split on '/', each piece on ':'; a piece whose first
+ * field is empty ("", ":0") is skipped; job:NAME, replica:N, task:N;
+ * TYPE or TYPE:N with TYPE any case of CPU, GPU, TPU, CUSTOM, EPU (upper-
+ * cased); device:TYPE:N (TYPE as written, but cpu/gpu upper-cased); N '*'
+ * for a device index means any; N is Python's int() (spaces around, a
+ * sign, '_' between digits); later job/replica/task pieces replace earlier
+ * ones, a second device type is an error, anything else is an error.  TF
+ * then hands the string DeviceSpec prints to the C++ placer, so what that
+ * rejects is malformed here too: a job that is no [A-Za-z][A-Za-z0-9_]*
+ * name ('*' is any job), a negative number, a device type that is no such
+ * name ('*' is any type).
+ *
+ * DGC_DEVSPEC_CPP, C++ DeviceNameUtils::ParseFullName (NodeDef `device` of
+ * a GraphDef): "" or "/", else a sequence of /job:NAME|*,
+ * /replica:DIGITS|*, /task:DIGITS|*, /device:TYPE|*[:DIGITS|*],
+ * /cpu:ID, /CPU:ID, /gpu:ID, /GPU:ID (ID digits or '*'), later ones
+ * replacing earlier ones; TYPE [A-Za-z][A-Za-z0-9_]* case-sensitive
+ * (/device:gpu:0 is a type "gpu" no device has).
+ *
+ * A type other than CPU and GPU is kept by name (DGC_TYPE_OTHER): no dgrun
+ * device has it, so a request for it fails with SPEC's "available devices
+ * are [...]" error (or falls back under soft placement), as in TF on a
+ * machine without that device. */
+
+static int is_alpha(char c)
 {
-    if (len == 0 || len > 9)
-        return -1;
-    long v = 0;
-    for (size_t i = 0; i < len; i++) {
-        if (p[i] < '0' || p[i] > '9')
-            return -1;
-        v = v * 10 + (p[i] - '0');
-    }
-    return v;
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
 }
 
-/* ID text: digits or '*' (any).  0 ok, -1 malformed. */
-static int parse_id(const char *p, size_t len, int *id)
-{
-    if (len == 1 && p[0] == '*') {
-        *id = -1;
-        return 0;
-    }
-    long v = parse_num(p, len);
-    if (v < 0)
-        return -1;
-    *id = (int)v;
-    return 0;
-}
+static int is_digit(char c) { return c >= '0' && c <= '9'; }
 
-static int type_of(const char *p, size_t len, int legacy)
+/* [A-Za-z][A-Za-z0-9_]*: TF's job names and device types. */
+static int tf_name(const char *p, size_t len)
 {
-    if (len == 3 && memcmp(p, "CPU", 3) == 0)
-        return DG_DEV_CPU;
-    if (len == 3 && memcmp(p, "GPU", 3) == 0)
-        return DG_DEV_GPU;
-    if (legacy && len == 3 && memcmp(p, "cpu", 3) == 0)
-        return DG_DEV_CPU;
-    if (legacy && len == 3 && memcmp(p, "gpu", 3) == 0)
-        return DG_DEV_GPU;
-    return -2;
-}
-
-/* An upper-case device type other than CPU/GPU: [A-Z][A-Z0-9_]*.  Stores
- * it in o and returns 1, or 0 if the text is not such a name. */
-static int other_type(dgc_devspec *o, const char *p, size_t len)
-{
-    if (len == 0 || len >= sizeof o->type_name || p[0] < 'A' || p[0] > 'Z')
+    if (len == 0 || !is_alpha(p[0]))
         return 0;
     for (size_t i = 1; i < len; i++)
-        if (!((p[i] >= 'A' && p[i] <= 'Z') || (p[i] >= '0' && p[i] <= '9') ||
-              p[i] == '_'))
+        if (!is_alpha(p[i]) && !is_digit(p[i]) && p[i] != '_')
             return 0;
-    memcpy(o->type_name, p, len);
-    o->type_name[len] = '\0';
-    o->type = DGC_TYPE_OTHER;
     return 1;
 }
 
-static int valid_job(const char *p, size_t len)
+static int set_job(dgc_devspec *o, const char *p, size_t len)
 {
-    if (len == 0 || len >= 64)
-        return 0;
-    if (!((p[0] >= 'a' && p[0] <= 'z') || (p[0] >= 'A' && p[0] <= 'Z')))
-        return 0;
-    for (size_t i = 1; i < len; i++) {
-        char c = p[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-              (c >= '0' && c <= '9') || c == '_'))
-            return 0;
-    }
-    return 1;
-}
-
-/* One component [p, p+len).  0 ok, -1 malformed. */
-static int parse_component(const char *p, size_t len, dgc_devspec *o,
-                           int *seen_type)
-{
-    const char *c1 = memchr(p, ':', len);
-    if (!c1)
-        goto legacy;
-    size_t klen = (size_t)(c1 - p);
-    const char *v = c1 + 1;
-    size_t vlen = len - klen - 1;
-    if (klen == 3 && memcmp(p, "job", 3) == 0) {
-        if (vlen == 1 && v[0] == '*') /* TF: "/job:*" is any job */
-            return 0;
-        if (o->has_job || !valid_job(v, vlen))
-            return -1;
-        memcpy(o->job, v, vlen);
-        o->job[vlen] = '\0';
-        o->has_job = 1;
-        return 0;
-    }
-    if ((klen == 7 && memcmp(p, "replica", 7) == 0) ||
-        (klen == 4 && memcmp(p, "task", 4) == 0)) {
-        int *dst = klen == 7 ? &o->replica : &o->task;
-        if (vlen == 1 && v[0] == '*') /* any, as in TF */
-            return 0;
-        long n = parse_num(v, vlen);
-        if (*dst >= 0 || n < 0)
-            return -1;
-        *dst = (int)n;
-        return 0;
-    }
-    if (klen == 6 && memcmp(p, "device", 6) == 0) {
-        if (*seen_type)
-            return -1;
-        *seen_type = 1;
-        const char *c2 = memchr(v, ':', vlen);
-        size_t tlen = c2 ? (size_t)(c2 - v) : vlen;
-        if (tlen == 1 && v[0] == '*')
-            o->type = DGC_TYPE_ANY;
-        else if ((o->type = type_of(v, tlen, 0)) < -1 &&
-                 !other_type(o, v, tlen))
-            return -1;
-        if (c2)
-            return parse_id(c2 + 1, vlen - tlen - 1, &o->id);
-        return 0;
-    }
-legacy:
-    if (*seen_type)
+    if (len >= sizeof o->job)
         return -1;
-    *seen_type = 1;
-    {
-        size_t tlen = c1 ? (size_t)(c1 - p) : len;
-        if ((o->type = type_of(p, tlen, 1)) < -1)
+    memcpy(o->job, p, len);
+    o->job[len] = '\0';
+    o->has_job = 1;
+    return 0;
+}
+
+/* Type name [p, p+len) (a TF name): CPU, GPU or another one. */
+static int set_type(dgc_devspec *o, const char *p, size_t len)
+{
+    if (len == 3 && memcmp(p, "CPU", 3) == 0) {
+        o->type = DG_DEV_CPU;
+    } else if (len == 3 && memcmp(p, "GPU", 3) == 0) {
+        o->type = DG_DEV_GPU;
+    } else {
+        if (len >= sizeof o->type_name)
             return -1;
-        if (c1)
-            return parse_id(c1 + 1, len - tlen - 1, &o->id);
+        memcpy(o->type_name, p, len);
+        o->type_name[len] = '\0';
+        o->type = DGC_TYPE_OTHER;
     }
     return 0;
 }
 
-int dgc_devspec_parse(const char *s, dgc_devspec *out)
+/* ---- C++ DeviceNameUtils::ParseFullName ---- */
+
+static int consume(const char **p, const char *prefix)
 {
-    dgc_devspec_clear(out);
-    if (!s || !*s)
+    size_t n = strlen(prefix);
+    if (strncmp(*p, prefix, n) != 0)
         return 0;
-    const char *p = s;
-    if (*p == '/')
-        p++;
-    int seen_type = 0;
-    if (!*p) /* "/" alone */
-        goto bad;
-    for (;;) {
+    *p += n;
+    return 1;
+}
+
+/* ConsumeLeadingDigits: at least one digit; dgrun's ids are ints. */
+static int consume_number(const char **p, int *v)
+{
+    const char *q = *p;
+    long long x = 0;
+    if (!is_digit(*q))
+        return 0;
+    for (; is_digit(*q); q++) {
+        x = x * 10 + (*q - '0');
+        if (x > 2147483647LL)
+            return 0;
+    }
+    *v = (int)x;
+    *p = q;
+    return 1;
+}
+
+/* [A-Za-z][A-Za-z0-9_]* up to `stop1` / `stop2` or the end: 0 if another
+ * character comes first. */
+static int consume_name(const char **p, char stop2, const char **b,
+                        size_t *len)
+{
+    const char *q = *p;
+    if (!is_alpha(*q))
+        return 0;
+    for (q++; *q && *q != '/' && *q != stop2; q++)
+        if (!is_alpha(*q) && !is_digit(*q) && *q != '_')
+            return 0;
+    *b = *p;
+    *len = (size_t)(q - *p);
+    *p = q;
+    return 1;
+}
+
+static int parse_cpp(const char *s, dgc_devspec *o)
+{
+    if (strcmp(s, "/") == 0)
+        return 0;
+    const char *p = s, *b;
+    size_t len;
+    while (*p) {
+        int progress = 0;
+        if (consume(&p, "/job:")) {
+            if (consume(&p, "*")) {
+                o->has_job = 0;
+            } else if (!consume_name(&p, '/', &b, &len) ||
+                       set_job(o, b, len)) {
+                return -1;
+            }
+            progress = 1;
+        }
+        if (consume(&p, "/replica:")) {
+            o->replica = -1;
+            if (!consume(&p, "*") && !consume_number(&p, &o->replica))
+                return -1;
+            progress = 1;
+        }
+        if (consume(&p, "/task:")) {
+            o->task = -1;
+            if (!consume(&p, "*") && !consume_number(&p, &o->task))
+                return -1;
+            progress = 1;
+        }
+        if (consume(&p, "/device:")) {
+            if (consume(&p, "*")) {
+                o->type = DGC_TYPE_ANY;
+            } else if (!consume_name(&p, ':', &b, &len) ||
+                       set_type(o, b, len)) {
+                return -1;
+            }
+            o->id = -1;
+            if (consume(&p, ":") && !consume(&p, "*") &&
+                !consume_number(&p, &o->id))
+                return -1;
+            progress = 1;
+        }
+        for (int gpu = 0; gpu < 2; gpu++)
+            if (consume(&p, gpu ? "/gpu:" : "/cpu:") ||
+                consume(&p, gpu ? "/GPU:" : "/CPU:")) {
+                o->type = gpu ? DG_DEV_GPU : DG_DEV_CPU;
+                o->id = -1;
+                if (!consume(&p, "*") && !consume_number(&p, &o->id))
+                    return -1;
+                progress = 1;
+            }
+        if (!progress)
+            return -1;
+    }
+    return 0;
+}
+
+/* ---- Python's DeviceSpec.from_string ---- */
+
+/* Python's int() of [p, p+len): ASCII whitespace around, an optional sign,
+ * digits with single '_' between them.  0 ok (*v; beyond int range is an
+ * error), -1 not a number. */
+static int py_int(const char *p, size_t len, long long *v)
+{
+    while (len && strchr(" \t\n\v\f\r", p[0]))
+        p++, len--;
+    while (len && strchr(" \t\n\v\f\r", p[len - 1]))
+        len--;
+    int neg = 0;
+    if (len && (p[0] == '+' || p[0] == '-')) {
+        neg = p[0] == '-';
+        p++, len--;
+    }
+    if (!len || !is_digit(p[0]) || !is_digit(p[len - 1]))
+        return -1;
+    long long x = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (p[i] == '_' && is_digit(p[i + 1]))
+            continue;
+        if (!is_digit(p[i]))
+            return -1;
+        x = x * 10 + (p[i] - '0');
+        if (x > 2147483647LL)
+            return -1;
+    }
+    *v = neg ? -x : x;
+    return 0;
+}
+
+/* A replica, task or device index as Python reads it, then as the C++
+ * placer reads the number DeviceSpec prints: 0 ok, -1 malformed. */
+static int py_index(const char *p, size_t len, int *dst)
+{
+    long long v;
+    if (py_int(p, len, &v) || v < 0)
+        return -1;
+    *dst = (int)v;
+    return 0;
+}
+
+static int upper_is(const char *p, size_t len, const char *name)
+{
+    if (len != strlen(name))
+        return 0;
+    for (size_t i = 0; i < len; i++) {
+        char c = p[i] >= 'a' && p[i] <= 'z' ? (char)(p[i] - 32) : p[i];
+        if (c != name[i])
+            return 0;
+    }
+    return 1;
+}
+
+static int parse_py(const char *s, dgc_devspec *o)
+{
+    static const char *const types[] = {"CPU", "GPU", "TPU", "CUSTOM", "EPU",
+                                        NULL};
+    const char *job = NULL;
+    size_t job_len = 0;
+    int have_type = 0;
+    for (const char *p = s;;) {
         const char *e = strchr(p, '/');
         size_t len = e ? (size_t)(e - p) : strlen(p);
-        if (len == 0 || parse_component(p, len, out, &seen_type))
-            goto bad;
+        /* the fields of the piece: y[0..ly) */
+        const char *y[3] = {p, NULL, NULL};
+        size_t yl[3] = {0, 0, 0};
+        int ly = 1;
+        for (size_t i = 0, st = 0; i <= len; i++) {
+            if (i < len && p[i] != ':')
+                continue;
+            if (ly <= 3)
+                yl[ly - 1] = i - st;
+            if (i < len) {
+                if (ly < 3)
+                    y[ly] = p + i + 1;
+                ly++;
+                st = i + 1;
+            }
+        }
+        int tidx = -1;
+        for (int k = 0; types[k] && ly <= 2; k++)
+            if (upper_is(y[0], yl[0], types[k]))
+                tidx = k;
+        if (yl[0] == 0) {
+            /* skipped: an empty piece, ":0" */
+        } else if (ly == 2 && yl[0] == 3 && memcmp(y[0], "job", 3) == 0) {
+            job = y[1];
+            job_len = yl[1];
+        } else if (ly == 2 && yl[0] == 7 && memcmp(y[0], "replica", 7) == 0) {
+            if (py_index(y[1], yl[1], &o->replica))
+                return -1;
+        } else if (ly == 2 && yl[0] == 4 && memcmp(y[0], "task", 4) == 0) {
+            if (py_index(y[1], yl[1], &o->task))
+                return -1;
+        } else if (tidx >= 0) {
+            if (have_type)
+                return -1; /* "Multiple device types are not allowed" */
+            have_type = 1;
+            set_type(o, types[tidx], strlen(types[tidx]));
+            if (ly == 2 && !(yl[1] == 1 && y[1][0] == '*') &&
+                py_index(y[1], yl[1], &o->id))
+                return -1;
+        } else if (ly == 3 && yl[0] == 6 && memcmp(y[0], "device", 6) == 0) {
+            if (have_type)
+                return -1;
+            have_type = 1;
+            if (yl[1] == 1 && y[1][0] == '*')
+                o->type = DGC_TYPE_ANY; /* "/device:*:N": any type */
+            else if (yl[1] == 3 && (memcmp(y[1], "cpu", 3) == 0 ||
+                                    memcmp(y[1], "gpu", 3) == 0))
+                o->type = y[1][0] == 'c' ? DG_DEV_CPU : DG_DEV_GPU;
+            else if (!tf_name(y[1], yl[1]) || set_type(o, y[1], yl[1]))
+                return -1;
+            if (!(yl[2] == 1 && y[2][0] == '*')) {
+                for (size_t i = 0; i < yl[2]; i++) /* str.isdigit() */
+                    if (!is_digit(y[2][i]))
+                        return -1;
+                if (py_index(y[2], yl[2], &o->id))
+                    return -1;
+            }
+        } else {
+            return -1; /* "Unknown attribute" */
+        }
         if (!e)
             break;
         p = e + 1;
     }
+    if (job && !(job_len == 1 && job[0] == '*') &&
+        (!tf_name(job, job_len) || set_job(o, job, job_len)))
+        return -1;
     return 0;
-bad:
+}
+
+int dgc_devspec_parse_as(const char *s, dgc_devspec *out, int syntax)
+{
     dgc_devspec_clear(out);
-    return -1;
+    if (!s || !*s)
+        return 0;
+    int rc = syntax == DGC_DEVSPEC_CPP ? parse_cpp(s, out) : parse_py(s, out);
+    if (rc)
+        dgc_devspec_clear(out);
+    return rc;
+}
+
+int dgc_devspec_parse(const char *s, dgc_devspec *out)
+{
+    return dgc_devspec_parse_as(s, out, DGC_DEVSPEC_PY);
 }
 
 int dgc_devspec_is_empty(const dgc_devspec *s)

@@ -49,12 +49,19 @@ typedef struct dgc_devspec {
     int replica;
     int task;
     int type;   /* dg_devtype, DGC_TYPE_OTHER or DGC_TYPE_ANY */
-    char type_name[16]; /* the name when type is DGC_TYPE_OTHER */
+    char type_name[32]; /* the name when type is DGC_TYPE_OTHER */
     int id;     /* -1 = any */
 } dgc_devspec;
 
-/* Parse any spelling SPEC 3 accepts ("" and NULL give the empty spec).
- * Returns 0, or -1 if malformed. */
+/* The two device-string syntaxes (SPEC 3, issue 21): Python's
+ * tf.DeviceSpec.from_string, for dgrun's JSON `device`, placement rules,
+ * --device and goldens; C++ DeviceNameUtils::ParseFullName, for the
+ * `device` of a GraphDef's NodeDefs (devices.c says what each accepts). */
+enum { DGC_DEVSPEC_PY = 0, DGC_DEVSPEC_CPP = 1 };
+/* Parse s in `syntax` ("" and NULL give the empty spec).  Returns 0, or -1
+ * if malformed (then *out is the empty spec). */
+int dgc_devspec_parse_as(const char *s, dgc_devspec *out, int syntax);
+/* dgc_devspec_parse_as(s, out, DGC_DEVSPEC_PY). */
 int dgc_devspec_parse(const char *s, dgc_devspec *out);
 /* The empty specification (no replica, task, type or id): matches every
  * device. */

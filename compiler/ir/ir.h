@@ -56,7 +56,8 @@ typedef enum dgc_init_kind {
     DGC_INIT_ZEROS,
     DGC_INIT_RANDOM_NORMAL,  /* a = mean, b = stddev */
     DGC_INIT_RANDOM_UNIFORM, /* a = min, b = max */
-    DGC_INIT_GLOROT_UNIFORM
+    DGC_INIT_GLOROT_UNIFORM,
+    DGC_INIT_TRUNCATED_NORMAL /* a = mean, b = stddev; redrawn beyond 2b */
 } dgc_init_kind;
 
 typedef struct dgc_init {
@@ -239,6 +240,9 @@ typedef struct dg_graph {
     dgc_gradset *gradsets; int n_gradsets;
     dgc_collection *collections; int n_collections;
     int allow_soft_placement;   /* -1 unset, 0, 1 */
+    int device_syntax;          /* how the nodes' `device` strings parse:
+                                   DGC_DEVSPEC_PY (dgrun JSON, 0) or
+                                   DGC_DEVSPEC_CPP (GraphDef), devices.h */
     dgc_rule *rules; int n_rules; int rules_present;
     char **fetch; int n_fetch;
     dgc_train train;

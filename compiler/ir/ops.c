@@ -42,7 +42,8 @@ static const dgc_attr_spec a_ph[] = {{"shape", DGC_A_SHAPE, NULL, 0}, A_END};
 static const dgc_attr_spec a_rand[] = {
     {"shape", DGC_A_SHAPE, NULL, 0}, {"mean", DGC_A_FLOAT, "0", 0},
     {"stddev", DGC_A_FLOAT, "1", 0}, {"min", DGC_A_FLOAT, "0", 0},
-    {"max", DGC_A_FLOAT, "1", 0}, {"seed", DGC_A_INT, "0", 0}, A_END};
+    {"max", DGC_A_FLOAT, "1", 0}, {"seed", DGC_A_INT, "0", 0},
+    {"seed2", DGC_A_INT, "0", 0}, A_END};
 static const dgc_attr_spec a_matmul[] = {
     {"transpose_a", DGC_A_BOOL, "false", 0},
     {"transpose_b", DGC_A_BOOL, "false", 0}, A_END};
@@ -59,7 +60,8 @@ static const dgc_attr_spec a_assign[] = {
     {"validate_shape", DGC_A_BOOL, "true", 0},
     {"use_locking", DGC_A_BOOL, "false", 0}, A_END};
 static const dgc_attr_spec a_print[] = {
-    {"message", DGC_A_STR, "", 0}, {"summarize", DGC_A_INT, "3", 0}, A_END};
+    {"message", DGC_A_STR, "", 0}, {"summarize", DGC_A_INT, "3", 0},
+    {"first_n", DGC_A_INT, "-1", 0}, A_END};
 static const dgc_attr_spec a_momentum[] = {
     {"use_locking", DGC_A_BOOL, "false", 0},
     {"use_nesterov", DGC_A_BOOL, "false", 0}, A_END};
@@ -138,6 +140,14 @@ static const dgc_attr_spec a_fbn[] = {
     {"is_training", DGC_A_BOOL, "true", 0},
     {"exponential_avg_factor", DGC_A_FLOAT, "1", 0},
     {"data_format", DGC_A_STR, "NHWC", 0}, A_END};
+/* issue 21 */
+static const dgc_attr_spec a_prevent[] = {{"message", DGC_A_STR, "", 0},
+                                          A_END};
+static const dgc_attr_spec a_seeds[] = {
+    {"seed", DGC_A_INT, "0", 0}, {"seed2", DGC_A_INT, "0", 0}, A_END};
+static const dgc_attr_spec a_multinomial[] = {
+    {"seed", DGC_A_INT, "0", 0}, {"seed2", DGC_A_INT, "0", 0},
+    {"output_dtype", DGC_A_DTYPE, "int64", 0}, A_END};
 /* fusion (issue 16) */
 static const dgc_attr_spec a_fused[] = {
     {"transpose_a", DGC_A_BOOL, "false", 0},
@@ -147,6 +157,8 @@ static const dgc_attr_spec a_fused[] = {
 #define SRC DGC_OP_SOURCE
 #define NODIFF DGC_OP_NOT_DIFF
 #define STATE (DGC_OP_STATE | DGC_OP_STATEFUL | DGC_OP_NOT_DIFF)
+/* the float random ops: a source unless given a run-time shape input */
+#define RANDOM (SRC | DGC_OP_RANDOM | DGC_OP_STATEFUL | NODIFF | DGC_OP_HOST_IN)
 #define SUMMARY (DGC_OP_SUMMARY | DGC_OP_ZERO_GRAD | DGC_OP_HOST_OK)
 
 /* name, alias, min_in, max_in, n_out, dtypes, flags, attrs, doc; the
@@ -205,6 +217,11 @@ int dgc_op_has(int op, uint32_t flag)
 
 int dgc_op_kernel_dtype(const dgc_graph *g, const dgc_node *n)
 {
+    /* random ops: TF's kernels are registered by the output dtype (their
+     * shape input is a host-memory int vector) */
+    if ((dgc_op_has(n->op, DGC_OP_RANDOM) || n->op == DGC_OPID_RandomUniformInt) &&
+        n->n_outputs > 0)
+        return (int)n->outputs[0].dtype;
     if (n->n_inputs > 0) {
         const dgc_node *p = &g->nodes[n->inputs[0].node];
         if (n->inputs[0].index < p->n_outputs)
@@ -307,3 +324,84 @@ const char *dgc_op_attr_near(int op, const char *name)
         best = "dtype";
     return best;
 }
+
+/* ---- TF's OpDef attributes (issue 21, item 2) ---------------------------- */
+
+static const struct tf_attrs_row {
+    const char *op, *attrs;
+} tf_attrs[] = {
+#define DGC_TF_ATTRS(op, attrs) {op, attrs},
+#include "tf_attrs.def"
+#undef DGC_TF_ATTRS
+};
+
+int dgc_tf_attr_kind(const char *tf_op, const char *attr, const char **kind)
+{
+    static const char *const kinds[] = {"b", "i", "f", "s", "type", "shape",
+                                        "tensor", "func", "list", NULL};
+    size_t lo = 0, hi = sizeof tf_attrs / sizeof tf_attrs[0];
+    while (lo < hi) { /* the rows are sorted by op (strcmp order) */
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(tf_attrs[mid].op, tf_op);
+        if (c == 0) {
+            size_t al = strlen(attr);
+            for (const char *p = tf_attrs[mid].attrs; *p;) {
+                const char *colon = strchr(p, ':');
+                const char *end = strchr(p, ' ');
+                if (!colon)
+                    break;
+                size_t kl = end ? (size_t)(end - colon - 1) : strlen(colon + 1);
+                if ((size_t)(colon - p) == al && memcmp(p, attr, al) == 0) {
+                    *kind = "?";
+                    for (int k = 0; kinds[k]; k++)
+                        if (strlen(kinds[k]) == kl &&
+                            memcmp(kinds[k], colon + 1, kl) == 0)
+                            *kind = kinds[k];
+                    return 1;
+                }
+                if (!end)
+                    break;
+                p = end + 1;
+            }
+            return 0;
+        }
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return -1;
+}
+
+/* ---- TF's GPU kernels (issue 21, item 4: the table; placement does not
+ * read it yet) --------------------------------------------------------- */
+
+static const struct tf_gpu_row {
+    const char *op, *dtypes, *host;
+} tf_gpu[] = {
+#define DGC_TF_GPU(op, dtypes, host) {op, dtypes, host},
+#include "tf_gpu_kernels.def"
+#undef DGC_TF_GPU
+};
+
+int dgc_tf_gpu_kernel(const char *tf_op, const char **dtypes,
+                      const char **host)
+{
+    size_t lo = 0, hi = sizeof tf_gpu / sizeof tf_gpu[0];
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(tf_gpu[mid].op, tf_op);
+        if (c == 0) {
+            *dtypes = tf_gpu[mid].dtypes;
+            if (host)
+                *host = tf_gpu[mid].host;
+            return 1;
+        }
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return -1;
+}
+

@@ -23,7 +23,9 @@ enum {
     DGC_OP_ZERO_GRAD  = 1u << 6, /* differentiable with zero gradient
                                     (ArgMax, Equal: no gradient flows) */
     DGC_OP_FEED       = 1u << 7, /* Placeholder */
-    DGC_OP_RANDOM     = 1u << 8, /* RandomNormal / RandomUniform */
+    DGC_OP_RANDOM     = 1u << 8, /* RandomNormal / RandomUniform /
+                                    TruncatedNormal: float samples of a
+                                    shape (attr, or input 0 at run time) */
     DGC_OP_HOST_IN    = 1u << 9, /* its output shape depends on the VALUES
                                     of small integer inputs (TF's
                                     HostMemory parameters: Reshape's shape,
@@ -120,6 +122,25 @@ const dgc_attr_spec *dgc_op_attr(int op, const char *name);
 const char *dgc_op_attr_near(int op, const char *name);
 /* Convenience: flags test. */
 int dgc_op_has(int op, uint32_t flag);
+
+/* TF's OpDef attributes (compiler/ir/tf_attrs.def, generated from TF's op
+ * registry by tools/tf_attrs/gen_tf_attrs.py) of TF op `tf_op` as a
+ * GraphDef spells it: -1 when the table has no such op (not a TF op, or a
+ * TF-internal one); 0 when TF's OpDef has no attr `attr`; 1 when it has,
+ * with *kind the AttrValue field that holds it ("b", "i", "f", "s",
+ * "type", "shape", "tensor", "func", "list"). */
+int dgc_tf_attr_kind(const char *tf_op, const char *attr, const char **kind);
+
+/* TensorFlow's GPU kernels (compiler/ir/tf_gpu_kernels.def, generated
+ * from the CUDA build's kernel registry by
+ * tools/tf_gpu_kernels/gen_tf_gpu_kernels.py) for TF op `tf_op`: 1 with
+ * *dtypes the dgrun dtypes of its type attr TF has a GPU kernel for
+ * ("float32,int64,...", "*" any, "" none) and *host (if host is not NULL)
+ * the args TF keeps in host memory per dtype ("int32:x,y;..."); -1 when
+ * the table has no such op.  `dgrun ops` shows it; placement does not use
+ * it (SPEC 4.7 still says which devices run what). */
+int dgc_tf_gpu_kernel(const char *tf_op, const char **dtypes,
+                      const char **host);
 
 /* The dtype that selects a node's kernel ("T"): its first input's dtype
  * when it has inputs (ArgMax, Equal, Cast: the input's), else its output 0

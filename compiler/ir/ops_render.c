@@ -37,6 +37,12 @@ static void gpu_text(const dgc_op_def *d, uint32_t m, char *buf, size_t n)
         return;
     }
     int f32 = (m >> DG_F32) & 1, f64 = (m >> DG_F64) & 1;
+    int i32 = (m >> DG_I32) & 1, i64 = (m >> DG_I64) & 1;
+    if (!f32 && !f64 && (i32 || i64)) { /* integer-only (RandomUniformInt) */
+        snprintf(buf, n, "GPU(%s%s%s)", i32 ? "int32" : "",
+                 i32 && i64 ? "," : "", i64 ? "int64" : "");
+        return;
+    }
     if (!f32 && !f64) {
         strncat(buf, "-", n - 1);
         return;
@@ -54,8 +60,8 @@ char *dgc_ops_render(const dg_kernel_set *cpu, const dg_kernel_set *gpu)
 {
     dg_sbuf b;
     dg_sbuf_init(&b);
-    dg_sbuf_addf(&b, "%-40s %-36s %-8s %-28s %s\n", "OP", "DTYPES", "CPU",
-                 "GPU", "DESCRIPTION");
+    dg_sbuf_addf(&b, "%-40s %-36s %-8s %-28s %-33s %s\n", "OP", "DTYPES",
+                 "CPU", "GPU", "TF GPU", "DESCRIPTION");
     for (int i = 0; i < dgc_n_ops; i++) {
         const dgc_op_def *d = &dgc_ops[i];
         char name[128], dt[96], gpus[64], cpus[16];
@@ -72,8 +78,18 @@ char *dgc_ops_render(const dg_kernel_set *cpu, const dg_kernel_set *gpu)
                     strcmp(d->name, "Const") == 0 ||
                     strcmp(d->name, "Assign") == 0))
             note = " [int32: CPU only]";
-        dg_sbuf_addf(&b, "%-40s %-36s %-8s %-28s %s%s\n", name, dt, cpus, gpus,
-                     d->doc ? d->doc : "", note);
+        /* TF's GPU kernels (issue 21): the dtypes, "any", "-" none, "n/a"
+         * not a TF op */
+        const char *tfd = NULL;
+        if (dgc_tf_gpu_kernel(d->name, &tfd, NULL) < 0 &&
+            (!d->alias || dgc_tf_gpu_kernel(d->alias, &tfd, NULL) < 0))
+            tfd = "n/a";
+        else if (!tfd[0])
+            tfd = "-";
+        else if (strcmp(tfd, "*") == 0)
+            tfd = "any";
+        dg_sbuf_addf(&b, "%-40s %-36s %-8s %-28s %-33s %s%s\n", name, dt, cpus,
+                     gpus, tfd, d->doc ? d->doc : "", note);
     }
     return dg_sbuf_take(&b);
 }

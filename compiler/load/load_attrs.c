@@ -106,7 +106,7 @@ static dg_status parse_init(const dgc_jdoc *doc, dgc_node *n, const cJSON *v,
         if (!k || k->next)
             return dg_err(err, DG_E_GRAPH, "node '%s': attr 'init' must have "
                           "exactly one key (random_normal, random_uniform, "
-                          "zeros, glorot_uniform)", n->name);
+                          "truncated_normal, zeros, glorot_uniform)", n->name);
         if (!cJSON_IsObject(k) && !cJSON_IsNull(k))
             return dg_err(err, DG_E_GRAPH, "node '%s': init '%s' must be an "
                           "object, got %s", n->name, k->string,
@@ -114,6 +114,10 @@ static dg_status parse_init(const dgc_jdoc *doc, dgc_node *n, const cJSON *v,
         const char *p1 = NULL, *p2 = NULL;
         if (strcmp(k->string, "random_normal") == 0) {
             a->init.kind = DGC_INIT_RANDOM_NORMAL;
+            p1 = "mean"; p2 = "stddev";
+            a->init.a = 0.0; a->init.b = 1.0;
+        } else if (strcmp(k->string, "truncated_normal") == 0) {
+            a->init.kind = DGC_INIT_TRUNCATED_NORMAL; /* issue 21 */
             p1 = "mean"; p2 = "stddev";
             a->init.a = 0.0; a->init.b = 1.0;
         } else if (strcmp(k->string, "random_uniform") == 0) {
@@ -144,9 +148,10 @@ static dg_status parse_init(const dgc_jdoc *doc, dgc_node *n, const cJSON *v,
             else
                 a->init.b = p->valuedouble;
         }
-        if (a->init.kind == DGC_INIT_RANDOM_NORMAL && a->init.b < 0)
-            return dg_err(err, DG_E_GRAPH, "node '%s': random_normal stddev "
-                          "must be >= 0", n->name);
+        if ((a->init.kind == DGC_INIT_RANDOM_NORMAL ||
+             a->init.kind == DGC_INIT_TRUNCATED_NORMAL) && a->init.b < 0)
+            return dg_err(err, DG_E_GRAPH, "node '%s': %s stddev "
+                          "must be >= 0", n->name, k->string);
         if (a->init.kind == DGC_INIT_RANDOM_UNIFORM && a->init.b < a->init.a)
             return dg_err(err, DG_E_GRAPH, "node '%s': random_uniform needs "
                           "min <= max", n->name);
@@ -154,6 +159,7 @@ static dg_status parse_init(const dgc_jdoc *doc, dgc_node *n, const cJSON *v,
          * also takes integers; only zeros fits bool. */
         int fl = dtype < 0 || dtype == DG_F32 || dtype == DG_F64;
         if ((!fl && (a->init.kind == DGC_INIT_RANDOM_NORMAL ||
+                     a->init.kind == DGC_INIT_TRUNCATED_NORMAL ||
                      a->init.kind == DGC_INIT_GLOROT_UNIFORM)) ||
             (dtype == DG_BOOL && a->init.kind != DGC_INIT_ZEROS))
             return dg_err(err, DG_E_GRAPH, "node '%s': initializer '%s' "

@@ -50,20 +50,21 @@ typedef struct tf_map {
 #define FOLD_LAST 99
 
 static const tf_map maps[] = {
-    {"Sum", "Sum", 1, F_AXES, "axis", "reduction_indices", 0},
-    {"Mean", "Mean", 1, F_AXES, "axis", "reduction_indices", 0},
-    {"Max", "Max", 1, F_AXES, "axis", "reduction_indices", 0},
+    {"Sum", "Sum", 1, F_AXES, "axis", "reduction_indices", 1},
+    {"Mean", "Mean", 1, F_AXES, "axis", "reduction_indices", 1},
+    {"Max", "Max", 1, F_AXES, "axis", "reduction_indices", 1},
     {"Reshape", "Reshape", 1, F_SHAPE, "shape", "shape", 1},
-    {"Transpose", "Transpose", 1, F_PERM, "perm", "perm", 0},
+    {"Transpose", "Transpose", 1, F_PERM, "perm", "perm", 1},
     {"ArgMax", "ArgMax", 1, F_AXIS, "axis", "dimension", 0},
-    {"RandomStandardNormal", "RandomNormal", 0, F_SHAPE, "shape", "shape", 0},
-    {"RandomUniform", "RandomUniform", 0, F_SHAPE, "shape", "shape", 0},
+    {"RandomStandardNormal", "RandomNormal", 0, F_SHAPE, "shape", "shape", 1},
+    {"RandomUniform", "RandomUniform", 0, F_SHAPE, "shape", "shape", 1},
+    {"TruncatedNormal", "TruncatedNormal", 0, F_SHAPE, "shape", "shape", 1},
     {"Fill", "Const", -1, F_FILL, "value", "dims and value", 0},
     {"RealDiv", "Div", -1, F_NONE, NULL, NULL, 0},
     {"Snapshot", "Identity", -1, F_NONE, NULL, NULL, 0},
     {"BiasAddV1", "BiasAdd", -1, F_NONE, NULL, NULL, 0},
     /* TF graph ops (issue 10) */
-    {"Prod", "Prod", 1, F_AXES, "axis", "reduction_indices", 0},
+    {"Prod", "Prod", 1, F_AXES, "axis", "reduction_indices", 1},
     {"Tile", "Tile", 1, F_PERM, "multiples", "multiples", 1},
     {"ExpandDims", "ExpandDims", 1, F_AXIS, "axis", "dim", 1},
     {"GatherV2", "GatherV2", 2, F_AXIS, "axis", "axis", 1},
@@ -72,11 +73,10 @@ static const tf_map maps[] = {
     {"SplitV", "SplitV", 2, F_AXIS, "axis", "axis", 0},
 };
 
-/* TF ops with a dgrun look-alike whose semantics differ. */
+/* TF ops with a dgrun look-alike whose semantics differ (none since
+ * issue 21 gave dgrun StopGradient, PreventGradient and TruncatedNormal). */
 static const struct { const char *tf, *why; } rejected[] = {
-    {"StopGradient", "it blocks gradients, which no dgrun op does"},
-    {"PreventGradient", "it blocks gradients, which no dgrun op does"},
-    {"TruncatedNormal", "dgrun has no truncated normal sampler"},
+    {NULL, NULL},
 };
 
 /* dgrun ops the compiler generates: never valid TF op names. */
@@ -121,7 +121,7 @@ static const char *op_support(const char *op, const tf_map **map, int *opi)
 {
     *map = NULL;
     *opi = -1;
-    for (size_t k = 0; k < sizeof rejected / sizeof rejected[0]; k++)
+    for (size_t k = 0; rejected[k].tf; k++)
         if (strcmp(op, rejected[k].tf) == 0)
             return rejected[k].why;
     const char *dg = op;
@@ -382,6 +382,7 @@ dg_status dgc_gd_begin(dgc_gdload **out, dgc_graph *g, const dgc_jdoc *doc,
     if (!L)
         return dg_err_nomem(err, "loader");
     L->g = g;
+    g->device_syntax = DGC_DEVSPEC_CPP; /* NodeDef devices: C++ syntax */
     L->doc = doc;
     L->attr_node = -1;
     L->cap_rec = cnt > 0 ? cnt : 1;
@@ -686,7 +687,8 @@ static dg_status add_device(dgc_gdload *L, int32_t id, dg_error *err)
     for (int32_t k = 0; k < r->n_in; k++)
         dev += strlen(dev) + 1;
     dgc_devspec ds;
-    if (dgc_devspec_parse(dev, &ds))
+    /* as TF's C++ placer reads a NodeDef's device (issue 21) */
+    if (dgc_devspec_parse_as(dev, &ds, DGC_DEVSPEC_CPP))
         return GE("node '%s': Malformed device specification '%s'", n->name,
                   dev);
     if (dev[0] && !(n->device = dg_strdup(dev)))
@@ -734,6 +736,79 @@ static void prefetch_inputs(const dgc_gdload *L, int32_t id)
 
 #define PREFETCH_AHEAD 8
 
+/* A TensorArrayReadV3 / GatherV3 without element_shape (TF writes it only
+ * on some; the read of dynamic_rnn's input has none) takes the
+ * element_shape of the TensorArrayV3 its handle comes from, through
+ * Enter / Identity / Switch / Merge and TensorArrayGradV3 (issue 21).
+ * 0 ok (or nothing found: inference names the node), -1 nomem. */
+static int ta_element_shape(dgc_graph *g, int32_t id)
+{
+    dgc_node *n = &g->nodes[id];
+    if ((n->op != DGC_OPID_TensorArrayReadV3 &&
+         n->op != DGC_OPID_TensorArrayGatherV3) || n->n_inputs < 1 ||
+        dgc_node_attr(n, "element_shape") || dgc_node_attr(n, "output_shape"))
+        return 0;
+    int32_t h = n->inputs[0].node;
+    for (int step = 0; step < 64 && h >= 0; step++) {
+        const dgc_node *p = &g->nodes[h];
+        if (p->op == DGC_OPID_TensorArrayV3) {
+            const dgc_attr *es = dgc_node_attr(p, "element_shape");
+            if (!es || es->kind != DGC_A_SHAPE || es->n > DG_MAX_RANK)
+                return 0;
+            dg_shape sh;
+            memset(&sh, 0, sizeof sh);
+            sh.rank = es->n;
+            for (int i = 0; i < es->n; i++)
+                sh.dims[i] = es->ints[i];
+            return dgc_node_set_shape(&g->nodes[id], "element_shape", &sh)
+                       ? -1 : 0;
+        }
+        if (p->n_inputs < 1 ||
+            !(p->op == DGC_OPID_Enter || p->op == DGC_OPID_Identity ||
+              p->op == DGC_OPID_Switch || p->op == DGC_OPID_Merge ||
+              p->op == DGC_OPID_TensorArrayGradV3))
+            return 0;
+        h = p->inputs[0].node;
+    }
+    return 0;
+}
+
+static int run_time_reduction(const dgc_node *n)
+{
+    int op = n->op;
+    return (op == DGC_OPID_Sum || op == DGC_OPID_Mean || op == DGC_OPID_Max ||
+            op == DGC_OPID_Prod) && n->n_inputs == 2 &&
+           !dgc_attr_bool(n, "keepdims", 0);
+}
+
+/* See dgc_gd_finish.  0 ok, -1 nomem. */
+static int keep_reduced_dims(dgc_graph *g)
+{
+    int any = 0;
+    for (int32_t id = 0; id < g->n_nodes && !any; id++)
+        any = run_time_reduction(&g->nodes[id]);
+    if (!any)
+        return 0;
+    /* per node: 1 consumed by a Reshape's data input 0, 2 by anything else */
+    uint8_t *use = dg_calloc((size_t)g->n_nodes, 1);
+    if (!use)
+        return -1;
+    for (int32_t c = 0; c < g->n_nodes; c++) {
+        const dgc_node *m = &g->nodes[c];
+        for (int k = 0; k < m->n_inputs; k++) {
+            int reshape = m->op == DGC_OPID_Reshape && k == 0 &&
+                          m->n_inputs == 2;
+            use[m->inputs[k].node] |= reshape ? 1 : 2;
+        }
+    }
+    int rc = 0;
+    for (int32_t id = 0; id < g->n_nodes && !rc; id++)
+        if (use[id] == 1 && run_time_reduction(&g->nodes[id]))
+            rc = dgc_node_set_bool(&g->nodes[id], "keepdims", 1) ? -1 : 0;
+    dg_free(use);
+    return rc;
+}
+
 dg_status dgc_gd_finish(dgc_gdload *L, dg_error *err)
 {
     dgc_graph *g = L->g;
@@ -770,7 +845,17 @@ dg_status dgc_gd_finish(dgc_gdload *L, dg_error *err)
             if (!st)
                 st = add_device(L, id, err);
         }
-    /* a Const that only became attributes keeps its device and _class
+    /* issue 21: a reduction over run-time axes whose every consumer is a
+     * Reshape (TF's gradient idiom reshape(reduce_sum(g, rx), sx), rx from
+     * BroadcastGradientArgs: how many axes only the run knows) keeps its
+     * reduced dims: the same elements in the same order, and a rank
+     * dgrun knows */
+    if (!st && keep_reduced_dims(g))
+        st = dg_err_nomem(err, "attrs");
+    for (int32_t id = 0; id < g->n_nodes && !st; id++)
+        if (ta_element_shape(g, id))
+            st = dg_err_nomem(err, "attrs");
+        /* a Const that only became attributes keeps its device and _class
      * colocation (issue 10): TF runs int32 ones in host memory, which
      * placement does too (DGC_OP_HOST_OK) */
     for (int32_t id = 0; id < g->n_nodes && !st; id++)

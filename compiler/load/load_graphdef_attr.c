@@ -430,6 +430,38 @@ static const char *attr_kind(const cJSON *v)
     return "an unknown AttrValue";
 }
 
+/* Whether AttrValue v holds the field `kind` of TF's OpDef (or nothing:
+ * proto3 JSON writes a default value as {}). */
+static int attr_value_is(const cJSON *v, const char *kind)
+{
+    if (!cJSON_IsObject(v))
+        return 0;
+    if (!v->child)
+        return 1;
+    return v->child->string && !v->child->next &&
+           (strcmp(v->child->string, kind) == 0 ||
+            strcmp(v->child->string, "placeholder") == 0);
+}
+
+/* The AttrValue field of a kind, as messages say it. */
+static const char *kind_text(const char *kind)
+{
+    static const char *const m[][2] = {
+        {"b", "a bool ({\"b\": true|false})"},
+        {"i", "an int ({\"i\": \"<int>\"})"},
+        {"f", "a float ({\"f\": <number>})"},
+        {"s", "a string ({\"s\": \"<base64>\"})"},
+        {"type", "a type ({\"type\": \"DT_FLOAT\"})"},
+        {"shape", "a shape ({\"shape\": {...}})"},
+        {"tensor", "a tensor ({\"tensor\": {...}})"},
+        {"func", "a function ({\"func\": {...}})"},
+        {"list", "a list ({\"list\": {...}})"}};
+    for (size_t k = 0; k < sizeof m / sizeof m[0]; k++)
+        if (strcmp(m[k][0], kind) == 0)
+            return m[k][1];
+    return kind;
+}
+
 /* A wrong type: names the node, the attr, the type it must have and the
  * one it has. */
 static dg_status want_type(dg_error *err, const dgc_node *n, const char *key,
@@ -780,12 +812,35 @@ dg_status dgc_gd_attrs(dgc_graph *g, const dgc_jdoc *doc, int32_t id,
         int64_t i = 0;
         dg_dtype t = DG_F32;
         char *s = NULL;
+        const char *tk = NULL;
+        int in_tf = k[0] == '_' ? 1 : dgc_tf_attr_kind(tf_op, k, &tk);
         if (strcmp(k, "_class") == 0) {
             st = colocation(g, id, v, cls, err);
+        } else if (in_tf == 0) {
+            /* issue 21: what TF's OpDef does not define, TF rejects */
+            st = AERR("node '%s': attr '%s' of op %s is not supported by "
+                      "dgrun: TensorFlow's %s has no attr '%s'", n->name, k,
+                      tf_op, tf_op, k);
+        } else if (in_tf == 1 && tk && !attr_value_is(v, tk)) {
+            st = want_type(err, n, k, kind_text(tk), v);
         } else if (cflow_attr(g, doc, id, k, v, err, &st)) { /* issue 11 */
             continue;
         } else if (k[0] == '_') {
             continue; /* _output_shapes and other annotations */
+        } else if ((strcmp(k, "seed") == 0 || strcmp(k, "seed2") == 0) &&
+                   dgc_op_attr(n->op, k)) {
+            /* random ops (issue 21): TF's graph and op seed pick the
+             * stream (runtime/session/session.c) */
+            if (!(st = get_int(doc, err, n, k, v, &i)) &&
+                dgc_node_set_int(n, k, i))
+                st = nomem(err);
+        } else if ((strcmp(k, "Tout") == 0 &&
+                    n->op == DGC_OPID_RandomUniformInt) ||
+                   (strcmp(k, "output_dtype") == 0 &&
+                    n->op == DGC_OPID_Multinomial)) {
+            if (!(st = get_type(err, n, k, v, &t)) &&
+                dgc_node_set_dtype(n, k[0] == 'T' ? "dtype" : k, t))
+                st = nomem(err);
         } else if (strcmp(k, "T") == 0) {
             /* the input type: inference derives it; only check it exists */
             st = get_type(err, n, k, v, &t);
@@ -848,10 +903,10 @@ dg_status dgc_gd_attrs(dgc_graph *g, const dgc_jdoc *doc, int32_t id,
                 dgc_node_set_int(n, "summarize", i))
                 st = nomem(err);
         } else if (strcmp(k, "first_n") == 0) {
-            if (!(st = get_int(doc, err, n, k, v, &i)) && i >= 0)
-                st = AERR("node '%s': attr 'first_n' = %lld is not supported "
-                          "(dgrun's Print prints every time; use -1)",
-                          n->name, (long long)i);
+            /* Print prints its first first_n calls only (issue 21) */
+            if (!(st = get_int(doc, err, n, k, v, &i)) &&
+                dgc_node_set_int(n, "first_n", i))
+                st = nomem(err);
         } else if (cnn_op(n) && (strcmp(k, "strides") == 0 ||
                                  strcmp(k, "dilations") == 0 ||
                                  strcmp(k, "ksize") == 0 ||
@@ -879,6 +934,9 @@ dg_status dgc_gd_attrs(dgc_graph *g, const dgc_jdoc *doc, int32_t id,
                           "supported (only NHWC: bias on the last axis)",
                           n->name, s);
             dg_free(s);
+        } else if (in_tf == 1) {
+            continue; /* TF's attr that dgrun has no use for (ConcatOffset's
+                         shape_type, summary ops' max_outputs, ...) */
         } else {
             st = AERR("node '%s': attr '%s' of op %s is not supported by "
                       "dgrun", n->name, k, tf_op);

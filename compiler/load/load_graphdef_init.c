@@ -2,8 +2,9 @@
  * load_graphdef_init.c -- constant subgraphs of a TensorFlow GraphDef that
  * dgrun turns into attributes: a VariableV2's initial value (read from the
  * `<var>/Assign` initializer TF builds: a Const, or a scaled and shifted
- * RandomUniform / RandomNormal as tf.glorot_uniform_initializer,
- * tf.random_uniform_initializer and tf.random_normal_initializer emit) and
+ * RandomUniform / RandomNormal / TruncatedNormal as
+ * tf.glorot_uniform_initializer, tf.random_uniform_initializer,
+ * tf.random_normal_initializer and tf.truncated_normal_initializer emit) and
  * Fill(dims, value) of Consts (large tf.zeros / tf.ones), which becomes a
  * Const.
  */
@@ -60,9 +61,10 @@ static int scalar_of(const dgc_graph *g, int32_t id, int depth, double *out)
     return 0;
 }
 
+/* A float random op whose shape is known at load (a source). */
 static int is_random(const dgc_node *n)
 {
-    return dgc_op_has(n->op, DGC_OP_RANDOM);
+    return dgc_op_has(n->op, DGC_OP_RANDOM) && n->n_inputs == 0;
 }
 
 /* v = R, R*s, s*R, R+o, o+R, (R*s)+o, o+(R*s) with R a random op: *r = R's
@@ -184,7 +186,9 @@ dg_status dgc_gd_variable_init(dgc_graph *g, int32_t id, dg_error *err)
                     a.init.a = scale < 0 ? offset + scale : offset;
                     a.init.b = scale < 0 ? offset : offset + scale;
                 } else {
-                    a.init.kind = DGC_INIT_RANDOM_NORMAL;
+                    a.init.kind = op_is(rn, "TruncatedNormal")
+                                      ? DGC_INIT_TRUNCATED_NORMAL
+                                      : DGC_INIT_RANDOM_NORMAL;
                     a.init.a = offset;
                     a.init.b = fabs(scale);
                 }

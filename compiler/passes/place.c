@@ -198,7 +198,7 @@ static dg_status compute_requests(dgc_placer *p, dg_error *err)
             if (last_text && strcmp(last_text, n->device) == 0) {
                 s = last_spec;
             } else {
-                if (dgc_devspec_parse(n->device, &s))
+                if (dgc_devspec_parse_as(n->device, &s, g->device_syntax))
                     return dg_err(err, DG_E_GRAPH,
                                   "node '%s': Malformed device specification "
                                   "'%s'", n->name, n->device);
@@ -490,7 +490,8 @@ static dg_status choose_groups(dgc_placer *p, dg_error *err)
         if (p->chosen[r] != -1)
             continue;
         if (p->size[r] == 1 && p->greq[r] < 0 &&
-            dgc_op_has(g->nodes[r].op, DGC_OP_SOURCE)) {
+            dgc_op_has(g->nodes[r].op, DGC_OP_SOURCE) &&
+            g->nodes[r].n_inputs == 0) {
             p->chosen[r] = -2; /* consumer rule, decided below */
             continue;
         }
@@ -569,7 +570,8 @@ static void assign_reasons(dgc_placer *p)
         if (p->size[r] == 1 && p->greq[r] < 0 &&
             (p->reason[i] == DG_REASON_CONSUMER ||
              p->reason[i] == DG_REASON_DEFAULT) &&
-            dgc_op_has(p->g->nodes[i].op, DGC_OP_SOURCE))
+            dgc_op_has(p->g->nodes[i].op, DGC_OP_SOURCE) &&
+            p->g->nodes[i].n_inputs == 0)
             continue; /* set by consumer_rule */
         uint8_t s = p->src[i];
         dg_reason why;

@@ -301,7 +301,7 @@ static dg_status place_copy(rstate *st, int k, int32_t i)
     if (follows_shared(st, i) || st->lone[i])
         return DG_OK;
     dgc_devspec s;
-    if (dgc_devspec_parse(n->device, &s))
+    if (dgc_devspec_parse_as(n->device, &s, st->g->device_syntax))
         return DG_OK; /* placement reports the malformed request */
     if ((s.has_job && strcmp(s.job, st->r->job) != 0) || s.task >= 0)
         return GE("node '%s': its request '%s' names a job or task, but it is "
@@ -325,7 +325,8 @@ static dg_status deal_variables(rstate *st)
             n->n_coloc > 0)
             continue;
         dgc_devspec s;
-        if (dgc_devspec_parse(n->device, &s) || s.has_job)
+        if (dgc_devspec_parse_as(n->device, &s, st->g->device_syntax) ||
+            s.has_job)
             continue;
         if (set_request(n, &s, st->r->ps_job, d++ % st->P))
             return dg_err_nomem(st->err, "replication pass");

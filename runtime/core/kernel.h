@@ -82,6 +82,9 @@ typedef struct dgr_kenv {
      * environment").  Returns DG_OK or an error in err naming the node. */
     dg_status (*collective)(void *ctx, const dgr_collective *c,
                             dg_error *err);
+    /* How many times node_id called it before in this session (Print's
+     * first_n, issue 21); NULL: no count kept (Print prints every time). */
+    uint64_t (*times)(void *ctx, int32_t node_id);
 } dgr_kenv;
 
 typedef struct dgr_kctx {

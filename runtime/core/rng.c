@@ -5,6 +5,7 @@
  * sequential in C order from a seed derived per node (dgr_session_rng_seed).
  */
 #include "rng.h"
+#include "ops.h"
 
 #include <math.h>
 #include <string.h>
@@ -54,6 +55,93 @@ double dgr_rng_normal(dgr_rng *r)
     return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
 }
 
+double dgr_rng_truncated_normal(dgr_rng *r)
+{
+    for (;;) {
+        double x = dgr_rng_normal(r);
+        if (x >= -2.0 && x <= 2.0)
+            return x;
+    }
+}
+
+void dgr_rng_fill_node(dgr_rng *r, const dgc_node *node, void *o, dg_dtype dt,
+                       int64_t n)
+{
+    int uni = node->op == DGC_OPID_RandomUniform;
+    int trunc = node->op == DGC_OPID_TruncatedNormal;
+    double a = uni ? dgc_attr_float(node, "min", 0.0)
+                   : dgc_attr_float(node, "mean", 0.0);
+    double b = uni ? dgc_attr_float(node, "max", 1.0)
+                   : dgc_attr_float(node, "stddev", 1.0);
+    for (int64_t i = 0; i < n; i++) {
+        double v = uni ? a + (b - a) * dgr_rng_uniform(r)
+                       : a + b * (trunc ? dgr_rng_truncated_normal(r)
+                                        : dgr_rng_normal(r));
+        if (dt == DG_F32)
+            ((float *)o)[i] = (float)v;
+        else
+            ((double *)o)[i] = v;
+    }
+}
+
+void dgr_rng_fill_int(dgr_rng *r, int64_t lo, int64_t hi, void *o,
+                      dg_dtype dt, int64_t n)
+{
+    uint64_t range = (uint64_t)hi - (uint64_t)lo;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t v = (int64_t)((uint64_t)lo + dgr_rng_next(r) % range);
+        if (dt == DG_I32)
+            ((int32_t *)o)[i] = (int32_t)v;
+        else
+            ((int64_t *)o)[i] = v;
+    }
+}
+
+void dgr_rng_multinomial(dgr_rng *r, const void *logits, dg_dtype lt,
+                         int64_t rows, int64_t classes, int64_t samples,
+                         void *o, dg_dtype ot, double *cdf)
+{
+    for (int64_t b = 0; b < rows; b++) {
+        /* as TF's CPU kernel: cdf of exp(logit - max) over the finite
+         * logits, then upper_bound(cdf, u * total) per sample */
+        double mx = -INFINITY;
+        for (int64_t c = 0; c < classes; c++) {
+            int64_t i = b * classes + c;
+            double l = lt == DG_F32 ? ((const float *)logits)[i]
+                                    : ((const double *)logits)[i];
+            if (isfinite(l) && l > mx)
+                mx = l;
+        }
+        double total = 0;
+        for (int64_t c = 0; c < classes; c++) {
+            int64_t i = b * classes + c;
+            double l = lt == DG_F32 ? ((const float *)logits)[i]
+                                    : ((const double *)logits)[i];
+            if (isfinite(l))
+                total += exp(l - mx);
+            cdf[c] = total;
+        }
+        for (int64_t s = 0; s < samples; s++) {
+            double u = dgr_rng_uniform(r) * total;
+            int64_t lo = 0, hi = classes; /* first c with cdf[c] > u */
+            while (lo < hi) {
+                int64_t mid = lo + (hi - lo) / 2;
+                if (cdf[mid] > u)
+                    hi = mid;
+                else
+                    lo = mid + 1;
+            }
+            if (lo >= classes)
+                lo = classes - 1;
+            int64_t at = b * samples + s;
+            if (ot == DG_I32)
+                ((int32_t *)o)[at] = (int32_t)lo;
+            else
+                ((int64_t *)o)[at] = lo;
+        }
+    }
+}
+
 static void store(dg_tensor *t, int64_t i, double v)
 {
     switch (t->dtype) {
@@ -100,6 +188,10 @@ dg_status dgr_init_fill(const dgc_init *init, dg_tensor *t, dgr_rng *r,
     case DGC_INIT_RANDOM_NORMAL:
         for (int64_t i = 0; i < n; i++)
             store(t, i, init->a + init->b * dgr_rng_normal(r));
+        return DG_OK;
+    case DGC_INIT_TRUNCATED_NORMAL:
+        for (int64_t i = 0; i < n; i++)
+            store(t, i, init->a + init->b * dgr_rng_truncated_normal(r));
         return DG_OK;
     case DGC_INIT_RANDOM_UNIFORM:
         for (int64_t i = 0; i < n; i++)

@@ -18,8 +18,8 @@ static const dgr_kernel_row cpu_kernels[DGC_N_OPS] = {
     ROW(Const, dgr_k_const),
     ROW(Variable, NULL),
     ROW(Placeholder, NULL),
-    ROW(RandomNormal, dgr_k_random_normal),
-    ROW(RandomUniform, dgr_k_random_uniform),
+    ROW(RandomNormal, dgr_k_random),
+    ROW(RandomUniform, dgr_k_random),
     ROW(Identity, dgr_k_identity),
     ROW(Neg, dgr_k_neg),
     ROW(Abs, dgr_k_abs),
@@ -166,6 +166,13 @@ static const dgr_kernel_row cpu_kernels[DGC_N_OPS] = {
     ROW(AudioSummary, dgr_k_summary),
     ROW(TensorSummary, dgr_k_summary),
     ROW(MergeSummary, dgr_k_summary),
+    /* issue 21: gradient blockers and random ops */
+    ROW(StopGradient, dgr_k_identity),
+    ROW(PreventGradient, dgr_k_identity),
+    ROW(TruncatedNormal, dgr_k_random),
+    ROW(RandomUniformInt, dgr_k_random_uniform_int),
+    ROW(Multinomial, dgr_k_multinomial),
+    ROW(InvertPermutation, dgr_k_invert_permutation),
 };
 
 static dg_status cpu_discover(const dg_options *o, dg_device_list *l,

@@ -73,6 +73,29 @@ int dgr_cpu_axes(dgr_kctx *k, const char *key, int rank, uint32_t *mask)
 {
     const dgc_attr *a = dgc_node_attr(k->node, key);
     *mask = 0;
+    int op = k->node->op;
+    if (!a && k->n_in == 2 &&
+        (op == DGC_OPID_Sum || op == DGC_OPID_Mean || op == DGC_OPID_Max ||
+         op == DGC_OPID_Prod)) {
+        /* TF's reduction_indices as a run-time tensor (issue 21): host
+         * memory on the CPU; empty means no axis */
+        const dgr_value *ax = &k->in[1];
+        int64_t n = dg_shape_numel(&ax->shape);
+        const void *p = dgr_cpu_ptr(ax);
+        for (int64_t i = 0; i < n; i++) {
+            int64_t v = ax->dtype == DG_I32 ? ((const int32_t *)p)[i]
+                                            : ((const int64_t *)p)[i];
+            int64_t d = v < 0 ? v + rank : v;
+            if (d < 0 || d >= rank) {
+                dg_err(k->err, DG_E_RUNTIME,
+                       "node '%s': axis %lld is out of range for rank %d",
+                       k->node->name, (long long)v, rank);
+                return -1;
+            }
+            *mask |= 1u << d;
+        }
+        return 0;
+    }
     if (!a) {
         *mask = rank > 0 ? (uint32_t)((1u << rank) - 1) : 0;
         return 0;

@@ -93,8 +93,10 @@ DGR_K(dgr_k_assign_sub); DGR_K(dgr_k_apply_gd); DGR_K(dgr_k_apply_momentum);
 DGR_K(dgr_k_apply_adam); DGR_K(dgr_k_assign_moving_avg);
 
 /* kernels_cpu_misc.c */
-DGR_K(dgr_k_const); DGR_K(dgr_k_random_normal);
-DGR_K(dgr_k_random_uniform); DGR_K(dgr_k_identity); DGR_K(dgr_k_reshape);
+DGR_K(dgr_k_const); DGR_K(dgr_k_random);
+DGR_K(dgr_k_random_uniform_int); DGR_K(dgr_k_multinomial);
+DGR_K(dgr_k_invert_permutation);
+DGR_K(dgr_k_identity); DGR_K(dgr_k_reshape);
 DGR_K(dgr_k_transpose); DGR_K(dgr_k_cast); DGR_K(dgr_k_print);
 DGR_K(dgr_k_noop); DGR_K(dgr_k_zeros_like); DGR_K(dgr_k_ones_like);
 

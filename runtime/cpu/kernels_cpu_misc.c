@@ -8,6 +8,7 @@
 #include "kernels_cpu.h"
 #include "dg_util.h"
 #include "dg_fpconv.h"
+#include "dg_alloc.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -90,32 +91,102 @@ dg_status dgr_k_const(dgr_kctx *k)
     return DG_OK;
 }
 
-static dg_status random_fill(dgr_kctx *k, int normal)
+/* RandomNormal, RandomUniform, TruncatedNormal: drawn in C order from the
+ * node's stream (rng.c), the same numbers as on an OpenCL device. */
+dg_status dgr_k_random(dgr_kctx *k)
 {
     dg_status st = dgr_kctx_alloc_output(k, 0);
     if (st)
         return st;
     dgr_rng r;
     dgr_rng_seed(&r, k->env->rng_seed(k->env->ctx, k->node_id));
-    double a = normal ? dgc_attr_float(k->node, "mean", 0.0)
-                      : dgc_attr_float(k->node, "min", 0.0);
-    double b = normal ? dgc_attr_float(k->node, "stddev", 1.0)
-                      : dgc_attr_float(k->node, "max", 1.0);
-    int64_t n = dg_shape_numel(&k->out[0].shape);
-    void *o = dgr_cpu_ptr(&k->out[0]);
+    dgr_rng_fill_node(&r, k->node, dgr_cpu_ptr(&k->out[0]), k->out[0].dtype,
+                      dg_shape_numel(&k->out[0].shape));
+    return DG_OK;
+}
+
+/* A scalar int32/int64 input's value. */
+static int64_t in_scalar(const dgr_kctx *k, int i)
+{
+    const void *p = dgr_cpu_ptr(&k->in[i]);
+    return k->in[i].dtype == DG_I32 ? ((const int32_t *)p)[0]
+                                    : ((const int64_t *)p)[0];
+}
+
+/* RandomUniformInt (shape, minval, maxval). */
+dg_status dgr_k_random_uniform_int(dgr_kctx *k)
+{
+    int64_t lo = in_scalar(k, 1), hi = in_scalar(k, 2);
+    int64_t n = dg_shape_numel(&k->out_types[0].shape);
+    if (n > 0 && lo >= hi)
+        return dg_err(k->err, DG_E_RUNTIME,
+                      "node '%s': RandomUniformInt: Need minval < maxval: "
+                      "%lld >= %lld", k->node->name, (long long)lo,
+                      (long long)hi);
+    dg_status st = dgr_kctx_alloc_output(k, 0);
+    if (st)
+        return st;
+    dgr_rng r;
+    dgr_rng_seed(&r, k->env->rng_seed(k->env->ctx, k->node_id));
+    dgr_rng_fill_int(&r, lo, hi, dgr_cpu_ptr(&k->out[0]), k->out[0].dtype, n);
+    return DG_OK;
+}
+
+/* InvertPermutation: y[x[i]] = i, x a permutation of 0..n-1 (TF's
+ * error otherwise). */
+dg_status dgr_k_invert_permutation(dgr_kctx *k)
+{
+    const dgr_value *x = &k->in[0];
+    int64_t n = dg_shape_numel(&x->shape);
+    dg_status st = dgr_kctx_alloc_output(k, 0);
+    if (st)
+        return st;
+    const void *xp = dgr_cpu_ptr(x);
+    void *yp = dgr_cpu_ptr(&k->out[0]);
+    int i32 = x->dtype == DG_I32;
     for (int64_t i = 0; i < n; i++) {
-        double v = normal ? a + b * dgr_rng_normal(&r)
-                          : a + (b - a) * dgr_rng_uniform(&r);
-        if (k->out[0].dtype == DG_F32)
-            ((float *)o)[i] = (float)v;
+        int64_t v = -1;
+        if (i32)
+            ((int32_t *)yp)[i] = (int32_t)v;
         else
-            ((double *)o)[i] = v;
+            ((int64_t *)yp)[i] = v;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        int64_t d = i32 ? ((const int32_t *)xp)[i] : ((const int64_t *)xp)[i];
+        int64_t seen = d < 0 || d >= n ? 0
+                       : i32 ? ((int32_t *)yp)[d] : ((int64_t *)yp)[d];
+        if (d < 0 || d >= n || seen != -1)
+            return dg_err(k->err, DG_E_RUNTIME,
+                          "node '%s': InvertPermutation: %lld is %s", k->node->name,
+                          (long long)d, d < 0 || d >= n ? "out of range"
+                                                        : "duplicated");
+        if (i32)
+            ((int32_t *)yp)[d] = (int32_t)i;
+        else
+            ((int64_t *)yp)[d] = i;
     }
     return DG_OK;
 }
 
-dg_status dgr_k_random_normal(dgr_kctx *k) { return random_fill(k, 1); }
-dg_status dgr_k_random_uniform(dgr_kctx *k) { return random_fill(k, 0); }
+/* Multinomial (logits [batch, classes], num_samples). */
+dg_status dgr_k_multinomial(dgr_kctx *k)
+{
+    dg_status st = dgr_kctx_alloc_output(k, 0);
+    if (st)
+        return st;
+    int64_t rows = k->in[0].shape.dims[0], classes = k->in[0].shape.dims[1];
+    int64_t samples = k->out[0].shape.dims[1];
+    double *cdf = dg_malloc(sizeof *cdf * (size_t)(classes > 0 ? classes : 1));
+    if (!cdf)
+        return dg_err_nomem(k->err, "Multinomial");
+    dgr_rng r;
+    dgr_rng_seed(&r, k->env->rng_seed(k->env->ctx, k->node_id));
+    dgr_rng_multinomial(&r, dgr_cpu_ptr(&k->in[0]), k->in[0].dtype, rows,
+                        classes, samples, dgr_cpu_ptr(&k->out[0]),
+                        k->out[0].dtype, cdf);
+    dg_free(cdf);
+    return DG_OK;
+}
 
 typedef struct cast_job {
     const char *src;
@@ -197,15 +268,32 @@ dg_status dgr_k_transpose(dgr_kctx *k)
     int rank = x->shape.rank;
     int perm[DG_MAX_RANK];
     const dgc_attr *a = dgc_node_attr(k->node, "perm");
+    const int64_t *pv = NULL;
+    int64_t in_perm[DG_MAX_RANK];
+    int pn = 0;
+    if (a && (a->kind == DGC_A_INTS || a->kind == DGC_A_SHAPE)) {
+        pv = a->ints;
+        pn = a->n;
+    } else if (!a && k->n_in == 2) {
+        /* TF's perm input computed at run time (issue 21): host memory */
+        const dgr_value *pi = &k->in[1];
+        int64_t cnt = dg_shape_numel(&pi->shape);
+        pn = cnt > DG_MAX_RANK ? DG_MAX_RANK + 1 : (int)cnt;
+        for (int i = 0; i < pn && i < DG_MAX_RANK; i++)
+            in_perm[i] = pi->dtype == DG_I32
+                             ? ((const int32_t *)dgr_cpu_ptr(pi))[i]
+                             : ((const int64_t *)dgr_cpu_ptr(pi))[i];
+        pv = in_perm;
+    }
     uint32_t seen = 0;
     for (int d = 0; d < rank; d++) {
         int64_t p = rank - 1 - d;
-        if (a && (a->kind == DGC_A_INTS || a->kind == DGC_A_SHAPE)) {
-            if (a->n != rank)
+        if (pv) {
+            if (pn != rank)
                 return dg_err(k->err, DG_E_RUNTIME,
                               "node '%s': perm has %d entries for rank %d",
-                              k->node->name, a->n, rank);
-            p = a->ints[d] < 0 ? a->ints[d] + rank : a->ints[d];
+                              k->node->name, pn, rank);
+            p = pv[d] < 0 ? pv[d] + rank : pv[d];
         }
         if (p < 0 || p >= rank || (seen >> p) & 1)
             return dg_err(k->err, DG_E_RUNTIME, "node '%s': invalid perm",
@@ -328,6 +416,11 @@ static void print_value(dg_sbuf *b, const dgr_value *v, int64_t limit)
 
 dg_status dgr_k_print(dgr_kctx *k)
 {
+    /* first_n >= 0: only the first first_n calls print (TF) */
+    int64_t first_n = dgc_attr_int(k->node, "first_n", -1);
+    if (first_n >= 0 && k->env->times &&
+        k->env->times(k->env->ctx, k->node_id) >= (uint64_t)first_n)
+        return dgr_k_identity(k);
     dg_sbuf b;
     dg_sbuf_init(&b);
     const dgc_attr *m = dgc_node_attr(k->node, "message");

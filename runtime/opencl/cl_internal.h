@@ -403,5 +403,7 @@ dg_status dgr_cl_k_apply_adam(dgr_kctx *k);
 dg_status dgr_cl_k_moving_avg(dgr_kctx *k);
 dg_status dgr_cl_k_const(dgr_kctx *k);
 dg_status dgr_cl_k_random(dgr_kctx *k);
+dg_status dgr_cl_k_random_uniform_int(dgr_kctx *k);
+dg_status dgr_cl_k_multinomial(dgr_kctx *k);
 
 #endif

@@ -324,6 +324,42 @@ static dg_status gather(dgr_kctx *k, const dg_shape *os, int64_t *istr,
     return dgr_cl_launch1d(k, "elementwise", dt, "gather_nd", (size_t)n, a, 7);
 }
 
+/* The elements of int32/int64 input i (a small run-time parameter: a
+ * perm, reduction axes) into v[0..max): from host memory, or read back
+ * from the device.  *n their count. */
+static dg_status int_input(dgr_kctx *k, int i, int64_t *v, int max, int *n)
+{
+    const dgr_value *x = &k->in[i];
+    int64_t cnt = numel(&x->shape);
+    size_t es = dg_dtype_size(x->dtype);
+    unsigned char raw[64 * 8];
+    if (cnt > max || cnt > 64 || (x->dtype != DG_I32 && x->dtype != DG_I64))
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': input %d must be an "
+                      "int32/int64 vector of at most %d elements",
+                      k->node->name, i, max < 64 ? max : 64);
+    if (cnt > 0) {
+        if (x->buf->host) {
+            memcpy(raw, x->buf->host, (size_t)cnt * es);
+        } else {
+            dg_status st = k->dev->be->read(k->dev, x->buf, raw,
+                                            (size_t)cnt * es, k->err);
+            if (st != DG_OK)
+                return st;
+        }
+    }
+    for (int64_t j = 0; j < cnt; j++) {
+        if (x->dtype == DG_I32) {
+            int32_t a;
+            memcpy(&a, raw + j * 4, 4);
+            v[j] = a;
+        } else {
+            memcpy(&v[j], raw + j * 8, 8);
+        }
+    }
+    *n = (int)cnt;
+    return DG_OK;
+}
+
 static dg_status k_transpose(dgr_kctx *k)
 {
     dg_dtype dt = kdt(k);
@@ -338,10 +374,23 @@ static dg_status k_transpose(dgr_kctx *k)
         acc *= is->dims[i];
     }
     const dgc_attr *pa = dgc_node_attr(k->node, "perm");
+    int64_t pv[DG_MAX_RANK];
+    int pn = -1;
+    if (pa && pa->n == is->rank) {
+        pn = pa->n;
+        for (int i = 0; i < pn; i++)
+            pv[i] = pa->ints[i];
+    } else if (!pa && k->n_in == 2) { /* a run-time perm (issue 21) */
+        if ((st = int_input(k, 1, pv, DG_MAX_RANK, &pn)) != DG_OK)
+            return st;
+        if (pn != is->rank)
+            return dg_err(k->err, DG_E_RUNTIME, "node '%s': perm has %d "
+                          "entries for rank %d", k->node->name, pn, is->rank);
+    }
     for (int i = 0; i < is->rank; i++) {
         int p = is->rank - 1 - i;
-        if (pa && pa->n == is->rank)
-            p = (int)(pa->ints[i] < 0 ? pa->ints[i] + is->rank : pa->ints[i]);
+        if (pn >= 0)
+            p = (int)(pv[i] < 0 ? pv[i] + is->rank : pv[i]);
         if (p < 0 || p >= is->rank)
             return dg_err(k->err, DG_E_RUNTIME, "node '%s': invalid perm",
                           k->node->name);
@@ -355,6 +404,28 @@ static dg_status k_transpose(dgr_kctx *k)
 static dg_status axis_mask(dgr_kctx *k, int r, int *mask)
 {
     const dgc_attr *a = dgc_node_attr(k->node, "axis");
+    int op = k->node->op;
+    if (!a && k->n_in == 2 &&
+        (op == DGC_OPID_Sum || op == DGC_OPID_Mean || op == DGC_OPID_Max)) {
+        /* TF's reduction_indices as a run-time tensor (issue 21), read
+         * from host memory or back from the device; empty: no axis */
+        int64_t v[64];
+        int n;
+        dg_status st = int_input(k, 1, v, 64, &n);
+        if (st != DG_OK)
+            return st;
+        for (int i = 0; i < r; i++)
+            mask[i] = 0;
+        for (int i = 0; i < n; i++) {
+            int64_t d = v[i] < 0 ? v[i] + r : v[i];
+            if (d < 0 || d >= r)
+                return dg_err(k->err, DG_E_RUNTIME,
+                              "node '%s': axis %lld out of range for rank %d",
+                              k->node->name, (long long)v[i], r);
+            mask[d] = 1;
+        }
+        return DG_OK;
+    }
     for (int i = 0; i < r; i++)
         mask[i] = a ? 0 : 1;
     if (!a)
@@ -710,4 +781,14 @@ const dgr_kernel_row dgr_cl_kernels[DGC_N_OPS] = {
     ROW(LogSoftmax, dgr_cl_k_log_softmax),
     /* fusion (issue 16): cl_kernels_fused.c */
     ROW(_FusedMatMul, dgr_cl_fused_matmul),
+    /* issue 21: the gradient blockers as Identity; the random ops drawn on
+     * the host (rng.c, the CPU's numbers) and uploaded, as TF has GPU
+     * kernels for them (RandomUniformInt in int32/int64, its shape, minval
+     * and maxval in host memory; Multinomial reads its logits back) */
+    ROW(StopGradient, k_alias),
+    ROW(PreventGradient, k_alias),
+    ROW(TruncatedNormal, dgr_cl_k_random),
+    [DGC_OPID_RandomUniformInt] = {(1u << DG_I32) | (1u << DG_I64),
+                                   dgr_cl_k_random_uniform_int},
+    ROW(Multinomial, dgr_cl_k_multinomial),
 };

@@ -440,17 +440,91 @@ dg_status dgr_cl_k_random(dgr_kctx *k)
         return dg_err_nomem(k->err, "random numbers");
     dgr_rng r;
     dgr_rng_seed(&r, k->env->rng_seed(k->env->ctx, k->node_id));
-    int normal = k->node->op == DGC_OPID_RandomNormal;
-    double a = normal ? dgc_attr_float(k->node, "mean", 0.0)
-                      : dgc_attr_float(k->node, "min", 0.0);
-    double b = normal ? dgc_attr_float(k->node, "stddev", 1.0)
-                      : dgc_attr_float(k->node, "max", 1.0);
-    for (int64_t i = 0; i < n; i++) {
-        double v = normal ? a + b * dgr_rng_normal(&r)
-                          : a + (b - a) * dgr_rng_uniform(&r);
-        host_store(tmp, to, i, v);
-    }
+    /* drawn on the host as the CPU kernel does: the same numbers */
+    dgr_rng_fill_node(&r, k->node, tmp, to, n);
     st = upload(k, &k->out[0], tmp, bytes, 0);
     dg_free(tmp);
+    return st;
+}
+
+/* A scalar int input's value, read back when it lives on the device. */
+static dg_status int_scalar(dgr_kctx *k, int i, int64_t *v)
+{
+    const dgr_value *x = &k->in[i];
+    unsigned char tmp[8] = {0};
+    dg_status st = x->buf->host ? (memcpy(tmp, x->buf->host,
+                                          dg_dtype_size(x->dtype)), DG_OK)
+                                : k->dev->be->read(k->dev, x->buf, tmp,
+                                                   dg_dtype_size(x->dtype),
+                                                   k->err);
+    if (x->dtype == DG_I32) {
+        int32_t a;
+        memcpy(&a, tmp, sizeof a);
+        *v = a;
+    } else {
+        memcpy(v, tmp, sizeof *v);
+    }
+    return st;
+}
+
+/* RandomUniformInt (issue 21): TF's GPU kernel (int32/int64, shape in host
+ * memory); drawn on the host as on the CPU and uploaded. */
+dg_status dgr_cl_k_random_uniform_int(dgr_kctx *k)
+{
+    int64_t lo, hi;
+    dg_status st = int_scalar(k, 1, &lo);
+    if (st == DG_OK)
+        st = int_scalar(k, 2, &hi);
+    if (st != DG_OK)
+        return st;
+    int64_t n = numel(&k->out_types[0].shape);
+    if (n > 0 && lo >= hi)
+        return dg_err(k->err, DG_E_RUNTIME,
+                      "node '%s': RandomUniformInt: Need minval < maxval: "
+                      "%lld >= %lld", k->node->name, (long long)lo,
+                      (long long)hi);
+    if ((st = dgr_kctx_alloc_output(k, 0)) != DG_OK)
+        return st;
+    dg_dtype to = k->out[0].dtype;
+    size_t bytes = (size_t)n * dg_dtype_size(to);
+    void *tmp = dg_malloc(bytes ? bytes : 1);
+    if (!tmp)
+        return dg_err_nomem(k->err, "random numbers");
+    dgr_rng r;
+    dgr_rng_seed(&r, k->env->rng_seed(k->env->ctx, k->node_id));
+    dgr_rng_fill_int(&r, lo, hi, tmp, to, n);
+    st = upload(k, &k->out[0], tmp, bytes, 0);
+    dg_free(tmp);
+    return st;
+}
+
+/* Multinomial (issue 21): the logits read back, sampled on the host as on
+ * the CPU (the same indices), the indices uploaded. */
+dg_status dgr_cl_k_multinomial(dgr_kctx *k)
+{
+    dg_status st = dgr_kctx_alloc_output(k, 0);
+    if (st != DG_OK)
+        return st;
+    const dgr_value *x = &k->in[0];
+    int64_t rows = x->shape.dims[0], classes = x->shape.dims[1];
+    int64_t samples = k->out[0].shape.dims[1];
+    size_t lb = (size_t)(rows * classes) * dg_dtype_size(x->dtype);
+    size_t ob = (size_t)(rows * samples) * dg_dtype_size(k->out[0].dtype);
+    void *lg = dg_malloc(lb ? lb : 1), *o = dg_malloc(ob ? ob : 1);
+    double *cdf = dg_malloc(sizeof *cdf * (size_t)(classes > 0 ? classes : 1));
+    if (!lg || !o || !cdf) {
+        dg_free(lg); dg_free(o); dg_free(cdf);
+        return dg_err_nomem(k->err, "Multinomial");
+    }
+    if (lb)
+        st = k->dev->be->read(k->dev, x->buf, lg, lb, k->err);
+    if (st == DG_OK) {
+        dgr_rng r;
+        dgr_rng_seed(&r, k->env->rng_seed(k->env->ctx, k->node_id));
+        dgr_rng_multinomial(&r, lg, x->dtype, rows, classes, samples, o,
+                            k->out[0].dtype, cdf);
+        st = upload(k, &k->out[0], o, ob, 0);
+    }
+    dg_free(lg); dg_free(o); dg_free(cdf);
     return st;
 }

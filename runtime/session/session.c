@@ -30,6 +30,7 @@ struct dgr_session {
     /* Print's stream: a duplicate of stderr taken when the session opens
      * (an OpenCL build captures fd 2 itself meanwhile: issue 19) */
     FILE *print_out;
+    uint64_t *print_times;    /* per node: Print calls (env_times) */
     uint64_t t0;              /* session start (trace origin) */
     int64_t stopped;          /* steps done when options.stop ended the
                                  last call early, -1 otherwise */
@@ -67,12 +68,29 @@ static uint64_t env_rng_seed(void *ctx, int32_t node_id)
     dgr_session *s = ctx;
     uint64_t run = atomic_load(&s->x.run_counter);
     const dgc_node *n = &s->x.g->nodes[node_id];
-    /* An op-level `seed` attr replaces the name, as in TF: ops with the same
-     * (graph, op) seed give the same numbers. */
-    const dgc_attr *os = dgc_node_attr(n, "seed");
-    uint64_t who = os ? mix64((uint64_t)dgc_attr_int(n, "seed", 0) ^ 0x5eed5eed5eedULL)
-                      : name_hash(n->name);
+    /* TF's seeds replace the name: `seed` (the graph seed) and `seed2`
+     * (the op seed), as tf.compat.v1.get_seed writes them; ops with the
+     * same pair give the same numbers, and a pair of zeros (no seed set in
+     * TF, which then draws at random) falls back to the node's name. */
+    int64_t s1 = dgc_attr_int(n, "seed", 0), s2 = dgc_attr_int(n, "seed2", 0);
+    uint64_t who = (s1 || s2)
+        ? mix64((uint64_t)s1 ^ 0x5eed5eed5eedULL) ^ (s2 ? mix64((uint64_t)s2) : 0)
+        : name_hash(n->name);
     return mix64(s->opts.seed ^ mix64(who ^ mix64(run)));
+}
+
+static uint64_t env_times(void *ctx, int32_t node_id)
+{
+    dgr_session *s = ctx;
+    uint64_t t = 0;
+    pthread_mutex_lock(&s->print_mu);
+    if (!s->print_times)
+        s->print_times = dg_calloc((size_t)s->x.g->n_nodes + 1,
+                                   sizeof *s->print_times);
+    if (s->print_times && node_id >= 0 && node_id < s->x.g->n_nodes)
+        t = s->print_times[node_id]++;
+    pthread_mutex_unlock(&s->print_mu);
+    return t;
 }
 
 static void env_print(void *ctx, const char *text)
@@ -531,6 +549,7 @@ dg_session *dg_session_new(const dg_program *p, const dg_options *o,
     s->env.ctx = s;
     s->env.rng_seed = env_rng_seed;
     s->env.print = env_print;
+    s->env.times = env_times;
     s->env.tracing = o && o->trace_path != NULL;
     s->env.collective = NULL; /* no collective runtime without MPI */
     s->x.env = &s->env;
@@ -607,6 +626,7 @@ void dg_session_free(dg_session *ds)
     dg_free(s->x.mem_seen_ns);
     dg_free((void *)s->opts.trace_path);
     dg_free(s->clock_off);
+    dg_free(s->print_times);
     pthread_mutex_destroy(&s->print_mu);
     if (s->print_out)
         fclose(s->print_out);

@@ -15,7 +15,8 @@ Usage: e2e_cflow.py DGRUN GROUP
   trace     `profile` of a loop: ops in a loop carry args.iter, ops outside
             do not; with parallel_iterations 1 no iteration starts before
             the previous one ended
-  tf_<fixture>  a TF fixture (cf_cond, cf_while_nested, lstm, lstm_frozen)
+  tf_<fixture>  a TF fixture (cf_cond, cf_while_nested, lstm, lstm_frozen,
+                lstm_batch: also run on another batch size)
             as e2e_tf.py checks it (values and losses against TF's, or the
             exact list of ops dgrun lacks); fixtures that load also run on
             the GPU against TF's values
@@ -47,6 +48,8 @@ MISSING = {
     "cf_while_nested": None,
     "lstm_frozen": None,
     "lstm": None,
+    "lstm_batch": None,  # issue 21: batch-major on [None, 5, 3]
+    "lstm_batch_frozen": None,
 }
 e2e_tf.MISSING.update(MISSING)
 
@@ -320,6 +323,28 @@ def tf_gpu(name):
                   "%s on the GPU: %s" % (name, fn))
 
 
+def other_batch(name):
+    """Issue 21: a graph on a [None, ...] input runs (and trains) with a
+    batch size other than TF's, on the CPU and on the GPU: its outputs have
+    that batch."""
+    import tempfile
+    d = os.path.join(e2e_tf.DATA, name)
+    tmp = tempfile.mkdtemp()
+    rs = np.random.RandomState(3)
+    np.save(os.path.join(tmp, "x.npy"),
+            rs.uniform(-1, 1, (2, 5, 3)).astype(np.float32))
+    np.save(os.path.join(tmp, "t.npy"),
+            rs.uniform(-.5, .5, (2, 5, 8)).astype(np.float32))
+    for dev in (CPU, GPU):
+        res, _ = run_json(os.path.join(d, "graph.pb"), "--fetch",
+                          "outputs,loss,train", "--repeat", "3", *dev,
+                          "--feed", "x=" + os.path.join(tmp, "x.npy"),
+                          "--feed", "target=" + os.path.join(tmp, "t.npy"))
+        if res:
+            check(np.asarray(res["outputs"]["value"]).shape == (2, 5, 8),
+                  "%s batch 2 %s: outputs shape" % (name, dev))
+
+
 def main():
     if GROUP == "cpu":
         graphs(CPU)
@@ -331,6 +356,8 @@ def main():
         e2e_tf.fixture(GROUP[3:])
         if MISSING[GROUP[3:]] is None:
             tf_gpu(GROUP[3:])
+        if GROUP == "tf_lstm_batch":
+            other_batch("lstm_batch")
     else:
         print("unknown group " + GROUP)
         return 1

@@ -666,12 +666,15 @@ def group_spec_a_devices():
                        ("/device:GPU:1", "GPU:1"), ("/cpu:0", "CPU:0"), ("/CPU:0", "CPU:0"),
                        ("CPU:0", "CPU:0"), ("/task:0/device:GPU:1/job:localhost", "GPU:1"),
                        ("/job:localhost/replica:0/task:0/device:GPU:1", "GPU:1"),
-                       ("/device:GPU:*", "GPU:0"), ("/gpu", "GPU:0"), ("/replica:0", "GPU:0")):
+                       ("/device:GPU:*", "GPU:0"), ("/gpu", "GPU:0"), ("/replica:0", "GPU:0"),
+                       # TF's DeviceSpec.from_string leniencies (issue 21)
+                       ("cpu/:0", "CPU:0"), ("/Gpu:1", "GPU:1"), ("//gpu:1/", "GPU:1"),
+                       ("/cpu:0 ", "CPU:0"), ("/device:gpu:1", "GPU:1")):
         r = dg("place", "-", "--assume-gpus", "2",
                stdin=gjson([dict(const("x", 1.0), device=spec)], ["x"]))
         check(r.code == 0 and r.out == "x: (Const): %s%s\n" % (E.FULL, want),
               "SPEC 3 spelling %r" % spec, r)
-    for spec in ("/gpu:x", "/Gpu:0", "/device:tpu:0", "gpu0", "/job:a/job:b", "/cpu:0 "):
+    for spec in ("/gpu:x", "gpu0", "/device:GPU", "/cpu:0/gpu:0", "/job:w-1", "/task:-1"):
         r = dg("place", "-", "--assume-gpus", "2",
                stdin=gjson([dict(const("x", 1.0), device=spec)], ["x"]))
         error(r, 2, "SPEC 3 malformed %r" % spec,

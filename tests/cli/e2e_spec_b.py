@@ -162,8 +162,8 @@ def group_place():
         check(nd["c"]["requested"] == "/job:localhost/device:GPU:0" and nd["c"]["device"] == GPU[0],
               "4.1 GPU:* takes the scope's id field by field", r)
         check(nd["d"]["device"] == CPU0, "4.1 /replica:0 merged over a CPU scope", r)
-    r = dg("place", p2, "--assume-gpus", 1, "--device", "gpu/:0")
-    check(r.code == 2 and "Malformed device specification 'gpu/:0'" in r.err and r.out == "",
+    r = dg("place", p2, "--assume-gpus", 1, "--device", "gpu:0:1")
+    check(r.code == 2 and "Malformed device specification 'gpu:0:1'" in r.err and r.out == "",
           "3/4.1 a malformed --device is exit 2", r)
 
     # 4.2: colocation groups; state ops yield to their Variable
@@ -174,7 +174,7 @@ def group_place():
         V("u"),
         N("dec", "AssignSub", ["u", "one"], "/gpu:1"),
         C("x"),
-        N("a", "Sin", ["x"], "/device:GPU"),
+        N("a", "Sin", ["x"], "/device:GPU:*"),
         N("b", "Cos", ["x"], "/device:*:1", colocate_with=["a"]),
         N("c", "Neg", ["x"], colocate_with=["loc:@b"]),
     ], fetch=["inc", "dec", "c"])
@@ -344,7 +344,7 @@ def group_place():
     check(r.code == 2 and r.err.startswith("dgrun: error: %s: " % p) and "'a'" in r.err and
           r.err.rstrip("\n").endswith("Malformed device specification '/device:GPU:0:1'"),
           "3/4.7 malformed spec names the node", r)
-    for spec in ("/job:*/gpu:1", "/replica:*/task:*/device:GPU:1", "gpu:1", "/GPU:1",
+    for spec in ("/job:*/gpu:1", "/replica:0/task:0/device:GPU:1", "gpu:1", "/GPU:1", "//Gpu:1/:0",
                  "device:GPU:1/job:localhost", "/job:localhost/replica:0/task:0/device:GPU:1"):
         p = gfile("spell.json", [C("x"), N("a", "Sin", ["x"], spec)], fetch=["a"])
         doc, r = place_json(p, "--assume-gpus", 2, what="3 spelling " + spec)
@@ -439,8 +439,8 @@ def group_expect():
     check(r.code == 2 and r.out == "", "6 an unsatisfiable placement is exit 2, not 3", r)
     r = dg("place", p, "--assume-gpus", 2, "--expect", os.path.join(TMP, "nope.json"))
     check(r.code == 2 and r.out == "" and "nope.json" in r.err, "6 missing golden file: exit 2", r)
-    r = dg("place", p, "--assume-gpus", 2, "--expect", write("mal.json", {"a": "gpu/:1"}))
-    check(r.code == 2 and "Malformed device specification 'gpu/:1'" in r.err,
+    r = dg("place", p, "--assume-gpus", 2, "--expect", write("mal.json", {"a": "gpu:1:0"}))
+    check(r.code == 2 and "Malformed device specification 'gpu:1:0'" in r.err,
           "6 malformed golden spec: exit 2", r)
     r = dg("place", p, "--assume-gpus", 2, "--expect", write("arr.json", ["a"]))
     check(r.code == 2 and r.out == "", "6 golden must be an object: exit 2", r)

@@ -14,6 +14,13 @@ Usage: e2e_tf.py DGRUN GROUP
   pb_input   binary input details: stdin (`-`), a .pb named .json, a
              truncated or garbage .pb is a one-line exit-2 error, text is
              still JSON; --fetch takes TF tensor names (x, x:0, x:1).
+  tf1_init   (also a fixture) issue 21's random ops: TF's own values are
+             Philox draws dgrun does not reproduce, so the fixture is
+             checked for ranges, --seed determinism, CPU = GPU and that
+             it trains; PreventGradient's error.
+  issue21    hand-made GraphDefs: a run-time Transpose perm, a Sum over
+             BroadcastGradientArgs on a -1 batch, Print's first_n; `dgrun
+             ops`'s TF GPU column against compiler/ir/tf_gpu_kernels.def.
   summaries  (also a fixture) summary ops fetched beside the train op give
              int32 [0] and leave TF's loss curve; placed on the CPU; a
              string tensor into another op is an error.
@@ -50,6 +57,9 @@ MISSING = {
 }
 MISSING["mlp_devices"] = None
 MISSING["summaries"] = None
+MISSING["tf1_xent"] = None  # issue 21: StopGradient
+MISSING["tf1_init"] = None  # issue 21: random initializers (tf1_init())
+MISSING["dropout"] = None   # issue 21: run-time shapes (dropout_extra())
 
 
 def env():
@@ -143,12 +153,18 @@ def fixture(name):
         missing = MISSING[name]
         if missing is None:
             check(rc == 0, "%s: check exit %d: %s" % (graph, rc, err.strip()))
-            if rc == 0:
+            if rc == 0 and name == "tf1_init":
+                tf1_init(d, meta, graph)
+            elif rc == 0:
                 run_values(d, meta, graph)
             if rc == 0 and name in ("mlp_devices", "dwconv_bn"):
                 on_gpus(d, meta, graph)
             if rc == 0 and name == "summaries":
                 summaries(d, meta, graph)
+            if rc == 0 and name in ("tf1_xent", "dropout"):
+                on_gpus(d, meta, graph)
+            if rc == 0 and name == "dropout":
+                dropout_extra(d, meta, graph)
         elif missing.startswith("!"):  # a known error other than missing ops
             want = "dgrun: error: %s: %s\n" % (graph, missing[1:])
             check(rc == 2 and err == want,
@@ -162,6 +178,121 @@ def fixture(name):
                   (graph, want, rc, err))
     check(checks["pb"] == checks["json"],
           "%s: .pb and .json disagree: %s" % (name, checks))
+
+
+def tf1_init(d, meta, graph):
+    """Issue 21: the TF-1 tutorial initializers.  Truncated normal weights
+    within 2 stddev, int samples in range, categorical samples of the
+    right shape; the same --seed gives the same numbers (on the CPU and on
+    a GPU), another seed others; training lowers the loss."""
+    feeds = []
+    for ph, fn in meta["feeds"].items():
+        feeds += ["--feed", "%s:0=%s" % (ph, os.path.join(d, fn))]
+
+    def fetch(names, *extra, gpu=False):
+        rc, out, err = dgrun("run", graph, "--fetch", ",".join(names),
+                             "--json", "--opencl-devices",
+                             "all" if gpu else "none", SOFT, *feeds, *extra)
+        check(rc == 0, "%s: run exit %d: %s" % (graph, rc, err.strip()))
+        return json.loads(out) if rc == 0 else None
+
+    names = ["w1", "w2", "b2", "tn", "ints", "samples/Multinomial", "loss"]
+    a = fetch(names, "--seed", "5")
+    b = fetch(names, "--seed", "5")
+    c = fetch(names, "--seed", "6")
+    if not (a and b and c):
+        return
+    w1 = np.asarray(a["w1"]["value"])
+    check(w1.shape == (20, 16) and np.abs(w1).max() <= 0.2 + 1e-6 and
+          w1.std() > 0.05, "w1: truncated_normal(stddev 0.1): %s" % w1[0])
+    w2 = np.asarray(a["w2"]["value"])
+    check(np.abs(w2).max() <= 0.2 + 1e-6 and w2.std() > 0.05,
+          "w2: truncated_normal_initializer: %s" % w2[0])
+    tn = np.asarray(a["tn"]["value"])
+    check(tn.shape == (1000,) and tn.min() >= 1 - 1e-5 and
+          tn.max() <= 9 + 1e-5 and abs(tn.mean() - 5) < 0.2,
+          "tn: truncated_normal(mean 5, stddev 2): min %g max %g mean %g" %
+          (tn.min(), tn.max(), tn.mean()))
+    ints = np.asarray(a["ints"]["value"])
+    check(a["ints"]["dtype"] == "int32" and ints.shape == (3, 4) and
+          ints.min() >= 0 and ints.max() < 10, "ints: %s" % ints)
+    sm = np.asarray(a["samples/Multinomial"]["value"])
+    check(a["samples/Multinomial"]["dtype"] == "int64" and sm.shape == (16, 4) and
+          sm.min() >= 0 and sm.max() < 5, "samples: %s" % sm[:2])
+    for k in names:
+        check(a[k] == b[k], "%s: --seed 5 twice differs" % k)
+    check(a["w1"] != c["w1"] and a["tn"] != c["tn"],
+          "--seed 5 and --seed 6 give the same numbers")
+    rc, out, _ = dgrun("devices", "--opencl-devices", "all")
+    if rc == 0 and "GPU:0" in out:
+        gpu = fetch(names, "--seed", "5", "--virtual-gpus", "1", gpu=True)
+        check(gpu is not None and all(gpu[k] == a[k] for k in
+                                      ("w1", "w2", "tn", "ints")),
+              "the GPU draws other numbers than the CPU")
+    rc, out, err = dgrun("run", graph, "--fetch", "loss,train", "--repeat",
+                         "30", "--json", "--opencl-devices", "none", SOFT,
+                         *feeds)
+    check(rc == 0, "%s: train exit %d: %s" % (graph, rc, err.strip()))
+    if rc == 0:
+        last = json.loads(out)["loss"]["value"]
+        first = a["loss"]["value"]
+        check(last < 0.8 * first, "%s: loss %g -> %g after 29 steps" %
+              (graph, first, last))
+        COMPARED.append("tf1_init: trains")
+
+
+def dropout_extra(d, meta, graph):
+    """Issue 21: the dropout model on a [None, 20] input beyond TF's values
+    (training=False): any batch size runs; training=True (RandomUniform of a
+    run-time Shape, Sum over BroadcastGradientArgs axes) trains, the same
+    per --seed on the CPU and on two GPUs."""
+    tmp = tempfile.mkdtemp()
+    rs = np.random.RandomState(9)
+    for b in (1, 3):
+        np.save(os.path.join(tmp, "x%d.npy" % b),
+                rs.uniform(-1, 1, (b, 20)).astype(np.float32))
+        np.save(os.path.join(tmp, "y%d.npy" % b),
+                rs.randint(0, 5, b).astype(np.int32))
+    np.save(os.path.join(tmp, "t.npy"), np.array(True))
+    np.save(os.path.join(tmp, "f.npy"), np.array(False))
+    for b in (1, 3):
+        for t in ("t", "f"):
+            rc, out, err = dgrun(
+                "run", graph, "--fetch", "logits,loss", "--json",
+                "--opencl-devices", "none", SOFT,
+                "--feed", "x=" + os.path.join(tmp, "x%d.npy" % b),
+                "--feed", "y=" + os.path.join(tmp, "y%d.npy" % b),
+                "--feed", "training=" + os.path.join(tmp, t + ".npy"))
+            check(rc == 0 and np.asarray(json.loads(out)["logits"]["value"])
+                  .shape == (b, 5), "%s: batch %d training=%s: exit %d %s" %
+                  (graph, b, t, rc, err.strip()))
+    feeds = ["--feed", "x:0=" + os.path.join(d, meta["feeds"]["x"]),
+             "--feed", "y:0=" + os.path.join(d, meta["feeds"]["y"]),
+             "--feed", "training:0=" + os.path.join(tmp, "t.npy")]
+    curves = []
+    for gpu in (False, True):
+        if gpu:
+            rc, out, _ = dgrun("devices", "--opencl-devices", "all")
+            if rc or "GPU:0" not in out:
+                print("no OpenCL device: GPU run skipped")
+                break
+        extra = ["--opencl-devices", "all", "--virtual-gpus", "2"] if gpu \
+            else ["--opencl-devices", "none"]
+        rc, out, err = dgrun("run", graph, "--fetch", "loss,train", "--repeat",
+                             "25", "--json", "--seed", "4", SOFT, *feeds,
+                             *extra)
+        check(rc == 0, "%s: training=True exit %d: %s" % (graph, rc,
+                                                         err.strip()))
+        if rc == 0:
+            curves.append(json.loads(out)["loss"]["value"])
+    if curves:
+        first = meta["train"]["losses"][0]
+        check(curves[0] < 0.7 * first, "%s: training=True: loss %g -> %g" %
+              (graph, first, curves[0]))
+        check(len(set(curves)) == 1 or np.allclose(curves, curves[0],
+                                                   rtol=1e-4),
+              "%s: CPU and GPUs differ with --seed 4: %s" % (graph, curves))
+        COMPARED.append("dropout: trains with training=True")
 
 
 def summaries(d, meta, graph):
@@ -354,6 +485,102 @@ def f32c(name, arr):
         dtype={"type": "DT_FLOAT"})
 
 
+def ops_vs_tf_gpu_table():
+    """`dgrun ops`'s TF GPU column is compiler/ir/tf_gpu_kernels.def (TF's
+    GPU kernel registry, issue 21 item 4) for every op TF has."""
+    import re
+    table = {}
+    with open(os.path.join(ROOT, "compiler", "ir", "tf_gpu_kernels.def")) as f:
+        for m in re.finditer(r'^DGC_TF_GPU\("(\w+)", "([^"]*)", "([^"]*)"\)',
+                             f.read(), re.M):
+            table[m.group(1)] = m.group(2)
+    rc, out, _ = dgrun("ops")
+    check(rc == 0, "dgrun ops exits 0")
+    check("TF GPU" in out.splitlines()[0], "dgrun ops has a TF GPU column")
+    seen = 0
+    for line in out.splitlines()[1:]:
+        # OP [(alias A)]  DTYPES  CPU  GPU(... if fp64)|-  TF-GPU  DESCRIPTION
+        m = re.match(r"(\w+)(?: \(alias (\w+)\))?\s+(\S+)\s+(\S+)\s+"
+                     r"(GPU\([^)]*\)|\S+)\s+(\S+)", line)
+        name, alias, got = m.group(1), m.group(2), m.group(6)
+        tf = table.get(name, table.get(alias))
+        want = "n/a" if tf is None else "-" if tf == "" else \
+            "any" if tf == "*" else tf
+        check(got == want, "dgrun ops: %s TF GPU %r, table %r" %
+              (name, got, want))
+        seen += tf is not None
+    check(seen > 100 and table.get("VariableV2") and
+          "int32" not in table["VariableV2"] and "int64" in table["Equal"],
+          "the TF GPU table: %d ops of dgrun's, VariableV2 %r, Equal %r" %
+          (seen, table.get("VariableV2"), table.get("Equal")))
+    COMPARED.append("dgrun ops vs tf_gpu_kernels.def")
+
+
+def issue21():
+    """Issue 21 on hand-made GraphDefs: a Transpose whose perm dynamic_rnn-
+    style comes from ConcatV2([1, 0], Range(2, Rank(x))) and the gradient
+    idiom Reshape(Sum(dy, BroadcastGradientArgs), Shape) on a -1 batch,
+    against NumPy for two batch sizes; Print's first_n."""
+    nodes = [
+        tf_node("x", "Placeholder", dtype={"type": "DT_FLOAT"},
+                shape={"shape": {"dim": [{"size": "-1"}, {"size": "2"},
+                                         {"size": "3"}]}}),
+        tf_node("b", "Placeholder", dtype={"type": "DT_FLOAT"},
+                shape={"shape": {"dim": [{"size": "1"}, {"size": "2"},
+                                         {"size": "3"}]}}),
+        i32("p01", [1, 0]), i32("two", [2], scalar=True),
+        i32("one", [1], scalar=True), i32("zero", [0], scalar=True),
+        tf_node("rank", "Rank", ["x"]),
+        tf_node("rng", "Range", ["two", "rank", "one"]),
+        tf_node("perm", "ConcatV2", ["p01", "rng", "zero"], N={"i": "2"}),
+        tf_node("tr", "Transpose", ["x", "perm"]),
+        tf_node("sx", "Shape", ["x"]), tf_node("sb", "Shape", ["b"]),
+        tf_node("bga", "BroadcastGradientArgs", ["sb", "sx"]),
+        tf_node("sum", "Sum", ["x", "bga"]),
+        tf_node("db", "Reshape", ["sum", "sb"]),
+        tf_node("pr", "Print", ["x", "x"], first_n={"i": "2"},
+                message={"s": "cHJpbnQ="}, U={"list": {"type": [
+                    "DT_FLOAT"]}}),
+    ]
+    tmp = tempfile.mkdtemp()
+    graph = os.path.join(tmp, "g.json")
+    with open(graph, "w") as f:
+        json.dump({"node": nodes}, f)
+    rs = np.random.RandomState(21)
+    b = rs.uniform(-1, 1, (1, 2, 3)).astype(np.float32)
+    np.save(os.path.join(tmp, "b.npy"), b)
+    for batch in (4, 1):
+        x = rs.uniform(-1, 1, (batch, 2, 3)).astype(np.float32)
+        np.save(os.path.join(tmp, "x.npy"), x)
+        for dev in (["--opencl-devices", "none"],
+                    ["--opencl-devices", "all", "--device", "/gpu:0",
+                     SOFT]):
+            rc, out, err = dgrun("run", graph, "--fetch", "tr,db", "--json",
+                                 "--feed", "x=" + os.path.join(tmp, "x.npy"),
+                                 "--feed", "b=" + os.path.join(tmp, "b.npy"),
+                                 *dev)
+            if rc and "GPU" in err and "all" in dev:
+                continue  # no OpenCL device here
+            check(rc == 0, "issue21 batch %d %s: exit %d: %s" %
+                  (batch, dev[1], rc, err.strip()))
+            if rc:
+                continue
+            res = json.loads(out)
+            close(res["tr"]["value"], np.transpose(x, (1, 0, 2)),
+                  "run-time perm, batch %d, %s" % (batch, dev[1]))
+            close(res["db"]["value"], x.sum(axis=0, keepdims=True),
+                  "Sum over BroadcastGradientArgs, batch %d, %s" %
+                  (batch, dev[1]))
+    ops_vs_tf_gpu_table()
+    rc, out, err = dgrun("run", graph, "--fetch", "pr", "--repeat", "3",
+                         "--opencl-devices", "none",
+                         "--feed", "x=" + os.path.join(tmp, "x.npy"),
+                         "--feed", "b=" + os.path.join(tmp, "b.npy"))
+    check(rc == 0 and err.count("print") == 2,
+          "Print first_n=2 over 3 runs prints twice: exit %d, stderr %r" %
+          (rc, err))
+
+
 def tf_ops():
     """Each TF graph op of issue 10 on a fed input, against NumPy; the
     shape inputs are computed (Shape, Range...) so they exist only at run
@@ -472,6 +699,8 @@ def main():
         runtime_shapes()
     elif GROUP == "ops":
         tf_ops()
+    elif GROUP == "issue21":
+        issue21()
     elif GROUP in MISSING:
         fixture(GROUP)
     else:

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "devices.h"
@@ -42,7 +43,7 @@ static void test_spellings(void **state)
     canon("/gpu:*", "/device:GPU:*");
     canon("/gpu", "/device:GPU:*");
     canon("/device:GPU:*", "/device:GPU:*");
-    canon("/device:GPU", "/device:GPU:*");
+    canon("cpu/:0", "/device:CPU:*"); /* the seed's tf.device('cpu/:0') */
     canon("/device:CPU:12", "/device:CPU:12");
     canon("/device:*:3", "/device:*:3");
     canon("/job:localhost/replica:0/task:0/cpu:0",
@@ -78,18 +79,103 @@ static void test_parsed_fields(void **state)
 static void test_malformed(void **state)
 {
     (void)state;
+    /* malformed for both of TF's parsers */
     static const char *const bad[] = {
-        "cpu/:0", "/gpu:x", "/device:tpu:0", "/device:T-PU:0", "/tpu:0", "/", "//gpu:0",
-        "/gpu:0/", "/gpu:0/cpu:0", "/device:GPU:0/gpu:1", "/job:a/job:b",
-        "/job:", "/job:1abc", "/replica:x", "/task:-1", "/task:", "gpu 0",
-        "/gpu:0 ", "/Gpu:0", "/device:gpu:0", "/device:", "/device:GPU:0:1",
-        "/foo:1", "/device", "/gpu:-1", "/gpu:99999999999", ":0",
-        "/job:localhost/replica:0/task:0/device:xpu:0",
+        "/gpu:x", "/device:T-PU:0", "/job:", "/job:1abc", "/replica:x", "/task:-1", "/task:", "gpu 0",
+        "/device:", "/device:GPU:0:1", "/foo:1", "/device", "/gpu:-1",
+        "/gpu:99999999999", "/device::0", "/job:w-1",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         dgc_devspec s;
-        if (dgc_devspec_parse(bad[i], &s) != -1)
-            fail_msg("'%s' should be malformed", bad[i]);
+        for (int syn = 0; syn < 2; syn++)
+            if (dgc_devspec_parse_as(bad[i], &s, syn) != -1)
+                fail_msg("'%s' should be malformed (syntax %d)", bad[i], syn);
+    }
+    /* only C++ ParseFullName (a GraphDef's) rejects these: a component
+     * without its '/', a trailing '/', a lower-case type in legacy form */
+    static const char *const py_only[] = {
+        "cpu/:0", "cpu:0", "/gpu:0/", "//gpu:0", ":0", "/Gpu:0", "/tpu:0",
+        "/gpu:0 ", "/cpu", "job:localhost/cpu:0",
+    };
+    for (size_t i = 0; i < sizeof py_only / sizeof py_only[0]; i++) {
+        dgc_devspec s;
+        if (dgc_devspec_parse(py_only[i], &s) != 0)
+            fail_msg("'%s' should parse as Python's", py_only[i]);
+        if (dgc_devspec_parse_as(py_only[i], &s, DGC_DEVSPEC_CPP) != -1)
+            fail_msg("'%s' should be malformed for C++", py_only[i]);
+    }
+    /* only Python's DeviceSpec rejects these */
+    static const char *const cpp_only[] = {
+        "/device:GPU", "/device:*", "/task:*", "/replica:*", "/cpu:0/gpu:0",
+        "/device:GPU:0/gpu:1", /* C++: the later type wins */
+    };
+    for (size_t i = 0; i < sizeof cpp_only / sizeof cpp_only[0]; i++) {
+        dgc_devspec s;
+        if (dgc_devspec_parse(cpp_only[i], &s) != -1)
+            fail_msg("'%s' should be malformed for Python", cpp_only[i]);
+        if (dgc_devspec_parse_as(cpp_only[i], &s, DGC_DEVSPEC_CPP) != 0)
+            fail_msg("'%s' should parse as C++'s", cpp_only[i]);
+    }
+}
+
+/* TF 2.21's answers, recorded by tools/tf_devspec/record.py: each spelling
+ * in dgrun's two syntaxes.  Python's (JSON, rules, --device): malformed
+ * exactly where `with tf.device(s)` and a run fail as malformed (Python's
+ * ValueError, or the C++ placer's "Malformed device specification" of the
+ * string DeviceSpec prints); otherwise dgrun prints what DeviceSpec prints
+ * ("/job:*" being any job), and matches this host's CPU:0 exactly where TF
+ * placed the node without soft placement.  C++'s (GraphDef): malformed
+ * exactly where TF says "Malformed device specification" for the NodeDef,
+ * matching CPU:0 exactly where TF placed it without soft placement. */
+static const char *const tf_cases[][6] = {
+#include "devspec_tf_cases.h"
+};
+
+static void test_tf_table(void **state)
+{
+    (void)state;
+    dg_device_info cpu;
+    dgc_device_cpu_info(&cpu, NULL);
+    int n = (int)(sizeof tf_cases / sizeof tf_cases[0]);
+    assert_true(n >= 60);
+    for (int i = 0; i < n; i++) {
+        const char *const *c = tf_cases[i];
+        dgc_devspec s;
+        char buf[192];
+        /* Python's DeviceSpec, then the C++ placer on its string */
+        int py_bad = c[1][0] == '!' || strcmp(c[2], "!Malformed") == 0;
+        int rc = dgc_devspec_parse(c[0], &s);
+        if (rc != (py_bad ? -1 : 0))
+            fail_msg("'%s' (Python syntax): dgrun %s, TF %s / %s", c[0],
+                     rc ? "rejects" : "accepts", c[1], c[2]);
+        if (!py_bad) {
+            char want[192];
+            const char *j = strstr(c[1], "/job:*");
+            snprintf(want, sizeof want, "%s", c[1]);
+            if (j)
+                memmove(want + (j - c[1]), want + (j - c[1]) + 6,
+                        strlen(want + (j - c[1]) + 6) + 1);
+            dgc_devspec_str(&s, buf, sizeof buf);
+            if (strcmp(buf, want) != 0)
+                fail_msg("'%s' (Python syntax): dgrun '%s', TF '%s'", c[0],
+                         buf, c[1]);
+            int on_cpu = dgc_devspec_matches(&s, &cpu);
+            if (on_cpu != (strcmp(c[3], "ok") == 0))
+                fail_msg("'%s' (Python syntax): CPU:0 %s, TF %s", c[0],
+                         on_cpu ? "matches" : "does not match", c[3]);
+        }
+        /* C++ ParseFullName */
+        int cpp_bad = strcmp(c[4], "!Malformed") == 0;
+        rc = dgc_devspec_parse_as(c[0], &s, DGC_DEVSPEC_CPP);
+        if (rc != (cpp_bad ? -1 : 0))
+            fail_msg("'%s' (C++ syntax): dgrun %s, TF %s", c[0],
+                     rc ? "rejects" : "accepts", c[4]);
+        if (!cpp_bad) {
+            int on_cpu = dgc_devspec_matches(&s, &cpu);
+            if (on_cpu != (strcmp(c[5], "ok") == 0))
+                fail_msg("'%s' (C++ syntax): CPU:0 %s, TF %s", c[0],
+                         on_cpu ? "matches" : "does not match", c[5]);
+        }
     }
 }
 
@@ -238,6 +324,7 @@ int main(void)
         cmocka_unit_test(test_spellings),
         cmocka_unit_test(test_parsed_fields),
         cmocka_unit_test(test_malformed),
+        cmocka_unit_test(test_tf_table),
         cmocka_unit_test(test_other_type),
         cmocka_unit_test(test_merge_over),
         cmocka_unit_test(test_merge_compatible),

@@ -386,6 +386,47 @@ static void expect_grad_error(const char *json, const char *frag)
     dg_graph_free(g);
 }
 
+/* issue 21: StopGradient passes no gradient (d(a * stop(a))/da = a, and
+ * a gradient only through it is zeros); PreventGradient is TF's error
+ * naming the node and its message. */
+#define SG_HEAD "{\"version\": 1, \"nodes\": [" \
+    "{\"name\": \"a\", \"op\": \"Variable\", \"attrs\": {\"dtype\": \"float32\", \"shape\": [], \"init\": 2.0}}," \
+    "{\"name\": \"s\", \"op\": \"StopGradient\", \"inputs\": [\"a\"]}," \
+    "{\"name\": \"p\", \"op\": \"PreventGradient\", \"inputs\": [\"a\"], \"attrs\": {\"message\": \"no 2nd derivative\"}}," \
+    "{\"name\": \"m\", \"op\": \"Mul\", \"inputs\": [\"a\", \"s\"]}," \
+    "{\"name\": \"q\", \"op\": \"Mul\", \"inputs\": [\"p\", \"s\"]}],"
+static void test_gradient_blockers(void **state)
+{
+    (void)state;
+    dgc_graph *g = load(SG_HEAD "\"gradients\": [{\"name\": \"g\", \"ys\": "
+                        "[\"m\"], \"xs\": [\"a\"]}, {\"name\": \"h\", \"ys\": "
+                        "[\"s\"], \"xs\": [\"a\"]}]}");
+    dg_error err = {0};
+    assert_int_equal(dgc_pass_gradients(g, -1, &err), DG_OK);
+    /* g/a = Identity(dy * s): one term, no AddN of two */
+    const dgc_node *ga = node(g, "g/a");
+    if (ga->op == DGC_OPID_Identity)
+        ga = &g->nodes[ga->inputs[0].node];
+    assert_string_equal(dgc_op_name(ga->op), "Mul");
+    assert_string_equal(dgc_op_name(node(g, "h/a")->op), "ZerosLike");
+    dg_graph_free(g);
+    expect_grad_error(SG_HEAD "\"gradients\": [{\"name\": \"g\", \"ys\": "
+                      "[\"q\"], \"xs\": [\"a\"]}]}",
+                      "node 'p': Gradient explicitly disabled. Reason: no "
+                      "2nd derivative");
+    /* Multinomial is TF's NotDifferentiable: no gradient, not an error */
+    g = load("{\"version\": 1, \"nodes\": ["
+             "{\"name\": \"a\", \"op\": \"Variable\", \"attrs\": {\"dtype\": \"float32\", \"shape\": [2, 3], \"init\": 1.0}},"
+             "{\"name\": \"k\", \"op\": \"Const\", \"attrs\": {\"value\": 4, \"dtype\": \"int32\"}},"
+             "{\"name\": \"m\", \"op\": \"Multinomial\", \"inputs\": [\"a\", \"k\"]},"
+             "{\"name\": \"f\", \"op\": \"Cast\", \"inputs\": [\"m\"], \"attrs\": {\"dtype\": \"float32\"}},"
+             "{\"name\": \"y\", \"op\": \"Sum\", \"inputs\": [\"f\"]}],"
+             "\"gradients\": [{\"name\": \"g\", \"ys\": [\"y\"], \"xs\": [\"a\"]}]}");
+    assert_int_equal(dgc_pass_gradients(g, -1, &err), DG_OK);
+    assert_string_equal(dgc_op_name(node(g, "g/a")->op), "ZerosLike");
+    dg_graph_free(g);
+}
+
 static void test_while_loop_nested_cond_errors(void **state)
 {
     (void)state;
@@ -480,6 +521,7 @@ int main(void)
         cmocka_unit_test(test_addn_and_sumto),
         cmocka_unit_test(test_not_differentiable),
         cmocka_unit_test(test_zero_grad_ops),
+        cmocka_unit_test(test_gradient_blockers),
         cmocka_unit_test(test_train_adam),
         cmocka_unit_test(test_train_sgd_momentum),
         cmocka_unit_test(test_train_errors),

@@ -479,10 +479,6 @@ static void test_errors(void **state)
     expect_error("{\"node\": {}}", "'node' must be an array");
     expect_error("{\"node\": [], \"library\": {\"function\": [{}]}}",
                  "functions");
-    expect_error("{\"node\": [" FC ", {\"name\": \"s\", \"op\": "
-                 "\"StopGradient\", \"input\": [\"f\"]}]}",
-                 "unsupported ops: StopGradient (1 node: it blocks "
-                 "gradients, which no dgrun op does)");
     expect_error("{\"node\": [{\"name\": \"s\", \"op\": \"Conv3D\"}]}",
                  "unsupported ops: Conv3D (1 node)");
     expect_error("{\"node\": [{\"name\": \"s\", \"op\": \"SumTo\"}]}",
@@ -499,8 +495,9 @@ static void test_errors(void **state)
     expect_error("{\"node\": [" IC ", {\"name\": \"n\", \"op\": \"Neg\", "
                  "\"input\": [\"i\"]}, {\"name\": \"m\", \"op\": \"Mean\", "
                  "\"input\": [\"i\", \"n\"]}]}",
-                 "node 'm': input 'n' (reduction_indices of Mean) must come "
-                 "from a Const");
+                 /* issue 21: run-time reduction indices are fine; these
+                  * are one axis too many for a scalar */
+                 "node 'm': Mean: 1 reduction axes for a tensor of rank 0");
     expect_error("{\"node\": [" FC ", {\"name\": \"m\", \"op\": \"Mean\", "
                  "\"input\": [\"f\"]}]}", "node 'm': op Mean needs its "
                  "reduction_indices input");
@@ -524,9 +521,10 @@ static void test_errors(void **state)
     expect_error("{\"node\": [" FC ", {\"name\": \"n\", \"op\": \"Neg\", "
                  "\"input\": [\"f\"], \"attr\": {\"_class\": {\"list\": "
                  "{\"s\": [\"!!\"]}}}}]}", "node 'n': attr '_class'");
+    /* first_n: TF's (issue 21); of the wrong kind it is an error */
     expect_error("{\"node\": [" FC ", {\"name\": \"n\", \"op\": \"Print\", "
-                 "\"input\": [\"f\"], \"attr\": {\"first_n\": {\"i\": "
-                 "\"3\"}}}]}", "node 'n': attr 'first_n'");
+                 "\"input\": [\"f\"], \"attr\": {\"first_n\": {\"s\": "
+                 "\"eA==\"}}}]}", "node 'n': attr 'first_n' must be an int");
     expect_error("{\"node\": [" FC ", {\"name\": \"n\", \"op\": \"BiasAdd\", "
                  "\"input\": [\"f\", \"f\"], \"attr\": {\"data_format\": "
                  "{\"s\": \"TkNIVw==\"}}}]}", "'data_format' = 'NCHW'");
@@ -594,6 +592,51 @@ static void test_errors(void **state)
 
 /* Attrs that only hint TF's own kernels or tools load and are ignored;
  * explicit paddings that say something are refused. */
+/* issue 21: the gradient blockers and TF-1's random ops load as dgrun
+ * ops: a Const shape folds into attr shape, a computed one stays input 0;
+ * seed / seed2 / Tout / output_dtype / message are kept. */
+#define SHP "{\"name\": \"shp\", \"op\": \"Const\", \"attr\": {\"value\": " \
+            "{\"tensor\": {\"dtype\": \"DT_INT32\", \"tensorShape\": " \
+            "{\"dim\": [{\"size\": \"2\"}]}, \"intVal\": [2, 3]}}}}"
+static void test_issue21_ops(void **state)
+{
+    (void)state;
+    dg_error err;
+    dgc_graph *g = load_text(
+        "{\"node\": [" FC ", " IC ", " SHP ", "
+        "{\"name\": \"id\", \"op\": \"Identity\", \"input\": [\"shp\"]}, "
+        "{\"name\": \"s\", \"op\": \"StopGradient\", \"input\": [\"f\"]}, "
+        "{\"name\": \"p\", \"op\": \"PreventGradient\", \"input\": [\"f\"], "
+        "\"attr\": {\"message\": {\"s\": \"bm8=\"}}}, "
+        "{\"name\": \"t\", \"op\": \"TruncatedNormal\", \"input\": [\"shp\"], "
+        "\"attr\": {\"dtype\": {\"type\": \"DT_FLOAT\"}, \"seed\": {\"i\": \"7\"}, "
+        "\"seed2\": {\"i\": \"9\"}, \"T\": {\"type\": \"DT_INT32\"}}}, "
+        "{\"name\": \"t2\", \"op\": \"TruncatedNormal\", \"input\": [\"id\"], "
+        "\"attr\": {\"dtype\": {\"type\": \"DT_FLOAT\"}}}, "
+        "{\"name\": \"u\", \"op\": \"RandomUniformInt\", "
+        "\"input\": [\"shp\", \"i\", \"i\"], \"attr\": {\"Tout\": {\"type\": "
+        "\"DT_INT32\"}}}, "
+        "{\"name\": \"lg\", \"op\": \"Const\", \"attr\": {\"value\": "
+        "{\"tensor\": {\"dtype\": \"DT_FLOAT\", \"tensorShape\": {\"dim\": "
+        "[{\"size\": \"1\"}, {\"size\": \"2\"}]}, \"floatVal\": [1.0]}}}}, "
+        "{\"name\": \"m\", \"op\": \"Multinomial\", \"input\": [\"lg\", \"i\"], "
+        "\"attr\": {\"output_dtype\": {\"type\": \"DT_INT32\"}}}]}", &err);
+    if (!g)
+        fail_msg("%s", err.msg);
+    assert_string_equal(dgc_op_name(node(g, "s")->op), "StopGradient");
+    assert_string_equal(dgc_node_attr(node(g, "p"), "message")->s, "no");
+    const dgc_node *t = node(g, "t");
+    assert_string_equal(dgc_op_name(t->op), "TruncatedNormal");
+    assert_int_equal(t->n_inputs, 0); /* the Const shape folded */
+    assert_int_equal(dgc_node_attr(t, "shape")->n, 2);
+    assert_int_equal(dgc_attr_int(t, "seed", 0), 7);
+    assert_int_equal(dgc_attr_int(t, "seed2", 0), 9);
+    assert_int_equal(node(g, "t2")->n_inputs, 1); /* a run-time shape */
+    assert_int_equal(dgc_node_attr(node(g, "u"), "dtype")->i, DG_I32);
+    assert_int_equal(dgc_node_attr(node(g, "m"), "output_dtype")->i, DG_I32);
+    dgc_graph_free(g);
+}
+
 static void test_hint_attrs(void **state)
 {
     (void)state;
@@ -602,9 +645,6 @@ static void test_hint_attrs(void **state)
         "{\"node\": [" FC ", {\"name\": \"m\", \"op\": \"MatMul\", "
         "\"input\": [\"r\", \"r\"], \"attr\": {\"T\": {\"type\": "
         "\"DT_FLOAT\"}, \"grad_a\": {\"b\": true}, \"grad_b\": {}, "
-        "\"use_cudnn_on_gpu\": {\"b\": true}, \"explicit_paddings\": "
-        "{\"list\": {}}, \"Tparams\": {\"type\": \"DT_FLOAT\"}, "
-        "\"Tin\": {\"list\": {\"type\": [\"DT_FLOAT\"]}}, "
         "\"_output_shapes\": {\"list\": {\"shape\": [{}]}}, "
         "\"_user_specified_name\": {\"s\": \"eA==\"}}}, "
         "{\"name\": \"r\", \"op\": \"Reshape\", \"input\": [\"f\", \"s\"]}, "
@@ -627,6 +667,51 @@ static void test_hint_attrs(void **state)
     expect_error("{\"node\": [" FC ", {\"name\": \"n\", \"op\": \"Neg\", "
                  "\"input\": [\"f\"], \"attr\": {\"Tx\": {\"i\": \"1\"}}}]}",
                  "node 'n': attr 'Tx' of op Neg is not supported");
+    /* issue 21: an attr TF's OpDef of the op lacks is TF's error too, even
+     * one that dgrun ignores on other ops (Conv2D's use_cudnn_on_gpu) */
+    expect_error("{\"node\": [" FC ", {\"name\": \"m\", \"op\": \"MatMul\", "
+                 "\"input\": [\"f\", \"f\"], \"attr\": {\"use_cudnn_on_gpu\": "
+                 "{\"b\": true}}}]}",
+                 "node 'm': attr 'use_cudnn_on_gpu' of op MatMul is not "
+                 "supported by dgrun: TensorFlow's MatMul has no attr "
+                 "'use_cudnn_on_gpu'");
+    expect_error("{\"node\": [" FC ", {\"name\": \"n\", \"op\": \"Neg\", "
+                 "\"input\": [\"f\"], \"attr\": {\"seed\": {\"i\": \"1\"}}}]}",
+                 "TensorFlow's Neg has no attr 'seed'");
+    /* and one of the wrong kind is TF's error */
+    expect_error("{\"node\": [" FC ", {\"name\": \"m\", \"op\": \"MatMul\", "
+                 "\"input\": [\"f\", \"f\"], \"attr\": {\"grad_a\": "
+                 "{\"i\": \"1\"}}}]}",
+                 "node 'm': attr 'grad_a' must be a bool ({\"b\": true|false}), "
+                 "got an int");
+}
+
+/* issue 21: every attr of TF's OpDef is accepted (tf_attrs.def), those
+ * dgrun has no use for ignored: ConcatOffset's shape_type (TF 2.x) */
+static void test_tf_opdef_attrs(void **state)
+{
+    (void)state;
+    const char *kind = NULL;
+    assert_int_equal(dgc_tf_attr_kind("ConcatOffset", "shape_type", &kind), 1);
+    assert_string_equal(kind, "type");
+    assert_int_equal(dgc_tf_attr_kind("MatMul", "grad_b", &kind), 1);
+    assert_string_equal(kind, "b");
+    assert_int_equal(dgc_tf_attr_kind("MatMul", "use_cudnn_on_gpu", &kind), 0);
+    assert_int_equal(dgc_tf_attr_kind("SumTo", "T", &kind), -1);
+    assert_int_equal(dgc_tf_attr_kind("Conv2D", "use_cudnn_on_gpu", &kind), 1);
+    dg_error err;
+    dgc_graph *g = load_text(
+        "{\"node\": [" IC ", {\"name\": \"sh\", \"op\": \"Const\", "
+        "\"attr\": {\"value\": {\"tensor\": {\"dtype\": \"DT_INT32\", "
+        "\"tensorShape\": {\"dim\": [{\"size\": \"2\"}]}, "
+        "\"intVal\": [2, 3]}}}}, "
+        "{\"name\": \"co\", \"op\": \"ConcatOffset\", \"input\": "
+        "[\"i\", \"sh\", \"sh\"], \"attr\": {\"N\": {\"i\": \"2\"}, "
+        "\"shape_type\": {\"type\": \"DT_INT32\"}}}]}", &err);
+    if (!g)
+        fail_msg("%s", err.msg);
+    assert_null(dgc_node_attr(node(g, "co"), "shape_type"));
+    dgc_graph_free(g);
 }
 
 /* TF's CNN attrs: strides / dilations / ksize / explicit_paddings lists,
@@ -799,9 +884,11 @@ int main(void)
         cmocka_unit_test(test_initializers),
         cmocka_unit_test(test_tensor_proto),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_issue21_ops),
         cmocka_unit_test(test_attr_types),
         cmocka_unit_test(test_variable_shape_from_init),
         cmocka_unit_test(test_hint_attrs),
+        cmocka_unit_test(test_tf_opdef_attrs),
         cmocka_unit_test(test_cnn_attrs),
         cmocka_unit_test(test_oom),
         cmocka_unit_test(test_big_fill_not_folded),

@@ -206,6 +206,68 @@ static void test_reduce(void **state)
     dgc_graph_free(f.g);
 }
 
+/* issue 21: parameters known only at run time -- reduction axes, a
+ * Transpose perm, a random op's shape -- as inputs: partial shapes before
+ * their values exist, the exact shape once they do (the run). */
+static void test_runtime_params(void **state)
+{
+    (void)state;
+    fixture f = {0};
+    dgc_node *n = mk(&f, "Sum");
+    dgc_ttype in[3], out[1];
+    char msg[512];
+    in[0] = T(DG_F32, 3, -1, 1, 4);
+    in[1] = T(DG_I32, 1, -1); /* BroadcastGradientArgs: length unknown */
+    assert_int_equal(run(dgc_infer_reduce, n, in, 2, out, msg), -1);
+    assert_non_null(strstr(msg, "keep_dims is false"));
+    dgc_node_set_bool(n, "keepdims", 1);
+    assert_int_equal(run(dgc_infer_reduce, n, in, 2, out, msg), 0);
+    assert_type(out, DG_F32, 3, -1, 1, -1);
+    dgc_node_set_bool(n, "keepdims", 0);
+    in[1] = T(DG_I32, 1, 2); /* two axes, values unknown */
+    assert_int_equal(run(dgc_infer_reduce, n, in, 2, out, msg), 0);
+    assert_type(out, DG_F32, 1, -1);
+    int32_t axv[2] = {0, -1};
+    in[0] = T(DG_F32, 3, 5, 1, 4);
+    in[1].value = axv; /* at run time */
+    assert_int_equal(run(dgc_infer_reduce, n, in, 2, out, msg), 0);
+    assert_type(out, DG_F32, 1, 1);
+    in[1] = T(DG_I32, 1, 0); /* no axis: nothing reduced */
+    in[1].value = axv;
+    assert_int_equal(run(dgc_infer_reduce, n, in, 2, out, msg), 0);
+    assert_type(out, DG_F32, 3, 5, 1, 4);
+
+    n = mk(&f, "Transpose");
+    in[0] = T(DG_F32, 3, -1, 5, 3);
+    in[1] = T(DG_I32, 1, 3);
+    assert_int_equal(run(dgc_infer_transpose, n, in, 2, out, msg), 0);
+    assert_type(out, DG_F32, 3, -1, -1, -1);
+    int32_t perm[3] = {1, 0, 2};
+    in[0] = T(DG_F32, 3, 4, 5, 3);
+    in[1].value = perm;
+    assert_int_equal(run(dgc_infer_transpose, n, in, 2, out, msg), 0);
+    assert_type(out, DG_F32, 3, 5, 4, 3);
+    int32_t dup[3] = {1, 1, 2};
+    in[1].value = dup;
+    assert_int_equal(run(dgc_infer_transpose, n, in, 2, out, msg), -1);
+
+    n = mk(&f, "TruncatedNormal");
+    in[0] = T(DG_I32, 1, 2);
+    assert_int_equal(run(dgc_infer_random, n, in, 1, out, msg), 0);
+    assert_type(out, DG_F32, 2, -1, -1);
+    int32_t sh[2] = {3, 7};
+    in[0].value = sh;
+    assert_int_equal(run(dgc_infer_random, n, in, 1, out, msg), 0);
+    assert_type(out, DG_F32, 2, 3, 7);
+
+    n = mk(&f, "Multinomial");
+    in[0] = T(DG_F32, 2, -1, 5);
+    in[1] = T(DG_I32, 0);
+    assert_int_equal(run(dgc_infer_multinomial, n, in, 2, out, msg), 0);
+    assert_type(out, DG_I64, 2, -1, -1);
+    dgc_graph_free(f.g);
+}
+
 static void test_reshape_transpose_cast(void **state)
 {
     (void)state;
@@ -398,6 +460,7 @@ int main(void)
         cmocka_unit_test(test_matmul),
         cmocka_unit_test(test_biasadd_addn),
         cmocka_unit_test(test_reduce),
+        cmocka_unit_test(test_runtime_params),
         cmocka_unit_test(test_reshape_transpose_cast),
         cmocka_unit_test(test_xent_argmax_softmax),
         cmocka_unit_test(test_state_ops),

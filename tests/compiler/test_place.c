@@ -441,9 +441,9 @@ static void test_kernels_and_soft(void **state)
 
     /* malformed own device */
     g = dgc_graph_new("t.json");
-    add(g, "x", "Variable", "cpu/:0", DG_F32, NULL, NULL);
+    add(g, "x", "Variable", "cpu:0:1", DG_F32, NULL, NULL);
     assert_int_equal(place(g, l, NULL, NULL, 0, 1, -1, &err), DG_E_GRAPH);
-    assert_string_equal(err.msg, "node 'x': Malformed device specification 'cpu/:0'");
+    assert_string_equal(err.msg, "node 'x': Malformed device specification 'cpu:0:1'");
     dgc_graph_free(g);
 
     /* int32 Variable and its Assign with no request: CPU (no GPU kernel) */

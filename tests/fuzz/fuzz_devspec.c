@@ -1,7 +1,9 @@
 /*
- * fuzz_devspec.c -- libFuzzer target: the device-name parser (SPEC 3).  A
- * spec that parses must print canonically, and its canonical text must
- * parse back to the same text; merging and matching must not crash.
+ * fuzz_devspec.c -- libFuzzer target: the device-name parser (SPEC 3), in
+ * both of TF's syntaxes (Python's DeviceSpec, C++ ParseFullName).  A spec
+ * that parses must print canonically, and its canonical text must parse
+ * in both syntaxes, back to the same text in its own; merging and matching
+ * must not crash.
  */
 #include "devices.h"
 #include "fuzz_util.h"
@@ -12,14 +14,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char *s = fuzz_cstr(data, size);
     dgc_devspec a, b;
-    if (dgc_devspec_parse(s, &a) == 0) {
+    for (int syn = 0; syn < 2; syn++) {
+        if (dgc_devspec_parse_as(s, &a, syn) != 0)
+            continue;
         char t1[256], t2[256];
         dgc_devspec_str(&a, t1, sizeof t1);
-        if (dgc_devspec_parse(t1, &b) != 0)
-            abort(); /* canonical text must parse */
-        dgc_devspec_str(&b, t2, sizeof t2);
-        if (strcmp(t1, t2) != 0)
-            abort(); /* and print the same */
+        for (int back = 0; back < 2; back++) {
+            if (dgc_devspec_parse_as(t1, &b, back) != 0)
+                abort(); /* canonical text must parse */
+            dgc_devspec_str(&b, t2, sizeof t2);
+            if (back == syn && strcmp(t1, t2) != 0)
+                abort(); /* and print the same (in the other syntax a
+                            type "gpu" of C++'s is Python's GPU) */
+        }
         dg_device_info d;
         memset(&d, 0, sizeof d);
         for (int k = 0; k < 2; k++) {

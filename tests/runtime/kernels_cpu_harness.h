@@ -54,7 +54,7 @@ static void kt_print(void *ctx, const char *text)
     (void)ctx;
     fputs(text, stderr);
 }
-static const dgr_kenv kt_env = {NULL, kt_rng_seed, kt_print, 0, NULL};
+static const dgr_kenv kt_env = {NULL, kt_rng_seed, kt_print, 0, NULL, NULL};
 /* The environment kt_run lends (a test may point it at its own). */
 static const dgr_kenv *kt_envp = &kt_env;
 

@@ -32,6 +32,21 @@ seeded constants so dgrun starts from the same values):
 
   summaries    the MLP with tf.compat.v1.summary scalar, histogram, image
                and text ops merged by merge_all (dgrun runs them as no-ops)
+  tf1_xent     issue 21: a 20-16-5 MLP whose loss is
+               softmax_cross_entropy_with_logits_v2 of tf.stop_gradient
+               labels, GradientDescent (seeded constant weights: TF's loss)
+  dropout      issue 21: tf.compat.v1.layers.dropout(training=...) as TF-1
+               builds it (a tf.cond on a bool placeholder around nn.dropout,
+               TF-1 control flow) in a 20-16-5 MLP on a [None, 20] input:
+               RandomUniform of a run-time Shape, and the gradient's
+               BroadcastGradientArgs -> Sum over run-time axes; TF's values
+               and loss curve with training=False (no random numbers)
+  tf1_init     issue 21: the same model as the TF-1 tutorials initialise
+               it (tf.compat.v1.set_random_seed, truncated_normal Variables
+               and truncated_normal_initializer / random_normal
+               get_variable), plus tf.random.uniform int32 and
+               tf.random.categorical (Multinomial) samples: random values
+               that dgrun draws from its own streams (no TF values)
 
 Usage: export.py [OUT [NAME...]]     (NAME: only these; mlp includes
                                       mlp_frozen and mlp_devices)
@@ -428,8 +443,112 @@ def summaries():
                   "text) merged into %s" % merged.op.name)
 
 
+def xent_batch(seed, n=16):
+    rs = rng(seed)
+    xs = rs.uniform(-1, 1, (n, 20)).astype(np.float32)
+    ys = np.eye(5, dtype=np.float32)[rs.randint(0, 5, n)]
+    return xs, ys
+
+
+def tf1_xent():
+    """tf.stop_gradient in softmax_cross_entropy_with_logits_v2 (issue 21),
+    weights from seeded constants so that TF's loss curve is dgrun's."""
+    g = tf.Graph()
+    with g.as_default():
+        rs = rng(21)
+        x = tf1.placeholder(tf.float32, [None, 20], name="x")
+        y = tf1.placeholder(tf.float32, [None, 5], name="y")
+        w1 = var(rs, [20, 16], "w1", 0.3)
+        b1 = var(rs, [16], "b1", zero=True)
+        w2 = var(rs, [16, 5], "w2", 0.3)
+        h = tf.nn.relu(tf.matmul(x, w1) + b1)
+        logits = tf.matmul(h, w2, name="logits")
+        xent = tf1.nn.softmax_cross_entropy_with_logits_v2(
+            labels=tf.stop_gradient(y), logits=logits)
+        loss = tf.reduce_mean(xent, name="loss")
+        tf1.train.GradientDescentOptimizer(0.5).minimize(loss, name="train")
+        xs, ys = xent_batch(3)
+        with session(g) as s:
+            s.run(tf1.global_variables_initializer())
+            write("tf1_xent", g.as_graph_def(), {"x": xs, "y": ys},
+                  ["logits", "loss"], s, g, train=("train", "loss"),
+                  note="softmax_cross_entropy_with_logits_v2 of "
+                  "tf.stop_gradient(labels), GradientDescent")
+
+
+def tf1_init():
+    """TF-1 tutorial initializers (issue 21): truncated normal everywhere."""
+    g = tf.Graph()
+    with g.as_default():
+        tf1.set_random_seed(1234)
+        x = tf1.placeholder(tf.float32, [None, 20], name="x")
+        y = tf1.placeholder(tf.float32, [None, 5], name="y")
+        w1 = tf1.Variable(tf1.truncated_normal([20, 16], stddev=0.1),
+                          name="w1", use_resource=False)
+        b1 = tf1.Variable(tf.constant(0.1, shape=[16]), name="b1",
+                          use_resource=False)
+        w2 = tf1.get_variable(
+            "w2", [16, 5], use_resource=False,
+            initializer=tf1.truncated_normal_initializer(stddev=0.1))
+        b2 = tf1.get_variable(
+            "b2", [5], use_resource=False,
+            initializer=tf1.random_normal_initializer(stddev=0.01))
+        h = tf.nn.relu(tf.matmul(x, w1) + b1)
+        logits = tf.add(tf.matmul(h, w2), b2, name="logits")
+        xent = tf1.nn.softmax_cross_entropy_with_logits_v2(
+            labels=tf.stop_gradient(y), logits=logits)
+        loss = tf.reduce_mean(xent, name="loss")
+        tf1.random.categorical(logits, 4, name="samples")
+        tf1.random.uniform([3, 4], 0, 10, dtype=tf.int32, name="ints")
+        tf.identity(tf1.truncated_normal([1000], mean=5.0, stddev=2.0),
+                    name="tn")
+        tf1.train.GradientDescentOptimizer(0.5).minimize(loss, name="train")
+        xs, ys = xent_batch(4)
+        with session(g) as s:
+            s.run(tf1.global_variables_initializer())
+            write("tf1_init", g.as_graph_def(), {"x": xs, "y": ys},
+                  ["loss"], s, g, train=("train", "loss"),
+                  note="random initializers: TF's values are its own "
+                  "Philox streams, not dgrun's; the test checks ranges "
+                  "and that it trains")
+
+
+def dropout():
+    """tf.compat.v1.layers.dropout(training=t) on an unknown batch (issue
+    21).  Keras 3 has no tf.compat.v1.layers, so this is its graph: the
+    smart_cond of a bool placeholder, built with TF-1 control flow."""
+    tf1.disable_control_flow_v2()
+    g = tf.Graph()
+    with g.as_default():
+        rs = rng(22)
+        x = tf1.placeholder(tf.float32, [None, 20], name="x")
+        y = tf1.placeholder(tf.int32, [None], name="y")
+        training = tf1.placeholder(tf.bool, [], name="training")
+        w1 = var(rs, [20, 16], "w1", 0.3)
+        b1 = var(rs, [16], "b1", zero=True)
+        w2 = var(rs, [16, 5], "w2", 0.3)
+        h = tf.nn.relu(tf.matmul(x, w1) + b1)
+        with tf1.name_scope("drop1"):
+            h = tf1.cond(training, lambda: tf.nn.dropout(h, rate=0.5),
+                         lambda: tf.identity(h))
+        logits = tf.matmul(h, w2, name="logits")
+        loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(
+            labels=y, logits=logits), name="loss")
+        tf1.train.GradientDescentOptimizer(0.5).minimize(loss, name="train")
+        xs, _ = xent_batch(5)
+        ys = rng(6).randint(0, 5, len(xs)).astype(np.int32)
+        with session(g) as s:
+            s.run(tf1.global_variables_initializer())
+            write("dropout", g.as_graph_def(),
+                  {"x": xs, "y": ys, "training": np.array(False)},
+                  ["logits", "loss"], s, g, train=("train", "loss"),
+                  note="dropout(training=placeholder) on a [None, 20] input; "
+                  "TF's values with training=False")
+    tf1.enable_control_flow_v2()
+
+
 FIXTURES = ["keras_cnn", "sincos", "mlp", "lenet", "dwconv_bn",
-            "cifar_towers", "summaries"]
+            "cifar_towers", "summaries", "tf1_xent", "tf1_init", "dropout"]
 
 
 def main():

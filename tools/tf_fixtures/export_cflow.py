@@ -135,11 +135,49 @@ def lstm():
                      "Adam; TF-1 while loop, TensorArrays, stacks")
 
 
+def lstm_batch():
+    """Issue 21: the dynamic_rnn of a TF-1 user, batch-major on an unknown
+    batch: x [None, seq, nin]; dynamic_rnn transposes with the perm
+    ConcatV2([1, 0], Range(2, Rank(x))) and sizes its zero state and
+    TensorArrays from Shape(x) at run time."""
+    hidden, seq, batch, nin = 8, 5, 4, 3
+    g = tf.Graph()
+    with g.as_default():
+        rs = ex.rng(23)
+        x = tf1.placeholder(tf.float32, [None, seq, nin], name="x")
+        t = tf1.placeholder(tf.float32, [None, seq, hidden], name="target")
+        cell = LSTM(rs, nin, hidden)
+        out, _ = tf1.nn.dynamic_rnn(cell, x, dtype=tf.float32, scope="rnn")
+        out = tf.identity(out, name="outputs")
+        loss = tf.reduce_mean(tf.square(out - t), name="loss")
+        tf1.train.AdamOptimizer(0.01).minimize(loss, name="train")
+        b = ex.rng(24)
+        xs = b.uniform(-1, 1, (batch, seq, nin)).astype(np.float32)
+        ts = b.uniform(-0.5, 0.5, (batch, seq, hidden)).astype(np.float32)
+        with ex.session(g) as s:
+            s.run(tf1.global_variables_initializer())
+            frozen = tf1.graph_util.convert_variables_to_constants(
+                s, g.as_graph_def(), ["outputs"])
+            ex.write("lstm_batch_frozen", frozen, {"x": xs}, ["outputs"], s,
+                     g, note="the lstm_batch graph's forward part, "
+                     "variables frozen")
+            ex.write("lstm_batch", g.as_graph_def(), {"x": xs, "target": ts},
+                     ["outputs", "loss"], s, g, train=("train", "loss"),
+                     note="batch-major dynamic_rnn LSTM on x [None, 5, 3] "
+                     "(hidden 8), Adam: run-time Transpose perm and shapes")
+
+
 def main():
     os.makedirs(ex.OUT, exist_ok=True)
-    cf_cond()
-    cf_while_nested()
-    lstm()
+    only = sys.argv[2:]
+    if not only or "cf_cond" in only:
+        cf_cond()
+    if not only or "cf_while_nested" in only:
+        cf_while_nested()
+    if not only or "lstm" in only:
+        lstm()
+    if not only or "lstm_batch" in only or "lstm_batch_frozen" in only:
+        lstm_batch()
 
 
 if __name__ == "__main__":
