@@ -167,9 +167,38 @@ def keras_models():
             f.write("\n")
 
 
+def fuzz_seeds():
+    """Small seeds for tests/fuzz/corpus/savedmodel: a tiny TF-1 graph
+    (y = x * w + 1, a Variable, a Saver, a train op) as a binary
+    MetaGraphDef and as a SavedModel with a signature."""
+    d = os.path.join(OUT, "..", "..", "fuzz", "corpus", "savedmodel")
+    os.makedirs(d, exist_ok=True)
+    with tf.Graph().as_default():
+        x = tf1.placeholder(tf.float32, [None, 2], name="x")
+        w = tf1.get_variable("w", initializer=np.ones((2, 1), np.float32))
+        y = tf.add(tf.matmul(x, w), 1.0, name="y")
+        loss = tf.reduce_mean(tf.square(y), name="loss")
+        tf1.add_to_collection(tf1.GraphKeys.LOSSES, loss)
+        tf1.train.GradientDescentOptimizer(0.1).minimize(loss, name="train")
+        saver = tf1.train.Saver()
+        mg = tf1.train.export_meta_graph(saver_def=saver.saver_def,
+                                         strip_default_attrs=True)
+        with open(os.path.join(d, "tiny.meta"), "wb") as f:
+            f.write(mg.SerializeToString())
+        from tensorflow.core.protobuf import saved_model_pb2
+        sig = tf1.saved_model.predict_signature_def({"x": x}, {"y": y})
+        mg.signature_def["serving_default"].CopyFrom(sig)
+        mg.meta_info_def.tags.append("serve")
+        sm = saved_model_pb2.SavedModel(saved_model_schema_version=1)
+        sm.meta_graphs.add().CopyFrom(mg)
+        with open(os.path.join(d, "tiny_saved_model.pb"), "wb") as f:
+            f.write(sm.SerializeToString())
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     mlp_adam()
+    fuzz_seeds()
     if "--no-keras" not in sys.argv:
         keras_models()
 
