@@ -128,6 +128,11 @@ void dgc_graph_free(dgc_graph *g)
         dg_free(g->aliases[i].tensor);
     }
     dg_free(g->aliases);
+    for (int i = 0; i < g->n_ckpt_keys; i++) {
+        dg_free(g->ckpt_keys[i].key);
+        dg_free(g->ckpt_keys[i].tensor);
+    }
+    dg_free(g->ckpt_keys);
     dg_free(g->variables_path);
     for (int i = 0; i < g->n_pending; i++)
         dg_free(g->pending[i].names);
@@ -207,6 +212,14 @@ int32_t dgc_graph_find(const dgc_graph *g, const char *name)
 }
 
 static int parse_ref(const dgc_graph *g, const char *s, dgc_ref *out);
+
+const char *dgc_graph_ckpt_key(const dgc_graph *g, const char *var)
+{
+    for (int i = 0; i < g->n_ckpt_keys; i++)
+        if (strcmp(g->ckpt_keys[i].key, var) == 0)
+            return g->ckpt_keys[i].tensor;
+    return var;
+}
 
 int dgc_graph_parse_ref(const dgc_graph *g, const char *s, dgc_ref *out)
 {

@@ -262,6 +262,9 @@ typedef struct dg_graph {
      * given; NULL for other formats */
     dgc_alias *aliases; int n_aliases;
     char *variables_path;
+    /* TF 2 SavedModel: a Variable's checkpoint key (key = the Variable's
+     * name, tensor = "<object path>/.ATTRIBUTES/VARIABLE_VALUE") */
+    dgc_alias *ckpt_keys; int n_ckpt_keys;
 
     struct dgc_slab_chunk *slab; /* see dgc_graph_slab_alloc */
 } dgc_graph;
@@ -282,6 +285,10 @@ int32_t dgc_graph_add_node(dgc_graph *g, const char *name, int op,
  * per-node arrays that would otherwise be a million small allocations;
  * mark the node with the matching DGC_NODE_SLAB_* flag.  NULL on nomem. */
 void *dgc_graph_slab_alloc(dgc_graph *g, size_t n);
+
+/* The name Variable `var` has in a checkpoint: its TF 2 object-graph key
+ * (g->ckpt_keys), else `var` itself. */
+const char *dgc_graph_ckpt_key(const dgc_graph *g, const char *var);
 
 /* Node id by name, -1 if absent. */
 int32_t dgc_graph_find(const dgc_graph *g, const char *name);

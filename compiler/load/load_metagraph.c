@@ -30,6 +30,8 @@
 #include "dg_alloc.h"
 #include "dg_util.h"
 #include "tf_meta.pb-c.h"
+#include "load_function.h"
+#include "ops.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -191,10 +193,10 @@ static int saver_op(const char *op)
 /* The Saver's part of the graph: nodes under saver_def's name scope
  * ("save/") or under the top-level scope of any save/restore op, those
  * ops, and whatever consumes them. */
-static dg_status drop_saver(const Dgtf__MetaGraphDef *m, char *drop,
+static dg_status drop_saver(const Dgtf__MetaGraphDef *m,
+                            const Dgtf__GraphDef *gd, char *drop,
                             dg_error *err)
 {
-    const Dgtf__GraphDef *gd = m->graph_def;
     char scope[256] = "";
     if (m->saver_def && m->saver_def->restore_op_name) {
         const char *r = m->saver_def->restore_op_name;
@@ -378,47 +380,67 @@ static dg_status collections(dgc_graph *g, const Dgtf__MetaGraphDef *m,
     return DG_OK;
 }
 
-/* A TF 2 feature dgrun cannot run yet: the error names it. */
-static dg_status tf2_check(const Dgtf__MetaGraphDef *m, dg_error *err)
+/* Whether gd needs load_function.c: functions to inline or resource
+ * variables to rename. */
+static int tf2(const Dgtf__GraphDef *gd)
 {
-    const Dgtf__GraphDef *gd = m->graph_def;
     if (gd->library && gd->library->n_function > 0)
-        return dg_err(err, DG_E_GRAPH, "unsupported SavedModel feature: a "
-                      "TF 2 function library (%zu functions; tf.function / "
-                      "Keras models saved by tf.saved_model.save): dgrun "
-                      "reads TF-1 SavedModels and MetaGraphDefs only "
-                      "(docs/savedmodel.md)", gd->library->n_function);
+        return 1;
     for (size_t i = 0; i < gd->n_node; i++)
         if (strcmp(gd->node[i]->op, "VarHandleOp") == 0)
-            return dg_err(err, DG_E_GRAPH, "node '%s': unsupported SavedModel "
-                          "feature: resource variables (VarHandleOp); dgrun "
-                          "reads TF-1 reference variables (VariableV2) only "
-                          "(docs/savedmodel.md)", gd->node[i]->name);
-    return DG_OK;
+            return 1;
+    return 0;
 }
 
-/* graph_def (less the Saver) and the collections of m into g. */
+/* graph_def (TF 2's calls inlined, less the Saver) and the collections of
+ * m into g.  With a TF 2 function library and a signature `sig`, only what
+ * the signature's tensors need is kept (the rest are the SavedModel's save,
+ * restore and initialisation functions).  fg: the inlining's result
+ * (dgc_fn_resolve maps the signature's names), freed by the caller. */
 static dg_status load_meta(dgc_graph *g, const Dgtf__MetaGraphDef *m,
+                           const Dgtf__SignatureDef *sig, dgc_fn_graph *fg,
                            dg_error *err)
 {
-    dg_status st = tf2_check(m, err);
-    if (st)
-        return st;
     const Dgtf__GraphDef *gd = m->graph_def;
-    char *drop = dg_calloc(gd->n_node + 1, 1);
-    Dgtf__NodeDef **kept = dg_malloc(sizeof *kept * (gd->n_node + 1));
+    Dgtf__GraphDef src = *gd;
+    dg_status st = DG_OK;
+    if (tf2(gd)) {
+        const char **roots = NULL;
+        int nr = 0;
+        if (sig && gd->library && gd->library->n_function > 0) {
+            roots = dg_malloc(sizeof *roots * (sig->n_inputs +
+                                               sig->n_outputs + 1));
+            if (!roots)
+                return dg_err_nomem(err, "SavedModel");
+            for (size_t i = 0; i < sig->n_inputs; i++)
+                if (sig->inputs[i]->value && sig->inputs[i]->value->name)
+                    roots[nr++] = sig->inputs[i]->value->name;
+            for (size_t i = 0; i < sig->n_outputs; i++)
+                if (sig->outputs[i]->value && sig->outputs[i]->value->name)
+                    roots[nr++] = sig->outputs[i]->value->name;
+        }
+        st = dgc_fn_inline(gd, roots, nr, fg, err);
+        dg_free(roots);
+        if (st)
+            return st;
+        src.node = fg->node;
+        src.n_node = fg->n_node;
+        src.library = NULL;
+    }
+    char *drop = dg_calloc(src.n_node + 1, 1);
+    Dgtf__NodeDef **kept = dg_malloc(sizeof *kept * (src.n_node + 1));
     if (!drop || !kept) {
         st = dg_err_nomem(err, "MetaGraphDef");
         goto done;
     }
-    if ((st = drop_saver(m, drop, err)))
+    if ((st = drop_saver(m, &src, drop, err)))
         goto done;
-    Dgtf__GraphDef copy = *gd;
+    Dgtf__GraphDef copy = src;
     copy.node = kept;
     copy.n_node = 0;
-    for (size_t i = 0; i < gd->n_node; i++)
+    for (size_t i = 0; i < src.n_node; i++)
         if (!drop[i])
-            kept[copy.n_node++] = gd->node[i];
+            kept[copy.n_node++] = src.node[i];
     cJSON *root = NULL;
     if (dgc_pb_graph_json(&copy, &root)) {
         st = dg_err_nomem(err, "MetaGraphDef");
@@ -456,7 +478,10 @@ static dg_status meta_load(dgc_probe *p, void *out, dg_error *err)
         p->declined = 1;
         return DG_OK;
     }
-    dg_status st = load_meta(out, m, err);
+    dgc_fn_graph fg;
+    memset(&fg, 0, sizeof fg);
+    dg_status st = load_meta(out, m, NULL, &fg, err);
+    dgc_fn_free(&fg);
     dgtf__meta_graph_def__free_unpacked(m, &mg_allocator);
     return st;
 }
@@ -495,10 +520,10 @@ static dg_status add_alias(dgc_graph *g, const char *key, const char *tensor,
     return DG_OK;
 }
 
-/* Map the signature's keys; its outputs (in key order, as TF stores the
- * map) become the graph's fetch list. */
-static dg_status signature(dgc_graph *g, const Dgtf__MetaGraphDef *m,
-                           const char *want, dg_error *err)
+/* The signature `want` (NULL: serving_default) of m in *out; NULL with
+ * DG_OK when m has none and none was asked for. */
+static dg_status find_signature(const Dgtf__MetaGraphDef *m, const char *want,
+                                const Dgtf__SignatureDef **out, dg_error *err)
 {
     const char *key = want ? want : "serving_default";
     const Dgtf__SignatureDef *s = NULL;
@@ -506,20 +531,28 @@ static dg_status signature(dgc_graph *g, const Dgtf__MetaGraphDef *m,
         if (m->signature_def[i]->key &&
             strcmp(m->signature_def[i]->key, key) == 0)
             s = m->signature_def[i]->value;
-    if (!s && !want && m->n_signature_def == 0)
+    *out = s;
+    if (s || (!want && m->n_signature_def == 0))
         return DG_OK; /* no signature: feeds and fetches by tensor names */
-    if (!s) {
-        dg_sbuf b;
-        dg_sbuf_init(&b);
-        for (size_t i = 0; i < m->n_signature_def; i++)
-            dg_sbuf_addf(&b, "%s'%s'", i ? ", " : "",
-                         m->signature_def[i]->key);
-        dg_status st = dg_err(err, DG_E_USAGE, "no signature '%s' in the "
-                              "SavedModel (it has %s)", key,
-                              b.len ? b.s : "none");
-        dg_sbuf_free(&b);
-        return st;
-    }
+    dg_sbuf b;
+    dg_sbuf_init(&b);
+    for (size_t i = 0; i < m->n_signature_def; i++)
+        dg_sbuf_addf(&b, "%s'%s'", i ? ", " : "",
+                     m->signature_def[i]->key ? m->signature_def[i]->key : "");
+    dg_status st = dg_err(err, DG_E_USAGE, "no signature '%s' in the "
+                          "SavedModel (it has %s)", key,
+                          b.len ? b.s : "none");
+    dg_sbuf_free(&b);
+    return st;
+}
+
+/* Map the signature's keys (to the tensors after inlining, fg); its
+ * outputs (in key order, as TF stores the map) become the graph's fetch
+ * list. */
+static dg_status signature(dgc_graph *g, const char *key,
+                           const Dgtf__SignatureDef *s, const dgc_fn_graph *fg,
+                           dg_error *err)
+{
     dg_status st = DG_OK;
     for (int side = 0; side < 2 && !st; side++) {
         size_t n = side ? s->n_outputs : s->n_inputs;
@@ -528,17 +561,20 @@ static dg_status signature(dgc_graph *g, const Dgtf__MetaGraphDef *m,
         for (size_t i = 0; i < n && !st; i++) {
             const char *k = side ? outs[i]->key : ins[i]->key;
             const Dgtf__TensorInfo *ti = side ? outs[i]->value : ins[i]->value;
+            if (!k)
+                k = "";
             if (!ti || ti->encoding_case != DGTF__TENSOR_INFO__ENCODING_NAME)
                 return dg_err(err, DG_E_GRAPH, "signature '%s': %s '%s': "
                               "unsupported SavedModel feature: a sparse or "
                               "composite tensor", key,
-                              side ? "output" : "input", k ? k : "");
+                              side ? "output" : "input", k);
+            const char *t = dgc_fn_resolve(fg, ti->name);
             dgc_ref r;
-            if (dgc_graph_parse_ref(g, ti->name, &r) < 0)
+            if (dgc_graph_parse_ref(g, t, &r) < 0)
                 return dg_err(err, DG_E_GRAPH, "signature '%s': %s '%s' maps "
                               "to '%s', which the graph does not have", key,
                               side ? "output" : "input", k, ti->name);
-            st = add_alias(g, k, ti->name, err);
+            st = add_alias(g, k, t, err);
             if (!st && side) {
                 char **f = dg_realloc(g->fetch, sizeof *f *
                                       (size_t)(g->n_fetch + 1));
@@ -552,6 +588,109 @@ static dg_status signature(dgc_graph *g, const Dgtf__MetaGraphDef *m,
             }
         }
     }
+    return st;
+}
+
+/* "." -> "..", "/" -> ".S" (TF's escape of a local name in a checkpoint
+ * key, trackable_utils.escape_local_name) */
+static void escape_name(dg_sbuf *b, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '.')
+            dg_sbuf_add(b, "..");
+        else if (*s == '/')
+            dg_sbuf_add(b, ".S");
+        else
+            dg_sbuf_addn(b, s, 1);
+    }
+}
+
+/* TF 2: each Variable's checkpoint key, from the SavedObjectGraph: the
+ * path of local names from the root object to the variable, the first one
+ * a breadth-first walk finds (TF's ObjectGraphView), escaped, then
+ * "/.ATTRIBUTES/VARIABLE_VALUE". */
+static dg_status object_keys(dgc_graph *g, const Dgtf__MetaGraphDef *m,
+                             dg_error *err)
+{
+    if (!m->object_graph_def.len)
+        return DG_OK;
+    mg_oom = 0;
+    Dgtf__SavedObjectGraph *og = dgtf__saved_object_graph__unpack(
+        &mg_allocator, m->object_graph_def.len, m->object_graph_def.data);
+    if (!og)
+        return mg_oom ? dg_err_nomem(err, "SavedModel")
+                      : dg_err(err, DG_E_GRAPH, "object_graph_def: not a "
+                               "SavedObjectGraph (malformed protobuf)");
+    size_t n = og->n_nodes;
+    int32_t *parent = dg_malloc(sizeof *parent * (n + 1));
+    const char **local = dg_calloc(n + 1, sizeof *local);
+    int32_t *queue = dg_malloc(sizeof *queue * (n + 1));
+    dg_status st = DG_OK;
+    if (!parent || !local || !queue) {
+        st = dg_err_nomem(err, "SavedModel");
+        goto done;
+    }
+    for (size_t i = 0; i < n; i++)
+        parent[i] = -2; /* not reached */
+    size_t qh = 0, qt = 0;
+    if (n) {
+        parent[0] = -1;
+        queue[qt++] = 0;
+    }
+    while (qh < qt) {
+        const Dgtf__SavedObject *o = og->nodes[queue[qh++]];
+        for (size_t k = 0; k < o->n_children; k++) {
+            int32_t c = o->children[k]->node_id;
+            if (c < 0 || (size_t)c >= n || parent[c] != -2)
+                continue;
+            parent[c] = queue[qh - 1];
+            local[c] = o->children[k]->local_name ? o->children[k]->local_name
+                                                  : "";
+            queue[qt++] = c;
+        }
+    }
+    for (size_t i = 0; i < n && !st; i++) {
+        const Dgtf__SavedVariable *v = og->nodes[i]->variable;
+        if (!v || !v->name || !v->name[0] || parent[i] < -1)
+            continue;
+        int32_t id = dgc_graph_find(g, v->name);
+        if (id < 0 || g->nodes[id].op != DGC_OPID_Variable)
+            continue; /* not used by the signature */
+        /* the path, root first: walk up, then write in reverse */
+        int32_t chain[64];
+        int depth = 0;
+        for (int32_t x = (int32_t)i; x > 0 && depth < 64; x = parent[x])
+            chain[depth++] = x;
+        dg_sbuf b;
+        dg_sbuf_init(&b);
+        for (int d = depth - 1; d >= 0; d--) {
+            escape_name(&b, local[chain[d]]);
+            dg_sbuf_add(&b, "/");
+        }
+        dg_sbuf_add(&b, ".ATTRIBUTES/VARIABLE_VALUE");
+        dgc_alias *a = b.oom ? NULL : dg_realloc(g->ckpt_keys, sizeof *a *
+                                                 (size_t)(g->n_ckpt_keys + 1));
+        if (!a) {
+            dg_sbuf_free(&b);
+            st = dg_err_nomem(err, "SavedModel");
+            break;
+        }
+        g->ckpt_keys = a;
+        a[g->n_ckpt_keys].key = dg_strdup(v->name);
+        a[g->n_ckpt_keys].tensor = dg_sbuf_take(&b);
+        if (!a[g->n_ckpt_keys].key || !a[g->n_ckpt_keys].tensor) {
+            dg_free(a[g->n_ckpt_keys].key);
+            dg_free(a[g->n_ckpt_keys].tensor);
+            st = dg_err_nomem(err, "SavedModel");
+            break;
+        }
+        g->n_ckpt_keys++;
+    }
+done:
+    dg_free(parent);
+    dg_free(local);
+    dg_free(queue);
+    dgtf__saved_object_graph__free_unpacked(og, &mg_allocator);
     return st;
 }
 
@@ -604,11 +743,20 @@ static dg_status sm_load(dgc_probe *p, void *out, dg_error *err)
             m = sm->meta_graphs[i];
             break;
         }
-    dg_status st = load_meta(g, m, err);
+    const Dgtf__SignatureDef *sig = NULL;
+    dgc_fn_graph fg;
+    memset(&fg, 0, sizeof fg);
+    dg_status st = find_signature(m, p->signature, &sig, err);
     if (!st)
-        st = signature(g, m, p->signature, err);
+        st = load_meta(g, m, sig, &fg, err);
+    if (!st && sig)
+        st = signature(g, p->signature ? p->signature : "serving_default",
+                       sig, &fg, err);
+    if (!st)
+        st = object_keys(g, m, err);
     if (!st)
         st = variables_path(g, p, err);
+    dgc_fn_free(&fg);
     /* a SavedModel is for serving: its train_op collection, if any, is
      * kept, but nothing else of the training is assumed */
     dgtf__saved_model__free_unpacked(sm, &mg_allocator);
