@@ -195,10 +195,57 @@ def fuzz_seeds():
             f.write(sm.SerializeToString())
 
 
+def tf2_module():
+    """tf2_module/: a tf.Module saved by tf.saved_model.save: a
+    tf.function calling another (nested calls), a tf.device scope inside
+    it, a counter variable assigned in it (a control output) and read
+    after; out_y.npy and out_count.npy: TF's outputs of the 1st and 3rd
+    call."""
+    class M(tf.Module):
+        def __init__(self):
+            rs = np.random.RandomState(2)
+            self.w = tf.Variable(rs.randn(3, 2).astype(np.float32), name="w")
+            self.b = tf.Variable(np.array([0.5, -0.5], np.float32), name="b")
+            self.count = tf.Variable(0.0, name="count")
+
+        @tf.function
+        def dense(self, x):
+            with tf.device("/device:CPU:0"):
+                h = tf.matmul(x, self.w)
+            return tf.nn.relu(h + self.b)
+
+        @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32)])
+        def __call__(self, x):
+            self.count.assign_add(1.0)
+            return {"y": self.dense(x) * 2.0,
+                    "count": self.count.read_value()}
+
+    d = os.path.join(OUT, "tf2_module")
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    m = M()
+    tf.saved_model.save(m, os.path.join(d, "model"),
+                        signatures={"serving_default": m.__call__})
+    x = np.random.RandomState(4).randn(4, 3).astype(np.float32)
+    loaded = tf.saved_model.load(os.path.join(d, "model"))
+    f = loaded.signatures["serving_default"]
+    r1 = f(x=tf.constant(x))
+    f(x=tf.constant(x))
+    r3 = f(x=tf.constant(x))
+    np.save(os.path.join(d, "x.npy"), x)
+    np.save(os.path.join(d, "y.npy"), r1["y"].numpy())
+    np.save(os.path.join(d, "count1.npy"), r1["count"].numpy())
+    np.save(os.path.join(d, "count3.npy"), r3["count"].numpy())
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
+    if "--tf2-only" in sys.argv:
+        tf2_module()
+        return
     mlp_adam()
     fuzz_seeds()
+    tf2_module()
     if "--no-keras" not in sys.argv:
         keras_models()
 
