@@ -88,15 +88,13 @@ dg_graph *dg_graph_load_signature(const char *path, const char *text,
                 return NULL;
             }
             snprintf(pb, n + 32, "%s/saved_model.pb", path);
-            if (stat(pb, &sb) != 0) {
+            if (stat(pb, &sb) != 0)
                 snprintf(pb, n + 32, "%s/saved_model.pbtxt", path);
-                int txt = stat(pb, &sb) == 0;
+            if (stat(pb, &sb) != 0) {
                 dg_free(pb);
-                dg_err(err, DG_E_GRAPH, txt
-                       ? "a SavedModel in text format (saved_model.pbtxt), "
-                         "which dgrun does not read yet"
-                       : "a directory that is not a SavedModel (no "
-                         "saved_model.pb in it)");
+                dg_err(err, DG_E_GRAPH, "a directory that is not a "
+                       "SavedModel (no saved_model.pb or saved_model.pbtxt "
+                       "in it)");
                 return NULL;
             }
             dir = path;

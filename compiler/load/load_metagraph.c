@@ -17,8 +17,12 @@
  * are the default fetches) and names DIR/variables/variables as the
  * checkpoint a session restores (g->variables_path).
  *
- * What is refused, with the reason: TF 2 SavedModels (a graph with a
- * function library, resource variables), text-format files.
+ * TF 2 graphs (a function library, resource variables) go through
+ * load_function.c first: calls inlined, resource ops renamed, and for a
+ * SavedModel only what its signature needs kept; each Variable's
+ * checkpoint key comes from the SavedObjectGraph (g->ckpt_keys).
+ * Text-format files (a text .meta, saved_model.pbtxt) are encoded as
+ * binary by pbtext.c and loaded the same way.
  *
  * The formats are told by content: a SavedModel starts with field 1 as a
  * varint or field 2 (meta_graphs); a MetaGraphDef has at most one field 1
@@ -31,6 +35,7 @@
 #include "dg_util.h"
 #include "tf_meta.pb-c.h"
 #include "load_function.h"
+#include "pbtext.h"
 #include "ops.h"
 
 #include <stdio.h>
@@ -459,12 +464,20 @@ done:
     return st;
 }
 
+static dg_status meta_bytes(dgc_probe *p, void *out, dg_error *err);
+
 static dg_status meta_load(dgc_probe *p, void *out, dg_error *err)
 {
     if (is_graphdef(p->text, p->len)) {
         p->declined = 1;
         return DG_OK;
     }
+    return meta_bytes(p, out, err);
+}
+
+/* p's bytes as a MetaGraphDef (declined when they are not one). */
+static dg_status meta_bytes(dgc_probe *p, void *out, dg_error *err)
+{
     mg_oom = 0;
     Dgtf__MetaGraphDef *m = dgtf__meta_graph_def__unpack(
         &mg_allocator, p->len, (const uint8_t *)p->text);
@@ -789,14 +802,39 @@ static int text_detect(dgc_probe *p)
     return DGC_DETECT_NO;
 }
 
+/* The text, encoded as binary, through the binary rows' loads. */
 static dg_status text_load(dgc_probe *p, void *out, dg_error *err)
 {
-    (void)p;
-    (void)out;
-    return dg_err(err, DG_E_GRAPH, "a text-format MetaGraphDef or SavedModel "
-                  "(protobuf text), which dgrun does not read yet: write it "
-                  "in binary (tf.compat.v1.train.export_meta_graph(..., "
-                  "as_text=False), Saver's default)");
+    size_t i = 0;
+    while (i < p->len && (p->text[i] == ' ' || p->text[i] == '\n' ||
+                          p->text[i] == '\t' || p->text[i] == '\r'))
+        i++;
+    int sm = (p->len - i >= 11 && strncmp(p->text + i, "meta_graphs", 11) == 0) ||
+             (p->len - i >= 26 &&
+              strncmp(p->text + i, "saved_model_schema_version", 26) == 0);
+    uint8_t *bin = NULL;
+    size_t n = 0;
+    char why[300];
+    int rc = dgc_pbtext_encode(p->text, p->len,
+                               sm ? &dgtf__saved_model__descriptor
+                                  : &dgtf__meta_graph_def__descriptor,
+                               &bin, &n, why, sizeof why);
+    if (rc == -2)
+        return dg_err_nomem(err, "text-format protobuf");
+    if (rc)
+        return dg_err(err, DG_E_GRAPH, "not a text-format %s: %s",
+                      sm ? "SavedModel" : "MetaGraphDef", why);
+    dgc_probe b = *p;
+    b.text = (const char *)bin;
+    b.len = n;
+    b.declined = 0;
+    b.json_read = 0;
+    dg_status st = sm ? sm_load(&b, out, err) : meta_bytes(&b, out, err);
+    if (!st && b.declined)
+        st = dg_err(err, DG_E_GRAPH, "a text-format %s without a graph_def",
+                    sm ? "SavedModel" : "MetaGraphDef");
+    dg_free(bin);
+    return st;
 }
 
 const dgc_format dgc_format_metagraph_text = {

@@ -4,7 +4,8 @@ TensorFlow is never needed: tests/data/tf_meta holds what TF 2.21 wrote
 (tools/tf_meta/make_fixtures.py); tests/cli/tfckpt.py reads bundles.
 
 Usage: e2e_savedmodel.py DGRUN GROUP
-  meta        mlp_adam/ck/model.ckpt-20.meta (binary, Saver's): `run` with
+  meta        mlp_adam/ck/model.ckpt-20.meta (binary, Saver's; and
+              model_text.meta, the same as text): `run` with
               the checkpoint TF wrote gives TF's next losses (--repeat 1..3
               of the train op of the collection); `train --restore --steps 3`
               continues TF's training: TF's loss, a model.ckpt-23 whose
@@ -20,7 +21,7 @@ Usage: e2e_savedmodel.py DGRUN GROUP
               tf.Module (nested functions, a tf.device scope, a counter
               assigned in the function: a control output) gives TF's
               outputs after 1 and 3 calls, its MatMul placed on CPU:0
-  errors      exit 2, one line naming the file: a text-format .meta, the
+  errors      exit 2, one line naming the file: a damaged text .meta, the
               Keras LSTM (functional While, TensorLists), a truncated
               saved_model.pb, a directory without saved_model.pb, a
               SavedModel whose variables/ lost a variable; --signature on
@@ -107,6 +108,16 @@ def group_meta():
             # AssignAdd of the global step)
             check(out["train"]["value"] == m["steps"] + rep,
                   "train op returns the global step: %s" % out["train"])
+    # the same MetaGraphDef in text format (export_meta_graph(as_text=True))
+    res = dgrun("run", os.path.join(MLP, "model_text.meta"), "--checkpoint",
+                os.path.join(MLP, "ck"), "--fetch", "loss,train", "--repeat",
+                "3", "--json", *feeds())
+    if check(res[0] == 0, "run text .meta", res):
+        got = json.loads(res[1])["loss"]["value"]
+        want = m["loss_next"][2]
+        check(abs(got - want) <= 1e-5 * abs(want),
+              "text .meta: loss before step %d: %r, TF %r" % (
+                  m["steps"] + 3, got, want))
     # continue TF's training: the checkpoint directory TF wrote
     ck = os.path.join(TMP, "ck")
     shutil.copytree(os.path.join(MLP, "ck"), ck)
@@ -228,6 +239,15 @@ def group_tf2():
             check(np.allclose(out["y"]["value"], np.load(os.path.join(
                 DATA, "tf2_module", "y.npy")), rtol=1e-5, atol=1e-6),
                 "tf2_module: y equals TF's")
+    # the same SavedModel as saved_model.pbtxt
+    dt = os.path.join(DATA, "tf2_module", "model_text")
+    res = dgrun("run", dt, "--feed", "x=" + x, "--repeat", "3", "--json")
+    if check(res[0] == 0, "run tf2_module (saved_model.pbtxt)", res):
+        out = json.loads(res[1])
+        check(out["count"]["value"] == 3.0 and np.allclose(
+            out["y"]["value"], np.load(os.path.join(DATA, "tf2_module",
+                                                    "y.npy")), rtol=1e-5,
+            atol=1e-6), "saved_model.pbtxt gives TF's outputs", res)
     res = dgrun("place", d, "--assume-gpus", "1", cpu=False)
     if check(res[0] == 0, "place tf2_module", res):
         dev = dict(ln.split(": ", 1) for ln in res[1].splitlines())
@@ -241,9 +261,20 @@ def group_tf2():
 
 
 def group_errors():
-    tm = os.path.join(MLP, "model_text.meta")
-    error(dgrun("check", tm), 2, "text-format .meta",
-          ["text-format MetaGraphDef"], tm)
+    # a damaged text-format .meta: the line and the reason
+    with open(os.path.join(MLP, "model_text.meta")) as f:
+        text = f.read()
+    tm = os.path.join(TMP, "bad_text.meta")
+    cut = text.index("\n", len(text) // 2)  # at a line's end
+    for bad, words in ((text[:cut], ["missing '}'"]),
+                       (text.replace("version: V2", "version: V9"),
+                        ["field 'version': unknown value 'V9'"]),
+                       (text.replace('name: "AddV2"', 'name: "AddV2\n', 1),
+                        ["line 4: unterminated string"])):
+        with open(tm, "w") as f:
+            f.write(bad)
+        error(dgrun("check", tm), 2, "a damaged text .meta",
+              ["not a text-format MetaGraphDef: line "] + words, tm)
     # TF 2's functional While and TensorList ops (a Keras LSTM) are not
     # dgrun ops: the loader's list of them
     d = os.path.join(DATA, "keras_lstm", "model")

@@ -185,6 +185,12 @@ def fuzz_seeds():
                                          strip_default_attrs=True)
         with open(os.path.join(d, "tiny.meta"), "wb") as f:
             f.write(mg.SerializeToString())
+        from google.protobuf import text_format
+        mg2 = type(mg)()
+        mg2.CopyFrom(mg)
+        mg2.meta_info_def.ClearField("stripped_op_list")
+        with open(os.path.join(d, "tiny_text.meta"), "w") as f:
+            f.write(text_format.MessageToString(mg2))
         from tensorflow.core.protobuf import saved_model_pb2
         sig = tf1.saved_model.predict_signature_def({"x": x}, {"y": y})
         mg.signature_def["serving_default"].CopyFrom(sig)
@@ -236,6 +242,16 @@ def tf2_module():
     np.save(os.path.join(d, "y.npy"), r1["y"].numpy())
     np.save(os.path.join(d, "count1.npy"), r1["count"].numpy())
     np.save(os.path.join(d, "count3.npy"), r3["count"].numpy())
+    # the same SavedModel in text format (saved_model.pbtxt)
+    from google.protobuf import text_format
+    from tensorflow.core.protobuf import saved_model_pb2
+    sm = saved_model_pb2.SavedModel()
+    with open(os.path.join(d, "model", "saved_model.pb"), "rb") as f:
+        sm.ParseFromString(f.read())
+    shutil.copytree(os.path.join(d, "model", "variables"),
+                    os.path.join(d, "model_text", "variables"))
+    with open(os.path.join(d, "model_text", "saved_model.pbtxt"), "w") as f:
+        f.write(text_format.MessageToString(sm))
 
 
 def main():
