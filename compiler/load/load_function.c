@@ -215,6 +215,45 @@ static dg_status rename_resource(fnctx *c, Dgtf__NodeDef *n)
     for (size_t i = 0; i < sizeof renames / sizeof renames[0] && r < 0; i++)
         if (strcmp(n->op, renames[i].from) == 0)
             r = (int)i;
+    if (r < 0 && strcmp(n->op, "VarIsInitializedOp") == 0) {
+        /* dgrun's Variables always hold a value: a Const true */
+        Dgtf__NodeDef__AttrEntry **at = ar_alloc(c->a, sizeof *at * 2);
+        Dgtf__NodeDef__AttrEntry *e1 = ar_alloc(c->a, sizeof *e1);
+        Dgtf__NodeDef__AttrEntry *e2 = ar_alloc(c->a, sizeof *e2);
+        Dgtf__AttrValue *dt = ar_alloc(c->a, sizeof *dt);
+        Dgtf__AttrValue *val = ar_alloc(c->a, sizeof *val);
+        Dgtf__TensorProto *t = ar_alloc(c->a, sizeof *t);
+        Dgtf__TensorShapeProto *sh = ar_alloc(c->a, sizeof *sh);
+        protobuf_c_boolean *yes = ar_alloc(c->a, sizeof *yes);
+        if (!at || !e1 || !e2 || !dt || !val || !t || !sh || !yes)
+            return nomem(c);
+        dgtf__node_def__attr_entry__init(e1);
+        dgtf__node_def__attr_entry__init(e2);
+        dgtf__attr_value__init(dt);
+        dgtf__attr_value__init(val);
+        dgtf__tensor_proto__init(t);
+        dgtf__tensor_shape_proto__init(sh);
+        *yes = 1;
+        dt->value_case = DGTF__ATTR_VALUE__VALUE_TYPE;
+        dt->type = DGTF__DATA_TYPE__DT_BOOL;
+        t->dtype = DGTF__DATA_TYPE__DT_BOOL;
+        t->tensor_shape = sh;
+        t->n_bool_val = 1;
+        t->bool_val = yes;
+        val->value_case = DGTF__ATTR_VALUE__VALUE_TENSOR;
+        val->tensor = t;
+        e1->key = "dtype";
+        e1->value = dt;
+        e2->key = "value";
+        e2->value = val;
+        at[0] = e1;
+        at[1] = e2;
+        n->op = "Const";
+        n->attr = at;
+        n->n_attr = 2;
+        n->n_input = 0;
+        return DG_OK;
+    }
     if (r < 0) {
         if (strncmp(n->op, "ResourceApply", 13) == 0 ||
             strncmp(n->op, "ResourceSparseApply", 19) == 0)

@@ -118,6 +118,20 @@ def group_meta():
         check(abs(got - want) <= 1e-5 * abs(want),
               "text .meta: loss before step %d: %r, TF %r" % (
                   m["steps"] + 3, got, want))
+    # resource variables (TF 2's default in graph mode): VarHandleOp,
+    # ReadVariableOp, ResourceApplyAdam, VarIsInitializedOp
+    rv = os.path.join(DATA, "mlp_rv")
+    with open(os.path.join(rv, "meta.json")) as f:
+        mrv = json.load(f)
+    res = dgrun("run", os.path.join(rv, "ck", "model.ckpt-5.meta"),
+                "--checkpoint", os.path.join(rv, "ck"), "--fetch",
+                "loss,train", "--repeat", "3", "--json", *feeds())
+    if check(res[0] == 0, "run a .meta with resource variables", res):
+        got = json.loads(res[1])["loss"]["value"]
+        want = mrv["loss_next"][2]
+        check(abs(got - want) <= 1e-5 * abs(want),
+              "resource variables: loss before step 8: %r, TF %r" % (got,
+                                                                     want))
     # continue TF's training: the checkpoint directory TF wrote
     ck = os.path.join(TMP, "ck")
     shutil.copytree(os.path.join(MLP, "ck"), ck)

@@ -167,6 +167,33 @@ def keras_models():
             f.write("\n")
 
 
+def mlp_resource():
+    """mlp_rv/: the MLP with resource variables (TF 2's default in graph
+    mode: VarHandleOp, ResourceApplyAdam), trained 5 steps and saved;
+    meta.json: TF's loss before each of the next 3 steps."""
+    d = os.path.join(OUT, "mlp_rv")
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(os.path.join(d, "ck"))
+    x, y = data()
+    with tf.Graph().as_default():
+        tf1.enable_resource_variables()
+        m = build_mlp()
+        tf1.disable_resource_variables()
+        saver = tf1.train.Saver(save_relative_paths=True)
+        with tf1.Session() as sess:
+            sess.run(tf1.global_variables_initializer())
+            fd = {m["x"]: x, m["y"]: y}
+            for _ in range(5):
+                sess.run(m["train"], fd)
+            saver.save(sess, os.path.join(d, "ck", "model.ckpt"),
+                       global_step=5, write_meta_graph=True)
+            nxt = [float(sess.run([m["loss"], m["train"]], fd)[0])
+                   for _ in range(3)]
+    with open(os.path.join(d, "meta.json"), "w") as f:
+        json.dump({"steps": 5, "loss_next": nxt}, f, indent=1)
+        f.write("\n")
+
+
 def fuzz_seeds():
     """Small seeds for tests/fuzz/corpus/savedmodel: a tiny TF-1 graph
     (y = x * w + 1, a Variable, a Saver, a train op) as a binary
@@ -260,6 +287,7 @@ def main():
         tf2_module()
         return
     mlp_adam()
+    mlp_resource()
     fuzz_seeds()
     tf2_module()
     if "--no-keras" not in sys.argv:

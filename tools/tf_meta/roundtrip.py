@@ -4,8 +4,10 @@
 Needs TensorFlow (the fixture venv) and a built dgrun; not part of the test
 suite.
 
-  python tools/tf_meta/roundtrip.py [DGRUN] [--steps N]
-      (DGRUN default build/cli/dgrun; N default 100)
+  python tools/tf_meta/roundtrip.py [DGRUN] [--steps N] [--resource]
+      (DGRUN default build/cli/dgrun; N default 100; --resource: the
+       graph's variables are resource variables, TF 2's default, instead
+       of TF-1's reference variables)
 
 The TF-1 MLP of make_fixtures.py (Adam, global step, full-batch feeds):
 
@@ -87,7 +89,7 @@ def run_b(x, y, n, dgrun, work):
         fd = {g.get_tensor_by_name("x:0"): x, g.get_tensor_by_name("y:0"): y}
         with tf1.Session() as sess:
             saver.restore(sess, latest)
-            gs0 = int(sess.run(g.get_tensor_by_name("global_step:0")))
+            gs0 = int(sess.run(tf1.train.get_global_step()))
             last = [float(sess.run([loss, train], fd)[0]) for _ in range(n)]
             return first, dg, latest, gs0, last, variables(sess)
 
@@ -99,8 +101,12 @@ def main():
         i = args.index("--steps")
         n = int(args[i + 1])
         del args[i:i + 2]
+    resource = "--resource" in args
+    if resource:  # TF 2's default: VarHandleOp, ResourceApplyAdam
+        args.remove("--resource")
+    else:
+        tf1.disable_resource_variables()  # TF-1's VariableV2
     dgrun = os.path.abspath(args[0] if args else "build/cli/dgrun")
-    tf1.disable_resource_variables()  # TF-1's VariableV2 (see docs/savedmodel.md)
     x, y = mf.data()
     la, va = run_a(x, y, n)
     with tempfile.TemporaryDirectory() as work:
