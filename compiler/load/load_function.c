@@ -22,7 +22,7 @@
 #include <string.h>
 
 #define MAX_DEPTH 32            /* nested calls */
-#define MAX_NODES 2000000       /* inlined nodes in all */
+#define MAX_NODES 1000000       /* inlined nodes in all */
 
 /* ---- arena -------------------------------------------------------------- */
 

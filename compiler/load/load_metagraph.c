@@ -715,6 +715,8 @@ static dg_status variables_path(dgc_graph *g, const dgc_probe *p,
     char buf[4096];
     if (!dir) { /* the saved_model.pb itself: its directory */
         const char *sl = p->path ? strrchr(p->path, '/') : NULL;
+        if (!p->path || strcmp(p->path, "<stdin>") == 0)
+            return DG_OK; /* from standard input: no directory */
         if (sl)
             snprintf(buf, sizeof buf, "%.*s/variables/variables",
                      (int)(sl - p->path), p->path);

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define MAX_DEPTH 100
 
@@ -244,6 +245,8 @@ static int skip_block(rd *r, char close, int depth)
 
 static int skip_value(rd *r, int depth)
 {
+    if (depth > MAX_DEPTH)
+        return fail(r, "nested more than %d deep", MAX_DEPTH);
     int c = peek(r);
     char t[512];
     if (c == '{' || c == '<') {
@@ -410,6 +413,8 @@ static int scalar(rd *r, const ProtobufCFieldDescriptor *f, buf *out)
 static int value(rd *r, const ProtobufCMessageDescriptor *d,
                  const ProtobufCFieldDescriptor *f, buf *out, int depth)
 {
+    if (depth > MAX_DEPTH)
+        return fail(r, "nested more than %d deep", MAX_DEPTH);
     int c = peek(r);
     if (c == '[') {
         r->s++;
