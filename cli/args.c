@@ -23,7 +23,7 @@ typedef enum opt_id {
     O_FETCH, O_FEED, O_STEPS, O_REPEAT, O_INTER, O_INTRA, O_OPENCL,
     O_VISIBLE, O_VGPUS, O_MEMFRAC, O_GROWTH, O_NO_GROWTH, O_ASSUME, O_TRACE,
     O_OUTPUT, O_FORMAT, O_EXPECT, O_SEED, O_JSON, O_EXPLAIN, O_CHECKPOINT,
-    O_RESTORE, O_TRAIN, O_MEMORY, O_CLUSTER, O_NO_FUSION
+    O_RESTORE, O_TRAIN, O_MEMORY, O_CLUSTER, O_NO_FUSION, O_SIGNATURE
 } opt_id;
 
 typedef struct opt_def {
@@ -69,6 +69,7 @@ static const opt_def OPTS[] = {
     {"memory", 0, 0, M_EXEC, O_MEMORY},
     {"cluster", 0, 1, M_DEVSEL, O_CLUSTER},
     {"no-fusion", 0, 0, M_EXEC, O_NO_FUSION},
+    {"signature", 0, 1, M_COMPILE, O_SIGNATURE},
 };
 #define N_OPTS (sizeof OPTS / sizeof OPTS[0])
 
@@ -320,6 +321,11 @@ static int apply(cli_args *a, const opt_def *d, const char *v, char *why,
         a->opt.checkpoint_dir = v;
         return 0;
     case O_RESTORE: a->opt.restore = 1; return 0;
+    case O_SIGNATURE:
+        if (!*v)
+            return fail(why, n, "--signature expects a signature key");
+        a->signature = v;
+        return 0;
     case O_TRAIN: a->opt.train_mode = 1; return 0;
     case O_MEMORY: a->memory = 1; return 0;
     case O_CLUSTER: {

@@ -41,6 +41,7 @@ typedef struct cli_args {
     const char *format;      /* place --format: "text", "json", "dot" */
     const char *expect;      /* place --expect GOLDEN */
     const char *explain;     /* place --explain NODE */
+    const char *signature;   /* --signature KEY (SavedModel), NULL if absent */
     int json;                /* --json */
     int log_placement;       /* --log-device-placement */
     int memory;              /* --memory: report peak memory per device */

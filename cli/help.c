@@ -21,8 +21,9 @@ static const char GLOBAL[] =
     "\n"
     "  dgrun --version | --help | COMMAND --help\n"
     "\n"
-    "GRAPH is a path, or - for standard input: a dgrun JSON graph or a TensorFlow\n"
-    "GraphDef (binary .pb or proto3 JSON).  Exit codes: 0 success, 1 runtime\n"
+    "GRAPH is a path, or - for standard input: a dgrun JSON graph, a TensorFlow\n"
+    "GraphDef (binary .pb or proto3 JSON), a MetaGraphDef (.meta, binary or text)\n"
+    "or a SavedModel directory.  Exit codes: 0 success, 1 runtime\n"
     "or I/O failure, 2 usage/graph/placement error, 3 place --expect mismatch.\n"
     "Environment: DGRUN_OPENCL_DEVICES, DGRUN_VISIBLE_DEVICES fill\n"
     "--opencl-devices and --visible-devices when those flags are absent.\n";
@@ -31,7 +32,9 @@ static const char GLOBAL[] =
     "  --allow-soft-placement      fall back instead of failing when a device request cannot be met\n" \
     "  --colocate, --no-colocate   colocate gradient ops with their forward ops (overrides the graph)\n" \
     "  --device SPEC               device scope around the whole graph, like tf.device(SPEC)\n" \
-    "  --placement FILE            placement rules (JSON array) replacing the graph's rules\n"
+    "  --placement FILE            placement rules (JSON array) replacing the graph's rules\n" \
+    "  --signature KEY             a SavedModel's signature (default serving_default): its input\n" \
+    "                              and output keys name feeds and fetches; its outputs are fetched\n"
 #define O_DEVSEL                                                               \
     "  --opencl-devices gpu|all|none  OpenCL devices that become GPU:n: gpu (default) = GPU and\n" \
     "                              accelerator types; all = also CPU types (PoCL: GPU-less machines);\n" \

@@ -73,9 +73,10 @@ dg_status cli_compile(const cli_args *a, cli_ctx *c, dg_error *err)
         dg_status st = cli_read_graph_stdin(&c->text, &c->text_len, err);
         if (st)
             return st;
-        g = dg_graph_load("<stdin>", c->text, c->text_len, err);
+        g = dg_graph_load_signature("<stdin>", c->text, c->text_len,
+                                    a->signature, err);
     } else {
-        g = dg_graph_load(a->graph, NULL, 0, err);
+        g = dg_graph_load_signature(a->graph, NULL, 0, a->signature, err);
     }
     if (!g)
         return err->code ? err->code : DG_E_GRAPH;

@@ -178,6 +178,12 @@ typedef struct dg_graph dg_graph;
  * Returns NULL and fills `err` (DG_E_GRAPH, DG_E_IO, DG_E_NOMEM). */
 dg_graph *dg_graph_load(const char *path, const char *text, size_t len,
                         dg_error *err);
+/* dg_graph_load, choosing a SavedModel's signature (issue 24): `signature`
+ * is --signature KEY (NULL: "serving_default"; a graph that is not a
+ * SavedModel ignores it).  GRAPH may be a SavedModel directory. */
+dg_graph *dg_graph_load_signature(const char *path, const char *text,
+                                  size_t len, const char *signature,
+                                  dg_error *err);
 void dg_graph_free(dg_graph *g);
 
 /* ---- clusters (SPEC 8.1) ------------------------------------------------ */

@@ -121,6 +121,19 @@ void dgc_graph_free(dgc_graph *g)
     free_feeds(t->eval_feeds, t->n_eval_feeds);
     free_strv(t->eval_fetch, t->n_eval_fetch);
     dg_free(t->checkpoint_path);
+    dg_free(t->given_train_op);
+    dg_free(t->given_global_step);
+    for (int i = 0; i < g->n_aliases; i++) {
+        dg_free(g->aliases[i].key);
+        dg_free(g->aliases[i].tensor);
+    }
+    dg_free(g->aliases);
+    for (int i = 0; i < g->n_ckpt_keys; i++) {
+        dg_free(g->ckpt_keys[i].key);
+        dg_free(g->ckpt_keys[i].tensor);
+    }
+    dg_free(g->ckpt_keys);
+    dg_free(g->variables_path);
     for (int i = 0; i < g->n_pending; i++)
         dg_free(g->pending[i].names);
     dg_free(g->pending);
@@ -198,7 +211,28 @@ int32_t dgc_graph_find(const dgc_graph *g, const char *name)
     return dg_strmap_get(&g->names, name);
 }
 
+static int parse_ref(const dgc_graph *g, const char *s, dgc_ref *out);
+
+const char *dgc_graph_ckpt_key(const dgc_graph *g, const char *var)
+{
+    for (int i = 0; i < g->n_ckpt_keys; i++)
+        if (strcmp(g->ckpt_keys[i].key, var) == 0)
+            return g->ckpt_keys[i].tensor;
+    return var;
+}
+
 int dgc_graph_parse_ref(const dgc_graph *g, const char *s, dgc_ref *out)
+{
+    if (parse_ref(g, s, out) == 0)
+        return 0;
+    /* a SavedModel signature key (issue 24): names come first */
+    for (int i = 0; i < g->n_aliases; i++)
+        if (strcmp(g->aliases[i].key, s) == 0)
+            return parse_ref(g, g->aliases[i].tensor, out);
+    return -1;
+}
+
+static int parse_ref(const dgc_graph *g, const char *s, dgc_ref *out)
 {
     int32_t id = dg_strmap_get(&g->names, s);
     if (id >= 0) {

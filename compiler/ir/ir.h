@@ -195,6 +195,11 @@ typedef struct dgc_train {
     int64_t eval_every;          /* 0 = only at the end */
     char *checkpoint_path;       /* NULL = none */
     int64_t checkpoint_every;
+    /* issue 24: a train op the graph already holds (a MetaGraphDef's
+     * `train_op` collection), run as TF built it: no gradient or optimizer
+     * is generated; `loss` (its `losses` collection) may then be NULL */
+    char *given_train_op;
+    char *given_global_step;     /* its `global_step` collection, or NULL */
     /* filled by the training pass */
     int32_t train_op;            /* NoOp grouping all updates, -1 */
     int32_t loss_node;
@@ -227,6 +232,13 @@ typedef struct dgc_replicate {
                                    NULL without training */
 } dgc_replicate;
 
+/* issue 24: a SavedModel signature's input or output key, another name
+ * of the tensor it maps to (dgc_graph_parse_ref falls back to these). */
+typedef struct dgc_alias {
+    char *key;
+    char *tensor;                /* "x:0" */
+} dgc_alias;
+
 /* The public dg_graph is this struct. */
 typedef struct dg_graph {
     char *path;          /* graph file name, for messages and feed paths */
@@ -249,6 +261,14 @@ typedef struct dg_graph {
     struct dg_cluster *cluster; /* the graph's "cluster", NULL if none */
     dgc_replicate replicate;    /* the graph's "replicate" */
     dgc_pending *pending; int n_pending; /* see DGC_NODE_PENDING */
+    /* issue 24 (SavedModel): signature keys, and the checkpoint prefix
+     * (DIR/variables/variables) a session restores when no --checkpoint is
+     * given; NULL for other formats */
+    dgc_alias *aliases; int n_aliases;
+    char *variables_path;
+    /* TF 2 SavedModel: a Variable's checkpoint key (key = the Variable's
+     * name, tensor = "<object path>/.ATTRIBUTES/VARIABLE_VALUE") */
+    dgc_alias *ckpt_keys; int n_ckpt_keys;
 
     struct dgc_slab_chunk *slab; /* see dgc_graph_slab_alloc */
 } dgc_graph;
@@ -270,10 +290,16 @@ int32_t dgc_graph_add_node(dgc_graph *g, const char *name, int op,
  * mark the node with the matching DGC_NODE_SLAB_* flag.  NULL on nomem. */
 void *dgc_graph_slab_alloc(dgc_graph *g, size_t n);
 
+/* The name Variable `var` has in a checkpoint: its TF 2 object-graph key
+ * (g->ckpt_keys), else `var` itself. */
+const char *dgc_graph_ckpt_key(const dgc_graph *g, const char *var);
+
 /* Node id by name, -1 if absent. */
 int32_t dgc_graph_find(const dgc_graph *g, const char *name);
 
-/* Parse "x", "x:k" into a ref (no range check of k); -1 if x is unknown. */
+/* Parse "x", "x:k" into a ref (no range check of k); -1 if x is unknown.
+ * A string that names nothing may be a SavedModel signature key
+ * (g->aliases): it then parses as the tensor the key maps to. */
 int dgc_graph_parse_ref(const dgc_graph *g, const char *s, dgc_ref *out);
 
 /* Append a data input / control input to node n (0 ok, -1 nomem). */

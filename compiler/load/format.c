@@ -1,7 +1,8 @@
 /*
  * format.c -- the table of input formats (format.h) and the two entry
  * points that use it: dg_graph_load (any graph format: binary GraphDef,
- * GraphDef JSON, dgrun's JSON, SPEC section 2) and dgc_rules_load_file
+ * GraphDef JSON, dgrun's JSON, SPEC section 2; MetaGraphDefs and
+ * SavedModels, a directory being a SavedModel's) and dgc_rules_load_file
  * (placement rules, `--placement FILE`).  After a graph
  * format loaded the nodes: pending inputs are checked and, with the text
  * freed, shape/dtype inference runs over the whole graph (infer/shape.c),
@@ -14,14 +15,22 @@
 #include "dg_alloc.h"
 
 #include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
 
 /* Rows of one kind are asked in this order. */
+extern const dgc_format dgc_format_savedmodel;      /* load_metagraph.c */
+extern const dgc_format dgc_format_metagraph;       /* load_metagraph.c */
+extern const dgc_format dgc_format_metagraph_text;  /* load_metagraph.c */
 extern const dgc_format dgc_format_graphdef_binary; /* load_pb.c */
 extern const dgc_format dgc_format_graphdef_json;   /* load.c */
 extern const dgc_format dgc_format_dgrun_json;      /* load.c */
 extern const dgc_format dgc_format_placement_rules; /* load_rules.c */
 const dgc_format *const dgc_formats[] = {
+    &dgc_format_savedmodel,     /* before the GraphDef: told apart by */
+    &dgc_format_metagraph,      /* their top-level fields (load_metagraph.c) */
     &dgc_format_graphdef_binary,
+    &dgc_format_metagraph_text,
     &dgc_format_graphdef_json,
     &dgc_format_dgrun_json,
     &dgc_format_placement_rules,
@@ -54,13 +63,45 @@ dg_status dgc_format_load(int kind, dgc_probe *p, void *out,
 dg_graph *dg_graph_load(const char *path, const char *text, size_t len,
                         dg_error *err)
 {
+    return dg_graph_load_signature(path, text, len, NULL, err);
+}
+
+dg_graph *dg_graph_load_signature(const char *path, const char *text,
+                                  size_t len, const char *signature,
+                                  dg_error *err)
+{
     char *owned = NULL;
+    const char *dir = NULL;
     if (!text) {
         if (!path) {
             dg_err(err, DG_E_USAGE, "no graph file given");
             return NULL;
         }
-        if (dgc_read_file(path, &owned, &len, err))
+        /* a directory: a SavedModel's saved_model.pb (issue 24) */
+        struct stat sb;
+        char *pb = NULL;
+        if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+            size_t n = strlen(path);
+            pb = dg_malloc(n + 32);
+            if (!pb) {
+                dg_err_nomem(err, "graph");
+                return NULL;
+            }
+            snprintf(pb, n + 32, "%s/saved_model.pb", path);
+            if (stat(pb, &sb) != 0)
+                snprintf(pb, n + 32, "%s/saved_model.pbtxt", path);
+            if (stat(pb, &sb) != 0) {
+                dg_free(pb);
+                dg_err(err, DG_E_GRAPH, "a directory that is not a "
+                       "SavedModel (no saved_model.pb or saved_model.pbtxt "
+                       "in it)");
+                return NULL;
+            }
+            dir = path;
+        }
+        dg_status rst = dgc_read_file(pb ? pb : path, &owned, &len, err);
+        dg_free(pb);
+        if (rst)
             return NULL;
         text = owned;
     }
@@ -70,7 +111,8 @@ dg_graph *dg_graph_load(const char *path, const char *text, size_t len,
         dg_err_nomem(err, "graph");
         return NULL;
     }
-    dgc_probe p = {.path = path, .text = text, .len = len};
+    dgc_probe p = {.path = path, .text = text, .len = len, .dir = dir,
+                   .signature = signature};
     dg_status st = dgc_format_load(DGC_FMT_GRAPH, &p, g, NULL, err);
     dg_free(owned);
     /* inference allocates every node's output types: run it once the text

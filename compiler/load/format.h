@@ -30,6 +30,9 @@ typedef struct dgc_probe {
     const char *text;
     size_t len;
     int declined;             /* a "maybe" row's load: not mine after all */
+    const char *dir;          /* a SavedModel directory given as GRAPH (the
+                                 text is its saved_model.pb), else NULL */
+    const char *signature;    /* --signature KEY, NULL = serving_default */
     int json_read;            /* json holds the JSON front's reading */
     dgc_jfront json;          /* (load.c, load_priv.h) */
 } dgc_probe;

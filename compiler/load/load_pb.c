@@ -382,6 +382,20 @@ int dgc_pb_to_json(const char *text, size_t len, cJSON **root)
     return 0;
 }
 
+int dgc_pb_graph_json(const void *graphdef, cJSON **root)
+{
+    jb b = {0};
+    hooks_on();
+    cJSON *r = to_json(&b, graphdef);
+    if (b.oom) {
+        cJSON_Delete(r);
+        r = NULL;
+    }
+    cJSON_InitHooks(NULL);
+    *root = r;
+    return r ? 0 : -1;
+}
+
 void dgc_pb_json_free(cJSON *root)
 {
     hooks_on();

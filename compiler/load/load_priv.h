@@ -267,5 +267,9 @@ enum { DGC_INPUT_JSON, DGC_INPUT_BINARY, DGC_INPUT_EITHER };
 int dgc_input_kind(const char *text, size_t len);
 int dgc_pb_to_json(const char *text, size_t len, cJSON **root);
 void dgc_pb_json_free(cJSON *root);
+/* The same tree for a GraphDef protobuf-c already parsed (a
+ * `const Dgtf__GraphDef *`, e.g. a MetaGraphDef's graph_def, issue 24);
+ * 0 ok, -1 nomem. */
+int dgc_pb_graph_json(const void *graphdef, cJSON **root);
 
 #endif

@@ -398,6 +398,35 @@ done:
     return st;
 }
 
+/* issue 24: the graph's own train op (a MetaGraphDef's `train_op`
+ * collection): nothing is generated; the loop runs that op, fetches the
+ * loss (the `losses` collection's first, when there is one) and the
+ * checkpoint's step is the graph's global_step. */
+static dg_status given_train_op(dgc_graph *g, dg_error *err)
+{
+    dgc_train *t = &g->train;
+    int32_t op = dgc_graph_find(g, t->given_train_op);
+    if (op < 0)
+        return dg_err(err, DG_E_GRAPH, "node '%s': the train_op collection "
+                      "names a node that does not exist", t->given_train_op);
+    if (t->loss) {
+        dgc_ref r;
+        if (dgc_graph_parse_ref(g, t->loss, &r) < 0 || r.node < 0)
+            return dg_err(err, DG_E_GRAPH, "node '%s': the losses collection "
+                          "names a node that does not exist", t->loss);
+        const dgc_node *ln = &g->nodes[r.node];
+        if (r.index >= ln->n_outputs || !is_float(ln->outputs[r.index].dtype))
+            return dg_err(err, DG_E_GRAPH, "node '%s': the loss must be a "
+                          "float tensor", ln->name);
+        t->loss_node = r.node;
+    }
+    if (t->given_global_step)
+        t->global_step = dgc_graph_find(g, t->given_global_step);
+    t->train_op = op;
+    t->update_begin = g->n_nodes;
+    return DG_OK;
+}
+
 dg_status dgc_pass_train(dgc_graph *g, int colocate_override, dg_error *err)
 {
     dgc_train *t = &g->train;
@@ -408,6 +437,8 @@ dg_status dgc_pass_train(dgc_graph *g, int colocate_override, dg_error *err)
     if (!t->present)
         return DG_OK;
     err->code = DG_OK;
+    if (t->given_train_op)
+        return given_train_op(g, err);
     int32_t loss = t->loss ? dgc_graph_find(g, t->loss) : -1;
     if (loss < 0)
         return dg_err(err, DG_E_GRAPH, "node '%s': train.loss names a node "

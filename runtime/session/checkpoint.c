@@ -324,6 +324,7 @@ static dg_status restore_tf(dgr_session *s, const char *prefix, int64_t *step,
                 continue;
             /* every replica's copy gets replica 0's value (SPEC 8.4) */
             const char *name = dgr_replica_orig_name(g, i, NULL);
+            name = dgc_graph_ckpt_key(g, name); /* TF 2 (issue 24) */
             const dgr_bundle_entry *e = dgr_bundle_find(&b, name);
             const dgc_ttype *ty = &nd->outputs[0];
             if (pass == 0) {

@@ -7,6 +7,7 @@
  * backends (core/backend.h) only.
  */
 #include "session.h"
+#include "checkpoint.h"
 #include "registry.h"
 #include "rng.h"
 #include "feeds.h"
@@ -576,6 +577,13 @@ dg_session *dg_session_new(const dg_program *p, const dg_options *o,
             dgr_session_is_local(s, i) && init_variable(s, i, err) != DG_OK)
             goto fail;
     if (load_feeds(s, &s->opts, err) != DG_OK)
+        goto fail;
+    /* a SavedModel's variables/ (issue 24), unless --checkpoint names the
+     * checkpoint to restore */
+    int64_t sm_step;
+    if (s->x.g->variables_path && !(o && o->checkpoint_dir) &&
+        dgr_checkpoint_restore(s, s->x.g->variables_path, &sm_step,
+                               err) != DG_OK)
         goto fail;
     /* a replicated graph's collectives (SPEC 8.4) */
     if (dgr_session_replica_start(s, &s->env, err) != DG_OK)

@@ -16,6 +16,7 @@
 #include "dg_error.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -537,6 +538,8 @@ dg_status dg_session_train(dg_session *sess, dg_progress_fn progress,
      * when the loss is a mean over rows) */
     dgc_ref lref[DGR_MAX_LOSSES];
     int n_loss = replicas < DGR_MAX_LOSSES ? replicas : DGR_MAX_LOSSES;
+    if (t->loss_node < 0) /* a given train op without a loss (issue 24) */
+        n_loss = 0;
     for (int k = 0; k < n_loss; k++)
         lref[k] = (dgc_ref){dgr_replica_node(g, t->loss_node, k), 0};
     int async = dgr_session_ps_async(s); /* SPEC 8.4: session_ps.c */
@@ -592,6 +595,8 @@ dg_status dg_session_train(dg_session *sess, dg_progress_fn progress,
         }
         if (f32) /* the replicas' mean in the loss's own precision */
             out->loss = (double)(float)out->loss;
+        if (n_loss == 0)
+            out->loss = NAN;
         out->steps = k + 1 - first;
         out->last_step = k + 1;
         if (progress) {

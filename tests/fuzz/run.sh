@@ -5,7 +5,7 @@
 #
 #   tests/fuzz/run.sh TARGET SECONDS   fuzz one target (graph, graphdef,
 #                                      devspec, rules, npy, csv, checkpoint,
-#                                      tf_index, args, trace, fpconv) for SECONDS; new inputs are kept
+#                                      tf_index, savedmodel, args, trace, fpconv) for SECONDS; new inputs are kept
 #                                      in build-fuzz/fuzz-corpus/TARGET
 #   tests/fuzz/run.sh short [SECONDS]  every target: its committed corpus
 #                                      (regressions) then SECONDS (default 3)
@@ -47,7 +47,7 @@ dict() {
     npy) echo "-dict=$F/npy.dict" ;;
     esac
 }
-TARGETS="graph graphdef devspec rules npy csv checkpoint tf_index args trace fpconv"
+TARGETS="graph graphdef devspec rules npy csv checkpoint tf_index savedmodel args trace fpconv"
 
 build() {
     if ! command -v clang >/dev/null 2>&1; then
