@@ -236,7 +236,9 @@ def group_hang():
         took = time.time() - t0
         check(p.returncode == want, "%s: exit %d (got %s)" % (what, want, p.returncode), err)
         limit = 1 if second else int(grace or 10)
-        check(limit - 0.5 <= took <= limit + 5, "%s: ended after %.1f s (want ~%d s)"
+        # not before the grace period; the upper bound only catches "never"
+        # (a loaded machine delays the exit by seconds)
+        check(limit - 0.5 <= took <= limit + 20, "%s: ended after %.1f s (want ~%d s)"
               % (what, took, limit), err)
         check("not saved" in err or "no checkpoint was written" in err,
               "%s: says what was not saved" % what, err)

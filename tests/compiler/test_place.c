@@ -587,10 +587,12 @@ static void test_out_of_memory(void **state)
     dg_devices_free(l);
 }
 
+/* This thread's CPU time: what placement itself costs, whatever else the
+ * machine is doing (a wall clock made this test fail under load). */
 static double now_s(void)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
@@ -617,8 +619,10 @@ static void test_large_graph_is_fast(void **state)
     double t0 = now_s();
     assert_int_equal(place(g, l, "/job:localhost", NULL, 0, 1, -1, &err), DG_OK);
     double dt = now_s() - t0;
-    if (dt > 0.5 * (N / 200000.0 > 1 ? N / 200000.0 : 1))
-        fail_msg("placing %d nodes took %.3f s", N, dt);
+    /* about 0.1-0.3 s of CPU on the 2-core CI machine; the bound catches
+     * a superlinear placer (a quadratic one takes minutes), not noise */
+    if (dt > 2.0 * (N / 200000.0 > 1 ? N / 200000.0 : 1))
+        fail_msg("placing %d nodes took %.3f s of CPU", N, dt);
     if (env)
         print_message("placed %d nodes in %.3f s\n", N, dt);
     dgc_graph_free(g);
