@@ -75,7 +75,14 @@ openblas_set_num_threads(int num_threads)
 #include <oneapi/dnnl/dnnl.h>
 
 static const char *const dnnl_names[] = {"libdnnl.so.2", "libdnnl.so", NULL};
-static dgr_lazylib dnnl_lib = DGR_LAZYLIB_INIT("oneDNN", dnnl_names);
+/* DGRUN_DNNL_LIBRARY: the one path to load instead (tests: a missing one) */
+static dgr_lazylib dnnl_lib =
+    DGR_LAZYLIB_INIT_ENV("oneDNN", dnnl_names, "DGRUN_DNNL_LIBRARY");
+
+/* oneDNN is optional at run time: where libdnnl.so.2 cannot be loaded the
+ * convolution and pooling kernels use dgrun's own loops (as cpu_gemm.c
+ * uses OpenBLAS), instead of aborting on the first call. */
+int dgr_dnnl_lib_open(void) { return dgr_lazylib_open(&dnnl_lib) != NULL; }
 
 dnnl_status_t
 dnnl_dilated_convolution_backward_data_desc_init(dnnl_convolution_desc_t *conv_desc,

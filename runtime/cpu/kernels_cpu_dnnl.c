@@ -56,11 +56,16 @@ static prim *cache;
 
 static void engine_init(void)
 {
-    if (dnnl_engine_create(&engine, dnnl_cpu, 0) != dnnl_success)
+    if (!dgr_dnnl_lib_open() ||
+        dnnl_engine_create(&engine, dnnl_cpu, 0) != dnnl_success)
         engine = NULL;
 }
 
-int dgr_dnnl_available(void) { return 1; }
+int dgr_dnnl_available(void)
+{
+    pthread_once(&once, engine_init);
+    return engine != NULL;
+}
 
 /* activation md: logical {N, C, H, W} */
 static void act_md(dnnl_memory_desc_t *md, const dgc_nn_geom *g, int64_t H,

@@ -46,7 +46,12 @@ int dgr_dnnl_conv(dgr_kctx *k, int what, const dgc_nn_geom *g, int depthwise,
  * closing. */
 void dgr_dnnl_close(const dgr_device *d);
 
-/* Whether this build has oneDNN (for `dgrun ops` docs and tests). */
+/* Whether oneDNN runs here: this build has it and libdnnl.so.2 loads
+ * (loading it on the first call; for `dgrun ops` docs and tests). */
 int dgr_dnnl_available(void);
+
+/* Load oneDNN (cpu_lazy.c): 1, or 0 when it cannot be loaded and the
+ * kernels use their own loops.  Only in builds with oneDNN. */
+int dgr_dnnl_lib_open(void);
 
 #endif
