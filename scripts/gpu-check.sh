@@ -139,15 +139,21 @@ if [ -z "${OCL_ICD_VENDORS:-}" ] && [ -z "${OCL_ICD_FILENAMES:-}" ] &&
     cp /etc/OpenCL/vendors/*.icd "$TMP/vendors/" 2>/dev/null
     for lib in libnvidia-opencl.so.1 libamdocl64.so libigdrcl.so; do
         grep -qs "$lib" /etc/OpenCL/vendors/*.icd && continue
-        p=$(ldconfig -p 2>/dev/null | awk -v l="$lib" '$1 == l {print $NF; exit}')
-        [ -z "$p" ] && p=$(ls /usr/lib/x86_64-linux-gnu/$lib /usr/lib64/$lib /usr/lib/$lib \
-                               /usr/local/nvidia/lib64/$lib /opt/rocm/lib/$lib 2>/dev/null | head -1)
+        # the driver's own mount first (a container's /usr/local/nvidia
+        # matches the kernel module; an image may carry another copy)
+        p=
+        for c in /usr/local/nvidia/lib64/$lib \
+                 $(ldconfig -p 2>/dev/null | awk -v l="$lib" '$1 == l {print $NF}') \
+                 /usr/lib/x86_64-linux-gnu/$lib /usr/lib64/$lib /usr/lib/$lib /opt/rocm/lib/$lib; do
+            [ -e "$c" ] && { p=$c; break; }
+        done
         if [ -n "$p" ]; then
             echo "$p" > "$TMP/vendors/gpu-check-${lib%%.*}.icd"
             ICD_NOTE="$ICD_NOTE $p (not registered in /etc/OpenCL/vendors: added for this run)"
         fi
     done
     [ -n "$ICD_NOTE" ] && export OCL_ICD_VENDORS=$TMP/vendors
+    [ -z "$ICD_NOTE" ] && ICD_NOTE=" no unregistered GPU driver library found (set OCL_ICD_VENDORS to a directory with its .icd)"
 fi
 export DGRUN_SOURCE_ROOT=$ROOT XDG_CACHE_HOME=$TMP/cache DGRUN_STOP_GRACE=5
 unset DGRUN_OPENCL_DEVICES DGRUN_VISIBLE_DEVICES
