@@ -99,7 +99,9 @@ if [ -n "$BUNDLE" ]; then
            grep -v -E '/(libc|libm|libpthread|libdl|librt|libstdc\+\+|libgcc_s)\.so')
     for l in $libs /usr/lib/x86_64-linux-gnu/libclblast.so.1 \
              /usr/lib/x86_64-linux-gnu/libOpenCL.so.1 \
-             /usr/lib/x86_64-linux-gnu/openblas-pthread/libopenblas.so.0; do
+             /usr/lib/x86_64-linux-gnu/openblas-pthread/libopenblas.so.0 \
+             /usr/lib/x86_64-linux-gnu/libdnnl.so.2 \
+             /usr/lib/x86_64-linux-gnu/libgomp.so.1; do  # dlopen'ed: no ldd
         [ -e "$l" ] && cp -L "$l" "$BUNDLE/lib/"
     done
     strip --strip-unneeded "$BUNDLE"/lib/*.so* 2>/dev/null
