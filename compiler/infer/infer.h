@@ -162,4 +162,30 @@ int dgc_infer_avg_pool_grad(DGC_INFER_ARGS);
 int dgc_infer_fused_bn(DGC_INFER_ARGS);
 int dgc_infer_fused_bn_grad(DGC_INFER_ARGS);
 
+/* infer_zoo.c: op breadth (issue 22) */
+int dgc_infer_reverse(DGC_INFER_ARGS);          /* ReverseV2 */
+int dgc_infer_identity_n(DGC_INFER_ARGS);       /* IdentityN */
+int dgc_infer_einsum(DGC_INFER_ARGS);           /* Einsum */
+int dgc_infer_resize(DGC_INFER_ARGS);           /* Resize*(images, size) */
+int dgc_infer_resize_grad(DGC_INFER_ARGS);      /* ResizeBilinearGrad */
+int dgc_infer_unique(DGC_INFER_ARGS);           /* Unique */
+int dgc_infer_unsorted_segment(DGC_INFER_ARGS); /* UnsortedSegmentSum */
+int dgc_infer_scatter(DGC_INFER_ARGS);          /* ScatterAdd, ScatterSub */
+int dgc_infer_dynamic_partition(DGC_INFER_ARGS);
+/* An Einsum equation over concrete or partial input shapes: every label
+ * (letters, then one per ellipsis dim) gets an id, its size dim[id] (-1
+ * unknown; a size-1 dim broadcasts), and each input dim and output dim
+ * the id of its label.  Shared by inference, the kernels and the gradient
+ * rule.  0, or -1 with a reason in msg. */
+#define DGC_EINSUM_MAX_LABELS 16
+typedef struct dgc_einsum {
+    int n_in, n_labels;
+    char names[DGC_EINSUM_MAX_LABELS]; /* letters; '0'+k: ellipsis dim k */
+    int64_t dim[DGC_EINSUM_MAX_LABELS];
+    int rank[2], in[2][DG_MAX_RANK];
+    int out_rank, out[DG_MAX_RANK];
+} dgc_einsum;
+int dgc_einsum_parse(const char *eq, const dg_shape *const *shapes, int n_in,
+                     dgc_einsum *e, char *msg, size_t msgsz);
+
 #endif

@@ -1,0 +1,393 @@
+/*
+ * infer_zoo.c -- shape functions of the op-breadth ops (issue 22):
+ * ReverseV2, IdentityN, Einsum (and its equation parser, shared with the
+ * kernels and the gradient rule), the image resizes and their gradients,
+ * Unique, UnsortedSegmentSum, ScatterAdd/Sub and DynamicPartition.  Ops
+ * whose output size depends on data (Unique, DynamicPartition) give -1
+ * there; their kernels size the outputs themselves.
+ */
+#include "infer.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define FAIL(...) do { snprintf(msg, msgsz, __VA_ARGS__); return -1; } while (0)
+
+static int is_int(dg_dtype t)
+{
+    return t == DG_I32 || t == DG_I64;
+}
+
+static void shape0(dg_shape *s, int rank)
+{
+    memset(s, 0, sizeof *s);
+    s->rank = rank;
+}
+
+int dgc_infer_reverse(DGC_INFER_ARGS)
+{
+    (void)n;
+    if (n_in != 2)
+        FAIL("needs tensor and axis");
+    if (!is_int(in[1].dtype) || in[1].shape.rank > 1)
+        FAIL("axis must be an int32/int64 vector");
+    int64_t v[DG_MAX_RANK];
+    int c = dgc_ttype_ints(&in[1], v, DG_MAX_RANK);
+    if (c > 0 && in[1].value)
+        for (int i = 0; i < c; i++)
+            if (v[i] < -in[0].shape.rank || v[i] >= in[0].shape.rank)
+                FAIL("axis %lld is out of range for rank %d",
+                     (long long)v[i], in[0].shape.rank);
+    out[0] = in[0];
+    out[0].value = NULL;
+    return 0;
+}
+
+int dgc_infer_identity_n(DGC_INFER_ARGS)
+{
+    (void)n;
+    (void)msg;
+    (void)msgsz;
+    for (int i = 0; i < n_in; i++) {
+        out[i] = in[i];
+        out[i].value = NULL;
+    }
+    return 0;
+}
+
+/* ---- Einsum -------------------------------------------------------------- */
+
+/* One input's (or the output's) labels: explicit letters, and where "..."
+ * stands (-1 none). */
+typedef struct es_term {
+    char lab[DGC_EINSUM_MAX_LABELS];
+    int n, ell;
+} es_term;
+
+static int es_term_parse(const char *s, size_t len, es_term *t)
+{
+    t->n = 0;
+    t->ell = -1;
+    for (size_t i = 0; i < len; i++) {
+        char ch = s[i];
+        if (ch == ' ')
+            continue;
+        if (ch == '.') {
+            if (t->ell >= 0 || i + 2 >= len + 0 || s[i + 1] != '.' ||
+                s[i + 2] != '.')
+                return -1;
+            t->ell = t->n;
+            i += 2;
+            continue;
+        }
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z')) ||
+            t->n >= DGC_EINSUM_MAX_LABELS)
+            return -1;
+        t->lab[t->n++] = ch;
+    }
+    return 0;
+}
+
+int dgc_einsum_parse(const char *eq, const dg_shape *const *shapes, int n_in,
+                     dgc_einsum *e, char *msg, size_t msgsz)
+{
+    memset(e, 0, sizeof *e);
+    if (!eq)
+        FAIL("attr equation is missing");
+    if (n_in < 1 || n_in > 2)
+        FAIL("takes one or two inputs, not %d", n_in);
+    const char *arrow = strstr(eq, "->");
+    size_t lhs_len = arrow ? (size_t)(arrow - eq) : strlen(eq);
+    es_term t[3];
+    int terms = 0;
+    const char *p = eq;
+    while (terms < 3) {
+        const char *comma = memchr(p, ',', lhs_len - (size_t)(p - eq));
+        size_t l = comma ? (size_t)(comma - p) : lhs_len - (size_t)(p - eq);
+        if (es_term_parse(p, l, &t[terms]))
+            FAIL("equation '%s': bad term", eq);
+        terms++;
+        if (!comma)
+            break;
+        p = comma + 1;
+    }
+    if (terms != n_in)
+        FAIL("equation '%s' has %d inputs, the node %d", eq, terms, n_in);
+    /* ellipsis dims per input; label ids: letters first, then the
+     * ellipsis dims (right-aligned), '0' + k for the k-th from the right */
+    int ell_n[2] = {0, 0}, ell_max = 0;
+    for (int i = 0; i < n_in; i++) {
+        int r = shapes[i]->rank;
+        if (t[i].ell < 0 && r != t[i].n)
+            FAIL("equation '%s': input %d has rank %d, the term %d labels",
+                 eq, i, r, t[i].n);
+        if (t[i].ell >= 0) {
+            ell_n[i] = r - t[i].n;
+            if (ell_n[i] < 0)
+                FAIL("equation '%s': input %d has rank %d, fewer than its "
+                     "labels", eq, i, r);
+        }
+        if (ell_n[i] > ell_max)
+            ell_max = ell_n[i];
+    }
+    char names[DGC_EINSUM_MAX_LABELS];
+    int nl = 0;
+#define LABEL_ID(ch, id)                                                     \
+    do {                                                                     \
+        id = -1;                                                             \
+        for (int q_ = 0; q_ < nl; q_++)                                      \
+            if (names[q_] == (ch))                                           \
+                id = q_;                                                     \
+        if (id < 0) {                                                        \
+            if (nl >= DGC_EINSUM_MAX_LABELS)                                 \
+                FAIL("equation '%s': too many labels", eq);                  \
+            names[nl] = (ch);                                                \
+            e->dim[nl] = -2;                                                 \
+            id = nl++;                                                       \
+        }                                                                    \
+    } while (0)
+    int count[DGC_EINSUM_MAX_LABELS] = {0};
+    for (int i = 0; i < n_in; i++) {
+        int r = shapes[i]->rank, d = 0;
+        if (r > DG_MAX_RANK)
+            FAIL("input %d: rank %d", i, r);
+        for (int j = 0; j <= t[i].n; j++) {
+            if (j == t[i].ell)
+                for (int k = 0; k < ell_n[i]; k++) {
+                    int id;
+                    LABEL_ID((char)('0' + (ell_n[i] - 1 - k)), id);
+                    e->in[i][d++] = id;
+                }
+            if (j < t[i].n) {
+                int id;
+                LABEL_ID(t[i].lab[j], id);
+                e->in[i][d++] = id;
+            }
+        }
+        e->rank[i] = r;
+        for (d = 0; d < r; d++) {
+            int id = e->in[i][d];
+            int64_t s = shapes[i]->dims[d];
+            count[id]++;
+            if (e->dim[id] == -2 || e->dim[id] == 1 ||
+                (e->dim[id] == -1 && s > 1))
+                e->dim[id] = s;
+            else if (s >= 0 && s != 1 && e->dim[id] >= 0 && e->dim[id] != s)
+                FAIL("equation '%s': label '%c' is %lld and %lld", eq,
+                     names[id], (long long)e->dim[id], (long long)s);
+        }
+    }
+    e->n_in = n_in;
+    /* the output */
+    if (arrow) {
+        if (es_term_parse(arrow + 2, strlen(arrow + 2), &t[2]))
+            FAIL("equation '%s': bad output term", eq);
+        int d = 0;
+        for (int j = 0; j <= t[2].n; j++) {
+            if (j == t[2].ell)
+                for (int k = 0; k < ell_max; k++) {
+                    int id = -1;
+                    for (int q = 0; q < nl; q++)
+                        if (names[q] == (char)('0' + (ell_max - 1 - k)))
+                            id = q;
+                    if (id < 0)
+                        FAIL("equation '%s': bad ellipsis", eq);
+                    e->out[d++] = id;
+                }
+            if (j < t[2].n) {
+                int id = -1;
+                for (int q = 0; q < nl; q++)
+                    if (names[q] == t[2].lab[j])
+                        id = q;
+                if (id < 0)
+                    FAIL("equation '%s': output label '%c' is in no input",
+                         eq, t[2].lab[j]);
+                e->out[d++] = id;
+            }
+        }
+        if (ell_max > 0 && t[2].ell < 0)
+            FAIL("equation '%s': the output drops the ellipsis", eq);
+        e->out_rank = d;
+    } else { /* implicit: the ellipsis, then labels seen once, sorted */
+        int d = 0;
+        for (int k = 0; k < ell_max; k++)
+            for (int q = 0; q < nl; q++)
+                if (names[q] == (char)('0' + (ell_max - 1 - k)))
+                    e->out[d++] = q;
+        for (char ch = 'A'; ch <= 'z'; ch++)
+            for (int q = 0; q < nl; q++)
+                if (names[q] == ch && count[q] == 1)
+                    e->out[d++] = q;
+        e->out_rank = d;
+    }
+    if (e->out_rank > DG_MAX_RANK)
+        FAIL("equation '%s': output rank %d", eq, e->out_rank);
+    e->n_labels = nl;
+    memcpy(e->names, names, sizeof names);
+    for (int q = 0; q < nl; q++)
+        if (e->dim[q] == -2)
+            e->dim[q] = -1;
+    return 0;
+#undef LABEL_ID
+}
+
+int dgc_infer_einsum(DGC_INFER_ARGS)
+{
+    const dgc_attr *a = dgc_node_attr(n, "equation");
+    const dg_shape *sh[2] = {&in[0].shape, n_in > 1 ? &in[1].shape : NULL};
+    dgc_einsum e;
+    if (dgc_einsum_parse(a ? a->s : NULL, sh, n_in, &e, msg, msgsz))
+        return -1;
+    if (n_in > 1 && in[1].dtype != in[0].dtype)
+        FAIL("inputs are %s and %s", dg_dtype_name(in[0].dtype),
+             dg_dtype_name(in[1].dtype));
+    out[0].dtype = in[0].dtype;
+    shape0(&out[0].shape, e.out_rank);
+    for (int d = 0; d < e.out_rank; d++)
+        out[0].shape.dims[d] = e.dim[e.out[d]];
+    return 0;
+}
+
+/* ---- image resizes (NHWC) ------------------------------------------------ */
+
+int dgc_infer_resize(DGC_INFER_ARGS)
+{
+    if (n_in != 2)
+        FAIL("needs images and size");
+    if (in[0].shape.rank != 4)
+        FAIL("images must be rank 4 (NHWC), not rank %d", in[0].shape.rank);
+    int64_t v[2] = {-1, -1};
+    int c = dgc_ttype_ints(&in[1], v, 2);
+    if (c != 2)
+        FAIL("size must be an int32 vector of 2 elements");
+    if (!in[1].value)
+        v[0] = v[1] = -1;
+    if ((in[1].value) && (v[0] < 0 || v[1] < 0))
+        FAIL("size must not be negative");
+    out[0].dtype = n->op == DGC_OPID_ResizeBilinear ? DG_F32 : in[0].dtype;
+    out[0].shape = in[0].shape;
+    out[0].shape.dims[1] = v[0];
+    out[0].shape.dims[2] = v[1];
+    return 0;
+}
+
+int dgc_infer_resize_grad(DGC_INFER_ARGS)
+{
+    (void)n;
+    if (n_in != 2)
+        FAIL("needs grads and the original image");
+    if (in[0].shape.rank != 4 || in[1].shape.rank != 4)
+        FAIL("grads and image must be rank 4 (NHWC)");
+    out[0].dtype = in[1].dtype;
+    out[0].shape = in[1].shape;
+    out[0].value = NULL;
+    if (out[0].dtype != in[0].dtype)
+        FAIL("grads are %s, the image %s", dg_dtype_name(in[0].dtype),
+             dg_dtype_name(in[1].dtype));
+    return 0;
+}
+
+/* ---- Unique, segments, scatter, partitions ------------------------------- */
+
+int dgc_infer_unique(DGC_INFER_ARGS)
+{
+    (void)n_in;
+    if (in[0].shape.rank != 1)
+        FAIL("x must be a vector, not rank %d", in[0].shape.rank);
+    const dgc_attr *a = dgc_node_attr(n, "out_idx");
+    dg_dtype it = a ? (dg_dtype)a->i : DG_I32;
+    if (!is_int(it))
+        FAIL("out_idx must be int32 or int64");
+    out[0].dtype = in[0].dtype;
+    shape0(&out[0].shape, 1);
+    out[0].shape.dims[0] = in[0].shape.dims[0] == 0 ? 0 : -1;
+    out[1].dtype = it;
+    out[1].shape = in[0].shape;
+    return 0;
+}
+
+/* ids' shape must be a prefix of data's. */
+static int prefix_of(const dg_shape *p, const dg_shape *s)
+{
+    if (p->rank > s->rank)
+        return 0;
+    for (int d = 0; d < p->rank; d++)
+        if (p->dims[d] >= 0 && s->dims[d] >= 0 && p->dims[d] != s->dims[d])
+            return 0;
+    return 1;
+}
+
+int dgc_infer_unsorted_segment(DGC_INFER_ARGS)
+{
+    (void)n;
+    if (n_in != 3)
+        FAIL("needs data, segment_ids and num_segments");
+    if (!is_int(in[1].dtype) || !is_int(in[2].dtype))
+        FAIL("segment_ids and num_segments must be int32 or int64");
+    if (!prefix_of(&in[1].shape, &in[0].shape))
+        FAIL("segment_ids' shape must be a prefix of data's");
+    if (in[2].shape.rank != 0)
+        FAIL("num_segments must be a scalar");
+    int64_t v = -1;
+    if (in[2].value)
+        v = in[2].dtype == DG_I32 ? *(const int32_t *)in[2].value
+                                  : *(const int64_t *)in[2].value;
+    if (in[2].value && v < 0)
+        FAIL("num_segments must not be negative");
+    int ir = in[1].shape.rank;
+    out[0].dtype = in[0].dtype;
+    shape0(&out[0].shape, 1 + in[0].shape.rank - ir);
+    out[0].shape.dims[0] = v;
+    for (int d = ir; d < in[0].shape.rank; d++)
+        out[0].shape.dims[1 + d - ir] = in[0].shape.dims[d];
+    return 0;
+}
+
+int dgc_infer_scatter(DGC_INFER_ARGS)
+{
+    (void)n;
+    if (n_in != 3)
+        FAIL("needs ref, indices and updates");
+    if (!is_int(in[1].dtype))
+        FAIL("indices must be int32 or int64");
+    if (in[2].dtype != in[0].dtype)
+        FAIL("updates are %s, ref %s", dg_dtype_name(in[2].dtype),
+             dg_dtype_name(in[0].dtype));
+    if (in[0].shape.rank < 1)
+        FAIL("ref must have rank >= 1");
+    const dg_shape *r = &in[0].shape, *ix = &in[1].shape, *u = &in[2].shape;
+    if (u->rank != 0) {
+        if (u->rank != ix->rank + r->rank - 1)
+            FAIL("updates must have shape indices.shape + ref.shape[1:]");
+        for (int d = 0; d < u->rank; d++) {
+            int64_t w = d < ix->rank ? ix->dims[d] : r->dims[d - ix->rank + 1];
+            if (w >= 0 && u->dims[d] >= 0 && w != u->dims[d])
+                FAIL("updates must have shape indices.shape + ref.shape[1:]");
+        }
+    }
+    out[0].dtype = in[0].dtype;
+    out[0].shape = in[0].shape;
+    out[0].value = NULL;
+    return 0;
+}
+
+int dgc_infer_dynamic_partition(DGC_INFER_ARGS)
+{
+    (void)n_in;
+    int np = (int)dgc_attr_int(n, "num_partitions", 0);
+    if (np < 1)
+        FAIL("num_partitions must be at least 1");
+    if (in[1].dtype != DG_I32 && in[1].dtype != DG_I64)
+        FAIL("partitions must be int32");
+    if (!prefix_of(&in[1].shape, &in[0].shape))
+        FAIL("partitions' shape must be a prefix of data's");
+    int pr = in[1].shape.rank;
+    for (int i = 0; i < np; i++) {
+        out[i].dtype = in[0].dtype;
+        shape0(&out[i].shape, 1 + in[0].shape.rank - pr);
+        out[i].shape.dims[0] = -1;
+        for (int d = pr; d < in[0].shape.rank; d++)
+            out[i].shape.dims[1 + d - pr] = in[0].shape.dims[d];
+    }
+    return 0;
+}
