@@ -187,5 +187,16 @@ typedef struct dgc_einsum {
 } dgc_einsum;
 int dgc_einsum_parse(const char *eq, const dg_shape *const *shapes, int n_in,
                      dgc_einsum *e, char *msg, size_t msgsz);
+/* The loops of a parsed Einsum over concrete shapes sh: the output dims
+ * with each input's element stride per output dim, and the contracted
+ * dims (labels not in the output) with their strides (0 where an input
+ * lacks the label or broadcasts it). */
+typedef struct dgc_einsum_loops {
+    int no, nc;
+    int64_t odim[DG_MAX_RANK], ost[2][DG_MAX_RANK];
+    int64_t cdim[DGC_EINSUM_MAX_LABELS], cst[2][DGC_EINSUM_MAX_LABELS];
+} dgc_einsum_loops;
+void dgc_einsum_loops_of(const dgc_einsum *e, const dg_shape *const *sh,
+                         dgc_einsum_loops *l);
 
 #endif

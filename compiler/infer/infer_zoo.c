@@ -231,6 +231,40 @@ int dgc_einsum_parse(const char *eq, const dg_shape *const *shapes, int n_in,
 #undef LABEL_ID
 }
 
+void dgc_einsum_loops_of(const dgc_einsum *e, const dg_shape *const *sh,
+                         dgc_einsum_loops *l)
+{
+    int64_t lst[2][DGC_EINSUM_MAX_LABELS];
+    memset(lst, 0, sizeof lst);
+    memset(l, 0, sizeof *l);
+    for (int i = 0; i < e->n_in; i++) {
+        int64_t s = 1;
+        for (int d = e->rank[i] - 1; d >= 0; d--) {
+            int64_t w = sh[i]->dims[d];
+            if (w != 1 || e->dim[e->in[i][d]] == 1)
+                lst[i][e->in[i][d]] += s;
+            s *= w;
+        }
+    }
+    int in_out[DGC_EINSUM_MAX_LABELS] = {0};
+    l->no = e->out_rank;
+    for (int d = 0; d < e->out_rank; d++) {
+        int id = e->out[d];
+        l->odim[d] = e->dim[id];
+        l->ost[0][d] = lst[0][id];
+        l->ost[1][d] = lst[1][id];
+        in_out[id] = 1;
+    }
+    for (int q = 0; q < e->n_labels; q++) {
+        if (in_out[q])
+            continue;
+        l->cdim[l->nc] = e->dim[q];
+        l->cst[0][l->nc] = lst[0][q];
+        l->cst[1][l->nc] = lst[1][q];
+        l->nc++;
+    }
+}
+
 int dgc_infer_einsum(DGC_INFER_ARGS)
 {
     const dgc_attr *a = dgc_node_attr(n, "equation");

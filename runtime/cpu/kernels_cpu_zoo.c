@@ -276,50 +276,6 @@ static void es_range(void *arg, int64_t o0, int64_t o1)
     }
 }
 
-static dg_status einsum_plan(dgr_kctx *k, dgc_einsum *e, int64_t *odim,
-                             int64_t ost[2][DG_MAX_RANK], int *nc,
-                             int64_t *cdim,
-                             int64_t cst[2][DGC_EINSUM_MAX_LABELS])
-{
-    const dgc_attr *a = dgc_node_attr(k->node, "equation");
-    const dg_shape *sh[2] = {&k->in[0].shape,
-                             k->n_in > 1 ? &k->in[1].shape : NULL};
-    char msg[200];
-    if (dgc_einsum_parse(a ? a->s : NULL, sh, k->n_in, e, msg, sizeof msg))
-        return dg_err(k->err, DG_E_RUNTIME, "node '%s': %s", k->node->name,
-                      msg);
-    /* per label: its stride in each input (0 when absent or broadcast) */
-    int64_t lst[2][DGC_EINSUM_MAX_LABELS];
-    memset(lst, 0, sizeof lst);
-    for (int i = 0; i < e->n_in; i++) {
-        int64_t s = 1;
-        for (int d = e->rank[i] - 1; d >= 0; d--) {
-            int64_t w = sh[i]->dims[d];
-            if (w != 1 || e->dim[e->in[i][d]] == 1)
-                lst[i][e->in[i][d]] += s;
-            s *= w;
-        }
-    }
-    int in_out[DGC_EINSUM_MAX_LABELS] = {0};
-    for (int d = 0; d < e->out_rank; d++) {
-        int id = e->out[d];
-        odim[d] = e->dim[id];
-        ost[0][d] = lst[0][id];
-        ost[1][d] = lst[1][id];
-        in_out[id] = 1;
-    }
-    *nc = 0;
-    for (int q = 0; q < e->n_labels; q++) {
-        if (in_out[q])
-            continue;
-        cdim[*nc] = e->dim[q];
-        cst[0][*nc] = lst[0][q];
-        cst[1][*nc] = lst[1][q];
-        (*nc)++;
-    }
-    return DG_OK;
-}
-
 dg_status dgr_k_einsum(dgr_kctx *k)
 {
     dg_dtype t = k->in[0].dtype;
@@ -329,9 +285,21 @@ dg_status dgr_k_einsum(dgr_kctx *k)
     dgc_einsum e;
     es_job j;
     memset(&j, 0, sizeof j);
-    dg_status st = einsum_plan(k, &e, j.odim, j.ost, &j.nc, j.cdim, j.cst);
-    if (st)
-        return st;
+    const dgc_attr *a = dgc_node_attr(k->node, "equation");
+    const dg_shape *sh[2] = {&k->in[0].shape,
+                             k->n_in > 1 ? &k->in[1].shape : NULL};
+    char msg[200];
+    if (dgc_einsum_parse(a ? a->s : NULL, sh, k->n_in, &e, msg, sizeof msg))
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': %s", k->node->name,
+                      msg);
+    dgc_einsum_loops l;
+    dgc_einsum_loops_of(&e, sh, &l);
+    j.nc = l.nc;
+    memcpy(j.odim, l.odim, sizeof j.odim);
+    memcpy(j.ost, l.ost, sizeof j.ost);
+    memcpy(j.cdim, l.cdim, sizeof j.cdim);
+    memcpy(j.cst, l.cst, sizeof j.cst);
+    dg_status st;
     st = dgr_kctx_alloc_output(k, 0);
     if (st)
         return st;
