@@ -22,6 +22,7 @@ ZUNARY(z_erfc, erfc(v))
 ZUNARY(z_elu, v > (T)0 ? v : expm1(v))
 ZUNARY(z_selu, v > (T)0 ? SELU_SCALE * v : SELU_SCALE * SELU_ALPHA * expm1(v))
 ZUNARY(z_softsign, v / ((T)1 + fabs(v)))
+ZUNARY(z_sign, v > (T)0 ? (T)1 : v < (T)0 ? (T)-1 : v)
 
 /* TF's Softplus thresholds: log(epsilon) + 2 of the type */
 __kernel void z_softplus(__global const T *x, __global T *y, long n, T thr)
@@ -49,6 +50,7 @@ __kernel void name(__global const T *pg, __global const T *pv,              \
 ZPAIR(z_elu_grad, v > (T)0 ? g : g * (v + (T)1))
 ZPAIR(z_selu_grad, v > (T)0 ? g * SELU_SCALE : g * (v + SELU_SCALE * SELU_ALPHA))
 ZPAIR(z_softplus_grad, g / ((T)1 + exp(-v)))
+ZPAIR(z_sqrt_grad, v * (T)0.5 / g)
 ZPAIR(z_softsign_grad, g / (((T)1 + fabs(v)) * ((T)1 + fabs(v))))
 
 __kernel void z_leaky_grad(__global const T *pg, __global const T *pv,

@@ -216,8 +216,11 @@ static dg_status einsum_grad(dgc_gctx *c, int32_t fwd, dgc_ref dy,
     for (int i = 0; i < f->n_inputs; i++) {
         if (!NEED(i))
             continue;
-        /* every label of input i must be in the output or the other input,
-         * once */
+        /* labels of input i in the output or the other input (the
+         * others were summed out of input i alone: broadcast back below) */
+        char kept[64];
+        size_t nk = 0;
+        int missing = 0, in_ell = 0;
         for (int d = 0; d < e.rank[i]; d++) {
             int id = e.in[i][d], found = 0;
             for (int q = 0; q < e.out_rank; q++)
@@ -229,20 +232,42 @@ static dg_status einsum_grad(dgc_gctx *c, int32_t fwd, dgc_ref dy,
                 if (e.in[i][q] == id)
                     return no_grad(c, fwd, "with a label repeated in one "
                                    "input is not supported");
+            char ch = e.names[id];
+            if (ch >= '0' && ch <= '9') {
+                if (!in_ell && nk + 3 < sizeof kept) {
+                    memcpy(kept + nk, "...", 3);
+                    nk += 3;
+                }
+                in_ell = 1;
+                continue;
+            }
+            in_ell = 0;
             if (!found)
-                return no_grad(c, fwd, "with a label summed out of one "
-                               "input alone is not supported");
+                missing = 1;
+            else if (nk + 1 < sizeof kept)
+                kept[nk++] = ch;
         }
-        char eq[200];
+        kept[nk] = '\0';
+        if (strstr(t[i], "...") && !strstr(kept, "..."))
+            strcat(kept, "...");
+        const char *ti = missing ? kept : t[i];
+        char eq[512];
         dgc_ref g;
         if (f->n_inputs == 1) {
-            snprintf(eq, sizeof eq, "%s->%s", t[2], t[0]);
+            snprintf(eq, sizeof eq, "%s->%s", t[2], ti);
             g = mk_set(c, fwd, "Einsum", OP(Einsum), &dy, 1, set_str, eq);
         } else {
-            snprintf(eq, sizeof eq, "%s,%s->%s", t[2], t[1 - i], t[i]);
+            snprintf(eq, sizeof eq, "%s,%s->%s", t[2], t[1 - i], ti);
             g = mk_set(c, fwd, "Einsum", OP(Einsum),
                        (const dgc_ref[]){dy, f->inputs[1 - i]}, 2, set_str,
                        eq);
+        }
+        CHK(g);
+        if (missing) { /* g broadcast over the summed labels: x ones */
+            dgc_ref ones = MK("OnesLike", OnesLike, f->inputs[i]); CHK(ones);
+            snprintf(eq, sizeof eq, "%s,%s->%s", kept, t[i], t[i]);
+            g = mk_set(c, fwd, "Einsum_bcast", OP(Einsum),
+                       (const dgc_ref[]){g, ones}, 2, set_str, eq);
         }
         CHK(g);
         dx[i] = sum_to(c, fwd, g, f->inputs[i]);

@@ -786,6 +786,8 @@ dg_status dgc_gd_attrs(dgc_graph *g, const dgc_jdoc *doc, int32_t id,
             continue;
         } else if (k[0] == '_') {
             continue; /* _output_shapes and other annotations */
+        } else if (strcmp(k, "T") == 0 && n->op == DGC_OPID_IdentityN) {
+            continue; /* a list of types (issue 22): inference derives them */
         } else if (strcmp(k, "T") == 0) {
             /* the input type: inference derives it; only check it exists */
             st = get_type(err, n, k, v, &t);
@@ -879,6 +881,42 @@ dg_status dgc_gd_attrs(dgc_graph *g, const dgc_jdoc *doc, int32_t id,
                           "supported (only NHWC: bias on the last axis)",
                           n->name, s);
             dg_free(s);
+        } else if (dgc_op_attr(n->op, k)) {
+            /* issue 22: any other attr the op's schema (ops.c) names,
+             * decoded by the schema's type */
+            const dgc_attr_spec *sp = dgc_op_attr(n->op, k);
+            double f;
+            switch (sp->type) {
+            case DGC_A_FLOAT:
+                if (!(st = get_float(err, n, k, v, &f)) &&
+                    dgc_node_set_float(n, k, f))
+                    st = nomem(err);
+                break;
+            case DGC_A_BOOL:
+                if (!(st = get_bool(err, n, k, v, &b)) &&
+                    dgc_node_set_bool(n, k, b))
+                    st = nomem(err);
+                break;
+            case DGC_A_INT:
+                if (!(st = get_int(doc, err, n, k, v, &i)) &&
+                    dgc_node_set_int(n, k, i))
+                    st = nomem(err);
+                break;
+            case DGC_A_DTYPE:
+                if (!(st = get_type(err, n, k, v, &t)) &&
+                    dgc_node_set_dtype(n, k, t))
+                    st = nomem(err);
+                break;
+            case DGC_A_STR:
+                if (!(st = get_str(err, n, k, v, &s)) &&
+                    dgc_node_set_str(n, k, s))
+                    st = nomem(err);
+                dg_free(s);
+                break;
+            default:
+                st = AERR("node '%s': attr '%s' of op %s is not supported by "
+                          "dgrun", n->name, k, tf_op);
+            }
         } else {
             st = AERR("node '%s': attr '%s' of op %s is not supported by "
                       "dgrun", n->name, k, tf_op);

@@ -88,6 +88,20 @@ ZBIN(softsigng_f64, double, x / ((1 + fabs(y)) * (1 + fabs(y))))
         OP##_f32, OP##_f64, NULL, NULL, NULL};
 BINF(elug) BINF(selug) BINF(softplusg) BINF(softsigng)
 
+ZUN(sign_f32, float, x > 0 ? 1.0f : x < 0 ? -1.0f : x)
+ZUN(sign_f64, double, x > 0 ? 1.0 : x < 0 ? -1.0 : x)
+ZUN(sign_i32, int32_t, x > 0 ? 1 : x < 0 ? -1 : 0)
+ZUN(sign_i64, int64_t, x > 0 ? 1 : x < 0 ? -1 : 0)
+static const dgr_cpu_un_fn sign_fns[DG_DTYPE_COUNT] = {sign_f32, sign_f64,
+                                                       sign_i32, sign_i64,
+                                                       NULL};
+/* SqrtGrad(y, dy) = dy * 0.5 / y */
+ZBIN(sqrtg_f32, float, y * 0.5f / x)
+ZBIN(sqrtg_f64, double, y * 0.5 / x)
+BINF(sqrtg)
+dg_status dgr_k_sign(dgr_kctx *k) { return dgr_cpu_unary(k, sign_fns); }
+dg_status dgr_k_sqrt_grad(dgr_kctx *k) { return dgr_cpu_binary(k, sqrtg_fns); }
+
 dg_status dgr_k_squared_difference(dgr_kctx *k) { return dgr_cpu_binary(k, sqd_fns); }
 dg_status dgr_k_erf(dgr_kctx *k) { return dgr_cpu_unary(k, erf_fns); }
 dg_status dgr_k_erfc(dgr_kctx *k) { return dgr_cpu_unary(k, erfc_fns); }

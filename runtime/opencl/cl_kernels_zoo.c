@@ -66,11 +66,13 @@ UN(dgr_cl_k_erfc, "z_erfc")
 UN(dgr_cl_k_elu, "z_elu")
 UN(dgr_cl_k_selu, "z_selu")
 UN(dgr_cl_k_softsign, "z_softsign")
+UN(dgr_cl_k_sign, "z_sign")
 #define PAIR(fn, nm, al) dg_status fn(dgr_kctx *k) { return pair(k, nm, al); }
 PAIR(dgr_cl_k_elu_grad, "z_elu_grad", 0)
 PAIR(dgr_cl_k_selu_grad, "z_selu_grad", 0)
 PAIR(dgr_cl_k_softplus_grad, "z_softplus_grad", 0)
 PAIR(dgr_cl_k_softsign_grad, "z_softsign_grad", 0)
+PAIR(dgr_cl_k_sqrt_grad, "z_sqrt_grad", 0) /* (y, dy) */
 PAIR(dgr_cl_k_leaky_relu_grad, "z_leaky_grad", 1)
 
 dg_status dgr_cl_k_softplus(dgr_kctx *k)

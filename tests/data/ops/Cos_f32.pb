@@ -1,0 +1,45 @@
+
+d
+in0Const*I
+value@B>"0õd	¿µ¹‹¿ž‰ð¿ß§$>Ü–§¿6ò¿´b¿«à¨>:¬O=ÜI¾@.e?i%>*
+dtype0
+
+CosCosin0*
+T0
+
+yIdentityCos*
+T0
+c
+dyConst*I
+value@B>"0º‚!¿á£¿EÅ->ýj±¿Ìüè¾€õ:?6>VŒª¿€±Ê?/éZ?½õ?Ž¾*
+dtype0
+j
+gradients/grad_ys_0Identitydy*&
+ _has_manual_control_dependencies(*
+_class
+
+loc:@y*
+T0
+S
+gradients/Cos_grad/NegNeggradients/grad_ys_0*
+_class
+
+loc:@Cos*
+T0
+Y
+gradients/Cos_grad/SinSinin0^gradients/grad_ys_0*
+_class
+
+loc:@Cos*
+T0
+n
+gradients/Cos_grad/mulMulgradients/Cos_grad/Neggradients/Cos_grad/Sin*
+_class
+
+loc:@Cos*
+T0
+3
+grad_0Identitygradients/Cos_grad/mul*
+T0
+
+initNoOp"ª

@@ -1,0 +1,34 @@
+
+d
+in0Const*I
+value@B>"0¸Ÿ?9œú¿º°z>¸  ?’ûz?Ì,Ÿ¿Ûü¿VI‹?úhê?ÎÈN?¥GO¿X6‰?*
+dtype0
+4
+	LeakyRelu	LeakyReluin0*
+T0*
+alpha%ÍÌÌ=
+!
+yIdentity	LeakyRelu*
+T0
+c
+dyConst*I
+value@B>"0T%í¿
+—ñ¾g°Í¿m¿6Zü=îèÃ¿H)ã¿{ž|¿ù—/¿u[3>…$©¿KðÖ?*
+dtype0
+B
+gradients/grad_ys_0Identitydy*
+_class
+
+loc:@y*
+T0
+ˆ
+&gradients/LeakyRelu_grad/LeakyReluGradLeakyReluGradgradients/grad_ys_0in0*
+T0*
+_class
+loc:@LeakyRelu*
+alpha%ÍÌÌ=
+C
+grad_0Identity&gradients/LeakyRelu_grad/LeakyReluGrad*
+T0
+
+initNoOp"ª

@@ -1,0 +1,33 @@
+
+X
+in0Const*=
+value4B2
+"(¡L¾çÑ³?˜â¿h[˜¿¾?’XÒ>šè©?õIñ¿"3Q?f§†?*
+dtype0
+
+SeluSeluin0*
+T0
+
+yIdentitySelu*
+T0
+W
+dyConst*=
+value4B2
+"(’‡¾9së=ÚWš¿í*+¿(?u‡ª¿[zk¿Ir¿í4¶?"0¿*
+dtype0
+B
+gradients/grad_ys_0Identitydy*
+_class
+
+loc:@y*
+T0
+e
+gradients/Selu_grad/SeluGradSeluGradgradients/grad_ys_0Selu*
+_class
+	loc:@Selu*
+T0
+9
+grad_0Identitygradients/Selu_grad/SeluGrad*
+T0
+
+initNoOp"ª
