@@ -42,6 +42,7 @@ typedef struct cli_args {
     const char *expect;      /* place --expect GOLDEN */
     const char *explain;     /* place --explain NODE */
     int json;                /* --json */
+    int markdown;            /* ops --markdown */
     int log_placement;       /* --log-device-placement */
     int memory;              /* --memory: report peak memory per device */
     /* storage owned by the args (freed by cli_args_free) */
