@@ -83,6 +83,28 @@ __kernel void z_sqdiff(__global const T *pa, __global const T *pb,
     y[i] = t * t;
 }
 
+/* DivNoNan with broadcasting (as z_sqdiff) */
+__kernel void z_divnonan(__global const T *pa, __global const T *pb,
+                         __global T *y, long n, int rank, long8 d8,
+                         long8 sa8, long8 sb8)
+{
+    long i = get_global_id(0);
+    if (i >= n) return;
+    long d[8], sa[8], sb[8];
+    vstore8(d8, 0, d);
+    vstore8(sa8, 0, sa);
+    vstore8(sb8, 0, sb);
+    long a = 0, b = 0, r = i;
+    for (int k = rank - 1; k >= 0; k--) {
+        long c = r % d[k];
+        r /= d[k];
+        a += c * sa[k];
+        b += c * sb[k];
+    }
+    T q = pb[b];
+    y[i] = q == (T)0 ? (T)0 : pa[a] / q;
+}
+
 /* ReverseV2: bit k of mask = axis k reversed */
 __kernel void z_reverse(__global const T *x, __global T *y, long n, int rank,
                         long8 d8, int mask)

@@ -198,20 +198,21 @@ static dg_status einsum_grad(dgc_gctx *c, int32_t fwd, dgc_ref dy,
                              dgc_ref *dx)
 {
     const dgc_node *f = &c->g->nodes[fwd];
-    const dgc_attr *a = dgc_node_attr(f, "equation");
+    char eqb[40];
+    const char *eqs = dgc_einsum_equation(f, eqb, sizeof eqb);
     const dg_shape *sh[2] = {&type_of(c, f->inputs[0])->shape,
                              f->n_inputs > 1 ? &type_of(c, f->inputs[1])->shape
                                              : NULL};
     dgc_einsum e;
     char msg[200];
-    if (dgc_einsum_parse(a ? a->s : NULL, sh, f->n_inputs, &e, msg,
+    if (dgc_einsum_parse(eqs, sh, f->n_inputs, &e, msg,
                          sizeof msg))
         return dg_err(c->err, DG_E_GRAPH, "node '%s': %s", f->name, msg);
     char t[3][64];
     for (int i = 0; i < f->n_inputs; i++)
         es_term(&e, i, t[i], sizeof t[i]);
     es_term(&e, 2, t[2], sizeof t[2]);
-    if (a && strstr(a->s, "...") && !strstr(t[2], "..."))
+    if (eqs && strstr(eqs, "...") && !strstr(t[2], "..."))
         strcat(t[2], "...");
     for (int i = 0; i < f->n_inputs; i++) {
         if (!NEED(i))
@@ -337,6 +338,7 @@ int dgc_grad_zoo_has(int op)
            op == OP(LeakyRelu) || op == OP(Elu) || op == OP(Selu) ||
            op == OP(Softplus) || op == OP(Softsign) || op == OP(ReverseV2) ||
            op == OP(IdentityN) || op == OP(Einsum) ||
+           op == OP(BatchMatMulV2) || op == OP(DivNoNan) ||
            op == OP(ResizeBilinear) || op == OP(ResizeNearestNeighbor) ||
            op == OP(UnsortedSegmentSum) || op == OP(DynamicStitch) ||
            op == OP(DynamicPartition);
@@ -398,7 +400,21 @@ dg_status dgc_grad_zoo(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
         dx[0] = MK("SoftsignGrad", SoftsignGrad, dy, x); CHK(dx[0]);
     } else if (op == OP(ReverseV2)) {
         dx[0] = MK("ReverseV2", ReverseV2, dy, f->inputs[1]); CHK(dx[0]);
-    } else if (op == OP(Einsum)) {
+    } else if (op == OP(DivNoNan)) {
+        /* TF: dx = div_no_nan(dy, y); dy_ = dy * div_no_nan(-x / y, y) */
+        dgc_ref y = f->inputs[1];
+        if (NEED(0)) {
+            dgc_ref a = MK("DivNoNan", DivNoNan, dy, y); CHK(a);
+            dx[0] = sum_to(c, fwd, a, x); CHK(dx[0]);
+        }
+        if (NEED(1)) {
+            dgc_ref nx = MK("Neg", Neg, x); CHK(nx);
+            dgc_ref q = MK("DivNoNan", DivNoNan, nx, y); CHK(q);
+            dgc_ref q2 = MK("DivNoNan", DivNoNan, q, y); CHK(q2);
+            dgc_ref b = MK("Mul", Mul, dy, q2); CHK(b);
+            dx[1] = sum_to(c, fwd, b, y); CHK(dx[1]);
+        }
+    } else if (op == OP(Einsum) || op == OP(BatchMatMulV2)) {
         return einsum_grad(c, fwd, dy, dx);
     } else if (op == OP(ResizeBilinear)) {
         dg_dtype t = type_of(c, x)->dtype;

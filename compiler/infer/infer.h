@@ -185,6 +185,10 @@ typedef struct dgc_einsum {
     int rank[2], in[2][DG_MAX_RANK];
     int out_rank, out[DG_MAX_RANK];
 } dgc_einsum;
+/* The equation of an Einsum node (attr equation), or the one a
+ * BatchMatMulV2 node computes ("...ij,...jk->...ik" with its adj_x/adj_y
+ * transposes), in buf; NULL when missing. */
+const char *dgc_einsum_equation(const dgc_node *n, char *buf, size_t size);
 int dgc_einsum_parse(const char *eq, const dg_shape *const *shapes, int n_in,
                      dgc_einsum *e, char *msg, size_t msgsz);
 /* The loops of a parsed Einsum over concrete shapes sh: the output dims

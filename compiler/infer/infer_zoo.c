@@ -265,12 +265,28 @@ void dgc_einsum_loops_of(const dgc_einsum *e, const dg_shape *const *sh,
     }
 }
 
+const char *dgc_einsum_equation(const dgc_node *n, char *buf, size_t size)
+{
+    if (n->op == DGC_OPID_BatchMatMulV2) {
+        snprintf(buf, size, "...%s,...%s->...ik",
+                 dgc_attr_bool(n, "adj_x", 0) ? "ji" : "ij",
+                 dgc_attr_bool(n, "adj_y", 0) ? "kj" : "jk");
+        return buf;
+    }
+    const dgc_attr *a = dgc_node_attr(n, "equation");
+    return a && a->kind == DGC_A_STR ? a->s : NULL;
+}
+
 int dgc_infer_einsum(DGC_INFER_ARGS)
 {
-    const dgc_attr *a = dgc_node_attr(n, "equation");
+    char eqb[40];
+    const char *eq = dgc_einsum_equation(n, eqb, sizeof eqb);
     const dg_shape *sh[2] = {&in[0].shape, n_in > 1 ? &in[1].shape : NULL};
     dgc_einsum e;
-    if (dgc_einsum_parse(a ? a->s : NULL, sh, n_in, &e, msg, msgsz))
+    if (n->op == DGC_OPID_BatchMatMulV2 &&
+        (in[0].shape.rank < 2 || in[1].shape.rank < 2))
+        FAIL("inputs must have rank >= 2");
+    if (dgc_einsum_parse(eq, sh, n_in, &e, msg, msgsz))
         return -1;
     if (n_in > 1 && in[1].dtype != in[0].dtype)
         FAIL("inputs are %s and %s", dg_dtype_name(in[0].dtype),

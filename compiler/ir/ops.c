@@ -139,6 +139,9 @@ static const dgc_attr_spec a_einsum[] = {{"equation", DGC_A_STR, NULL, REQ},
 static const dgc_attr_spec a_resize[] = {
     {"align_corners", DGC_A_BOOL, "false", 0},
     {"half_pixel_centers", DGC_A_BOOL, "false", 0}, A_END};
+static const dgc_attr_spec a_bmm[] = {
+    {"adj_x", DGC_A_BOOL, "false", 0}, {"adj_y", DGC_A_BOOL, "false", 0},
+    A_END};
 static const dgc_attr_spec a_unique[] = {
     {"out_idx", DGC_A_DTYPE, "int32", 0}, A_END};
 static const dgc_attr_spec a_dynpart[] = {

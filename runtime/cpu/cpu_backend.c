@@ -184,6 +184,8 @@ static const dgr_kernel_row cpu_kernels[DGC_N_OPS] = {
     ROW(ScatterSub, dgr_k_scatter_sub),
     ROW(DynamicPartition, dgr_k_dynamic_partition),
     ROW(Sign, dgr_k_sign),
+    ROW(BatchMatMulV2, dgr_k_einsum),
+    ROW(DivNoNan, dgr_k_div_no_nan),
     ROW(SqrtGrad, dgr_k_sqrt_grad),
     /* fusion (issue 16) */
     ROW(_FusedMatMul, dgr_k_fused_matmul),

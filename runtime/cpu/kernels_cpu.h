@@ -138,5 +138,5 @@ DGR_K(dgr_k_resize_bilinear_grad); DGR_K(dgr_k_resize_nearest);
 DGR_K(dgr_k_resize_nearest_grad); DGR_K(dgr_k_unique);
 DGR_K(dgr_k_unsorted_segment_sum); DGR_K(dgr_k_scatter_add);
 DGR_K(dgr_k_scatter_sub); DGR_K(dgr_k_dynamic_partition);
-DGR_K(dgr_k_sign); DGR_K(dgr_k_sqrt_grad);
+DGR_K(dgr_k_sign); DGR_K(dgr_k_sqrt_grad); DGR_K(dgr_k_div_no_nan);
 #endif

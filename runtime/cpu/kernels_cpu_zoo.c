@@ -99,6 +99,10 @@ static const dgr_cpu_un_fn sign_fns[DG_DTYPE_COUNT] = {sign_f32, sign_f64,
 ZBIN(sqrtg_f32, float, y * 0.5f / x)
 ZBIN(sqrtg_f64, double, y * 0.5 / x)
 BINF(sqrtg)
+ZBIN(dnn_f32, float, y == 0 ? 0.0f : x / y)
+ZBIN(dnn_f64, double, y == 0 ? 0.0 : x / y)
+BINF(dnn)
+dg_status dgr_k_div_no_nan(dgr_kctx *k) { return dgr_cpu_binary(k, dnn_fns); }
 dg_status dgr_k_sign(dgr_kctx *k) { return dgr_cpu_unary(k, sign_fns); }
 dg_status dgr_k_sqrt_grad(dgr_kctx *k) { return dgr_cpu_binary(k, sqrtg_fns); }
 
@@ -299,11 +303,12 @@ dg_status dgr_k_einsum(dgr_kctx *k)
     dgc_einsum e;
     es_job j;
     memset(&j, 0, sizeof j);
-    const dgc_attr *a = dgc_node_attr(k->node, "equation");
+    char eqb[40];
+    const char *eq = dgc_einsum_equation(k->node, eqb, sizeof eqb);
     const dg_shape *sh[2] = {&k->in[0].shape,
                              k->n_in > 1 ? &k->in[1].shape : NULL};
     char msg[200];
-    if (dgc_einsum_parse(a ? a->s : NULL, sh, k->n_in, &e, msg, sizeof msg))
+    if (dgc_einsum_parse(eq, sh, k->n_in, &e, msg, sizeof msg))
         return dg_err(k->err, DG_E_RUNTIME, "node '%s': %s", k->node->name,
                       msg);
     dgc_einsum_loops l;

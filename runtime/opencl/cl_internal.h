@@ -380,6 +380,7 @@ dg_status dgr_cl_k_unsorted_segment_sum(dgr_kctx *k);
 dg_status dgr_cl_k_scatter_add(dgr_kctx *k);
 dg_status dgr_cl_k_scatter_sub(dgr_kctx *k);
 dg_status dgr_cl_k_sign(dgr_kctx *k);
+dg_status dgr_cl_k_div_no_nan(dgr_kctx *k);
 dg_status dgr_cl_k_sqrt_grad(dgr_kctx *k);
 
 #endif

@@ -731,6 +731,8 @@ const dgr_kernel_row dgr_cl_kernels[DGC_N_OPS] = {
     ROW(ScatterAdd, dgr_cl_k_scatter_add),
     ROW(ScatterSub, dgr_cl_k_scatter_sub),
     ROW(Sign, dgr_cl_k_sign),
+    ROW(BatchMatMulV2, dgr_cl_k_einsum),
+    ROW(DivNoNan, dgr_cl_k_div_no_nan),
     ROW(SqrtGrad, dgr_cl_k_sqrt_grad),
     /* fusion (issue 16): cl_kernels_fused.c */
     ROW(_FusedMatMul, dgr_cl_fused_matmul),

@@ -123,7 +123,20 @@ static void bcast_strides(const dg_shape *in, const dg_shape *out,
     }
 }
 
+static dg_status bcast2(dgr_kctx *k, const char *name);
+
 dg_status dgr_cl_k_squared_difference(dgr_kctx *k)
+{
+    return bcast2(k, "z_sqdiff");
+}
+
+dg_status dgr_cl_k_div_no_nan(dgr_kctx *k)
+{
+    return bcast2(k, "z_divnonan");
+}
+
+/* A broadcasting binary kernel of zoo.cl (z_sqdiff's arguments). */
+static dg_status bcast2(dgr_kctx *k, const char *name)
 {
     dg_dtype dt = k->in[0].dtype;
     dg_status st = dgr_cl_float_output(k, dt);
@@ -147,7 +160,7 @@ dg_status dgr_cl_k_squared_difference(dgr_kctx *k)
     dgr_cl_arg args[] = {DGR_ARG(a), DGR_ARG(b), DGR_ARG(y), DGR_ARG(n),
                          DGR_ARG(rank), DGR_ARG(d8), DGR_ARG(a8),
                          DGR_ARG(b8)};
-    return dgr_cl_launch1d(k, "zoo", dt, "z_sqdiff", (size_t)n, args, 8);
+    return dgr_cl_launch1d(k, "zoo", dt, name, (size_t)n, args, 8);
 }
 
 /* The elements of small int input i: from its Const producer when it has
@@ -225,12 +238,13 @@ dg_status dgr_cl_k_einsum(dgr_kctx *k)
     dg_status st = dgr_cl_need_float(k, dt);
     if (st != DG_OK)
         return st;
-    const dgc_attr *eq = dgc_node_attr(k->node, "equation");
+    char eqb[40];
+    const char *eq = dgc_einsum_equation(k->node, eqb, sizeof eqb);
     const dg_shape *sh[2] = {&k->in[0].shape,
                              k->n_in > 1 ? &k->in[1].shape : NULL};
     dgc_einsum e;
     char msg[200];
-    if (dgc_einsum_parse(eq ? eq->s : NULL, sh, k->n_in, &e, msg, sizeof msg))
+    if (dgc_einsum_parse(eq, sh, k->n_in, &e, msg, sizeof msg))
         return dg_err(k->err, DG_E_RUNTIME, "node '%s': %s", k->node->name,
                       msg);
     dgc_einsum_loops l;

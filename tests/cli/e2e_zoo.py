@@ -66,12 +66,17 @@ def model(name):
     with open(os.path.join(d, "meta.json")) as f:
         meta = json.load(f)
     tol = TOL.get(name, DEFAULT)
+    if meta.get("census_only"):
+        print("%s: census only (%s)" % (name, meta["census_only"]))
+        return
     feeds = []
     for ph, fn in meta["feeds"].items():
         feeds += ["--feed", "%s:0=%s" % (ph, os.path.join(d, fn))]
     fetch = [t if ":" in t else t + ":0" for t in meta["fetch"]]
     for fmt in ("pb", "json"):
         graph = os.path.join(d, "graph." + fmt)
+        if fmt == "json" and not os.path.exists(graph):
+            continue  # large models keep the .pb only (make_zoo.py)
         for dev, flags in DEVICES.items():
             what = "%s (%s) on %s" % (name, fmt, dev)
             rc, out, err = dgrun("run", graph, "--fetch", ",".join(fetch),

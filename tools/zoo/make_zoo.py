@@ -43,7 +43,13 @@ tf1 = tf.compat.v1
 OUT = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(
     os.path.dirname(__file__), "..", "..", "tests", "data", "zoo"))
 ONLY = set(sys.argv[2:])
+tf1.disable_control_flow_v2()  # TF-1 while loops (Enter/Exit/...)
 TRAIN_STEPS = 3
+# size policy: graph.json (3x the bytes) only below JSON_MAX bytes of
+# graph.pb, the model's files at all only below PB_MAX (above: ops.json and
+# meta.json only, for the census; the model is rebuilt by this script)
+JSON_MAX = 700_000
+PB_MAX = 1_000_000
 
 
 def write(name, graph_def, feeds, fetch, sess, graph, train=None, note=""):
@@ -51,13 +57,30 @@ def write(name, graph_def, feeds, fetch, sess, graph, train=None, note=""):
     os.makedirs(d, exist_ok=True)
     for f in os.listdir(d):
         os.remove(os.path.join(d, f))
-    with open(os.path.join(d, "graph.pb"), "wb") as f:
-        f.write(graph_def.SerializeToString(deterministic=True))
-    with open(os.path.join(d, "graph.json"), "w") as f:
-        f.write(json_format.MessageToJson(graph_def, sort_keys=True))
+    pb = graph_def.SerializeToString(deterministic=True)
+    ops = {}
+    for n in graph_def.node:
+        ops[n.op] = ops.get(n.op, 0) + 1
+    with open(os.path.join(d, "ops.json"), "w") as f:
+        json.dump({"nodes": len(graph_def.node), "ops": ops}, f, indent=1,
+                  sort_keys=True)
         f.write("\n")
     meta = {"tf_version": tf.__version__, "note": note, "feeds": {},
             "fetch": {}}
+    if len(pb) >= PB_MAX:
+        meta["census_only"] = "graph.pb is %d bytes: only its op census is " \
+            "kept (tools/zoo/make_zoo.py remakes it)" % len(pb)
+        with open(os.path.join(d, "meta.json"), "w") as f:
+            json.dump(meta, f, indent=1)
+            f.write("\n")
+        print("%-13s %5d nodes (census only)" % (name, len(graph_def.node)))
+        return
+    with open(os.path.join(d, "graph.pb"), "wb") as f:
+        f.write(pb)
+    if len(pb) < JSON_MAX:
+        with open(os.path.join(d, "graph.json"), "w") as f:
+            f.write(json_format.MessageToJson(graph_def, sort_keys=True))
+            f.write("\n")
     feed_dict = {}
     for ph, val in feeds.items():
         fn = ph.replace("/", "_") + ".npy"
@@ -198,6 +221,116 @@ def efficientnet():
                  "32x32 input, weights=None (seeded); frozen")
 
 
+def rnn_layers():
+    def build(K):
+        L = K.layers
+        x = L.Input((7,), batch_size=2, name="x", dtype="int32")
+        e = L.Embedding(20, 6)(x)
+        c = L.Conv1D(8, 3, padding="same", activation="relu")(e)
+        a = L.LSTM(5, return_sequences=True, unroll=True)(c)
+        b = L.SimpleRNN(4, return_sequences=True, unroll=True)(a)
+        g = L.GRU(3, go_backwards=True, unroll=True)(b)
+        m = L.GlobalMaxPooling1D()(c)
+        y = L.Dense(2)(L.Concatenate()([g, m]))
+        return K.Model(x, y)
+    keras_frozen("rnn_layers", build,
+                 np.random.RandomState(8).randint(0, 20, (2, 7)).astype(
+                     np.int32),
+                 "Embedding, Conv1D, LSTM, SimpleRNN, GRU(go_backwards), "
+                 "unrolled (Keras' while-loop form fails in TF 2.21 under "
+                 "TF-1 control flow), GlobalMaxPooling1D; frozen")
+
+
+def activations():
+    def build(K):
+        L = K.layers
+        x = L.Input((12,), batch_size=3, name="x")
+        h = L.Dense(12)(x)
+        outs = [L.PReLU()(h), L.ELU()(h), L.LeakyReLU()(h), L.ReLU(6.0)(h),
+                L.Softmax()(h), L.ThresholdedReLU(0.3)(h)]
+        for act in ("selu", "softplus", "softsign", "hard_sigmoid", "swish",
+                    "exponential", "gelu", "tanh", "sigmoid", "mish",
+                    "relu6", "log_softmax"):
+            outs.append(L.Activation(act)(h))
+        outs.append(K.activations.gelu(h, approximate=True))
+        y = L.Concatenate()(outs)
+        return K.Model(x, y)
+    keras_frozen("activations", build,
+                 np.random.RandomState(9).standard_normal((3, 12)).astype(
+                     np.float32),
+                 "every Keras activation (layers and Activation names); "
+                 "frozen")
+
+
+def cnn_layers():
+    def build(K):
+        L = K.layers
+        x = L.Input((12, 12, 3), batch_size=2, name="x")
+        h = L.ZeroPadding2D(1)(x)
+        h = L.SeparableConv2D(8, 3, activation="relu")(h)
+        h = L.DepthwiseConv2D(3, padding="same", depth_multiplier=2)(h)
+        a = L.AveragePooling2D(2)(h)
+        m = L.MaxPooling2D(3, strides=2, padding="same")(h)
+        t = L.Conv2DTranspose(4, 3, strides=2, padding="same")(a)
+        t = L.Cropping2D(((1, 1), (2, 2)))(t)
+        u = L.UpSampling2D(interpolation="bilinear")(m)
+        u = L.Conv2D(4, 1, dilation_rate=1)(u)
+        d = L.Conv2D(4, 3, padding="same", dilation_rate=2)(u)
+        g = L.Concatenate()([L.GlobalAveragePooling2D()(t),
+                             L.GlobalMaxPooling2D()(d),
+                             L.Flatten()(L.AveragePooling2D(4)(d))])
+        v = L.Reshape((2, 2, 2, 1))(L.Dense(8)(g))
+        v = L.Conv3D(2, 2, padding="same")(v)
+        v = L.GlobalAveragePooling3D()(L.MaxPooling3D(2)(v))
+        y = L.Dense(3)(L.Concatenate()([g, v]))
+        return K.Model(x, y)
+    keras_frozen("cnn_layers", build,
+                 np.random.RandomState(10).uniform(0, 1, (2, 12, 12, 3))
+                 .astype(np.float32),
+                 "SeparableConv2D, DepthwiseConv2D, pooling of every kind, "
+                 "Conv2DTranspose, Cropping2D, ZeroPadding2D, bilinear "
+                 "UpSampling2D, dilated Conv2D, Conv3D; frozen")
+
+
+def norm_attention():
+    def build(K):
+        L = K.layers
+        q = L.Input((5, 8), batch_size=2, name="q")
+        h = L.GroupNormalization(groups=2)(q)
+        h = L.UnitNormalization()(h)
+        a = L.Attention()([h, q])
+        b = L.AdditiveAttention()([q, h])
+        c = L.BatchNormalization()(L.Dense(8)(a + b))
+        d = L.LayerNormalization(axis=[1, 2])(c)
+        y = L.Dense(3, kernel_regularizer="l2")(L.Dropout(0.5)(d))
+        return K.Model(q, y)
+    keras_frozen("norm_attention", build,
+                 np.random.RandomState(11).standard_normal((2, 5, 8)).astype(
+                     np.float32),
+                 "GroupNormalization, UnitNormalization, Attention, "
+                 "AdditiveAttention, BatchNormalization, LayerNormalization "
+                 "over two axes, Dropout; frozen")
+
+
+def mobilenets(which):
+    def build(K):
+        A = K.applications
+        if which == "mobilenet_v2":
+            return A.MobileNetV2(input_shape=(32, 32, 3), alpha=0.35,
+                                 weights=None, classes=10)
+        if which == "mobilenet_v3s":
+            return A.MobileNetV3Small(input_shape=(32, 32, 3), alpha=0.75,
+                                      weights=None, classes=10,
+                                      include_preprocessing=True)
+        return A.MobileNet(input_shape=(32, 32, 3), alpha=0.25,
+                           weights=None, classes=10)
+    keras_frozen(which, build,
+                 np.random.RandomState(12).uniform(0, 255, (1, 32, 32, 3))
+                 .astype(np.float32),
+                 "tf_keras.applications %s, 32x32, weights=None (seeded); "
+                 "frozen" % which)
+
+
 def text_batch(seed, vocab=50, n=4, t=5):
     rs = np.random.RandomState(seed)
     return (rs.randint(0, vocab, (n, t)).astype(np.int32),
@@ -244,7 +377,12 @@ def embed_model(name, partitioned):
 MODELS = {"transformer": transformer, "bigru": bigru, "dcgan_gen": dcgan_gen,
           "unet": unet, "efficientnet": efficientnet,
           "embed_adam": lambda: embed_model("embed_adam", False),
-          "embed_part": lambda: embed_model("embed_part", True)}
+          "embed_part": lambda: embed_model("embed_part", True),
+          "rnn_layers": rnn_layers, "activations": activations,
+          "cnn_layers": cnn_layers, "norm_attention": norm_attention,
+          "mobilenet_v1": lambda: mobilenets("mobilenet_v1"),
+          "mobilenet_v2": lambda: mobilenets("mobilenet_v2"),
+          "mobilenet_v3s": lambda: mobilenets("mobilenet_v3s")}
 
 
 def main():
