@@ -339,6 +339,7 @@ int dgc_grad_zoo_has(int op)
            op == OP(Softplus) || op == OP(Softsign) || op == OP(ReverseV2) ||
            op == OP(IdentityN) || op == OP(Einsum) ||
            op == OP(BatchMatMulV2) || op == OP(DivNoNan) ||
+           op == OP(SpaceToBatchND) || op == OP(BatchToSpaceND) ||
            op == OP(ResizeBilinear) || op == OP(ResizeNearestNeighbor) ||
            op == OP(UnsortedSegmentSum) || op == OP(DynamicStitch) ||
            op == OP(DynamicPartition);
@@ -400,6 +401,14 @@ dg_status dgc_grad_zoo(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
         dx[0] = MK("SoftsignGrad", SoftsignGrad, dy, x); CHK(dx[0]);
     } else if (op == OP(ReverseV2)) {
         dx[0] = MK("ReverseV2", ReverseV2, dy, f->inputs[1]); CHK(dx[0]);
+    } else if (op == OP(SpaceToBatchND) || op == OP(BatchToSpaceND)) {
+        /* each other's gradient, with the same block_shape and pads */
+        int sb = op == OP(SpaceToBatchND);
+        dx[0] = sb ? MK("BatchToSpaceND", BatchToSpaceND, dy, f->inputs[1],
+                        f->inputs[2])
+                   : MK("SpaceToBatchND", SpaceToBatchND, dy, f->inputs[1],
+                        f->inputs[2]);
+        CHK(dx[0]);
     } else if (op == OP(DivNoNan)) {
         /* TF: dx = div_no_nan(dy, y); dy_ = dy * div_no_nan(-x / y, y) */
         dgc_ref y = f->inputs[1];

@@ -172,6 +172,12 @@ int dgc_infer_unique(DGC_INFER_ARGS);           /* Unique */
 int dgc_infer_unsorted_segment(DGC_INFER_ARGS); /* UnsortedSegmentSum */
 int dgc_infer_scatter(DGC_INFER_ARGS);          /* ScatterAdd, ScatterSub */
 int dgc_infer_dynamic_partition(DGC_INFER_ARGS);
+int dgc_infer_space_batch(DGC_INFER_ARGS);     /* SpaceToBatchND & inverse */
+int dgc_infer_conv3d(DGC_INFER_ARGS);          /* Conv3D, MaxPool3D */
+/* The window of a 3-D convolution or pooling along one axis: output size,
+ * and the padding before (TF's SAME / VALID).  -1 for an unknown size. */
+int64_t dgc_win3d(int64_t in, int64_t k, int64_t s, int64_t dil, int same,
+                  int64_t *pad_before);
 /* An Einsum equation over concrete or partial input shapes: every label
  * (letters, then one per ellipsis dim) gets an id, its size dim[id] (-1
  * unknown; a size-1 dim broadcasts), and each input dim and output dim

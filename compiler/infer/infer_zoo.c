@@ -441,3 +441,130 @@ int dgc_infer_dynamic_partition(DGC_INFER_ARGS)
     }
     return 0;
 }
+
+/* ---- SpaceToBatchND / BatchToSpaceND -------------------------------------- */
+
+int dgc_infer_space_batch(DGC_INFER_ARGS)
+{
+    (void)n_in;
+    int to_batch = n->op == DGC_OPID_SpaceToBatchND;
+    int64_t bs[DG_MAX_RANK], pad[2 * DG_MAX_RANK];
+    int m = dgc_ttype_ints(&in[1], bs, DG_MAX_RANK);
+    if (m < 1)
+        FAIL("block_shape must be an int vector of 1 to %d elements",
+             DG_MAX_RANK);
+    if (in[2].shape.rank != 2 || in[2].shape.dims[0] != m ||
+        in[2].shape.dims[1] != 2)
+        FAIL("%s must have shape [%d, 2]", to_batch ? "paddings" : "crops", m);
+    const dg_shape *x = &in[0].shape;
+    if (x->rank < 1 + m)
+        FAIL("input must have rank >= %d", 1 + m);
+    int known = in[1].value && in[2].value;
+    if (known) {
+        for (int i = 0; i < 2 * m; i++)
+            pad[i] = in[2].dtype == DG_I32 ? ((const int32_t *)in[2].value)[i]
+                                           : ((const int64_t *)in[2].value)[i];
+        for (int i = 0; i < m; i++)
+            if (bs[i] < 1 || pad[2 * i] < 0 || pad[2 * i + 1] < 0)
+                FAIL("block sizes must be >= 1 and %s >= 0",
+                     to_batch ? "paddings" : "crops");
+    }
+    out[0].dtype = in[0].dtype;
+    out[0].shape = *x;
+    int64_t prod = 1;
+    for (int i = 0; i < m; i++)
+        prod *= known ? bs[i] : 1;
+    for (int i = 0; i < m; i++) {
+        int64_t d = x->dims[1 + i];
+        if (!known || d < 0) {
+            out[0].shape.dims[1 + i] = -1;
+            continue;
+        }
+        if (to_batch) {
+            int64_t p = d + pad[2 * i] + pad[2 * i + 1];
+            if (p % bs[i])
+                FAIL("padded dim %d (%lld) is not a multiple of block %lld",
+                     1 + i, (long long)p, (long long)bs[i]);
+            out[0].shape.dims[1 + i] = p / bs[i];
+        } else {
+            int64_t o = d * bs[i] - pad[2 * i] - pad[2 * i + 1];
+            if (o < 0)
+                FAIL("crops exceed dim %d", 1 + i);
+            out[0].shape.dims[1 + i] = o;
+        }
+    }
+    int64_t b = x->dims[0];
+    if (!known || b < 0)
+        out[0].shape.dims[0] = -1;
+    else if (to_batch)
+        out[0].shape.dims[0] = b * prod;
+    else if (b % prod)
+        FAIL("batch %lld is not a multiple of the block size %lld",
+             (long long)b, (long long)prod);
+    else
+        out[0].shape.dims[0] = b / prod;
+    return 0;
+}
+
+/* ---- Conv3D, MaxPool3D (NDHWC) -------------------------------------------- */
+
+int64_t dgc_win3d(int64_t in, int64_t k, int64_t s, int64_t dil, int same,
+                  int64_t *pad_before)
+{
+    *pad_before = 0;
+    if (in < 0)
+        return -1;
+    int64_t ek = (k - 1) * dil + 1, out;
+    if (same) {
+        out = (in + s - 1) / s;
+        int64_t tot = (out - 1) * s + ek - in;
+        *pad_before = tot > 0 ? tot / 2 : 0;
+    } else {
+        out = in >= ek ? (in - ek) / s + 1 : 0;
+    }
+    return out;
+}
+
+int dgc_infer_conv3d(DGC_INFER_ARGS)
+{
+    int conv = n->op == DGC_OPID_Conv3D;
+    const dg_shape *x = &in[0].shape;
+    if (x->rank != 5)
+        FAIL("input must be rank 5 (NDHWC)");
+    const dgc_attr *fmt = dgc_node_attr(n, "data_format");
+    if (fmt && fmt->s && strcmp(fmt->s, "NDHWC") != 0)
+        FAIL("only data_format NDHWC is supported");
+    const dgc_attr *pa = dgc_node_attr(n, "padding");
+    if (!pa || !pa->s || (strcmp(pa->s, "SAME") && strcmp(pa->s, "VALID")))
+        FAIL("padding must be SAME or VALID");
+    int same = strcmp(pa->s, "SAME") == 0;
+    const dgc_attr *st = dgc_node_attr(n, "strides");
+    const dgc_attr *ks = conv ? NULL : dgc_node_attr(n, "ksize");
+    const dgc_attr *dl = dgc_node_attr(n, "dilations");
+    if (!st || st->n != 5 || (!conv && (!ks || ks->n != 5)))
+        FAIL("strides%s must have 5 elements", conv ? "" : " and ksize");
+    if (conv) {
+        if (n_in != 2 || in[1].shape.rank != 5)
+            FAIL("filter must be rank 5 [kd, kh, kw, in, out]");
+        if (in[1].dtype != in[0].dtype)
+            FAIL("filter and input dtypes differ");
+        if (x->dims[4] >= 0 && in[1].shape.dims[3] >= 0 &&
+            x->dims[4] != in[1].shape.dims[3])
+            FAIL("input has %lld channels, the filter %lld",
+                 (long long)x->dims[4], (long long)in[1].shape.dims[3]);
+    }
+    out[0].dtype = in[0].dtype;
+    out[0].shape = *x;
+    for (int d = 0; d < 3; d++) {
+        int64_t k = conv ? in[1].shape.dims[d] : ks->ints[1 + d], pb;
+        int64_t dil = conv && dl && dl->n == 5 ? dl->ints[1 + d] : 1;
+        if (st->ints[1 + d] < 1 || dil < 1)
+            FAIL("strides and dilations must be >= 1");
+        out[0].shape.dims[1 + d] =
+            k < 0 ? -1 : dgc_win3d(x->dims[1 + d], k, st->ints[1 + d], dil,
+                                   same, &pb);
+    }
+    if (conv)
+        out[0].shape.dims[4] = in[1].shape.dims[4];
+    return 0;
+}

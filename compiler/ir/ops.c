@@ -142,6 +142,14 @@ static const dgc_attr_spec a_resize[] = {
 static const dgc_attr_spec a_bmm[] = {
     {"adj_x", DGC_A_BOOL, "false", 0}, {"adj_y", DGC_A_BOOL, "false", 0},
     A_END};
+static const dgc_attr_spec a_conv3d[] = {
+    {"strides", DGC_A_INTS, NULL, REQ}, {"padding", DGC_A_STR, NULL, REQ},
+    {"dilations", DGC_A_INTS, "[1,1,1,1,1]", 0},
+    {"data_format", DGC_A_STR, "NDHWC", 0}, A_END};
+static const dgc_attr_spec a_pool3d[] = {
+    {"ksize", DGC_A_INTS, NULL, REQ}, {"strides", DGC_A_INTS, NULL, REQ},
+    {"padding", DGC_A_STR, NULL, REQ}, {"data_format", DGC_A_STR, "NDHWC", 0},
+    A_END};
 static const dgc_attr_spec a_unique[] = {
     {"out_idx", DGC_A_DTYPE, "int32", 0}, A_END};
 static const dgc_attr_spec a_dynpart[] = {

@@ -763,6 +763,51 @@ static int cflow_attr(dgc_graph *g, const dgc_jdoc *doc, int32_t id,
     return 1;
 }
 
+/* An attr the op's schema (ops.c) names, decoded by the schema's type
+ * (issue 22: ops added after the special cases above). */
+static dg_status schema_attr(const dgc_jdoc *doc, dg_error *err, dgc_node *n,
+                             const char *k, const cJSON *v, const char *tf_op)
+{
+    const dgc_attr_spec *sp = dgc_op_attr(n->op, k);
+    dg_status st = DG_OK;
+    double f;
+    int b = 0;
+    int64_t i = 0;
+    dg_dtype t = DG_F32;
+    char *s = NULL;
+    switch (sp->type) {
+    case DGC_A_FLOAT:
+        if (!(st = get_float(err, n, k, v, &f)) && dgc_node_set_float(n, k, f))
+            st = nomem(err);
+        break;
+    case DGC_A_BOOL:
+        if (!(st = get_bool(err, n, k, v, &b)) && dgc_node_set_bool(n, k, b))
+            st = nomem(err);
+        break;
+    case DGC_A_INT:
+        if (!(st = get_int(doc, err, n, k, v, &i)) &&
+            dgc_node_set_int(n, k, i))
+            st = nomem(err);
+        break;
+    case DGC_A_INTS:
+        st = set_int_list(doc, err, n, k, v);
+        break;
+    case DGC_A_DTYPE:
+        if (!(st = get_type(err, n, k, v, &t)) && dgc_node_set_dtype(n, k, t))
+            st = nomem(err);
+        break;
+    case DGC_A_STR:
+        if (!(st = get_str(err, n, k, v, &s)) && dgc_node_set_str(n, k, s))
+            st = nomem(err);
+        dg_free(s);
+        break;
+    default:
+        st = AERR("node '%s': attr '%s' of op %s is not supported by dgrun",
+                  n->name, k, tf_op);
+    }
+    return st;
+}
+
 dg_status dgc_gd_attrs(dgc_graph *g, const dgc_jdoc *doc, int32_t id,
                        const char *tf_op, const cJSON *attr, dgc_strpool *cls,
                        dg_error *err)
@@ -795,6 +840,9 @@ dg_status dgc_gd_attrs(dgc_graph *g, const dgc_jdoc *doc, int32_t id,
         } else if (listed(ignored, k) || type_param(k, v) ||
                    (strcmp(k, "explicit_paddings") == 0 && empty_list(v))) {
             continue;
+        } else if ((n->op == DGC_OPID_Conv3D || n->op == DGC_OPID_MaxPool3D) &&
+                   dgc_op_attr(n->op, k)) { /* issue 22: by the schema */
+            st = schema_attr(doc, err, n, k, v, tf_op);
         } else if (strcmp(k, "out_type") == 0) { /* Shape, Size */
             if (!(st = get_type(err, n, k, v, &t)) &&
                 dgc_node_set_dtype(n, "out_type", t))
@@ -883,41 +931,7 @@ dg_status dgc_gd_attrs(dgc_graph *g, const dgc_jdoc *doc, int32_t id,
                           n->name, s);
             dg_free(s);
         } else if (dgc_op_attr(n->op, k)) {
-            /* issue 22: any other attr the op's schema (ops.c) names,
-             * decoded by the schema's type */
-            const dgc_attr_spec *sp = dgc_op_attr(n->op, k);
-            double f;
-            switch (sp->type) {
-            case DGC_A_FLOAT:
-                if (!(st = get_float(err, n, k, v, &f)) &&
-                    dgc_node_set_float(n, k, f))
-                    st = nomem(err);
-                break;
-            case DGC_A_BOOL:
-                if (!(st = get_bool(err, n, k, v, &b)) &&
-                    dgc_node_set_bool(n, k, b))
-                    st = nomem(err);
-                break;
-            case DGC_A_INT:
-                if (!(st = get_int(doc, err, n, k, v, &i)) &&
-                    dgc_node_set_int(n, k, i))
-                    st = nomem(err);
-                break;
-            case DGC_A_DTYPE:
-                if (!(st = get_type(err, n, k, v, &t)) &&
-                    dgc_node_set_dtype(n, k, t))
-                    st = nomem(err);
-                break;
-            case DGC_A_STR:
-                if (!(st = get_str(err, n, k, v, &s)) &&
-                    dgc_node_set_str(n, k, s))
-                    st = nomem(err);
-                dg_free(s);
-                break;
-            default:
-                st = AERR("node '%s': attr '%s' of op %s is not supported by "
-                          "dgrun", n->name, k, tf_op);
-            }
+            st = schema_attr(doc, err, n, k, v, tf_op);
         } else {
             st = AERR("node '%s': attr '%s' of op %s is not supported by "
                       "dgrun", n->name, k, tf_op);

@@ -186,6 +186,10 @@ static const dgr_kernel_row cpu_kernels[DGC_N_OPS] = {
     ROW(Sign, dgr_k_sign),
     ROW(BatchMatMulV2, dgr_k_einsum),
     ROW(DivNoNan, dgr_k_div_no_nan),
+    ROW(SpaceToBatchND, dgr_k_space_to_batch),
+    ROW(BatchToSpaceND, dgr_k_batch_to_space),
+    ROW(Conv3D, dgr_k_conv3d),
+    ROW(MaxPool3D, dgr_k_max_pool3d),
     ROW(SqrtGrad, dgr_k_sqrt_grad),
     /* fusion (issue 16) */
     ROW(_FusedMatMul, dgr_k_fused_matmul),

@@ -778,3 +778,147 @@ dg_status dgr_k_dynamic_partition(dgr_kctx *k)
     dg_free(count);
     return st;
 }
+
+/* ---- SpaceToBatchND / BatchToSpaceND -------------------------------------- */
+
+/* One element copy per (batch-side) element: b = the batch-side batch
+ * index, (i_k) its block offsets, (o_k) its spatial position; the space
+ * side is input (to_batch) or output. */
+static dg_status space_batch(dgr_kctx *k, int to_batch)
+{
+    dg_status st = dgr_kctx_alloc_output(k, 0);
+    if (st)
+        return st;
+    const dgr_value *x = &k->in[0];
+    int m = (int)dg_shape_numel(&k->in[1].shape);
+    int64_t bs[DG_MAX_RANK], pad[DG_MAX_RANK];
+    for (int i = 0; i < m; i++) {
+        bs[i] = iat(&k->in[1], i);
+        pad[i] = iat(&k->in[2], 2 * i); /* the leading pad / crop */
+    }
+    const dg_shape *bside = to_batch ? &k->out[0].shape : &x->shape;
+    const dg_shape *sside = to_batch ? &x->shape : &k->out[0].shape;
+    int64_t B = sside->dims[0], inner = 1;
+    for (int d = 1 + m; d < x->shape.rank; d++)
+        inner *= x->shape.dims[d];
+    size_t es = dg_dtype_size(x->dtype), row = (size_t)inner * es;
+    int64_t nb = dg_shape_numel(bside) / (inner ? inner : 1);
+    char *src = dgr_cpu_ptr(x), *dst = dgr_cpu_ptr(&k->out[0]);
+    if (to_batch && dg_shape_numel(bside) > 0)
+        memset(dst, 0, (size_t)dg_shape_numel(bside) * es);
+    for (int64_t e = 0; e < nb && inner > 0; e++) {
+        /* e -> (bb, o_1..o_m) on the batch side */
+        int64_t rem = e, o[DG_MAX_RANK];
+        for (int d = m - 1; d >= 0; d--) {
+            o[d] = rem % bside->dims[1 + d];
+            rem /= bside->dims[1 + d];
+        }
+        int64_t bb = rem, b = bb % B, blk = bb / B;
+        int64_t s = b, ok = 1;
+        int64_t off[DG_MAX_RANK];
+        for (int d = m - 1; d >= 0; d--) {
+            off[d] = blk % bs[d];
+            blk /= bs[d];
+        }
+        for (int d = 0; d < m; d++) {
+            int64_t p = o[d] * bs[d] + off[d] - pad[d];
+            if (p < 0 || p >= sside->dims[1 + d])
+                ok = 0;
+            s = s * sside->dims[1 + d] + p;
+        }
+        if (!ok)
+            continue;
+        if (to_batch)
+            memcpy(dst + (size_t)e * row, src + (size_t)s * row, row);
+        else
+            memcpy(dst + (size_t)s * row, src + (size_t)e * row, row);
+    }
+    return DG_OK;
+}
+
+dg_status dgr_k_space_to_batch(dgr_kctx *k) { return space_batch(k, 1); }
+dg_status dgr_k_batch_to_space(dgr_kctx *k) { return space_batch(k, 0); }
+
+/* ---- Conv3D, MaxPool3D (NDHWC; each output element summed in a fixed
+ * order) ------------------------------------------------------------------ */
+
+static double fget(const void *p, dg_dtype t, int64_t i)
+{
+    return t == DG_F32 ? ((const float *)p)[i] : ((const double *)p)[i];
+}
+
+static void fset(void *p, dg_dtype t, int64_t i, double v)
+{
+    if (t == DG_F32)
+        ((float *)p)[i] = (float)v;
+    else
+        ((double *)p)[i] = v;
+}
+
+static dg_status win3d(dgr_kctx *k, int conv)
+{
+    dg_status st = dgr_kctx_alloc_output(k, 0);
+    if (st)
+        return st;
+    const dg_shape *xs = &k->in[0].shape, *os = &k->out[0].shape;
+    dg_dtype t = k->in[0].dtype;
+    const dgc_attr *sa = dgc_node_attr(k->node, "strides");
+    const dgc_attr *ka = dgc_node_attr(k->node, "ksize");
+    const dgc_attr *da = dgc_node_attr(k->node, "dilations");
+    const dgc_attr *pa = dgc_node_attr(k->node, "padding");
+    int same = pa && pa->s && strcmp(pa->s, "SAME") == 0;
+    int64_t K[3], S[3], D[3], P[3];
+    for (int d = 0; d < 3; d++) {
+        K[d] = conv ? k->in[1].shape.dims[d] : ka->ints[1 + d];
+        S[d] = sa->ints[1 + d];
+        D[d] = conv && da && da->n == 5 ? da->ints[1 + d] : 1;
+        dgc_win3d(xs->dims[1 + d], K[d], S[d], D[d], same, &P[d]);
+    }
+    int64_t N = xs->dims[0], ID = xs->dims[1], IH = xs->dims[2],
+            IW = xs->dims[3], C = xs->dims[4];
+    int64_t OD = os->dims[1], OH = os->dims[2], OW = os->dims[3],
+            OC = os->dims[4];
+    const void *x = dgr_cpu_ptr(&k->in[0]);
+    const void *w = conv ? dgr_cpu_ptr(&k->in[1]) : NULL;
+    void *o = dgr_cpu_ptr(&k->out[0]);
+    int64_t oi = 0;
+    for (int64_t b = 0; b < N; b++)
+        for (int64_t z = 0; z < OD; z++)
+            for (int64_t y = 0; y < OH; y++)
+                for (int64_t xx = 0; xx < OW; xx++)
+                    for (int64_t c = 0; c < OC; c++, oi++) {
+                        double acc = conv ? 0 : -HUGE_VAL;
+                        for (int64_t a = 0; a < K[0]; a++) {
+                            int64_t iz = z * S[0] + a * D[0] - P[0];
+                            if (iz < 0 || iz >= ID)
+                                continue;
+                            for (int64_t bq = 0; bq < K[1]; bq++) {
+                                int64_t iy = y * S[1] + bq * D[1] - P[1];
+                                if (iy < 0 || iy >= IH)
+                                    continue;
+                                for (int64_t cq = 0; cq < K[2]; cq++) {
+                                    int64_t ix = xx * S[2] + cq * D[2] - P[2];
+                                    if (ix < 0 || ix >= IW)
+                                        continue;
+                                    int64_t base =
+                                        (((b * ID + iz) * IH + iy) * IW + ix) * C;
+                                    if (!conv) {
+                                        double v = fget(x, t, base + c);
+                                        acc = v > acc ? v : acc;
+                                        continue;
+                                    }
+                                    int64_t wb =
+                                        ((a * K[1] + bq) * K[2] + cq) * C * OC;
+                                    for (int64_t ci = 0; ci < C; ci++)
+                                        acc += fget(x, t, base + ci) *
+                                               fget(w, t, wb + ci * OC + c);
+                                }
+                            }
+                        }
+                        fset(o, t, oi, acc);
+                    }
+    return DG_OK;
+}
+
+dg_status dgr_k_conv3d(dgr_kctx *k) { return win3d(k, 1); }
+dg_status dgr_k_max_pool3d(dgr_kctx *k) { return win3d(k, 0); }

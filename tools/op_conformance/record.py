@@ -154,6 +154,39 @@ case("ParallelDynamicStitch_f32", "DynamicStitch",
      [np.array([3, 1], np.int32), np.array([0, 2], np.int32), r(2),
       r(2)], dg_op="ParallelDynamicStitch")
 
+# (TF's gradient of a broadcasting batch matmul sums over axes computed at
+# run time (BroadcastGradientArgs of StridedSlices of Shapes), which dgrun's
+# loader wants as Consts: forward only)
+case("BatchMatMulV2_bcast", "BatchMatMulV2", tf.matmul,
+     [r(2, 1, 3, 4), r(3, 4, 2)], grad=False)
+case("BatchMatMulV2_f32", "BatchMatMulV2", tf.matmul,
+     [r(2, 3, 4), r(2, 4, 2)])
+case("BatchMatMulV2_adj", "BatchMatMulV2",
+     lambda a, b: tf.matmul(a, b, adjoint_a=True, adjoint_b=True),
+     [r(2, 4, 3), r(2, 5, 4)], {"adj_x": True, "adj_y": True})
+case("DivNoNan_f32", "DivNoNan", tf.math.divide_no_nan,
+     [r(2, 3), np.array([1.5, 0.0, -2.0], np.float32)])
+case("SpaceToBatchND_f32", "SpaceToBatchND",
+     lambda x: tf.space_to_batch_nd(x, [2, 2], [[1, 1], [0, 1]]),
+     [r(2, 4, 3, 2)], extra=[np.array([2, 2], np.int32),
+                             np.array([[1, 1], [0, 1]], np.int32)])
+case("BatchToSpaceND_f32", "BatchToSpaceND",
+     lambda x: tf.batch_to_space(x, [2, 2], [[1, 0], [0, 1]]),
+     [r(8, 2, 3, 2)], extra=[np.array([2, 2], np.int32),
+                             np.array([[1, 0], [0, 1]], np.int32)])
+case("Conv3D_same", "Conv3D",
+     lambda x, w: tf.nn.conv3d(x, w, [1, 1, 2, 1, 1], "SAME"),
+     [r(1, 3, 4, 4, 2), r(2, 3, 2, 2, 3)],
+     {"strides": [1, 1, 2, 1, 1], "padding": "SAME"}, grad=False)
+case("Conv3D_valid", "Conv3D",
+     lambda x, w: tf.nn.conv3d(x, w, [1, 1, 1, 1, 1], "VALID"),
+     [r(2, 3, 4, 3, 2), r(2, 2, 2, 2, 2)],
+     {"strides": [1, 1, 1, 1, 1], "padding": "VALID"}, grad=False)
+case("MaxPool3D_same", "MaxPool3D",
+     lambda x: tf.nn.max_pool3d(x, [1, 2, 2, 2, 1], [1, 2, 2, 2, 1], "SAME"),
+     [r(1, 3, 5, 4, 2)], grad=False)
+case("Sign_f32", "Sign", tf.sign, [SPECIAL], grad=False)
+
 # ---- existing ops: elementwise and reductions -----------------------------
 for nm, fn in (("Add", tf.add), ("Sub", tf.subtract), ("Mul", tf.multiply),
                ("Div", tf.math.truediv), ("Maximum", tf.maximum),

@@ -1,8 +1,8 @@
 
 d
-in0Const*I
-value@B>"0-Oˆ¿yÃœ¿žq†¿“²¶¿“Ô&¿ÛK¨?Žçµ¿Fã>Þ¿FD¿öaÊ?÷Mû¿*
-dtype0
+in0Const*
+dtype0*I
+value@B>"0Ii,¿•Ô¿7=Ø¿=ÉÝ?Lx¿¾FÄ¿Ëœ¸¾ØÖå¿Sé¿(8ù=Hû?¹ìü>
 
 ExpExpin0*
 T0
@@ -10,22 +10,22 @@ d
 yIdentityExp*
 T0
 c
-dyConst*I
-value@B>"0+¼$¿·-ó?\%¿>aÛ?º.Ô¿úˆµ¿âãí>w…S?IŸä¿éA>)Ï!¾cc?*
-dtype0
+dyConst*
+dtype0*I
+value@B>"0*Îk?Ä+Z¿îF‘¿<¯s>zj`¿ïc?O(‚¿ªEù¿)%X¿k/•>4³œ¿âå?
 j
-gradients/grad_ys_0Identitydy*&
+gradients/grad_ys_0Identitydy*
+T0*&
  _has_manual_control_dependencies(*
 _class
 
-loc:@y*
-T0
+loc:@y
 X
-gradients/Exp_grad/mulMulgradients/grad_ys_0Exp*
+gradients/Exp_grad/mulMulgradients/grad_ys_0Exp*
+T0*
 _class
 
-loc:@Exp*
-T0
+loc:@Exp
 3
 grad_0Identitygradients/Exp_grad/mul*
 T0

@@ -1,13 +1,13 @@
 
 L
-in0Const*1
+in0Const*
+dtype0*1
 value(B&"`‰?7!å¾
-q'?Ò¢¿ø±?Îª?*
-dtype0
+q'?Ò¢¿ø±?Îª?
 @
-in1Const*%
-valueB"Ü¾kÌŒ¿¢íü¿3I&>*
-dtype0
+in1Const*
+dtype0*%
+valueB"Ü¾kÌŒ¿¢íü¿3I&>
 -
 	IdentityN	IdentityNin0in1*
 T
@@ -19,20 +19,20 @@ q'?Ò¢¿ø±?Îª?*
 y_1IdentityIdentityN:1*
 T0
 K
-dyConst*1
-value(B&"[;¥¿k2Ÿ?ñ?é9?j >3…é¾*
-dtype0
+dyConst*
+dtype0*1
+value(B&"Ž„=—??uÔö¿8¢²¿y»æ¿æÃ?
 B
-gradients/grad_ys_0Identitydy*
+gradients/grad_ys_0Identitydy*
+T0*
 _class
 
-loc:@y*
-T0
+loc:@y
 U
-gradients/zeros_like	ZerosLikeIdentityN:1*
+gradients/zeros_like	ZerosLikeIdentityN:1*
+T0*
 _class
-loc:@IdentityN*
-T0
+loc:@IdentityN
 0
 grad_0Identitygradients/grad_ys_0*
 T0

@@ -1,8 +1,8 @@
 
 d
-in0Const*I
-value@B>"0ËlÛ?~É?ê¥Ù?”ã–?{5è?¿Áş?Óƒ¾?O#Å>Ïœ?Hh?şä…>÷ïü>*
-dtype0
+in0Const*
+dtype0*I
+value@B>"0->F«Ç?ìé>òd=?¯+Ã>×gÉ>à‚>?É(‡>Ş>I?ıXÄ?,G[?å#Æ>
 
 LogLogin0*
 T0
@@ -10,29 +10,30 @@ d
 yIdentityLog*
 T0
 c
-dyConst*I
-value@B>"0`g:½Á¸¿Ïb<­AÈ?ŠO¿™¿Ö²¿"¥>à:û¿[}G?şš=R™í¿*
-dtype0
+dyConst*
+dtype0*I
+value@B>"0´à½¿¼ãó¿¹_?ÃÙ¿¿½¾§-í?£ 
+¾5:H?5§¿óâş?.°$¾ˆÓ5¿
 j
-gradients/grad_ys_0Identitydy*&
+gradients/grad_ys_0Identitydy*
+T0*&
  _has_manual_control_dependencies(*
 _class
 
-loc:@y*
-T0
+loc:@y
 g
 gradients/Log_grad/Reciprocal
-Reciprocalin0^gradients/grad_ys_0*
+Reciprocalin0^gradients/grad_ys_0*
+T0*
 _class
 
-loc:@Log*
-T0
+loc:@Log
 r
-gradients/Log_grad/mulMulgradients/grad_ys_0gradients/Log_grad/Reciprocal*
+gradients/Log_grad/mulMulgradients/grad_ys_0gradients/Log_grad/Reciprocal*
+T0*
 _class
 
-loc:@Log*
-T0
+loc:@Log
 3
 grad_0Identitygradients/Log_grad/mul*
 T0

@@ -1,8 +1,8 @@
 
 d
-in0Const*I
-value@B>"0˚á»@Fò†¿M˝œ¿Ÿˆ¿t›¿ˇ„¿XURæ®cç¿#N@Oó¿b›ñ@1HEø*
-dtype0
+in0Const*
+dtype0*I
+value@B>"0‘¿¿á‹Õ¿)Ì2¿Ríπ¿´/1¿g8¿>O?[ö@_íª¿5/¥øx.Å<ûøé¿
 
 Relu6Relu6in0*
 T0
@@ -10,21 +10,21 @@ d
 yIdentityRelu6*
 T0
 c
-dyConst*I
-value@B>"0ÍÕË?«õ≤øúÊò?„∫-?¡\í?ÙaÀæ~Hﬂæ-)”ø‚êøâ‡?#K%?¶7zø*
-dtype0
+dyConst*
+dtype0*I
+value@B>"0‡ù?÷\*?‘2¢ø±Öøˆ5æªöÃ¯?!†sø≈üäøZÉΩfiGΩcªÂ?+ÁÊ>
 B
-gradients/grad_ys_0Identitydy*
+gradients/grad_ys_0Identitydy*
+T0*
 _class
 
-loc:@y*
-T0
+loc:@y
 j
-gradients/Relu6_grad/Relu6Grad	Relu6Gradgradients/grad_ys_0Relu6*
+gradients/Relu6_grad/Relu6Grad	Relu6Gradgradients/grad_ys_0Relu6*
+T0*
 _class
 
-loc:@Relu6*
-T0
+loc:@Relu6
 ;
 grad_0Identitygradients/Relu6_grad/Relu6Grad*
 T0

@@ -1,8 +1,9 @@
 
 d
-in0Const*I
-value@B>"0 s‚>›ç?_c<?Ý.>PÖ?ï9 ?&+?9ûÃ?[”‰?XÙ²?–0?aw{?*
-dtype0
+in0Const*
+dtype0*I
+value@B>"0fÅT?tÑ¨?Š=­?ØiD>ëæ£?œ]Ê?’GÖ?
+Ã˜?ƒãT?*ã?o§?Tç?
 
 RsqrtRsqrtin0*
 T0
@@ -10,21 +11,21 @@ d
 yIdentityRsqrt*
 T0
 c
-dyConst*I
-value@B>"0·¹ê¿MNž¿¦¹!¿z%«¿Ò?#é¿Œ¦²¾ÜK¿¸ø¾;H¶·?Eg¿Œ3?*
-dtype0
+dyConst*
+dtype0*I
+value@B>"0£¿@ü¿í:•?%-…?’æÇ¾åP>1ËÜ?RP¶¾¥Åš?àe7?*p…?ô¯¿
 B
-gradients/grad_ys_0Identitydy*
+gradients/grad_ys_0Identitydy*
+T0*
 _class
 
-loc:@y*
-T0
+loc:@y
 j
-gradients/Rsqrt_grad/RsqrtGrad	RsqrtGradRsqrtgradients/grad_ys_0*
+gradients/Rsqrt_grad/RsqrtGrad	RsqrtGradRsqrtgradients/grad_ys_0*
+T0*
 _class
 
-loc:@Rsqrt*
-T0
+loc:@Rsqrt
 ;
 grad_0Identitygradients/Rsqrt_grad/RsqrtGrad*
 T0

@@ -1,9 +1,9 @@
 
 X
-in0Const*=
+in0Const*
+dtype0*=
 value4B2
-"(¡L¾çÑ³?˜â¿h[˜¿¾?’XÒ>šè©?õIñ¿"3Q?f§†?*
-dtype0
+"(¡L¾çÑ³?˜â¿h[˜¿¾?’XÒ>šè©?õIñ¿"3Q?f§†?
 
 SeluSeluin0*
 T0
@@ -11,21 +11,21 @@ X
 yIdentitySelu*
 T0
 W
-dyConst*=
+dyConst*
+dtype0*=
 value4B2
-"(’‡¾9së=ÚWš¿í*+¿(?u‡ª¿[zk¿Ir¿í4¶?"0¿*
-dtype0
+"(C¬?ÿ	İ¿ï¾?ó’¿f<Õ?Œ«b¿9H¸¾lA9?¬Oİ¿¸ÈR¿
 B
-gradients/grad_ys_0Identitydy*
+gradients/grad_ys_0Identitydy*
+T0*
 _class
 
-loc:@y*
-T0
+loc:@y
 e
-gradients/Selu_grad/SeluGradSeluGradgradients/grad_ys_0Selu*
+gradients/Selu_grad/SeluGradSeluGradgradients/grad_ys_0Selu*
+T0*
 _class
-	loc:@Selu*
-T0
+	loc:@Selu
 9
 grad_0Identitygradients/Selu_grad/SeluGrad*
 T0

@@ -1,8 +1,8 @@
 
 d
-in0Const*I
-value@B>"0ÿ¢°?î¸?0> ¿Ë<é?xKî¿Wô¿írâ¾ÎªŸ?Éð?yÌÅ¿ê!¿`ö7?*
-dtype0
+in0Const*
+dtype0*I
+value@B>"0Øñ¿Õÿ:>KIK¿rš¿XMÖ=ÉÑ?]ƒ¿(øñ¿M¯?\’…¼¾¦¡¿c?
 
 SinSinin0*
 T0
@@ -10,28 +10,29 @@ d
 yIdentitySin*
 T0
 c
-dyConst*I
-value@B>"05dÜ?wh¿™p?Î7á?·ì¹¿¶ž¶¿§õ¿°0ÿ¿>=¿×Wô¿ÿZk?o7ö¿*
-dtype0
+dyConst*
+dtype0*I
+value@B>"0Û€Ó¿ÄÞç¿N¾5«?
+Ý>0R\?]?/¿›ÉH¿£v¢¿ÓÁ¡=¥¹¿ÍÐE?
 j
-gradients/grad_ys_0Identitydy*&
+gradients/grad_ys_0Identitydy*
+T0*&
  _has_manual_control_dependencies(*
 _class
 
-loc:@y*
-T0
+loc:@y
 Y
-gradients/Sin_grad/CosCosin0^gradients/grad_ys_0*
+gradients/Sin_grad/CosCosin0^gradients/grad_ys_0*
+T0*
 _class
 
-loc:@Sin*
-T0
+loc:@Sin
 k
-gradients/Sin_grad/mulMulgradients/grad_ys_0gradients/Sin_grad/Cos*
+gradients/Sin_grad/mulMulgradients/grad_ys_0gradients/Sin_grad/Cos*
+T0*
 _class
 
-loc:@Sin*
-T0
+loc:@Sin
 3
 grad_0Identitygradients/Sin_grad/mul*
 T0

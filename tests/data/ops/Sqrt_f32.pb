@@ -1,8 +1,8 @@
 
 d
-in0Const*I
-value@B>"0QØ?µsÀ?ÁÕ÷>©ºë>­®7?ÕAñ?þƒº?H¿§?]¹_?¾ª½?l´>eÀö?*
-dtype0
+in0Const*
+dtype0*I
+value@B>"0ÂWº?ðc?ùZ?ã£B?iuÀ?òðJ?uÓÑ>.?ñÌ>·š7>¬N>ÎDÄ?
 
 SqrtSqrtin0*
 T0
@@ -10,21 +10,20 @@ d
 yIdentitySqrt*
 T0
 c
-dyConst*I
-value@B>"0’`¿]1ò½]²¿"=f¿p¤½ˆ
-Ü¿ÿµá>þ$‡?Cnæ?"¼”?‡•„¿üi§¿*
-dtype0
+dyConst*
+dtype0*I
+value@B>"0×ù?2žÙ¾W¯>nQ*?¦÷Q?aœ@¾žzˆ¿¸?¯ÐÄ>JÂ½Ûä…?ÎÝ"?
 B
-gradients/grad_ys_0Identitydy*
+gradients/grad_ys_0Identitydy*
+T0*
 _class
 
-loc:@y*
-T0
+loc:@y
 e
-gradients/Sqrt_grad/SqrtGradSqrtGradSqrtgradients/grad_ys_0*
+gradients/Sqrt_grad/SqrtGradSqrtGradSqrtgradients/grad_ys_0*
+T0*
 _class
-	loc:@Sqrt*
-T0
+	loc:@Sqrt
 9
 grad_0Identitygradients/Sqrt_grad/SqrtGrad*
 T0
