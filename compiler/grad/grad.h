@@ -29,6 +29,9 @@ typedef struct dgc_gctx {
                             gradient (NULL = all); rules may skip others */
     struct dgc_lgrad *loop; /* inside a backward loop body (grad_loop.c):
                                every created node is wired into its frame */
+    /* with loop: wires node id into the backward frame (grad_loop.c sets
+     * it to dgc_grad_loop_wire; grad_node.c calls it) */
+    dg_status (*wire)(struct dgc_gctx *c, int32_t id);
 } dgc_gctx;
 
 /* Append a generated node named "<set>/<fwd name>/<suffix>" (made unique

@@ -884,6 +884,7 @@ static dg_status build(lgrad *lg, lvar *v, int nv, const int32_t *body,
     dg_status st = DG_OK;
     struct dgc_lgrad *outer = lg->c->loop;
     lg->c->loop = (struct dgc_lgrad *)lg;
+    lg->c->wire = dgc_grad_loop_wire;
     for (int k = n_body - 1; k >= 0 && st == DG_OK; k--) {
         int cl = dgc_gloops_within(lg->l, body[k], lp->frame);
         if (cl < 0)

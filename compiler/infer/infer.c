@@ -591,7 +591,8 @@ int dgc_infer_fused_matmul(const dgc_node *n, const dgc_ttype *in, int n_in,
 int dgc_ttype_ints(const dgc_ttype *t, int64_t *v, int max)
 {
     int64_t n = dg_shape_numel(&t->shape);
-    if (n < 0 || !(t->dtype == DG_I32 || t->dtype == DG_I64) || t->shape.rank > 1)
+    if (n < 0 || !(t->dtype == DG_I32 || t->dtype == DG_I64) ||
+        t->shape.rank > 1)
         return -1;
     if (n > max)
         return -2;

@@ -95,7 +95,8 @@ dg_status dgc_infer_node(dgc_graph *g, int32_t id, dg_error *err)
         return dg_err_nomem(err, "shape inference");
     }
     char msg[512] = "";
-    int rc = dgc_op_infer[n->op](n, in, n->n_inputs, n->outputs, msg, sizeof msg);
+    int rc = dgc_op_infer[n->op](n, in, n->n_inputs, n->outputs, msg,
+                                 sizeof msg);
     if (in != in_small)
         dg_free(in);
     dg_free(vals);

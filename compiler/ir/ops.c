@@ -35,7 +35,9 @@ static const dgc_attr_spec a_const[] = {
     A_END};
 static const dgc_attr_spec a_var[] = {
     {"shape", DGC_A_SHAPE, NULL, REQ}, {"init", DGC_A_INIT, "zeros", 0},
-    {"trainable", DGC_A_BOOL, "true", 0}, A_END};
+    {"trainable", DGC_A_BOOL, "true", 0},
+    {"init_name", DGC_A_STR, NULL, INTERNAL}, /* replicate.c */
+    A_END};
 static const dgc_attr_spec a_ph[] = {{"shape", DGC_A_SHAPE, NULL, 0}, A_END};
 static const dgc_attr_spec a_rand[] = {
     {"shape", DGC_A_SHAPE, NULL, 0}, {"mean", DGC_A_FLOAT, "0", 0},
@@ -68,10 +70,17 @@ static const dgc_attr_spec a_bn[] = {{"epsilon", DGC_A_FLOAT, "0.001", 0},
                                      A_END};
 static const dgc_attr_spec a_decay[] = {{"decay", DGC_A_FLOAT, NULL, 0},
                                         A_END};
+/* the replication pass (replicate.c) tells each copy of a collective
+ * which replica it is and the key its peers know it by */
+#define A_REPLICA {"replica", DGC_A_INT, "0", INTERNAL}, \
+                  {"replicas", DGC_A_INT, "1", INTERNAL}
 static const dgc_attr_spec a_allreduce[] = {
-    {"reduction", DGC_A_STR, "sum", 0}, {"root", DGC_A_INT, NULL, 0}, A_END};
-static const dgc_attr_spec a_broadcast[] = {{"root", DGC_A_INT, "0", 0},
-                                            A_END};
+    {"reduction", DGC_A_STR, "sum", 0}, {"root", DGC_A_INT, NULL, 0},
+    {"key", DGC_A_STR, NULL, INTERNAL}, A_REPLICA, A_END};
+static const dgc_attr_spec a_broadcast[] = {
+    {"root", DGC_A_INT, "0", 0}, {"key", DGC_A_STR, NULL, INTERNAL},
+    A_REPLICA, A_END};
+static const dgc_attr_spec a_replica[] = {A_REPLICA, A_END};
 /* control flow (issue 11) */
 static const dgc_attr_spec a_enter[] = {
     {"frame_name", DGC_A_STR, NULL, REQ},
@@ -115,11 +124,15 @@ static const dgc_attr_spec a_conv[] = {
     {"strides", DGC_A_INTS, NULL, REQ}, {"padding", DGC_A_STR, NULL, REQ},
     {"dilations", DGC_A_INTS, "[1,1,1,1]", 0},
     {"data_format", DGC_A_STR, "NHWC", 0},
-    {"explicit_paddings", DGC_A_INTS, "[]", 0}, A_END};
+    {"explicit_paddings", DGC_A_INTS, "[]", 0},
+    {"_sizes", DGC_A_SHAPE, NULL, INTERNAL}, /* infer_nn.c */
+    A_END};
 static const dgc_attr_spec a_pool[] = {
     {"ksize", DGC_A_INTS, NULL, REQ}, {"strides", DGC_A_INTS, NULL, REQ},
     {"padding", DGC_A_STR, NULL, REQ}, {"data_format", DGC_A_STR, "NHWC", 0},
-    {"explicit_paddings", DGC_A_INTS, "[]", 0}, A_END};
+    {"explicit_paddings", DGC_A_INTS, "[]", 0},
+    {"_sizes", DGC_A_SHAPE, NULL, INTERNAL}, /* infer_nn.c */
+    A_END};
 static const dgc_attr_spec a_fbn[] = {
     {"epsilon", DGC_A_FLOAT, "0.0001", 0},
     {"is_training", DGC_A_BOOL, "true", 0},

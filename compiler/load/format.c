@@ -1,8 +1,8 @@
 /*
  * format.c -- the table of input formats (format.h) and the two entry
  * points that use it: dg_graph_load (any graph format: binary GraphDef,
- * GraphDef JSON, dgrun's JSON, SPEC section 2) and, through
- * dgc_rules_load_file (load_rules.c), placement rules.  After a graph
+ * GraphDef JSON, dgrun's JSON, SPEC section 2) and dgc_rules_load_file
+ * (placement rules, `--placement FILE`).  After a graph
  * format loaded the nodes: pending inputs are checked and, with the text
  * freed, shape/dtype inference runs over the whole graph (infer/shape.c),
  * which also rejects cycles.
@@ -10,7 +10,10 @@
 #include "format.h"
 #include "load_priv.h"
 #include "infer.h"
+#include "load.h"
 #include "dg_alloc.h"
+
+#include <stdio.h>
 
 /* Rows of one kind are asked in this order. */
 extern const dgc_format dgc_format_graphdef_binary; /* load_pb.c */
@@ -81,6 +84,29 @@ dg_graph *dg_graph_load(const char *path, const char *text, size_t len,
         return NULL;
     }
     return g;
+}
+
+dg_status dgc_rules_load_file(const char *path, dgc_rule **rules, int *n,
+                              dg_error *err)
+{
+    *rules = NULL;
+    *n = 0;
+    char *text;
+    size_t len;
+    dg_status st = dgc_read_file(path, &text, &len, err);
+    if (st) {
+        /* the CLI prefixes the graph's path: name the rules file here */
+        char why[sizeof err->msg];
+        snprintf(why, sizeof why, "%s", err->msg);
+        return dg_err(err, st, "--placement %s: %s", path, why);
+    }
+    dgc_probe p = {.path = path, .text = text, .len = len};
+    dgc_rules_out o = {NULL, 0};
+    st = dgc_format_load(DGC_FMT_RULES, &p, &o, NULL, err);
+    *rules = o.rules;
+    *n = o.n;
+    dg_free(text);
+    return st;
 }
 
 void dg_graph_free(dg_graph *g)

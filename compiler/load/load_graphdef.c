@@ -656,7 +656,8 @@ static dg_status add_inputs(dgc_gdload *L, int32_t id, dg_error *err)
         return GE("node '%s': op %s needs its %s input", n->name, map->tf,
                   map->what);
     int folded = map && fold_at >= 0 && n->n_inputs < data;
-    if (n->n_inputs < d->min_in || (d->max_in != DGC_IN_ANY && n->n_inputs > d->max_in)) {
+    if (n->n_inputs < d->min_in ||
+        (d->max_in != DGC_IN_ANY && n->n_inputs > d->max_in)) {
         char want[64];
         if (d->min_in == d->max_in)
             snprintf(want, sizeof want, "%d", d->min_in);

@@ -376,7 +376,8 @@ dg_status dgc_resolve_inputs(dgc_graph *g, int32_t id, const char **s,
         n->inputs[n->n_inputs].index = (int32_t)kk;
         n->n_inputs++;
     }
-    if (n->n_inputs < d->min_in || (d->max_in != DGC_IN_ANY && n->n_inputs > d->max_in)) {
+    if (n->n_inputs < d->min_in ||
+        (d->max_in != DGC_IN_ANY && n->n_inputs > d->max_in)) {
         char want[64];
         if (d->min_in == d->max_in)
             snprintf(want, sizeof want, "%d", d->min_in);

@@ -231,26 +231,3 @@ static dg_status rules_load(dgc_probe *p, void *out, dg_error *err)
 const dgc_format dgc_format_placement_rules = {
     "placement-rules", DGC_FMT_RULES, rules_detect,
     rules_load};
-
-dg_status dgc_rules_load_file(const char *path, dgc_rule **rules, int *n,
-                              dg_error *err)
-{
-    *rules = NULL;
-    *n = 0;
-    char *text;
-    size_t len;
-    dg_status st = dgc_read_file(path, &text, &len, err);
-    if (st) {
-        /* the CLI prefixes the graph's path: name the rules file here */
-        char why[sizeof err->msg];
-        snprintf(why, sizeof why, "%s", err->msg);
-        return dg_err(err, st, "--placement %s: %s", path, why);
-    }
-    dgc_probe p = {.path = path, .text = text, .len = len};
-    dgc_rules_out o = {NULL, 0};
-    st = dgc_format_load(DGC_FMT_RULES, &p, &o, NULL, err);
-    *rules = o.rules;
-    *n = o.n;
-    dg_free(text);
-    return st;
-}

@@ -31,7 +31,6 @@
  */
 #include "exec_frames.h"
 #include "ops.h"
-#include "infer.h"
 #include "dg_alloc.h"
 
 #include <stdio.h>
@@ -970,44 +969,22 @@ static dg_status run_kernel(dgr_fx *x, int32_t s, fx_scratch *w)
     const dgc_step *st = &r->plan->steps[s];
     const dgc_node *n = &S->g->nodes[st->node];
     dgr_device *dev = &S->devs[st->device];
-    dgc_ttype *to = w->types, *tin = w->types + x->max_out;
-    const dgc_op_def *od = &dgc_ops[n->op];
-    for (int i = 0; i < st->n_in; i++) {
-        memset(&tin[i], 0, sizeof tin[i]);
-        tin[i].dtype = w->in[i].dtype;
-        tin[i].shape = w->in[i].shape;
+    const dgc_ttype *tout = n->outputs;
+    if (st->n_in > 0) {
+        dgc_ttype *to = w->types;
+        dg_status tr = dgr_exec_run_types(dev, n, w->in, st->n_in, w->hostin,
+                                          w->types + x->max_out, to, &w->err);
+        if (tr != DG_OK)
+            return tr;
+        tout = to;
     }
-    /* ops whose output shape depends on input values (Reshape's shape,
-     * Fill's dims) get those values, as in the static executor */
-    if (od->flags & DGC_OP_HOST_IN) {
-        dg_status hr = dgr_exec_host_inputs(dev, w->in, st->n_in, w->hostin,
-                                            tin, &w->err);
-        if (hr != DG_OK)
-            return hr;
-    }
-    char msg[256] = "";
-    if (st->n_in > 0 && dgc_op_infer[n->op](n, tin, st->n_in, to, msg, sizeof msg))
-        return dg_err(&w->err, DG_E_RUNTIME, "node '%s': %s: %s", n->name,
-                      od->name, msg[0] ? msg : "invalid inputs at run time");
-    const dgc_ttype *tout = st->n_in > 0 ? to : n->outputs;
     if (dev->be->streams) /* stream 0 reads them: no reuse before it ran */
         for (int i = 0; i < st->n_in; i++)
             if (w->in[i].buf)
                 dev->be->streams->mark(w->in[i].buf, 0);
     dgr_kctx k;
-    memset(&k, 0, sizeof k);
-    k.env = S->env;
-    k.dev = dev;
-    k.g = S->g;
-    k.node = n;
-    k.node_id = st->node;
-    k.in = w->in;
-    k.n_in = st->n_in;
-    k.out = w->out;
-    k.n_out = st->n_out;
-    k.out_types = tout;
-    k.step = x->step;
-    k.err = &w->err;
+    dgr_exec_kctx(&k, S, dev, S->g, n, st, w->in, w->out, tout, x->step,
+                  &w->err);
     dg_status rc = r->kern[s](&k);
     if (k.event)
         dev->be->streams->event_release(k.event);

@@ -22,18 +22,28 @@ typedef struct wscratch {
  * run-time inference reads. */
 #define DGR_HOST_IN_MAX 64
 
+/* ---- one op, in both schedulers (exec_step.c) --------------------------- */
+
+/* End of a run: wait for every device with streams.  Returns rc, or the
+ * first sync failure when rc is DG_OK (then also copied into *err). */
+dg_status dgr_exec_sync_devices(dgr_exec *S, dg_status rc, dg_error *err);
+
 /* The values of a DGC_OP_HOST_IN op's small integer inputs in[0..n_in) for
  * its run-time inference, into tin[i].value: host memory as it is, a device
  * buffer read back into hostin (DGR_HOST_IN_MAX elements per input; a
  * blocking read of the few elements TF keeps in host memory).  Inputs
  * that are not small integer tensors are left alone. */
-/* End of a run: wait for every device with streams.  Returns rc, or the
- * first sync failure when rc is DG_OK (then also copied into *err). */
-dg_status dgr_exec_sync_devices(dgr_exec *S, dg_status rc, dg_error *err);
-
 dg_status dgr_exec_host_inputs(dgr_device *dev, const dgr_value *in,
                                int n_in, int64_t *hostin, dgc_ttype *tin,
                                dg_error *err);
+
+/* Run-time shapes: node n's output types into to[] from its inputs'
+ * concrete types (tin: n_in scratch types, hostin as for
+ * dgr_exec_host_inputs), by its op's shape function.  DG_E_RUNTIME naming
+ * the node when the inputs do not fit. */
+dg_status dgr_exec_run_types(dgr_device *dev, const dgc_node *n,
+                             const dgr_value *in, int n_in, int64_t *hostin,
+                             dgc_ttype *tin, dgc_ttype *to, dg_error *err);
 
 /* Per-step facts the hot path needs, precomputed by dgr_runner_new. */
 enum {
@@ -250,5 +260,37 @@ void dgr_exec_defer_done(dgr_kdone *d, dg_status st, const dg_error *err);
  * its successors on other devices (or record the failure, ok = 0) and
  * release the unit of outstanding work it holds. */
 void dgr_exec_notify_done(dgr_notify *base, int ok);
+
+/* The kernel context of step st (node n on dev): inputs, outputs, their
+ * types, the session's environment; no stream, waits, event or deferred
+ * completion (the caller sets those it offers). */
+static inline void dgr_exec_kctx(dgr_kctx *k, dgr_exec *S, dgr_device *dev,
+                                 const dgc_graph *g, const dgc_node *n,
+                                 const dgc_step *st, const dgr_value *in,
+                                 dgr_value *out, const dgc_ttype *tout,
+                                 int64_t step, dg_error *err)
+{
+    /* every field, one store each (no zeroing first: this is the hot
+     * path); a field added to dgr_kctx gets its line here */
+    k->env = S->env;
+    k->dev = dev;
+    k->g = g;
+    k->node = n;
+    k->node_id = st->node;
+    k->in = in;
+    k->n_in = st->n_in;
+    k->out = out;
+    k->n_out = st->n_out;
+    k->out_types = tout;
+    k->step = step;
+    k->stream = 0;
+    k->waits = NULL;
+    k->n_waits = 0;
+    k->want_event = 0;
+    k->event = NULL;
+    k->err = err;
+    k->defer = NULL;
+    k->deferred = 0;
+}
 
 #endif

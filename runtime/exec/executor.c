@@ -1,5 +1,5 @@
 /*
- * executor.c -- the executor's hot path: running a plan (compiler/plan.h)
+ * executor.c -- the executor's hot path: running a plan (passes/plan.h)
  * on a session's devices by dependency counting.  A runner (exec_runner.c)
  * binds a plan to a session and keeps every per-run array (pending counts,
  * slot use counts, values, per-worker scratch) so a run allocates nothing
@@ -17,7 +17,6 @@
  */
 #include "exec_priv.h"
 #include "exec_frames.h"
-#include "infer.h"
 #include "dg_alloc.h"
 
 #include <stdio.h>
@@ -42,35 +41,6 @@ static void trace_memory(dgr_exec *S, int d, uint64_t ns, int force)
     if (old != now) {
         atomic_store_explicit(&S->mem_seen_ns[d], ns, memory_order_relaxed);
         dgr_trace_memory(S->trace, d, ns, now);
-    }
-}
-
-const char *dgr_exec_slot_name(const dgr_runner *r, int32_t slot)
-{
-    const dgc_plan *p = r->plan;
-    const dgc_step *ps = &p->steps[p->slots[slot].step];
-    if (ps->kind == DGC_STEP_TRANSFER)
-        return dgr_exec_slot_name(r, p->in_slots[ps->in_off]);
-    int k = slot - ps->out_slot;
-    if (r->s->out_names && r->s->out_names[ps->node])
-        return r->s->out_names[ps->node][k];
-    return r->s->g->nodes[ps->node].name;
-}
-
-/* Flows into step st (on `lane`) from its producers on other lanes, named
- * by slice key: the writer binds them to the producer's and this step's
- * slices whatever their clocks. */
-void dgr_exec_trace_flows(dgr_runner *r, const dgc_step *st, int lane)
-{
-    const dgc_plan *p = r->plan;
-    int32_t s = (int32_t)(st - p->steps);
-    for (int i = 0; i < st->n_in; i++) {
-        int32_t sl = p->in_slots[st->in_off + i];
-        int32_t ps = p->slots[sl].step;
-        const dgc_step *pst = &p->steps[ps];
-        if (pst->device != st->device || r->lane[ps] != lane)
-            dgr_trace_flow(r->s->trace, r->key_base + (uint32_t)ps,
-                           r->key_base + (uint32_t)s, dgr_exec_slot_name(r, sl));
     }
 }
 
@@ -154,46 +124,6 @@ static dg_status run_transfer(dgr_runner *r, int32_t s, int lane, wscratch *w)
     return DG_OK;
 }
 
-dg_status dgr_exec_sync_devices(dgr_exec *S, dg_status rc, dg_error *err)
-{
-    for (int d = 0; d < S->n_dev; d++) {
-        if (!S->devs[d].be->streams)
-            continue;
-        dg_error e2;
-        if (S->devs[d].be->sync(&S->devs[d], &e2) != DG_OK && rc == DG_OK) {
-            rc = e2.code;
-            if (err)
-                *err = e2;
-        }
-    }
-    return rc;
-}
-
-dg_status dgr_exec_host_inputs(dgr_device *dev, const dgr_value *in,
-                               int n_in, int64_t *hostin, dgc_ttype *tin,
-                               dg_error *err)
-{
-    for (int i = 0; i < n_in; i++) {
-        const dgr_value *v = &in[i];
-        int64_t cnt = dg_shape_numel(&v->shape);
-        if ((v->dtype != DG_I32 && v->dtype != DG_I64) || !v->buf ||
-            cnt > DGR_HOST_IN_MAX)
-            continue;
-        if (v->buf->host) {
-            tin[i].value = v->buf->host;
-            continue;
-        }
-        int64_t *dst = hostin + (size_t)i * DGR_HOST_IN_MAX;
-        dg_status rc = dev->be->read(dev, v->buf, dst,
-                                     (size_t)cnt * dg_dtype_size(v->dtype),
-                                     err);
-        if (rc != DG_OK)
-            return rc;
-        tin[i].value = dst;
-    }
-    return DG_OK;
-}
-
 /* tchain: when non-zero, the time this worker finished the step it ran
  * just before, with nothing in between but bookkeeping: it is reused as
  * this step's start so that tracing reads the clock once per op. */
@@ -251,49 +181,22 @@ static dg_status run_op(dgr_runner *r, int32_t s, int lane, wscratch *w,
         const dgc_ttype *tout = n->outputs;
         if (!(xf & XS_STATIC)) {
             dgc_ttype *to = w->tout;
-            dgc_ttype *tin = w->tout + r->max_out;
-            const dgc_op_def *od = &dgc_ops[n->op];
-            for (int i = 0; i < st->n_in; i++) {
-                tin[i].dtype = w->in[i].dtype;
-                tin[i].shape = w->in[i].shape;
-                tin[i].value = NULL;
-            }
-            if (od->flags & DGC_OP_HOST_IN) {
-                dg_status rc = dgr_exec_host_inputs(dev, w->in, st->n_in,
-                                                    w->hostin, tin, &w->err);
-                if (rc != DG_OK)
-                    return rc;
-            }
-            char msg[256];
-            msg[0] = 0;
-            if (dgc_op_infer[n->op](n, tin, st->n_in, to, msg, sizeof msg) != 0)
-                return dg_err(&w->err, DG_E_RUNTIME, "node '%s': %s: %s",
-                              n->name, od->name,
-                              msg[0] ? msg : "invalid inputs at run time");
+            dg_status rc = dgr_exec_run_types(dev, n, w->in, st->n_in,
+                                              w->hostin, w->tout + r->max_out,
+                                              to, &w->err);
+            if (rc != DG_OK)
+                return rc;
             tout = to;
         }
         for (int k = 0; k < st->n_out; k++)
             out[k].buf = NULL;
         dgr_kctx k;
-        k.env = S->env;
-        k.dev = dev;
-        k.g = g;
-        k.node = n;
-        k.node_id = st->node;
-        k.in = w->in;
-        k.n_in = st->n_in;
-        k.out = out;
-        k.n_out = st->n_out;
-        k.out_types = tout;
-        k.step = r->step;
+        dgr_exec_kctx(&k, S, dev, g, n, st, w->in, out, tout, r->step,
+                      &w->err);
         k.stream = (xf & XS_MQ) ? r->qidx[s] : 0;
         k.waits = w->evs;
         k.n_waits = nev;
         k.want_event = (xf & XS_EVENT) != 0;
-        k.event = NULL;
-        k.err = &w->err;
-        k.defer = NULL;
-        k.deferred = 0;
         if (xf & XS_DEFER) {
             xdefer *d = &r->defer[s];
             d->t0 = t0;
