@@ -559,6 +559,8 @@ int cli_parse(int argc, char **argv, cli_args *a, char *why, size_t n)
         return -1;
     if (a->cmd != CLI_DEVICES && a->cmd != CLI_OPS && !a->graph)
         return fail(why, n, "'%s' needs a GRAPH argument (a file, or - for stdin)", cmd);
+    if (a->cmd == CLI_OPS && a->json && a->markdown)
+        return fail(why, n, "--json and --markdown cannot be combined");
     if (a->cmd == CLI_PLACE) {
         if (a->json && strcmp(a->format, "text") && strcmp(a->format, "json"))
             return fail(why, n, "--json conflicts with --format %s", a->format);
