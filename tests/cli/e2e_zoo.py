@@ -26,6 +26,19 @@ ZOO = os.path.join(ROOT, "tests", "data", "zoo")
 TOL = {"efficientnet": (2e-3, 2e-4)}
 DEFAULT = (1e-4, 1e-5)
 FAILURES = []
+# Models that do not load yet: the exact `unsupported ops:` list `dgrun
+# check` must print (exit 2); when the ops land, delete the entry and the
+# value checks take over.  transformer_train: tf_keras makes resource
+# variables whatever tf.compat.v1 asks (VarHandleOp, ReadVariableOp,
+# AssignVariableOp, VarIsInitializedOp, ResourceApplyAdam) initialised by
+# TF's stateless Philox RNG (StatelessRandom*), which dgrun would have to
+# reproduce bit for bit to start from TF's weights.
+MISSING = {
+    "transformer_train": "StatelessRandomGetKeyCounter (6 nodes), "
+    "StatelessRandomUniformV2 (6 nodes), VarHandleOp (44 nodes), "
+    "VarIsInitializedOp (44 nodes), AssignVariableOp (46 nodes), "
+    "ReadVariableOp (90 nodes), ResourceApplyAdam (14 nodes)",
+}
 DEVICES = {"CPU:0": ["--opencl-devices", "none"],
            "2 PoCL GPUs": ["--opencl-devices", "all", "--allow-soft-placement"]}
 
@@ -77,6 +90,13 @@ def model(name):
         graph = os.path.join(d, "graph." + fmt)
         if fmt == "json" and not os.path.exists(graph):
             continue  # large models keep the .pb only (make_zoo.py)
+        if name in MISSING:
+            rc, out, err = dgrun("check", graph)
+            want = "dgrun: error: %s: unsupported ops: %s\n" % (graph,
+                                                                MISSING[name])
+            check(rc == 2 and err == want, "%s: want exit 2 and\n  %s got "
+                  "exit %d and\n  %s" % (name, want, rc, err))
+            continue
         for dev, flags in DEVICES.items():
             what = "%s (%s) on %s" % (name, fmt, dev)
             rc, out, err = dgrun("run", graph, "--fetch", ",".join(fetch),

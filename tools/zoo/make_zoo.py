@@ -331,6 +331,50 @@ def mobilenets(which):
                  "frozen" % which)
 
 
+def keras_train(name, build, x, y, note):
+    """A tf_keras model trained TF-1 style: reference variables
+    (disable_resource_variables), an MSE loss and tf.compat.v1's Adam; the
+    whole training GraphDef with TF's loss curve."""
+    import tf_keras as K
+    from tf_keras.src import backend as KB
+    g = tf.Graph()
+    tf1.disable_resource_variables()
+    try:
+        with g.as_default():
+            tf1.set_random_seed(22)
+            K.utils.set_random_seed(22)
+            sess = session(g)
+            KB.set_session(sess)
+            model = build(K)
+            t = tf1.placeholder(tf.float32, y.shape, name="target")
+            loss = tf.reduce_mean(tf.square(model.outputs[0] - t),
+                                  name="loss")
+            tf1.train.AdamOptimizer(0.01).minimize(loss, name="train")
+            sess.run(tf1.global_variables_initializer())
+            inp = model.inputs[0].op.name
+            write(name, g.as_graph_def(), {inp: x, "target": y}, ["loss"],
+                  sess, g, train=("train", "loss"), note=note)
+            sess.close()
+    finally:
+        tf1.enable_resource_variables()
+
+
+def transformer_train():
+    def build(K):
+        L = K.layers
+        x = L.Input((6, 16), batch_size=2, name="x")
+        a = L.MultiHeadAttention(num_heads=2, key_dim=8)(x, x)
+        h = L.LayerNormalization()(x + a)
+        f = L.Dense(16, activation="gelu")(h)
+        return K.Model(x, L.Dense(4)(f))
+    rs = np.random.RandomState(13)
+    keras_train("transformer_train", build,
+                rs.standard_normal((2, 6, 16)).astype(np.float32),
+                rs.standard_normal((2, 6, 4)).astype(np.float32),
+                "the encoder block trained by tf.compat.v1 Adam on an MSE "
+                "loss (Einsum, Erfc, LayerNorm gradients)")
+
+
 def text_batch(seed, vocab=50, n=4, t=5):
     rs = np.random.RandomState(seed)
     return (rs.randint(0, vocab, (n, t)).astype(np.int32),
@@ -382,7 +426,8 @@ MODELS = {"transformer": transformer, "bigru": bigru, "dcgan_gen": dcgan_gen,
           "cnn_layers": cnn_layers, "norm_attention": norm_attention,
           "mobilenet_v1": lambda: mobilenets("mobilenet_v1"),
           "mobilenet_v2": lambda: mobilenets("mobilenet_v2"),
-          "mobilenet_v3s": lambda: mobilenets("mobilenet_v3s")}
+          "mobilenet_v3s": lambda: mobilenets("mobilenet_v3s"),
+          "transformer_train": transformer_train}
 
 
 def main():
