@@ -205,8 +205,8 @@ int dgc_einsum_parse(const char *eq, const dg_shape *const *shapes, int n_in,
                 e->out[d++] = id;
             }
         }
-        if (ell_max > 0 && t[2].ell < 0)
-            FAIL("equation '%s': the output drops the ellipsis", eq);
+        /* an output without "..." sums the ellipsis dims (numpy refuses
+         * it; the gradient rule of a broadcast input uses it) */
         e->out_rank = d;
     } else { /* implicit: the ellipsis, then labels seen once, sorted */
         int d = 0;
@@ -331,9 +331,10 @@ int dgc_infer_resize_grad(DGC_INFER_ARGS)
     out[0].dtype = in[1].dtype;
     out[0].shape = in[1].shape;
     out[0].value = NULL;
-    if (out[0].dtype != in[0].dtype)
-        FAIL("grads are %s, the image %s", dg_dtype_name(in[0].dtype),
-             dg_dtype_name(in[1].dtype));
+    if (in[0].dtype != DG_F32) /* TF: grads are ResizeBilinear's float32 */
+        FAIL("grads must be float32, not %s", dg_dtype_name(in[0].dtype));
+    if (out[0].dtype != DG_F32 && out[0].dtype != DG_F64)
+        FAIL("the image must be float32 or float64");
     return 0;
 }
 

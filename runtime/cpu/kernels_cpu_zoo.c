@@ -465,7 +465,7 @@ dg_status dgr_k_resize_bilinear_grad(dgr_kctx *k)
                     int64_t gi = ((b * gh + y) * gw + xx) * C + c;
                     int64_t t0 = (b * oh + ly[y].lo) * ow, b0 = (b * oh + ly[y].hi) * ow;
                     int64_t l = lx[xx].lo, r = lx[xx].hi;
-                    if (t == DG_F32) {
+                    if (t == DG_F32) { /* grads are float32 (TF) */
                         float v = ((const float *)g)[gi], *p = o;
                         float wy = ly[y].w, wx = lx[xx].w;
                         float dt = (1.0f - wy) * v, db = wy * v;
@@ -474,7 +474,7 @@ dg_status dgr_k_resize_bilinear_grad(dgr_kctx *k)
                         p[(b0 + l) * C + c] += db * (1.0f - wx);
                         p[(b0 + r) * C + c] += db * wx;
                     } else {
-                        double v = ((const double *)g)[gi], *p = o;
+                        double v = ((const float *)g)[gi], *p = o;
                         double wy = ly[y].w, wx = lx[xx].w;
                         double dt = (1.0 - wy) * v, db = wy * v;
                         p[(t0 + l) * C + c] += dt * (1.0 - wx);
