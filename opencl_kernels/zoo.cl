@@ -249,3 +249,104 @@ __kernel void name(__global T *ref, __global const IT *ix,                  \
 }
 SCAT(z_scatter_i32, int)
 SCAT(z_scatter_i64, long)
+
+/* ResizeBilinearGrad as a gather: each image element sums, in output
+ * order, the weights every resized pixel gave it (float32 grads) */
+inline float z_lerp_w(long o, long i, long in, float s, int hpc)
+{
+    float v = hpc ? ((float)o + 0.5f) * s - 0.5f : (float)o * s;
+    float f = floor(v);
+    long lo = max((long)f, 0L), hi = min((long)ceil(v), in - 1);
+    float w = v - f, r = 0.0f;
+    if (lo == i) r += 1.0f - w;
+    if (hi == i) r += w;
+    return r;
+}
+
+__kernel void z_resize_bilinear_grad(__global const float *g, __global T *dx,
+                                     long n, long gh, long gw, long ih,
+                                     long iw, long C, int align, int hpc)
+{
+    long i = get_global_id(0);
+    if (i >= n) return;
+    long c = i % C, r = i / C;
+    long x = r % iw; r /= iw;
+    long y = r % ih;
+    long b = r / ih;
+    float sy = z_scale(ih, gh, align), sx = z_scale(iw, gw, align);
+    float acc = 0.0f;
+    for (long oy = 0; oy < gh; oy++) {
+        float wy = z_lerp_w(oy, y, ih, sy, hpc);
+        if (wy == 0.0f) continue;
+        for (long ox = 0; ox < gw; ox++) {
+            float wx = z_lerp_w(ox, x, iw, sx, hpc);
+            if (wx != 0.0f)
+                acc += g[((b * gh + oy) * gw + ox) * C + c] * wy * wx;
+        }
+    }
+    dx[i] = (T)acc;
+}
+
+/* ResizeNearestNeighborGrad as a gather over the resized pixels whose
+ * source is this pixel */
+__kernel void z_resize_nearest_grad(__global const T *g, __global T *dx,
+                                    long n, long gh, long gw, long oh,
+                                    long ow, long C, int align, int hpc)
+{
+    long i = get_global_id(0);
+    if (i >= n) return;
+    long c = i % C, r = i / C;
+    long x = r % ow; r /= ow;
+    long y = r % oh;
+    long b = r / oh;
+    float sy = z_scale(oh, gh, align), sx = z_scale(ow, gw, align);
+    T acc = (T)0;
+    for (long gy = 0; gy < gh; gy++) {
+        if (z_nn(gy, sy, align, hpc, oh) != y) continue;
+        for (long gx = 0; gx < gw; gx++)
+            if (z_nn(gx, sx, align, hpc, ow) == x)
+                acc += g[((b * gh + gy) * gw + gx) * C + c];
+    }
+    dx[i] = acc;
+}
+
+/* SpaceToBatchND (to_batch) / BatchToSpaceND: one work-item per element of
+ * the output; m spatial dims (block bs, leading pad / crop pad), inner =
+ * elements after them; bd/sd: the batch-side and space-side dims 1..m,
+ * B the space-side batch */
+__kernel void z_space_batch(__global const T *x, __global T *y, long n,
+                            int to_batch, int m, long8 bs8, long8 pad8,
+                            long8 bd8, long8 sd8, long B, long inner)
+{
+    long i = get_global_id(0);
+    if (i >= n) return;
+    long bs[8], pad[8], bd[8], sd[8];
+    vstore8(bs8, 0, bs); vstore8(pad8, 0, pad);
+    vstore8(bd8, 0, bd); vstore8(sd8, 0, sd);
+    long q = i % inner, e = i / inner;
+    if (to_batch) { /* e indexes the batch side */
+        long o[8], rem = e;
+        for (int d = m - 1; d >= 0; d--) { o[d] = rem % bd[d]; rem /= bd[d]; }
+        long b = rem % B, blk = rem / B, off[8];
+        for (int d = m - 1; d >= 0; d--) { off[d] = blk % bs[d]; blk /= bs[d]; }
+        long s = b;
+        for (int d = 0; d < m; d++) {
+            long p = o[d] * bs[d] + off[d] - pad[d];
+            if (p < 0 || p >= sd[d]) { y[i] = (T)0; return; }
+            s = s * sd[d] + p;
+        }
+        y[i] = x[s * inner + q];
+    } else { /* e indexes the space side (the output) */
+        long p[8], rem = e;
+        for (int d = m - 1; d >= 0; d--) { p[d] = rem % sd[d]; rem /= sd[d]; }
+        long b = rem, blk = 0, s = 0;
+        for (int d = 0; d < m; d++) {
+            long v = p[d] + pad[d];
+            blk = blk * bs[d] + v % bs[d];
+        }
+        s = blk * B + b;
+        for (int d = 0; d < m; d++)
+            s = s * bd[d] + (p[d] + pad[d]) / bs[d];
+        y[i] = x[s * inner + q];
+    }
+}

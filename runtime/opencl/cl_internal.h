@@ -381,6 +381,10 @@ dg_status dgr_cl_k_scatter_add(dgr_kctx *k);
 dg_status dgr_cl_k_scatter_sub(dgr_kctx *k);
 dg_status dgr_cl_k_sign(dgr_kctx *k);
 dg_status dgr_cl_k_div_no_nan(dgr_kctx *k);
+dg_status dgr_cl_k_resize_bilinear_grad(dgr_kctx *k);
+dg_status dgr_cl_k_resize_nearest_grad(dgr_kctx *k);
+dg_status dgr_cl_k_space_to_batch(dgr_kctx *k);
+dg_status dgr_cl_k_batch_to_space(dgr_kctx *k);
 dg_status dgr_cl_k_sqrt_grad(dgr_kctx *k);
 
 #endif

@@ -733,6 +733,10 @@ const dgr_kernel_row dgr_cl_kernels[DGC_N_OPS] = {
     ROW(Sign, dgr_cl_k_sign),
     ROW(BatchMatMulV2, dgr_cl_k_einsum),
     ROW(DivNoNan, dgr_cl_k_div_no_nan),
+    ROW(ResizeBilinearGrad, dgr_cl_k_resize_bilinear_grad),
+    ROW(ResizeNearestNeighborGrad, dgr_cl_k_resize_nearest_grad),
+    ROW(SpaceToBatchND, dgr_cl_k_space_to_batch),
+    ROW(BatchToSpaceND, dgr_cl_k_batch_to_space),
     ROW(SqrtGrad, dgr_cl_k_sqrt_grad),
     /* fusion (issue 16): cl_kernels_fused.c */
     ROW(_FusedMatMul, dgr_cl_fused_matmul),

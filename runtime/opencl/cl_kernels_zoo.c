@@ -2,9 +2,11 @@
  * cl_kernels_zoo.c -- OpenCL kernels of the op-breadth ops (issue 22),
  * rows of cl_kernels.c's registry; their OpenCL C is opencl_kernels/zoo.cl.
  * Elementwise math and activations (and their gradient ops),
- * SquaredDifference, ReverseV2, IdentityN, Einsum, the two forward
- * resizes, UnsortedSegmentSum and ScatterAdd/Sub.  Unique,
- * DynamicPartition and the resize gradients have CPU kernels only.
+ * SquaredDifference, DivNoNan, ReverseV2, IdentityN, Einsum and
+ * BatchMatMulV2, the resizes and their gradients, UnsortedSegmentSum,
+ * ScatterAdd/Sub, SpaceToBatchND/BatchToSpaceND.  Unique, DynamicPartition
+ * (outputs sized by the data), Conv3D and MaxPool3D have CPU kernels
+ * only.
  */
 #include "cl_internal.h"
 
@@ -363,3 +365,72 @@ static dg_status scatter(dgr_kctx *k, double sign)
 
 dg_status dgr_cl_k_scatter_add(dgr_kctx *k) { return scatter(k, 1.0); }
 dg_status dgr_cl_k_scatter_sub(dgr_kctx *k) { return scatter(k, -1.0); }
+
+static dg_status resize_grad(dgr_kctx *k, const char *name)
+{
+    dg_dtype dt = k->out_types[0].dtype;
+    dg_status st = dgr_cl_need_float(k, dt);
+    if (st == DG_OK)
+        st = dgr_kctx_alloc_output(k, 0);
+    if (st != DG_OK)
+        return st;
+    const dg_shape *gs = &k->in[0].shape, *os = &k->out[0].shape;
+    cl_long n = numel(os);
+    if (n == 0)
+        return DG_OK;
+    cl_long gh = gs->dims[1], gw = gs->dims[2], oh = os->dims[1],
+            ow = os->dims[2], C = os->dims[3];
+    cl_int align = dgc_attr_bool(k->node, "align_corners", 0);
+    cl_int hpc = dgc_attr_bool(k->node, "half_pixel_centers", 0);
+    cl_mem g = dgr_cl_mem(&k->in[0]), y = dgr_cl_mem(&k->out[0]);
+    dgr_cl_arg a[] = {DGR_ARG(g),  DGR_ARG(y),  DGR_ARG(n), DGR_ARG(gh),
+                      DGR_ARG(gw), DGR_ARG(oh), DGR_ARG(ow), DGR_ARG(C),
+                      DGR_ARG(align), DGR_ARG(hpc)};
+    return dgr_cl_launch1d(k, "zoo", dt, name, (size_t)n, a, 10);
+}
+
+dg_status dgr_cl_k_resize_bilinear_grad(dgr_kctx *k)
+{
+    return resize_grad(k, "z_resize_bilinear_grad");
+}
+
+dg_status dgr_cl_k_resize_nearest_grad(dgr_kctx *k)
+{
+    return resize_grad(k, "z_resize_nearest_grad");
+}
+
+static dg_status space_batch(dgr_kctx *k, int to_batch)
+{
+    dg_dtype dt = k->in[0].dtype;
+    dg_status st = dgr_cl_float_output(k, dt);
+    if (st != DG_OK)
+        return st;
+    int64_t bs[DG_MAX_RANK * 2], pads[DG_MAX_RANK * 2], pad[8];
+    int m = 0, np = 0;
+    if ((st = small_ints(k, 1, bs, DG_MAX_RANK, &m)) != DG_OK ||
+        (st = small_ints(k, 2, pads, 2 * DG_MAX_RANK, &np)) != DG_OK)
+        return st;
+    if (m < 1 || m > 7 || np != 2 * m)
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': block_shape of %d "
+                      "elements", k->node->name, m);
+    for (int i = 0; i < m; i++)
+        pad[i] = pads[2 * i];
+    const dg_shape *bside = to_batch ? &k->out[0].shape : &k->in[0].shape;
+    const dg_shape *sside = to_batch ? &k->in[0].shape : &k->out[0].shape;
+    cl_long n = numel(&k->out[0].shape), inner = 1, B = sside->dims[0];
+    for (int d = 1 + m; d < sside->rank; d++)
+        inner *= sside->dims[d];
+    if (n == 0 || inner == 0)
+        return DG_OK;
+    cl_int tb = to_batch, cm = m;
+    cl_long8 b8 = l8(bs, m), p8 = l8(pad, m), bd = l8(bside->dims + 1, m),
+             sd = l8(sside->dims + 1, m);
+    cl_mem x = dgr_cl_mem(&k->in[0]), y = dgr_cl_mem(&k->out[0]);
+    dgr_cl_arg a[] = {DGR_ARG(x),  DGR_ARG(y),  DGR_ARG(n),  DGR_ARG(tb),
+                      DGR_ARG(cm), DGR_ARG(b8), DGR_ARG(p8), DGR_ARG(bd),
+                      DGR_ARG(sd), DGR_ARG(B),  DGR_ARG(inner)};
+    return dgr_cl_launch1d(k, "zoo", dt, "z_space_batch", (size_t)n, a, 11);
+}
+
+dg_status dgr_cl_k_space_to_batch(dgr_kctx *k) { return space_batch(k, 1); }
+dg_status dgr_cl_k_batch_to_space(dgr_kctx *k) { return space_batch(k, 0); }
