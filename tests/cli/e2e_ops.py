@@ -72,15 +72,16 @@ def fail(what):
 
 
 def tf_array(v, shape):
-    flat = [float(x) if isinstance(x, str) else x for x in v]
+    flat = [float(x) if isinstance(x, (str, bool)) else x for x in v]
     return np.array(flat, dtype=np.float64).reshape(shape)
 
 
-def dg_array(v):
-    a = np.array(v, dtype=object)
+def dg_array(r):
+    """dgrun's JSON value {dtype, shape, value} as float64 (null: NaN)."""
+    a = np.array(r["value"], dtype=object)
     f = np.vectorize(lambda x: np.nan if x is None else float(x),
                      otypes=[np.float64])
-    return f(a) if a.size else np.zeros(a.shape)
+    return (f(a) if a.size else np.zeros(0)).reshape(r["shape"])
 
 
 def close(got, want, tol, what):
@@ -120,8 +121,13 @@ def run_case(name, c):
             continue
         res = json.loads(out)
         ok = True
+        for k, w in c["fetch"].items():
+            if res[k]["dtype"] != w["dtype"]:
+                fail("%s on %s: %s is %s, TF's %s" % (
+                    name, dev, k, res[k]["dtype"], w["dtype"]))
+                ok = False
         for k, w in list(c["fetch"].items()) + list(c["grads"].items()):
-            ok &= close(dg_array(res[k]["value"]),
+            ok &= close(dg_array(res[k]),
                         tf_array(w["value"], w["shape"]), tol,
                         "%s on %s: %s" % (name, dev, k))
         where = "CPU" if dev == "CPU" else placed_on(err, c["node"] or "")
@@ -138,13 +144,13 @@ def run_case(name, c):
                 name, dev, rc, err.strip().splitlines()[-1:]))
             continue
         res = json.loads(out)
-        ok = close(dg_array(res["op"]["value"]),
+        ok = close(dg_array(res["op"]),
                    tf_array(c["fetch"]["y"]["value"],
                             c["fetch"]["y"]["shape"]), tol,
                    "%s (dgrun JSON) on %s: y" % (name, dev))
         for mine, theirs in c["dg_grads"].items():
             w = c["grads"][theirs]
-            ok &= close(dg_array(res[mine]["value"]),
+            ok &= close(dg_array(res[mine]),
                         tf_array(w["value"], w["shape"]), tol,
                         "%s (dgrun gradients) on %s: %s" % (name, dev, mine))
         where = "CPU" if dev == "CPU" else placed_on(err, "op")

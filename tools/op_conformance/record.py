@@ -187,6 +187,44 @@ case("MaxPool3D_same", "MaxPool3D",
      [r(1, 3, 5, 4, 2)], grad=False)
 case("Sign_f32", "Sign", tf.sign, [SPECIAL], grad=False)
 
+# ---- edge shapes: 0-d, empty tensors; integer dtypes ------------------------
+case("Erf_scalar", "Erf", tf.math.erf, [r()])
+case("SquaredDifference_0d", "SquaredDifference",
+     tf.math.squared_difference, [r(), r()])
+case("LeakyRelu_empty", "LeakyRelu", tf.nn.leaky_relu,
+     [np.zeros((0, 3), np.float32)], grad=False)
+case("Einsum_empty", "Einsum", lambda a, b: tf.einsum("ij,jk->ik", a, b),
+     [np.zeros((2, 0), np.float32), np.zeros((0, 3), np.float32)],
+     {"equation": "ij,jk->ik"}, grad=False)
+case("UnsortedSegmentSum_empty", "UnsortedSegmentSum",
+     lambda x, i: tf.math.unsorted_segment_sum(x, i, 3),
+     [np.zeros((0, 2), np.float32), np.zeros((0,), np.int32)], grad=False)
+case("ReverseV2_empty", "ReverseV2", lambda x: tf.reverse(x, [1]),
+     [np.zeros((2, 0), np.float32)], grad=False)
+case("Add_empty", "AddV2", tf.add,
+     [np.zeros((0, 3), np.float32), r(3)], grad=False)
+case("Sum_empty_axis", "Sum", lambda x: tf.reduce_sum(x, axis=0),
+     [np.zeros((0, 3), np.float32)], {"axis": [0]}, grad=False)
+for dt, sfx in ((np.int32, "i32"), (np.int64, "i64")):
+    for nm, fn in (("Add", tf.add), ("Sub", tf.subtract),
+                   ("Mul", tf.multiply), ("Maximum", tf.maximum),
+                   ("Minimum", tf.minimum)):
+        case("%s_bcast_%s" % (nm, sfx), nm if nm != "Add" else "AddV2", fn,
+             [ri(2, 3, lo=-9, hi=9, dtype=dt), ri(3, lo=-9, hi=9, dtype=dt)],
+             grad=False)
+    case("Sum_axis1_" + sfx, "Sum", lambda x: tf.reduce_sum(x, axis=1),
+         [ri(3, 4, lo=-9, hi=9, dtype=dt)], {"axis": [1]}, grad=False)
+    case("Abs_" + sfx, "Abs", tf.abs, [ri(5, lo=-9, hi=9, dtype=dt)],
+         grad=False)
+    case("Sign_" + sfx, "Sign", tf.sign, [ri(5, lo=-2, hi=3, dtype=dt)],
+         grad=False)
+for nm, fn in (("Add", tf.add), ("Mul", tf.multiply), ("Maximum",
+                                                        tf.maximum)):
+    case(nm + "_bcast_f64", nm if nm != "Add" else "AddV2", fn,
+         [r(2, 3, dtype=np.float64), r(3, dtype=np.float64)])
+case("ReverseV2_bool", "ReverseV2", lambda x: tf.reverse(x, [0]),
+     [np.array([True, False, False]), ], grad=False)
+
 # ---- existing ops: elementwise and reductions -----------------------------
 for nm, fn in (("Add", tf.add), ("Sub", tf.subtract), ("Mul", tf.multiply),
                ("Div", tf.math.truediv), ("Maximum", tf.maximum),
@@ -220,11 +258,14 @@ case("MatMul_tb_f64", "MatMul", lambda a, b: tf.matmul(a, b,
 
 
 DT = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64",
-      np.dtype(np.int32): "int32", np.dtype(np.int64): "int64"}
+      np.dtype(np.int32): "int32", np.dtype(np.int64): "int64",
+      np.dtype(np.bool_): "bool"}
 
 
 def jval(a):
     a = np.asarray(a)
+    if a.dtype.kind == "b":
+        return [bool(v) for v in a.ravel()]
     if a.dtype.kind == "f":
         return [None if False else (float(v) if np.isfinite(v) else str(v))
                 for v in a.ravel()]

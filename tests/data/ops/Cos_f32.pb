@@ -1,8 +1,8 @@
 
 d
-in0Const*
-dtype0*I
-value@B>"0ˆé¿¯W¿¸/Å?t¯?Í–t¿w?žèø=Ø¼Ò?Æ&¾?|ù‹¿>sò¾_æ3¾
+in0Const*I
+value@B>"0ÖÕì?¥½{?Z‹?ŽK?ûÌã?yý¿3>¿z¼?Ãü?'+Þ¿TúÚ?åtH¿*
+dtype0
 
 CosCosin0*
 T0
@@ -10,17 +10,16 @@ d
 yIdentityCos*
 T0
 c
-dyConst*
-dtype0*I
-value@B>"0DE¯?óâ
-=—?Éƒ˜¿!Ž>o‹¾>¡>ÃØ–?ø"i?Å'¿	F³?ü''?
+dyConst*I
+value@B>"0+¼?ÆÏ?hÞù¿!i–¿Û,†?oÙ¿½ëƒ?ºc¿°ÎÌ¾m³¿1h€?@*A=*
+dtype0
 j
 gradients/grad_ys_0Identitydy*
-T0*&
- _has_manual_control_dependencies(*
+T0*
 _class
 
-loc:@y
+loc:@y*&
+ _has_manual_control_dependencies(
 S
 gradients/Cos_grad/NegNeggradients/grad_ys_0*
 T0*

@@ -1,8 +1,8 @@
 
 d
-in0Const*
-dtype0*I
-value@B>"0Ii,¿•Ô¿7=Ø¿=ÉÝ?Lx¿¾FÄ¿Ëœ¸¾ØÖå¿Sé¿(8ù=Hû?¹ìü>
+in0Const*I
+value@B>"0½ Ž¿‡Hs¾uÍá¿þV‚¿zº£¾ŽÀ=àà?¨í¾¼”«?Gè¿*(¼¿Ç¤#>*
+dtype0
 
 ExpExpin0*
 T0
@@ -10,16 +10,17 @@ d
 yIdentityExp*
 T0
 c
-dyConst*
-dtype0*I
-value@B>"0*Îk?Ä+Z¿îF‘¿<¯s>zj`¿ïc?O(‚¿ªEù¿)%X¿k/•>4³œ¿âå?
+dyConst*I
+value@B>"0Ã;‚?L®¿¡U¿P¢î?ß8>à¨Û½×»¿C:¼?
+‘‡?03Ô¾®Ã§?Ç»?*
+dtype0
 j
-gradients/grad_ys_0Identitydy*
-T0*&
+gradients/grad_ys_0Identitydy*&
  _has_manual_control_dependencies(*
 _class
 
-loc:@y
+loc:@y*
+T0
 X
 gradients/Exp_grad/mulMulgradients/grad_ys_0Exp*
 T0*

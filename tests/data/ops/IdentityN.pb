@@ -1,13 +1,13 @@
 
 L
-in0Const*
-dtype0*1
+in0Const*1
 value(B&"`‰?7!å¾
-q'?Ò¢¿ø±?Îª?
+q'?Ò¢¿ø±?Îª?*
+dtype0
 @
-in1Const*
-dtype0*%
-valueB"Ü¾kÌŒ¿¢íü¿3I&>
+in1Const*%
+valueB"Ü¾kÌŒ¿¢íü¿3I&>*
+dtype0
 -
 	IdentityN	IdentityNin0in1*
 T
@@ -19,9 +19,9 @@ q'?Ò¢¿ø±?Îª?
 y_1IdentityIdentityN:1*
 T0
 K
-dyConst*
-dtype0*1
-value(B&"Ž„=—??uÔö¿8¢²¿y»æ¿æÃ?
+dyConst*1
+value(B&"&{ó?ÕÿQ?7_C¿KÖÑ>®¿½È>*
+dtype0
 B
 gradients/grad_ys_0Identitydy*
 T0*

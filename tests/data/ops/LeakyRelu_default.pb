@@ -1,9 +1,9 @@
 
 \
-in0Const*
-dtype0*A
+in0Const*A
 value8B6"(U	“>[&ö½äÏ=uz4¿ãÅ?Õ~¿“c¹?ßp
-?àôI?chð¿
+?àôI?chð¿*
+dtype0
 4
 	LeakyRelu	LeakyReluin0*
 T0*
@@ -12,9 +12,9 @@
 yIdentity	LeakyRelu*
 T0
 [
-dyConst*
-dtype0*A
-value8B6"(_q†?dÌ¿ðd¿Ùcñ¾£±¹?Á§¤¿{LU¿t«?8Ú–¾‰uÌ¿
+dyConst*A
+value8B6"(„Ð?ß	¾Ø¿úSþ?]§¿¯o¿Ï~T>=	n¿ü9?yq[?*
+dtype0
 B
 gradients/grad_ys_0Identitydy*
 T0*
@@ -23,10 +23,10 @@ B
 loc:@y
 ˆ
 &gradients/LeakyRelu_grad/LeakyReluGradLeakyReluGradgradients/grad_ys_0in0*
-T0*
-alpha%ÍÌL>*
+T0*
 _class
-loc:@LeakyRelu
+loc:@LeakyRelu*
+alpha%ÍÌL>
 C
 grad_0Identity&gradients/LeakyRelu_grad/LeakyReluGrad*
 T0

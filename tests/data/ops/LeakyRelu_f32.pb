@@ -1,8 +1,8 @@
 
 d
-in0Const*
-dtype0*I
-value@B>"0¸Ÿ?9œú¿º°z>¸  ?’ûz?Ì,Ÿ¿Ûü¿VI‹?úhê?ÎÈN?¥GO¿X6‰?
+in0Const*I
+value@B>"0¸Ÿ?9œú¿º°z>¸  ?’ûz?Ì,Ÿ¿Ûü¿VI‹?úhê?ÎÈN?¥GO¿X6‰?*
+dtype0
 4
 	LeakyRelu	LeakyReluin0*
 T0*
@@ -11,9 +11,9 @@ d
 yIdentity	LeakyRelu*
 T0
 c
-dyConst*
-dtype0*I
-value@B>"0>÷s¾…²¿ü¨ş¾1ä—¿H¹B¿ËÇå=7×¿ó“ó½“èĞ?c˜{?Ïfø?â³¿
+dyConst*I
+value@B>"0|—¿>Àˆ>[M?Û×¿„=—??uÔö¿8¢²¿y»æ¿æÃ?º-r¿¾°¿*
+dtype0
 B
 gradients/grad_ys_0Identitydy*
 T0*
@@ -22,10 +22,10 @@ B
 loc:@y
 ˆ
 &gradients/LeakyRelu_grad/LeakyReluGradLeakyReluGradgradients/grad_ys_0in0*
-T0*
-alpha%ÍÌÌ=*
+T0*
 _class
-loc:@LeakyRelu
+loc:@LeakyRelu*
+alpha%ÍÌÌ=
 C
 grad_0Identity&gradients/LeakyRelu_grad/LeakyReluGrad*
 T0

@@ -1,8 +1,9 @@
 
 d
-in0Const*
-dtype0*I
-value@B>"0->F«Ç?ìé>òd=?¯+Ã>×gÉ>à‚>?É(‡>Ş>I?ıXÄ?,G[?å#Æ>
+in0Const*I
+value@B>"0±.?~é|?X„â?ÇÇ–>‹AŞ?ûÖX?Î$?*8¼?¶?F7?ßÍ
+?rş‚?*
+dtype0
 
 LogLogin0*
 T0
@@ -10,17 +11,16 @@ d
 yIdentityLog*
 T0
 c
-dyConst*
-dtype0*I
-value@B>"0´à½¿¼ãó¿¹_?ÃÙ¿¿½¾§-í?£ 
-¾5:H?5§¿óâş?.°$¾ˆÓ5¿
+dyConst*I
+value@B>"0Çl¿­Æ¿ªA?(;¹¿ı—ğ?gèì¿„¥¿Ó‡Ñ?Kƒ¥¿³¿¶‹š¿oéó?*
+dtype0
 j
 gradients/grad_ys_0Identitydy*
-T0*&
- _has_manual_control_dependencies(*
+T0*
 _class
 
-loc:@y
+loc:@y*&
+ _has_manual_control_dependencies(
 g
 gradients/Log_grad/Reciprocal
 Reciprocalin0^gradients/grad_ys_0*

@@ -1,9 +1,9 @@
 
 X
-in0Const*
-dtype0*=
+in0Const*=
 value4B2
-"(¡L¾çÑ³?˜â¿h[˜¿¾?’XÒ>šè©?õIñ¿"3Q?f§†?
+"(¡L¾çÑ³?˜â¿h[˜¿¾?’XÒ>šè©?õIñ¿"3Q?f§†?*
+dtype0
 
 SeluSeluin0*
 T0
@@ -11,10 +11,10 @@ X
 yIdentitySelu*
 T0
 W
-dyConst*
-dtype0*=
+dyConst*=
 value4B2
-"(C¬?ÿ	İ¿ï¾?ó’¿f<Õ?Œ«b¿9H¸¾lA9?¬Oİ¿¸ÈR¿
+"(T]¿ğ5?šSÒ¿Ÿ“¿Mê?Õ)ì¾ÌñS>ØÓ¿teí¿òK¿*
+dtype0
 B
 gradients/grad_ys_0Identitydy*
 T0*

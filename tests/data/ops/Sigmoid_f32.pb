@@ -1,8 +1,8 @@
 
 d
-in0Const*
-dtype0*I
-value@B>"0¬®?Ç?y¾ç¾Ù¿‘?‚öx¿È¼?&Ë|¿ã}­?Ra¿¼0û¿õfÜ¿¶XÊ¾
+in0Const*I
+value@B>"0iI'?*áî?j<V?d—¿›nÍ?ÄH? “4>I”Ž¿Ž<‡¿!vì>·+ß?€4¿*
+dtype0
  
 SigmoidSigmoidin0*
 T0
@@ -10,16 +10,16 @@ d
 yIdentitySigmoid*
 T0
 c
-dyConst*
-dtype0*I
-value@B>"0CðÏ?%óü?uÇï?Ûâ?«É¿W›Ò?ñ!Ê?ó3é?\Dù>ÐÏ?¸1¸>4Åv¿
+dyConst*I
+value@B>"0yÃ¿" ‚¿3¤#¿ 0l>8¤Ô> ¢A¿‘Û?¢Õ•?­ðâ½^É…¿0s“?¨÷ò>*
+dtype0
 j
 gradients/grad_ys_0Identitydy*
-T0*&
- _has_manual_control_dependencies(*
+T0*
 _class
 
-loc:@y
+loc:@y*&
+ _has_manual_control_dependencies(
 t
 "gradients/Sigmoid_grad/SigmoidGradSigmoidGradSigmoidgradients/grad_ys_0*
 T0*

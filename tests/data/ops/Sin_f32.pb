@@ -1,8 +1,8 @@
 
 d
-in0Const*
-dtype0*I
-value@B>"0Øñ¿Õÿ:>KIK¿rš¿XMÖ=ÉÑ?]ƒ¿(øñ¿M¯?\’…¼¾¦¡¿c?
+in0Const*I
+value@B>"0ì/ö¼YƒÚ?½Ó¸?îÚ?^‘¾$-f¿Z•g¾­·¿¸¿tãŽ>?sŸ¿Ò¨¿*
+dtype0
 
 SinSinin0*
 T0
@@ -10,17 +10,16 @@ d
 yIdentitySin*
 T0
 c
-dyConst*
-dtype0*I
-value@B>"0Û€Ó¿ÄÞç¿N¾5«?
-Ý>0R\?]?/¿›ÉH¿£v¢¿ÓÁ¡=¥¹¿ÍÐE?
+dyConst*I
+value@B>"0MÇ¾Öo?ÃÙ”>±„¿@©¤¿gŠ:¿#Õ?ÞhP¾äár¿‹2ÕºŸRø?c/?*
+dtype0
 j
-gradients/grad_ys_0Identitydy*
-T0*&
+gradients/grad_ys_0Identitydy*&
  _has_manual_control_dependencies(*
 _class
 
-loc:@y
+loc:@y*
+T0
 Y
 gradients/Sin_grad/CosCosin0^gradients/grad_ys_0*
 T0*

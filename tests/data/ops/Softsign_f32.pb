@@ -1,9 +1,9 @@
 
 X
-in0Const*
-dtype0*=
+in0Const*=
 value4B2
-"(ƒ%…¾*Tp=hï…>Tî¿o©¾?Ô…¿W>è4ü¿Oïæ¿¼ÙÝ?
+"(ƒ%…¾*Tp=hï…>Tî¿o©¾?Ô…¿W>è4ü¿Oïæ¿¼ÙÝ?*
+dtype0
 "
 SoftsignSoftsignin0*
 T0
@@ -11,10 +11,10 @@ X
 yIdentitySoftsign*
 T0
 W
-dyConst*
-dtype0*=
+dyConst*=
 value4B2
-"(Bö†?·,o¿+³X¿I\†?{I9¿¾Ž¿Œþ¾ˆÞØ?_C¿£,P>
+"(øh?Ì¤?ªæï?F†˜?ÕÓC?é}à¿$ú¾é¥›?¼Ê?jº¾*
+dtype0
 B
 gradients/grad_ys_0Identitydy*
 T0*

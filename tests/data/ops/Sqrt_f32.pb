@@ -1,8 +1,8 @@
 
 d
-in0Const*
-dtype0*I
-value@B>"0ÂWº?ðc?ùZ?ã£B?iuÀ?òðJ?uÓÑ>.?ñÌ>·š7>¬N>ÎDÄ?
+in0Const*I
+value@B>"0Ô7S?Øow?gÎÕ?cº?Ýïù?ö”‰?¼>ù4R?i¬£?~¬€?ñÎs?k¥?*
+dtype0
 
 SqrtSqrtin0*
 T0
@@ -10,9 +10,9 @@ d
 yIdentitySqrt*
 T0
 c
-dyConst*
-dtype0*I
-value@B>"0×ù?2žÙ¾W¯>nQ*?¦÷Q?aœ@¾žzˆ¿¸?¯ÐÄ>JÂ½Ûä…?ÎÝ"?
+dyConst*I
+value@B>"0{Ýˆ=üu!¿úŽ½>÷AÎ¿ñ“«?Ð§ƒ?mö9¿xRÇ?ì[>ß½r£à=FÓ¿*
+dtype0
 B
 gradients/grad_ys_0Identitydy*
 T0*

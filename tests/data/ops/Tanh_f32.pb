@@ -1,9 +1,8 @@
 
 d
-in0Const*
-dtype0*I
-value@B>"0Ò¸¦>Å3Ô¿3:¤>‚â
-¿´ã>¿9-9¿Ë‹©>’ó_¿EŠM¿¨¸Œ?ÿ‹¿·¼¿
+in0Const*I
+value@B>"0¿&_.> ýõ»¬¶œ?¨©2¾þâ¿3_Ž=ÃrŠ?}ô>j¢¥>Øž¢¿:•k¿*
+dtype0
 
 TanhTanhin0*
 T0
@@ -11,16 +10,16 @@ d
 yIdentityTanh*
 T0
 c
-dyConst*
-dtype0*I
-value@B>"0‰·³?)SH¿'Ž½¿‚³®>s²?,V¾¿NäÃ¾»IÅ¿wk«¿w“¥½rßâ¿ê§?
+dyConst*I
+value@B>"04¥•¿Û!¿ò•D>T¸É?[Bø¿–C$¾¶ÊÃ¿©„¿Mq©¿=Àî¿Oˆµ>™Äl?*
+dtype0
 j
-gradients/grad_ys_0Identitydy*
-T0*&
+gradients/grad_ys_0Identitydy*&
  _has_manual_control_dependencies(*
 _class
 
-loc:@y
+loc:@y*
+T0
 e
 gradients/Tanh_grad/TanhGradTanhGradTanhgradients/grad_ys_0*
 T0*
