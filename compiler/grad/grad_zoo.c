@@ -15,6 +15,9 @@
 #include <string.h>
 
 #define OP(name) DGC_OPID_##name
+/* The forward node, looked up at each use: adding generated nodes may move
+ * the node array. */
+#define FWD (&c->g->nodes[fwd])
 #define NEED(i) (!c->need || c->need[i])
 #define CHK(r)                                                                \
     do {                                                                      \
@@ -93,9 +96,8 @@ static dgc_ref mk_set(dgc_gctx *c, int32_t fwd, const char *suffix, int op,
 static int copy_attrs(dgc_gctx *c, int32_t fwd, dgc_node *n, void *arg)
 {
     const char *const *keys = arg;
-    const dgc_node *f = &c->g->nodes[fwd];
     for (int i = 0; keys[i]; i++) {
-        const dgc_attr *a = dgc_node_attr(f, keys[i]);
+        const dgc_attr *a = dgc_node_attr(FWD, keys[i]);
         if (!a)
             continue;
         if (a->kind == DGC_A_BOOL ? dgc_node_set_bool(n, keys[i], (int)a->i)
@@ -197,24 +199,23 @@ static void es_term(const dgc_einsum *e, int i, char *buf, size_t n)
 static dg_status einsum_grad(dgc_gctx *c, int32_t fwd, dgc_ref dy,
                              dgc_ref *dx)
 {
-    const dgc_node *f = &c->g->nodes[fwd];
     char eqb[40];
-    const char *eqs = dgc_einsum_equation(f, eqb, sizeof eqb);
-    const dg_shape *sh[2] = {&type_of(c, f->inputs[0])->shape,
-                             f->n_inputs > 1 ? &type_of(c, f->inputs[1])->shape
+    const char *eqs = dgc_einsum_equation(FWD, eqb, sizeof eqb);
+    const dg_shape *sh[2] = {&type_of(c, FWD->inputs[0])->shape,
+                             FWD->n_inputs > 1 ? &type_of(c, FWD->inputs[1])->shape
                                              : NULL};
     dgc_einsum e;
     char msg[200];
-    if (dgc_einsum_parse(eqs, sh, f->n_inputs, &e, msg,
+    if (dgc_einsum_parse(eqs, sh, FWD->n_inputs, &e, msg,
                          sizeof msg))
-        return dg_err(c->err, DG_E_GRAPH, "node '%s': %s", f->name, msg);
+        return dg_err(c->err, DG_E_GRAPH, "node '%s': %s", FWD->name, msg);
     char t[3][64];
-    for (int i = 0; i < f->n_inputs; i++)
+    for (int i = 0; i < FWD->n_inputs; i++)
         es_term(&e, i, t[i], sizeof t[i]);
     es_term(&e, 2, t[2], sizeof t[2]);
     if (eqs && strstr(eqs, "...") && !strstr(t[2], "..."))
         strcat(t[2], "...");
-    for (int i = 0; i < f->n_inputs; i++) {
+    for (int i = 0; i < FWD->n_inputs; i++) {
         if (!NEED(i))
             continue;
         /* labels of input i in the output or the other input (the
@@ -226,7 +227,7 @@ static dg_status einsum_grad(dgc_gctx *c, int32_t fwd, dgc_ref dy,
             int id = e.in[i][d], found = 0;
             for (int q = 0; q < e.out_rank; q++)
                 found |= e.out[q] == id;
-            if (f->n_inputs > 1)
+            if (FWD->n_inputs > 1)
                 for (int q = 0; q < e.rank[1 - i]; q++)
                     found |= e.in[1 - i][q] == id;
             for (int q = 0; q < d; q++)
@@ -254,24 +255,24 @@ static dg_status einsum_grad(dgc_gctx *c, int32_t fwd, dgc_ref dy,
         const char *ti = missing ? kept : t[i];
         char eq[512];
         dgc_ref g;
-        if (f->n_inputs == 1) {
+        if (FWD->n_inputs == 1) {
             snprintf(eq, sizeof eq, "%s->%s", t[2], ti);
             g = mk_set(c, fwd, "Einsum", OP(Einsum), &dy, 1, set_str, eq);
         } else {
             snprintf(eq, sizeof eq, "%s,%s->%s", t[2], t[1 - i], ti);
             g = mk_set(c, fwd, "Einsum", OP(Einsum),
-                       (const dgc_ref[]){dy, f->inputs[1 - i]}, 2, set_str,
+                       (const dgc_ref[]){dy, FWD->inputs[1 - i]}, 2, set_str,
                        eq);
         }
         CHK(g);
         if (missing) { /* g broadcast over the summed labels: x ones */
-            dgc_ref ones = MK("OnesLike", OnesLike, f->inputs[i]); CHK(ones);
+            dgc_ref ones = MK("OnesLike", OnesLike, FWD->inputs[i]); CHK(ones);
             snprintf(eq, sizeof eq, "%s,%s->%s", kept, t[i], t[i]);
             g = mk_set(c, fwd, "Einsum_bcast", OP(Einsum),
                        (const dgc_ref[]){g, ones}, 2, set_str, eq);
         }
         CHK(g);
-        dx[i] = sum_to(c, fwd, g, f->inputs[i]);
+        dx[i] = sum_to(c, fwd, g, FWD->inputs[i]);
         CHK(dx[i]);
     }
     return DG_OK;
@@ -282,11 +283,10 @@ static dg_status einsum_grad(dgc_gctx *c, int32_t fwd, dgc_ref dy,
 static dg_status dynpart_grad(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
                               dgc_ref *dx)
 {
-    const dgc_node *f = &c->g->nodes[fwd];
     if (!NEED(0))
         return DG_OK;
-    const dg_shape *ps = &type_of(c, f->inputs[1])->shape;
-    int np = (int)dgc_attr_int(f, "num_partitions", 1);
+    const dg_shape *ps = &type_of(c, FWD->inputs[1])->shape;
+    int np = (int)dgc_attr_int(FWD, "num_partitions", 1);
     int64_t cnt = 1, dims[DG_MAX_RANK];
     for (int d = 0; d < ps->rank; d++) {
         if (ps->dims[d] < 0)
@@ -311,7 +311,7 @@ static dg_status dynpart_grad(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
     dgc_ref shp = ints_const(c, fwd, "shape", dims, ps->rank); CHK(shp);
     dgc_ref ix = MK("Reshape", Reshape, rg, shp); CHK(ix);
     dgc_ref part = mk_set(c, fwd, "DynamicPartition", OP(DynamicPartition),
-                          (const dgc_ref[]){ix, f->inputs[1]}, 2,
+                          (const dgc_ref[]){ix, FWD->inputs[1]}, 2,
                           set_num_partitions, NULL);
     CHK(part);
     dgc_ref in[64];
@@ -325,7 +325,7 @@ static dg_status dynpart_grad(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
     }
     dgc_ref st = mk(c, fwd, "DynamicStitch", OP(DynamicStitch), in, 2 * np);
     CHK(st);
-    dx[0] = MK("ReshapeLike", ReshapeLike, st, f->inputs[0]);
+    dx[0] = MK("ReshapeLike", ReshapeLike, st, FWD->inputs[0]);
     CHK(dx[0]);
     return DG_OK;
 }
@@ -348,10 +348,9 @@ int dgc_grad_zoo_has(int op)
 dg_status dgc_grad_zoo(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
                        dgc_ref *dx)
 {
-    const dgc_node *f = &c->g->nodes[fwd];
-    int op = f->op;
+    int op = FWD->op;
     if (op == OP(IdentityN)) {
-        for (int i = 0; i < f->n_inputs; i++)
+        for (int i = 0; i < FWD->n_inputs; i++)
             dx[i] = dys[i];
         return DG_OK;
     }
@@ -360,12 +359,12 @@ dg_status dgc_grad_zoo(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
     dgc_ref dy = dys[0];
     if (dy.node < 0)
         return DG_OK;
-    dgc_ref x = f->inputs[0], z = R(fwd, 0);
+    dgc_ref x = FWD->inputs[0], z = R(fwd, 0);
     static const char *const k_alpha[] = {"alpha", NULL};
     static const char *const k_resize[] = {"align_corners",
                                            "half_pixel_centers", NULL};
     if (op == OP(SquaredDifference)) {
-        dgc_ref y = f->inputs[1];
+        dgc_ref y = FWD->inputs[1];
         dgc_ref d = MK("Sub", Sub, x, y); CHK(d);
         dgc_ref two = cst(c, fwd, "two", 2.0, x); CHK(two);
         dgc_ref m = MK("Mul", Mul, d, two); CHK(m);
@@ -400,18 +399,18 @@ dg_status dgc_grad_zoo(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
     } else if (op == OP(Softsign)) {
         dx[0] = MK("SoftsignGrad", SoftsignGrad, dy, x); CHK(dx[0]);
     } else if (op == OP(ReverseV2)) {
-        dx[0] = MK("ReverseV2", ReverseV2, dy, f->inputs[1]); CHK(dx[0]);
+        dx[0] = MK("ReverseV2", ReverseV2, dy, FWD->inputs[1]); CHK(dx[0]);
     } else if (op == OP(SpaceToBatchND) || op == OP(BatchToSpaceND)) {
         /* each other's gradient, with the same block_shape and pads */
         int sb = op == OP(SpaceToBatchND);
-        dx[0] = sb ? MK("BatchToSpaceND", BatchToSpaceND, dy, f->inputs[1],
-                        f->inputs[2])
-                   : MK("SpaceToBatchND", SpaceToBatchND, dy, f->inputs[1],
-                        f->inputs[2]);
+        dx[0] = sb ? MK("BatchToSpaceND", BatchToSpaceND, dy, FWD->inputs[1],
+                        FWD->inputs[2])
+                   : MK("SpaceToBatchND", SpaceToBatchND, dy, FWD->inputs[1],
+                        FWD->inputs[2]);
         CHK(dx[0]);
     } else if (op == OP(DivNoNan)) {
         /* TF: dx = div_no_nan(dy, y); dy_ = dy * div_no_nan(-x / y, y) */
-        dgc_ref y = f->inputs[1];
+        dgc_ref y = FWD->inputs[1];
         if (NEED(0)) {
             dgc_ref a = MK("DivNoNan", DivNoNan, dy, y); CHK(a);
             dx[0] = sum_to(c, fwd, a, x); CHK(dx[0]);
@@ -438,7 +437,8 @@ dg_status dgc_grad_zoo(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
         if (s->rank != 4 || s->dims[1] < 0 || s->dims[2] < 0)
             return no_grad(c, fwd, "needs the image size known when the "
                            "graph is compiled");
-        dgc_ref hw = ints_const(c, fwd, "size", &s->dims[1], 2); CHK(hw);
+        int64_t hwv[2] = {s->dims[1], s->dims[2]};
+        dgc_ref hw = ints_const(c, fwd, "size", hwv, 2); CHK(hw);
         dx[0] = mk_set(c, fwd, "ResizeNearestNeighborGrad",
                        OP(ResizeNearestNeighborGrad),
                        (const dgc_ref[]){dy, hw}, 2, copy_attrs,
@@ -447,15 +447,15 @@ dg_status dgc_grad_zoo(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
     } else if (op == OP(UnsortedSegmentSum)) {
         /* TF's _GatherDropNegatives; ids are assumed >= 0 here */
         if (NEED(0)) {
-            dx[0] = MK("GatherV2", GatherV2, dy, f->inputs[1]); CHK(dx[0]);
+            dx[0] = MK("GatherV2", GatherV2, dy, FWD->inputs[1]); CHK(dx[0]);
         }
     } else if (op == OP(DynamicStitch)) {
-        int nn = f->n_inputs / 2;
+        int nn = FWD->n_inputs / 2;
         for (int m = 0; m < nn; m++) {
             if (!NEED(nn + m))
                 continue;
-            dgc_ref g = MK("GatherV2", GatherV2, dy, f->inputs[m]); CHK(g);
-            dx[nn + m] = MK("ReshapeLike", ReshapeLike, g, f->inputs[nn + m]);
+            dgc_ref g = MK("GatherV2", GatherV2, dy, FWD->inputs[m]); CHK(g);
+            dx[nn + m] = MK("ReshapeLike", ReshapeLike, g, FWD->inputs[nn + m]);
             CHK(dx[nn + m]);
         }
     } else {
