@@ -146,7 +146,7 @@ static const dgr_kernel_row cpu_kernels[DGC_N_OPS] = {
     ROW(Split, dgr_k_split_any),
     ROW(SplitV, dgr_k_split_any),
     ROW(Range, dgr_k_range),
-    ROW(DynamicStitch, dgr_k_dynamic_stitch),
+    ROW(DynamicStitch, dgr_k_dynamic_stitch_any), /* kernels_cpu_zoo.c */
     ROW(BroadcastTo, dgr_k_broadcast_to),
     ROW(BroadcastGradientArgs, dgr_k_bcast_grad_args),
     ROW(ConcatOffset, dgr_k_concat_offset),

@@ -922,3 +922,33 @@ static dg_status win3d(dgr_kctx *k, int conv)
 
 dg_status dgr_k_conv3d(dgr_kctx *k) { return win3d(k, 1); }
 dg_status dgr_k_max_pool3d(dgr_kctx *k) { return win3d(k, 0); }
+
+/* ---- DynamicStitch with many indices (issue 22) ----------------------------
+ * Inference knows the output's first dim only from indices of at most 64
+ * elements (what the executor hands infer functions); with more (a
+ * partitioned embedding over a real batch, DynamicPartition's gradient) the
+ * kernel sizes the output from the largest index, then runs the stitch. */
+dg_status dgr_k_dynamic_stitch_any(dgr_kctx *k)
+{
+    if (k->out_types[0].shape.rank > 0 && k->out_types[0].shape.dims[0] < 0) {
+        int nn = k->n_in / 2;
+        int64_t max = -1;
+        for (int m = 0; m < nn; m++) {
+            int64_t c = dg_shape_numel(&k->in[m].shape);
+            for (int64_t i = 0; i < c; i++) {
+                int64_t v = iat(&k->in[m], i);
+                max = v > max ? v : max;
+            }
+        }
+        dgc_ttype t = k->out_types[0];
+        t.shape.dims[0] = max + 1;
+        for (int d = 1; d < t.shape.rank; d++)
+            if (t.shape.dims[d] < 0) /* from data 0, past its indices' dims */
+                t.shape.dims[d] =
+                    k->in[nn].shape.dims[k->in[0].shape.rank + d - 1];
+        dgr_kctx kk = *k;
+        kk.out_types = &t;
+        return dgr_k_dynamic_stitch(&kk);
+    }
+    return dgr_k_dynamic_stitch(k);
+}

@@ -180,6 +180,21 @@ def main():
             ",".join(sorted(GRAD_COVER.get((op, dt), ()))) or "-"))
     cells = sum(len(v) for v in COVER.values())
     print("op x dtype x device cells passing: %d" % cells)
+    # against the whole op table: which ops no case covers yet
+    rc, out, _ = dgrun("ops", "--json")
+    if rc == 0:
+        table = json.loads(out)["ops"]
+        names = {o["name"]: o for o in table}
+        alias = {o["alias"]: o["name"] for o in table if o["alias"]}
+        seen = {alias.get(op, op) for op, _ in COVER}
+        gpu_ops = [o["name"] for o in table if o["gpu"]]
+        gseen = {alias.get(op, op) for (op, _), d in COVER.items()
+                 if "GPU" in d}
+        print("op table: %d ops, %d with a case passing (%d of the %d with "
+              "an OpenCL kernel on the GPU); no case yet: %s" % (
+                  len(names), len(seen & set(names)),
+                  len(gseen & set(gpu_ops)), len(gpu_ops),
+                  " ".join(sorted(set(names) - seen))))
     if FAILURES:
         print("%d failures" % len(FAILURES))
         return 1

@@ -225,6 +225,17 @@ for nm, fn in (("Add", tf.add), ("Mul", tf.multiply), ("Maximum",
 case("ReverseV2_bool", "ReverseV2", lambda x: tf.reverse(x, [0]),
      [np.array([True, False, False]), ], grad=False)
 
+# more than 64 indices: the output size is no longer an inference-time
+# value (kernels_cpu_zoo.c sizes it)
+_perm = np.random.RandomState(5).permutation(150).astype(np.int32)
+case("DynamicStitch_large", "DynamicStitch",
+     lambda i0, i1, d0, d1: tf.dynamic_stitch([i0, i1], [d0, d1]),
+     [_perm[:80], _perm[80:], r(80, 2), r(70, 2)])
+case("DynamicPartition_large", "DynamicPartition",
+     lambda x, p: tf.dynamic_partition(x, p, 2),
+     [r(100, 2), (np.arange(100) % 3 == 0).astype(np.int32)],
+     {"num_partitions": 2}, n_out=2, grad=False)
+
 # ---- existing ops: elementwise and reductions -----------------------------
 for nm, fn in (("Add", tf.add), ("Sub", tf.subtract), ("Mul", tf.multiply),
                ("Div", tf.math.truediv), ("Maximum", tf.maximum),

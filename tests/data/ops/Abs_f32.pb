@@ -1,7 +1,8 @@
 
 d
 in0Const*I
-value@B>"0Ý6ò?9¯Ý?¨×¿í¿ë£;·¼?tÇ¿ª¾§?âÁV?Øa¿n0 ¿ƒ¯L¿*
+value@B>"0ç¢¾>=˜$¾«è?‰ì¿ñ
+?<›>!d?þäè>oÒ_?°Ï¿}dö¿)µ>*
 dtype0
 
 AbsAbsin0*
@@ -11,26 +12,26 @@ d
 T0
 c
 dyConst*I
-value@B>"0ÂJç?lH¿=Ðÿ¾ž±ì?Þûï?w¶?IÑ>?Ú¹¿¦N½,Ëï?•°Š¿J~>*
+value@B>"0på?l>™¿Œi?)>H5‰>ÎjÊ>ƒ¼Â¿§ —?²§<?ì'2¿§í¿5D¿*
 dtype0
 B
-gradients/grad_ys_0Identitydy*
-T0*
+gradients/grad_ys_0Identitydy*
 _class
 
-loc:@y
+loc:@y*
+T0
 E
-gradients/Abs_grad/SignSignin0*
-T0*
+gradients/Abs_grad/SignSignin0*
 _class
 
-loc:@Abs
+loc:@Abs*
+T0
 l
-gradients/Abs_grad/mulMulgradients/grad_ys_0gradients/Abs_grad/Sign*
-T0*
+gradients/Abs_grad/mulMulgradients/grad_ys_0gradients/Abs_grad/Sign*
 _class
 
-loc:@Abs
+loc:@Abs*
+T0
 3
 grad_0Identitygradients/Abs_grad/mul*
 T0

@@ -11,14 +11,14 @@ j¾T%í¿
 —ñ¾g°Í¿m¿6Zü=îèÃ¿H)ã¿{ž|¿ù—/¿u[3>…$©¿KðÖ?ktÑ¿¢£?OÂ«¿TÅK=ŽÁø¿H*j>*
 dtype0
 |
-Conv3DConv3Din0in1*
-T0*
+Conv3DConv3Din0in1*
 	dilations	
-*
-data_formatNDHWC*
+*
 strides	
-*
-paddingSAME
+*
+data_formatNDHWC*
+paddingSAME*
+T0
 
 yIdentityConv3D*
 T0

@@ -1,7 +1,7 @@
 
 d
 in0Const*I
-value@B>"0ÖÕì?¥½{?Z‹?ŽK?ûÌã?yý¿3>¿z¼?Ãü?'+Þ¿TúÚ?åtH¿*
+value@B>"05Ü/?#›V?1,‚¿ 4È¿2–»>Ëº½ÔAs?À¦O?ôÓô>ÉxÑ¾¿³¾/ëc¿*
 dtype0
 
 CosCosin0*
@@ -11,33 +11,33 @@ d
 T0
 c
 dyConst*I
-value@B>"0+¼?ÆÏ?hÞù¿!i–¿Û,†?oÙ¿½ëƒ?ºc¿°ÎÌ¾m³¿1h€?@*A=*
+value@B>"0ôÈ>alŽ?L¦¿uW+¿¥ÔZ¾œÖÑ¿”?ÁB½'wº¿Wö?þçŸ¿u“Ä¾*
 dtype0
 j
-gradients/grad_ys_0Identitydy*
-T0*
+gradients/grad_ys_0Identitydy*
 _class
 
-loc:@y*&
+loc:@y*
+T0*&
  _has_manual_control_dependencies(
 S
-gradients/Cos_grad/NegNeggradients/grad_ys_0*
-T0*
+gradients/Cos_grad/NegNeggradients/grad_ys_0*
 _class
 
-loc:@Cos
+loc:@Cos*
+T0
 Y
-gradients/Cos_grad/SinSinin0^gradients/grad_ys_0*
-T0*
+gradients/Cos_grad/SinSinin0^gradients/grad_ys_0*
 _class
 
-loc:@Cos
+loc:@Cos*
+T0
 n
-gradients/Cos_grad/mulMulgradients/Cos_grad/Neggradients/Cos_grad/Sin*
-T0*
+gradients/Cos_grad/mulMulgradients/Cos_grad/Neggradients/Cos_grad/Sin*
 _class
 
-loc:@Cos
+loc:@Cos*
+T0
 3
 grad_0Identitygradients/Cos_grad/mul*
 T0

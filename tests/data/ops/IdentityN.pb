@@ -20,19 +20,19 @@ q'?Ò¢¿ø±?Îª?*
 T0
 K
 dyConst*1
-value(B&"&{ó?ÕÿQ?7_C¿KÖÑ>®¿½È>*
+value(B&"öå?Ðø¾D¿áåH< zà¿Ptð>*
 dtype0
 B
-gradients/grad_ys_0Identitydy*
-T0*
+gradients/grad_ys_0Identitydy*
 _class
 
-loc:@y
+loc:@y*
+T0
 U
-gradients/zeros_like	ZerosLikeIdentityN:1*
-T0*
+gradients/zeros_like	ZerosLikeIdentityN:1*
 _class
-loc:@IdentityN
+loc:@IdentityN*
+T0
 0
 grad_0Identitygradients/grad_ys_0*
 T0

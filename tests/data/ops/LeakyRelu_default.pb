@@ -13,19 +13,20 @@
 T0
 [
 dyConst*A
-value8B6"(„Ð?ß	¾Ø¿úSþ?]§¿¯o¿Ï~T>=	n¿ü9?yq[?*
+value8B6"(]²¿"=f¿p¤½ˆ
+Ü¿ÿµá>þ$‡?Cnæ?"¼”?‡•„¿üi§¿*
 dtype0
 B
-gradients/grad_ys_0Identitydy*
-T0*
+gradients/grad_ys_0Identitydy*
 _class
 
-loc:@y
+loc:@y*
+T0
 ˆ
-&gradients/LeakyRelu_grad/LeakyReluGradLeakyReluGradgradients/grad_ys_0in0*
-T0*
+&gradients/LeakyRelu_grad/LeakyReluGradLeakyReluGradgradients/grad_ys_0in0*
 _class
-loc:@LeakyRelu*
+loc:@LeakyRelu*
+T0*
 alpha%ÍÌL>
 C
 grad_0Identity&gradients/LeakyRelu_grad/LeakyReluGrad*

@@ -12,19 +12,19 @@ d
 T0
 c
 dyConst*I
-value@B>"0|—¿>Àˆ>[M?Û×¿„=—??uÔö¿8¢²¿y»æ¿æÃ?º-r¿¾°¿*
+value@B>"0„£¿Ö@?OO?úÈ!¿qÏÕ?ûjU?¦¥Ÿ?¬($>tZ¾Õğ9?£ˆ¼ğñ¢¿*
 dtype0
 B
-gradients/grad_ys_0Identitydy*
-T0*
+gradients/grad_ys_0Identitydy*
 _class
 
-loc:@y
+loc:@y*
+T0
 ˆ
-&gradients/LeakyRelu_grad/LeakyReluGradLeakyReluGradgradients/grad_ys_0in0*
-T0*
+&gradients/LeakyRelu_grad/LeakyReluGradLeakyReluGradgradients/grad_ys_0in0*
 _class
-loc:@LeakyRelu*
+loc:@LeakyRelu*
+T0*
 alpha%ÍÌÌ=
 C
 grad_0Identity&gradients/LeakyRelu_grad/LeakyReluGrad*

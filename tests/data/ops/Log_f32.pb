@@ -1,8 +1,7 @@
 
 d
 in0Const*I
-value@B>"0±.?~é|?X„â?ÇÇ–>‹AÞ?ûÖX?Î$?*8¼?¶?F7?ßÍ
-?rþ‚?*
+value@B>"0¹øµ?ìÇÜ?}Å½?1n?rŠ¸?£î?%½õ?´©ò?û÷Ö>âÓ¿>?3ò?›šM?*
 dtype0
 
 LogLogin0*
@@ -12,28 +11,29 @@ d
 T0
 c
 dyConst*I
-value@B>"0Çl¿­Æ¿ªA?(;¹¿ý—ð?gèì¿„¥¿Ó‡Ñ?Kƒ¥¿Ž³¿¶‹š¿oéó?*
+value@B>"0£6ã?³ã?| ú?vYû¿
+ÔH¿Ó[J¿_¿ú€ì¿’+¿Oé?p„?uT?*
 dtype0
 j
-gradients/grad_ys_0Identitydy*
-T0*
+gradients/grad_ys_0Identitydy*
 _class
 
-loc:@y*&
+loc:@y*
+T0*&
  _has_manual_control_dependencies(
 g
 gradients/Log_grad/Reciprocal
-Reciprocalin0^gradients/grad_ys_0*
-T0*
+Reciprocalin0^gradients/grad_ys_0*
 _class
 
-loc:@Log
+loc:@Log*
+T0
 r
-gradients/Log_grad/mulMulgradients/grad_ys_0gradients/Log_grad/Reciprocal*
-T0*
+gradients/Log_grad/mulMulgradients/grad_ys_0gradients/Log_grad/Reciprocal*
 _class
 
-loc:@Log
+loc:@Log*
+T0
 3
 grad_0Identitygradients/Log_grad/mul*
 T0

@@ -1,7 +1,7 @@
 
 d
 in0Const*I
-value@B>"0⁄‡Æ?≥W”?RâÄ?'§?e|=?~†i?M1√?o'î?èÇå?≠π?H∏ø?|Ÿ?*
+value@B>"0√Õ¡?*êr?7<∂?ö+O?5?îB˘?õu?qgΩ?Zå?$O∞?èíÿ?7A[?*
 dtype0
 &
 
@@ -14,20 +14,20 @@ Reciprocal*
 T0
 c
 dyConst*I
-value@B>"0≤Tá?ßpz?™éæıûpø7døéÕ?2êë?ˆ|™ø≈Q≤øpâåø	∂ø[8î?*
+value@B>"0sä>√é?Wi¶øíÇ˛ø@÷>‡|¶ø…∂∫?≈Tk?È Í?&·æc≤…ø»Î?*
 dtype0
 B
-gradients/grad_ys_0Identitydy*
-T0*
+gradients/grad_ys_0Identitydy*
 _class
 
-loc:@y
+loc:@y*
+T0
 É
 (gradients/Reciprocal_grad/ReciprocalGradReciprocalGrad
-Reciprocalgradients/grad_ys_0*
-T0*
+Reciprocalgradients/grad_ys_0*
 _class
-loc:@Reciprocal
+loc:@Reciprocal*
+T0
 E
 grad_0Identity(gradients/Reciprocal_grad/ReciprocalGrad*
 T0

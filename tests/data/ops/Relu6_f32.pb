@@ -1,8 +1,7 @@
 
 d
 in0Const*I
-value@B>"0u}Ø@ç~¤À½‚@hDâ?÷ú“@çlµÀµÈÀØ
-E½ÂIÅ@·åÂ@4âe@zÓÀ*
+value@B>"0|DÉ@^øœ@­¸­ÀÓäe@/*gÀv7õ@ÑÕ;¾œôðÀ34!ÀòÚÌ@›£@ÔMØ?*
 dtype0
 
 Relu6Relu6in0*
@@ -12,20 +11,20 @@ E½ÂIÅ@·åÂ@4âe@zÓÀ*
 T0
 c
 dyConst*I
-value@B>"0p2‰¾óª¿ìy‚?2™?Þ•š¿>„7¼gˆ³¿Þ“¿MîÒ>÷¥ß¾íLâ¿Ýží?*
+value@B>"0¾2ê¿màÆ¿\Gt?Yn½?Àø¿å”¿ÅnÔ¾jUþ?“ó+¿—FÏ?‡öï>ã­¿?*
 dtype0
 B
-gradients/grad_ys_0Identitydy*
-T0*
+gradients/grad_ys_0Identitydy*
 _class
 
-loc:@y
+loc:@y*
+T0
 j
-gradients/Relu6_grad/Relu6Grad	Relu6Gradgradients/grad_ys_0Relu6*
-T0*
+gradients/Relu6_grad/Relu6Grad	Relu6Gradgradients/grad_ys_0Relu6*
 _class
 
-loc:@Relu6
+loc:@Relu6*
+T0
 ;
 grad_0Identitygradients/Relu6_grad/Relu6Grad*
 T0

@@ -1,7 +1,7 @@
 
 d
 in0Const*I
-value@B>"0µn¼)„Ò¿€‘?’¿Ğ¿)à,¿R†Â¿ECÙ?ìŸ¿é_˜¿y Ù>cò©?Ë}?*
+value@B>"0^Ò¼}Ÿ¿†ÎÅ¿06¿9—±¿¢*?®½?1R¿+Ue?7'>îjŸ=YØˆ½*
 dtype0
 
 ReluReluin0*
@@ -11,19 +11,19 @@ d
 T0
 c
 dyConst*I
-value@B>"0¬–´¿Id?½¯õ¿$ÿ?ÊÅr¿ì&¿N¸<ÔÄË>±E?¸yö¿ô¾Ø?œ‚ú¾*
+value@B>"0ºJ>/ú?ØŸí¿/÷‘?ET·¿‰¿J¾H§¼?(xW¿¨=Ó¿f´·?8­í¿*
 dtype0
 B
-gradients/grad_ys_0Identitydy*
-T0*
+gradients/grad_ys_0Identitydy*
 _class
 
-loc:@y
+loc:@y*
+T0
 e
-gradients/Relu_grad/ReluGradReluGradgradients/grad_ys_0Relu*
-T0*
+gradients/Relu_grad/ReluGradReluGradgradients/grad_ys_0Relu*
 _class
-	loc:@Relu
+	loc:@Relu*
+T0
 9
 grad_0Identitygradients/Relu_grad/ReluGrad*
 T0

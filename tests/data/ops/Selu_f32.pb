@@ -13,19 +13,19 @@ X
 W
 dyConst*=
 value4B2
-"(T]¿ð5?šSÒ¿Ÿ“¿Mê?Õ)ì¾ÌñS>ØÓ¿teí¿òK¿*
+"()Ï!¾cc?`g:½Á¸¿Ïžb<­AÈ?ŠO¿™¿Ö²¿"¥>*
 dtype0
 B
-gradients/grad_ys_0Identitydy*
-T0*
+gradients/grad_ys_0Identitydy*
 _class
 
-loc:@y
+loc:@y*
+T0
 e
-gradients/Selu_grad/SeluGradSeluGradgradients/grad_ys_0Selu*
-T0*
+gradients/Selu_grad/SeluGradSeluGradgradients/grad_ys_0Selu*
 _class
-	loc:@Selu
+	loc:@Selu*
+T0
 9
 grad_0Identitygradients/Selu_grad/SeluGrad*
 T0

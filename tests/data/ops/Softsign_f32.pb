@@ -13,19 +13,19 @@ X
 W
 dyConst*=
 value4B2
-"(øh?Ì¤?ªæï?F†˜?ÕÓC?é}à¿$ú¾é¥›?¼Ê?jº¾*
+"(Éð[>ƒ_?‚Ââ?ôú¿Y„!?#ŠÈ?Ý¶‰¿£™X?í,>]º‹¿*
 dtype0
 B
-gradients/grad_ys_0Identitydy*
-T0*
+gradients/grad_ys_0Identitydy*
 _class
 
-loc:@y
+loc:@y*
+T0
 t
-$gradients/Softsign_grad/SoftsignGradSoftsignGradgradients/grad_ys_0in0*
-T0*
+$gradients/Softsign_grad/SoftsignGradSoftsignGradgradients/grad_ys_0in0*
 _class
-loc:@Softsign
+loc:@Softsign*
+T0
 A
 grad_0Identity$gradients/Softsign_grad/SoftsignGrad*
 T0

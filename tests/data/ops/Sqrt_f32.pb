@@ -1,7 +1,7 @@
 
 d
 in0Const*I
-value@B>"0Ô7S?Øow?gÎÕ?cº?Ýïù?ö”‰?¼>ù4R?i¬£?~¬€?ñÎs?k¥?*
+value@B>"0t.O?:!Ì?ûþ?TÒ?Nš”>¢I»><«‘?I–?šÒ¸?´hz?ò[Ä>Ü?*
 dtype0
 
 SqrtSqrtin0*
@@ -11,19 +11,20 @@ d
 T0
 c
 dyConst*I
-value@B>"0{Ýˆ=üu!¿úŽ½>÷AÎ¿ñ“«?Ð§ƒ?mö9¿xRÇ?ì[>ß½r£à=FÓ¿*
+value@B>"0õ³¬?c‹ã>õ|§?«D¾¼é¿p¨Û?
+Üå?YOß¿nk¿º~Ø¿ìœÚ>S^M>*
 dtype0
 B
-gradients/grad_ys_0Identitydy*
-T0*
+gradients/grad_ys_0Identitydy*
 _class
 
-loc:@y
+loc:@y*
+T0
 e
-gradients/Sqrt_grad/SqrtGradSqrtGradSqrtgradients/grad_ys_0*
-T0*
+gradients/Sqrt_grad/SqrtGradSqrtGradSqrtgradients/grad_ys_0*
 _class
-	loc:@Sqrt
+	loc:@Sqrt*
+T0
 9
 grad_0Identitygradients/Sqrt_grad/SqrtGrad*
 T0
