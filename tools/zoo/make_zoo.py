@@ -34,6 +34,7 @@ import sys
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 os.environ.setdefault("CUDA_VISIBLE_DEVICES", "")
+os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")  # tf.compat.v1.layers
 
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
@@ -375,6 +376,54 @@ def transformer_train():
                 "loss (Einsum, Erfc, LayerNorm gradients)")
 
 
+def dcgan_train():
+    """The DCGAN generator with tf.compat.v1.layers on reference variables
+    (seeded constant initialisers) trained by Adam towards target images:
+    LeakyReluGrad, FusedBatchNormGradV3, Conv2DBackpropInput/Filter."""
+    g = tf.Graph()
+    tf1.disable_resource_variables()
+    try:
+        with g.as_default():
+            rs = np.random.RandomState(14)
+
+            def const(shape, scale=0.2):
+                return tf1.constant_initializer(
+                    (rs.standard_normal(shape) * scale).astype(np.float32))
+            z = tf1.placeholder(tf.float32, [2, 8], name="z")
+            t = tf1.placeholder(tf.float32, [2, 16, 16, 1], name="target")
+            h = tf1.layers.dense(z, 4 * 4 * 16, use_bias=False,
+                                 kernel_initializer=const((8, 256)))
+            # (no batch norm on the 2-D output here: its unfused moments use
+            # StopGradient, another branch's op)
+            h = tf.nn.leaky_relu(h, 0.2)
+            h = tf.reshape(h, [2, 4, 4, 16])
+            h = tf1.layers.conv2d_transpose(
+                h, 8, 5, strides=2, padding="same", use_bias=False,
+                kernel_initializer=const((5, 5, 8, 16)))
+            h = tf1.layers.batch_normalization(h, training=True, fused=True)
+            h = tf.nn.leaky_relu(h, 0.2)
+            y = tf1.layers.conv2d_transpose(
+                h, 1, 5, strides=2, padding="same", activation=tf.tanh,
+                kernel_initializer=const((5, 5, 1, 8)))
+            tf.identity(y, name="images")
+            loss = tf.reduce_mean(tf.math.squared_difference(y, t),
+                                  name="loss")
+            upd = tf1.get_collection(tf1.GraphKeys.UPDATE_OPS)
+            with tf.control_dependencies(upd):
+                tf1.train.AdamOptimizer(0.01).minimize(loss, name="train")
+            with session(g) as s:
+                s.run(tf1.global_variables_initializer())
+                write("dcgan_train", g.as_graph_def(),
+                      {"z": rs.standard_normal((2, 8)).astype(np.float32),
+                       "target": rs.uniform(-1, 1, (2, 16, 16, 1)).astype(
+                           np.float32)},
+                      ["images", "loss"], s, g, train=("train", "loss"),
+                      note="the DCGAN generator (tf.compat.v1.layers, "
+                      "reference variables) trained by Adam on an MSE loss")
+    finally:
+        tf1.enable_resource_variables()
+
+
 def text_batch(seed, vocab=50, n=4, t=5):
     rs = np.random.RandomState(seed)
     return (rs.randint(0, vocab, (n, t)).astype(np.int32),
@@ -427,7 +476,8 @@ MODELS = {"transformer": transformer, "bigru": bigru, "dcgan_gen": dcgan_gen,
           "mobilenet_v1": lambda: mobilenets("mobilenet_v1"),
           "mobilenet_v2": lambda: mobilenets("mobilenet_v2"),
           "mobilenet_v3s": lambda: mobilenets("mobilenet_v3s"),
-          "transformer_train": transformer_train}
+          "transformer_train": transformer_train,
+          "dcgan_train": dcgan_train}
 
 
 def main():
