@@ -172,7 +172,8 @@ int dgc_infer_unique(DGC_INFER_ARGS);           /* Unique */
 int dgc_infer_unsorted_segment(DGC_INFER_ARGS); /* UnsortedSegmentSum */
 int dgc_infer_scatter(DGC_INFER_ARGS);          /* ScatterAdd, ScatterSub */
 int dgc_infer_dynamic_partition(DGC_INFER_ARGS);
-int dgc_infer_space_batch(DGC_INFER_ARGS);     /* SpaceToBatchND & inverse */
+int dgc_infer_space_batch(DGC_INFER_ARGS);
+int dgc_infer_is_initialized(DGC_INFER_ARGS);  /* a bool scalar */     /* SpaceToBatchND & inverse */
 int dgc_infer_conv3d(DGC_INFER_ARGS);          /* Conv3D, MaxPool3D */
 /* The window of a 3-D convolution or pooling along one axis: output size,
  * and the padding before (TF's SAME / VALID).  -1 for an unknown size. */

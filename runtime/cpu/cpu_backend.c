@@ -189,6 +189,7 @@ static const dgr_kernel_row cpu_kernels[DGC_N_OPS] = {
     ROW(SpaceToBatchND, dgr_k_space_to_batch),
     ROW(BatchToSpaceND, dgr_k_batch_to_space),
     ROW(Conv3D, dgr_k_conv3d),
+    ROW(IsVariableInitialized, dgr_k_is_initialized),
     ROW(MaxPool3D, dgr_k_max_pool3d),
     ROW(SqrtGrad, dgr_k_sqrt_grad),
     /* fusion (issue 16) */

@@ -142,4 +142,5 @@ DGR_K(dgr_k_sign); DGR_K(dgr_k_sqrt_grad); DGR_K(dgr_k_div_no_nan);
 DGR_K(dgr_k_space_to_batch); DGR_K(dgr_k_batch_to_space);
 DGR_K(dgr_k_conv3d); DGR_K(dgr_k_max_pool3d);
 DGR_K(dgr_k_dynamic_stitch_any); /* DynamicStitch's row: sizes itself */
+DGR_K(dgr_k_is_initialized);
 #endif

@@ -952,3 +952,12 @@ dg_status dgr_k_dynamic_stitch_any(dgr_kctx *k)
     }
     return dgr_k_dynamic_stitch(k);
 }
+
+/* IsVariableInitialized / VarIsInitializedOp: every Variable is. */
+dg_status dgr_k_is_initialized(dgr_kctx *k)
+{
+    dg_status st = dgr_kctx_alloc_output(k, 0);
+    if (!st)
+        *(dgr_bool_t *)dgr_cpu_ptr(&k->out[0]) = 1;
+    return st;
+}

@@ -28,17 +28,8 @@ DEFAULT = (1e-4, 1e-5)
 FAILURES = []
 # Models that do not load yet: the exact `unsupported ops:` list `dgrun
 # check` must print (exit 2); when the ops land, delete the entry and the
-# value checks take over.  transformer_train: tf_keras makes resource
-# variables whatever tf.compat.v1 asks (VarHandleOp, ReadVariableOp,
-# AssignVariableOp, VarIsInitializedOp, ResourceApplyAdam) initialised by
-# TF's stateless Philox RNG (StatelessRandom*), which dgrun would have to
-# reproduce bit for bit to start from TF's weights.
-MISSING = {
-    "transformer_train": "StatelessRandomGetKeyCounter (6 nodes), "
-    "StatelessRandomUniformV2 (6 nodes), VarHandleOp (44 nodes), "
-    "VarIsInitializedOp (44 nodes), AssignVariableOp (46 nodes), "
-    "ReadVariableOp (90 nodes), ResourceApplyAdam (14 nodes)",
-}
+# value checks take over.  Every zoo model loads today.
+MISSING = {}
 DEVICES = {"CPU:0": ["--opencl-devices", "none"],
            "2 PoCL GPUs": ["--opencl-devices", "all", "--allow-soft-placement"]}
 

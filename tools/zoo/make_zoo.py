@@ -23,6 +23,17 @@ them on CPU:0 and on PoCL; tools/zoo/census.py counts their op types.
   embed_part    a partitioned embedding (fixed_size_partitioner(2):
                 DynamicPartition, ParallelDynamicStitch) trained by
                 GradientDescent (ScatterSub)
+  rnn_layers, activations, cnn_layers, norm_attention
+                sets of tf_keras layers (recurrent, every activation,
+                convolution and pooling kinds, norms and attention); frozen
+  mobilenet_v1/_v2/_v3s, efficientnet
+                tf_keras.applications at small widths (v2 and v3s: census
+                only, see PB_MAX)
+  transformer_train
+                a tf_keras encoder block trained TF-1 style (resource
+                variables, seeded constant initialisers) by Adam
+  dcgan_train   the DCGAN generator with tf.compat.v1.layers (reference
+                variables) trained by Adam
 
 Run with the TF venv, tf_keras on PYTHONPATH:
   PYTHONPATH=.venv-tfk tools/tf_fixtures/.venv/bin/python tools/zoo/make_zoo.py
@@ -362,12 +373,21 @@ def keras_train(name, build, x, y, note):
 
 def transformer_train():
     def build(K):
+        rs = np.random.RandomState(15)
+
+        class Seeded(K.initializers.Initializer):
+            """Seeded constants (TF's stateless initialisers cannot be
+            reproduced outside TF)."""
+            def __call__(self, shape, dtype=None, **kw):
+                return tf.constant((rs.standard_normal(shape) * 0.2).astype(
+                    np.float32))
         L = K.layers
         x = L.Input((6, 16), batch_size=2, name="x")
-        a = L.MultiHeadAttention(num_heads=2, key_dim=8)(x, x)
+        a = L.MultiHeadAttention(num_heads=2, key_dim=8,
+                                 kernel_initializer=Seeded())(x, x)
         h = L.LayerNormalization()(x + a)
-        f = L.Dense(16, activation="gelu")(h)
-        return K.Model(x, L.Dense(4)(f))
+        f = L.Dense(16, activation="gelu", kernel_initializer=Seeded())(h)
+        return K.Model(x, L.Dense(4, kernel_initializer=Seeded())(f))
     rs = np.random.RandomState(13)
     keras_train("transformer_train", build,
                 rs.standard_normal((2, 6, 16)).astype(np.float32),
