@@ -340,6 +340,7 @@ int dgc_grad_zoo_has(int op)
            op == OP(IdentityN) || op == OP(Einsum) ||
            op == OP(BatchMatMulV2) || op == OP(DivNoNan) ||
            op == OP(SpaceToBatchND) || op == OP(BatchToSpaceND) ||
+           op == OP(GatherV2) ||
            op == OP(ResizeBilinear) || op == OP(ResizeNearestNeighbor) ||
            op == OP(UnsortedSegmentSum) || op == OP(DynamicStitch) ||
            op == OP(DynamicPartition);
@@ -407,6 +408,40 @@ dg_status dgc_grad_zoo(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
                         FWD->inputs[2])
                    : MK("SpaceToBatchND", SpaceToBatchND, dy, FWD->inputs[1],
                         FWD->inputs[2]);
+        CHK(dx[0]);
+    } else if (op == OP(GatherV2)) {
+        /* TF's _GatherV2Grad for axis 0 (the embedding lookup): the rows
+         * of dy summed into params' rows, UnsortedSegmentSum(dy, indices,
+         * params.shape[0]); indices get none */
+        if (!NEED(0))
+            return DG_OK;
+        int64_t ax = dgc_attr_int(FWD, "axis", 0);
+        if (FWD->n_inputs > 2) {
+            const dgc_ttype *at = type_of(c, FWD->inputs[2]);
+            int64_t v[1];
+            if (!at->value && !(c->g->nodes[FWD->inputs[2].node].op ==
+                                OP(Const)))
+                return no_grad(c, fwd, "needs a constant axis");
+            const dgc_attr *va = dgc_node_attr(
+                &c->g->nodes[FWD->inputs[2].node], "value");
+            if (va && va->tensor)
+                v[0] = (int64_t)dg_tensor_elem(va->tensor, 0);
+            else
+                v[0] = 0;
+            ax = v[0];
+        }
+        if (ax != 0 || dgc_attr_int(FWD, "batch_dims", 0) != 0)
+            return no_grad(c, fwd, "is supported along axis 0 only");
+        const dg_shape *ps = &type_of(c, x)->shape;
+        if (ps->rank < 1 || ps->dims[0] < 0)
+            return no_grad(c, fwd, "needs params' first dimension known "
+                           "when the graph is compiled");
+        int64_t rows = ps->dims[0];
+        dgc_ref ids = FWD->inputs[1];
+        dgc_ref nv = ints_const(c, fwd, "num_segments", &rows, 1); CHK(nv);
+        dgc_ref sc = ints_const(c, fwd, "scalar", NULL, 0); CHK(sc);
+        dgc_ref ns = MK("num_segments_s", Reshape, nv, sc); CHK(ns);
+        dx[0] = MK("UnsortedSegmentSum", UnsortedSegmentSum, dy, ids, ns);
         CHK(dx[0]);
     } else if (op == OP(DivNoNan)) {
         /* TF: dx = div_no_nan(dy, y); dy_ = dy * div_no_nan(-x / y, y) */

@@ -368,6 +368,7 @@ static const char *const ignored[] = {
     "Truncate", "U", "container", "shared_name", "use_locking", "seed",
     "seed2", "incompatible_shape_error", "index_type", "grad_a", "grad_b",
     "grad_x", "grad_y", "Tout", "allowed_devices", "debug_name",
+    "shape_type",
     "use_cudnn_on_gpu", "Index", NULL};
 
 /* A type parameter: an attr named T<Name> whose value is a type or a list

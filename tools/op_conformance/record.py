@@ -268,6 +268,63 @@ case("MatMul_tb_f64", "MatMul", lambda a, b: tf.matmul(a, b,
      {"transpose_b": True})
 
 
+# ---- existing ops: shapes, indexing, comparisons, CNN ----------------------
+case("Cast_f32_to_i32", "Cast", lambda x: tf.cast(x, tf.int32), [r(6) * 3],
+     {"DstT": "int32"}, grad=False)
+case("ConcatV2_axis1", "ConcatV2", lambda a, b: tf.concat([a, b], 1),
+     [r(2, 3), r(2, 2)], {"axis": 1})
+case("Pack_axis1", "Pack", lambda a, b: tf.stack([a, b], 1), [r(2, 3), r(2, 3)],
+     {"axis": 1})
+# (TF's gradient graphs of Transpose (InvertPermutation), Tile (a Sum over
+# a computed range) and StridedSlice (StridedSliceGrad) need ops or
+# compile-time values dgrun's loader does not have yet: forward only)
+case("Transpose_perm", "Transpose", lambda x: tf.transpose(x, [2, 0, 1]),
+     [r(2, 3, 4)], {"perm": [2, 0, 1]}, grad=False)
+case("Reshape_f32", "Reshape", lambda x: tf.reshape(x, [3, -1]), [r(2, 3, 2)],
+     extra=[np.array([3, -1], np.int32)])
+case("Tile_f32", "Tile", lambda x: tf.tile(x, [2, 3]), [r(2, 2)],
+     {"multiples": [2, 3]}, grad=False)
+case("Pad_f32", "Pad", lambda x: tf.pad(x, [[1, 0], [2, 1]]), [r(2, 3)],
+     extra=[np.array([[1, 0], [2, 1]], np.int32)])
+case("StridedSlice_f32", "StridedSlice", lambda x: x[1:, ::2, -1],
+     [r(3, 4, 2)], grad=False)
+case("GatherV2_f32", "GatherV2",
+     lambda x, i: tf.gather(x, i), [r(5, 3), np.array([4, 0, 2, 0], np.int32)])
+case("SelectV2_f32", "SelectV2",
+     lambda c, a, b: tf.where(c, a, b),
+     [np.array([True, False, True]), r(2, 3), r(2, 3)])
+case("ArgMax_f32", "ArgMax", lambda x: tf.argmax(x, axis=1), [r(3, 5)],
+     grad=False)
+for nm, fn in (("Equal", tf.equal), ("Less", tf.less),
+               ("GreaterEqual", tf.greater_equal)):
+    case(nm + "_f32", nm, fn, [np.round(r(2, 3)), np.round(r(3))], grad=False)
+case("BiasAdd_f32", "BiasAdd", tf.nn.bias_add, [r(2, 3, 4), r(4)])
+case("AddN_f32", "AddN", lambda a, b, c: tf.add_n([a, b, c]),
+     [r(2, 3), r(2, 3), r(2, 3)])
+case("Conv2D_same_s2", "Conv2D",
+     lambda x, w: tf.nn.conv2d(x, w, 2, "SAME"), [r(2, 5, 6, 3), r(3, 3, 3, 4)],
+     {"strides": [1, 2, 2, 1], "padding": "SAME"})
+case("DepthwiseConv2dNative_valid", "DepthwiseConv2dNative",
+     lambda x, w: tf.nn.depthwise_conv2d(x, w, [1, 1, 1, 1], "VALID"),
+     [r(1, 5, 5, 2), r(3, 3, 2, 2)], {"strides": [1, 1, 1, 1],
+                                      "padding": "VALID"})
+case("MaxPool_same", "MaxPool",
+     lambda x: tf.nn.max_pool2d(x, 3, 2, "SAME"), [r(2, 5, 5, 2)],
+     {"ksize": [1, 3, 3, 1], "strides": [1, 2, 2, 1], "padding": "SAME"})
+case("AvgPool_valid", "AvgPool",
+     lambda x: tf.nn.avg_pool2d(x, 2, 2, "VALID"), [r(1, 4, 6, 3)],
+     {"ksize": [1, 2, 2, 1], "strides": [1, 2, 2, 1], "padding": "VALID"})
+case("SoftmaxXent_f32", "SoftmaxCrossEntropyWithLogits",
+     lambda l, y: tf.nn.softmax_cross_entropy_with_logits(labels=y,
+                                                          logits=l),
+     [r(3, 4), tf.nn.softmax(r(3, 4)).numpy()])
+case("SparseSoftmaxXent_f32", "SparseSoftmaxCrossEntropyWithLogits",
+     lambda l, y: tf.nn.sparse_softmax_cross_entropy_with_logits(
+         labels=y, logits=l),
+     [r(3, 4), np.array([0, 3, 1], np.int32)])
+case("L2Loss_f32", "L2Loss", tf.nn.l2_loss, [r(3, 4)])
+
+
 DT = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64",
       np.dtype(np.int32): "int32", np.dtype(np.int64): "int64",
       np.dtype(np.bool_): "bool"}
@@ -318,6 +375,8 @@ def record(c):
                                dtype=ys[0].dtype.as_numpy_dtype), name="dy")
             gs = tf.gradients(ys[0], [ins[i] for i in fl], grad_ys=dy)
             for i, gt in zip(fl, gs):
+                if isinstance(gt, tf.IndexedSlices):  # Gather's gradient
+                    gt = tf.convert_to_tensor(gt)
                 if gt is not None:
                     grads[i] = tf.identity(gt, name="grad_%d" % i)
         init = tf1.global_variables_initializer()

@@ -1,9 +1,9 @@
 
 d
-in0Const*I
+in0Const*
+dtype0*I
 value@B>"0ç¢¾>=˜$¾«è?‰ì¿ñ
-?<›>!d?þäè>oÒ_?°Ï¿}dö¿)µ>*
-dtype0
+?<›>!d?þäè>oÒ_?°Ï¿}dö¿)µ>
 
 AbsAbsin0*
 T0
@@ -11,9 +11,9 @@ d
 yIdentityAbs*
 T0
 c
-dyConst*I
-value@B>"0på?l>™¿Œi?)>H5‰>ÎjÊ>ƒ¼Â¿§ —?²§<?ì'2¿§í¿5D¿*
-dtype0
+dyConst*
+dtype0*I
+value@B>"07íå¿AmÀ¾Ùb2=|ð??­¦¿#Qf?hØü?‰®ÿ?Z¡¿^lH?\Nç>4eg?
 B
 gradients/grad_ys_0Identitydy*
 _class

@@ -1,8 +1,8 @@
 
 d
-in0Const*I
-value@B>"05Ü/?#›V?1,‚¿ 4È¿2–»>Ëº½ÔAs?À¦O?ôÓô>ÉxÑ¾¿³¾/ëc¿*
-dtype0
+in0Const*
+dtype0*I
+value@B>"05Ü/?#›V?1,‚¿ 4È¿2–»>Ëº½ÔAs?À¦O?ôÓô>ÉxÑ¾¿³¾/ëc¿
 
 CosCosin0*
 T0
@@ -10,16 +10,16 @@ d
 yIdentityCos*
 T0
 c
-dyConst*I
-value@B>"0ôÈ>alŽ?L¦¿uW+¿¥ÔZ¾œÖÑ¿”?ÁB½'wº¿Wö?þçŸ¿u“Ä¾*
-dtype0
+dyConst*
+dtype0*I
+value@B>"0˜…á¿‰¼Ï?£ˆ>+Tã?Òf?Õ•>´ã=h¡?"Œ•?å´ ¿Ï€Õ?t^ü?
 j
-gradients/grad_ys_0Identitydy*
+gradients/grad_ys_0Identitydy*&
+ _has_manual_control_dependencies(*
 _class
 
 loc:@y*
-T0*&
- _has_manual_control_dependencies(
+T0
 S
 gradients/Cos_grad/NegNeggradients/grad_ys_0*
 _class

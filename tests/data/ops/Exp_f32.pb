@@ -1,8 +1,8 @@
 
 d
-in0Const*I
-value@B>"0'£Î?ðï?m	°¿ÂS¸¿»,ç¿¨¿?ª6è¾Á?ÁS¯<µ÷¾¿‡9?øú¿*
-dtype0
+in0Const*
+dtype0*I
+value@B>"0'£Î?ðï?m	°¿ÂS¸¿»,ç¿¨¿?ª6è¾Á?ÁS¯<µ÷¾¿‡9?øú¿
 
 ExpExpin0*
 T0
@@ -10,16 +10,16 @@ d
 yIdentityExp*
 T0
 c
-dyConst*I
-value@B>"0ìŠ¾”X=L®Ï¿,ÿ½?á“œ?´Á>O±t¿<ç>õŽ¿ù±³¼ÏEY?X×ý>*
-dtype0
+dyConst*
+dtype0*I
+value@B>"0Ûã\¾ž‘¾ÛF÷¿ÿÈ?hÉ¿¿<¢¿)¡¾ôÔ¿wNš¿™Ø©>Q‰?Rƒ¿
 j
-gradients/grad_ys_0Identitydy*
+gradients/grad_ys_0Identitydy*&
+ _has_manual_control_dependencies(*
 _class
 
 loc:@y*
-T0*&
- _has_manual_control_dependencies(
+T0
 X
 gradients/Exp_grad/mulMulgradients/grad_ys_0Exp*
 _class

@@ -1,13 +1,13 @@
 
 L
-in0Const*1
+in0Const*
+dtype0*1
 value(B&"`‰?7!å¾
-q'?Ò¢¿ø±?Îª?*
-dtype0
+q'?Ò¢¿ø±?Îª?
 @
-in1Const*%
-valueB"Ü¾kÌŒ¿¢íü¿3I&>*
-dtype0
+in1Const*
+dtype0*%
+valueB"Ü¾kÌŒ¿¢íü¿3I&>
 -
 	IdentityN	IdentityNin0in1*
 T
@@ -19,9 +19,9 @@ q'?Ò¢¿ø±?Îª?*
 y_1IdentityIdentityN:1*
 T0
 K
-dyConst*1
-value(B&"öå?Ğø¾D¿áåH< zà¿Ptğ>*
-dtype0
+dyConst*
+dtype0*1
+value(B&"â¯¿ÙÑâ¿F¢?´Ä?Ë+\?€¿
 B
 gradients/grad_ys_0Identitydy*
 _class

@@ -1,19 +1,19 @@
 
 d
-in0Const*I
-value@B>"0¸Ÿ?9œú¿º°z>¸  ?’ûz?Ì,Ÿ¿Ûü¿VI‹?úhê?ÎÈN?¥GO¿X6‰?*
-dtype0
+in0Const*
+dtype0*I
+value@B>"0¸Ÿ?9œú¿º°z>¸  ?’ûz?Ì,Ÿ¿Ûü¿VI‹?úhê?ÎÈN?¥GO¿X6‰?
 4
-	LeakyRelu	LeakyReluin0*
-T0*
-alpha%ÍÌÌ=
+	LeakyRelu	LeakyReluin0*
+alpha%ÍÌÌ=*
+T0
 !
 yIdentity	LeakyRelu*
 T0
 c
-dyConst*I
-value@B>"0„£¿Ö@?OO?úÈ!¿qÏÕ?ûjU?¦¥Ÿ?¬($>tZ¾Õð9?£ˆ¼ðñ¢¿*
-dtype0
+dyConst*
+dtype0*I
+value@B>"0µŠé¿þÙ¾­FÑ¿—H\¿«È³¾D9ÿ?º¬È?ŠþÈ?x0r>Ë¾¦¿é‘=>‘Ã¯¿
 B
 gradients/grad_ys_0Identitydy*
 _class
@@ -21,11 +21,11 @@ B
 loc:@y*
 T0
 ˆ
-&gradients/LeakyRelu_grad/LeakyReluGradLeakyReluGradgradients/grad_ys_0in0*
+&gradients/LeakyRelu_grad/LeakyReluGradLeakyReluGradgradients/grad_ys_0in0*
+alpha%ÍÌÌ=*
 _class
 loc:@LeakyRelu*
-T0*
-alpha%ÍÌÌ=
+T0
 C
 grad_0Identity&gradients/LeakyRelu_grad/LeakyReluGrad*
 T0

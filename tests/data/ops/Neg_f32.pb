@@ -1,9 +1,9 @@
 
 d
-in0Const*I
+in0Const*
+dtype0*I
 value@B>"0UAˆ¿€Á
-¿$åÇ?€ô ?®8ú¿%ò?=ıG¿f¾¿¨LN½è›f?z?y¼*
-dtype0
+¿$åÇ?€ô ?®8ú¿%ò?=ıG¿f¾¿¨LN½è›f?z?y¼
 
 NegNegin0*
 T0
@@ -11,10 +11,9 @@ d
 yIdentityNeg*
 T0
 c
-dyConst*I
-value@B>"0è
-›?ÆYœ?µƒ¾7¹¼?«ï´>D{¿8¸˜?¬>¢?ÿY¿À‡ÿ?“q¾D²¿*
-dtype0
+dyConst*
+dtype0*I
+value@B>"0ŸĞ^¿Gë5?´øÎ?ûW3¿¸ÎÉ?şË­?u”é¿#ot?€ŠB¾õ¥ø?„™%¿¦Ük?
 B
 gradients/grad_ys_0Identitydy*
 _class

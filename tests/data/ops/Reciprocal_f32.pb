@@ -1,8 +1,8 @@
 
 d
-in0Const*I
-value@B>"0ÃÍÁ?*r?7<¶?š+O?5?”Bù?›u?qg½?ZŒ?$O°?’Ø?7A[?*
-dtype0
+in0Const*
+dtype0*I
+value@B>"0ÃÍÁ?*r?7<¶?š+O?5?”Bù?›u?qg½?ZŒ?$O°?’Ø?7A[?
 &
 
 Reciprocal
@@ -13,9 +13,9 @@ Reciprocalin0*
 Reciprocal*
 T0
 c
-dyConst*I
-value@B>"0sŠ>Ã?Wi¦¿’‚ş¿@Ö>à|¦¿É¶º?ÅTk?é ê?&á¾c²É¿Èë?*
-dtype0
+dyConst*
+dtype0*I
+value@B>"0Í;¿Û--?cÄ¿]}£¿kæO?Ù+™?Í^«¿Bzé¿8ÅÕ¿0J¿@Î^¾Îæ9¿
 B
 gradients/grad_ys_0Identitydy*
 _class

@@ -1,8 +1,8 @@
 
 d
-in0Const*I
-value@B>"0|DÉ@^øœ@­¸­ÀÓäe@/*gÀv7õ@ÑÕ;¾œôðÀ34!ÀòÚÌ@›£@ÔMØ?*
-dtype0
+in0Const*
+dtype0*I
+value@B>"0|DÉ@^øœ@­¸­ÀÓäe@/*gÀv7õ@ÑÕ;¾œôðÀ34!ÀòÚÌ@›£@ÔMØ?
 
 Relu6Relu6in0*
 T0
@@ -10,9 +10,9 @@ d
 yIdentityRelu6*
 T0
 c
-dyConst*I
-value@B>"0¾2ê¿màÆ¿\Gt?Yn½?Àø¿å”¿ÅnÔ¾jUþ?“ó+¿—FÏ?‡öï>ã­¿?*
-dtype0
+dyConst*
+dtype0*I
+value@B>"0b¼Å¿ät)¾:3š¿²W'¾ v?ù!Õ>PÌ‡?)Û*¿Qb‡>|Qñ?Rkï¾7Ÿ=
 B
 gradients/grad_ys_0Identitydy*
 _class

@@ -1,8 +1,8 @@
 
 d
-in0Const*I
-value@B>"0^Ò¼}Ÿ¿†ÎÅ¿06¿9—±¿¢*?®½?1R¿+Ue?7'>îjŸ=YØˆ½*
-dtype0
+in0Const*
+dtype0*I
+value@B>"0^Ò¼}Ÿ¿†ÎÅ¿06¿9—±¿¢*?®½?1R¿+Ue?7'>îjŸ=YØˆ½
 
 ReluReluin0*
 T0
@@ -10,9 +10,9 @@ d
 yIdentityRelu*
 T0
 c
-dyConst*I
-value@B>"0ºJ>/ú?ØŸí¿/÷‘?ET·¿‰¿žJ¾H§¼?(xW¿¨=Ó¿f´·?8­í¿*
-dtype0
+dyConst*
+dtype0*I
+value@B>"0•œ‰¿Ú¬­¿¸%«¿Èˆ)¿0•è>Ú«Ã¿+'…?¼fi¾èÊ¿Fëh¿6ñ¢?¬³%?
 B
 gradients/grad_ys_0Identitydy*
 _class

@@ -1,8 +1,8 @@
 
 d
-in0Const*I
-value@B>"0|¿Â>4#x?6R)?İù?‰›ç?,#Ô?èPq?˜}W>	uã?j›m?C×?Ñ‘?*
-dtype0
+in0Const*
+dtype0*I
+value@B>"0|¿Â>4#x?6R)?İù?‰›ç?,#Ô?èPq?˜}W>	uã?j›m?C×?Ñ‘?
 
 RsqrtRsqrtin0*
 T0
@@ -10,10 +10,9 @@ d
 yIdentityRsqrt*
 T0
 c
-dyConst*I
-value@B>"06B¢?Ñ$£¿¥ä¤?Ğz
-¿FüØ¿–v‹¿)Fã¿ÕUQ¿N(`¿ˆ‚?$ÿm?ÃĞ¿*
-dtype0
+dyConst*
+dtype0*I
+value@B>"0>]Ş>Iëû¿f&º¿¢Òà?US¿$;¤>ÿM}?Êª½İ@ó½ûŸÈ?á`Ö¿²Lğ¿
 B
 gradients/grad_ys_0Identitydy*
 _class

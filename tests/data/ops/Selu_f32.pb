@@ -1,9 +1,9 @@
 
 X
-in0Const*=
+in0Const*
+dtype0*=
 value4B2
-"(¡L¾çÑ³?˜â¿h[˜¿¾?’XÒ>šè©?õIñ¿"3Q?f§†?*
-dtype0
+"(¡L¾çÑ³?˜â¿h[˜¿¾?’XÒ>šè©?õIñ¿"3Q?f§†?
 
 SeluSeluin0*
 T0
@@ -11,10 +11,10 @@ X
 yIdentitySelu*
 T0
 W
-dyConst*=
+dyConst*
+dtype0*=
 value4B2
-"()Ï!¾cc?`g:½Á¸¿Ïžb<­AÈ?ŠO¿™¿Ö²¿"¥>*
-dtype0
+"(BÙ‰=ed?õ•?xk¸>ùTŸ?Ho‰¿4£ð¿ÌØ¿œV«¿¿h?
 B
 gradients/grad_ys_0Identitydy*
 _class

@@ -1,8 +1,8 @@
 
 d
-in0Const*I
-value@B>"0qž?—ó¢=ö=ñ?úÿ¤?­•Ô¿S,¦½ŽÁ?›Q/¿Ÿ´Ë¿»Ä‘?™Ž¼¾v}O?*
-dtype0
+in0Const*
+dtype0*I
+value@B>"0qž?—ó¢=ö=ñ?úÿ¤?­•Ô¿S,¦½ŽÁ?›Q/¿Ÿ´Ë¿»Ä‘?™Ž¼¾v}O?
 
 SinSinin0*
 T0
@@ -10,17 +10,16 @@ d
 yIdentitySin*
 T0
 c
-dyConst*I
-value@B>"0&a‘?)å¿…±[¿±ÔÀ?Œ5÷¾
-—z¿eÊ?7½£?TÞ¿2ãÞ>¢Ùž?ª/Ô¿*
-dtype0
+dyConst*
+dtype0*I
+value@B>"0GBÆ?t§?o.ò?‹Úð>	w?má=3P:? d¡¿Â¬>6¤t=rµ?ë·«¿
 j
-gradients/grad_ys_0Identitydy*
+gradients/grad_ys_0Identitydy*&
+ _has_manual_control_dependencies(*
 _class
 
 loc:@y*
-T0*&
- _has_manual_control_dependencies(
+T0
 Y
 gradients/Sin_grad/CosCosin0^gradients/grad_ys_0*
 _class

@@ -1,9 +1,9 @@
 
 X
-in0Const*=
+in0Const*
+dtype0*=
 value4B2
-"(ƒ%…¾*Tp=hï…>Tî¿o©¾?Ô…¿W>è4ü¿Oïæ¿¼Ùİ?*
-dtype0
+"(ƒ%…¾*Tp=hï…>Tî¿o©¾?Ô…¿W>è4ü¿Oïæ¿¼Ùİ?
 "
 SoftsignSoftsignin0*
 T0
@@ -11,10 +11,10 @@ X
 yIdentitySoftsign*
 T0
 W
-dyConst*=
+dyConst*
+dtype0*=
 value4B2
-"(Éğ[>ƒ_?‚Ââ?ôú¿Y„!?#ŠÈ?İ¶‰¿£™X?í,>]º‹¿*
-dtype0
+"(cÁ?Û¸?è/ê?²Ï‰?@;?ö> »ºç¿ÿqÿ?lŞ¿}²¿
 B
 gradients/grad_ys_0Identitydy*
 _class

@@ -1,8 +1,8 @@
 
 d
-in0Const*I
-value@B>"0t.O?:!Ì?ûş?TÒ?Nš”>¢I»><«‘?I–?šÒ¸?´hz?ò[Ä>Ü?*
-dtype0
+in0Const*
+dtype0*I
+value@B>"0t.O?:!Ì?ûş?TÒ?Nš”>¢I»><«‘?I–?šÒ¸?´hz?ò[Ä>Ü?
 
 SqrtSqrtin0*
 T0
@@ -10,10 +10,9 @@ d
 yIdentitySqrt*
 T0
 c
-dyConst*I
-value@B>"0õ³¬?c‹ã>õ|§?«D¾¼é¿p¨Û?
-Üå?YOß¿nk¿º~Ø¿ìœÚ>S^M>*
-dtype0
+dyConst*
+dtype0*I
+value@B>"0¦¤?šı¿}L¿è¨Œ¿%£¾Xv/?Rˆo?ml¿Vµ~?Âs€?Eã—?4µ¿
 B
 gradients/grad_ys_0Identitydy*
 _class
