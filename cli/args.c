@@ -23,7 +23,7 @@ typedef enum opt_id {
     O_FETCH, O_FEED, O_STEPS, O_REPEAT, O_INTER, O_INTRA, O_OPENCL,
     O_VISIBLE, O_VGPUS, O_MEMFRAC, O_GROWTH, O_NO_GROWTH, O_ASSUME, O_TRACE,
     O_OUTPUT, O_FORMAT, O_EXPECT, O_SEED, O_JSON, O_EXPLAIN, O_CHECKPOINT,
-    O_RESTORE, O_TRAIN, O_MEMORY, O_CLUSTER, O_NO_FUSION, O_SIGNATURE
+    O_RESTORE, O_TRAIN, O_MEMORY, O_CLUSTER, O_NO_FUSION, O_SIGNATURE, O_MARKDOWN
 } opt_id;
 
 typedef struct opt_def {
@@ -60,8 +60,9 @@ static const opt_def OPTS[] = {
     {"format", 0, 1, M(CLI_PLACE), O_FORMAT},
     {"expect", 0, 1, M(CLI_PLACE), O_EXPECT},
     {"seed", 0, 1, M_EXEC, O_SEED},
-    {"json", 0, 0, M(CLI_RUN) | M(CLI_TRAIN) | M(CLI_DEVICES) | M(CLI_PLACE),
-     O_JSON},
+    {"json", 0, 0, M(CLI_RUN) | M(CLI_TRAIN) | M(CLI_DEVICES) | M(CLI_PLACE) |
+     M(CLI_OPS), O_JSON},
+    {"markdown", 0, 0, M(CLI_OPS), O_MARKDOWN},
     {"explain", 0, 1, M(CLI_PLACE), O_EXPLAIN},
     {"checkpoint", 0, 1, M(CLI_RUN) | M(CLI_TRAIN), O_CHECKPOINT},
     {"restore", 0, 0, M(CLI_TRAIN), O_RESTORE},
@@ -328,6 +329,7 @@ static int apply(cli_args *a, const opt_def *d, const char *v, char *why,
         return 0;
     case O_TRAIN: a->opt.train_mode = 1; return 0;
     case O_MEMORY: a->memory = 1; return 0;
+    case O_MARKDOWN: a->markdown = 1; return 0;
     case O_CLUSTER: {
         dg_error e;
         dg_cluster *c;
@@ -563,6 +565,8 @@ int cli_parse(int argc, char **argv, cli_args *a, char *why, size_t n)
         return -1;
     if (a->cmd != CLI_DEVICES && a->cmd != CLI_OPS && !a->graph)
         return fail(why, n, "'%s' needs a GRAPH argument (a file, or - for stdin)", cmd);
+    if (a->cmd == CLI_OPS && a->json && a->markdown)
+        return fail(why, n, "--json and --markdown cannot be combined");
     if (a->cmd == CLI_PLACE) {
         if (a->json && strcmp(a->format, "text") && strcmp(a->format, "json"))
             return fail(why, n, "--json conflicts with --format %s", a->format);

@@ -43,6 +43,7 @@ typedef struct cli_args {
     const char *explain;     /* place --explain NODE */
     const char *signature;   /* --signature KEY (SavedModel), NULL if absent */
     int json;                /* --json */
+    int markdown;            /* ops --markdown */
     int log_placement;       /* --log-device-placement */
     int memory;              /* --memory: report peak memory per device */
     /* storage owned by the args (freed by cli_args_free) */

@@ -11,7 +11,8 @@ int cmd_ops(const cli_args *a)
 {
     dg_error err;
     memset(&err, 0, sizeof err);
-    char *text = dg_ops_render();
+    char *text = dg_ops_render_as(a->json ? "json"
+                                  : a->markdown ? "markdown" : "text");
     if (!text) {
         dg_err(&err, DG_E_NOMEM, "out of memory listing the ops");
         return cli_report(a, &err);

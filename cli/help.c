@@ -142,9 +142,13 @@ static const char DEVICES[] =
     O_DEVSEL O_MEM O_HELP;
 
 static const char OPS[] =
-    "usage: dgrun ops\n\n"
-    "List the ops, their dtypes and which devices have kernels.\n\n"
-    "options:\n" O_HELP;
+    "usage: dgrun ops [--json | --markdown]\n\n"
+    "List the ops, their dtypes and which devices have kernels.\n"
+    "\n"
+    "options:\n"
+    "  --json                      the op table as one JSON object (for tools)\n"
+    "  --markdown                  the op table as docs/graphdef.md's Markdown table\n"
+    O_HELP;
 
 const char *cli_help_text(cli_cmd c)
 {

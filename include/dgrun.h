@@ -482,6 +482,11 @@ dg_status dg_session_write_trace(dg_session *s, dg_error *err);
 
 /* `dgrun ops` as malloc'd text: op, dtypes, devices with kernels. */
 char *dg_ops_render(void);
+/* The same as "text", "json" (one object: {"ops": [{"name", "alias",
+ * "dtypes", "cpu", "gpu", "min_inputs", "max_inputs", "attrs", "doc"}]}) or
+ * "markdown" (the table of docs/graphdef.md); NULL for another format or
+ * out of memory. */
+char *dg_ops_render_as(const char *format);
 
 #ifdef __cplusplus
 }

@@ -60,6 +60,12 @@ dg_status dgc_grad_rule(dgc_gctx *c, int32_t id, const dgc_ref *dy,
 dg_status dgc_grad_collective(dgc_gctx *c, int32_t fwd, dgc_ref dy,
                               dgc_ref *dx);
 
+/* The rules of the op-breadth ops (grad_zoo.c, issue 22): whether op has
+ * one there, and the rule (dgc_grad_rule's contract). */
+int dgc_grad_zoo_has(int op);
+dg_status dgc_grad_zoo(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
+                       dgc_ref *dx);
+
 /* Differentiate sum(ys) with respect to each of xs (output 0 of each).
  * grad_ys (n_grad_ys == n_ys) seeds each y, or NULL for ones shaped like y
  * ("<set>/<y>/grad_ys").  out_ids[j] receives the node "<set>/<xs[j]>"

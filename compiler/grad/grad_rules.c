@@ -642,6 +642,8 @@ dg_status dgc_grad_rule(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
     int op = f->op;
     if (op == OP(Switch)) /* issue 11: either output's gradient counts */
         return switch_grad(c, fwd, dys, dx);
+    if (dgc_grad_zoo_has(op)) /* issue 22: grad_zoo.c */
+        return dgc_grad_zoo(c, fwd, dys, dx);
     dgc_ref dy = dys[0];
     if (dy.node < 0)
         return DG_OK; /* only secondary outputs got gradients: ignored */

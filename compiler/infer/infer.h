@@ -170,4 +170,52 @@ int dgc_infer_avg_pool_grad(DGC_INFER_ARGS);
 int dgc_infer_fused_bn(DGC_INFER_ARGS);
 int dgc_infer_fused_bn_grad(DGC_INFER_ARGS);
 
+/* infer_zoo.c: op breadth (issue 22) */
+int dgc_infer_reverse(DGC_INFER_ARGS);          /* ReverseV2 */
+int dgc_infer_identity_n(DGC_INFER_ARGS);       /* IdentityN */
+int dgc_infer_einsum(DGC_INFER_ARGS);           /* Einsum */
+int dgc_infer_resize(DGC_INFER_ARGS);           /* Resize*(images, size) */
+int dgc_infer_resize_grad(DGC_INFER_ARGS);      /* ResizeBilinearGrad */
+int dgc_infer_unique(DGC_INFER_ARGS);           /* Unique */
+int dgc_infer_unsorted_segment(DGC_INFER_ARGS); /* UnsortedSegmentSum */
+int dgc_infer_scatter(DGC_INFER_ARGS);          /* ScatterAdd, ScatterSub */
+int dgc_infer_dynamic_partition(DGC_INFER_ARGS);
+int dgc_infer_space_batch(DGC_INFER_ARGS);
+int dgc_infer_is_initialized(DGC_INFER_ARGS);  /* a bool scalar */     /* SpaceToBatchND & inverse */
+int dgc_infer_conv3d(DGC_INFER_ARGS);          /* Conv3D, MaxPool3D */
+/* The window of a 3-D convolution or pooling along one axis: output size,
+ * and the padding before (TF's SAME / VALID).  -1 for an unknown size. */
+int64_t dgc_win3d(int64_t in, int64_t k, int64_t s, int64_t dil, int same,
+                  int64_t *pad_before);
+/* An Einsum equation over concrete or partial input shapes: every label
+ * (letters, then one per ellipsis dim) gets an id, its size dim[id] (-1
+ * unknown; a size-1 dim broadcasts), and each input dim and output dim
+ * the id of its label.  Shared by inference, the kernels and the gradient
+ * rule.  0, or -1 with a reason in msg. */
+#define DGC_EINSUM_MAX_LABELS 16
+typedef struct dgc_einsum {
+    int n_in, n_labels;
+    char names[DGC_EINSUM_MAX_LABELS]; /* letters; '0'+k: ellipsis dim k */
+    int64_t dim[DGC_EINSUM_MAX_LABELS];
+    int rank[2], in[2][DG_MAX_RANK];
+    int out_rank, out[DG_MAX_RANK];
+} dgc_einsum;
+/* The equation of an Einsum node (attr equation), or the one a
+ * BatchMatMulV2 node computes ("...ij,...jk->...ik" with its adj_x/adj_y
+ * transposes), in buf; NULL when missing. */
+const char *dgc_einsum_equation(const dgc_node *n, char *buf, size_t size);
+int dgc_einsum_parse(const char *eq, const dg_shape *const *shapes, int n_in,
+                     dgc_einsum *e, char *msg, size_t msgsz);
+/* The loops of a parsed Einsum over concrete shapes sh: the output dims
+ * with each input's element stride per output dim, and the contracted
+ * dims (labels not in the output) with their strides (0 where an input
+ * lacks the label or broadcasts it). */
+typedef struct dgc_einsum_loops {
+    int no, nc;
+    int64_t odim[DG_MAX_RANK], ost[2][DG_MAX_RANK];
+    int64_t cdim[DGC_EINSUM_MAX_LABELS], cst[2][DGC_EINSUM_MAX_LABELS];
+} dgc_einsum_loops;
+void dgc_einsum_loops_of(const dgc_einsum *e, const dg_shape *const *sh,
+                         dgc_einsum_loops *l);
+
 #endif

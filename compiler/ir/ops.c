@@ -154,6 +154,30 @@ static const dgc_attr_spec a_fused[] = {
     {"transpose_b", DGC_A_BOOL, "false", 0},
     {"fused_ops", DGC_A_STR, NULL, INTERNAL}, A_END};
 
+/* op breadth (issue 22) */
+static const dgc_attr_spec a_leaky[] = {{"alpha", DGC_A_FLOAT, "0.2", 0},
+                                        A_END};
+static const dgc_attr_spec a_einsum[] = {{"equation", DGC_A_STR, NULL, REQ},
+                                         A_END};
+static const dgc_attr_spec a_resize[] = {
+    {"align_corners", DGC_A_BOOL, "false", 0},
+    {"half_pixel_centers", DGC_A_BOOL, "false", 0}, A_END};
+static const dgc_attr_spec a_bmm[] = {
+    {"adj_x", DGC_A_BOOL, "false", 0}, {"adj_y", DGC_A_BOOL, "false", 0},
+    A_END};
+static const dgc_attr_spec a_conv3d[] = {
+    {"strides", DGC_A_INTS, NULL, REQ}, {"padding", DGC_A_STR, NULL, REQ},
+    {"dilations", DGC_A_INTS, "[1,1,1,1,1]", 0},
+    {"data_format", DGC_A_STR, "NDHWC", 0}, A_END};
+static const dgc_attr_spec a_pool3d[] = {
+    {"ksize", DGC_A_INTS, NULL, REQ}, {"strides", DGC_A_INTS, NULL, REQ},
+    {"padding", DGC_A_STR, NULL, REQ}, {"data_format", DGC_A_STR, "NDHWC", 0},
+    A_END};
+static const dgc_attr_spec a_unique[] = {
+    {"out_idx", DGC_A_DTYPE, "int32", 0}, A_END};
+static const dgc_attr_spec a_dynpart[] = {
+    {"num_partitions", DGC_A_INT, NULL, REQ}, A_END};
+
 #define SRC DGC_OP_SOURCE
 #define NODIFF DGC_OP_NOT_DIFF
 #define STATE (DGC_OP_STATE | DGC_OP_STATEFUL | DGC_OP_NOT_DIFF)
@@ -204,7 +228,8 @@ int dgc_node_n_out(const dgc_node *n)
     if (k == DGC_OUT_PER_INPUT_BUT_FIRST)
         return n->n_inputs > 0 ? n->n_inputs - 1 : 0;
     if (k == DGC_OUT_NUM_ATTR) {
-        int64_t v = dgc_attr_int(n, "num", 0);
+        /* Split/Unpack: num; DynamicPartition: num_partitions */
+        int64_t v = dgc_attr_int(n, "num", dgc_attr_int(n, "num_partitions", 0));
         return v > 0 && v < 100000 ? (int)v : 0;
     }
     return k;

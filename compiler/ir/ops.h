@@ -176,6 +176,11 @@ int dgc_op_host_mem(const dgc_graph *g, const dgc_node *n);
 /* `dgrun ops`: one line per op (name, dtypes, CPU and GPU kernels from the
  * kernel sets given, either may be NULL, doc); malloc'd, NULL on nomem. */
 char *dgc_ops_render(const dg_kernel_set *cpu, const dg_kernel_set *gpu);
+/* The op table as JSON for tools, and as the Markdown table of
+ * docs/graphdef.md (issue 22); malloc'd, NULL when out of memory. */
+char *dgc_ops_render_json(const dg_kernel_set *cpu, const dg_kernel_set *gpu);
+char *dgc_ops_render_markdown(const dg_kernel_set *cpu,
+                              const dg_kernel_set *gpu);
 
 /* Input ref r of a node is a loop's back edge: it comes from a
  * NextIteration (the passes order the graph without these edges). */

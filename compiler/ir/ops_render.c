@@ -93,3 +93,126 @@ char *dgc_ops_render(const dg_kernel_set *cpu, const dg_kernel_set *gpu)
     }
     return dg_sbuf_take(&b);
 }
+
+/* ---- JSON and Markdown (issue 22) ---------------------------------------- */
+
+static void json_str(dg_sbuf *b, const char *s)
+{
+    dg_sbuf_addf(b, "\"");
+    for (; s && *s; s++) {
+        if (*s == '"' || *s == '\\')
+            dg_sbuf_addf(b, "\\%c", *s);
+        else if ((unsigned char)*s < 0x20)
+            dg_sbuf_addf(b, "\\u%04x", (unsigned)(unsigned char)*s);
+        else
+            dg_sbuf_addf(b, "%c", *s);
+    }
+    dg_sbuf_addf(b, "\"");
+}
+
+static void json_dtypes(dg_sbuf *b, uint32_t mask)
+{
+    dg_sbuf_addf(b, "[");
+    int first = 1;
+    for (int t = 0; t < DG_DTYPE_COUNT; t++)
+        if (mask & (1u << t)) {
+            dg_sbuf_addf(b, "%s\"%s\"", first ? "" : ", ",
+                         dg_dtype_name((dg_dtype)t));
+            first = 0;
+        }
+    dg_sbuf_addf(b, "]");
+}
+
+static const char *attr_type_name(dgc_attr_kind k)
+{
+    switch (k) {
+    case DGC_A_INT: return "int";
+    case DGC_A_FLOAT: return "float";
+    case DGC_A_BOOL: return "bool";
+    case DGC_A_STR: return "string";
+    case DGC_A_INTS: return "ints";
+    case DGC_A_SHAPE: return "shape";
+    case DGC_A_DTYPE: return "dtype";
+    case DGC_A_TENSOR: return "tensor";
+    default: return "init";
+    }
+}
+
+char *dgc_ops_render_json(const dg_kernel_set *cpu, const dg_kernel_set *gpu)
+{
+    dg_sbuf b;
+    dg_sbuf_init(&b);
+    dg_sbuf_addf(&b, "{\"ops\": [");
+    for (int i = 0; i < dgc_n_ops; i++) {
+        const dgc_op_def *d = &dgc_ops[i];
+        uint32_t cm = cpu ? cpu->dtypes[i] : 0, gm = gpu ? gpu->dtypes[i] : 0;
+        dg_sbuf_addf(&b, "%s\n  {\"name\": ", i ? "," : "");
+        json_str(&b, d->name);
+        dg_sbuf_addf(&b, ", \"alias\": ");
+        if (d->alias)
+            json_str(&b, d->alias);
+        else
+            dg_sbuf_addf(&b, "null");
+        dg_sbuf_addf(&b, ", \"dtypes\": ");
+        json_dtypes(&b, d->dtypes);
+        dg_sbuf_addf(&b, ", \"cpu\": ");
+        if (cm & DGC_KS_ROW)
+            json_dtypes(&b, cm & d->dtypes ? cm & d->dtypes : d->dtypes);
+        else
+            dg_sbuf_addf(&b, "null");
+        dg_sbuf_addf(&b, ", \"gpu\": ");
+        if (gm & DGC_KS_ROW)
+            json_dtypes(&b, gm & ((1u << DG_DTYPE_COUNT) - 1));
+        else
+            dg_sbuf_addf(&b, "null");
+        dg_sbuf_addf(&b, ", \"min_inputs\": %d, \"max_inputs\": ", d->min_in);
+        if (d->max_in == DGC_IN_ANY)
+            dg_sbuf_addf(&b, "null");
+        else
+            dg_sbuf_addf(&b, "%d", d->max_in);
+        dg_sbuf_addf(&b, ", \"attrs\": [");
+        for (int a = 0; d->attrs && d->attrs[a].name; a++) {
+            const dgc_attr_spec *s = &d->attrs[a];
+            dg_sbuf_addf(&b, "%s{\"name\": ", a ? ", " : "");
+            json_str(&b, s->name);
+            dg_sbuf_addf(&b, ", \"type\": \"%s\", \"default\": ",
+                         attr_type_name(s->type));
+            if (s->dflt)
+                json_str(&b, s->dflt);
+            else
+                dg_sbuf_addf(&b, "null");
+            dg_sbuf_addf(&b, "}");
+        }
+        dg_sbuf_addf(&b, "], \"doc\": ");
+        json_str(&b, d->doc);
+        dg_sbuf_addf(&b, "}");
+    }
+    dg_sbuf_addf(&b, "\n]}\n");
+    return dg_sbuf_take(&b);
+}
+
+char *dgc_ops_render_markdown(const dg_kernel_set *cpu,
+                              const dg_kernel_set *gpu)
+{
+    dg_sbuf b;
+    dg_sbuf_init(&b);
+    dg_sbuf_addf(&b, "| op | dtypes | CPU | GPU (OpenCL) | what it does |\n"
+                     "|---|---|---|---|---|\n");
+    for (int i = 0; i < dgc_n_ops; i++) {
+        const dgc_op_def *d = &dgc_ops[i];
+        char dt[96], gpus[64], name[128];
+        if (d->alias)
+            snprintf(name, sizeof name, "`%s` (`%s`)", d->name, d->alias);
+        else
+            snprintf(name, sizeof name, "`%s`", d->name);
+        dtypes_text(d->dtypes, dt, sizeof dt);
+        gpu_text(d, gpu ? gpu->dtypes[i] : 0, gpus, sizeof gpus);
+        dg_sbuf_addf(&b, "| %s | %s | %s | %s | ", name, dt,
+                     cpu && (cpu->dtypes[i] & DGC_KS_ROW) ? "yes" : "-",
+                     gpus);
+        for (const char *p = d->doc ? d->doc : ""; *p; p++)
+            dg_sbuf_addf(&b, *p == '|' ? "\\|" : "%c", *p);
+        dg_sbuf_addf(&b, " |\n");
+    }
+    return dg_sbuf_take(&b);
+}

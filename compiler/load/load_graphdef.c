@@ -63,6 +63,16 @@ static const tf_map maps[] = {
     {"RealDiv", "Div", -1, F_NONE, NULL, NULL, 0},
     {"Snapshot", "Identity", -1, F_NONE, NULL, NULL, 0},
     {"BiasAddV1", "BiasAdd", -1, F_NONE, NULL, NULL, 0},
+    /* resource variables (issue 22): a handle is the Variable itself */
+    {"VarHandleOp", "Variable", -1, F_NONE, NULL, NULL, 0},
+    {"ReadVariableOp", "Identity", -1, F_NONE, NULL, NULL, 0},
+    {"AssignVariableOp", "Assign", -1, F_NONE, NULL, NULL, 0},
+    {"AssignAddVariableOp", "AssignAdd", -1, F_NONE, NULL, NULL, 0},
+    {"AssignSubVariableOp", "AssignSub", -1, F_NONE, NULL, NULL, 0},
+    {"ResourceApplyGradientDescent", "ApplyGradientDescent", -1, F_NONE, NULL,
+     NULL, 0},
+    {"ResourceApplyMomentum", "ApplyMomentum", -1, F_NONE, NULL, NULL, 0},
+    {"ResourceApplyAdam", "ApplyAdam", -1, F_NONE, NULL, NULL, 0},
     /* TF graph ops (issue 10) */
     {"Prod", "Prod", 1, F_AXES, "axis", "reduction_indices", 1},
     {"Tile", "Tile", 1, F_PERM, "multiples", "multiples", 1},

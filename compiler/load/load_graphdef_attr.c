@@ -367,6 +367,8 @@ static const char *const ignored[] = {
     "T", "Tidx", "Tshape", "Tperm", "Tlabels", "Tindices", "N", "SrcT",
     "Truncate", "U", "container", "shared_name", "use_locking", "seed",
     "seed2", "incompatible_shape_error", "index_type", "grad_a", "grad_b",
+    "grad_x", "grad_y", "Tout", "allowed_devices", "debug_name",
+    "shape_type",
     "use_cudnn_on_gpu", "Index", NULL};
 
 /* A type parameter: an attr named T<Name> whose value is a type or a list
@@ -794,6 +796,51 @@ static int cflow_attr(dgc_graph *g, const dgc_jdoc *doc, int32_t id,
     return 1;
 }
 
+/* An attr the op's schema (ops.c) names, decoded by the schema's type
+ * (issue 22: ops added after the special cases above). */
+static dg_status schema_attr(const dgc_jdoc *doc, dg_error *err, dgc_node *n,
+                             const char *k, const cJSON *v, const char *tf_op)
+{
+    const dgc_attr_spec *sp = dgc_op_attr(n->op, k);
+    dg_status st = DG_OK;
+    double f;
+    int b = 0;
+    int64_t i = 0;
+    dg_dtype t = DG_F32;
+    char *s = NULL;
+    switch (sp->type) {
+    case DGC_A_FLOAT:
+        if (!(st = get_float(err, n, k, v, &f)) && dgc_node_set_float(n, k, f))
+            st = nomem(err);
+        break;
+    case DGC_A_BOOL:
+        if (!(st = get_bool(err, n, k, v, &b)) && dgc_node_set_bool(n, k, b))
+            st = nomem(err);
+        break;
+    case DGC_A_INT:
+        if (!(st = get_int(doc, err, n, k, v, &i)) &&
+            dgc_node_set_int(n, k, i))
+            st = nomem(err);
+        break;
+    case DGC_A_INTS:
+        st = set_int_list(doc, err, n, k, v);
+        break;
+    case DGC_A_DTYPE:
+        if (!(st = get_type(err, n, k, v, &t)) && dgc_node_set_dtype(n, k, t))
+            st = nomem(err);
+        break;
+    case DGC_A_STR:
+        if (!(st = get_str(err, n, k, v, &s)) && dgc_node_set_str(n, k, s))
+            st = nomem(err);
+        dg_free(s);
+        break;
+    default:
+        st = AERR("node '%s': attr '%s' of op %s is not supported by dgrun",
+                  n->name, k, tf_op);
+    }
+    return st;
+}
+
 dg_status dgc_gd_attrs(dgc_graph *g, const dgc_jdoc *doc, int32_t id,
                        const char *tf_op, const cJSON *attr, dgc_strpool *cls,
                        dg_error *err)
@@ -841,12 +888,17 @@ dg_status dgc_gd_attrs(dgc_graph *g, const dgc_jdoc *doc, int32_t id,
             if (!(st = get_type(err, n, k, v, &t)) &&
                 dgc_node_set_dtype(n, k[0] == 'T' ? "dtype" : k, t))
                 st = nomem(err);
+        } else if (strcmp(k, "T") == 0 && n->op == DGC_OPID_IdentityN) {
+            continue; /* a list of types (issue 22): inference derives them */
         } else if (strcmp(k, "T") == 0) {
             /* the input type: inference derives it; only check it exists */
             st = get_type(err, n, k, v, &t);
         } else if (listed(ignored, k) || type_param(k, v) ||
                    (strcmp(k, "explicit_paddings") == 0 && empty_list(v))) {
             continue;
+        } else if ((n->op == DGC_OPID_Conv3D || n->op == DGC_OPID_MaxPool3D) &&
+                   dgc_op_attr(n->op, k)) { /* issue 22: by the schema */
+            st = schema_attr(doc, err, n, k, v, tf_op);
         } else if (strcmp(k, "out_type") == 0) { /* Shape, Size */
             if (!(st = get_type(err, n, k, v, &t)) &&
                 dgc_node_set_dtype(n, "out_type", t))
@@ -934,6 +986,8 @@ dg_status dgc_gd_attrs(dgc_graph *g, const dgc_jdoc *doc, int32_t id,
                           "supported (only NHWC: bias on the last axis)",
                           n->name, s);
             dg_free(s);
+        } else if (dgc_op_attr(n->op, k)) {
+            st = schema_attr(doc, err, n, k, v, tf_op);
         } else if (in_tf == 1) {
             continue; /* TF's attr that dgrun has no use for (ConcatOffset's
                          shape_type, summary ops' max_outputs, ...) */

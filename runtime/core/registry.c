@@ -132,6 +132,20 @@ void dg_shutdown(void)
             backends[i]->shutdown();
 }
 
+char *dg_ops_render_as(const char *format)
+{
+    const dgr_backend *gpu = first_of(DG_DEV_GPU);
+    const dg_kernel_set *c = dgr_backend_kernels(&dgr_backend_cpu);
+    const dg_kernel_set *g = gpu ? dgr_backend_kernels(gpu) : NULL;
+    if (strcmp(format, "text") == 0)
+        return dgc_ops_render(c, g);
+    if (strcmp(format, "json") == 0)
+        return dgc_ops_render_json(c, g);
+    if (strcmp(format, "markdown") == 0)
+        return dgc_ops_render_markdown(c, g);
+    return NULL;
+}
+
 char *dg_ops_render(void)
 {
     const dgr_backend *gpu = first_of(DG_DEV_GPU);

@@ -120,4 +120,29 @@ DGR_K(dgr_k_select); DGR_K(dgr_k_log_softmax); DGR_K(dgr_k_logical_and);
 DGR_K(dgr_k_logical_or); DGR_K(dgr_k_logical_not);
 DGR_K(dgr_k_summary); /* ScalarSummary, MergeSummary...: a no-op */
 
+/* The elementwise drivers of kernels_cpu_elementwise.c, for other family
+ * files: fns[dtype] applied to input 0 (unary) or inputs 0 and 1 with
+ * NumPy broadcasting (binary; sa/sb are 0 or 1); output 0 allocated. */
+typedef void (*dgr_cpu_un_fn)(const void *a, void *o, int64_t n);
+typedef void (*dgr_cpu_bin_fn)(const void *a, int64_t sa, const void *b,
+                               int64_t sb, void *o, int64_t n);
+dg_status dgr_cpu_unary(dgr_kctx *k, const dgr_cpu_un_fn *fns);
+dg_status dgr_cpu_binary(dgr_kctx *k, const dgr_cpu_bin_fn *fns);
+
+/* kernels_cpu_zoo.c: op breadth (issue 22) */
+DGR_K(dgr_k_squared_difference); DGR_K(dgr_k_erf); DGR_K(dgr_k_erfc);
+DGR_K(dgr_k_leaky_relu); DGR_K(dgr_k_leaky_relu_grad); DGR_K(dgr_k_elu);
+DGR_K(dgr_k_elu_grad); DGR_K(dgr_k_selu); DGR_K(dgr_k_selu_grad);
+DGR_K(dgr_k_softplus); DGR_K(dgr_k_softplus_grad); DGR_K(dgr_k_softsign);
+DGR_K(dgr_k_softsign_grad); DGR_K(dgr_k_reverse); DGR_K(dgr_k_identity_n);
+DGR_K(dgr_k_einsum); DGR_K(dgr_k_resize_bilinear);
+DGR_K(dgr_k_resize_bilinear_grad); DGR_K(dgr_k_resize_nearest);
+DGR_K(dgr_k_resize_nearest_grad); DGR_K(dgr_k_unique);
+DGR_K(dgr_k_unsorted_segment_sum); DGR_K(dgr_k_scatter_add);
+DGR_K(dgr_k_scatter_sub); DGR_K(dgr_k_dynamic_partition);
+DGR_K(dgr_k_sign); DGR_K(dgr_k_sqrt_grad); DGR_K(dgr_k_div_no_nan);
+DGR_K(dgr_k_space_to_batch); DGR_K(dgr_k_batch_to_space);
+DGR_K(dgr_k_conv3d); DGR_K(dgr_k_max_pool3d);
+DGR_K(dgr_k_dynamic_stitch_any); /* DynamicStitch's row: sizes itself */
+DGR_K(dgr_k_is_initialized);
 #endif

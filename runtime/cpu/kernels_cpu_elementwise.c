@@ -507,3 +507,15 @@ static const un_fn lnot_fns[DG_DTYPE_COUNT] = {NULL, NULL, NULL, NULL, lnot_b};
 dg_status dgr_k_logical_and(dgr_kctx *k) { return binary(k, land_fns); }
 dg_status dgr_k_logical_or(dgr_kctx *k) { return binary(k, lor_fns); }
 dg_status dgr_k_logical_not(dgr_kctx *k) { return unary(k, lnot_fns); }
+
+/* ---- drivers for other family files (issue 22) --------------------------- */
+
+dg_status dgr_cpu_unary(dgr_kctx *k, const dgr_cpu_un_fn *fns)
+{
+    return unary(k, fns);
+}
+
+dg_status dgr_cpu_binary(dgr_kctx *k, const dgr_cpu_bin_fn *fns)
+{
+    return binary(k, fns);
+}

@@ -406,4 +406,34 @@ dg_status dgr_cl_k_random(dgr_kctx *k);
 dg_status dgr_cl_k_random_uniform_int(dgr_kctx *k);
 dg_status dgr_cl_k_multinomial(dgr_kctx *k);
 
+/* cl_kernels_zoo.c: op breadth (issue 22), rows of cl_kernels.c */
+dg_status dgr_cl_k_erf(dgr_kctx *k);
+dg_status dgr_cl_k_erfc(dgr_kctx *k);
+dg_status dgr_cl_k_elu(dgr_kctx *k);
+dg_status dgr_cl_k_selu(dgr_kctx *k);
+dg_status dgr_cl_k_softplus(dgr_kctx *k);
+dg_status dgr_cl_k_softsign(dgr_kctx *k);
+dg_status dgr_cl_k_elu_grad(dgr_kctx *k);
+dg_status dgr_cl_k_selu_grad(dgr_kctx *k);
+dg_status dgr_cl_k_softplus_grad(dgr_kctx *k);
+dg_status dgr_cl_k_softsign_grad(dgr_kctx *k);
+dg_status dgr_cl_k_leaky_relu(dgr_kctx *k);
+dg_status dgr_cl_k_leaky_relu_grad(dgr_kctx *k);
+dg_status dgr_cl_k_squared_difference(dgr_kctx *k);
+dg_status dgr_cl_k_reverse(dgr_kctx *k);
+dg_status dgr_cl_k_identity_n(dgr_kctx *k);
+dg_status dgr_cl_k_einsum(dgr_kctx *k);
+dg_status dgr_cl_k_resize_bilinear(dgr_kctx *k);
+dg_status dgr_cl_k_resize_nearest(dgr_kctx *k);
+dg_status dgr_cl_k_unsorted_segment_sum(dgr_kctx *k);
+dg_status dgr_cl_k_scatter_add(dgr_kctx *k);
+dg_status dgr_cl_k_scatter_sub(dgr_kctx *k);
+dg_status dgr_cl_k_sign(dgr_kctx *k);
+dg_status dgr_cl_k_div_no_nan(dgr_kctx *k);
+dg_status dgr_cl_k_resize_bilinear_grad(dgr_kctx *k);
+dg_status dgr_cl_k_resize_nearest_grad(dgr_kctx *k);
+dg_status dgr_cl_k_space_to_batch(dgr_kctx *k);
+dg_status dgr_cl_k_batch_to_space(dgr_kctx *k);
+dg_status dgr_cl_k_sqrt_grad(dgr_kctx *k);
+
 #endif

@@ -199,7 +199,11 @@ dg_status dgr_cl_reduce_wg(dgr_kctx *k, const char *src, dg_dtype dt,
         lim = cd->c->max_wg;
     while (elem && lim > 1 && lim * elem * 2 > cd->c->local_mem)
         lim /= 2;
-    size_t w = 1;
+    /* at least 4 where allowed: PoCL's work-group compiler aborts on some
+     * barrier kernels specialised for local sizes 1 and 2 ("Could not find a
+     * dominating alternative variable", issue 22: EfficientNet's 1x1
+     * batch norms) */
+    size_t w = lim >= 4 ? 4 : 1;
     while (w * 2 <= lim && w < want)
         w *= 2;
     *out = w;

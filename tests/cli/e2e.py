@@ -174,7 +174,9 @@ def group_cli():
                      ("place", ["--seed", "1"]), ("devices", ["--assume-gpus", "1"])):
         args = [cmd] + ([mm] if cmd != "devices" else []) + opt
         usage_error("%s does not take %s" % (cmd, opt[0]), *args, fragment=opt[0])
-    usage_error("ops takes nothing", "ops", "--json")
+    usage_error("ops takes no run options", "ops", "--steps", "1",
+                fragment="--steps")
+    usage_error("ops takes no GRAPH", "ops", mm)
     usage_error("devices takes no GRAPH", "devices", mm)
     for opt, val in (("--steps", "0"), ("--steps", "x"), ("--repeat", "0"),
                      ("--repeat", "-2"), ("--inter-op-threads", "-1"),
@@ -204,6 +206,25 @@ def group_cli():
     ok(r, "ops")
     for op in ("MatMul", "Variable", "Sin", "SoftmaxCrossEntropyWithLogits", "Print"):
         check(op in r.out, "ops lists " + op, r)
+    # ops --json / --markdown (issue 22): the same table for tools and docs
+    rj = dg("ops", "--json")
+    ok(rj, "ops --json")
+    ops = {o["name"]: o for o in json.loads(rj.out)["ops"]} if rj.code == 0 \
+        else {}
+    check(len(ops) == len(r.out.splitlines()) - 1, "ops --json: one entry "
+          "per line of ops", rj)
+    e = ops.get("Einsum", {})
+    check(e.get("cpu") == ["float32", "float64"] and
+          e.get("attrs", [{}])[0].get("name") == "equation" and
+          e.get("max_inputs") == 2, "ops --json: Einsum's row", rj)
+    check(ops.get("DynamicStitch", {}).get("alias") == "ParallelDynamicStitch",
+          "ops --json: aliases", rj)
+    rm = dg("ops", "--markdown")
+    ok(rm, "ops --markdown")
+    check(rm.out.startswith("| op | dtypes |") and "| `Einsum` |" in rm.out,
+          "ops --markdown: the table", rm)
+    usage_error("ops --json and --markdown", "ops", "--json", "--markdown",
+                fragment="--markdown")
     # devices without OpenCL: exactly CPU:0
     r = dg("devices", "--opencl-devices", "none")
     ok(r, "devices none")

@@ -424,6 +424,116 @@ static void test_sources(void **state)
 }
 
 /* The pass: generated nodes appended after the file's, in any order. */
+/* op breadth (issue 22): Einsum's equations (the MHA ones, ellipsis,
+ * implicit output, errors), BatchMatMulV2, the resizes, segments. */
+static void test_zoo_ops(void **state)
+{
+    (void)state;
+    fixture f = {0};
+    dgc_ttype in[3], out[3];
+    char msg[512];
+    dgc_node *n = mk(&f, "Einsum");
+    static const struct {
+        const char *eq;
+        int r0, d0[4], r1, d1[4], ro, dout[5];
+    } ok[] = {
+        {"abc,cde->abde", 3, {2, 3, 4}, 3, {4, 2, 5}, 4, {2, 3, 2, 5}},
+        {"aecd,abcd->acbe", 4, {2, 3, 2, 4}, 4, {2, 5, 2, 4}, 4, {2, 2, 5, 3}},
+        {"acbe,aecd->abcd", 4, {2, 2, 5, 3}, 4, {2, 3, 2, 4}, 4, {2, 5, 2, 4}},
+        {"abcd,cde->abe", 4, {2, 3, 2, 4}, 3, {2, 4, 5}, 3, {2, 3, 5}},
+        {"...ij,...jk->...ik", 3, {2, 3, 4}, 3, {1, 4, 2}, 3, {2, 3, 2}},
+        {"ij,jk", 2, {3, 4}, 2, {4, 2}, 2, {3, 2}}, /* implicit: ik */
+        {"ba,ac", 2, {3, 4}, 2, {4, 2}, 2, {3, 2}}, /* implicit: bc */
+    };
+    for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
+        dgc_node_set_str(n, "equation", ok[i].eq);
+        in[0] = T(DG_F32, 0);
+        in[1] = T(DG_F32, 0);
+        in[0].shape.rank = ok[i].r0;
+        in[1].shape.rank = ok[i].r1;
+        for (int d = 0; d < 4; d++) {
+            in[0].shape.dims[d] = ok[i].d0[d];
+            in[1].shape.dims[d] = ok[i].d1[d];
+        }
+        if (run(dgc_infer_einsum, n, in, 2, out, msg))
+            fail_msg("%s: %s", ok[i].eq, msg);
+        assert_int_equal(out[0].shape.rank, ok[i].ro);
+        for (int d = 0; d < ok[i].ro; d++)
+            assert_int_equal(out[0].shape.dims[d], ok[i].dout[d]);
+    }
+    /* unknown dims stay unknown; a known one fills them */
+    dgc_node_set_str(n, "equation", "ij,jk->ik");
+    in[0] = T(DG_F32, 2, -1, 4);
+    in[1] = T(DG_F32, 2, -1, 2);
+    assert_int_equal(run(dgc_infer_einsum, n, in, 2, out, msg), 0);
+    assert_type(out, DG_F32, 2, -1, 2);
+    /* errors: mismatched label sizes, wrong rank, a label in no input */
+    in[0] = T(DG_F32, 2, 3, 4);
+    in[1] = T(DG_F32, 2, 5, 2);
+    assert_int_equal(run(dgc_infer_einsum, n, in, 2, out, msg), -1);
+    assert_non_null(strstr(msg, "label 'j' is 4 and 5"));
+    in[1] = T(DG_F32, 3, 4, 2, 1);
+    assert_int_equal(run(dgc_infer_einsum, n, in, 2, out, msg), -1);
+    assert_non_null(strstr(msg, "input 1 has rank 3"));
+    dgc_node_set_str(n, "equation", "ij,jk->iz");
+    in[1] = T(DG_F32, 2, 4, 2);
+    assert_int_equal(run(dgc_infer_einsum, n, in, 2, out, msg), -1);
+    assert_non_null(strstr(msg, "output label 'z' is in no input"));
+    dgc_node_set_str(n, "equation", "ij,jk,kl->il");
+    assert_int_equal(run(dgc_infer_einsum, n, in, 2, out, msg), -1);
+    /* BatchMatMulV2: broadcasting batch dims, adjoints */
+    n = mk(&f, "BatchMatMulV2");
+    in[0] = T(DG_F32, 4, 2, 1, 3, 4);
+    in[1] = T(DG_F32, 3, 5, 4, 2);
+    assert_int_equal(run(dgc_infer_einsum, n, in, 2, out, msg), 0);
+    assert_type(out, DG_F32, 4, 2, 5, 3, 2);
+    dgc_node_set_bool(n, "adj_x", 1);
+    dgc_node_set_bool(n, "adj_y", 1);
+    in[0] = T(DG_F32, 3, 2, 4, 3);
+    in[1] = T(DG_F32, 3, 2, 5, 4);
+    assert_int_equal(run(dgc_infer_einsum, n, in, 2, out, msg), 0);
+    assert_type(out, DG_F32, 3, 2, 3, 5);
+    /* resizes: size from input 1's value; ResizeBilinear is float32 */
+    n = mk(&f, "ResizeBilinear");
+    int32_t size[2] = {5, 7};
+    in[0] = T(DG_F64, 4, 2, 3, 4, 2);
+    in[1] = T(DG_I32, 1, 2);
+    in[1].value = size;
+    assert_int_equal(run(dgc_infer_resize, n, in, 2, out, msg), 0);
+    assert_type(out, DG_F32, 4, 2, 5, 7, 2);
+    n = mk(&f, "ResizeNearestNeighbor");
+    assert_int_equal(run(dgc_infer_resize, n, in, 2, out, msg), 0);
+    assert_type(out, DG_F64, 4, 2, 5, 7, 2);
+    in[1].value = NULL;
+    assert_int_equal(run(dgc_infer_resize, n, in, 2, out, msg), 0);
+    assert_type(out, DG_F64, 4, 2, -1, -1, 2);
+    /* UnsortedSegmentSum: num_segments' value; Unique and DynamicPartition:
+     * sizes only the data tells */
+    n = mk(&f, "UnsortedSegmentSum");
+    int32_t ns = 4;
+    in[0] = T(DG_F32, 2, 6, 3);
+    in[1] = T(DG_I32, 1, 6);
+    in[2] = T(DG_I32, 0);
+    in[2].value = &ns;
+    assert_int_equal(run(dgc_infer_unsorted_segment, n, in, 3, out, msg), 0);
+    assert_type(out, DG_F32, 2, 4, 3);
+    in[1] = T(DG_I32, 1, 5);
+    assert_int_equal(run(dgc_infer_unsorted_segment, n, in, 3, out, msg), -1);
+    n = mk(&f, "Unique");
+    in[0] = T(DG_I64, 1, 9);
+    assert_int_equal(run(dgc_infer_unique, n, in, 1, out, msg), 0);
+    assert_type(&out[0], DG_I64, 1, -1);
+    assert_type(&out[1], DG_I32, 1, 9);
+    n = mk(&f, "DynamicPartition");
+    dgc_node_set_int(n, "num_partitions", 2);
+    in[0] = T(DG_F32, 3, 4, 2, 3);
+    in[1] = T(DG_I32, 2, 4, 2);
+    assert_int_equal(run(dgc_infer_dynamic_partition, n, in, 2, out, msg), 0);
+    assert_type(&out[0], DG_F32, 2, -1, 3);
+    assert_type(&out[1], DG_F32, 2, -1, 3);
+    dgc_graph_free(f.g);
+}
+
 static void test_pass_from(void **state)
 {
     (void)state;
@@ -466,6 +576,7 @@ int main(void)
         cmocka_unit_test(test_state_ops),
         cmocka_unit_test(test_sources),
         cmocka_unit_test(test_pass_from),
+        cmocka_unit_test(test_zoo_ops),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

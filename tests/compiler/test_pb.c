@@ -386,10 +386,10 @@ static void test_errors(void **state)
     (void)state;
     gbuild *b = calloc(1, sizeof *b);
     gb_init(b);
-    gb_node(b, "a", "Conv3D", NULL, 0);
-    gb_node(b, "b", "MaxPool3D", NULL, 0);
-    gb_node(b, "c", "Conv3D", NULL, 0);
-    expect_built(b, "unsupported ops: Conv3D (2 nodes), MaxPool3D "
+    gb_node(b, "a", "AvgPool3D", NULL, 0);
+    gb_node(b, "b", "Conv3DBackpropInputV2", NULL, 0);
+    gb_node(b, "c", "AvgPool3D", NULL, 0);
+    expect_built(b, "unsupported ops: AvgPool3D (2 nodes), Conv3DBackpropInputV2 "
                  "(1 node)");
 
     gb_init(b);

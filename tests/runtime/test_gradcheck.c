@@ -250,6 +250,36 @@ static const gcase unary[] = {
     U("LogSoftmax", 0),
 };
 
+/* op breadth (issue 22): grad/grad_zoo.c's rules */
+static const gcase zoo[] = {
+    U("Erf", 0), U("Erfc", 0), U("Elu", 0), U("Selu", 0), U("Softplus", 0),
+    U("Softsign", 0),
+    {"LeakyRelu", 1, {2}, {{2, 3}}, 0, "{\"alpha\": 0.1}", NULL, 0},
+    {"SquaredDifference", 2, {2, 1}, {{2, 3}, {3}}, 0, NULL, NULL, 0},
+    {"DivNoNan", 2, {2, 1}, {{2, 3}, {3}}, 1, NULL, NULL, 0},
+    {"Einsum", 2, {3, 3}, {{2, 3, 2}, {2, 2, 3}}, 0,
+     "{\"equation\": \"abc,cde->abde\"}", NULL, 0},
+    {"Einsum", 2, {4, 4}, {{2, 3, 2, 2}, {2, 2, 2, 2}}, 0,
+     "{\"equation\": \"aecd,abcd->acbe\"}", NULL, 0},
+    {"Einsum", 1, {3}, {{2, 3, 2}}, 0, "{\"equation\": \"bij->bj\"}", NULL,
+     0},
+    {"Einsum", 2, {3, 2}, {{2, 2, 3}, {3, 2}}, 0,
+     "{\"equation\": \"...ij,jk->...ik\"}", NULL, 0},
+    {"BatchMatMulV2", 2, {3, 3}, {{2, 2, 3}, {2, 3, 2}}, 0, NULL, NULL, 0},
+    {"BatchMatMulV2", 2, {3, 2}, {{2, 3, 2}, {4, 3}}, 0,
+     "{\"adj_x\": true, \"adj_y\": true}", NULL, 0},
+    {"IdentityN", 2, {2, 1}, {{2, 3}, {3}}, 0, NULL, NULL, 0},
+    {"ReverseV2", 1, {3}, {{2, 3, 2}}, 0, NULL,
+     "{\"name\": \"lab\", \"op\": \"Const\", \"attrs\": {\"dtype\": "
+     "\"int32\", \"value\": [0, 2]}}", 0},
+    /* (ResizeBilinear outputs float32 whatever its input, too coarse for
+     * finite differences: tests/cli/e2e_ops.py checks its gradient
+     * against TF's) */
+    {"ResizeNearestNeighbor", 1, {4}, {{1, 3, 2, 2}}, 0, NULL,
+     "{\"name\": \"lab\", \"op\": \"Const\", \"attrs\": {\"dtype\": "
+     "\"int32\", \"value\": [6, 3]}}", 0},
+};
+
 static const gcase binary[] = {
     {"Add", 2, {2, 1}, {{2, 3}, {3}}, 0, NULL, NULL, 0},
     {"Sub", 2, {2, 2}, {{2, 1}, {2, 3}}, 0, NULL, NULL, 0},
@@ -361,6 +391,7 @@ static void test_matmul(void **s) { (void)s; run_cases(linalg, sizeof linalg / s
 static void test_shaping(void **s) { (void)s; run_cases(shaping, sizeof shaping / sizeof *shaping); }
 static void test_nn(void **s) { (void)s; run_cases(nn, sizeof nn / sizeof *nn); }
 static void test_cnn(void **s) { (void)s; run_cases(cnn, sizeof cnn / sizeof *cnn); }
+static void test_zoo(void **s) { (void)s; run_cases(zoo, sizeof zoo / sizeof *zoo); }
 
 /* Gradients through a while loop (grad_loop.c): an RNN cell
  *     h = tanh(h x0 + x1 (i + 1)), n times from h = x2;  L = Sum(Sin(h))
@@ -435,6 +466,7 @@ int main(void)
         cmocka_unit_test(test_matmul),
         cmocka_unit_test(test_shaping),
         cmocka_unit_test(test_nn),
+        cmocka_unit_test(test_zoo),
         cmocka_unit_test(test_cnn),
         cmocka_unit_test(test_while_loop),
     };

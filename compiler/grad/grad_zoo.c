@@ -1,0 +1,500 @@
+/*
+ * grad_zoo.c -- the gradient rules of the op-breadth ops (issue 22), as
+ * TF registers them (math_grad.py, nn_grad.py, array_grad.py,
+ * image_grad.py, data_flow_grad.py), built from dgrun's ops:
+ * SquaredDifference, Erf, Erfc, LeakyRelu, Elu, Selu, Softplus, Softsign,
+ * ReverseV2, IdentityN, Einsum, the two resizes, UnsortedSegmentSum,
+ * DynamicStitch and DynamicPartition.
+ */
+#include "grad.h"
+#include "dg_alloc.h"
+#include "dg_error.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#define OP(name) DGC_OPID_##name
+/* The forward node, looked up at each use: adding generated nodes may move
+ * the node array. */
+#define FWD (&c->g->nodes[fwd])
+#define NEED(i) (!c->need || c->need[i])
+#define CHK(r)                                                                \
+    do {                                                                      \
+        if ((r).node < 0)                                                     \
+            return fail(c);                                                   \
+    } while (0)
+#define MK(suffix, opname, ...)                                               \
+    mk(c, fwd, suffix, OP(opname), (const dgc_ref[]){__VA_ARGS__},            \
+       (int)(sizeof((const dgc_ref[]){__VA_ARGS__}) / sizeof(dgc_ref)))
+
+static dg_status fail(dgc_gctx *c)
+{
+    return c->err->code != DG_OK ? c->err->code : DG_E_GRAPH;
+}
+
+static dgc_ref mk(dgc_gctx *c, int32_t fwd, const char *suffix, int op,
+                  const dgc_ref *in, int n_in)
+{
+    dgc_ref r = {dgc_grad_node(c, fwd, suffix, op, in, n_in), 0};
+    return r;
+}
+
+static dgc_ref R(int32_t node, int32_t index)
+{
+    dgc_ref r = {node, index};
+    return r;
+}
+
+static const dgc_ttype *type_of(dgc_gctx *c, dgc_ref r)
+{
+    return &c->g->nodes[r.node].outputs[r.index];
+}
+
+static dgc_ref cst(dgc_gctx *c, int32_t fwd, const char *suffix, double v,
+                   dgc_ref like)
+{
+    dgc_ref r = {dgc_grad_const(c, fwd, suffix, v, type_of(c, like)->dtype),
+                 0};
+    return r;
+}
+
+/* SumTo(g, like) unless the shapes are statically the same. */
+static dgc_ref sum_to(dgc_gctx *c, int32_t fwd, dgc_ref g, dgc_ref like)
+{
+    const dg_shape *a = &type_of(c, g)->shape, *b = &type_of(c, like)->shape;
+    int same = a->rank == b->rank;
+    for (int d = 0; same && d < a->rank; d++)
+        same = a->dims[d] >= 0 && a->dims[d] == b->dims[d];
+    if (same)
+        return g;
+    return mk(c, fwd, "SumTo", OP(SumTo), (const dgc_ref[]){g, like}, 2);
+}
+
+/* A generated node whose attrs are set by `set` before it is typed. */
+typedef int (*set_fn)(dgc_gctx *c, int32_t fwd, dgc_node *n, void *arg);
+
+static dgc_ref mk_set(dgc_gctx *c, int32_t fwd, const char *suffix, int op,
+                      const dgc_ref *in, int n_in, set_fn set, void *arg)
+{
+    dgc_ref r = {-1, 0};
+    int32_t id = dgc_grad_node_raw(c, fwd, suffix, op, in, n_in);
+    if (id < 0)
+        return r;
+    if (set && set(c, fwd, &c->g->nodes[id], arg)) {
+        if (c->err->code == DG_OK)
+            dg_err_nomem(c->err, "gradient attrs");
+        return r;
+    }
+    if (dgc_infer_node(c->g, id, c->err) != DG_OK)
+        return r;
+    r.node = id;
+    return r;
+}
+
+/* Copy the forward node's bool/float attrs named in arg (NULL-ended). */
+static int copy_attrs(dgc_gctx *c, int32_t fwd, dgc_node *n, void *arg)
+{
+    const char *const *keys = arg;
+    for (int i = 0; keys[i]; i++) {
+        const dgc_attr *a = dgc_node_attr(FWD, keys[i]);
+        if (!a)
+            continue;
+        if (a->kind == DGC_A_BOOL ? dgc_node_set_bool(n, keys[i], (int)a->i)
+            : a->kind == DGC_A_FLOAT ? dgc_node_set_float(n, keys[i], a->f)
+                                     : dgc_node_set_int(n, keys[i], a->i))
+            return -1;
+    }
+    return 0;
+}
+
+static int set_str(dgc_gctx *c, int32_t fwd, dgc_node *n, void *arg)
+{
+    (void)c;
+    (void)fwd;
+    dgc_attr a;
+    memset(&a, 0, sizeof a);
+    a.key = "equation";
+    a.kind = DGC_A_STR;
+    a.s = dg_strdup(arg);
+    if (!a.s || dgc_node_set_attr(n, &a)) {
+        dg_free(a.s);
+        return -1;
+    }
+    return 0;
+}
+
+static int set_num_partitions(dgc_gctx *c, int32_t fwd, dgc_node *n,
+                              void *arg)
+{
+    (void)arg;
+    return dgc_node_set_int(n, "num_partitions",
+                            dgc_attr_int(&c->g->nodes[fwd], "num_partitions",
+                                         1));
+}
+
+/* An int32 Const vector for forward op fwd. */
+static dgc_ref ints_const(dgc_gctx *c, int32_t fwd, const char *suffix,
+                          const int64_t *v, int n)
+{
+    dgc_ref r = {-1, 0};
+    dg_shape s;
+    memset(&s, 0, sizeof s);
+    s.rank = 1;
+    s.dims[0] = n;
+    dg_tensor *t = dg_tensor_new(DG_I32, &s);
+    if (!t) {
+        dg_err_nomem(c->err, "gradient");
+        return r;
+    }
+    for (int i = 0; i < n; i++)
+        ((int32_t *)t->data)[i] = (int32_t)v[i];
+    int32_t id = dgc_grad_node_raw(c, fwd, suffix, OP(Const), NULL, 0);
+    if (id < 0 || dgc_node_set_tensor(&c->g->nodes[id], "value", t)) {
+        if (id >= 0)
+            dg_err_nomem(c->err, "gradient");
+        dg_tensor_free(t);
+        return r;
+    }
+    if (dgc_infer_node(c->g, id, c->err) != DG_OK)
+        return r;
+    r.node = id;
+    return r;
+}
+
+static dg_status no_grad(dgc_gctx *c, int32_t fwd, const char *why)
+{
+    return dg_err(c->err, DG_E_GRAPH, "node '%s': the gradient of %s %s",
+                  c->g->nodes[fwd].name, dgc_op_name(c->g->nodes[fwd].op),
+                  why);
+}
+
+/* ---- Einsum -------------------------------------------------------------- */
+
+/* The term of input i (2: the output) of e as text ("..." for the
+ * ellipsis dims). */
+static void es_term(const dgc_einsum *e, int i, char *buf, size_t n)
+{
+    int r = i < 2 ? e->rank[i] : e->out_rank;
+    const int *lab = i < 2 ? e->in[i] : e->out;
+    size_t o = 0;
+    int in_ell = 0;
+    for (int d = 0; d < r && o + 4 < n; d++) {
+        char ch = e->names[lab[d]];
+        if (ch >= '0' && ch <= '9') {
+            if (!in_ell) {
+                memcpy(buf + o, "...", 3);
+                o += 3;
+            }
+            in_ell = 1;
+            continue;
+        }
+        in_ell = 0;
+        buf[o++] = ch;
+    }
+    /* an input whose ellipsis stands for no dims keeps its "..." */
+    buf[o] = '\0';
+}
+
+static dg_status einsum_grad(dgc_gctx *c, int32_t fwd, dgc_ref dy,
+                             dgc_ref *dx)
+{
+    char eqb[40];
+    const char *eqs = dgc_einsum_equation(FWD, eqb, sizeof eqb);
+    const dg_shape *sh[2] = {&type_of(c, FWD->inputs[0])->shape,
+                             FWD->n_inputs > 1 ? &type_of(c, FWD->inputs[1])->shape
+                                             : NULL};
+    dgc_einsum e;
+    char msg[200];
+    if (dgc_einsum_parse(eqs, sh, FWD->n_inputs, &e, msg,
+                         sizeof msg))
+        return dg_err(c->err, DG_E_GRAPH, "node '%s': %s", FWD->name, msg);
+    char t[3][64];
+    for (int i = 0; i < FWD->n_inputs; i++)
+        es_term(&e, i, t[i], sizeof t[i]);
+    es_term(&e, 2, t[2], sizeof t[2]);
+    if (eqs && strstr(eqs, "...") && !strstr(t[2], "..."))
+        strcat(t[2], "...");
+    for (int i = 0; i < FWD->n_inputs; i++) {
+        if (!NEED(i))
+            continue;
+        /* labels of input i in the output or the other input (the
+         * others were summed out of input i alone: broadcast back below) */
+        char kept[64];
+        size_t nk = 0;
+        int missing = 0, in_ell = 0;
+        for (int d = 0; d < e.rank[i]; d++) {
+            int id = e.in[i][d], found = 0;
+            for (int q = 0; q < e.out_rank; q++)
+                found |= e.out[q] == id;
+            if (FWD->n_inputs > 1)
+                for (int q = 0; q < e.rank[1 - i]; q++)
+                    found |= e.in[1 - i][q] == id;
+            for (int q = 0; q < d; q++)
+                if (e.in[i][q] == id)
+                    return no_grad(c, fwd, "with a label repeated in one "
+                                   "input is not supported");
+            char ch = e.names[id];
+            if (ch >= '0' && ch <= '9') {
+                if (!in_ell && nk + 3 < sizeof kept) {
+                    memcpy(kept + nk, "...", 3);
+                    nk += 3;
+                }
+                in_ell = 1;
+                continue;
+            }
+            in_ell = 0;
+            if (!found)
+                missing = 1;
+            else if (nk + 1 < sizeof kept)
+                kept[nk++] = ch;
+        }
+        kept[nk] = '\0';
+        if (strstr(t[i], "...") && !strstr(kept, "..."))
+            strcat(kept, "...");
+        const char *ti = missing ? kept : t[i];
+        char eq[512];
+        dgc_ref g;
+        if (FWD->n_inputs == 1) {
+            snprintf(eq, sizeof eq, "%s->%s", t[2], ti);
+            g = mk_set(c, fwd, "Einsum", OP(Einsum), &dy, 1, set_str, eq);
+        } else {
+            snprintf(eq, sizeof eq, "%s,%s->%s", t[2], t[1 - i], ti);
+            g = mk_set(c, fwd, "Einsum", OP(Einsum),
+                       (const dgc_ref[]){dy, FWD->inputs[1 - i]}, 2, set_str,
+                       eq);
+        }
+        CHK(g);
+        if (missing) { /* g broadcast over the summed labels: x ones */
+            dgc_ref ones = MK("OnesLike", OnesLike, FWD->inputs[i]); CHK(ones);
+            snprintf(eq, sizeof eq, "%s,%s->%s", kept, t[i], t[i]);
+            g = mk_set(c, fwd, "Einsum_bcast", OP(Einsum),
+                       (const dgc_ref[]){g, ones}, 2, set_str, eq);
+        }
+        CHK(g);
+        dx[i] = sum_to(c, fwd, g, FWD->inputs[i]);
+        CHK(dx[i]);
+    }
+    return DG_OK;
+}
+
+/* ---- DynamicPartition: TF's _DynamicPartitionGrads ----------------------- */
+
+static dg_status dynpart_grad(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
+                              dgc_ref *dx)
+{
+    if (!NEED(0))
+        return DG_OK;
+    const dg_shape *ps = &type_of(c, FWD->inputs[1])->shape;
+    int np = (int)dgc_attr_int(FWD, "num_partitions", 1);
+    int64_t cnt = 1, dims[DG_MAX_RANK];
+    for (int d = 0; d < ps->rank; d++) {
+        if (ps->dims[d] < 0)
+            return no_grad(c, fwd, "needs the partitions' shape known when "
+                           "the graph is compiled");
+        cnt *= ps->dims[d];
+        dims[d] = ps->dims[d];
+    }
+    if (np > 32)
+        return no_grad(c, fwd, "over more than 32 partitions is not "
+                       "supported");
+    int64_t zero = 0, one = 1;
+    dgc_ref s0 = ints_const(c, fwd, "start", &zero, 1); CHK(s0);
+    dgc_ref s1 = ints_const(c, fwd, "limit", &cnt, 1); CHK(s1);
+    dgc_ref s2 = ints_const(c, fwd, "delta", &one, 1); CHK(s2);
+    /* scalars for Range: reshape the 1-vectors */
+    dgc_ref sc = ints_const(c, fwd, "scalar", NULL, 0); CHK(sc);
+    dgc_ref a0 = MK("start_s", Reshape, s0, sc); CHK(a0);
+    dgc_ref a1 = MK("limit_s", Reshape, s1, sc); CHK(a1);
+    dgc_ref a2 = MK("delta_s", Reshape, s2, sc); CHK(a2);
+    dgc_ref rg = MK("Range", Range, a0, a1, a2); CHK(rg);
+    dgc_ref shp = ints_const(c, fwd, "shape", dims, ps->rank); CHK(shp);
+    dgc_ref ix = MK("Reshape", Reshape, rg, shp); CHK(ix);
+    dgc_ref part = mk_set(c, fwd, "DynamicPartition", OP(DynamicPartition),
+                          (const dgc_ref[]){ix, FWD->inputs[1]}, 2,
+                          set_num_partitions, NULL);
+    CHK(part);
+    dgc_ref in[64];
+    for (int i = 0; i < np; i++) {
+        in[i] = R(part.node, i);
+        in[np + i] = dys[i];
+        if (in[np + i].node < 0) {
+            in[np + i] = MK("ZerosLike", ZerosLike, R(fwd, i));
+            CHK(in[np + i]);
+        }
+    }
+    dgc_ref st = mk(c, fwd, "DynamicStitch", OP(DynamicStitch), in, 2 * np);
+    CHK(st);
+    dx[0] = MK("ReshapeLike", ReshapeLike, st, FWD->inputs[0]);
+    CHK(dx[0]);
+    return DG_OK;
+}
+
+/* ---- the rules ----------------------------------------------------------- */
+
+int dgc_grad_zoo_has(int op)
+{
+    return op == OP(SquaredDifference) || op == OP(Erf) || op == OP(Erfc) ||
+           op == OP(LeakyRelu) || op == OP(Elu) || op == OP(Selu) ||
+           op == OP(Softplus) || op == OP(Softsign) || op == OP(ReverseV2) ||
+           op == OP(IdentityN) || op == OP(Einsum) ||
+           op == OP(BatchMatMulV2) || op == OP(DivNoNan) ||
+           op == OP(SpaceToBatchND) || op == OP(BatchToSpaceND) ||
+           op == OP(GatherV2) ||
+           op == OP(ResizeBilinear) || op == OP(ResizeNearestNeighbor) ||
+           op == OP(UnsortedSegmentSum) || op == OP(DynamicStitch) ||
+           op == OP(DynamicPartition);
+}
+
+dg_status dgc_grad_zoo(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
+                       dgc_ref *dx)
+{
+    int op = FWD->op;
+    if (op == OP(IdentityN)) {
+        for (int i = 0; i < FWD->n_inputs; i++)
+            dx[i] = dys[i];
+        return DG_OK;
+    }
+    if (op == OP(DynamicPartition))
+        return dynpart_grad(c, fwd, dys, dx);
+    dgc_ref dy = dys[0];
+    if (dy.node < 0)
+        return DG_OK;
+    dgc_ref x = FWD->inputs[0], z = R(fwd, 0);
+    static const char *const k_alpha[] = {"alpha", NULL};
+    static const char *const k_resize[] = {"align_corners",
+                                           "half_pixel_centers", NULL};
+    if (op == OP(SquaredDifference)) {
+        dgc_ref y = FWD->inputs[1];
+        dgc_ref d = MK("Sub", Sub, x, y); CHK(d);
+        dgc_ref two = cst(c, fwd, "two", 2.0, x); CHK(two);
+        dgc_ref m = MK("Mul", Mul, d, two); CHK(m);
+        dgc_ref g = MK("Mul", Mul, dy, m); CHK(g);
+        if (NEED(0)) { dx[0] = sum_to(c, fwd, g, x); CHK(dx[0]); }
+        if (NEED(1)) {
+            dgc_ref ng = MK("Neg", Neg, g); CHK(ng);
+            dx[1] = sum_to(c, fwd, ng, y); CHK(dx[1]);
+        }
+    } else if (op == OP(Erf) || op == OP(Erfc)) {
+        /* d erf(x) = 2/sqrt(pi) * exp(-x^2) */
+        dgc_ref k2 = cst(c, fwd, "two_over_sqrt_pi",
+                         op == OP(Erf) ? 2.0 / sqrt(M_PI) : -2.0 / sqrt(M_PI),
+                         x);
+        CHK(k2);
+        dgc_ref sq = MK("Square", Square, x); CHK(sq);
+        dgc_ref ns = MK("Neg", Neg, sq); CHK(ns);
+        dgc_ref ex = MK("Exp", Exp, ns); CHK(ex);
+        dgc_ref m = MK("Mul", Mul, ex, k2); CHK(m);
+        dx[0] = MK("Mul", Mul, dy, m); CHK(dx[0]);
+    } else if (op == OP(LeakyRelu)) {
+        dx[0] = mk_set(c, fwd, "LeakyReluGrad", OP(LeakyReluGrad),
+                       (const dgc_ref[]){dy, x}, 2, copy_attrs,
+                       (void *)k_alpha);
+        CHK(dx[0]);
+    } else if (op == OP(Elu)) {
+        dx[0] = MK("EluGrad", EluGrad, dy, z); CHK(dx[0]);
+    } else if (op == OP(Selu)) {
+        dx[0] = MK("SeluGrad", SeluGrad, dy, z); CHK(dx[0]);
+    } else if (op == OP(Softplus)) {
+        dx[0] = MK("SoftplusGrad", SoftplusGrad, dy, x); CHK(dx[0]);
+    } else if (op == OP(Softsign)) {
+        dx[0] = MK("SoftsignGrad", SoftsignGrad, dy, x); CHK(dx[0]);
+    } else if (op == OP(ReverseV2)) {
+        dx[0] = MK("ReverseV2", ReverseV2, dy, FWD->inputs[1]); CHK(dx[0]);
+    } else if (op == OP(SpaceToBatchND) || op == OP(BatchToSpaceND)) {
+        /* each other's gradient, with the same block_shape and pads */
+        int sb = op == OP(SpaceToBatchND);
+        dx[0] = sb ? MK("BatchToSpaceND", BatchToSpaceND, dy, FWD->inputs[1],
+                        FWD->inputs[2])
+                   : MK("SpaceToBatchND", SpaceToBatchND, dy, FWD->inputs[1],
+                        FWD->inputs[2]);
+        CHK(dx[0]);
+    } else if (op == OP(GatherV2)) {
+        /* TF's _GatherV2Grad for axis 0 (the embedding lookup): the rows
+         * of dy summed into params' rows, UnsortedSegmentSum(dy, indices,
+         * params.shape[0]); indices get none */
+        if (!NEED(0))
+            return DG_OK;
+        int64_t ax = dgc_attr_int(FWD, "axis", 0);
+        if (FWD->n_inputs > 2) {
+            const dgc_ttype *at = type_of(c, FWD->inputs[2]);
+            int64_t v[1];
+            if (!at->value && !(c->g->nodes[FWD->inputs[2].node].op ==
+                                OP(Const)))
+                return no_grad(c, fwd, "needs a constant axis");
+            const dgc_attr *va = dgc_node_attr(
+                &c->g->nodes[FWD->inputs[2].node], "value");
+            if (va && va->tensor)
+                v[0] = (int64_t)dg_tensor_elem(va->tensor, 0);
+            else
+                v[0] = 0;
+            ax = v[0];
+        }
+        if (ax != 0 || dgc_attr_int(FWD, "batch_dims", 0) != 0)
+            return no_grad(c, fwd, "is supported along axis 0 only");
+        const dg_shape *ps = &type_of(c, x)->shape;
+        if (ps->rank < 1 || ps->dims[0] < 0)
+            return no_grad(c, fwd, "needs params' first dimension known "
+                           "when the graph is compiled");
+        int64_t rows = ps->dims[0];
+        dgc_ref ids = FWD->inputs[1];
+        dgc_ref nv = ints_const(c, fwd, "num_segments", &rows, 1); CHK(nv);
+        dgc_ref sc = ints_const(c, fwd, "scalar", NULL, 0); CHK(sc);
+        dgc_ref ns = MK("num_segments_s", Reshape, nv, sc); CHK(ns);
+        dx[0] = MK("UnsortedSegmentSum", UnsortedSegmentSum, dy, ids, ns);
+        CHK(dx[0]);
+    } else if (op == OP(DivNoNan)) {
+        /* TF: dx = div_no_nan(dy, y); dy_ = dy * div_no_nan(-x / y, y) */
+        dgc_ref y = FWD->inputs[1];
+        if (NEED(0)) {
+            dgc_ref a = MK("DivNoNan", DivNoNan, dy, y); CHK(a);
+            dx[0] = sum_to(c, fwd, a, x); CHK(dx[0]);
+        }
+        if (NEED(1)) {
+            dgc_ref nx = MK("Neg", Neg, x); CHK(nx);
+            dgc_ref q = MK("DivNoNan", DivNoNan, nx, y); CHK(q);
+            dgc_ref q2 = MK("DivNoNan", DivNoNan, q, y); CHK(q2);
+            dgc_ref b = MK("Mul", Mul, dy, q2); CHK(b);
+            dx[1] = sum_to(c, fwd, b, y); CHK(dx[1]);
+        }
+    } else if (op == OP(Einsum) || op == OP(BatchMatMulV2)) {
+        return einsum_grad(c, fwd, dy, dx);
+    } else if (op == OP(ResizeBilinear)) {
+        dg_dtype t = type_of(c, x)->dtype;
+        if (t != DG_F32 && t != DG_F64)
+            return DG_OK; /* TF: no gradient into integer images */
+        dx[0] = mk_set(c, fwd, "ResizeBilinearGrad", OP(ResizeBilinearGrad),
+                       (const dgc_ref[]){dy, x}, 2, copy_attrs,
+                       (void *)k_resize);
+        CHK(dx[0]);
+    } else if (op == OP(ResizeNearestNeighbor)) {
+        const dg_shape *s = &type_of(c, x)->shape;
+        if (s->rank != 4 || s->dims[1] < 0 || s->dims[2] < 0)
+            return no_grad(c, fwd, "needs the image size known when the "
+                           "graph is compiled");
+        int64_t hwv[2] = {s->dims[1], s->dims[2]};
+        dgc_ref hw = ints_const(c, fwd, "size", hwv, 2); CHK(hw);
+        dx[0] = mk_set(c, fwd, "ResizeNearestNeighborGrad",
+                       OP(ResizeNearestNeighborGrad),
+                       (const dgc_ref[]){dy, hw}, 2, copy_attrs,
+                       (void *)k_resize);
+        CHK(dx[0]);
+    } else if (op == OP(UnsortedSegmentSum)) {
+        /* TF's _GatherDropNegatives; ids are assumed >= 0 here */
+        if (NEED(0)) {
+            dx[0] = MK("GatherV2", GatherV2, dy, FWD->inputs[1]); CHK(dx[0]);
+        }
+    } else if (op == OP(DynamicStitch)) {
+        int nn = FWD->n_inputs / 2;
+        for (int m = 0; m < nn; m++) {
+            if (!NEED(nn + m))
+                continue;
+            dgc_ref g = MK("GatherV2", GatherV2, dy, FWD->inputs[m]); CHK(g);
+            dx[nn + m] = MK("ReshapeLike", ReshapeLike, g, FWD->inputs[nn + m]);
+            CHK(dx[nn + m]);
+        }
+    } else {
+        return no_grad(c, fwd, "is not registered");
+    }
+    return DG_OK;
+}

@@ -1,0 +1,352 @@
+/* zoo.cl -- OpenCL kernels of the op-breadth ops (issue 22): elementwise
+ * math and activations with their gradient ops, SquaredDifference (NumPy
+ * broadcasting through per-dimension strides), ReverseV2, Einsum (one
+ * work-item per output element, contraction in a fixed order), the image
+ * resizes, UnsortedSegmentSum and ScatterAdd/Sub (each output element sums
+ * its contributions serially, in input order: deterministic, no atomics).
+ * Compiled per dtype with -DT=float|double. */
+#if defined(cl_khr_fp64)
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
+
+#define ZUNARY(name, expr)                                                   \
+__kernel void name(__global const T *x, __global T *y, long n)              \
+{                                                                            \
+    long i = get_global_id(0);                                               \
+    if (i < n) { T v = x[i]; y[i] = (expr); }                                \
+}
+#define SELU_SCALE ((T)1.0507009873554804934193349852946)
+#define SELU_ALPHA ((T)1.6732632423543772848170429916717)
+ZUNARY(z_erf, erf(v))
+ZUNARY(z_erfc, erfc(v))
+ZUNARY(z_elu, v > (T)0 ? v : expm1(v))
+ZUNARY(z_selu, v > (T)0 ? SELU_SCALE * v : SELU_SCALE * SELU_ALPHA * expm1(v))
+ZUNARY(z_softsign, v / ((T)1 + fabs(v)))
+ZUNARY(z_sign, v > (T)0 ? (T)1 : v < (T)0 ? (T)-1 : v)
+
+/* TF's Softplus thresholds: log(epsilon) + 2 of the type */
+__kernel void z_softplus(__global const T *x, __global T *y, long n, T thr)
+{
+    long i = get_global_id(0);
+    if (i >= n) return;
+    T v = x[i];
+    y[i] = v > -thr ? v : v < thr ? exp(v) : log1p(exp(v));
+}
+
+__kernel void z_leaky(__global const T *x, __global T *y, long n, float a)
+{
+    long i = get_global_id(0);
+    if (i < n) { T v = x[i]; y[i] = v > (T)0 ? v : (T)a * v; }
+}
+
+/* gradient pairs (g, v) of the same shape */
+#define ZPAIR(name, expr)                                                    \
+__kernel void name(__global const T *pg, __global const T *pv,              \
+                   __global T *y, long n)                                    \
+{                                                                            \
+    long i = get_global_id(0);                                               \
+    if (i < n) { T g = pg[i], v = pv[i]; y[i] = (expr); }                    \
+}
+ZPAIR(z_elu_grad, v > (T)0 ? g : g * (v + (T)1))
+ZPAIR(z_selu_grad, v > (T)0 ? g * SELU_SCALE : g * (v + SELU_SCALE * SELU_ALPHA))
+ZPAIR(z_softplus_grad, g / ((T)1 + exp(-v)))
+ZPAIR(z_sqrt_grad, v * (T)0.5 / g)
+ZPAIR(z_softsign_grad, g / (((T)1 + fabs(v)) * ((T)1 + fabs(v))))
+
+__kernel void z_leaky_grad(__global const T *pg, __global const T *pv,
+                           __global T *y, long n, float a)
+{
+    long i = get_global_id(0);
+    if (i < n) { T g = pg[i]; y[i] = pv[i] > (T)0 ? g : (T)a * g; }
+}
+
+/* SquaredDifference with broadcasting: rank collapsed dims, strides of a
+ * and b (0 on broadcast dims) */
+__kernel void z_sqdiff(__global const T *pa, __global const T *pb,
+                       __global T *y, long n, int rank, long8 d8, long8 sa8,
+                       long8 sb8)
+{
+    long i = get_global_id(0);
+    if (i >= n) return;
+    long d[8], sa[8], sb[8];
+    vstore8(d8, 0, d);
+    vstore8(sa8, 0, sa);
+    vstore8(sb8, 0, sb);
+    long a = 0, b = 0, r = i;
+    for (int k = rank - 1; k >= 0; k--) {
+        long c = r % d[k];
+        r /= d[k];
+        a += c * sa[k];
+        b += c * sb[k];
+    }
+    T t = pa[a] - pb[b];
+    y[i] = t * t;
+}
+
+/* DivNoNan with broadcasting (as z_sqdiff) */
+__kernel void z_divnonan(__global const T *pa, __global const T *pb,
+                         __global T *y, long n, int rank, long8 d8,
+                         long8 sa8, long8 sb8)
+{
+    long i = get_global_id(0);
+    if (i >= n) return;
+    long d[8], sa[8], sb[8];
+    vstore8(d8, 0, d);
+    vstore8(sa8, 0, sa);
+    vstore8(sb8, 0, sb);
+    long a = 0, b = 0, r = i;
+    for (int k = rank - 1; k >= 0; k--) {
+        long c = r % d[k];
+        r /= d[k];
+        a += c * sa[k];
+        b += c * sb[k];
+    }
+    T q = pb[b];
+    y[i] = q == (T)0 ? (T)0 : pa[a] / q;
+}
+
+/* ReverseV2: bit k of mask = axis k reversed */
+__kernel void z_reverse(__global const T *x, __global T *y, long n, int rank,
+                        long8 d8, int mask)
+{
+    long i = get_global_id(0);
+    if (i >= n) return;
+    long d[8];
+    vstore8(d8, 0, d);
+    long src = 0, r = i, s = 1;
+    for (int k = rank - 1; k >= 0; k--) {
+        long c = r % d[k];
+        r /= d[k];
+        if (mask & (1 << k))
+            c = d[k] - 1 - c;
+        src += c * s;
+        s *= d[k];
+    }
+    y[i] = x[src];
+}
+
+/* Einsum: no output dims (od, strides oa/ob into the inputs), nc
+ * contracted dims (cd, strides ca/cb); two = whether input b is used */
+__kernel void z_einsum(__global const T *pa, __global const T *pb,
+                       __global T *y, long n, int no, long8 od8, long8 oa8,
+                       long8 ob8, int nc, long8 cd8, long8 ca8, long8 cb8,
+                       int two)
+{
+    long i = get_global_id(0);
+    if (i >= n) return;
+    long od[8], oa[8], ob[8], cd[8], ca[8], cb[8];
+    vstore8(od8, 0, od); vstore8(oa8, 0, oa); vstore8(ob8, 0, ob);
+    vstore8(cd8, 0, cd); vstore8(ca8, 0, ca); vstore8(cb8, 0, cb);
+    long a = 0, b = 0, r = i;
+    for (int k = no - 1; k >= 0; k--) {
+        long c = r % od[k];
+        r /= od[k];
+        a += c * oa[k];
+        b += c * ob[k];
+    }
+    long total = 1;
+    for (int k = 0; k < nc; k++)
+        total *= cd[k];
+    T acc = (T)0;
+    for (long t = 0; t < total; t++) {
+        long ra = a, rb = b, q = t;
+        for (int k = nc - 1; k >= 0; k--) {
+            long c = q % cd[k];
+            q /= cd[k];
+            ra += c * ca[k];
+            rb += c * cb[k];
+        }
+        acc += two ? pa[ra] * pb[rb] : pa[ra];
+    }
+    y[i] = acc;
+}
+
+/* resizes (NHWC): TF's scalers */
+inline float z_scale(long in, long out, int align)
+{
+    return (align && out > 1) ? (float)(in - 1) / (float)(out - 1)
+                              : (float)in / (float)out;
+}
+
+__kernel void z_resize_bilinear(__global const T *x, __global float *y,
+                                long n, long ih, long iw, long oh, long ow,
+                                long C, int align, int hpc)
+{
+    long i = get_global_id(0);
+    if (i >= n) return;
+    long c = i % C, r = i / C;
+    long ox = r % ow; r /= ow;
+    long oy = r % oh;
+    long b = r / oh;
+    float sy = z_scale(ih, oh, align), sx = z_scale(iw, ow, align);
+    float vy = hpc ? ((float)oy + 0.5f) * sy - 0.5f : (float)oy * sy;
+    float vx = hpc ? ((float)ox + 0.5f) * sx - 0.5f : (float)ox * sx;
+    float fy = floor(vy), fx = floor(vx);
+    long y0 = max((long)fy, 0L), y1 = min((long)ceil(vy), ih - 1);
+    long x0 = max((long)fx, 0L), x1 = min((long)ceil(vx), iw - 1);
+    float wy = vy - fy, wx = vx - fx;
+    __global const T *p = x + b * ih * iw * C + c;
+    float tl = (float)p[(y0 * iw + x0) * C], tr = (float)p[(y0 * iw + x1) * C];
+    float bl = (float)p[(y1 * iw + x0) * C], br = (float)p[(y1 * iw + x1) * C];
+    float top = tl + (tr - tl) * wx, bot = bl + (br - bl) * wx;
+    y[i] = top + (bot - top) * wy;
+}
+
+inline long z_nn(long i, float s, int align, int hpc, long in)
+{
+    float v = hpc ? ((float)i + 0.5f) * s : (float)i * s;
+    long r = align ? (long)round(v) : (long)floor(v);
+    r = min(r, in - 1);
+    return hpc ? max(r, 0L) : r;
+}
+
+__kernel void z_resize_nearest(__global const T *x, __global T *y, long n,
+                               long ih, long iw, long oh, long ow, long C,
+                               int align, int hpc)
+{
+    long i = get_global_id(0);
+    if (i >= n) return;
+    long c = i % C, r = i / C;
+    long ox = r % ow; r /= ow;
+    long oy = r % oh;
+    long b = r / oh;
+    long sy = z_nn(oy, z_scale(ih, oh, align), align, hpc, ih);
+    long sx = z_nn(ox, z_scale(iw, ow, align), align, hpc, iw);
+    y[i] = x[((b * ih + sy) * iw + sx) * C + c];
+}
+
+/* UnsortedSegmentSum: out[s, j] = sum over i with ids[i] == s, in order */
+#define USS(name, IT)                                                        \
+__kernel void name(__global const T *x, __global const IT *ids,             \
+                   __global T *y, long n, long cnt, long inner)              \
+{                                                                            \
+    long o = get_global_id(0);                                               \
+    if (o >= n) return;                                                      \
+    long s = o / inner, j = o % inner;                                       \
+    T acc = (T)0;                                                            \
+    for (long i = 0; i < cnt; i++)                                           \
+        if ((long)ids[i] == s)                                               \
+            acc += x[i * inner + j];                                         \
+    y[o] = acc;                                                              \
+}
+USS(z_uss_i32, int)
+USS(z_uss_i64, long)
+
+/* ScatterAdd/Sub: work-item j of a row applies every update in order;
+ * scalar = updates is one value */
+#define SCAT(name, IT)                                                       \
+__kernel void name(__global T *ref, __global const IT *ix,                  \
+                   __global const T *u, long inner, long cnt, long rows,     \
+                   T sign, int scalar)                                       \
+{                                                                            \
+    long j = get_global_id(0);                                               \
+    if (j >= inner) return;                                                  \
+    for (long i = 0; i < cnt; i++) {                                         \
+        long s = (long)ix[i];                                                \
+        if (s >= 0 && s < rows) /* TF's GPU kernel skips bad indices */      \
+            ref[s * inner + j] += sign * u[scalar ? 0 : i * inner + j];      \
+    }                                                                        \
+}
+SCAT(z_scatter_i32, int)
+SCAT(z_scatter_i64, long)
+
+/* ResizeBilinearGrad as a gather: each image element sums, in output
+ * order, the weights every resized pixel gave it (float32 grads) */
+inline float z_lerp_w(long o, long i, long in, float s, int hpc)
+{
+    float v = hpc ? ((float)o + 0.5f) * s - 0.5f : (float)o * s;
+    float f = floor(v);
+    long lo = max((long)f, 0L), hi = min((long)ceil(v), in - 1);
+    float w = v - f, r = 0.0f;
+    if (lo == i) r += 1.0f - w;
+    if (hi == i) r += w;
+    return r;
+}
+
+__kernel void z_resize_bilinear_grad(__global const float *g, __global T *dx,
+                                     long n, long gh, long gw, long ih,
+                                     long iw, long C, int align, int hpc)
+{
+    long i = get_global_id(0);
+    if (i >= n) return;
+    long c = i % C, r = i / C;
+    long x = r % iw; r /= iw;
+    long y = r % ih;
+    long b = r / ih;
+    float sy = z_scale(ih, gh, align), sx = z_scale(iw, gw, align);
+    float acc = 0.0f;
+    for (long oy = 0; oy < gh; oy++) {
+        float wy = z_lerp_w(oy, y, ih, sy, hpc);
+        if (wy == 0.0f) continue;
+        for (long ox = 0; ox < gw; ox++) {
+            float wx = z_lerp_w(ox, x, iw, sx, hpc);
+            if (wx != 0.0f)
+                acc += g[((b * gh + oy) * gw + ox) * C + c] * wy * wx;
+        }
+    }
+    dx[i] = (T)acc;
+}
+
+/* ResizeNearestNeighborGrad as a gather over the resized pixels whose
+ * source is this pixel */
+__kernel void z_resize_nearest_grad(__global const T *g, __global T *dx,
+                                    long n, long gh, long gw, long oh,
+                                    long ow, long C, int align, int hpc)
+{
+    long i = get_global_id(0);
+    if (i >= n) return;
+    long c = i % C, r = i / C;
+    long x = r % ow; r /= ow;
+    long y = r % oh;
+    long b = r / oh;
+    float sy = z_scale(oh, gh, align), sx = z_scale(ow, gw, align);
+    T acc = (T)0;
+    for (long gy = 0; gy < gh; gy++) {
+        if (z_nn(gy, sy, align, hpc, oh) != y) continue;
+        for (long gx = 0; gx < gw; gx++)
+            if (z_nn(gx, sx, align, hpc, ow) == x)
+                acc += g[((b * gh + gy) * gw + gx) * C + c];
+    }
+    dx[i] = acc;
+}
+
+/* SpaceToBatchND (to_batch) / BatchToSpaceND: one work-item per element of
+ * the output; m spatial dims (block bs, leading pad / crop pad), inner =
+ * elements after them; bd/sd: the batch-side and space-side dims 1..m,
+ * B the space-side batch */
+__kernel void z_space_batch(__global const T *x, __global T *y, long n,
+                            int to_batch, int m, long8 bs8, long8 pad8,
+                            long8 bd8, long8 sd8, long B, long inner)
+{
+    long i = get_global_id(0);
+    if (i >= n) return;
+    long bs[8], pad[8], bd[8], sd[8];
+    vstore8(bs8, 0, bs); vstore8(pad8, 0, pad);
+    vstore8(bd8, 0, bd); vstore8(sd8, 0, sd);
+    long q = i % inner, e = i / inner;
+    if (to_batch) { /* e indexes the batch side */
+        long o[8], rem = e;
+        for (int d = m - 1; d >= 0; d--) { o[d] = rem % bd[d]; rem /= bd[d]; }
+        long b = rem % B, blk = rem / B, off[8];
+        for (int d = m - 1; d >= 0; d--) { off[d] = blk % bs[d]; blk /= bs[d]; }
+        long s = b;
+        for (int d = 0; d < m; d++) {
+            long p = o[d] * bs[d] + off[d] - pad[d];
+            if (p < 0 || p >= sd[d]) { y[i] = (T)0; return; }
+            s = s * sd[d] + p;
+        }
+        y[i] = x[s * inner + q];
+    } else { /* e indexes the space side (the output) */
+        long p[8], rem = e;
+        for (int d = m - 1; d >= 0; d--) { p[d] = rem % sd[d]; rem /= sd[d]; }
+        long b = rem, blk = 0, s = 0;
+        for (int d = 0; d < m; d++) {
+            long v = p[d] + pad[d];
+            blk = blk * bs[d] + v % bs[d];
+        }
+        s = blk * B + b;
+        for (int d = 0; d < m; d++)
+            s = s * bd[d] + (p[d] + pad[d]) / bs[d];
+        y[i] = x[s * inner + q];
+    }
+}

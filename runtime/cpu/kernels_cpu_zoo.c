@@ -1,0 +1,963 @@
+/*
+ * kernels_cpu_zoo.c -- CPU kernels of the op-breadth ops (issue 22), the
+ * ops everyday TF 2.21 models use: SquaredDifference, Erf/Erfc, the
+ * activations LeakyRelu/Elu/Selu/Softplus/Softsign and their gradient ops,
+ * ReverseV2, IdentityN, Einsum, the image resizes and their gradients,
+ * Unique, UnsortedSegmentSum, ScatterAdd/ScatterSub, DynamicPartition.
+ * Every sum is made in one fixed order (per output element, or serially
+ * over the input), never depending on the thread count.
+ */
+#include "kernels_cpu.h"
+#include "infer.h"
+#include "dg_alloc.h"
+
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+/* ---- elementwise --------------------------------------------------------- */
+
+#define ZBIN(NAME, T, EXPR)                                                  \
+    static void NAME(const void *av, int64_t sa, const void *bv, int64_t sb, \
+                     void *ov, int64_t n)                                    \
+    {                                                                        \
+        const T *a = av, *b = bv;                                            \
+        T *o = ov;                                                           \
+        for (int64_t i = 0; i < n; i++) {                                    \
+            T x = a[i * sa], y = b[i * sb];                                  \
+            o[i] = (T)(EXPR);                                                \
+        }                                                                    \
+    }
+#define ZUN(NAME, T, EXPR)                                                   \
+    static void NAME(const void *av, void *ov, int64_t n)                    \
+    {                                                                        \
+        const T *a = av;                                                     \
+        T *o = ov;                                                           \
+        for (int64_t i = 0; i < n; i++) {                                    \
+            T x = a[i];                                                      \
+            o[i] = (T)(EXPR);                                                \
+        }                                                                    \
+    }
+
+ZBIN(sqd_f32, float, (x - y) * (x - y))
+ZBIN(sqd_f64, double, (x - y) * (x - y))
+ZBIN(sqd_i32, int32_t, (x - y) * (x - y))
+ZBIN(sqd_i64, int64_t, (x - y) * (x - y))
+static const dgr_cpu_bin_fn sqd_fns[DG_DTYPE_COUNT] = {sqd_f32, sqd_f64,
+                                                       sqd_i32, sqd_i64, NULL};
+
+#define SELU_SCALE 1.0507009873554804934193349852946
+#define SELU_ALPHA 1.6732632423543772848170429916717
+/* TF's Softplus: x above -threshold, exp(x) below threshold, with
+ * threshold = log(epsilon) + 2 of the type */
+#define SOFTPLUS(T, EPS, LOG, EXP, LOG1P)                                    \
+    (x > -(LOG(EPS) + 2) ? x : x < (LOG(EPS) + 2) ? EXP(x) : LOG1P(EXP(x)))
+
+ZUN(erf_f32, float, erff(x))
+ZUN(erf_f64, double, erf(x))
+ZUN(erfc_f32, float, erfcf(x))
+ZUN(erfc_f64, double, erfc(x))
+ZUN(elu_f32, float, x > 0 ? x : expm1f(x))
+ZUN(elu_f64, double, x > 0 ? x : expm1(x))
+ZUN(selu_f32, float, x > 0 ? (float)SELU_SCALE * x
+                           : (float)SELU_SCALE * (float)SELU_ALPHA * expm1f(x))
+ZUN(selu_f64, double, x > 0 ? SELU_SCALE * x
+                            : SELU_SCALE * SELU_ALPHA * expm1(x))
+ZUN(softplus_f32, float, SOFTPLUS(float, FLT_EPSILON, logf, expf, log1pf))
+ZUN(softplus_f64, double, SOFTPLUS(double, DBL_EPSILON, log, exp, log1p))
+ZUN(softsign_f32, float, x / (1 + fabsf(x)))
+ZUN(softsign_f64, double, x / (1 + fabs(x)))
+#define UNF(OP)                                                              \
+    static const dgr_cpu_un_fn OP##_fns[DG_DTYPE_COUNT] = {                  \
+        OP##_f32, OP##_f64, NULL, NULL, NULL};
+UNF(erf) UNF(erfc) UNF(elu) UNF(selu) UNF(softplus) UNF(softsign)
+
+/* gradient pairs: x is the first input, y the second */
+ZBIN(elug_f32, float, y > 0 ? x : x * (y + 1))
+ZBIN(elug_f64, double, y > 0 ? x : x * (y + 1))
+ZBIN(selug_f32, float, y > 0 ? x * (float)SELU_SCALE
+                             : x * (y + (float)SELU_SCALE * (float)SELU_ALPHA))
+ZBIN(selug_f64, double, y > 0 ? x * SELU_SCALE
+                              : x * (y + SELU_SCALE * SELU_ALPHA))
+ZBIN(softplusg_f32, float, x / (1 + expf(-y)))
+ZBIN(softplusg_f64, double, x / (1 + exp(-y)))
+ZBIN(softsigng_f32, float, x / ((1 + fabsf(y)) * (1 + fabsf(y))))
+ZBIN(softsigng_f64, double, x / ((1 + fabs(y)) * (1 + fabs(y))))
+#define BINF(OP)                                                             \
+    static const dgr_cpu_bin_fn OP##_fns[DG_DTYPE_COUNT] = {                 \
+        OP##_f32, OP##_f64, NULL, NULL, NULL};
+BINF(elug) BINF(selug) BINF(softplusg) BINF(softsigng)
+
+ZUN(sign_f32, float, x > 0 ? 1.0f : x < 0 ? -1.0f : x)
+ZUN(sign_f64, double, x > 0 ? 1.0 : x < 0 ? -1.0 : x)
+ZUN(sign_i32, int32_t, x > 0 ? 1 : x < 0 ? -1 : 0)
+ZUN(sign_i64, int64_t, x > 0 ? 1 : x < 0 ? -1 : 0)
+static const dgr_cpu_un_fn sign_fns[DG_DTYPE_COUNT] = {sign_f32, sign_f64,
+                                                       sign_i32, sign_i64,
+                                                       NULL};
+/* SqrtGrad(y, dy) = dy * 0.5 / y */
+ZBIN(sqrtg_f32, float, y * 0.5f / x)
+ZBIN(sqrtg_f64, double, y * 0.5 / x)
+BINF(sqrtg)
+ZBIN(dnn_f32, float, y == 0 ? 0.0f : x / y)
+ZBIN(dnn_f64, double, y == 0 ? 0.0 : x / y)
+BINF(dnn)
+dg_status dgr_k_div_no_nan(dgr_kctx *k) { return dgr_cpu_binary(k, dnn_fns); }
+dg_status dgr_k_sign(dgr_kctx *k) { return dgr_cpu_unary(k, sign_fns); }
+dg_status dgr_k_sqrt_grad(dgr_kctx *k) { return dgr_cpu_binary(k, sqrtg_fns); }
+
+dg_status dgr_k_squared_difference(dgr_kctx *k) { return dgr_cpu_binary(k, sqd_fns); }
+dg_status dgr_k_erf(dgr_kctx *k) { return dgr_cpu_unary(k, erf_fns); }
+dg_status dgr_k_erfc(dgr_kctx *k) { return dgr_cpu_unary(k, erfc_fns); }
+dg_status dgr_k_elu(dgr_kctx *k) { return dgr_cpu_unary(k, elu_fns); }
+dg_status dgr_k_selu(dgr_kctx *k) { return dgr_cpu_unary(k, selu_fns); }
+dg_status dgr_k_softplus(dgr_kctx *k) { return dgr_cpu_unary(k, softplus_fns); }
+dg_status dgr_k_softsign(dgr_kctx *k) { return dgr_cpu_unary(k, softsign_fns); }
+dg_status dgr_k_elu_grad(dgr_kctx *k) { return dgr_cpu_binary(k, elug_fns); }
+dg_status dgr_k_selu_grad(dgr_kctx *k) { return dgr_cpu_binary(k, selug_fns); }
+dg_status dgr_k_softplus_grad(dgr_kctx *k) { return dgr_cpu_binary(k, softplusg_fns); }
+dg_status dgr_k_softsign_grad(dgr_kctx *k) { return dgr_cpu_binary(k, softsigng_fns); }
+
+/* LeakyRelu(x) and LeakyReluGrad(dy, x): alpha is TF's float attr. */
+static dg_status leaky(dgr_kctx *k, int grad)
+{
+    dg_dtype t = k->in[0].dtype;
+    if (t != DG_F32 && t != DG_F64)
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': no CPU kernel for "
+                      "dtype %s", k->node->name, dg_dtype_name(t));
+    float alpha = (float)dgc_attr_float(k->node, "alpha", 0.2);
+    dg_status st = dgr_kctx_alloc_output(k, 0);
+    if (st)
+        return st;
+    int64_t n = dg_shape_numel(&k->out[0].shape);
+    const void *xv = dgr_cpu_ptr(&k->in[grad ? 1 : 0]);
+    const void *gv = dgr_cpu_ptr(&k->in[0]);
+    if (grad && dg_shape_numel(&k->in[1].shape) != n)
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': gradients and "
+                      "features differ in shape", k->node->name);
+    if (t == DG_F32) {
+        const float *x = xv, *g = gv;
+        float *o = dgr_cpu_ptr(&k->out[0]);
+        for (int64_t i = 0; i < n; i++)
+            o[i] = grad ? (x[i] > 0 ? g[i] : alpha * g[i])
+                        : (x[i] > 0 ? x[i] : alpha * x[i]);
+    } else {
+        const double *x = xv, *g = gv;
+        double *o = dgr_cpu_ptr(&k->out[0]), a = (double)alpha;
+        for (int64_t i = 0; i < n; i++)
+            o[i] = grad ? (x[i] > 0 ? g[i] : a * g[i])
+                        : (x[i] > 0 ? x[i] : a * x[i]);
+    }
+    return DG_OK;
+}
+
+dg_status dgr_k_leaky_relu(dgr_kctx *k) { return leaky(k, 0); }
+dg_status dgr_k_leaky_relu_grad(dgr_kctx *k) { return leaky(k, 1); }
+
+/* ---- helpers ------------------------------------------------------------- */
+
+static int64_t iat(const dgr_value *v, int64_t i)
+{
+    const void *p = dgr_cpu_ptr(v);
+    return v->dtype == DG_I32 ? ((const int32_t *)p)[i]
+                              : ((const int64_t *)p)[i];
+}
+
+static void iput(dgr_value *v, int64_t i, int64_t x)
+{
+    void *p = dgr_cpu_ptr(v);
+    if (v->dtype == DG_I32)
+        ((int32_t *)p)[i] = (int32_t)x;
+    else
+        ((int64_t *)p)[i] = x;
+}
+
+/* Allocate output i with dtype t and shape s (a size only the data
+ * tells: Unique, DynamicPartition). */
+static dg_status alloc_as(dgr_kctx *k, int i, dg_dtype t, const dg_shape *s)
+{
+    dgr_value *v = &k->out[i];
+    v->dtype = t;
+    v->shape = *s;
+    size_t bytes = (size_t)dg_shape_numel(s) * dg_dtype_size(t);
+    v->buf = dgr_buffer_new(k->dev, bytes, k->stream, k->err);
+    return v->buf ? DG_OK : (k->err->code ? k->err->code : DG_E_NOMEM);
+}
+
+/* ---- ReverseV2, IdentityN ------------------------------------------------ */
+
+dg_status dgr_k_reverse(dgr_kctx *k)
+{
+    dg_status st = dgr_kctx_alloc_output(k, 0);
+    if (st)
+        return st;
+    const dg_shape *s = &k->in[0].shape;
+    uint32_t mask = 0;
+    int64_t na = dg_shape_numel(&k->in[1].shape);
+    for (int64_t i = 0; i < na; i++) {
+        int64_t a = iat(&k->in[1], i);
+        if (a < 0)
+            a += s->rank;
+        if (a < 0 || a >= s->rank)
+            return dg_err(k->err, DG_E_RUNTIME, "node '%s': axis %lld out of "
+                          "range for rank %d", k->node->name,
+                          (long long)iat(&k->in[1], i), s->rank);
+        mask |= 1u << a;
+    }
+    int64_t n = dg_shape_numel(s);
+    size_t es = dg_dtype_size(k->in[0].dtype);
+    const char *x = dgr_cpu_ptr(&k->in[0]);
+    char *o = dgr_cpu_ptr(&k->out[0]);
+    /* copy runs of the trailing axes that are not reversed */
+    int inner_from = s->rank;
+    int64_t run = 1;
+    while (inner_from > 0 && !(mask & (1u << (inner_from - 1))))
+        run *= s->dims[--inner_from];
+    if (n <= 0)
+        return DG_OK;
+    int64_t idx[DG_MAX_RANK] = {0};
+    for (int64_t r = 0; r < n / run; r++) {
+        int64_t src = 0;
+        for (int d = 0; d < inner_from; d++) {
+            int64_t c = (mask & (1u << d)) ? s->dims[d] - 1 - idx[d] : idx[d];
+            src = src * s->dims[d] + c;
+        }
+        memcpy(o + (size_t)(r * run) * es, x + (size_t)(src * run) * es,
+               (size_t)run * es);
+        for (int d = inner_from - 1; d >= 0; d--) {
+            if (++idx[d] < s->dims[d])
+                break;
+            idx[d] = 0;
+        }
+    }
+    return DG_OK;
+}
+
+dg_status dgr_k_identity_n(dgr_kctx *k)
+{
+    for (int i = 0; i < k->n_out && i < k->n_in; i++)
+        dgr_kctx_alias_output(k, i, &k->in[i]);
+    return DG_OK;
+}
+
+/* ---- Einsum -------------------------------------------------------------- */
+
+typedef struct es_job {
+    const dgc_einsum *e;
+    dg_dtype t;
+    const void *x[2];
+    void *o;
+    int no, nc;               /* output labels, contracted labels */
+    int64_t odim[DG_MAX_RANK], ost[2][DG_MAX_RANK];
+    int64_t cdim[DGC_EINSUM_MAX_LABELS], cst[2][DGC_EINSUM_MAX_LABELS];
+} es_job;
+
+static void es_range(void *arg, int64_t o0, int64_t o1)
+{
+    es_job *j = arg;
+    int ni = j->e->n_in;
+    for (int64_t o = o0; o < o1; o++) {
+        int64_t base[2] = {0, 0}, rem = o;
+        for (int d = j->no - 1; d >= 0; d--) {
+            int64_t c = rem % j->odim[d];
+            rem /= j->odim[d];
+            base[0] += c * j->ost[0][d];
+            base[1] += c * j->ost[1][d];
+        }
+        double acc = 0;
+        int64_t idx[DGC_EINSUM_MAX_LABELS] = {0};
+        int64_t off[2] = {base[0], base[1]};
+        for (;;) {
+            double v = j->t == DG_F32 ? ((const float *)j->x[0])[off[0]]
+                                      : ((const double *)j->x[0])[off[0]];
+            if (ni > 1)
+                v *= j->t == DG_F32 ? ((const float *)j->x[1])[off[1]]
+                                    : ((const double *)j->x[1])[off[1]];
+            acc += v;
+            int d = j->nc - 1;
+            for (; d >= 0; d--) {
+                off[0] += j->cst[0][d];
+                off[1] += j->cst[1][d];
+                if (++idx[d] < j->cdim[d])
+                    break;
+                off[0] -= j->cst[0][d] * j->cdim[d];
+                off[1] -= j->cst[1][d] * j->cdim[d];
+                idx[d] = 0;
+            }
+            if (d < 0)
+                break;
+        }
+        if (j->t == DG_F32)
+            ((float *)j->o)[o] = (float)acc;
+        else
+            ((double *)j->o)[o] = acc;
+    }
+}
+
+dg_status dgr_k_einsum(dgr_kctx *k)
+{
+    dg_dtype t = k->in[0].dtype;
+    if (t != DG_F32 && t != DG_F64)
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': no CPU kernel for "
+                      "dtype %s", k->node->name, dg_dtype_name(t));
+    dgc_einsum e;
+    es_job j;
+    memset(&j, 0, sizeof j);
+    char eqb[40];
+    const char *eq = dgc_einsum_equation(k->node, eqb, sizeof eqb);
+    const dg_shape *sh[2] = {&k->in[0].shape,
+                             k->n_in > 1 ? &k->in[1].shape : NULL};
+    char msg[200];
+    if (dgc_einsum_parse(eq, sh, k->n_in, &e, msg, sizeof msg))
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': %s", k->node->name,
+                      msg);
+    dgc_einsum_loops l;
+    dgc_einsum_loops_of(&e, sh, &l);
+    j.nc = l.nc;
+    memcpy(j.odim, l.odim, sizeof j.odim);
+    memcpy(j.ost, l.ost, sizeof j.ost);
+    memcpy(j.cdim, l.cdim, sizeof j.cdim);
+    memcpy(j.cst, l.cst, sizeof j.cst);
+    dg_status st;
+    st = dgr_kctx_alloc_output(k, 0);
+    if (st)
+        return st;
+    j.e = &e;
+    j.t = t;
+    j.no = e.out_rank;
+    j.x[0] = dgr_cpu_ptr(&k->in[0]);
+    j.x[1] = k->n_in > 1 ? dgr_cpu_ptr(&k->in[1]) : NULL;
+    j.o = dgr_cpu_ptr(&k->out[0]);
+    int64_t n = dg_shape_numel(&k->out[0].shape), work = 1;
+    for (int d = 0; d < j.nc; d++)
+        work *= j.cdim[d];
+    if (n <= 0)
+        return DG_OK;
+    if (work == 0) {
+        memset(j.o, 0, (size_t)n * dg_dtype_size(t));
+        return DG_OK;
+    }
+    int64_t grain = DGR_CPU_PAR_MIN / (work > 0 ? work : 1);
+    if (n * work >= DGR_CPU_PAR_MIN)
+        dgr_parallel_for(k->dev->intra, n, grain > 0 ? grain : 1, es_range,
+                         &j);
+    else
+        es_range(&j, 0, n);
+    return DG_OK;
+}
+
+/* ---- image resizes (TF's kernels, NHWC) ---------------------------------- */
+
+static float resize_scale(int64_t in, int64_t out, int align)
+{
+    return (align && out > 1) ? (float)(in - 1) / (float)(out - 1)
+                              : (float)in / (float)out;
+}
+
+typedef struct lerp1 {
+    int64_t lo, hi;
+    float w;
+} lerp1;
+
+/* TF's compute_interpolation_weights (HalfPixelScaler / LegacyScaler). */
+static void lerps(lerp1 *l, int64_t out, int64_t in, float scale, int half)
+{
+    for (int64_t i = 0; i < out; i++) {
+        float v = half ? ((float)i + 0.5f) * scale - 0.5f : (float)i * scale;
+        float f = floorf(v);
+        int64_t lo = (int64_t)f, hi = (int64_t)ceilf(v);
+        l[i].lo = lo < 0 ? 0 : lo;
+        l[i].hi = hi < in - 1 ? hi : in - 1;
+        l[i].w = v - f;
+    }
+}
+
+/* TF's nearest-neighbour source index. */
+static int64_t nn_src(int64_t i, float scale, int align, int half,
+                      int64_t in)
+{
+    float v = half ? ((float)i + 0.5f) * scale : (float)i * scale;
+    int64_t s = align ? (int64_t)roundf(v) : (int64_t)floorf(v);
+    if (s > in - 1)
+        s = in - 1;
+    if (half && s < 0)
+        s = 0;
+    return s;
+}
+
+static dg_status resize_lerps(dgr_kctx *k, int64_t oh, int64_t ow,
+                              int64_t ih, int64_t iw, lerp1 **ly,
+                              lerp1 **lx)
+{
+    int align = dgc_attr_bool(k->node, "align_corners", 0);
+    int half = dgc_attr_bool(k->node, "half_pixel_centers", 0);
+    *ly = dg_malloc(sizeof **ly * (size_t)(oh + 1));
+    *lx = dg_malloc(sizeof **lx * (size_t)(ow + 1));
+    if (!*ly || !*lx) {
+        dg_free(*ly);
+        dg_free(*lx);
+        return dg_err_nomem(k->err, "resize weights");
+    }
+    lerps(*ly, oh, ih, resize_scale(ih, oh, align), half);
+    lerps(*lx, ow, iw, resize_scale(iw, ow, align), half);
+    return DG_OK;
+}
+
+dg_status dgr_k_resize_bilinear(dgr_kctx *k)
+{
+    dg_status st = dgr_kctx_alloc_output(k, 0);
+    if (st)
+        return st;
+    const dg_shape *is = &k->in[0].shape, *os = &k->out[0].shape;
+    int64_t B = is->dims[0], ih = is->dims[1], iw = is->dims[2],
+            C = is->dims[3], oh = os->dims[1], ow = os->dims[2];
+    if (dg_shape_numel(os) <= 0)
+        return DG_OK;
+    lerp1 *ly, *lx;
+    if ((st = resize_lerps(k, oh, ow, ih, iw, &ly, &lx)))
+        return st;
+    const void *x = dgr_cpu_ptr(&k->in[0]);
+    dg_dtype t = k->in[0].dtype;
+    float *o = dgr_cpu_ptr(&k->out[0]);
+#define PX(b, y, xx, c) \
+    ((float)dgr_cpu_get(x, t, (((b) * ih + (y)) * iw + (xx)) * C + (c)))
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t y = 0; y < oh; y++)
+            for (int64_t xx = 0; xx < ow; xx++)
+                for (int64_t c = 0; c < C; c++) {
+                    float tl = PX(b, ly[y].lo, lx[xx].lo, c);
+                    float tr = PX(b, ly[y].lo, lx[xx].hi, c);
+                    float bl = PX(b, ly[y].hi, lx[xx].lo, c);
+                    float br = PX(b, ly[y].hi, lx[xx].hi, c);
+                    float top = tl + (tr - tl) * lx[xx].w;
+                    float bot = bl + (br - bl) * lx[xx].w;
+                    *o++ = top + (bot - top) * ly[y].w;
+                }
+#undef PX
+    dg_free(ly);
+    dg_free(lx);
+    return DG_OK;
+}
+
+dg_status dgr_k_resize_bilinear_grad(dgr_kctx *k)
+{
+    dg_status st = dgr_kctx_alloc_output(k, 0);
+    if (st)
+        return st;
+    const dg_shape *gs = &k->in[0].shape, *os = &k->out[0].shape;
+    int64_t B = gs->dims[0], gh = gs->dims[1], gw = gs->dims[2],
+            C = gs->dims[3], oh = os->dims[1], ow = os->dims[2];
+    dg_dtype t = k->out[0].dtype;
+    int64_t n = dg_shape_numel(os);
+    void *o = dgr_cpu_ptr(&k->out[0]);
+    if (n > 0)
+        memset(o, 0, (size_t)n * dg_dtype_size(t));
+    if (n <= 0 || dg_shape_numel(gs) <= 0)
+        return DG_OK;
+    lerp1 *ly, *lx; /* the forward's weights: output (gh) from input (oh) */
+    if ((st = resize_lerps(k, gh, gw, oh, ow, &ly, &lx)))
+        return st;
+    const void *g = dgr_cpu_ptr(&k->in[0]);
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t y = 0; y < gh; y++)
+            for (int64_t xx = 0; xx < gw; xx++)
+                for (int64_t c = 0; c < C; c++) {
+                    int64_t gi = ((b * gh + y) * gw + xx) * C + c;
+                    int64_t t0 = (b * oh + ly[y].lo) * ow, b0 = (b * oh + ly[y].hi) * ow;
+                    int64_t l = lx[xx].lo, r = lx[xx].hi;
+                    if (t == DG_F32) { /* grads are float32 (TF) */
+                        float v = ((const float *)g)[gi], *p = o;
+                        float wy = ly[y].w, wx = lx[xx].w;
+                        float dt = (1.0f - wy) * v, db = wy * v;
+                        p[(t0 + l) * C + c] += dt * (1.0f - wx);
+                        p[(t0 + r) * C + c] += dt * wx;
+                        p[(b0 + l) * C + c] += db * (1.0f - wx);
+                        p[(b0 + r) * C + c] += db * wx;
+                    } else {
+                        double v = ((const float *)g)[gi], *p = o;
+                        double wy = ly[y].w, wx = lx[xx].w;
+                        double dt = (1.0 - wy) * v, db = wy * v;
+                        p[(t0 + l) * C + c] += dt * (1.0 - wx);
+                        p[(t0 + r) * C + c] += dt * wx;
+                        p[(b0 + l) * C + c] += db * (1.0 - wx);
+                        p[(b0 + r) * C + c] += db * wx;
+                    }
+                }
+    dg_free(ly);
+    dg_free(lx);
+    return DG_OK;
+}
+
+dg_status dgr_k_resize_nearest(dgr_kctx *k)
+{
+    dg_status st = dgr_kctx_alloc_output(k, 0);
+    if (st)
+        return st;
+    const dg_shape *is = &k->in[0].shape, *os = &k->out[0].shape;
+    int64_t B = is->dims[0], ih = is->dims[1], iw = is->dims[2],
+            C = is->dims[3], oh = os->dims[1], ow = os->dims[2];
+    int align = dgc_attr_bool(k->node, "align_corners", 0);
+    int half = dgc_attr_bool(k->node, "half_pixel_centers", 0);
+    float sy = resize_scale(ih, oh, align), sx = resize_scale(iw, ow, align);
+    size_t es = dg_dtype_size(k->in[0].dtype), row = (size_t)C * es;
+    const char *x = dgr_cpu_ptr(&k->in[0]);
+    char *o = dgr_cpu_ptr(&k->out[0]);
+    if (dg_shape_numel(os) <= 0)
+        return DG_OK;
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t y = 0; y < oh; y++) {
+            int64_t iy = nn_src(y, sy, align, half, ih);
+            for (int64_t xx = 0; xx < ow; xx++) {
+                int64_t ix = nn_src(xx, sx, align, half, iw);
+                memcpy(o, x + (size_t)((b * ih + iy) * iw + ix) * row, row);
+                o += row;
+            }
+        }
+    return DG_OK;
+}
+
+dg_status dgr_k_resize_nearest_grad(dgr_kctx *k)
+{
+    dg_status st = dgr_kctx_alloc_output(k, 0);
+    if (st)
+        return st;
+    const dg_shape *gs = &k->in[0].shape, *os = &k->out[0].shape;
+    int64_t B = gs->dims[0], gh = gs->dims[1], gw = gs->dims[2],
+            C = gs->dims[3], oh = os->dims[1], ow = os->dims[2];
+    int align = dgc_attr_bool(k->node, "align_corners", 0);
+    int half = dgc_attr_bool(k->node, "half_pixel_centers", 0);
+    float sy = resize_scale(oh, gh, align), sx = resize_scale(ow, gw, align);
+    dg_dtype t = k->out[0].dtype;
+    int64_t n = dg_shape_numel(os);
+    void *o = dgr_cpu_ptr(&k->out[0]);
+    const void *g = dgr_cpu_ptr(&k->in[0]);
+    if (n > 0)
+        memset(o, 0, (size_t)n * dg_dtype_size(t));
+    if (n <= 0)
+        return DG_OK;
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t y = 0; y < gh; y++) {
+            int64_t ty = nn_src(y, sy, align, half, oh);
+            for (int64_t xx = 0; xx < gw; xx++) {
+                int64_t tx = nn_src(xx, sx, align, half, ow);
+                int64_t gi = ((b * gh + y) * gw + xx) * C;
+                int64_t oi = ((b * oh + ty) * ow + tx) * C;
+                for (int64_t c = 0; c < C; c++)
+                    switch (t) {
+                    case DG_F32: ((float *)o)[oi + c] += ((const float *)g)[gi + c]; break;
+                    case DG_F64: ((double *)o)[oi + c] += ((const double *)g)[gi + c]; break;
+                    case DG_I32: ((int32_t *)o)[oi + c] += ((const int32_t *)g)[gi + c]; break;
+                    case DG_I64: ((int64_t *)o)[oi + c] += ((const int64_t *)g)[gi + c]; break;
+                    default: break;
+                    }
+            }
+        }
+    return DG_OK;
+}
+
+/* ---- Unique -------------------------------------------------------------- */
+
+static uint64_t bits_of(const void *p, dg_dtype t, int64_t i)
+{
+    switch (t) {
+    case DG_F32: {
+        float f = ((const float *)p)[i];
+        uint32_t u;
+        if (f == 0)
+            f = 0; /* -0 == 0 */
+        memcpy(&u, &f, 4);
+        return u;
+    }
+    case DG_F64: {
+        double f = ((const double *)p)[i];
+        uint64_t u;
+        if (f == 0)
+            f = 0;
+        memcpy(&u, &f, 8);
+        return u;
+    }
+    case DG_I32: return (uint64_t)(int64_t)((const int32_t *)p)[i];
+    default: return (uint64_t)((const int64_t *)p)[i];
+    }
+}
+
+dg_status dgr_k_unique(dgr_kctx *k)
+{
+    const dgr_value *x = &k->in[0];
+    int64_t n = dg_shape_numel(&x->shape);
+    dg_dtype t = x->dtype;
+    size_t es = dg_dtype_size(t);
+    int64_t cap = 16;
+    while (cap < 2 * n)
+        cap *= 2;
+    int64_t *slot = dg_malloc(sizeof *slot * (size_t)cap); /* -> first i */
+    int64_t *uix = dg_malloc(sizeof *uix * (size_t)(n + 1)); /* unique j */
+    int64_t *first = dg_malloc(sizeof *first * (size_t)(n + 1));
+    if (!slot || !uix || !first) {
+        dg_free(slot);
+        dg_free(uix);
+        dg_free(first);
+        return dg_err_nomem(k->err, "Unique");
+    }
+    for (int64_t s = 0; s < cap; s++)
+        slot[s] = -1;
+    int64_t nu = 0;
+    const char *xp = dgr_cpu_ptr(x);
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t b = bits_of(xp, t, i);
+        uint64_t h = (b * 0x9E3779B97F4A7C15ull) >> 17;
+        int64_t s = (int64_t)(h & (uint64_t)(cap - 1));
+        while (slot[s] >= 0 && bits_of(xp, t, first[slot[s]]) != b)
+            s = (s + 1) & (cap - 1);
+        if (slot[s] < 0) {
+            slot[s] = nu;
+            first[nu++] = i;
+        }
+        uix[i] = slot[s];
+    }
+    dg_shape ys;
+    memset(&ys, 0, sizeof ys);
+    ys.rank = 1;
+    ys.dims[0] = nu;
+    const dgc_attr *oi = dgc_node_attr(k->node, "out_idx");
+    dg_status st = alloc_as(k, 0, t, &ys);
+    if (!st)
+        st = alloc_as(k, 1, oi ? (dg_dtype)oi->i : DG_I32, &x->shape);
+    if (!st) {
+        char *y = dgr_cpu_ptr(&k->out[0]);
+        for (int64_t j = 0; j < nu; j++)
+            memcpy(y + (size_t)j * es, xp + (size_t)first[j] * es, es);
+        for (int64_t i = 0; i < n; i++)
+            iput(&k->out[1], i, uix[i]);
+    }
+    dg_free(slot);
+    dg_free(uix);
+    dg_free(first);
+    return st;
+}
+
+/* ---- segments, scatter, partitions --------------------------------------- */
+
+#define ACC_ROW(T, dst, src, m, sign)                                        \
+    do {                                                                     \
+        T *d_ = (T *)(dst);                                                  \
+        const T *s_ = (const T *)(src);                                      \
+        for (int64_t q_ = 0; q_ < (m); q_++)                                 \
+            d_[q_] = (T)(d_[q_] + (sign) * s_[q_]);                          \
+    } while (0)
+
+/* dst[0..m) += sign * src[0..m) in dtype t (sign +-1). */
+static void acc_row(dg_dtype t, void *dst, const void *src, int64_t m,
+                    int sign)
+{
+    switch (t) {
+    case DG_F32: ACC_ROW(float, dst, src, m, (float)sign); break;
+    case DG_F64: ACC_ROW(double, dst, src, m, (double)sign); break;
+    case DG_I32: ACC_ROW(int32_t, dst, src, m, (int32_t)sign); break;
+    case DG_I64: ACC_ROW(int64_t, dst, src, m, (int64_t)sign); break;
+    default: break;
+    }
+}
+
+dg_status dgr_k_unsorted_segment_sum(dgr_kctx *k)
+{
+    const dgr_value *x = &k->in[0], *ids = &k->in[1];
+    int64_t ns = iat(&k->in[2], 0);
+    dg_shape os;
+    memset(&os, 0, sizeof os);
+    int ir = ids->shape.rank;
+    os.rank = 1 + x->shape.rank - ir;
+    os.dims[0] = ns;
+    for (int d = ir; d < x->shape.rank; d++)
+        os.dims[1 + d - ir] = x->shape.dims[d];
+    dg_status st = alloc_as(k, 0, x->dtype, &os);
+    if (st)
+        return st;
+    int64_t cnt = dg_shape_numel(&ids->shape);
+    int64_t inner = 1;
+    for (int d = 1; d < os.rank; d++)
+        inner *= os.dims[d];
+    size_t es = dg_dtype_size(x->dtype);
+    char *o = dgr_cpu_ptr(&k->out[0]);
+    if (ns * inner > 0)
+        memset(o, 0, (size_t)(ns * inner) * es);
+    const char *xp = dgr_cpu_ptr(x);
+    for (int64_t i = 0; i < cnt; i++) {
+        int64_t s = iat(ids, i);
+        if (s < 0)
+            continue; /* TF drops negative ids */
+        if (s >= ns)
+            return dg_err(k->err, DG_E_RUNTIME, "node '%s': segment id %lld "
+                          "is not in [0, %lld)", k->node->name, (long long)s,
+                          (long long)ns);
+        acc_row(x->dtype, o + (size_t)(s * inner) * es,
+                xp + (size_t)(i * inner) * es, inner, 1);
+    }
+    return DG_OK;
+}
+
+static dg_status scatter(dgr_kctx *k, int sign)
+{
+    const dgr_value *ref = &k->in[0], *ix = &k->in[1], *u = &k->in[2];
+    int64_t rows = ref->shape.dims[0], inner = 1;
+    for (int d = 1; d < ref->shape.rank; d++)
+        inner *= ref->shape.dims[d];
+    if (!ref->buf && rows * inner > 0)
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': variable has no "
+                      "storage", k->node->name);
+    if (u->dtype != ref->dtype)
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': updates are %s, the "
+                      "variable %s", k->node->name, dg_dtype_name(u->dtype),
+                      dg_dtype_name(ref->dtype));
+    int64_t cnt = dg_shape_numel(&ix->shape);
+    int scalar = u->shape.rank == 0;
+    if (!scalar && dg_shape_numel(&u->shape) != cnt * inner)
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': updates must have "
+                      "shape indices.shape + ref.shape[1:]", k->node->name);
+    size_t es = dg_dtype_size(ref->dtype);
+    char *r = dgr_cpu_ptr(ref);
+    const char *up = dgr_cpu_ptr(u);
+    for (int64_t i = 0; i < cnt; i++) {
+        int64_t s = iat(ix, i);
+        if (s < 0 || s >= rows)
+            return dg_err(k->err, DG_E_RUNTIME, "node '%s': index %lld is "
+                          "not in [0, %lld)", k->node->name, (long long)s,
+                          (long long)rows);
+        if (scalar)
+            for (int64_t q = 0; q < inner; q++)
+                acc_row(ref->dtype, r + (size_t)(s * inner + q) * es, up, 1,
+                        sign);
+        else
+            acc_row(ref->dtype, r + (size_t)(s * inner) * es,
+                    up + (size_t)(i * inner) * es, inner, sign);
+    }
+    dgr_kctx_alias_output(k, 0, ref);
+    return DG_OK;
+}
+
+dg_status dgr_k_scatter_add(dgr_kctx *k) { return scatter(k, 1); }
+dg_status dgr_k_scatter_sub(dgr_kctx *k) { return scatter(k, -1); }
+
+dg_status dgr_k_dynamic_partition(dgr_kctx *k)
+{
+    const dgr_value *x = &k->in[0], *p = &k->in[1];
+    int np = k->n_out;
+    int64_t cnt = dg_shape_numel(&p->shape), inner = 1;
+    int pr = p->shape.rank;
+    for (int d = pr; d < x->shape.rank; d++)
+        inner *= x->shape.dims[d];
+    int64_t *count = dg_calloc((size_t)np + 1, sizeof *count);
+    if (!count)
+        return dg_err_nomem(k->err, "DynamicPartition");
+    dg_status st = DG_OK;
+    for (int64_t i = 0; i < cnt && !st; i++) {
+        int64_t q = iat(p, i);
+        if (q < 0 || q >= np)
+            st = dg_err(k->err, DG_E_RUNTIME, "node '%s': partition %lld is "
+                        "not in [0, %d)", k->node->name, (long long)q, np);
+        else
+            count[q]++;
+    }
+    for (int o = 0; o < np && !st; o++) {
+        dg_shape s;
+        memset(&s, 0, sizeof s);
+        s.rank = 1 + x->shape.rank - pr;
+        s.dims[0] = count[o];
+        for (int d = pr; d < x->shape.rank; d++)
+            s.dims[1 + d - pr] = x->shape.dims[d];
+        st = alloc_as(k, o, x->dtype, &s);
+        count[o] = 0;
+    }
+    size_t row = (size_t)inner * dg_dtype_size(x->dtype);
+    const char *xp = dgr_cpu_ptr(x);
+    for (int64_t i = 0; i < cnt && !st; i++) {
+        int64_t q = iat(p, i);
+        memcpy((char *)dgr_cpu_ptr(&k->out[q]) + (size_t)count[q]++ * row,
+               xp + (size_t)i * row, row);
+    }
+    dg_free(count);
+    return st;
+}
+
+/* ---- SpaceToBatchND / BatchToSpaceND -------------------------------------- */
+
+/* One element copy per (batch-side) element: b = the batch-side batch
+ * index, (i_k) its block offsets, (o_k) its spatial position; the space
+ * side is input (to_batch) or output. */
+static dg_status space_batch(dgr_kctx *k, int to_batch)
+{
+    dg_status st = dgr_kctx_alloc_output(k, 0);
+    if (st)
+        return st;
+    const dgr_value *x = &k->in[0];
+    int m = (int)dg_shape_numel(&k->in[1].shape);
+    int64_t bs[DG_MAX_RANK], pad[DG_MAX_RANK];
+    for (int i = 0; i < m; i++) {
+        bs[i] = iat(&k->in[1], i);
+        pad[i] = iat(&k->in[2], 2 * i); /* the leading pad / crop */
+    }
+    const dg_shape *bside = to_batch ? &k->out[0].shape : &x->shape;
+    const dg_shape *sside = to_batch ? &x->shape : &k->out[0].shape;
+    int64_t B = sside->dims[0], inner = 1;
+    for (int d = 1 + m; d < x->shape.rank; d++)
+        inner *= x->shape.dims[d];
+    size_t es = dg_dtype_size(x->dtype), row = (size_t)inner * es;
+    int64_t nb = dg_shape_numel(bside) / (inner ? inner : 1);
+    char *src = dgr_cpu_ptr(x), *dst = dgr_cpu_ptr(&k->out[0]);
+    if (to_batch && dg_shape_numel(bside) > 0)
+        memset(dst, 0, (size_t)dg_shape_numel(bside) * es);
+    for (int64_t e = 0; e < nb && inner > 0; e++) {
+        /* e -> (bb, o_1..o_m) on the batch side */
+        int64_t rem = e, o[DG_MAX_RANK];
+        for (int d = m - 1; d >= 0; d--) {
+            o[d] = rem % bside->dims[1 + d];
+            rem /= bside->dims[1 + d];
+        }
+        int64_t bb = rem, b = bb % B, blk = bb / B;
+        int64_t s = b, ok = 1;
+        int64_t off[DG_MAX_RANK];
+        for (int d = m - 1; d >= 0; d--) {
+            off[d] = blk % bs[d];
+            blk /= bs[d];
+        }
+        for (int d = 0; d < m; d++) {
+            int64_t p = o[d] * bs[d] + off[d] - pad[d];
+            if (p < 0 || p >= sside->dims[1 + d])
+                ok = 0;
+            s = s * sside->dims[1 + d] + p;
+        }
+        if (!ok)
+            continue;
+        if (to_batch)
+            memcpy(dst + (size_t)e * row, src + (size_t)s * row, row);
+        else
+            memcpy(dst + (size_t)s * row, src + (size_t)e * row, row);
+    }
+    return DG_OK;
+}
+
+dg_status dgr_k_space_to_batch(dgr_kctx *k) { return space_batch(k, 1); }
+dg_status dgr_k_batch_to_space(dgr_kctx *k) { return space_batch(k, 0); }
+
+/* ---- Conv3D, MaxPool3D (NDHWC; each output element summed in a fixed
+ * order) ------------------------------------------------------------------ */
+
+static double fget(const void *p, dg_dtype t, int64_t i)
+{
+    return t == DG_F32 ? ((const float *)p)[i] : ((const double *)p)[i];
+}
+
+static void fset(void *p, dg_dtype t, int64_t i, double v)
+{
+    if (t == DG_F32)
+        ((float *)p)[i] = (float)v;
+    else
+        ((double *)p)[i] = v;
+}
+
+static dg_status win3d(dgr_kctx *k, int conv)
+{
+    dg_status st = dgr_kctx_alloc_output(k, 0);
+    if (st)
+        return st;
+    const dg_shape *xs = &k->in[0].shape, *os = &k->out[0].shape;
+    dg_dtype t = k->in[0].dtype;
+    const dgc_attr *sa = dgc_node_attr(k->node, "strides");
+    const dgc_attr *ka = dgc_node_attr(k->node, "ksize");
+    const dgc_attr *da = dgc_node_attr(k->node, "dilations");
+    const dgc_attr *pa = dgc_node_attr(k->node, "padding");
+    int same = pa && pa->s && strcmp(pa->s, "SAME") == 0;
+    int64_t K[3], S[3], D[3], P[3];
+    for (int d = 0; d < 3; d++) {
+        K[d] = conv ? k->in[1].shape.dims[d] : ka->ints[1 + d];
+        S[d] = sa->ints[1 + d];
+        D[d] = conv && da && da->n == 5 ? da->ints[1 + d] : 1;
+        dgc_win3d(xs->dims[1 + d], K[d], S[d], D[d], same, &P[d]);
+    }
+    int64_t N = xs->dims[0], ID = xs->dims[1], IH = xs->dims[2],
+            IW = xs->dims[3], C = xs->dims[4];
+    int64_t OD = os->dims[1], OH = os->dims[2], OW = os->dims[3],
+            OC = os->dims[4];
+    const void *x = dgr_cpu_ptr(&k->in[0]);
+    const void *w = conv ? dgr_cpu_ptr(&k->in[1]) : NULL;
+    void *o = dgr_cpu_ptr(&k->out[0]);
+    int64_t oi = 0;
+    for (int64_t b = 0; b < N; b++)
+        for (int64_t z = 0; z < OD; z++)
+            for (int64_t y = 0; y < OH; y++)
+                for (int64_t xx = 0; xx < OW; xx++)
+                    for (int64_t c = 0; c < OC; c++, oi++) {
+                        double acc = conv ? 0 : -HUGE_VAL;
+                        for (int64_t a = 0; a < K[0]; a++) {
+                            int64_t iz = z * S[0] + a * D[0] - P[0];
+                            if (iz < 0 || iz >= ID)
+                                continue;
+                            for (int64_t bq = 0; bq < K[1]; bq++) {
+                                int64_t iy = y * S[1] + bq * D[1] - P[1];
+                                if (iy < 0 || iy >= IH)
+                                    continue;
+                                for (int64_t cq = 0; cq < K[2]; cq++) {
+                                    int64_t ix = xx * S[2] + cq * D[2] - P[2];
+                                    if (ix < 0 || ix >= IW)
+                                        continue;
+                                    int64_t base =
+                                        (((b * ID + iz) * IH + iy) * IW + ix) * C;
+                                    if (!conv) {
+                                        double v = fget(x, t, base + c);
+                                        acc = v > acc ? v : acc;
+                                        continue;
+                                    }
+                                    int64_t wb =
+                                        ((a * K[1] + bq) * K[2] + cq) * C * OC;
+                                    for (int64_t ci = 0; ci < C; ci++)
+                                        acc += fget(x, t, base + ci) *
+                                               fget(w, t, wb + ci * OC + c);
+                                }
+                            }
+                        }
+                        fset(o, t, oi, acc);
+                    }
+    return DG_OK;
+}
+
+dg_status dgr_k_conv3d(dgr_kctx *k) { return win3d(k, 1); }
+dg_status dgr_k_max_pool3d(dgr_kctx *k) { return win3d(k, 0); }
+
+/* ---- DynamicStitch with many indices (issue 22) ----------------------------
+ * Inference knows the output's first dim only from indices of at most 64
+ * elements (what the executor hands infer functions); with more (a
+ * partitioned embedding over a real batch, DynamicPartition's gradient) the
+ * kernel sizes the output from the largest index, then runs the stitch. */
+dg_status dgr_k_dynamic_stitch_any(dgr_kctx *k)
+{
+    if (k->out_types[0].shape.rank > 0 && k->out_types[0].shape.dims[0] < 0) {
+        int nn = k->n_in / 2;
+        int64_t max = -1;
+        for (int m = 0; m < nn; m++) {
+            int64_t c = dg_shape_numel(&k->in[m].shape);
+            for (int64_t i = 0; i < c; i++) {
+                int64_t v = iat(&k->in[m], i);
+                max = v > max ? v : max;
+            }
+        }
+        dgc_ttype t = k->out_types[0];
+        t.shape.dims[0] = max + 1;
+        for (int d = 1; d < t.shape.rank; d++)
+            if (t.shape.dims[d] < 0) /* from data 0, past its indices' dims */
+                t.shape.dims[d] =
+                    k->in[nn].shape.dims[k->in[0].shape.rank + d - 1];
+        dgr_kctx kk = *k;
+        kk.out_types = &t;
+        return dgr_k_dynamic_stitch(&kk);
+    }
+    return dgr_k_dynamic_stitch(k);
+}
+
+/* IsVariableInitialized / VarIsInitializedOp: every Variable is. */
+dg_status dgr_k_is_initialized(dgr_kctx *k)
+{
+    dg_status st = dgr_kctx_alloc_output(k, 0);
+    if (!st)
+        *(dgr_bool_t *)dgr_cpu_ptr(&k->out[0]) = 1;
+    return st;
+}

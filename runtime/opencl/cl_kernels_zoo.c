@@ -1,0 +1,436 @@
+/*
+ * cl_kernels_zoo.c -- OpenCL kernels of the op-breadth ops (issue 22),
+ * rows of cl_kernels.c's registry; their OpenCL C is opencl_kernels/zoo.cl.
+ * Elementwise math and activations (and their gradient ops),
+ * SquaredDifference, DivNoNan, ReverseV2, IdentityN, Einsum and
+ * BatchMatMulV2, the resizes and their gradients, UnsortedSegmentSum,
+ * ScatterAdd/Sub, SpaceToBatchND/BatchToSpaceND.  Unique, DynamicPartition
+ * (outputs sized by the data), Conv3D and MaxPool3D have CPU kernels
+ * only.
+ */
+#include "cl_internal.h"
+
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#include "infer.h"
+
+static cl_long8 l8(const int64_t *v, int n)
+{
+    cl_long8 x;
+    memset(&x, 0, sizeof x);
+    for (int i = 0; i < n && i < 8; i++)
+        x.s[i] = v[i];
+    return x;
+}
+
+static cl_long numel(const dg_shape *s) { return dg_shape_numel(s); }
+
+static dg_status unary(dgr_kctx *k, const char *name)
+{
+    dg_dtype dt = k->in[0].dtype;
+    dg_status st = dgr_cl_float_output(k, dt);
+    if (st != DG_OK)
+        return st;
+    cl_mem x = dgr_cl_mem(&k->in[0]), y = dgr_cl_mem(&k->out[0]);
+    cl_long n = numel(&k->out[0].shape);
+    if (n == 0)
+        return DG_OK;
+    dgr_cl_arg a[] = {DGR_ARG(x), DGR_ARG(y), DGR_ARG(n)};
+    return dgr_cl_launch1d(k, "zoo", dt, name, (size_t)n, a, 3);
+}
+
+static dg_status pair(dgr_kctx *k, const char *name, int with_alpha)
+{
+    dg_dtype dt = k->in[0].dtype;
+    dg_status st = dgr_cl_float_output(k, dt);
+    if (st != DG_OK)
+        return st;
+    cl_long n = numel(&k->out[0].shape);
+    if (numel(&k->in[1].shape) != n)
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': inputs differ in "
+                      "shape", k->node->name);
+    if (n == 0)
+        return DG_OK;
+    cl_mem g = dgr_cl_mem(&k->in[0]), v = dgr_cl_mem(&k->in[1]),
+           y = dgr_cl_mem(&k->out[0]);
+    cl_float alpha = (cl_float)dgc_attr_float(k->node, "alpha", 0.2);
+    dgr_cl_arg a[] = {DGR_ARG(g), DGR_ARG(v), DGR_ARG(y), DGR_ARG(n),
+                      DGR_ARG(alpha)};
+    return dgr_cl_launch1d(k, "zoo", dt, name, (size_t)n, a,
+                           with_alpha ? 5 : 4);
+}
+
+#define UN(fn, nm) dg_status fn(dgr_kctx *k) { return unary(k, nm); }
+UN(dgr_cl_k_erf, "z_erf")
+UN(dgr_cl_k_erfc, "z_erfc")
+UN(dgr_cl_k_elu, "z_elu")
+UN(dgr_cl_k_selu, "z_selu")
+UN(dgr_cl_k_softsign, "z_softsign")
+UN(dgr_cl_k_sign, "z_sign")
+#define PAIR(fn, nm, al) dg_status fn(dgr_kctx *k) { return pair(k, nm, al); }
+PAIR(dgr_cl_k_elu_grad, "z_elu_grad", 0)
+PAIR(dgr_cl_k_selu_grad, "z_selu_grad", 0)
+PAIR(dgr_cl_k_softplus_grad, "z_softplus_grad", 0)
+PAIR(dgr_cl_k_softsign_grad, "z_softsign_grad", 0)
+PAIR(dgr_cl_k_sqrt_grad, "z_sqrt_grad", 0) /* (y, dy) */
+PAIR(dgr_cl_k_leaky_relu_grad, "z_leaky_grad", 1)
+
+dg_status dgr_cl_k_softplus(dgr_kctx *k)
+{
+    dg_dtype dt = k->in[0].dtype;
+    dg_status st = dgr_cl_float_output(k, dt);
+    if (st != DG_OK)
+        return st;
+    cl_mem x = dgr_cl_mem(&k->in[0]), y = dgr_cl_mem(&k->out[0]);
+    cl_long n = numel(&k->out[0].shape);
+    if (n == 0)
+        return DG_OK;
+    if (dt == DG_F64) {
+        cl_double thr = log(DBL_EPSILON) + 2;
+        dgr_cl_arg a[] = {DGR_ARG(x), DGR_ARG(y), DGR_ARG(n), DGR_ARG(thr)};
+        return dgr_cl_launch1d(k, "zoo", dt, "z_softplus", (size_t)n, a, 4);
+    }
+    cl_float thr = logf(FLT_EPSILON) + 2;
+    dgr_cl_arg a[] = {DGR_ARG(x), DGR_ARG(y), DGR_ARG(n), DGR_ARG(thr)};
+    return dgr_cl_launch1d(k, "zoo", dt, "z_softplus", (size_t)n, a, 4);
+}
+
+dg_status dgr_cl_k_leaky_relu(dgr_kctx *k)
+{
+    dg_dtype dt = k->in[0].dtype;
+    dg_status st = dgr_cl_float_output(k, dt);
+    if (st != DG_OK)
+        return st;
+    cl_mem x = dgr_cl_mem(&k->in[0]), y = dgr_cl_mem(&k->out[0]);
+    cl_long n = numel(&k->out[0].shape);
+    cl_float alpha = (cl_float)dgc_attr_float(k->node, "alpha", 0.2);
+    if (n == 0)
+        return DG_OK;
+    dgr_cl_arg a[] = {DGR_ARG(x), DGR_ARG(y), DGR_ARG(n), DGR_ARG(alpha)};
+    return dgr_cl_launch1d(k, "zoo", dt, "z_leaky", (size_t)n, a, 4);
+}
+
+/* Strides of `in` (right-aligned) broadcast to out: 0 on broadcast dims. */
+static void bcast_strides(const dg_shape *in, const dg_shape *out,
+                          int64_t *st)
+{
+    int64_t s = 1;
+    for (int d = out->rank - 1; d >= 0; d--) {
+        int id = d - (out->rank - in->rank);
+        st[d] = (id < 0 || in->dims[id] == 1) ? 0 : s;
+        if (id >= 0)
+            s *= in->dims[id];
+    }
+}
+
+static dg_status bcast2(dgr_kctx *k, const char *name);
+
+dg_status dgr_cl_k_squared_difference(dgr_kctx *k)
+{
+    return bcast2(k, "z_sqdiff");
+}
+
+dg_status dgr_cl_k_div_no_nan(dgr_kctx *k)
+{
+    return bcast2(k, "z_divnonan");
+}
+
+/* A broadcasting binary kernel of zoo.cl (z_sqdiff's arguments). */
+static dg_status bcast2(dgr_kctx *k, const char *name)
+{
+    dg_dtype dt = k->in[0].dtype;
+    dg_status st = dgr_cl_float_output(k, dt);
+    if (st != DG_OK)
+        return st;
+    const dg_shape *os = &k->out[0].shape;
+    cl_long n = numel(os);
+    if (n == 0)
+        return DG_OK;
+    if (os->rank > 8)
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': rank %d", k->node->name,
+                      os->rank);
+    int64_t sa[DG_MAX_RANK], sb[DG_MAX_RANK];
+    bcast_strides(&k->in[0].shape, os, sa);
+    bcast_strides(&k->in[1].shape, os, sb);
+    cl_int rank = os->rank;
+    cl_long8 d8 = l8(os->dims, os->rank), a8 = l8(sa, os->rank),
+             b8 = l8(sb, os->rank);
+    cl_mem a = dgr_cl_mem(&k->in[0]), b = dgr_cl_mem(&k->in[1]),
+           y = dgr_cl_mem(&k->out[0]);
+    dgr_cl_arg args[] = {DGR_ARG(a), DGR_ARG(b), DGR_ARG(y), DGR_ARG(n),
+                         DGR_ARG(rank), DGR_ARG(d8), DGR_ARG(a8),
+                         DGR_ARG(b8)};
+    return dgr_cl_launch1d(k, "zoo", dt, name, (size_t)n, args, 8);
+}
+
+/* The elements of small int input i: from its Const producer when it has
+ * one (no device read), else a blocking read of its buffer. */
+static dg_status small_ints(dgr_kctx *k, int i, int64_t *v, int max, int *n)
+{
+    const dgr_value *x = &k->in[i];
+    int64_t c = numel(&x->shape);
+    if (c > max)
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': input %d has more "
+                      "than %d elements", k->node->name, i, max);
+    *n = (int)c;
+    const dgc_node *p = &k->g->nodes[k->node->inputs[i].node];
+    const dgc_attr *a = p->op == DGC_OPID_Const ? dgc_node_attr(p, "value")
+                                                : NULL;
+    if (a && a->tensor && a->tensor->dtype == x->dtype &&
+        dg_shape_numel(&a->tensor->shape) == c) {
+        for (int q = 0; q < c; q++)
+            v[q] = x->dtype == DG_I32 ? ((const int32_t *)a->tensor->data)[q]
+                                      : ((const int64_t *)a->tensor->data)[q];
+        return DG_OK;
+    }
+    int64_t buf[DG_MAX_RANK * 2];
+    if (c > 0) {
+        dg_status st = dgr_cl_read(k->dev, x->buf, buf,
+                                   (size_t)c * dg_dtype_size(x->dtype), k->err);
+        if (st != DG_OK)
+            return st;
+    }
+    for (int q = 0; q < c; q++)
+        v[q] = x->dtype == DG_I32 ? ((const int32_t *)buf)[q] : buf[q];
+    return DG_OK;
+}
+
+dg_status dgr_cl_k_reverse(dgr_kctx *k)
+{
+    dg_dtype dt = k->in[0].dtype;
+    dg_status st = dgr_cl_float_output(k, dt);
+    if (st != DG_OK)
+        return st;
+    const dg_shape *s = &k->in[0].shape;
+    int64_t ax[DG_MAX_RANK * 2];
+    int na = 0;
+    if ((st = small_ints(k, 1, ax, DG_MAX_RANK * 2, &na)) != DG_OK)
+        return st;
+    cl_int mask = 0;
+    for (int i = 0; i < na; i++) {
+        int64_t a = ax[i] < 0 ? ax[i] + s->rank : ax[i];
+        if (a < 0 || a >= s->rank)
+            return dg_err(k->err, DG_E_RUNTIME, "node '%s': axis %lld out of "
+                          "range", k->node->name, (long long)ax[i]);
+        mask |= 1 << a;
+    }
+    cl_long n = numel(s);
+    if (n == 0)
+        return DG_OK;
+    cl_int rank = s->rank;
+    cl_long8 d8 = l8(s->dims, s->rank);
+    cl_mem x = dgr_cl_mem(&k->in[0]), y = dgr_cl_mem(&k->out[0]);
+    dgr_cl_arg a[] = {DGR_ARG(x), DGR_ARG(y), DGR_ARG(n), DGR_ARG(rank),
+                      DGR_ARG(d8), DGR_ARG(mask)};
+    return dgr_cl_launch1d(k, "zoo", dt, "z_reverse", (size_t)n, a, 6);
+}
+
+dg_status dgr_cl_k_identity_n(dgr_kctx *k)
+{
+    for (int i = 0; i < k->n_out && i < k->n_in; i++)
+        dgr_kctx_alias_output(k, i, &k->in[i]);
+    return DG_OK;
+}
+
+dg_status dgr_cl_k_einsum(dgr_kctx *k)
+{
+    dg_dtype dt = k->in[0].dtype;
+    dg_status st = dgr_cl_need_float(k, dt);
+    if (st != DG_OK)
+        return st;
+    char eqb[40];
+    const char *eq = dgc_einsum_equation(k->node, eqb, sizeof eqb);
+    const dg_shape *sh[2] = {&k->in[0].shape,
+                             k->n_in > 1 ? &k->in[1].shape : NULL};
+    dgc_einsum e;
+    char msg[200];
+    if (dgc_einsum_parse(eq, sh, k->n_in, &e, msg, sizeof msg))
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': %s", k->node->name,
+                      msg);
+    dgc_einsum_loops l;
+    dgc_einsum_loops_of(&e, sh, &l);
+    if (l.no > 8 || l.nc > 8)
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': the OpenCL Einsum "
+                      "takes at most 8 output and 8 summed labels",
+                      k->node->name);
+    if ((st = dgr_kctx_alloc_output(k, 0)) != DG_OK)
+        return st;
+    cl_long n = numel(&k->out[0].shape);
+    if (n == 0)
+        return DG_OK;
+    cl_int no = l.no, nc = l.nc, two = k->n_in > 1;
+    cl_long8 od = l8(l.odim, no), oa = l8(l.ost[0], no), ob = l8(l.ost[1], no);
+    cl_long8 cd = l8(l.cdim, nc), ca = l8(l.cst[0], nc), cb = l8(l.cst[1], nc);
+    cl_mem a = dgr_cl_mem(&k->in[0]);
+    cl_mem b = two ? dgr_cl_mem(&k->in[1]) : a;
+    cl_mem y = dgr_cl_mem(&k->out[0]);
+    dgr_cl_arg args[] = {DGR_ARG(a),  DGR_ARG(b),  DGR_ARG(y),  DGR_ARG(n),
+                         DGR_ARG(no), DGR_ARG(od), DGR_ARG(oa), DGR_ARG(ob),
+                         DGR_ARG(nc), DGR_ARG(cd), DGR_ARG(ca), DGR_ARG(cb),
+                         DGR_ARG(two)};
+    return dgr_cl_launch1d(k, "zoo", dt, "z_einsum", (size_t)n, args, 13);
+}
+
+static dg_status resize(dgr_kctx *k, const char *name)
+{
+    dg_dtype dt = k->in[0].dtype;
+    dg_status st = dgr_cl_need_float(k, dt);
+    if (st == DG_OK)
+        st = dgr_kctx_alloc_output(k, 0);
+    if (st != DG_OK)
+        return st;
+    const dg_shape *is = &k->in[0].shape, *os = &k->out[0].shape;
+    cl_long n = numel(os);
+    if (n == 0)
+        return DG_OK;
+    cl_long ih = is->dims[1], iw = is->dims[2], oh = os->dims[1],
+            ow = os->dims[2], C = is->dims[3];
+    cl_int align = dgc_attr_bool(k->node, "align_corners", 0);
+    cl_int half = dgc_attr_bool(k->node, "half_pixel_centers", 0);
+    cl_mem x = dgr_cl_mem(&k->in[0]), y = dgr_cl_mem(&k->out[0]);
+    dgr_cl_arg a[] = {DGR_ARG(x),  DGR_ARG(y),  DGR_ARG(n), DGR_ARG(ih),
+                      DGR_ARG(iw), DGR_ARG(oh), DGR_ARG(ow), DGR_ARG(C),
+                      DGR_ARG(align), DGR_ARG(half)};
+    return dgr_cl_launch1d(k, "zoo", dt, name, (size_t)n, a, 10);
+}
+
+dg_status dgr_cl_k_resize_bilinear(dgr_kctx *k)
+{
+    return resize(k, "z_resize_bilinear");
+}
+
+dg_status dgr_cl_k_resize_nearest(dgr_kctx *k)
+{
+    return resize(k, "z_resize_nearest");
+}
+
+dg_status dgr_cl_k_unsorted_segment_sum(dgr_kctx *k)
+{
+    dg_dtype dt = k->in[0].dtype;
+    dg_status st = dgr_cl_float_output(k, dt);
+    if (st != DG_OK)
+        return st;
+    cl_long n = numel(&k->out[0].shape);
+    cl_long cnt = numel(&k->in[1].shape);
+    cl_long rows = k->out[0].shape.dims[0];
+    cl_long inner = rows > 0 ? n / rows : 1;
+    if (n == 0)
+        return DG_OK;
+    cl_mem x = dgr_cl_mem(&k->in[0]), ids = dgr_cl_mem(&k->in[1]),
+           y = dgr_cl_mem(&k->out[0]);
+    dgr_cl_arg a[] = {DGR_ARG(x), DGR_ARG(ids), DGR_ARG(y), DGR_ARG(n),
+                      DGR_ARG(cnt), DGR_ARG(inner)};
+    return dgr_cl_launch1d(k, "zoo", dt, k->in[1].dtype == DG_I32
+                           ? "z_uss_i32" : "z_uss_i64", (size_t)n, a, 6);
+}
+
+static dg_status scatter(dgr_kctx *k, double sign)
+{
+    dg_dtype dt = k->in[0].dtype;
+    dg_status st = dgr_cl_need_float(k, dt);
+    if (st != DG_OK)
+        return st;
+    if (!k->in[0].buf)
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': variable has no value",
+                      k->node->name);
+    const dg_shape *rs = &k->in[0].shape;
+    cl_long rows = rs->dims[0], inner = rows > 0 ? numel(rs) / rows : 0;
+    cl_long cnt = numel(&k->in[1].shape);
+    cl_int scalar = k->in[2].shape.rank == 0;
+    if (!scalar && numel(&k->in[2].shape) != cnt * inner)
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': updates must have "
+                      "shape indices.shape + ref.shape[1:]", k->node->name);
+    dgr_kctx_alias_output(k, 0, &k->in[0]);
+    if (cnt == 0 || inner == 0)
+        return DG_OK;
+    cl_mem r = dgr_cl_mem(&k->in[0]), ix = dgr_cl_mem(&k->in[1]),
+           u = dgr_cl_mem(&k->in[2]);
+    const char *name = k->in[1].dtype == DG_I32 ? "z_scatter_i32"
+                                                : "z_scatter_i64";
+    if (dt == DG_F64) {
+        cl_double s = sign;
+        dgr_cl_arg a[] = {DGR_ARG(r), DGR_ARG(ix), DGR_ARG(u), DGR_ARG(inner),
+                          DGR_ARG(cnt), DGR_ARG(rows), DGR_ARG(s),
+                          DGR_ARG(scalar)};
+        return dgr_cl_launch1d(k, "zoo", dt, name, (size_t)inner, a, 8);
+    }
+    cl_float s = (cl_float)sign;
+    dgr_cl_arg a[] = {DGR_ARG(r), DGR_ARG(ix), DGR_ARG(u), DGR_ARG(inner),
+                      DGR_ARG(cnt), DGR_ARG(rows), DGR_ARG(s),
+                      DGR_ARG(scalar)};
+    return dgr_cl_launch1d(k, "zoo", dt, name, (size_t)inner, a, 8);
+}
+
+dg_status dgr_cl_k_scatter_add(dgr_kctx *k) { return scatter(k, 1.0); }
+dg_status dgr_cl_k_scatter_sub(dgr_kctx *k) { return scatter(k, -1.0); }
+
+static dg_status resize_grad(dgr_kctx *k, const char *name)
+{
+    dg_dtype dt = k->out_types[0].dtype;
+    dg_status st = dgr_cl_need_float(k, dt);
+    if (st == DG_OK)
+        st = dgr_kctx_alloc_output(k, 0);
+    if (st != DG_OK)
+        return st;
+    const dg_shape *gs = &k->in[0].shape, *os = &k->out[0].shape;
+    cl_long n = numel(os);
+    if (n == 0)
+        return DG_OK;
+    cl_long gh = gs->dims[1], gw = gs->dims[2], oh = os->dims[1],
+            ow = os->dims[2], C = os->dims[3];
+    cl_int align = dgc_attr_bool(k->node, "align_corners", 0);
+    cl_int hpc = dgc_attr_bool(k->node, "half_pixel_centers", 0);
+    cl_mem g = dgr_cl_mem(&k->in[0]), y = dgr_cl_mem(&k->out[0]);
+    dgr_cl_arg a[] = {DGR_ARG(g),  DGR_ARG(y),  DGR_ARG(n), DGR_ARG(gh),
+                      DGR_ARG(gw), DGR_ARG(oh), DGR_ARG(ow), DGR_ARG(C),
+                      DGR_ARG(align), DGR_ARG(hpc)};
+    return dgr_cl_launch1d(k, "zoo", dt, name, (size_t)n, a, 10);
+}
+
+dg_status dgr_cl_k_resize_bilinear_grad(dgr_kctx *k)
+{
+    return resize_grad(k, "z_resize_bilinear_grad");
+}
+
+dg_status dgr_cl_k_resize_nearest_grad(dgr_kctx *k)
+{
+    return resize_grad(k, "z_resize_nearest_grad");
+}
+
+static dg_status space_batch(dgr_kctx *k, int to_batch)
+{
+    dg_dtype dt = k->in[0].dtype;
+    dg_status st = dgr_cl_float_output(k, dt);
+    if (st != DG_OK)
+        return st;
+    int64_t bs[DG_MAX_RANK * 2], pads[DG_MAX_RANK * 2], pad[8];
+    int m = 0, np = 0;
+    if ((st = small_ints(k, 1, bs, DG_MAX_RANK, &m)) != DG_OK ||
+        (st = small_ints(k, 2, pads, 2 * DG_MAX_RANK, &np)) != DG_OK)
+        return st;
+    if (m < 1 || m > 7 || np != 2 * m)
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': block_shape of %d "
+                      "elements", k->node->name, m);
+    for (int i = 0; i < m; i++)
+        pad[i] = pads[2 * i];
+    const dg_shape *bside = to_batch ? &k->out[0].shape : &k->in[0].shape;
+    const dg_shape *sside = to_batch ? &k->in[0].shape : &k->out[0].shape;
+    cl_long n = numel(&k->out[0].shape), inner = 1, B = sside->dims[0];
+    for (int d = 1 + m; d < sside->rank; d++)
+        inner *= sside->dims[d];
+    if (n == 0 || inner == 0)
+        return DG_OK;
+    cl_int tb = to_batch, cm = m;
+    cl_long8 b8 = l8(bs, m), p8 = l8(pad, m), bd = l8(bside->dims + 1, m),
+             sd = l8(sside->dims + 1, m);
+    cl_mem x = dgr_cl_mem(&k->in[0]), y = dgr_cl_mem(&k->out[0]);
+    dgr_cl_arg a[] = {DGR_ARG(x),  DGR_ARG(y),  DGR_ARG(n),  DGR_ARG(tb),
+                      DGR_ARG(cm), DGR_ARG(b8), DGR_ARG(p8), DGR_ARG(bd),
+                      DGR_ARG(sd), DGR_ARG(B),  DGR_ARG(inner)};
+    return dgr_cl_launch1d(k, "zoo", dt, "z_space_batch", (size_t)n, a, 11);
+}
+
+dg_status dgr_cl_k_space_to_batch(dgr_kctx *k) { return space_batch(k, 1); }
+dg_status dgr_cl_k_batch_to_space(dgr_kctx *k) { return space_batch(k, 0); }

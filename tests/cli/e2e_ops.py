@@ -1,0 +1,206 @@
+#!/usr/bin/env python3
+"""The op-conformance harness (issue 22; like ggml's test-backend-ops):
+every case of tests/data/ops/cases.json (recorded from TensorFlow by
+tools/op_conformance/record.py; TF is never needed here) runs on CPU:0 and
+on an OpenCL device (PoCL, `--opencl-devices all`, the graph under
+`--device /gpu:0` with soft placement) and must give TF's values:
+
+  <case>.pb       TF's GraphDef: the op's outputs (y, y_1...) and TF's own
+                  gradient ops (grad_i = d(sum(y * dy))/d(input i))
+  <case>.dg.json  the same op in dgrun's JSON: dgrun's gradient rules
+                  (g/in<i>) against TF's gradients
+
+Tolerances: TOL below, per op (the one place they are stated); NaN and
+infinities must match exactly.  At the end it prints the coverage: op x
+dtype x device actually run there (an op a device has no kernel for runs on
+the CPU under soft placement and does not count for the GPU).
+
+Usage: e2e_ops.py DGRUN [CASE...]      Exit 0 = pass, 1 = failure.
+"""
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+DGRUN = os.path.abspath(sys.argv[1])
+ONLY = set(sys.argv[2:])
+ROOT = os.environ.get("DGRUN_SOURCE_ROOT") or os.path.abspath(
+    os.path.join(os.path.dirname(__file__), "..", ".."))
+DATA = os.path.join(ROOT, "tests", "data", "ops")
+
+# (rtol, atol) by op; float64 cases use F64 unless listed with "/float64"
+DEFAULT = (1e-5, 1e-6)
+F64 = (1e-10, 1e-12)
+TOL = {
+    "Erf": (1e-5, 1e-6), "Erfc": (1e-5, 1e-6),
+    "Softplus": (1e-5, 1e-6), "Selu": (1e-5, 1e-6), "Elu": (1e-5, 1e-6),
+    "Einsum": (1e-5, 1e-5), "MatMul": (1e-5, 1e-5),
+    "Pow": (1e-5, 1e-5), "Exp": (1e-5, 1e-6), "Log": (1e-5, 1e-6),
+    "Prod": (1e-5, 1e-6), "Mean": (1e-5, 1e-6), "Sum": (1e-5, 1e-6),
+    "Softmax": (1e-5, 1e-6), "LogSoftmax": (1e-5, 1e-6),
+    "ResizeBilinear": (1e-5, 1e-6),
+}
+FAILURES = []
+COVER = {}        # (op, dtype) -> set of devices
+GRAD_COVER = {}   # (op, dtype) -> set of "tf-grad-ops@dev", "dgrun-grad@dev"
+DEVICES = {
+    "CPU": ["--opencl-devices", "none"],
+    "GPU": ["--opencl-devices", "all", "--device", "/gpu:0",
+            "--allow-soft-placement", "--log-device-placement"],
+}
+
+
+def env():
+    e = dict(os.environ)
+    for k in ("DGRUN_OPENCL_DEVICES", "DGRUN_VISIBLE_DEVICES"):
+        e.pop(k, None)
+    e.setdefault("POCL_DEVICES", "pthread")
+    return e
+
+
+def dgrun(*args):
+    p = subprocess.run([DGRUN] + list(args), capture_output=True, env=env(),
+                       timeout=300)
+    return p.returncode, p.stdout.decode(), p.stderr.decode()
+
+
+def fail(what):
+    FAILURES.append(what)
+    print("FAIL: " + what)
+
+
+def tf_array(v, shape):
+    flat = [float(x) if isinstance(x, (str, bool)) else x for x in v]
+    return np.array(flat, dtype=np.float64).reshape(shape)
+
+
+def dg_array(r):
+    """dgrun's JSON value {dtype, shape, value} as float64 (null: NaN)."""
+    a = np.array(r["value"], dtype=object)
+    f = np.vectorize(lambda x: np.nan if x is None else float(x),
+                     otypes=[np.float64])
+    return (f(a) if a.size else np.zeros(0)).reshape(r["shape"])
+
+
+def close(got, want, tol, what):
+    if got.shape != want.shape:
+        fail("%s: shape %s, TF %s" % (what, list(got.shape),
+                                      list(want.shape)))
+        return False
+    # dgrun's JSON writes NaN and infinities as null: compare their places
+    special = ~np.isfinite(want)
+    ok = np.array_equal(np.isnan(got), special) if special.any() else True
+    fin = ~special
+    ok = ok and np.allclose(got[fin], want[fin], rtol=tol[0], atol=tol[1])
+    if not ok:
+        fail("%s: got %s, TF %s" % (what, got.ravel()[:6], want.ravel()[:6]))
+    return ok
+
+
+def placed_on(err, node):
+    for line in err.splitlines():
+        if line.startswith(node + ": ("):
+            return "GPU" if "GPU:" in line else "CPU"
+    return None
+
+
+def run_case(name, c):
+    op, dt = c["op"], c["dtype"]
+    tol = TOL.get(op, DEFAULT) if dt != "float64" else TOL.get(
+        op + "/float64", F64)
+    pb = os.path.join(DATA, name + ".pb")
+    fetch = list(c["fetch"]) + list(c["grads"])
+    for dev, flags in DEVICES.items():
+        rc, out, err = dgrun("run", pb, "--fetch", ",".join(fetch), "--json",
+                             *flags)
+        if rc != 0:
+            fail("%s on %s: exit %d: %s" % (name, dev, rc,
+                                            err.strip().splitlines()[-1:]))
+            continue
+        res = json.loads(out)
+        ok = True
+        for k, w in c["fetch"].items():
+            if res[k]["dtype"] != w["dtype"]:
+                fail("%s on %s: %s is %s, TF's %s" % (
+                    name, dev, k, res[k]["dtype"], w["dtype"]))
+                ok = False
+        for k, w in list(c["fetch"].items()) + list(c["grads"].items()):
+            ok &= close(dg_array(res[k]),
+                        tf_array(w["value"], w["shape"]), tol,
+                        "%s on %s: %s" % (name, dev, k))
+        where = "CPU" if dev == "CPU" else placed_on(err, c["node"] or "")
+        if ok and where == dev:
+            COVER.setdefault((op, dt), set()).add(dev)
+            if c["grads"]:
+                GRAD_COVER.setdefault((op, dt), set()).add("tf@" + dev)
+        dgj = os.path.join(DATA, name + ".dg.json")
+        if not c.get("dg_grads"):
+            continue
+        rc, out, err = dgrun("run", dgj, "--json", *flags)
+        if rc != 0:
+            fail("%s (dgrun gradients) on %s: exit %d: %s" % (
+                name, dev, rc, err.strip().splitlines()[-1:]))
+            continue
+        res = json.loads(out)
+        ok = close(dg_array(res["op"]),
+                   tf_array(c["fetch"]["y"]["value"],
+                            c["fetch"]["y"]["shape"]), tol,
+                   "%s (dgrun JSON) on %s: y" % (name, dev))
+        for mine, theirs in c["dg_grads"].items():
+            w = c["grads"][theirs]
+            ok &= close(dg_array(res[mine]),
+                        tf_array(w["value"], w["shape"]), tol,
+                        "%s (dgrun gradients) on %s: %s" % (name, dev, mine))
+        where = "CPU" if dev == "CPU" else placed_on(err, "op")
+        if ok and where == dev:
+            GRAD_COVER.setdefault((op, dt), set()).add("dgrun@" + dev)
+
+
+def main():
+    with open(os.path.join(DATA, "cases.json")) as f:
+        cases = json.load(f)["cases"]
+    rc, out, _ = dgrun("devices", "--opencl-devices", "all")
+    if rc or "GPU:0" not in out:
+        print("no OpenCL device: GPU runs skipped")
+        DEVICES.pop("GPU")
+    n = 0
+    for name in sorted(cases):
+        if ONLY and name not in ONLY:
+            continue
+        run_case(name, cases[name])
+        n += 1
+    ops = sorted({k[0] for k in COVER} | {cases[c]["op"] for c in cases})
+    print("coverage: %d cases, %d ops; op x dtype x device passing:" % (
+        n, len(ops)))
+    for (op, dt) in sorted({(c["op"], c["dtype"]) for c in cases.values()}):
+        print("  %-24s %-8s %-8s grads: %s" % (
+            op, dt, ",".join(sorted(COVER.get((op, dt), ()))) or "-",
+            ",".join(sorted(GRAD_COVER.get((op, dt), ()))) or "-"))
+    cells = sum(len(v) for v in COVER.values())
+    print("op x dtype x device cells passing: %d" % cells)
+    # against the whole op table: which ops no case covers yet
+    rc, out, _ = dgrun("ops", "--json")
+    if rc == 0:
+        table = json.loads(out)["ops"]
+        names = {o["name"]: o for o in table}
+        alias = {o["alias"]: o["name"] for o in table if o["alias"]}
+        seen = {alias.get(op, op) for op, _ in COVER}
+        gpu_ops = [o["name"] for o in table if o["gpu"]]
+        gseen = {alias.get(op, op) for (op, _), d in COVER.items()
+                 if "GPU" in d}
+        print("op table: %d ops, %d with a case passing (%d of the %d with "
+              "an OpenCL kernel on the GPU); no case yet: %s" % (
+                  len(names), len(seen & set(names)),
+                  len(gseen & set(gpu_ops)), len(gpu_ops),
+                  " ".join(sorted(set(names) - seen))))
+    if FAILURES:
+        print("%d failures" % len(FAILURES))
+        return 1
+    print("pass")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

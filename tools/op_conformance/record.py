@@ -1,0 +1,440 @@
+#!/usr/bin/env python3
+"""record.py -- record TensorFlow's values for dgrun's op-conformance
+harness (tests/cli/e2e_ops.py; issue 22).  Needs TensorFlow (2.21, graph
+mode); the suite never does: it reads what this writes.
+
+For every case of CASES (an op, its dtype, inputs, attrs) it writes to OUT
+(default tests/data/ops/):
+
+  <case>.pb       a binary GraphDef: the inputs as Consts (Variables for
+                  the Scatter ops), the op as node `y` (outputs y, y:1...),
+                  and TF's own gradient ops for d(sum(y * dy))/d(input i)
+                  as `grad_i` (tf.gradients with grad_ys = the Const `dy`)
+  <case>.dg.json  the same forward graph in dgrun's JSON with a
+                  `gradients` section (same grad_ys): dgrun's gradient rules
+                  against TF's (only for differentiable cases)
+  cases.json      per case: op, dtype, the fetches and TF's values (NaN and
+                  infinities as strings), the gradient fetches and values
+
+Usage: record.py [OUT]
+"""
+import json
+import os
+import sys
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+os.environ.setdefault("CUDA_VISIBLE_DEVICES", "")
+
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+from tensorflow.python.ops import data_flow_ops  # noqa: E402
+
+tf1 = tf.compat.v1
+OUT = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(
+    os.path.dirname(__file__), "..", "..", "tests", "data", "ops"))
+RS = np.random.RandomState(22)
+
+
+def r(*shape, dtype=np.float32, lo=-2.0, hi=2.0):
+    return RS.uniform(lo, hi, size=shape).astype(dtype)
+
+
+def ri(*shape, lo=0, hi=5, dtype=np.int32):
+    return RS.randint(lo, hi, size=shape).astype(dtype)
+
+
+SPECIAL = np.array([0.0, -0.0, 1e-6, -30.0, 30.0, np.nan, np.inf, -np.inf],
+                   np.float32)
+CASES = []
+
+
+def case(name, op, fn, inputs, attrs=None, grad=True, dg_op=None, var=False,
+         n_out=1, extra=None):
+    """fn(*input tensors) -> output tensor(s); attrs: the op's attrs for
+    dgrun's JSON (TF names); grad: record gradients of the float inputs;
+    var: input 0 is a Variable (Scatter ops); extra: inputs fn makes itself
+    (axis, size, num_segments), given to dgrun's JSON as Consts."""
+    CASES.append(dict(name=name, op=op, fn=fn, inputs=inputs,
+                      attrs=attrs or {}, grad=grad, dg_op=dg_op or op,
+                      var=var, n_out=n_out, extra=extra or []))
+
+
+# ---- the op-breadth ops (issue 22) ----------------------------------------
+for dt, sfx in ((np.float32, "f32"), (np.float64, "f64")):
+    case("SquaredDifference_bcast_" + sfx, "SquaredDifference",
+         tf.math.squared_difference, [r(2, 3, dtype=dt), r(3, dtype=dt)])
+    case("LeakyRelu_" + sfx, "LeakyRelu",
+         lambda x: tf.nn.leaky_relu(x, alpha=0.1), [r(3, 4, dtype=dt)],
+         {"alpha": 0.1})
+case("SquaredDifference_i32", "SquaredDifference",
+     tf.math.squared_difference, [ri(2, 3, lo=-5), ri(2, 3, lo=-5)],
+     grad=False)
+case("SquaredDifference_scalar", "SquaredDifference",
+     tf.math.squared_difference, [r(), r(4)])
+case("Erf_f32", "Erf", tf.math.erf, [r(12, lo=-3, hi=3)])
+case("Erf_special", "Erf", tf.math.erf, [SPECIAL], grad=False)
+case("Erfc_f32", "Erfc", tf.math.erfc, [r(12, lo=-3, hi=3)])
+case("LeakyRelu_default", "LeakyRelu", tf.nn.leaky_relu, [r(2, 5)])
+case("Elu_f32", "Elu", tf.nn.elu, [r(10)])
+case("Selu_f32", "Selu", tf.nn.selu, [r(10)])
+case("Softplus_f32", "Softplus", tf.nn.softplus,
+     [np.concatenate([r(8), np.array([-30, 30, 15, -15], np.float32)])])
+case("Softsign_f32", "Softsign", tf.nn.softsign, [r(10)])
+case("Softplus_special", "Softplus", tf.nn.softplus, [SPECIAL], grad=False)
+case("ReverseV2_axis1", "ReverseV2", lambda x: tf.reverse(x, [1]),
+     [r(2, 3, 4)], extra=[np.array([1], np.int32)])
+case("ReverseV2_axes02", "ReverseV2", lambda x: tf.reverse(x, [0, -1]),
+     [r(2, 3, 4)], extra=[np.array([0, -1], np.int32)])
+case("ReverseV2_i32", "ReverseV2", lambda x: tf.reverse(x, [0]),
+     [ri(4, 2)], grad=False)
+case("IdentityN", "IdentityN", lambda a, b: tf.identity_n([a, b]),
+     [r(2, 3), r(4)], n_out=2)
+for eq, shapes in (("abc,cde->abde", ((2, 3, 4), (4, 2, 5))),
+                   ("aecd,abcd->acbe", ((2, 3, 2, 4), (2, 5, 2, 4))),
+                   ("acbe,aecd->abcd", ((2, 2, 5, 3), (2, 3, 2, 4))),
+                   ("abcd,cde->abe", ((2, 3, 2, 4), (2, 4, 5))),
+                   ("ij,jk->ik", ((3, 4), (4, 2))),
+                   ("...ij,...jk->...ik", ((2, 3, 4), (1, 4, 2))),
+                   ("ij->ji", ((3, 4),)),
+                   ("bij->bj", ((2, 3, 4),))):
+    nm = "Einsum_" + eq.replace(",", "_").replace("->", "_to_").replace(
+        "...", "E")
+    # TF's gradient of a broadcasting ellipsis sums over run-time axes
+    # (a Sum whose axes are no Const): forward only
+    case(nm, "Einsum", (lambda e: lambda *xs: tf.einsum(e, *xs))(eq),
+         [r(*s) for s in shapes], {"equation": eq}, grad="..." not in eq)
+for ac, hp, nm in ((False, False, "default"), (True, False, "align"),
+                   (False, True, "half")):
+    for size, dirn in (((5, 7), "up"), ((2, 3), "down")):
+        case("ResizeBilinear_%s_%s" % (nm, dirn), "ResizeBilinear",
+             (lambda s, a, h: lambda x: tf1.image.resize_bilinear(
+                 x, s, align_corners=a, half_pixel_centers=h))(size, ac, hp),
+             [r(2, 3, 4, 2)], {"align_corners": ac,
+                               "half_pixel_centers": hp},
+             extra=[np.array(size, np.int32)])
+        case("ResizeNearestNeighbor_%s_%s" % (nm, dirn),
+             "ResizeNearestNeighbor",
+             (lambda s, a, h: lambda x: tf1.image.resize_nearest_neighbor(
+                 x, s, align_corners=a, half_pixel_centers=h))(size, ac, hp),
+             [r(2, 3, 4, 2)], {"align_corners": ac,
+                               "half_pixel_centers": hp},
+             extra=[np.array(size, np.int32)])
+case("Unique_i32", "Unique", lambda x: tf.unique(x, out_idx=tf.int64),
+     [np.array([4, 1, 4, 7, 1, 1, 0], np.int32)], {"out_idx": "int64"},
+     grad=False, n_out=2)
+case("Unique_f32", "Unique", tf.unique,
+     [np.array([0.5, -1.0, 0.5, 2.0], np.float32)], grad=False, n_out=2)
+case("UnsortedSegmentSum_f32", "UnsortedSegmentSum",
+     lambda x, i: tf.math.unsorted_segment_sum(x, i, 4),
+     [r(6, 3), np.array([0, 2, 0, 3, 2, 2], np.int32)],
+     extra=[np.array(4, np.int32)])
+case("UnsortedSegmentSum_i32", "UnsortedSegmentSum",
+     lambda x, i: tf.math.unsorted_segment_sum(x, i, 3),
+     [ri(5, 2, lo=-9, hi=9), np.array([2, 0, 2, -1, 1], np.int32)],
+     grad=False)
+case("ScatterAdd_f32", "ScatterAdd",
+     lambda v, i, u: tf1.scatter_add(v, i, u),
+     [r(5, 3), np.array([1, 3, 1], np.int32), r(3, 3)], var=True,
+     grad=False)
+case("ScatterSub_f32", "ScatterSub",
+     lambda v, i, u: tf1.scatter_sub(v, i, u),
+     [r(4, 2), np.array([0, 0, 2], np.int32), r(3, 2)], var=True,
+     grad=False)
+case("DynamicPartition_f32", "DynamicPartition",
+     lambda x, p: tf.dynamic_partition(x, p, 3),
+     [r(6, 2), np.array([2, 0, 2, 1, 0, 2], np.int32)],
+     {"num_partitions": 3}, n_out=3, grad=False)
+case("DynamicStitch_f32", "DynamicStitch",
+     lambda i0, i1, d0, d1: tf.dynamic_stitch([i0, i1], [d0, d1]),
+     [np.array([0, 2], np.int32), np.array([1, 3, 4], np.int32), r(2, 3),
+      r(3, 3)])
+case("ParallelDynamicStitch_f32", "DynamicStitch",
+     lambda i0, i1, d0, d1: data_flow_ops.parallel_dynamic_stitch(
+         [i0, i1], [d0, d1]),
+     [np.array([3, 1], np.int32), np.array([0, 2], np.int32), r(2),
+      r(2)], dg_op="ParallelDynamicStitch")
+
+# (TF's gradient of a broadcasting batch matmul sums over axes computed at
+# run time (BroadcastGradientArgs of StridedSlices of Shapes), which dgrun's
+# loader wants as Consts: forward only)
+case("BatchMatMulV2_bcast", "BatchMatMulV2", tf.matmul,
+     [r(2, 1, 3, 4), r(3, 4, 2)], grad=False)
+case("BatchMatMulV2_f32", "BatchMatMulV2", tf.matmul,
+     [r(2, 3, 4), r(2, 4, 2)])
+case("BatchMatMulV2_adj", "BatchMatMulV2",
+     lambda a, b: tf.matmul(a, b, adjoint_a=True, adjoint_b=True),
+     [r(2, 4, 3), r(2, 5, 4)], {"adj_x": True, "adj_y": True})
+case("DivNoNan_f32", "DivNoNan", tf.math.divide_no_nan,
+     [r(2, 3), np.array([1.5, 0.0, -2.0], np.float32)])
+case("SpaceToBatchND_f32", "SpaceToBatchND",
+     lambda x: tf.space_to_batch_nd(x, [2, 2], [[1, 1], [0, 1]]),
+     [r(2, 4, 3, 2)], extra=[np.array([2, 2], np.int32),
+                             np.array([[1, 1], [0, 1]], np.int32)])
+case("BatchToSpaceND_f32", "BatchToSpaceND",
+     lambda x: tf.batch_to_space(x, [2, 2], [[1, 0], [0, 1]]),
+     [r(8, 2, 3, 2)], extra=[np.array([2, 2], np.int32),
+                             np.array([[1, 0], [0, 1]], np.int32)])
+case("Conv3D_same", "Conv3D",
+     lambda x, w: tf.nn.conv3d(x, w, [1, 1, 2, 1, 1], "SAME"),
+     [r(1, 3, 4, 4, 2), r(2, 3, 2, 2, 3)],
+     {"strides": [1, 1, 2, 1, 1], "padding": "SAME"}, grad=False)
+case("Conv3D_valid", "Conv3D",
+     lambda x, w: tf.nn.conv3d(x, w, [1, 1, 1, 1, 1], "VALID"),
+     [r(2, 3, 4, 3, 2), r(2, 2, 2, 2, 2)],
+     {"strides": [1, 1, 1, 1, 1], "padding": "VALID"}, grad=False)
+case("MaxPool3D_same", "MaxPool3D",
+     lambda x: tf.nn.max_pool3d(x, [1, 2, 2, 2, 1], [1, 2, 2, 2, 1], "SAME"),
+     [r(1, 3, 5, 4, 2)], grad=False)
+case("Sign_f32", "Sign", tf.sign, [SPECIAL], grad=False)
+
+# ---- edge shapes: 0-d, empty tensors; integer dtypes ------------------------
+case("Erf_scalar", "Erf", tf.math.erf, [r()])
+case("SquaredDifference_0d", "SquaredDifference",
+     tf.math.squared_difference, [r(), r()])
+case("LeakyRelu_empty", "LeakyRelu", tf.nn.leaky_relu,
+     [np.zeros((0, 3), np.float32)], grad=False)
+case("Einsum_empty", "Einsum", lambda a, b: tf.einsum("ij,jk->ik", a, b),
+     [np.zeros((2, 0), np.float32), np.zeros((0, 3), np.float32)],
+     {"equation": "ij,jk->ik"}, grad=False)
+case("UnsortedSegmentSum_empty", "UnsortedSegmentSum",
+     lambda x, i: tf.math.unsorted_segment_sum(x, i, 3),
+     [np.zeros((0, 2), np.float32), np.zeros((0,), np.int32)], grad=False)
+case("ReverseV2_empty", "ReverseV2", lambda x: tf.reverse(x, [1]),
+     [np.zeros((2, 0), np.float32)], grad=False)
+case("Add_empty", "AddV2", tf.add,
+     [np.zeros((0, 3), np.float32), r(3)], grad=False)
+case("Sum_empty_axis", "Sum", lambda x: tf.reduce_sum(x, axis=0),
+     [np.zeros((0, 3), np.float32)], {"axis": [0]}, grad=False)
+for dt, sfx in ((np.int32, "i32"), (np.int64, "i64")):
+    for nm, fn in (("Add", tf.add), ("Sub", tf.subtract),
+                   ("Mul", tf.multiply), ("Maximum", tf.maximum),
+                   ("Minimum", tf.minimum)):
+        case("%s_bcast_%s" % (nm, sfx), nm if nm != "Add" else "AddV2", fn,
+             [ri(2, 3, lo=-9, hi=9, dtype=dt), ri(3, lo=-9, hi=9, dtype=dt)],
+             grad=False)
+    case("Sum_axis1_" + sfx, "Sum", lambda x: tf.reduce_sum(x, axis=1),
+         [ri(3, 4, lo=-9, hi=9, dtype=dt)], {"axis": [1]}, grad=False)
+    case("Abs_" + sfx, "Abs", tf.abs, [ri(5, lo=-9, hi=9, dtype=dt)],
+         grad=False)
+    case("Sign_" + sfx, "Sign", tf.sign, [ri(5, lo=-2, hi=3, dtype=dt)],
+         grad=False)
+for nm, fn in (("Add", tf.add), ("Mul", tf.multiply), ("Maximum",
+                                                        tf.maximum)):
+    case(nm + "_bcast_f64", nm if nm != "Add" else "AddV2", fn,
+         [r(2, 3, dtype=np.float64), r(3, dtype=np.float64)])
+case("ReverseV2_bool", "ReverseV2", lambda x: tf.reverse(x, [0]),
+     [np.array([True, False, False]), ], grad=False)
+
+# more than 64 indices: the output size is no longer an inference-time
+# value (kernels_cpu_zoo.c sizes it)
+_perm = np.random.RandomState(5).permutation(150).astype(np.int32)
+case("DynamicStitch_large", "DynamicStitch",
+     lambda i0, i1, d0, d1: tf.dynamic_stitch([i0, i1], [d0, d1]),
+     [_perm[:80], _perm[80:], r(80, 2), r(70, 2)])
+case("DynamicPartition_large", "DynamicPartition",
+     lambda x, p: tf.dynamic_partition(x, p, 2),
+     [r(100, 2), (np.arange(100) % 3 == 0).astype(np.int32)],
+     {"num_partitions": 2}, n_out=2, grad=False)
+
+# ---- existing ops: elementwise and reductions -----------------------------
+for nm, fn in (("Add", tf.add), ("Sub", tf.subtract), ("Mul", tf.multiply),
+               ("Div", tf.math.truediv), ("Maximum", tf.maximum),
+               ("Minimum", tf.minimum)):
+    case(nm + "_bcast_f32", nm if nm != "Add" else "AddV2", fn,
+         [r(2, 3), r(3) + 3.0 if nm == "Div" else r(3)])
+case("Pow_f32", "Pow", tf.pow, [r(5, lo=0.5, hi=2), r(5)])
+for nm, fn, lo in (("Sqrt", tf.sqrt, 0.1), ("Exp", tf.exp, -2),
+                   ("Log", tf.math.log, 0.1), ("Tanh", tf.tanh, -2),
+                   ("Sigmoid", tf.sigmoid, -2), ("Relu", tf.nn.relu, -2),
+                   ("Relu6", tf.nn.relu6, -8), ("Rsqrt", tf.math.rsqrt, 0.1),
+                   ("Square", tf.square, -2), ("Abs", tf.abs, -2),
+                   ("Neg", tf.negative, -2), ("Sin", tf.sin, -2),
+                   ("Cos", tf.cos, -2), ("Reciprocal", tf.math.reciprocal,
+                                         0.5)):
+    case(nm + "_f32", nm, fn, [r(3, 4, lo=lo, hi=8 if nm == "Relu6" else 2)])
+for nm, fn in (("Sum", tf.reduce_sum), ("Mean", tf.reduce_mean),
+               ("Max", tf.reduce_max), ("Prod", tf.reduce_prod)):
+    case(nm + "_axis1", nm, (lambda f: lambda x: f(x, axis=1))(fn),
+         [r(3, 4, 2)], {"axis": [1]}, grad=nm != "Prod")
+    case(nm + "_all_keepdims", nm,
+         (lambda f: lambda x: f(x, axis=[0, 1], keepdims=True))(fn),
+         [r(3, 4)], {"axis": [0, 1], "keepdims": True}, grad=nm != "Prod")
+case("Softmax_f32", "Softmax", tf.nn.softmax, [r(3, 5)])
+case("LogSoftmax_f32", "LogSoftmax", tf.nn.log_softmax, [r(3, 5)])
+case("MatMul_f32", "MatMul", tf.matmul, [r(3, 4), r(4, 2)])
+case("MatMul_tb_f64", "MatMul", lambda a, b: tf.matmul(a, b,
+                                                       transpose_b=True),
+     [r(3, 4, dtype=np.float64), r(2, 4, dtype=np.float64)],
+     {"transpose_b": True})
+
+
+# ---- existing ops: shapes, indexing, comparisons, CNN ----------------------
+case("Cast_f32_to_i32", "Cast", lambda x: tf.cast(x, tf.int32), [r(6) * 3],
+     {"DstT": "int32"}, grad=False)
+case("ConcatV2_axis1", "ConcatV2", lambda a, b: tf.concat([a, b], 1),
+     [r(2, 3), r(2, 2)], {"axis": 1})
+case("Pack_axis1", "Pack", lambda a, b: tf.stack([a, b], 1), [r(2, 3), r(2, 3)],
+     {"axis": 1})
+# (TF's gradient graphs of Transpose (InvertPermutation), Tile (a Sum over
+# a computed range) and StridedSlice (StridedSliceGrad) need ops or
+# compile-time values dgrun's loader does not have yet: forward only)
+case("Transpose_perm", "Transpose", lambda x: tf.transpose(x, [2, 0, 1]),
+     [r(2, 3, 4)], {"perm": [2, 0, 1]}, grad=False)
+case("Reshape_f32", "Reshape", lambda x: tf.reshape(x, [3, -1]), [r(2, 3, 2)],
+     extra=[np.array([3, -1], np.int32)])
+case("Tile_f32", "Tile", lambda x: tf.tile(x, [2, 3]), [r(2, 2)],
+     {"multiples": [2, 3]}, grad=False)
+case("Pad_f32", "Pad", lambda x: tf.pad(x, [[1, 0], [2, 1]]), [r(2, 3)],
+     extra=[np.array([[1, 0], [2, 1]], np.int32)])
+case("StridedSlice_f32", "StridedSlice", lambda x: x[1:, ::2, -1],
+     [r(3, 4, 2)], grad=False)
+case("GatherV2_f32", "GatherV2",
+     lambda x, i: tf.gather(x, i), [r(5, 3), np.array([4, 0, 2, 0], np.int32)])
+case("SelectV2_f32", "SelectV2",
+     lambda c, a, b: tf.where(c, a, b),
+     [np.array([True, False, True]), r(2, 3), r(2, 3)])
+case("ArgMax_f32", "ArgMax", lambda x: tf.argmax(x, axis=1), [r(3, 5)],
+     grad=False)
+for nm, fn in (("Equal", tf.equal), ("Less", tf.less),
+               ("GreaterEqual", tf.greater_equal)):
+    case(nm + "_f32", nm, fn, [np.round(r(2, 3)), np.round(r(3))], grad=False)
+case("BiasAdd_f32", "BiasAdd", tf.nn.bias_add, [r(2, 3, 4), r(4)])
+case("AddN_f32", "AddN", lambda a, b, c: tf.add_n([a, b, c]),
+     [r(2, 3), r(2, 3), r(2, 3)])
+case("Conv2D_same_s2", "Conv2D",
+     lambda x, w: tf.nn.conv2d(x, w, 2, "SAME"), [r(2, 5, 6, 3), r(3, 3, 3, 4)],
+     {"strides": [1, 2, 2, 1], "padding": "SAME"})
+case("DepthwiseConv2dNative_valid", "DepthwiseConv2dNative",
+     lambda x, w: tf.nn.depthwise_conv2d(x, w, [1, 1, 1, 1], "VALID"),
+     [r(1, 5, 5, 2), r(3, 3, 2, 2)], {"strides": [1, 1, 1, 1],
+                                      "padding": "VALID"})
+case("MaxPool_same", "MaxPool",
+     lambda x: tf.nn.max_pool2d(x, 3, 2, "SAME"), [r(2, 5, 5, 2)],
+     {"ksize": [1, 3, 3, 1], "strides": [1, 2, 2, 1], "padding": "SAME"})
+case("AvgPool_valid", "AvgPool",
+     lambda x: tf.nn.avg_pool2d(x, 2, 2, "VALID"), [r(1, 4, 6, 3)],
+     {"ksize": [1, 2, 2, 1], "strides": [1, 2, 2, 1], "padding": "VALID"})
+case("SoftmaxXent_f32", "SoftmaxCrossEntropyWithLogits",
+     lambda l, y: tf.nn.softmax_cross_entropy_with_logits(labels=y,
+                                                          logits=l),
+     [r(3, 4), tf.nn.softmax(r(3, 4)).numpy()])
+case("SparseSoftmaxXent_f32", "SparseSoftmaxCrossEntropyWithLogits",
+     lambda l, y: tf.nn.sparse_softmax_cross_entropy_with_logits(
+         labels=y, logits=l),
+     [r(3, 4), np.array([0, 3, 1], np.int32)])
+case("L2Loss_f32", "L2Loss", tf.nn.l2_loss, [r(3, 4)])
+
+
+DT = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64",
+      np.dtype(np.int32): "int32", np.dtype(np.int64): "int64",
+      np.dtype(np.bool_): "bool"}
+
+
+def jval(a):
+    a = np.asarray(a)
+    if a.dtype.kind == "b":
+        return [bool(v) for v in a.ravel()]
+    if a.dtype.kind == "f":
+        return [None if False else (float(v) if np.isfinite(v) else str(v))
+                for v in a.ravel()]
+    return [int(v) for v in a.ravel()]
+
+
+def dg_attr(v):
+    return v
+
+
+def record(c):
+    g = tf.Graph()
+    with g.as_default():
+        ins = []
+        for i, a in enumerate(c["inputs"]):
+            if c["var"] and i == 0:
+                ins.append(tf1.Variable(a, name="in0", use_resource=False))
+            else:
+                ins.append(tf.constant(a, name="in%d" % i))
+        y = c["fn"](*ins)
+        ys = list(y) if isinstance(y, (list, tuple)) else [y]
+        y0 = tf.identity(ys[0], name="y") if len(ys) == 1 else None
+        if len(ys) > 1:
+            ys = [tf.identity(t, name="y" if k == 0 else "y_%d" % k)
+                  for k, t in enumerate(ys)]
+        else:
+            ys = [y0]
+        fetch = ["y"] + ["y_%d" % k for k in range(1, len(ys))]
+        grads = {}
+        fl = [i for i, a in enumerate(c["inputs"])
+              if a.dtype.kind == "f" and not (c["var"] and i == 0)]
+        if c["grad"] and ys[0].dtype.is_floating:
+            shp = ys[0].shape.as_list()
+            if None in shp:  # data-dependent (DynamicPartition): ask TF
+                with tf1.Session(graph=g) as s:
+                    s.run(tf1.global_variables_initializer())
+                    shp = list(s.run(ys[0]).shape)
+            dy = tf.constant(r(*shp,
+                               dtype=ys[0].dtype.as_numpy_dtype), name="dy")
+            gs = tf.gradients(ys[0], [ins[i] for i in fl], grad_ys=dy)
+            for i, gt in zip(fl, gs):
+                if isinstance(gt, tf.IndexedSlices):  # Gather's gradient
+                    gt = tf.convert_to_tensor(gt)
+                if gt is not None:
+                    grads[i] = tf.identity(gt, name="grad_%d" % i)
+        init = tf1.global_variables_initializer()
+        with tf1.Session(graph=g) as s:
+            s.run(init)
+            vals = s.run(ys + list(grads.values()) +
+                         ([dy] if grads else []))
+        gd = g.as_graph_def()
+    with open(os.path.join(OUT, c["name"] + ".pb"), "wb") as f:
+        f.write(gd.SerializeToString())
+    opnode = [n for n in gd.node if n.op == c["op"] or n.op == c["dg_op"]]
+    ent = {"op": c["dg_op"], "dtype": DT.get(c["inputs"][0].dtype, "?"),
+           "node": opnode[0].name if opnode else None,
+           "fetch": {}, "grads": {}}
+    for name, v in zip(fetch, vals[:len(ys)]):
+        ent["fetch"][name] = {"shape": list(np.shape(v)), "value": jval(v),
+                              "dtype": DT.get(np.asarray(v).dtype, "?")}
+    for (i, t), v in zip(grads.items(), vals[len(ys):]):
+        ent["grads"]["grad_%d" % i] = {"shape": list(np.shape(v)),
+                                       "value": jval(v), "input": i}
+    # dgrun's JSON: the same forward op, dgrun's gradients
+    if grads:
+        nodes = []
+        for i, a in enumerate(c["inputs"]):
+            nodes.append({"name": "in%d" % i, "op": "Const", "attrs": {
+                "dtype": DT[a.dtype], "value": np.asarray(a).tolist()}})
+        for k, a in enumerate(c["extra"]):
+            nodes.append({"name": "ex%d" % k, "op": "Const", "attrs": {
+                "dtype": DT[a.dtype], "value": np.asarray(a).tolist()}})
+        nodes.append({"name": "op", "op": c["dg_op"],
+                      "inputs": ["in%d" % i for i in range(len(c["inputs"]))]
+                      + ["ex%d" % k for k in range(len(c["extra"]))],
+                      "attrs": {k: dg_attr(v) for k, v in c["attrs"].items()}})
+        dyv = vals[-1]
+        nodes.append({"name": "dy", "op": "Const", "attrs": {
+            "dtype": DT[np.asarray(dyv).dtype],
+            "value": np.asarray(dyv).tolist()}})
+        if np.asarray(dyv).ndim == 0:
+            nodes[-1]["attrs"]["value"] = float(dyv)
+        graph = {"version": 1, "nodes": nodes, "gradients": [
+            {"name": "g", "ys": ["op"], "xs": ["in%d" % i for i in grads],
+             "grad_ys": ["dy"]}],
+            "fetch": ["op"] + ["g/in%d" % i for i in grads]}
+        with open(os.path.join(OUT, c["name"] + ".dg.json"), "w") as f:
+            json.dump(graph, f)
+        ent["dg_grads"] = {"g/in%d" % i: "grad_%d" % i for i in grads}
+    return ent
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    out = {"tf_version": tf.__version__, "cases": {}}
+    for c in CASES:
+        out["cases"][c["name"]] = record(c)
+    with open(os.path.join(OUT, "cases.json"), "w") as f:
+        json.dump(out, f, indent=0, sort_keys=True)
+    print("%d cases -> %s" % (len(CASES), OUT))
+
+
+if __name__ == "__main__":
+    main()
