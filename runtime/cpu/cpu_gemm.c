@@ -1,7 +1,9 @@
 /*
  * cpu_gemm.c -- GEMM for the CPU kernels: the output is cut into row (or,
- * when it is wide and short, column) blocks, one per thread of the caller's
- * budget; each block is a single-threaded library call followed by the
+ * when it is wide and short, column) blocks, one per thread of the intra-op
+ * pool (the caller's budget of threads runs them, so the blocks, and with
+ * them the bits, do not depend on what else is running); each block is a
+ * single-threaded library call followed by the
  * optional bias/Relu epilogue on the block while it is in cache.
  *
  * Library per shape (measured single-threaded on this machine, see
@@ -163,7 +165,12 @@ void dgr_cpu_gemm(struct dgr_pool *pool, dg_dtype dt, int ta, int tb,
                   .N = N, .K = K, .lda = lda, .ldb = ldb, .ldc = ldc,
                   .A = A, .B = B, .C = C, .bias = bias};
     int64_t work = M * N * (K > 0 ? K : 1);
-    int64_t parts = dgr_pool_budget(pool);
+    /* the blocks from the pool's size, not the caller's momentary budget:
+     * a block's shape picks its library (oneDNN from GEMM_DNNL_MIN) and
+     * its kernel, so budget-sized blocks changed the bits from run to run
+     * (MobileNetV2's 1280x1000 classifier at batch 1, 2 threads: issue 23);
+     * dgr_parallel_for still runs them on at most the budget's threads */
+    int64_t parts = dgr_pool_threads(pool);
     if (parts > work / GEMM_PAR_MIN)
         parts = work / GEMM_PAR_MIN;
     if (parts < 1)

@@ -1,7 +1,8 @@
 /*
  * cpu_gemm.h -- the CPU backend's one GEMM entry: row-major products of
- * float32/float64 matrices, split into blocks over the intra-op pool's
- * thread budget, each block a single-threaded call of the library measured
+ * float32/float64 matrices, split into one block per intra-op pool thread
+ * (run on the caller's thread budget), each block a single-threaded call of
+ * the library measured
  * fastest for its shape (oneDNN's dnnl_sgemm or OpenBLAS; docs/decisions.md).
  */
 #ifndef DGR_CPU_GEMM_H
