@@ -36,7 +36,7 @@ typedef struct buf {
 
 static void put(buf *b, const void *s, size_t n)
 {
-    if (b->oom)
+    if (b->oom || n == 0) /* n == 0: s may be NULL (an empty string) */
         return;
     if (b->cap - b->len < n) {
         size_t cap = b->cap ? b->cap : 256;
