@@ -635,9 +635,17 @@ static dg_status cnn_grad(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
     return DG_OK;
 }
 
+/* Nodes one rule may add at most: the rules keep pointers to the forward
+ * node (`f`) while they add nodes, so the node array must not move during
+ * a rule (ASan: ConcatV2's and Pack's rules read f->n_inputs after adding
+ * nodes, from a freed array). */
+#define DGC_GRAD_RULE_NODES 512
+
 dg_status dgc_grad_rule(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
                         dgc_ref *dx)
 {
+    if (dgc_graph_reserve(c->g, DGC_GRAD_RULE_NODES, c->err))
+        return fail(c);
     const dgc_node *f = &c->g->nodes[fwd];
     int op = f->op;
     if (op == OP(Switch)) /* issue 11: either output's gradient counts */

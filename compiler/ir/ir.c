@@ -169,6 +169,20 @@ void *dgc_graph_slab_alloc(dgc_graph *g, size_t n)
     return p;
 }
 
+int dgc_graph_reserve(dgc_graph *g, int32_t extra, dg_error *err)
+{
+    if (g->cap_nodes - g->n_nodes >= extra)
+        return 0;
+    dgc_node *nn = dg_grow(g->nodes, &g->cap_nodes, g->n_nodes + extra,
+                           sizeof *nn, 64);
+    if (!nn) {
+        dg_err_nomem(err, "graph nodes");
+        return -1;
+    }
+    g->nodes = nn;
+    return 0;
+}
+
 int32_t dgc_graph_add_node(dgc_graph *g, const char *name, int op,
                            dg_error *err)
 {

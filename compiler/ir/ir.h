@@ -277,6 +277,12 @@ typedef struct dg_graph {
 dgc_graph *dgc_graph_new(const char *path);
 void dgc_graph_free(dgc_graph *g);
 
+/* Make room for `extra` more nodes without moving the node array, so that
+ * pointers into g->nodes stay valid while up to `extra` nodes are added
+ * (the gradient rules hold the forward node's pointer while they build).
+ * 0 ok, -1 nomem (err filled). */
+int dgc_graph_reserve(dgc_graph *g, int32_t extra, dg_error *err);
+
 /* Append a node with the given name and op (a copy of name is made).  Fields
  * other than name/op are zero, forward/group_hint/device_id = -1.  Returns
  * the new id, or -1 on nomem or a duplicate name (err says which). */
