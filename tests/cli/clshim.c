@@ -30,8 +30,12 @@
  *             (e2e_oclgrind.py) runs dgrun through this mode.
  *   smallwg   a GPU's limits: every kernel may run with at most 32
  *             work-items per group (CL_KERNEL_WORK_GROUP_SIZE, as a
- *             register-heavy kernel on a GPU), the device has 4 KiB of local
- *             memory, and a launch over those limits fails with
+ *             register-heavy kernel on a GPU), the device has 32 KiB of
+ *             local memory (OpenCL 1.2's minimum for a GPU; with 4 KiB,
+ *             below the minimum, clBLAST's GEMM kernels -- which assume
+ *             the minimum -- failed with status -2046 where the shim also
+ *             answered clBLAST's queries, in the ASan build), and a launch
+ *             over those limits fails with
  *             CL_INVALID_WORK_GROUP_SIZE / CL_OUT_OF_RESOURCES.
  *
  * CLSHIM_LOG=FILE: at exit one line "clshim: <counters>" is appended: the
@@ -87,7 +91,7 @@ static pthread_mutex_t serial_mu = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 #define SERIAL_BEGIN() do { read_mode(); if (mode_serial) pthread_mutex_lock(&serial_mu); } while (0)
 #define SERIAL_END() do { if (mode_serial) pthread_mutex_unlock(&serial_mu); } while (0)
 #define SMALL_WG 32
-#define SMALL_LOCAL 4096
+#define SMALL_LOCAL 32768
 static atomic_long live_ctx, live_q, live_prog, live_kern, live_mem;
 static atomic_long cb_set, cb_dropped, cb_delayed, ctx_held, wg_rejected;
 
@@ -444,6 +448,21 @@ cl_int clSetEventCallback(cl_event ev, cl_int type, cb_fn fn, void *user)
 
 /* ---- smallwg: a GPU's work-group and local-memory limits ------------------- */
 
+/* clBLAST's kernels (CamelCase: Xgemm, CopyMatrixFast, ...) are exempt:
+ * the limits model what a driver reports for dgrun's own kernels
+ * (snake_case); clBLAST launches the sizes it was tuned with for the real
+ * device.  Where the shim also sees clBLAST's calls (the ASan build) it
+ * would otherwise reject those. */
+static int clblast_kernel(cl_kernel k)
+{
+    REAL(clGetKernelInfo);
+    char name[128] = "";
+    if (real_clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, sizeof name, name,
+                             NULL) != CL_SUCCESS)
+        return 0;
+    return name[0] >= 'A' && name[0] <= 'Z';
+}
+
 cl_int clGetKernelWorkGroupInfo(cl_kernel k, cl_device_id dev,
                                 cl_kernel_work_group_info what, size_t size,
                                 void *value, size_t *size_ret)
@@ -454,7 +473,7 @@ cl_int clGetKernelWorkGroupInfo(cl_kernel k, cl_device_id dev,
                                              size_ret);
     if (e == CL_SUCCESS && mode_smallwg && value &&
         what == CL_KERNEL_WORK_GROUP_SIZE && size >= sizeof(size_t) &&
-        *(size_t *)value > SMALL_WG)
+        *(size_t *)value > SMALL_WG && !clblast_kernel(k))
         *(size_t *)value = SMALL_WG;
     return e;
 }
@@ -501,7 +520,7 @@ cl_int clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel k, cl_uint dims,
                               const cl_event *wl, cl_event *event)
 {
     REAL(clEnqueueNDRangeKernel);
-    if (mode_smallwg && local) {
+    if (mode_smallwg && local && !clblast_kernel(k)) {
         size_t items = 1;
         for (cl_uint d = 0; d < dims; d++)
             items *= local[d];

@@ -17,7 +17,7 @@ Usage: e2e_clproto.py DGRUN GROUP CLSHIM.so
             and buffer it made, and no context is released while something
             (clBLAST's program cache) still holds it.  Failed before:
             contexts, programs and kernels were left to exit.
-  smallwg   a GPU's limits (32 work-items per group for every kernel, 4 KiB
+  smallwg   a GPU's limits (32 work-items per group for every kernel, 32 KiB
             of local memory; launches over them fail): every example graph,
             the CNN included, trains with PoCL's values and no launch is
             rejected.  Failed before: 1-D launches used 256 work-items
