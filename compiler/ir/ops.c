@@ -70,7 +70,9 @@ static const dgc_attr_spec a_bcast[] = { /* BroadcastLike */
     {"mean", DGC_A_BOOL, "false", 0}, A_END};
 static const dgc_attr_spec a_bn[] = {{"epsilon", DGC_A_FLOAT, "0.001", 0},
                                      A_END};
-static const dgc_attr_spec a_decay[] = {{"decay", DGC_A_FLOAT, NULL, 0},
+/* 0.99: Keras' and tf.compat.v1.layers' batch-norm momentum (the OpenCL
+ * kernel read 0.999, the CPU kernel 0.99: one default now) */
+static const dgc_attr_spec a_decay[] = {{"decay", DGC_A_FLOAT, "0.99", 0},
                                         A_END};
 /* the replication pass (replicate.c) tells each copy of a collective
  * which replica it is and the key its peers know it by */

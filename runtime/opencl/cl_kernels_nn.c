@@ -352,7 +352,7 @@ dg_status dgr_cl_k_moving_avg(dgr_kctx *k)
     cl_mem v = dgr_cl_mem(&k->in[0]), x = dgr_cl_mem(&k->in[1]);
     targ t;
     dgr_cl_arg a[] = {DGR_ARG(v), DGR_ARG(x), DGR_ARG(n),
-                      targ_of(&t, dt, dgc_attr_float(k->node, "decay", 0.999))};
+                      targ_of(&t, dt, dgc_attr_float(k->node, "decay", 0.99))};
     return dgr_cl_launch1d(k, "train", dt, "moving_avg", (size_t)n, a, 4);
 }
 

@@ -680,6 +680,20 @@ static void test_state_ops(void **state)
         }
         tn_free(&t);
     }
+    /* AssignMovingAvg without a decay: the schema's default, 0.99, on
+     * every device (the OpenCL kernel used to read 0.999, the CPU's 0.99) */
+    {
+        tnode t;
+        tn_init(&t, "AssignMovingAvg");
+        tn_in(&t, DG_F32, s, v);
+        tn_in(&t, DG_F32, s, g);
+        tn_out(&t, DG_F32, s);
+        assert_int_equal(tn_run(&t), DG_OK);
+        for (int i = 0; i < n; i++)
+            w[i] = v[i] - (v[i] - g[i]) * (1 - 0.99);
+        check_out(&t, 0, w, 1e-5, "AssignMovingAvg (default decay)");
+        tn_free(&t);
+    }
     free(v); free(g); free(m); free(vv);
 }
 
