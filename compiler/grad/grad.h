@@ -46,6 +46,10 @@ int32_t dgc_grad_node_raw(dgc_gctx *c, int32_t fwd, const char *suffix,
 /* Same, with an exact full name (no prefixing; fails if taken; not typed). */
 int32_t dgc_grad_node_named(dgc_gctx *c, int32_t fwd, const char *name,
                             int op, const dgc_ref *in, int n_in);
+/* An int32 vector Const of the n values v, generated (and typed) for
+ * forward op fwd.  Node -1 with c->err filled on failure. */
+dgc_ref dgc_grad_ints(dgc_gctx *c, int32_t fwd, const char *suffix,
+                      const int64_t *v, int n);
 /* A scalar Const of dtype t with value v, generated for forward op fwd. */
 int32_t dgc_grad_const(dgc_gctx *c, int32_t fwd, const char *suffix, double v,
                        dg_dtype t);

@@ -99,3 +99,31 @@ int32_t dgc_grad_const(dgc_gctx *c, int32_t fwd, const char *suffix, double v,
         return -1;
     return id;
 }
+
+dgc_ref dgc_grad_ints(dgc_gctx *c, int32_t fwd, const char *suffix,
+                      const int64_t *v, int n)
+{
+    dgc_ref r = {-1, 0};
+    dg_shape s;
+    memset(&s, 0, sizeof s);
+    s.rank = 1;
+    s.dims[0] = n;
+    dg_tensor *t = dg_tensor_new(DG_I32, &s);
+    if (!t) {
+        dg_err_nomem(c->err, "gradient");
+        return r;
+    }
+    for (int i = 0; i < n; i++)
+        ((int32_t *)t->data)[i] = (int32_t)v[i];
+    int32_t id = dgc_grad_node_raw(c, fwd, suffix, DGC_OPID_Const, NULL, 0);
+    if (id < 0 || dgc_node_set_tensor(&c->g->nodes[id], "value", t)) {
+        if (id >= 0)
+            dg_err_nomem(c->err, "gradient");
+        dg_tensor_free(t);
+        return r;
+    }
+    if (dgc_infer_node(c->g, id, c->err) != DG_OK)
+        return r;
+    r.node = id;
+    return r;
+}

@@ -324,35 +324,6 @@ static dg_status merge_grad(dgc_gctx *c, int32_t fwd, dgc_ref dy, dgc_ref *dx)
 
 /* ---- TF graph ops (issue 10) --------------------------------------------- */
 
-/* An int32 vector Const of n values for forward op fwd. */
-static dgc_ref ivconst(dgc_gctx *c, int32_t fwd, const char *suffix,
-                       const int64_t *v, int n)
-{
-    dgc_ref r = {-1, 0};
-    dg_shape s;
-    memset(&s, 0, sizeof s);
-    s.rank = 1;
-    s.dims[0] = n;
-    dg_tensor *t = dg_tensor_new(DG_I32, &s);
-    if (!t) {
-        dg_err_nomem(c->err, "gradient");
-        return r;
-    }
-    for (int i = 0; i < n; i++)
-        ((int32_t *)t->data)[i] = (int32_t)v[i];
-    int32_t id = dgc_grad_node_raw(c, fwd, suffix, OP(Const), NULL, 0);
-    if (id < 0 || dgc_node_set_tensor(&c->g->nodes[id], "value", t)) {
-        if (id >= 0)
-            dg_err_nomem(c->err, "gradient");
-        dg_tensor_free(t);
-        return r;
-    }
-    if (dgc_infer_node(c->g, id, c->err) != DG_OK)
-        return r;
-    r.node = id;
-    return r;
-}
-
 /* The static shape of r, or 0 when some dim is unknown. */
 static int static_shape(dgc_gctx *c, dgc_ref r, dg_shape *s)
 {
@@ -439,7 +410,7 @@ static dg_status tf_grad(dgc_gctx *c, int32_t fwd, dgc_ref dy, dgc_ref *dx)
                 return no_static_grad(c, fwd);
             sizes[i] = s->dims[a];
         }
-        dgc_ref sz = ivconst(c, fwd, "sizes", sizes, f->n_inputs); CHK(sz);
+        dgc_ref sz = dgc_grad_ints(c, fwd, "sizes", sizes, f->n_inputs); CHK(sz);
         dgc_ref sp = mk_attrs(c, fwd, "SplitV", OP(SplitV),
                               (const dgc_ref[]){dy, sz}, 2, "num",
                               f->n_inputs, "axis", ax);
@@ -462,7 +433,7 @@ static dg_status tf_grad(dgc_gctx *c, int32_t fwd, dgc_ref dy, dgc_ref *dx)
                 shp[2 * d + 1] = xs.dims[d];
                 axes[d] = 2 * d;
             }
-            dgc_ref sv = ivconst(c, fwd, "shape", shp, 2 * r); CHK(sv);
+            dgc_ref sv = dgc_grad_ints(c, fwd, "shape", shp, 2 * r); CHK(sv);
             dgc_ref rs = MK("Reshape", Reshape, dy, sv); CHK(rs);
             int32_t id = dgc_grad_node_raw(c, fwd, "Sum", OP(Sum), &rs, 1);
             if (id < 0)
@@ -490,8 +461,8 @@ static dg_status tf_grad(dgc_gctx *c, int32_t fwd, dgc_ref dy, dgc_ref *dx)
                                         : ((int64_t *)t->data)[idx];
         }
         if (op == OP(Pad)) {
-            dgc_ref b = ivconst(c, fwd, "begin", beg, r); CHK(b);
-            dgc_ref s = ivconst(c, fwd, "size", xs.dims, r); CHK(s);
+            dgc_ref b = dgc_grad_ints(c, fwd, "begin", beg, r); CHK(b);
+            dgc_ref s = dgc_grad_ints(c, fwd, "size", xs.dims, r); CHK(s);
             dx[0] = MK("Slice", Slice, dy, b, s); CHK(dx[0]);
             return DG_OK;
         }

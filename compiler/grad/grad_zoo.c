@@ -133,35 +133,6 @@ static int set_num_partitions(dgc_gctx *c, int32_t fwd, dgc_node *n,
                                          1));
 }
 
-/* An int32 Const vector for forward op fwd. */
-static dgc_ref ints_const(dgc_gctx *c, int32_t fwd, const char *suffix,
-                          const int64_t *v, int n)
-{
-    dgc_ref r = {-1, 0};
-    dg_shape s;
-    memset(&s, 0, sizeof s);
-    s.rank = 1;
-    s.dims[0] = n;
-    dg_tensor *t = dg_tensor_new(DG_I32, &s);
-    if (!t) {
-        dg_err_nomem(c->err, "gradient");
-        return r;
-    }
-    for (int i = 0; i < n; i++)
-        ((int32_t *)t->data)[i] = (int32_t)v[i];
-    int32_t id = dgc_grad_node_raw(c, fwd, suffix, OP(Const), NULL, 0);
-    if (id < 0 || dgc_node_set_tensor(&c->g->nodes[id], "value", t)) {
-        if (id >= 0)
-            dg_err_nomem(c->err, "gradient");
-        dg_tensor_free(t);
-        return r;
-    }
-    if (dgc_infer_node(c->g, id, c->err) != DG_OK)
-        return r;
-    r.node = id;
-    return r;
-}
-
 static dg_status no_grad(dgc_gctx *c, int32_t fwd, const char *why)
 {
     return dg_err(c->err, DG_E_GRAPH, "node '%s': the gradient of %s %s",
@@ -299,16 +270,16 @@ static dg_status dynpart_grad(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
         return no_grad(c, fwd, "over more than 32 partitions is not "
                        "supported");
     int64_t zero = 0, one = 1;
-    dgc_ref s0 = ints_const(c, fwd, "start", &zero, 1); CHK(s0);
-    dgc_ref s1 = ints_const(c, fwd, "limit", &cnt, 1); CHK(s1);
-    dgc_ref s2 = ints_const(c, fwd, "delta", &one, 1); CHK(s2);
+    dgc_ref s0 = dgc_grad_ints(c, fwd, "start", &zero, 1); CHK(s0);
+    dgc_ref s1 = dgc_grad_ints(c, fwd, "limit", &cnt, 1); CHK(s1);
+    dgc_ref s2 = dgc_grad_ints(c, fwd, "delta", &one, 1); CHK(s2);
     /* scalars for Range: reshape the 1-vectors */
-    dgc_ref sc = ints_const(c, fwd, "scalar", NULL, 0); CHK(sc);
+    dgc_ref sc = dgc_grad_ints(c, fwd, "scalar", NULL, 0); CHK(sc);
     dgc_ref a0 = MK("start_s", Reshape, s0, sc); CHK(a0);
     dgc_ref a1 = MK("limit_s", Reshape, s1, sc); CHK(a1);
     dgc_ref a2 = MK("delta_s", Reshape, s2, sc); CHK(a2);
     dgc_ref rg = MK("Range", Range, a0, a1, a2); CHK(rg);
-    dgc_ref shp = ints_const(c, fwd, "shape", dims, ps->rank); CHK(shp);
+    dgc_ref shp = dgc_grad_ints(c, fwd, "shape", dims, ps->rank); CHK(shp);
     dgc_ref ix = MK("Reshape", Reshape, rg, shp); CHK(ix);
     dgc_ref part = mk_set(c, fwd, "DynamicPartition", OP(DynamicPartition),
                           (const dgc_ref[]){ix, FWD->inputs[1]}, 2,
@@ -438,8 +409,8 @@ dg_status dgc_grad_zoo(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
                            "when the graph is compiled");
         int64_t rows = ps->dims[0];
         dgc_ref ids = FWD->inputs[1];
-        dgc_ref nv = ints_const(c, fwd, "num_segments", &rows, 1); CHK(nv);
-        dgc_ref sc = ints_const(c, fwd, "scalar", NULL, 0); CHK(sc);
+        dgc_ref nv = dgc_grad_ints(c, fwd, "num_segments", &rows, 1); CHK(nv);
+        dgc_ref sc = dgc_grad_ints(c, fwd, "scalar", NULL, 0); CHK(sc);
         dgc_ref ns = MK("num_segments_s", Reshape, nv, sc); CHK(ns);
         dx[0] = MK("UnsortedSegmentSum", UnsortedSegmentSum, dy, ids, ns);
         CHK(dx[0]);
@@ -473,7 +444,7 @@ dg_status dgc_grad_zoo(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
             return no_grad(c, fwd, "needs the image size known when the "
                            "graph is compiled");
         int64_t hwv[2] = {s->dims[1], s->dims[2]};
-        dgc_ref hw = ints_const(c, fwd, "size", hwv, 2); CHK(hw);
+        dgc_ref hw = dgc_grad_ints(c, fwd, "size", hwv, 2); CHK(hw);
         dx[0] = mk_set(c, fwd, "ResizeNearestNeighborGrad",
                        OP(ResizeNearestNeighborGrad),
                        (const dgc_ref[]){dy, hw}, 2, copy_attrs,
