@@ -94,23 +94,27 @@ static int cl_notify(dgr_device *d, int q, dgr_notify *n, void **ev)
     cl_event m = NULL;
     if (clEnqueueMarkerWithWaitList(cq, 0, NULL, &m) != CL_SUCCESS || !m)
         return -1;
+    /* *ev (the caller's: runner memory) is set before the callback is
+     * registered: once it is, the callback may run at any moment on a
+     * driver thread, complete the run, and let the runner be freed, so
+     * nothing of the caller's may be touched after (a segfault seen once
+     * in e2e_diff with 2 PoCL devices x 2 virtual GPUs).  On a failed
+     * registration *ev keeps m, released with the runner's other events. */
+    if (*ev)
+        clReleaseEvent((cl_event)*ev);
+    *ev = m;
     /* The callback is registered before the flush (issue 25): an
      * implementation may run the commands inside clFlush (Oclgrind does),
      * and one that never calls a callback registered on an event already
      * complete (Oclgrind again) would then never call it.  Registered on
      * an event that has not been flushed, it fires on every driver; the
      * callback may run inside clFlush, on this thread. */
-    if (clSetEventCallback(m, CL_COMPLETE, on_complete, n) != CL_SUCCESS) {
-        clReleaseEvent(m);
+    if (clSetEventCallback(m, CL_COMPLETE, on_complete, n) != CL_SUCCESS)
         return -1;
-    }
-    if (*ev)
-        clReleaseEvent((cl_event)*ev);
-    *ev = m;
     /* the marker must reach the device before anyone waits for it; the
      * callback is set, so a failed flush cannot be undone into the
      * caller's fallback: finish the queue instead (the callback then
-     * reports the failure) */
+     * reports the failure).  cq is the device's, which outlives runs. */
     if (clFlush(cq) != CL_SUCCESS)
         clFinish(cq);
     return 0;
