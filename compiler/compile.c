@@ -273,10 +273,9 @@ void dg_program_node(const dg_program *p, int i, dg_node_info *out)
     const dgc_node *n = &p->g->nodes[i];
     out->name = n->name;
     const char *user = dgc_fused_user_op(n); /* shown as the user's op */
-    out->op = user ? user : dgc_node_op_name(n);
-    out->device = (n->device_id >= 0 && n->device_id < p->devs.n)
-                      ? p->devs.devs[n->device_id].name
-                      : "";
+    out->op = user ? user : dgc_node_user_op_name(n);
+    int32_t d = dgc_node_placed(n);
+    out->device = (d >= 0 && d < p->devs.n) ? p->devs.devs[d].name : "";
     out->requested = n->requested ? n->requested : "";
     out->reason = (dg_reason)n->reason;
     out->generated = (n->flags & DGC_NODE_GENERATED) != 0;

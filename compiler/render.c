@@ -99,13 +99,13 @@ static void dot_device(const dg_program *p, dg_sbuf *b, int d, const char *in)
                  in, in, fills[d % 6], in);
     for (int32_t i = 0; i < g->n_nodes; i++) {
         const dgc_node *n = &g->nodes[i];
-        if (n->device_id != d)
+        if (dgc_node_placed(n) != d)
             continue;
         dg_sbuf_addf(b, "%s    n%d [label=", in, (int)i);
         dg_sbuf_add(b, "\"");
         dg_sbuf_add(b, n->name);
         dg_sbuf_add(b, "\\n");
-        dg_sbuf_add(b, dgc_node_op_name(n));
+        dg_sbuf_add(b, dgc_node_user_op_name(n));
         dg_sbuf_add(b, "\"");
         if (n->flags & DGC_NODE_GENERATED)
             dg_sbuf_add(b, ", fillcolor=\"#f4f4f4\"");
@@ -127,7 +127,7 @@ static void render_dot(const dg_program *p, dg_sbuf *b)
     for (int d = 0; d < p->devs.n; d++) {
         int any = 0;
         for (int32_t i = 0; i < g->n_nodes && !any; i++)
-            any = g->nodes[i].device_id == d;
+            any = dgc_node_placed(&g->nodes[i]) == d;
         if (!any)
             continue;
         const dg_device_info *di = &p->devs.devs[d];
@@ -147,10 +147,11 @@ static void render_dot(const dg_program *p, dg_sbuf *b)
         const dgc_node *n = &g->nodes[i];
         for (int k = 0; k < n->n_inputs; k++) {
             dgc_ref r = n->inputs[k];
-            int cross = g->nodes[r.node].device_id != n->device_id;
+            int32_t from = dgc_node_placed(&g->nodes[r.node]);
+            int32_t to = dgc_node_placed(n);
+            int cross = from != to;
             int remote = cross && p->cluster &&
-                         p->devs.devs[g->nodes[r.node].device_id].rank !=
-                             p->devs.devs[n->device_id].rank;
+                         p->devs.devs[from].rank != p->devs.devs[to].rank;
             dg_sbuf_addf(b, "  n%d -> n%d", (int)r.node, (int)i);
             if (cross || r.index)
                 dg_sbuf_add(b, " [");

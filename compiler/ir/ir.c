@@ -212,6 +212,7 @@ int32_t dgc_graph_add_node(dgc_graph *g, const char *name, int op,
     n->forward = -1;
     n->group_hint = -1;
     n->device_id = -1;
+    n->placed_id = -1;
     if (dg_strmap_put(&g->names, n->name, g->n_nodes) < 0) {
         dg_free(n->name);
         dg_err_nomem(err, "name map");

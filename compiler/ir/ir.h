@@ -132,12 +132,29 @@ typedef struct dgc_node {
     uint32_t flags;        /* DGC_NODE_* */
     int op_alias;          /* 1 if the file spelled the op by its alias
                               (VariableV2, AddV2): shown as written */
+    int folded_op;         /* folded into a Const (fold.c): 1 + the op id
+                              it had (placement output shows that op, as
+                              TF's placer sees the graph before Grappler
+                              folds it); 0 otherwise */
+    int folded_alias;      /* op_alias before folding */
 
     /* placement results (place.c) */
-    int32_t device_id;     /* index into the compile's device list, -1 */
+    int32_t device_id;     /* index into the compile's device list, -1:
+                              where the node runs */
+    int32_t placed_id;     /* the device placement chose, as TF would
+                              name it (SPEC 4.7): differs from device_id
+                              where a GPU node runs in host memory on its
+                              task's CPU; -1 before placement */
     int reason;            /* dg_reason */
     char *requested;       /* merged request, canonical partial spec, "" */
 } dgc_node;
+
+/* The device a node is shown on (placement log, place --format, --expect):
+ * the one placement chose, else (not placed yet) the one it runs on. */
+static inline int32_t dgc_node_placed(const dgc_node *n)
+{
+    return n->placed_id >= 0 ? n->placed_id : n->device_id;
+}
 
 /* ---- sections of the graph file ----------------------------------------- */
 

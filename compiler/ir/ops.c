@@ -8,6 +8,7 @@
 #include "ops.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define F32 (1u << DG_F32)
@@ -215,6 +216,16 @@ const char *dgc_op_name(int op)
     return (op >= 0 && op < dgc_n_ops) ? dgc_ops[op].name : "?";
 }
 
+const char *dgc_node_user_op_name(const dgc_node *n)
+{
+    int op = n->folded_op - 1;
+    if (op < 0 || op >= dgc_n_ops)
+        return dgc_node_op_name(n);
+    if (n->folded_alias && dgc_ops[op].alias)
+        return dgc_ops[op].alias;
+    return dgc_op_name(op);
+}
+
 const char *dgc_node_op_name(const dgc_node *n)
 {
     if (n->op_alias && n->op >= 0 && n->op < dgc_n_ops && dgc_ops[n->op].alias)
@@ -400,19 +411,18 @@ int dgc_tf_attr_kind(const char *tf_op, const char *attr, const char **kind)
     return -1;
 }
 
-/* ---- TF's GPU kernels (issue 21, item 4: the table; placement does not
- * read it yet) --------------------------------------------------------- */
+/* ---- TF's GPU kernels (issue 21, item 4; SPEC 4.7) ---------------------- */
 
 static const struct tf_gpu_row {
-    const char *op, *dtypes, *host;
+    const char *op, *dtypes, *host, *arg;
 } tf_gpu[] = {
-#define DGC_TF_GPU(op, dtypes, host) {op, dtypes, host},
+#define DGC_TF_GPU(op, dtypes, host, arg) {op, dtypes, host, arg},
 #include "tf_gpu_kernels.def"
 #undef DGC_TF_GPU
 };
 
 int dgc_tf_gpu_kernel(const char *tf_op, const char **dtypes,
-                      const char **host)
+                      const char **host, const char **arg)
 {
     size_t lo = 0, hi = sizeof tf_gpu / sizeof tf_gpu[0];
     while (lo < hi) {
@@ -422,6 +432,8 @@ int dgc_tf_gpu_kernel(const char *tf_op, const char **dtypes,
             *dtypes = tf_gpu[mid].dtypes;
             if (host)
                 *host = tf_gpu[mid].host;
+            if (arg)
+                *arg = tf_gpu[mid].arg;
             return 1;
         }
         if (c < 0)
@@ -432,3 +444,90 @@ int dgc_tf_gpu_kernel(const char *tf_op, const char **dtypes,
     return -1;
 }
 
+
+/* 1 when the comma-separated list `list` holds `word`. */
+static int list_has(const char *list, const char *word)
+{
+    size_t wl = strlen(word);
+    for (const char *p = list; *p;) {
+        const char *e = strchr(p, ',');
+        size_t l = e ? (size_t)(e - p) : strlen(p);
+        if (l == wl && memcmp(p, word, wl) == 0)
+            return 1;
+        if (!e)
+            break;
+        p = e + 1;
+    }
+    return 0;
+}
+
+int dgc_op_tf_gpu_row(int op, const char **dtypes, const char **host,
+                      const char **arg)
+{
+    if (op < 0 || op >= dgc_n_ops)
+        return -1;
+    if (dgc_tf_gpu_kernel(dgc_ops[op].name, dtypes, host, arg) > 0)
+        return 1;
+    if (dgc_ops[op].alias &&
+        dgc_tf_gpu_kernel(dgc_ops[op].alias, dtypes, host, arg) > 0)
+        return 1;
+    return -1;
+}
+
+/* The dtype of node n's arg `arg` ("in:K", "out:K" as tf_gpu_kernels.def
+ * writes them), -1 when it has no such arg or the text is empty. */
+static int arg_dtype(const dgc_graph *g, const dgc_node *n, const char *arg)
+{
+    int k = (int)strtol(arg + 3, NULL, 10);
+    if (strncmp(arg, "in:", 3) == 0 && k < n->n_inputs) {
+        const dgc_node *p = &g->nodes[n->inputs[k].node];
+        if (n->inputs[k].index < p->n_outputs)
+            return (int)p->outputs[n->inputs[k].index].dtype;
+    } else if (strncmp(arg, "out:", 4) == 0) {
+        k = (int)strtol(arg + 4, NULL, 10);
+        if (k < n->n_outputs)
+            return (int)n->outputs[k].dtype;
+    }
+    return -1;
+}
+
+int dgc_op_no_gpu(const dgc_graph *g, const dgc_node *n)
+{
+    if (n->folded_op)
+        return 0;
+    int dt = dgc_op_kernel_dtype(g, n);
+    if ((n->op == DGC_OPID_Variable || n->op == DGC_OPID_Const ||
+         n->op == DGC_OPID_Assign) && dt == DG_I32)
+        return 1;
+    return n->op == DGC_OPID_Print || dgc_op_has(n->op, DGC_OP_SUMMARY);
+}
+
+int dgc_op_gpu_placeable(const dgc_graph *g, const dgc_node *n,
+                         const dg_kernel_set *ks, int fp64)
+{
+    if (n->op < 0 || n->op >= DGC_N_OPS)
+        return 0;
+    if (n->folded_op) /* a value known at compile time (fold.c), in host
+                         memory wherever its op ran: any device */
+        return 1;
+    if (dgc_op_no_gpu(g, n)) /* host memory (an int32 Const): fits a GPU
+                                request, shown and run on the CPU */
+        return dgc_op_host_mem(g, n);
+    int dt = dgc_op_kernel_dtype(g, n);
+    const char *dts, *arg;
+    if (dgc_op_tf_gpu_row(n->op, &dts, NULL, &arg) < 0)
+        /* not a TF op (dgrun's own gradient helpers, collectives): what
+         * dgrun's device runs, host-memory ops anywhere */
+        return dgc_op_has_kernel(g, n, ks, fp64) || dgc_op_host_mem(g, n);
+    if (strcmp(dts, "*") == 0)
+        return 1;
+    if (!*dts)
+        return 0;
+    if (*arg) /* the dtype of TF's type attr (Select's T: its input 1) */
+        dt = arg_dtype(g, n, arg);
+    if (dt < 0)
+        return 1;
+    if (dt == DG_F64 && !fp64)
+        return 0;
+    return list_has(dts, dg_dtype_name((dg_dtype)dt));
+}

@@ -110,6 +110,9 @@ const char *dgc_op_name(int op);
 /* The op name to show for a node: as the graph file spelled it (an alias
  * such as VariableV2 stays VariableV2 in logs and outputs). */
 const char *dgc_node_op_name(const dgc_node *n);
+/* The op a user sees for n: the op it had before constant folding made it
+ * a Const (fold.c), else dgc_node_op_name. */
+const char *dgc_node_user_op_name(const dgc_node *n);
 /* Outputs of node n: its op's n_out, or what its arity kind says
  * (DGC_OUT_*: per data input, attr `num`, per data input but the
  * first). */
@@ -136,11 +139,18 @@ int dgc_tf_attr_kind(const char *tf_op, const char *attr, const char **kind);
  * tools/tf_gpu_kernels/gen_tf_gpu_kernels.py) for TF op `tf_op`: 1 with
  * *dtypes the dgrun dtypes of its type attr TF has a GPU kernel for
  * ("float32,int64,...", "*" any, "" none) and *host (if host is not NULL)
- * the args TF keeps in host memory per dtype ("int32:x,y;..."); -1 when
- * the table has no such op.  `dgrun ops` shows it; placement does not use
- * it (SPEC 4.7 still says which devices run what). */
+ * the args TF keeps in host memory per dtype ("int32:x,y;...") and *arg
+ * (if not NULL) the node arg whose dtype is the type attr's ("in:K",
+ * "out:K", "" none); -1 when
+ * the table has no such op.  `dgrun ops` shows it; placement reads it
+ * through dgc_op_gpu_placeable (SPEC 4.7). */
 int dgc_tf_gpu_kernel(const char *tf_op, const char **dtypes,
-                      const char **host);
+                      const char **host, const char **arg);
+/* The TF GPU kernel row of dgrun op `op` (looked up by its name, then its
+ * alias): 1 with *dtypes / *host as dgc_tf_gpu_kernel gives them, -1 when
+ * TF has no op of either name (dgrun's own ops). */
+int dgc_op_tf_gpu_row(int op, const char **dtypes, const char **host,
+                      const char **arg);
 
 /* The dtype that selects a node's kernel ("T"): its first input's dtype
  * when it has inputs (ArgMax, Equal, Cast: the input's), else its output 0
@@ -160,6 +170,11 @@ int dgc_op_kernel_dtype(const dgc_graph *g, const dgc_node *n);
 struct dg_kernel_set {
     const char *backend;        /* "cpu", "opencl" */
     uint32_t dtypes[DGC_N_OPS];
+    /* kernel dtypes of ops the backend has no kernel for and runs in host
+     * memory through the host's kernel, on behalf of its device (SPEC 4.7:
+     * TF places them there; dgc_placer_commit keeps such a node placed on
+     * the device and runs it on the CPU of the device's task) */
+    uint32_t host[DGC_N_OPS];
 };
 
 /* Whether a device with kernel set ks (and fp64 support as given) has a
@@ -167,6 +182,23 @@ struct dg_kernel_set {
  * dtype, that dtype (float64 only when fp64).  NULL ks: no kernels. */
 int dgc_op_has_kernel(const dgc_graph *g, const dgc_node *n,
                       const dg_kernel_set *ks, int fp64);
+
+/* Whether node n can be placed on a GPU (SPEC 4.7): whether TensorFlow
+ * registers a GPU kernel for its op and the dtype of TF's type attr
+ * (dgc_op_tf_gpu_row; float64 only when fp64), except what the contract
+ * fixes (dgc_op_no_gpu); a value folded at compile time fits anywhere.
+ * An op TF does not have (dgrun's own) is placeable where dgrun's kernel
+ * set ks has it (dgc_op_has_kernel) or it runs in host memory
+ * (dgc_op_host_mem).  Where dgrun itself then runs it is the runtime's
+ * business (an OpenCL kernel, host memory, or a run-time error). */
+int dgc_op_gpu_placeable(const dgc_graph *g, const dgc_node *n,
+                         const dg_kernel_set *ks, int fp64);
+/* 1 for the nodes SPEC 4.7 fixes to have no GPU kernel whatever TF has:
+ * int32 Variable, Const (not one folded from another op) and Assign,
+ * Print and the summary ops.  Those that run in host memory (an int32
+ * Const, dgc_op_host_mem) still fit a GPU request, and are shown and run
+ * on the CPU of the device's task. */
+int dgc_op_no_gpu(const dgc_graph *g, const dgc_node *n);
 
 /* Whether node n runs in host memory wherever its device lacks a kernel
  * (DGC_OP_HOST_OK and an integer kernel dtype, or Shape/Size/Rank, whose

@@ -81,8 +81,8 @@ char *dgc_ops_render(const dg_kernel_set *cpu, const dg_kernel_set *gpu)
         /* TF's GPU kernels (issue 21): the dtypes, "any", "-" none, "n/a"
          * not a TF op */
         const char *tfd = NULL;
-        if (dgc_tf_gpu_kernel(d->name, &tfd, NULL) < 0 &&
-            (!d->alias || dgc_tf_gpu_kernel(d->alias, &tfd, NULL) < 0))
+        if (dgc_tf_gpu_kernel(d->name, &tfd, NULL, NULL) < 0 &&
+            (!d->alias || dgc_tf_gpu_kernel(d->alias, &tfd, NULL, NULL) < 0))
             tfd = "n/a";
         else if (!tfd[0])
             tfd = "-";

@@ -324,6 +324,7 @@ static dg_status add_node(dgc_gdload *L, const cJSON *x, int i, int op,
         n->forward = -1;
         n->group_hint = -1;
         n->device_id = -1;
+        n->placed_id = -1;
         *hash = dg_strmap_hash(nm, nl);
         dg_strmap_prefetch(&g->names, *hash);
         g->n_nodes++;

@@ -145,6 +145,7 @@ static dg_status add_node(dgc_nodeload *L, const cJSON *x, int i,
     n->forward = -1;
     n->group_hint = -1;
     n->device_id = -1;
+    n->placed_id = -1;
     uint32_t h = dg_strmap_hash(nm, nl);
     dg_strmap_prefetch(&g->names, h);
     L->ring_h[g->n_nodes % DGC_LOAD_RING] = h;

@@ -109,7 +109,7 @@ dg_status dg_program_expect(const dg_program *p, const char *golden_path,
             diffs++;
             continue;
         }
-        int32_t d = p->g->nodes[id].device_id;
+        int32_t d = dgc_node_placed(&p->g->nodes[id]);
         if (d < 0 || d >= p->devs.n) {
             dg_sbuf_addf(&b, "%s: expected %s, placed on nothing\n",
                          it->string, exp);

@@ -35,6 +35,10 @@ static int make_const(dgc_graph *g, int32_t id, const dgc_kval *o)
         dg_tensor_free(t);
         return -1;
     }
+    if (!n->folded_op) {
+        n->folded_op = n->op + 1;
+        n->folded_alias = n->op_alias;
+    }
     n->op = DGC_OPID_Const;
     n->op_alias = 0;
     n->n_inputs = 0;

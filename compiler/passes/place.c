@@ -395,6 +395,15 @@ static dg_status build_groups(dgc_placer *p, dg_error *err)
 
 /* ---- 4.4 / 4.5 / 4.7 choice --------------------------------------------------- */
 
+int dgc_placer_placeable(const dgc_placer *p, int c, const dgc_graph *g,
+                         const dgc_node *n)
+{
+    if (p->cls_gpu[c])
+        return dgc_op_gpu_placeable(g, n, p->cls_ks[c], p->cls_fp64[c]);
+    return dgc_op_has_kernel(g, n, p->cls_ks[c], p->cls_fp64[c]) ||
+           dgc_op_host_mem(g, n);
+}
+
 /* First device in preference order matching s with kernels k; -1 none.
  * *first_match: first matching device regardless of kernels, -1 none. */
 static int choose(const dgc_placer *p, const dgc_devspec *s, uint8_t k,
@@ -430,7 +439,7 @@ static dg_status placement_error(dgc_placer *p, int32_t root,
                 continue;
             if (first < 0)
                 first = i;
-            if (!dgc_op_has_kernel(g, &g->nodes[i], fd->kernels, fd->fp64))
+            if (!dgc_placer_placeable(p, p->dev_class[first_match], g, &g->nodes[i]))
                 who = i;
         }
         if (who < 0)
@@ -630,15 +639,18 @@ dg_status dgc_placer_run(dgc_placer *p, const dgc_graph *g,
         !p->chosen || !p->reqstr || !p->src || !p->kern || !p->reason ||
         dg_strmap_init(&p->spec_ids, 16))
         return dg_err_nomem(err, "placement");
-    /* kernel classes: one per distinct (kernel set, fp64) of the devices */
+    /* kernel classes: one per distinct (kernel set, fp64, GPU) of the
+     * devices */
     p->dev_class = dg_calloc((size_t)p->devs->n + 1, 1);
     if (!p->dev_class)
         return dg_err_nomem(err, "placement");
     for (int d = 0; d < p->devs->n; d++) {
         const dg_device_info *di = &p->devs->devs[d];
+        int gpu = di->type == DG_DEV_GPU;
         int c = 0;
         while (c < p->n_cls && (p->cls_ks[c] != di->kernels ||
-                                p->cls_fp64[c] != (di->fp64 != 0)))
+                                p->cls_fp64[c] != (di->fp64 != 0) ||
+                                p->cls_gpu[c] != gpu))
             c++;
         if (c == p->n_cls) {
             if (c == DGC_MAX_KCLASS)
@@ -646,6 +658,7 @@ dg_status dgc_placer_run(dgc_placer *p, const dgc_graph *g,
                               "kinds of device", DGC_MAX_KCLASS);
             p->cls_ks[c] = di->kernels;
             p->cls_fp64[c] = di->fp64 != 0;
+            p->cls_gpu[c] = gpu;
             p->n_cls++;
         }
         p->dev_class[d] = (uint8_t)c;
@@ -662,15 +675,11 @@ dg_status dgc_placer_run(dgc_placer *p, const dgc_graph *g,
         if (k < 0) {
             k = 0;
             for (int c = 0; c < p->n_cls; c++)
-                if (dgc_op_has_kernel(g, nd, p->cls_ks[c], p->cls_fp64[c]))
+                if (dgc_placer_placeable(p, c, g, nd))
                     k |= (int16_t)(1 << c);
             if (cacheable)
                 kcache[nd->op][dt] = k;
         }
-        /* host-memory ops (TF's HostMemory int tensors) fit every device:
-         * dgc_placer_commit moves them to their task's CPU where needed */
-        if (dgc_op_host_mem(g, nd))
-            k = (int16_t)((1 << p->n_cls) - 1);
         p->kern[i] = (uint8_t)k;
         p->reason[i] = DG_REASON_EXPLICIT; /* overwritten */
     }
@@ -681,17 +690,39 @@ dg_status dgc_placer_run(dgc_placer *p, const dgc_graph *g,
     return DG_OK;
 }
 
-/* A host-memory node (dgc_op_host_mem) on a device without its kernel
- * runs on the CPU of the device's task, as TF keeps such int32 tensors in
- * host memory. */
+/* Whether node n, on a device with kernel set ks that lacks its kernel,
+ * runs in host memory: TF's host-memory ops (dgc_op_host_mem: int32 math,
+ * Shape, Size, Rank), a value folded at compile time, and what the
+ * device's backend runs in host memory (ks->host: the OpenCL backend's
+ * integer and bool kernels, and the float ops it has no kernel for yet).
+ * Anything else stays on its device and fails at run time naming op and
+ * dtype (SPEC 4.7). */
+static int runs_in_host_memory(const dgc_graph *g, const dgc_node *n,
+                               const dg_kernel_set *ks)
+{
+    if (dgc_op_host_mem(g, n) || n->folded_op)
+        return 1;
+    if (!ks || n->op < 0 || n->op >= DGC_N_OPS)
+        return 0;
+    int dt = dgc_op_kernel_dtype(g, n);
+    return dt < 0 ? ks->host[n->op] != 0 : (ks->host[n->op] >> dt) & 1;
+}
+
+/* A node on a device without dgrun's kernel for it that runs in host
+ * memory (runs_in_host_memory) runs on the CPU of the device's task, as TF
+ * keeps int32 tensors in host memory; it stays placed (and shown) on its
+ * device, unless the contract says it has no GPU kernel (dgc_op_no_gpu:
+ * an int32 Const on a GPU request is shown on the CPU too). */
 static void host_memory(const dgc_placer *p, dgc_graph *g, int32_t i)
 {
     dgc_node *n = &g->nodes[i];
     int d = n->device_id;
-    if (d < 0 || !dgc_op_host_mem(g, n))
+    if (d < 0)
         return;
     const dg_device_info *di = &p->devs->devs[d];
-    if (dgc_op_has_kernel(g, n, di->kernels, di->fp64))
+    int no_gpu = di->type == DG_DEV_GPU && dgc_op_no_gpu(g, n);
+    if (!no_gpu && (dgc_op_has_kernel(g, n, di->kernels, di->fp64) ||
+                    !runs_in_host_memory(g, n, di->kernels)))
         return;
     for (int c = 0; c < p->devs->n; c++) {
         const dg_device_info *ci = &p->devs->devs[c];
@@ -699,6 +730,8 @@ static void host_memory(const dgc_placer *p, dgc_graph *g, int32_t i)
             strcmp(ci->job, di->job) == 0 &&
             dgc_op_has_kernel(g, n, ci->kernels, ci->fp64)) {
             n->device_id = c;
+            if (no_gpu) /* the contract's: shown on the CPU too */
+                n->placed_id = c;
             return;
         }
     }
@@ -715,6 +748,7 @@ dg_status dgc_placer_commit(dgc_placer *p, dgc_graph *g, dg_error *err)
         dg_free(n->requested);
         n->requested = rq;
         n->device_id = p->chosen[dgc_placer_find(p, i)];
+        n->placed_id = n->device_id;
         n->reason = p->reason[i];
         host_memory(p, g, i);
     }

@@ -22,8 +22,8 @@ enum {
     DGC_SRC_SOFT = 16     /* (root) group request softened (4.5) */
 };
 
-/* Kernel classes: devices with the same kernel set and fp64 support can
- * run the same nodes; dgc_placer.kern has bit c set when class c has a
+/* Kernel classes: devices with the same kernel set, fp64 support and type
+ * can take the same nodes; dgc_placer.kern has bit c set when class c has a
  * kernel for the node (at most DGC_MAX_KCLASS classes in a device list). */
 #define DGC_MAX_KCLASS 8
 
@@ -57,6 +57,7 @@ typedef struct dgc_placer {
     uint8_t *dev_class;        /* device: its kernel class */
     const dg_kernel_set *cls_ks[DGC_MAX_KCLASS]; /* class: kernel set */
     int cls_fp64[DGC_MAX_KCLASS];                /* class: fp64 support */
+    int cls_gpu[DGC_MAX_KCLASS];                 /* class: GPU devices */
     int n_cls;
     int32_t *chosen;           /* root: device index, -2 deferred (consumer) */
     uint8_t *reason;           /* node: dg_reason */
@@ -75,6 +76,13 @@ dg_status dgc_placer_run(dgc_placer *p, const dgc_graph *g,
 /* Write node->device_id, reason, requested (moves the strings). */
 dg_status dgc_placer_commit(dgc_placer *p, dgc_graph *g, dg_error *err);
 void dgc_placer_free(dgc_placer *p);
+
+/* Whether kernel class c can take node n (SPEC 4.7): on a GPU, whether
+ * TensorFlow has a GPU kernel (dgc_op_gpu_placeable); on a CPU, dgrun's
+ * kernel, or host memory (TF's HostMemory int tensors fit every device:
+ * dgc_placer_commit moves them to their task's CPU where needed). */
+int dgc_placer_placeable(const dgc_placer *p, int c, const dgc_graph *g,
+                         const dgc_node *n);
 
 /* Union-find root of node i. */
 int32_t dgc_placer_find(dgc_placer *p, int32_t i);

@@ -91,7 +91,7 @@ dg_status dgc_place_explain(const dgc_graph *g, const dg_device_list *devs,
     }
     const dgc_node *n = &g->nodes[node];
     char t[256];
-    dg_sbuf_addf(b, "%s (%s)%s\n", n->name, dgc_node_op_name(n),
+    dg_sbuf_addf(b, "%s (%s)%s\n", n->name, dgc_node_user_op_name(n),
                  (n->flags & DGC_NODE_GENERATED) ? ", generated" : "");
     if (n->device && n->device[0])
         dg_sbuf_addf(b, "  device field:    '%s'\n", n->device);
@@ -156,7 +156,8 @@ dg_status dgc_place_explain(const dgc_graph *g, const dg_device_list *devs,
             const char *who = n->name;
             for (int32_t i = 0; i < p.n; i++)
                 if (dgc_placer_find(&p, i) == r &&
-                    !dgc_op_has_kernel(g, &g->nodes[i], di->kernels, di->fp64)) {
+                    !dgc_placer_placeable(&p, p.dev_class[d], g,
+                                          &g->nodes[i])) {
                     who = g->nodes[i].name;
                     break;
                 }
@@ -171,11 +172,15 @@ dg_status dgc_place_explain(const dgc_graph *g, const dg_device_list *devs,
     else if (n->reason == DG_REASON_SOFT)
         dg_sbuf_add(b, "  soft placement:  no device satisfied the request; "
                        "its type and index were dropped\n");
+    int32_t pd = dgc_node_placed(n);
     dg_sbuf_addf(b, "  placed on:       %s (reason: %s)\n",
-                 n->device_id >= 0 && n->device_id < devs->n
-                     ? devs->devs[n->device_id].name
-                     : "(nothing)",
+                 pd >= 0 && pd < devs->n ? devs->devs[pd].name : "(nothing)",
                  dg_reason_name((dg_reason)n->reason));
+    if (n->device_id >= 0 && n->device_id < devs->n && n->device_id != pd)
+        dg_sbuf_addf(b, "  runs on:         %s (in host memory: dgrun has no "
+                        "OpenCL kernel for it; TF keeps such tensors in host "
+                        "memory or has a device kernel)\n",
+                     devs->devs[n->device_id].name);
     dgc_placer_free(&p);
     return DG_OK;
 }

@@ -78,6 +78,11 @@ typedef struct dgr_backend {
                                 queue" -> "OpenCL queue 0"); NULL without */
     /* Its kernel registry: DGC_N_OPS rows indexed by op id. */
     const dgr_kernel_row *kernels;
+    /* The kernel dtypes it runs in host memory where it has no kernel
+     * (dg_kernel_set.host): host_dtypes for every op, plus host_ops[op]
+     * (NULL: none) for the ops named there. */
+    uint32_t host_dtypes;
+    const uint32_t *host_ops;
     /* Append the devices the options select to l (info only; the
      * caller names them). */
     dg_status (*discover)(const dg_options *o, dg_device_list *l,

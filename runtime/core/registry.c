@@ -33,6 +33,10 @@ static void build_sets(void)
         sets[b].backend = backends[b]->name;
         for (int op = 0; op < DGC_N_OPS; op++) {
             uint32_t m = backends[b]->kernels[op].dtypes;
+            uint32_t h = backends[b]->host_dtypes |
+                         (backends[b]->host_ops ? backends[b]->host_ops[op]
+                                                : 0);
+            sets[b].host[op] = h & dgc_ops[op].dtypes & ~m;
             if (!m)
                 continue;
             sets[b].dtypes[op] = DGC_KS_ROW | (m & dgc_ops[op].dtypes);

@@ -411,11 +411,8 @@ dgr_fx *dgr_fx_new(dgr_runner *r, dg_error *err)
         x->is_const[s] = x->kind[s] == FK_ENTER &&
                          dgc_attr_bool(nd, "is_constant", 0);
         if (x->kind[s] == FK_OP) {
-            r->kern[s] = S->devs[st->device].be->kernels[nd->op].fn;
+            r->kern[s] = dgr_exec_kernel(S->g, nd, &S->devs[st->device], err);
             if (!r->kern[s]) {
-                dg_err(err, DG_E_RUNTIME, "node '%s': no %s kernel for %s",
-                       nd->name, dgc_node_op_name(nd),
-                       S->devs[st->device].info.name);
                 dgr_fx_free(x);
                 return NULL;
             }

@@ -24,6 +24,14 @@ typedef struct wscratch {
 
 /* ---- one op, in both schedulers (exec_step.c) --------------------------- */
 
+/* The kernel that runs node n (of graph g) on device dev, or NULL with
+ * *err set (DG_E_RUNTIME naming node, op, dtype and device) when dev's
+ * backend has none for its op and kernel dtype: an op placed on a GPU
+ * because TensorFlow has a GPU kernel for it, which dgrun's OpenCL backend
+ * lacks, fails here and is never moved silently (SPEC 4.7). */
+dgr_kernel_fn dgr_exec_kernel(const dgc_graph *g, const dgc_node *n,
+                              const dgr_device *dev, dg_error *err);
+
 /* End of a run: wait for every device with streams.  Returns rc, or the
  * first sync failure when rc is DG_OK (then also copied into *err). */
 dg_status dgr_exec_sync_devices(dgr_exec *S, dg_status rc, dg_error *err);

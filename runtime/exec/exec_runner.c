@@ -300,10 +300,8 @@ dgr_runner *dgr_runner_new(dgr_exec *s, const dgc_ref *fetch, int n_fetch,
         if (dgc_op_has(n->op, DGC_OP_VARIABLE | DGC_OP_FEED))
             continue;
         const dgr_device *d = &s->devs[st->device];
-        r->kern[i] = d->be->kernels[n->op].fn;
+        r->kern[i] = dgr_exec_kernel(s->g, n, d, err);
         if (!r->kern[i]) {
-            dg_err(err, DG_E_RUNTIME, "node '%s': no %s kernel for %s",
-                   n->name, dgc_node_op_name(n), d->info.name);
             dg_free(per_dev);
             dgr_runner_free(r);
             return NULL;

@@ -10,6 +10,25 @@
 #include "exec_priv.h"
 #include "infer.h"
 
+dgr_kernel_fn dgr_exec_kernel(const dgc_graph *g, const dgc_node *n,
+                              const dgr_device *dev, dg_error *err)
+{
+    dgr_kernel_fn fn = dev->be->kernels[n->op].fn;
+    if (fn && (!dev->info.kernels ||
+               dgc_op_has_kernel(g, n, dev->info.kernels, dev->info.fp64)))
+        return fn;
+    int dt = dgc_op_kernel_dtype(g, n);
+    if (!fn || dt < 0)
+        dg_err(err, DG_E_RUNTIME, "node '%s': no %s kernel for %s",
+               n->name, dgc_node_op_name(n), dev->info.name);
+    else
+        dg_err(err, DG_E_RUNTIME, "node '%s': no %s kernel for dtype %s on "
+               "%s (placed there because TensorFlow has one, SPEC 4.7)",
+               n->name, dgc_node_op_name(n), dg_dtype_name((dg_dtype)dt),
+               dev->info.name);
+    return NULL;
+}
+
 const char *dgr_exec_slot_name(const dgr_runner *r, int32_t slot)
 {
     const dgc_plan *p = r->plan;

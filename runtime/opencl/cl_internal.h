@@ -209,6 +209,8 @@ void dgr_cl_event_release(void *cl_event);
  * streams (cl_streams.c). */
 extern const dgr_backend dgr_backend_opencl;
 extern const dgr_kernel_row dgr_cl_kernels[DGC_N_OPS];
+/* Float kernel dtypes of the ops it runs in host memory (cl_kernels.c). */
+extern const uint32_t dgr_cl_host_ops[DGC_N_OPS];
 extern const dgr_stream_ops dgr_cl_stream_ops;
 
 /* ---- cl_copy.c ----------------------------------------------------------- */

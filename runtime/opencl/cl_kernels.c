@@ -822,3 +822,21 @@ const dgr_kernel_row dgr_cl_kernels[DGC_N_OPS] = {
                                    dgr_cl_k_random_uniform_int},
     ROW(Multinomial, dgr_cl_k_multinomial),
 };
+
+/* Host-memory kernels (SPEC 4.7): TensorFlow has GPU kernels for these ops
+ * in float dtypes and places them on GPUs; dgrun's OpenCL backend has none
+ * yet and runs them in host memory (the CPU kernel on the device's task,
+ * the node still placed on the GPU).  Every op's int32, int64 and bool
+ * kernels run there too (dgr_backend_opencl.host_dtypes): TF keeps int32
+ * tensors in host memory; its int64 and bool GPU kernels give the values
+ * the CPU's do.  A float op TF places on a GPU that is in neither table
+ * fails at run time naming op and dtype (test_placement_tf checks that no
+ * supported op is left so). */
+#define HOSTF(op) [DGC_OPID_##op] = (1u << DG_F32) | (1u << DG_F64)
+const uint32_t dgr_cl_host_ops[DGC_N_OPS] = {
+    HOSTF(Shape), HOSTF(Size), HOSTF(Rank), HOSTF(ShapeN),
+    HOSTF(ConcatOffset), HOSTF(Prod), HOSTF(Fill), HOSTF(Select),
+    HOSTF(SelectV2), HOSTF(DynamicStitch), HOSTF(Unique),
+    HOSTF(DynamicPartition), HOSTF(IsVariableInitialized), HOSTF(Conv3D),
+    HOSTF(MaxPool3D),
+};

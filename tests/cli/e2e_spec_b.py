@@ -283,8 +283,9 @@ def group_place():
         check(nd["s"]["device"] == GPU[0] and nd["s"]["reason"] == "default",
               "4.4 consumers on different devices: default", r)
         check(nd["lone"]["device"] == GPU[0], "4.4 unconsumed source: GPU:0", r)
-        check(nd["i"]["device"] == CPU0 and nd["ic"]["device"] == CPU0,
-              "4.7 int32 ops have no GPU kernel", r)
+        check(nd["i"]["device"] == CPU0 and nd["ic"]["device"] == GPU[0],
+              "4.7 an int32 Const has no GPU kernel (the contract's); an "
+              "int32 Neg has TF's (in host memory)", r)
         check(nd["ph"]["device"] == GPU[11] and nd["ph"]["reason"] == "consumer",
               "4.4 a Placeholder follows its consumer", r)
         check(doc["devices"] == [CPU0] + GPU[:12], "6 devices list in order", r)

@@ -491,7 +491,8 @@ def ops_vs_tf_gpu_table():
     import re
     table = {}
     with open(os.path.join(ROOT, "compiler", "ir", "tf_gpu_kernels.def")) as f:
-        for m in re.finditer(r'^DGC_TF_GPU\("(\w+)", "([^"]*)", "([^"]*)"\)',
+        for m in re.finditer(r'^DGC_TF_GPU\("(\w+)", "([^"]*)", "([^"]*)", '
+                             r'"([^"]*)"\)',
                              f.read(), re.M):
             table[m.group(1)] = m.group(2)
     rc, out, _ = dgrun("ops")
@@ -579,6 +580,98 @@ def issue21():
     check(rc == 0 and err.count("print") == 2,
           "Print first_n=2 over 3 runs prints twice: exit %d, stderr %r" %
           (rc, err))
+
+
+def gpu_table():
+    """SPEC 4.7: placement asks whether TensorFlow has a GPU kernel.  The
+    issue's graph under tf.device('/gpu:0'): accuracy as Equal(ArgMax,
+    labels) in int64, Cast from bool, ShapeN and Select, places on GPU:0
+    without soft placement (dgrun's own OpenCL kernels would have refused
+    Equal and put the int64 ops on CPU:0), runs with the CPU's values on a
+    PoCL GPU (the int64 and bool ops, ShapeN and Select run in host
+    memory: `place --explain` says so), and the contract's exceptions
+    stay: an int32 Variable on a GPU is an error, an int32 Const is shown
+    on the CPU."""
+    gpu = "/device:GPU:0"
+    flt = {"type": "DT_FLOAT"}
+
+    def on(n):
+        n["device"] = gpu
+        return n
+    nodes = [on(n) for n in [
+        tf_node("x", "Placeholder", dtype=flt, shape={"shape": {"dim": [
+            {"size": "-1"}, {"size": "3"}]}}),
+        tf_node("y", "Placeholder", dtype={"type": "DT_INT64"},
+                shape={"shape": {"dim": [{"size": "-1"}]}}),
+        i32("axis", [1], scalar=True),
+        tf_node("pred", "ArgMax", ["x", "axis"], T=flt,
+                output_type={"type": "DT_INT64"}),
+        tf_node("correct", "Equal", ["pred", "y"], T={"type": "DT_INT64"}),
+        tf_node("correct_f", "Cast", ["correct"], SrcT={"type": "DT_BOOL"},
+                DstT=flt),
+        i32("r0", [0], scalar=True),
+        tf_node("acc", "Mean", ["correct_f", "r0"], T=flt),
+        tf_node("shapes", "ShapeN", ["x", "x"], N={"i": "2"}, T=flt),
+        tf_node("zero", "ZerosLike", ["x"], T=flt),
+        tf_node("pos", "Greater", ["x", "zero"], T=flt),
+        tf_node("relu", "Select", ["pos", "x", "zero"], T=flt),
+    ]]
+    tmp = tempfile.mkdtemp()
+    graph = os.path.join(tmp, "g.json")
+    with open(graph, "w") as f:
+        json.dump({"node": nodes}, f)
+    rc, out, err = dgrun("place", graph, "--assume-gpus", "1",
+                         "--format", "json")
+    check(rc == 0, "4.7 the issue's accuracy graph places on a GPU "
+          "without soft placement: exit %d %s" % (rc, err.strip()))
+    if rc == 0:
+        dev = {n["name"]: n["device"] for n in json.loads(out)["nodes"]}
+        for name in ("pred", "correct", "correct_f", "acc", "shapes",
+                     "relu", "y", "x"):
+            check(dev.get(name, "").endswith("GPU:0"),
+                  "4.7 %s placed on GPU:0 as TF does: %s" %
+                  (name, dev.get(name)))
+        check(dev.get("axis", "").endswith("CPU:0"),
+              "4.7 an int32 Const is shown on the CPU: %s" % dev.get("axis"))
+    rc, out, err = dgrun("place", graph, "--assume-gpus", "1", "--explain",
+                         "correct")
+    check(rc == 0 and "runs on:" in out and "CPU:0" in out,
+          "4.7 place --explain says the int64 Equal runs in host memory: "
+          "%r" % out[-300:])
+    rs = np.random.RandomState(47)
+    x = rs.uniform(-1, 1, (6, 3)).astype(np.float32)
+    y = rs.randint(0, 3, (6,)).astype(np.int64)
+    np.save(os.path.join(tmp, "x.npy"), x)
+    np.save(os.path.join(tmp, "y.npy"), y)
+    want_acc = float(np.mean(np.argmax(x, 1) == y))
+    for dev in ("none", "all"):
+        rc, out, err = dgrun("run", graph, "--fetch", "acc,relu,shapes",
+                             "--json", "--opencl-devices", dev, SOFT,
+                             "--feed", "x=" + os.path.join(tmp, "x.npy"),
+                             "--feed", "y=" + os.path.join(tmp, "y.npy"))
+        if rc and dev == "all" and "GPU" in err:
+            continue  # no OpenCL device here
+        check(rc == 0, "4.7 run --opencl-devices %s: exit %d %s" %
+              (dev, rc, err.strip()))
+        if rc:
+            continue
+        res = json.loads(out)
+        close(res["acc"]["value"], want_acc, "accuracy on %s" % dev)
+        close(res["relu"]["value"], np.maximum(x, 0), "Select on %s" % dev)
+        close(res["shapes:1"]["value"] if "shapes:1" in res else
+              res["shapes"]["value"], [6, 3], "ShapeN on %s" % dev)
+    var = {"node": [
+        tf_node("v", "VariableV2", dtype={"type": "DT_INT32"},
+                shape={"shape": {"dim": [{"size": "2"}]}}),
+    ]}
+    var["node"][0]["device"] = "/device:GPU:0"
+    with open(graph, "w") as f:
+        json.dump(var, f)
+    rc, out, err = dgrun("place", graph, "--assume-gpus", "1")
+    check(rc == 2 and "Cannot assign a device for operation 'v'" in err and
+          "no supported kernel for GPU devices" in err,
+          "4.7 the int32 Variable on a GPU stays an error: exit %d %s" %
+          (rc, err.strip()))
 
 
 def tf_ops():
@@ -701,6 +794,8 @@ def main():
         tf_ops()
     elif GROUP == "issue21":
         issue21()
+    elif GROUP == "gpu_table":
+        gpu_table()
     elif GROUP in MISSING:
         fixture(GROUP)
     else:

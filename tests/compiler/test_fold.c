@@ -122,10 +122,14 @@ static void test_static_shape_folds(void **s)
     assert_int_equal(f->outputs[0].shape.rank, 2);
     assert_int_equal(f->outputs[0].shape.dims[0], 4);
     assert_int_equal(f->outputs[0].shape.dims[1], 6);
-    /* the int32 Const on a GPU runs in host memory (CPU:0), as in TF */
+    /* the folded int32 value is placed and shown where TF's placer puts
+     * its op (an AddV2 on GPU:0: TF has the kernel, in host memory) and
+     * runs in host memory (CPU:0, device 0) */
     dg_node_info ni;
     dg_program_node(p, dgc_graph_find(cg, "size1"), &ni);
-    assert_non_null(strstr(ni.device, "CPU:0"));
+    assert_non_null(strstr(ni.device, "GPU:0"));
+    assert_string_equal(ni.op, "AddV2");
+    assert_int_equal(s1->device_id, 0);
     dg_program_free(p);
 }
 

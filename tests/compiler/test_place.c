@@ -596,6 +596,47 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* SPEC 4.7: every op and dtype that TF places on a GPU and dgrun's CPU runs
+ * has an OpenCL kernel or runs in host memory on the GPU's behalf
+ * (dg_kernel_set.host), so a graph that ran before TF's GPU table decided
+ * placement still runs (fails naming each op and dtype left out). */
+static void test_tf_gpu_kernels_covered(void **state)
+{
+    (void)state;
+    if (dgr_backend_count() < 2)
+        skip();
+    const dg_kernel_set *cpu = dgr_backend_kernels(dgr_backend_at(0));
+    const dg_kernel_set *cl = dgr_backend_kernels(dgr_backend_at(1));
+    char missing[4096] = "";
+    int n = 0, rows = 0;
+    for (int op = 0; op < DGC_N_OPS; op++) {
+        const char *dts;
+        if (dgc_op_tf_gpu_row(op, &dts, NULL, NULL) < 0 || !*dts)
+            continue;
+        rows++;
+        for (int dt = 0; dt < DG_DTYPE_COUNT; dt++) {
+            const char *name = dg_dtype_name((dg_dtype)dt);
+            const char *at = strstr(dts, name);
+            int listed = strcmp(dts, "*") == 0 ||
+                         (at && (at[strlen(name)] == ',' ||
+                                 at[strlen(name)] == 0));
+            uint32_t bit = 1u << dt;
+            if (!listed || !(cpu->dtypes[op] & bit) ||
+                (cl->dtypes[op] & bit) || (cl->host[op] & bit))
+                continue;
+            size_t l = strlen(missing);
+            snprintf(missing + l, sizeof missing - l, " %s(%s)",
+                     dgc_op_name(op), name);
+            n++;
+        }
+    }
+    assert_true(rows > 100);
+    if (n)
+        fail_msg("%d op/dtype pairs TF places on GPUs that dgrun's OpenCL "
+                 "backend neither runs nor runs in host memory:%s", n,
+                 missing);
+}
+
 static void test_large_graph_is_fast(void **state)
 {
     (void)state;
@@ -768,6 +809,7 @@ int main(void)
         cmocka_unit_test(test_transfers),
         cmocka_unit_test(test_out_of_memory),
         cmocka_unit_test(test_large_graph_is_fast),
+        cmocka_unit_test(test_tf_gpu_kernels_covered),
         cmocka_unit_test(test_compile_render_expect),
         cmocka_unit_test(test_compile_fetch_errors),
     };
