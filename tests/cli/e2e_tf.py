@@ -60,6 +60,7 @@ MISSING["summaries"] = None
 MISSING["tf1_xent"] = None  # issue 21: StopGradient
 MISSING["tf1_init"] = None  # issue 21: random initializers (tf1_init())
 MISSING["dropout"] = None   # issue 21: run-time shapes (dropout_extra())
+MISSING["towers_bn"] = None  # issue 21: two towers with batch norm
 
 
 def env():
@@ -157,8 +158,15 @@ def fixture(name):
                 tf1_init(d, meta, graph)
             elif rc == 0:
                 run_values(d, meta, graph)
-            if rc == 0 and name in ("mlp_devices", "dwconv_bn"):
+            if rc == 0 and name in ("mlp_devices", "dwconv_bn", "towers_bn"):
                 on_gpus(d, meta, graph)
+            if rc == 0 and name == "towers_bn":
+                golden = os.path.join(d, "place_2gpus_golden.json")
+                rc, out, err = dgrun("place", graph, "--assume-gpus", "2",
+                                     "--expect", golden)
+                check(rc == 0 and not out,
+                      "%s: places on 2 GPUs without soft placement as its "
+                      "golden says: exit %d %s%s" % (graph, rc, out, err))
             if rc == 0 and name == "summaries":
                 summaries(d, meta, graph)
             if rc == 0 and name in ("tf1_xent", "dropout"):

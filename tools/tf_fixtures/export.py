@@ -415,6 +415,105 @@ def cifar_towers():
                   train=("train", "tower_0/total_loss"))
 
 
+def towers_bn():
+    """Two towers with batch norm (issue 21): tf.compat.v1.layers'
+    conv2d -> batch_normalization(training=True) (FusedBatchNormV3) ->
+    relu -> max_pooling2d -> dense under tf.device(f) where the device
+    function f pins variables on /cpu:0 and everything else on /gpu:i
+    (labels int32 on the GPU, as TF places them), gradients averaged on
+    the CPU, the towers' moving-average updates (UPDATE_OPS) as control
+    inputs of the train op.  TF needs no soft placement for it on a host
+    with 2 GPUs; neither must dgrun."""
+    from tensorflow.python.training import moving_averages
+    g = tf.Graph()
+    with g.as_default():
+        rs = rng(21)
+        k1 = tf1.constant_initializer(
+            (rs.standard_normal((3, 3, 3, 8)) * 0.3).astype(np.float32))
+        k2 = tf1.constant_initializer(
+            (rs.standard_normal((128, 10)) * 0.1).astype(np.float32))
+
+        def pin(dev):
+            def f(op):
+                if op.type in ("Variable", "VariableV2", "VarHandleOp"):
+                    return "/cpu:0"
+                return dev
+            return f
+
+        def tower(images, labels):
+            # tf.compat.v1.layers' conv2d / batch_normalization / dense,
+            # spelt out (Keras 3 has no compat layers): the same ops
+            w1 = tf1.get_variable("conv1/kernel", [3, 3, 3, 8],
+                                  initializer=k1, use_resource=False)
+            c = tf.nn.conv2d(images, w1, [1, 1, 1, 1], "SAME",
+                             name="conv1/Conv2D")
+            with tf1.variable_scope("bn1"):
+                gamma = tf1.get_variable("gamma", [8], use_resource=False,
+                                         initializer=tf1.ones_initializer())
+                beta = tf1.get_variable("beta", [8], use_resource=False,
+                                        initializer=tf1.zeros_initializer())
+                mm = tf1.get_variable("moving_mean", [8], trainable=False,
+                                      use_resource=False,
+                                      initializer=tf1.zeros_initializer())
+                mv = tf1.get_variable("moving_variance", [8],
+                                      trainable=False, use_resource=False,
+                                      initializer=tf1.ones_initializer())
+            bn, mean, var = tf1.nn.fused_batch_norm(
+                c, gamma, beta, epsilon=1e-3, is_training=True,
+                name="bn1/FusedBatchNormV3")
+            for v, x in ((mm, mean), (mv, var)):
+                tf1.add_to_collection(tf1.GraphKeys.UPDATE_OPS,
+                                      moving_averages.assign_moving_average(
+                                          v, x, 0.99, zero_debias=False))
+            p = tf.nn.max_pool2d(tf.nn.relu(bn), 2, 2, "VALID")
+            w2 = tf1.get_variable("logits/kernel", [128, 10],
+                                  initializer=k2, use_resource=False)
+            b2 = tf1.get_variable("logits/bias", [10], use_resource=False,
+                                  initializer=tf1.zeros_initializer())
+            logits = tf.nn.bias_add(tf.matmul(tf.reshape(p, [4, 128]), w2),
+                                    b2, name="logits/BiasAdd")
+            loss = tf.reduce_mean(
+                tf.nn.sparse_softmax_cross_entropy_with_logits(
+                    labels=labels, logits=logits), name="loss")
+            return logits, loss
+
+        opt = tf1.train.GradientDescentOptimizer(0.1)
+        feeds, grads = {}, []
+        batch = rng(22)
+        with tf1.variable_scope(tf1.get_variable_scope()):
+            for i in range(2):
+                with g.device(pin("/gpu:%d" % i)), \
+                        tf.name_scope("tower_%d" % i) as scope:
+                    im = tf1.placeholder(tf.float32, [4, 8, 8, 3],
+                                         name="images")
+                    lb = tf1.placeholder(tf.int32, [4], name="labels")
+                    feeds[scope + "images"] = batch.uniform(
+                        0, 1, (4, 8, 8, 3)).astype(np.float32)
+                    feeds[scope + "labels"] = batch.randint(
+                        0, 10, 4).astype(np.int32)
+                    tower(im, lb)
+                    tf1.get_variable_scope().reuse_variables()
+                    grads.append(opt.compute_gradients(
+                        g.get_tensor_by_name(scope + "loss:0")))
+        with tf.device("/cpu:0"):
+            avg = []
+            for gv in zip(*grads):
+                gs = [tf.expand_dims(gr, 0) for gr, _ in gv]
+                avg.append((tf.reduce_mean(tf.concat(gs, 0), 0), gv[0][1]))
+            with tf.control_dependencies(
+                    tf1.get_collection(tf1.GraphKeys.UPDATE_OPS)):
+                opt.apply_gradients(avg, name="train")
+        with session(g) as s:
+            s.run(tf1.global_variables_initializer())
+            write("towers_bn", g.as_graph_def(),
+                  {k.rstrip("/"): v for k, v in feeds.items()},
+                  ["tower_0/logits/BiasAdd", "tower_0/loss", "tower_1/loss"],
+                  s, g, train=("train", "tower_0/loss"),
+                  note="two towers with training batch norm under a "
+                  "device function (variables on /cpu:0, the rest on "
+                  "/gpu:i); TF ran it on CPU with soft placement")
+
+
 def summaries():
     """The MLP with tf.compat.v1.summary ops (scalar, histogram, image,
     text) merged by merge_all, as exported training graphs carry them."""
@@ -548,7 +647,8 @@ def dropout():
 
 
 FIXTURES = ["keras_cnn", "sincos", "mlp", "lenet", "dwconv_bn",
-            "cifar_towers", "summaries", "tf1_xent", "tf1_init", "dropout"]
+            "cifar_towers", "summaries", "tf1_xent", "tf1_init", "dropout",
+            "towers_bn"]
 
 
 def main():
