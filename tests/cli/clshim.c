@@ -218,7 +218,10 @@ static void gate_release(cl_command_queue q)
 
 #define HELD_MAX 1024
 static pthread_mutex_t held_mu = PTHREAD_MUTEX_INITIALIZER;
-static cl_device_id held_dev[HELD_MAX]; /* the device of each held queue */
+static struct {
+    cl_command_queue q;
+    cl_device_id dev;         /* the device it was made on */
+} held[HELD_MAX];
 static int n_held;
 
 /* Whether dev is a sub-device. */
@@ -238,8 +241,10 @@ static void hold_queue(cl_command_queue q, cl_device_id dev)
     if (is_subdevice(dev))
         atomic_fetch_add(&subdev_q, 1);
     pthread_mutex_lock(&held_mu);
-    if (n_held < HELD_MAX && real_clRetainCommandQueue(q) == CL_SUCCESS)
-        held_dev[n_held++] = dev;
+    if (n_held < HELD_MAX && real_clRetainCommandQueue(q) == CL_SUCCESS) {
+        held[n_held].q = q;
+        held[n_held++].dev = dev;
+    }
     pthread_mutex_unlock(&held_mu);
 }
 
@@ -249,7 +254,7 @@ static int held_queues(cl_device_id dev)
     int n = 0;
     pthread_mutex_lock(&held_mu);
     for (int i = 0; i < n_held; i++)
-        n += held_dev[i] == dev;
+        n += held[i].dev == dev;
     pthread_mutex_unlock(&held_mu);
     return n;
 }
