@@ -427,7 +427,7 @@ static dg_status ctx_new(cl_platform_id plat, cl_device_id dev,
 }
 
 /* Release a context and everything built on it: kernels, programs, the
- * context, the sub-device it was made for. */
+ * context (a sub-device it was made for stays: split_device). */
 static void ctx_free(dgr_cl_ctx *c)
 {
     for (int i = 0; i < c->n_kernels; i++) {
@@ -440,8 +440,6 @@ static void ctx_free(dgr_cl_ctx *c)
             if (c->progs[s][d])
                 clReleaseProgram(c->progs[s][d]);
     clReleaseContext(c->ctx);
-    if (c->subdev)
-        clReleaseDevice(c->dev);
     pthread_mutex_destroy(&c->lock);
     pthread_mutex_destroy(&c->map_lock);
     dg_free(c);
@@ -474,9 +472,68 @@ void dgr_cl_shutdown(void)
     pthread_mutex_unlock(&reg_lock);
 }
 
+/* Sub-devices of --virtual-gpus: made once per process for each physical
+ * device and split, and never released, not even by dgr_cl_shutdown (like
+ * the physical device ids, they stay valid for the process; a later open
+ * after a shutdown reuses them).  Releasing them is not safe: PoCL (3.1)
+ * command queues do not retain their device and a context made on a
+ * sub-device holds the parent device instead, so our reference is the
+ * sub-device's only one -- while PoCL's driver threads go on using the
+ * freed device after a command's completion was signalled
+ * (pocl_update_event_finished wakes clFinish and clWaitForEvents first,
+ * then unmaps, runs callbacks and releases the event, reading
+ * event->queue->device; the last release of the queue, held by that
+ * event, calls through queue->device->ops).  dgr_cl_shutdown released the
+ * sub-device right after the last clFinish: on a loaded machine a driver
+ * thread still finishing the run's last command then read freed memory,
+ * the intermittent segfaults (exit -11) of e2e_diff under virt2q2 and
+ * pocl2virt2 (tests/cli/clshim.c's holdq mode checks the rule).  Under
+ * reg_lock. */
+typedef struct kept_split {
+    cl_device_id parent;
+    int n;
+    cl_device_id *subs;      /* n sub-devices */
+} kept_split;
+static kept_split *kept;
+static int n_kept;
+
+/* The n sub-devices of physical device dev split n ways
+ * (CL_DEVICE_PARTITION_EQUALLY): the kept ones, or new ones kept from now
+ * on; NULL when the device cannot split evenly (or no memory).  Under
+ * reg_lock. */
+static const cl_device_id *split_device(cl_device_id dev, int n)
+{
+    for (int i = 0; i < n_kept; i++)
+        if (kept[i].parent == dev && kept[i].n == n)
+            return kept[i].subs;
+    cl_uint cu = 0;
+    clGetDeviceInfo(dev, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof cu, &cu, NULL);
+    if (cu < (cl_uint)n || cu % (cl_uint)n != 0)
+        return NULL;
+    cl_device_partition_property props[] = {
+        CL_DEVICE_PARTITION_EQUALLY,
+        (cl_device_partition_property)(cu / (cl_uint)n), 0};
+    cl_device_id *subs = dg_calloc((size_t)n, sizeof *subs);
+    kept_split *nk = dg_realloc(kept, sizeof *nk * (size_t)(n_kept + 1));
+    if (nk)
+        kept = nk;
+    cl_uint got = 0;
+    if (!subs || !nk ||
+        clCreateSubDevices(dev, props, (cl_uint)n, subs, &got) != CL_SUCCESS ||
+        got != (cl_uint)n) {
+        /* nothing used them yet: these may go */
+        for (cl_uint s = 0; subs && s < got && s < (cl_uint)n; s++)
+            clReleaseDevice(subs[s]);
+        dg_free(subs);
+        return NULL;
+    }
+    kept[n_kept++] = (kept_split){dev, n, subs};
+    return subs;
+}
+
 /* The context for slot `slot` of physical device p split n ways: sub-devices
- * (CL_DEVICE_PARTITION_EQUALLY) where the device can split evenly, else n
- * queues sharing one context. */
+ * (split_device) where the device can split evenly, else n queues sharing
+ * one context. */
 static dg_status registry_get(const phys_dev *p, int n, int slot,
                               dgr_cl_ctx **out, dg_error *err)
 {
@@ -498,38 +555,11 @@ static dg_status registry_get(const phys_dev *p, int n, int slot,
         return dg_err_nomem(err, "OpenCL context registry");
     }
     reg = nr;
-    int done = 0;
-    if (n > 1) {
-        cl_uint cu = 0;
-        clGetDeviceInfo(p->dev, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof cu, &cu,
-                        NULL);
-        if (cu >= (cl_uint)n && cu % (cl_uint)n == 0) {
-            cl_device_partition_property props[] = {
-                CL_DEVICE_PARTITION_EQUALLY,
-                (cl_device_partition_property)(cu / (cl_uint)n), 0};
-            cl_device_id *subs = dg_calloc((size_t)n, sizeof *subs);
-            cl_uint got = 0;
-            if (subs &&
-                clCreateSubDevices(p->dev, props, (cl_uint)n, subs, &got) ==
-                    CL_SUCCESS &&
-                got == (cl_uint)n) {
-                done = 1;
-                for (int s = 0; s < n; s++) {
-                    if (st == DG_OK)
-                        st = ctx_new(p->platform, subs[s], &ent.ctx[s], err);
-                    if (ent.ctx[s])
-                        ent.ctx[s]->subdev = 1;
-                    else
-                        clReleaseDevice(subs[s]);
-                }
-            } else if (subs && got > 0) {
-                for (cl_uint s = 0; s < got && s < (cl_uint)n; s++)
-                    clReleaseDevice(subs[s]);
-            }
-            dg_free(subs);
-        }
-    }
-    if (!done) {
+    const cl_device_id *subs = n > 1 ? split_device(p->dev, n) : NULL;
+    if (subs) {
+        for (int s = 0; s < n && st == DG_OK; s++)
+            st = ctx_new(p->platform, subs[s], &ent.ctx[s], err);
+    } else {
         /* one context (reused from the unsplit entry when there is one) */
         dgr_cl_ctx *c = NULL;
         for (int i = 0; i < n_reg; i++)

@@ -72,7 +72,6 @@ typedef struct dgr_cl_ctx {
     dg_build_fn on_build;
     void *on_build_user;
     int blas_warm;       /* clBLAST has run on this context */
-    int subdev;          /* dev is a sub-device this context created */
 } dgr_cl_ctx;
 
 /* Tell the context's on_build hook that a build begins (1) or ends (0);
@@ -188,11 +187,13 @@ dg_status dgr_cl_device_open(dgr_device *d, const dg_options *o, dg_error *err);
 void dgr_cl_device_close(dgr_device *d);
 /* Release everything the backend keeps for the process, in order:
  * clBLAST's program cache (CLBlastClearCache, when clBLAST was loaded),
- * then every context's kernels, programs, the context and its sub-device
- * (issue 25: left to the libraries' static destructors, clBLAST's cache was
- * released after the OpenCL implementation's own teardown and corrupted
- * the heap at exit on Oclgrind).  No device may be open; a later open
- * builds new contexts. */
+ * then every context's kernels, programs and the context (issue 25: left
+ * to the libraries' static destructors, clBLAST's cache was released after
+ * the OpenCL implementation's own teardown and corrupted the heap at exit
+ * on Oclgrind).  Sub-devices of --virtual-gpus stay, as the physical
+ * device ids do: PoCL's driver threads may still read them (cl_device.c,
+ * split_device).  No device may be open; a later open builds new
+ * contexts. */
 void dgr_cl_shutdown(void);
 /* Whether clBLAST was loaded in this process; CLBlastClearCache when it
  * was (cl_lazy.c). */

@@ -18,6 +18,19 @@
  *             thread, in another order than the completions.
  *   hang      no completion callback is ever called (a hung device): what
  *             waits for one never ends.
+ *   holdq     the driver keeps every command queue a while after the
+ *             application released it, as PoCL (3.1) does: a command's
+ *             event holds its queue, and a driver thread still finishing a
+ *             command whose completion was already signalled (clFinish and
+ *             clWaitForEvents return before PoCL unmaps, runs callbacks and
+ *             releases the event) reads the event's queue and the queue's
+ *             device.  PoCL's queues do not retain their device and a
+ *             context made on a sub-device holds the parent, so releasing a
+ *             sub-device's last reference while a queue made on it lives
+ *             frees memory the driver reads (the segfaults of e2e_diff on
+ *             virtual GPUs at exit): the shim then aborts with "clshim:
+ *             sub-device ... released while ...".  The queues are kept to
+ *             the end of the process.
  *   noisy     clBuildProgram writes "clshim: 3 warnings generated." on fd 2
  *             first, as PoCL's embedded clang does on a cold cache (issue
  *             19); buildfail: it writes "clshim: error: ..." and fails with
@@ -86,14 +99,15 @@ static void *real_lib(void)
     }
 
 static int mode_flushrun, mode_delay, mode_hang, mode_smallwg, mode_serial,
-    mode_noisy, mode_buildfail, mode_read;
+    mode_noisy, mode_buildfail, mode_holdq, mode_read;
 static pthread_mutex_t serial_mu = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 #define SERIAL_BEGIN() do { read_mode(); if (mode_serial) pthread_mutex_lock(&serial_mu); } while (0)
 #define SERIAL_END() do { if (mode_serial) pthread_mutex_unlock(&serial_mu); } while (0)
 #define SMALL_WG 32
 #define SMALL_LOCAL 32768
 static atomic_long live_ctx, live_q, live_prog, live_kern, live_mem;
-static atomic_long cb_set, cb_dropped, cb_delayed, ctx_held, wg_rejected;
+static atomic_long cb_set, cb_dropped, cb_delayed, ctx_held, wg_rejected,
+    subdev_q;
 
 static void read_mode(void)
 {
@@ -107,6 +121,7 @@ static void read_mode(void)
     mode_serial = m && strstr(m, "serialize");
     mode_noisy = m && strstr(m, "noisy");
     mode_buildfail = m && strstr(m, "buildfail");
+    mode_holdq = m && strstr(m, "holdq");
     mode_read = 1;
 }
 
@@ -120,12 +135,13 @@ __attribute__((destructor)) static void report(void)
         return;
     fprintf(f, "clshim: contexts=%ld queues=%ld programs=%ld kernels=%ld "
             "mems=%ld callbacks=%ld dropped=%ld delayed=%ld held=%ld "
-            "rejected=%ld\n",
+            "rejected=%ld subdevq=%ld\n",
             atomic_load(&live_ctx), atomic_load(&live_q),
             atomic_load(&live_prog), atomic_load(&live_kern),
             atomic_load(&live_mem), atomic_load(&cb_set),
             atomic_load(&cb_dropped), atomic_load(&cb_delayed),
-            atomic_load(&ctx_held), atomic_load(&wg_rejected));
+            atomic_load(&ctx_held), atomic_load(&wg_rejected),
+            atomic_load(&subdev_q));
     fclose(f);
 }
 
@@ -198,6 +214,72 @@ static void gate_release(cl_command_queue q)
     pthread_mutex_unlock(&gates_mu);
 }
 
+/* ---- holdq: the driver's references to queues ------------------------------ */
+
+#define HELD_MAX 1024
+static pthread_mutex_t held_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+    cl_command_queue q;
+    cl_device_id dev;         /* the device it was made on */
+} held[HELD_MAX];
+static int n_held;
+
+/* Whether dev is a sub-device. */
+static int is_subdevice(cl_device_id dev)
+{
+    REAL(clGetDeviceInfo);
+    cl_device_id parent = NULL;
+    return real_clGetDeviceInfo(dev, CL_DEVICE_PARENT_DEVICE, sizeof parent,
+                                &parent, NULL) == CL_SUCCESS && parent;
+}
+
+/* Keep q (made on dev) to the end of the process, as a driver thread
+ * finishing its last command would keep it a while. */
+static void hold_queue(cl_command_queue q, cl_device_id dev)
+{
+    REAL(clRetainCommandQueue);
+    if (is_subdevice(dev))
+        atomic_fetch_add(&subdev_q, 1);
+    pthread_mutex_lock(&held_mu);
+    if (n_held < HELD_MAX && real_clRetainCommandQueue(q) == CL_SUCCESS) {
+        held[n_held].q = q;
+        held[n_held++].dev = dev;
+    }
+    pthread_mutex_unlock(&held_mu);
+}
+
+/* How many held queues were made on dev. */
+static int held_queues(cl_device_id dev)
+{
+    int n = 0;
+    pthread_mutex_lock(&held_mu);
+    for (int i = 0; i < n_held; i++)
+        n += held[i].dev == dev;
+    pthread_mutex_unlock(&held_mu);
+    return n;
+}
+
+/* holdq: the last release of a sub-device a held queue was made on
+ * aborts. */
+cl_int clReleaseDevice(cl_device_id d)
+{
+    REAL(clReleaseDevice);
+    REAL(clGetDeviceInfo);
+    read_mode();
+    cl_uint refs = 0;
+    int held = mode_holdq ? held_queues(d) : 0;
+    if (held && is_subdevice(d) &&
+        real_clGetDeviceInfo(d, CL_DEVICE_REFERENCE_COUNT, sizeof refs, &refs,
+                             NULL) == CL_SUCCESS && refs == 1) {
+        fprintf(stderr, "clshim: sub-device %p released while the driver "
+                "still holds %d queue(s) made on it (PoCL's queues do not "
+                "retain their device: the driver reads freed memory)\n",
+                (void *)d, held);
+        abort();
+    }
+    return real_clReleaseDevice(d);
+}
+
 cl_command_queue clCreateCommandQueue(cl_context context, cl_device_id device,
                                       cl_command_queue_properties properties,
                                       cl_int *errcode_ret)
@@ -207,6 +289,8 @@ cl_command_queue clCreateCommandQueue(cl_context context, cl_device_id device,
     cl_command_queue q = real_clCreateCommandQueue(context, device, properties, errcode_ret);
     if (q)
         atomic_fetch_add(&live_q, 1);
+    if (q && mode_holdq)
+        hold_queue(q, device);
     if (q && mode_flushrun) {
         gate *g = calloc(1, sizeof *g);
         g->q = q;

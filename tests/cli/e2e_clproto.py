@@ -29,6 +29,17 @@ Usage: e2e_clproto.py DGRUN GROUP CLSHIM.so
             failing build (CLSHIM=buildfail) is exit 1 with one error line
             naming the file and quoting the compiler.  Failed before: the
             text went straight to the user's stderr.
+  subdev    virtual GPUs are sub-devices (--virtual-gpus 2, POCL_MAX_PTHREAD_COUNT=2
+            so the device splits evenly) under CLSHIM=holdq: the driver keeps
+            every queue to the end of the process, as PoCL's driver threads
+            keep a queue while they finish a command whose completion was
+            already signalled; releasing a sub-device a queue still uses
+            aborts the shim.  run (--repeat 3, 1 and 2 queues, the e2e_diff
+            regression graph) and train (multi_gpu_mlp) exit 0 with PoCL's
+            values.  Failed before (exit -6, "clshim: sub-device ... released
+            while ..."): dgr_cl_shutdown released the sub-devices right after
+            the last clFinish -- under PoCL, the intermittent segfaults (exit
+            -11) of e2e_diff's virt2q2 and pocl2virt2 configs at exit.
   hang      a device that never completes (CLSHIM=hang: no callback
             arrives): SIGTERM once ends `train` within the grace period
             (DGRUN_STOP_GRACE, default 10 s) with exit 143 and a line saying
@@ -181,6 +192,30 @@ def group_teardown():
         check(c.get("held") == 0, "teardown %s: no context released while still held" % what, c)
 
 
+def group_subdev():
+    env = {"POCL_MAX_PTHREAD_COUNT": "2"}  # splits evenly in two
+    virt = ["--opencl-devices", "all", "--virtual-gpus", "2", "--json"]
+    diff = os.path.join(ROOT, "tests", "data", "diff", "concurrent_map.json")
+    cases = [
+        ("run concurrent_map, 2 queues", ["run", diff, "--repeat", "3"], "2"),
+        ("run concurrent_map, 1 queue", ["run", diff, "--repeat", "3"], "1"),
+        ("train multi_gpu_mlp", ["train", G("multi_gpu_mlp.json"), "--steps", "2"], "2"),
+    ]
+    for what, args, nq in cases:
+        extra = dict(env, DGRUN_CL_QUEUES=nq)
+        rc, out, err, _ = run(args + virt, extra=extra)
+        if rc != 0:
+            check(False, "%s on PoCL" % what, err)
+            continue
+        rc, out2, err2, c = run(args + virt, shim="holdq", extra=extra)
+        check(rc == 0, "%s under clshim holdq: exit 0 (got %s)" % (what, rc), err2)
+        check(c is not None and c.get("subdevq", 0) >= 2,
+              "%s: queues were made on sub-devices" % what, c)
+        if rc == 0:
+            check(same_result(json.loads(out), json.loads(out2)),
+                  "%s under clshim holdq: PoCL's values" % what, out + "\n---\n" + out2)
+
+
 def group_buildnoise():
     def cold(name):
         return {"XDG_CACHE_HOME": os.path.join(TMP, name)}  # dgrun's cache only
@@ -250,7 +285,8 @@ def main():
         print("skipped: no OpenCL device")
         return 77
     {"flushrun": group_flushrun, "delay": group_delay, "teardown": group_teardown,
-     "hang": group_hang, "smallwg": group_smallwg, "buildnoise": group_buildnoise}[GROUP]()
+     "hang": group_hang, "smallwg": group_smallwg, "buildnoise": group_buildnoise,
+     "subdev": group_subdev}[GROUP]()
     if FAILURES:
         print("%d check(s) failed (files in %s)" % (len(FAILURES), TMP))
         return 1
