@@ -6,6 +6,7 @@
 #include "session.h"
 #include "dg_alloc.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -56,7 +57,7 @@ static int cmp_cand(const void *a, const void *b)
 /* Parts named X/part_0..n-1 (c[0..n), sorted): their slices of X into
  * out (appended), when they form a partition along one axis. */
 static int group(const dgc_graph *g, const cand *c, int32_t n,
-                 dgr_ckpt_part *out, int32_t *no, char **names, size_t *nl)
+                 dgr_ckpt_part *out, int32_t *no, char *names, size_t *nl)
 {
     const dgc_ttype *t0 = &g->nodes[c[0].node].outputs[0];
     int rank = t0->shape.rank, axis = -1;
@@ -81,7 +82,7 @@ static int group(const dgc_graph *g, const cand *c, int32_t n,
     if (guessed)
         axis = 0;
     /* X itself must not be a Variable (then these are not its parts) */
-    char *full = *names + *nl;
+    char *full = names + *nl;
     memcpy(full, c[0].name, c[0].xlen);
     full[c[0].xlen] = '\0';
     int32_t id = dgc_graph_find(g, full);
@@ -124,7 +125,7 @@ dg_status dgr_ckpt_parts_find(const dgc_graph *g, dgr_ckpt_parts *out,
         }
     cand *c = dg_malloc(sizeof *c * ((size_t)nv + 1));
     out->p = dg_calloc((size_t)nv + 1, sizeof *out->p);
-    out->names = dg_malloc(chars);
+    out->names = dg_malloc(2 * chars);
     if (!c || !out->p || !out->names) {
         dg_free(c);
         dgr_ckpt_parts_free(out);
@@ -163,10 +164,46 @@ dg_status dgr_ckpt_parts_find(const dgc_graph *g, dgr_ckpt_parts *out,
         for (b = a + 1; b < nc && c[b].xlen == c[a].xlen &&
                         memcmp(c[b].name, c[a].name, c[a].xlen) == 0; b++)
             ;
-        group(g, c + a, b - a, out->p, &out->n, &out->names, &nl);
+        group(g, c + a, b - a, out->p, &out->n, out->names, &nl);
     }
     dg_free(c);
     qsort(out->p, (size_t)out->n, sizeof *out->p, cmp_part);
+    /* an optimizer's slot of a part ("X/part_1/Adam", its shape) is that
+     * part of the slot of X ("X/Adam"), as TF's slot_creator names it */
+    int32_t np = out->n;
+    dgr_ckpt_parts sorted = {out->p, np, NULL}; /* lookups: the sorted ones */
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        if (g->nodes[i].op != DGC_OPID_Variable)
+            continue;
+        int copy = 0;
+        const char *name = dgr_replica_orig_name(g, i, &copy);
+        const char *sl = strrchr(name, '/');
+        if (copy || !sl || dgr_ckpt_part_of(&sorted, name))
+            continue;
+        char *owner = dg_strndup(name, (size_t)(sl - name));
+        if (!owner) {
+            dgr_ckpt_parts_free(out);
+            return dg_err_nomem(err, "checkpoint");
+        }
+        const dgr_ckpt_part *pt = dgr_ckpt_part_of(&sorted, owner);
+        dg_free(owner);
+        const dgc_ttype *t = &g->nodes[i].outputs[0];
+        size_t fl = pt ? strlen(pt->full) + strlen(sl) + 1 : 0;
+        int same = pt && pt->var != name && t->shape.rank == pt->rank &&
+                   nl + fl <= 2 * chars;
+        for (int d = 0; same && d < pt->rank; d++)
+            same = t->shape.dims[d] == pt->len[d];
+        if (!same)
+            continue;
+        dgr_ckpt_part *q = &out->p[out->n++];
+        *q = *pt;
+        q->var = name;
+        q->full = out->names + nl;
+        snprintf(out->names + nl, fl, "%s%s", pt->full, sl);
+        nl += fl;
+    }
+    if (out->n > np)
+        qsort(out->p, (size_t)out->n, sizeof *out->p, cmp_part);
     return DG_OK;
 }
 

@@ -9,7 +9,9 @@
  * dtype and rank, shapes that differ along at most one axis) are the
  * parts of X concatenated along that axis (axis 0 when all shapes are
  * equal: TF's partitioners' default; `guessed`, which a restore corrects
- * from the checkpoint's own slices).
+ * from the checkpoint's own slices).  A Variable "P/S" of the shape of
+ * a part P named so (an optimizer's slot: "X/part_1/Adam") is that part
+ * of "X/S" ("X/Adam"), as TF's slot_creator makes a slot of a part.
  */
 #ifndef DGR_CKPT_SLICES_H
 #define DGR_CKPT_SLICES_H

@@ -99,6 +99,19 @@ static void test_detect(void **state)
     assert_non_null(strstr(g->variables_path, "model/variables/variables"));
     assert_int_equal(g->n_ckpt_keys, 0);
     dg_graph_free(g);
+    /* partitioned variables: each part's SaveSliceInfoDef */
+    g = load("tests/data/tf_ckpt/part/model.ckpt-2.meta", NULL, &err);
+    if (!g)
+        fail_msg("%s", err.msg);
+    assert_int_equal(g->n_save_slices, 8); /* w, v: 3 parts, e: 2 */
+    const dgc_save_slice *ss = dgc_graph_save_slice(g, "v/part_1");
+    assert_non_null(ss);
+    assert_string_equal(ss->full, "v");
+    assert_int_equal(ss->rank, 2);
+    assert_true(ss->full_dims[0] == 4 && ss->full_dims[1] == 7);
+    assert_true(ss->start[0] == 0 && ss->start[1] == 3);
+    assert_null(dgc_graph_save_slice(g, "b"));
+    dg_graph_free(g);
     /* a missing signature */
     g = load("tests/data/tf_meta/sm_tf1/model", "predict", &err);
     assert_null(g);
