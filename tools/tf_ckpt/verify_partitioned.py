@@ -66,7 +66,7 @@ def main():
         with tf1.Session(graph=g) as s:
             saver.restore(s, prefix)
             for name, want in sorted(meta["after_step3"].items()):
-                if name in ("w", "v"):
+                if name in ("w", "v", "e"):
                     continue
                 got = s.run(g.get_tensor_by_name(name + ":0"))
                 diff = float(np.max(np.abs(got - np.array(want))))
@@ -83,7 +83,7 @@ def main():
                   "%.8f vs %.8f" % (loss, meta["loss_step4"]))
     rd = tf.train.load_checkpoint(prefix)
     shapes = rd.get_variable_to_shape_map()
-    for name in ("w", "v", "b"):
+    for name in ("w", "v", "e", "b"):
         got = rd.get_tensor(name)
         diff = float(np.max(np.abs(got - np.array(meta["after_step3"][name]))))
         check("load_checkpoint().get_tensor(%r) %s" % (name, shapes[name]),
