@@ -1,7 +1,7 @@
 /*
  * load_cflow.c -- TF 2's functional While and its TensorLists made TF-1
  * control flow (issue 24; load_fn_priv.h, docs/savedmodel.md): what TF's
- * LowerFunctionalOpsPass does for While, on the NodeDefs of the inlining
+ * LowerFunctionalOpsPass does for While and If, on the NodeDefs of the inlining
  * (load_function.c), and TensorList ops as the TensorArray ops dgrun runs
  * (a list value is an array's flow; its handle is found by walking the
  * list back to the op that made it and enters each frame on the way).
@@ -390,6 +390,133 @@ dg_status dgc_fn_lower_while(fnctx *c, const Dgtf__NodeDef *b,
     return st ? st : dgc_fn_alias(c, ockey, ocval);
 }
 
+/* ---- If ----------------------------------------------------------------- */
+
+/* An Identity of `in` named name, T t (resources: no T). */
+static dg_status ident(fnctx *c, const char *name, const char *in, int t,
+                       const char *device)
+{
+    const char *v[] = {in, NULL};
+    Dgtf__NodeDef *n = node(c, name, "Identity", device, v);
+    if (!n || (t != DT_RESOURCE && set_attr(c, n, "T", av_type(c, t))))
+        return dgc_fn_nomem(c);
+    return dgc_fn_emit(c, n);
+}
+
+dg_status dgc_fn_lower_if(fnctx *c, const Dgtf__NodeDef *b, const char *name,
+                          char **in, size_t n_in, const char *device,
+                          int depth)
+{
+    int oom1 = 0, oom2 = 0;
+    const char *thn = dgc_fn_func_attr(c, b, "then_branch", &oom1);
+    const char *els = dgc_fn_func_attr(c, b, "else_branch", &oom2);
+    if (oom1 || oom2)
+        return dgc_fn_nomem(c);
+    const Dgtf__AttrValue *tin = attr(b, "Tin"), *tout = attr(b, "Tout");
+    size_t nd = 0, nc = 0;
+    for (size_t k = 0; k < n_in; k++)
+        nd += in[k][0] != '^';
+    if (!thn || !els || !dgc_fn_find(c, thn) || !dgc_fn_find(c, els) ||
+        !tin || tin->value_case != DGTF__ATTR_VALUE__VALUE_LIST || !tin->list ||
+        !tout || tout->value_case != DGTF__ATTR_VALUE__VALUE_LIST ||
+        !tout->list || nd != tin->list->n_type + 1)
+        return dg_err(c->err, DG_E_GRAPH, "node '%s': a %s without its "
+                      "branches, Tin or Tout, or with inputs that do not "
+                      "match them", b->name, b->op);
+    size_t na = tin->list->n_type, no = tout->list->n_type;
+    const char **ctrl = dgc_fn_alloc(c, sizeof *ctrl * (n_in + 1));
+    char **ta = dgc_fn_alloc(c, sizeof *ta * (na + 1));
+    char **fa = dgc_fn_alloc(c, sizeof *fa * (na + 1));
+    char **merges = dgc_fn_alloc(c, sizeof *merges * (no + 1));
+    char *sp = dgc_fn_printf(c, "%s/switch_pred", name);
+    char *sp0 = dgc_fn_printf(c, "%s/switch_pred:0", name);
+    char *sp1 = dgc_fn_printf(c, "%s/switch_pred:1", name);
+    char *pt = dgc_fn_printf(c, "%s/pivot_t", name);
+    char *pf = dgc_fn_printf(c, "%s/pivot_f", name);
+    char *cpt = dgc_fn_printf(c, "^%s/pivot_t", name);
+    char *cpf = dgc_fn_printf(c, "^%s/pivot_f", name);
+    char *tn = dgc_fn_printf(c, "%s/then", name);
+    char *en = dgc_fn_printf(c, "%s/else", name);
+    if (!ctrl || !ta || !fa || !merges || !sp || !sp0 || !sp1 || !pt ||
+        !pf || !cpt || !cpf || !tn || !en)
+        return dgc_fn_nomem(c);
+    const char *pred = NULL;
+    char **data = dgc_fn_alloc(c, sizeof *data * (nd + 1));
+    if (!data)
+        return dgc_fn_nomem(c);
+    nd = 0;
+    for (size_t k = 0; k < n_in; k++) {
+        if (in[k][0] == '^')
+            ctrl[nc++] = in[k];
+        else
+            data[nd++] = in[k];
+    }
+    pred = data[0];
+    /* the predicate switched on itself: a pivot per branch, which the
+     * branch's nodes without inputs wait for (TF's LowerIfOp) */
+    const char **sin = dgc_fn_alloc(c, sizeof *sin * (nc + 3));
+    if (!sin)
+        return dgc_fn_nomem(c);
+    sin[0] = pred;
+    sin[1] = pred;
+    memcpy(sin + 2, ctrl, sizeof *sin * nc);
+    Dgtf__NodeDef *sw = node(c, sp, "Switch", device, sin);
+    if (!sw || set_attr(c, sw, "T", av_type(c, DT_BOOL)))
+        return dgc_fn_nomem(c);
+    dg_status st = dgc_fn_emit(c, sw);
+    if (!st)
+        st = ident(c, pt, sp1, DT_BOOL, device);
+    if (!st)
+        st = ident(c, pf, sp0, DT_BOOL, device);
+    for (size_t i = 0; i < na && !st; i++) {
+        int t = (int)tin->list->type[i];
+        char *sn = dgc_fn_printf(c, "%s/Switch_%zu", name, i);
+        ta[i] = dgc_fn_printf(c, "%s/Switch_%zu:1", name, i);
+        fa[i] = dgc_fn_printf(c, "%s/Switch_%zu:0", name, i);
+        const char *v[] = {data[i + 1], pred, NULL};
+        Dgtf__NodeDef *n = sn && ta[i] && fa[i] ? node(c, sn, "Switch", device, v)
+                                                : NULL;
+        if (!n || (t != DT_RESOURCE && set_attr(c, n, "T", av_type(c, t))))
+            return dgc_fn_nomem(c);
+        st = dgc_fn_emit(c, n);
+    }
+    if (!st)
+        st = dgc_fn_inline_body(c, b, thn, tn, ta, na, device, depth, cpt);
+    if (!st)
+        st = dgc_fn_inline_body(c, b, els, en, fa, na, device, depth, cpf);
+    /* Merge(else, then) per output */
+    for (size_t k = 0; k < no && !st; k++) {
+        int t = (int)tout->list->type[k];
+        char *mn = dgc_fn_printf(c, "%s/Merge_%zu", name, k);
+        char *e = dgc_fn_printf(c, "%s/else:%zu", name, k);
+        char *th = dgc_fn_printf(c, "%s/then:%zu", name, k);
+        char *key = dgc_fn_printf(c, "%s:%zu", name, k);
+        merges[k] = dgc_fn_printf(c, "^%s/Merge_%zu", name, k);
+        const char *v[] = {e, th, NULL};
+        Dgtf__NodeDef *n = mn && e && th && key && merges[k]
+                               ? node(c, mn, "Merge", device, v) : NULL;
+        if (!n || set_attr(c, n, "N", av_int(c, 2)) ||
+            (t != DT_RESOURCE && set_attr(c, n, "T", av_type(c, t))))
+            return dgc_fn_nomem(c);
+        st = dgc_fn_emit(c, n);
+        if (!st)
+            st = dgc_fn_alias(c, key, mn);
+        if (!st && k == 0)
+            st = dgc_fn_alias(c, name, mn);
+    }
+    /* "^if": after every Merge */
+    char *oc = dgc_fn_printf(c, "%s/output_control_node", name);
+    char *ockey = dgc_fn_printf(c, "^%s", name);
+    char *ocval = oc ? dgc_fn_printf(c, "^%s", oc) : NULL;
+    if (!st && (!oc || !ockey || !ocval))
+        return dgc_fn_nomem(c);
+    if (!st) {
+        Dgtf__NodeDef *n = node(c, oc, "NoOp", device, (const char **)merges);
+        st = n ? dgc_fn_emit(c, n) : dgc_fn_nomem(c);
+    }
+    return st ? st : dgc_fn_alias(c, ockey, ocval);
+}
+
 /* ---- TensorLists -------------------------------------------------------- */
 
 static int is_op(const Dgtf__NodeDef *n, const char *op)
@@ -411,6 +538,7 @@ typedef struct lists {
     fnctx *c;
     dg_strmap idx;          /* node name -> index */
     dg_strmap made;         /* handle Enters made */
+    dg_strmap dyn;          /* lists a SetItem may grow (dynamic_size) */
 } lists;
 
 static const Dgtf__NodeDef *named(lists *L, const char *tensor)
@@ -427,7 +555,8 @@ static const Dgtf__NodeDef *named(lists *L, const char *tensor)
  * not (an Enter is_constant beside each Enter crossed, once).  NULL with
  * *st set on failure. */
 static const char *list_handle(lists *L, const Dgtf__NodeDef *who,
-                               const char *tensor, dg_status *st)
+                               const char *tensor, const Dgtf__NodeDef **src,
+                               dg_status *st)
 {
     fnctx *c = L->c;
     const Dgtf__NodeDef *enters[64];
@@ -454,6 +583,7 @@ static const char *list_handle(lists *L, const Dgtf__NodeDef *who,
                      "(dgrun maps lists onto TensorArrays)", who->name);
         return NULL;
     }
+    *src = n;
     const char *h = dgc_fn_printf(c, "%s/TensorArray:0", n->name);
     for (int k = ne - 1; k >= 0 && h; k--) {
         const Dgtf__NodeDef *e = enters[k];
@@ -514,7 +644,9 @@ static dg_status make_array(lists *L, const Dgtf__NodeDef *n,
         (es && set_attr(c, d, "element_shape", es)) ||
         set_attr(c, d, "clear_after_read", av_bool(c, 0)) ||
         set_attr(c, d, "identical_element_shapes", av_bool(c, 1)) ||
-        set_attr(c, d, "_tensor_list", av_bool(c, 1)))
+        set_attr(c, d, "_tensor_list", av_bool(c, 1)) ||
+        (dg_strmap_get(&L->dyn, n->name) >= 0 &&
+         set_attr(c, d, "dynamic_size", av_bool(c, 1))))
         return elem_type(n) ? dgc_fn_nomem(c)
                             : dg_err(c->err, DG_E_GRAPH, "node '%s': no "
                                      "element_dtype", n->name);
@@ -681,11 +813,13 @@ dg_status dgc_fn_lists(fnctx *c)
         nl += strncmp(o->node[i]->op, "TensorList", 10) == 0;
     if (!nl)
         return DG_OK;
-    lists L = {c, {0}, {0}};
+    lists L = {c, {0}, {0}, {0}};
     const char **h = dg_calloc(n0 + 1, sizeof *h);
-    if (!h || dg_strmap_init(&L.idx, n0 + 1) || dg_strmap_init(&L.made, 16)) {
+    if (!h || dg_strmap_init(&L.idx, n0 + 1) || dg_strmap_init(&L.made, 16) ||
+        dg_strmap_init(&L.dyn, 16)) {
         dg_free(h);
         dg_strmap_free(&L.idx);
+        dg_strmap_free(&L.made);
         return dgc_fn_nomem(c);
     }
     dg_status st = DG_OK;
@@ -695,9 +829,16 @@ dg_status dgc_fn_lists(fnctx *c)
     /* the handles first (the walks read the list ops as TF wrote them) */
     for (size_t i = 0; i < n0 && !st; i++) {
         const Dgtf__NodeDef *n = o->node[i];
+        const Dgtf__NodeDef *src = NULL;
         if ((is_op(n, "TensorListGetItem") || is_op(n, "TensorListSetItem") ||
              is_op(n, "TensorListStack")) && n->n_input)
-            h[i] = list_handle(&L, n, n->input[0], &st);
+            h[i] = list_handle(&L, n, n->input[0], &src, &st);
+        /* a dynamic-size TensorArray's writes may grow it */
+        const Dgtf__AttrValue *rs = attr(n, "resize_if_index_out_of_bounds");
+        if (!st && src && is_op(n, "TensorListSetItem") && rs &&
+            rs->value_case == DGTF__ATTR_VALUE__VALUE_B && rs->b &&
+            dg_strmap_put(&L.dyn, src->name, 1) < 0)
+            st = dgc_fn_nomem(c);
     }
     for (size_t i = 0; i < n0 && !st; i++)
         if (strncmp(o->node[i]->op, "TensorList", 10) == 0)
@@ -713,5 +854,6 @@ dg_status dgc_fn_lists(fnctx *c)
     dg_free(h);
     dg_strmap_free(&L.idx);
     dg_strmap_free(&L.made);
+    dg_strmap_free(&L.dyn);
     return st;
 }

@@ -58,6 +58,14 @@ dg_status dgc_fn_inline_body(fnctx *c, const Dgtf__NodeDef *call,
 dg_status dgc_fn_lower_while(fnctx *c, const Dgtf__NodeDef *b,
                              const char *name, char **in, size_t n_in,
                              const char *device, int depth);
+/* load_cflow.c: an If / StatelessIf node b lowered as TF's LowerIfOp
+ * does: each input Switched on the predicate, the then branch inlined on
+ * the true sides, the else branch on the false sides (their nodes without
+ * inputs waiting for a pivot of the predicate's own Switch), a Merge of
+ * the two per output. */
+dg_status dgc_fn_lower_if(fnctx *c, const Dgtf__NodeDef *b, const char *name,
+                          char **in, size_t n_in, const char *device,
+                          int depth);
 /* load_cflow.c: after the inlining (inputs resolved), TensorList ops as
  * TensorArray ops (TensorListReserve / FromTensor -> TensorArrayV3 (+
  * ScatterV3), GetItem -> ReadV3, SetItem -> WriteV3, Stack -> GatherV3);

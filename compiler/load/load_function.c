@@ -432,6 +432,9 @@ static dg_status one_node(fnctx *c, const frame *f, const Dgtf__NodeDef *b,
     if (strcmp(b->op, "While") == 0 || strcmp(b->op, "StatelessWhile") == 0)
         return dgc_fn_lower_while(c, b, full, in, n_in, dev ? dev : "",
                                   depth + 1);
+    if (strcmp(b->op, "If") == 0 || strcmp(b->op, "StatelessIf") == 0)
+        return dgc_fn_lower_if(c, b, full, in, n_in, dev ? dev : "",
+                               depth + 1);
     const char *fname = callee(c, b);
     if (fname)
         return inline_body(c, b, fname, full, in, n_in, dev ? dev : "",

@@ -25,11 +25,12 @@ Usage: e2e_savedmodel.py DGRUN GROUP
               the Keras LSTM and GRU (While, TensorLists) give TF's
               serving_default output, their MatMuls placed on a GPU and the
               arrays on CPU:0; a tf.Module's tf.while_loop (a nested
-              tf.function and a variable in the body, a TensorArray
-              written at each index and stacked, one unstacked from the
-              input, a counter) gives TF's three outputs
+              tf.function, a variable and a tf.cond in the body, a
+              TensorArray written at each index and stacked, a dynamic-size
+              one, one unstacked from the input, a counter) gives TF's four
+              outputs; a tf.cond (StatelessIf) takes TF's branch both ways
   errors      exit 2, one line naming the file: a damaged text .meta, a
-              tf.cond (StatelessIf: not lowered), a truncated
+              TensorList dgrun cannot map (EmptyTensorList), a truncated
               saved_model.pb, a directory without saved_model.pb, a
               SavedModel whose variables/ lost a variable; --signature on
               the wrong command is a usage error
@@ -308,13 +309,25 @@ def group_cflow():
     res = dgrun("run", d, "--feed", "x=" + x, "--json")
     if check(res[0] == 0, "run tf2_while", res):
         out = json.loads(res[1])
-        check(sorted(out) == ["acc", "n", "ys"], "tf2_while: %s" % list(out))
-        for k in ("ys", "n", "acc"):
+        check(sorted(out) == ["acc", "n", "ys", "zs"],
+              "tf2_while: %s" % list(out))
+        for k in ("ys", "zs", "n", "acc"):
             want = np.load(os.path.join(DATA, "tf2_while", "out_%s.npy" % k))
             got = np.asarray(out.get(k, {}).get("value"), np.float64)
             check(got.shape == want.shape and np.allclose(got, want, rtol=1e-5,
                                                           atol=1e-6),
                   "tf2_while: %s equals TF's: %s vs %s" % (k, got, want))
+    # a tf.cond (StatelessIf) taking each branch
+    d = os.path.join(DATA, "tf2_cond", "model")
+    for x in ("", "neg"):
+        res = dgrun("run", d, "--feed", "x=" + os.path.join(
+            DATA, "tf2_cond", "x%s.npy" % x), "--json")
+        if check(res[0] == 0, "run tf2_cond x%s" % x, res):
+            got = np.asarray(json.loads(res[1])["output_0"]["value"])
+            want = np.load(os.path.join(DATA, "tf2_cond", "out%s.npy" % x))
+            check(got.shape == want.shape and np.allclose(
+                got, want, rtol=1e-5, atol=1e-6),
+                "tf2_cond x%s: TF's branch: %s vs %s" % (x, got, want))
 
 
 def group_errors():
@@ -332,11 +345,14 @@ def group_errors():
             f.write(bad)
         error(dgrun("check", tm), 2, "a damaged text .meta",
               ["not a text-format MetaGraphDef: line "] + words, tm)
-    # TF 2's functional If (a tf.cond) is not lowered: the loader's list
-    d = os.path.join(DATA, "tf2_cond", "model")
+    # a TensorList that no TensorListReserve / FromTensor made (an
+    # EmptyTensorList pushed onto): dgrun maps lists onto TensorArrays
+    d = os.path.join(DATA, "tf2_list", "model")
     error(dgrun("run", d, "--feed", "x=" + os.path.join(
-        DATA, "tf2_cond", "x.npy")), 2, "TF 2 SavedModel tf2_cond",
-        ["unsupported ops:", "StatelessIf (1 node)"], d)
+        DATA, "tf2_list", "x.npy")), 2, "TF 2 SavedModel tf2_list",
+        ["node 'PartitionedCall/PartitionedCall/TensorListStack': its "
+         "TensorList does not come from a TensorListReserve or "
+         "TensorListFromTensor"], d)
     # truncated saved_model.pb
     d = os.path.join(TMP, "trunc")
     shutil.copytree(os.path.join(SM, "model"), d)

@@ -221,6 +221,7 @@ static void test_prefixes(void **state)
     prefixes("tests/fuzz/corpus/savedmodel/tiny_text.meta", 7);
     prefixes("tests/data/tf_meta/keras_cnn/model/saved_model.pb", 13);
     prefixes("tests/data/tf_meta/keras_lstm/model/saved_model.pb", 61);
+    prefixes("tests/data/tf_meta/tf2_while/model/saved_model.pb", 67);
 }
 
 /* Allocation k failing, for every k until the load succeeds. */
@@ -253,6 +254,8 @@ static void test_nomem(void **state)
     nomem("tests/fuzz/corpus/savedmodel/tiny_saved_model.pb", 1);
     nomem("tests/data/tf_meta/tf2_module/model/saved_model.pb", 3);
     nomem("tests/data/tf_meta/keras_lstm/model/saved_model.pb", 7);
+    nomem("tests/data/tf_meta/tf2_while/model/saved_model.pb", 5);
+    nomem("tests/data/tf_meta/tf2_cond/model/saved_model.pb", 1);
 }
 
 int main(void)

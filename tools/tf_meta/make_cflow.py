@@ -14,13 +14,18 @@ OUT defaults to tests/data/tf_meta.  Writes under OUT:
                tf.TensorArray at a varying index (TensorListReserve /
                SetItem, stacked after the loop: TensorListStack), reads a
                TensorArray unstacked from its input (TensorListFromTensor /
-               GetItem) and counts its iterations; x.npy and TF's outputs
-               (out_ys.npy, out_n.npy, out_acc.npy), meta.json
+               GetItem), fills a dynamic-size TensorArray (SetItem
+               resize_if_index_out_of_bounds), takes a tf.cond on the
+               iteration's parity (an If inside the loop) and counts its
+               iterations; x.npy and TF's outputs (out_ys.npy, out_zs.npy,
+               out_n.npy, out_acc.npy), meta.json
   keras_gru/   a Keras GRU (return_sequences, so the loop writes every
                step) then Dense: x.npy, out.npy (TF's serving_default)
   tf2_cond/    a tf.function with a tf.cond (a functional If / StatelessIf)
                on its input: x.npy, xneg.npy and TF's outputs for both
                (out.npy, outneg.npy)
+  tf2_list/    a tf.function pushing onto an EmptyTensorList (TensorList
+               ops dgrun does not map: an error test); x.npy
 """
 import json
 import os
@@ -58,17 +63,21 @@ class Loop(tf.Module):
     def run(self, x):
         xs = tf.TensorArray(tf.float32, size=tf.shape(x)[0]).unstack(x)
         ys = tf.TensorArray(tf.float32, size=tf.shape(x)[0])
+        zs = tf.TensorArray(tf.float32, size=0, dynamic_size=True)
         h = tf.zeros([1, 2])
 
-        def cond(i, h, ys, acc):
+        def cond(i, h, ys, zs, acc):
             return i < tf.shape(x)[0]
 
-        def body(i, h, ys, acc):
+        def body(i, h, ys, zs, acc):
             h = self.step(h, tf.reshape(xs.read(i), [1, 2]))
-            return i + 1, h, ys.write(i, tf.reshape(h, [2])), acc + 2.0
+            acc = tf.cond(i % 2 == 0, lambda: acc + 2.0,
+                          lambda: acc * 1.5 - tf.reduce_sum(h))
+            return (i + 1, h, ys.write(i, tf.reshape(h, [2])),
+                    zs.write(i, acc), acc)
 
-        n, h, ys, acc = tf.while_loop(cond, body, [0, h, ys, 0.0])
-        return {"ys": ys.stack(), "n": n, "acc": acc}
+        n, h, ys, zs, acc = tf.while_loop(cond, body, [0, h, ys, zs, 0.0])
+        return {"ys": ys.stack(), "zs": zs.stack(), "n": n, "acc": acc}
 
 
 def tf2_while():
@@ -82,7 +91,7 @@ def tf2_while():
         "serving_default"]
     res = fn(x=tf.constant(x))
     np.save(os.path.join(d, "x.npy"), x)
-    for k in ("ys", "n", "acc"):
+    for k in ("ys", "zs", "n", "acc"):
         np.save(os.path.join(d, "out_%s.npy" % k), res[k].numpy())
     with open(os.path.join(d, "meta.json"), "w") as f:
         json.dump({"inputs": ["x"], "outputs": sorted(res.keys())}, f)
@@ -123,10 +132,30 @@ def tf2_cond():
                 res[sorted(res.keys())[0]].numpy())
 
 
+class PushBack(tf.Module):
+    @tf.function(input_signature=[tf.TensorSpec([3], tf.float32)])
+    def run(self, x):
+        ls = tf.raw_ops.EmptyTensorList(element_shape=[3],
+                                        max_num_elements=-1,
+                                        element_dtype=tf.float32)
+        ls = tf.raw_ops.TensorListPushBack(input_handle=ls, tensor=x)
+        return tf.raw_ops.TensorListStack(input_handle=ls, element_shape=[3],
+                                          element_dtype=tf.float32)
+
+
+def tf2_list():
+    d = fresh("tf2_list")
+    m = PushBack()
+    tf.saved_model.save(m, os.path.join(d, "model"),
+                        signatures={"serving_default": m.run})
+    np.save(os.path.join(d, "x.npy"), np.array([1, 2, 3], np.float32))
+
+
 def main():
     tf2_while()
     keras_gru()
     tf2_cond()
+    tf2_list()
 
 
 if __name__ == "__main__":
