@@ -22,8 +22,8 @@ Writes under OUT:
   keras_mlp/     TF 2 SavedModels (tf.saved_model.save of a Keras model):
                  an MLP, a small CNN, an LSTM; x.npy and TF's
                  serving_default output (out.npy), meta.json with the
-                 signature's keys.  (dgrun refuses these for now: see
-                 docs/savedmodel.md.)
+                 signature's keys.  (The LSTM's functional While and
+                 TensorLists: compiler/load/load_cflow.c.)
 """
 import json
 import os
