@@ -28,6 +28,11 @@ graph mode, reference variables, seeded values):
                       encoding of name and extents) with each full
                       entry's slices
 
+Also tests/fuzz/corpus/tf_index/tf_partitioned.index: the index of a
+checkpoint of the Variables tests/fuzz/fuzz_tf_index.c's graph has (w,
+w/Adam, global_step, flag) and p [2,3] in 2 parts (p/part_0, p/part_1),
+so the fuzzer starts from slices that restore.
+
 The suite reads these files only; TensorFlow is never needed to test.
 """
 import json
@@ -156,5 +161,29 @@ def main():
         f.write("\n")
 
 
+def fuzz_seed():
+    g = tf.Graph()
+    with g.as_default():
+        tf1.Variable(np.full((2, 3), 0.5, np.float32), name="w",
+                     use_resource=False)
+        tf1.Variable(np.zeros((2, 3), np.float32), name="w/Adam",
+                     use_resource=False)
+        tf1.Variable(np.int64(7), name="global_step", use_resource=False)
+        tf1.Variable(np.array([True, False]), name="flag", use_resource=False)
+        tf1.get_variable("p", [2, 3], use_resource=False,
+                         initializer=tf1.constant_initializer(0.25),
+                         partitioner=tf1.fixed_size_partitioner(2))
+        tmp = os.path.join(OUT, "seed_tmp")
+        with tf1.Session(graph=g) as s:
+            s.run(tf1.global_variables_initializer())
+            tf1.train.Saver().save(s, os.path.join(tmp, "model.ckpt"),
+                                   write_meta_graph=False, write_state=False)
+    dst = os.path.join(os.path.dirname(__file__), "..", "..", "tests", "fuzz",
+                       "corpus", "tf_index", "tf_partitioned.index")
+    shutil.copyfile(os.path.join(tmp, "model.ckpt.index"), dst)
+    shutil.rmtree(tmp)
+
+
 if __name__ == "__main__":
     main()
+    fuzz_seed()

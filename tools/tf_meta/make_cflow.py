@@ -26,6 +26,9 @@ OUT defaults to tests/data/tf_meta.  Writes under OUT:
                (out.npy, outneg.npy)
   tf2_list/    a tf.function pushing onto an EmptyTensorList (TensorList
                ops dgrun does not map: an error test); x.npy
+
+and the saved_model.pb of tf2_while, tf2_cond and tf2_list as seeds of
+the savedmodel fuzz target (tests/fuzz/corpus/savedmodel/*_saved_model.pb).
 """
 import json
 import os
@@ -156,6 +159,12 @@ def main():
     keras_gru()
     tf2_cond()
     tf2_list()
+    seeds = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                         "..", "tests", "fuzz", "corpus", "savedmodel")
+    for name in ("while", "cond", "list"):
+        shutil.copyfile(os.path.join(OUT, "tf2_" + name, "model",
+                                     "saved_model.pb"),
+                        os.path.join(seeds, name + "_saved_model.pb"))
 
 
 if __name__ == "__main__":
