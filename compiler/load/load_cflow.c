@@ -702,9 +702,9 @@ static dg_status convert(lists *L, Dgtf__NodeDef *n, const char *h)
     Dgtf__AttrValue *dt = elem_type(n);
     char *ctrl = n->n_input ? base_of(c, n->input[0]) : NULL;
     char *cx = ctrl ? dgc_fn_printf(c, "^%s", ctrl) : NULL;
-    if (!dt)
-        return dg_err(c->err, DG_E_GRAPH, "node '%s': no element_dtype",
-                      n->name);
+    if (!dt || !n->n_input || n->input[0][0] == '^')
+        return dg_err(c->err, DG_E_GRAPH, "node '%s': no element_dtype or "
+                      "no list input", n->name);
     if (!cx)
         return dgc_fn_nomem(c);
     dg_status st = DG_OK;
@@ -802,7 +802,8 @@ static dg_status convert(lists *L, Dgtf__NodeDef *n, const char *h)
             return dgc_fn_nomem(c);
         return DG_OK;
     }
-    return DG_OK; /* other list ops: left, refused as unsupported ops */
+    return dg_err(c->err, DG_E_GRAPH, "node '%s': %s with too few inputs",
+                  n->name, n->op);
 }
 
 dg_status dgc_fn_lists(fnctx *c)
@@ -840,9 +841,14 @@ dg_status dgc_fn_lists(fnctx *c)
             dg_strmap_put(&L.dyn, src->name, 1) < 0)
             st = dgc_fn_nomem(c);
     }
-    for (size_t i = 0; i < n0 && !st; i++)
-        if (strncmp(o->node[i]->op, "TensorList", 10) == 0)
+    for (size_t i = 0; i < n0 && !st; i++) {
+        const Dgtf__NodeDef *n = o->node[i];
+        /* the others stay, refused as unsupported ops */
+        if (is_op(n, "TensorListReserve") || is_op(n, "TensorListFromTensor") ||
+            is_op(n, "TensorListGetItem") || is_op(n, "TensorListSetItem") ||
+            is_op(n, "TensorListStack"))
             st = convert(&L, o->node[i], h[i]);
+    }
     /* the control flow a list passed through carries its flow (float) */
     for (size_t i = 0; i < o->n_node && !st; i++) {
         Dgtf__NodeDef *n = o->node[i];
