@@ -28,7 +28,9 @@ Usage: e2e_savedmodel.py DGRUN GROUP
               tf.function, a variable and a tf.cond in the body, a
               TensorArray written at each index and stacked, a dynamic-size
               one, one unstacked from the input, a counter) gives TF's four
-              outputs; a tf.cond (StatelessIf) takes TF's branch both ways
+              outputs; a tf.cond (StatelessIf) takes TF's branch both ways;
+              a tf.function's binary GraphDef (While, If in its library)
+              gives TF's outputs
   errors      exit 2, one line naming the file: a damaged text .meta, a
               TensorList dgrun cannot map (EmptyTensorList), a truncated
               saved_model.pb, a directory without saved_model.pb, a
@@ -317,6 +319,19 @@ def group_cflow():
             check(got.shape == want.shape and np.allclose(got, want, rtol=1e-5,
                                                           atol=1e-6),
                   "tf2_while: %s equals TF's: %s vs %s" % (k, got, want))
+    # a tf.function's GraphDef (binary, its While and If in the library)
+    g = os.path.join(DATA, "tf2_graphdef", "fn.pb")
+    res = dgrun("run", g, "--feed", "x=" + os.path.join(
+        DATA, "tf2_graphdef", "x.npy"), "--fetch", "Identity,Identity_1",
+        "--json")
+    if check(res[0] == 0, "run tf2_graphdef/fn.pb", res):
+        out = json.loads(res[1])
+        for k, f in (("Identity", "out.npy"), ("Identity_1", "n.npy")):
+            want = np.load(os.path.join(DATA, "tf2_graphdef", f))
+            got = np.asarray(out[k]["value"])
+            check(got.shape == want.shape and np.allclose(
+                got, want, rtol=1e-6, atol=1e-7),
+                "tf2_graphdef: %s equals TF's: %s vs %s" % (k, got, want))
     # a tf.cond (StatelessIf) taking each branch
     d = os.path.join(DATA, "tf2_cond", "model")
     for x in ("", "neg"):

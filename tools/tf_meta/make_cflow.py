@@ -27,8 +27,16 @@ OUT defaults to tests/data/tf_meta.  Writes under OUT:
   tf2_list/    a tf.function pushing onto an EmptyTensorList (TensorList
                ops dgrun does not map: an error test); x.npy
 
-and the saved_model.pb of tf2_while, tf2_cond and tf2_list as seeds of
-the savedmodel fuzz target (tests/fuzz/corpus/savedmodel/*_saved_model.pb).
+  tf2_graphdef/ the GraphDef of a concrete tf.function (a tf.while_loop
+               over a TensorArray with a tf.cond in its body, no variables)
+               as TF 2 writes it: the While and the If with their functions
+               in the GraphDef's library; fn.pb, x.npy and TF's outputs
+               (out.npy: the stacked array, n.npy: the count) and
+               meta.json naming the output tensors
+
+and the saved_model.pb of tf2_while, tf2_cond and tf2_list and
+tf2_graphdef's fn.pb as seeds of the savedmodel fuzz target
+(tests/fuzz/corpus/savedmodel/*_saved_model.pb, graphdef_fn.pb).
 """
 import json
 import os
@@ -154,17 +162,50 @@ def tf2_list():
     np.save(os.path.join(d, "x.npy"), np.array([1, 2, 3], np.float32))
 
 
+def tf2_graphdef():
+    d = fresh("tf2_graphdef")
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.float32)])
+    def fn(x):
+        ta = tf.TensorArray(tf.float32, size=tf.shape(x)[0])
+
+        def body(i, s, ta):
+            xi = tf.gather(x, i)
+            s = tf.cond(xi > 0, lambda: s + xi, lambda: s * 0.5)
+            return i + 1, s, ta.write(i, s)
+
+        n, s, ta = tf.while_loop(lambda i, s, ta: i < tf.shape(x)[0], body,
+                                 [0, 1.0, ta])
+        return tf.identity(ta.stack(), name="out"), tf.identity(n, name="n")
+
+    cf = fn.get_concrete_function()
+    with open(os.path.join(d, "fn.pb"), "wb") as f:
+        f.write(cf.graph.as_graph_def().SerializeToString(deterministic=True))
+    x = np.array([0.5, -1.0, 2.0, 0.25, -3.0], np.float32)
+    out, n = fn(tf.constant(x))
+    np.save(os.path.join(d, "x.npy"), x)
+    np.save(os.path.join(d, "out.npy"), out.numpy())
+    np.save(os.path.join(d, "n.npy"), n.numpy())
+    with open(os.path.join(d, "meta.json"), "w") as f:
+        json.dump({"input": cf.inputs[0].name,
+                   "outputs": [t.name for t in cf.outputs]}, f)
+        f.write("\n")
+
+
 def main():
     tf2_while()
     keras_gru()
     tf2_cond()
     tf2_list()
+    tf2_graphdef()
     seeds = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
                          "..", "tests", "fuzz", "corpus", "savedmodel")
     for name in ("while", "cond", "list"):
         shutil.copyfile(os.path.join(OUT, "tf2_" + name, "model",
                                      "saved_model.pb"),
                         os.path.join(seeds, name + "_saved_model.pb"))
+    shutil.copyfile(os.path.join(OUT, "tf2_graphdef", "fn.pb"),
+                    os.path.join(seeds, "graphdef_fn.pb"))
 
 
 if __name__ == "__main__":
