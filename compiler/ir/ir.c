@@ -133,6 +133,11 @@ void dgc_graph_free(dgc_graph *g)
         dg_free(g->ckpt_keys[i].tensor);
     }
     dg_free(g->ckpt_keys);
+    for (int i = 0; i < g->n_save_slices; i++) {
+        dg_free(g->save_slices[i].var);
+        dg_free(g->save_slices[i].full);
+    }
+    dg_free(g->save_slices);
     dg_free(g->variables_path);
     for (int i = 0; i < g->n_pending; i++)
         dg_free(g->pending[i].names);
@@ -234,6 +239,15 @@ const char *dgc_graph_ckpt_key(const dgc_graph *g, const char *var)
         if (strcmp(g->ckpt_keys[i].key, var) == 0)
             return g->ckpt_keys[i].tensor;
     return var;
+}
+
+const dgc_save_slice *dgc_graph_save_slice(const dgc_graph *g,
+                                           const char *var)
+{
+    for (int i = 0; i < g->n_save_slices; i++)
+        if (strcmp(g->save_slices[i].var, var) == 0)
+            return &g->save_slices[i];
+    return NULL;
 }
 
 int dgc_graph_parse_ref(const dgc_graph *g, const char *s, dgc_ref *out)

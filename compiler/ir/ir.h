@@ -256,6 +256,18 @@ typedef struct dgc_alias {
     char *tensor;                /* "x:0" */
 } dgc_alias;
 
+/* issue 24: a part of a partitioned variable (tf.compat.v1's
+ * `partitioner=`), TF's SaveSliceInfoDef: the Variable `var` holds the
+ * slice [start, start + its shape) of the variable `full` of shape
+ * full_dims, which a checkpoint stores as one tensor in slices. */
+typedef struct dgc_save_slice {
+    char *var;
+    char *full;
+    int rank;
+    int64_t full_dims[DG_MAX_RANK];
+    int64_t start[DG_MAX_RANK];
+} dgc_save_slice;
+
 /* The public dg_graph is this struct. */
 typedef struct dg_graph {
     char *path;          /* graph file name, for messages and feed paths */
@@ -286,6 +298,9 @@ typedef struct dg_graph {
     /* TF 2 SavedModel: a Variable's checkpoint key (key = the Variable's
      * name, tensor = "<object path>/.ATTRIBUTES/VARIABLE_VALUE") */
     dgc_alias *ckpt_keys; int n_ckpt_keys;
+    /* partitioned variables' parts, from a MetaGraphDef's `variables`
+     * collection (VariableDef.save_slice_info_def) */
+    dgc_save_slice *save_slices; int n_save_slices;
 
     struct dgc_slab_chunk *slab; /* see dgc_graph_slab_alloc */
 } dgc_graph;
@@ -316,6 +331,11 @@ void *dgc_graph_slab_alloc(dgc_graph *g, size_t n);
 /* The name Variable `var` has in a checkpoint: its TF 2 object-graph key
  * (g->ckpt_keys), else `var` itself. */
 const char *dgc_graph_ckpt_key(const dgc_graph *g, const char *var);
+
+/* The slice Variable `var` is of a partitioned variable, as the graph's
+ * file gave it (g->save_slices), or NULL. */
+const dgc_save_slice *dgc_graph_save_slice(const dgc_graph *g,
+                                           const char *var);
 
 /* Node id by name, -1 if absent. */
 int32_t dgc_graph_find(const dgc_graph *g, const char *name);

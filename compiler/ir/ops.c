@@ -96,7 +96,10 @@ static const dgc_attr_spec a_ta[] = {
     {"dynamic_size", DGC_A_BOOL, "false", 0},
     {"clear_after_read", DGC_A_BOOL, "true", 0},
     {"identical_element_shapes", DGC_A_BOOL, "false", 0},
-    {"tensor_array_name", DGC_A_STR, "", 0}, A_END};
+    {"tensor_array_name", DGC_A_STR, "", 0},
+    /* issue 24: a TF 2 TensorList made a TensorArray (load_cflow.c):
+     * a write replaces the element (TensorListSetItem) */
+    {"_tensor_list", DGC_A_BOOL, "false", 0}, A_END};
 static const dgc_attr_spec a_ta_read[] = {
     {"dtype", DGC_A_DTYPE, NULL, REQ}, {"element_shape", DGC_A_SHAPE, NULL, 0},
     {"output_shape", DGC_A_SHAPE, NULL, 0}, A_END};

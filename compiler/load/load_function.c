@@ -12,6 +12,7 @@
  * and nested calls resolve through chains of aliases.
  */
 #include "load_function.h"
+#include "load_fn_priv.h"
 #include "dg_alloc.h"
 #include "dg_error.h"
 #include "dg_util.h"
@@ -61,19 +62,23 @@ static void *ar_alloc(dgc_fn_arena *a, size_t n)
     return p;
 }
 
+static char *ar_vprintf(dgc_fn_arena *a, const char *fmt, va_list ap)
+{
+    va_list cp;
+    va_copy(cp, ap);
+    int n = vsnprintf(NULL, 0, fmt, cp);
+    va_end(cp);
+    char *s = n < 0 ? NULL : ar_alloc(a, (size_t)n + 1);
+    if (s)
+        vsnprintf(s, (size_t)n + 1, fmt, ap);
+    return s;
+}
+
 static char *ar_printf(dgc_fn_arena *a, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        return NULL;
-    char *s = ar_alloc(a, (size_t)n + 1);
-    if (!s)
-        return NULL;
-    va_start(ap, fmt);
-    vsnprintf(s, (size_t)n + 1, fmt, ap);
+    char *s = ar_vprintf(a, fmt, ap);
     va_end(ap);
     return s;
 }
@@ -98,22 +103,7 @@ static void fn_free(void *data, void *p)
 
 static ProtobufCAllocator fn_allocator = {fn_alloc, fn_free, NULL};
 
-/* ---- state -------------------------------------------------------------- */
-
-typedef struct fnctx {
-    dgc_fn_graph *out;
-    dgc_fn_arena *a;
-    size_t cap;
-    dg_error *err;
-} fnctx;
-
-/* One function body being inlined. */
-typedef struct frame {
-    const Dgtf__FunctionDef *fn;  /* NULL: the top-level graph */
-    const char *prefix;           /* the call's name */
-    char **args;                  /* the call's data inputs, as names */
-    dg_strmap body;               /* body node name -> index */
-} frame;
+/* ---- state (fnctx, frame: load_fn_priv.h) ------------------------------ */
 
 static dg_status nomem(fnctx *c)
 {
@@ -373,21 +363,12 @@ static const char *callee(fnctx *c, const Dgtf__NodeDef *n)
 {
     if (strcmp(n->op, "StatefulPartitionedCall") == 0 ||
         strcmp(n->op, "PartitionedCall") == 0) {
-        for (size_t k = 0; k < n->n_attr; k++) {
-            const Dgtf__AttrValue *v = n->attr[k]->value;
-            if (strcmp(n->attr[k]->key, "f") != 0 || !v ||
-                v->value_case != DGTF__ATTR_VALUE__VALUE_FUNC)
-                continue;
-            fn_oom = 0;
-            Dgtf__NameAttrList *l = dgtf__name_attr_list__unpack(
-                &fn_allocator, v->func.len, v->func.data);
-            if (!l)
-                return NULL;
-            char *name = ar_printf(c->a, "%s", l->name ? l->name : "");
-            dgtf__name_attr_list__free_unpacked(l, &fn_allocator);
-            return name;
-        }
-        return "";
+        int oom = 0;
+        const char *f = dgc_fn_func_attr(c, n, "f", &oom);
+        for (size_t k = 0; !f && k < n->n_attr; k++)
+            if (strcmp(n->attr[k]->key, "f") == 0)
+                return NULL; /* malformed (or nomem): not a call */
+        return f ? f : "";
     }
     if (c->a->n_fn && dg_strmap_get(&c->a->fnames, n->op) >= 0)
         return n->op;
@@ -429,7 +410,7 @@ static char *map_input(fnctx *c, const frame *f, const char *s)
 static dg_status inline_body(fnctx *c, const Dgtf__NodeDef *call,
                              const char *fname, const char *name,
                              char **in, size_t n_in, const char *device,
-                             int depth);
+                             int depth, const char *frame_ctrl);
 
 /* Node b of frame f (the top-level graph or a body): inlined when a call,
  * else a copy with its inputs mapped. */
@@ -448,10 +429,16 @@ static dg_status one_node(fnctx *c, const frame *f, const Dgtf__NodeDef *b,
     if (n_in > b->n_input)
         in[b->n_input] = (char *)ictrl;
     const char *dev = b->device && b->device[0] ? b->device : device;
+    if (strcmp(b->op, "While") == 0 || strcmp(b->op, "StatelessWhile") == 0)
+        return dgc_fn_lower_while(c, b, full, in, n_in, dev ? dev : "",
+                                  depth + 1);
+    if (strcmp(b->op, "If") == 0 || strcmp(b->op, "StatelessIf") == 0)
+        return dgc_fn_lower_if(c, b, full, in, n_in, dev ? dev : "",
+                               depth + 1);
     const char *fname = callee(c, b);
     if (fname)
         return inline_body(c, b, fname, full, in, n_in, dev ? dev : "",
-                           depth + 1);
+                           depth + 1, NULL);
     Dgtf__NodeDef *n = ar_alloc(c->a, sizeof *n);
     if (!n)
         return nomem(c);
@@ -482,7 +469,7 @@ static dg_status noop(fnctx *c, const char *name, char **in, size_t n_in,
 static dg_status inline_body(fnctx *c, const Dgtf__NodeDef *call,
                              const char *fname, const char *name,
                              char **in, size_t n_in, const char *device,
-                             int depth)
+                             int depth, const char *frame_ctrl)
 {
     int32_t fi = fname[0] ? dg_strmap_get(&c->a->fnames, fname) : -1;
     if (fi < 0)
@@ -520,8 +507,8 @@ static dg_status inline_body(fnctx *c, const Dgtf__NodeDef *call,
     }
     f.args = args;
     dg_status st = DG_OK;
-    const char *ictrl = NULL;
-    if (n_ctrl) { /* the call's control inputs: before every body node */
+    const char *ictrl = frame_ctrl; /* a loop's body: in its frame */
+    if (n_ctrl && !ictrl) { /* the call's control inputs: before every body node */
         char *cn = ar_printf(c->a, "%s/input_control_node", name);
         if (!cn || !(ictrl = ar_printf(c->a, "^%s", cn)))
             return nomem(c);
@@ -581,6 +568,75 @@ static dg_status inline_body(fnctx *c, const Dgtf__NodeDef *call,
         st = alias_put(c, ockey, ocval);
     dg_strmap_free(&f.body);
     return st;
+}
+
+/* ---- for load_cflow.c (load_fn_priv.h) ---------------------------------- */
+
+void *dgc_fn_alloc(fnctx *c, size_t n)
+{
+    return ar_alloc(c->a, n);
+}
+
+char *dgc_fn_printf(fnctx *c, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *s = ar_vprintf(c->a, fmt, ap);
+    va_end(ap);
+    return s;
+}
+
+dg_status dgc_fn_emit(fnctx *c, Dgtf__NodeDef *n)
+{
+    return emit(c, n);
+}
+
+dg_status dgc_fn_alias(fnctx *c, const char *key, const char *val)
+{
+    return alias_put(c, key, val);
+}
+
+dg_status dgc_fn_nomem(fnctx *c)
+{
+    return nomem(c);
+}
+
+const char *dgc_fn_func_attr(fnctx *c, const Dgtf__NodeDef *n,
+                             const char *key, int *oom)
+{
+    *oom = 0;
+    for (size_t k = 0; k < n->n_attr; k++) {
+        const Dgtf__AttrValue *v = n->attr[k]->value;
+        if (strcmp(n->attr[k]->key, key) != 0 || !v ||
+            v->value_case != DGTF__ATTR_VALUE__VALUE_FUNC)
+            continue;
+        fn_oom = 0;
+        Dgtf__NameAttrList *l = dgtf__name_attr_list__unpack(
+            &fn_allocator, v->func.len, v->func.data);
+        *oom = fn_oom;
+        if (!l)
+            return NULL;
+        char *name = ar_printf(c->a, "%s", l->name ? l->name : "");
+        dgtf__name_attr_list__free_unpacked(l, &fn_allocator);
+        *oom = !name;
+        return name;
+    }
+    return NULL;
+}
+
+const Dgtf__FunctionDef *dgc_fn_find(fnctx *c, const char *fname)
+{
+    int32_t fi = fname[0] ? dg_strmap_get(&c->a->fnames, fname) : -1;
+    return fi < 0 ? NULL : c->a->fn[fi];
+}
+
+dg_status dgc_fn_inline_body(fnctx *c, const Dgtf__NodeDef *call,
+                             const char *fname, const char *name, char **in,
+                             size_t n_in, const char *device, int depth,
+                             const char *frame_ctrl)
+{
+    return inline_body(c, call, fname, name, in, n_in, device, depth,
+                       frame_ctrl);
 }
 
 /* ---- entry points -------------------------------------------------------- */
@@ -699,6 +755,9 @@ dg_status dgc_fn_inline(const Dgtf__GraphDef *gd, const char *const *roots,
         for (size_t k = 0; k < n->n_input; k++)
             n->input[k] = (char *)dgc_fn_resolve(out, n->input[k]);
     }
+    /* TensorLists as TensorArrays (load_cflow.c) */
+    if (!st)
+        st = dgc_fn_lists(&c);
     if (!st && n_roots > 0)
         st = prune(&c, roots, n_roots);
     return st;

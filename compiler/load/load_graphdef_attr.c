@@ -728,7 +728,8 @@ static int cflow_attr(dgc_graph *g, const dgc_jdoc *doc, int32_t id,
     static const char *const ignored_strs[] = {"tensor_array_name",
                                                "stack_name", NULL};
     static const char *const bools[] = {"is_constant", "dynamic_size",
-        "clear_after_read", "identical_element_shapes", "swap_memory", NULL};
+        "clear_after_read", "identical_element_shapes", "swap_memory",
+        "_tensor_list", NULL};
     dgc_node *n = &g->nodes[id];
     if (!dgc_op_has(n->op, DGC_OP_CONTROL_FLOW))
         return 0;

@@ -385,6 +385,68 @@ static dg_status collections(dgc_graph *g, const Dgtf__MetaGraphDef *m,
     return DG_OK;
 }
 
+/* The parts of partitioned variables: each VariableDef of the
+ * `variables` collection with a save_slice_info_def whose Variable the
+ * graph has becomes a g->save_slices entry (the checkpoint key, full
+ * shape and offset the restore and the save use). */
+static dg_status save_slices(dgc_graph *g, const Dgtf__MetaGraphDef *m,
+                             dg_error *err)
+{
+    const Dgtf__CollectionDef *c = collection(m, "variables");
+    if (!c || c->kind_case != DGTF__COLLECTION_DEF__KIND_BYTES_LIST)
+        return DG_OK;
+    char buf[1024];
+    dg_status st = DG_OK;
+    for (size_t i = 0; !st && i < c->bytes_list->n_value; i++) {
+        const ProtobufCBinaryData *d = &c->bytes_list->value[i];
+        mg_oom = 0;
+        Dgtf__VariableDef *v =
+            dgtf__variable_def__unpack(&mg_allocator, d->len, d->data);
+        if (!v) /* each_name said why already; here only out of memory */
+            return mg_oom ? dg_err_nomem(err, "MetaGraphDef") : DG_OK;
+        const Dgtf__SaveSliceInfoDef *si = v->save_slice_info_def;
+        const char *name = node_of(v->variable_name ? v->variable_name : "",
+                                   buf, sizeof buf);
+        int32_t id = dgc_graph_find(g, name);
+        if (si && si->full_name && si->full_name[0] && id >= 0 &&
+            g->nodes[id].op == DGC_OPID_Variable) {
+            size_t r = si->n_full_shape;
+            int ok = r <= DG_MAX_RANK && si->n_var_offset == r &&
+                     si->n_var_shape == r;
+            for (size_t k = 0; ok && k < r; k++)
+                ok = si->full_shape[k] >= 0 && si->var_offset[k] >= 0 &&
+                     si->var_shape[k] >= 0 &&
+                     si->var_offset[k] <= si->full_shape[k] - si->var_shape[k];
+            dgc_save_slice *ns = ok ? dg_realloc(g->save_slices, sizeof *ns *
+                                                 (size_t)(g->n_save_slices + 1))
+                                    : NULL;
+            if (!ok) {
+                st = dg_err(err, DG_E_GRAPH, "collection 'variables': %s: its "
+                            "save_slice_info_def does not fit its full shape",
+                            name);
+            } else if (!ns) {
+                st = dg_err_nomem(err, "MetaGraphDef");
+            } else {
+                g->save_slices = ns;
+                dgc_save_slice *x = &ns[g->n_save_slices];
+                memset(x, 0, sizeof *x);
+                x->var = dg_strdup(name);
+                x->full = dg_strdup(si->full_name);
+                x->rank = (int)r;
+                for (size_t k = 0; k < r; k++) {
+                    x->full_dims[k] = si->full_shape[k];
+                    x->start[k] = si->var_offset[k];
+                }
+                g->n_save_slices++;
+                if (!x->var || !x->full)
+                    st = dg_err_nomem(err, "MetaGraphDef");
+            }
+        }
+        dgtf__variable_def__free_unpacked(v, &mg_allocator);
+    }
+    return st;
+}
+
 /* Whether gd needs load_function.c: functions to inline or resource
  * variables to rename. */
 static int tf2(const Dgtf__GraphDef *gd)
@@ -458,6 +520,8 @@ static dg_status load_meta(dgc_graph *g, const Dgtf__MetaGraphDef *m,
     dgc_pb_json_free(root);
     if (!st)
         st = collections(g, m, err);
+    if (!st)
+        st = save_slices(g, m, err);
 done:
     dg_free(drop);
     dg_free(kept);

@@ -14,6 +14,7 @@
  * starts with the byte 0x12).
  */
 #include "format.h"
+#include "load_function.h"
 #include "dg_alloc.h"
 #include "tf_graph.pb-c.h"
 
@@ -354,7 +355,7 @@ static void hooks_on(void)
     cJSON_InitHooks(&h);
 }
 
-int dgc_pb_to_json(const char *text, size_t len, cJSON **root)
+int dgc_pb_to_json(const char *text, size_t len, cJSON **root, dg_error *err)
 {
     *root = NULL;
     pb_oom = 0;
@@ -367,14 +368,31 @@ int dgc_pb_to_json(const char *text, size_t len, cJSON **root)
         dgtf__graph_def__free_unpacked(gd, &pb_allocator);
         return 1;
     }
+    /* a function library (a tf.function's graph, a frozen TF 2 model):
+     * calls inlined, While / If lowered, TensorLists as TensorArrays */
+    dgc_fn_graph fg;
+    Dgtf__GraphDef flat = *gd;
+    memset(&fg, 0, sizeof fg);
+    if (gd->library && gd->library->n_function > 0) {
+        dg_status st = dgc_fn_inline(gd, NULL, 0, &fg, err);
+        if (st != DG_OK) {
+            dgc_fn_free(&fg);
+            dgtf__graph_def__free_unpacked(gd, &pb_allocator);
+            return st == DG_E_NOMEM ? -1 : 2;
+        }
+        flat.node = fg.node;
+        flat.n_node = fg.n_node;
+        flat.library = NULL;
+    }
     jb b = {0};
     hooks_on();
-    cJSON *r = to_json(&b, gd);
+    cJSON *r = to_json(&b, &flat);
     if (b.oom) {
         cJSON_Delete(r);
         r = NULL;
     }
     cJSON_InitHooks(NULL);
+    dgc_fn_free(&fg);
     dgtf__graph_def__free_unpacked(gd, &pb_allocator);
     if (!r)
         return -1;
@@ -422,9 +440,11 @@ static dg_status pb_load(dgc_probe *p, void *out, dg_error *err)
     dgc_graph *g = out;
     cJSON *pb = NULL;
     dg_status st = DG_OK;
-    int rc = dgc_pb_to_json(p->text, p->len, &pb);
+    int rc = dgc_pb_to_json(p->text, p->len, &pb, err);
     if (rc < 0) {
         st = dg_err_nomem(err, "GraphDef");
+    } else if (rc == 2) {
+        st = err->code ? err->code : DG_E_GRAPH;
     } else if (rc == 0) {
         dgc_jdoc doc;
         memset(&doc, 0, sizeof doc);

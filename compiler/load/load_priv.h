@@ -262,10 +262,13 @@ void dgc_gd_end(dgc_gdload *L);
  * dgc_pb_to_json: parse text[0..len) as a GraphDef into the proto3 JSON
  * tree MessageToJson gives for it (root has `node`); 0 ok, 1 not a binary
  * GraphDef (malformed, truncated, or no nodes and only unknown fields), -1
- * nomem.  Free the tree with dgc_pb_json_free. */
+ * nomem, 2 a GraphDef whose function library could not be inlined (err
+ * says why).  A library's calls and TF 2 control flow are inlined and
+ * lowered first (load_function.h; issue 24: a tf.function's graph).  Free
+ * the tree with dgc_pb_json_free. */
 enum { DGC_INPUT_JSON, DGC_INPUT_BINARY, DGC_INPUT_EITHER };
 int dgc_input_kind(const char *text, size_t len);
-int dgc_pb_to_json(const char *text, size_t len, cJSON **root);
+int dgc_pb_to_json(const char *text, size_t len, cJSON **root, dg_error *err);
 void dgc_pb_json_free(cJSON *root);
 /* The same tree for a GraphDef protobuf-c already parsed (a
  * `const Dgtf__GraphDef *`, e.g. a MetaGraphDef's graph_def, issue 24);

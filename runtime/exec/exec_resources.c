@@ -12,7 +12,9 @@
  * adds writes to an index written before: TF's accumulation), Read
  * returns the element (zeros of the element shape for an index a gradient
  * array never had written), Scatter/Gather split and stack along axis 0,
- * dynamic_size grows on writes.  Stack: push and pop.
+ * dynamic_size grows on writes; a TF 2 TensorList's array (attr
+ * _tensor_list, issue 24) replaces an element written before.  Stack:
+ * push and pop.
  */
 #include "exec_frames.h"
 #include "ops.h"
@@ -25,6 +27,7 @@ typedef struct fx_resource {
     int kind;                 /* 1 TensorArray, 2 stack */
     dg_dtype dtype;
     int dynamic, is_grad;
+    int is_list;              /* a TF 2 TensorList: writes replace */
     dg_shape elem;            /* element shape, rank -1 unknown */
     dgr_value *v;             /* elements (buf NULL: not written) */
     int64_t n, cap;
@@ -216,9 +219,11 @@ static dg_status ta_put(fx_resource *r, dgr_device *dev, const dgc_node *n,
         *e = sum;
         return DG_OK;
     }
-    if (e->buf && !r->is_grad)
+    if (e->buf && !r->is_grad && !r->is_list)
         return RERR("node '%s': index %lld of the TensorArray was already "
                     "written", n->name, (long long)i);
+    if (e->buf) /* a TensorList's SetItem replaces the element */
+        dgr_buffer_release(e->buf);
     *e = *v;
     dgr_buffer_retain(v->buf);
     if (r->elem.rank < 0 || dg_shape_numel(&r->elem) < 0)
@@ -347,6 +352,7 @@ static dg_status run_locked(dgr_fx_res *t, dgr_device *dev,
         r = &t->r[i];
         r->dtype = (dg_dtype)dgc_attr_int(n, "dtype", DG_F32);
         r->dynamic = dgc_attr_bool(n, "dynamic_size", 0);
+        r->is_list = dgc_attr_bool(n, "_tensor_list", 0);
         shape_attr(n, &r->elem);
         if (ensure(r, size))
             return dg_err_nomem(err, "TensorArray");

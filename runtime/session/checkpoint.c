@@ -15,6 +15,7 @@
 #include "checkpoint.h"
 #include "ckpt_state.h"
 #include "tf_bundle.h"
+#include "ckpt_slices.h"
 #include "dg_alloc.h"
 #include "dg_io.h"
 #include "dg_util.h"
@@ -225,7 +226,13 @@ dg_status dgr_checkpoint_save(dgr_session *s, const char *loc, int64_t step,
     make_parents(prefix);
     dgr_bundle_recover(prefix); /* a save of this prefix that crashed */
     dgr_bundle_writer w;
-    dg_status st = dgr_bundle_writer_open(&w, prefix, step, err);
+    dgr_ckpt_parts parts;
+    dg_status st = dgr_ckpt_parts_find(g, &parts, err);
+    if (st != DG_OK) {
+        dg_free(prefix);
+        return st;
+    }
+    st = dgr_bundle_writer_open(&w, prefix, step, err);
     for (int32_t i = 0; i < g->n_nodes && st == DG_OK; i++) {
         const char *name = saved_name(g, i);
         if (g->nodes[i].op != vop || !name)
@@ -233,12 +240,26 @@ dg_status dgr_checkpoint_save(dgr_session *s, const char *loc, int64_t step,
         dg_tensor *t = NULL;
         if ((st = dgr_session_gather_variable(s, i, &t, err)) != DG_OK)
             break;
-        st = dgr_bundle_writer_add(&w, name, t->dtype, &t->shape, t->data, err);
+        /* a part of a partitioned variable: a slice of it, as TF saves */
+        const dgr_ckpt_part *pt = dgr_ckpt_part_of(&parts, name);
+        if (pt && pt->rank == t->shape.rank) {
+            dg_shape full = {pt->rank, {0}};
+            dgr_bundle_slice sl;
+            memcpy(full.dims, pt->full_dims, sizeof full.dims);
+            memcpy(sl.start, pt->start, sizeof sl.start);
+            memcpy(sl.len, t->shape.dims, sizeof sl.len);
+            st = dgr_bundle_writer_add_slice(&w, pt->full, &full, &sl,
+                                             t->dtype, t->data, err);
+        } else {
+            st = dgr_bundle_writer_add(&w, name, t->dtype, &t->shape, t->data,
+                                       err);
+        }
         dg_tensor_free(t);
     }
     if (st == DG_OK)
         st = dgr_bundle_writer_finish(&w, err);
     dgr_bundle_writer_free(&w);
+    dgr_ckpt_parts_free(&parts);
     if (st == DG_OK)
         st = update_state(prefix, keep, err);
     if (st == DG_OK && saved)
@@ -296,23 +317,261 @@ static int64_t bundle_step(dgr_bundle *b)
     return 0;
 }
 
+/* What Variable i is restored from: entry e, whole (read as it is), or
+ * the box [start, start + len) of it (a part of a partitioned variable,
+ * or a whole Variable from a sliced entry) assembled from e's slices. */
+typedef struct target {
+    const dgr_bundle_entry *e;
+    int whole;
+    int rank;
+    int64_t start[DG_MAX_RANK], len[DG_MAX_RANK];
+} target;
+
+/* Slice k of entry e with every extent explicit. */
+static void slice_box(const dgr_bundle_entry *e, int32_t k, int64_t *start,
+                      int64_t *len)
+{
+    for (int d = 0; d < e->rank; d++) {
+        int full = e->slices[k].len[d] < 0;
+        start[d] = full ? 0 : e->slices[k].start[d];
+        len[d] = full ? e->dims[d] : e->slices[k].len[d];
+    }
+}
+
+/* The elements boxes a and b share. */
+static int64_t box_meet(int rank, const int64_t *as, const int64_t *al,
+                        const int64_t *bs, const int64_t *bl)
+{
+    int64_t v = 1;
+    for (int d = 0; d < rank; d++) {
+        int64_t lo = as[d] > bs[d] ? as[d] : bs[d];
+        int64_t ae = as[d] + al[d], be = bs[d] + bl[d];
+        int64_t hi = ae < be ? ae : be;
+        v *= hi > lo ? hi - lo : 0;
+    }
+    return v;
+}
+
+/* The entry slice k of e is stored under (label_slices made sure it is). */
+static const dgr_bundle_entry *slice_entry(const dgr_bundle *b,
+                                           const dgr_bundle_entry *e,
+                                           int32_t k)
+{
+    size_t kl = 0;
+    char *key = dgr_bundle_slice_key(e->key, e->rank, &e->slices[k], &kl);
+    const dgr_bundle_entry *x = key ? dgr_bundle_find_n(b, key, kl) : NULL;
+    dg_free(key);
+    return x;
+}
+
+/* Pass 0 of a restore for Variable i (original name `name`, type ty):
+ * which entry and which box, checked against the graph in TF's words. */
+static dg_status find_target(const dgr_bundle *b, const dgc_graph *g,
+                             const char *name, const dgc_ttype *ty,
+                             const dgr_ckpt_parts *parts, target *tg,
+                             dg_error *err)
+{
+    const dgr_ckpt_part *pt = dgr_ckpt_part_of(parts, name);
+    const char *key = pt ? pt->full : dgc_graph_ckpt_key(g, name);
+    const dgr_bundle_entry *e = dgr_bundle_find(b, key);
+    if (pt && !e && pt->count > 1 && dgr_bundle_find(b, name)) {
+        /* named like a part, saved as a Variable of its own */
+        pt = NULL;
+        e = dgr_bundle_find(b, key = name);
+    }
+    memset(tg, 0, sizeof *tg);
+    tg->e = e;
+    if (!e)
+        return dg_err(err, DG_E_GRAPH, "%s: checkpoint does not match the "
+                      "graph: Key %s not found in checkpoint", b->index_path,
+                      key);
+    if (e->tf_dtype != dgr_bundle_tf_dtype(ty->dtype))
+        return dg_err(err, DG_E_GRAPH, "%s: checkpoint does not match the "
+                      "graph: tensor_name = %s; expected dtype %s does not "
+                      "equal original dtype %s", b->index_path, key,
+                      dgr_bundle_dtype_name(dgr_bundle_tf_dtype(ty->dtype)),
+                      dgr_bundle_dtype_name(e->tf_dtype));
+    if (e->rank < 0)
+        return dg_err(err, DG_E_GRAPH, "%s: %s: a variable of more than %d "
+                      "dimensions (dgrun's tensors have at most %d)",
+                      b->index_path, key, DG_MAX_RANK, DG_MAX_RANK);
+    char lhs[200], rhs[200];
+    if (!pt) {
+        int same = e->rank == ty->shape.rank;
+        for (int d = 0; same && d < ty->shape.rank; d++)
+            same = ty->shape.dims[d] < 0 || ty->shape.dims[d] == e->dims[d];
+        if (!same) {
+            shape_text(lhs, sizeof lhs, ty->shape.rank, ty->shape.dims);
+            shape_text(rhs, sizeof rhs, e->rank, e->dims);
+            return dg_err(err, DG_E_GRAPH, "%s: checkpoint does not match "
+                          "the graph: Variable '%s': Assign requires shapes "
+                          "of both tensors to match. lhs shape= %s rhs "
+                          "shape= %s", b->index_path, name, lhs, rhs);
+        }
+        tg->rank = e->rank;
+        memcpy(tg->len, e->dims, sizeof tg->len);
+    } else {
+        tg->rank = pt->rank;
+        memcpy(tg->start, pt->start, sizeof tg->start);
+        memcpy(tg->len, pt->len, sizeof tg->len);
+        int64_t full[DG_MAX_RANK];
+        memcpy(full, pt->full_dims, sizeof full);
+        if (pt->guessed && e->sliced && e->n_slices == pt->count &&
+            e->rank == pt->rank) {
+            /* equal parts: the axis is the checkpoint's */
+            int64_t ss[DG_MAX_RANK], sl[DG_MAX_RANK];
+            slice_box(e, pt->index, ss, sl);
+            if (memcmp(sl, pt->len, sizeof(int64_t) * (size_t)e->rank) == 0) {
+                memcpy(tg->start, ss, sizeof ss);
+                memcpy(full, e->dims, sizeof full);
+            }
+        }
+        int same = e->rank == pt->rank;
+        for (int d = 0; same && d < e->rank; d++)
+            same = e->dims[d] == full[d];
+        if (!same) {
+            shape_text(lhs, sizeof lhs, pt->rank, full);
+            shape_text(rhs, sizeof rhs, e->rank, e->dims);
+            return dg_err(err, DG_E_GRAPH, "%s: checkpoint does not match "
+                          "the graph: Variable '%s' is a part of %s of shape "
+                          "%s; the checkpoint's %s has shape %s",
+                          b->index_path, name, key, lhs, key, rhs);
+        }
+        same = ty->shape.rank == pt->rank;
+        for (int d = 0; same && d < pt->rank; d++)
+            same = ty->shape.dims[d] == tg->len[d] && tg->len[d] >= 0 &&
+                   tg->len[d] <= full[d] - tg->start[d];
+        if (!same)
+            return dg_err(err, DG_E_GRAPH, "%s: Variable '%s': its shape does "
+                          "not fit its slice of %s", b->index_path, name, key);
+    }
+    tg->whole = !e->sliced;
+    for (int d = 0; tg->whole && d < tg->rank; d++)
+        tg->whole = tg->start[d] == 0 && tg->len[d] == e->dims[d];
+    if (e->sliced) {
+        int64_t want = 1, got = 0, ss[DG_MAX_RANK], sl[DG_MAX_RANK];
+        for (int d = 0; d < tg->rank; d++)
+            want *= tg->len[d];
+        for (int32_t k = 0; k < e->n_slices; k++) {
+            slice_box(e, k, ss, sl);
+            got += box_meet(tg->rank, tg->start, tg->len, ss, sl);
+        }
+        if (got != want) {
+            shape_text(lhs, sizeof lhs, tg->rank, tg->start);
+            shape_text(rhs, sizeof rhs, tg->rank, tg->len);
+            return dg_err(err, DG_E_GRAPH, "%s: checkpoint does not match "
+                          "the graph: the slices of %s in the checkpoint do "
+                          "not cover Variable '%s' (offset %s, shape %s)",
+                          b->index_path, key, name, lhs, rhs);
+        }
+    }
+    return DG_OK;
+}
+
+/* The sources of a box target: entry e itself (not sliced), or each of
+ * its slices that meets the box; fn(source, its box) for each. */
+typedef dg_status (*source_fn)(void *ctx, const dgr_bundle_entry *src,
+                               const int64_t *start, const int64_t *len,
+                               dg_error *err);
+
+static dg_status each_source(const dgr_bundle *b, const target *tg,
+                             source_fn fn, void *ctx, dg_error *err)
+{
+    const dgr_bundle_entry *e = tg->e;
+    int64_t ss[DG_MAX_RANK] = {0}, sl[DG_MAX_RANK];
+    if (!e->sliced)
+        return fn(ctx, e, ss, e->dims, err);
+    dg_status st = DG_OK;
+    for (int32_t k = 0; k < e->n_slices && st == DG_OK; k++) {
+        slice_box(e, k, ss, sl);
+        if (box_meet(tg->rank, tg->start, tg->len, ss, sl) > 0)
+            st = fn(ctx, slice_entry(b, e, k), ss, sl, err);
+    }
+    return st;
+}
+
+typedef struct src_ctx {
+    dgr_bundle *b;
+    char *checked;
+    const target *tg;
+    char *dst;
+    size_t esz;
+} src_ctx;
+
+static dg_status check_source(void *vctx, const dgr_bundle_entry *src,
+                              const int64_t *start, const int64_t *len,
+                              dg_error *err)
+{
+    src_ctx *x = vctx;
+    (void)start;
+    (void)len;
+    int32_t k = (int32_t)(src - x->b->ents);
+    if (x->checked[k])
+        return DG_OK;
+    x->checked[k] = 1;
+    return dgr_bundle_check(x->b, src, err);
+}
+
+static dg_status copy_source(void *vctx, const dgr_bundle_entry *src,
+                             const int64_t *start, const int64_t *len,
+                             dg_error *err)
+{
+    src_ctx *x = vctx;
+    char *tmp = dg_malloc(src->size ? (size_t)src->size : 1);
+    if (!tmp)
+        return dg_err_nomem(err, "checkpoint");
+    dg_status st = dgr_bundle_read_checked(x->b, src, tmp, err);
+    if (st == DG_OK)
+        dgr_copy_box(x->dst, x->tg->start, x->tg->len, tmp, start, len,
+                     x->tg->rank, x->esz);
+    dg_free(tmp);
+    return st;
+}
+
+/* Pass 2 for a box target: assembled in its own buffer, then scattered. */
+static dg_status restore_box(dgr_session *s, int32_t i, dgr_bundle *b,
+                             const target *tg, dg_dtype dt, dg_error *err)
+{
+    int64_t n = 1;
+    for (int d = 0; d < tg->rank; d++)
+        n *= tg->len[d];
+    size_t esz = dg_dtype_size(dt);
+    src_ctx x = {b, NULL, tg, dg_malloc(n ? (size_t)n * esz : 1), esz};
+    if (!x.dst)
+        return dg_err_nomem(err, "checkpoint");
+    dg_status st = each_source(b, tg, copy_source, &x, err);
+    dg_tensor t = {dt, {tg->rank, {0}}, x.dst};
+    memcpy(t.shape.dims, tg->len, sizeof t.shape.dims);
+    if (st == DG_OK)
+        st = dgr_session_scatter_variable(s, i, &t, err);
+    dg_free(x.dst);
+    return st;
+}
+
 static dg_status restore_tf(dgr_session *s, const char *prefix, int64_t *step,
                             dg_error *err)
 {
     const dgc_graph *g = dgr_session_program(s)->g;
     dgr_bundle b;
+    dgr_ckpt_parts parts;
     dg_status st = dgr_bundle_open(prefix, &b, err);
     if (st != DG_OK)
         return st;
+    if ((st = dgr_ckpt_parts_find(g, &parts, err)) != DG_OK) {
+        dgr_bundle_free(&b);
+        return st;
+    }
     /* pass 0: names, dtypes and shapes; pass 1: every needed entry's bytes
      * checked (size, CRC) before any Variable changes; pass 2: each read
      * again from the same open files (no second CRC) through one buffer
-     * into its Variables, so memory holds at most the largest entry.
+     * into its Variables, so memory holds at most the largest entry (a
+     * part, or a Variable from slices: its box and one slice at a time).
      * Replicas' copies share an entry. */
     char *checked = dg_calloc((size_t)b.n + 1, 1);
     void *buf = NULL;
     int64_t most = 0;
     if (!checked) {
+        dgr_ckpt_parts_free(&parts);
         dgr_bundle_free(&b);
         return dg_err_nomem(err, "checkpoint");
     }
@@ -324,69 +583,32 @@ static dg_status restore_tf(dgr_session *s, const char *prefix, int64_t *step,
                 continue;
             /* every replica's copy gets replica 0's value (SPEC 8.4) */
             const char *name = dgr_replica_orig_name(g, i, NULL);
-            name = dgc_graph_ckpt_key(g, name); /* TF 2 (issue 24) */
-            const dgr_bundle_entry *e = dgr_bundle_find(&b, name);
             const dgc_ttype *ty = &nd->outputs[0];
-            if (pass == 0) {
-                if (!e) {
-                    st = dg_err(err, DG_E_GRAPH, "%s: checkpoint does not "
-                                "match the graph: Key %s not found in "
-                                "checkpoint", b.index_path, name);
-                    break;
-                }
-                if (e->tf_dtype != dgr_bundle_tf_dtype(ty->dtype)) {
-                    st = dg_err(err, DG_E_GRAPH, "%s: checkpoint does not "
-                                "match the graph: tensor_name = %s; expected "
-                                "dtype %s does not equal original dtype %s",
-                                b.index_path, name,
-                                dgr_bundle_dtype_name(dgr_bundle_tf_dtype(ty->dtype)),
-                                dgr_bundle_dtype_name(e->tf_dtype));
-                    break;
-                }
-                if (e->sliced || e->rank < 0) {
-                    st = dg_err(err, DG_E_GRAPH, "%s: %s: a partitioned "
-                                "variable or one of more than %d dimensions "
-                                "(dgrun restores whole tensors of rank <= %d)",
-                                b.index_path, name, DG_MAX_RANK, DG_MAX_RANK);
-                    break;
-                }
-                int same = e->rank == ty->shape.rank;
-                for (int d = 0; same && d < ty->shape.rank; d++)
-                    same = ty->shape.dims[d] < 0 || ty->shape.dims[d] == e->dims[d];
-                if (!same) {
-                    char lhs[200], rhs[200];
-                    shape_text(lhs, sizeof lhs, ty->shape.rank, ty->shape.dims);
-                    shape_text(rhs, sizeof rhs, e->rank, e->dims);
-                    st = dg_err(err, DG_E_GRAPH, "%s: checkpoint does not "
-                                "match the graph: Variable '%s': Assign "
-                                "requires shapes of both tensors to match. "
-                                "lhs shape= %s rhs shape= %s", b.index_path,
-                                name, lhs, rhs);
-                    break;
-                }
-                most = e->size > most ? e->size : most;
-                continue;
-            }
-            int32_t k = (int32_t)(e - b.ents);
-            if (pass == 1) {
-                if (!checked[k])
-                    st = dgr_bundle_check(&b, e, err);
-                checked[k] = 1;
-                continue;
-            }
-            if (!buf && !(buf = dg_malloc(most ? (size_t)most : 1))) {
-                st = dg_err_nomem(err, "checkpoint");
+            target tg;
+            if ((st = find_target(&b, g, name, ty, &parts, &tg, err)) != DG_OK)
                 break;
+            const dgr_bundle_entry *e = tg.e;
+            src_ctx x = {&b, checked, &tg, NULL, 0};
+            if (pass == 0) {
+                most = tg.whole && e->size > most ? e->size : most;
+            } else if (pass == 1) {
+                st = each_source(&b, &tg, check_source, &x, err);
+            } else if (!tg.whole) {
+                st = restore_box(s, i, &b, &tg, ty->dtype, err);
+            } else if (!buf && !(buf = dg_malloc(most ? (size_t)most : 1))) {
+                st = dg_err_nomem(err, "checkpoint");
+            } else {
+                dg_tensor t = {ty->dtype, {e->rank, {0}}, buf};
+                memcpy(t.shape.dims, e->dims, sizeof t.shape.dims);
+                if ((st = dgr_bundle_read_checked(&b, e, buf, err)) == DG_OK)
+                    st = dgr_session_scatter_variable(s, i, &t, err);
             }
-            dg_tensor t = {ty->dtype, {e->rank, {0}}, buf};
-            memcpy(t.shape.dims, e->dims, sizeof t.shape.dims);
-            if ((st = dgr_bundle_read_checked(&b, e, buf, err)) == DG_OK)
-                st = dgr_session_scatter_variable(s, i, &t, err);
         }
     if (st == DG_OK)
         *step = bundle_step(&b);
     dg_free(buf);
     dg_free(checked);
+    dgr_ckpt_parts_free(&parts);
     dgr_bundle_free(&b);
     return st;
 }

@@ -91,8 +91,11 @@ void dgr_bundle_free(dgr_bundle *b)
 {
     if (!b)
         return;
-    for (int32_t i = 0; b->ents && i < b->n; i++)
+    for (int32_t i = 0; b->ents && i < b->n; i++) {
         dg_free(b->ents[i].key);
+        dg_free(b->ents[i].label);
+        dg_free(b->ents[i].slices);
+    }
     dg_free(b->ents);
     for (int32_t i = 0; b->fds && i < b->num_shards; i++)
         if (b->fds[i] >= 0)
@@ -103,9 +106,42 @@ void dgr_bundle_free(dgr_bundle *b)
     memset(b, 0, sizeof *b);
 }
 
+/* e's slices from p (e's rank known); NULL, or the reason they are
+ * unusable.  *nomem set when out of memory. */
+static const char *slices_from(dgr_bundle_entry *e,
+                               const Dgtfb__BundleEntryProto *p, int *nomem)
+{
+    if (e->rank < 0)
+        return NULL; /* refused when read (more dims than dgrun has) */
+    e->slices = dg_calloc(p->n_slices, sizeof *e->slices);
+    if (!e->slices) {
+        *nomem = 1;
+        return "out of memory";
+    }
+    for (size_t k = 0; k < p->n_slices; k++) {
+        const Dgtfb__TensorSliceProto *sp = p->slices[k];
+        dgr_bundle_slice *sl = &e->slices[k];
+        if (sp->n_extent != (size_t)e->rank)
+            return "a slice of another rank than the tensor";
+        for (int d = 0; d < e->rank; d++) {
+            const Dgtfb__TensorSliceProto__Extent *x = sp->extent[d];
+            int has = x->has_length_case ==
+                      DGTFB__TENSOR_SLICE_PROTO__EXTENT__HAS_LENGTH_LENGTH;
+            sl->start[d] = x->start;
+            sl->len[d] = has ? x->length : -1;
+            if (x->start < 0 || (has && (x->length < 0 ||
+                                         x->length > e->dims[d] - x->start)) ||
+                (!has && x->start != 0))
+                return "a slice outside the tensor";
+        }
+    }
+    e->n_slices = (int32_t)p->n_slices;
+    return NULL;
+}
+
 /* Fill e from a BundleEntryProto; NULL, or the reason it is unusable. */
 static const char *entry_from(dgr_bundle_entry *e, const Dgtfb__BundleEntryProto *p,
-                              int32_t num_shards)
+                              int32_t num_shards, int *nomem)
 {
     e->tf_dtype = p->dtype;
     e->shard = p->shard_id;
@@ -129,11 +165,70 @@ static const char *entry_from(dgr_bundle_entry *e, const Dgtfb__BundleEntryProto
         if (e->rank >= 0)
             e->rank = (int)p->shape->n_dim;
     }
+    if (e->sliced)
+        return slices_from(e, p, nomem);
     if (!e->sliced && (e->shard < 0 || e->shard >= num_shards))
         return "shard_id outside the bundle's shards";
     if (!e->sliced && (e->offset < 0 || e->size < 0))
         return "negative offset or size";
     return NULL;
+}
+
+/* TF's TensorSlice::DebugString of sl: "2,2:-" ("-": a whole dimension). */
+static void slice_text(dg_sbuf *o, int rank, const dgr_bundle_slice *sl)
+{
+    for (int d = 0; d < rank; d++) {
+        if (d)
+            dg_sbuf_add(o, ":");
+        if (sl->len[d] < 0)
+            dg_sbuf_add(o, "-");
+        else
+            dg_sbuf_addf(o, "%lld,%lld", (long long)sl->start[d],
+                         (long long)sl->len[d]);
+    }
+}
+
+/* Every slice a full entry lists must have its entry (with the full
+ * entry's dtype and the slice's shape); those entries get their labels. */
+static dg_status label_slices(dgr_bundle *b, dg_error *err)
+{
+    for (int32_t i = 0; i < b->n; i++) {
+        const dgr_bundle_entry *f = &b->ents[i];
+        for (int32_t k = 0; k < f->n_slices; k++) {
+            const dgr_bundle_slice *sl = &f->slices[k];
+            size_t kl = 0;
+            char *key = dgr_bundle_slice_key(f->key, f->rank, sl, &kl);
+            dg_sbuf lb;
+            dg_sbuf_init(&lb);
+            dg_sbuf_addf(&lb, "%s (slice ", f->key);
+            slice_text(&lb, f->rank, sl);
+            dg_sbuf_add(&lb, ")");
+            char *label = dg_sbuf_take(&lb);
+            if (!key || !label) {
+                dg_free(key);
+                dg_free(label);
+                return dg_err_nomem(err, "checkpoint index");
+            }
+            dgr_bundle_entry *e =
+                (dgr_bundle_entry *)dgr_bundle_find_n(b, key, kl);
+            dg_free(key);
+            int same = e && !e->sliced && e->tf_dtype == f->tf_dtype &&
+                       e->rank == f->rank;
+            for (int d = 0; same && d < f->rank; d++)
+                same = e->dims[d] == (sl->len[d] < 0 ? f->dims[d] : sl->len[d]);
+            if (!same) {
+                dg_status st = dg_err(err, DG_E_GRAPH, "%s: checkpoint index "
+                                      "is corrupt: %s: %s", b->index_path,
+                                      label, e ? "its entry has another dtype "
+                                      "or shape" : "no entry for it");
+                dg_free(label);
+                return st;
+            }
+            dg_free(e->label);
+            e->label = label;
+        }
+    }
+    return DG_OK;
 }
 
 dg_status dgr_bundle_parse_index(const uint8_t *buf, size_t len, int verify,
@@ -200,21 +295,25 @@ dg_status dgr_bundle_parse_index(const uint8_t *buf, size_t len, int verify,
         dgr_bundle_entry *e = &b->ents[b->n];
         Dgtfb__BundleEntryProto *p =
             dgtfb__bundle_entry_proto__unpack(&pb_allocator, kvs[i].vlen, kvs[i].val);
-        const char *why = p ? entry_from(e, p, shards) : "not parseable";
+        int nomem = 0;
+        const char *why = p ? entry_from(e, p, shards, &nomem) : "not parseable";
         if (p)
             dgtfb__bundle_entry_proto__free_unpacked(p, &pb_allocator);
-        if (why) {
-            st = dg_err(err, DG_E_GRAPH, "%s: checkpoint index is corrupt: "
-                        "entry for key %s: %s", index_path, kvs[i].key, why);
-            goto done;
-        }
-        if (strlen(kvs[i].key) != kvs[i].klen) {
-            continue; /* a name with a NUL byte: no Variable has it */
-        }
-        e->key = kvs[i].key;
+        e->key = kvs[i].key; /* freed with b from here */
+        e->klen = kvs[i].klen;
         kvs[i].key = NULL;
         b->n++;
+        if (nomem) {
+            st = dg_err_nomem(err, "checkpoint index");
+            goto done;
+        }
+        if (why) {
+            st = dg_err(err, DG_E_GRAPH, "%s: checkpoint index is corrupt: "
+                        "entry for key %s: %s", index_path, e->key, why);
+            goto done;
+        }
     }
+    st = label_slices(b, err);
 done:
     dgr_table_free(kvs, n);
     if (st != DG_OK)
@@ -247,12 +346,30 @@ dg_status dgr_bundle_open(const char *prefix, dgr_bundle *b, dg_error *err)
     return st;
 }
 
+/* Bytewise order of keys, the table's. */
+static int key_cmp(const char *a, size_t al, const char *b, size_t bl)
+{
+    int c = memcmp(a, b, al < bl ? al : bl);
+    return c ? c : al < bl ? -1 : al > bl;
+}
+
+const char *dgr_bundle_entry_name(const dgr_bundle_entry *e)
+{
+    return e->label ? e->label : e->key;
+}
+
 const dgr_bundle_entry *dgr_bundle_find(const dgr_bundle *b, const char *key)
+{
+    return dgr_bundle_find_n(b, key, strlen(key));
+}
+
+const dgr_bundle_entry *dgr_bundle_find_n(const dgr_bundle *b, const char *key,
+                                          size_t klen)
 {
     int32_t lo = 0, hi = b->n;
     while (lo < hi) {
         int32_t mid = lo + (hi - lo) / 2;
-        int c = strcmp(b->ents[mid].key, key);
+        int c = key_cmp(b->ents[mid].key, b->ents[mid].klen, key, klen);
         if (c == 0)
             return &b->ents[mid];
         if (c < 0)
@@ -274,20 +391,21 @@ static dg_status read_entry(dgr_bundle *b, const dgr_bundle_entry *e,
         return dg_err_nomem(err, "checkpoint path");
     dg_status st = DG_OK;
     char *chunk = NULL;
+    const char *name = dgr_bundle_entry_name(e);
     dg_shape sh = {e->rank, {0}};
     if (e->rank >= 0)
         memcpy(sh.dims, e->dims, sizeof sh.dims);
     int64_t numel = e->rank >= 0 ? dg_shape_numel(&sh) : -1;
     if (dt < 0 || e->rank < 0 || e->sliced) {
         st = dg_err(err, DG_E_GRAPH, "%s: %s: dgrun cannot read this entry",
-                    b->index_path, e->key);
+                    b->index_path, name);
         goto done;
     }
     uint64_t want = (uint64_t)numel * dg_dtype_size((dg_dtype)dt);
     if (numel < 0 || numel > INT64_MAX / 8 || (uint64_t)e->size != want) {
         st = dg_err(err, DG_E_GRAPH, "%s: checkpoint is corrupt: Invalid size "
                     "in bundle entry: key %s; stored size %lld; expected size "
-                    "%llu", b->index_path, e->key, (long long)e->size,
+                    "%llu", b->index_path, name, (long long)e->size,
                     (unsigned long long)want);
         goto done;
     }
@@ -297,7 +415,7 @@ static dg_status read_entry(dgr_bundle *b, const dgr_bundle_entry *e,
         if (*fd < 0) {
             st = errno == ENOENT
                      ? dg_err(err, DG_E_GRAPH, "%s: checkpoint is incomplete: "
-                              "the data shard of %s is missing", path, e->key)
+                              "the data shard of %s is missing", path, name)
                      : dg_err(err, DG_E_IO, "%s: cannot read checkpoint: %s",
                               path, strerror(errno));
             goto done;
@@ -308,7 +426,7 @@ static dg_status read_entry(dgr_bundle *b, const dgr_bundle_entry *e,
         (uint64_t)sb.st_size - (uint64_t)e->offset < (uint64_t)e->size) {
         st = dg_err(err, DG_E_GRAPH, "%s: checkpoint is corrupt: truncated "
                     "shard: %s needs bytes %llu..%llu of a %lld-byte file",
-                    path, e->key, (unsigned long long)e->offset,
+                    path, name, (unsigned long long)e->offset,
                     (unsigned long long)e->offset + (unsigned long long)e->size,
                     (long long)sb.st_size);
         goto done;
@@ -328,7 +446,7 @@ static dg_status read_entry(dgr_bundle *b, const dgr_bundle_entry *e,
         if (r <= 0) {
             st = r == 0 ? dg_err(err, DG_E_GRAPH, "%s: checkpoint is corrupt: "
                                  "truncated shard: %s: Read less bytes than "
-                                 "requested", path, e->key)
+                                 "requested", path, name)
                         : dg_err(err, DG_E_IO, "%s: cannot read checkpoint: %s",
                                  path, strerror(errno));
             goto done;
@@ -340,7 +458,7 @@ static dg_status read_entry(dgr_bundle *b, const dgr_bundle_entry *e,
     if (crc_check && crc != e->crc) {
         st = dg_err(err, DG_E_GRAPH, "%s: checkpoint is corrupt: %s (%lld "
                     "bytes): Checksum does not match: stored %08u vs. "
-                    "calculated on the restored bytes %u", path, e->key,
+                    "calculated on the restored bytes %u", path, name,
                     (long long)e->size, e->crc, crc);
         goto done;
     }
@@ -366,6 +484,74 @@ dg_status dgr_bundle_read_checked(dgr_bundle *b, const dgr_bundle_entry *e,
                                   void *dst, dg_error *err)
 {
     return read_entry(b, e, dst, 0, err);
+}
+
+/* ---- slice keys (TF's OrderedCode) --------------------------------------- */
+
+/* OrderedCode::WriteNumIncreasing: the byte count, then big-endian bytes. */
+static void oc_num(dg_sbuf *o, uint64_t v)
+{
+    unsigned char b[9];
+    int n = 0;
+    for (uint64_t x = v; x; x >>= 8)
+        n++;
+    b[0] = (unsigned char)n;
+    for (int i = 0; i < n; i++)
+        b[1 + i] = (unsigned char)(v >> (8 * (n - 1 - i)));
+    dg_sbuf_addn(o, (const char *)b, (size_t)n + 1);
+}
+
+/* OrderedCode::WriteString: 0x00 -> 00 ff, 0xff -> ff 00, then 00 01. */
+static void oc_string(dg_sbuf *o, const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == 0xff)
+            dg_sbuf_addn(o, "\xff\x00", 2);
+        else
+            dg_sbuf_addn(o, (const char *)p, 1);
+    }
+    dg_sbuf_addn(o, "\x00\x01", 2);
+}
+
+/* OrderedCode::WriteSignedNumIncreasing: len = bits / 7 + 1 bytes of the
+ * value (sign-extended, big-endian), the first len bits of the first two
+ * bytes flipped as the length header. */
+static void oc_signed(dg_sbuf *o, int64_t v)
+{
+    static const unsigned char hdr[11][2] = {
+        {0, 0}, {0x80, 0}, {0xc0, 0}, {0xe0, 0}, {0xf0, 0}, {0xf8, 0},
+        {0xfc, 0}, {0xfe, 0}, {0xff, 0}, {0xff, 0x80}, {0xff, 0xc0}};
+    uint64_t x = v < 0 ? ~(uint64_t)v : (uint64_t)v;
+    int bits = 0;
+    for (uint64_t t = x; t; t >>= 1)
+        bits++;
+    int len = bits / 7 + 1;
+    unsigned char buf[10];
+    unsigned char sign = v < 0 ? 0xff : 0;
+    buf[0] = buf[1] = sign;
+    for (int i = 0; i < 8; i++)
+        buf[2 + i] = (unsigned char)((uint64_t)v >> (8 * (7 - i)));
+    unsigned char *b = buf + 10 - len;
+    b[0] ^= hdr[len][0];
+    if (len > 1)
+        b[1] ^= hdr[len][1];
+    dg_sbuf_addn(o, (const char *)b, (size_t)len);
+}
+
+char *dgr_bundle_slice_key(const char *name, int rank,
+                           const dgr_bundle_slice *sl, size_t *klen)
+{
+    dg_sbuf o;
+    dg_sbuf_init(&o);
+    oc_num(&o, 0);
+    oc_string(&o, name);
+    oc_num(&o, (uint64_t)rank);
+    for (int d = 0; d < rank; d++) {
+        oc_signed(&o, sl->len[d] < 0 ? 0 : sl->start[d]);
+        oc_signed(&o, sl->len[d]);
+    }
+    *klen = o.len;
+    return dg_sbuf_take(&o);
 }
 
 /* ---- writing ------------------------------------------------------------ */
@@ -412,22 +598,36 @@ dg_status dgr_bundle_writer_open(dgr_bundle_writer *w, const char *prefix,
     return DG_OK;
 }
 
-dg_status dgr_bundle_writer_add(dgr_bundle_writer *w, const char *name,
-                                dg_dtype dtype, const dg_shape *shape,
-                                const void *data, dg_error *err)
+/* A new entry of w under key (klen bytes, copied); NULL on nomem. */
+static dgr_bundle_entry *new_entry(dgr_bundle_writer *w, const char *key,
+                                   size_t klen)
 {
-    int64_t numel = dg_shape_numel(shape);
-    size_t nb = (size_t)(numel < 0 ? 0 : numel) * dg_dtype_size(dtype);
     dgr_bundle_entry *ents = dg_grow(w->ents, &w->cap, (int64_t)w->n + 1,
                                      sizeof *ents, 16);
     if (!ents)
-        return dg_err_nomem(err, "checkpoint");
+        return NULL;
     w->ents = ents;
     dgr_bundle_entry *e = &ents[w->n];
     memset(e, 0, sizeof *e);
-    if (!(e->key = dg_strdup(name)))
-        return dg_err_nomem(err, "checkpoint");
+    if (!(e->key = dg_malloc(klen + 1)))
+        return NULL;
+    memcpy(e->key, key, klen);
+    e->key[klen] = '\0';
+    e->klen = klen;
     w->n++;
+    return e;
+}
+
+/* dgr_bundle_writer_add under a key of klen bytes. */
+static dg_status add_n(dgr_bundle_writer *w, const char *key, size_t klen,
+                       dg_dtype dtype, const dg_shape *shape, const void *data,
+                       dg_error *err)
+{
+    int64_t numel = dg_shape_numel(shape);
+    size_t nb = (size_t)(numel < 0 ? 0 : numel) * dg_dtype_size(dtype);
+    dgr_bundle_entry *e = new_entry(w, key, klen);
+    if (!e)
+        return dg_err_nomem(err, "checkpoint");
     e->tf_dtype = dgr_bundle_tf_dtype(dtype);
     e->rank = shape->rank;
     memcpy(e->dims, shape->dims, sizeof e->dims);
@@ -442,10 +642,70 @@ dg_status dgr_bundle_writer_add(dgr_bundle_writer *w, const char *name,
     return DG_OK;
 }
 
+dg_status dgr_bundle_writer_add(dgr_bundle_writer *w, const char *name,
+                                dg_dtype dtype, const dg_shape *shape,
+                                const void *data, dg_error *err)
+{
+    return add_n(w, name, strlen(name), dtype, shape, data, err);
+}
+
+dg_status dgr_bundle_writer_add_slice(dgr_bundle_writer *w, const char *full,
+                                      const dg_shape *full_shape,
+                                      const dgr_bundle_slice *sl,
+                                      dg_dtype dtype, const void *data,
+                                      dg_error *err)
+{
+    int rank = full_shape->rank, whole = 1;
+    dg_shape part = {rank, {0}};
+    for (int d = 0; d < rank; d++) {
+        if (sl->start[d] < 0 || sl->len[d] < 0 ||
+            sl->len[d] > full_shape->dims[d] - sl->start[d])
+            return dg_err(err, DG_E_RUNTIME, "%s: a slice outside the "
+                          "variable's shape", full);
+        part.dims[d] = sl->len[d];
+        whole = whole && sl->start[d] == 0 && sl->len[d] == full_shape->dims[d];
+    }
+    if (whole)
+        return dgr_bundle_writer_add(w, full, dtype, full_shape, data, err);
+    dgr_bundle_entry *f = NULL;
+    size_t fl = strlen(full);
+    for (int32_t i = 0; i < w->n && !f; i++)
+        if (w->ents[i].klen == fl && memcmp(w->ents[i].key, full, fl) == 0)
+            f = &w->ents[i];
+    if (!f) {
+        if (!(f = new_entry(w, full, fl)))
+            return dg_err_nomem(err, "checkpoint");
+        f->tf_dtype = dgr_bundle_tf_dtype(dtype);
+        f->rank = rank;
+        memcpy(f->dims, full_shape->dims, sizeof f->dims);
+        f->sliced = 1;
+    }
+    int same = f->sliced && f->tf_dtype == dgr_bundle_tf_dtype(dtype) &&
+               f->rank == rank;
+    for (int d = 0; same && d < rank; d++)
+        same = f->dims[d] == full_shape->dims[d];
+    if (!same)
+        return dg_err(err, DG_E_RUNTIME, "%s: its slices disagree on dtype "
+                      "or full shape", full);
+    dgr_bundle_slice *ns = dg_realloc(f->slices, sizeof *ns *
+                                      (size_t)(f->n_slices + 1));
+    if (!ns)
+        return dg_err_nomem(err, "checkpoint");
+    f->slices = ns;
+    ns[f->n_slices++] = *sl;
+    size_t kl = 0;
+    char *key = dgr_bundle_slice_key(full, rank, sl, &kl);
+    if (!key)
+        return dg_err_nomem(err, "checkpoint");
+    dg_status st = add_n(w, key, kl, dtype, &part, data, err);
+    dg_free(key);
+    return st;
+}
+
 static int cmp_ent(const void *a, const void *b)
 {
-    return strcmp(((const dgr_bundle_entry *)a)->key,
-                  ((const dgr_bundle_entry *)b)->key);
+    const dgr_bundle_entry *x = a, *y = b;
+    return key_cmp(x->key, x->klen, y->key, y->klen);
 }
 
 dg_status dgr_bundle_build_index(const dgr_bundle_entry *ents, int32_t n,
@@ -495,16 +755,61 @@ dg_status dgr_bundle_build_index(const dgr_bundle_entry *ents, int32_t n,
         p.shard_id = e->shard;
         p.offset = e->offset;
         p.size = e->size;
-        p.crc32c = dg_crc32c_mask(e->crc);
+        /* a full entry of slices has no bytes and no checksum (TF) */
+        p.crc32c = e->sliced ? 0 : dg_crc32c_mask(e->crc);
+        /* a partitioned variable's slices (TensorSlice::AsProto: every
+         * extent given here has its length; proto3 leaves start 0 out) */
+        int32_t ns = e->n_slices;
+        Dgtfb__TensorSliceProto *sps = dg_calloc((size_t)ns + 1, sizeof *sps);
+        Dgtfb__TensorSliceProto **spp = dg_calloc((size_t)ns + 1, sizeof *spp);
+        Dgtfb__TensorSliceProto__Extent *ex =
+            dg_calloc((size_t)ns * DG_MAX_RANK + 1, sizeof *ex);
+        Dgtfb__TensorSliceProto__Extent **exp =
+            dg_calloc((size_t)ns * DG_MAX_RANK + 1, sizeof *exp);
+        if (!sps || !spp || !ex || !exp) {
+            dg_free(sps);
+            dg_free(spp);
+            dg_free(ex);
+            dg_free(exp);
+            st = dg_err_nomem(err, "checkpoint index");
+            break;
+        }
+        for (int32_t k = 0; k < ns; k++) {
+            Dgtfb__TensorSliceProto si = DGTFB__TENSOR_SLICE_PROTO__INIT;
+            Dgtfb__TensorSliceProto__Extent *xk = ex + (size_t)k * DG_MAX_RANK;
+            for (int d = 0; d < rank; d++) {
+                Dgtfb__TensorSliceProto__Extent xi =
+                    DGTFB__TENSOR_SLICE_PROTO__EXTENT__INIT;
+                xk[d] = xi;
+                if (e->slices[k].len[d] >= 0) {
+                    xk[d].start = e->slices[k].start[d];
+                    xk[d].has_length_case =
+                        DGTFB__TENSOR_SLICE_PROTO__EXTENT__HAS_LENGTH_LENGTH;
+                    xk[d].length = e->slices[k].len[d];
+                }
+                exp[(size_t)k * DG_MAX_RANK + (size_t)d] = &xk[d];
+            }
+            sps[k] = si;
+            sps[k].n_extent = (size_t)rank;
+            sps[k].extent = exp + (size_t)k * DG_MAX_RANK;
+            spp[k] = &sps[k];
+        }
+        p.n_slices = (size_t)ns;
+        p.slices = spp;
         size_t pl = dgtfb__bundle_entry_proto__get_packed_size(&p);
         uint8_t *nb = dg_realloc(buf, pl ? pl : 1);
+        if (nb)
+            dgtfb__bundle_entry_proto__pack(&p, nb);
+        dg_free(sps);
+        dg_free(spp);
+        dg_free(ex);
+        dg_free(exp);
         if (!nb) {
             st = dg_err_nomem(err, "checkpoint index");
             break;
         }
         buf = nb;
-        dgtfb__bundle_entry_proto__pack(&p, buf);
-        dgr_table_add(&tb, e->key, strlen(e->key), buf, pl);
+        dgr_table_add(&tb, e->key, e->klen, buf, pl);
     }
     dg_free(buf);
     if (st == DG_OK)
@@ -598,8 +903,10 @@ void dgr_bundle_writer_free(dgr_bundle_writer *w)
         fclose(w->data);
         unlink(w->data_tmp);
     }
-    for (int32_t i = 0; w->ents && i < w->n; i++)
+    for (int32_t i = 0; w->ents && i < w->n; i++) {
         dg_free(w->ents[i].key);
+        dg_free(w->ents[i].slices);
+    }
     dg_free(w->ents);
     dg_free(w->prefix);
     dg_free(w->data_tmp);

@@ -7,7 +7,10 @@
  * key, and PREFIX.data-SSSSS-of-NNNNN holding the raw little-endian tensor
  * bytes.  Read: any bundle TF writes whose tensors dgrun has dtypes for
  * (others are listed and refused only when asked for); written: one shard,
- * no padding, as tf.compat.v1.train.Saver writes it.
+ * no padding, as tf.compat.v1.train.Saver writes it.  A partitioned
+ * variable is a full entry (dtype, full shape, its slices' extents, no
+ * bytes) and one entry per slice under TF's ordered-code key of name and
+ * extents (dgr_bundle_slice_key; tensor_slice_util / OrderedCode).
  */
 #ifndef DGR_TF_BUNDLE_H
 #define DGR_TF_BUNDLE_H
@@ -26,16 +29,29 @@ enum {
     DGR_TF_BOOL = 10
 };
 
+/* A slice of a partitioned variable: per dimension its start and length
+ * (-1: the whole dimension), TF's TensorSlice. */
+typedef struct dgr_bundle_slice {
+    int64_t start[DG_MAX_RANK];
+    int64_t len[DG_MAX_RANK];
+} dgr_bundle_slice;
+
 typedef struct dgr_bundle_entry {
-    char *key;          /* the tensor's name (a Variable's node name) */
+    char *key;          /* the tensor's name (a Variable's node name), or a
+                           slice's key (binary: holds NUL bytes) */
+    size_t klen;        /* bytes of key */
+    char *label;        /* a slice entry's name for messages ("w (slice
+                           2,2:0,4)"); NULL: key is printable */
     int tf_dtype;       /* TF DataType */
     int rank;           /* 0..DG_MAX_RANK, or -1: more dims than dgrun has */
     int64_t dims[DG_MAX_RANK];
     int32_t shard;
     int64_t offset, size;
     uint32_t crc;       /* CRC-32C of the bytes (unmasked) */
-    int sliced;         /* a partitioned variable (its slices are entries
-                           of their own): not read by dgrun */
+    int sliced;         /* a partitioned variable's full entry: its slices
+                           are entries of their own, it has no bytes */
+    int32_t n_slices;
+    dgr_bundle_slice *slices; /* the extents of its slices (rank each) */
 } dgr_bundle_entry;
 
 typedef struct dgr_bundle {
@@ -61,8 +77,20 @@ dg_status dgr_bundle_parse_index(const uint8_t *buf, size_t len, int verify,
 dg_status dgr_bundle_open(const char *prefix, dgr_bundle *b, dg_error *err);
 void dgr_bundle_free(dgr_bundle *b);
 
-/* The entry for key, or NULL (binary search). */
+/* The entry for key, or NULL (binary search); _n: a key of klen bytes. */
 const dgr_bundle_entry *dgr_bundle_find(const dgr_bundle *b, const char *key);
+const dgr_bundle_entry *dgr_bundle_find_n(const dgr_bundle *b, const char *key,
+                                          size_t klen);
+
+/* The name e is given in messages (its key, or a slice's label). */
+const char *dgr_bundle_entry_name(const dgr_bundle_entry *e);
+
+/* The key TF stores slice sl of the rank-`rank` tensor `name` under
+ * (checkpoint::EncodeTensorNameSlice: OrderedCode of 0, the name, the
+ * rank, then each dimension's start and length, signed): dg_malloc'd,
+ * *klen bytes (it holds NULs; NUL-terminated besides); NULL on nomem. */
+char *dgr_bundle_slice_key(const char *name, int rank,
+                           const dgr_bundle_slice *sl, size_t *klen);
 
 /* dgrun's dtype for a TF DataType (-1: none), and back. */
 int dgr_bundle_dg_dtype(int tf_dtype);
@@ -116,6 +144,18 @@ dg_status dgr_bundle_writer_open(dgr_bundle_writer *w, const char *prefix,
 dg_status dgr_bundle_writer_add(dgr_bundle_writer *w, const char *name,
                                 dg_dtype dtype, const dg_shape *shape,
                                 const void *data, dg_error *err);
+/* Append slice sl (every length given) of the variable `full` of shape
+ * full_shape: as TF's BundleWriter::AddSlice, a slice covering the whole
+ * tensor is a plain entry under `full`; else `full`'s entry (dtype, full
+ * shape, the slices in the order added) and the slice's bytes (C order,
+ * of the slice's shape) under dgr_bundle_slice_key.  DG_E_RUNTIME when
+ * the slice does not fit full_shape or full was added with another dtype
+ * or shape; DG_E_NOMEM. */
+dg_status dgr_bundle_writer_add_slice(dgr_bundle_writer *w, const char *full,
+                                      const dg_shape *full_shape,
+                                      const dgr_bundle_slice *sl,
+                                      dg_dtype dtype, const void *data,
+                                      dg_error *err);
 /* Write the index, fsync both files, rename the data shard then the index
  * into place and fsync the directory.  A crash between the two renames
  * leaves the complete new index as its temporary, which

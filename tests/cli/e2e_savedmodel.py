@@ -21,8 +21,18 @@ Usage: e2e_savedmodel.py DGRUN GROUP
               tf.Module (nested functions, a tf.device scope, a counter
               assigned in the function: a control output) gives TF's
               outputs after 1 and 3 calls, its MatMul placed on CPU:0
-  errors      exit 2, one line naming the file: a damaged text .meta, the
-              Keras LSTM (functional While, TensorLists), a truncated
+  cflow       TF 2 functional control flow (tools/tf_meta/make_cflow.py):
+              the Keras LSTM and GRU (While, TensorLists) give TF's
+              serving_default output, their MatMuls placed on a GPU and the
+              arrays on CPU:0; a tf.Module's tf.while_loop (a nested
+              tf.function, a variable and a tf.cond in the body, a
+              TensorArray written at each index and stacked, a dynamic-size
+              one, one unstacked from the input, a counter) gives TF's four
+              outputs; a tf.cond (StatelessIf) takes TF's branch both ways;
+              a tf.function's binary GraphDef (While, If in its library)
+              gives TF's outputs
+  errors      exit 2, one line naming the file: a damaged text .meta, a
+              TensorList dgrun cannot map (EmptyTensorList), a truncated
               saved_model.pb, a directory without saved_model.pb, a
               SavedModel whose variables/ lost a variable; --signature on
               the wrong command is a usage error
@@ -211,20 +221,26 @@ def group_savedmodel():
                                   "'serving_default'"], model)
 
 
+def keras_output(k):
+    """`run` of the Keras SavedModel k: its output_0 is TF's; its dir."""
+    d = os.path.join(DATA, k, "model")
+    x = os.path.join(DATA, k, "x.npy")
+    want = np.load(os.path.join(DATA, k, "out.npy"))
+    res = dgrun("run", d, "--feed", "inputs=" + x, "--json")
+    if check(res[0] == 0, "run " + k, res):
+        out = json.loads(res[1])
+        check(list(out) == ["output_0"], "%s: fetches %s" % (k, list(out)))
+        got = np.asarray(out["output_0"]["value"], np.float32)
+        check(got.shape == want.shape and np.allclose(got, want, rtol=1e-5,
+                                                      atol=1e-6),
+              "%s: output_0 equals TF's: %s vs %s" % (k, got.ravel()[:3],
+                                                       want.ravel()[:3]))
+    return d
+
+
 def group_tf2():
     for k in ("keras_mlp", "keras_cnn"):
-        d = os.path.join(DATA, k, "model")
-        x = os.path.join(DATA, k, "x.npy")
-        want = np.load(os.path.join(DATA, k, "out.npy"))
-        res = dgrun("run", d, "--feed", "inputs=" + x, "--json")
-        if check(res[0] == 0, "run " + k, res):
-            out = json.loads(res[1])
-            check(list(out) == ["output_0"], "%s: fetches %s" % (k, list(out)))
-            got = np.asarray(out["output_0"]["value"], np.float32)
-            check(got.shape == want.shape and np.allclose(got, want, rtol=1e-5,
-                                                          atol=1e-6),
-                  "%s: output_0 equals TF's: %s vs %s" % (k, got.ravel()[:3],
-                                                           want.ravel()[:3]))
+        d = keras_output(k)
         res = dgrun("place", d, "--assume-gpus", "2", cpu=False)
         if check(res[0] == 0, "place %s --assume-gpus 2" % k, res):
             lines = res[1].splitlines()
@@ -274,6 +290,61 @@ def group_tf2():
               "the assign (a control output) is kept", res)
 
 
+def group_cflow():
+    for k in ("keras_lstm", "keras_gru"):
+        d = keras_output(k)
+        res = dgrun("place", d, "--assume-gpus", "2", cpu=False)
+        if check(res[0] == 0, "place %s --assume-gpus 2" % k, res):
+            dev = dict(ln.split(": (", 1) for ln in res[1].splitlines())
+            check(any(k2.endswith("_cell_1/MatMul") and v.endswith("GPU:0")
+                      for k2, v in dev.items()),
+                  "%s: the cell's MatMul in the loop on GPU:0" % k, res)
+            check(any(k2.endswith("/TensorListGetItem") and
+                      v.startswith("TensorArrayReadV3): ") and
+                      v.endswith("CPU:0") for k2, v in dev.items()),
+                  "%s: the list read is a TensorArray read, on CPU:0" % k, res)
+            check(not any(v.startswith(("While)", "TensorList"))
+                          for v in dev.values()),
+                  "%s: no While, no TensorList op left" % k, res)
+    d = os.path.join(DATA, "tf2_while", "model")
+    x = os.path.join(DATA, "tf2_while", "x.npy")
+    res = dgrun("run", d, "--feed", "x=" + x, "--json")
+    if check(res[0] == 0, "run tf2_while", res):
+        out = json.loads(res[1])
+        check(sorted(out) == ["acc", "n", "ys", "zs"],
+              "tf2_while: %s" % list(out))
+        for k in ("ys", "zs", "n", "acc"):
+            want = np.load(os.path.join(DATA, "tf2_while", "out_%s.npy" % k))
+            got = np.asarray(out.get(k, {}).get("value"), np.float64)
+            check(got.shape == want.shape and np.allclose(got, want, rtol=1e-5,
+                                                          atol=1e-6),
+                  "tf2_while: %s equals TF's: %s vs %s" % (k, got, want))
+    # a tf.function's GraphDef (binary, its While and If in the library)
+    g = os.path.join(DATA, "tf2_graphdef", "fn.pb")
+    res = dgrun("run", g, "--feed", "x=" + os.path.join(
+        DATA, "tf2_graphdef", "x.npy"), "--fetch", "Identity,Identity_1",
+        "--json")
+    if check(res[0] == 0, "run tf2_graphdef/fn.pb", res):
+        out = json.loads(res[1])
+        for k, f in (("Identity", "out.npy"), ("Identity_1", "n.npy")):
+            want = np.load(os.path.join(DATA, "tf2_graphdef", f))
+            got = np.asarray(out[k]["value"])
+            check(got.shape == want.shape and np.allclose(
+                got, want, rtol=1e-6, atol=1e-7),
+                "tf2_graphdef: %s equals TF's: %s vs %s" % (k, got, want))
+    # a tf.cond (StatelessIf) taking each branch
+    d = os.path.join(DATA, "tf2_cond", "model")
+    for x in ("", "neg"):
+        res = dgrun("run", d, "--feed", "x=" + os.path.join(
+            DATA, "tf2_cond", "x%s.npy" % x), "--json")
+        if check(res[0] == 0, "run tf2_cond x%s" % x, res):
+            got = np.asarray(json.loads(res[1])["output_0"]["value"])
+            want = np.load(os.path.join(DATA, "tf2_cond", "out%s.npy" % x))
+            check(got.shape == want.shape and np.allclose(
+                got, want, rtol=1e-5, atol=1e-6),
+                "tf2_cond x%s: TF's branch: %s vs %s" % (x, got, want))
+
+
 def group_errors():
     # a damaged text-format .meta: the line and the reason
     with open(os.path.join(MLP, "model_text.meta")) as f:
@@ -289,12 +360,14 @@ def group_errors():
             f.write(bad)
         error(dgrun("check", tm), 2, "a damaged text .meta",
               ["not a text-format MetaGraphDef: line "] + words, tm)
-    # TF 2's functional While and TensorList ops (a Keras LSTM) are not
-    # dgrun ops: the loader's list of them
-    d = os.path.join(DATA, "keras_lstm", "model")
-    error(dgrun("run", d, "--feed", "inputs=" + os.path.join(
-        DATA, "keras_lstm", "x.npy")), 2, "TF 2 SavedModel keras_lstm",
-        ["unsupported ops:", "While (1 node)", "TensorListReserve"], d)
+    # a TensorList that no TensorListReserve / FromTensor made (an
+    # EmptyTensorList pushed onto): dgrun maps lists onto TensorArrays
+    d = os.path.join(DATA, "tf2_list", "model")
+    error(dgrun("run", d, "--feed", "x=" + os.path.join(
+        DATA, "tf2_list", "x.npy")), 2, "TF 2 SavedModel tf2_list",
+        ["node 'PartitionedCall/PartitionedCall/TensorListStack': its "
+         "TensorList does not come from a TensorListReserve or "
+         "TensorListFromTensor"], d)
     # truncated saved_model.pb
     d = os.path.join(TMP, "trunc")
     shutil.copytree(os.path.join(SM, "model"), d)
@@ -326,7 +399,7 @@ def group_errors():
 
 def main():
     groups = {"meta": group_meta, "savedmodel": group_savedmodel,
-              "tf2": group_tf2, "errors": group_errors}
+              "tf2": group_tf2, "cflow": group_cflow, "errors": group_errors}
     try:
         groups[GROUP]()
     finally:

@@ -12,6 +12,14 @@ Usage: e2e_tf_ckpt.py DGRUN GROUP
            file names and state file, the newest 5 kept, the variables
            dgrun printed in the bundle under TF's names; a restore from DIR
            takes the latest, from DIR/model.ckpt-N that one
+  partitioned  tf.compat.v1 partitioned variables (tests/data/tf_ckpt/part,
+           tools/tf_ckpt/make_partitioned.py): TF's sliced checkpoint
+           restored into the parts (GraphDef: by their names; .meta: by
+           its SaveSliceInfoDefs) and into an unpartitioned graph, a whole
+           checkpoint into the parts: TF's logits; `train --restore` of
+           the .meta writes TF's keys and slices with TF's next values; a
+           dgrun graph's parts and their Adam slots are saved as TF's Saver
+           saves them (`emb`, `emb/Adam` in slices) and restored
   errors   exit 2 naming the file and the variable: a graph whose variable
            has another shape or dtype than TF's checkpoint, a missing one,
            a damaged state file; exit 1 for no checkpoint at all
@@ -174,6 +182,143 @@ def group_write():
           "the 13th save dropped the oldest: %s" % sorted(os.listdir(d)))
 
 
+PART = os.path.join(ROOT, "tests", "data", "tf_ckpt", "part")
+
+
+def fetch(graph, ckpt, names, cwd=PART, feed=True):
+    x = ["--feed", "x=" + os.path.join(PART, "x.npy")] if feed else []
+    res = dgrun("run", graph, "--checkpoint", ckpt, "--json", "--fetch",
+                ",".join(names), *x, cwd=cwd)
+    if not check(res[0] == 0, "run %s --checkpoint %s" % (graph, ckpt), res):
+        return None
+    return {k: np.asarray(v["value"], NP[v["dtype"]])
+            for k, v in json.loads(res[1]).items()}
+
+
+def f32(x):
+    return np.asarray(x, np.float32)
+
+
+def group_partitioned():
+    with open(os.path.join(PART, "meta.json")) as f:
+        m = json.load(f)
+    tfv = m["variables"]
+    parts = ["w/part_1", "v/part_0", "v/part_2", "e/part_1", "b"]
+    # TF's sliced checkpoint into the parts, TF's whole one into the
+    # parts, TF's sliced one into whole Variables
+    for graph, ckpt, names in (
+            ("graph.pb", "model.ckpt-2", parts),
+            ("model.ckpt-2.meta", "model.ckpt-2", parts),
+            ("graph.pb", "plain.ckpt", parts),
+            ("model.ckpt-2.meta", "plain.ckpt", parts),
+            ("plain.pb", "model.ckpt-2", ["w", "v", "e", "b"])):
+        out = fetch(graph, ckpt, ["logits"] + names)
+        if out is None:
+            continue
+        for n in names:
+            check(np.array_equal(out[n], f32(tfv[n])),
+                  "%s from %s: %s is TF's, exactly" % (graph, ckpt, n))
+        check(np.allclose(out["logits"], m["logits"], rtol=1e-5, atol=1e-6),
+              "%s from %s: TF's logits" % (graph, ckpt))
+    # one more step from TF's checkpoint: TF's loss, TF's keys and slices
+    d = os.path.join(TMP, "part")
+    shutil.copytree(PART, d)
+    res = dgrun("train", "model.ckpt-2.meta", "--checkpoint", ".", "--restore",
+                "--steps", "1", "--feed", "x=x.npy", "--feed", "y=y.npy",
+                "--json", cwd=d)
+    if not check(res[0] == 0, "train --restore --steps 1", res):
+        return
+    loss = json.loads(res[1])["loss"]
+    check(abs(loss - m["loss_step3"]) <= 1e-5 * abs(m["loss_step3"]),
+          "loss at step 3: %r, TF %r" % (loss, m["loss_step3"]))
+    ents = tfckpt.entries(os.path.join(d, "model.ckpt-3"))
+    got = [(k.hex(), e["shape"], [[list(x) for x in s] for s in e["slices"]])
+           for k, e in ents]
+    want = [(e["key"], e["shape"], e["slices"]) for e in m["index"]]
+    check(got == want, "model.ckpt-3: TF's keys, shapes and slices:\n%s\n%s"
+          % (got, want))
+    _, vals = tfckpt.read(os.path.join(d, "model.ckpt-3"))
+    for n in ("w", "v", "e", "b"):
+        dt, shape, raw = vals[n]
+        x = np.frombuffer(raw, "<f4").reshape(shape)
+        check(np.allclose(x, m["after_step3"][n], rtol=1e-5, atol=1e-6),
+              "model.ckpt-3: %s assembled from dgrun's slices is TF's after "
+              "step 3" % n)
+    out = fetch("graph.pb", os.path.join(d, "model.ckpt-3"), ["v/part_1"])
+    if out is not None:
+        check(np.allclose(out["v/part_1"], m["after_step3"]["v/part_1"],
+                          rtol=1e-5, atol=1e-6),
+              "graph.pb restores dgrun's model.ckpt-3")
+    # a dgrun graph's parts (by their names) and their Adam slots
+    g = {"version": 1, "nodes": [
+        {"name": "emb/part_0", "op": "Variable", "attrs": {
+            "dtype": "float32", "shape": [3, 2], "init": {"random_normal": {"mean": 0, "stddev": 1}}}},
+        {"name": "emb/part_1", "op": "Variable", "attrs": {
+            "dtype": "float32", "shape": [2, 2], "init": {"random_normal": {"mean": 0, "stddev": 1}}}},
+        {"name": "s0", "op": "Square", "inputs": ["emb/part_0"]},
+        {"name": "s1", "op": "Square", "inputs": ["emb/part_1"]},
+        {"name": "m0", "op": "Mean", "inputs": ["s0"]},
+        {"name": "m1", "op": "Mean", "inputs": ["s1"]},
+        {"name": "loss", "op": "Add", "inputs": ["m0", "m1"]}],
+        "train": {"loss": "loss", "optimizer": {"type": "adam", "learning_rate": 0.1},
+                  "steps": 2}}
+    p = os.path.join(TMP, "parts.json")
+    with open(p, "w") as f:
+        json.dump(g, f)
+    ck = os.path.join(TMP, "pk", "model.ckpt")
+    res = dgrun("train", p, "--checkpoint", ck, "--json")
+    if not check(res[0] == 0, "train parts.json", res):
+        return
+    printed = json.loads(res[1])["variables"]
+    ents = {k: e for k, e in tfckpt.entries(ck)}
+    for full in ("emb", "emb/Adam", "emb/Adam_1"):
+        e = ents.get(full.encode())
+        check(e is not None and e["shape"] == [5, 2] and
+              e["slices"] == [[(0, 3), (0, 2)], [(3, 2), (0, 2)]],
+              "%s: one tensor [5,2] in TF's slices: %s" % (full, e))
+    check(not any(k.startswith(b"emb/part") for k in ents),
+          "no entry under a part's name: %s" % sorted(ents))
+    _, vals = tfckpt.read(ck)
+    x = np.frombuffer(vals["emb"][2], "<f4").reshape(5, 2)
+    want = np.concatenate([f32(printed["emb/part_0"]["value"]),
+                           f32(printed["emb/part_1"]["value"])])
+    check(np.array_equal(x, want), "emb = its parts as dgrun printed")
+    res = dgrun("run", p, "--checkpoint", ck, "--json", "--fetch",
+                "emb/part_1,emb/part_1/Adam_1")
+    if check(res[0] == 0, "run parts.json --checkpoint", res):
+        out = json.loads(res[1])
+        check(np.array_equal(f32(out["emb/part_1"]["value"]),
+                             f32(printed["emb/part_1"]["value"])),
+              "emb/part_1 restored from its slice")
+        a1 = np.frombuffer(vals["emb/Adam_1"][2], "<f4").reshape(5, 2)
+        check(np.array_equal(f32(out["emb/part_1/Adam_1"]["value"]), a1[3:]),
+              "emb/part_1/Adam_1 restored from rows 3..4 of emb/Adam_1")
+    # TF's w [6,4] (3 slices of 2 rows) into other parts (4 + 2 rows): each
+    # assembled from the slices it meets; parts that do not fit: exit 2
+    def parts_graph(name, rows):
+        q = os.path.join(TMP, name)
+        nodes = [{"name": "w/part_%d" % i, "op": "Variable", "attrs": {
+            "dtype": "float32", "shape": [r, 4], "init": 0.0}}
+            for i, r in enumerate(rows)]
+        with open(q, "w") as f:
+            json.dump({"version": 1, "nodes": nodes}, f)
+        return q
+    q = parts_graph("rows42.json", [4, 2])
+    out = fetch(q, os.path.join(PART, "model.ckpt-2"), ["w/part_0", "w/part_1"],
+                feed=False)
+    if out is not None:
+        w = f32(tfv["w"])
+        check(np.array_equal(out["w/part_0"], w[:4]) and
+              np.array_equal(out["w/part_1"], w[4:]),
+              "w repartitioned 4 + 2 rows: TF's rows")
+    q = parts_graph("rows44.json", [4, 4])
+    idx = os.path.join(PART, "model.ckpt-2.index")
+    error(dgrun("run", q, "--checkpoint", os.path.join(PART, "model.ckpt-2"),
+                "--fetch", "w/part_0"), 2, "parts of another full shape",
+          [idx, "Variable 'w/part_0' is a part of w of shape [8,4]; the "
+           "checkpoint's w has shape [6,4]"], q)
+
+
 def group_errors():
     m = meta()
     ck = os.path.join(MLP, "model.ckpt-3")
@@ -225,7 +370,8 @@ def group_errors():
 
 
 def main():
-    groups = {"restore": group_restore, "write": group_write, "errors": group_errors}
+    groups = {"restore": group_restore, "write": group_write, "errors": group_errors,
+              "partitioned": group_partitioned}
     try:
         groups[GROUP]()
     finally:

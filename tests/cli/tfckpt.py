@@ -6,6 +6,9 @@ PREFIX.data-00000-of-00001 (their CRC-32C checked when asked: pure Python,
 so slow for big files).
 
   read(prefix, checksum=True) -> (step, {name: (dtype, shape, bytes)})
+      (a partitioned variable assembled from its slices under its name)
+  entries(prefix) -> [(key bytes, {dtype, shape, slices})] of the index
+  slice_key(name, extents) -> TF's key of a slice ([(start, length)])
   names(prefix) -> the files of a bundle
 Raises ValueError when the checkpoint is incomplete or damaged.
 """
@@ -121,6 +124,66 @@ DTYPES = {1: ("float32", 4), 2: ("float64", 8), 3: ("int32", 4),
           9: ("int64", 8), 10: ("bool", 1)}
 
 
+def _oc_num(v):
+    b = v.to_bytes(8, "big").lstrip(b"\0")
+    return bytes([len(b)]) + b
+
+
+def _oc_signed(v):
+    """OrderedCode::WriteSignedNumIncreasing."""
+    x = ~v if v < 0 else v
+    n = x.bit_length() // 7 + 1
+    buf = bytearray(v.to_bytes(10, "big", signed=True)[10 - n:])
+    if n <= 8:  # the length as n leading 1 bits
+        buf[0] ^= (0xff00 >> n) & 0xff
+    else:
+        buf[0] ^= 0xff
+        buf[1] ^= (0xff00 >> (n - 8)) & 0xff
+    return bytes(buf)
+
+
+def slice_key(name, extents):
+    """checkpoint::EncodeTensorNameSlice: extents [(start, length)],
+    length -1 for a whole dimension."""
+    s = name.encode().replace(b"\xff", b"\xff\x00")
+    k = _oc_num(0) + s + b"\x00\x01" + _oc_num(len(extents))
+    for st, ln in extents:
+        k += _oc_signed(0 if ln < 0 else st) + _oc_signed(ln)
+    return k
+
+
+def _entry(val):
+    e = {"dtype": 0, "shape": [], "off": 0, "size": 0, "crc": 0,
+         "slices": []}
+    for num, v in _fields(val):
+        if num == 1:
+            e["dtype"] = v
+        elif num == 2:
+            for n2, d in _fields(v):
+                if n2 == 2:
+                    e["shape"].append(dict(_fields(d)).get(1, 0))
+        elif num == 4:
+            e["off"] = v
+        elif num == 5:
+            e["size"] = v
+        elif num == 6:
+            e["crc"] = v
+        elif num == 7:
+            ext = []
+            for n2, x in _fields(v):
+                if n2 == 1:
+                    f = dict(_fields(x))
+                    ext.append((f.get(1, 0), f.get(2, -1)))
+            e["slices"].append(ext)
+    return e
+
+
+def entries(prefix):
+    with open(index_path(prefix), "rb") as f:
+        kvs = table(f.read())
+    return [(k, _entry(v)) for k, v in kvs[1:]]
+
+
 def names(prefix):
     return [prefix + ".index", prefix + ".data-00000-of-00001"]
 
@@ -158,22 +221,12 @@ def read(prefix, checksum=True):
             step = dict(_fields(v)).get(1, 0)
     with open(prefix + ".data-00000-of-00001", "rb") as f:
         data = f.read()
-    vals = {}
+    vals, raw, full = {}, {}, []
     for key, val in kvs[1:]:
-        e = {"dtype": 0, "shape": [], "off": 0, "size": 0, "crc": 0}
-        for num, v in _fields(val):
-            if num == 1:
-                e["dtype"] = v
-            elif num == 2:
-                for n2, d in _fields(v):
-                    if n2 == 2:
-                        e["shape"].append(dict(_fields(d)).get(1, 0))
-            elif num == 4:
-                e["off"] = v
-            elif num == 5:
-                e["size"] = v
-            elif num == 6:
-                e["crc"] = v
+        e = _entry(val)
+        if e["slices"]:
+            full.append((key, e))
+            continue
         if e["dtype"] not in DTYPES:  # a dtype dgrun has not (int8...)
             continue
         dt, width = DTYPES[e["dtype"]]
@@ -185,10 +238,52 @@ def read(prefix, checksum=True):
             raise ValueError("entry %s truncated or of the wrong size" % key)
         if checksum and unmask(e["crc"]) != crc32c(b):
             raise ValueError("entry %s: checksum mismatch" % key)
-        vals[key.decode()] = (dt, e["shape"], b)
+        if key[:1] == b"\0":
+            raw[key] = b  # a slice's bytes, under TF's ordered-code key
+        else:
+            vals[key.decode()] = (dt, e["shape"], b)
+    for key, e in full:  # partitioned variables: assembled
+        if e["dtype"] not in DTYPES:
+            continue
+        dt, width = DTYPES[e["dtype"]]
+        shape = e["shape"]
+        out = bytearray(width * _prod(shape))
+        for ext in e["slices"]:
+            box = [(0, d) if ln < 0 else (st, ln)
+                   for (st, ln), d in zip(ext, shape)]
+            b = raw.get(slice_key(key.decode(), ext))
+            if b is None:
+                raise ValueError("slice %s of %s has no entry" % (ext, key))
+            _put(out, shape, box, b, width)
+        vals[key.decode()] = (dt, shape, bytes(out))
     if step is None and "global_step" in vals:
         (step,) = struct.unpack("<q", vals["global_step"][2])
     return step, vals
+
+
+def _prod(xs):
+    n = 1
+    for x in xs:
+        n *= x
+    return n
+
+
+def _put(out, shape, box, b, width):
+    """Copy the C-order box b into the C-order full tensor out."""
+    lens = [ln for _, ln in box]
+    for i in range(_prod(lens[:-1]) if lens else 1):
+        idx, r = [], i
+        for ln in reversed(lens[:-1]):
+            idx.append(r % ln)
+            r //= ln
+        idx = list(reversed(idx))
+        off = 0
+        for d, (st, _) in enumerate(box[:-1]):
+            off = off * shape[d] + st + idx[d]
+        if box:
+            off = off * shape[-1] + box[-1][0]
+        run = lens[-1] * width if lens else width
+        out[off * width:off * width + run] = b[i * run:(i + 1) * run]
 
 
 def exists(prefix):

@@ -99,6 +99,19 @@ static void test_detect(void **state)
     assert_non_null(strstr(g->variables_path, "model/variables/variables"));
     assert_int_equal(g->n_ckpt_keys, 0);
     dg_graph_free(g);
+    /* partitioned variables: each part's SaveSliceInfoDef */
+    g = load("tests/data/tf_ckpt/part/model.ckpt-2.meta", NULL, &err);
+    if (!g)
+        fail_msg("%s", err.msg);
+    assert_int_equal(g->n_save_slices, 8); /* w, v: 3 parts, e: 2 */
+    const dgc_save_slice *ss = dgc_graph_save_slice(g, "v/part_1");
+    assert_non_null(ss);
+    assert_string_equal(ss->full, "v");
+    assert_int_equal(ss->rank, 2);
+    assert_true(ss->full_dims[0] == 4 && ss->full_dims[1] == 7);
+    assert_true(ss->start[0] == 0 && ss->start[1] == 3);
+    assert_null(dgc_graph_save_slice(g, "b"));
+    dg_graph_free(g);
     /* a missing signature */
     g = load("tests/data/tf_meta/sm_tf1/model", "predict", &err);
     assert_null(g);
@@ -146,6 +159,43 @@ static void test_tf2(void **state)
     dg_graph_free(g);
 }
 
+/* TF 2's functional While and TensorLists made TF-1 frames and
+ * TensorArrays (load_cflow.c). */
+static void test_cflow(void **state)
+{
+    (void)state;
+    dg_error err;
+    const char *models[] = {"tests/data/tf_meta/keras_lstm/model",
+                            "tests/data/tf_meta/tf2_while/model"};
+    for (int m = 0; m < 2; m++) {
+        dg_graph *g = load(models[m], NULL, &err);
+        if (!g)
+            fail_msg("%s: %s", models[m], err.msg);
+        int enter = 0, exits = 0, loopcond = 0, arrays = 0, lists = 0;
+        for (int i = 0; i < g->n_nodes; i++) {
+            const dgc_node *n = &g->nodes[i];
+            enter += n->op == DGC_OPID_Enter;
+            exits += n->op == DGC_OPID_Exit;
+            loopcond += n->op == DGC_OPID_LoopCond;
+            if (n->op == DGC_OPID_TensorArrayV3) {
+                arrays++;
+                lists += dgc_attr_bool(n, "_tensor_list", 0);
+                assert_false(dgc_attr_bool(n, "clear_after_read", 1));
+            }
+            assert_null(strstr(n->name, "/while:")); /* no While left */
+        }
+        assert_int_equal(loopcond, 1);
+        assert_true(enter >= 4 && exits >= 2);
+        assert_true(arrays >= 2 && lists == arrays);
+        /* the body's nodes are named under the loop */
+        assert_true(has_node(g, m == 0
+            ? "StatefulPartitionedCall/StatefulPartitionedCall/sequential_2_1/"
+              "lstm_1/while/body/sequential_2_1/lstm_1/while/lstm_cell_1/MatMul"
+            : "StatefulPartitionedCall/StatefulPartitionedCall/while/LoopCond"));
+        dg_graph_free(g);
+    }
+}
+
 /* Every prefix of a file: an error with a message, or a graph. */
 static void prefixes(const char *rel, size_t stride)
 {
@@ -170,6 +220,8 @@ static void test_prefixes(void **state)
     prefixes("tests/fuzz/corpus/savedmodel/tiny.meta", 1);
     prefixes("tests/fuzz/corpus/savedmodel/tiny_text.meta", 7);
     prefixes("tests/data/tf_meta/keras_cnn/model/saved_model.pb", 13);
+    prefixes("tests/data/tf_meta/keras_lstm/model/saved_model.pb", 61);
+    prefixes("tests/data/tf_meta/tf2_while/model/saved_model.pb", 67);
 }
 
 /* Allocation k failing, for every k until the load succeeds. */
@@ -201,6 +253,9 @@ static void test_nomem(void **state)
     nomem("tests/fuzz/corpus/savedmodel/tiny_text.meta", 1);
     nomem("tests/fuzz/corpus/savedmodel/tiny_saved_model.pb", 1);
     nomem("tests/data/tf_meta/tf2_module/model/saved_model.pb", 3);
+    nomem("tests/data/tf_meta/keras_lstm/model/saved_model.pb", 7);
+    nomem("tests/data/tf_meta/tf2_while/model/saved_model.pb", 5);
+    nomem("tests/data/tf_meta/tf2_cond/model/saved_model.pb", 1);
 }
 
 int main(void)
@@ -208,6 +263,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_detect),
         cmocka_unit_test(test_tf2),
+        cmocka_unit_test(test_cflow),
         cmocka_unit_test(test_prefixes),
         cmocka_unit_test(test_nomem),
     };

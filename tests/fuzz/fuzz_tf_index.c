@@ -8,8 +8,11 @@
  * them is reached), with them for odd ones; every entry it lists is read
  * (sizes up to 1 MiB).  The input is then restored, checksums on, into a
  * CPU session of a graph with Variables named like TF's (w, w/Adam,
- * global_step), so a valid index (the seeds in corpus/tf_index, written by
- * TF 2.21 and by dgrun) reaches the dtype, shape and data checks.
+ * global_step) and the parts of a partitioned variable (p/part_0,
+ * p/part_1: the slices of p), so a valid index (the seeds in
+ * corpus/tf_index, written by TF 2.21 and by dgrun; tf_partitioned.index
+ * by tools/tf_ckpt/make_partitioned.py) reaches the dtype, shape, slice
+ * and data checks.
  */
 #include "checkpoint.h"
 #include "tf_bundle.h"
@@ -25,6 +28,8 @@ static const char graph[] =
     "{\"name\": \"w/Adam\", \"op\": \"Variable\", \"attrs\": {\"dtype\": \"float32\", \"shape\": [2, 3], \"init\": 0.0}},"
     "{\"name\": \"global_step\", \"op\": \"Variable\", \"attrs\": {\"dtype\": \"int64\", \"shape\": [], \"init\": 0}},"
     "{\"name\": \"flag\", \"op\": \"Variable\", \"attrs\": {\"dtype\": \"bool\", \"shape\": [2], \"init\": true}},"
+    "{\"name\": \"p/part_0\", \"op\": \"Variable\", \"attrs\": {\"dtype\": \"float32\", \"shape\": [1, 3], \"init\": 0.0}},"
+    "{\"name\": \"p/part_1\", \"op\": \"Variable\", \"attrs\": {\"dtype\": \"float32\", \"shape\": [1, 3], \"init\": 0.0}},"
     "{\"name\": \"y\", \"op\": \"Sin\", \"inputs\": [\"w\"]}"
     "], \"fetch\": [\"y\"]}";
 
@@ -84,7 +89,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (dgr_bundle_read(&b, e, dst, &err) != DG_OK && !err.msg[0])
             abort();
         dg_free(dst);
-        if (dgr_bundle_find(&b, e->key) != e)
+        if (dgr_bundle_find_n(&b, e->key, e->klen) != e)
             abort(); /* keys are unique and sorted */
     }
     if (st == DG_OK)

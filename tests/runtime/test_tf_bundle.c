@@ -5,7 +5,11 @@
  * against files TF 2.21 wrote (tests/data/tf_ckpt, made by
  * tools/tf_ckpt/make_fixtures.py): its entries and values, dgrun's index
  * of the same entries byte for byte TF's, a bundle written and read back,
- * damaged shards; the `checkpoint` state file read and written.
+ * damaged shards; the `checkpoint` state file read and written;
+ * partitioned variables (tests/data/tf_ckpt/part, made by
+ * tools/tf_ckpt/make_partitioned.py): TF's slice keys, the full entries'
+ * slices, their index byte for byte, slices written and read back, a
+ * slice without its entry, box copies between slices.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -19,6 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ckpt_slices.h"
 #include "ckpt_state.h"
 #include "dg_alloc.h"
 #include "dg_crc32c.h"
@@ -174,10 +179,26 @@ static void test_table_damage(void **state)
     dg_free(t);
 }
 
+/* dgrun's index of b's entries is the index TF wrote at prefix. */
+static void same_index_as_tf(const dgr_bundle *b, const char *prefix)
+{
+    char path[700];
+    char *mine = NULL;
+    size_t ml = 0, tl = 0;
+    dg_error err = {0};
+    assert_int_equal(dgr_bundle_build_index(b->ents, b->n, 0, -1, &mine, &ml, &err), DG_OK);
+    snprintf(path, sizeof path, "%s.index", prefix);
+    char *tf = slurp(path, &tl);
+    assert_int_equal(ml, tl);
+    assert_memory_equal(mine, tf, tl);
+    dg_free(mine);
+    dg_free(tf);
+}
+
 static void test_bundle_tf_file(void **state)
 {
     (void)state;
-    char prefix[600], path[700];
+    char prefix[600];
     snprintf(prefix, sizeof prefix, "%s/types/model.ckpt", src);
     dgr_bundle b;
     dg_error err = {0};
@@ -226,15 +247,7 @@ static void test_bundle_tf_file(void **state)
     assert_string_equal(dgr_bundle_dtype_name(6), "int8");
 
     /* dgrun's index of the same entries is TF's file, byte for byte */
-    char *mine = NULL;
-    size_t ml = 0, tl = 0;
-    assert_int_equal(dgr_bundle_build_index(b.ents, b.n, 0, -1, &mine, &ml, &err), DG_OK);
-    snprintf(path, sizeof path, "%s.index", prefix);
-    char *tf = slurp(path, &tl);
-    assert_int_equal(ml, tl);
-    assert_memory_equal(mine, tf, tl);
-    dg_free(mine);
-    dg_free(tf);
+    same_index_as_tf(&b, prefix);
     dgr_bundle_free(&b);
 
     /* the MLP's Adam checkpoint: TF's names, TF's global_step as the step */
@@ -253,6 +266,141 @@ static void test_bundle_tf_file(void **state)
     assert_int_equal(dgr_bundle_read(&b, dgr_bundle_find(&b, "beta1_power"), &b1p, &err), DG_OK);
     assert_true(b1p > 0.6560f && b1p < 0.6562f); /* 0.9^(3+1) */
     dgr_bundle_free(&b);
+}
+
+static void hex(const char *key, size_t n, char *out)
+{
+    for (size_t i = 0; i < n; i++)
+        sprintf(out + 2 * i, "%02x", (unsigned char)key[i]);
+}
+
+static void test_bundle_slices(void **state)
+{
+    (void)state;
+    char prefix[600], hx[200];
+    snprintf(prefix, sizeof prefix, "%s/part/model.ckpt-2", src);
+    dgr_bundle b;
+    dg_error err = {0};
+    if (dgr_bundle_open(prefix, &b, &err) != DG_OK)
+        fail_msg("%s", err.msg);
+    assert_int_equal(b.n, 12); /* 7 slices, b, e, v, w */
+    const dgr_bundle_entry *w = dgr_bundle_find(&b, "w");
+    assert_non_null(w);
+    assert_true(w->sliced);
+    assert_int_equal(w->n_slices, 3);
+    assert_int_equal(w->rank, 2);
+    assert_int_equal(w->dims[0], 6);
+    assert_true(w->slices[1].start[0] == 2 && w->slices[1].len[0] == 2 &&
+                w->slices[1].start[1] == 0 && w->slices[1].len[1] == 4);
+    const dgr_bundle_entry *v = dgr_bundle_find(&b, "v");
+    assert_true(v->slices[2].start[1] == 5 && v->slices[2].len[1] == 2);
+    /* TF's keys (make_partitioned.py's meta.json) */
+    size_t kl = 0;
+    char *key = dgr_bundle_slice_key("w", 2, &w->slices[1], &kl);
+    hex(key, kl, hx);
+    assert_string_equal(hx, "00770001010282828084");
+    const dgr_bundle_entry *s1 = dgr_bundle_find_n(&b, key, kl);
+    dg_free(key);
+    assert_non_null(s1);
+    assert_string_equal(dgr_bundle_entry_name(s1), "w (slice 2,2:0,4)");
+    float part[8];
+    assert_int_equal(dgr_bundle_read(&b, s1, part, &err), DG_OK);
+    const dgr_bundle_entry *e = dgr_bundle_find(&b, "e");
+    key = dgr_bundle_slice_key("e", 2, &e->slices[1], &kl); /* 65: 2 bytes */
+    hex(key, kl, hx);
+    dg_free(key);
+    assert_string_equal(hx, "006500010102c041c0418082");
+    /* whole dimensions, big and negative numbers, an 0xff byte */
+    dgr_bundle_slice sl = {{0, 100000, -70}, {-1, 5, 1}};
+    key = dgr_bundle_slice_key("a", 3, &sl, &kl);
+    hex(key, kl, hx);
+    dg_free(key);
+    assert_string_equal(hx, "006100010103807fe186a0853fba81");
+    key = dgr_bundle_slice_key("\xff", 0, &sl, &kl);
+    hex(key, kl, hx);
+    dg_free(key);
+    assert_string_equal(hx, "00ff00000100");
+
+    /* dgrun's index of the same entries is TF's, byte for byte */
+    same_index_as_tf(&b, prefix);
+    char *mine = NULL;
+    size_t ml = 0;
+
+    /* a slice the full entry lists without its entry: corrupt, named */
+    dgr_bundle_entry *less = dg_malloc(sizeof *less * (size_t)b.n);
+    int32_t nl = 0;
+    for (int32_t i = 0; i < b.n; i++)
+        if (&b.ents[i] != s1)
+            less[nl++] = b.ents[i];
+    assert_int_equal(dgr_bundle_build_index(less, nl, 0, -1, &mine, &ml, &err), DG_OK);
+    dg_free(less);
+    dgr_bundle c;
+    assert_int_equal(dgr_bundle_parse_index((const uint8_t *)mine, ml, 1, "x.index",
+                                            "x", &c, &err), DG_E_GRAPH);
+    assert_non_null(strstr(err.msg, "x.index: checkpoint index is corrupt: w "
+                           "(slice 2,2:0,4): no entry for it"));
+    dg_free(mine);
+    dgr_bundle_free(&b);
+
+    /* written: a [4,3] tensor in slices along axis 1, and a slice that is
+     * the whole tensor (a plain entry, as TF's AddSlice) */
+    snprintf(prefix, sizeof prefix, "%s/sliced", dir);
+    dgr_bundle_writer wr;
+    assert_int_equal(dgr_bundle_writer_open(&wr, prefix, 7, &err), DG_OK);
+    dg_shape full = {2, {4, 3}};
+    float all[12];
+    for (int i = 0; i < 12; i++)
+        all[i] = (float)i;
+    float c0[4] = {0, 3, 6, 9}, c12[8] = {1, 2, 4, 5, 7, 8, 10, 11};
+    dgr_bundle_slice a0 = {{0, 0}, {4, 1}}, a12 = {{0, 1}, {4, 2}};
+    dgr_bundle_slice whole = {{0, 0}, {4, 3}}, out = {{0, 2}, {4, 2}};
+    assert_int_equal(dgr_bundle_writer_add_slice(&wr, "m", &full, &a12, DG_F32, c12, &err), DG_OK);
+    assert_int_equal(dgr_bundle_writer_add_slice(&wr, "m", &full, &a0, DG_F32, c0, &err), DG_OK);
+    assert_int_equal(dgr_bundle_writer_add_slice(&wr, "n", &full, &whole, DG_F32, all, &err), DG_OK);
+    assert_int_equal(dgr_bundle_writer_add_slice(&wr, "m", &full, &out, DG_F32, c12, &err),
+                     DG_E_RUNTIME);
+    dg_shape other = {2, {4, 4}};
+    assert_int_equal(dgr_bundle_writer_add_slice(&wr, "m", &other, &a0, DG_F32, c0, &err),
+                     DG_E_RUNTIME);
+    assert_int_equal(dgr_bundle_writer_finish(&wr, &err), DG_OK);
+    dgr_bundle_writer_free(&wr);
+    assert_int_equal(dgr_bundle_open(prefix, &b, &err), DG_OK);
+    assert_int_equal(b.n, 4);
+    const dgr_bundle_entry *m = dgr_bundle_find(&b, "m");
+    assert_true(m->sliced && m->n_slices == 2 && m->size == 0);
+    assert_true(m->slices[0].start[1] == 1 && m->slices[1].len[1] == 1);
+    const dgr_bundle_entry *n = dgr_bundle_find(&b, "n");
+    assert_false(n->sliced);
+    float back[12] = {0}, got[8];
+    assert_int_equal(dgr_bundle_read(&b, n, back, &err), DG_OK);
+    assert_memory_equal(back, all, sizeof all);
+    key = dgr_bundle_slice_key("m", 2, &a12, &kl);
+    const dgr_bundle_entry *p12 = dgr_bundle_find_n(&b, key, kl);
+    dg_free(key);
+    assert_non_null(p12);
+    assert_int_equal(dgr_bundle_read(&b, p12, got, &err), DG_OK);
+    assert_memory_equal(got, c12, sizeof c12);
+    dgr_bundle_free(&b);
+
+    /* box copies: the slices put together give the whole tensor; a box
+     * across two slices takes its part of each */
+    int64_t z[2] = {0, 0}, fl[2] = {4, 3};
+    memset(back, 0, sizeof back);
+    assert_int_equal(dgr_copy_box((char *)back, z, fl, (const char *)c0,
+                                  a0.start, a0.len, 2, 4), 4);
+    assert_int_equal(dgr_copy_box((char *)back, z, fl, (const char *)c12,
+                                  a12.start, a12.len, 2, 4), 8);
+    assert_memory_equal(back, all, sizeof all);
+    int64_t bs[2] = {1, 0}, bl[2] = {2, 2}; /* rows 1..2, columns 0..1 */
+    float box[4] = {0};
+    assert_int_equal(dgr_copy_box((char *)box, bs, bl, (const char *)c0,
+                                  a0.start, a0.len, 2, 4), 2);
+    assert_int_equal(dgr_copy_box((char *)box, bs, bl, (const char *)c12,
+                                  a12.start, a12.len, 2, 4), 2);
+    assert_true(box[0] == 3 && box[1] == 4 && box[2] == 6 && box[3] == 7);
+    int64_t fs[2] = {0, 5}, fn[2] = {4, 1}; /* meets nothing */
+    assert_int_equal(dgr_copy_box((char *)box, fs, fn, (const char *)c0,
+                                  a0.start, a0.len, 2, 4), 0);
 }
 
 static void test_bundle_write_read(void **state)
@@ -497,6 +645,7 @@ int main(void)
         cmocka_unit_test(test_table_damage),
         cmocka_unit_test(test_bundle_tf_file),
         cmocka_unit_test(test_bundle_write_read),
+        cmocka_unit_test(test_bundle_slices),
         cmocka_unit_test(test_bundle_bad_index),
         cmocka_unit_test(test_state_file),
     };

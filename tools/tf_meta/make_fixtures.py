@@ -22,8 +22,8 @@ Writes under OUT:
   keras_mlp/     TF 2 SavedModels (tf.saved_model.save of a Keras model):
                  an MLP, a small CNN, an LSTM; x.npy and TF's
                  serving_default output (out.npy), meta.json with the
-                 signature's keys.  (dgrun refuses these for now: see
-                 docs/savedmodel.md.)
+                 signature's keys.  (The LSTM's functional While and
+                 TensorLists: compiler/load/load_cflow.c.)
 """
 import json
 import os
@@ -151,20 +151,26 @@ def keras_models():
             rs.randn(2, 5, 3).astype(np.float32)),
     }
     for name, (model, x) in zoo.items():
-        d = os.path.join(OUT, name)
-        shutil.rmtree(d, ignore_errors=True)
-        os.makedirs(d)
-        tf.saved_model.save(model, os.path.join(d, "model"))
-        loaded = tf.saved_model.load(os.path.join(d, "model"))
-        fn = loaded.signatures["serving_default"]
-        ins = list(fn.structured_input_signature[1].keys())
-        res = fn(**{ins[0]: tf.constant(x)})
-        outs = sorted(res.keys())
-        np.save(os.path.join(d, "x.npy"), x)
-        np.save(os.path.join(d, "out.npy"), res[outs[0]].numpy())
-        with open(os.path.join(d, "meta.json"), "w") as f:
-            json.dump({"inputs": ins, "outputs": outs}, f, sort_keys=True)
-            f.write("\n")
+        save_keras(OUT, name, model, x)
+
+
+def save_keras(out, name, model, x):
+    """OUT/name/: the Keras model as a TF 2 SavedModel, x.npy, TF's
+    serving_default output for it (out.npy) and the signature's keys."""
+    d = os.path.join(out, name)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    tf.saved_model.save(model, os.path.join(d, "model"))
+    loaded = tf.saved_model.load(os.path.join(d, "model"))
+    fn = loaded.signatures["serving_default"]
+    ins = list(fn.structured_input_signature[1].keys())
+    res = fn(**{ins[0]: tf.constant(x)})
+    outs = sorted(res.keys())
+    np.save(os.path.join(d, "x.npy"), x)
+    np.save(os.path.join(d, "out.npy"), res[outs[0]].numpy())
+    with open(os.path.join(d, "meta.json"), "w") as f:
+        json.dump({"inputs": ins, "outputs": outs}, f, sort_keys=True)
+        f.write("\n")
 
 
 def mlp_resource():
