@@ -669,16 +669,42 @@ def group_spec_a_devices():
                        ("/device:GPU:*", "GPU:0"), ("/gpu", "GPU:0"), ("/replica:0", "GPU:0"),
                        # TF's DeviceSpec.from_string leniencies (issue 21)
                        ("cpu/:0", "CPU:0"), ("/Gpu:1", "GPU:1"), ("//gpu:1/", "GPU:1"),
-                       ("/cpu:0 ", "CPU:0"), ("/device:gpu:1", "GPU:1")):
+                       ("/cpu:0 ", "CPU:0"), ("/device:gpu:1", "GPU:1"),
+                       # SPEC 3's "`*` or a missing ID for any": C++
+                       # ParseFullName's forms (Python's rejects them), and
+                       # Python's form with them (both of TF's reject)
+                       ("/device:GPU", "GPU:0"), ("/task:*", "GPU:0"), ("/replica:*", "GPU:0"),
+                       ("/replica:*/task:*/device:CPU:0", "CPU:0"), ("/gpu:*", "GPU:0"),
+                       ("GPU", "GPU:0"), ("/job:localhost/task:*/device:GPU:1", "GPU:1"),
+                       ("/device:*", "GPU:0"), ("/cpu:0/gpu:1", "GPU:1"),
+                       ("/task:*/cpu", "CPU:0"), ("device:GPU/replica:*", "GPU:0")):
         r = dg("place", "-", "--assume-gpus", "2",
                stdin=gjson([dict(const("x", 1.0), device=spec)], ["x"]))
         check(r.code == 0 and r.out == "x: (Const): %s%s\n" % (E.FULL, want),
               "SPEC 3 spelling %r" % spec, r)
-    for spec in ("/gpu:x", "gpu0", "/device:GPU", "/cpu:0/gpu:0", "/job:w-1", "/task:-1"):
+    for spec in ("/gpu:x", "gpu0", "/device:GPU:", "/job:w-1", "/task:-1", "/task:**",
+                 "/replica:*x", "/device:GPU:0:1", "CPU:0/GPU:0"):
         r = dg("place", "-", "--assume-gpus", "2",
                stdin=gjson([dict(const("x", 1.0), device=spec)], ["x"]))
         error(r, 2, "SPEC 3 malformed %r" % spec,
               ["node 'x'", "Malformed device specification '%s'" % spec], file="<stdin>")
+    # the same spellings in a placement rule and a --device scope (SPEC 3, 4.1, 4.3)
+    nodes = [const("x", 1.0), dict(node("y", "Neg", ["x"]), device="/task:*/device:GPU")]
+    rules = {"rules": [{"match": {"op": ["Const"]}, "device": "/replica:*/task:*/gpu:1"}]}
+    r = dg("place", "-", "--assume-gpus", "2", stdin=gjson(nodes, ["y"], placement=rules))
+    check(r.code == 0 and r.out == "x: (Const): %sGPU:1\ny: (Neg): %sGPU:0\n"
+          % (E.FULL, E.FULL), "SPEC 3 '*' and missing IDs in a rule and a node", r)
+    r = dg("place", "-", "--assume-gpus", "2", "--device", "/replica:*/device:CPU",
+           stdin=gjson(nodes, ["y"]))
+    check(r.code == 0 and r.out == "x: (Const): %sCPU:0\ny: (Neg): %sGPU:0\n"
+          % (E.FULL, E.FULL), "SPEC 3 '*' and missing IDs in a --device scope", r)
+    r = dg("place", "-", "--assume-gpus", "2", "--device", "/task:*/gpu:x",
+           stdin=gjson(nodes, ["y"]))
+    error(r, 2, "SPEC 3 malformed --device", ["Malformed device specification '/task:*/gpu:x'"])
+    bad = {"rules": [{"device": "/replica:*/device:GPU:"}]}
+    r = dg("place", "-", "--assume-gpus", "2", stdin=gjson(nodes, ["y"], placement=bad))
+    error(r, 2, "SPEC 3 malformed rule device",
+          ["Malformed device specification '/replica:*/device:GPU:'"])
     # A well-formed type no device has (TF accepts any upper-case TYPE): the
     # "available devices" error, and soft placement falls back (SPEC 4.5, 4.7).
     g = gjson([dict(const("x", 1.0), device="/device:TPU:0")], ["x"])
