@@ -638,7 +638,8 @@ dg_status dgc_grad_rule(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
                       "node '%s': dgrun's gradient of %s needs its %s as an "
                       "attribute, not a run-time input", f->name,
                       dgc_op_name(op), op == OP(Transpose) ? "perm" : "axes");
-    if (op == OP(Identity) || op == OP(Print)) {
+    if (op == OP(Identity) || op == OP(Print) ||
+        op == OP(PlaceholderWithDefault)) { /* TF's _IdGrad */
         dx[0] = dy;
     } else if (op == OP(PreventGradient)) {
         /* as TF's _PreventGradientGrad (issue 21) */

@@ -22,7 +22,9 @@ enum {
     DGC_OP_NOT_DIFF   = 1u << 5, /* gradient through it is an error */
     DGC_OP_ZERO_GRAD  = 1u << 6, /* differentiable with zero gradient
                                     (ArgMax, Equal: no gradient flows) */
-    DGC_OP_FEED       = 1u << 7, /* Placeholder */
+    DGC_OP_FEED       = 1u << 7, /* Placeholder; PlaceholderWithDefault
+                                    (an input: when not fed it is that
+                                    input, an Identity) */
     DGC_OP_RANDOM     = 1u << 8, /* RandomNormal / RandomUniform /
                                     TruncatedNormal: float samples of a
                                     shape (attr, or input 0 at run time) */

@@ -204,6 +204,8 @@ static const dgr_kernel_row cpu_kernels[DGC_N_OPS] = {
     /* issue 21: gradient blockers and random ops */
     ROW(StopGradient, dgr_k_identity),
     ROW(PreventGradient, dgr_k_identity),
+    /* as Identity; the executor gives the feed or the input itself */
+    ROW(PlaceholderWithDefault, dgr_k_identity),
     ROW(TruncatedNormal, dgr_k_random),
     ROW(RandomUniformInt, dgr_k_random_uniform_int),
     ROW(Multinomial, dgr_k_multinomial),

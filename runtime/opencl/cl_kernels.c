@@ -817,6 +817,8 @@ const dgr_kernel_row dgr_cl_kernels[DGC_N_OPS] = {
      * and maxval in host memory; Multinomial reads its logits back) */
     ROW(StopGradient, k_alias),
     ROW(PreventGradient, k_alias),
+    /* as Identity; the executor gives the feed or the input itself */
+    ROW(PlaceholderWithDefault, k_alias),
     ROW(TruncatedNormal, dgr_cl_k_random),
     [DGC_OPID_RandomUniformInt] = {(1u << DG_I32) | (1u << DG_I64),
                                    dgr_cl_k_random_uniform_int},

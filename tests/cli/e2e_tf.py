@@ -60,6 +60,8 @@ MISSING["summaries"] = None
 MISSING["tf1_xent"] = None  # issue 21: StopGradient
 MISSING["tf1_init"] = None  # issue 21: random initializers (tf1_init())
 MISSING["dropout"] = None   # issue 21: run-time shapes (dropout_extra())
+MISSING["ph_default"] = None      # PlaceholderWithDefault, not fed
+MISSING["ph_default_fed"] = None  # the same graph, fed
 
 
 def env():
@@ -161,7 +163,8 @@ def fixture(name):
                 on_gpus(d, meta, graph)
             if rc == 0 and name == "summaries":
                 summaries(d, meta, graph)
-            if rc == 0 and name in ("tf1_xent", "dropout"):
+            if rc == 0 and name in ("tf1_xent", "dropout", "ph_default",
+                                    "ph_default_fed"):
                 on_gpus(d, meta, graph)
             if rc == 0 and name == "dropout":
                 dropout_extra(d, meta, graph)
@@ -572,6 +575,7 @@ def issue21():
                   "Sum over BroadcastGradientArgs, batch %d, %s" %
                   (batch, dev[1]))
     ops_vs_tf_gpu_table()
+    ph_default_cflow()
     rc, out, err = dgrun("run", graph, "--fetch", "pr", "--repeat", "3",
                          "--opencl-devices", "none",
                          "--feed", "x=" + os.path.join(tmp, "x.npy"),
@@ -579,6 +583,52 @@ def issue21():
     check(rc == 0 and err.count("print") == 2,
           "Print first_n=2 over 3 runs prints twice: exit %d, stderr %r" %
           (rc, err))
+
+
+def ph_default_cflow():
+    """PlaceholderWithDefault under TF-1 control flow (the executor with
+    frames): a bool flag and a [-1] value, both with defaults, into a
+    Switch / Merge; not fed, then fed with another length, on the CPU and
+    on a GPU (the fixtures ph_default and ph_default_fed run the plain
+    executor against TF's values)."""
+    nodes = [
+        tf_node("flag0", "Const", dtype={"type": "DT_BOOL"}, value={
+            "tensor": {"dtype": "DT_BOOL", "tensorShape": {},
+                       "boolVal": [False]}}),
+        tf_node("x0", "Const", dtype={"type": "DT_FLOAT"}, value={
+            "tensor": {"dtype": "DT_FLOAT", "tensorShape": {
+                "dim": [{"size": "3"}]}, "floatVal": [1, 2, 3]}}),
+        tf_node("flag", "PlaceholderWithDefault", ["flag0"],
+                dtype={"type": "DT_BOOL"}, shape={"shape": {}}),
+        tf_node("x", "PlaceholderWithDefault", ["x0"],
+                dtype={"type": "DT_FLOAT"},
+                shape={"shape": {"dim": [{"size": "-1"}]}}),
+        tf_node("sw", "Switch", ["x", "flag"], T={"type": "DT_FLOAT"}),
+        tf_node("neg", "Neg", ["sw"]), tf_node("sq", "Square", ["sw:1"]),
+        tf_node("m", "Merge", ["neg", "sq"], N={"i": "2"},
+                T={"type": "DT_FLOAT"}),
+    ]
+    tmp = tempfile.mkdtemp()
+    graph = os.path.join(tmp, "phd.json")
+    with open(graph, "w") as f:
+        json.dump({"node": nodes}, f)
+    np.save(os.path.join(tmp, "t.npy"), np.array(True))
+    np.save(os.path.join(tmp, "x.npy"), np.array([4, 5], np.float32))
+    fed = ["--feed", "flag=" + os.path.join(tmp, "t.npy"),
+           "--feed", "x:0=" + os.path.join(tmp, "x.npy")]
+    for dev in (["--opencl-devices", "none"],
+                ["--opencl-devices", "all", "--device", "/gpu:0", SOFT]):
+        for feeds, want in (([], [-1, -2, -3]), (fed, [16, 25])):
+            rc, out, err = dgrun("run", graph, "--fetch", "m", "--json",
+                                 *feeds, *dev)
+            if rc and "GPU" in err and "all" in dev:
+                break  # no OpenCL device here
+            check(rc == 0, "PlaceholderWithDefault %s %s: exit %d: %s" %
+                  (dev[1], "fed" if feeds else "not fed", rc, err.strip()))
+            if rc == 0:
+                close(json.loads(out)["m"]["value"], want,
+                      "PlaceholderWithDefault in a cond, %s, %s" %
+                      ("fed" if feeds else "not fed", dev[1]))
 
 
 def tf_ops():

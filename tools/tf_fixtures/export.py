@@ -546,9 +546,43 @@ def dropout():
                   "TF's values with training=False")
     tf1.enable_control_flow_v2()
 
+def ph_default():
+    """tf.compat.v1.placeholder_with_default: a [None, 3] input whose
+    default is a [2, 3] constant, a bool `training` flag defaulting to
+    False (as Keras/TF-1 exports have it), and a Variable read through one
+    (its gradient passes through).  Two fixtures of one graph: nothing fed
+    (the defaults) and everything fed (a batch of 4, training=True)."""
+    g = tf.Graph()
+    with g.as_default():
+        rs = rng(31)
+        d = tf1.placeholder_with_default(
+            tf.constant(rs.uniform(-1, 1, (2, 3)).astype(np.float32)),
+            shape=[None, 3], name="d")
+        training = tf1.placeholder_with_default(False, shape=[],
+                                                name="training")
+        w = var(rs, [3, 2], "w", 0.5)
+        wd = tf1.placeholder_with_default(w, shape=[3, 2], name="wd")
+        h = tf.matmul(d, wd, name="h")
+        out = tf.multiply(h, 1.0 + tf.cast(training, tf.float32), name="out")
+        loss = tf.reduce_mean(tf.square(out - 1.0), name="loss")
+        tf1.train.GradientDescentOptimizer(0.3).minimize(loss, name="train")
+        init = tf1.global_variables_initializer()
+        for name, feeds in (
+                ("ph_default", {}),
+                ("ph_default_fed", {
+                    "d": rng(32).uniform(-1, 1, (4, 3)).astype(np.float32),
+                    "training": np.array(True)})):
+            with session(g) as s:
+                s.run(init)
+                write(name, g.as_graph_def(), feeds, ["out", "loss"], s, g,
+                      train=("train", "loss"),
+                      note="PlaceholderWithDefault " +
+                      ("fed" if feeds else "not fed: its defaults"))
+
 
 FIXTURES = ["keras_cnn", "sincos", "mlp", "lenet", "dwconv_bn",
-            "cifar_towers", "summaries", "tf1_xent", "tf1_init", "dropout"]
+            "cifar_towers", "summaries", "tf1_xent", "tf1_init", "dropout",
+            "ph_default"]
 
 
 def main():
