@@ -195,8 +195,8 @@ int dgc_infer_placeholder(DGC_INFER_ARGS)
  * rank), which its input must fit (dims merge); the dtype is the input's
  * (attr `dtype` must agree).  The output keeps the attr's -1 dims even
  * where the default's are known: a fed value may have any size there.
- * At run time the unfed node is its input as is (the runtime's run-time
- * type of a DGC_OP_FEED node with an input, exec_step.c). */
+ * At run time the unfed node is its input's value as is (the executor
+ * gives it without a kernel or a run-time type). */
 int dgc_infer_placeholder_default(DGC_INFER_ARGS)
 {
     if (need_inputs(n, n_in, 1, msg, msgsz))
