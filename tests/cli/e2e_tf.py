@@ -62,6 +62,7 @@ MISSING["tf1_init"] = None  # issue 21: random initializers (tf1_init())
 MISSING["dropout"] = None   # issue 21: run-time shapes (dropout_extra())
 MISSING["ph_default"] = None      # PlaceholderWithDefault, not fed
 MISSING["ph_default_fed"] = None  # the same graph, fed
+MISSING["runtime_axes"] = None    # issue 21: Split/SplitV/Concat(V2) axes
 
 
 def env():
@@ -164,10 +165,12 @@ def fixture(name):
             if rc == 0 and name == "summaries":
                 summaries(d, meta, graph)
             if rc == 0 and name in ("tf1_xent", "dropout", "ph_default",
-                                    "ph_default_fed"):
+                                    "ph_default_fed", "runtime_axes"):
                 on_gpus(d, meta, graph)
             if rc == 0 and name == "dropout":
                 dropout_extra(d, meta, graph)
+            if rc == 0 and name == "runtime_axes":
+                runtime_axes_extra(d, meta, graph)
         elif missing.startswith("!"):  # a known error other than missing ops
             want = "dgrun: error: %s: %s\n" % (graph, missing[1:])
             check(rc == 2 and err == want,
@@ -296,6 +299,39 @@ def dropout_extra(d, meta, graph):
                                                    rtol=1e-4),
               "%s: CPU and GPUs differ with --seed 4: %s" % (graph, curves))
         COMPARED.append("dropout: trains with training=True")
+
+
+def runtime_axes_extra(d, meta, graph):
+    """Issue 21: the run-time axis fed another value: 0 (ConcatV2 and Split
+    along the batch, against NumPy on the fetched h), on the CPU and on a
+    GPU; and 5, out of range, an error naming the node."""
+    tmp = tempfile.mkdtemp()
+    x = os.path.join(d, meta["feeds"]["x"])
+    for v in (0, 5):
+        np.save(os.path.join(tmp, "a%d.npy" % v), np.array(v, np.int32))
+    for dev in (["--opencl-devices", "none"],
+                ["--opencl-devices", "all", "--device", "/gpu:0", SOFT]):
+        rc, out, err = dgrun("run", graph, "--fetch", "h,c,s:0,s:1",
+                             "--json", "--feed", "x=" + x, "--feed",
+                             "axis=" + os.path.join(tmp, "a0.npy"), *dev)
+        if rc and "GPU" in err and "all" in dev:
+            break  # no OpenCL device here
+        check(rc == 0, "%s: axis 0 %s: exit %d: %s" % (graph, dev[1], rc,
+                                                      err.strip()))
+        if rc:
+            continue
+        res = json.loads(out)
+        xv = np.load(x)
+        c = np.concatenate([xv, np.asarray(res["h"]["value"])], 0)
+        close(res["c"]["value"], c, "ConcatV2 on a fed axis 0, " + dev[1])
+        close(res["s:0"]["value"], c[:3], "Split on a fed axis 0, " + dev[1])
+        close(res["s:1"]["value"], c[3:], "Split on a fed axis 0, " + dev[1])
+        rc, out, err = dgrun("run", graph, "--fetch", "c", "--feed",
+                             "x=" + x, "--feed",
+                             "axis=" + os.path.join(tmp, "a5.npy"), *dev)
+        check(rc == 1 and "node 'c'" in err and "axis 5 is out of range "
+              "for rank 2" in err, "%s: axis 5 %s: exit %d: %s" %
+              (graph, dev[1], rc, err.strip()))
 
 
 def summaries(d, meta, graph):

@@ -580,9 +580,40 @@ def ph_default():
                       ("fed" if feeds else "not fed: its defaults"))
 
 
+def runtime_axes():
+    """Split / SplitV / ConcatV2 / Concat whose axis is a run-time tensor
+    (issue 21): a fed int32 `axis` and a Rank-based one, on a [None, 4]
+    input; TF's gradient of the concatenation (ConcatOffset, Slice)
+    trains a Variable."""
+    g = tf.Graph()
+    with g.as_default():
+        rs = rng(41)
+        x = tf1.placeholder(tf.float32, [None, 4], name="x")
+        ax = tf1.placeholder(tf.int32, [], name="axis")
+        w = var(rs, [4, 4], "w", 0.5)
+        h = tf.matmul(x, w, name="h")
+        c = tf.concat([x, h], axis=ax, name="c")
+        s0, s1 = tf.split(c, 2, axis=ax, name="s")
+        v0, v1 = tf.split(c, [3, 5], axis=ax, name="v")
+        ra = tf.subtract(tf.rank(x), 1, name="ra")
+        c1 = tf.raw_ops.Concat(concat_dim=ra, values=[s1, v0], name="c1")
+        loss = tf.add(tf.reduce_mean(tf.square(c1 - 0.5)),
+                      tf.reduce_mean(tf.square(v1)), name="loss")
+        tf1.train.GradientDescentOptimizer(0.2).minimize(loss, name="train")
+        with session(g) as sess:
+            sess.run(tf1.global_variables_initializer())
+            write("runtime_axes", g.as_graph_def(),
+                  {"x": rng(42).uniform(-1, 1, (3, 4)).astype(np.float32),
+                   "axis": np.array(1, np.int32)},
+                  ["c", "s:0", "s:1", "v:0", "v:1", "c1", "loss"], sess, g,
+                  train=("train", "loss"),
+                  note="Split/SplitV/ConcatV2 on a fed axis, Concat on "
+                  "Rank(x) - 1")
+
+
 FIXTURES = ["keras_cnn", "sincos", "mlp", "lenet", "dwconv_bn",
             "cifar_towers", "summaries", "tf1_xent", "tf1_init", "dropout",
-            "ph_default"]
+            "ph_default", "runtime_axes"]
 
 
 def main():
