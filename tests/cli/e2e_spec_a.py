@@ -424,6 +424,22 @@ def group_spec_a_feeds():
     d = parse_json(dg("train", write("tfeed.json", tg), "--json", *CPU), "train feeds x:0")
     check(d is not None and d["variables"]["w"]["value"] == [[-1.5], [-2.5], [-3.5]],
           "SPEC 2 train feeds: x:0 names the Placeholder, rows in order")
+    # a PlaceholderWithDefault: a train feed gives it its rows, else it is
+    # its default (d L/d w = x's column sums)
+    for feeds, want in (({"x": {"file": csv, "batch": 1}}, [[-1.5], [-2.5], [-3.5]]),
+                        ({}, [[0.0], [0.0], [0.0]])):
+        tg = gjson([const("x0", [[1.0, 1.0, 1.0]]),
+                    node("x", "PlaceholderWithDefault", ["x0"], shape=[-1, 3]),
+                    {"name": "w", "op": "Variable", "attrs": {"init": [[1.0], [1.0], [1.0]]}},
+                    node("m", "MatMul", ["x", "w"]), node("loss", "Sum", ["m"])],
+                   train={"loss": "loss", "optimizer": {"type": "sgd", "learning_rate": 0.5},
+                          "steps": 2, "feeds": feeds})
+        for dev in (CPU, GPU):
+            d = parse_json(dg("train", write("tfeed.json", tg), "--json", *dev),
+                           "train PlaceholderWithDefault")
+            check(d is not None and d["variables"]["w"]["value"] == want,
+                  "train PlaceholderWithDefault %s on %s: %s" %
+                  ("fed" if feeds else "not fed", dev[1], d and d["variables"]["w"]))
     col = write("col.csv", "1\n2\n3\n")
     r = dg("run", write("feed.json", ph("int64", [-1])), "--feed", "x=" + col, *CPU)
     check(r.code == 0 and r.out == "y = [1 2 3]\n", "SPEC 2 .csv rank-1: one value per row", r)
