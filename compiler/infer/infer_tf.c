@@ -183,6 +183,16 @@ int dgc_infer_tile(DGC_INFER_ARGS)
     return 0;
 }
 
+/* A run-time axis not yet known (TF's shape functions): the output has
+ * the input's rank and no known dimension. */
+static void unknown_dims(dg_shape *s, int rank)
+{
+    memset(s, 0, sizeof *s);
+    s->rank = rank;
+    for (int d = 0; d < rank; d++)
+        s->dims[d] = -1;
+}
+
 int dgc_infer_gather(DGC_INFER_ARGS)
 {
     const dg_shape *p = &in[0].shape, *ix = &in[1].shape;
@@ -197,15 +207,17 @@ int dgc_infer_gather(DGC_INFER_ARGS)
                     : 1;
     if (known < 0)
         return -1;
-    if (!known)
-        FAIL("the axis must be known when the graph is compiled");
+    if (p->rank - 1 + ix->rank > DG_MAX_RANK)
+        FAIL("the result would have more than %d dimensions", DG_MAX_RANK);
+    out[0].dtype = in[0].dtype;
+    if (!known) { /* a run-time axis (issue 21): the rank only */
+        unknown_dims(&out[0].shape, p->rank - 1 + ix->rank);
+        return 0;
+    }
     if (ax < -p->rank || ax >= p->rank)
         FAIL("axis %lld is out of range for rank %d", (long long)ax, p->rank);
     if (ax < 0)
         ax += p->rank;
-    if (p->rank - 1 + ix->rank > DG_MAX_RANK)
-        FAIL("the result would have more than %d dimensions", DG_MAX_RANK);
-    out[0].dtype = in[0].dtype;
     dg_shape o;
     memset(&o, 0, sizeof o);
     for (int i = 0; i < ax; i++)
@@ -270,16 +282,6 @@ static int node_axis(const dgc_node *n, const dgc_ttype *in, int n_in, int r,
     if (*ax < 0)
         *ax += r;
     return 1;
-}
-
-/* A run-time axis not yet known (TF's shape functions): the output has
- * the input's rank and no known dimension. */
-static void unknown_dims(dg_shape *s, int rank)
-{
-    memset(s, 0, sizeof *s);
-    s->rank = rank;
-    for (int d = 0; d < rank; d++)
-        s->dims[d] = -1;
 }
 
 int dgc_infer_concat(DGC_INFER_ARGS)

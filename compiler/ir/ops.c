@@ -245,6 +245,7 @@ int dgc_node_axis_input(const dgc_node *n)
     case DGC_OPID_ConcatV2: return n->n_inputs >= 2 ? n->n_inputs - 1 : -1;
     case DGC_OPID_Split: return n->n_inputs == 2 ? 1 : -1;
     case DGC_OPID_SplitV: return n->n_inputs == 3 ? 2 : -1;
+    case DGC_OPID_GatherV2: return n->n_inputs == 3 ? 2 : -1;
     default: return -1;
     }
 }

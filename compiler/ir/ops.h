@@ -116,10 +116,10 @@ const char *dgc_node_op_name(const dgc_node *n);
  * (DGC_OUT_*: per data input, attr `num`, per data input but the
  * first). */
 int dgc_node_n_out(const dgc_node *n);
-/* The input that gives a ConcatV2 / Split / SplitV node its axis at run
- * time (a GraphDef's non-Const axis, issue 21): when the node has no
- * `axis` attr, ConcatV2's last input (of at least 2), Split's input 1,
- * SplitV's input 2; else -1 (the axis is the attr). */
+/* The input that gives a ConcatV2 / Split / SplitV / GatherV2 node its
+ * axis at run time (a GraphDef's non-Const axis, issue 21): when the node
+ * has no `axis` attr, ConcatV2's last input (of at least 2), Split's input
+ * 1, SplitV's and GatherV2's input 2; else -1 (the axis is the attr). */
 int dgc_node_axis_input(const dgc_node *n);
 /* The schema of attr `name` of op, NULL when the op has none of that
  * name ("dtype", which every op takes, is in no schema). */

@@ -83,8 +83,9 @@ static dg_status host_ints(dgr_kctx *k, int i, int64_t *v, int *n)
     return DG_OK;
 }
 
-/* The axis of a ConcatV2 / Split / SplitV node for rank r into *ax, >= 0:
- * its attr, or the run-time input dgc_node_axis_input names (issue 21). */
+/* The axis of a ConcatV2 / Split / SplitV / GatherV2 node for rank r into
+ * *ax, >= 0: its attr, or the run-time input dgc_node_axis_input names
+ * (issue 21). */
 static dg_status node_axis(dgr_kctx *k, int r, int64_t *ax)
 {
     int ai = dgc_node_axis_input(k->node), n = 1;
@@ -143,15 +144,10 @@ dg_status dgr_cl_k_gather(dgr_kctx *k)
 {
     const dgr_value *p = &k->in[0], *ix = &k->in[1];
     dg_dtype dt = p->dtype;
-    if (k->n_in > 2 && !dgc_node_attr(k->node, "axis"))
-        return dg_err(k->err, DG_E_RUNTIME, "node '%s': GatherV2 on OpenCL "
-                      "takes its axis from a Const", k->node->name);
-    dg_status st = dgr_cl_float_output(k, dt);
-    if (st != DG_OK)
+    int64_t ax;
+    dg_status st = node_axis(k, p->shape.rank, &ax); /* attr or input 2 */
+    if (st != DG_OK || (st = dgr_cl_float_output(k, dt)) != DG_OK)
         return st;
-    int64_t ax = dgc_attr_int(k->node, "axis", 0);
-    if (ax < 0)
-        ax += p->shape.rank;
     cl_long outer = 1, inner = 1, dim = p->shape.dims[ax];
     for (int d = 0; d < ax; d++)
         outer *= p->shape.dims[d];

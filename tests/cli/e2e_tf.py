@@ -302,16 +302,16 @@ def dropout_extra(d, meta, graph):
 
 
 def runtime_axes_extra(d, meta, graph):
-    """Issue 21: the run-time axis fed another value: 0 (ConcatV2 and Split
-    along the batch, against NumPy on the fetched h), on the CPU and on a
-    GPU; and 5, out of range, an error naming the node."""
+    """Issue 21: the run-time axis fed another value: 0 (ConcatV2, Split
+    and GatherV2 along the batch, against NumPy on the fetched h), on the
+    CPU and on a GPU; and 5, out of range, an error naming the node."""
     tmp = tempfile.mkdtemp()
     x = os.path.join(d, meta["feeds"]["x"])
     for v in (0, 5):
         np.save(os.path.join(tmp, "a%d.npy" % v), np.array(v, np.int32))
     for dev in (["--opencl-devices", "none"],
                 ["--opencl-devices", "all", "--device", "/gpu:0", SOFT]):
-        rc, out, err = dgrun("run", graph, "--fetch", "h,c,s:0,s:1",
+        rc, out, err = dgrun("run", graph, "--fetch", "h,c,s:0,s:1,g",
                              "--json", "--feed", "x=" + x, "--feed",
                              "axis=" + os.path.join(tmp, "a0.npy"), *dev)
         if rc and "GPU" in err and "all" in dev:
@@ -326,6 +326,8 @@ def runtime_axes_extra(d, meta, graph):
         close(res["c"]["value"], c, "ConcatV2 on a fed axis 0, " + dev[1])
         close(res["s:0"]["value"], c[:3], "Split on a fed axis 0, " + dev[1])
         close(res["s:1"]["value"], c[3:], "Split on a fed axis 0, " + dev[1])
+        close(res["g"]["value"], c[[0, 2]], "GatherV2 on a fed axis 0, " +
+              dev[1])
         rc, out, err = dgrun("run", graph, "--fetch", "c", "--feed",
                              "x=" + x, "--feed",
                              "axis=" + os.path.join(tmp, "a5.npy"), *dev)

@@ -581,10 +581,10 @@ def ph_default():
 
 
 def runtime_axes():
-    """Split / SplitV / ConcatV2 / Concat whose axis is a run-time tensor
-    (issue 21): a fed int32 `axis` and a Rank-based one, on a [None, 4]
-    input; TF's gradient of the concatenation (ConcatOffset, Slice)
-    trains a Variable."""
+    """Split / SplitV / ConcatV2 / Concat / GatherV2 whose axis is a
+    run-time tensor (issue 21): a fed int32 `axis` and a Rank-based one, on
+    a [None, 4] input; TF's gradient of the concatenation (ConcatOffset,
+    Slice) trains a Variable."""
     g = tf.Graph()
     with g.as_default():
         rs = rng(41)
@@ -597,6 +597,7 @@ def runtime_axes():
         v0, v1 = tf.split(c, [3, 5], axis=ax, name="v")
         ra = tf.subtract(tf.rank(x), 1, name="ra")
         c1 = tf.raw_ops.Concat(concat_dim=ra, values=[s1, v0], name="c1")
+        tf.gather(c, [0, 2], axis=ax, name="g")
         loss = tf.add(tf.reduce_mean(tf.square(c1 - 0.5)),
                       tf.reduce_mean(tf.square(v1)), name="loss")
         tf1.train.GradientDescentOptimizer(0.2).minimize(loss, name="train")
@@ -605,7 +606,8 @@ def runtime_axes():
             write("runtime_axes", g.as_graph_def(),
                   {"x": rng(42).uniform(-1, 1, (3, 4)).astype(np.float32),
                    "axis": np.array(1, np.int32)},
-                  ["c", "s:0", "s:1", "v:0", "v:1", "c1", "loss"], sess, g,
+                  ["c", "s:0", "s:1", "v:0", "v:1", "c1", "g", "loss"], sess,
+                  g,
                   train=("train", "loss"),
                   note="Split/SplitV/ConcatV2 on a fed axis, Concat on "
                   "Rank(x) - 1")
