@@ -138,17 +138,17 @@ static int spec_needs_devices(const char *s, int syntax)
 
 int dg_graph_names_gpu(const dg_graph *g, const dg_options *o)
 {
-    if (o && spec_needs_devices(o->device_scope, DGC_DEVSPEC_PY))
+    if (o && spec_needs_devices(o->device_scope, DGC_DEVSPEC_DGRUN))
         return 1;
     for (int32_t i = 0; i < g->n_nodes; i++)
         if (spec_needs_devices(g->nodes[i].device, g->device_syntax))
             return 1;
     for (int r = 0; r < g->n_rules; r++) {
         const dgc_rule *ru = &g->rules[r];
-        if (spec_needs_devices(ru->device, DGC_DEVSPEC_PY))
+        if (spec_needs_devices(ru->device, DGC_DEVSPEC_DGRUN))
             return 1;
         for (int k = 0; k < ru->n_devices; k++)
-            if (spec_needs_devices(ru->devices[k], DGC_DEVSPEC_PY))
+            if (spec_needs_devices(ru->devices[k], DGC_DEVSPEC_DGRUN))
                 return 1;
     }
     return 0;

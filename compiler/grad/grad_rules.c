@@ -399,6 +399,24 @@ static dg_status tf_grad(dgc_gctx *c, int32_t fwd, dgc_ref dy, dgc_ref *dx)
         CHK(u);
         for (int i = 0; i < f->n_inputs; i++)
             dx[i] = R(u.node, i);
+    } else if (op == OP(ConcatV2) && dgc_node_axis_input(f) >= 0) {
+        /* a run-time axis (issue 21): TF's _ConcatGradHelper, each dx the
+         * Slice of dy at its ConcatOffset, of its run-time shape */
+        int nv = dgc_node_axis_input(f);
+        dgc_ref in[65];
+        if (nv > 64)
+            return no_static_grad(c, fwd);
+        in[0] = f->inputs[nv];
+        for (int i = 0; i < nv; i++) {
+            in[i + 1] = MK("Shape", Shape, c->g->nodes[fwd].inputs[i]);
+            CHK(in[i + 1]);
+        }
+        dgc_ref co = mk(c, fwd, "ConcatOffset", OP(ConcatOffset), in, nv + 1);
+        CHK(co);
+        for (int i = 0; i < nv; i++) {
+            dx[i] = MK("Slice", Slice, dy, R(co.node, i), in[i + 1]);
+            CHK(dx[i]);
+        }
     } else if (op == OP(ConcatV2)) {
         int64_t ax = dgc_attr_int(f, "axis", 0), sizes[64];
         if (f->n_inputs > 64)
@@ -638,7 +656,8 @@ dg_status dgc_grad_rule(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
                       "node '%s': dgrun's gradient of %s needs its %s as an "
                       "attribute, not a run-time input", f->name,
                       dgc_op_name(op), op == OP(Transpose) ? "perm" : "axes");
-    if (op == OP(Identity) || op == OP(Print)) {
+    if (op == OP(Identity) || op == OP(Print) ||
+        op == OP(PlaceholderWithDefault)) { /* TF's _IdGrad */
         dx[0] = dy;
     } else if (op == OP(PreventGradient)) {
         /* as TF's _PreventGradientGrad (issue 21) */

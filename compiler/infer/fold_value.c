@@ -229,10 +229,15 @@ static int evaluate(const dgc_graph *g, const dgc_node *n, kval *o,
         memcpy(o->v, in[0].v, sizeof o->v[0] * (size_t)o->n);
         return 1;
     case DGC_OPID_Pack: case DGC_OPID_ConcatV2: {
-        if (in[0].shape.rank > 1 || dgc_attr_int(n, "axis", 0) != 0)
+        int ai = dgc_node_axis_input(n); /* a run-time axis: its value */
+        int nv = ai >= 0 ? ai : n->n_inputs;
+        int64_t ax = ai >= 0 ? (in[ai].n == 1 ? in[ai].v[0] : -9)
+                             : dgc_attr_int(n, "axis", 0);
+        if (in[0].shape.rank > 1 || (ax != 0 && !(ax == -1 && op ==
+                                                   DGC_OPID_ConcatV2)))
             return 0;
         int64_t at = 0;
-        for (int i = 0; i < n->n_inputs; i++)
+        for (int i = 0; i < nv; i++)
             for (int64_t j = 0; j < in[i].n && at < o->n; j++)
                 o->v[at++] = in[i].v[j];
         return at == o->n;

@@ -190,6 +190,33 @@ int dgc_infer_placeholder(DGC_INFER_ARGS)
     return 0;
 }
 
+/* PlaceholderWithDefault: as TF's shape function, its `shape` attr
+ * (partial; the input's shape where the attr is absent or of unknown
+ * rank), which its input must fit (dims merge); the dtype is the input's
+ * (attr `dtype` must agree).  The output keeps the attr's -1 dims even
+ * where the default's are known: a fed value may have any size there.
+ * At run time the unfed node is its input's value as is (the executor
+ * gives it without a kernel or a run-time type). */
+int dgc_infer_placeholder_default(DGC_INFER_ARGS)
+{
+    if (need_inputs(n, n_in, 1, msg, msgsz))
+        return -1;
+    const dgc_attr *d = dgc_node_attr(n, "dtype");
+    if (d && (dg_dtype)d->i != in[0].dtype)
+        FAIL("attr 'dtype' is %s but the default input is %s",
+             dg_dtype_name((dg_dtype)d->i), dg_dtype_name(in[0].dtype));
+    out[0].dtype = in[0].dtype;
+    dg_shape s, unused;
+    if (!attr_shape(n, &s)) {
+        out[0].shape = in[0].shape;
+        return 0;
+    }
+    if (same_shape(n, &in[0].shape, &s, &unused, msg, msgsz))
+        return -1;
+    out[0].shape = s;
+    return 0;
+}
+
 /* The sample shape of a random op: attrs.shape, or its shape input
  * `sh` (a run-time vector: -1 dims until its values are known). */
 static int random_shape(const dgc_node *n, const dgc_ttype *sh, dg_shape *s,

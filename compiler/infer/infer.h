@@ -41,6 +41,7 @@ dg_status dgc_pass_infer(dgc_graph *g, int32_t from, dg_error *err);
 int dgc_infer_const(DGC_INFER_ARGS);
 int dgc_infer_variable(DGC_INFER_ARGS);
 int dgc_infer_placeholder(DGC_INFER_ARGS);
+int dgc_infer_placeholder_default(DGC_INFER_ARGS); /* shape attr, input fits */
 int dgc_infer_random(DGC_INFER_ARGS);     /* attrs.shape or input 0 */
 int dgc_infer_random_int(DGC_INFER_ARGS); /* shape, minval, maxval */
 int dgc_infer_multinomial(DGC_INFER_ARGS); /* logits, num_samples */

@@ -183,6 +183,16 @@ int dgc_infer_tile(DGC_INFER_ARGS)
     return 0;
 }
 
+/* A run-time axis not yet known (TF's shape functions): the output has
+ * the input's rank and no known dimension. */
+static void unknown_dims(dg_shape *s, int rank)
+{
+    memset(s, 0, sizeof *s);
+    s->rank = rank;
+    for (int d = 0; d < rank; d++)
+        s->dims[d] = -1;
+}
+
 int dgc_infer_gather(DGC_INFER_ARGS)
 {
     const dg_shape *p = &in[0].shape, *ix = &in[1].shape;
@@ -197,15 +207,17 @@ int dgc_infer_gather(DGC_INFER_ARGS)
                     : 1;
     if (known < 0)
         return -1;
-    if (!known)
-        FAIL("the axis must be known when the graph is compiled");
+    if (p->rank - 1 + ix->rank > DG_MAX_RANK)
+        FAIL("the result would have more than %d dimensions", DG_MAX_RANK);
+    out[0].dtype = in[0].dtype;
+    if (!known) { /* a run-time axis (issue 21): the rank only */
+        unknown_dims(&out[0].shape, p->rank - 1 + ix->rank);
+        return 0;
+    }
     if (ax < -p->rank || ax >= p->rank)
         FAIL("axis %lld is out of range for rank %d", (long long)ax, p->rank);
     if (ax < 0)
         ax += p->rank;
-    if (p->rank - 1 + ix->rank > DG_MAX_RANK)
-        FAIL("the result would have more than %d dimensions", DG_MAX_RANK);
-    out[0].dtype = in[0].dtype;
     dg_shape o;
     memset(&o, 0, sizeof o);
     for (int i = 0; i < ax; i++)
@@ -251,18 +263,38 @@ int dgc_infer_summary(DGC_INFER_ARGS)
     return rc;
 }
 
+/* The axis of a ConcatV2 / Split / SplitV node (attr, or the input
+ * dgc_node_axis_input names) for rank r, made >= 0: 1 known, 0 unknown
+ * until run time, -1 error in msg. */
+static int node_axis(const dgc_node *n, const dgc_ttype *in, int n_in, int r,
+                     int64_t *ax, char *msg, size_t msgsz)
+{
+    int ai = dgc_node_axis_input(n);
+    int known = 1;
+    *ax = 0; /* Split's and SplitV's default */
+    if (ai >= 0 || dgc_node_attr(n, "axis") || n->op == DGC_OPID_ConcatV2)
+        known = scalar_param(n, "axis", in, ai >= 0 ? n_in : 0,
+                             ai >= 0 ? ai : 0, ax, msg, msgsz);
+    if (known <= 0)
+        return known;
+    if (*ax < -r || *ax >= r)
+        FAIL("axis %lld is out of range for rank %d", (long long)*ax, r);
+    if (*ax < 0)
+        *ax += r;
+    return 1;
+}
+
 int dgc_infer_concat(DGC_INFER_ARGS)
 {
+    int ai = dgc_node_axis_input(n);
+    int nv = ai >= 0 ? ai : n_in; /* the values; the axis input last */
     int64_t ax = 0;
-    if (scalar_param(n, "axis", in, 0, 0, &ax, msg, msgsz) < 0)
-        return -1;
     const dg_shape *f = &in[0].shape;
-    if (ax < -f->rank || ax >= f->rank)
-        FAIL("axis %lld is out of range for rank %d", (long long)ax, f->rank);
-    if (ax < 0)
-        ax += f->rank;
+    int known = node_axis(n, in, n_in, f->rank, &ax, msg, msgsz);
+    if (known < 0)
+        return -1;
     dg_shape o = *f;
-    for (int k = 1; k < n_in; k++) {
+    for (int k = 1; k < nv; k++) {
         const dg_shape *s = &in[k].shape;
         if (in[k].dtype != in[0].dtype)
             FAIL("input %d is %s, input 0 is %s", k,
@@ -270,6 +302,8 @@ int dgc_infer_concat(DGC_INFER_ARGS)
         if (s->rank != f->rank)
             FAIL("input %d has rank %d, input 0 rank %d", k, s->rank, f->rank);
         for (int d = 0; d < f->rank; d++) {
+            if (!known)
+                continue; /* ranks checked; dims once the axis is known */
             if (d == ax) {
                 o.dims[d] = o.dims[d] < 0 || s->dims[d] < 0
                                 ? -1 : o.dims[d] + s->dims[d];
@@ -283,6 +317,8 @@ int dgc_infer_concat(DGC_INFER_ARGS)
     }
     out[0].dtype = in[0].dtype;
     out[0].shape = o;
+    if (!known)
+        unknown_dims(&out[0].shape, f->rank);
     return 0;
 }
 
@@ -597,12 +633,24 @@ int dgc_infer_split(DGC_INFER_ARGS)
     int64_t ax = dgc_attr_int(n, "axis", 0);
     if (num < 1)
         FAIL("needs attr num (num_split) >= 1");
-    if (ax < -x->shape.rank || ax >= x->shape.rank)
+    int unpack = n->op == DGC_OPID_Unpack;
+    if (!unpack) {
+        int known = node_axis(n, in, n_in, x->shape.rank, &ax, msg, msgsz);
+        if (known < 0)
+            return -1;
+        if (!known) {
+            for (int k = 0; k < num; k++) {
+                out[k].dtype = x->dtype;
+                unknown_dims(&out[k].shape, x->shape.rank);
+            }
+            return 0;
+        }
+    } else if (ax < -x->shape.rank || ax >= x->shape.rank) {
         FAIL("axis %lld is out of range for rank %d", (long long)ax,
              x->shape.rank);
+    }
     if (ax < 0)
         ax += x->shape.rank;
-    int unpack = n->op == DGC_OPID_Unpack;
     int64_t sizes[4096];
     if (num > 4096)
         FAIL("too many outputs");
@@ -610,7 +658,8 @@ int dgc_infer_split(DGC_INFER_ARGS)
         if (x->shape.dims[ax] >= 0 && x->shape.dims[ax] != num)
             FAIL("dimension %lld has size %lld, num is %d", (long long)ax,
                  (long long)x->shape.dims[ax], num);
-    } else if (split_sizes(n, n_in > 1 ? &in[1] : NULL, x->shape.dims[ax],
+    } else if (split_sizes(n, n->op == DGC_OPID_SplitV ? &in[1] : NULL,
+                           x->shape.dims[ax],
                            num, sizes, msg, msgsz)) {
         return -1;
     }

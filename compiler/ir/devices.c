@@ -220,12 +220,18 @@ void dgc_devspec_clear(dgc_devspec *s)
 }
 
 /* Two syntaxes, both TensorFlow's (issue 21, item 5; the recorded answers
- * of TF 2.21 are tests/compiler/devspec_tf_cases.h):
+ * of TF 2.21 are tests/compiler/devspec_tf_cases.h), and dgrun's own:
  *
- * DGC_DEVSPEC_PY, Python's tf.DeviceSpec.from_string (what `with
- * tf.device(s)` does, so dgrun's JSON `device`, placement rules and
- * --device): s is split on '/', each piece on ':'; a piece whose first
- * field is empty ("", ":0") is skipped; job:NAME, replica:N, task:N;
+ * DGC_DEVSPEC_DGRUN (dgrun's JSON `device`, placement rules, --device,
+ * --expect goldens): every form either of TF's parsers accepts, with
+ * Python's meaning where Python accepts it (`with tf.device(s)`), else
+ * C++'s; and SPEC 3's "`*` or a missing ID for any" in Python's form
+ * ("/task:* /cpu" without the space, "device:GPU").  Malformed only where
+ * all three reject.
+ *
+ * DGC_DEVSPEC_PY, Python's tf.DeviceSpec.from_string: s is split on '/',
+ * each piece on ':'; a piece whose first field is empty ("", ":0") is
+ * skipped; job:NAME, replica:N, task:N;
  * TYPE or TYPE:N with TYPE any case of CPU, GPU, TPU, CUSTOM, EPU (upper-
  * cased); device:TYPE:N (TYPE as written, but cpu/gpu upper-cased); N '*'
  * for a device index means any; N is Python's int() (spaces around, a
@@ -450,7 +456,10 @@ static int upper_is(const char *p, size_t len, const char *name)
     return 1;
 }
 
-static int parse_py(const char *s, dgc_devspec *o)
+/* Python's DeviceSpec.from_string; with `any_id` (SPEC 3's own list: "`*`
+ * or a missing ID for any" in every component) also replica:* and task:*,
+ * and device:TYPE or device:* without an index. */
+static int parse_py(const char *s, dgc_devspec *o, int any_id)
 {
     static const char *const types[] = {"CPU", "GPU", "TPU", "CUSTOM", "EPU",
                                         NULL};
@@ -486,10 +495,12 @@ static int parse_py(const char *s, dgc_devspec *o)
             job = y[1];
             job_len = yl[1];
         } else if (ly == 2 && yl[0] == 7 && memcmp(y[0], "replica", 7) == 0) {
-            if (py_index(y[1], yl[1], &o->replica))
+            if (!(any_id && yl[1] == 1 && y[1][0] == '*') &&
+                py_index(y[1], yl[1], &o->replica))
                 return -1;
         } else if (ly == 2 && yl[0] == 4 && memcmp(y[0], "task", 4) == 0) {
-            if (py_index(y[1], yl[1], &o->task))
+            if (!(any_id && yl[1] == 1 && y[1][0] == '*') &&
+                py_index(y[1], yl[1], &o->task))
                 return -1;
         } else if (tidx >= 0) {
             if (have_type)
@@ -499,7 +510,8 @@ static int parse_py(const char *s, dgc_devspec *o)
             if (ly == 2 && !(yl[1] == 1 && y[1][0] == '*') &&
                 py_index(y[1], yl[1], &o->id))
                 return -1;
-        } else if (ly == 3 && yl[0] == 6 && memcmp(y[0], "device", 6) == 0) {
+        } else if ((ly == 3 || (any_id && ly == 2)) && yl[0] == 6 &&
+                   memcmp(y[0], "device", 6) == 0) {
             if (have_type)
                 return -1;
             have_type = 1;
@@ -510,7 +522,7 @@ static int parse_py(const char *s, dgc_devspec *o)
                 o->type = y[1][0] == 'c' ? DG_DEV_CPU : DG_DEV_GPU;
             else if (!tf_name(y[1], yl[1]) || set_type(o, y[1], yl[1]))
                 return -1;
-            if (!(yl[2] == 1 && y[2][0] == '*')) {
+            if (ly == 3 && !(yl[2] == 1 && y[2][0] == '*')) {
                 for (size_t i = 0; i < yl[2]; i++) /* str.isdigit() */
                     if (!is_digit(y[2][i]))
                         return -1;
@@ -530,20 +542,36 @@ static int parse_py(const char *s, dgc_devspec *o)
     return 0;
 }
 
-int dgc_devspec_parse_as(const char *s, dgc_devspec *out, int syntax)
+/* One parser over s into a cleared *out; 0 or -1 (then *out is cleared). */
+static int parse_one(const char *s, dgc_devspec *out, int syntax)
 {
     dgc_devspec_clear(out);
-    if (!s || !*s)
-        return 0;
-    int rc = syntax == DGC_DEVSPEC_CPP ? parse_cpp(s, out) : parse_py(s, out);
+    int rc = syntax == DGC_DEVSPEC_CPP
+                 ? parse_cpp(s, out)
+                 : parse_py(s, out, syntax != DGC_DEVSPEC_PY);
     if (rc)
         dgc_devspec_clear(out);
     return rc;
 }
 
+int dgc_devspec_parse_as(const char *s, dgc_devspec *out, int syntax)
+{
+    dgc_devspec_clear(out);
+    if (!s || !*s)
+        return 0;
+    if (syntax != DGC_DEVSPEC_DGRUN)
+        return parse_one(s, out, syntax);
+    /* the union, each form with the meaning of the first that accepts it:
+     * Python's, then C++'s, then SPEC 3's '*' / missing ID anywhere */
+    if (parse_one(s, out, DGC_DEVSPEC_PY) == 0 ||
+        parse_one(s, out, DGC_DEVSPEC_CPP) == 0)
+        return 0;
+    return parse_one(s, out, DGC_DEVSPEC_DGRUN);
+}
+
 int dgc_devspec_parse(const char *s, dgc_devspec *out)
 {
-    return dgc_devspec_parse_as(s, out, DGC_DEVSPEC_PY);
+    return dgc_devspec_parse_as(s, out, DGC_DEVSPEC_DGRUN);
 }
 
 int dgc_devspec_is_empty(const dgc_devspec *s)

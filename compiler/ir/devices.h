@@ -53,15 +53,18 @@ typedef struct dgc_devspec {
     int id;     /* -1 = any */
 } dgc_devspec;
 
-/* The two device-string syntaxes (SPEC 3, issue 21): Python's
- * tf.DeviceSpec.from_string, for dgrun's JSON `device`, placement rules,
- * --device and goldens; C++ DeviceNameUtils::ParseFullName, for the
- * `device` of a GraphDef's NodeDefs (devices.c says what each accepts). */
-enum { DGC_DEVSPEC_PY = 0, DGC_DEVSPEC_CPP = 1 };
+/* The device-string syntaxes (SPEC 3, issue 21; devices.c says what each
+ * accepts): DGC_DEVSPEC_DGRUN, dgrun's own strings (JSON `device`,
+ * placement rules, --device, goldens): the union of Python's and C++'s
+ * with Python's meaning first, plus SPEC 3's `*` or missing ID anywhere;
+ * DGC_DEVSPEC_CPP, C++ DeviceNameUtils::ParseFullName, for the `device` of
+ * a GraphDef's NodeDefs; DGC_DEVSPEC_PY, Python's tf.DeviceSpec.from_string
+ * alone (tests compare it with TF's). */
+enum { DGC_DEVSPEC_DGRUN = 0, DGC_DEVSPEC_CPP = 1, DGC_DEVSPEC_PY = 2 };
 /* Parse s in `syntax` ("" and NULL give the empty spec).  Returns 0, or -1
  * if malformed (then *out is the empty spec). */
 int dgc_devspec_parse_as(const char *s, dgc_devspec *out, int syntax);
-/* dgc_devspec_parse_as(s, out, DGC_DEVSPEC_PY). */
+/* dgc_devspec_parse_as(s, out, DGC_DEVSPEC_DGRUN): dgrun's own strings. */
 int dgc_devspec_parse(const char *s, dgc_devspec *out);
 /* The empty specification (no replica, task, type or id): matches every
  * device. */

@@ -282,7 +282,7 @@ typedef struct dg_graph {
     dgc_collection *collections; int n_collections;
     int allow_soft_placement;   /* -1 unset, 0, 1 */
     int device_syntax;          /* how the nodes' `device` strings parse:
-                                   DGC_DEVSPEC_PY (dgrun JSON, 0) or
+                                   DGC_DEVSPEC_DGRUN (dgrun JSON, 0) or
                                    DGC_DEVSPEC_CPP (GraphDef), devices.h */
     dgc_rule *rules; int n_rules; int rules_present;
     char **fetch; int n_fetch;

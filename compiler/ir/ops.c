@@ -251,6 +251,19 @@ int dgc_node_n_out(const dgc_node *n)
     return k;
 }
 
+int dgc_node_axis_input(const dgc_node *n)
+{
+    if (dgc_node_attr(n, "axis"))
+        return -1;
+    switch (n->op) {
+    case DGC_OPID_ConcatV2: return n->n_inputs >= 2 ? n->n_inputs - 1 : -1;
+    case DGC_OPID_Split: return n->n_inputs == 2 ? 1 : -1;
+    case DGC_OPID_SplitV: return n->n_inputs == 3 ? 2 : -1;
+    case DGC_OPID_GatherV2: return n->n_inputs == 3 ? 2 : -1;
+    default: return -1;
+    }
+}
+
 int dgc_op_has(int op, uint32_t flag)
 {
     return (op >= 0 && op < dgc_n_ops) && (dgc_ops[op].flags & flag) != 0;

@@ -22,7 +22,9 @@ enum {
     DGC_OP_NOT_DIFF   = 1u << 5, /* gradient through it is an error */
     DGC_OP_ZERO_GRAD  = 1u << 6, /* differentiable with zero gradient
                                     (ArgMax, Equal: no gradient flows) */
-    DGC_OP_FEED       = 1u << 7, /* Placeholder */
+    DGC_OP_FEED       = 1u << 7, /* Placeholder; PlaceholderWithDefault
+                                    (an input: when not fed it is that
+                                    input, an Identity) */
     DGC_OP_RANDOM     = 1u << 8, /* RandomNormal / RandomUniform /
                                     TruncatedNormal: float samples of a
                                     shape (attr, or input 0 at run time) */
@@ -117,6 +119,11 @@ const char *dgc_node_user_op_name(const dgc_node *n);
  * (DGC_OUT_*: per data input, attr `num`, per data input but the
  * first). */
 int dgc_node_n_out(const dgc_node *n);
+/* The input that gives a ConcatV2 / Split / SplitV / GatherV2 node its
+ * axis at run time (a GraphDef's non-Const axis, issue 21): when the node
+ * has no `axis` attr, ConcatV2's last input (of at least 2), Split's input
+ * 1, SplitV's and GatherV2's input 2; else -1 (the axis is the attr). */
+int dgc_node_axis_input(const dgc_node *n);
 /* The schema of attr `name` of op, NULL when the op has none of that
  * name ("dtype", which every op takes, is in no schema). */
 const dgc_attr_spec *dgc_op_attr(int op, const char *name);

@@ -78,9 +78,12 @@ static const tf_map maps[] = {
     {"Tile", "Tile", 1, F_PERM, "multiples", "multiples", 1},
     {"ExpandDims", "ExpandDims", 1, F_AXIS, "axis", "dim", 1},
     {"GatherV2", "GatherV2", 2, F_AXIS, "axis", "axis", 1},
-    {"ConcatV2", "ConcatV2", FOLD_LAST, F_AXIS, "axis", "axis", 0},
-    {"Split", "Split", 0, F_AXIS, "axis", "split_dim", 0},
-    {"SplitV", "SplitV", 2, F_AXIS, "axis", "axis", 0},
+    /* issue 21: an axis that is no Const stays an input, read at run time
+     * (dgc_node_axis_input); Split's and Concat's, their first, moves last */
+    {"ConcatV2", "ConcatV2", FOLD_LAST, F_AXIS, "axis", "axis", 1},
+    {"Concat", "ConcatV2", 0, F_AXIS, "axis", "concat_dim", 1},
+    {"Split", "Split", 0, F_AXIS, "axis", "split_dim", 1},
+    {"SplitV", "SplitV", 2, F_AXIS, "axis", "axis", 1},
 };
 
 /* TF ops with a dgrun look-alike whose semantics differ (none since
@@ -668,6 +671,13 @@ static dg_status add_inputs(dgc_gdload *L, int32_t id, dg_error *err)
         return GE("node '%s': op %s needs its %s input", n->name, map->tf,
                   map->what);
     int folded = map && fold_at >= 0 && n->n_inputs < data;
+    if (map && map->kind == F_AXIS && fold_at == 0 && !folded &&
+        n->n_inputs > 1) { /* a run-time split_dim / concat_dim: last */
+        dgc_ref ax = n->inputs[0];
+        memmove(n->inputs, n->inputs + 1,
+                sizeof *n->inputs * (size_t)(n->n_inputs - 1));
+        n->inputs[n->n_inputs - 1] = ax;
+    }
     if (n->n_inputs < d->min_in ||
         (d->max_in != DGC_IN_ANY && n->n_inputs > d->max_in)) {
         char want[64];

@@ -700,11 +700,12 @@ static dg_status shape_attr(dgc_graph *g, const dgc_jdoc *doc, int32_t id,
     if (rc < 0)
         return AERR("node '%s': attr 'shape': %s", n->name, msg);
     if (rc > 0) {
-        if (feed)
+        if (feed && dgc_op_has(n->op, DGC_OP_SOURCE))
             return AERR("node '%s': attr 'shape': a Placeholder of unknown "
                         "rank is not supported (give its rank; -1 dims are "
                         "fine)", n->name);
-        return DG_OK; /* a Variable then takes its initial value's shape */
+        return DG_OK; /* a Variable then takes its initial value's shape,
+                         a PlaceholderWithDefault its input's */
     }
     for (int i = 0; !feed && i < sh.rank; i++)
         if (sh.dims[i] < 0)

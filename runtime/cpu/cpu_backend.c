@@ -2,8 +2,9 @@
  * cpu_backend.c -- the CPU backend's function table and kernel registry:
  * one row per op id, the dtypes ("T") its kernel runs in and the kernel.
  * Every op has a CPU kernel for every dtype it supports (SPEC 4.7), so the
- * rows say DGR_KDT_OP; Variable and Placeholder are rows without a kernel:
- * the executor reads Variables and feeds itself.
+ * rows say DGR_KDT_OP; Variable, Placeholder and PlaceholderWithDefault
+ * are rows without a kernel: the executor reads Variables and feeds (or a
+ * PlaceholderWithDefault's input) itself.
  */
 #include "cpu_backend.h"
 #include "kernels_cpu.h"
@@ -204,6 +205,8 @@ static const dgr_kernel_row cpu_kernels[DGC_N_OPS] = {
     /* issue 21: gradient blockers and random ops */
     ROW(StopGradient, dgr_k_identity),
     ROW(PreventGradient, dgr_k_identity),
+    /* no kernel: the executor gives the feed or the input itself */
+    ROW(PlaceholderWithDefault, NULL),
     ROW(TruncatedNormal, dgr_k_random),
     ROW(RandomUniformInt, dgr_k_random_uniform_int),
     ROW(Multinomial, dgr_k_multinomial),

@@ -161,8 +161,8 @@ dg_status dgr_k_prod(dgr_kctx *k)
     return DG_OK;
 }
 
-/* The axis of a GatherV2 / ConcatV2 node for rank r (attr, or input
- * `idx` when the node has it). */
+/* The axis of a GatherV2 / ConcatV2 / Split / SplitV node for rank r
+ * (attr, or input `idx` when the node has it: host memory). */
 static int64_t node_axis(dgr_kctx *k, int idx, int r)
 {
     int64_t ax = dgc_attr_int(k->node, "axis", 0);
@@ -249,7 +249,9 @@ dg_status dgr_k_concat(dgr_kctx *k)
     if (st)
         return st;
     const dg_shape *os = &k->out[0].shape;
-    int64_t ax = node_axis(k, -1, os->rank);
+    int ai = dgc_node_axis_input(k->node); /* issue 21: a run-time axis */
+    int64_t ax = node_axis(k, ai, os->rank);
+    int nv = ai >= 0 ? ai : k->n_in;
     int64_t outer = 1;
     for (int d = 0; d < ax; d++)
         outer *= os->dims[d];
@@ -257,7 +259,7 @@ dg_status dgr_k_concat(dgr_kctx *k)
     size_t orow = (size_t)(dg_shape_numel(os) / (outer ? outer : 1)) * es;
     char *o = dgr_cpu_ptr(&k->out[0]);
     size_t at = 0;
-    for (int m = 0; m < k->n_in; m++) {
+    for (int m = 0; m < nv; m++) {
         int64_t numel = dg_shape_numel(&k->in[m].shape);
         size_t row = outer ? (size_t)(numel / outer) * es : 0;
         const char *src = dgr_cpu_ptr(&k->in[m]);
@@ -369,9 +371,7 @@ dg_status dgr_k_shape_n(dgr_kctx *k)
 dg_status dgr_k_split_any(dgr_kctx *k)
 {
     const dg_shape *xs = &k->in[0].shape;
-    int64_t ax = dgc_attr_int(k->node, "axis", 0);
-    if (ax < 0)
-        ax += xs->rank;
+    int64_t ax = node_axis(k, dgc_node_axis_input(k->node), xs->rank);
     int64_t outer = 1, inner = 1;
     for (int d = 0; d < ax; d++)
         outer *= xs->dims[d];

@@ -1043,6 +1043,8 @@ static dg_status run_step(dgr_fx *x, int32_t s, const uint8_t *st_in,
     case FK_FEED: {
         const dgr_value *v = kd == FK_VAR ? &S->vars[st->node]
                                           : &S->feeds[st->node];
+        if (kd == FK_FEED && !v->buf && st->n_in > 0)
+            v = &w->in[0]; /* PlaceholderWithDefault not fed: its input */
         if (!v->buf)
             return dg_err(&w->err, DG_E_RUNTIME, kd == FK_VAR
                           ? "node '%s': Variable is not initialised"

@@ -171,6 +171,8 @@ static dg_status run_op(dgr_runner *r, int32_t s, int lane, wscratch *w,
         dgr_buffer_retain(v->buf);
     } else if (xf & XS_FEED) {
         const dgr_value *v = &S->feeds[st->node];
+        if (!v->buf && st->n_in > 0)
+            v = &w->in[0]; /* PlaceholderWithDefault not fed: its input */
         if (!v->buf)
             return dg_err(&w->err, DG_E_RUNTIME,
                           "node '%s': Placeholder must be fed a value "

@@ -655,8 +655,9 @@ static dg_status k_bias_add_grad(dgr_kctx *k)
 /* One row per op id: float32 everywhere and float64 where the device has
  * fp64 (placement masks float64 off on devices without it); no int32 or
  * bool kernels, so an int32 Variable, Const or Assign stays on the CPU
- * (SPEC 4.7); Print has no row.  Variable and Placeholder rows have no
- * kernel: the executor reads Variables and feeds itself. */
+ * (SPEC 4.7); Print has no row.  Variable, Placeholder and
+ * PlaceholderWithDefault rows have no kernel: the executor reads Variables
+ * and feeds (or a PlaceholderWithDefault's input) itself. */
 #define ROW(op, fn) [DGC_OPID_##op] = {(1u << DG_F32) | (1u << DG_F64), fn}
 #define ROWI(op, fn) [DGC_OPID_##op] = {(1u << DG_F32) | (1u << DG_F64) | \
                                         (1u << DG_I32) | (1u << DG_I64), fn}
@@ -817,6 +818,8 @@ const dgr_kernel_row dgr_cl_kernels[DGC_N_OPS] = {
      * and maxval in host memory; Multinomial reads its logits back) */
     ROW(StopGradient, k_alias),
     ROW(PreventGradient, k_alias),
+    /* Identity's dtypes; the executor gives the feed or the input itself */
+    ROW(PlaceholderWithDefault, NULL),
     ROW(TruncatedNormal, dgr_cl_k_random),
     [DGC_OPID_RandomUniformInt] = {(1u << DG_I32) | (1u << DG_I64),
                                    dgr_cl_k_random_uniform_int},

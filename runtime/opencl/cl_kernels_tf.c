@@ -61,6 +61,50 @@ static void grid2(size_t cols, size_t rows, size_t lim, size_t g[2],
     g[1] = rows;
 }
 
+/* The int elements of input i, read back to the host (a blocking read of
+ * a few elements: TF keeps these parameters in host memory). */
+static dg_status host_ints(dgr_kctx *k, int i, int64_t *v, int *n)
+{
+    const dgr_value *p = &k->in[i];
+    int64_t cnt = dg_shape_numel(&p->shape);
+    if (cnt > DG_MAX_RANK * 2 || (p->dtype != DG_I32 && p->dtype != DG_I64))
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': input %d must be a "
+                      "short int32/int64 vector", k->node->name, i);
+    int64_t raw[DG_MAX_RANK * 2];
+    size_t bytes = (size_t)cnt * dg_dtype_size(p->dtype);
+    if (cnt > 0) {
+        dg_status st = k->dev->be->read(k->dev, p->buf, raw, bytes, k->err);
+        if (st != DG_OK)
+            return st;
+    }
+    for (int64_t j = 0; j < cnt; j++)
+        v[j] = p->dtype == DG_I32 ? ((const int32_t *)raw)[j] : raw[j];
+    *n = (int)cnt;
+    return DG_OK;
+}
+
+/* The axis of a ConcatV2 / Split / SplitV / GatherV2 node for rank r into
+ * *ax, >= 0: its attr, or the run-time input dgc_node_axis_input names
+ * (issue 21). */
+static dg_status node_axis(dgr_kctx *k, int r, int64_t *ax)
+{
+    int ai = dgc_node_axis_input(k->node), n = 1;
+    *ax = dgc_attr_int(k->node, "axis", 0);
+    if (ai >= 0) {
+        int64_t v[DG_MAX_RANK * 2];
+        dg_status st = host_ints(k, ai, v, &n);
+        if (st != DG_OK)
+            return st;
+        *ax = v[0];
+    }
+    if (n != 1 || *ax < -r || *ax >= r)
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': axis %lld is out of "
+                      "range for rank %d", k->node->name, (long long)*ax, r);
+    if (*ax < 0)
+        *ax += r;
+    return DG_OK;
+}
+
 dg_status dgr_cl_k_concat(dgr_kctx *k)
 {
     dg_dtype dt = k->out_types[0].dtype;
@@ -68,9 +112,11 @@ dg_status dgr_cl_k_concat(dgr_kctx *k)
     if (st != DG_OK)
         return st;
     const dg_shape *os = &k->out[0].shape;
-    int64_t ax = dgc_attr_int(k->node, "axis", 0);
-    if (ax < 0)
-        ax += os->rank;
+    int64_t ax;
+    if ((st = node_axis(k, os->rank, &ax)) != DG_OK)
+        return st;
+    int ai = dgc_node_axis_input(k->node);
+    int nv = ai >= 0 ? ai : k->n_in; /* a run-time axis is the last input */
     cl_long outer = 1;
     for (int d = 0; d < ax; d++)
         outer *= os->dims[d];
@@ -78,7 +124,7 @@ dg_status dgr_cl_k_concat(dgr_kctx *k)
         return DG_OK;
     cl_long orow = dg_shape_numel(os) / outer, at = 0;
     cl_mem y = dgr_cl_mem(&k->out[0]);
-    for (int m = 0; m < k->n_in && st == DG_OK; m++) {
+    for (int m = 0; m < nv && st == DG_OK; m++) {
         cl_long row = dg_shape_numel(&k->in[m].shape) / outer;
         if (row == 0)
             continue;
@@ -98,15 +144,10 @@ dg_status dgr_cl_k_gather(dgr_kctx *k)
 {
     const dgr_value *p = &k->in[0], *ix = &k->in[1];
     dg_dtype dt = p->dtype;
-    if (k->n_in > 2 && !dgc_node_attr(k->node, "axis"))
-        return dg_err(k->err, DG_E_RUNTIME, "node '%s': GatherV2 on OpenCL "
-                      "takes its axis from a Const", k->node->name);
-    dg_status st = dgr_cl_float_output(k, dt);
-    if (st != DG_OK)
+    int64_t ax;
+    dg_status st = node_axis(k, p->shape.rank, &ax); /* attr or input 2 */
+    if (st != DG_OK || (st = dgr_cl_float_output(k, dt)) != DG_OK)
         return st;
-    int64_t ax = dgc_attr_int(k->node, "axis", 0);
-    if (ax < 0)
-        ax += p->shape.rank;
     cl_long outer = 1, inner = 1, dim = p->shape.dims[ax];
     for (int d = 0; d < ax; d++)
         outer *= p->shape.dims[d];
@@ -199,28 +240,6 @@ static dg_status slice_run(dgr_kctx *k, const dgr_value *x,
     return dgr_cl_launch1d(k, "tf", x->dtype, "slice_nd", (size_t)n, a, 7);
 }
 
-/* The int elements of input i, read back to the host (a blocking read of
- * a few elements: TF keeps these parameters in host memory). */
-static dg_status host_ints(dgr_kctx *k, int i, int64_t *v, int *n)
-{
-    const dgr_value *p = &k->in[i];
-    int64_t cnt = dg_shape_numel(&p->shape);
-    if (cnt > DG_MAX_RANK * 2 || (p->dtype != DG_I32 && p->dtype != DG_I64))
-        return dg_err(k->err, DG_E_RUNTIME, "node '%s': input %d must be a "
-                      "short int32/int64 vector", k->node->name, i);
-    int64_t raw[DG_MAX_RANK * 2];
-    size_t bytes = (size_t)cnt * dg_dtype_size(p->dtype);
-    if (cnt > 0) {
-        dg_status st = k->dev->be->read(k->dev, p->buf, raw, bytes, k->err);
-        if (st != DG_OK)
-            return st;
-    }
-    for (int64_t j = 0; j < cnt; j++)
-        v[j] = p->dtype == DG_I32 ? ((const int32_t *)raw)[j] : raw[j];
-    *n = (int)cnt;
-    return DG_OK;
-}
-
 dg_status dgr_cl_k_slice(dgr_kctx *k)
 {
     int64_t b[DG_MAX_RANK * 2], e[DG_MAX_RANK * 2], s[DG_MAX_RANK * 2];
@@ -255,10 +274,12 @@ dg_status dgr_cl_k_split(dgr_kctx *k)
     dg_status st = dgr_cl_need_float(k, x->dtype);
     if (st != DG_OK)
         return st;
+    int unpack = k->node->op == DGC_OPID_Unpack;
     int64_t ax = dgc_attr_int(k->node, "axis", 0);
     if (ax < 0)
         ax += x->shape.rank;
-    int unpack = k->node->op == DGC_OPID_Unpack;
+    if (!unpack && (st = node_axis(k, x->shape.rank, &ax)) != DG_OK)
+        return st;
     int64_t at = 0;
     for (int i = 0; i < k->n_out && st == DG_OK; i++) {
         if ((st = dgr_kctx_alloc_output(k, i)) != DG_OK)

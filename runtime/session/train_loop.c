@@ -80,12 +80,11 @@ static dg_status feedset_load(dgr_session *s, const dgc_graph *g,
     if (!f->node || !f->data || !f->batch || !f->file)
         return dg_err_nomem(err, "feeds");
     f->n = n;
-    int ph = DGC_OPID_Placeholder;
     const char *first_file = NULL;
     for (int i = 0; i < n; i++) {
         const dgc_feed *fd = &feeds[i];
         int32_t id = dgc_graph_find(g, fd->placeholder);
-        if (id < 0 || g->nodes[id].op != ph)
+        if (id < 0 || !dgc_op_has(g->nodes[id].op, DGC_OP_FEED))
             return dg_err(err, DG_E_GRAPH, "node '%s': a feed must name a "
                           "Placeholder", fd->placeholder);
         f->node[i] = id;

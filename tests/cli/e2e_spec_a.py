@@ -424,6 +424,22 @@ def group_spec_a_feeds():
     d = parse_json(dg("train", write("tfeed.json", tg), "--json", *CPU), "train feeds x:0")
     check(d is not None and d["variables"]["w"]["value"] == [[-1.5], [-2.5], [-3.5]],
           "SPEC 2 train feeds: x:0 names the Placeholder, rows in order")
+    # a PlaceholderWithDefault: a train feed gives it its rows, else it is
+    # its default (d L/d w = x's column sums)
+    for feeds, want in (({"x": {"file": csv, "batch": 1}}, [[-1.5], [-2.5], [-3.5]]),
+                        ({}, [[0.0], [0.0], [0.0]])):
+        tg = gjson([const("x0", [[1.0, 1.0, 1.0]]),
+                    node("x", "PlaceholderWithDefault", ["x0"], shape=[-1, 3]),
+                    {"name": "w", "op": "Variable", "attrs": {"init": [[1.0], [1.0], [1.0]]}},
+                    node("m", "MatMul", ["x", "w"]), node("loss", "Sum", ["m"])],
+                   train={"loss": "loss", "optimizer": {"type": "sgd", "learning_rate": 0.5},
+                          "steps": 2, "feeds": feeds})
+        for dev in (CPU, GPU):
+            d = parse_json(dg("train", write("tfeed.json", tg), "--json", *dev),
+                           "train PlaceholderWithDefault")
+            check(d is not None and d["variables"]["w"]["value"] == want,
+                  "train PlaceholderWithDefault %s on %s: %s" %
+                  ("fed" if feeds else "not fed", dev[1], d and d["variables"]["w"]))
     col = write("col.csv", "1\n2\n3\n")
     r = dg("run", write("feed.json", ph("int64", [-1])), "--feed", "x=" + col, *CPU)
     check(r.code == 0 and r.out == "y = [1 2 3]\n", "SPEC 2 .csv rank-1: one value per row", r)
@@ -669,16 +685,42 @@ def group_spec_a_devices():
                        ("/device:GPU:*", "GPU:0"), ("/gpu", "GPU:0"), ("/replica:0", "GPU:0"),
                        # TF's DeviceSpec.from_string leniencies (issue 21)
                        ("cpu/:0", "CPU:0"), ("/Gpu:1", "GPU:1"), ("//gpu:1/", "GPU:1"),
-                       ("/cpu:0 ", "CPU:0"), ("/device:gpu:1", "GPU:1")):
+                       ("/cpu:0 ", "CPU:0"), ("/device:gpu:1", "GPU:1"),
+                       # SPEC 3's "`*` or a missing ID for any": C++
+                       # ParseFullName's forms (Python's rejects them), and
+                       # Python's form with them (both of TF's reject)
+                       ("/device:GPU", "GPU:0"), ("/task:*", "GPU:0"), ("/replica:*", "GPU:0"),
+                       ("/replica:*/task:*/device:CPU:0", "CPU:0"), ("/gpu:*", "GPU:0"),
+                       ("GPU", "GPU:0"), ("/job:localhost/task:*/device:GPU:1", "GPU:1"),
+                       ("/device:*", "GPU:0"), ("/cpu:0/gpu:1", "GPU:1"),
+                       ("/task:*/cpu", "CPU:0"), ("device:GPU/replica:*", "GPU:0")):
         r = dg("place", "-", "--assume-gpus", "2",
                stdin=gjson([dict(const("x", 1.0), device=spec)], ["x"]))
         check(r.code == 0 and r.out == "x: (Const): %s%s\n" % (E.FULL, want),
               "SPEC 3 spelling %r" % spec, r)
-    for spec in ("/gpu:x", "gpu0", "/device:GPU", "/cpu:0/gpu:0", "/job:w-1", "/task:-1"):
+    for spec in ("/gpu:x", "gpu0", "/device:GPU:", "/job:w-1", "/task:-1", "/task:**",
+                 "/replica:*x", "/device:GPU:0:1", "CPU:0/GPU:0"):
         r = dg("place", "-", "--assume-gpus", "2",
                stdin=gjson([dict(const("x", 1.0), device=spec)], ["x"]))
         error(r, 2, "SPEC 3 malformed %r" % spec,
               ["node 'x'", "Malformed device specification '%s'" % spec], file="<stdin>")
+    # the same spellings in a placement rule and a --device scope (SPEC 3, 4.1, 4.3)
+    nodes = [const("x", 1.0), dict(node("y", "Neg", ["x"]), device="/task:*/device:GPU")]
+    rules = {"rules": [{"match": {"op": ["Const"]}, "device": "/replica:*/task:*/gpu:1"}]}
+    r = dg("place", "-", "--assume-gpus", "2", stdin=gjson(nodes, ["y"], placement=rules))
+    check(r.code == 0 and r.out == "x: (Const): %sGPU:1\ny: (Neg): %sGPU:0\n"
+          % (E.FULL, E.FULL), "SPEC 3 '*' and missing IDs in a rule and a node", r)
+    r = dg("place", "-", "--assume-gpus", "2", "--device", "/replica:*/device:CPU",
+           stdin=gjson(nodes, ["y"]))
+    check(r.code == 0 and r.out == "x: (Const): %sCPU:0\ny: (Neg): %sGPU:0\n"
+          % (E.FULL, E.FULL), "SPEC 3 '*' and missing IDs in a --device scope", r)
+    r = dg("place", "-", "--assume-gpus", "2", "--device", "/task:*/gpu:x",
+           stdin=gjson(nodes, ["y"]))
+    error(r, 2, "SPEC 3 malformed --device", ["Malformed device specification '/task:*/gpu:x'"])
+    bad = {"rules": [{"device": "/replica:*/device:GPU:"}]}
+    r = dg("place", "-", "--assume-gpus", "2", stdin=gjson(nodes, ["y"], placement=bad))
+    error(r, 2, "SPEC 3 malformed rule device",
+          ["Malformed device specification '/replica:*/device:GPU:'"])
     # A well-formed type no device has (TF accepts any upper-case TYPE): the
     # "available devices" error, and soft placement falls back (SPEC 4.5, 4.7).
     g = gjson([dict(const("x", 1.0), device="/device:TPU:0")], ["x"])

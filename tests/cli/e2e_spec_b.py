@@ -431,6 +431,14 @@ def group_expect():
     part = write("part.json", {"a": "/device:GPU:*"})
     r = dg("place", p, "--assume-gpus", 2, "--expect", part)
     check(r.code == 0 and r.out == "", "6 a partial golden spec accepts what it matches", r)
+    # SPEC 3's '*' and missing IDs (C++ ParseFullName's forms) in goldens
+    star = write("star.json", {"a": "/replica:*/task:*/device:GPU:1", "b": "/task:*/cpu",
+                               "c": "/device:GPU"})
+    r = dg("place", p, "--assume-gpus", 2, "--expect", star)
+    check(r.code == 0 and r.out == "", "3/6 golden specs with '*' and missing IDs", r)
+    r = dg("place", p, "--assume-gpus", 2, "--expect", write("star2.json", {"b": "/device:GPU"}))
+    check(r.code == 3 and r.out == "b: expected /device:GPU:*, placed on %s\n" % CPU0,
+          "3/6 a golden /device:GPU is any GPU", r)
     bad = write("bad.json", {"b": "/gpu:0", "a": "/GPU:1", "c": "/cpu:0"})
     r = dg("place", p, "--assume-gpus", 2, "--expect", bad)
     check(r.code == 3 and r.out == "b: expected %s, placed on %s\nc: expected %s, placed on %s\n"

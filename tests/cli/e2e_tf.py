@@ -62,6 +62,10 @@ MISSING["tf1_init"] = None  # issue 21: random initializers (tf1_init())
 MISSING["dropout"] = None   # issue 21: run-time shapes (dropout_extra())
 MISSING["towers_bn"] = None  # issue 21: two towers with batch norm
 
+MISSING["ph_default"] = None      # PlaceholderWithDefault, not fed
+MISSING["ph_default_fed"] = None  # the same graph, fed
+MISSING["runtime_axes"] = None    # issue 21: Split/SplitV/Concat(V2) axes
+
 
 def env():
     e = dict(os.environ)
@@ -169,10 +173,13 @@ def fixture(name):
                       "golden says: exit %d %s%s" % (graph, rc, out, err))
             if rc == 0 and name == "summaries":
                 summaries(d, meta, graph)
-            if rc == 0 and name in ("tf1_xent", "dropout"):
+            if rc == 0 and name in ("tf1_xent", "dropout", "ph_default",
+                                    "ph_default_fed", "runtime_axes"):
                 on_gpus(d, meta, graph)
             if rc == 0 and name == "dropout":
                 dropout_extra(d, meta, graph)
+            if rc == 0 and name == "runtime_axes":
+                runtime_axes_extra(d, meta, graph)
         elif missing.startswith("!"):  # a known error other than missing ops
             want = "dgrun: error: %s: %s\n" % (graph, missing[1:])
             check(rc == 2 and err == want,
@@ -301,6 +308,41 @@ def dropout_extra(d, meta, graph):
                                                    rtol=1e-4),
               "%s: CPU and GPUs differ with --seed 4: %s" % (graph, curves))
         COMPARED.append("dropout: trains with training=True")
+
+
+def runtime_axes_extra(d, meta, graph):
+    """Issue 21: the run-time axis fed another value: 0 (ConcatV2, Split
+    and GatherV2 along the batch, against NumPy on the fetched h), on the
+    CPU and on a GPU; and 5, out of range, an error naming the node."""
+    tmp = tempfile.mkdtemp()
+    x = os.path.join(d, meta["feeds"]["x"])
+    for v in (0, 5):
+        np.save(os.path.join(tmp, "a%d.npy" % v), np.array(v, np.int32))
+    for dev in (["--opencl-devices", "none"],
+                ["--opencl-devices", "all", "--device", "/gpu:0", SOFT]):
+        rc, out, err = dgrun("run", graph, "--fetch", "h,c,s:0,s:1,g",
+                             "--json", "--feed", "x=" + x, "--feed",
+                             "axis=" + os.path.join(tmp, "a0.npy"), *dev)
+        if rc and "GPU" in err and "all" in dev:
+            break  # no OpenCL device here
+        check(rc == 0, "%s: axis 0 %s: exit %d: %s" % (graph, dev[1], rc,
+                                                      err.strip()))
+        if rc:
+            continue
+        res = json.loads(out)
+        xv = np.load(x)
+        c = np.concatenate([xv, np.asarray(res["h"]["value"])], 0)
+        close(res["c"]["value"], c, "ConcatV2 on a fed axis 0, " + dev[1])
+        close(res["s:0"]["value"], c[:3], "Split on a fed axis 0, " + dev[1])
+        close(res["s:1"]["value"], c[3:], "Split on a fed axis 0, " + dev[1])
+        close(res["g"]["value"], c[[0, 2]], "GatherV2 on a fed axis 0, " +
+              dev[1])
+        rc, out, err = dgrun("run", graph, "--fetch", "c", "--feed",
+                             "x=" + x, "--feed",
+                             "axis=" + os.path.join(tmp, "a5.npy"), *dev)
+        check(rc == 1 and "node 'c'" in err and "axis 5 is out of range "
+              "for rank 2" in err, "%s: axis 5 %s: exit %d: %s" %
+              (graph, dev[1], rc, err.strip()))
 
 
 def summaries(d, meta, graph):
@@ -581,6 +623,7 @@ def issue21():
                   "Sum over BroadcastGradientArgs, batch %d, %s" %
                   (batch, dev[1]))
     ops_vs_tf_gpu_table()
+    ph_default_cflow()
     rc, out, err = dgrun("run", graph, "--fetch", "pr", "--repeat", "3",
                          "--opencl-devices", "none",
                          "--feed", "x=" + os.path.join(tmp, "x.npy"),
@@ -680,6 +723,51 @@ def gpu_table():
           "no supported kernel for GPU devices" in err,
           "4.7 the int32 Variable on a GPU stays an error: exit %d %s" %
           (rc, err.strip()))
+
+def ph_default_cflow():
+    """PlaceholderWithDefault under TF-1 control flow (the executor with
+    frames): a bool flag and a [-1] value, both with defaults, into a
+    Switch / Merge; not fed, then fed with another length, on the CPU and
+    on a GPU (the fixtures ph_default and ph_default_fed run the plain
+    executor against TF's values)."""
+    nodes = [
+        tf_node("flag0", "Const", dtype={"type": "DT_BOOL"}, value={
+            "tensor": {"dtype": "DT_BOOL", "tensorShape": {},
+                       "boolVal": [False]}}),
+        tf_node("x0", "Const", dtype={"type": "DT_FLOAT"}, value={
+            "tensor": {"dtype": "DT_FLOAT", "tensorShape": {
+                "dim": [{"size": "3"}]}, "floatVal": [1, 2, 3]}}),
+        tf_node("flag", "PlaceholderWithDefault", ["flag0"],
+                dtype={"type": "DT_BOOL"}, shape={"shape": {}}),
+        tf_node("x", "PlaceholderWithDefault", ["x0"],
+                dtype={"type": "DT_FLOAT"},
+                shape={"shape": {"dim": [{"size": "-1"}]}}),
+        tf_node("sw", "Switch", ["x", "flag"], T={"type": "DT_FLOAT"}),
+        tf_node("neg", "Neg", ["sw"]), tf_node("sq", "Square", ["sw:1"]),
+        tf_node("m", "Merge", ["neg", "sq"], N={"i": "2"},
+                T={"type": "DT_FLOAT"}),
+    ]
+    tmp = tempfile.mkdtemp()
+    graph = os.path.join(tmp, "phd.json")
+    with open(graph, "w") as f:
+        json.dump({"node": nodes}, f)
+    np.save(os.path.join(tmp, "t.npy"), np.array(True))
+    np.save(os.path.join(tmp, "x.npy"), np.array([4, 5], np.float32))
+    fed = ["--feed", "flag=" + os.path.join(tmp, "t.npy"),
+           "--feed", "x:0=" + os.path.join(tmp, "x.npy")]
+    for dev in (["--opencl-devices", "none"],
+                ["--opencl-devices", "all", "--device", "/gpu:0", SOFT]):
+        for feeds, want in (([], [-1, -2, -3]), (fed, [16, 25])):
+            rc, out, err = dgrun("run", graph, "--fetch", "m", "--json",
+                                 *feeds, *dev)
+            if rc and "GPU" in err and "all" in dev:
+                break  # no OpenCL device here
+            check(rc == 0, "PlaceholderWithDefault %s %s: exit %d: %s" %
+                  (dev[1], "fed" if feeds else "not fed", rc, err.strip()))
+            if rc == 0:
+                close(json.loads(out)["m"]["value"], want,
+                      "PlaceholderWithDefault in a cond, %s, %s" %
+                      ("fed" if feeds else "not fed", dev[1]))
 
 
 def tf_ops():

@@ -51,6 +51,17 @@ static void test_spellings(void **state)
     canon("/device:GPU:10", "/device:GPU:10");
     canon("/job:localhost/gpu:2", "/job:localhost/device:GPU:2");
     canon("job:localhost/device:CPU:0", "/job:localhost/device:CPU:0");
+    /* SPEC 3's "`*` or a missing ID for any": C++'s forms, and Python's
+     * form with them where neither of TF's parsers has it */
+    canon("/device:GPU", "/device:GPU:*");
+    canon("GPU", "/device:GPU:*");
+    canon("/task:*", "");
+    canon("/replica:*/task:*/device:CPU:0", "/device:CPU:0");
+    canon("/job:localhost/replica:*/task:*/device:GPU:1",
+          "/job:localhost/device:GPU:1");
+    canon("/task:*/cpu", "/device:CPU:*");
+    canon("device:GPU/task:*", "/device:GPU:*");
+    canon("/device:*", "");
     canon("", "");
     canon(NULL, "");
 }
@@ -87,39 +98,80 @@ static void test_malformed(void **state)
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         dgc_devspec s;
-        for (int syn = 0; syn < 2; syn++)
+        for (int syn = 0; syn < 3; syn++) /* dgrun's, C++'s, Python's */
             if (dgc_devspec_parse_as(bad[i], &s, syn) != -1)
                 fail_msg("'%s' should be malformed (syntax %d)", bad[i], syn);
     }
     /* only C++ ParseFullName (a GraphDef's) rejects these: a component
-     * without its '/', a trailing '/', a lower-case type in legacy form */
+     * without its '/', a trailing '/', a lower-case type in legacy form;
+     * dgrun's own syntax accepts them as Python does */
     static const char *const py_only[] = {
         "cpu/:0", "cpu:0", "/gpu:0/", "//gpu:0", ":0", "/Gpu:0", "/tpu:0",
         "/gpu:0 ", "/cpu", "job:localhost/cpu:0",
     };
     for (size_t i = 0; i < sizeof py_only / sizeof py_only[0]; i++) {
         dgc_devspec s;
-        if (dgc_devspec_parse(py_only[i], &s) != 0)
+        if (dgc_devspec_parse_as(py_only[i], &s, DGC_DEVSPEC_PY) != 0)
             fail_msg("'%s' should parse as Python's", py_only[i]);
+        if (dgc_devspec_parse(py_only[i], &s) != 0)
+            fail_msg("'%s' should parse as dgrun's", py_only[i]);
         if (dgc_devspec_parse_as(py_only[i], &s, DGC_DEVSPEC_CPP) != -1)
             fail_msg("'%s' should be malformed for C++", py_only[i]);
     }
-    /* only Python's DeviceSpec rejects these */
-    static const char *const cpp_only[] = {
-        "/device:GPU", "/device:*", "/task:*", "/replica:*", "/cpu:0/gpu:0",
-        "/device:GPU:0/gpu:1", /* C++: the later type wins */
+    /* only Python's DeviceSpec rejects these; dgrun's syntax reads them
+     * as C++ does (the later type wins) */
+    static const char *const cpp_only[][2] = {
+        {"/device:GPU", "/device:GPU:*"},
+        {"/device:*", ""},
+        {"/task:*", ""},
+        {"/replica:*", ""},
+        {"/cpu:0/gpu:0", "/device:GPU:0"},
+        {"/device:GPU:0/gpu:1", "/device:GPU:1"},
+        {"/replica:*/task:*/device:CPU:0", "/device:CPU:0"},
+        {"/job:*/replica:*/task:*/device:GPU:*", "/device:GPU:*"},
     };
     for (size_t i = 0; i < sizeof cpp_only / sizeof cpp_only[0]; i++) {
+        dgc_devspec s, d;
+        char a[192], b[192];
+        if (dgc_devspec_parse_as(cpp_only[i][0], &s, DGC_DEVSPEC_PY) != -1)
+            fail_msg("'%s' should be malformed for Python", cpp_only[i][0]);
+        if (dgc_devspec_parse_as(cpp_only[i][0], &s, DGC_DEVSPEC_CPP) != 0)
+            fail_msg("'%s' should parse as C++'s", cpp_only[i][0]);
+        if (dgc_devspec_parse(cpp_only[i][0], &d) != 0)
+            fail_msg("'%s' should parse as dgrun's", cpp_only[i][0]);
+        dgc_devspec_str(&s, a, sizeof a);
+        dgc_devspec_str(&d, b, sizeof b);
+        if (strcmp(a, cpp_only[i][1]) != 0 || strcmp(b, a) != 0)
+            fail_msg("'%s': C++ '%s', dgrun '%s', want '%s'", cpp_only[i][0],
+                     a, b, cpp_only[i][1]);
+    }
+    /* both of TF's parsers reject these; SPEC 3's list has them (Python's
+     * form with '*' or a missing ID), so dgrun's own syntax accepts them */
+    static const char *const spec_only[][2] = {
+        {"/task:*/cpu", "/device:CPU:*"},
+        {"device:GPU", "/device:GPU:*"},
+        {"/gpu:1/replica:*/", "/device:GPU:1"},
+        {"job:localhost/task:*/device:CPU", "/job:localhost/device:CPU:*"},
+    };
+    for (size_t i = 0; i < sizeof spec_only / sizeof spec_only[0]; i++) {
         dgc_devspec s;
-        if (dgc_devspec_parse(cpp_only[i], &s) != -1)
-            fail_msg("'%s' should be malformed for Python", cpp_only[i]);
-        if (dgc_devspec_parse_as(cpp_only[i], &s, DGC_DEVSPEC_CPP) != 0)
-            fail_msg("'%s' should parse as C++'s", cpp_only[i]);
+        char a[192];
+        for (int syn = DGC_DEVSPEC_CPP; syn <= DGC_DEVSPEC_PY; syn++)
+            if (dgc_devspec_parse_as(spec_only[i][0], &s, syn) != -1)
+                fail_msg("'%s' should be malformed (syntax %d)",
+                         spec_only[i][0], syn);
+        if (dgc_devspec_parse(spec_only[i][0], &s) != 0)
+            fail_msg("'%s' should parse as dgrun's", spec_only[i][0]);
+        dgc_devspec_str(&s, a, sizeof a);
+        if (strcmp(a, spec_only[i][1]) != 0)
+            fail_msg("'%s': dgrun '%s', want '%s'", spec_only[i][0], a,
+                     spec_only[i][1]);
     }
 }
 
 /* TF 2.21's answers, recorded by tools/tf_devspec/record.py: each spelling
- * in dgrun's two syntaxes.  Python's (JSON, rules, --device): malformed
+ * in TF's two syntaxes, and in dgrun's own (their union: accepted where
+ * either accepts, with Python's meaning where it accepts, else C++'s).  Python's (JSON, rules, --device): malformed
  * exactly where `with tf.device(s)` and a run fail as malformed (Python's
  * ValueError, or the C++ placer's "Malformed device specification" of the
  * string DeviceSpec prints); otherwise dgrun prints what DeviceSpec prints
@@ -144,7 +196,7 @@ static void test_tf_table(void **state)
         char buf[192];
         /* Python's DeviceSpec, then the C++ placer on its string */
         int py_bad = c[1][0] == '!' || strcmp(c[2], "!Malformed") == 0;
-        int rc = dgc_devspec_parse(c[0], &s);
+        int rc = dgc_devspec_parse_as(c[0], &s, DGC_DEVSPEC_PY);
         if (rc != (py_bad ? -1 : 0))
             fail_msg("'%s' (Python syntax): dgrun %s, TF %s / %s", c[0],
                      rc ? "rejects" : "accepts", c[1], c[2]);
@@ -176,6 +228,23 @@ static void test_tf_table(void **state)
                 fail_msg("'%s' (C++ syntax): CPU:0 %s, TF %s", c[0],
                          on_cpu ? "matches" : "does not match", c[5]);
         }
+        /* dgrun's own: the union, Python's meaning first */
+        dgc_devspec u, w;
+        char ub[192], wb[192];
+        rc = dgc_devspec_parse(c[0], &u);
+        if (rc != (py_bad && cpp_bad ? -1 : 0))
+            fail_msg("'%s' (dgrun syntax): dgrun %s, TF %s / %s", c[0],
+                     rc ? "rejects" : "accepts", c[1], c[4]);
+        if (rc)
+            continue;
+        dgc_devspec_parse_as(c[0], &w, py_bad ? DGC_DEVSPEC_CPP
+                                              : DGC_DEVSPEC_PY);
+        dgc_devspec_str(&u, ub, sizeof ub);
+        dgc_devspec_str(&w, wb, sizeof wb);
+        if (strcmp(ub, wb) != 0 ||
+            dgc_devspec_matches(&u, &cpu) != dgc_devspec_matches(&w, &cpu))
+            fail_msg("'%s' (dgrun syntax): '%s', want %s's '%s'", c[0], ub,
+                     py_bad ? "C++" : "Python", wb);
     }
 }
 

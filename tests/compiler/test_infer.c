@@ -389,6 +389,34 @@ static void test_state_ops(void **state)
     dgc_graph_free(f.g);
 }
 
+/* PlaceholderWithDefault: TF's shape function (the shape attr, which the
+ * default must fit; the default's dtype) */
+static void test_placeholder_default(void **state)
+{
+    (void)state;
+    fixture f = {0};
+    dgc_ttype in[1], out[1];
+    char msg[512];
+    dgc_node *n = mk(&f, "PlaceholderWithDefault");
+    in[0] = T(DG_F32, 2, 2, 3);
+    assert_int_equal(run(dgc_infer_placeholder_default, n, in, 1, out, msg), 0);
+    assert_type(out, DG_F32, 2, 2, 3); /* no shape attr: the input's */
+    dg_shape s = {2, {-1, 3}};
+    dgc_node_set_shape(n, "shape", &s);
+    assert_int_equal(run(dgc_infer_placeholder_default, n, in, 1, out, msg), 0);
+    assert_type(out, DG_F32, 2, -1, 3); /* the attr's -1 stays */
+    in[0] = T(DG_F32, 2, 2, 4);
+    assert_int_equal(run(dgc_infer_placeholder_default, n, in, 1, out, msg), -1);
+    assert_non_null(strstr(msg, "Dimensions must be equal"));
+    in[0] = T(DG_F32, 1, 3);
+    assert_int_equal(run(dgc_infer_placeholder_default, n, in, 1, out, msg), -1);
+    in[0] = T(DG_F32, 2, 5, 3);
+    dgc_node_set_dtype(n, "dtype", DG_BOOL);
+    assert_int_equal(run(dgc_infer_placeholder_default, n, in, 1, out, msg), -1);
+    assert_non_null(strstr(msg, "attr 'dtype' is bool"));
+    dgc_graph_free(f.g);
+}
+
 static void test_sources(void **state)
 {
     (void)state;
@@ -567,6 +595,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_binary_broadcast),
+        cmocka_unit_test(test_placeholder_default),
         cmocka_unit_test(test_matmul),
         cmocka_unit_test(test_biasadd_addn),
         cmocka_unit_test(test_reduce),

@@ -329,6 +329,10 @@ static const gcase nn[] = {
     {"Pack", 2, {2, 2}, {{2, 3}, {2, 3}}, 0, "{\"axis\": 1}", NULL, 0},
     {"ConcatV2", 3, {2, 2, 2}, {{2, 3}, {2, 1}, {2, 2}}, 0,
      "{\"axis\": 1}", NULL, 0},
+    /* issue 21: the axis a run-time input (TF's ConcatOffset and Slice) */
+    {"ConcatV2", 3, {2, 2, 2}, {{2, 3}, {2, 1}, {2, 2}}, 0, NULL,
+     "{\"name\": \"lab\", \"op\": \"Const\", \"attrs\": {\"dtype\": \"int32\", "
+     "\"value\": -1}}", 0},
     {"Tile", 1, {2}, {{2, 3}}, 0, "{\"multiples\": [2, 3]}", NULL, 0},
 };
 

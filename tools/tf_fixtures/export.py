@@ -645,10 +645,76 @@ def dropout():
                   "TF's values with training=False")
     tf1.enable_control_flow_v2()
 
+def ph_default():
+    """tf.compat.v1.placeholder_with_default: a [None, 3] input whose
+    default is a [2, 3] constant, a bool `training` flag defaulting to
+    False (as Keras/TF-1 exports have it), and a Variable read through one
+    (its gradient passes through).  Two fixtures of one graph: nothing fed
+    (the defaults) and everything fed (a batch of 4, training=True)."""
+    g = tf.Graph()
+    with g.as_default():
+        rs = rng(31)
+        d = tf1.placeholder_with_default(
+            tf.constant(rs.uniform(-1, 1, (2, 3)).astype(np.float32)),
+            shape=[None, 3], name="d")
+        training = tf1.placeholder_with_default(False, shape=[],
+                                                name="training")
+        w = var(rs, [3, 2], "w", 0.5)
+        wd = tf1.placeholder_with_default(w, shape=[3, 2], name="wd")
+        h = tf.matmul(d, wd, name="h")
+        out = tf.multiply(h, 1.0 + tf.cast(training, tf.float32), name="out")
+        loss = tf.reduce_mean(tf.square(out - 1.0), name="loss")
+        tf1.train.GradientDescentOptimizer(0.3).minimize(loss, name="train")
+        init = tf1.global_variables_initializer()
+        for name, feeds in (
+                ("ph_default", {}),
+                ("ph_default_fed", {
+                    "d": rng(32).uniform(-1, 1, (4, 3)).astype(np.float32),
+                    "training": np.array(True)})):
+            with session(g) as s:
+                s.run(init)
+                write(name, g.as_graph_def(), feeds, ["out", "loss"], s, g,
+                      train=("train", "loss"),
+                      note="PlaceholderWithDefault " +
+                      ("fed" if feeds else "not fed: its defaults"))
+
+
+def runtime_axes():
+    """Split / SplitV / ConcatV2 / Concat / GatherV2 whose axis is a
+    run-time tensor (issue 21): a fed int32 `axis` and a Rank-based one, on
+    a [None, 4] input; TF's gradient of the concatenation (ConcatOffset,
+    Slice) trains a Variable."""
+    g = tf.Graph()
+    with g.as_default():
+        rs = rng(41)
+        x = tf1.placeholder(tf.float32, [None, 4], name="x")
+        ax = tf1.placeholder(tf.int32, [], name="axis")
+        w = var(rs, [4, 4], "w", 0.5)
+        h = tf.matmul(x, w, name="h")
+        c = tf.concat([x, h], axis=ax, name="c")
+        s0, s1 = tf.split(c, 2, axis=ax, name="s")
+        v0, v1 = tf.split(c, [3, 5], axis=ax, name="v")
+        ra = tf.subtract(tf.rank(x), 1, name="ra")
+        c1 = tf.raw_ops.Concat(concat_dim=ra, values=[s1, v0], name="c1")
+        tf.gather(c, [0, 2], axis=ax, name="g")
+        loss = tf.add(tf.reduce_mean(tf.square(c1 - 0.5)),
+                      tf.reduce_mean(tf.square(v1)), name="loss")
+        tf1.train.GradientDescentOptimizer(0.2).minimize(loss, name="train")
+        with session(g) as sess:
+            sess.run(tf1.global_variables_initializer())
+            write("runtime_axes", g.as_graph_def(),
+                  {"x": rng(42).uniform(-1, 1, (3, 4)).astype(np.float32),
+                   "axis": np.array(1, np.int32)},
+                  ["c", "s:0", "s:1", "v:0", "v:1", "c1", "g", "loss"], sess,
+                  g,
+                  train=("train", "loss"),
+                  note="Split/SplitV/ConcatV2 on a fed axis, Concat on "
+                  "Rank(x) - 1")
+
 
 FIXTURES = ["keras_cnn", "sincos", "mlp", "lenet", "dwconv_bn",
             "cifar_towers", "summaries", "tf1_xent", "tf1_init", "dropout",
-            "towers_bn"]
+            "towers_bn", "ph_default", "runtime_axes"]
 
 
 def main():
