@@ -7,69 +7,13 @@
  * DynamicStitch and DynamicPartition.
  */
 #include "grad.h"
+#include "grad_rule.h"
 #include "dg_alloc.h"
 #include "dg_error.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-
-#define OP(name) DGC_OPID_##name
-/* The forward node, looked up at each use: adding generated nodes may move
- * the node array. */
-#define FWD (&c->g->nodes[fwd])
-#define NEED(i) (!c->need || c->need[i])
-#define CHK(r)                                                                \
-    do {                                                                      \
-        if ((r).node < 0)                                                     \
-            return fail(c);                                                   \
-    } while (0)
-#define MK(suffix, opname, ...)                                               \
-    mk(c, fwd, suffix, OP(opname), (const dgc_ref[]){__VA_ARGS__},            \
-       (int)(sizeof((const dgc_ref[]){__VA_ARGS__}) / sizeof(dgc_ref)))
-
-static dg_status fail(dgc_gctx *c)
-{
-    return c->err->code != DG_OK ? c->err->code : DG_E_GRAPH;
-}
-
-static dgc_ref mk(dgc_gctx *c, int32_t fwd, const char *suffix, int op,
-                  const dgc_ref *in, int n_in)
-{
-    dgc_ref r = {dgc_grad_node(c, fwd, suffix, op, in, n_in), 0};
-    return r;
-}
-
-static dgc_ref R(int32_t node, int32_t index)
-{
-    dgc_ref r = {node, index};
-    return r;
-}
-
-static const dgc_ttype *type_of(dgc_gctx *c, dgc_ref r)
-{
-    return &c->g->nodes[r.node].outputs[r.index];
-}
-
-static dgc_ref cst(dgc_gctx *c, int32_t fwd, const char *suffix, double v,
-                   dgc_ref like)
-{
-    dgc_ref r = {dgc_grad_const(c, fwd, suffix, v, type_of(c, like)->dtype),
-                 0};
-    return r;
-}
-
-/* SumTo(g, like) unless the shapes are statically the same. */
-static dgc_ref sum_to(dgc_gctx *c, int32_t fwd, dgc_ref g, dgc_ref like)
-{
-    const dg_shape *a = &type_of(c, g)->shape, *b = &type_of(c, like)->shape;
-    int same = a->rank == b->rank;
-    for (int d = 0; same && d < a->rank; d++)
-        same = a->dims[d] >= 0 && a->dims[d] == b->dims[d];
-    if (same)
-        return g;
-    return mk(c, fwd, "SumTo", OP(SumTo), (const dgc_ref[]){g, like}, 2);
-}
 
 /* A generated node whose attrs are set by `set` before it is typed. */
 typedef int (*set_fn)(dgc_gctx *c, int32_t fwd, dgc_node *n, void *arg);
@@ -172,9 +116,9 @@ static dg_status einsum_grad(dgc_gctx *c, int32_t fwd, dgc_ref dy,
 {
     char eqb[40];
     const char *eqs = dgc_einsum_equation(FWD, eqb, sizeof eqb);
-    const dg_shape *sh[2] = {&type_of(c, FWD->inputs[0])->shape,
-                             FWD->n_inputs > 1 ? &type_of(c, FWD->inputs[1])->shape
-                                             : NULL};
+    const dg_shape *sh[2] = {
+        &dgc_grad_type(c, FWD->inputs[0])->shape,
+        FWD->n_inputs > 1 ? &dgc_grad_type(c, FWD->inputs[1])->shape : NULL};
     dgc_einsum e;
     char msg[200];
     if (dgc_einsum_parse(eqs, sh, FWD->n_inputs, &e, msg,
@@ -243,7 +187,7 @@ static dg_status einsum_grad(dgc_gctx *c, int32_t fwd, dgc_ref dy,
                        (const dgc_ref[]){g, ones}, 2, set_str, eq);
         }
         CHK(g);
-        dx[i] = sum_to(c, fwd, g, FWD->inputs[i]);
+        dx[i] = dgc_grad_sum_to(c, fwd, g, FWD->inputs[i]);
         CHK(dx[i]);
     }
     return DG_OK;
@@ -256,7 +200,7 @@ static dg_status dynpart_grad(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
 {
     if (!NEED(0))
         return DG_OK;
-    const dg_shape *ps = &type_of(c, FWD->inputs[1])->shape;
+    const dg_shape *ps = &dgc_grad_type(c, FWD->inputs[1])->shape;
     int np = (int)dgc_attr_int(FWD, "num_partitions", 1);
     int64_t cnt = 1, dims[DG_MAX_RANK];
     for (int d = 0; d < ps->rank; d++) {
@@ -294,7 +238,8 @@ static dg_status dynpart_grad(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
             CHK(in[np + i]);
         }
     }
-    dgc_ref st = mk(c, fwd, "DynamicStitch", OP(DynamicStitch), in, 2 * np);
+    dgc_ref st = dgc_grad_mk(c, fwd, "DynamicStitch", OP(DynamicStitch), in,
+                             2 * np);
     CHK(st);
     dx[0] = MK("ReshapeLike", ReshapeLike, st, FWD->inputs[0]);
     CHK(dx[0]);
@@ -338,17 +283,17 @@ dg_status dgc_grad_zoo(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
     if (op == OP(SquaredDifference)) {
         dgc_ref y = FWD->inputs[1];
         dgc_ref d = MK("Sub", Sub, x, y); CHK(d);
-        dgc_ref two = cst(c, fwd, "two", 2.0, x); CHK(two);
+        dgc_ref two = dgc_grad_cst(c, fwd, "two", 2.0, x); CHK(two);
         dgc_ref m = MK("Mul", Mul, d, two); CHK(m);
         dgc_ref g = MK("Mul", Mul, dy, m); CHK(g);
-        if (NEED(0)) { dx[0] = sum_to(c, fwd, g, x); CHK(dx[0]); }
+        if (NEED(0)) { dx[0] = dgc_grad_sum_to(c, fwd, g, x); CHK(dx[0]); }
         if (NEED(1)) {
             dgc_ref ng = MK("Neg", Neg, g); CHK(ng);
-            dx[1] = sum_to(c, fwd, ng, y); CHK(dx[1]);
+            dx[1] = dgc_grad_sum_to(c, fwd, ng, y); CHK(dx[1]);
         }
     } else if (op == OP(Erf) || op == OP(Erfc)) {
         /* d erf(x) = 2/sqrt(pi) * exp(-x^2) */
-        dgc_ref k2 = cst(c, fwd, "two_over_sqrt_pi",
+        dgc_ref k2 = dgc_grad_cst(c, fwd, "two_over_sqrt_pi",
                          op == OP(Erf) ? 2.0 / sqrt(M_PI) : -2.0 / sqrt(M_PI),
                          x);
         CHK(k2);
@@ -388,7 +333,7 @@ dg_status dgc_grad_zoo(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
             return DG_OK;
         int64_t ax = dgc_attr_int(FWD, "axis", 0);
         if (FWD->n_inputs > 2) {
-            const dgc_ttype *at = type_of(c, FWD->inputs[2]);
+            const dgc_ttype *at = dgc_grad_type(c, FWD->inputs[2]);
             int64_t v[1];
             if (!at->value && !(c->g->nodes[FWD->inputs[2].node].op ==
                                 OP(Const)))
@@ -403,7 +348,7 @@ dg_status dgc_grad_zoo(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
         }
         if (ax != 0 || dgc_attr_int(FWD, "batch_dims", 0) != 0)
             return no_grad(c, fwd, "is supported along axis 0 only");
-        const dg_shape *ps = &type_of(c, x)->shape;
+        const dg_shape *ps = &dgc_grad_type(c, x)->shape;
         if (ps->rank < 1 || ps->dims[0] < 0)
             return no_grad(c, fwd, "needs params' first dimension known "
                            "when the graph is compiled");
@@ -419,19 +364,19 @@ dg_status dgc_grad_zoo(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
         dgc_ref y = FWD->inputs[1];
         if (NEED(0)) {
             dgc_ref a = MK("DivNoNan", DivNoNan, dy, y); CHK(a);
-            dx[0] = sum_to(c, fwd, a, x); CHK(dx[0]);
+            dx[0] = dgc_grad_sum_to(c, fwd, a, x); CHK(dx[0]);
         }
         if (NEED(1)) {
             dgc_ref nx = MK("Neg", Neg, x); CHK(nx);
             dgc_ref q = MK("DivNoNan", DivNoNan, nx, y); CHK(q);
             dgc_ref q2 = MK("DivNoNan", DivNoNan, q, y); CHK(q2);
             dgc_ref b = MK("Mul", Mul, dy, q2); CHK(b);
-            dx[1] = sum_to(c, fwd, b, y); CHK(dx[1]);
+            dx[1] = dgc_grad_sum_to(c, fwd, b, y); CHK(dx[1]);
         }
     } else if (op == OP(Einsum) || op == OP(BatchMatMulV2)) {
         return einsum_grad(c, fwd, dy, dx);
     } else if (op == OP(ResizeBilinear)) {
-        dg_dtype t = type_of(c, x)->dtype;
+        dg_dtype t = dgc_grad_type(c, x)->dtype;
         if (t != DG_F32 && t != DG_F64)
             return DG_OK; /* TF: no gradient into integer images */
         dx[0] = mk_set(c, fwd, "ResizeBilinearGrad", OP(ResizeBilinearGrad),
@@ -439,7 +384,7 @@ dg_status dgc_grad_zoo(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
                        (void *)k_resize);
         CHK(dx[0]);
     } else if (op == OP(ResizeNearestNeighbor)) {
-        const dg_shape *s = &type_of(c, x)->shape;
+        const dg_shape *s = &dgc_grad_type(c, x)->shape;
         if (s->rank != 4 || s->dims[1] < 0 || s->dims[2] < 0)
             return no_grad(c, fwd, "needs the image size known when the "
                            "graph is compiled");
