@@ -54,6 +54,7 @@ def case(name, op, fn, inputs, attrs=None, grad=True, dg_op=None, var=False,
     dgrun's JSON (TF names); grad: record gradients of the float inputs;
     var: input 0 is a Variable (Scatter ops); extra: inputs fn makes itself
     (axis, size, num_segments), given to dgrun's JSON as Consts."""
+    assert name not in {c["name"] for c in CASES}, name
     CASES.append(dict(name=name, op=op, fn=fn, inputs=inputs,
                       attrs=attrs or {}, grad=grad, dg_op=dg_op or op,
                       var=var, n_out=n_out, extra=extra or []))
@@ -325,6 +326,261 @@ case("SparseSoftmaxXent_f32", "SparseSoftmaxCrossEntropyWithLogits",
 case("L2Loss_f32", "L2Loss", tf.nn.l2_loss, [r(3, 4)])
 
 
+
+# the gradients' dy are drawn when recording, from here on: cases added
+# below leave the recorded values of the cases above unchanged
+DY_STATE = RS.get_state()
+
+
+def more(name, *args, **kw):
+    """case(), unless a case above has the name already (it covers that
+    op and dtype)."""
+    if name not in {c["name"] for c in CASES}:
+        case(name, *args, **kw)
+
+# ---- every dtype of the elementwise ops; the ops no case had yet ----------
+# (issue 22 item 2: cases for as many ops of `dgrun ops` as TF can make)
+raw = tf.raw_ops
+F64 = np.float64
+for nm, fn, lo, ints in (
+        ("Sqrt", tf.sqrt, 0.1, 0), ("Exp", tf.exp, -2, 0),
+        ("Log", tf.math.log, 0.1, 0), ("Tanh", tf.tanh, -2, 0),
+        ("Sigmoid", tf.sigmoid, -2, 0), ("Relu", tf.nn.relu, -2, 1),
+        ("Relu6", tf.nn.relu6, -8, 1), ("Rsqrt", tf.math.rsqrt, 0.1, 0),
+        ("Square", tf.square, -2, 1), ("Abs", tf.abs, -2, 0),
+        ("Neg", tf.negative, -2, 1), ("Sin", tf.sin, -2, 0),
+        ("Cos", tf.cos, -2, 0), ("Reciprocal", tf.math.reciprocal, 0.5, 0),
+        ("Erf", tf.math.erf, -2, 0), ("Elu", tf.nn.elu, -2, 0),
+        ("Selu", tf.nn.selu, -2, 0), ("Softplus", tf.nn.softplus, -2, 0),
+        ("Softsign", tf.nn.softsign, -2, 0),
+        ("LogSoftmax", tf.nn.log_softmax, -2, 0),
+        ("Softmax", tf.nn.softmax, -2, 0), ("Sign", tf.sign, -2, 0)):
+    more(nm + "_f64", nm, fn, [r(3, 4, lo=lo, hi=8 if nm == "Relu6" else 2,
+                                 dtype=F64)], grad=nm != "Sign")
+    if ints:
+        for dt, sfx in ((np.int32, "i32"), (np.int64, "i64")):
+            more("%s_%s" % (nm, sfx), nm, fn,
+                 [ri(3, 4, lo=-9, hi=9, dtype=dt)], grad=False)
+for nm, fn in (("Sub", tf.subtract), ("Div", tf.math.truediv),
+               ("Minimum", tf.minimum), ("Pow", tf.pow),
+               ("SquaredDifference", tf.math.squared_difference),
+               ("DivNoNan", tf.math.divide_no_nan)):
+    b = r(3, dtype=F64) + (3.0 if nm in ("Div", "DivNoNan") else 0.0)
+    a = r(2, 3, lo=0.5, hi=2, dtype=F64) if nm == "Pow" else r(2, 3,
+                                                              dtype=F64)
+    more(nm + "_bcast_f64", nm, fn, [a, b])
+more("Div_i32", "Div", tf.math.truediv if False else
+     (lambda a, b: raw.Div(x=a, y=b)),
+     [np.array([7, -7, 6, -6, 0], np.int32),
+      np.array([2, 2, -4, 4, 3], np.int32)], grad=False)
+more("Pow_i32", "Pow", tf.pow, [ri(5, lo=-3, hi=4), ri(5, lo=0, hi=4)],
+     grad=False)
+for dt, sfx in ((np.float32, "f32"), (F64, "f64"), (np.int32, "i32"),
+                (np.int64, "i64")):
+    if dt in (np.int32, np.int64):
+        a = np.array([7, -7, 6, -6, 0, 5], dt)
+        b = np.array([2, 2, -4, 4, 3, -3], dt)
+    else:
+        a = np.array([7.5, -7.5, 6, -6, 0, 5.25], dt)
+        b = np.array([2, 2, -4, 4, 3, -1.5], dt)
+    more("FloorDiv_" + sfx, "FloorDiv", tf.math.floordiv, [a, b], grad=False)
+    more("FloorMod_" + sfx, "FloorMod", tf.math.floormod, [a, b],
+         grad=False)
+    for nm, fn in (("Greater", tf.greater), ("LessEqual", tf.less_equal),
+                   ("NotEqual", tf.not_equal), ("Less", tf.less),
+                   ("Equal", tf.equal), ("GreaterEqual", tf.greater_equal)):
+        more("%s_%s" % (nm, sfx), nm, fn, [a, b[::-1].copy()], grad=False)
+    more("Max_axis0_" + sfx, "Max", lambda x: tf.reduce_max(x, axis=0),
+         [a.reshape(2, 3)], {"axis": [0]}, grad=False)
+    more("Mean_axis1_" + sfx, "Mean", lambda x: tf.reduce_mean(x, axis=1),
+         [a.reshape(2, 3)], {"axis": [1]}, grad=False)
+    more("Prod_axis1_" + sfx, "Prod", lambda x: tf.reduce_prod(x, axis=1),
+         [a.reshape(3, 2)], {"axis": [1]}, grad=False)
+    more("ArgMax_" + sfx, "ArgMax", lambda x: tf.argmax(x, axis=0),
+         [a.reshape(2, 3)], grad=False)
+    more("AddN_" + sfx, "AddN", lambda x, y: tf.add_n([x, y]), [a, b],
+         grad=dt in (np.float32, F64))
+    more("BiasAdd_" + sfx, "BiasAdd", tf.nn.bias_add,
+         [a.reshape(2, 3), b[:3].copy()], grad=dt in (np.float32, F64))
+    more("BiasAddGrad_" + sfx, "BiasAddGrad",
+         lambda x: raw.BiasAddGrad(out_backprop=x), [a.reshape(3, 2)],
+         grad=False)
+    more("ReluGrad_" + sfx, "ReluGrad",
+         lambda g, x: raw.ReluGrad(gradients=g, features=x), [b, a],
+         grad=False)
+    more("Relu6Grad_" + sfx, "Relu6Grad",
+         lambda g, x: raw.Relu6Grad(gradients=g, features=x), [b, a],
+         grad=False)
+    more("ZerosLike_" + sfx, "ZerosLike", tf.zeros_like, [a], grad=False)
+    more("OnesLike_" + sfx, "OnesLike", tf.ones_like, [a], grad=False)
+    more("Identity_" + sfx, "Identity", tf.identity, [a])
+    more("StopGradient_" + sfx, "StopGradient", tf.stop_gradient, [a],
+         grad=False)
+    more("Shape_" + sfx, "Shape", tf.shape, [a.reshape(2, 3)], grad=False)
+    more("Size_" + sfx, "Size", tf.size, [a.reshape(2, 3)], grad=False)
+    more("Rank_" + sfx, "Rank", tf.rank, [a.reshape(2, 3)], grad=False)
+    more("ExpandDims_" + sfx, "ExpandDims",
+         lambda x: tf.expand_dims(x, 1), [a.reshape(2, 3)],
+         extra=[np.array(1, np.int32)])
+    more("Squeeze_" + sfx, "Squeeze", lambda x: tf.squeeze(x, [1]),
+         [a.reshape(2, 1, 3)], {"axis": [1]})
+    more("Slice_" + sfx, "Slice", lambda x: tf.slice(x, [0, 1], [2, 2]),
+         [a.reshape(2, 3)], grad=False)
+    more("Split_" + sfx, "Split", lambda x: tf.split(x, 3, axis=1),
+         [a.reshape(2, 3)], {"num_split": 3}, n_out=3, grad=False)
+    more("SplitV_" + sfx, "SplitV", lambda x: tf.split(x, [1, 2], axis=1),
+         [a.reshape(2, 3)], n_out=2, grad=False)
+    more("Unpack_" + sfx, "Unpack", lambda x: tf.unstack(x, axis=1),
+         [a.reshape(2, 3)], {"num": 3, "axis": 1}, n_out=3, grad=False)
+    more("Fill_" + sfx, "Fill", lambda v: tf.fill([2, 3], v),
+         [np.asarray(a[0])], grad=False)
+    more("BroadcastTo_" + sfx, "BroadcastTo",
+         lambda x: tf.broadcast_to(x, [2, 2, 3]), [a.reshape(2, 3)[:1]],
+         grad=False)
+    more("Select_" + sfx, "Select",
+         lambda cnd, x, y: tf1.where(cnd, x, y),
+         [np.array([True, False, False, True, True, False]), a, b],
+         grad=False)
+    more("Tile_" + sfx, "Tile", lambda x: tf.tile(x, [2, 1]),
+         [a.reshape(2, 3)], grad=False)
+    more("Transpose_" + sfx, "Transpose", tf.transpose, [a.reshape(2, 3)],
+         grad=False)
+    more("ConcatV2_" + sfx, "ConcatV2", lambda x, y: tf.concat([x, y], 0),
+         [a, b], {"axis": 0}, grad=dt in (np.float32, F64))
+    more("Pack_" + sfx, "Pack", lambda x, y: tf.stack([x, y]), [a, b],
+         grad=dt in (np.float32, F64))
+    more("GatherV2_" + sfx, "GatherV2",
+         lambda x, i: tf.gather(x, i, axis=1),
+         [a.reshape(2, 3), np.array([2, 0, 2], np.int32)], grad=False)
+    more("Cast_to_f32_" + sfx, "Cast", lambda x: tf.cast(x, tf.float32),
+         [a], grad=False)
+    more("Cast_to_i64_" + sfx, "Cast", lambda x: tf.cast(x, tf.int64),
+         [a], grad=False)
+    more("Cast_to_bool_" + sfx, "Cast", lambda x: tf.cast(x, tf.bool),
+         [a], grad=False)
+    more("Pad_" + sfx, "Pad", lambda x: tf.pad(x, [[0, 1], [1, 1]]),
+         [a.reshape(2, 3)], grad=False)
+    more("ReverseV2_" + sfx, "ReverseV2", lambda x: tf.reverse(x, [1]),
+         [a.reshape(2, 3)], grad=False)
+    more("SelectV2_bcast_" + sfx, "SelectV2",
+         lambda cnd, x, y: tf.where(cnd, x, y),
+         [np.array([[True], [False]]), a.reshape(2, 3), b[:3].copy()],
+         grad=False)
+for dt, sfx in ((np.int32, "i32"), (np.int64, "i64")):
+    more("Range_" + sfx, "Range", lambda a, l, d: tf.range(a, l, d),
+         [np.array(1, dt), np.array(11, dt), np.array(3, dt)], grad=False)
+    more("InvertPermutation_" + sfx, "InvertPermutation",
+         tf.math.invert_permutation, [np.array([2, 0, 3, 1], dt)],
+         grad=False)
+for nm, fn in (("LogicalAnd", tf.logical_and), ("LogicalOr", tf.logical_or),
+               ("NotEqual", tf.not_equal), ("Equal", tf.equal)):
+    more(nm + "_bool", nm, fn, [np.array([True, True, False, False]),
+                                np.array([True, False, True, False])],
+         grad=False)
+more("LogicalNot_bool", "LogicalNot", tf.logical_not,
+     [np.array([True, False])], grad=False)
+more("LogicalAnd_bcast", "LogicalAnd", tf.logical_and,
+     [np.array([[True], [False]]), np.array([True, False, True])],
+     grad=False)
+# gradient ops, as TF's gradient graphs contain them
+for dt, sfx in ((np.float32, "f32"), (F64, "f64")):
+    y, g = r(3, 4, lo=0.1, hi=0.9, dtype=dt), r(3, 4, dtype=dt)
+    for nm in ("TanhGrad", "SigmoidGrad", "RsqrtGrad", "SqrtGrad",
+               "ReciprocalGrad"):
+        more("%s_%s" % (nm, sfx), nm,
+             (lambda o: lambda a, b: getattr(raw, o)(y=a, dy=b))(nm), [y, g],
+             grad=False)
+    x = r(3, 4, dtype=dt)
+    for nm, k in (("EluGrad", "outputs"), ("SeluGrad", "outputs"),
+                  ("SoftplusGrad", "features"),
+                  ("SoftsignGrad", "features")):
+        more("%s_%s" % (nm, sfx), nm,
+             (lambda o, kk: lambda a, b: getattr(raw, o)(
+                 **{"gradients": a, kk: b}))(nm, k), [g, x], grad=False)
+    more("LeakyReluGrad_" + sfx, "LeakyReluGrad",
+         lambda a, b: raw.LeakyReluGrad(gradients=a, features=b, alpha=0.3),
+         [g, x], {"alpha": 0.3}, grad=False)
+    more("L2Loss_" + sfx, "L2Loss", tf.nn.l2_loss, [x])
+    more("MatMul_ta_" + sfx, "MatMul",
+         lambda a, b: tf.matmul(a, b, transpose_a=True),
+         [r(4, 3, dtype=dt), r(4, 2, dtype=dt)], {"transpose_a": True})
+    xi = r(2, 5, 6, 3, dtype=dt)
+    w = r(3, 3, 3, 4, dtype=dt)
+    dyc = r(2, 3, 3, 4, dtype=dt)
+    more("Conv2D_valid_" + sfx, "Conv2D",
+         lambda a, b: tf.nn.conv2d(a, b, 1, "VALID"), [xi, w],
+         {"strides": [1, 1, 1, 1], "padding": "VALID"})
+    more("Conv2DBackpropInput_" + sfx, "Conv2DBackpropInput",
+         lambda b, d: tf.nn.conv2d_transpose(d, b, [2, 5, 6, 3], 2, "SAME"),
+         [w, dyc], grad=False)
+    more("Conv2DBackpropFilter_" + sfx, "Conv2DBackpropFilter",
+         lambda a, d: raw.Conv2DBackpropFilter(
+             input=a, filter_sizes=[3, 3, 3, 4], out_backprop=d,
+             strides=[1, 2, 2, 1], padding="SAME"), [xi, dyc], grad=False)
+    wd = r(3, 3, 3, 2, dtype=dt)
+    dyd = r(2, 3, 3, 6, dtype=dt)
+    more("DepthwiseConv2dNativeBackpropInput_" + sfx,
+         "DepthwiseConv2dNativeBackpropInput",
+         lambda b, d: raw.DepthwiseConv2dNativeBackpropInput(
+             input_sizes=[2, 5, 6, 3], filter=b, out_backprop=d,
+             strides=[1, 2, 2, 1], padding="SAME"), [wd, dyd], grad=False)
+    more("DepthwiseConv2dNativeBackpropFilter_" + sfx,
+         "DepthwiseConv2dNativeBackpropFilter",
+         lambda a, d: raw.DepthwiseConv2dNativeBackpropFilter(
+             input=a, filter_sizes=[3, 3, 3, 2], out_backprop=d,
+             strides=[1, 2, 2, 1], padding="SAME"), [xi, dyd], grad=False)
+    xp = r(1, 4, 4, 2, dtype=dt)
+    more("MaxPool_valid_" + sfx, "MaxPool",
+         lambda a: tf.nn.max_pool2d(a, 2, 2, "VALID"), [xp],
+         {"ksize": [1, 2, 2, 1], "strides": [1, 2, 2, 1],
+          "padding": "VALID"})
+    more("AvgPool_same_" + sfx, "AvgPool",
+         lambda a: tf.nn.avg_pool2d(a, 3, 2, "SAME"), [xp],
+         {"ksize": [1, 3, 3, 1], "strides": [1, 2, 2, 1],
+          "padding": "SAME"})
+    more("MaxPoolGrad_" + sfx, "MaxPoolGrad",
+         lambda a, o, d: raw.MaxPoolGrad(
+             orig_input=a, orig_output=o, grad=d, ksize=[1, 2, 2, 1],
+             strides=[1, 2, 2, 1], padding="VALID"),
+         [xp, xp.reshape(1, 2, 2, 2, 2, 2).max(axis=(2, 4)),
+          r(1, 2, 2, 2, dtype=dt)], grad=False)
+    more("AvgPoolGrad_" + sfx, "AvgPoolGrad",
+         lambda d: raw.AvgPoolGrad(
+             orig_input_shape=[1, 4, 4, 2], grad=d, ksize=[1, 3, 3, 1],
+             strides=[1, 2, 2, 1], padding="SAME"),
+         [r(1, 2, 2, 2, dtype=dt)], grad=False)
+    more("ResizeBilinearGrad_" + sfx, "ResizeBilinearGrad",
+         lambda d, im: raw.ResizeBilinearGrad(grads=d, original_image=im),
+         [r(1, 5, 7, 2, dtype=np.float32), r(1, 3, 4, 2, dtype=dt)],
+         grad=False)
+    more("ResizeNearestNeighborGrad_" + sfx, "ResizeNearestNeighborGrad",
+         lambda d: raw.ResizeNearestNeighborGrad(grads=d, size=[3, 4]),
+         [r(1, 5, 7, 2, dtype=dt)], grad=False)
+    sc, of = r(3, dtype=dt, lo=0.5), r(3, dtype=dt)
+    mu, var = r(3, dtype=dt), r(3, dtype=dt, lo=0.5)
+    xb = r(2, 3, 2, 3, dtype=dt)
+    if dt == np.float32:
+        more("FusedBatchNormV3_infer", "FusedBatchNormV3",
+             lambda a, s_, o_, m_, v_: tf1.nn.fused_batch_norm(
+                 a, s_, o_, m_, v_, epsilon=0.01, is_training=False)[0],
+             [xb, sc, of, mu, var], {"epsilon": 0.01,
+                                     "is_training": False})
+        more("FusedBatchNormV3_train", "FusedBatchNormV3",
+             lambda a, s_, o_: tf1.nn.fused_batch_norm(
+                 a, s_, o_, epsilon=0.001, is_training=True)[0],
+             [xb, sc, of], grad=False)
+    # the optimizers' Apply ops on a Variable
+    more("ApplyGradientDescent_" + sfx, "ApplyGradientDescent",
+         lambda v, a, d: raw.ApplyGradientDescent(var=v, alpha=a, delta=d),
+         [r(2, 3, dtype=dt), np.asarray(0.1, dt), r(2, 3, dtype=dt)],
+         var=True, grad=False)
+    more("Assign_" + sfx, "Assign", lambda v, x: tf1.assign(v, x),
+         [r(2, 3, dtype=dt), r(2, 3, dtype=dt)], var=True, grad=False)
+    more("AssignAdd_" + sfx, "AssignAdd", lambda v, x: tf1.assign_add(v, x),
+         [r(2, 3, dtype=dt), r(2, 3, dtype=dt)], var=True, grad=False)
+    more("AssignSub_" + sfx, "AssignSub", lambda v, x: tf1.assign_sub(v, x),
+         [r(2, 3, dtype=dt), r(2, 3, dtype=dt)], var=True, grad=False)
+
 DT = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64",
       np.dtype(np.int32): "int32", np.dtype(np.int64): "int64",
       np.dtype(np.bool_): "bool"}
@@ -429,6 +685,7 @@ def record(c):
 def main():
     os.makedirs(OUT, exist_ok=True)
     out = {"tf_version": tf.__version__, "cases": {}}
+    RS.set_state(DY_STATE)
     for c in CASES:
         out["cases"][c["name"]] = record(c)
     with open(os.path.join(OUT, "cases.json"), "w") as f:
