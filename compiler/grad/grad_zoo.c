@@ -4,7 +4,8 @@
  * image_grad.py, data_flow_grad.py), built from dgrun's ops:
  * SquaredDifference, Erf, Erfc, LeakyRelu, Elu, Selu, Softplus, Softsign,
  * ReverseV2, IdentityN, Einsum, the two resizes, UnsortedSegmentSum,
- * DynamicStitch and DynamicPartition.
+ * DynamicStitch and DynamicPartition; Log1p, Expm1, Tan, Atan, Asin, Acos,
+ * Sinh, Cosh.
  */
 #include "grad.h"
 #include "grad_rule.h"
@@ -246,6 +247,53 @@ static dg_status dynpart_grad(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
     return DG_OK;
 }
 
+/* ---- the elementwise math of step 3: TF's math_grad.py ------------------- */
+
+static int unary_math_has(int op)
+{
+    return op == OP(Log1p) || op == OP(Expm1) || op == OP(Tan) ||
+           op == OP(Atan) || op == OP(Asin) || op == OP(Acos) ||
+           op == OP(Sinh) || op == OP(Cosh);
+}
+
+/* dx = dy * f'(x), f' built as TF builds it */
+static dg_status unary_math_grad(dgc_gctx *c, int32_t fwd, dgc_ref dy,
+                                 dgc_ref *dx)
+{
+    int op = FWD->op;
+    dgc_ref x = FWD->inputs[0], d;
+    if (op == OP(Expm1) || op == OP(Sinh) || op == OP(Cosh)) {
+        d = op == OP(Expm1) ? MK("Exp", Exp, x)
+            : op == OP(Sinh) ? MK("Cosh", Cosh, x) : MK("Sinh", Sinh, x);
+    } else if (op == OP(Tan)) { /* sec(x)^2 */
+        dgc_ref cs = MK("Cos", Cos, x); CHK(cs);
+        dgc_ref rc = MK("Reciprocal", Reciprocal, cs); CHK(rc);
+        d = MK("Square", Square, rc);
+    } else {
+        dgc_ref one = dgc_grad_cst(c, fwd, "one", 1.0, x); CHK(one);
+        dgc_ref den;
+        if (op == OP(Log1p)) { /* 1 / (1 + x) */
+            den = MK("Add", Add, one, x);
+        } else {
+            dgc_ref sq = MK("Square", Square, x); CHK(sq);
+            if (op == OP(Atan)) { /* 1 / (1 + x^2) */
+                den = MK("Add", Add, one, sq);
+            } else { /* Asin, Acos: (-)1 / sqrt(1 - x^2) */
+                dgc_ref df = MK("Sub", Sub, one, sq); CHK(df);
+                den = MK("Sqrt", Sqrt, df);
+            }
+        }
+        CHK(den);
+        d = MK("Reciprocal", Reciprocal, den);
+    }
+    CHK(d);
+    dx[0] = MK("Mul", Mul, dy, d); CHK(dx[0]);
+    if (op == OP(Acos)) {
+        dx[0] = MK("Neg", Neg, dx[0]); CHK(dx[0]);
+    }
+    return DG_OK;
+}
+
 /* ---- the rules ----------------------------------------------------------- */
 
 int dgc_grad_zoo_has(int op)
@@ -259,7 +307,7 @@ int dgc_grad_zoo_has(int op)
            op == OP(GatherV2) ||
            op == OP(ResizeBilinear) || op == OP(ResizeNearestNeighbor) ||
            op == OP(UnsortedSegmentSum) || op == OP(DynamicStitch) ||
-           op == OP(DynamicPartition);
+           op == OP(DynamicPartition) || unary_math_has(op);
 }
 
 dg_status dgc_grad_zoo(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
@@ -280,6 +328,8 @@ dg_status dgc_grad_zoo(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
     static const char *const k_alpha[] = {"alpha", NULL};
     static const char *const k_resize[] = {"align_corners",
                                            "half_pixel_centers", NULL};
+    if (unary_math_has(op))
+        return unary_math_grad(c, fwd, dy, dx);
     if (op == OP(SquaredDifference)) {
         dgc_ref y = FWD->inputs[1];
         dgc_ref d = MK("Sub", Sub, x, y); CHK(d);

@@ -102,6 +102,30 @@ BINF(sqrtg)
 ZBIN(dnn_f32, float, y == 0 ? 0.0f : x / y)
 ZBIN(dnn_f64, double, y == 0 ? 0.0 : x / y)
 BINF(dnn)
+/* the elementwise math of step 3 (Floor ... Cosh); Round of an integer is
+ * the integer (TF) */
+#define ZUNF(OP, F32, F64)                                                   \
+    ZUN(OP##_f32, float, F32(x))                                             \
+    ZUN(OP##_f64, double, F64(x))                                            \
+    UNF(OP)                                                                  \
+    dg_status dgr_k_##OP(dgr_kctx *k) { return dgr_cpu_unary(k, OP##_fns); }
+ZUNF(floor, floorf, floor)
+ZUNF(ceil, ceilf, ceil)
+ZUNF(rint, rintf, rint)
+ZUNF(log1p, log1pf, log1p)
+ZUNF(expm1, expm1f, expm1)
+ZUNF(tan, tanf, tan)
+ZUNF(atan, atanf, atan)
+ZUNF(asin, asinf, asin)
+ZUNF(acos, acosf, acos)
+ZUNF(sinh, sinhf, sinh)
+ZUNF(cosh, coshf, cosh)
+ZUN(round_i32, int32_t, x)
+ZUN(round_i64, int64_t, x)
+static const dgr_cpu_un_fn round_fns[DG_DTYPE_COUNT] = {
+    rint_f32, rint_f64, round_i32, round_i64, NULL};
+dg_status dgr_k_round(dgr_kctx *k) { return dgr_cpu_unary(k, round_fns); }
+
 dg_status dgr_k_div_no_nan(dgr_kctx *k) { return dgr_cpu_binary(k, dnn_fns); }
 dg_status dgr_k_sign(dgr_kctx *k) { return dgr_cpu_unary(k, sign_fns); }
 dg_status dgr_k_sqrt_grad(dgr_kctx *k) { return dgr_cpu_binary(k, sqrtg_fns); }

@@ -809,6 +809,18 @@ const dgr_kernel_row dgr_cl_kernels[DGC_N_OPS] = {
     ROW(SpaceToBatchND, dgr_cl_k_space_to_batch),
     ROW(BatchToSpaceND, dgr_cl_k_batch_to_space),
     ROW(SqrtGrad, dgr_cl_k_sqrt_grad),
+    ROW(Floor, dgr_cl_k_floor),
+    ROW(Ceil, dgr_cl_k_ceil),
+    ROW(Round, dgr_cl_k_round),
+    ROW(Rint, dgr_cl_k_rint),
+    ROW(Log1p, dgr_cl_k_log1p),
+    ROW(Expm1, dgr_cl_k_expm1),
+    ROW(Tan, dgr_cl_k_tan),
+    ROW(Atan, dgr_cl_k_atan),
+    ROW(Asin, dgr_cl_k_asin),
+    ROW(Acos, dgr_cl_k_acos),
+    ROW(Sinh, dgr_cl_k_sinh),
+    ROW(Cosh, dgr_cl_k_cosh),
     /* fusion (issue 16): cl_kernels_fused.c */
     ROW(_FusedMatMul, dgr_cl_fused_matmul),
     /* issue 21: the gradient blockers as Identity; the random ops drawn on

@@ -581,6 +581,29 @@ for dt, sfx in ((np.float32, "f32"), (F64, "f64")):
     more("AssignSub_" + sfx, "AssignSub", lambda v, x: tf1.assign_sub(v, x),
          [r(2, 3, dtype=dt), r(2, 3, dtype=dt)], var=True, grad=False)
 
+# ---- step 3's elementwise math (Floor ... Cosh) ----------------------------
+HALVES = np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, -0.7, 0.7, 3.2, -0.0],
+                  np.float32)
+for dt, sfx in ((np.float32, "f32"), (F64, "f64")):
+    for nm, fn in (("Floor", tf.floor), ("Ceil", tf.math.ceil),
+                   ("Round", tf.round), ("Rint", tf.math.rint)):
+        more("%s_%s" % (nm, sfx), nm, fn, [HALVES.astype(dt)])
+    for nm, fn, lo, hi in (("Log1p", tf.math.log1p, -0.9, 3),
+                           ("Expm1", tf.math.expm1, -3, 3),
+                           ("Tan", tf.math.tan, -1.4, 1.4),
+                           ("Atan", tf.math.atan, -4, 4),
+                           ("Asin", tf.math.asin, -0.95, 0.95),
+                           ("Acos", tf.math.acos, -0.95, 0.95),
+                           ("Sinh", tf.math.sinh, -3, 3),
+                           ("Cosh", tf.math.cosh, -3, 3)):
+        more("%s_%s" % (nm, sfx), nm, fn, [r(3, 4, lo=lo, hi=hi, dtype=dt)])
+for nm, fn in (("Floor", tf.floor), ("Log1p", tf.math.log1p),
+               ("Expm1", tf.math.expm1), ("Asin", tf.math.asin)):
+    more(nm + "_special", nm, fn, [SPECIAL], grad=False)
+for dt, sfx in ((np.int32, "i32"), (np.int64, "i64")):
+    more("Round_" + sfx, "Round", tf.round, [ri(5, lo=-9, hi=9, dtype=dt)],
+         grad=False)
+
 DT = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64",
       np.dtype(np.int32): "int32", np.dtype(np.int64): "int64",
       np.dtype(np.bool_): "bool"}
