@@ -35,6 +35,17 @@ ZUNARY(z_acos, acos(v))
 ZUNARY(z_sinh, sinh(v))
 ZUNARY(z_cosh, cosh(v))
 
+/* IsNan (which 0), IsInf (1), IsFinite (2): bool out */
+__kernel void z_classify(__global const T *x, __global uchar *y, long n,
+                         int which)
+{
+    long i = get_global_id(0);
+    if (i >= n) return;
+    T v = x[i];
+    y[i] = which == 0 ? isnan(v) != 0 : which == 1 ? isinf(v) != 0
+                                                   : isfinite(v) != 0;
+}
+
 /* TF's Softplus thresholds: log(epsilon) + 2 of the type */
 __kernel void z_softplus(__global const T *x, __global T *y, long n, T thr)
 {

@@ -5,7 +5,7 @@
  * SquaredDifference, Erf, Erfc, LeakyRelu, Elu, Selu, Softplus, Softsign,
  * ReverseV2, IdentityN, Einsum, the two resizes, UnsortedSegmentSum,
  * DynamicStitch and DynamicPartition; Log1p, Expm1, Tan, Atan, Asin, Acos,
- * Sinh, Cosh.
+ * Sinh, Cosh, Atan2.
  */
 #include "grad.h"
 #include "grad_rule.h"
@@ -307,7 +307,8 @@ int dgc_grad_zoo_has(int op)
            op == OP(GatherV2) ||
            op == OP(ResizeBilinear) || op == OP(ResizeNearestNeighbor) ||
            op == OP(UnsortedSegmentSum) || op == OP(DynamicStitch) ||
-           op == OP(DynamicPartition) || unary_math_has(op);
+           op == OP(DynamicPartition) || op == OP(Atan2) ||
+           unary_math_has(op);
 }
 
 dg_status dgc_grad_zoo(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
@@ -330,6 +331,23 @@ dg_status dgc_grad_zoo(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
                                            "half_pixel_centers", NULL};
     if (unary_math_has(op))
         return unary_math_grad(c, fwd, dy, dx);
+    if (op == OP(Atan2)) { /* TF: g = dy / (x^2 + y^2); x * g, -y * g */
+        dgc_ref y = FWD->inputs[0], xx = FWD->inputs[1];
+        dgc_ref sx = MK("Square", Square, xx); CHK(sx);
+        dgc_ref sy = MK("Square", Square, y); CHK(sy);
+        dgc_ref den = MK("Add", Add, sx, sy); CHK(den);
+        dgc_ref g = MK("Div", Div, dy, den); CHK(g);
+        if (NEED(0)) {
+            dgc_ref a = MK("Mul", Mul, xx, g); CHK(a);
+            dx[0] = dgc_grad_sum_to(c, fwd, a, y); CHK(dx[0]);
+        }
+        if (NEED(1)) {
+            dgc_ref ny = MK("Neg", Neg, y); CHK(ny);
+            dgc_ref b = MK("Mul", Mul, ny, g); CHK(b);
+            dx[1] = dgc_grad_sum_to(c, fwd, b, xx); CHK(dx[1]);
+        }
+        return DG_OK;
+    }
     if (op == OP(SquaredDifference)) {
         dgc_ref y = FWD->inputs[1];
         dgc_ref d = MK("Sub", Sub, x, y); CHK(d);

@@ -581,3 +581,16 @@ int dgc_infer_is_initialized(DGC_INFER_ARGS)
     shape0(&out[0].shape, 0);
     return 0;
 }
+
+int dgc_infer_is_finite(DGC_INFER_ARGS)
+{
+    (void)n;
+    if (n_in != 1)
+        FAIL("needs one input");
+    if (in[0].dtype != DG_F32 && in[0].dtype != DG_F64)
+        FAIL("needs a float input, got %s", dg_dtype_name(in[0].dtype));
+    out[0] = in[0];
+    out[0].value = NULL;
+    out[0].dtype = DG_BOOL;
+    return 0;
+}

@@ -205,6 +205,10 @@ static const dgr_kernel_row cpu_kernels[DGC_N_OPS] = {
     ROW(Acos, dgr_k_acos),
     ROW(Sinh, dgr_k_sinh),
     ROW(Cosh, dgr_k_cosh),
+    ROW(Atan2, dgr_k_atan2),
+    ROW(IsNan, dgr_k_is_nan),
+    ROW(IsInf, dgr_k_is_inf),
+    ROW(IsFinite, dgr_k_is_finite),
     /* fusion (issue 16) */
     ROW(_FusedMatMul, dgr_k_fused_matmul),
     ROW(ScalarSummary, dgr_k_summary),

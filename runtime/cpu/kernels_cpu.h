@@ -133,6 +133,8 @@ dg_status dgr_cpu_binary(dgr_kctx *k, const dgr_cpu_bin_fn *fns);
 DGR_K(dgr_k_floor); DGR_K(dgr_k_ceil); DGR_K(dgr_k_round); DGR_K(dgr_k_rint);
 DGR_K(dgr_k_log1p); DGR_K(dgr_k_expm1); DGR_K(dgr_k_tan); DGR_K(dgr_k_atan);
 DGR_K(dgr_k_asin); DGR_K(dgr_k_acos); DGR_K(dgr_k_sinh); DGR_K(dgr_k_cosh);
+DGR_K(dgr_k_atan2); DGR_K(dgr_k_is_nan); DGR_K(dgr_k_is_inf);
+DGR_K(dgr_k_is_finite);
 DGR_K(dgr_k_squared_difference); DGR_K(dgr_k_erf); DGR_K(dgr_k_erfc);
 DGR_K(dgr_k_leaky_relu); DGR_K(dgr_k_leaky_relu_grad); DGR_K(dgr_k_elu);
 DGR_K(dgr_k_elu_grad); DGR_K(dgr_k_selu); DGR_K(dgr_k_selu_grad);

@@ -126,6 +126,41 @@ static const dgr_cpu_un_fn round_fns[DG_DTYPE_COUNT] = {
     rint_f32, rint_f64, round_i32, round_i64, NULL};
 dg_status dgr_k_round(dgr_kctx *k) { return dgr_cpu_unary(k, round_fns); }
 
+ZBIN(atan2_f32, float, atan2f(x, y))
+ZBIN(atan2_f64, double, atan2(x, y))
+BINF(atan2)
+dg_status dgr_k_atan2(dgr_kctx *k) { return dgr_cpu_binary(k, atan2_fns); }
+
+/* IsNan, IsInf, IsFinite: float -> bool */
+#define CLASSIFY(T, FN)                                                      \
+    do {                                                                     \
+        const T *a = dgr_cpu_ptr(&k->in[0]);                                 \
+        for (int64_t i = 0; i < n; i++)                                      \
+            o[i] = (uint8_t)(FN(a[i]) != 0);                                 \
+    } while (0)
+static dg_status classify(dgr_kctx *k, int which)
+{
+    dg_dtype t = k->in[0].dtype;
+    if (t != DG_F32 && t != DG_F64)
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': needs a float "
+                      "input, got %s", k->node->name, dg_dtype_name(t));
+    dg_status st = dgr_kctx_alloc_output(k, 0);
+    if (st)
+        return st;
+    uint8_t *o = dgr_cpu_ptr(&k->out[0]);
+    int64_t n = dg_shape_numel(&k->out[0].shape);
+    if (which == 0 && t == DG_F32) CLASSIFY(float, isnan);
+    else if (which == 0) CLASSIFY(double, isnan);
+    else if (which == 1 && t == DG_F32) CLASSIFY(float, isinf);
+    else if (which == 1) CLASSIFY(double, isinf);
+    else if (t == DG_F32) CLASSIFY(float, isfinite);
+    else CLASSIFY(double, isfinite);
+    return DG_OK;
+}
+dg_status dgr_k_is_nan(dgr_kctx *k) { return classify(k, 0); }
+dg_status dgr_k_is_inf(dgr_kctx *k) { return classify(k, 1); }
+dg_status dgr_k_is_finite(dgr_kctx *k) { return classify(k, 2); }
+
 dg_status dgr_k_div_no_nan(dgr_kctx *k) { return dgr_cpu_binary(k, dnn_fns); }
 dg_status dgr_k_sign(dgr_kctx *k) { return dgr_cpu_unary(k, sign_fns); }
 dg_status dgr_k_sqrt_grad(dgr_kctx *k) { return dgr_cpu_binary(k, sqrtg_fns); }

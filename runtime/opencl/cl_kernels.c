@@ -173,6 +173,7 @@ BI(k_pow, "b_pow")
 BI(k_maximum, "b_max")
 BI(k_minimum, "b_min")
 BI(k_equal, "b_equal")
+BI(k_atan2, "b_atan2")
 BI(k_relu_grad, "b_relu_grad")
 BI(k_sigmoid_grad, "b_sigmoid_grad")
 BI(k_tanh_grad, "b_tanh_grad")
@@ -821,6 +822,10 @@ const dgr_kernel_row dgr_cl_kernels[DGC_N_OPS] = {
     ROW(Acos, dgr_cl_k_acos),
     ROW(Sinh, dgr_cl_k_sinh),
     ROW(Cosh, dgr_cl_k_cosh),
+    ROW(Atan2, k_atan2),
+    ROW(IsNan, dgr_cl_k_is_nan),
+    ROW(IsInf, dgr_cl_k_is_inf),
+    ROW(IsFinite, dgr_cl_k_is_finite),
     /* fusion (issue 16): cl_kernels_fused.c */
     ROW(_FusedMatMul, dgr_cl_fused_matmul),
     /* issue 21: the gradient blockers as Identity; the random ops drawn on

@@ -81,6 +81,26 @@ UN(dgr_cl_k_asin, "z_asin")
 UN(dgr_cl_k_acos, "z_acos")
 UN(dgr_cl_k_sinh, "z_sinh")
 UN(dgr_cl_k_cosh, "z_cosh")
+
+/* IsNan, IsInf, IsFinite: float in, bool out */
+static dg_status classify(dgr_kctx *k, cl_int which)
+{
+    dg_dtype dt = k->in[0].dtype;
+    dg_status st = dgr_cl_need_float(k, dt);
+    if (st == DG_OK)
+        st = dgr_kctx_alloc_output(k, 0);
+    if (st != DG_OK)
+        return st;
+    cl_mem x = dgr_cl_mem(&k->in[0]), y = dgr_cl_mem(&k->out[0]);
+    cl_long n = numel(&k->out[0].shape);
+    if (n == 0)
+        return DG_OK;
+    dgr_cl_arg a[] = {DGR_ARG(x), DGR_ARG(y), DGR_ARG(n), DGR_ARG(which)};
+    return dgr_cl_launch1d(k, "zoo", dt, "z_classify", (size_t)n, a, 4);
+}
+dg_status dgr_cl_k_is_nan(dgr_kctx *k) { return classify(k, 0); }
+dg_status dgr_cl_k_is_inf(dgr_kctx *k) { return classify(k, 1); }
+dg_status dgr_cl_k_is_finite(dgr_kctx *k) { return classify(k, 2); }
 #define PAIR(fn, nm, al) dg_status fn(dgr_kctx *k) { return pair(k, nm, al); }
 PAIR(dgr_cl_k_elu_grad, "z_elu_grad", 0)
 PAIR(dgr_cl_k_selu_grad, "z_selu_grad", 0)

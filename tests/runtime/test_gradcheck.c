@@ -260,6 +260,7 @@ static const gcase zoo[] = {
     {"LeakyRelu", 1, {2}, {{2, 3}}, 0, "{\"alpha\": 0.1}", NULL, 0},
     {"SquaredDifference", 2, {2, 1}, {{2, 3}, {3}}, 0, NULL, NULL, 0},
     {"DivNoNan", 2, {2, 1}, {{2, 3}, {3}}, 1, NULL, NULL, 0},
+    {"Atan2", 2, {2, 1}, {{2, 3}, {3}}, 1, NULL, NULL, 0},
     {"Einsum", 2, {3, 3}, {{2, 3, 2}, {2, 2, 3}}, 0,
      "{\"equation\": \"abc,cde->abde\"}", NULL, 0},
     {"Einsum", 2, {4, 4}, {{2, 3, 2, 2}, {2, 2, 2, 2}}, 0,

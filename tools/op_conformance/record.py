@@ -603,6 +603,18 @@ for nm, fn in (("Floor", tf.floor), ("Log1p", tf.math.log1p),
 for dt, sfx in ((np.int32, "i32"), (np.int64, "i64")):
     more("Round_" + sfx, "Round", tf.round, [ri(5, lo=-9, hi=9, dtype=dt)],
          grad=False)
+for dt, sfx in ((np.float32, "f32"), (F64, "f64")):
+    more("Atan2_" + sfx, "Atan2", tf.math.atan2,
+         [r(3, 4, dtype=dt), r(3, 4, dtype=dt)])
+    more("Atan2_bcast_" + sfx, "Atan2", tf.math.atan2,
+         [r(2, 3, dtype=dt), r(3, dtype=dt) + 2.5])
+    for nm, fn in (("IsNan", tf.math.is_nan), ("IsInf", tf.math.is_inf),
+                   ("IsFinite", tf.math.is_finite)):
+        more("%s_%s" % (nm, sfx), nm, fn, [SPECIAL.astype(dt)], grad=False)
+more("Atan2_signs", "Atan2", tf.math.atan2,
+     [np.array([0.0, -0.0, 1.0, -1.0, 0.0, -0.0, 1.0, np.nan], np.float32),
+      np.array([1.0, 1.0, 0.0, 0.0, -1.0, -1.0, -np.inf, 1.0], np.float32)],
+     grad=False)
 
 DT = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64",
       np.dtype(np.int32): "int32", np.dtype(np.int64): "int64",
