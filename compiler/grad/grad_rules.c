@@ -567,7 +567,7 @@ dg_status dgc_grad_rule(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
     dgc_ref z = R(fwd, 0);
 
     if ((op == OP(Transpose) || op == OP(Sum) || op == OP(Mean) ||
-         op == OP(Max)) && f->n_inputs == 2)
+         op == OP(Max) || op == OP(Min)) && f->n_inputs == 2)
         /* issue 21: perm / axes computed at run time (GraphDefs, which
          * bring TF's own gradients) */
         return dg_err(c->err, DG_E_GRAPH,
@@ -685,7 +685,8 @@ dg_status dgc_grad_rule(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
         if (NEED(1)) { dx[1] = dgc_grad_sum_to(c, fwd, dy, yv); CHK(dx[1]); }
     } else if (op == OP(Sum) || op == OP(Mean)) {
         return reduce_grad(c, fwd, dy, dx, op == OP(Mean));
-    } else if (op == OP(Max)) {
+    } else if (op == OP(Max) || op == OP(Min)) {
+        /* MaxGrad routes dy to the elements equal to y: the extremes */
         return max_grad(c, fwd, dy, dx);
     } else if (op == OP(Reshape)) {
         dx[0] = MK("ReshapeLike", ReshapeLike, dy, x); CHK(dx[0]);

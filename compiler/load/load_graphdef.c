@@ -81,6 +81,11 @@ static const tf_map maps[] = {
     {"ConcatV2", "ConcatV2", FOLD_LAST, F_AXIS, "axis", "axis", 0},
     {"Split", "Split", 0, F_AXIS, "axis", "split_dim", 0},
     {"SplitV", "SplitV", 2, F_AXIS, "axis", "axis", 0},
+    /* issue 22, step 3 */
+    {"Min", "Min", 1, F_AXES, "axis", "reduction_indices", 1},
+    {"ArgMin", "ArgMin", 1, F_AXIS, "axis", "dimension", 0},
+    {"Any", "Any", 1, F_AXES, "axis", "reduction_indices", 1},
+    {"All", "All", 1, F_AXES, "axis", "reduction_indices", 1},
 };
 
 /* TF ops with a dgrun look-alike whose semantics differ (none since

@@ -209,6 +209,10 @@ static const dgr_kernel_row cpu_kernels[DGC_N_OPS] = {
     ROW(IsNan, dgr_k_is_nan),
     ROW(IsInf, dgr_k_is_inf),
     ROW(IsFinite, dgr_k_is_finite),
+    ROW(Min, dgr_k_min),
+    ROW(ArgMin, dgr_k_argmin),
+    ROW(Any, dgr_k_any),
+    ROW(All, dgr_k_all),
     /* fusion (issue 16) */
     ROW(_FusedMatMul, dgr_k_fused_matmul),
     ROW(ScalarSummary, dgr_k_summary),

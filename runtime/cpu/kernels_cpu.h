@@ -135,6 +135,9 @@ DGR_K(dgr_k_log1p); DGR_K(dgr_k_expm1); DGR_K(dgr_k_tan); DGR_K(dgr_k_atan);
 DGR_K(dgr_k_asin); DGR_K(dgr_k_acos); DGR_K(dgr_k_sinh); DGR_K(dgr_k_cosh);
 DGR_K(dgr_k_atan2); DGR_K(dgr_k_is_nan); DGR_K(dgr_k_is_inf);
 DGR_K(dgr_k_is_finite);
+/* kernels_cpu_tf.c: Min, Any, All (Prod's loop); kernels_cpu_reduce.c:
+ * ArgMin (ArgMax's) */
+DGR_K(dgr_k_min); DGR_K(dgr_k_any); DGR_K(dgr_k_all); DGR_K(dgr_k_argmin);
 DGR_K(dgr_k_squared_difference); DGR_K(dgr_k_erf); DGR_K(dgr_k_erfc);
 DGR_K(dgr_k_leaky_relu); DGR_K(dgr_k_leaky_relu_grad); DGR_K(dgr_k_elu);
 DGR_K(dgr_k_elu_grad); DGR_K(dgr_k_selu); DGR_K(dgr_k_selu_grad);

@@ -615,6 +615,33 @@ more("Atan2_signs", "Atan2", tf.math.atan2,
      [np.array([0.0, -0.0, 1.0, -1.0, 0.0, -0.0, 1.0, np.nan], np.float32),
       np.array([1.0, 1.0, 0.0, 0.0, -1.0, -1.0, -np.inf, 1.0], np.float32)],
      grad=False)
+for dt, sfx in ((np.float32, "f32"), (F64, "f64"), (np.int32, "i32"),
+                (np.int64, "i64")):
+    fl = dt in (np.float32, F64)
+    x = r(3, 4, 2, dtype=dt) if fl else ri(3, 4, 2, lo=-9, hi=9, dtype=dt)
+    more("Min_axis1_" + sfx, "Min", lambda a: tf.reduce_min(a, axis=1), [x],
+         {"axis": [1]}, grad=fl)
+    more("Min_all_keepdims_" + sfx, "Min",
+         lambda a: tf.reduce_min(a, axis=[0, 2], keepdims=True), [x],
+         {"axis": [0, 2], "keepdims": True}, grad=fl)
+    more("ArgMin_" + sfx, "ArgMin", lambda a: tf.argmin(a, axis=1), [x],
+         grad=False)
+    more("ArgMin_i32out_" + sfx, "ArgMin",
+         lambda a: tf.argmin(a, axis=0, output_type=tf.int32), [x],
+         grad=False)
+more("Min_ties", "Min", lambda a: tf.reduce_min(a, axis=1),
+     [np.array([[1.0, -2.0, -2.0], [0.5, 0.5, 0.5]], np.float32)],
+     {"axis": [1]})
+more("Min_special", "Min", lambda a: tf.reduce_min(a, axis=0),
+     [SPECIAL.reshape(4, 2)], grad=False)
+_b = RS.uniform(size=(3, 4, 2)) > 0.5
+for nm, fn in (("Any", tf.reduce_any), ("All", tf.reduce_all)):
+    more(nm + "_axis1", nm, (lambda f: lambda a: f(a, axis=1))(fn), [_b],
+         grad=False)
+    more(nm + "_all", nm, fn, [_b], grad=False)
+    more(nm + "_keepdims", nm,
+         (lambda f: lambda a: f(a, axis=[0, 2], keepdims=True))(fn),
+         [np.ones((2, 3, 2), bool)], grad=False)
 
 DT = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64",
       np.dtype(np.int32): "int32", np.dtype(np.int64): "int64",
