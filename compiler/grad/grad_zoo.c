@@ -5,7 +5,7 @@
  * SquaredDifference, Erf, Erfc, LeakyRelu, Elu, Selu, Softplus, Softsign,
  * ReverseV2, IdentityN, Einsum, the two resizes, UnsortedSegmentSum,
  * DynamicStitch and DynamicPartition; Log1p, Expm1, Tan, Atan, Asin, Acos,
- * Sinh, Cosh, Atan2.
+ * Sinh, Cosh, Atan2, Cumsum.
  */
 #include "grad.h"
 #include "grad_rule.h"
@@ -76,6 +76,19 @@ static int set_num_partitions(dgc_gctx *c, int32_t fwd, dgc_node *n,
     return dgc_node_set_int(n, "num_partitions",
                             dgc_attr_int(&c->g->nodes[fwd], "num_partitions",
                                          1));
+}
+
+/* Cumsum's gradient: the forward axis and exclusive, reverse flipped */
+static int set_cumsum_grad(dgc_gctx *c, int32_t fwd, dgc_node *n, void *arg)
+{
+    (void)arg;
+    const dgc_attr *a = dgc_node_attr(FWD, "axis");
+    int64_t ax = a && a->kind == DGC_A_INTS && a->n > 0 ? a->ints[0]
+                 : dgc_attr_int(FWD, "axis", 0);
+    return dgc_node_set_ints(n, "axis", &ax, 1) ||
+           dgc_node_set_bool(n, "exclusive",
+                             dgc_attr_bool(FWD, "exclusive", 0)) ||
+           dgc_node_set_bool(n, "reverse", !dgc_attr_bool(FWD, "reverse", 0));
 }
 
 static dg_status no_grad(dgc_gctx *c, int32_t fwd, const char *why)
@@ -308,7 +321,7 @@ int dgc_grad_zoo_has(int op)
            op == OP(ResizeBilinear) || op == OP(ResizeNearestNeighbor) ||
            op == OP(UnsortedSegmentSum) || op == OP(DynamicStitch) ||
            op == OP(DynamicPartition) || op == OP(Atan2) ||
-           unary_math_has(op);
+           op == OP(Cumsum) || unary_math_has(op);
 }
 
 dg_status dgc_grad_zoo(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
@@ -331,6 +344,12 @@ dg_status dgc_grad_zoo(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
                                            "half_pixel_centers", NULL};
     if (unary_math_has(op))
         return unary_math_grad(c, fwd, dy, dx);
+    if (op == OP(Cumsum)) { /* TF: cumsum(dy, exclusive, !reverse) */
+        dx[0] = mk_set(c, fwd, "Cumsum", OP(Cumsum), &dy, 1, set_cumsum_grad,
+                       NULL);
+        CHK(dx[0]);
+        return DG_OK;
+    }
     if (op == OP(Atan2)) { /* TF: g = dy / (x^2 + y^2); x * g, -y * g */
         dgc_ref y = FWD->inputs[0], xx = FWD->inputs[1];
         dgc_ref sx = MK("Square", Square, xx); CHK(sx);

@@ -594,3 +594,44 @@ int dgc_infer_is_finite(DGC_INFER_ARGS)
     out[0].dtype = DG_BOOL;
     return 0;
 }
+
+int dgc_infer_cumsum(DGC_INFER_ARGS)
+{
+    if (n_in != 1)
+        FAIL("needs one input (TF's axis input becomes attrs.axis)");
+    int64_t ax = dgc_attr_int(n, "axis", 0);
+    int r = in[0].shape.rank;
+    if (ax < -r || ax >= r)
+        FAIL("axis %lld is out of range for rank %d", (long long)ax, r);
+    out[0] = in[0];
+    out[0].value = NULL;
+    return 0;
+}
+
+int dgc_infer_one_hot(DGC_INFER_ARGS)
+{
+    if (n_in != 4)
+        FAIL("needs indices, depth, on_value and off_value");
+    if (!is_int(in[0].dtype) || in[1].dtype != DG_I32 ||
+        in[1].shape.rank != 0)
+        FAIL("needs int32/int64 indices and an int32 scalar depth");
+    if (in[2].dtype != in[3].dtype || in[2].shape.rank != 0 ||
+        in[3].shape.rank != 0)
+        FAIL("on_value and off_value must be scalars of one dtype");
+    int r = in[0].shape.rank;
+    int64_t ax = dgc_attr_int(n, "axis", -1);
+    if (ax < -1 || ax > r || r + 1 > DG_MAX_RANK)
+        FAIL("axis %lld is out of range for indices of rank %d",
+             (long long)ax, r);
+    if (ax == -1)
+        ax = r;
+    int64_t depth = -1;
+    if (in[1].value && dgc_ttype_ints(&in[1], &depth, 1) == 1 && depth < 0)
+        FAIL("depth %lld is negative", (long long)depth);
+    shape0(&out[0].shape, r + 1);
+    for (int i = 0, o = 0; o < r + 1; o++)
+        out[0].shape.dims[o] = o == ax ? depth : in[0].shape.dims[i++];
+    out[0].dtype = in[2].dtype;
+    out[0].value = NULL;
+    return 0;
+}

@@ -179,6 +179,11 @@ static const dgc_attr_spec a_unique[] = {
     {"out_idx", DGC_A_DTYPE, "int32", 0}, A_END};
 static const dgc_attr_spec a_dynpart[] = {
     {"num_partitions", DGC_A_INT, NULL, REQ}, A_END};
+static const dgc_attr_spec a_cumsum[] = {
+    {"axis", DGC_A_INTS, "0", 0}, {"exclusive", DGC_A_BOOL, "false", 0},
+    {"reverse", DGC_A_BOOL, "false", 0}, A_END};
+static const dgc_attr_spec a_onehot[] = {{"axis", DGC_A_INT, "-1", 0},
+                                         A_END};
 
 #define SRC DGC_OP_SOURCE
 #define NODIFF DGC_OP_NOT_DIFF

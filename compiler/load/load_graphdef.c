@@ -86,6 +86,7 @@ static const tf_map maps[] = {
     {"ArgMin", "ArgMin", 1, F_AXIS, "axis", "dimension", 0},
     {"Any", "Any", 1, F_AXES, "axis", "reduction_indices", 1},
     {"All", "All", 1, F_AXES, "axis", "reduction_indices", 1},
+    {"Cumsum", "Cumsum", 1, F_AXIS, "axis", "axis", 0},
 };
 
 /* TF ops with a dgrun look-alike whose semantics differ (none since

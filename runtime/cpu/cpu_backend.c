@@ -213,6 +213,8 @@ static const dgr_kernel_row cpu_kernels[DGC_N_OPS] = {
     ROW(ArgMin, dgr_k_argmin),
     ROW(Any, dgr_k_any),
     ROW(All, dgr_k_all),
+    ROW(Cumsum, dgr_k_cumsum),
+    ROW(OneHot, dgr_k_one_hot),
     /* fusion (issue 16) */
     ROW(_FusedMatMul, dgr_k_fused_matmul),
     ROW(ScalarSummary, dgr_k_summary),

@@ -1020,3 +1020,89 @@ dg_status dgr_k_is_initialized(dgr_kctx *k)
         *(dgr_bool_t *)dgr_cpu_ptr(&k->out[0]) = 1;
     return st;
 }
+
+/* ---- Cumsum, OneHot (issue 22, step 3) ------------------------------------ */
+
+/* Cumsum along attrs.axis: each (outer, inner) line summed serially */
+#define CUMSUM(T)                                                            \
+    do {                                                                     \
+        const T *x = dgr_cpu_ptr(&k->in[0]);                                 \
+        T *y = dgr_cpu_ptr(&k->out[0]);                                      \
+        for (int64_t o = 0; o < outer; o++)                                  \
+            for (int64_t i = 0; i < inner; i++) {                            \
+                T acc = 0;                                                   \
+                for (int64_t q = 0; q < len; q++) {                          \
+                    int64_t j = rev ? len - 1 - q : q;                       \
+                    int64_t at = (o * len + j) * inner + i;                  \
+                    if (excl) {                                              \
+                        y[at] = acc;                                         \
+                        acc += x[at];                                        \
+                    } else {                                                 \
+                        acc += x[at];                                        \
+                        y[at] = acc;                                         \
+                    }                                                        \
+                }                                                            \
+            }                                                                \
+    } while (0)
+
+dg_status dgr_k_cumsum(dgr_kctx *k)
+{
+    const dg_shape *s = &k->in[0].shape;
+    int64_t ax = dgc_attr_int(k->node, "axis", 0);
+    if (ax < 0)
+        ax += s->rank;
+    if (ax < 0 || ax >= s->rank)
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': axis out of range "
+                      "for rank %d", k->node->name, s->rank);
+    dg_status st = dgr_kctx_alloc_output(k, 0);
+    if (st)
+        return st;
+    int64_t outer = 1, inner = 1, len = s->dims[ax];
+    for (int d = 0; d < ax; d++)
+        outer *= s->dims[d];
+    for (int d = (int)ax + 1; d < s->rank; d++)
+        inner *= s->dims[d];
+    int excl = dgc_attr_bool(k->node, "exclusive", 0);
+    int rev = dgc_attr_bool(k->node, "reverse", 0);
+    switch (k->in[0].dtype) {
+    case DG_F32: CUMSUM(float); break;
+    case DG_F64: CUMSUM(double); break;
+    case DG_I32: CUMSUM(int32_t); break;
+    case DG_I64: CUMSUM(int64_t); break;
+    default:
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': no CPU kernel for "
+                      "bool", k->node->name);
+    }
+    return DG_OK;
+}
+
+dg_status dgr_k_one_hot(dgr_kctx *k)
+{
+    const dg_shape *is = &k->in[0].shape;
+    int64_t depth = iat(&k->in[1], 0);
+    if (depth < 0)
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': depth %lld is "
+                      "negative", k->node->name, (long long)depth);
+    dg_status st = dgr_kctx_alloc_output(k, 0);
+    if (st)
+        return st;
+    int64_t ax = dgc_attr_int(k->node, "axis", -1);
+    if (ax < 0)
+        ax = is->rank;
+    int64_t outer = 1, inner = 1;
+    for (int d = 0; d < ax; d++)
+        outer *= is->dims[d];
+    for (int d = (int)ax; d < is->rank; d++)
+        inner *= is->dims[d];
+    size_t es = dg_dtype_size(k->out[0].dtype);
+    const char *on = dgr_cpu_ptr(&k->in[2]), *off = dgr_cpu_ptr(&k->in[3]);
+    char *y = dgr_cpu_ptr(&k->out[0]);
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t j = 0; j < depth; j++)
+            for (int64_t i = 0; i < inner; i++) {
+                int64_t id = iat(&k->in[0], o * inner + i);
+                memcpy(y + (size_t)((o * depth + j) * inner + i) * es,
+                       id == j ? on : off, es);
+            }
+    return DG_OK;
+}

@@ -827,6 +827,7 @@ const dgr_kernel_row dgr_cl_kernels[DGC_N_OPS] = {
     ROW(IsInf, dgr_cl_k_is_inf),
     ROW(IsFinite, dgr_cl_k_is_finite),
     ROW(ArgMin, dgr_cl_k_argmax), /* (the kernel picks min by the op) */
+    ROW(Cumsum, dgr_cl_k_cumsum),
     /* fusion (issue 16): cl_kernels_fused.c */
     ROW(_FusedMatMul, dgr_cl_fused_matmul),
     /* issue 21: the gradient blockers as Identity; the random ops drawn on

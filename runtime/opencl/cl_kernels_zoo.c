@@ -466,3 +466,32 @@ static dg_status space_batch(dgr_kctx *k, int to_batch)
 
 dg_status dgr_cl_k_space_to_batch(dgr_kctx *k) { return space_batch(k, 1); }
 dg_status dgr_cl_k_batch_to_space(dgr_kctx *k) { return space_batch(k, 0); }
+
+dg_status dgr_cl_k_cumsum(dgr_kctx *k)
+{
+    dg_dtype dt = k->in[0].dtype;
+    dg_status st = dgr_cl_float_output(k, dt);
+    if (st != DG_OK)
+        return st;
+    const dg_shape *s = &k->in[0].shape;
+    int64_t ax = dgc_attr_int(k->node, "axis", 0);
+    if (ax < 0)
+        ax += s->rank;
+    if (ax < 0 || ax >= s->rank)
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': axis out of range "
+                      "for rank %d", k->node->name, s->rank);
+    cl_long outer = 1, inner = 1, len = s->dims[ax];
+    for (int d = 0; d < ax; d++)
+        outer *= s->dims[d];
+    for (int d = (int)ax + 1; d < s->rank; d++)
+        inner *= s->dims[d];
+    if (outer * inner * len == 0)
+        return DG_OK;
+    cl_int excl = dgc_attr_bool(k->node, "exclusive", 0);
+    cl_int rev = dgc_attr_bool(k->node, "reverse", 0);
+    cl_mem x = dgr_cl_mem(&k->in[0]), y = dgr_cl_mem(&k->out[0]);
+    dgr_cl_arg a[] = {DGR_ARG(x), DGR_ARG(y), DGR_ARG(outer), DGR_ARG(len),
+                      DGR_ARG(inner), DGR_ARG(excl), DGR_ARG(rev)};
+    return dgr_cl_launch1d(k, "zoo", dt, "z_cumsum", (size_t)(outer * inner),
+                           a, 7);
+}

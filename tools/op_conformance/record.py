@@ -642,6 +642,29 @@ for nm, fn in (("Any", tf.reduce_any), ("All", tf.reduce_all)):
     more(nm + "_keepdims", nm,
          (lambda f: lambda a: f(a, axis=[0, 2], keepdims=True))(fn),
          [np.ones((2, 3, 2), bool)], grad=False)
+for dt, sfx in ((np.float32, "f32"), (F64, "f64"), (np.int32, "i32"),
+                (np.int64, "i64")):
+    fl = dt in (np.float32, F64)
+    x = r(3, 4, dtype=dt) if fl else ri(3, 4, lo=-9, hi=9, dtype=dt)
+    for ax, ex, rv in ((1, False, False), (0, True, False), (-1, False, True),
+                       (0, True, True)):
+        more("Cumsum_ax%d%s%s_%s" % (ax, "_excl" if ex else "",
+                                     "_rev" if rv else "", sfx), "Cumsum",
+             (lambda a_, e_, r_: lambda a: tf.cumsum(
+                 a, axis=a_, exclusive=e_, reverse=r_))(ax, ex, rv), [x],
+             {"axis": ax, "exclusive": ex, "reverse": rv}, grad=fl)
+for it, isfx in ((np.int32, "i32"), (np.int64, "i64")):
+    ids = np.array([[0, 2, -1], [3, 1, 5]], it)
+    more("OneHot_" + isfx, "OneHot", lambda i: tf.one_hot(i, 4), [ids],
+         grad=False)
+    more("OneHot_axis0_" + isfx, "OneHot",
+         lambda i: tf.one_hot(i, 3, on_value=2.5, off_value=-1.0, axis=0,
+                              dtype=tf.float64), [ids], grad=False)
+    more("OneHot_int_axis1_" + isfx, "OneHot",
+         lambda i: tf.one_hot(i, 4, on_value=7, off_value=0, axis=1,
+                              dtype=tf.int64), [ids], grad=False)
+more("OneHot_vector", "OneHot", lambda i: tf.one_hot(i, 5),
+     [np.array([4, 0, 0, 9], np.int32)], grad=False)
 
 DT = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64",
       np.dtype(np.int32): "int32", np.dtype(np.int64): "int64",
