@@ -390,3 +390,27 @@ __kernel void z_cumsum(__global const T *x, __global T *y, long outer,
         else { acc += v; y[at] = acc; }
     }
 }
+
+/* Select / SelectV2: cond ? t : e, each operand broadcast to the output
+ * through its per-dimension strides (0 on broadcast dims) */
+__kernel void z_select(__global const uchar *pc, __global const T *pt,
+                       __global const T *pe, __global T *y, long n, int rank,
+                       long8 d8, long8 sc8, long8 st8, long8 se8)
+{
+    long i = get_global_id(0);
+    if (i >= n) return;
+    long d[8], sc[8], st[8], se[8];
+    vstore8(d8, 0, d);
+    vstore8(sc8, 0, sc);
+    vstore8(st8, 0, st);
+    vstore8(se8, 0, se);
+    long c = 0, t = 0, e = 0, r = i;
+    for (int k = rank - 1; k >= 0; k--) {
+        long q = r % d[k];
+        r /= d[k];
+        c += q * sc[k];
+        t += q * st[k];
+        e += q * se[k];
+    }
+    y[i] = pc[c] ? pt[t] : pe[e];
+}

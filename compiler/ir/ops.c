@@ -254,6 +254,11 @@ int dgc_op_kernel_dtype(const dgc_graph *g, const dgc_node *n)
     if ((dgc_op_has(n->op, DGC_OP_RANDOM) || n->op == DGC_OPID_RandomUniformInt) &&
         n->n_outputs > 0)
         return (int)n->outputs[0].dtype;
+    /* Select, SelectV2: by T, the values' dtype (input 0 is the bool
+     * condition) */
+    if ((n->op == DGC_OPID_Select || n->op == DGC_OPID_SelectV2) &&
+        n->n_outputs > 0)
+        return (int)n->outputs[0].dtype;
     if (n->n_inputs > 0) {
         const dgc_node *p = &g->nodes[n->inputs[0].node];
         if (n->inputs[0].index < p->n_outputs)

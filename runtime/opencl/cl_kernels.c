@@ -828,6 +828,8 @@ const dgr_kernel_row dgr_cl_kernels[DGC_N_OPS] = {
     ROW(IsFinite, dgr_cl_k_is_finite),
     ROW(ArgMin, dgr_cl_k_argmax), /* (the kernel picks min by the op) */
     ROW(Cumsum, dgr_cl_k_cumsum),
+    ROW(Select, dgr_cl_k_select),   /* by T, the values' dtype */
+    ROW(SelectV2, dgr_cl_k_select),
     /* fusion (issue 16): cl_kernels_fused.c */
     ROW(_FusedMatMul, dgr_cl_fused_matmul),
     /* issue 21: the gradient blockers as Identity; the random ops drawn on

@@ -495,3 +495,53 @@ dg_status dgr_cl_k_cumsum(dgr_kctx *k)
     return dgr_cl_launch1d(k, "zoo", dt, "z_cumsum", (size_t)(outer * inner),
                            a, 7);
 }
+
+/* Strides of operand shape s broadcast to output shape o (aligned right;
+ * 0 on broadcast dims). */
+static void bc_str(const dg_shape *s, const dg_shape *o, int64_t *str)
+{
+    int64_t acc = 1;
+    for (int d = o->rank - 1; d >= 0; d--) {
+        int sd = d - (o->rank - s->rank);
+        int64_t dim = sd >= 0 ? s->dims[sd] : 1;
+        str[d] = dim == 1 ? 0 : acc;
+        acc *= dim;
+    }
+}
+
+/* Select (a vector cond picks rows) and SelectV2 (NumPy broadcasting) */
+dg_status dgr_cl_k_select(dgr_kctx *k)
+{
+    dg_dtype dt = k->out_types[0].dtype;
+    dg_status st = dgr_cl_need_float(k, dt);
+    if (st == DG_OK)
+        st = dgr_kctx_alloc_output(k, 0);
+    if (st != DG_OK)
+        return st;
+    const dg_shape *os = &k->out[0].shape;
+    if (os->rank > 8)
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': rank %d is over 8",
+                      k->node->name, os->rank);
+    dg_shape cs = k->in[0].shape;
+    if (k->node->op == DGC_OPID_Select && cs.rank == 1 && os->rank > 1) {
+        for (int d = 1; d < os->rank; d++)
+            cs.dims[d] = 1;
+        cs.rank = os->rank;
+    }
+    int64_t sc[DG_MAX_RANK], s1[DG_MAX_RANK], s2[DG_MAX_RANK];
+    bc_str(&cs, os, sc);
+    bc_str(&k->in[1].shape, os, s1);
+    bc_str(&k->in[2].shape, os, s2);
+    cl_long n = numel(os);
+    if (n == 0)
+        return DG_OK;
+    cl_int rank = os->rank;
+    cl_long8 d8 = l8(os->dims, os->rank), c8 = l8(sc, os->rank),
+             t8 = l8(s1, os->rank), e8 = l8(s2, os->rank);
+    cl_mem c = dgr_cl_mem(&k->in[0]), t = dgr_cl_mem(&k->in[1]),
+           e = dgr_cl_mem(&k->in[2]), y = dgr_cl_mem(&k->out[0]);
+    dgr_cl_arg a[] = {DGR_ARG(c),  DGR_ARG(t),  DGR_ARG(e),  DGR_ARG(y),
+                      DGR_ARG(n),  DGR_ARG(rank), DGR_ARG(d8), DGR_ARG(c8),
+                      DGR_ARG(t8), DGR_ARG(e8)};
+    return dgr_cl_launch1d(k, "zoo", dt, "z_select", (size_t)n, a, 10);
+}

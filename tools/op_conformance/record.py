@@ -729,7 +729,9 @@ def record(c):
     with open(os.path.join(OUT, c["name"] + ".pb"), "wb") as f:
         f.write(gd.SerializeToString())
     opnode = [n for n in gd.node if n.op == c["op"] or n.op == c["dg_op"]]
-    ent = {"op": c["dg_op"], "dtype": DT.get(c["inputs"][0].dtype, "?"),
+    # the dtype TF registers the kernel by: Select's values, not its cond
+    tin = c["inputs"][1 if c["op"] in ("Select", "SelectV2") else 0]
+    ent = {"op": c["dg_op"], "dtype": DT.get(tin.dtype, "?"),
            "node": opnode[0].name if opnode else None,
            "fetch": {}, "grads": {}}
     for name, v in zip(fetch, vals[:len(ys)]):
