@@ -414,3 +414,21 @@ __kernel void z_select(__global const uchar *pc, __global const T *pt,
     }
     y[i] = pc[c] ? pt[t] : pe[e];
 }
+
+/* DepthToSpace (dts 1) / SpaceToDepth (dts 0), NHWC: one work-item per
+ * element of the space-side tensor, dims sd (N, H, W, C), block b */
+__kernel void z_depth_space(__global const T *x, __global T *y, long n4,
+                            long sH, long sW, long sC, long b, int dts)
+{
+    long i = get_global_id(0);
+    if (i >= n4) return;
+    long c = i % sC, r = i / sC;
+    long w = r % sW;
+    r /= sW;
+    long h = r % sH, n = r / sH;
+    long iH = sH / b, iW = sW / b, iC = sC * b * b;
+    long j = ((n * iH + h / b) * iW + w / b) * iC +
+             ((h % b) * b + w % b) * sC + c;
+    if (dts) y[i] = x[j];
+    else y[j] = x[i];
+}

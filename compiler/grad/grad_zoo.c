@@ -5,7 +5,7 @@
  * SquaredDifference, Erf, Erfc, LeakyRelu, Elu, Selu, Softplus, Softsign,
  * ReverseV2, IdentityN, Einsum, the two resizes, UnsortedSegmentSum,
  * DynamicStitch and DynamicPartition; Log1p, Expm1, Tan, Atan, Asin, Acos,
- * Sinh, Cosh, Atan2, Cumsum.
+ * Sinh, Cosh, Atan2, Cumsum, DepthToSpace, SpaceToDepth.
  */
 #include "grad.h"
 #include "grad_rule.h"
@@ -321,7 +321,8 @@ int dgc_grad_zoo_has(int op)
            op == OP(ResizeBilinear) || op == OP(ResizeNearestNeighbor) ||
            op == OP(UnsortedSegmentSum) || op == OP(DynamicStitch) ||
            op == OP(DynamicPartition) || op == OP(Atan2) ||
-           op == OP(Cumsum) || unary_math_has(op);
+           op == OP(Cumsum) || op == OP(DepthToSpace) ||
+           op == OP(SpaceToDepth) || unary_math_has(op);
 }
 
 dg_status dgc_grad_zoo(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
@@ -344,6 +345,17 @@ dg_status dgc_grad_zoo(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
                                            "half_pixel_centers", NULL};
     if (unary_math_has(op))
         return unary_math_grad(c, fwd, dy, dx);
+    if (op == OP(DepthToSpace) || op == OP(SpaceToDepth)) {
+        /* each other's gradient, with the same block_size */
+        static const char *const k_block[] = {"block_size", NULL};
+        dx[0] = mk_set(c, fwd, op == OP(DepthToSpace) ? "SpaceToDepth"
+                                                      : "DepthToSpace",
+                       op == OP(DepthToSpace) ? OP(SpaceToDepth)
+                                              : OP(DepthToSpace),
+                       &dy, 1, copy_attrs, (void *)k_block);
+        CHK(dx[0]);
+        return DG_OK;
+    }
     if (op == OP(Cumsum)) { /* TF: cumsum(dy, exclusive, !reverse) */
         dx[0] = mk_set(c, fwd, "Cumsum", OP(Cumsum), &dy, 1, set_cumsum_grad,
                        NULL);

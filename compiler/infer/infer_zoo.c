@@ -635,3 +635,38 @@ int dgc_infer_one_hot(DGC_INFER_ARGS)
     out[0].value = NULL;
     return 0;
 }
+
+int dgc_infer_depth_space(DGC_INFER_ARGS)
+{
+    if (n_in != 1)
+        FAIL("needs one input");
+    const dgc_attr *df = dgc_node_attr(n, "data_format");
+    if (df && df->s && strcmp(df->s, "NHWC") != 0)
+        FAIL("data_format %s is not supported (NHWC only)", df->s);
+    int64_t b = dgc_attr_int(n, "block_size", 0);
+    if (b < 2)
+        FAIL("block_size must be at least 2, got %lld", (long long)b);
+    const dg_shape *s = &in[0].shape;
+    if (s->rank != 4)
+        FAIL("needs an NHWC input of rank 4, got rank %d", s->rank);
+    out[0] = in[0];
+    out[0].value = NULL;
+    int64_t *o = out[0].shape.dims;
+    if (n->op == DGC_OPID_DepthToSpace) {
+        if (s->dims[3] >= 0 && s->dims[3] % (b * b) != 0)
+            FAIL("depth %lld is not divisible by block_size^2 = %lld",
+                 (long long)s->dims[3], (long long)(b * b));
+        o[1] = s->dims[1] < 0 ? -1 : s->dims[1] * b;
+        o[2] = s->dims[2] < 0 ? -1 : s->dims[2] * b;
+        o[3] = s->dims[3] < 0 ? -1 : s->dims[3] / (b * b);
+    } else {
+        for (int d = 1; d <= 2; d++)
+            if (s->dims[d] >= 0 && s->dims[d] % b != 0)
+                FAIL("dimension %d (%lld) is not divisible by block_size "
+                     "%lld", d, (long long)s->dims[d], (long long)b);
+        o[1] = s->dims[1] < 0 ? -1 : s->dims[1] / b;
+        o[2] = s->dims[2] < 0 ? -1 : s->dims[2] / b;
+        o[3] = s->dims[3] < 0 ? -1 : s->dims[3] * b * b;
+    }
+    return 0;
+}

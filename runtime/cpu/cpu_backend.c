@@ -215,6 +215,8 @@ static const dgr_kernel_row cpu_kernels[DGC_N_OPS] = {
     ROW(All, dgr_k_all),
     ROW(Cumsum, dgr_k_cumsum),
     ROW(OneHot, dgr_k_one_hot),
+    ROW(DepthToSpace, dgr_k_depth_to_space),
+    ROW(SpaceToDepth, dgr_k_space_to_depth),
     /* fusion (issue 16) */
     ROW(_FusedMatMul, dgr_k_fused_matmul),
     ROW(ScalarSummary, dgr_k_summary),

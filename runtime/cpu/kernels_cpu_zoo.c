@@ -1106,3 +1106,45 @@ dg_status dgr_k_one_hot(dgr_kctx *k)
             }
     return DG_OK;
 }
+
+/* ---- DepthToSpace, SpaceToDepth (NHWC) ----------------------------------- */
+
+/* The offset in the depth-side tensor of element (n, h, w, c) of the
+ * space-side tensor of dims od (N, H, W, C), block b: DepthToSpace reads
+ * it, SpaceToDepth writes it. */
+static int64_t d2s_in(int64_t n, int64_t h, int64_t w, int64_t c,
+                      const int64_t *od, int64_t b)
+{
+    int64_t ih = h / b, iw = w / b, ic = ((h % b) * b + w % b) * od[3] + c;
+    int64_t iW = od[2] / b, iC = od[3] * b * b, iH = od[1] / b;
+    return ((n * iH + ih) * iW + iw) * iC + ic;
+}
+
+static dg_status depth_space(dgr_kctx *k)
+{
+    dg_status st = dgr_kctx_alloc_output(k, 0);
+    if (st)
+        return st;
+    int64_t b = dgc_attr_int(k->node, "block_size", 2);
+    int dts = k->node->op == DGC_OPID_DepthToSpace;
+    /* the space-side tensor's dims: the output of DepthToSpace, the input
+     * of SpaceToDepth */
+    const int64_t *sd = dts ? k->out[0].shape.dims : k->in[0].shape.dims;
+    size_t es = dg_dtype_size(k->out[0].dtype);
+    const char *x = dgr_cpu_ptr(&k->in[0]);
+    char *y = dgr_cpu_ptr(&k->out[0]);
+    int64_t i = 0;
+    for (int64_t n = 0; n < sd[0]; n++)
+        for (int64_t h = 0; h < sd[1]; h++)
+            for (int64_t w = 0; w < sd[2]; w++)
+                for (int64_t c = 0; c < sd[3]; c++, i++) {
+                    int64_t j = d2s_in(n, h, w, c, sd, b);
+                    if (dts)
+                        memcpy(y + (size_t)i * es, x + (size_t)j * es, es);
+                    else
+                        memcpy(y + (size_t)j * es, x + (size_t)i * es, es);
+                }
+    return DG_OK;
+}
+dg_status dgr_k_depth_to_space(dgr_kctx *k) { return depth_space(k); }
+dg_status dgr_k_space_to_depth(dgr_kctx *k) { return depth_space(k); }

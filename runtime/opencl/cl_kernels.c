@@ -830,6 +830,8 @@ const dgr_kernel_row dgr_cl_kernels[DGC_N_OPS] = {
     ROW(Cumsum, dgr_cl_k_cumsum),
     ROW(Select, dgr_cl_k_select),   /* by T, the values' dtype */
     ROW(SelectV2, dgr_cl_k_select),
+    ROW(DepthToSpace, dgr_cl_k_depth_space),
+    ROW(SpaceToDepth, dgr_cl_k_depth_space),
     /* fusion (issue 16): cl_kernels_fused.c */
     ROW(_FusedMatMul, dgr_cl_fused_matmul),
     /* issue 21: the gradient blockers as Identity; the random ops drawn on

@@ -545,3 +545,23 @@ dg_status dgr_cl_k_select(dgr_kctx *k)
                       DGR_ARG(t8), DGR_ARG(e8)};
     return dgr_cl_launch1d(k, "zoo", dt, "z_select", (size_t)n, a, 10);
 }
+
+/* DepthToSpace and SpaceToDepth (NHWC) */
+dg_status dgr_cl_k_depth_space(dgr_kctx *k)
+{
+    dg_dtype dt = k->in[0].dtype;
+    dg_status st = dgr_cl_float_output(k, dt);
+    if (st != DG_OK)
+        return st;
+    cl_int dts = k->node->op == DGC_OPID_DepthToSpace;
+    const int64_t *sd = dts ? k->out[0].shape.dims : k->in[0].shape.dims;
+    cl_long n4 = numel(&k->out[0].shape);
+    if (n4 == 0)
+        return DG_OK;
+    cl_long sH = sd[1], sW = sd[2], sC = sd[3];
+    cl_long b = dgc_attr_int(k->node, "block_size", 2);
+    cl_mem x = dgr_cl_mem(&k->in[0]), y = dgr_cl_mem(&k->out[0]);
+    dgr_cl_arg a[] = {DGR_ARG(x),  DGR_ARG(y),  DGR_ARG(n4), DGR_ARG(sH),
+                      DGR_ARG(sW), DGR_ARG(sC), DGR_ARG(b),  DGR_ARG(dts)};
+    return dgr_cl_launch1d(k, "zoo", dt, "z_depth_space", (size_t)n4, a, 8);
+}

@@ -665,6 +665,20 @@ for it, isfx in ((np.int32, "i32"), (np.int64, "i64")):
                               dtype=tf.int64), [ids], grad=False)
 more("OneHot_vector", "OneHot", lambda i: tf.one_hot(i, 5),
      [np.array([4, 0, 0, 9], np.int32)], grad=False)
+for dt, sfx in ((np.float32, "f32"), (F64, "f64"), (np.int32, "i32"),
+                (np.int64, "i64"), (np.bool_, "bool")):
+    fl = dt in (np.float32, F64)
+    for b in (2, 3):
+        d = r(2, 2, 3, 2 * b * b, dtype=dt) if fl else \
+            ri(2, 2, 3, 2 * b * b, lo=-9, hi=9).astype(dt)
+        s_ = r(2, 2 * b, 3 * b, 2, dtype=dt) if fl else \
+            ri(2, 2 * b, 3 * b, 2, lo=-9, hi=9).astype(dt)
+        more("DepthToSpace_b%d_%s" % (b, sfx), "DepthToSpace",
+             (lambda bb: lambda a: tf.nn.depth_to_space(a, bb))(b), [d],
+             {"block_size": b}, grad=fl)
+        more("SpaceToDepth_b%d_%s" % (b, sfx), "SpaceToDepth",
+             (lambda bb: lambda a: tf.nn.space_to_depth(a, bb))(b), [s_],
+             {"block_size": b}, grad=fl)
 
 DT = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64",
       np.dtype(np.int32): "int32", np.dtype(np.int64): "int64",
