@@ -5,7 +5,7 @@
  * SquaredDifference, Erf, Erfc, LeakyRelu, Elu, Selu, Softplus, Softsign,
  * ReverseV2, IdentityN, Einsum, the two resizes, UnsortedSegmentSum,
  * DynamicStitch and DynamicPartition; Log1p, Expm1, Tan, Atan, Asin, Acos,
- * Sinh, Cosh, Atan2, Cumsum, DepthToSpace, SpaceToDepth.
+ * Sinh, Cosh, Atan2, Cumsum, DepthToSpace, SpaceToDepth, MirrorPad.
  */
 #include "grad.h"
 #include "grad_rule.h"
@@ -37,7 +37,8 @@ static dgc_ref mk_set(dgc_gctx *c, int32_t fwd, const char *suffix, int op,
     return r;
 }
 
-/* Copy the forward node's bool/float attrs named in arg (NULL-ended). */
+/* Copy the forward node's bool/float/string/int attrs named in arg
+ * (NULL-ended). */
 static int copy_attrs(dgc_gctx *c, int32_t fwd, dgc_node *n, void *arg)
 {
     const char *const *keys = arg;
@@ -47,6 +48,7 @@ static int copy_attrs(dgc_gctx *c, int32_t fwd, dgc_node *n, void *arg)
             continue;
         if (a->kind == DGC_A_BOOL ? dgc_node_set_bool(n, keys[i], (int)a->i)
             : a->kind == DGC_A_FLOAT ? dgc_node_set_float(n, keys[i], a->f)
+            : a->kind == DGC_A_STR   ? dgc_node_set_str(n, keys[i], a->s)
                                      : dgc_node_set_int(n, keys[i], a->i))
             return -1;
     }
@@ -322,7 +324,8 @@ int dgc_grad_zoo_has(int op)
            op == OP(UnsortedSegmentSum) || op == OP(DynamicStitch) ||
            op == OP(DynamicPartition) || op == OP(Atan2) ||
            op == OP(Cumsum) || op == OP(DepthToSpace) ||
-           op == OP(SpaceToDepth) || unary_math_has(op);
+           op == OP(SpaceToDepth) || op == OP(MirrorPad) ||
+           unary_math_has(op);
 }
 
 dg_status dgc_grad_zoo(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
@@ -353,6 +356,14 @@ dg_status dgc_grad_zoo(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
                        op == OP(DepthToSpace) ? OP(SpaceToDepth)
                                               : OP(DepthToSpace),
                        &dy, 1, copy_attrs, (void *)k_block);
+        CHK(dx[0]);
+        return DG_OK;
+    }
+    if (op == OP(MirrorPad)) { /* TF: MirrorPadGrad(dy, paddings, mode) */
+        static const char *const k_mode[] = {"mode", NULL};
+        dx[0] = mk_set(c, fwd, "MirrorPadGrad", OP(MirrorPadGrad),
+                       (const dgc_ref[]){dy, FWD->inputs[1]}, 2, copy_attrs,
+                       (void *)k_mode);
         CHK(dx[0]);
         return DG_OK;
     }

@@ -187,6 +187,7 @@ int dgc_infer_is_finite(DGC_INFER_ARGS); /* IsNan/IsInf/IsFinite: bool */
 int dgc_infer_cumsum(DGC_INFER_ARGS);    /* Cumsum: x's type, axis checked */
 int dgc_infer_one_hot(DGC_INFER_ARGS);   /* OneHot: depth's value inserted */
 int dgc_infer_depth_space(DGC_INFER_ARGS); /* DepthToSpace, SpaceToDepth */
+int dgc_infer_mirror_pad(DGC_INFER_ARGS); /* MirrorPad and its gradient */
 /* The window of a 3-D convolution or pooling along one axis: output size,
  * and the padding before (TF's SAME / VALID).  -1 for an unknown size. */
 int64_t dgc_win3d(int64_t in, int64_t k, int64_t s, int64_t dil, int same,

@@ -670,3 +670,40 @@ int dgc_infer_depth_space(DGC_INFER_ARGS)
     }
     return 0;
 }
+
+int dgc_infer_mirror_pad(DGC_INFER_ARGS)
+{
+    if (n_in != 2)
+        FAIL("needs the tensor and paddings");
+    const dgc_attr *m = dgc_node_attr(n, "mode");
+    int sym = m && m->s && strcmp(m->s, "SYMMETRIC") == 0;
+    if (!m || !m->s || (!sym && strcmp(m->s, "REFLECT") != 0))
+        FAIL("mode must be REFLECT or SYMMETRIC");
+    int grad = n->op == DGC_OPID_MirrorPadGrad;
+    const dg_shape *x = &in[0].shape;
+    const dgc_ttype *p = &in[1];
+    if (!is_int(p->dtype) || p->shape.rank != 2 || p->shape.dims[1] != 2 ||
+        (p->shape.dims[0] >= 0 && p->shape.dims[0] != x->rank))
+        FAIL("paddings must be an int32/int64 [%d, 2] matrix", x->rank);
+    int64_t pv[2 * DG_MAX_RANK];
+    int have = p->value && p->shape.dims[0] == x->rank;
+    for (int i = 0; have && i < 2 * x->rank; i++)
+        pv[i] = p->dtype == DG_I32 ? ((const int32_t *)p->value)[i]
+                                   : ((const int64_t *)p->value)[i];
+    out[0] = in[0];
+    out[0].value = NULL;
+    for (int d = 0; d < x->rank; d++) {
+        if (!have || x->dims[d] < 0) {
+            out[0].shape.dims[d] = -1;
+            continue;
+        }
+        int64_t a = pv[2 * d], b = pv[2 * d + 1];
+        int64_t lim = grad ? (x->dims[d] - a - b) : x->dims[d];
+        if (a < 0 || b < 0 || a > lim - !sym || b > lim - !sym)
+            FAIL("paddings %lld, %lld of dimension %d do not fit a size of "
+                 "%lld in mode %s", (long long)a, (long long)b, d,
+                 (long long)lim, m->s);
+        out[0].shape.dims[d] = grad ? lim : x->dims[d] + a + b;
+    }
+    return 0;
+}

@@ -217,6 +217,8 @@ static const dgr_kernel_row cpu_kernels[DGC_N_OPS] = {
     ROW(OneHot, dgr_k_one_hot),
     ROW(DepthToSpace, dgr_k_depth_to_space),
     ROW(SpaceToDepth, dgr_k_space_to_depth),
+    ROW(MirrorPad, dgr_k_mirror_pad),
+    ROW(MirrorPadGrad, dgr_k_mirror_pad_grad),
     /* fusion (issue 16) */
     ROW(_FusedMatMul, dgr_k_fused_matmul),
     ROW(ScalarSummary, dgr_k_summary),

@@ -1148,3 +1148,91 @@ static dg_status depth_space(dgr_kctx *k)
 }
 dg_status dgr_k_depth_to_space(dgr_kctx *k) { return depth_space(k); }
 dg_status dgr_k_space_to_depth(dgr_kctx *k) { return depth_space(k); }
+
+/* ---- MirrorPad and MirrorPadGrad ------------------------------------------ */
+
+/* The source index along one dimension of size n for padded index i
+ * (pad a before): the reflection without (REFLECT) or with (SYMMETRIC)
+ * the edge element. */
+static int64_t mirror_src(int64_t i, int64_t a, int64_t n, int sym)
+{
+    int64_t j = i - a;
+    if (j < 0)
+        return sym ? -j - 1 : -j;
+    if (j >= n)
+        return sym ? 2 * n - 1 - j : 2 * n - 2 - j;
+    return j;
+}
+
+/* The padding of one MirrorPad: the padded (big) and unpadded (small)
+ * shapes, pads before, the small tensor's strides, the mode. */
+typedef struct mirror_map {
+    const dg_shape *bs, *ss;
+    int64_t pad[DG_MAX_RANK], sstr[DG_MAX_RANK];
+    int sym;
+} mirror_map;
+
+/* The offset in the small tensor that padded element i copies. */
+static int64_t mirror_off(const mirror_map *mm, int64_t i)
+{
+    int64_t o = 0;
+    for (int d = mm->bs->rank - 1; d >= 0; d--) {
+        o += mirror_src(i % mm->bs->dims[d], mm->pad[d], mm->ss->dims[d],
+                        mm->sym) * mm->sstr[d];
+        i /= mm->bs->dims[d];
+    }
+    return o;
+}
+
+/* dx[source] += dy[i] over the padded elements in order (deterministic) */
+#define MIRROR_GRAD(T)                                                       \
+    do {                                                                     \
+        const T *dy = (const T *)big;                                        \
+        T *dx = (T *)small;                                                  \
+        for (int64_t i = 0; i < nbig; i++)                                   \
+            dx[mirror_off(&mm, i)] += dy[i];                                 \
+    } while (0)
+
+static dg_status mirror_pad(dgr_kctx *k)
+{
+    dg_status st = dgr_kctx_alloc_output(k, 0);
+    if (st)
+        return st;
+    int grad = k->node->op == DGC_OPID_MirrorPadGrad;
+    const dgc_attr *m = dgc_node_attr(k->node, "mode");
+    mirror_map mm;
+    mm.sym = m && m->s && strcmp(m->s, "SYMMETRIC") == 0;
+    mm.bs = grad ? &k->in[0].shape : &k->out[0].shape;
+    mm.ss = grad ? &k->out[0].shape : &k->in[0].shape;
+    int64_t s = 1;
+    for (int d = mm.bs->rank - 1; d >= 0; d--) {
+        mm.pad[d] = iat(&k->in[1], 2 * d);
+        mm.sstr[d] = s;
+        s *= mm.ss->dims[d];
+    }
+    int64_t nbig = dg_shape_numel(mm.bs);
+    size_t es = dg_dtype_size(k->out[0].dtype);
+    char *big = grad ? (char *)dgr_cpu_ptr(&k->in[0])
+                     : (char *)dgr_cpu_ptr(&k->out[0]);
+    char *small = grad ? (char *)dgr_cpu_ptr(&k->out[0])
+                       : (char *)dgr_cpu_ptr(&k->in[0]);
+    if (!grad) {
+        for (int64_t i = 0; i < nbig; i++)
+            memcpy(big + (size_t)i * es,
+                   small + (size_t)mirror_off(&mm, i) * es, es);
+        return DG_OK;
+    }
+    memset(small, 0, (size_t)s * es);
+    switch (k->out[0].dtype) {
+    case DG_F32: MIRROR_GRAD(float); break;
+    case DG_F64: MIRROR_GRAD(double); break;
+    case DG_I32: MIRROR_GRAD(int32_t); break;
+    case DG_I64: MIRROR_GRAD(int64_t); break;
+    default:
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': no CPU kernel for "
+                      "bool", k->node->name);
+    }
+    return DG_OK;
+}
+dg_status dgr_k_mirror_pad(dgr_kctx *k) { return mirror_pad(k); }
+dg_status dgr_k_mirror_pad_grad(dgr_kctx *k) { return mirror_pad(k); }

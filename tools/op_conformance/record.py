@@ -679,6 +679,26 @@ for dt, sfx in ((np.float32, "f32"), (F64, "f64"), (np.int32, "i32"),
         more("SpaceToDepth_b%d_%s" % (b, sfx), "SpaceToDepth",
              (lambda bb: lambda a: tf.nn.space_to_depth(a, bb))(b), [s_],
              {"block_size": b}, grad=fl)
+for dt, sfx in ((np.float32, "f32"), (F64, "f64"), (np.int32, "i32"),
+                (np.int64, "i64")):
+    fl = dt in (np.float32, F64)
+    x = r(3, 4, dtype=dt) if fl else ri(3, 4, lo=-9, hi=9, dtype=dt)
+    for mode, pads in (("REFLECT", [[1, 2], [3, 0]]),
+                       ("SYMMETRIC", [[2, 3], [0, 4]])):
+        more("MirrorPad_%s_%s" % (mode.lower(), sfx), "MirrorPad",
+             (lambda m_, p_: lambda a: tf.pad(a, p_, mode=m_))(mode, pads),
+             [x], {"mode": mode}, extra=[np.array(pads, np.int32)], grad=fl)
+        more("MirrorPadGrad_%s_%s" % (mode.lower(), sfx), "MirrorPadGrad",
+             (lambda m_, p_: lambda a: raw.MirrorPadGrad(
+                 input=a, paddings=p_, mode=m_))(mode, pads),
+             [r(3 + sum(pads[0]), 4 + sum(pads[1]), dtype=dt) if fl else
+              ri(3 + sum(pads[0]), 4 + sum(pads[1]), lo=-9, hi=9,
+                 dtype=dt)],
+             grad=False)
+more("MirrorPad_reflect_3d", "MirrorPad",
+     lambda a: tf.pad(a, [[0, 0], [2, 2], [1, 1]], mode="REFLECT"),
+     [r(2, 3, 4)], {"mode": "REFLECT"},
+     extra=[np.array([[0, 0], [2, 2], [1, 1]], np.int32)])
 
 DT = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64",
       np.dtype(np.int32): "int32", np.dtype(np.int64): "int64",
