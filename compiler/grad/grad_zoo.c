@@ -5,7 +5,8 @@
  * SquaredDifference, Erf, Erfc, LeakyRelu, Elu, Selu, Softplus, Softsign,
  * ReverseV2, IdentityN, Einsum, the two resizes, UnsortedSegmentSum,
  * DynamicStitch and DynamicPartition; Log1p, Expm1, Tan, Atan, Asin, Acos,
- * Sinh, Cosh, Atan2, Cumsum, DepthToSpace, SpaceToDepth, MirrorPad.
+ * Sinh, Cosh, Atan2, Cumsum, DepthToSpace, SpaceToDepth, MirrorPad,
+ * GatherNd, ScatterNd.
  */
 #include "grad.h"
 #include "grad_rule.h"
@@ -325,6 +326,7 @@ int dgc_grad_zoo_has(int op)
            op == OP(DynamicPartition) || op == OP(Atan2) ||
            op == OP(Cumsum) || op == OP(DepthToSpace) ||
            op == OP(SpaceToDepth) || op == OP(MirrorPad) ||
+           op == OP(GatherNd) || op == OP(ScatterNd) ||
            unary_math_has(op);
 }
 
@@ -365,6 +367,27 @@ dg_status dgc_grad_zoo(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
                        (const dgc_ref[]){dy, FWD->inputs[1]}, 2, copy_attrs,
                        (void *)k_mode);
         CHK(dx[0]);
+        return DG_OK;
+    }
+    if (op == OP(GatherNd)) { /* TF: ScatterNd(indices, dy, shape(params)) */
+        if (!NEED(0))
+            return DG_OK;
+        const dg_shape *ps = &dgc_grad_type(c, x)->shape;
+        for (int d = 0; d < ps->rank; d++)
+            if (ps->dims[d] < 0)
+                return no_grad(c, fwd, "needs params' shape known when the "
+                               "graph is compiled");
+        dgc_ref shp = dgc_grad_ints(c, fwd, "shape", ps->dims, ps->rank);
+        CHK(shp);
+        dx[0] = MK("ScatterNd", ScatterNd, FWD->inputs[1], dy, shp);
+        CHK(dx[0]);
+        return DG_OK;
+    }
+    if (op == OP(ScatterNd)) { /* TF: updates get GatherNd(dy, indices) */
+        if (NEED(1)) {
+            dx[1] = MK("GatherNd", GatherNd, dy, FWD->inputs[0]);
+            CHK(dx[1]);
+        }
         return DG_OK;
     }
     if (op == OP(Cumsum)) { /* TF: cumsum(dy, exclusive, !reverse) */

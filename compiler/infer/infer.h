@@ -188,6 +188,8 @@ int dgc_infer_cumsum(DGC_INFER_ARGS);    /* Cumsum: x's type, axis checked */
 int dgc_infer_one_hot(DGC_INFER_ARGS);   /* OneHot: depth's value inserted */
 int dgc_infer_depth_space(DGC_INFER_ARGS); /* DepthToSpace, SpaceToDepth */
 int dgc_infer_mirror_pad(DGC_INFER_ARGS); /* MirrorPad and its gradient */
+int dgc_infer_gather_nd(DGC_INFER_ARGS);  /* GatherNd */
+int dgc_infer_scatter_nd(DGC_INFER_ARGS); /* ScatterNd: shape's value */
 /* The window of a 3-D convolution or pooling along one axis: output size,
  * and the padding before (TF's SAME / VALID).  -1 for an unknown size. */
 int64_t dgc_win3d(int64_t in, int64_t k, int64_t s, int64_t dil, int same,

@@ -707,3 +707,68 @@ int dgc_infer_mirror_pad(DGC_INFER_ARGS)
     }
     return 0;
 }
+
+/* bad_indices_policy: dgrun's kernels fail on a bad index (TF's default) */
+static int nd_policy(const dgc_node *n, char *msg, size_t msgsz)
+{
+    const dgc_attr *a = dgc_node_attr(n, "bad_indices_policy");
+    if (a && a->s && a->s[0] && strcmp(a->s, "DEFAULT") != 0 &&
+        strcmp(a->s, "ERROR") != 0)
+        FAIL("bad_indices_policy %s is not supported (an out-of-range "
+             "index is an error)", a->s);
+    return 0;
+}
+
+int dgc_infer_gather_nd(DGC_INFER_ARGS)
+{
+    if (nd_policy(n, msg, msgsz))
+        return -1;
+    if (n_in != 2)
+        FAIL("needs params and indices");
+    const dg_shape *ps = &in[0].shape, *is = &in[1].shape;
+    if (!is_int(in[1].dtype) || is->rank < 1 || is->dims[is->rank - 1] < 0)
+        FAIL("indices must be int32/int64 of rank >= 1 with a known last "
+             "dimension");
+    int64_t kk = is->dims[is->rank - 1];
+    if (kk > ps->rank)
+        FAIL("index tuples of %lld elements for params of rank %d",
+             (long long)kk, ps->rank);
+    int r = is->rank - 1 + ps->rank - (int)kk;
+    if (r > DG_MAX_RANK)
+        FAIL("the output's rank %d is over %d", r, DG_MAX_RANK);
+    out[0].dtype = in[0].dtype;
+    out[0].value = NULL;
+    shape0(&out[0].shape, r);
+    int o = 0;
+    for (int d = 0; d < is->rank - 1; d++)
+        out[0].shape.dims[o++] = is->dims[d];
+    for (int d = (int)kk; d < ps->rank; d++)
+        out[0].shape.dims[o++] = ps->dims[d];
+    return 0;
+}
+
+int dgc_infer_scatter_nd(DGC_INFER_ARGS)
+{
+    if (nd_policy(n, msg, msgsz))
+        return -1;
+    if (n_in != 3)
+        FAIL("needs indices, updates and shape");
+    const dg_shape *is = &in[0].shape;
+    if (!is_int(in[0].dtype) || is->rank < 1 || is->dims[is->rank - 1] < 0)
+        FAIL("indices must be int32/int64 of rank >= 1 with a known last "
+             "dimension");
+    int64_t sv[DG_MAX_RANK];
+    int r = dgc_ttype_ints(&in[2], sv, DG_MAX_RANK);
+    if (r < 0)
+        FAIL("shape must be an int32/int64 vector of at most %d elements",
+             DG_MAX_RANK);
+    out[0].dtype = in[1].dtype;
+    out[0].value = NULL;
+    shape0(&out[0].shape, r);
+    for (int d = 0; d < r; d++)
+        out[0].shape.dims[d] = in[2].value ? sv[d] : -1;
+    if (in[2].value && is->dims[is->rank - 1] > r)
+        FAIL("index tuples of %lld elements for a shape of rank %d",
+             (long long)is->dims[is->rank - 1], r);
+    return 0;
+}

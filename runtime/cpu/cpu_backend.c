@@ -219,6 +219,8 @@ static const dgr_kernel_row cpu_kernels[DGC_N_OPS] = {
     ROW(SpaceToDepth, dgr_k_space_to_depth),
     ROW(MirrorPad, dgr_k_mirror_pad),
     ROW(MirrorPadGrad, dgr_k_mirror_pad_grad),
+    ROW(GatherNd, dgr_k_gather_nd),
+    ROW(ScatterNd, dgr_k_scatter_nd),
     /* fusion (issue 16) */
     ROW(_FusedMatMul, dgr_k_fused_matmul),
     ROW(ScalarSummary, dgr_k_summary),

@@ -1236,3 +1236,98 @@ static dg_status mirror_pad(dgr_kctx *k)
 }
 dg_status dgr_k_mirror_pad(dgr_kctx *k) { return mirror_pad(k); }
 dg_status dgr_k_mirror_pad_grad(dgr_kctx *k) { return mirror_pad(k); }
+
+/* ---- GatherNd, ScatterNd -------------------------------------------------- */
+
+/* The index tuples of an nd gather/scatter: indices [.., K] into a tensor
+ * of shape s: count tuples, each addressing a slice of `slice` elements. */
+typedef struct nd_map {
+    const dgr_value *ind;
+    const dg_shape *s;
+    int64_t k, count, slice;
+} nd_map;
+
+static void nd_map_init(nd_map *m, const dgr_value *ind, const dg_shape *s)
+{
+    const dg_shape *is = &ind->shape;
+    m->ind = ind;
+    m->s = s;
+    m->k = is->dims[is->rank - 1];
+    m->count = m->k ? dg_shape_numel(is) / m->k : dg_shape_numel(is);
+    m->slice = 1;
+    for (int d = (int)m->k; d < s->rank; d++)
+        m->slice *= s->dims[d];
+}
+
+/* The first element of tuple t's slice, or -1 when out of range. */
+static int64_t nd_offset(const nd_map *m, int64_t t)
+{
+    int64_t off = 0;
+    for (int64_t j = 0; j < m->k; j++) {
+        int64_t v = iat(m->ind, t * m->k + j), dim = m->s->dims[j];
+        if (v < 0 || v >= dim)
+            return -1;
+        off = off * dim + v;
+    }
+    return off * m->slice;
+}
+
+static dg_status nd_range_err(dgr_kctx *k, int64_t t)
+{
+    return dg_err(k->err, DG_E_RUNTIME, "node '%s': index tuple %lld is out "
+                  "of range", k->node->name, (long long)t);
+}
+
+dg_status dgr_k_gather_nd(dgr_kctx *k)
+{
+    dg_status st = dgr_kctx_alloc_output(k, 0);
+    if (st)
+        return st;
+    nd_map m;
+    nd_map_init(&m, &k->in[1], &k->in[0].shape);
+    size_t es = dg_dtype_size(k->out[0].dtype), sl = (size_t)m.slice * es;
+    const char *p = dgr_cpu_ptr(&k->in[0]);
+    char *y = dgr_cpu_ptr(&k->out[0]);
+    for (int64_t t = 0; t < m.count; t++) {
+        int64_t off = nd_offset(&m, t);
+        if (off < 0)
+            return nd_range_err(k, t);
+        memcpy(y + (size_t)t * sl, p + (size_t)off * es, sl);
+    }
+    return DG_OK;
+}
+
+#define SCATTER_ND(T)                                                        \
+    do {                                                                     \
+        const T *u = dgr_cpu_ptr(&k->in[1]);                                 \
+        T *y = dgr_cpu_ptr(&k->out[0]);                                      \
+        for (int64_t t = 0; t < m.count; t++) {                              \
+            int64_t off = nd_offset(&m, t);                                  \
+            if (off < 0)                                                     \
+                return nd_range_err(k, t);                                   \
+            for (int64_t i = 0; i < m.slice; i++)                            \
+                y[off + i] += u[t * m.slice + i];                            \
+        }                                                                    \
+    } while (0)
+
+dg_status dgr_k_scatter_nd(dgr_kctx *k)
+{
+    dg_status st = dgr_kctx_alloc_output(k, 0);
+    if (st)
+        return st;
+    nd_map m;
+    nd_map_init(&m, &k->in[0], &k->out[0].shape);
+    memset(dgr_cpu_ptr(&k->out[0]), 0,
+           (size_t)dg_shape_numel(&k->out[0].shape) *
+               dg_dtype_size(k->out[0].dtype));
+    switch (k->out[0].dtype) {
+    case DG_F32: SCATTER_ND(float); break;
+    case DG_F64: SCATTER_ND(double); break;
+    case DG_I32: SCATTER_ND(int32_t); break;
+    case DG_I64: SCATTER_ND(int64_t); break;
+    default:
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': no CPU kernel for "
+                      "bool updates", k->node->name);
+    }
+    return DG_OK;
+}

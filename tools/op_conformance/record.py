@@ -699,6 +699,24 @@ more("MirrorPad_reflect_3d", "MirrorPad",
      lambda a: tf.pad(a, [[0, 0], [2, 2], [1, 1]], mode="REFLECT"),
      [r(2, 3, 4)], {"mode": "REFLECT"},
      extra=[np.array([[0, 0], [2, 2], [1, 1]], np.int32)])
+for dt, sfx in ((np.float32, "f32"), (F64, "f64"), (np.int32, "i32"),
+                (np.int64, "i64")):
+    fl = dt in (np.float32, F64)
+    p_ = r(3, 4, 2, dtype=dt) if fl else ri(3, 4, 2, lo=-9, hi=9, dtype=dt)
+    more("GatherNd_k2_" + sfx, "GatherNd", tf.gather_nd,
+         [p_, np.array([[0, 1], [2, 3], [0, 1]], np.int32)], grad=fl)
+    more("GatherNd_k1_i64idx_" + sfx, "GatherNd", tf.gather_nd,
+         [p_, np.array([[[2], [0]]], np.int64)], grad=fl)
+    more("GatherNd_full_" + sfx, "GatherNd", tf.gather_nd,
+         [p_, np.array([[1, 2, 1], [0, 0, 0]], np.int32)], grad=fl)
+    u = r(3, 2, dtype=dt) if fl else ri(3, 2, lo=-9, hi=9, dtype=dt)
+    more("ScatterNd_" + sfx, "ScatterNd",
+         lambda i, up: tf.scatter_nd(i, up, [4, 2]),
+         [np.array([[1], [3], [1]], np.int32), u], grad=False)
+more("ScatterNd_grad_f32", "ScatterNd",
+     lambda i, up: tf.scatter_nd(i, up, [3, 4]),
+     [np.array([[0, 1], [2, 3], [0, 1]], np.int32), r(3)],
+     extra=[np.array([3, 4], np.int32)])
 
 DT = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64",
       np.dtype(np.int32): "int32", np.dtype(np.int64): "int64",
