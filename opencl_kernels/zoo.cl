@@ -432,3 +432,28 @@ __kernel void z_depth_space(__global const T *x, __global T *y, long n4,
     if (dts) y[i] = x[j];
     else y[j] = x[i];
 }
+
+/* MirrorPad: one work-item per padded element; bd/sd the padded and the
+ * unpadded dims, pb the pads before, sym: SYMMETRIC (else REFLECT) */
+__kernel void z_mirror_pad(__global const T *x, __global T *y, long n,
+                           int rank, long8 bd8, long8 sd8, long8 pb8, int sym)
+{
+    long i = get_global_id(0);
+    if (i >= n) return;
+    long bd[8], sd[8], pb[8];
+    vstore8(bd8, 0, bd);
+    vstore8(sd8, 0, sd);
+    vstore8(pb8, 0, pb);
+    long q = i, o = 0, s = 1;
+    for (int k = rank - 1; k >= 0; k--) {
+        long j = q % bd[k] - pb[k];
+        q /= bd[k];
+        if (j < 0)
+            j = sym ? -j - 1 : -j;
+        else if (j >= sd[k])
+            j = sym ? 2 * sd[k] - 1 - j : 2 * sd[k] - 2 - j;
+        o += j * s;
+        s *= sd[k];
+    }
+    y[i] = x[o];
+}

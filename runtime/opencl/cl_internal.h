@@ -448,6 +448,7 @@ dg_status dgr_cl_k_is_finite(dgr_kctx *k);
 dg_status dgr_cl_k_cumsum(dgr_kctx *k);
 dg_status dgr_cl_k_select(dgr_kctx *k);
 dg_status dgr_cl_k_depth_space(dgr_kctx *k);
+dg_status dgr_cl_k_mirror_pad(dgr_kctx *k);
 dg_status dgr_cl_k_div_no_nan(dgr_kctx *k);
 dg_status dgr_cl_k_resize_bilinear_grad(dgr_kctx *k);
 dg_status dgr_cl_k_resize_nearest_grad(dgr_kctx *k);

@@ -832,6 +832,7 @@ const dgr_kernel_row dgr_cl_kernels[DGC_N_OPS] = {
     ROW(SelectV2, dgr_cl_k_select),
     ROW(DepthToSpace, dgr_cl_k_depth_space),
     ROW(SpaceToDepth, dgr_cl_k_depth_space),
+    ROW(MirrorPad, dgr_cl_k_mirror_pad),
     /* fusion (issue 16): cl_kernels_fused.c */
     ROW(_FusedMatMul, dgr_cl_fused_matmul),
     /* issue 21: the gradient blockers as Identity; the random ops drawn on

@@ -565,3 +565,36 @@ dg_status dgr_cl_k_depth_space(dgr_kctx *k)
                       DGR_ARG(sW), DGR_ARG(sC), DGR_ARG(b),  DGR_ARG(dts)};
     return dgr_cl_launch1d(k, "zoo", dt, "z_depth_space", (size_t)n4, a, 8);
 }
+
+dg_status dgr_cl_k_mirror_pad(dgr_kctx *k)
+{
+    dg_dtype dt = k->in[0].dtype;
+    dg_status st = dgr_cl_float_output(k, dt);
+    if (st != DG_OK)
+        return st;
+    const dg_shape *bs = &k->out[0].shape, *ss = &k->in[0].shape;
+    if (bs->rank > 8)
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': rank %d is over 8",
+                      k->node->name, bs->rank);
+    int64_t pads[2 * DG_MAX_RANK], pb[DG_MAX_RANK];
+    int np = 0;
+    if ((st = small_ints(k, 1, pads, 2 * DG_MAX_RANK, &np)) != DG_OK)
+        return st;
+    if (np != 2 * bs->rank)
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': paddings of %d "
+                      "elements for rank %d", k->node->name, np, bs->rank);
+    for (int d = 0; d < bs->rank; d++)
+        pb[d] = pads[2 * d];
+    const dgc_attr *m = dgc_node_attr(k->node, "mode");
+    cl_int sym = m && m->s && strcmp(m->s, "SYMMETRIC") == 0;
+    cl_long n = numel(bs);
+    if (n == 0)
+        return DG_OK;
+    cl_int rank = bs->rank;
+    cl_long8 b8 = l8(bs->dims, bs->rank), s8 = l8(ss->dims, ss->rank),
+             p8 = l8(pb, bs->rank);
+    cl_mem x = dgr_cl_mem(&k->in[0]), y = dgr_cl_mem(&k->out[0]);
+    dgr_cl_arg a[] = {DGR_ARG(x),  DGR_ARG(y),  DGR_ARG(n),  DGR_ARG(rank),
+                      DGR_ARG(b8), DGR_ARG(s8), DGR_ARG(p8), DGR_ARG(sym)};
+    return dgr_cl_launch1d(k, "zoo", dt, "z_mirror_pad", (size_t)n, a, 8);
+}
