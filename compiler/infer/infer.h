@@ -187,6 +187,9 @@ int dgc_infer_is_finite(DGC_INFER_ARGS); /* IsNan/IsInf/IsFinite: bool */
 int dgc_infer_cumsum(DGC_INFER_ARGS);    /* Cumsum: x's type, axis checked */
 int dgc_infer_one_hot(DGC_INFER_ARGS);   /* OneHot: depth's value inserted */
 int dgc_infer_depth_space(DGC_INFER_ARGS); /* DepthToSpace, SpaceToDepth */
+/* infer_grad.c: ApplyAdagrad, ApplyRMSProp, ... (dgc_op_n_refs slots) */
+#define DGC_MAX_APPLY 8
+int dgc_infer_apply_opt(DGC_INFER_ARGS);
 int dgc_infer_mirror_pad(DGC_INFER_ARGS); /* MirrorPad and its gradient */
 int dgc_infer_gather_nd(DGC_INFER_ARGS);  /* GatherNd */
 int dgc_infer_scatter_nd(DGC_INFER_ARGS); /* ScatterNd: shape's value */

@@ -65,6 +65,9 @@ static const dgc_attr_spec a_print[] = {
 static const dgc_attr_spec a_momentum[] = {
     {"use_locking", DGC_A_BOOL, "false", 0},
     {"use_nesterov", DGC_A_BOOL, "false", 0}, A_END};
+static const dgc_attr_spec a_adagrad[] = {
+    {"use_locking", DGC_A_BOOL, "false", 0},
+    {"update_slots", DGC_A_BOOL, "true", 0}, A_END};
 static const dgc_attr_spec a_bcast[] = { /* BroadcastLike */
     {"axis", DGC_A_INTS, NULL, 0}, {"keepdims", DGC_A_BOOL, "false", 0},
     {"mean", DGC_A_BOOL, "false", 0}, A_END};
@@ -248,6 +251,20 @@ int dgc_node_n_out(const dgc_node *n)
         return v > 0 && v < 100000 ? (int)v : 0;
     }
     return k;
+}
+
+int dgc_op_n_refs(int op)
+{
+    if (!dgc_op_has(op, DGC_OP_STATE))
+        return 0;
+    if (op == DGC_OPID_ApplyAdam || op == DGC_OPID_ApplyRMSProp ||
+        op == DGC_OPID_ApplyAdadelta || op == DGC_OPID_ApplyAdaMax)
+        return 3;
+    if (op == DGC_OPID_ApplyCenteredRMSProp)
+        return 4;
+    if (op == DGC_OPID_ApplyMomentum || op == DGC_OPID_ApplyAdagrad)
+        return 2;
+    return 1;
 }
 
 int dgc_op_has(int op, uint32_t flag)

@@ -87,6 +87,14 @@ static const tf_map maps[] = {
     {"Any", "Any", 1, F_AXES, "axis", "reduction_indices", 1},
     {"All", "All", 1, F_AXES, "axis", "reduction_indices", 1},
     {"Cumsum", "Cumsum", 1, F_AXIS, "axis", "axis", 0},
+    {"ResourceApplyAdagrad", "ApplyAdagrad", -1, F_NONE, NULL, NULL, 0},
+    {"ResourceApplyRMSProp", "ApplyRMSProp", -1, F_NONE, NULL, NULL, 0},
+    {"ResourceApplyCenteredRMSProp", "ApplyCenteredRMSProp", -1, F_NONE, NULL,
+     NULL, 0},
+    {"ResourceApplyAdadelta", "ApplyAdadelta", -1, F_NONE, NULL, NULL, 0},
+    {"ResourceApplyAdaMax", "ApplyAdaMax", -1, F_NONE, NULL, NULL, 0},
+    {"ResourceApplyProximalGradientDescent", "ApplyProximalGradientDescent",
+     -1, F_NONE, NULL, NULL, 0},
 };
 
 /* TF ops with a dgrun look-alike whose semantics differ (none since

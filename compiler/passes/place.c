@@ -364,13 +364,13 @@ static dg_status build_groups(dgc_placer *p, dg_error *err)
     }
     /* reference edges first, as TF does: the variable (input 0) of every
      * state op, and the accumulators it updates in place (ApplyMomentum's
-     * accum, ApplyAdam's m and v), which are reference inputs in TF too */
-    int op_mom = DGC_OPID_ApplyMomentum, op_adam = DGC_OPID_ApplyAdam;
+     * accum, ApplyAdam's m and v: dgc_op_n_refs), which are reference
+     * inputs in TF too */
     for (int32_t i = 0; i < p->n; i++) {
         const dgc_node *n = &g->nodes[i];
         if (!dgc_op_has(n->op, DGC_OP_STATE) || n->n_inputs < 1)
             continue;
-        int n_ref = n->op == op_adam ? 3 : n->op == op_mom ? 2 : 1;
+        int n_ref = dgc_op_n_refs(n->op);
         for (int k = 0; k < n_ref && k < n->n_inputs; k++) {
             int32_t v = n->inputs[k].node;
             if (v >= 0 && v < p->n &&

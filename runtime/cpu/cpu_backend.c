@@ -220,6 +220,12 @@ static const dgr_kernel_row cpu_kernels[DGC_N_OPS] = {
     ROW(MirrorPad, dgr_k_mirror_pad),
     ROW(MirrorPadGrad, dgr_k_mirror_pad_grad),
     ROW(GatherNd, dgr_k_gather_nd),
+    ROW(ApplyAdagrad, dgr_k_apply_opt),
+    ROW(ApplyRMSProp, dgr_k_apply_opt),
+    ROW(ApplyCenteredRMSProp, dgr_k_apply_opt),
+    ROW(ApplyAdadelta, dgr_k_apply_opt),
+    ROW(ApplyAdaMax, dgr_k_apply_opt),
+    ROW(ApplyProximalGradientDescent, dgr_k_apply_opt),
     ROW(ScatterNd, dgr_k_scatter_nd),
     /* fusion (issue 16) */
     ROW(_FusedMatMul, dgr_k_fused_matmul),

@@ -52,7 +52,8 @@ def case(name, op, fn, inputs, attrs=None, grad=True, dg_op=None, var=False,
          n_out=1, extra=None):
     """fn(*input tensors) -> output tensor(s); attrs: the op's attrs for
     dgrun's JSON (TF names); grad: record gradients of the float inputs;
-    var: input 0 is a Variable (Scatter ops); extra: inputs fn makes itself
+    var: input 0 is a Variable (Scatter ops; a number n: inputs 0..n-1, the
+    optimizers' slots); extra: inputs fn makes itself
     (axis, size, num_segments), given to dgrun's JSON as Consts."""
     assert name not in {c["name"] for c in CASES}, name
     CASES.append(dict(name=name, op=op, fn=fn, inputs=inputs,
@@ -717,6 +718,63 @@ more("ScatterNd_grad_f32", "ScatterNd",
      lambda i, up: tf.scatter_nd(i, up, [3, 4]),
      [np.array([[0, 1], [2, 3], [0, 1]], np.int32), r(3)],
      extra=[np.array([3, 4], np.int32)])
+# the optimizers' updates: the variable and its slots are Variables
+for dt, sfx in ((np.float32, "f32"), (F64, "f64")):
+    def sc(v, d=dt):
+        return np.asarray(v, d)
+    w_, g_ = r(2, 3, dtype=dt), r(2, 3, dtype=dt)
+    pos = (lambda: r(2, 3, lo=0.1, hi=1.0, dtype=dt))
+    more("ApplyAdagrad_" + sfx, "ApplyAdagrad",
+         lambda v, a, lr, g: raw.ApplyAdagrad(var=v, accum=a, lr=lr, grad=g),
+         [w_, pos(), sc(0.1), g_], var=2, grad=False)
+    more("ApplyAdagrad_noslots_" + sfx, "ApplyAdagrad",
+         lambda v, a, lr, g: raw.ApplyAdagrad(var=v, accum=a, lr=lr, grad=g,
+                                              update_slots=False),
+         [w_, pos(), sc(0.1), g_], var=2, grad=False)
+    more("ApplyRMSProp_" + sfx, "ApplyRMSProp",
+         lambda v, ms, mo, lr, rho, m, e, g: raw.ApplyRMSProp(
+             var=v, ms=ms, mom=mo, lr=lr, rho=rho, momentum=m, epsilon=e,
+             grad=g),
+         [w_, pos(), r(2, 3, dtype=dt), sc(0.01), sc(0.9), sc(0.5),
+          sc(1e-7), g_], var=3, grad=False)
+    more("ApplyCenteredRMSProp_" + sfx, "ApplyCenteredRMSProp",
+         lambda v, mg, ms, mo, lr, rho, m, e, g: raw.ApplyCenteredRMSProp(
+             var=v, mg=mg, ms=ms, mom=mo, lr=lr, rho=rho, momentum=m,
+             epsilon=e, grad=g),
+         [w_, r(2, 3, lo=-0.1, hi=0.1, dtype=dt), pos(), r(2, 3, dtype=dt),
+          sc(0.01), sc(0.9), sc(0.5), sc(1e-7), g_], var=4, grad=False)
+    more("ApplyAdadelta_" + sfx, "ApplyAdadelta",
+         lambda v, a, au, lr, rho, e, g: raw.ApplyAdadelta(
+             var=v, accum=a, accum_update=au, lr=lr, rho=rho, epsilon=e,
+             grad=g),
+         [w_, pos(), pos(), sc(1.0), sc(0.95), sc(1e-6), g_], var=3,
+         grad=False)
+    more("ApplyAdaMax_" + sfx, "ApplyAdaMax",
+         lambda v, m, vv, b1p, lr, b1, b2, e, g: raw.ApplyAdaMax(
+             var=v, m=m, v=vv, beta1_power=b1p, lr=lr, beta1=b1, beta2=b2,
+             epsilon=e, grad=g),
+         [w_, r(2, 3, dtype=dt), pos(), sc(0.81), sc(0.01), sc(0.9),
+          sc(0.999), sc(1e-7), g_], var=3, grad=False)
+    for nest in (False, True):
+        more("ApplyMomentum_%s%s" % ("nesterov_" if nest else "", sfx),
+             "ApplyMomentum",
+             (lambda ns: lambda v, a, lr, g, m: raw.ApplyMomentum(
+                 var=v, accum=a, lr=lr, grad=g, momentum=m,
+                 use_nesterov=ns))(nest),
+             [w_, r(2, 3, dtype=dt), sc(0.1), g_, sc(0.9)], var=2,
+             grad=False)
+    more("ApplyAdam_" + sfx, "ApplyAdam",
+         lambda v, m, vv, b1p, b2p, lr, b1, b2, e, g: raw.ApplyAdam(
+             var=v, m=m, v=vv, beta1_power=b1p, beta2_power=b2p, lr=lr,
+             beta1=b1, beta2=b2, epsilon=e, grad=g),
+         [w_, r(2, 3, dtype=dt), pos(), sc(0.81), sc(0.998), sc(0.01),
+          sc(0.9), sc(0.999), sc(1e-7), g_], var=3, grad=False)
+    for l1 in (0.0, 0.05):
+        more("ApplyProximalGradientDescent_l1_%g_%s" % (l1, sfx),
+             "ApplyProximalGradientDescent",
+             lambda v, a, l1_, l2, d: raw.ApplyProximalGradientDescent(
+                 var=v, alpha=a, l1=l1_, l2=l2, delta=d),
+             [w_, sc(0.5), sc(l1), sc(0.1), g_], var=1, grad=False)
 
 DT = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64",
       np.dtype(np.int32): "int32", np.dtype(np.int64): "int64",
@@ -742,8 +800,9 @@ def record(c):
     with g.as_default():
         ins = []
         for i, a in enumerate(c["inputs"]):
-            if c["var"] and i == 0:
-                ins.append(tf1.Variable(a, name="in0", use_resource=False))
+            if i < int(c["var"]):
+                ins.append(tf1.Variable(a, name="in%d" % i,
+                                        use_resource=False))
             else:
                 ins.append(tf.constant(a, name="in%d" % i))
         y = c["fn"](*ins)
@@ -757,7 +816,7 @@ def record(c):
         fetch = ["y"] + ["y_%d" % k for k in range(1, len(ys))]
         grads = {}
         fl = [i for i, a in enumerate(c["inputs"])
-              if a.dtype.kind == "f" and not (c["var"] and i == 0)]
+              if a.dtype.kind == "f" and i >= int(c["var"])]
         if c["grad"] and ys[0].dtype.is_floating:
             shp = ys[0].shape.as_list()
             if None in shp:  # data-dependent (DynamicPartition): ask TF
