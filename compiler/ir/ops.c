@@ -262,7 +262,8 @@ int dgc_op_n_refs(int op)
         return 3;
     if (op == DGC_OPID_ApplyCenteredRMSProp)
         return 4;
-    if (op == DGC_OPID_ApplyMomentum || op == DGC_OPID_ApplyAdagrad)
+    if (op == DGC_OPID_ApplyMomentum || op == DGC_OPID_ApplyAdagrad ||
+        op == DGC_OPID_ApplyProximalAdagrad)
         return 2;
     return 1;
 }

@@ -95,6 +95,8 @@ static const tf_map maps[] = {
     {"ResourceApplyAdaMax", "ApplyAdaMax", -1, F_NONE, NULL, NULL, 0},
     {"ResourceApplyProximalGradientDescent", "ApplyProximalGradientDescent",
      -1, F_NONE, NULL, NULL, 0},
+    {"ResourceApplyProximalAdagrad", "ApplyProximalAdagrad", -1, F_NONE,
+     NULL, NULL, 0},
 };
 
 /* TF ops with a dgrun look-alike whose semantics differ (none since

@@ -226,6 +226,7 @@ static const dgr_kernel_row cpu_kernels[DGC_N_OPS] = {
     ROW(ApplyAdadelta, dgr_k_apply_opt),
     ROW(ApplyAdaMax, dgr_k_apply_opt),
     ROW(ApplyProximalGradientDescent, dgr_k_apply_opt),
+    ROW(ApplyProximalAdagrad, dgr_k_apply_opt),
     ROW(ScatterNd, dgr_k_scatter_nd),
     /* fusion (issue 16) */
     ROW(_FusedMatMul, dgr_k_fused_matmul),

@@ -3,7 +3,8 @@
  * them in place: Assign, AssignAdd, AssignSub,
  * ApplyGradientDescent, ApplyMomentum, ApplyAdam (TF's formulas),
  * AssignMovingAvg, and ApplyAdagrad, ApplyRMSProp, ApplyCenteredRMSProp,
- * ApplyAdadelta, ApplyAdaMax, ApplyProximalGradientDescent.  Input 0 aliases the Variable's storage (the executor
+ * ApplyAdadelta, ApplyAdaMax, ApplyProximalGradientDescent,
+ * ApplyProximalAdagrad.  Input 0 aliases the Variable's storage (the executor
  * reads Variables itself); updates write into it and output 0 aliases it.
  */
 #include "kernels_cpu.h"
@@ -278,14 +279,20 @@ dg_status dgr_k_assign_moving_avg(dgr_kctx *k)
                 w[i] -= h1 / (1 - h0) * (s0[i] / (s1[i] + (T)h[4]));         \
                 break;                                                       \
             }                                                                \
-            default: { /* ProximalGradientDescent: alpha, l1, l2 */          \
-                T p = w[i] - gi * h0;                                        \
+            default: { /* Proximal GD (alpha, l1, l2), ProximalAdagrad (accum; \
+                          lr, l1, l2): its rate lr / sqrt(accum) */          \
+                T lr = h0;                                                   \
+                if (refs == 2) {                                             \
+                    s0[i] += gi * gi;                                        \
+                    lr = h0 / SQRT(s0[i]);                                   \
+                }                                                            \
+                T p = w[i] - gi * lr;                                        \
                 if (h1 > 0) {                                                \
-                    T a = (p < 0 ? -p : p) - h0 * h1;                        \
+                    T a = (p < 0 ? -p : p) - lr * h1;                        \
                     w[i] = (p > 0 ? 1 : p < 0 ? -1 : 0) * (a > 0 ? a : 0) /  \
-                           (1 + h0 * h2);                                    \
+                           (1 + lr * h2);                                    \
                 } else {                                                     \
-                    w[i] = p / (1 + h0 * h2);                                \
+                    w[i] = p / (1 + lr * h2);                                \
                 }                                                            \
             }                                                                \
             }                                                                \

@@ -770,6 +770,11 @@ for dt, sfx in ((np.float32, "f32"), (F64, "f64")):
          [w_, r(2, 3, dtype=dt), pos(), sc(0.81), sc(0.998), sc(0.01),
           sc(0.9), sc(0.999), sc(1e-7), g_], var=3, grad=False)
     for l1 in (0.0, 0.05):
+        more("ApplyProximalAdagrad_l1_%g_%s" % (l1, sfx),
+             "ApplyProximalAdagrad",
+             lambda v, a, lr, l1_, l2, g: raw.ApplyProximalAdagrad(
+                 var=v, accum=a, lr=lr, l1=l1_, l2=l2, grad=g),
+             [w_, pos(), sc(0.5), sc(l1), sc(0.1), g_], var=2, grad=False)
         more("ApplyProximalGradientDescent_l1_%g_%s" % (l1, sfx),
              "ApplyProximalGradientDescent",
              lambda v, a, l1_, l2, d: raw.ApplyProximalGradientDescent(
