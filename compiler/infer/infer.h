@@ -185,6 +185,11 @@ int dgc_infer_is_initialized(DGC_INFER_ARGS);  /* a bool scalar */     /* SpaceT
 int dgc_infer_conv3d(DGC_INFER_ARGS);          /* Conv3D, MaxPool3D */
 int dgc_infer_is_finite(DGC_INFER_ARGS); /* IsNan/IsInf/IsFinite: bool */
 int dgc_infer_cumsum(DGC_INFER_ARGS);    /* Cumsum: x's type, axis checked */
+/* Shape s seen as [outer, len, inner] around axis `axis` (negative counts
+ * from the end): 0, or -1 when the axis is out of range for s's rank.
+ * (Cumsum's kernels.) */
+int dgc_axis_split(const dg_shape *s, int64_t axis, int64_t *outer,
+                   int64_t *len, int64_t *inner);
 int dgc_infer_one_hot(DGC_INFER_ARGS);   /* OneHot: depth's value inserted */
 int dgc_infer_depth_space(DGC_INFER_ARGS); /* DepthToSpace, SpaceToDepth */
 /* infer_grad.c: ApplyAdagrad, ApplyRMSProp, ... (dgc_op_n_refs slots) */

@@ -772,3 +772,20 @@ int dgc_infer_scatter_nd(DGC_INFER_ARGS)
              (long long)is->dims[is->rank - 1], r);
     return 0;
 }
+
+int dgc_axis_split(const dg_shape *s, int64_t axis, int64_t *outer,
+                   int64_t *len, int64_t *inner)
+{
+    if (axis < 0)
+        axis += s->rank;
+    if (axis < 0 || axis >= s->rank)
+        return -1;
+    *outer = 1;
+    *inner = 1;
+    *len = s->dims[axis];
+    for (int d = 0; d < axis; d++)
+        *outer *= s->dims[d];
+    for (int d = (int)axis + 1; d < s->rank; d++)
+        *inner *= s->dims[d];
+    return 0;
+}

@@ -1047,21 +1047,14 @@ dg_status dgr_k_is_initialized(dgr_kctx *k)
 
 dg_status dgr_k_cumsum(dgr_kctx *k)
 {
-    const dg_shape *s = &k->in[0].shape;
-    int64_t ax = dgc_attr_int(k->node, "axis", 0);
-    if (ax < 0)
-        ax += s->rank;
-    if (ax < 0 || ax >= s->rank)
+    int64_t outer, len, inner;
+    if (dgc_axis_split(&k->in[0].shape, dgc_attr_int(k->node, "axis", 0),
+                       &outer, &len, &inner))
         return dg_err(k->err, DG_E_RUNTIME, "node '%s': axis out of range "
-                      "for rank %d", k->node->name, s->rank);
+                      "for rank %d", k->node->name, k->in[0].shape.rank);
     dg_status st = dgr_kctx_alloc_output(k, 0);
     if (st)
         return st;
-    int64_t outer = 1, inner = 1, len = s->dims[ax];
-    for (int d = 0; d < ax; d++)
-        outer *= s->dims[d];
-    for (int d = (int)ax + 1; d < s->rank; d++)
-        inner *= s->dims[d];
     int excl = dgc_attr_bool(k->node, "exclusive", 0);
     int rev = dgc_attr_bool(k->node, "reverse", 0);
     switch (k->in[0].dtype) {

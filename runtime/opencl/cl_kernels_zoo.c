@@ -473,18 +473,12 @@ dg_status dgr_cl_k_cumsum(dgr_kctx *k)
     dg_status st = dgr_cl_float_output(k, dt);
     if (st != DG_OK)
         return st;
-    const dg_shape *s = &k->in[0].shape;
-    int64_t ax = dgc_attr_int(k->node, "axis", 0);
-    if (ax < 0)
-        ax += s->rank;
-    if (ax < 0 || ax >= s->rank)
+    int64_t o64, l64, i64;
+    if (dgc_axis_split(&k->in[0].shape, dgc_attr_int(k->node, "axis", 0),
+                       &o64, &l64, &i64))
         return dg_err(k->err, DG_E_RUNTIME, "node '%s': axis out of range "
-                      "for rank %d", k->node->name, s->rank);
-    cl_long outer = 1, inner = 1, len = s->dims[ax];
-    for (int d = 0; d < ax; d++)
-        outer *= s->dims[d];
-    for (int d = (int)ax + 1; d < s->rank; d++)
-        inner *= s->dims[d];
+                      "for rank %d", k->node->name, k->in[0].shape.rank);
+    cl_long outer = o64, len = l64, inner = i64;
     if (outer * inner * len == 0)
         return DG_OK;
     cl_int excl = dgc_attr_bool(k->node, "exclusive", 0);
