@@ -6,7 +6,7 @@
  * ReverseV2, IdentityN, Einsum, the two resizes, UnsortedSegmentSum,
  * DynamicStitch and DynamicPartition; Log1p, Expm1, Tan, Atan, Asin, Acos,
  * Sinh, Cosh, Atan2, Cumsum, DepthToSpace, SpaceToDepth, MirrorPad,
- * GatherNd, ScatterNd.
+ * GatherNd, ScatterNd, TopKV2.
  */
 #include "grad.h"
 #include "grad_rule.h"
@@ -310,6 +310,48 @@ static dg_status unary_math_grad(dgc_gctx *c, int32_t fwd, dgc_ref dy,
     return DG_OK;
 }
 
+/* ---- TopKV2: TF's _TopKGrad --------------------------------------------- */
+
+/* dy scattered to the entries it came from: indices offset by their row's
+ * start in the flattened input, ScatterNd into zeros, reshaped back */
+static dg_status topk_grad(dgc_gctx *c, int32_t fwd, dgc_ref dy, dgc_ref *dx)
+{
+    if (!NEED(0) || dy.node < 0)
+        return DG_OK;
+    const dg_shape *s = &dgc_grad_type(c, FWD->inputs[0])->shape;
+    const dg_shape *os = &dgc_grad_type(c, R(fwd, 0))->shape;
+    int64_t total = dg_shape_numel(s), len = s->dims[s->rank - 1];
+    int64_t kk = os->dims[os->rank - 1];
+    if (total < 0 || kk < 0 || len <= 0 || total / len > 1 << 20)
+        return no_grad(c, fwd, "needs the input's shape and k known when "
+                       "the graph is compiled");
+    int64_t rows = total / len;
+    int64_t *offs = dg_malloc((size_t)rows * sizeof *offs);
+    if (!offs)
+        return dg_err_nomem(c->err, "gradient");
+    for (int64_t r = 0; r < rows; r++)
+        offs[r] = r * len;
+    dgc_ref ov = dgc_grad_ints(c, fwd, "row_starts", offs, (int)rows);
+    dg_free(offs);
+    CHK(ov);
+    int64_t col[2] = {rows, 1}, flat2[2] = {rows * kk, 1}, flat = rows * kk;
+    int64_t rk[2] = {rows, kk};
+    dgc_ref cs = dgc_grad_ints(c, fwd, "col_shape", col, 2); CHK(cs);
+    dgc_ref oc = MK("row_starts_col", Reshape, ov, cs); CHK(oc);
+    dgc_ref rks = dgc_grad_ints(c, fwd, "rows_k", rk, 2); CHK(rks);
+    dgc_ref i2 = MK("indices_2d", Reshape, R(fwd, 1), rks); CHK(i2);
+    dgc_ref ia = MK("Add", Add, i2, oc); CHK(ia);
+    dgc_ref f2 = dgc_grad_ints(c, fwd, "flat_shape", flat2, 2); CHK(f2);
+    dgc_ref ind = MK("flat_indices", Reshape, ia, f2); CHK(ind);
+    dgc_ref f1 = dgc_grad_ints(c, fwd, "grad_shape", &flat, 1); CHK(f1);
+    dgc_ref g = MK("flat_grad", Reshape, dy, f1); CHK(g);
+    dgc_ref ts = dgc_grad_ints(c, fwd, "input_size", &total, 1); CHK(ts);
+    dgc_ref sc = MK("ScatterNd", ScatterNd, ind, g, ts); CHK(sc);
+    dx[0] = MK("ReshapeLike", ReshapeLike, sc, FWD->inputs[0]);
+    CHK(dx[0]);
+    return DG_OK;
+}
+
 /* ---- the rules ----------------------------------------------------------- */
 
 int dgc_grad_zoo_has(int op)
@@ -326,7 +368,7 @@ int dgc_grad_zoo_has(int op)
            op == OP(DynamicPartition) || op == OP(Atan2) ||
            op == OP(Cumsum) || op == OP(DepthToSpace) ||
            op == OP(SpaceToDepth) || op == OP(MirrorPad) ||
-           op == OP(GatherNd) || op == OP(ScatterNd) ||
+           op == OP(GatherNd) || op == OP(ScatterNd) || op == OP(TopKV2) ||
            unary_math_has(op);
 }
 
@@ -341,6 +383,8 @@ dg_status dgc_grad_zoo(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
     }
     if (op == OP(DynamicPartition))
         return dynpart_grad(c, fwd, dys, dx);
+    if (op == OP(TopKV2))
+        return topk_grad(c, fwd, dys[0], dx);
     dgc_ref dy = dys[0];
     if (dy.node < 0)
         return DG_OK;

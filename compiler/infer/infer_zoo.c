@@ -789,3 +789,32 @@ int dgc_axis_split(const dg_shape *s, int64_t axis, int64_t *outer,
         *inner *= s->dims[d];
     return 0;
 }
+
+int dgc_infer_topk(DGC_INFER_ARGS)
+{
+    if (n_in != 2)
+        FAIL("needs the input and k");
+    const dgc_attr *it = dgc_node_attr(n, "index_type");
+    if (it && it->kind == DGC_A_DTYPE && it->i != DG_I32)
+        FAIL("index_type %s is not supported (int32 only)",
+             dg_dtype_name((dg_dtype)it->i));
+    const dg_shape *s = &in[0].shape;
+    if (s->rank < 1)
+        FAIL("needs an input of rank >= 1");
+    if (in[1].dtype != DG_I32 || in[1].shape.rank != 0)
+        FAIL("k must be an int32 scalar");
+    int64_t k = -1;
+    if (in[1].value && dgc_ttype_ints(&in[1], &k, 1) == 1) {
+        if (k < 0)
+            FAIL("k %lld is negative", (long long)k);
+        if (s->dims[s->rank - 1] >= 0 && k > s->dims[s->rank - 1])
+            FAIL("k %lld is larger than the last dimension %lld",
+                 (long long)k, (long long)s->dims[s->rank - 1]);
+    }
+    out[0] = in[0];
+    out[0].value = NULL;
+    out[0].shape.dims[s->rank - 1] = k;
+    out[1] = out[0];
+    out[1].dtype = DG_I32;
+    return 0;
+}

@@ -192,6 +192,10 @@ static const dgc_attr_spec a_mirror[] = {{"mode", DGC_A_STR, NULL, REQ},
 /* GatherNd, ScatterNd: "" (TF's default) and ERROR fail on a bad index */
 static const dgc_attr_spec a_nd[] = {
     {"bad_indices_policy", DGC_A_STR, "", 0}, A_END};
+static const dgc_attr_spec a_topk[] = {{"sorted", DGC_A_BOOL, "true", 0},
+                                       {"index_type", DGC_A_DTYPE, "int32",
+                                        0},
+                                       A_END};
 static const dgc_attr_spec a_blocksize[] = {
     {"block_size", DGC_A_INT, NULL, REQ},
     {"data_format", DGC_A_STR, "NHWC", 0}, A_END};

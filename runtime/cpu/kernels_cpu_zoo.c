@@ -1324,3 +1324,60 @@ dg_status dgr_k_scatter_nd(dgr_kctx *k)
     }
     return DG_OK;
 }
+
+/* ---- TopKV2 ------------------------------------------------------------------ */
+
+/* Each row's k largest by selection in a fixed order: the largest first,
+ * an equal value at a lower index first (TF's order; NaN is larger than
+ * any number, as TF's comparison of NaNs puts them first). */
+#define TOPK(T)                                                              \
+    do {                                                                     \
+        const T *x = dgr_cpu_ptr(&k->in[0]);                                 \
+        T *v = dgr_cpu_ptr(&k->out[0]);                                      \
+        for (int64_t r = 0; r < rows; r++) {                                 \
+            const T *row = x + r * len;                                      \
+            for (int64_t i = 0; i < len; i++)                                \
+                used[i] = 0;                                                 \
+            for (int64_t q = 0; q < kk; q++) {                               \
+                int64_t best = -1;                                           \
+                for (int64_t i = 0; i < len; i++) {                          \
+                    if (used[i])                                             \
+                        continue;                                            \
+                    if (best < 0 || (row[i] != row[i] &&                     \
+                                     row[best] == row[best]) ||              \
+                        row[i] > row[best])                                  \
+                        best = i;                                            \
+                }                                                            \
+                used[best] = 1;                                              \
+                v[r * kk + q] = row[best];                                   \
+                ix[r * kk + q] = (int32_t)best;                              \
+            }                                                                \
+        }                                                                    \
+    } while (0)
+
+dg_status dgr_k_topk(dgr_kctx *k)
+{
+    const dg_shape *s = &k->in[0].shape;
+    int64_t kk = iat(&k->in[1], 0), len = s->dims[s->rank - 1];
+    if (kk < 0 || kk > len)
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': k %lld is out of "
+                      "range for rows of %lld", k->node->name, (long long)kk,
+                      (long long)len);
+    dg_status st;
+    if ((st = dgr_kctx_alloc_output(k, 0)) || (st = dgr_kctx_alloc_output(k, 1)))
+        return st;
+    int64_t rows = len ? dg_shape_numel(s) / len : 0;
+    int32_t *ix = dgr_cpu_ptr(&k->out[1]);
+    uint8_t *used = dg_malloc((size_t)(len ? len : 1));
+    if (!used)
+        return dg_err_nomem(k->err, "TopKV2");
+    switch (k->in[0].dtype) {
+    case DG_F32: TOPK(float); break;
+    case DG_F64: TOPK(double); break;
+    case DG_I32: TOPK(int32_t); break;
+    case DG_I64: TOPK(int64_t); break;
+    default: break;
+    }
+    dg_free(used);
+    return DG_OK;
+}

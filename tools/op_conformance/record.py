@@ -780,6 +780,18 @@ for dt, sfx in ((np.float32, "f32"), (F64, "f64")):
              lambda v, a, l1_, l2, d: raw.ApplyProximalGradientDescent(
                  var=v, alpha=a, l1=l1_, l2=l2, delta=d),
              [w_, sc(0.5), sc(l1), sc(0.1), g_], var=1, grad=False)
+for dt, sfx in ((np.float32, "f32"), (F64, "f64"), (np.int32, "i32"),
+                (np.int64, "i64")):
+    fl = dt in (np.float32, F64)
+    x = r(2, 3, 6, dtype=dt) if fl else ri(2, 3, 6, lo=-4, hi=4, dtype=dt)
+    for kk in (1, 3):
+        more("TopKV2_k%d_%s" % (kk, sfx), "TopKV2",
+             (lambda k_: lambda a: tf.math.top_k(a, k_))(kk), [x],
+             extra=[np.array(kk, np.int32)], n_out=2, grad=fl)
+more("TopKV2_ties", "TopKV2", lambda a: tf.math.top_k(a, 4),
+     [np.array([[1.0, 3.0, 3.0, -1.0, 3.0], [0.0, 0.0, 0.0, 0.0, 0.0]],
+               np.float32)], extra=[np.array(4, np.int32)], n_out=2,
+     grad=False)
 
 DT = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64",
       np.dtype(np.int32): "int32", np.dtype(np.int64): "int64",
