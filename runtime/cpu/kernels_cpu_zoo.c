@@ -1328,8 +1328,9 @@ dg_status dgr_k_scatter_nd(dgr_kctx *k)
 /* ---- TopKV2 ------------------------------------------------------------------ */
 
 /* Each row's k largest by selection in a fixed order: the largest first,
- * an equal value at a lower index first (TF's order; NaN is larger than
- * any number, as TF's comparison of NaNs puts them first). */
+ * an equal value at a lower index first (TF's order).  NaNs count as
+ * larger than numbers; TF's own order of rows with NaNs is no total order
+ * (top_k([1, nan, 3, nan], 3) is [nan, 3, 1] there), so theirs may differ. */
 #define TOPK(T)                                                              \
     do {                                                                     \
         const T *x = dgr_cpu_ptr(&k->in[0]);                                 \
