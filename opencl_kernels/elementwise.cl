@@ -80,6 +80,7 @@ BINARY(b_pow, T, pow(a, b))
 BINARY(b_max, T, a >= b || isnan(a) ? a : b)
 BINARY(b_min, T, a <= b || isnan(a) ? a : b)
 BINARY(b_equal, uchar, a == b ? (uchar)1 : (uchar)0)
+BINARY(b_atan2, T, atan2(a, b))
 /* (dy, x) */
 BINARY(b_relu_grad, T, b > (T)0 ? a : (T)0)
 /* (y, dy) */

@@ -94,7 +94,7 @@ __kernel void max_grad(__global const T *x, __global const T *y,
 
 /* y[o*inner+j] = argmax over the axis of x[o, :, j] (first max); the
  * index type is IDX (long or int) */
-#define ARGMAX(name, IDX)                                                    \
+#define ARGBEST(name, IDX, BETTER)                                           \
 __kernel void name(__global const T *x, __global IDX *y, long outer, long n, \
                    long inner)                                               \
 {                                                                            \
@@ -106,7 +106,7 @@ __kernel void name(__global const T *x, __global IDX *y, long outer, long n, \
     long bi = 0;                                                             \
     for (long k = 1; k < n; k++) {                                           \
         T v = p[k * inner];                                                  \
-        if (v > best || (isnan(v) && !isnan(best))) {                        \
+        if (v BETTER best || (isnan(v) && !isnan(best))) {                   \
             best = v;                                                        \
             bi = k;                                                          \
         }                                                                    \
@@ -114,5 +114,7 @@ __kernel void name(__global const T *x, __global IDX *y, long outer, long n, \
     y[i] = (IDX)bi;                                                          \
 }
 
-ARGMAX(argmax, long)
-ARGMAX(argmax_i32, int)
+ARGBEST(argmax, long, >)
+ARGBEST(argmax_i32, int, >)
+ARGBEST(argmin, long, <)
+ARGBEST(argmin_i32, int, <)

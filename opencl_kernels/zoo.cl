@@ -23,6 +23,28 @@ ZUNARY(z_elu, v > (T)0 ? v : expm1(v))
 ZUNARY(z_selu, v > (T)0 ? SELU_SCALE * v : SELU_SCALE * SELU_ALPHA * expm1(v))
 ZUNARY(z_softsign, v / ((T)1 + fabs(v)))
 ZUNARY(z_sign, v > (T)0 ? (T)1 : v < (T)0 ? (T)-1 : v)
+ZUNARY(z_floor, floor(v))
+ZUNARY(z_ceil, ceil(v))
+ZUNARY(z_rint, rint(v))
+ZUNARY(z_log1p, log1p(v))
+ZUNARY(z_expm1, expm1(v))
+ZUNARY(z_tan, tan(v))
+ZUNARY(z_atan, atan(v))
+ZUNARY(z_asin, asin(v))
+ZUNARY(z_acos, acos(v))
+ZUNARY(z_sinh, sinh(v))
+ZUNARY(z_cosh, cosh(v))
+
+/* IsNan (which 0), IsInf (1), IsFinite (2): bool out */
+__kernel void z_classify(__global const T *x, __global uchar *y, long n,
+                         int which)
+{
+    long i = get_global_id(0);
+    if (i >= n) return;
+    T v = x[i];
+    y[i] = which == 0 ? isnan(v) != 0 : which == 1 ? isinf(v) != 0
+                                                   : isfinite(v) != 0;
+}
 
 /* TF's Softplus thresholds: log(epsilon) + 2 of the type */
 __kernel void z_softplus(__global const T *x, __global T *y, long n, T thr)
@@ -349,4 +371,89 @@ __kernel void z_space_batch(__global const T *x, __global T *y, long n,
             s = s * bd[d] + (p[d] + pad[d]) / bs[d];
         y[i] = x[s * inner + q];
     }
+}
+
+/* Cumsum: one work-item per (outer, inner) line, summed serially along the
+ * axis (excl: shifted by one; rev: from the end) */
+__kernel void z_cumsum(__global const T *x, __global T *y, long outer,
+                       long len, long inner, int excl, int rev)
+{
+    long w = get_global_id(0);
+    if (w >= outer * inner) return;
+    long o = w / inner, i = w % inner;
+    T acc = (T)0;
+    for (long q = 0; q < len; q++) {
+        long j = rev ? len - 1 - q : q;
+        long at = (o * len + j) * inner + i;
+        T v = x[at];
+        if (excl) { y[at] = acc; acc += v; }
+        else { acc += v; y[at] = acc; }
+    }
+}
+
+/* Select / SelectV2: cond ? t : e, each operand broadcast to the output
+ * through its per-dimension strides (0 on broadcast dims) */
+__kernel void z_select(__global const uchar *pc, __global const T *pt,
+                       __global const T *pe, __global T *y, long n, int rank,
+                       long8 d8, long8 sc8, long8 st8, long8 se8)
+{
+    long i = get_global_id(0);
+    if (i >= n) return;
+    long d[8], sc[8], st[8], se[8];
+    vstore8(d8, 0, d);
+    vstore8(sc8, 0, sc);
+    vstore8(st8, 0, st);
+    vstore8(se8, 0, se);
+    long c = 0, t = 0, e = 0, r = i;
+    for (int k = rank - 1; k >= 0; k--) {
+        long q = r % d[k];
+        r /= d[k];
+        c += q * sc[k];
+        t += q * st[k];
+        e += q * se[k];
+    }
+    y[i] = pc[c] ? pt[t] : pe[e];
+}
+
+/* DepthToSpace (dts 1) / SpaceToDepth (dts 0), NHWC: one work-item per
+ * element of the space-side tensor, dims sd (N, H, W, C), block b */
+__kernel void z_depth_space(__global const T *x, __global T *y, long n4,
+                            long sH, long sW, long sC, long b, int dts)
+{
+    long i = get_global_id(0);
+    if (i >= n4) return;
+    long c = i % sC, r = i / sC;
+    long w = r % sW;
+    r /= sW;
+    long h = r % sH, n = r / sH;
+    long iH = sH / b, iW = sW / b, iC = sC * b * b;
+    long j = ((n * iH + h / b) * iW + w / b) * iC +
+             ((h % b) * b + w % b) * sC + c;
+    if (dts) y[i] = x[j];
+    else y[j] = x[i];
+}
+
+/* MirrorPad: one work-item per padded element; bd/sd the padded and the
+ * unpadded dims, pb the pads before, sym: SYMMETRIC (else REFLECT) */
+__kernel void z_mirror_pad(__global const T *x, __global T *y, long n,
+                           int rank, long8 bd8, long8 sd8, long8 pb8, int sym)
+{
+    long i = get_global_id(0);
+    if (i >= n) return;
+    long bd[8], sd[8], pb[8];
+    vstore8(bd8, 0, bd);
+    vstore8(sd8, 0, sd);
+    vstore8(pb8, 0, pb);
+    long q = i, o = 0, s = 1;
+    for (int k = rank - 1; k >= 0; k--) {
+        long j = q % bd[k] - pb[k];
+        q /= bd[k];
+        if (j < 0)
+            j = sym ? -j - 1 : -j;
+        else if (j >= sd[k])
+            j = sym ? 2 * sd[k] - 1 - j : 2 * sd[k] - 2 - j;
+        o += j * s;
+        s *= sd[k];
+    }
+    y[i] = x[o];
 }

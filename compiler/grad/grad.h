@@ -54,6 +54,29 @@ dgc_ref dgc_grad_ints(dgc_gctx *c, int32_t fwd, const char *suffix,
 int32_t dgc_grad_const(dgc_gctx *c, int32_t fwd, const char *suffix, double v,
                        dg_dtype t);
 
+/* ---- small helpers of the per-op rules (grad_rules.c, grad_zoo.c,
+ * grad_collective.c; their shorthand macros are in grad_rule.h) ---- */
+
+/* The status to return after a helper gave node -1: c->err's code, or
+ * DG_E_GRAPH if none was set. */
+dg_status dgc_grad_fail(const dgc_gctx *c);
+/* dgc_grad_node's node as a ref to its output 0 (node -1 on error). */
+dgc_ref dgc_grad_mk(dgc_gctx *c, int32_t fwd, const char *suffix, int op,
+                    const dgc_ref *in, int n_in);
+/* The ref to output `index` of node `node`. */
+dgc_ref dgc_grad_ref(int32_t node, int32_t index);
+/* The (inferred) type of tensor r of c->g; the pointer is valid until the
+ * next node is added. */
+const dgc_ttype *dgc_grad_type(const dgc_gctx *c, dgc_ref r);
+/* A scalar Const v with the dtype of `like`, generated for forward op fwd
+ * (node -1 with c->err filled on failure). */
+dgc_ref dgc_grad_cst(dgc_gctx *c, int32_t fwd, const char *suffix, double v,
+                     dgc_ref like);
+/* The gradient g reduced to the shape of `like` (a broadcast input):
+ * SumTo(g, like) named ".../SumTo", or g itself when both shapes are fully
+ * known and equal, or when g is node -1 (no gradient). */
+dgc_ref dgc_grad_sum_to(dgc_gctx *c, int32_t fwd, dgc_ref g, dgc_ref like);
+
 /* The gradient rule of node `id`: given dy[k] for each output k (node -1 =
  * no gradient flows into that output), set dx[i] for each data input i
  * (node -1 = none).  DG_E_GRAPH if the op has no gradient. */

@@ -16,15 +16,11 @@
  * any other node, so they become collectives too.
  */
 #include "grad.h"
+#include "grad_rule.h"
 #include "infer.h"
 #include "dg_error.h"
 
 #include <string.h>
-
-static dg_status fail(dgc_gctx *c)
-{
-    return c->err->code != DG_OK ? c->err->code : DG_E_GRAPH;
-}
 
 /* AllReduce(x) with `reduction`, for forward op fwd; node -1 on error. */
 static dgc_ref allreduce(dgc_gctx *c, int32_t fwd, const char *suffix,
@@ -58,16 +54,6 @@ static dgc_ref cast(dgc_gctx *c, int32_t fwd, dgc_ref b, dg_dtype t)
     return r;
 }
 
-static dgc_ref node2(dgc_gctx *c, int32_t fwd, const char *suffix, int op,
-                     dgc_ref a, dgc_ref b)
-{
-    dgc_ref in[2] = {a, b};
-    dgc_ref r = {dgc_grad_node(c, fwd, suffix, op, in, 2), 0};
-    return r;
-}
-
-#define CHK(r) do { if ((r).node < 0) return fail(c); } while (0)
-
 dg_status dgc_grad_collective(dgc_gctx *c, int32_t fwd, dgc_ref dy,
                               dgc_ref *dx)
 {
@@ -82,12 +68,12 @@ dg_status dgc_grad_collective(dgc_gctx *c, int32_t fwd, dgc_ref dy,
             CHK(dx[0]);
             return DG_OK;
         }
-        dgc_ref eq = node2(c, fwd, "Equal", DGC_OPID_Equal, x, y); CHK(eq);
+        dgc_ref eq = MK("Equal", Equal, x, y); CHK(eq);
         dgc_ref ind = cast(c, fwd, eq, t); CHK(ind);
         dgc_ref s = allreduce(c, fwd, "AllReduce", dy, "sum"); CHK(s);
         dgc_ref n = allreduce(c, fwd, "AllReduce", ind, "sum"); CHK(n);
-        dgc_ref q = node2(c, fwd, "Div", DGC_OPID_Div, s, n); CHK(q);
-        dx[0] = node2(c, fwd, "Mul", DGC_OPID_Mul, q, ind); CHK(dx[0]);
+        dgc_ref q = MK("Div", Div, s, n); CHK(q);
+        dx[0] = MK("Mul", Mul, q, ind); CHK(dx[0]);
         return DG_OK;
     }
     /* Broadcast: the replicas' dy summed onto the root (MPI_Reduce) */

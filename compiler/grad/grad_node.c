@@ -127,3 +127,49 @@ dgc_ref dgc_grad_ints(dgc_gctx *c, int32_t fwd, const char *suffix,
     r.node = id;
     return r;
 }
+
+dg_status dgc_grad_fail(const dgc_gctx *c)
+{
+    return c->err->code != DG_OK ? c->err->code : DG_E_GRAPH;
+}
+
+dgc_ref dgc_grad_mk(dgc_gctx *c, int32_t fwd, const char *suffix, int op,
+                    const dgc_ref *in, int n_in)
+{
+    dgc_ref r = {dgc_grad_node(c, fwd, suffix, op, in, n_in), 0};
+    return r;
+}
+
+dgc_ref dgc_grad_ref(int32_t node, int32_t index)
+{
+    dgc_ref r = {node, index};
+    return r;
+}
+
+const dgc_ttype *dgc_grad_type(const dgc_gctx *c, dgc_ref r)
+{
+    return &c->g->nodes[r.node].outputs[r.index];
+}
+
+dgc_ref dgc_grad_cst(dgc_gctx *c, int32_t fwd, const char *suffix, double v,
+                     dgc_ref like)
+{
+    dgc_ref r = {dgc_grad_const(c, fwd, suffix, v,
+                                dgc_grad_type(c, like)->dtype), 0};
+    return r;
+}
+
+dgc_ref dgc_grad_sum_to(dgc_gctx *c, int32_t fwd, dgc_ref g, dgc_ref like)
+{
+    if (g.node < 0)
+        return g;
+    const dg_shape *a = &dgc_grad_type(c, g)->shape;
+    const dg_shape *b = &dgc_grad_type(c, like)->shape;
+    int same = a->rank == b->rank;
+    for (int d = 0; same && d < a->rank; d++)
+        same = a->dims[d] >= 0 && a->dims[d] == b->dims[d];
+    if (same)
+        return g;
+    return dgc_grad_mk(c, fwd, "SumTo", DGC_OPID_SumTo,
+                       (const dgc_ref[]){g, like}, 2);
+}

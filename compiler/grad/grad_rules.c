@@ -5,64 +5,11 @@
  * of its inputs.  Broadcasting binary ops reduce back with SumTo.
  */
 #include "grad.h"
+#include "grad_rule.h"
 #include "dg_error.h"
 #include "dg_alloc.h"
 
 #include <string.h>
-
-/* Op ids by name, checked at compile time. */
-#define OP(name) DGC_OPID_##name
-
-/* Build a generated node for forward op c_fwd; -1 on error. */
-#define MK(suffix, opname, ...)                                               \
-    mk(c, fwd, suffix, OP(opname), (const dgc_ref[]){__VA_ARGS__},            \
-       (int)(sizeof((const dgc_ref[]){__VA_ARGS__}) / sizeof(dgc_ref)))
-
-static dgc_ref mk(dgc_gctx *c, int32_t fwd, const char *suffix, int op,
-                  const dgc_ref *in, int n_in)
-{
-    dgc_ref r = {dgc_grad_node(c, fwd, suffix, op, in, n_in), 0};
-    return r;
-}
-
-static dgc_ref R(int32_t node, int32_t index)
-{
-    dgc_ref r = {node, index};
-    return r;
-}
-
-static const dgc_ttype *type_of(dgc_gctx *c, dgc_ref r)
-{
-    return &c->g->nodes[r.node].outputs[r.index];
-}
-
-static int fully_known_equal(const dg_shape *a, const dg_shape *b)
-{
-    if (a->rank != b->rank)
-        return 0;
-    for (int i = 0; i < a->rank; i++)
-        if (a->dims[i] < 0 || a->dims[i] != b->dims[i])
-            return 0;
-    return 1;
-}
-
-/* SumTo(g, like) unless the shapes are statically identical. */
-static dgc_ref sum_to(dgc_gctx *c, int32_t fwd, dgc_ref gr, dgc_ref like,
-                      const char *suffix)
-{
-    if (gr.node < 0)
-        return gr;
-    if (fully_known_equal(&type_of(c, gr)->shape, &type_of(c, like)->shape))
-        return gr;
-    return mk(c, fwd, suffix, OP(SumTo), (const dgc_ref[]){gr, like}, 2);
-}
-
-static dgc_ref cst(dgc_gctx *c, int32_t fwd, const char *suffix, double v,
-                   dgc_ref like)
-{
-    dgc_ref r = {dgc_grad_const(c, fwd, suffix, v, type_of(c, like)->dtype), 0};
-    return r;
-}
 
 /* Copy the reduction attributes of the forward node onto node id. */
 static int copy_reduce_attrs(dgc_gctx *c, int32_t fwd, int32_t id)
@@ -82,11 +29,6 @@ static int copy_reduce_attrs(dgc_gctx *c, int32_t fwd, int32_t id)
         dgc_node_set_bool(n, "keepdims", dgc_attr_bool(f, "keepdims", 0)))
         return -1;
     return 0;
-}
-
-static dg_status fail(dgc_gctx *c)
-{
-    return c->err->code != DG_OK ? c->err->code : DG_E_GRAPH;
 }
 
 /* Create a node with bool attrs (transpose_a/b) set before inference. */
@@ -110,14 +52,6 @@ static dgc_ref mk_mm(dgc_gctx *c, int32_t fwd, dgc_ref a, dgc_ref b, int ta,
     return r;
 }
 
-/* Whether input i needs a gradient. */
-#define NEED(i) (!c->need || c->need[i])
-
-#define CHK(r)                                                                \
-    do {                                                                      \
-        if ((r).node < 0)                                                     \
-            return fail(c);                                                   \
-    } while (0)
 
 /* MatMul: TF's _MatMulGrad for the four transpose combinations. */
 static dg_status matmul_grad(dgc_gctx *c, int32_t fwd, dgc_ref dy, dgc_ref *dx)
@@ -161,12 +95,12 @@ static dg_status reduce_grad(dgc_gctx *c, int32_t fwd, dgc_ref dy, dgc_ref *dx,
     int32_t id = dgc_grad_node_raw(c, fwd, "BroadcastLike", OP(BroadcastLike),
                                    (const dgc_ref[]){dy, x}, 2);
     if (id < 0)
-        return fail(c);
+        return dgc_grad_fail(c);
     if (copy_reduce_attrs(c, fwd, id) ||
         (mean && dgc_node_set_bool(&c->g->nodes[id], "mean", 1)))
         return dg_err_nomem(c->err, "gradient attrs");
     if (dgc_infer_node(c->g, id, c->err) != DG_OK)
-        return fail(c);
+        return dgc_grad_fail(c);
     dx[0] = R(id, 0);
     return DG_OK;
 }
@@ -177,11 +111,11 @@ static dg_status max_grad(dgc_gctx *c, int32_t fwd, dgc_ref dy, dgc_ref *dx)
     int32_t id = dgc_grad_node_raw(c, fwd, "MaxGrad", OP(MaxGrad),
                                    (const dgc_ref[]){x, R(fwd, 0), dy}, 3);
     if (id < 0)
-        return fail(c);
+        return dgc_grad_fail(c);
     if (copy_reduce_attrs(c, fwd, id))
         return dg_err_nomem(c->err, "gradient attrs");
     if (dgc_infer_node(c->g, id, c->err) != DG_OK)
-        return fail(c);
+        return dgc_grad_fail(c);
     dx[0] = R(id, 0);
     return DG_OK;
 }
@@ -192,7 +126,7 @@ static dg_status transpose_grad(dgc_gctx *c, int32_t fwd, dgc_ref dy,
     const dgc_attr *a = dgc_node_attr(&c->g->nodes[fwd], "perm");
     int32_t id = dgc_grad_node_raw(c, fwd, "Transpose", OP(Transpose), &dy, 1);
     if (id < 0)
-        return fail(c);
+        return dgc_grad_fail(c);
     if (a && a->n > 0) {
         int64_t inv[DG_MAX_RANK];
         int n = a->n > DG_MAX_RANK ? DG_MAX_RANK : a->n;
@@ -205,7 +139,7 @@ static dg_status transpose_grad(dgc_gctx *c, int32_t fwd, dgc_ref dy,
             return dg_err_nomem(c->err, "gradient attrs");
     } /* no perm: reversal, its own inverse */
     if (dgc_infer_node(c->g, id, c->err) != DG_OK)
-        return fail(c);
+        return dgc_grad_fail(c);
     dx[0] = R(id, 0);
     return DG_OK;
 }
@@ -213,16 +147,17 @@ static dg_status transpose_grad(dgc_gctx *c, int32_t fwd, dgc_ref dy,
 static dg_status cast_grad(dgc_gctx *c, int32_t fwd, dgc_ref dy, dgc_ref *dx)
 {
     dgc_ref x = c->g->nodes[fwd].inputs[0];
-    dg_dtype tin = type_of(c, x)->dtype, tout = type_of(c, R(fwd, 0))->dtype;
+    dg_dtype tin = dgc_grad_type(c, x)->dtype;
+    dg_dtype tout = dgc_grad_type(c, R(fwd, 0))->dtype;
     if ((tin != DG_F32 && tin != DG_F64) || (tout != DG_F32 && tout != DG_F64))
         return DG_OK; /* no gradient through integer casts */
     int32_t id = dgc_grad_node_raw(c, fwd, "Cast", OP(Cast), &dy, 1);
     if (id < 0)
-        return fail(c);
+        return dgc_grad_fail(c);
     if (dgc_node_set_dtype(&c->g->nodes[id], "dtype", tin))
         return dg_err_nomem(c->err, "gradient attrs");
     if (dgc_infer_node(c->g, id, c->err) != DG_OK)
-        return fail(c);
+        return dgc_grad_fail(c);
     dx[0] = R(id, 0);
     return DG_OK;
 }
@@ -236,19 +171,19 @@ static dg_status xent_grad(dgc_gctx *c, int32_t fwd, dgc_ref dy, dgc_ref *dx)
     int32_t id = dgc_grad_node_raw(c, fwd, "BroadcastLike", OP(BroadcastLike),
                                    (const dgc_ref[]){dy, bp}, 2);
     if (id < 0)
-        return fail(c);
+        return dgc_grad_fail(c);
     int64_t ax = 1;
     if (dgc_node_set_ints(&c->g->nodes[id], "axis", &ax, 1))
         return dg_err_nomem(c->err, "gradient attrs");
     if (dgc_infer_node(c->g, id, c->err) != DG_OK)
-        return fail(c);
+        return dgc_grad_fail(c);
     if (NEED(0)) {
         dx[0] = MK("Mul", Mul, R(id, 0), bp);
         CHK(dx[0]);
     }
     /* dense labels (TF): -dy[:, None] * log_softmax(logits) */
     dgc_ref lab = c->g->nodes[fwd].inputs[1];
-    dg_dtype lt = type_of(c, lab)->dtype;
+    dg_dtype lt = dgc_grad_type(c, lab)->dtype;
     if (NEED(1) && c->g->nodes[fwd].op == OP(SoftmaxCrossEntropyWithLogits) &&
         (lt == DG_F32 || lt == DG_F64)) {
         dgc_ref sm = MK("Softmax", Softmax, c->g->nodes[fwd].inputs[0]); CHK(sm);
@@ -270,11 +205,11 @@ static dg_status batchnorm_grad(dgc_gctx *c, int32_t fwd, dgc_ref dy,
         c, fwd, "BatchNormGrad", OP(BatchNormGrad),
         (const dgc_ref[]){dy, x, scale, R(fwd, 1), R(fwd, 2)}, 5);
     if (id < 0)
-        return fail(c);
+        return dgc_grad_fail(c);
     if (has_eps && dgc_node_set_float(&c->g->nodes[id], "epsilon", eps))
         return dg_err_nomem(c->err, "gradient attrs");
     if (dgc_infer_node(c->g, id, c->err) != DG_OK)
-        return fail(c);
+        return dgc_grad_fail(c);
     dx[0] = R(id, 0);
     dx[1] = R(id, 1);
     dx[2] = R(id, 2);
@@ -327,7 +262,7 @@ static dg_status merge_grad(dgc_gctx *c, int32_t fwd, dgc_ref dy, dgc_ref *dx)
 /* The static shape of r, or 0 when some dim is unknown. */
 static int static_shape(dgc_gctx *c, dgc_ref r, dg_shape *s)
 {
-    *s = type_of(c, r)->shape;
+    *s = dgc_grad_type(c, r)->shape;
     for (int d = 0; d < s->rank; d++)
         if (s->dims[d] < 0)
             return 0;
@@ -372,12 +307,12 @@ static dg_status tf_grad(dgc_gctx *c, int32_t fwd, dgc_ref dy, dgc_ref *dx)
         /* dy - exp(z) * sum(dy, -1, keepdims) */
         int32_t id = dgc_grad_node_raw(c, fwd, "Sum", OP(Sum), &dy, 1);
         if (id < 0)
-            return fail(c);
+            return dgc_grad_fail(c);
         if (dgc_node_set_int(&c->g->nodes[id], "axis", -1) ||
             dgc_node_set_bool(&c->g->nodes[id], "keepdims", 1))
             return dg_err_nomem(c->err, "gradient attrs");
         if (dgc_infer_node(c->g, id, c->err) != DG_OK)
-            return fail(c);
+            return dgc_grad_fail(c);
         dgc_ref e = MK("Exp", Exp, z); CHK(e);
         dgc_ref m = MK("Mul", Mul, e, R(id, 0)); CHK(m);
         dx[0] = MK("Sub", Sub, dy, m); CHK(dx[0]);
@@ -390,8 +325,8 @@ static dg_status tf_grad(dgc_gctx *c, int32_t fwd, dgc_ref dy, dgc_ref *dx)
         dgc_ref b = op == OP(Select) ? MK("Select", Select, cnd, zero, dy)
                                      : MK("SelectV2", SelectV2, cnd, zero, dy);
         CHK(b);
-        if (NEED(1)) { dx[1] = sum_to(c, fwd, a, f->inputs[1], "SumTo"); CHK(dx[1]); }
-        if (NEED(2)) { dx[2] = sum_to(c, fwd, b, f->inputs[2], "SumTo"); CHK(dx[2]); }
+        if (NEED(1)) { dx[1] = dgc_grad_sum_to(c, fwd, a, f->inputs[1]); CHK(dx[1]); }
+        if (NEED(2)) { dx[2] = dgc_grad_sum_to(c, fwd, b, f->inputs[2]); CHK(dx[2]); }
     } else if (op == OP(Pack)) {
         dgc_ref u = mk_attrs(c, fwd, "Unpack", OP(Unpack), &dy, 1, "num",
                              f->n_inputs, "axis",
@@ -411,7 +346,7 @@ static dg_status tf_grad(dgc_gctx *c, int32_t fwd, dgc_ref dy, dgc_ref *dx)
             in[i + 1] = MK("Shape", Shape, c->g->nodes[fwd].inputs[i]);
             CHK(in[i + 1]);
         }
-        dgc_ref co = mk(c, fwd, "ConcatOffset", OP(ConcatOffset), in, nv + 1);
+        dgc_ref co = dgc_grad_mk(c, fwd, "ConcatOffset", OP(ConcatOffset), in, nv + 1);
         CHK(co);
         for (int i = 0; i < nv; i++) {
             dx[i] = MK("Slice", Slice, dy, R(co.node, i), in[i + 1]);
@@ -422,7 +357,7 @@ static dg_status tf_grad(dgc_gctx *c, int32_t fwd, dgc_ref dy, dgc_ref *dx)
         if (f->n_inputs > 64)
             return no_static_grad(c, fwd);
         for (int i = 0; i < f->n_inputs; i++) {
-            const dg_shape *s = &type_of(c, f->inputs[i])->shape;
+            const dg_shape *s = &dgc_grad_type(c, f->inputs[i])->shape;
             int64_t a = ax < 0 ? ax + s->rank : ax;
             if (s->dims[a] < 0)
                 return no_static_grad(c, fwd);
@@ -439,7 +374,7 @@ static dg_status tf_grad(dgc_gctx *c, int32_t fwd, dgc_ref dy, dgc_ref *dx)
         if (!static_shape(c, x, &xs) || !static_shape(c, z, &xs) ||
             !static_shape(c, x, &xs))
             return no_static_grad(c, fwd);
-        const dg_shape *ys = &type_of(c, z)->shape;
+        const dg_shape *ys = &dgc_grad_type(c, z)->shape;
         int r = xs.rank;
         if (op == OP(Tile)) {
             /* reshape dy to [m0, d0, m1, d1, ...], sum the m axes */
@@ -455,16 +390,16 @@ static dg_status tf_grad(dgc_gctx *c, int32_t fwd, dgc_ref dy, dgc_ref *dx)
             dgc_ref rs = MK("Reshape", Reshape, dy, sv); CHK(rs);
             int32_t id = dgc_grad_node_raw(c, fwd, "Sum", OP(Sum), &rs, 1);
             if (id < 0)
-                return fail(c);
+                return dgc_grad_fail(c);
             if (dgc_node_set_ints(&c->g->nodes[id], "axis", axes, r))
                 return dg_err_nomem(c->err, "gradient attrs");
             if (dgc_infer_node(c->g, id, c->err) != DG_OK)
-                return fail(c);
+                return dgc_grad_fail(c);
             dx[0] = R(id, 0);
             return DG_OK;
         }
         /* Pad and Slice undo each other: begin = where x sits in y */
-        const dgc_ttype *bt = type_of(c, f->inputs[1]);
+        const dgc_ttype *bt = dgc_grad_type(c, f->inputs[1]);
         if (!bt->value && c->g->nodes[f->inputs[1].node].op != OP(Const))
             return no_static_grad(c, fwd);
         const dgc_attr *va = dgc_node_attr(&c->g->nodes[f->inputs[1].node],
@@ -497,7 +432,8 @@ static dg_status tf_grad(dgc_gctx *c, int32_t fwd, dgc_ref dy, dgc_ref *dx)
         ps.dims[1] = 2;
         dg_tensor *pt = pid >= 0 ? dg_tensor_new(DG_I32, &ps) : NULL;
         if (!pt)
-            return pid < 0 ? fail(c) : dg_err_nomem(c->err, "gradient");
+            return pid < 0 ? dgc_grad_fail(c)
+                           : dg_err_nomem(c->err, "gradient");
         for (int i = 0; i < 2 * r; i++)
             ((int32_t *)pt->data)[i] = (int32_t)pads[i];
         if (dgc_node_set_tensor(&c->g->nodes[pid], "value", pt)) {
@@ -505,7 +441,7 @@ static dg_status tf_grad(dgc_gctx *c, int32_t fwd, dgc_ref dy, dgc_ref *dx)
             return dg_err_nomem(c->err, "gradient");
         }
         if (dgc_infer_node(c->g, pid, c->err) != DG_OK)
-            return fail(c);
+            return dgc_grad_fail(c);
         dx[0] = MK("Pad", Pad, dy, R(pid, 0)); CHK(dx[0]);
     } else {
         return dg_err(c->err, DG_E_GRAPH,
@@ -634,7 +570,7 @@ dg_status dgc_grad_rule(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
                         dgc_ref *dx)
 {
     if (dgc_graph_reserve(c->g, DGC_GRAD_RULE_NODES, c->err))
-        return fail(c);
+        return dgc_grad_fail(c);
     const dgc_node *f = &c->g->nodes[fwd];
     int op = f->op;
     if (op == OP(Switch)) /* issue 11: either output's gradient counts */
@@ -649,7 +585,7 @@ dg_status dgc_grad_rule(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
     dgc_ref z = R(fwd, 0);
 
     if ((op == OP(Transpose) || op == OP(Sum) || op == OP(Mean) ||
-         op == OP(Max)) && f->n_inputs == 2)
+         op == OP(Max) || op == OP(Min)) && f->n_inputs == 2)
         /* issue 21: perm / axes computed at run time (GraphDefs, which
          * bring TF's own gradients) */
         return dg_err(c->err, DG_E_GRAPH,
@@ -685,11 +621,11 @@ dg_status dgc_grad_rule(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
     } else if (op == OP(Log)) {
         dx[0] = MK("Div", Div, dy, x); CHK(dx[0]);
     } else if (op == OP(Sqrt)) {
-        dgc_ref h = cst(c, fwd, "half", 0.5, x); CHK(h);
+        dgc_ref h = dgc_grad_cst(c, fwd, "half", 0.5, x); CHK(h);
         dgc_ref m = MK("Mul", Mul, dy, h); CHK(m);
         dx[0] = MK("Div", Div, m, z); CHK(dx[0]);
     } else if (op == OP(Square)) {
-        dgc_ref two = cst(c, fwd, "two", 2.0, x); CHK(two);
+        dgc_ref two = dgc_grad_cst(c, fwd, "two", 2.0, x); CHK(two);
         dgc_ref m = MK("Mul", Mul, x, two); CHK(m);
         dx[0] = MK("Mul", Mul, dy, m); CHK(dx[0]);
     } else if (op == OP(Tanh)) {
@@ -701,53 +637,53 @@ dg_status dgc_grad_rule(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
     } else if (op == OP(Softmax)) {
         dx[0] = MK("SoftmaxGrad", SoftmaxGrad, z, dy); CHK(dx[0]);
     } else if (op == OP(Add)) {
-        if (NEED(0)) { dx[0] = sum_to(c, fwd, dy, x, "SumTo"); CHK(dx[0]); }
-        if (NEED(1)) { dx[1] = sum_to(c, fwd, dy, yv, "SumTo"); CHK(dx[1]); }
+        if (NEED(0)) { dx[0] = dgc_grad_sum_to(c, fwd, dy, x); CHK(dx[0]); }
+        if (NEED(1)) { dx[1] = dgc_grad_sum_to(c, fwd, dy, yv); CHK(dx[1]); }
     } else if (op == OP(Sub)) {
-        if (NEED(0)) { dx[0] = sum_to(c, fwd, dy, x, "SumTo"); CHK(dx[0]); }
+        if (NEED(0)) { dx[0] = dgc_grad_sum_to(c, fwd, dy, x); CHK(dx[0]); }
         if (NEED(1)) {
             dgc_ref n = MK("Neg", Neg, dy); CHK(n);
-            dx[1] = sum_to(c, fwd, n, yv, "SumTo"); CHK(dx[1]);
+            dx[1] = dgc_grad_sum_to(c, fwd, n, yv); CHK(dx[1]);
         }
     } else if (op == OP(Mul)) {
         if (NEED(0)) {
             dgc_ref a = MK("Mul", Mul, dy, yv); CHK(a);
-            dx[0] = sum_to(c, fwd, a, x, "SumTo"); CHK(dx[0]);
+            dx[0] = dgc_grad_sum_to(c, fwd, a, x); CHK(dx[0]);
         }
         if (NEED(1)) {
             dgc_ref b = MK("Mul", Mul, dy, x); CHK(b);
-            dx[1] = sum_to(c, fwd, b, yv, "SumTo"); CHK(dx[1]);
+            dx[1] = dgc_grad_sum_to(c, fwd, b, yv); CHK(dx[1]);
         }
     } else if (op == OP(Div)) {
         if (NEED(0)) {
             dgc_ref a = MK("Div", Div, dy, yv); CHK(a);
-            dx[0] = sum_to(c, fwd, a, x, "SumTo"); CHK(dx[0]);
+            dx[0] = dgc_grad_sum_to(c, fwd, a, x); CHK(dx[0]);
         }
         if (!NEED(1))
             return DG_OK;
         dgc_ref q = MK("Div", Div, z, yv); CHK(q);
         dgc_ref m = MK("Mul", Mul, dy, q); CHK(m);
         dgc_ref n = MK("Neg", Neg, m); CHK(n);
-        dx[1] = sum_to(c, fwd, n, yv, "SumTo"); CHK(dx[1]);
+        dx[1] = dgc_grad_sum_to(c, fwd, n, yv); CHK(dx[1]);
     } else if (op == OP(Pow)) {
         /* dx = dy * y * x^(y-1); dy_ = dy * z * log(x) where x > 0 */
         if (NEED(0)) {
-            dgc_ref one = cst(c, fwd, "one", 1.0, x); CHK(one);
+            dgc_ref one = dgc_grad_cst(c, fwd, "one", 1.0, x); CHK(one);
             dgc_ref ym1 = MK("Sub", Sub, yv, one); CHK(ym1);
             dgc_ref p = MK("Pow", Pow, x, ym1); CHK(p);
             dgc_ref yp = MK("Mul", Mul, yv, p); CHK(yp);
             dgc_ref a = MK("Mul", Mul, dy, yp); CHK(a);
-            dx[0] = sum_to(c, fwd, a, x, "SumTo"); CHK(dx[0]);
+            dx[0] = dgc_grad_sum_to(c, fwd, a, x); CHK(dx[0]);
         }
         if (!NEED(1))
             return DG_OK;
-        dgc_ref tiny = cst(c, fwd, "tiny", 1e-30, x); CHK(tiny);
+        dgc_ref tiny = dgc_grad_cst(c, fwd, "tiny", 1e-30, x); CHK(tiny);
         dgc_ref mx = MK("Maximum", Maximum, x, tiny); CHK(mx);
         dgc_ref lg = MK("Log", Log, mx); CHK(lg);
         dgc_ref lgm = MK("ReluGrad", ReluGrad, lg, x); CHK(lgm);
         dgc_ref zl = MK("Mul", Mul, z, lgm); CHK(zl);
         dgc_ref b = MK("Mul", Mul, dy, zl); CHK(b);
-        dx[1] = sum_to(c, fwd, b, yv, "SumTo"); CHK(dx[1]);
+        dx[1] = dgc_grad_sum_to(c, fwd, b, yv); CHK(dx[1]);
     } else if (op == OP(Maximum) || op == OP(Minimum)) {
         /* Maximum: y wins where y > x; x gets the rest (ties to x).
          * Minimum: y wins where x > y. */
@@ -756,8 +692,8 @@ dg_status dgc_grad_rule(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
         CHK(d);
         dgc_ref gy = MK("ReluGrad", ReluGrad, dy, d); CHK(gy);
         dgc_ref gx = MK("Sub", Sub, dy, gy); CHK(gx);
-        dx[0] = sum_to(c, fwd, gx, x, "SumTo"); CHK(dx[0]);
-        dx[1] = sum_to(c, fwd, gy, yv, "SumTo"); CHK(dx[1]);
+        dx[0] = dgc_grad_sum_to(c, fwd, gx, x); CHK(dx[0]);
+        dx[1] = dgc_grad_sum_to(c, fwd, gy, yv); CHK(dx[1]);
     } else if (op == OP(AddN)) {
         for (int i = 0; i < f->n_inputs; i++)
             dx[i] = dy;
@@ -765,10 +701,11 @@ dg_status dgc_grad_rule(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
         return matmul_grad(c, fwd, dy, dx);
     } else if (op == OP(BiasAdd)) {
         dx[0] = dy;
-        if (NEED(1)) { dx[1] = sum_to(c, fwd, dy, yv, "SumTo"); CHK(dx[1]); }
+        if (NEED(1)) { dx[1] = dgc_grad_sum_to(c, fwd, dy, yv); CHK(dx[1]); }
     } else if (op == OP(Sum) || op == OP(Mean)) {
         return reduce_grad(c, fwd, dy, dx, op == OP(Mean));
-    } else if (op == OP(Max)) {
+    } else if (op == OP(Max) || op == OP(Min)) {
+        /* MaxGrad routes dy to the elements equal to y: the extremes */
         return max_grad(c, fwd, dy, dx);
     } else if (op == OP(Reshape)) {
         dx[0] = MK("ReshapeLike", ReshapeLike, dy, x); CHK(dx[0]);

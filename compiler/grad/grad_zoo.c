@@ -4,72 +4,18 @@
  * image_grad.py, data_flow_grad.py), built from dgrun's ops:
  * SquaredDifference, Erf, Erfc, LeakyRelu, Elu, Selu, Softplus, Softsign,
  * ReverseV2, IdentityN, Einsum, the two resizes, UnsortedSegmentSum,
- * DynamicStitch and DynamicPartition.
+ * DynamicStitch and DynamicPartition; Log1p, Expm1, Tan, Atan, Asin, Acos,
+ * Sinh, Cosh, Atan2, Cumsum, DepthToSpace, SpaceToDepth, MirrorPad,
+ * GatherNd, ScatterNd, TopKV2.
  */
 #include "grad.h"
+#include "grad_rule.h"
 #include "dg_alloc.h"
 #include "dg_error.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-
-#define OP(name) DGC_OPID_##name
-/* The forward node, looked up at each use: adding generated nodes may move
- * the node array. */
-#define FWD (&c->g->nodes[fwd])
-#define NEED(i) (!c->need || c->need[i])
-#define CHK(r)                                                                \
-    do {                                                                      \
-        if ((r).node < 0)                                                     \
-            return fail(c);                                                   \
-    } while (0)
-#define MK(suffix, opname, ...)                                               \
-    mk(c, fwd, suffix, OP(opname), (const dgc_ref[]){__VA_ARGS__},            \
-       (int)(sizeof((const dgc_ref[]){__VA_ARGS__}) / sizeof(dgc_ref)))
-
-static dg_status fail(dgc_gctx *c)
-{
-    return c->err->code != DG_OK ? c->err->code : DG_E_GRAPH;
-}
-
-static dgc_ref mk(dgc_gctx *c, int32_t fwd, const char *suffix, int op,
-                  const dgc_ref *in, int n_in)
-{
-    dgc_ref r = {dgc_grad_node(c, fwd, suffix, op, in, n_in), 0};
-    return r;
-}
-
-static dgc_ref R(int32_t node, int32_t index)
-{
-    dgc_ref r = {node, index};
-    return r;
-}
-
-static const dgc_ttype *type_of(dgc_gctx *c, dgc_ref r)
-{
-    return &c->g->nodes[r.node].outputs[r.index];
-}
-
-static dgc_ref cst(dgc_gctx *c, int32_t fwd, const char *suffix, double v,
-                   dgc_ref like)
-{
-    dgc_ref r = {dgc_grad_const(c, fwd, suffix, v, type_of(c, like)->dtype),
-                 0};
-    return r;
-}
-
-/* SumTo(g, like) unless the shapes are statically the same. */
-static dgc_ref sum_to(dgc_gctx *c, int32_t fwd, dgc_ref g, dgc_ref like)
-{
-    const dg_shape *a = &type_of(c, g)->shape, *b = &type_of(c, like)->shape;
-    int same = a->rank == b->rank;
-    for (int d = 0; same && d < a->rank; d++)
-        same = a->dims[d] >= 0 && a->dims[d] == b->dims[d];
-    if (same)
-        return g;
-    return mk(c, fwd, "SumTo", OP(SumTo), (const dgc_ref[]){g, like}, 2);
-}
 
 /* A generated node whose attrs are set by `set` before it is typed. */
 typedef int (*set_fn)(dgc_gctx *c, int32_t fwd, dgc_node *n, void *arg);
@@ -92,7 +38,8 @@ static dgc_ref mk_set(dgc_gctx *c, int32_t fwd, const char *suffix, int op,
     return r;
 }
 
-/* Copy the forward node's bool/float attrs named in arg (NULL-ended). */
+/* Copy the forward node's bool/float/string/int attrs named in arg
+ * (NULL-ended). */
 static int copy_attrs(dgc_gctx *c, int32_t fwd, dgc_node *n, void *arg)
 {
     const char *const *keys = arg;
@@ -102,6 +49,7 @@ static int copy_attrs(dgc_gctx *c, int32_t fwd, dgc_node *n, void *arg)
             continue;
         if (a->kind == DGC_A_BOOL ? dgc_node_set_bool(n, keys[i], (int)a->i)
             : a->kind == DGC_A_FLOAT ? dgc_node_set_float(n, keys[i], a->f)
+            : a->kind == DGC_A_STR   ? dgc_node_set_str(n, keys[i], a->s)
                                      : dgc_node_set_int(n, keys[i], a->i))
             return -1;
     }
@@ -131,6 +79,19 @@ static int set_num_partitions(dgc_gctx *c, int32_t fwd, dgc_node *n,
     return dgc_node_set_int(n, "num_partitions",
                             dgc_attr_int(&c->g->nodes[fwd], "num_partitions",
                                          1));
+}
+
+/* Cumsum's gradient: the forward axis and exclusive, reverse flipped */
+static int set_cumsum_grad(dgc_gctx *c, int32_t fwd, dgc_node *n, void *arg)
+{
+    (void)arg;
+    const dgc_attr *a = dgc_node_attr(FWD, "axis");
+    int64_t ax = a && a->kind == DGC_A_INTS && a->n > 0 ? a->ints[0]
+                 : dgc_attr_int(FWD, "axis", 0);
+    return dgc_node_set_ints(n, "axis", &ax, 1) ||
+           dgc_node_set_bool(n, "exclusive",
+                             dgc_attr_bool(FWD, "exclusive", 0)) ||
+           dgc_node_set_bool(n, "reverse", !dgc_attr_bool(FWD, "reverse", 0));
 }
 
 static dg_status no_grad(dgc_gctx *c, int32_t fwd, const char *why)
@@ -172,9 +133,9 @@ static dg_status einsum_grad(dgc_gctx *c, int32_t fwd, dgc_ref dy,
 {
     char eqb[40];
     const char *eqs = dgc_einsum_equation(FWD, eqb, sizeof eqb);
-    const dg_shape *sh[2] = {&type_of(c, FWD->inputs[0])->shape,
-                             FWD->n_inputs > 1 ? &type_of(c, FWD->inputs[1])->shape
-                                             : NULL};
+    const dg_shape *sh[2] = {
+        &dgc_grad_type(c, FWD->inputs[0])->shape,
+        FWD->n_inputs > 1 ? &dgc_grad_type(c, FWD->inputs[1])->shape : NULL};
     dgc_einsum e;
     char msg[200];
     if (dgc_einsum_parse(eqs, sh, FWD->n_inputs, &e, msg,
@@ -243,7 +204,7 @@ static dg_status einsum_grad(dgc_gctx *c, int32_t fwd, dgc_ref dy,
                        (const dgc_ref[]){g, ones}, 2, set_str, eq);
         }
         CHK(g);
-        dx[i] = sum_to(c, fwd, g, FWD->inputs[i]);
+        dx[i] = dgc_grad_sum_to(c, fwd, g, FWD->inputs[i]);
         CHK(dx[i]);
     }
     return DG_OK;
@@ -256,7 +217,7 @@ static dg_status dynpart_grad(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
 {
     if (!NEED(0))
         return DG_OK;
-    const dg_shape *ps = &type_of(c, FWD->inputs[1])->shape;
+    const dg_shape *ps = &dgc_grad_type(c, FWD->inputs[1])->shape;
     int np = (int)dgc_attr_int(FWD, "num_partitions", 1);
     int64_t cnt = 1, dims[DG_MAX_RANK];
     for (int d = 0; d < ps->rank; d++) {
@@ -294,9 +255,99 @@ static dg_status dynpart_grad(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
             CHK(in[np + i]);
         }
     }
-    dgc_ref st = mk(c, fwd, "DynamicStitch", OP(DynamicStitch), in, 2 * np);
+    dgc_ref st = dgc_grad_mk(c, fwd, "DynamicStitch", OP(DynamicStitch), in,
+                             2 * np);
     CHK(st);
     dx[0] = MK("ReshapeLike", ReshapeLike, st, FWD->inputs[0]);
+    CHK(dx[0]);
+    return DG_OK;
+}
+
+/* ---- the elementwise math of step 3: TF's math_grad.py ------------------- */
+
+static int unary_math_has(int op)
+{
+    return op == OP(Log1p) || op == OP(Expm1) || op == OP(Tan) ||
+           op == OP(Atan) || op == OP(Asin) || op == OP(Acos) ||
+           op == OP(Sinh) || op == OP(Cosh);
+}
+
+/* dx = dy * f'(x), f' built as TF builds it */
+static dg_status unary_math_grad(dgc_gctx *c, int32_t fwd, dgc_ref dy,
+                                 dgc_ref *dx)
+{
+    int op = FWD->op;
+    dgc_ref x = FWD->inputs[0], d;
+    if (op == OP(Expm1) || op == OP(Sinh) || op == OP(Cosh)) {
+        d = op == OP(Expm1) ? MK("Exp", Exp, x)
+            : op == OP(Sinh) ? MK("Cosh", Cosh, x) : MK("Sinh", Sinh, x);
+    } else if (op == OP(Tan)) { /* sec(x)^2 */
+        dgc_ref cs = MK("Cos", Cos, x); CHK(cs);
+        dgc_ref rc = MK("Reciprocal", Reciprocal, cs); CHK(rc);
+        d = MK("Square", Square, rc);
+    } else {
+        dgc_ref one = dgc_grad_cst(c, fwd, "one", 1.0, x); CHK(one);
+        dgc_ref den;
+        if (op == OP(Log1p)) { /* 1 / (1 + x) */
+            den = MK("Add", Add, one, x);
+        } else {
+            dgc_ref sq = MK("Square", Square, x); CHK(sq);
+            if (op == OP(Atan)) { /* 1 / (1 + x^2) */
+                den = MK("Add", Add, one, sq);
+            } else { /* Asin, Acos: (-)1 / sqrt(1 - x^2) */
+                dgc_ref df = MK("Sub", Sub, one, sq); CHK(df);
+                den = MK("Sqrt", Sqrt, df);
+            }
+        }
+        CHK(den);
+        d = MK("Reciprocal", Reciprocal, den);
+    }
+    CHK(d);
+    dx[0] = MK("Mul", Mul, dy, d); CHK(dx[0]);
+    if (op == OP(Acos)) {
+        dx[0] = MK("Neg", Neg, dx[0]); CHK(dx[0]);
+    }
+    return DG_OK;
+}
+
+/* ---- TopKV2: TF's _TopKGrad --------------------------------------------- */
+
+/* dy scattered to the entries it came from: indices offset by their row's
+ * start in the flattened input, ScatterNd into zeros, reshaped back */
+static dg_status topk_grad(dgc_gctx *c, int32_t fwd, dgc_ref dy, dgc_ref *dx)
+{
+    if (!NEED(0) || dy.node < 0)
+        return DG_OK;
+    const dg_shape *s = &dgc_grad_type(c, FWD->inputs[0])->shape;
+    const dg_shape *os = &dgc_grad_type(c, R(fwd, 0))->shape;
+    int64_t total = dg_shape_numel(s), len = s->dims[s->rank - 1];
+    int64_t kk = os->dims[os->rank - 1];
+    if (total < 0 || kk < 0 || len <= 0 || total / len > 1 << 20)
+        return no_grad(c, fwd, "needs the input's shape and k known when "
+                       "the graph is compiled");
+    int64_t rows = total / len;
+    int64_t *offs = dg_malloc((size_t)rows * sizeof *offs);
+    if (!offs)
+        return dg_err_nomem(c->err, "gradient");
+    for (int64_t r = 0; r < rows; r++)
+        offs[r] = r * len;
+    dgc_ref ov = dgc_grad_ints(c, fwd, "row_starts", offs, (int)rows);
+    dg_free(offs);
+    CHK(ov);
+    int64_t col[2] = {rows, 1}, flat2[2] = {rows * kk, 1}, flat = rows * kk;
+    int64_t rk[2] = {rows, kk};
+    dgc_ref cs = dgc_grad_ints(c, fwd, "col_shape", col, 2); CHK(cs);
+    dgc_ref oc = MK("row_starts_col", Reshape, ov, cs); CHK(oc);
+    dgc_ref rks = dgc_grad_ints(c, fwd, "rows_k", rk, 2); CHK(rks);
+    dgc_ref i2 = MK("indices_2d", Reshape, R(fwd, 1), rks); CHK(i2);
+    dgc_ref ia = MK("Add", Add, i2, oc); CHK(ia);
+    dgc_ref f2 = dgc_grad_ints(c, fwd, "flat_shape", flat2, 2); CHK(f2);
+    dgc_ref ind = MK("flat_indices", Reshape, ia, f2); CHK(ind);
+    dgc_ref f1 = dgc_grad_ints(c, fwd, "grad_shape", &flat, 1); CHK(f1);
+    dgc_ref g = MK("flat_grad", Reshape, dy, f1); CHK(g);
+    dgc_ref ts = dgc_grad_ints(c, fwd, "input_size", &total, 1); CHK(ts);
+    dgc_ref sc = MK("ScatterNd", ScatterNd, ind, g, ts); CHK(sc);
+    dx[0] = MK("ReshapeLike", ReshapeLike, sc, FWD->inputs[0]);
     CHK(dx[0]);
     return DG_OK;
 }
@@ -314,7 +365,11 @@ int dgc_grad_zoo_has(int op)
            op == OP(GatherV2) ||
            op == OP(ResizeBilinear) || op == OP(ResizeNearestNeighbor) ||
            op == OP(UnsortedSegmentSum) || op == OP(DynamicStitch) ||
-           op == OP(DynamicPartition);
+           op == OP(DynamicPartition) || op == OP(Atan2) ||
+           op == OP(Cumsum) || op == OP(DepthToSpace) ||
+           op == OP(SpaceToDepth) || op == OP(MirrorPad) ||
+           op == OP(GatherNd) || op == OP(ScatterNd) || op == OP(TopKV2) ||
+           unary_math_has(op);
 }
 
 dg_status dgc_grad_zoo(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
@@ -328,6 +383,8 @@ dg_status dgc_grad_zoo(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
     }
     if (op == OP(DynamicPartition))
         return dynpart_grad(c, fwd, dys, dx);
+    if (op == OP(TopKV2))
+        return topk_grad(c, fwd, dys[0], dx);
     dgc_ref dy = dys[0];
     if (dy.node < 0)
         return DG_OK;
@@ -335,20 +392,85 @@ dg_status dgc_grad_zoo(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
     static const char *const k_alpha[] = {"alpha", NULL};
     static const char *const k_resize[] = {"align_corners",
                                            "half_pixel_centers", NULL};
+    if (unary_math_has(op))
+        return unary_math_grad(c, fwd, dy, dx);
+    if (op == OP(DepthToSpace) || op == OP(SpaceToDepth)) {
+        /* each other's gradient, with the same block_size */
+        static const char *const k_block[] = {"block_size", NULL};
+        dx[0] = mk_set(c, fwd, op == OP(DepthToSpace) ? "SpaceToDepth"
+                                                      : "DepthToSpace",
+                       op == OP(DepthToSpace) ? OP(SpaceToDepth)
+                                              : OP(DepthToSpace),
+                       &dy, 1, copy_attrs, (void *)k_block);
+        CHK(dx[0]);
+        return DG_OK;
+    }
+    if (op == OP(MirrorPad)) { /* TF: MirrorPadGrad(dy, paddings, mode) */
+        static const char *const k_mode[] = {"mode", NULL};
+        dx[0] = mk_set(c, fwd, "MirrorPadGrad", OP(MirrorPadGrad),
+                       (const dgc_ref[]){dy, FWD->inputs[1]}, 2, copy_attrs,
+                       (void *)k_mode);
+        CHK(dx[0]);
+        return DG_OK;
+    }
+    if (op == OP(GatherNd)) { /* TF: ScatterNd(indices, dy, shape(params)) */
+        if (!NEED(0))
+            return DG_OK;
+        const dg_shape *ps = &dgc_grad_type(c, x)->shape;
+        for (int d = 0; d < ps->rank; d++)
+            if (ps->dims[d] < 0)
+                return no_grad(c, fwd, "needs params' shape known when the "
+                               "graph is compiled");
+        dgc_ref shp = dgc_grad_ints(c, fwd, "shape", ps->dims, ps->rank);
+        CHK(shp);
+        dx[0] = MK("ScatterNd", ScatterNd, FWD->inputs[1], dy, shp);
+        CHK(dx[0]);
+        return DG_OK;
+    }
+    if (op == OP(ScatterNd)) { /* TF: updates get GatherNd(dy, indices) */
+        if (NEED(1)) {
+            dx[1] = MK("GatherNd", GatherNd, dy, FWD->inputs[0]);
+            CHK(dx[1]);
+        }
+        return DG_OK;
+    }
+    if (op == OP(Cumsum)) { /* TF: cumsum(dy, exclusive, !reverse) */
+        dx[0] = mk_set(c, fwd, "Cumsum", OP(Cumsum), &dy, 1, set_cumsum_grad,
+                       NULL);
+        CHK(dx[0]);
+        return DG_OK;
+    }
+    if (op == OP(Atan2)) { /* TF: g = dy / (x^2 + y^2); x * g, -y * g */
+        dgc_ref y = FWD->inputs[0], xx = FWD->inputs[1];
+        dgc_ref sx = MK("Square", Square, xx); CHK(sx);
+        dgc_ref sy = MK("Square", Square, y); CHK(sy);
+        dgc_ref den = MK("Add", Add, sx, sy); CHK(den);
+        dgc_ref g = MK("Div", Div, dy, den); CHK(g);
+        if (NEED(0)) {
+            dgc_ref a = MK("Mul", Mul, xx, g); CHK(a);
+            dx[0] = dgc_grad_sum_to(c, fwd, a, y); CHK(dx[0]);
+        }
+        if (NEED(1)) {
+            dgc_ref ny = MK("Neg", Neg, y); CHK(ny);
+            dgc_ref b = MK("Mul", Mul, ny, g); CHK(b);
+            dx[1] = dgc_grad_sum_to(c, fwd, b, xx); CHK(dx[1]);
+        }
+        return DG_OK;
+    }
     if (op == OP(SquaredDifference)) {
         dgc_ref y = FWD->inputs[1];
         dgc_ref d = MK("Sub", Sub, x, y); CHK(d);
-        dgc_ref two = cst(c, fwd, "two", 2.0, x); CHK(two);
+        dgc_ref two = dgc_grad_cst(c, fwd, "two", 2.0, x); CHK(two);
         dgc_ref m = MK("Mul", Mul, d, two); CHK(m);
         dgc_ref g = MK("Mul", Mul, dy, m); CHK(g);
-        if (NEED(0)) { dx[0] = sum_to(c, fwd, g, x); CHK(dx[0]); }
+        if (NEED(0)) { dx[0] = dgc_grad_sum_to(c, fwd, g, x); CHK(dx[0]); }
         if (NEED(1)) {
             dgc_ref ng = MK("Neg", Neg, g); CHK(ng);
-            dx[1] = sum_to(c, fwd, ng, y); CHK(dx[1]);
+            dx[1] = dgc_grad_sum_to(c, fwd, ng, y); CHK(dx[1]);
         }
     } else if (op == OP(Erf) || op == OP(Erfc)) {
         /* d erf(x) = 2/sqrt(pi) * exp(-x^2) */
-        dgc_ref k2 = cst(c, fwd, "two_over_sqrt_pi",
+        dgc_ref k2 = dgc_grad_cst(c, fwd, "two_over_sqrt_pi",
                          op == OP(Erf) ? 2.0 / sqrt(M_PI) : -2.0 / sqrt(M_PI),
                          x);
         CHK(k2);
@@ -388,7 +510,7 @@ dg_status dgc_grad_zoo(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
             return DG_OK;
         int64_t ax = dgc_attr_int(FWD, "axis", 0);
         if (FWD->n_inputs > 2) {
-            const dgc_ttype *at = type_of(c, FWD->inputs[2]);
+            const dgc_ttype *at = dgc_grad_type(c, FWD->inputs[2]);
             int64_t v[1];
             if (!at->value && !(c->g->nodes[FWD->inputs[2].node].op ==
                                 OP(Const)))
@@ -403,7 +525,7 @@ dg_status dgc_grad_zoo(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
         }
         if (ax != 0 || dgc_attr_int(FWD, "batch_dims", 0) != 0)
             return no_grad(c, fwd, "is supported along axis 0 only");
-        const dg_shape *ps = &type_of(c, x)->shape;
+        const dg_shape *ps = &dgc_grad_type(c, x)->shape;
         if (ps->rank < 1 || ps->dims[0] < 0)
             return no_grad(c, fwd, "needs params' first dimension known "
                            "when the graph is compiled");
@@ -419,19 +541,19 @@ dg_status dgc_grad_zoo(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
         dgc_ref y = FWD->inputs[1];
         if (NEED(0)) {
             dgc_ref a = MK("DivNoNan", DivNoNan, dy, y); CHK(a);
-            dx[0] = sum_to(c, fwd, a, x); CHK(dx[0]);
+            dx[0] = dgc_grad_sum_to(c, fwd, a, x); CHK(dx[0]);
         }
         if (NEED(1)) {
             dgc_ref nx = MK("Neg", Neg, x); CHK(nx);
             dgc_ref q = MK("DivNoNan", DivNoNan, nx, y); CHK(q);
             dgc_ref q2 = MK("DivNoNan", DivNoNan, q, y); CHK(q2);
             dgc_ref b = MK("Mul", Mul, dy, q2); CHK(b);
-            dx[1] = sum_to(c, fwd, b, y); CHK(dx[1]);
+            dx[1] = dgc_grad_sum_to(c, fwd, b, y); CHK(dx[1]);
         }
     } else if (op == OP(Einsum) || op == OP(BatchMatMulV2)) {
         return einsum_grad(c, fwd, dy, dx);
     } else if (op == OP(ResizeBilinear)) {
-        dg_dtype t = type_of(c, x)->dtype;
+        dg_dtype t = dgc_grad_type(c, x)->dtype;
         if (t != DG_F32 && t != DG_F64)
             return DG_OK; /* TF: no gradient into integer images */
         dx[0] = mk_set(c, fwd, "ResizeBilinearGrad", OP(ResizeBilinearGrad),
@@ -439,7 +561,7 @@ dg_status dgc_grad_zoo(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
                        (void *)k_resize);
         CHK(dx[0]);
     } else if (op == OP(ResizeNearestNeighbor)) {
-        const dg_shape *s = &type_of(c, x)->shape;
+        const dg_shape *s = &dgc_grad_type(c, x)->shape;
         if (s->rank != 4 || s->dims[1] < 0 || s->dims[2] < 0)
             return no_grad(c, fwd, "needs the image size known when the "
                            "graph is compiled");

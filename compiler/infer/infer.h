@@ -184,6 +184,22 @@ int dgc_infer_dynamic_partition(DGC_INFER_ARGS);
 int dgc_infer_space_batch(DGC_INFER_ARGS);
 int dgc_infer_is_initialized(DGC_INFER_ARGS);  /* a bool scalar */     /* SpaceToBatchND & inverse */
 int dgc_infer_conv3d(DGC_INFER_ARGS);          /* Conv3D, MaxPool3D */
+int dgc_infer_is_finite(DGC_INFER_ARGS); /* IsNan/IsInf/IsFinite: bool */
+int dgc_infer_cumsum(DGC_INFER_ARGS);    /* Cumsum: x's type, axis checked */
+/* Shape s seen as [outer, len, inner] around axis `axis` (negative counts
+ * from the end): 0, or -1 when the axis is out of range for s's rank.
+ * (Cumsum's kernels.) */
+int dgc_axis_split(const dg_shape *s, int64_t axis, int64_t *outer,
+                   int64_t *len, int64_t *inner);
+int dgc_infer_one_hot(DGC_INFER_ARGS);   /* OneHot: depth's value inserted */
+int dgc_infer_depth_space(DGC_INFER_ARGS); /* DepthToSpace, SpaceToDepth */
+/* infer_grad.c: ApplyAdagrad, ApplyRMSProp, ... (dgc_op_n_refs slots) */
+#define DGC_MAX_APPLY 8
+int dgc_infer_apply_opt(DGC_INFER_ARGS);
+int dgc_infer_mirror_pad(DGC_INFER_ARGS); /* MirrorPad and its gradient */
+int dgc_infer_gather_nd(DGC_INFER_ARGS);  /* GatherNd */
+int dgc_infer_topk(DGC_INFER_ARGS);       /* TopKV2: values, int32 indices */
+int dgc_infer_scatter_nd(DGC_INFER_ARGS); /* ScatterNd: shape's value */
 /* The window of a 3-D convolution or pooling along one axis: output size,
  * and the padding before (TF's SAME / VALID).  -1 for an unknown size. */
 int64_t dgc_win3d(int64_t in, int64_t k, int64_t s, int64_t dil, int same,

@@ -177,6 +177,25 @@ int dgc_infer_apply_momentum(DGC_INFER_ARGS)
     return 0;
 }
 
+int dgc_infer_apply_opt(DGC_INFER_ARGS)
+{
+    /* the variable, its slots, scalar hyper-parameters, the gradient */
+    int refs = dgc_op_n_refs(n->op), scal[DGC_MAX_APPLY], slots[4];
+    if (n_in < refs + 1 || n_in - refs - 1 > DGC_MAX_APPLY) {
+        snprintf(msg, msgsz, "has %d inputs", n_in);
+        return -1;
+    }
+    for (int i = 1; i < refs; i++)
+        slots[i - 1] = i;
+    for (int i = refs; i < n_in - 1; i++)
+        scal[i - refs] = i;
+    if (check_apply(in, n_in, n_in - 1, scal, n_in - 1 - refs, slots,
+                    refs - 1, msg, msgsz))
+        return -1;
+    out[0] = in[0];
+    return 0;
+}
+
 int dgc_infer_apply_adam(DGC_INFER_ARGS)
 {
     (void)n;

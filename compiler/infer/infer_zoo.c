@@ -581,3 +581,240 @@ int dgc_infer_is_initialized(DGC_INFER_ARGS)
     shape0(&out[0].shape, 0);
     return 0;
 }
+
+int dgc_infer_is_finite(DGC_INFER_ARGS)
+{
+    (void)n;
+    if (n_in != 1)
+        FAIL("needs one input");
+    if (in[0].dtype != DG_F32 && in[0].dtype != DG_F64)
+        FAIL("needs a float input, got %s", dg_dtype_name(in[0].dtype));
+    out[0] = in[0];
+    out[0].value = NULL;
+    out[0].dtype = DG_BOOL;
+    return 0;
+}
+
+int dgc_infer_cumsum(DGC_INFER_ARGS)
+{
+    if (n_in != 1)
+        FAIL("needs one input (TF's axis input becomes attrs.axis)");
+    int64_t ax = dgc_attr_int(n, "axis", 0);
+    int r = in[0].shape.rank;
+    if (ax < -r || ax >= r)
+        FAIL("axis %lld is out of range for rank %d", (long long)ax, r);
+    out[0] = in[0];
+    out[0].value = NULL;
+    return 0;
+}
+
+int dgc_infer_one_hot(DGC_INFER_ARGS)
+{
+    if (n_in != 4)
+        FAIL("needs indices, depth, on_value and off_value");
+    if (!is_int(in[0].dtype) || in[1].dtype != DG_I32 ||
+        in[1].shape.rank != 0)
+        FAIL("needs int32/int64 indices and an int32 scalar depth");
+    if (in[2].dtype != in[3].dtype || in[2].shape.rank != 0 ||
+        in[3].shape.rank != 0)
+        FAIL("on_value and off_value must be scalars of one dtype");
+    int r = in[0].shape.rank;
+    int64_t ax = dgc_attr_int(n, "axis", -1);
+    if (ax < -1 || ax > r || r + 1 > DG_MAX_RANK)
+        FAIL("axis %lld is out of range for indices of rank %d",
+             (long long)ax, r);
+    if (ax == -1)
+        ax = r;
+    int64_t depth = -1;
+    if (in[1].value && dgc_ttype_ints(&in[1], &depth, 1) == 1 && depth < 0)
+        FAIL("depth %lld is negative", (long long)depth);
+    shape0(&out[0].shape, r + 1);
+    for (int i = 0, o = 0; o < r + 1; o++)
+        out[0].shape.dims[o] = o == ax ? depth : in[0].shape.dims[i++];
+    out[0].dtype = in[2].dtype;
+    out[0].value = NULL;
+    return 0;
+}
+
+int dgc_infer_depth_space(DGC_INFER_ARGS)
+{
+    if (n_in != 1)
+        FAIL("needs one input");
+    const dgc_attr *df = dgc_node_attr(n, "data_format");
+    if (df && df->s && strcmp(df->s, "NHWC") != 0)
+        FAIL("data_format %s is not supported (NHWC only)", df->s);
+    int64_t b = dgc_attr_int(n, "block_size", 0);
+    if (b < 2)
+        FAIL("block_size must be at least 2, got %lld", (long long)b);
+    const dg_shape *s = &in[0].shape;
+    if (s->rank != 4)
+        FAIL("needs an NHWC input of rank 4, got rank %d", s->rank);
+    out[0] = in[0];
+    out[0].value = NULL;
+    int64_t *o = out[0].shape.dims;
+    if (n->op == DGC_OPID_DepthToSpace) {
+        if (s->dims[3] >= 0 && s->dims[3] % (b * b) != 0)
+            FAIL("depth %lld is not divisible by block_size^2 = %lld",
+                 (long long)s->dims[3], (long long)(b * b));
+        o[1] = s->dims[1] < 0 ? -1 : s->dims[1] * b;
+        o[2] = s->dims[2] < 0 ? -1 : s->dims[2] * b;
+        o[3] = s->dims[3] < 0 ? -1 : s->dims[3] / (b * b);
+    } else {
+        for (int d = 1; d <= 2; d++)
+            if (s->dims[d] >= 0 && s->dims[d] % b != 0)
+                FAIL("dimension %d (%lld) is not divisible by block_size "
+                     "%lld", d, (long long)s->dims[d], (long long)b);
+        o[1] = s->dims[1] < 0 ? -1 : s->dims[1] / b;
+        o[2] = s->dims[2] < 0 ? -1 : s->dims[2] / b;
+        o[3] = s->dims[3] < 0 ? -1 : s->dims[3] * b * b;
+    }
+    return 0;
+}
+
+int dgc_infer_mirror_pad(DGC_INFER_ARGS)
+{
+    if (n_in != 2)
+        FAIL("needs the tensor and paddings");
+    const dgc_attr *m = dgc_node_attr(n, "mode");
+    int sym = m && m->s && strcmp(m->s, "SYMMETRIC") == 0;
+    if (!m || !m->s || (!sym && strcmp(m->s, "REFLECT") != 0))
+        FAIL("mode must be REFLECT or SYMMETRIC");
+    int grad = n->op == DGC_OPID_MirrorPadGrad;
+    const dg_shape *x = &in[0].shape;
+    const dgc_ttype *p = &in[1];
+    if (!is_int(p->dtype) || p->shape.rank != 2 || p->shape.dims[1] != 2 ||
+        (p->shape.dims[0] >= 0 && p->shape.dims[0] != x->rank))
+        FAIL("paddings must be an int32/int64 [%d, 2] matrix", x->rank);
+    int64_t pv[2 * DG_MAX_RANK];
+    int have = p->value && p->shape.dims[0] == x->rank;
+    for (int i = 0; have && i < 2 * x->rank; i++)
+        pv[i] = p->dtype == DG_I32 ? ((const int32_t *)p->value)[i]
+                                   : ((const int64_t *)p->value)[i];
+    out[0] = in[0];
+    out[0].value = NULL;
+    for (int d = 0; d < x->rank; d++) {
+        if (!have || x->dims[d] < 0) {
+            out[0].shape.dims[d] = -1;
+            continue;
+        }
+        int64_t a = pv[2 * d], b = pv[2 * d + 1];
+        int64_t lim = grad ? (x->dims[d] - a - b) : x->dims[d];
+        if (a < 0 || b < 0 || a > lim - !sym || b > lim - !sym)
+            FAIL("paddings %lld, %lld of dimension %d do not fit a size of "
+                 "%lld in mode %s", (long long)a, (long long)b, d,
+                 (long long)lim, m->s);
+        out[0].shape.dims[d] = grad ? lim : x->dims[d] + a + b;
+    }
+    return 0;
+}
+
+/* bad_indices_policy: dgrun's kernels fail on a bad index (TF's default) */
+static int nd_policy(const dgc_node *n, char *msg, size_t msgsz)
+{
+    const dgc_attr *a = dgc_node_attr(n, "bad_indices_policy");
+    if (a && a->s && a->s[0] && strcmp(a->s, "DEFAULT") != 0 &&
+        strcmp(a->s, "ERROR") != 0)
+        FAIL("bad_indices_policy %s is not supported (an out-of-range "
+             "index is an error)", a->s);
+    return 0;
+}
+
+int dgc_infer_gather_nd(DGC_INFER_ARGS)
+{
+    if (nd_policy(n, msg, msgsz))
+        return -1;
+    if (n_in != 2)
+        FAIL("needs params and indices");
+    const dg_shape *ps = &in[0].shape, *is = &in[1].shape;
+    if (!is_int(in[1].dtype) || is->rank < 1 || is->dims[is->rank - 1] < 0)
+        FAIL("indices must be int32/int64 of rank >= 1 with a known last "
+             "dimension");
+    int64_t kk = is->dims[is->rank - 1];
+    if (kk > ps->rank)
+        FAIL("index tuples of %lld elements for params of rank %d",
+             (long long)kk, ps->rank);
+    int r = is->rank - 1 + ps->rank - (int)kk;
+    if (r > DG_MAX_RANK)
+        FAIL("the output's rank %d is over %d", r, DG_MAX_RANK);
+    out[0].dtype = in[0].dtype;
+    out[0].value = NULL;
+    shape0(&out[0].shape, r);
+    int o = 0;
+    for (int d = 0; d < is->rank - 1; d++)
+        out[0].shape.dims[o++] = is->dims[d];
+    for (int d = (int)kk; d < ps->rank; d++)
+        out[0].shape.dims[o++] = ps->dims[d];
+    return 0;
+}
+
+int dgc_infer_scatter_nd(DGC_INFER_ARGS)
+{
+    if (nd_policy(n, msg, msgsz))
+        return -1;
+    if (n_in != 3)
+        FAIL("needs indices, updates and shape");
+    const dg_shape *is = &in[0].shape;
+    if (!is_int(in[0].dtype) || is->rank < 1 || is->dims[is->rank - 1] < 0)
+        FAIL("indices must be int32/int64 of rank >= 1 with a known last "
+             "dimension");
+    int64_t sv[DG_MAX_RANK];
+    int r = dgc_ttype_ints(&in[2], sv, DG_MAX_RANK);
+    if (r < 0)
+        FAIL("shape must be an int32/int64 vector of at most %d elements",
+             DG_MAX_RANK);
+    out[0].dtype = in[1].dtype;
+    out[0].value = NULL;
+    shape0(&out[0].shape, r);
+    for (int d = 0; d < r; d++)
+        out[0].shape.dims[d] = in[2].value ? sv[d] : -1;
+    if (in[2].value && is->dims[is->rank - 1] > r)
+        FAIL("index tuples of %lld elements for a shape of rank %d",
+             (long long)is->dims[is->rank - 1], r);
+    return 0;
+}
+
+int dgc_axis_split(const dg_shape *s, int64_t axis, int64_t *outer,
+                   int64_t *len, int64_t *inner)
+{
+    if (axis < 0)
+        axis += s->rank;
+    if (axis < 0 || axis >= s->rank)
+        return -1;
+    *outer = 1;
+    *inner = 1;
+    *len = s->dims[axis];
+    for (int d = 0; d < axis; d++)
+        *outer *= s->dims[d];
+    for (int d = (int)axis + 1; d < s->rank; d++)
+        *inner *= s->dims[d];
+    return 0;
+}
+
+int dgc_infer_topk(DGC_INFER_ARGS)
+{
+    if (n_in != 2)
+        FAIL("needs the input and k");
+    const dgc_attr *it = dgc_node_attr(n, "index_type");
+    if (it && it->kind == DGC_A_DTYPE && it->i != DG_I32)
+        FAIL("index_type %s is not supported (int32 only)",
+             dg_dtype_name((dg_dtype)it->i));
+    const dg_shape *s = &in[0].shape;
+    if (s->rank < 1)
+        FAIL("needs an input of rank >= 1");
+    if (in[1].dtype != DG_I32 || in[1].shape.rank != 0)
+        FAIL("k must be an int32 scalar");
+    int64_t k = -1;
+    if (in[1].value && dgc_ttype_ints(&in[1], &k, 1) == 1) {
+        if (k < 0)
+            FAIL("k %lld is negative", (long long)k);
+        if (s->dims[s->rank - 1] >= 0 && k > s->dims[s->rank - 1])
+            FAIL("k %lld is larger than the last dimension %lld",
+                 (long long)k, (long long)s->dims[s->rank - 1]);
+    }
+    out[0] = in[0];
+    out[0].value = NULL;
+    out[0].shape.dims[s->rank - 1] = k;
+    out[1] = out[0];
+    out[1].dtype = DG_I32;
+    return 0;
+}

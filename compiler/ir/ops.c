@@ -66,6 +66,9 @@ static const dgc_attr_spec a_print[] = {
 static const dgc_attr_spec a_momentum[] = {
     {"use_locking", DGC_A_BOOL, "false", 0},
     {"use_nesterov", DGC_A_BOOL, "false", 0}, A_END};
+static const dgc_attr_spec a_adagrad[] = {
+    {"use_locking", DGC_A_BOOL, "false", 0},
+    {"update_slots", DGC_A_BOOL, "true", 0}, A_END};
 static const dgc_attr_spec a_bcast[] = { /* BroadcastLike */
     {"axis", DGC_A_INTS, NULL, 0}, {"keepdims", DGC_A_BOOL, "false", 0},
     {"mean", DGC_A_BOOL, "false", 0}, A_END};
@@ -183,6 +186,23 @@ static const dgc_attr_spec a_unique[] = {
     {"out_idx", DGC_A_DTYPE, "int32", 0}, A_END};
 static const dgc_attr_spec a_dynpart[] = {
     {"num_partitions", DGC_A_INT, NULL, REQ}, A_END};
+static const dgc_attr_spec a_cumsum[] = {
+    {"axis", DGC_A_INTS, "0", 0}, {"exclusive", DGC_A_BOOL, "false", 0},
+    {"reverse", DGC_A_BOOL, "false", 0}, A_END};
+static const dgc_attr_spec a_onehot[] = {{"axis", DGC_A_INT, "-1", 0},
+                                         A_END};
+static const dgc_attr_spec a_mirror[] = {{"mode", DGC_A_STR, NULL, REQ},
+                                         A_END};
+/* GatherNd, ScatterNd: "" (TF's default) and ERROR fail on a bad index */
+static const dgc_attr_spec a_nd[] = {
+    {"bad_indices_policy", DGC_A_STR, "", 0}, A_END};
+static const dgc_attr_spec a_topk[] = {{"sorted", DGC_A_BOOL, "true", 0},
+                                       {"index_type", DGC_A_DTYPE, "int32",
+                                        0},
+                                       A_END};
+static const dgc_attr_spec a_blocksize[] = {
+    {"block_size", DGC_A_INT, NULL, REQ},
+    {"data_format", DGC_A_STR, "NHWC", 0}, A_END};
 
 #define SRC DGC_OP_SOURCE
 #define NODIFF DGC_OP_NOT_DIFF
@@ -264,6 +284,21 @@ int dgc_node_axis_input(const dgc_node *n)
     }
 }
 
+int dgc_op_n_refs(int op)
+{
+    if (!dgc_op_has(op, DGC_OP_STATE))
+        return 0;
+    if (op == DGC_OPID_ApplyAdam || op == DGC_OPID_ApplyRMSProp ||
+        op == DGC_OPID_ApplyAdadelta || op == DGC_OPID_ApplyAdaMax)
+        return 3;
+    if (op == DGC_OPID_ApplyCenteredRMSProp)
+        return 4;
+    if (op == DGC_OPID_ApplyMomentum || op == DGC_OPID_ApplyAdagrad ||
+        op == DGC_OPID_ApplyProximalAdagrad)
+        return 2;
+    return 1;
+}
+
 int dgc_op_has(int op, uint32_t flag)
 {
     return (op >= 0 && op < dgc_n_ops) && (dgc_ops[op].flags & flag) != 0;
@@ -274,6 +309,11 @@ int dgc_op_kernel_dtype(const dgc_graph *g, const dgc_node *n)
     /* random ops: TF's kernels are registered by the output dtype (their
      * shape input is a host-memory int vector) */
     if ((dgc_op_has(n->op, DGC_OP_RANDOM) || n->op == DGC_OPID_RandomUniformInt) &&
+        n->n_outputs > 0)
+        return (int)n->outputs[0].dtype;
+    /* Select, SelectV2: by T, the values' dtype (input 0 is the bool
+     * condition) */
+    if ((n->op == DGC_OPID_Select || n->op == DGC_OPID_SelectV2) &&
         n->n_outputs > 0)
         return (int)n->outputs[0].dtype;
     if (n->n_inputs > 0) {

@@ -132,6 +132,10 @@ const dgc_attr_spec *dgc_op_attr(int op, const char *name);
 const char *dgc_op_attr_near(int op, const char *name);
 /* Convenience: flags test. */
 int dgc_op_has(int op, uint32_t flag);
+/* How many leading inputs of a state op are reference inputs it updates
+ * in place (the variable, then its slots: ApplyMomentum 2, ApplyAdam 3,
+ * ...); 0 for other ops. */
+int dgc_op_n_refs(int op);
 
 /* TF's OpDef attributes (compiler/ir/tf_attrs.def, generated from TF's op
  * registry by tools/tf_attrs/gen_tf_attrs.py) of TF op `tf_op` as a

@@ -84,6 +84,22 @@ static const tf_map maps[] = {
     {"Concat", "ConcatV2", 0, F_AXIS, "axis", "concat_dim", 1},
     {"Split", "Split", 0, F_AXIS, "axis", "split_dim", 1},
     {"SplitV", "SplitV", 2, F_AXIS, "axis", "axis", 1},
+    /* issue 22, step 3 */
+    {"Min", "Min", 1, F_AXES, "axis", "reduction_indices", 1},
+    {"ArgMin", "ArgMin", 1, F_AXIS, "axis", "dimension", 0},
+    {"Any", "Any", 1, F_AXES, "axis", "reduction_indices", 1},
+    {"All", "All", 1, F_AXES, "axis", "reduction_indices", 1},
+    {"Cumsum", "Cumsum", 1, F_AXIS, "axis", "axis", 0},
+    {"ResourceApplyAdagrad", "ApplyAdagrad", -1, F_NONE, NULL, NULL, 0},
+    {"ResourceApplyRMSProp", "ApplyRMSProp", -1, F_NONE, NULL, NULL, 0},
+    {"ResourceApplyCenteredRMSProp", "ApplyCenteredRMSProp", -1, F_NONE, NULL,
+     NULL, 0},
+    {"ResourceApplyAdadelta", "ApplyAdadelta", -1, F_NONE, NULL, NULL, 0},
+    {"ResourceApplyAdaMax", "ApplyAdaMax", -1, F_NONE, NULL, NULL, 0},
+    {"ResourceApplyProximalGradientDescent", "ApplyProximalGradientDescent",
+     -1, F_NONE, NULL, NULL, 0},
+    {"ResourceApplyProximalAdagrad", "ApplyProximalAdagrad", -1, F_NONE,
+     NULL, NULL, 0},
 };
 
 /* TF ops with a dgrun look-alike whose semantics differ (none since

@@ -364,13 +364,13 @@ static dg_status build_groups(dgc_placer *p, dg_error *err)
     }
     /* reference edges first, as TF does: the variable (input 0) of every
      * state op, and the accumulators it updates in place (ApplyMomentum's
-     * accum, ApplyAdam's m and v), which are reference inputs in TF too */
-    int op_mom = DGC_OPID_ApplyMomentum, op_adam = DGC_OPID_ApplyAdam;
+     * accum, ApplyAdam's m and v: dgc_op_n_refs), which are reference
+     * inputs in TF too */
     for (int32_t i = 0; i < p->n; i++) {
         const dgc_node *n = &g->nodes[i];
         if (!dgc_op_has(n->op, DGC_OP_STATE) || n->n_inputs < 1)
             continue;
-        int n_ref = n->op == op_adam ? 3 : n->op == op_mom ? 2 : 1;
+        int n_ref = dgc_op_n_refs(n->op);
         for (int k = 0; k < n_ref && k < n->n_inputs; k++) {
             int32_t v = n->inputs[k].node;
             if (v >= 0 && v < p->n &&
@@ -737,6 +737,49 @@ static void host_memory(const dgc_placer *p, dgc_graph *g, int32_t i)
     }
 }
 
+/* A state op (an Apply* update, Assign...) on a GPU whose backend has no
+ * kernel for it cannot run in host memory alone: it updates its Variable
+ * in place.  Its whole colocation group (the Variable, its slots, the
+ * other state ops) then runs in host memory on the CPU of the GPU's task,
+ * still placed and shown on the GPU, as one unit (SPEC 4.7: TF has the
+ * kernel; dgrun's OpenCL backend does not yet). */
+static dg_status state_groups_in_host_memory(dgc_placer *p, dgc_graph *g,
+                                             dg_error *err)
+{
+    uint8_t *host = dg_calloc((size_t)p->n + 1, 1);
+    if (!host)
+        return dg_err_nomem(err, "placement");
+    int any = 0;
+    for (int32_t i = 0; i < p->n; i++) {
+        const dgc_node *n = &g->nodes[i];
+        int d = n->device_id;
+        if (d < 0 || d != n->placed_id || !dgc_op_has(n->op, DGC_OP_STATE))
+            continue;
+        const dg_device_info *di = &p->devs->devs[d];
+        if (di->type == DG_DEV_GPU &&
+            !dgc_op_has_kernel(g, n, di->kernels, di->fp64)) {
+            host[dgc_placer_find(p, i)] = 1;
+            any = 1;
+        }
+    }
+    for (int32_t i = 0; any && i < p->n; i++) {
+        dgc_node *n = &g->nodes[i];
+        if (!host[dgc_placer_find(p, i)] || n->device_id < 0)
+            continue;
+        const dg_device_info *di = &p->devs->devs[n->device_id];
+        for (int c = 0; c < p->devs->n; c++) {
+            const dg_device_info *ci = &p->devs->devs[c];
+            if (ci->type == DG_DEV_CPU && ci->task == di->task &&
+                strcmp(ci->job, di->job) == 0) {
+                n->device_id = c;
+                break;
+            }
+        }
+    }
+    dg_free(host);
+    return DG_OK;
+}
+
 dg_status dgc_placer_commit(dgc_placer *p, dgc_graph *g, dg_error *err)
 {
     for (int32_t i = 0; i < p->n; i++) {
@@ -752,7 +795,7 @@ dg_status dgc_placer_commit(dgc_placer *p, dgc_graph *g, dg_error *err)
         n->reason = p->reason[i];
         host_memory(p, g, i);
     }
-    return DG_OK;
+    return state_groups_in_host_memory(p, g, err);
 }
 
 dg_status dgc_pass_place(dgc_graph *g, const dg_device_list *devs,

@@ -130,6 +130,19 @@ dg_status dgr_cpu_unary(dgr_kctx *k, const dgr_cpu_un_fn *fns);
 dg_status dgr_cpu_binary(dgr_kctx *k, const dgr_cpu_bin_fn *fns);
 
 /* kernels_cpu_zoo.c: op breadth (issue 22) */
+DGR_K(dgr_k_floor); DGR_K(dgr_k_ceil); DGR_K(dgr_k_round); DGR_K(dgr_k_rint);
+DGR_K(dgr_k_log1p); DGR_K(dgr_k_expm1); DGR_K(dgr_k_tan); DGR_K(dgr_k_atan);
+DGR_K(dgr_k_asin); DGR_K(dgr_k_acos); DGR_K(dgr_k_sinh); DGR_K(dgr_k_cosh);
+DGR_K(dgr_k_atan2); DGR_K(dgr_k_is_nan); DGR_K(dgr_k_is_inf);
+DGR_K(dgr_k_is_finite);
+/* kernels_cpu_tf.c: Min, Any, All (Prod's loop); kernels_cpu_reduce.c:
+ * ArgMin (ArgMax's) */
+DGR_K(dgr_k_min); DGR_K(dgr_k_any); DGR_K(dgr_k_all); DGR_K(dgr_k_argmin);
+DGR_K(dgr_k_cumsum); DGR_K(dgr_k_one_hot); DGR_K(dgr_k_depth_to_space);
+DGR_K(dgr_k_space_to_depth); DGR_K(dgr_k_mirror_pad);
+DGR_K(dgr_k_apply_opt); /* kernels_cpu_state.c: ApplyAdagrad ... */
+DGR_K(dgr_k_mirror_pad_grad); DGR_K(dgr_k_gather_nd); DGR_K(dgr_k_scatter_nd);
+DGR_K(dgr_k_topk);
 DGR_K(dgr_k_squared_difference); DGR_K(dgr_k_erf); DGR_K(dgr_k_erfc);
 DGR_K(dgr_k_leaky_relu); DGR_K(dgr_k_leaky_relu_grad); DGR_K(dgr_k_elu);
 DGR_K(dgr_k_elu_grad); DGR_K(dgr_k_selu); DGR_K(dgr_k_selu_grad);

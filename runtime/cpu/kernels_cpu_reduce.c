@@ -499,7 +499,7 @@ dg_status dgr_k_max_grad(dgr_kctx *k)
 
 /* ---- ArgMax -------------------------------------------------------------- */
 
-#define ARGMAX(T)                                                            \
+#define ARGBEST(T, BETTER)                                                   \
     do {                                                                     \
         const T *xv = dgr_cpu_ptr(x);                                        \
         for (int64_t o = 0; o < outer; o++)                                  \
@@ -508,7 +508,7 @@ dg_status dgr_k_max_grad(dgr_kctx *k)
                 int64_t best = 0;                                            \
                 T bv = p[0];                                                 \
                 for (int64_t q = 1; q < len; q++)                            \
-                    if (p[q * inner] > bv) {                                 \
+                    if (p[q * inner] BETTER bv) {                            \
                         bv = p[q * inner];                                   \
                         best = q;                                            \
                     }                                                        \
@@ -519,7 +519,10 @@ dg_status dgr_k_max_grad(dgr_kctx *k)
             }                                                                \
     } while (0)
 
-dg_status dgr_k_argmax(dgr_kctx *k)
+#define ARGMAX(T) ARGBEST(T, >)
+#define ARGMIN(T) ARGBEST(T, <)
+
+static dg_status argbest(dgr_kctx *k, int min)
 {
     const dgr_value *x = &k->in[0];
     int rank = x->shape.rank;
@@ -548,13 +551,16 @@ dg_status dgr_k_argmax(dgr_kctx *k)
     int64_t *o64 = k->out[0].dtype == DG_I64 ? dgr_cpu_ptr(&k->out[0]) : NULL;
     int32_t *o32 = o64 ? NULL : dgr_cpu_ptr(&k->out[0]);
     switch (x->dtype) {
-    case DG_F32: ARGMAX(float); break;
-    case DG_F64: ARGMAX(double); break;
-    case DG_I32: ARGMAX(int32_t); break;
-    case DG_I64: ARGMAX(int64_t); break;
+    case DG_F32: if (min) ARGMIN(float); else ARGMAX(float); break;
+    case DG_F64: if (min) ARGMIN(double); else ARGMAX(double); break;
+    case DG_I32: if (min) ARGMIN(int32_t); else ARGMAX(int32_t); break;
+    case DG_I64: if (min) ARGMIN(int64_t); else ARGMAX(int64_t); break;
     default:
         return dg_err(k->err, DG_E_RUNTIME, "node '%s': no CPU kernel for bool",
                       k->node->name);
     }
     return DG_OK;
 }
+
+dg_status dgr_k_argmax(dgr_kctx *k) { return argbest(k, 0); }
+dg_status dgr_k_argmin(dgr_kctx *k) { return argbest(k, 1); }

@@ -1,8 +1,10 @@
 /*
  * kernels_cpu_state.c -- CPU kernels for Variables and the ops that update
  * them in place: Assign, AssignAdd, AssignSub,
- * ApplyGradientDescent, ApplyMomentum, ApplyAdam (TF's formulas) and
- * AssignMovingAvg.  Input 0 aliases the Variable's storage (the executor
+ * ApplyGradientDescent, ApplyMomentum, ApplyAdam (TF's formulas),
+ * AssignMovingAvg, and ApplyAdagrad, ApplyRMSProp, ApplyCenteredRMSProp,
+ * ApplyAdadelta, ApplyAdaMax, ApplyProximalGradientDescent,
+ * ApplyProximalAdagrad.  Input 0 aliases the Variable's storage (the executor
  * reads Variables itself); updates write into it and output 0 aliases it.
  */
 #include "kernels_cpu.h"
@@ -229,4 +231,95 @@ dg_status dgr_k_assign_moving_avg(dgr_kctx *k)
     upd_job j = {.kind = U_MAVG};
     j.decay = dgc_attr_float(k->node, "decay", 0.99);
     return update(k, &j, 1, 0);
+}
+
+/* ---- the other tf.compat.v1.train optimizers (issue 22) ------------------
+ * TF's training_ops functors, element by element in index order: s[0..3]
+ * the slots (inputs 1..refs-1), h[] the scalar hyper-parameters in input
+ * order, g the gradient (the last input). */
+#define OPT_LOOP(T, SQRT)                                                    \
+    do {                                                                     \
+        T *w = dgr_cpu_ptr(&k->in[0]);                                       \
+        const T *g = dgr_cpu_ptr(&k->in[k->n_in - 1]);                       \
+        T *s0 = refs > 1 ? dgr_cpu_ptr(&k->in[1]) : NULL;                    \
+        T *s1 = refs > 2 ? dgr_cpu_ptr(&k->in[2]) : NULL;                    \
+        T *s2 = refs > 3 ? dgr_cpu_ptr(&k->in[3]) : NULL;                    \
+        T h0 = (T)h[0], h1 = (T)h[1], h2 = (T)h[2], h3 = (T)h[3];            \
+        for (int64_t i = 0; i < n; i++) {                                    \
+            T gi = g[i];                                                     \
+            switch (op) {                                                    \
+            case DGC_OPID_ApplyAdagrad: /* lr */                             \
+                if (slots)                                                   \
+                    s0[i] += gi * gi;                                        \
+                w[i] -= gi * h0 / SQRT(s0[i]);                               \
+                break;                                                       \
+            case DGC_OPID_ApplyRMSProp: /* ms, mom; lr, rho, mom., eps */    \
+                s0[i] += (gi * gi - s0[i]) * (1 - h1);                       \
+                s1[i] = s1[i] * h2 + gi * h0 / SQRT(s0[i] + h3);             \
+                w[i] -= s1[i];                                               \
+                break;                                                       \
+            case DGC_OPID_ApplyCenteredRMSProp: /* mg, ms, mom; same */      \
+                s1[i] += (gi * gi - s1[i]) * (1 - h1);                       \
+                s0[i] += (gi - s0[i]) * (1 - h1);                            \
+                s2[i] = s2[i] * h2 +                                         \
+                        gi * h0 / SQRT(s1[i] - s0[i] * s0[i] + h3);          \
+                w[i] -= s2[i];                                               \
+                break;                                                       \
+            case DGC_OPID_ApplyAdadelta: { /* accum, upd; lr, rho, eps */    \
+                s0[i] = s0[i] * h1 + gi * gi * (1 - h1);                     \
+                T u = SQRT(s1[i] + h2) / SQRT(s0[i] + h2) * gi;              \
+                w[i] -= u * h0;                                              \
+                s1[i] = s1[i] * h1 + u * u * (1 - h1);                       \
+                break;                                                       \
+            }                                                                \
+            case DGC_OPID_ApplyAdaMax: { /* m, v; b1p, lr, b1, b2, eps */    \
+                s0[i] += (gi - s0[i]) * (1 - (T)h[2]);                       \
+                T av = gi < 0 ? -gi : gi, bv = (T)h[3] * s1[i];              \
+                s1[i] = bv > av ? bv : av;                                   \
+                w[i] -= h1 / (1 - h0) * (s0[i] / (s1[i] + (T)h[4]));         \
+                break;                                                       \
+            }                                                                \
+            default: { /* Proximal GD (alpha, l1, l2), ProximalAdagrad (accum; \
+                          lr, l1, l2): its rate lr / sqrt(accum) */          \
+                T lr = h0;                                                   \
+                if (refs == 2) {                                             \
+                    s0[i] += gi * gi;                                        \
+                    lr = h0 / SQRT(s0[i]);                                   \
+                }                                                            \
+                T p = w[i] - gi * lr;                                        \
+                if (h1 > 0) {                                                \
+                    T a = (p < 0 ? -p : p) - lr * h1;                        \
+                    w[i] = (p > 0 ? 1 : p < 0 ? -1 : 0) * (a > 0 ? a : 0) /  \
+                           (1 + lr * h2);                                    \
+                } else {                                                     \
+                    w[i] = p / (1 + lr * h2);                                \
+                }                                                            \
+            }                                                                \
+            }                                                                \
+        }                                                                    \
+    } while (0)
+
+dg_status dgr_k_apply_opt(dgr_kctx *k)
+{
+    int op = k->node->op, refs = dgc_op_n_refs(op);
+    double h[5] = {0, 0, 0, 0, 0};
+    dg_status st;
+    for (int i = refs; i < k->n_in - 1 && i - refs < 5; i++)
+        if (scalar(k, i, &h[i - refs]))
+            return DG_E_RUNTIME;
+    for (int i = 1; i < refs; i++)
+        if ((st = check_like_var(k, i, 0)))
+            return st;
+    if ((st = check_like_var(k, k->n_in - 1, 0)))
+        return st;
+    int slots = dgc_attr_bool(k->node, "update_slots", 1);
+    int64_t n = dg_shape_numel(&k->in[0].shape);
+    switch (k->in[0].dtype) {
+    case DG_F32: OPT_LOOP(float, sqrtf); break;
+    case DG_F64: OPT_LOOP(double, sqrt); break;
+    default:
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': no CPU kernel for "
+                      "%s", k->node->name, dg_dtype_name(k->in[0].dtype));
+    }
+    return done(k);
 }

@@ -109,16 +109,18 @@ dg_status dgr_k_tile(dgr_kctx *k)
     return DG_OK;
 }
 
-/* Prod over the axes of attr `axis`: each output multiplies the inputs
- * whose kept coordinates are its own. */
-#define PROD(T)                                                              \
+/* Prod (and Min, Any, All) over the axes of attr `axis`: each output
+ * combines the inputs whose kept coordinates are its own, in input order:
+ * o = INIT, then o = COMBINE(o, v) for each. */
+#define SREDUCE(T, INIT, COMBINE)                                            \
     do {                                                                     \
         const T *x = xp;                                                     \
         T *o = op;                                                           \
         for (int64_t q = 0; q < nout; q++)                                   \
-            o[q] = 1;                                                        \
+            o[q] = INIT;                                                     \
         for (int64_t i = 0; i < n; i++) {                                    \
-            o[oi] *= x[i];                                                   \
+            T v = x[i], a = o[oi];                                           \
+            o[oi] = COMBINE;                                                 \
             for (int d = r - 1; d >= 0; d--) {                               \
                 oi += ostr[d];                                               \
                 if (++idx[d] < xs->dims[d])                                  \
@@ -129,7 +131,13 @@ dg_status dgr_k_tile(dgr_kctx *k)
         }                                                                    \
     } while (0)
 
-dg_status dgr_k_prod(dgr_kctx *k)
+#define PROD(T) SREDUCE(T, 1, a * v)
+/* TF's Min: NaN wins */
+#define MIN(T, HI) SREDUCE(T, HI, v < a || v != v ? v : a)
+
+enum { SR_PROD, SR_MIN, SR_ANY, SR_ALL };
+
+static dg_status simple_reduce(dgr_kctx *k, int kind)
 {
     const dg_shape *xs = &k->in[0].shape;
     int r = xs->rank;
@@ -148,11 +156,28 @@ dg_status dgr_k_prod(dgr_kctx *k)
     int64_t n = dg_shape_numel(xs), nout = dg_shape_numel(&k->out[0].shape);
     const void *xp = dgr_cpu_ptr(&k->in[0]);
     void *op = dgr_cpu_ptr(&k->out[0]);
-    switch (k->in[0].dtype) {
-    case DG_F32: PROD(float); break;
-    case DG_F64: PROD(double); break;
-    case DG_I32: PROD(int32_t); break;
-    case DG_I64: PROD(int64_t); break;
+    dg_dtype t = k->in[0].dtype;
+    if (kind == SR_ANY && t == DG_BOOL) {
+        SREDUCE(uint8_t, 0, (uint8_t)(a || v));
+        return DG_OK;
+    }
+    if (kind == SR_ALL && t == DG_BOOL) {
+        SREDUCE(uint8_t, 1, (uint8_t)(a && v));
+        return DG_OK;
+    }
+    switch (kind == SR_PROD || kind == SR_MIN ? t : DG_DTYPE_COUNT) {
+    case DG_F32:
+        if (kind == SR_MIN) MIN(float, INFINITY); else PROD(float);
+        break;
+    case DG_F64:
+        if (kind == SR_MIN) MIN(double, INFINITY); else PROD(double);
+        break;
+    case DG_I32:
+        if (kind == SR_MIN) MIN(int32_t, INT32_MAX); else PROD(int32_t);
+        break;
+    case DG_I64:
+        if (kind == SR_MIN) MIN(int64_t, INT64_MAX); else PROD(int64_t);
+        break;
     default:
         return dg_err(k->err, DG_E_RUNTIME, "node '%s': no CPU kernel for "
                       "dtype %s", k->node->name,
@@ -160,6 +185,11 @@ dg_status dgr_k_prod(dgr_kctx *k)
     }
     return DG_OK;
 }
+
+dg_status dgr_k_prod(dgr_kctx *k) { return simple_reduce(k, SR_PROD); }
+dg_status dgr_k_min(dgr_kctx *k) { return simple_reduce(k, SR_MIN); }
+dg_status dgr_k_any(dgr_kctx *k) { return simple_reduce(k, SR_ANY); }
+dg_status dgr_k_all(dgr_kctx *k) { return simple_reduce(k, SR_ALL); }
 
 /* The axis of a GatherV2 / ConcatV2 / Split / SplitV node for rank r
  * (attr, or input `idx` when the node has it: host memory). */

@@ -102,6 +102,65 @@ BINF(sqrtg)
 ZBIN(dnn_f32, float, y == 0 ? 0.0f : x / y)
 ZBIN(dnn_f64, double, y == 0 ? 0.0 : x / y)
 BINF(dnn)
+/* the elementwise math of step 3 (Floor ... Cosh); Round of an integer is
+ * the integer (TF) */
+#define ZUNF(OP, F32, F64)                                                   \
+    ZUN(OP##_f32, float, F32(x))                                             \
+    ZUN(OP##_f64, double, F64(x))                                            \
+    UNF(OP)                                                                  \
+    dg_status dgr_k_##OP(dgr_kctx *k) { return dgr_cpu_unary(k, OP##_fns); }
+ZUNF(floor, floorf, floor)
+ZUNF(ceil, ceilf, ceil)
+ZUNF(rint, rintf, rint)
+ZUNF(log1p, log1pf, log1p)
+ZUNF(expm1, expm1f, expm1)
+ZUNF(tan, tanf, tan)
+ZUNF(atan, atanf, atan)
+ZUNF(asin, asinf, asin)
+ZUNF(acos, acosf, acos)
+ZUNF(sinh, sinhf, sinh)
+ZUNF(cosh, coshf, cosh)
+ZUN(round_i32, int32_t, x)
+ZUN(round_i64, int64_t, x)
+static const dgr_cpu_un_fn round_fns[DG_DTYPE_COUNT] = {
+    rint_f32, rint_f64, round_i32, round_i64, NULL};
+dg_status dgr_k_round(dgr_kctx *k) { return dgr_cpu_unary(k, round_fns); }
+
+ZBIN(atan2_f32, float, atan2f(x, y))
+ZBIN(atan2_f64, double, atan2(x, y))
+BINF(atan2)
+dg_status dgr_k_atan2(dgr_kctx *k) { return dgr_cpu_binary(k, atan2_fns); }
+
+/* IsNan, IsInf, IsFinite: float -> bool */
+#define CLASSIFY(T, FN)                                                      \
+    do {                                                                     \
+        const T *a = dgr_cpu_ptr(&k->in[0]);                                 \
+        for (int64_t i = 0; i < n; i++)                                      \
+            o[i] = (uint8_t)(FN(a[i]) != 0);                                 \
+    } while (0)
+static dg_status classify(dgr_kctx *k, int which)
+{
+    dg_dtype t = k->in[0].dtype;
+    if (t != DG_F32 && t != DG_F64)
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': needs a float "
+                      "input, got %s", k->node->name, dg_dtype_name(t));
+    dg_status st = dgr_kctx_alloc_output(k, 0);
+    if (st)
+        return st;
+    uint8_t *o = dgr_cpu_ptr(&k->out[0]);
+    int64_t n = dg_shape_numel(&k->out[0].shape);
+    if (which == 0 && t == DG_F32) CLASSIFY(float, isnan);
+    else if (which == 0) CLASSIFY(double, isnan);
+    else if (which == 1 && t == DG_F32) CLASSIFY(float, isinf);
+    else if (which == 1) CLASSIFY(double, isinf);
+    else if (t == DG_F32) CLASSIFY(float, isfinite);
+    else CLASSIFY(double, isfinite);
+    return DG_OK;
+}
+dg_status dgr_k_is_nan(dgr_kctx *k) { return classify(k, 0); }
+dg_status dgr_k_is_inf(dgr_kctx *k) { return classify(k, 1); }
+dg_status dgr_k_is_finite(dgr_kctx *k) { return classify(k, 2); }
+
 dg_status dgr_k_div_no_nan(dgr_kctx *k) { return dgr_cpu_binary(k, dnn_fns); }
 dg_status dgr_k_sign(dgr_kctx *k) { return dgr_cpu_unary(k, sign_fns); }
 dg_status dgr_k_sqrt_grad(dgr_kctx *k) { return dgr_cpu_binary(k, sqrtg_fns); }
@@ -960,4 +1019,366 @@ dg_status dgr_k_is_initialized(dgr_kctx *k)
     if (!st)
         *(dgr_bool_t *)dgr_cpu_ptr(&k->out[0]) = 1;
     return st;
+}
+
+/* ---- Cumsum, OneHot (issue 22, step 3) ------------------------------------ */
+
+/* Cumsum along attrs.axis: each (outer, inner) line summed serially */
+#define CUMSUM(T)                                                            \
+    do {                                                                     \
+        const T *x = dgr_cpu_ptr(&k->in[0]);                                 \
+        T *y = dgr_cpu_ptr(&k->out[0]);                                      \
+        for (int64_t o = 0; o < outer; o++)                                  \
+            for (int64_t i = 0; i < inner; i++) {                            \
+                T acc = 0;                                                   \
+                for (int64_t q = 0; q < len; q++) {                          \
+                    int64_t j = rev ? len - 1 - q : q;                       \
+                    int64_t at = (o * len + j) * inner + i;                  \
+                    if (excl) {                                              \
+                        y[at] = acc;                                         \
+                        acc += x[at];                                        \
+                    } else {                                                 \
+                        acc += x[at];                                        \
+                        y[at] = acc;                                         \
+                    }                                                        \
+                }                                                            \
+            }                                                                \
+    } while (0)
+
+dg_status dgr_k_cumsum(dgr_kctx *k)
+{
+    int64_t outer, len, inner;
+    if (dgc_axis_split(&k->in[0].shape, dgc_attr_int(k->node, "axis", 0),
+                       &outer, &len, &inner))
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': axis out of range "
+                      "for rank %d", k->node->name, k->in[0].shape.rank);
+    dg_status st = dgr_kctx_alloc_output(k, 0);
+    if (st)
+        return st;
+    int excl = dgc_attr_bool(k->node, "exclusive", 0);
+    int rev = dgc_attr_bool(k->node, "reverse", 0);
+    switch (k->in[0].dtype) {
+    case DG_F32: CUMSUM(float); break;
+    case DG_F64: CUMSUM(double); break;
+    case DG_I32: CUMSUM(int32_t); break;
+    case DG_I64: CUMSUM(int64_t); break;
+    default:
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': no CPU kernel for "
+                      "bool", k->node->name);
+    }
+    return DG_OK;
+}
+
+dg_status dgr_k_one_hot(dgr_kctx *k)
+{
+    const dg_shape *is = &k->in[0].shape;
+    int64_t depth = iat(&k->in[1], 0);
+    if (depth < 0)
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': depth %lld is "
+                      "negative", k->node->name, (long long)depth);
+    dg_status st = dgr_kctx_alloc_output(k, 0);
+    if (st)
+        return st;
+    int64_t ax = dgc_attr_int(k->node, "axis", -1);
+    if (ax < 0)
+        ax = is->rank;
+    int64_t outer = 1, inner = 1;
+    for (int d = 0; d < ax; d++)
+        outer *= is->dims[d];
+    for (int d = (int)ax; d < is->rank; d++)
+        inner *= is->dims[d];
+    size_t es = dg_dtype_size(k->out[0].dtype);
+    const char *on = dgr_cpu_ptr(&k->in[2]), *off = dgr_cpu_ptr(&k->in[3]);
+    char *y = dgr_cpu_ptr(&k->out[0]);
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t j = 0; j < depth; j++)
+            for (int64_t i = 0; i < inner; i++) {
+                int64_t id = iat(&k->in[0], o * inner + i);
+                memcpy(y + (size_t)((o * depth + j) * inner + i) * es,
+                       id == j ? on : off, es);
+            }
+    return DG_OK;
+}
+
+/* ---- DepthToSpace, SpaceToDepth (NHWC) ----------------------------------- */
+
+/* The offset in the depth-side tensor of element (n, h, w, c) of the
+ * space-side tensor of dims od (N, H, W, C), block b: DepthToSpace reads
+ * it, SpaceToDepth writes it. */
+static int64_t d2s_in(int64_t n, int64_t h, int64_t w, int64_t c,
+                      const int64_t *od, int64_t b)
+{
+    int64_t ih = h / b, iw = w / b, ic = ((h % b) * b + w % b) * od[3] + c;
+    int64_t iW = od[2] / b, iC = od[3] * b * b, iH = od[1] / b;
+    return ((n * iH + ih) * iW + iw) * iC + ic;
+}
+
+static dg_status depth_space(dgr_kctx *k)
+{
+    dg_status st = dgr_kctx_alloc_output(k, 0);
+    if (st)
+        return st;
+    int64_t b = dgc_attr_int(k->node, "block_size", 2);
+    int dts = k->node->op == DGC_OPID_DepthToSpace;
+    /* the space-side tensor's dims: the output of DepthToSpace, the input
+     * of SpaceToDepth */
+    const int64_t *sd = dts ? k->out[0].shape.dims : k->in[0].shape.dims;
+    size_t es = dg_dtype_size(k->out[0].dtype);
+    const char *x = dgr_cpu_ptr(&k->in[0]);
+    char *y = dgr_cpu_ptr(&k->out[0]);
+    int64_t i = 0;
+    for (int64_t n = 0; n < sd[0]; n++)
+        for (int64_t h = 0; h < sd[1]; h++)
+            for (int64_t w = 0; w < sd[2]; w++)
+                for (int64_t c = 0; c < sd[3]; c++, i++) {
+                    int64_t j = d2s_in(n, h, w, c, sd, b);
+                    if (dts)
+                        memcpy(y + (size_t)i * es, x + (size_t)j * es, es);
+                    else
+                        memcpy(y + (size_t)j * es, x + (size_t)i * es, es);
+                }
+    return DG_OK;
+}
+dg_status dgr_k_depth_to_space(dgr_kctx *k) { return depth_space(k); }
+dg_status dgr_k_space_to_depth(dgr_kctx *k) { return depth_space(k); }
+
+/* ---- MirrorPad and MirrorPadGrad ------------------------------------------ */
+
+/* The source index along one dimension of size n for padded index i
+ * (pad a before): the reflection without (REFLECT) or with (SYMMETRIC)
+ * the edge element. */
+static int64_t mirror_src(int64_t i, int64_t a, int64_t n, int sym)
+{
+    int64_t j = i - a;
+    if (j < 0)
+        return sym ? -j - 1 : -j;
+    if (j >= n)
+        return sym ? 2 * n - 1 - j : 2 * n - 2 - j;
+    return j;
+}
+
+/* The padding of one MirrorPad: the padded (big) and unpadded (small)
+ * shapes, pads before, the small tensor's strides, the mode. */
+typedef struct mirror_map {
+    const dg_shape *bs, *ss;
+    int64_t pad[DG_MAX_RANK], sstr[DG_MAX_RANK];
+    int sym;
+} mirror_map;
+
+/* The offset in the small tensor that padded element i copies. */
+static int64_t mirror_off(const mirror_map *mm, int64_t i)
+{
+    int64_t o = 0;
+    for (int d = mm->bs->rank - 1; d >= 0; d--) {
+        o += mirror_src(i % mm->bs->dims[d], mm->pad[d], mm->ss->dims[d],
+                        mm->sym) * mm->sstr[d];
+        i /= mm->bs->dims[d];
+    }
+    return o;
+}
+
+/* dx[source] += dy[i] over the padded elements in order (deterministic) */
+#define MIRROR_GRAD(T)                                                       \
+    do {                                                                     \
+        const T *dy = (const T *)big;                                        \
+        T *dx = (T *)small;                                                  \
+        for (int64_t i = 0; i < nbig; i++)                                   \
+            dx[mirror_off(&mm, i)] += dy[i];                                 \
+    } while (0)
+
+static dg_status mirror_pad(dgr_kctx *k)
+{
+    dg_status st = dgr_kctx_alloc_output(k, 0);
+    if (st)
+        return st;
+    int grad = k->node->op == DGC_OPID_MirrorPadGrad;
+    const dgc_attr *m = dgc_node_attr(k->node, "mode");
+    mirror_map mm;
+    mm.sym = m && m->s && strcmp(m->s, "SYMMETRIC") == 0;
+    mm.bs = grad ? &k->in[0].shape : &k->out[0].shape;
+    mm.ss = grad ? &k->out[0].shape : &k->in[0].shape;
+    int64_t s = 1;
+    for (int d = mm.bs->rank - 1; d >= 0; d--) {
+        mm.pad[d] = iat(&k->in[1], 2 * d);
+        mm.sstr[d] = s;
+        s *= mm.ss->dims[d];
+    }
+    int64_t nbig = dg_shape_numel(mm.bs);
+    size_t es = dg_dtype_size(k->out[0].dtype);
+    char *big = grad ? (char *)dgr_cpu_ptr(&k->in[0])
+                     : (char *)dgr_cpu_ptr(&k->out[0]);
+    char *small = grad ? (char *)dgr_cpu_ptr(&k->out[0])
+                       : (char *)dgr_cpu_ptr(&k->in[0]);
+    if (!grad) {
+        for (int64_t i = 0; i < nbig; i++)
+            memcpy(big + (size_t)i * es,
+                   small + (size_t)mirror_off(&mm, i) * es, es);
+        return DG_OK;
+    }
+    memset(small, 0, (size_t)s * es);
+    switch (k->out[0].dtype) {
+    case DG_F32: MIRROR_GRAD(float); break;
+    case DG_F64: MIRROR_GRAD(double); break;
+    case DG_I32: MIRROR_GRAD(int32_t); break;
+    case DG_I64: MIRROR_GRAD(int64_t); break;
+    default:
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': no CPU kernel for "
+                      "bool", k->node->name);
+    }
+    return DG_OK;
+}
+dg_status dgr_k_mirror_pad(dgr_kctx *k) { return mirror_pad(k); }
+dg_status dgr_k_mirror_pad_grad(dgr_kctx *k) { return mirror_pad(k); }
+
+/* ---- GatherNd, ScatterNd -------------------------------------------------- */
+
+/* The index tuples of an nd gather/scatter: indices [.., K] into a tensor
+ * of shape s: count tuples, each addressing a slice of `slice` elements. */
+typedef struct nd_map {
+    const dgr_value *ind;
+    const dg_shape *s;
+    int64_t k, count, slice;
+} nd_map;
+
+static void nd_map_init(nd_map *m, const dgr_value *ind, const dg_shape *s)
+{
+    const dg_shape *is = &ind->shape;
+    m->ind = ind;
+    m->s = s;
+    m->k = is->dims[is->rank - 1];
+    m->count = m->k ? dg_shape_numel(is) / m->k : dg_shape_numel(is);
+    m->slice = 1;
+    for (int d = (int)m->k; d < s->rank; d++)
+        m->slice *= s->dims[d];
+}
+
+/* The first element of tuple t's slice, or -1 when out of range. */
+static int64_t nd_offset(const nd_map *m, int64_t t)
+{
+    int64_t off = 0;
+    for (int64_t j = 0; j < m->k; j++) {
+        int64_t v = iat(m->ind, t * m->k + j), dim = m->s->dims[j];
+        if (v < 0 || v >= dim)
+            return -1;
+        off = off * dim + v;
+    }
+    return off * m->slice;
+}
+
+static dg_status nd_range_err(dgr_kctx *k, int64_t t)
+{
+    return dg_err(k->err, DG_E_RUNTIME, "node '%s': index tuple %lld is out "
+                  "of range", k->node->name, (long long)t);
+}
+
+dg_status dgr_k_gather_nd(dgr_kctx *k)
+{
+    dg_status st = dgr_kctx_alloc_output(k, 0);
+    if (st)
+        return st;
+    nd_map m;
+    nd_map_init(&m, &k->in[1], &k->in[0].shape);
+    size_t es = dg_dtype_size(k->out[0].dtype), sl = (size_t)m.slice * es;
+    const char *p = dgr_cpu_ptr(&k->in[0]);
+    char *y = dgr_cpu_ptr(&k->out[0]);
+    for (int64_t t = 0; t < m.count; t++) {
+        int64_t off = nd_offset(&m, t);
+        if (off < 0)
+            return nd_range_err(k, t);
+        memcpy(y + (size_t)t * sl, p + (size_t)off * es, sl);
+    }
+    return DG_OK;
+}
+
+#define SCATTER_ND(T)                                                        \
+    do {                                                                     \
+        const T *u = dgr_cpu_ptr(&k->in[1]);                                 \
+        T *y = dgr_cpu_ptr(&k->out[0]);                                      \
+        for (int64_t t = 0; t < m.count; t++) {                              \
+            int64_t off = nd_offset(&m, t);                                  \
+            if (off < 0)                                                     \
+                return nd_range_err(k, t);                                   \
+            for (int64_t i = 0; i < m.slice; i++)                            \
+                y[off + i] += u[t * m.slice + i];                            \
+        }                                                                    \
+    } while (0)
+
+dg_status dgr_k_scatter_nd(dgr_kctx *k)
+{
+    dg_status st = dgr_kctx_alloc_output(k, 0);
+    if (st)
+        return st;
+    nd_map m;
+    nd_map_init(&m, &k->in[0], &k->out[0].shape);
+    memset(dgr_cpu_ptr(&k->out[0]), 0,
+           (size_t)dg_shape_numel(&k->out[0].shape) *
+               dg_dtype_size(k->out[0].dtype));
+    switch (k->out[0].dtype) {
+    case DG_F32: SCATTER_ND(float); break;
+    case DG_F64: SCATTER_ND(double); break;
+    case DG_I32: SCATTER_ND(int32_t); break;
+    case DG_I64: SCATTER_ND(int64_t); break;
+    default:
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': no CPU kernel for "
+                      "bool updates", k->node->name);
+    }
+    return DG_OK;
+}
+
+/* ---- TopKV2 ------------------------------------------------------------------ */
+
+/* Each row's k largest by selection in a fixed order: the largest first,
+ * an equal value at a lower index first (TF's order).  NaNs count as
+ * larger than numbers; TF's own order of rows with NaNs is no total order
+ * (top_k([1, nan, 3, nan], 3) is [nan, 3, 1] there), so theirs may differ. */
+#define TOPK(T)                                                              \
+    do {                                                                     \
+        const T *x = dgr_cpu_ptr(&k->in[0]);                                 \
+        T *v = dgr_cpu_ptr(&k->out[0]);                                      \
+        for (int64_t r = 0; r < rows; r++) {                                 \
+            const T *row = x + r * len;                                      \
+            for (int64_t i = 0; i < len; i++)                                \
+                used[i] = 0;                                                 \
+            for (int64_t q = 0; q < kk; q++) {                               \
+                int64_t best = -1;                                           \
+                for (int64_t i = 0; i < len; i++) {                          \
+                    if (used[i])                                             \
+                        continue;                                            \
+                    if (best < 0 || (row[i] != row[i] &&                     \
+                                     row[best] == row[best]) ||              \
+                        row[i] > row[best])                                  \
+                        best = i;                                            \
+                }                                                            \
+                used[best] = 1;                                              \
+                v[r * kk + q] = row[best];                                   \
+                ix[r * kk + q] = (int32_t)best;                              \
+            }                                                                \
+        }                                                                    \
+    } while (0)
+
+dg_status dgr_k_topk(dgr_kctx *k)
+{
+    const dg_shape *s = &k->in[0].shape;
+    int64_t kk = iat(&k->in[1], 0), len = s->dims[s->rank - 1];
+    if (kk < 0 || kk > len)
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': k %lld is out of "
+                      "range for rows of %lld", k->node->name, (long long)kk,
+                      (long long)len);
+    dg_status st;
+    if ((st = dgr_kctx_alloc_output(k, 0)) || (st = dgr_kctx_alloc_output(k, 1)))
+        return st;
+    int64_t rows = len ? dg_shape_numel(s) / len : 0;
+    int32_t *ix = dgr_cpu_ptr(&k->out[1]);
+    uint8_t *used = dg_malloc((size_t)(len ? len : 1));
+    if (!used)
+        return dg_err_nomem(k->err, "TopKV2");
+    switch (k->in[0].dtype) {
+    case DG_F32: TOPK(float); break;
+    case DG_F64: TOPK(double); break;
+    case DG_I32: TOPK(int32_t); break;
+    case DG_I64: TOPK(int64_t); break;
+    default: break;
+    }
+    dg_free(used);
+    return DG_OK;
 }

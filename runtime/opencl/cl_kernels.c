@@ -173,6 +173,7 @@ BI(k_pow, "b_pow")
 BI(k_maximum, "b_max")
 BI(k_minimum, "b_min")
 BI(k_equal, "b_equal")
+BI(k_atan2, "b_atan2")
 BI(k_relu_grad, "b_relu_grad")
 BI(k_sigmoid_grad, "b_sigmoid_grad")
 BI(k_tanh_grad, "b_tanh_grad")
@@ -810,6 +811,29 @@ const dgr_kernel_row dgr_cl_kernels[DGC_N_OPS] = {
     ROW(SpaceToBatchND, dgr_cl_k_space_to_batch),
     ROW(BatchToSpaceND, dgr_cl_k_batch_to_space),
     ROW(SqrtGrad, dgr_cl_k_sqrt_grad),
+    ROW(Floor, dgr_cl_k_floor),
+    ROW(Ceil, dgr_cl_k_ceil),
+    ROW(Round, dgr_cl_k_round),
+    ROW(Rint, dgr_cl_k_rint),
+    ROW(Log1p, dgr_cl_k_log1p),
+    ROW(Expm1, dgr_cl_k_expm1),
+    ROW(Tan, dgr_cl_k_tan),
+    ROW(Atan, dgr_cl_k_atan),
+    ROW(Asin, dgr_cl_k_asin),
+    ROW(Acos, dgr_cl_k_acos),
+    ROW(Sinh, dgr_cl_k_sinh),
+    ROW(Cosh, dgr_cl_k_cosh),
+    ROW(Atan2, k_atan2),
+    ROW(IsNan, dgr_cl_k_is_nan),
+    ROW(IsInf, dgr_cl_k_is_inf),
+    ROW(IsFinite, dgr_cl_k_is_finite),
+    ROW(ArgMin, dgr_cl_k_argmax), /* (the kernel picks min by the op) */
+    ROW(Cumsum, dgr_cl_k_cumsum),
+    ROW(Select, dgr_cl_k_select),   /* by T, the values' dtype */
+    ROW(SelectV2, dgr_cl_k_select),
+    ROW(DepthToSpace, dgr_cl_k_depth_space),
+    ROW(SpaceToDepth, dgr_cl_k_depth_space),
+    ROW(MirrorPad, dgr_cl_k_mirror_pad),
     /* fusion (issue 16): cl_kernels_fused.c */
     ROW(_FusedMatMul, dgr_cl_fused_matmul),
     /* issue 21: the gradient blockers as Identity; the random ops drawn on
@@ -833,13 +857,17 @@ const dgr_kernel_row dgr_cl_kernels[DGC_N_OPS] = {
  * kernels run there too (dgr_backend_opencl.host_dtypes): TF keeps int32
  * tensors in host memory; its int64 and bool GPU kernels give the values
  * the CPU's do.  A float op TF places on a GPU that is in neither table
- * fails at run time naming op and dtype (test_placement_tf checks that no
- * supported op is left so). */
+ * fails at run time naming op and dtype (the place unit test
+ * test_tf_gpu_kernels_covered checks that no supported op is left so).
+ * State ops (Apply* updates) are not here: one without an OpenCL kernel
+ * takes its whole colocation group (its Variable) into host memory
+ * (place.c, state_groups_in_host_memory). */
 #define HOSTF(op) [DGC_OPID_##op] = (1u << DG_F32) | (1u << DG_F64)
 const uint32_t dgr_cl_host_ops[DGC_N_OPS] = {
     HOSTF(Shape), HOSTF(Size), HOSTF(Rank), HOSTF(ShapeN),
     HOSTF(ConcatOffset), HOSTF(Prod), HOSTF(Fill), HOSTF(Select),
     HOSTF(SelectV2), HOSTF(DynamicStitch), HOSTF(Unique),
     HOSTF(DynamicPartition), HOSTF(IsVariableInitialized), HOSTF(Conv3D),
-    HOSTF(MaxPool3D),
+    HOSTF(MaxPool3D), HOSTF(Min), HOSTF(MirrorPadGrad), HOSTF(GatherNd),
+    HOSTF(TopKV2),
 };

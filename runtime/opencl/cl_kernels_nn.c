@@ -227,7 +227,10 @@ dg_status dgr_cl_k_argmax(dgr_kctx *k)
     cl_mem x = dgr_cl_mem(&k->in[0]), y = dgr_cl_mem(&k->out[0]);
     dgr_cl_arg a[] = {DGR_ARG(x), DGR_ARG(y), DGR_ARG(outer), DGR_ARG(n),
                       DGR_ARG(inner)};
-    return dgr_cl_launch1d(k, "reduce", dt, ot == DG_I32 ? "argmax_i32" : "argmax",
+    int mn = k->node->op == DGC_OPID_ArgMin;
+    return dgr_cl_launch1d(k, "reduce", dt,
+                           ot == DG_I32 ? (mn ? "argmin_i32" : "argmax_i32")
+                                        : (mn ? "argmin" : "argmax"),
                            (size_t)(outer * inner),
                            a, 5);
 }

@@ -69,6 +69,38 @@ UN(dgr_cl_k_elu, "z_elu")
 UN(dgr_cl_k_selu, "z_selu")
 UN(dgr_cl_k_softsign, "z_softsign")
 UN(dgr_cl_k_sign, "z_sign")
+UN(dgr_cl_k_floor, "z_floor")
+UN(dgr_cl_k_ceil, "z_ceil")
+UN(dgr_cl_k_round, "z_rint")
+UN(dgr_cl_k_rint, "z_rint")
+UN(dgr_cl_k_log1p, "z_log1p")
+UN(dgr_cl_k_expm1, "z_expm1")
+UN(dgr_cl_k_tan, "z_tan")
+UN(dgr_cl_k_atan, "z_atan")
+UN(dgr_cl_k_asin, "z_asin")
+UN(dgr_cl_k_acos, "z_acos")
+UN(dgr_cl_k_sinh, "z_sinh")
+UN(dgr_cl_k_cosh, "z_cosh")
+
+/* IsNan, IsInf, IsFinite: float in, bool out */
+static dg_status classify(dgr_kctx *k, cl_int which)
+{
+    dg_dtype dt = k->in[0].dtype;
+    dg_status st = dgr_cl_need_float(k, dt);
+    if (st == DG_OK)
+        st = dgr_kctx_alloc_output(k, 0);
+    if (st != DG_OK)
+        return st;
+    cl_mem x = dgr_cl_mem(&k->in[0]), y = dgr_cl_mem(&k->out[0]);
+    cl_long n = numel(&k->out[0].shape);
+    if (n == 0)
+        return DG_OK;
+    dgr_cl_arg a[] = {DGR_ARG(x), DGR_ARG(y), DGR_ARG(n), DGR_ARG(which)};
+    return dgr_cl_launch1d(k, "zoo", dt, "z_classify", (size_t)n, a, 4);
+}
+dg_status dgr_cl_k_is_nan(dgr_kctx *k) { return classify(k, 0); }
+dg_status dgr_cl_k_is_inf(dgr_kctx *k) { return classify(k, 1); }
+dg_status dgr_cl_k_is_finite(dgr_kctx *k) { return classify(k, 2); }
 #define PAIR(fn, nm, al) dg_status fn(dgr_kctx *k) { return pair(k, nm, al); }
 PAIR(dgr_cl_k_elu_grad, "z_elu_grad", 0)
 PAIR(dgr_cl_k_selu_grad, "z_selu_grad", 0)
@@ -434,3 +466,129 @@ static dg_status space_batch(dgr_kctx *k, int to_batch)
 
 dg_status dgr_cl_k_space_to_batch(dgr_kctx *k) { return space_batch(k, 1); }
 dg_status dgr_cl_k_batch_to_space(dgr_kctx *k) { return space_batch(k, 0); }
+
+dg_status dgr_cl_k_cumsum(dgr_kctx *k)
+{
+    dg_dtype dt = k->in[0].dtype;
+    dg_status st = dgr_cl_float_output(k, dt);
+    if (st != DG_OK)
+        return st;
+    int64_t o64, l64, i64;
+    if (dgc_axis_split(&k->in[0].shape, dgc_attr_int(k->node, "axis", 0),
+                       &o64, &l64, &i64))
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': axis out of range "
+                      "for rank %d", k->node->name, k->in[0].shape.rank);
+    cl_long outer = o64, len = l64, inner = i64;
+    if (outer * inner * len == 0)
+        return DG_OK;
+    cl_int excl = dgc_attr_bool(k->node, "exclusive", 0);
+    cl_int rev = dgc_attr_bool(k->node, "reverse", 0);
+    cl_mem x = dgr_cl_mem(&k->in[0]), y = dgr_cl_mem(&k->out[0]);
+    dgr_cl_arg a[] = {DGR_ARG(x), DGR_ARG(y), DGR_ARG(outer), DGR_ARG(len),
+                      DGR_ARG(inner), DGR_ARG(excl), DGR_ARG(rev)};
+    return dgr_cl_launch1d(k, "zoo", dt, "z_cumsum", (size_t)(outer * inner),
+                           a, 7);
+}
+
+/* Strides of operand shape s broadcast to output shape o (aligned right;
+ * 0 on broadcast dims). */
+static void bc_str(const dg_shape *s, const dg_shape *o, int64_t *str)
+{
+    int64_t acc = 1;
+    for (int d = o->rank - 1; d >= 0; d--) {
+        int sd = d - (o->rank - s->rank);
+        int64_t dim = sd >= 0 ? s->dims[sd] : 1;
+        str[d] = dim == 1 ? 0 : acc;
+        acc *= dim;
+    }
+}
+
+/* Select (a vector cond picks rows) and SelectV2 (NumPy broadcasting) */
+dg_status dgr_cl_k_select(dgr_kctx *k)
+{
+    dg_dtype dt = k->out_types[0].dtype;
+    dg_status st = dgr_cl_need_float(k, dt);
+    if (st == DG_OK)
+        st = dgr_kctx_alloc_output(k, 0);
+    if (st != DG_OK)
+        return st;
+    const dg_shape *os = &k->out[0].shape;
+    if (os->rank > 8)
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': rank %d is over 8",
+                      k->node->name, os->rank);
+    dg_shape cs = k->in[0].shape;
+    if (k->node->op == DGC_OPID_Select && cs.rank == 1 && os->rank > 1) {
+        for (int d = 1; d < os->rank; d++)
+            cs.dims[d] = 1;
+        cs.rank = os->rank;
+    }
+    int64_t sc[DG_MAX_RANK], s1[DG_MAX_RANK], s2[DG_MAX_RANK];
+    bc_str(&cs, os, sc);
+    bc_str(&k->in[1].shape, os, s1);
+    bc_str(&k->in[2].shape, os, s2);
+    cl_long n = numel(os);
+    if (n == 0)
+        return DG_OK;
+    cl_int rank = os->rank;
+    cl_long8 d8 = l8(os->dims, os->rank), c8 = l8(sc, os->rank),
+             t8 = l8(s1, os->rank), e8 = l8(s2, os->rank);
+    cl_mem c = dgr_cl_mem(&k->in[0]), t = dgr_cl_mem(&k->in[1]),
+           e = dgr_cl_mem(&k->in[2]), y = dgr_cl_mem(&k->out[0]);
+    dgr_cl_arg a[] = {DGR_ARG(c),  DGR_ARG(t),  DGR_ARG(e),  DGR_ARG(y),
+                      DGR_ARG(n),  DGR_ARG(rank), DGR_ARG(d8), DGR_ARG(c8),
+                      DGR_ARG(t8), DGR_ARG(e8)};
+    return dgr_cl_launch1d(k, "zoo", dt, "z_select", (size_t)n, a, 10);
+}
+
+/* DepthToSpace and SpaceToDepth (NHWC) */
+dg_status dgr_cl_k_depth_space(dgr_kctx *k)
+{
+    dg_dtype dt = k->in[0].dtype;
+    dg_status st = dgr_cl_float_output(k, dt);
+    if (st != DG_OK)
+        return st;
+    cl_int dts = k->node->op == DGC_OPID_DepthToSpace;
+    const int64_t *sd = dts ? k->out[0].shape.dims : k->in[0].shape.dims;
+    cl_long n4 = numel(&k->out[0].shape);
+    if (n4 == 0)
+        return DG_OK;
+    cl_long sH = sd[1], sW = sd[2], sC = sd[3];
+    cl_long b = dgc_attr_int(k->node, "block_size", 2);
+    cl_mem x = dgr_cl_mem(&k->in[0]), y = dgr_cl_mem(&k->out[0]);
+    dgr_cl_arg a[] = {DGR_ARG(x),  DGR_ARG(y),  DGR_ARG(n4), DGR_ARG(sH),
+                      DGR_ARG(sW), DGR_ARG(sC), DGR_ARG(b),  DGR_ARG(dts)};
+    return dgr_cl_launch1d(k, "zoo", dt, "z_depth_space", (size_t)n4, a, 8);
+}
+
+dg_status dgr_cl_k_mirror_pad(dgr_kctx *k)
+{
+    dg_dtype dt = k->in[0].dtype;
+    dg_status st = dgr_cl_float_output(k, dt);
+    if (st != DG_OK)
+        return st;
+    const dg_shape *bs = &k->out[0].shape, *ss = &k->in[0].shape;
+    if (bs->rank > 8)
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': rank %d is over 8",
+                      k->node->name, bs->rank);
+    int64_t pads[2 * DG_MAX_RANK], pb[DG_MAX_RANK];
+    int np = 0;
+    if ((st = small_ints(k, 1, pads, 2 * DG_MAX_RANK, &np)) != DG_OK)
+        return st;
+    if (np != 2 * bs->rank)
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': paddings of %d "
+                      "elements for rank %d", k->node->name, np, bs->rank);
+    for (int d = 0; d < bs->rank; d++)
+        pb[d] = pads[2 * d];
+    const dgc_attr *m = dgc_node_attr(k->node, "mode");
+    cl_int sym = m && m->s && strcmp(m->s, "SYMMETRIC") == 0;
+    cl_long n = numel(bs);
+    if (n == 0)
+        return DG_OK;
+    cl_int rank = bs->rank;
+    cl_long8 b8 = l8(bs->dims, bs->rank), s8 = l8(ss->dims, ss->rank),
+             p8 = l8(pb, bs->rank);
+    cl_mem x = dgr_cl_mem(&k->in[0]), y = dgr_cl_mem(&k->out[0]);
+    dgr_cl_arg a[] = {DGR_ARG(x),  DGR_ARG(y),  DGR_ARG(n),  DGR_ARG(rank),
+                      DGR_ARG(b8), DGR_ARG(s8), DGR_ARG(p8), DGR_ARG(sym)};
+    return dgr_cl_launch1d(k, "zoo", dt, "z_mirror_pad", (size_t)n, a, 8);
+}

@@ -15,6 +15,10 @@ infinities must match exactly.  At the end it prints the coverage: op x
 dtype x device actually run there (an op a device has no kernel for runs on
 the CPU under soft placement and does not count for the GPU).
 
+ERRORS below: inputs TF rejects (an out-of-range GatherNd/ScatterNd
+index, MirrorPad paddings wider than the tensor...) must fail with a
+message naming the node and the reason.
+
 Usage: e2e_ops.py DGRUN [CASE...]      Exit 0 = pass, 1 = failure.
 """
 import json
@@ -158,7 +162,59 @@ def run_case(name, c):
             GRAD_COVER.setdefault((op, dt), set()).add("dgrun@" + dev)
 
 
+def const(name, dtype, value):
+    return {"name": name, "op": "Const", "attrs": {"dtype": dtype,
+                                                    "value": value}}
+
+
+# Inputs TF rejects, which dgrun must reject too, naming the node and the
+# reason: (name, nodes, fetch, expected substring of the error)
+ERRORS = [
+    ("GatherNd_out_of_range",
+     [const("p", "float32", [[1.0, 2.0], [3.0, 4.0]]),
+      const("i", "int32", [[0, 1], [2, 0]]),
+      {"name": "op", "op": "GatherNd", "inputs": ["p", "i"]}], "op",
+     "index tuple 1 is out of range"),
+    ("ScatterNd_out_of_range",
+     [const("i", "int32", [[3]]), const("u", "float32", [1.0]),
+      const("s", "int32", [3]),
+      {"name": "op", "op": "ScatterNd", "inputs": ["i", "u", "s"]}], "op",
+     "index tuple 0 is out of range"),
+    ("MirrorPad_too_wide",
+     [const("x", "float32", [1.0, 2.0]), const("p", "int32", [[2, 0]]),
+      {"name": "op", "op": "MirrorPad", "inputs": ["x", "p"],
+       "attrs": {"mode": "REFLECT"}}], "op", "do not fit"),
+    ("OneHot_negative_depth",
+     [const("i", "int32", [0, 1]), const("d", "int32", -2),
+      const("on", "float32", 1.0), const("off", "float32", 0.0),
+      {"name": "op", "op": "OneHot", "inputs": ["i", "d", "on", "off"]}],
+     "op", "depth -2 is negative"),
+    ("DepthToSpace_indivisible",
+     [const("x", "float32", [[[[1.0, 2.0, 3.0]]]]),
+      {"name": "op", "op": "DepthToSpace", "inputs": ["x"],
+       "attrs": {"block_size": 2}}], "op", "not divisible"),
+    ("IsNan_int",
+     [const("x", "int32", [1, 2]),
+      {"name": "op", "op": "IsNan", "inputs": ["x"]}], "op",
+     "needs a float input"),
+]
+
+
+def run_errors(tmp):
+    for name, nodes, fetch, want in ERRORS:
+        path = os.path.join(tmp, name + ".json")
+        with open(path, "w") as f:
+            json.dump({"version": 1, "nodes": nodes, "fetch": [fetch]}, f)
+        rc, _, err = dgrun("run", path, "--opencl-devices", "none")
+        if rc == 0 or want not in err or "'op'" not in err:
+            fail("%s: exit %d, stderr %r (want an error naming node 'op' "
+                 "and %r)" % (name, rc, err.strip()[-300:], want))
+
+
 def main():
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        run_errors(tmp)
     with open(os.path.join(DATA, "cases.json")) as f:
         cases = json.load(f)["cases"]
     rc, out, _ = dgrun("devices", "--opencl-devices", "all")

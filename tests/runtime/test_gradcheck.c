@@ -254,9 +254,16 @@ static const gcase unary[] = {
 static const gcase zoo[] = {
     U("Erf", 0), U("Erfc", 0), U("Elu", 0), U("Selu", 0), U("Softplus", 0),
     U("Softsign", 0),
+    /* step 3's math (Tan, Asin, Acos: outside these domains; the harness
+     * checks them against TF) */
+    U("Log1p", 1), U("Expm1", 0), U("Atan", 0), U("Sinh", 0), U("Cosh", 0),
     {"LeakyRelu", 1, {2}, {{2, 3}}, 0, "{\"alpha\": 0.1}", NULL, 0},
     {"SquaredDifference", 2, {2, 1}, {{2, 3}, {3}}, 0, NULL, NULL, 0},
     {"DivNoNan", 2, {2, 1}, {{2, 3}, {3}}, 1, NULL, NULL, 0},
+    {"Atan2", 2, {2, 1}, {{2, 3}, {3}}, 1, NULL, NULL, 0},
+    {"Cumsum", 1, {2}, {{2, 3}}, 0, "{\"axis\": 1, \"reverse\": true}", NULL,
+     0},
+    {"Cumsum", 1, {2}, {{3, 2}}, 0, "{\"exclusive\": true}", NULL, 0},
     {"Einsum", 2, {3, 3}, {{2, 3, 2}, {2, 2, 3}}, 0,
      "{\"equation\": \"abc,cde->abde\"}", NULL, 0},
     {"Einsum", 2, {4, 4}, {{2, 3, 2, 2}, {2, 2, 2, 2}}, 0,

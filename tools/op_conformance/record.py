@@ -52,8 +52,10 @@ def case(name, op, fn, inputs, attrs=None, grad=True, dg_op=None, var=False,
          n_out=1, extra=None):
     """fn(*input tensors) -> output tensor(s); attrs: the op's attrs for
     dgrun's JSON (TF names); grad: record gradients of the float inputs;
-    var: input 0 is a Variable (Scatter ops); extra: inputs fn makes itself
+    var: input 0 is a Variable (Scatter ops; a number n: inputs 0..n-1, the
+    optimizers' slots); extra: inputs fn makes itself
     (axis, size, num_segments), given to dgrun's JSON as Consts."""
+    assert name not in {c["name"] for c in CASES}, name
     CASES.append(dict(name=name, op=op, fn=fn, inputs=inputs,
                       attrs=attrs or {}, grad=grad, dg_op=dg_op or op,
                       var=var, n_out=n_out, extra=extra or []))
@@ -325,6 +327,472 @@ case("SparseSoftmaxXent_f32", "SparseSoftmaxCrossEntropyWithLogits",
 case("L2Loss_f32", "L2Loss", tf.nn.l2_loss, [r(3, 4)])
 
 
+
+# the gradients' dy are drawn when recording, from here on: cases added
+# below leave the recorded values of the cases above unchanged
+DY_STATE = RS.get_state()
+
+
+def more(name, *args, **kw):
+    """case(), unless a case above has the name already (it covers that
+    op and dtype)."""
+    if name not in {c["name"] for c in CASES}:
+        case(name, *args, **kw)
+
+# ---- every dtype of the elementwise ops; the ops no case had yet ----------
+# (issue 22 item 2: cases for as many ops of `dgrun ops` as TF can make)
+raw = tf.raw_ops
+F64 = np.float64
+for nm, fn, lo, ints in (
+        ("Sqrt", tf.sqrt, 0.1, 0), ("Exp", tf.exp, -2, 0),
+        ("Log", tf.math.log, 0.1, 0), ("Tanh", tf.tanh, -2, 0),
+        ("Sigmoid", tf.sigmoid, -2, 0), ("Relu", tf.nn.relu, -2, 1),
+        ("Relu6", tf.nn.relu6, -8, 1), ("Rsqrt", tf.math.rsqrt, 0.1, 0),
+        ("Square", tf.square, -2, 1), ("Abs", tf.abs, -2, 0),
+        ("Neg", tf.negative, -2, 1), ("Sin", tf.sin, -2, 0),
+        ("Cos", tf.cos, -2, 0), ("Reciprocal", tf.math.reciprocal, 0.5, 0),
+        ("Erf", tf.math.erf, -2, 0), ("Elu", tf.nn.elu, -2, 0),
+        ("Selu", tf.nn.selu, -2, 0), ("Softplus", tf.nn.softplus, -2, 0),
+        ("Softsign", tf.nn.softsign, -2, 0),
+        ("LogSoftmax", tf.nn.log_softmax, -2, 0),
+        ("Softmax", tf.nn.softmax, -2, 0), ("Sign", tf.sign, -2, 0)):
+    more(nm + "_f64", nm, fn, [r(3, 4, lo=lo, hi=8 if nm == "Relu6" else 2,
+                                 dtype=F64)], grad=nm != "Sign")
+    if ints:
+        for dt, sfx in ((np.int32, "i32"), (np.int64, "i64")):
+            more("%s_%s" % (nm, sfx), nm, fn,
+                 [ri(3, 4, lo=-9, hi=9, dtype=dt)], grad=False)
+for nm, fn in (("Sub", tf.subtract), ("Div", tf.math.truediv),
+               ("Minimum", tf.minimum), ("Pow", tf.pow),
+               ("SquaredDifference", tf.math.squared_difference),
+               ("DivNoNan", tf.math.divide_no_nan)):
+    b = r(3, dtype=F64) + (3.0 if nm in ("Div", "DivNoNan") else 0.0)
+    a = r(2, 3, lo=0.5, hi=2, dtype=F64) if nm == "Pow" else r(2, 3,
+                                                              dtype=F64)
+    more(nm + "_bcast_f64", nm, fn, [a, b])
+more("Div_i32", "Div", tf.math.truediv if False else
+     (lambda a, b: raw.Div(x=a, y=b)),
+     [np.array([7, -7, 6, -6, 0], np.int32),
+      np.array([2, 2, -4, 4, 3], np.int32)], grad=False)
+more("Pow_i32", "Pow", tf.pow, [ri(5, lo=-3, hi=4), ri(5, lo=0, hi=4)],
+     grad=False)
+for dt, sfx in ((np.float32, "f32"), (F64, "f64"), (np.int32, "i32"),
+                (np.int64, "i64")):
+    if dt in (np.int32, np.int64):
+        a = np.array([7, -7, 6, -6, 0, 5], dt)
+        b = np.array([2, 2, -4, 4, 3, -3], dt)
+    else:
+        a = np.array([7.5, -7.5, 6, -6, 0, 5.25], dt)
+        b = np.array([2, 2, -4, 4, 3, -1.5], dt)
+    more("FloorDiv_" + sfx, "FloorDiv", tf.math.floordiv, [a, b], grad=False)
+    more("FloorMod_" + sfx, "FloorMod", tf.math.floormod, [a, b],
+         grad=False)
+    for nm, fn in (("Greater", tf.greater), ("LessEqual", tf.less_equal),
+                   ("NotEqual", tf.not_equal), ("Less", tf.less),
+                   ("Equal", tf.equal), ("GreaterEqual", tf.greater_equal)):
+        more("%s_%s" % (nm, sfx), nm, fn, [a, b[::-1].copy()], grad=False)
+    more("Max_axis0_" + sfx, "Max", lambda x: tf.reduce_max(x, axis=0),
+         [a.reshape(2, 3)], {"axis": [0]}, grad=False)
+    more("Mean_axis1_" + sfx, "Mean", lambda x: tf.reduce_mean(x, axis=1),
+         [a.reshape(2, 3)], {"axis": [1]}, grad=False)
+    more("Prod_axis1_" + sfx, "Prod", lambda x: tf.reduce_prod(x, axis=1),
+         [a.reshape(3, 2)], {"axis": [1]}, grad=False)
+    more("ArgMax_" + sfx, "ArgMax", lambda x: tf.argmax(x, axis=0),
+         [a.reshape(2, 3)], grad=False)
+    more("AddN_" + sfx, "AddN", lambda x, y: tf.add_n([x, y]), [a, b],
+         grad=dt in (np.float32, F64))
+    more("BiasAdd_" + sfx, "BiasAdd", tf.nn.bias_add,
+         [a.reshape(2, 3), b[:3].copy()], grad=dt in (np.float32, F64))
+    more("BiasAddGrad_" + sfx, "BiasAddGrad",
+         lambda x: raw.BiasAddGrad(out_backprop=x), [a.reshape(3, 2)],
+         grad=False)
+    more("ReluGrad_" + sfx, "ReluGrad",
+         lambda g, x: raw.ReluGrad(gradients=g, features=x), [b, a],
+         grad=False)
+    more("Relu6Grad_" + sfx, "Relu6Grad",
+         lambda g, x: raw.Relu6Grad(gradients=g, features=x), [b, a],
+         grad=False)
+    more("ZerosLike_" + sfx, "ZerosLike", tf.zeros_like, [a], grad=False)
+    more("OnesLike_" + sfx, "OnesLike", tf.ones_like, [a], grad=False)
+    more("Identity_" + sfx, "Identity", tf.identity, [a])
+    more("StopGradient_" + sfx, "StopGradient", tf.stop_gradient, [a],
+         grad=False)
+    more("Shape_" + sfx, "Shape", tf.shape, [a.reshape(2, 3)], grad=False)
+    more("Size_" + sfx, "Size", tf.size, [a.reshape(2, 3)], grad=False)
+    more("Rank_" + sfx, "Rank", tf.rank, [a.reshape(2, 3)], grad=False)
+    more("ExpandDims_" + sfx, "ExpandDims",
+         lambda x: tf.expand_dims(x, 1), [a.reshape(2, 3)],
+         extra=[np.array(1, np.int32)])
+    more("Squeeze_" + sfx, "Squeeze", lambda x: tf.squeeze(x, [1]),
+         [a.reshape(2, 1, 3)], {"axis": [1]})
+    more("Slice_" + sfx, "Slice", lambda x: tf.slice(x, [0, 1], [2, 2]),
+         [a.reshape(2, 3)], grad=False)
+    more("Split_" + sfx, "Split", lambda x: tf.split(x, 3, axis=1),
+         [a.reshape(2, 3)], {"num_split": 3}, n_out=3, grad=False)
+    more("SplitV_" + sfx, "SplitV", lambda x: tf.split(x, [1, 2], axis=1),
+         [a.reshape(2, 3)], n_out=2, grad=False)
+    more("Unpack_" + sfx, "Unpack", lambda x: tf.unstack(x, axis=1),
+         [a.reshape(2, 3)], {"num": 3, "axis": 1}, n_out=3, grad=False)
+    more("Fill_" + sfx, "Fill", lambda v: tf.fill([2, 3], v),
+         [np.asarray(a[0])], grad=False)
+    more("BroadcastTo_" + sfx, "BroadcastTo",
+         lambda x: tf.broadcast_to(x, [2, 2, 3]), [a.reshape(2, 3)[:1]],
+         grad=False)
+    more("Select_" + sfx, "Select",
+         lambda cnd, x, y: tf1.where(cnd, x, y),
+         [np.array([True, False, False, True, True, False]), a, b],
+         grad=False)
+    more("Tile_" + sfx, "Tile", lambda x: tf.tile(x, [2, 1]),
+         [a.reshape(2, 3)], grad=False)
+    more("Transpose_" + sfx, "Transpose", tf.transpose, [a.reshape(2, 3)],
+         grad=False)
+    more("ConcatV2_" + sfx, "ConcatV2", lambda x, y: tf.concat([x, y], 0),
+         [a, b], {"axis": 0}, grad=dt in (np.float32, F64))
+    more("Pack_" + sfx, "Pack", lambda x, y: tf.stack([x, y]), [a, b],
+         grad=dt in (np.float32, F64))
+    more("GatherV2_" + sfx, "GatherV2",
+         lambda x, i: tf.gather(x, i, axis=1),
+         [a.reshape(2, 3), np.array([2, 0, 2], np.int32)], grad=False)
+    more("Cast_to_f32_" + sfx, "Cast", lambda x: tf.cast(x, tf.float32),
+         [a], grad=False)
+    more("Cast_to_i64_" + sfx, "Cast", lambda x: tf.cast(x, tf.int64),
+         [a], grad=False)
+    more("Cast_to_bool_" + sfx, "Cast", lambda x: tf.cast(x, tf.bool),
+         [a], grad=False)
+    more("Pad_" + sfx, "Pad", lambda x: tf.pad(x, [[0, 1], [1, 1]]),
+         [a.reshape(2, 3)], grad=False)
+    more("ReverseV2_" + sfx, "ReverseV2", lambda x: tf.reverse(x, [1]),
+         [a.reshape(2, 3)], grad=False)
+    more("SelectV2_bcast_" + sfx, "SelectV2",
+         lambda cnd, x, y: tf.where(cnd, x, y),
+         [np.array([[True], [False]]), a.reshape(2, 3), b[:3].copy()],
+         grad=False)
+for dt, sfx in ((np.int32, "i32"), (np.int64, "i64")):
+    more("Range_" + sfx, "Range", lambda a, l, d: tf.range(a, l, d),
+         [np.array(1, dt), np.array(11, dt), np.array(3, dt)], grad=False)
+    more("InvertPermutation_" + sfx, "InvertPermutation",
+         tf.math.invert_permutation, [np.array([2, 0, 3, 1], dt)],
+         grad=False)
+for nm, fn in (("LogicalAnd", tf.logical_and), ("LogicalOr", tf.logical_or),
+               ("NotEqual", tf.not_equal), ("Equal", tf.equal)):
+    more(nm + "_bool", nm, fn, [np.array([True, True, False, False]),
+                                np.array([True, False, True, False])],
+         grad=False)
+more("LogicalNot_bool", "LogicalNot", tf.logical_not,
+     [np.array([True, False])], grad=False)
+more("LogicalAnd_bcast", "LogicalAnd", tf.logical_and,
+     [np.array([[True], [False]]), np.array([True, False, True])],
+     grad=False)
+# gradient ops, as TF's gradient graphs contain them
+for dt, sfx in ((np.float32, "f32"), (F64, "f64")):
+    y, g = r(3, 4, lo=0.1, hi=0.9, dtype=dt), r(3, 4, dtype=dt)
+    for nm in ("TanhGrad", "SigmoidGrad", "RsqrtGrad", "SqrtGrad",
+               "ReciprocalGrad"):
+        more("%s_%s" % (nm, sfx), nm,
+             (lambda o: lambda a, b: getattr(raw, o)(y=a, dy=b))(nm), [y, g],
+             grad=False)
+    x = r(3, 4, dtype=dt)
+    for nm, k in (("EluGrad", "outputs"), ("SeluGrad", "outputs"),
+                  ("SoftplusGrad", "features"),
+                  ("SoftsignGrad", "features")):
+        more("%s_%s" % (nm, sfx), nm,
+             (lambda o, kk: lambda a, b: getattr(raw, o)(
+                 **{"gradients": a, kk: b}))(nm, k), [g, x], grad=False)
+    more("LeakyReluGrad_" + sfx, "LeakyReluGrad",
+         lambda a, b: raw.LeakyReluGrad(gradients=a, features=b, alpha=0.3),
+         [g, x], {"alpha": 0.3}, grad=False)
+    more("L2Loss_" + sfx, "L2Loss", tf.nn.l2_loss, [x])
+    more("MatMul_ta_" + sfx, "MatMul",
+         lambda a, b: tf.matmul(a, b, transpose_a=True),
+         [r(4, 3, dtype=dt), r(4, 2, dtype=dt)], {"transpose_a": True})
+    xi = r(2, 5, 6, 3, dtype=dt)
+    w = r(3, 3, 3, 4, dtype=dt)
+    dyc = r(2, 3, 3, 4, dtype=dt)
+    more("Conv2D_valid_" + sfx, "Conv2D",
+         lambda a, b: tf.nn.conv2d(a, b, 1, "VALID"), [xi, w],
+         {"strides": [1, 1, 1, 1], "padding": "VALID"})
+    more("Conv2DBackpropInput_" + sfx, "Conv2DBackpropInput",
+         lambda b, d: tf.nn.conv2d_transpose(d, b, [2, 5, 6, 3], 2, "SAME"),
+         [w, dyc], grad=False)
+    more("Conv2DBackpropFilter_" + sfx, "Conv2DBackpropFilter",
+         lambda a, d: raw.Conv2DBackpropFilter(
+             input=a, filter_sizes=[3, 3, 3, 4], out_backprop=d,
+             strides=[1, 2, 2, 1], padding="SAME"), [xi, dyc], grad=False)
+    wd = r(3, 3, 3, 2, dtype=dt)
+    dyd = r(2, 3, 3, 6, dtype=dt)
+    more("DepthwiseConv2dNativeBackpropInput_" + sfx,
+         "DepthwiseConv2dNativeBackpropInput",
+         lambda b, d: raw.DepthwiseConv2dNativeBackpropInput(
+             input_sizes=[2, 5, 6, 3], filter=b, out_backprop=d,
+             strides=[1, 2, 2, 1], padding="SAME"), [wd, dyd], grad=False)
+    more("DepthwiseConv2dNativeBackpropFilter_" + sfx,
+         "DepthwiseConv2dNativeBackpropFilter",
+         lambda a, d: raw.DepthwiseConv2dNativeBackpropFilter(
+             input=a, filter_sizes=[3, 3, 3, 2], out_backprop=d,
+             strides=[1, 2, 2, 1], padding="SAME"), [xi, dyd], grad=False)
+    xp = r(1, 4, 4, 2, dtype=dt)
+    more("MaxPool_valid_" + sfx, "MaxPool",
+         lambda a: tf.nn.max_pool2d(a, 2, 2, "VALID"), [xp],
+         {"ksize": [1, 2, 2, 1], "strides": [1, 2, 2, 1],
+          "padding": "VALID"})
+    more("AvgPool_same_" + sfx, "AvgPool",
+         lambda a: tf.nn.avg_pool2d(a, 3, 2, "SAME"), [xp],
+         {"ksize": [1, 3, 3, 1], "strides": [1, 2, 2, 1],
+          "padding": "SAME"})
+    more("MaxPoolGrad_" + sfx, "MaxPoolGrad",
+         lambda a, o, d: raw.MaxPoolGrad(
+             orig_input=a, orig_output=o, grad=d, ksize=[1, 2, 2, 1],
+             strides=[1, 2, 2, 1], padding="VALID"),
+         [xp, xp.reshape(1, 2, 2, 2, 2, 2).max(axis=(2, 4)),
+          r(1, 2, 2, 2, dtype=dt)], grad=False)
+    more("AvgPoolGrad_" + sfx, "AvgPoolGrad",
+         lambda d: raw.AvgPoolGrad(
+             orig_input_shape=[1, 4, 4, 2], grad=d, ksize=[1, 3, 3, 1],
+             strides=[1, 2, 2, 1], padding="SAME"),
+         [r(1, 2, 2, 2, dtype=dt)], grad=False)
+    more("ResizeBilinearGrad_" + sfx, "ResizeBilinearGrad",
+         lambda d, im: raw.ResizeBilinearGrad(grads=d, original_image=im),
+         [r(1, 5, 7, 2, dtype=np.float32), r(1, 3, 4, 2, dtype=dt)],
+         grad=False)
+    more("ResizeNearestNeighborGrad_" + sfx, "ResizeNearestNeighborGrad",
+         lambda d: raw.ResizeNearestNeighborGrad(grads=d, size=[3, 4]),
+         [r(1, 5, 7, 2, dtype=dt)], grad=False)
+    sc, of = r(3, dtype=dt, lo=0.5), r(3, dtype=dt)
+    mu, var = r(3, dtype=dt), r(3, dtype=dt, lo=0.5)
+    xb = r(2, 3, 2, 3, dtype=dt)
+    if dt == np.float32:
+        more("FusedBatchNormV3_infer", "FusedBatchNormV3",
+             lambda a, s_, o_, m_, v_: tf1.nn.fused_batch_norm(
+                 a, s_, o_, m_, v_, epsilon=0.01, is_training=False)[0],
+             [xb, sc, of, mu, var], {"epsilon": 0.01,
+                                     "is_training": False})
+        more("FusedBatchNormV3_train", "FusedBatchNormV3",
+             lambda a, s_, o_: tf1.nn.fused_batch_norm(
+                 a, s_, o_, epsilon=0.001, is_training=True)[0],
+             [xb, sc, of], grad=False)
+    # the optimizers' Apply ops on a Variable
+    more("ApplyGradientDescent_" + sfx, "ApplyGradientDescent",
+         lambda v, a, d: raw.ApplyGradientDescent(var=v, alpha=a, delta=d),
+         [r(2, 3, dtype=dt), np.asarray(0.1, dt), r(2, 3, dtype=dt)],
+         var=True, grad=False)
+    more("Assign_" + sfx, "Assign", lambda v, x: tf1.assign(v, x),
+         [r(2, 3, dtype=dt), r(2, 3, dtype=dt)], var=True, grad=False)
+    more("AssignAdd_" + sfx, "AssignAdd", lambda v, x: tf1.assign_add(v, x),
+         [r(2, 3, dtype=dt), r(2, 3, dtype=dt)], var=True, grad=False)
+    more("AssignSub_" + sfx, "AssignSub", lambda v, x: tf1.assign_sub(v, x),
+         [r(2, 3, dtype=dt), r(2, 3, dtype=dt)], var=True, grad=False)
+
+# ---- step 3's elementwise math (Floor ... Cosh) ----------------------------
+HALVES = np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, -0.7, 0.7, 3.2, -0.0],
+                  np.float32)
+for dt, sfx in ((np.float32, "f32"), (F64, "f64")):
+    for nm, fn in (("Floor", tf.floor), ("Ceil", tf.math.ceil),
+                   ("Round", tf.round), ("Rint", tf.math.rint)):
+        more("%s_%s" % (nm, sfx), nm, fn, [HALVES.astype(dt)])
+    for nm, fn, lo, hi in (("Log1p", tf.math.log1p, -0.9, 3),
+                           ("Expm1", tf.math.expm1, -3, 3),
+                           ("Tan", tf.math.tan, -1.4, 1.4),
+                           ("Atan", tf.math.atan, -4, 4),
+                           ("Asin", tf.math.asin, -0.95, 0.95),
+                           ("Acos", tf.math.acos, -0.95, 0.95),
+                           ("Sinh", tf.math.sinh, -3, 3),
+                           ("Cosh", tf.math.cosh, -3, 3)):
+        more("%s_%s" % (nm, sfx), nm, fn, [r(3, 4, lo=lo, hi=hi, dtype=dt)])
+for nm, fn in (("Floor", tf.floor), ("Log1p", tf.math.log1p),
+               ("Expm1", tf.math.expm1), ("Asin", tf.math.asin)):
+    more(nm + "_special", nm, fn, [SPECIAL], grad=False)
+for dt, sfx in ((np.int32, "i32"), (np.int64, "i64")):
+    more("Round_" + sfx, "Round", tf.round, [ri(5, lo=-9, hi=9, dtype=dt)],
+         grad=False)
+for dt, sfx in ((np.float32, "f32"), (F64, "f64")):
+    more("Atan2_" + sfx, "Atan2", tf.math.atan2,
+         [r(3, 4, dtype=dt), r(3, 4, dtype=dt)])
+    more("Atan2_bcast_" + sfx, "Atan2", tf.math.atan2,
+         [r(2, 3, dtype=dt), r(3, dtype=dt) + 2.5])
+    for nm, fn in (("IsNan", tf.math.is_nan), ("IsInf", tf.math.is_inf),
+                   ("IsFinite", tf.math.is_finite)):
+        more("%s_%s" % (nm, sfx), nm, fn, [SPECIAL.astype(dt)], grad=False)
+more("Atan2_signs", "Atan2", tf.math.atan2,
+     [np.array([0.0, -0.0, 1.0, -1.0, 0.0, -0.0, 1.0, np.nan], np.float32),
+      np.array([1.0, 1.0, 0.0, 0.0, -1.0, -1.0, -np.inf, 1.0], np.float32)],
+     grad=False)
+for dt, sfx in ((np.float32, "f32"), (F64, "f64"), (np.int32, "i32"),
+                (np.int64, "i64")):
+    fl = dt in (np.float32, F64)
+    x = r(3, 4, 2, dtype=dt) if fl else ri(3, 4, 2, lo=-9, hi=9, dtype=dt)
+    more("Min_axis1_" + sfx, "Min", lambda a: tf.reduce_min(a, axis=1), [x],
+         {"axis": [1]}, grad=fl)
+    more("Min_all_keepdims_" + sfx, "Min",
+         lambda a: tf.reduce_min(a, axis=[0, 2], keepdims=True), [x],
+         {"axis": [0, 2], "keepdims": True}, grad=fl)
+    more("ArgMin_" + sfx, "ArgMin", lambda a: tf.argmin(a, axis=1), [x],
+         grad=False)
+    more("ArgMin_i32out_" + sfx, "ArgMin",
+         lambda a: tf.argmin(a, axis=0, output_type=tf.int32), [x],
+         grad=False)
+more("Min_ties", "Min", lambda a: tf.reduce_min(a, axis=1),
+     [np.array([[1.0, -2.0, -2.0], [0.5, 0.5, 0.5]], np.float32)],
+     {"axis": [1]})
+more("Min_special", "Min", lambda a: tf.reduce_min(a, axis=0),
+     [SPECIAL.reshape(4, 2)], grad=False)
+_b = RS.uniform(size=(3, 4, 2)) > 0.5
+for nm, fn in (("Any", tf.reduce_any), ("All", tf.reduce_all)):
+    more(nm + "_axis1", nm, (lambda f: lambda a: f(a, axis=1))(fn), [_b],
+         grad=False)
+    more(nm + "_all", nm, fn, [_b], grad=False)
+    more(nm + "_keepdims", nm,
+         (lambda f: lambda a: f(a, axis=[0, 2], keepdims=True))(fn),
+         [np.ones((2, 3, 2), bool)], grad=False)
+for dt, sfx in ((np.float32, "f32"), (F64, "f64"), (np.int32, "i32"),
+                (np.int64, "i64")):
+    fl = dt in (np.float32, F64)
+    x = r(3, 4, dtype=dt) if fl else ri(3, 4, lo=-9, hi=9, dtype=dt)
+    for ax, ex, rv in ((1, False, False), (0, True, False), (-1, False, True),
+                       (0, True, True)):
+        more("Cumsum_ax%d%s%s_%s" % (ax, "_excl" if ex else "",
+                                     "_rev" if rv else "", sfx), "Cumsum",
+             (lambda a_, e_, r_: lambda a: tf.cumsum(
+                 a, axis=a_, exclusive=e_, reverse=r_))(ax, ex, rv), [x],
+             {"axis": ax, "exclusive": ex, "reverse": rv}, grad=fl)
+for it, isfx in ((np.int32, "i32"), (np.int64, "i64")):
+    ids = np.array([[0, 2, -1], [3, 1, 5]], it)
+    more("OneHot_" + isfx, "OneHot", lambda i: tf.one_hot(i, 4), [ids],
+         grad=False)
+    more("OneHot_axis0_" + isfx, "OneHot",
+         lambda i: tf.one_hot(i, 3, on_value=2.5, off_value=-1.0, axis=0,
+                              dtype=tf.float64), [ids], grad=False)
+    more("OneHot_int_axis1_" + isfx, "OneHot",
+         lambda i: tf.one_hot(i, 4, on_value=7, off_value=0, axis=1,
+                              dtype=tf.int64), [ids], grad=False)
+more("OneHot_vector", "OneHot", lambda i: tf.one_hot(i, 5),
+     [np.array([4, 0, 0, 9], np.int32)], grad=False)
+for dt, sfx in ((np.float32, "f32"), (F64, "f64"), (np.int32, "i32"),
+                (np.int64, "i64"), (np.bool_, "bool")):
+    fl = dt in (np.float32, F64)
+    for b in (2, 3):
+        d = r(2, 2, 3, 2 * b * b, dtype=dt) if fl else \
+            ri(2, 2, 3, 2 * b * b, lo=-9, hi=9).astype(dt)
+        s_ = r(2, 2 * b, 3 * b, 2, dtype=dt) if fl else \
+            ri(2, 2 * b, 3 * b, 2, lo=-9, hi=9).astype(dt)
+        more("DepthToSpace_b%d_%s" % (b, sfx), "DepthToSpace",
+             (lambda bb: lambda a: tf.nn.depth_to_space(a, bb))(b), [d],
+             {"block_size": b}, grad=fl)
+        more("SpaceToDepth_b%d_%s" % (b, sfx), "SpaceToDepth",
+             (lambda bb: lambda a: tf.nn.space_to_depth(a, bb))(b), [s_],
+             {"block_size": b}, grad=fl)
+for dt, sfx in ((np.float32, "f32"), (F64, "f64"), (np.int32, "i32"),
+                (np.int64, "i64")):
+    fl = dt in (np.float32, F64)
+    x = r(3, 4, dtype=dt) if fl else ri(3, 4, lo=-9, hi=9, dtype=dt)
+    for mode, pads in (("REFLECT", [[1, 2], [3, 0]]),
+                       ("SYMMETRIC", [[2, 3], [0, 4]])):
+        more("MirrorPad_%s_%s" % (mode.lower(), sfx), "MirrorPad",
+             (lambda m_, p_: lambda a: tf.pad(a, p_, mode=m_))(mode, pads),
+             [x], {"mode": mode}, extra=[np.array(pads, np.int32)], grad=fl)
+        more("MirrorPadGrad_%s_%s" % (mode.lower(), sfx), "MirrorPadGrad",
+             (lambda m_, p_: lambda a: raw.MirrorPadGrad(
+                 input=a, paddings=p_, mode=m_))(mode, pads),
+             [r(3 + sum(pads[0]), 4 + sum(pads[1]), dtype=dt) if fl else
+              ri(3 + sum(pads[0]), 4 + sum(pads[1]), lo=-9, hi=9,
+                 dtype=dt)],
+             grad=False)
+more("MirrorPad_reflect_3d", "MirrorPad",
+     lambda a: tf.pad(a, [[0, 0], [2, 2], [1, 1]], mode="REFLECT"),
+     [r(2, 3, 4)], {"mode": "REFLECT"},
+     extra=[np.array([[0, 0], [2, 2], [1, 1]], np.int32)])
+for dt, sfx in ((np.float32, "f32"), (F64, "f64"), (np.int32, "i32"),
+                (np.int64, "i64")):
+    fl = dt in (np.float32, F64)
+    p_ = r(3, 4, 2, dtype=dt) if fl else ri(3, 4, 2, lo=-9, hi=9, dtype=dt)
+    more("GatherNd_k2_" + sfx, "GatherNd", tf.gather_nd,
+         [p_, np.array([[0, 1], [2, 3], [0, 1]], np.int32)], grad=fl)
+    more("GatherNd_k1_i64idx_" + sfx, "GatherNd", tf.gather_nd,
+         [p_, np.array([[[2], [0]]], np.int64)], grad=fl)
+    more("GatherNd_full_" + sfx, "GatherNd", tf.gather_nd,
+         [p_, np.array([[1, 2, 1], [0, 0, 0]], np.int32)], grad=fl)
+    u = r(3, 2, dtype=dt) if fl else ri(3, 2, lo=-9, hi=9, dtype=dt)
+    more("ScatterNd_" + sfx, "ScatterNd",
+         lambda i, up: tf.scatter_nd(i, up, [4, 2]),
+         [np.array([[1], [3], [1]], np.int32), u], grad=False)
+more("ScatterNd_grad_f32", "ScatterNd",
+     lambda i, up: tf.scatter_nd(i, up, [3, 4]),
+     [np.array([[0, 1], [2, 3], [0, 1]], np.int32), r(3)],
+     extra=[np.array([3, 4], np.int32)])
+# the optimizers' updates: the variable and its slots are Variables
+for dt, sfx in ((np.float32, "f32"), (F64, "f64")):
+    def sc(v, d=dt):
+        return np.asarray(v, d)
+    w_, g_ = r(2, 3, dtype=dt), r(2, 3, dtype=dt)
+    pos = (lambda: r(2, 3, lo=0.1, hi=1.0, dtype=dt))
+    more("ApplyAdagrad_" + sfx, "ApplyAdagrad",
+         lambda v, a, lr, g: raw.ApplyAdagrad(var=v, accum=a, lr=lr, grad=g),
+         [w_, pos(), sc(0.1), g_], var=2, grad=False)
+    more("ApplyAdagrad_noslots_" + sfx, "ApplyAdagrad",
+         lambda v, a, lr, g: raw.ApplyAdagrad(var=v, accum=a, lr=lr, grad=g,
+                                              update_slots=False),
+         [w_, pos(), sc(0.1), g_], var=2, grad=False)
+    more("ApplyRMSProp_" + sfx, "ApplyRMSProp",
+         lambda v, ms, mo, lr, rho, m, e, g: raw.ApplyRMSProp(
+             var=v, ms=ms, mom=mo, lr=lr, rho=rho, momentum=m, epsilon=e,
+             grad=g),
+         [w_, pos(), r(2, 3, dtype=dt), sc(0.01), sc(0.9), sc(0.5),
+          sc(1e-7), g_], var=3, grad=False)
+    more("ApplyCenteredRMSProp_" + sfx, "ApplyCenteredRMSProp",
+         lambda v, mg, ms, mo, lr, rho, m, e, g: raw.ApplyCenteredRMSProp(
+             var=v, mg=mg, ms=ms, mom=mo, lr=lr, rho=rho, momentum=m,
+             epsilon=e, grad=g),
+         [w_, r(2, 3, lo=-0.1, hi=0.1, dtype=dt), pos(), r(2, 3, dtype=dt),
+          sc(0.01), sc(0.9), sc(0.5), sc(1e-7), g_], var=4, grad=False)
+    more("ApplyAdadelta_" + sfx, "ApplyAdadelta",
+         lambda v, a, au, lr, rho, e, g: raw.ApplyAdadelta(
+             var=v, accum=a, accum_update=au, lr=lr, rho=rho, epsilon=e,
+             grad=g),
+         [w_, pos(), pos(), sc(1.0), sc(0.95), sc(1e-6), g_], var=3,
+         grad=False)
+    more("ApplyAdaMax_" + sfx, "ApplyAdaMax",
+         lambda v, m, vv, b1p, lr, b1, b2, e, g: raw.ApplyAdaMax(
+             var=v, m=m, v=vv, beta1_power=b1p, lr=lr, beta1=b1, beta2=b2,
+             epsilon=e, grad=g),
+         [w_, r(2, 3, dtype=dt), pos(), sc(0.81), sc(0.01), sc(0.9),
+          sc(0.999), sc(1e-7), g_], var=3, grad=False)
+    for nest in (False, True):
+        more("ApplyMomentum_%s%s" % ("nesterov_" if nest else "", sfx),
+             "ApplyMomentum",
+             (lambda ns: lambda v, a, lr, g, m: raw.ApplyMomentum(
+                 var=v, accum=a, lr=lr, grad=g, momentum=m,
+                 use_nesterov=ns))(nest),
+             [w_, r(2, 3, dtype=dt), sc(0.1), g_, sc(0.9)], var=2,
+             grad=False)
+    more("ApplyAdam_" + sfx, "ApplyAdam",
+         lambda v, m, vv, b1p, b2p, lr, b1, b2, e, g: raw.ApplyAdam(
+             var=v, m=m, v=vv, beta1_power=b1p, beta2_power=b2p, lr=lr,
+             beta1=b1, beta2=b2, epsilon=e, grad=g),
+         [w_, r(2, 3, dtype=dt), pos(), sc(0.81), sc(0.998), sc(0.01),
+          sc(0.9), sc(0.999), sc(1e-7), g_], var=3, grad=False)
+    for l1 in (0.0, 0.05):
+        more("ApplyProximalAdagrad_l1_%g_%s" % (l1, sfx),
+             "ApplyProximalAdagrad",
+             lambda v, a, lr, l1_, l2, g: raw.ApplyProximalAdagrad(
+                 var=v, accum=a, lr=lr, l1=l1_, l2=l2, grad=g),
+             [w_, pos(), sc(0.5), sc(l1), sc(0.1), g_], var=2, grad=False)
+        more("ApplyProximalGradientDescent_l1_%g_%s" % (l1, sfx),
+             "ApplyProximalGradientDescent",
+             lambda v, a, l1_, l2, d: raw.ApplyProximalGradientDescent(
+                 var=v, alpha=a, l1=l1_, l2=l2, delta=d),
+             [w_, sc(0.5), sc(l1), sc(0.1), g_], var=1, grad=False)
+for dt, sfx in ((np.float32, "f32"), (F64, "f64"), (np.int32, "i32"),
+                (np.int64, "i64")):
+    fl = dt in (np.float32, F64)
+    x = r(2, 3, 6, dtype=dt) if fl else ri(2, 3, 6, lo=-4, hi=4, dtype=dt)
+    for kk in (1, 3):
+        more("TopKV2_k%d_%s" % (kk, sfx), "TopKV2",
+             (lambda k_: lambda a: tf.math.top_k(a, k_))(kk), [x],
+             extra=[np.array(kk, np.int32)], n_out=2, grad=fl)
+more("TopKV2_ties", "TopKV2", lambda a: tf.math.top_k(a, 4),
+     [np.array([[1.0, 3.0, 3.0, -1.0, 3.0], [0.0, 0.0, 0.0, 0.0, 0.0]],
+               np.float32)], extra=[np.array(4, np.int32)], n_out=2,
+     grad=False)
+
 DT = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64",
       np.dtype(np.int32): "int32", np.dtype(np.int64): "int64",
       np.dtype(np.bool_): "bool"}
@@ -349,8 +817,9 @@ def record(c):
     with g.as_default():
         ins = []
         for i, a in enumerate(c["inputs"]):
-            if c["var"] and i == 0:
-                ins.append(tf1.Variable(a, name="in0", use_resource=False))
+            if i < int(c["var"]):
+                ins.append(tf1.Variable(a, name="in%d" % i,
+                                        use_resource=False))
             else:
                 ins.append(tf.constant(a, name="in%d" % i))
         y = c["fn"](*ins)
@@ -364,7 +833,7 @@ def record(c):
         fetch = ["y"] + ["y_%d" % k for k in range(1, len(ys))]
         grads = {}
         fl = [i for i, a in enumerate(c["inputs"])
-              if a.dtype.kind == "f" and not (c["var"] and i == 0)]
+              if a.dtype.kind == "f" and i >= int(c["var"])]
         if c["grad"] and ys[0].dtype.is_floating:
             shp = ys[0].shape.as_list()
             if None in shp:  # data-dependent (DynamicPartition): ask TF
@@ -388,7 +857,9 @@ def record(c):
     with open(os.path.join(OUT, c["name"] + ".pb"), "wb") as f:
         f.write(gd.SerializeToString())
     opnode = [n for n in gd.node if n.op == c["op"] or n.op == c["dg_op"]]
-    ent = {"op": c["dg_op"], "dtype": DT.get(c["inputs"][0].dtype, "?"),
+    # the dtype TF registers the kernel by: Select's values, not its cond
+    tin = c["inputs"][1 if c["op"] in ("Select", "SelectV2") else 0]
+    ent = {"op": c["dg_op"], "dtype": DT.get(tin.dtype, "?"),
            "node": opnode[0].name if opnode else None,
            "fetch": {}, "grads": {}}
     for name, v in zip(fetch, vals[:len(ys)]):
@@ -429,6 +900,7 @@ def record(c):
 def main():
     os.makedirs(OUT, exist_ok=True)
     out = {"tf_version": tf.__version__, "cases": {}}
+    RS.set_state(DY_STATE)
     for c in CASES:
         out["cases"][c["name"]] = record(c)
     with open(os.path.join(OUT, "cases.json"), "w") as f:
