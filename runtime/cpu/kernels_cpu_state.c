@@ -204,7 +204,7 @@ dg_status dgr_k_apply_momentum(dgr_kctx *k)
     if ((st = check_like_var(k, 1, 0)))
         return st;
     j.a = dgr_cpu_ptr(&k->in[1]);
-    j.nesterov = dgc_attr_bool(k->node, "use_nesterov", 0);
+    j.nesterov = dgc_attr_b(k->node, DGC_AT_use_nesterov);
     return update(k, &j, 3, 0);
 }
 
@@ -227,6 +227,6 @@ dg_status dgr_k_apply_adam(dgr_kctx *k)
 dg_status dgr_k_assign_moving_avg(dgr_kctx *k)
 {
     upd_job j = {.kind = U_MAVG};
-    j.decay = dgc_attr_float(k->node, "decay", 0.99);
+    j.decay = dgc_attr_f(k->node, DGC_AT_decay);
     return update(k, &j, 1, 0);
 }

@@ -68,7 +68,7 @@ dg_status dgr_cl_k_concat(dgr_kctx *k)
     if (st != DG_OK)
         return st;
     const dg_shape *os = &k->out[0].shape;
-    int64_t ax = dgc_attr_int(k->node, "axis", 0);
+    int64_t ax = dgc_attr_i(k->node, DGC_AT_axis);
     if (ax < 0)
         ax += os->rank;
     cl_long outer = 1;
@@ -98,13 +98,13 @@ dg_status dgr_cl_k_gather(dgr_kctx *k)
 {
     const dgr_value *p = &k->in[0], *ix = &k->in[1];
     dg_dtype dt = p->dtype;
-    if (k->n_in > 2 && !dgc_node_attr(k->node, "axis"))
+    if (k->n_in > 2 && !dgc_attr_at(k->node, DGC_AT_axis))
         return dg_err(k->err, DG_E_RUNTIME, "node '%s': GatherV2 on OpenCL "
                       "takes its axis from a Const", k->node->name);
     dg_status st = dgr_cl_float_output(k, dt);
     if (st != DG_OK)
         return st;
-    int64_t ax = dgc_attr_int(k->node, "axis", 0);
+    int64_t ax = dgc_attr_i(k->node, DGC_AT_axis);
     if (ax < 0)
         ax += p->shape.rank;
     cl_long outer = 1, inner = 1, dim = p->shape.dims[ax];
@@ -255,7 +255,7 @@ dg_status dgr_cl_k_split(dgr_kctx *k)
     dg_status st = dgr_cl_need_float(k, x->dtype);
     if (st != DG_OK)
         return st;
-    int64_t ax = dgc_attr_int(k->node, "axis", 0);
+    int64_t ax = dgc_attr_i(k->node, DGC_AT_axis);
     if (ax < 0)
         ax += x->shape.rank;
     int unpack = k->node->op == DGC_OPID_Unpack;
