@@ -133,16 +133,16 @@ const dgc_attr *dgc_attr_get(const dgc_node *n, dgc_attr_id id)
     for (int i = 0; i < n->n_attrs; i++)
         if (n->attrs[i].id == id)
             return &n->attrs[i];
-    CHECK(n, id);
-    if (n->op < 0 || n->op >= DGC_N_OPS || !dgc_ops[n->op].attrs)
-        return NULL;
-    pthread_once(&once, build);
-    const dgc_attr_spec *s = dgc_ops[n->op].attrs;
-    for (int k = 0; s[k].name; k++)
+    const dgc_attr_spec *s = n->op >= 0 && n->op < DGC_N_OPS
+                                 ? dgc_ops[n->op].attrs
+                                 : NULL;
+    for (int k = 0; s && s[k].name; k++)
         if (s[k].id == id) {
+            pthread_once(&once, build);
             const dgc_attr *a = &pool[first[n->op] + k];
             return a->key ? a : NULL;
         }
+    CHECK(n, id); /* not in the schema: only "dtype" may be read */
     return NULL;
 }
 
