@@ -55,7 +55,8 @@ static dg_status pair(dgr_kctx *k, const char *name, int with_alpha)
         return DG_OK;
     cl_mem g = dgr_cl_mem(&k->in[0]), v = dgr_cl_mem(&k->in[1]),
            y = dgr_cl_mem(&k->out[0]);
-    cl_float alpha = (cl_float)dgc_attr_f(k->node, DGC_AT_alpha);
+    cl_float alpha =
+        with_alpha ? (cl_float)dgc_attr_f(k->node, DGC_AT_alpha) : 0;
     dgr_cl_arg a[] = {DGR_ARG(g), DGR_ARG(v), DGR_ARG(y), DGR_ARG(n),
                       DGR_ARG(alpha)};
     return dgr_cl_launch1d(k, "zoo", dt, name, (size_t)n, a,
