@@ -529,8 +529,8 @@ dg_status dgr_k_argmax(dgr_kctx *k)
     if (rank == 0 || ax < 0 || ax >= rank)
         return dg_err(k->err, DG_E_RUNTIME,
                       "node '%s': axis %lld is out of range for rank %d",
-                      k->node->name, (long long)dgc_attr_i(k->node, DGC_AT_axis),
-                      rank);
+                      k->node->name,
+                      (long long)dgc_attr_i(k->node, DGC_AT_axis), rank);
     int64_t outer = 1, inner = 1, len = x->shape.dims[ax];
     for (int d = 0; d < ax; d++)
         outer *= x->shape.dims[d];
