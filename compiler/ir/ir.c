@@ -323,6 +323,34 @@ int dgc_node_add_ctrl(dgc_graph *g, int32_t n, int32_t c)
     return 0;
 }
 
+static const char *const attr_names[DGC_N_ATTR_IDS] = {
+    "?",
+#define DGC_ATTR(name) #name,
+#include "attr_names.def"
+#undef DGC_ATTR
+};
+
+dgc_attr_id dgc_attr_id_of(const char *name)
+{
+    int lo = 1, hi = DGC_N_ATTR_IDS - 1;
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2;
+        int c = strcmp(name, attr_names[mid]);
+        if (c == 0)
+            return (dgc_attr_id)mid;
+        if (c < 0)
+            hi = mid - 1;
+        else
+            lo = mid + 1;
+    }
+    return DGC_AT_NONE;
+}
+
+const char *dgc_attr_id_name(dgc_attr_id id)
+{
+    return id > DGC_AT_NONE && id < DGC_N_ATTR_IDS ? attr_names[id] : "?";
+}
+
 const dgc_attr *dgc_node_attr(const dgc_node *n, const char *key)
 {
     for (int i = 0; i < n->n_attrs; i++)
@@ -362,10 +390,12 @@ int dgc_node_set_attr(dgc_node *n, const dgc_attr *a)
     for (int i = 0; i < n->n_attrs; i++)
         if (strcmp(n->attrs[i].key, a->key) == 0) {
             char *key = n->attrs[i].key;
+            dgc_attr_id id = n->attrs[i].id;
             n->attrs[i].key = NULL;
             dgc_attr_clear(&n->attrs[i]);
             n->attrs[i] = *a;
             n->attrs[i].key = key;
+            n->attrs[i].id = id;
             return 0;
         }
     char *key = dg_strdup(a->key);
@@ -379,6 +409,7 @@ int dgc_node_set_attr(dgc_node *n, const dgc_attr *a)
     n->attrs = v;
     v[n->n_attrs] = *a;
     v[n->n_attrs].key = key;
+    v[n->n_attrs].id = dgc_attr_id_of(key);
     n->n_attrs++;
     return 0;
 }

@@ -66,8 +66,21 @@ typedef struct dgc_init {
     dg_tensor *value; /* DGC_INIT_VALUE */
 } dgc_init;
 
+/* Attribute ids: one per name in attr_names.def, resolved once when an
+ * attr is stored (dgc_node_set_attr), so that kernels find attributes by
+ * comparing ints (dgc_attr_i and friends, ops.h), never strings.
+ * DGC_AT_NONE: a name no schema declares (a TF attr dgrun ignores). */
+typedef enum dgc_attr_id {
+    DGC_AT_NONE = 0,
+#define DGC_ATTR(name) DGC_AT_##name,
+#include "attr_names.def"
+#undef DGC_ATTR
+    DGC_N_ATTR_IDS
+} dgc_attr_id;
+
 typedef struct dgc_attr {
     char *key;
+    dgc_attr_id id;  /* dgc_attr_id_of(key), set by dgc_node_set_attr */
     dgc_attr_kind kind;
     int64_t i;
     double f;
@@ -349,14 +362,22 @@ int dgc_graph_parse_ref(const dgc_graph *g, const char *s, dgc_ref *out);
 int dgc_node_add_input(dgc_graph *g, int32_t n, dgc_ref r);
 int dgc_node_add_ctrl(dgc_graph *g, int32_t n, int32_t c);
 
-/* Attribute lookup on a node; NULL if absent. */
+/* The id of attribute name `name` (binary search of attr_names.def),
+ * DGC_AT_NONE when no schema declares it. */
+dgc_attr_id dgc_attr_id_of(const char *name);
+/* The name of id (attr_names.def), "?" out of range. */
+const char *dgc_attr_id_name(dgc_attr_id id);
+
+/* Attribute lookup on a node by name (the compiler's loaders and passes;
+ * kernels use the id accessors of ops.h); NULL if absent. */
 const dgc_attr *dgc_node_attr(const dgc_node *n, const char *key);
 int64_t dgc_attr_int(const dgc_node *n, const char *key, int64_t dflt);
 double dgc_attr_float(const dgc_node *n, const char *key, double dflt);
 int dgc_attr_bool(const dgc_node *n, const char *key, int dflt);
 /* Add or replace an attribute (the value fields of `a` are moved in: the
  * node takes ownership of a->s, a->ints, a->tensor, a->init.value; a->key is
- * copied).  0 ok, -1 nomem. */
+ * copied; a->id is ignored: the stored attr gets dgc_attr_id_of(a->key)).
+ * 0 ok, -1 nomem. */
 int dgc_node_set_attr(dgc_node *n, const dgc_attr *a);
 /* Convenience setters built on dgc_node_set_attr. */
 int dgc_node_set_int(dgc_node *n, const char *key, int64_t v);

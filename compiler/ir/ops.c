@@ -20,8 +20,8 @@
 #define NUM (F32 | F64 | I32 | I64)
 #define ALL (NUM | BOOL)
 
-/* Attribute schemas: {name, type, default, flags} per attr, ending in
- * {NULL}.  The type is how the loaders decode the attr (DGC_A_*); the
+/* Attribute schemas: AS(name, type, default, flags) per attr, ending in
+ * A_END.  The type is how the loaders decode the attr (DGC_A_*); the
  * default is the value the passes and kernels use when a graph leaves the
  * attr out (as text; NULL: none, the attr is then simply absent);
  * REQ: TF's OpDef has no default for it; INTERNAL: set by a pass, never
@@ -29,180 +29,183 @@
  * (the output dtype where it matters). */
 #define REQ DGC_AS_TF_REQUIRED
 #define INTERNAL DGC_AS_INTERNAL
-#define A_END {NULL, 0, NULL, 0}
+/* AS(name, type, default, flags): a schema row; `name` must be a row of
+ * attr_names.def (DGC_AT_<name>: a misspelt one does not compile) */
+#define AS(name, type, dflt, flags) {#name, DGC_AT_##name, type, dflt, flags}
+#define A_END {NULL, DGC_AT_NONE, 0, NULL, 0}
 static const dgc_attr_spec a_none[] = {A_END};
 static const dgc_attr_spec a_const[] = {
-    {"value", DGC_A_TENSOR, NULL, REQ}, {"shape", DGC_A_SHAPE, NULL, 0},
+    AS(value, DGC_A_TENSOR, NULL, REQ), AS(shape, DGC_A_SHAPE, NULL, 0),
     A_END};
 static const dgc_attr_spec a_var[] = {
-    {"shape", DGC_A_SHAPE, NULL, REQ}, {"init", DGC_A_INIT, "zeros", 0},
-    {"trainable", DGC_A_BOOL, "true", 0},
-    {"init_name", DGC_A_STR, NULL, INTERNAL}, /* replicate.c */
+    AS(shape, DGC_A_SHAPE, NULL, REQ), AS(init, DGC_A_INIT, "zeros", 0),
+    AS(trainable, DGC_A_BOOL, "true", 0),
+    AS(init_name, DGC_A_STR, NULL, INTERNAL), /* replicate.c */
     A_END};
-static const dgc_attr_spec a_ph[] = {{"shape", DGC_A_SHAPE, NULL, 0}, A_END};
+static const dgc_attr_spec a_ph[] = {AS(shape, DGC_A_SHAPE, NULL, 0), A_END};
 static const dgc_attr_spec a_rand[] = {
-    {"shape", DGC_A_SHAPE, NULL, 0}, {"mean", DGC_A_FLOAT, "0", 0},
-    {"stddev", DGC_A_FLOAT, "1", 0}, {"min", DGC_A_FLOAT, "0", 0},
-    {"max", DGC_A_FLOAT, "1", 0}, {"seed", DGC_A_INT, "0", 0},
-    {"seed2", DGC_A_INT, "0", 0}, A_END};
+    AS(shape, DGC_A_SHAPE, NULL, 0), AS(mean, DGC_A_FLOAT, "0", 0),
+    AS(stddev, DGC_A_FLOAT, "1", 0), AS(min, DGC_A_FLOAT, "0", 0),
+    AS(max, DGC_A_FLOAT, "1", 0), AS(seed, DGC_A_INT, "0", 0),
+    AS(seed2, DGC_A_INT, "0", 0), A_END};
 static const dgc_attr_spec a_matmul[] = {
-    {"transpose_a", DGC_A_BOOL, "false", 0},
-    {"transpose_b", DGC_A_BOOL, "false", 0}, A_END};
+    AS(transpose_a, DGC_A_BOOL, "false", 0),
+    AS(transpose_b, DGC_A_BOOL, "false", 0), A_END};
 static const dgc_attr_spec a_reduce[] = {
-    {"axis", DGC_A_INTS, NULL, 0}, {"keepdims", DGC_A_BOOL, "false", 0},
+    AS(axis, DGC_A_INTS, NULL, 0), AS(keepdims, DGC_A_BOOL, "false", 0),
     A_END};
-static const dgc_attr_spec a_reshape[] = {{"shape", DGC_A_SHAPE, NULL, 0},
+static const dgc_attr_spec a_reshape[] = {AS(shape, DGC_A_SHAPE, NULL, 0),
                                           A_END};
-static const dgc_attr_spec a_perm[] = {{"perm", DGC_A_INTS, NULL, 0}, A_END};
+static const dgc_attr_spec a_perm[] = {AS(perm, DGC_A_INTS, NULL, 0), A_END};
 static const dgc_attr_spec a_argmax[] = {
-    {"axis", DGC_A_INTS, "0", 0}, {"output_type", DGC_A_DTYPE, "int64", 0},
+    AS(axis, DGC_A_INTS, "0", 0), AS(output_type, DGC_A_DTYPE, "int64", 0),
     A_END};
 static const dgc_attr_spec a_assign[] = {
-    {"validate_shape", DGC_A_BOOL, "true", 0},
-    {"use_locking", DGC_A_BOOL, "false", 0}, A_END};
+    AS(validate_shape, DGC_A_BOOL, "true", 0),
+    AS(use_locking, DGC_A_BOOL, "false", 0), A_END};
 static const dgc_attr_spec a_print[] = {
-    {"message", DGC_A_STR, "", 0}, {"summarize", DGC_A_INT, "3", 0},
-    {"first_n", DGC_A_INT, "-1", 0}, A_END};
+    AS(message, DGC_A_STR, "", 0), AS(summarize, DGC_A_INT, "3", 0),
+    AS(first_n, DGC_A_INT, "-1", 0), A_END};
 static const dgc_attr_spec a_momentum[] = {
-    {"use_locking", DGC_A_BOOL, "false", 0},
-    {"use_nesterov", DGC_A_BOOL, "false", 0}, A_END};
+    AS(use_locking, DGC_A_BOOL, "false", 0),
+    AS(use_nesterov, DGC_A_BOOL, "false", 0), A_END};
 static const dgc_attr_spec a_adagrad[] = {
-    {"use_locking", DGC_A_BOOL, "false", 0},
-    {"update_slots", DGC_A_BOOL, "true", 0}, A_END};
+    AS(use_locking, DGC_A_BOOL, "false", 0),
+    AS(update_slots, DGC_A_BOOL, "true", 0), A_END};
 static const dgc_attr_spec a_bcast[] = { /* BroadcastLike */
-    {"axis", DGC_A_INTS, NULL, 0}, {"keepdims", DGC_A_BOOL, "false", 0},
-    {"mean", DGC_A_BOOL, "false", 0}, A_END};
-static const dgc_attr_spec a_bn[] = {{"epsilon", DGC_A_FLOAT, "0.001", 0},
+    AS(axis, DGC_A_INTS, NULL, 0), AS(keepdims, DGC_A_BOOL, "false", 0),
+    AS(mean, DGC_A_BOOL, "false", 0), A_END};
+static const dgc_attr_spec a_bn[] = {AS(epsilon, DGC_A_FLOAT, "0.001", 0),
                                      A_END};
 /* 0.99: Keras' and tf.compat.v1.layers' batch-norm momentum (the OpenCL
  * kernel read 0.999, the CPU kernel 0.99: one default now) */
-static const dgc_attr_spec a_decay[] = {{"decay", DGC_A_FLOAT, "0.99", 0},
+static const dgc_attr_spec a_decay[] = {AS(decay, DGC_A_FLOAT, "0.99", 0),
                                         A_END};
 /* the replication pass (replicate.c) tells each copy of a collective
  * which replica it is and the key its peers know it by */
-#define A_REPLICA {"replica", DGC_A_INT, "0", INTERNAL}, \
-                  {"replicas", DGC_A_INT, "1", INTERNAL}
+#define A_REPLICA AS(replica, DGC_A_INT, "0", INTERNAL), \
+                  AS(replicas, DGC_A_INT, "1", INTERNAL)
 static const dgc_attr_spec a_allreduce[] = {
-    {"reduction", DGC_A_STR, "sum", 0}, {"root", DGC_A_INT, NULL, 0},
-    {"key", DGC_A_STR, NULL, INTERNAL}, A_REPLICA, A_END};
+    AS(reduction, DGC_A_STR, "sum", 0), AS(root, DGC_A_INT, NULL, 0),
+    AS(key, DGC_A_STR, NULL, INTERNAL), A_REPLICA, A_END};
 static const dgc_attr_spec a_broadcast[] = {
-    {"root", DGC_A_INT, "0", 0}, {"key", DGC_A_STR, NULL, INTERNAL},
+    AS(root, DGC_A_INT, "0", 0), AS(key, DGC_A_STR, NULL, INTERNAL),
     A_REPLICA, A_END};
 static const dgc_attr_spec a_replica[] = {A_REPLICA, A_END};
 /* control flow (issue 11) */
 static const dgc_attr_spec a_enter[] = {
-    {"frame_name", DGC_A_STR, NULL, REQ},
-    {"is_constant", DGC_A_BOOL, "false", 0},
-    {"parallel_iterations", DGC_A_INT, "10", 0}, A_END};
+    AS(frame_name, DGC_A_STR, NULL, REQ),
+    AS(is_constant, DGC_A_BOOL, "false", 0),
+    AS(parallel_iterations, DGC_A_INT, "10", 0), A_END};
 static const dgc_attr_spec a_ta[] = {
-    {"dtype", DGC_A_DTYPE, NULL, REQ}, {"element_shape", DGC_A_SHAPE, NULL, 0},
-    {"dynamic_size", DGC_A_BOOL, "false", 0},
-    {"clear_after_read", DGC_A_BOOL, "true", 0},
-    {"identical_element_shapes", DGC_A_BOOL, "false", 0},
-    {"tensor_array_name", DGC_A_STR, "", 0},
+    AS(dtype, DGC_A_DTYPE, NULL, REQ), AS(element_shape, DGC_A_SHAPE, NULL, 0),
+    AS(dynamic_size, DGC_A_BOOL, "false", 0),
+    AS(clear_after_read, DGC_A_BOOL, "true", 0),
+    AS(identical_element_shapes, DGC_A_BOOL, "false", 0),
+    AS(tensor_array_name, DGC_A_STR, "", 0),
     /* issue 24: a TF 2 TensorList made a TensorArray (load_cflow.c):
      * a write replaces the element (TensorListSetItem) */
-    {"_tensor_list", DGC_A_BOOL, "false", 0}, A_END};
+    AS(_tensor_list, DGC_A_BOOL, "false", 0), A_END};
 static const dgc_attr_spec a_ta_read[] = {
-    {"dtype", DGC_A_DTYPE, NULL, REQ}, {"element_shape", DGC_A_SHAPE, NULL, 0},
-    {"output_shape", DGC_A_SHAPE, NULL, 0}, A_END};
-static const dgc_attr_spec a_ta_grad[] = {{"source", DGC_A_STR, NULL, REQ},
+    AS(dtype, DGC_A_DTYPE, NULL, REQ), AS(element_shape, DGC_A_SHAPE, NULL, 0),
+    AS(output_shape, DGC_A_SHAPE, NULL, 0), A_END};
+static const dgc_attr_spec a_ta_grad[] = {AS(source, DGC_A_STR, NULL, REQ),
                                           A_END};
 static const dgc_attr_spec a_stack[] = {
-    {"elem_type", DGC_A_DTYPE, NULL, REQ}, {"stack_name", DGC_A_STR, "", 0},
-    {"swap_memory", DGC_A_BOOL, "false", 0},
-    {"element_shape", DGC_A_SHAPE, NULL, 0},
-    {"output_shape", DGC_A_SHAPE, NULL, 0}, A_END};
+    AS(elem_type, DGC_A_DTYPE, NULL, REQ), AS(stack_name, DGC_A_STR, "", 0),
+    AS(swap_memory, DGC_A_BOOL, "false", 0),
+    AS(element_shape, DGC_A_SHAPE, NULL, 0),
+    AS(output_shape, DGC_A_SHAPE, NULL, 0), A_END};
 #define CFLOW (DGC_OP_NOT_DIFF | DGC_OP_CONTROL_FLOW)
 #define CFLOW_DIFF DGC_OP_CONTROL_FLOW /* Switch, Merge: grad_rules.c */
 #define RES (DGC_OP_STATEFUL | DGC_OP_NOT_DIFF | DGC_OP_CONTROL_FLOW | DGC_OP_RESOURCE)
 /* TF graph ops (issue 10) */
 static const dgc_attr_spec a_shape_of[] = {
-    {"out_type", DGC_A_DTYPE, "int32", 0}, A_END};
-static const dgc_attr_spec a_axis[] = {{"axis", DGC_A_INTS, "0", 0}, A_END};
-static const dgc_attr_spec a_tile[] = {{"multiples", DGC_A_INTS, NULL, 0},
+    AS(out_type, DGC_A_DTYPE, "int32", 0), A_END};
+static const dgc_attr_spec a_axis[] = {AS(axis, DGC_A_INTS, "0", 0), A_END};
+static const dgc_attr_spec a_tile[] = {AS(multiples, DGC_A_INTS, NULL, 0),
                                        A_END};
 static const dgc_attr_spec a_gather[] = {
-    {"axis", DGC_A_INTS, "0", 0}, {"batch_dims", DGC_A_INT, "0", 0}, A_END};
+    AS(axis, DGC_A_INTS, "0", 0), AS(batch_dims, DGC_A_INT, "0", 0), A_END};
 static const dgc_attr_spec a_split[] = {
-    {"axis", DGC_A_INTS, "0", 0}, {"num", DGC_A_INT, NULL, REQ}, A_END};
+    AS(axis, DGC_A_INTS, "0", 0), AS(num, DGC_A_INT, NULL, REQ), A_END};
 static const dgc_attr_spec a_sslice[] = {
-    {"begin_mask", DGC_A_INT, "0", 0}, {"end_mask", DGC_A_INT, "0", 0},
-    {"ellipsis_mask", DGC_A_INT, "0", 0}, {"new_axis_mask", DGC_A_INT, "0", 0},
-    {"shrink_axis_mask", DGC_A_INT, "0", 0}, A_END};
+    AS(begin_mask, DGC_A_INT, "0", 0), AS(end_mask, DGC_A_INT, "0", 0),
+    AS(ellipsis_mask, DGC_A_INT, "0", 0), AS(new_axis_mask, DGC_A_INT, "0", 0),
+    AS(shrink_axis_mask, DGC_A_INT, "0", 0), A_END};
 /* the CNN ops: their layout attr (data_format) takes NCHW too */
 static const dgc_attr_spec a_conv[] = {
-    {"strides", DGC_A_INTS, NULL, REQ}, {"padding", DGC_A_STR, NULL, REQ},
-    {"dilations", DGC_A_INTS, "[1,1,1,1]", 0},
-    {"data_format", DGC_A_STR, "NHWC", 0},
-    {"explicit_paddings", DGC_A_INTS, "[]", 0},
-    {"_sizes", DGC_A_SHAPE, NULL, INTERNAL}, /* infer_nn.c */
+    AS(strides, DGC_A_INTS, NULL, REQ), AS(padding, DGC_A_STR, NULL, REQ),
+    AS(dilations, DGC_A_INTS, "[1,1,1,1]", 0),
+    AS(data_format, DGC_A_STR, "NHWC", 0),
+    AS(explicit_paddings, DGC_A_INTS, "[]", 0),
+    AS(_sizes, DGC_A_SHAPE, NULL, INTERNAL), /* infer_nn.c */
     A_END};
 static const dgc_attr_spec a_pool[] = {
-    {"ksize", DGC_A_INTS, NULL, REQ}, {"strides", DGC_A_INTS, NULL, REQ},
-    {"padding", DGC_A_STR, NULL, REQ}, {"data_format", DGC_A_STR, "NHWC", 0},
-    {"explicit_paddings", DGC_A_INTS, "[]", 0},
-    {"_sizes", DGC_A_SHAPE, NULL, INTERNAL}, /* infer_nn.c */
+    AS(ksize, DGC_A_INTS, NULL, REQ), AS(strides, DGC_A_INTS, NULL, REQ),
+    AS(padding, DGC_A_STR, NULL, REQ), AS(data_format, DGC_A_STR, "NHWC", 0),
+    AS(explicit_paddings, DGC_A_INTS, "[]", 0),
+    AS(_sizes, DGC_A_SHAPE, NULL, INTERNAL), /* infer_nn.c */
     A_END};
 static const dgc_attr_spec a_fbn[] = {
-    {"epsilon", DGC_A_FLOAT, "0.0001", 0},
-    {"is_training", DGC_A_BOOL, "true", 0},
-    {"exponential_avg_factor", DGC_A_FLOAT, "1", 0},
-    {"data_format", DGC_A_STR, "NHWC", 0}, A_END};
+    AS(epsilon, DGC_A_FLOAT, "0.0001", 0),
+    AS(is_training, DGC_A_BOOL, "true", 0),
+    AS(exponential_avg_factor, DGC_A_FLOAT, "1", 0),
+    AS(data_format, DGC_A_STR, "NHWC", 0), A_END};
 /* issue 21 */
-static const dgc_attr_spec a_prevent[] = {{"message", DGC_A_STR, "", 0},
+static const dgc_attr_spec a_prevent[] = {AS(message, DGC_A_STR, "", 0),
                                           A_END};
 static const dgc_attr_spec a_seeds[] = {
-    {"seed", DGC_A_INT, "0", 0}, {"seed2", DGC_A_INT, "0", 0}, A_END};
+    AS(seed, DGC_A_INT, "0", 0), AS(seed2, DGC_A_INT, "0", 0), A_END};
 static const dgc_attr_spec a_multinomial[] = {
-    {"seed", DGC_A_INT, "0", 0}, {"seed2", DGC_A_INT, "0", 0},
-    {"output_dtype", DGC_A_DTYPE, "int64", 0}, A_END};
+    AS(seed, DGC_A_INT, "0", 0), AS(seed2, DGC_A_INT, "0", 0),
+    AS(output_dtype, DGC_A_DTYPE, "int64", 0), A_END};
 /* fusion (issue 16) */
 static const dgc_attr_spec a_fused[] = {
-    {"transpose_a", DGC_A_BOOL, "false", 0},
-    {"transpose_b", DGC_A_BOOL, "false", 0},
-    {"fused_ops", DGC_A_STR, NULL, INTERNAL}, A_END};
+    AS(transpose_a, DGC_A_BOOL, "false", 0),
+    AS(transpose_b, DGC_A_BOOL, "false", 0),
+    AS(fused_ops, DGC_A_STR, NULL, INTERNAL), A_END};
 
 /* op breadth (issue 22) */
-static const dgc_attr_spec a_leaky[] = {{"alpha", DGC_A_FLOAT, "0.2", 0},
+static const dgc_attr_spec a_leaky[] = {AS(alpha, DGC_A_FLOAT, "0.2", 0),
                                         A_END};
-static const dgc_attr_spec a_einsum[] = {{"equation", DGC_A_STR, NULL, REQ},
+static const dgc_attr_spec a_einsum[] = {AS(equation, DGC_A_STR, NULL, REQ),
                                          A_END};
 static const dgc_attr_spec a_resize[] = {
-    {"align_corners", DGC_A_BOOL, "false", 0},
-    {"half_pixel_centers", DGC_A_BOOL, "false", 0}, A_END};
+    AS(align_corners, DGC_A_BOOL, "false", 0),
+    AS(half_pixel_centers, DGC_A_BOOL, "false", 0), A_END};
 static const dgc_attr_spec a_bmm[] = {
-    {"adj_x", DGC_A_BOOL, "false", 0}, {"adj_y", DGC_A_BOOL, "false", 0},
+    AS(adj_x, DGC_A_BOOL, "false", 0), AS(adj_y, DGC_A_BOOL, "false", 0),
     A_END};
 static const dgc_attr_spec a_conv3d[] = {
-    {"strides", DGC_A_INTS, NULL, REQ}, {"padding", DGC_A_STR, NULL, REQ},
-    {"dilations", DGC_A_INTS, "[1,1,1,1,1]", 0},
-    {"data_format", DGC_A_STR, "NDHWC", 0}, A_END};
+    AS(strides, DGC_A_INTS, NULL, REQ), AS(padding, DGC_A_STR, NULL, REQ),
+    AS(dilations, DGC_A_INTS, "[1,1,1,1,1]", 0),
+    AS(data_format, DGC_A_STR, "NDHWC", 0), A_END};
 static const dgc_attr_spec a_pool3d[] = {
-    {"ksize", DGC_A_INTS, NULL, REQ}, {"strides", DGC_A_INTS, NULL, REQ},
-    {"padding", DGC_A_STR, NULL, REQ}, {"data_format", DGC_A_STR, "NDHWC", 0},
+    AS(ksize, DGC_A_INTS, NULL, REQ), AS(strides, DGC_A_INTS, NULL, REQ),
+    AS(padding, DGC_A_STR, NULL, REQ), AS(data_format, DGC_A_STR, "NDHWC", 0),
     A_END};
 static const dgc_attr_spec a_unique[] = {
-    {"out_idx", DGC_A_DTYPE, "int32", 0}, A_END};
+    AS(out_idx, DGC_A_DTYPE, "int32", 0), A_END};
 static const dgc_attr_spec a_dynpart[] = {
-    {"num_partitions", DGC_A_INT, NULL, REQ}, A_END};
+    AS(num_partitions, DGC_A_INT, NULL, REQ), A_END};
 static const dgc_attr_spec a_cumsum[] = {
-    {"axis", DGC_A_INTS, "0", 0}, {"exclusive", DGC_A_BOOL, "false", 0},
-    {"reverse", DGC_A_BOOL, "false", 0}, A_END};
-static const dgc_attr_spec a_onehot[] = {{"axis", DGC_A_INT, "-1", 0},
+    AS(axis, DGC_A_INTS, "0", 0), AS(exclusive, DGC_A_BOOL, "false", 0),
+    AS(reverse, DGC_A_BOOL, "false", 0), A_END};
+static const dgc_attr_spec a_onehot[] = {AS(axis, DGC_A_INT, "-1", 0),
                                          A_END};
-static const dgc_attr_spec a_mirror[] = {{"mode", DGC_A_STR, NULL, REQ},
+static const dgc_attr_spec a_mirror[] = {AS(mode, DGC_A_STR, NULL, REQ),
                                          A_END};
 /* GatherNd, ScatterNd: "" (TF's default) and ERROR fail on a bad index */
 static const dgc_attr_spec a_nd[] = {
-    {"bad_indices_policy", DGC_A_STR, "", 0}, A_END};
-static const dgc_attr_spec a_topk[] = {{"sorted", DGC_A_BOOL, "true", 0},
-                                       {"index_type", DGC_A_DTYPE, "int32",
-                                        0},
+    AS(bad_indices_policy, DGC_A_STR, "", 0), A_END};
+static const dgc_attr_spec a_topk[] = {AS(sorted, DGC_A_BOOL, "true", 0),
+                                       AS(index_type, DGC_A_DTYPE, "int32",
+                                        0),
                                        A_END};
 static const dgc_attr_spec a_blocksize[] = {
-    {"block_size", DGC_A_INT, NULL, REQ},
-    {"data_format", DGC_A_STR, "NHWC", 0}, A_END};
+    AS(block_size, DGC_A_INT, NULL, REQ),
+    AS(data_format, DGC_A_STR, "NHWC", 0), A_END};
 
 #define SRC DGC_OP_SOURCE
 #define NODIFF DGC_OP_NOT_DIFF

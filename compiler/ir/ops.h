@@ -74,6 +74,7 @@ enum {
 };
 typedef struct dgc_attr_spec {
     const char *name;       /* NULL ends a schema */
+    dgc_attr_id id;         /* DGC_AT_<name> (attr_names.def) */
     dgc_attr_kind type;     /* DGC_A_*: how the loaders decode it */
     const char *dflt;       /* default as text, NULL: none (absent) */
     unsigned flags;         /* DGC_AS_* */

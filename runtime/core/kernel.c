@@ -57,16 +57,19 @@ int dgr_collective_describe(const dgr_kctx *k, dgr_collective *c)
     const dgc_node *n = k->node;
     memset(c, 0, sizeof *c);
     c->kind = n->op == DGC_OPID_Broadcast  ? DGR_COLL_BROADCAST
-              : dgc_node_attr(n, "root") ? DGR_COLL_REDUCE
+              : dgc_attr_at(n, DGC_AT_root) ? DGR_COLL_REDUCE
                                          : DGR_COLL_ALLREDUCE;
-    const dgc_attr *r = dgc_node_attr(n, "reduction");
+    /* Broadcast has no reduction (nor a schema row for one) */
+    const dgc_attr *r = c->kind == DGR_COLL_BROADCAST
+                            ? NULL
+                            : dgc_attr_at(n, DGC_AT_reduction);
     int red = dgc_allreduce_reduction(r ? r->s : NULL);
     c->reduction = (dgr_coll_reduction)(red < 0 ? 0 : red);
-    c->root = (int)dgc_attr_int(n, "root", 0);
-    const dgc_attr *key = dgc_node_attr(n, "key");
+    c->root = (int)dgc_attr_i(n, DGC_AT_root);
+    const dgc_attr *key = dgc_attr_at(n, DGC_AT_key);
     c->key = key && key->s ? key->s : n->name;
-    c->replica = (int)dgc_attr_int(n, "replica", 0);
-    c->replicas = (int)dgc_attr_int(n, "replicas", 1);
+    c->replica = (int)dgc_attr_i(n, DGC_AT_replica);
+    c->replicas = (int)dgc_attr_i(n, DGC_AT_replicas);
     c->node_id = k->node_id;
     c->step = k->step;
     c->dtype = k->in[0].dtype;

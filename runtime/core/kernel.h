@@ -17,6 +17,7 @@
 #include "value.h"
 #include "ir.h"
 #include "ops.h"
+#include "attr_get.h"
 
 /* One collective call of a replicated graph (issue 13, SPEC 8.4), as the
  * AllReduce and Broadcast kernels hand it to dgr_kenv.collective.  The

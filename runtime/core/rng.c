@@ -6,6 +6,7 @@
  */
 #include "rng.h"
 #include "ops.h"
+#include "attr_get.h"
 
 #include <math.h>
 #include <string.h>
@@ -69,10 +70,10 @@ void dgr_rng_fill_node(dgr_rng *r, const dgc_node *node, void *o, dg_dtype dt,
 {
     int uni = node->op == DGC_OPID_RandomUniform;
     int trunc = node->op == DGC_OPID_TruncatedNormal;
-    double a = uni ? dgc_attr_float(node, "min", 0.0)
-                   : dgc_attr_float(node, "mean", 0.0);
-    double b = uni ? dgc_attr_float(node, "max", 1.0)
-                   : dgc_attr_float(node, "stddev", 1.0);
+    double a = uni ? dgc_attr_f(node, DGC_AT_min)
+                   : dgc_attr_f(node, DGC_AT_mean);
+    double b = uni ? dgc_attr_f(node, DGC_AT_max)
+                   : dgc_attr_f(node, DGC_AT_stddev);
     for (int64_t i = 0; i < n; i++) {
         double v = uni ? a + (b - a) * dgr_rng_uniform(r)
                        : a + b * (trunc ? dgr_rng_truncated_normal(r)

@@ -69,9 +69,9 @@ double dgr_cpu_get(const void *p, dg_dtype t, int64_t i)
 
 /* ---- axes ---------------------------------------------------------------- */
 
-int dgr_cpu_axes(dgr_kctx *k, const char *key, int rank, uint32_t *mask)
+int dgr_cpu_axes(dgr_kctx *k, dgc_attr_id key, int rank, uint32_t *mask)
 {
-    const dgc_attr *a = dgc_node_attr(k->node, key);
+    const dgc_attr *a = dgc_attr_at(k->node, key);
     *mask = 0;
     int op = k->node->op;
     if (!a && k->n_in == 2 &&

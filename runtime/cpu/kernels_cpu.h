@@ -38,7 +38,7 @@ static inline void *dgr_cpu_ptr(const dgr_value *v)
  * `key` ("axis"): absent = all axes; an int or a list, negatives counted
  * from the end.  Sets mask bit d for each reduced axis.  Returns 0, or -1
  * with an error naming the node when an axis is out of range. */
-int dgr_cpu_axes(dgr_kctx *k, const char *key, int rank, uint32_t *mask);
+int dgr_cpu_axes(dgr_kctx *k, dgc_attr_id key, int rank, uint32_t *mask);
 
 /* A binary broadcast of operands a and b into an output shape, collapsed
  * to at most DG_MAX_RANK dims: dims[] with element strides sa[]/sb[] (0 on

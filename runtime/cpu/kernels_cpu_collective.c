@@ -21,7 +21,7 @@ dg_status dgr_k_replica_index(dgr_kctx *k)
     if (st)
         return st;
     *(int32_t *)dgr_cpu_ptr(&k->out[0]) =
-        (int32_t)dgc_attr_int(k->node, "replica", 0);
+        (int32_t)dgc_attr_i(k->node, DGC_AT_replica);
     return DG_OK;
 }
 

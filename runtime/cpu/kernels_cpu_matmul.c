@@ -16,8 +16,8 @@ static dg_status matmul(dgr_kctx *k, const void *bias, int64_t n_bias,
                         int relu)
 {
     const dgr_value *a = &k->in[0], *b = &k->in[1];
-    int ta = dgc_attr_bool(k->node, "transpose_a", 0);
-    int tb = dgc_attr_bool(k->node, "transpose_b", 0);
+    int ta = dgc_attr_b(k->node, DGC_AT_transpose_a);
+    int tb = dgc_attr_b(k->node, DGC_AT_transpose_b);
     if (a->shape.rank != 2 || b->shape.rank != 2)
         return dg_err(k->err, DG_E_RUNTIME,
                       "node '%s': MatMul needs rank-2 inputs, got ranks %d and %d",
@@ -61,7 +61,7 @@ dg_status dgr_k_matmul(dgr_kctx *k)
 dg_status dgr_k_fused_matmul(dgr_kctx *k)
 {
     const dgr_value *b = &k->in[2];
-    const dgc_attr *f = dgc_node_attr(k->node, "fused_ops");
+    const dgc_attr *f = dgc_attr_at(k->node, DGC_AT_fused_ops);
     int relu = f && f->s && strstr(f->s, "Relu") != NULL;
     if (b->shape.rank != 1 || b->dtype != k->in[0].dtype)
         return dg_err(k->err, DG_E_RUNTIME,

@@ -57,7 +57,7 @@ dg_status dgr_k_reshape(dgr_kctx *k)
 
 dg_status dgr_k_const(dgr_kctx *k)
 {
-    const dgc_attr *a = dgc_node_attr(k->node, "value");
+    const dgc_attr *a = dgc_attr_at(k->node, DGC_AT_value);
     if (!a || a->kind != DGC_A_TENSOR || !a->tensor)
         return dg_err(k->err, DG_E_RUNTIME, "node '%s': Const has no value",
                       k->node->name);
@@ -267,7 +267,7 @@ dg_status dgr_k_transpose(dgr_kctx *k)
     const dgr_value *x = &k->in[0];
     int rank = x->shape.rank;
     int perm[DG_MAX_RANK];
-    const dgc_attr *a = dgc_node_attr(k->node, "perm");
+    const dgc_attr *a = dgc_attr_at(k->node, DGC_AT_perm);
     const int64_t *pv = NULL;
     int64_t in_perm[DG_MAX_RANK];
     int pn = 0;
@@ -417,16 +417,16 @@ static void print_value(dg_sbuf *b, const dgr_value *v, int64_t limit)
 dg_status dgr_k_print(dgr_kctx *k)
 {
     /* first_n >= 0: only the first first_n calls print (TF) */
-    int64_t first_n = dgc_attr_int(k->node, "first_n", -1);
+    int64_t first_n = dgc_attr_i(k->node, DGC_AT_first_n);
     if (first_n >= 0 && k->env->times &&
         k->env->times(k->env->ctx, k->node_id) >= (uint64_t)first_n)
         return dgr_k_identity(k);
     dg_sbuf b;
     dg_sbuf_init(&b);
-    const dgc_attr *m = dgc_node_attr(k->node, "message");
+    const dgc_attr *m = dgc_attr_at(k->node, DGC_AT_message);
     if (m && m->s)
         dg_sbuf_add(&b, m->s);
-    int64_t limit = dgc_attr_int(k->node, "summarize", 3);
+    int64_t limit = dgc_attr_i(k->node, DGC_AT_summarize);
     for (int i = k->n_in > 1 ? 1 : 0; i < k->n_in; i++) {
         print_value(&b, &k->in[i], limit);
     }

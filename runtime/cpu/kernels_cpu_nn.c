@@ -267,7 +267,7 @@ dg_status dgr_k_batchnorm(dgr_kctx *k)
     for (int i = 0; i < 3; i++)
         if ((st = dgr_kctx_alloc_output(k, i)))
             return st;
-    double eps = dgc_attr_float(k->node, "epsilon", 1e-3);
+    double eps = dgc_attr_f(k->node, DGC_AT_epsilon);
     double *mean = dg_calloc((size_t)(2 * C + 1), sizeof *mean);
     if (!mean)
         return dg_err_nomem(k->err, "BatchNorm");
@@ -328,7 +328,7 @@ dg_status dgr_k_batchnorm_grad(dgr_kctx *k)
     for (int i = 0; i < 3; i++)
         if ((st = dgr_kctx_alloc_output(k, i)))
             return st;
-    double eps = dgc_attr_float(k->node, "epsilon", 1e-3);
+    double eps = dgc_attr_f(k->node, DGC_AT_epsilon);
     double *rstd = dg_calloc((size_t)(3 * C + 1), sizeof *rstd);
     if (!rstd)
         return dg_err_nomem(k->err, "BatchNormGrad");

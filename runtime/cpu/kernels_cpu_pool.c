@@ -281,14 +281,14 @@ static dg_status bn_setup(dgr_kctx *k, int xi, bnjob *j)
 {
     memset(j, 0, sizeof *j);
     const dg_shape *xs = &k->in[xi].shape;
-    const dgc_attr *df = dgc_node_attr(k->node, "data_format");
+    const dgc_attr *df = dgc_attr_at(k->node, DGC_AT_data_format);
     j->nchw = df && df->s && strcmp(df->s, "NCHW") == 0;
     j->N = xs->dims[0];
     j->C = xs->dims[j->nchw ? 1 : 3];
     j->HW = xs->dims[1] * xs->dims[2] * xs->dims[3] / (j->C ? j->C : 1);
-    j->train = dgc_attr_bool(k->node, "is_training", 1);
-    j->eps = dgc_attr_float(k->node, "epsilon", 1e-4);
-    j->factor = dgc_attr_float(k->node, "exponential_avg_factor", 1.0);
+    j->train = dgc_attr_b(k->node, DGC_AT_is_training);
+    j->eps = dgc_attr_f(k->node, DGC_AT_epsilon);
+    j->factor = dgc_attr_f(k->node, DGC_AT_exponential_avg_factor);
     for (int i = 0; i < k->n_in; i++)
         if (k->in[i].dtype != DG_F32 && k->in[i].dtype != DG_F64)
             return dg_err(k->err, DG_E_RUNTIME, "node '%s': input %d must be "

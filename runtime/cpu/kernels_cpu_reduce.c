@@ -299,7 +299,7 @@ static dg_status reduce_kernel(dgr_kctx *k, int kind)
     if (x->dtype == DG_BOOL)
         return dg_err(k->err, DG_E_RUNTIME, "node '%s': no CPU kernel for bool",
                       k->node->name);
-    if (dgr_cpu_axes(k, "axis", x->shape.rank, &mask))
+    if (dgr_cpu_axes(k, DGC_AT_axis, x->shape.rank, &mask))
         return DG_E_RUNTIME;
     dg_status st = dgr_kctx_alloc_output(k, 0);
     if (st)
@@ -393,7 +393,7 @@ dg_status dgr_k_broadcast_like(dgr_kctx *k)
     const dgr_value *x = &k->in[0];
     const dg_shape *os = &k->out_types[0].shape;
     uint32_t mask;
-    if (dgr_cpu_axes(k, "axis", os->rank, &mask))
+    if (dgr_cpu_axes(k, DGC_AT_axis, os->rank, &mask))
         return DG_E_RUNTIME;
     dg_shape ks;
     keep_shape(os, mask, &ks);
@@ -411,7 +411,7 @@ dg_status dgr_k_broadcast_like(dgr_kctx *k)
     int64_t n = dg_shape_numel(os);
     if (n <= 0)
         return DG_OK;
-    int mean = dgc_attr_bool(k->node, "mean", 0) && cnt > 0;
+    int mean = dgc_attr_b(k->node, DGC_AT_mean) && cnt > 0;
     dgr_bcast bc;
     if (dgr_bcast_init(&bc, os, &ks, os))
         return dg_err(k->err, DG_E_RUNTIME, "node '%s': bad broadcast", k->node->name);
@@ -462,7 +462,7 @@ dg_status dgr_k_max_grad(dgr_kctx *k)
 {
     const dgr_value *x = &k->in[0];
     uint32_t mask;
-    if (dgr_cpu_axes(k, "axis", x->shape.rank, &mask))
+    if (dgr_cpu_axes(k, DGC_AT_axis, x->shape.rank, &mask))
         return DG_E_RUNTIME;
     dg_shape ks;
     keep_shape(&x->shape, mask, &ks);
@@ -526,14 +526,14 @@ static dg_status argbest(dgr_kctx *k, int min)
 {
     const dgr_value *x = &k->in[0];
     int rank = x->shape.rank;
-    int64_t ax = dgc_attr_int(k->node, "axis", 0);
+    int64_t ax = dgc_attr_i(k->node, DGC_AT_axis);
     if (ax < 0)
         ax += rank;
     if (rank == 0 || ax < 0 || ax >= rank)
         return dg_err(k->err, DG_E_RUNTIME,
                       "node '%s': axis %lld is out of range for rank %d",
-                      k->node->name, (long long)dgc_attr_int(k->node, "axis", 0),
-                      rank);
+                      k->node->name,
+                      (long long)dgc_attr_i(k->node, DGC_AT_axis), rank);
     int64_t outer = 1, inner = 1, len = x->shape.dims[ax];
     for (int d = 0; d < ax; d++)
         outer *= x->shape.dims[d];

@@ -206,7 +206,7 @@ dg_status dgr_k_apply_momentum(dgr_kctx *k)
     if ((st = check_like_var(k, 1, 0)))
         return st;
     j.a = dgr_cpu_ptr(&k->in[1]);
-    j.nesterov = dgc_attr_bool(k->node, "use_nesterov", 0);
+    j.nesterov = dgc_attr_b(k->node, DGC_AT_use_nesterov);
     return update(k, &j, 3, 0);
 }
 
@@ -229,7 +229,7 @@ dg_status dgr_k_apply_adam(dgr_kctx *k)
 dg_status dgr_k_assign_moving_avg(dgr_kctx *k)
 {
     upd_job j = {.kind = U_MAVG};
-    j.decay = dgc_attr_float(k->node, "decay", 0.99);
+    j.decay = dgc_attr_f(k->node, DGC_AT_decay);
     return update(k, &j, 1, 0);
 }
 
@@ -312,7 +312,10 @@ dg_status dgr_k_apply_opt(dgr_kctx *k)
             return st;
     if ((st = check_like_var(k, k->n_in - 1, 0)))
         return st;
-    int slots = dgc_attr_bool(k->node, "update_slots", 1);
+    /* only Adagrad has update_slots (the schema check caught a read for
+     * every optimizer here) */
+    int slots = k->node->op != DGC_OPID_ApplyAdagrad ||
+                dgc_attr_b(k->node, DGC_AT_update_slots);
     int64_t n = dg_shape_numel(&k->in[0].shape);
     switch (k->in[0].dtype) {
     case DG_F32: OPT_LOOP(float, sqrtf); break;

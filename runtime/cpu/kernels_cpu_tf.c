@@ -142,7 +142,7 @@ static dg_status simple_reduce(dgr_kctx *k, int kind)
     const dg_shape *xs = &k->in[0].shape;
     int r = xs->rank;
     uint32_t mask;
-    if (dgr_cpu_axes(k, "axis", r, &mask))
+    if (dgr_cpu_axes(k, DGC_AT_axis, r, &mask))
         return k->err->code;
     dg_status st = dgr_kctx_alloc_output(k, 0);
     if (st)
@@ -195,7 +195,7 @@ dg_status dgr_k_all(dgr_kctx *k) { return simple_reduce(k, SR_ALL); }
  * (attr, or input `idx` when the node has it: host memory). */
 static int64_t node_axis(dgr_kctx *k, int idx, int r)
 {
-    int64_t ax = dgc_attr_int(k->node, "axis", 0);
+    int64_t ax = dgc_attr_i(k->node, DGC_AT_axis);
     if (idx >= 0 && k->n_in > idx)
         ax = iget(dgr_cpu_ptr(&k->in[idx]), k->in[idx].dtype, 0);
     return ax < 0 ? ax + r : ax;

@@ -184,7 +184,7 @@ static dg_status leaky(dgr_kctx *k, int grad)
     if (t != DG_F32 && t != DG_F64)
         return dg_err(k->err, DG_E_RUNTIME, "node '%s': no CPU kernel for "
                       "dtype %s", k->node->name, dg_dtype_name(t));
-    float alpha = (float)dgc_attr_float(k->node, "alpha", 0.2);
+    float alpha = (float)dgc_attr_f(k->node, DGC_AT_alpha);
     dg_status st = dgr_kctx_alloc_output(k, 0);
     if (st)
         return st;
@@ -448,8 +448,8 @@ static dg_status resize_lerps(dgr_kctx *k, int64_t oh, int64_t ow,
                               int64_t ih, int64_t iw, lerp1 **ly,
                               lerp1 **lx)
 {
-    int align = dgc_attr_bool(k->node, "align_corners", 0);
-    int half = dgc_attr_bool(k->node, "half_pixel_centers", 0);
+    int align = dgc_attr_b(k->node, DGC_AT_align_corners);
+    int half = dgc_attr_b(k->node, DGC_AT_half_pixel_centers);
     *ly = dg_malloc(sizeof **ly * (size_t)(oh + 1));
     *lx = dg_malloc(sizeof **lx * (size_t)(ow + 1));
     if (!*ly || !*lx) {
@@ -555,8 +555,8 @@ dg_status dgr_k_resize_nearest(dgr_kctx *k)
     const dg_shape *is = &k->in[0].shape, *os = &k->out[0].shape;
     int64_t B = is->dims[0], ih = is->dims[1], iw = is->dims[2],
             C = is->dims[3], oh = os->dims[1], ow = os->dims[2];
-    int align = dgc_attr_bool(k->node, "align_corners", 0);
-    int half = dgc_attr_bool(k->node, "half_pixel_centers", 0);
+    int align = dgc_attr_b(k->node, DGC_AT_align_corners);
+    int half = dgc_attr_b(k->node, DGC_AT_half_pixel_centers);
     float sy = resize_scale(ih, oh, align), sx = resize_scale(iw, ow, align);
     size_t es = dg_dtype_size(k->in[0].dtype), row = (size_t)C * es;
     const char *x = dgr_cpu_ptr(&k->in[0]);
@@ -583,8 +583,8 @@ dg_status dgr_k_resize_nearest_grad(dgr_kctx *k)
     const dg_shape *gs = &k->in[0].shape, *os = &k->out[0].shape;
     int64_t B = gs->dims[0], gh = gs->dims[1], gw = gs->dims[2],
             C = gs->dims[3], oh = os->dims[1], ow = os->dims[2];
-    int align = dgc_attr_bool(k->node, "align_corners", 0);
-    int half = dgc_attr_bool(k->node, "half_pixel_centers", 0);
+    int align = dgc_attr_b(k->node, DGC_AT_align_corners);
+    int half = dgc_attr_b(k->node, DGC_AT_half_pixel_centers);
     float sy = resize_scale(oh, gh, align), sx = resize_scale(ow, gw, align);
     dg_dtype t = k->out[0].dtype;
     int64_t n = dg_shape_numel(os);
@@ -678,7 +678,7 @@ dg_status dgr_k_unique(dgr_kctx *k)
     memset(&ys, 0, sizeof ys);
     ys.rank = 1;
     ys.dims[0] = nu;
-    const dgc_attr *oi = dgc_node_attr(k->node, "out_idx");
+    const dgc_attr *oi = dgc_attr_at(k->node, DGC_AT_out_idx);
     dg_status st = alloc_as(k, 0, t, &ys);
     if (!st)
         st = alloc_as(k, 1, oi ? (dg_dtype)oi->i : DG_I32, &x->shape);
@@ -921,10 +921,10 @@ static dg_status win3d(dgr_kctx *k, int conv)
         return st;
     const dg_shape *xs = &k->in[0].shape, *os = &k->out[0].shape;
     dg_dtype t = k->in[0].dtype;
-    const dgc_attr *sa = dgc_node_attr(k->node, "strides");
-    const dgc_attr *ka = dgc_node_attr(k->node, "ksize");
-    const dgc_attr *da = dgc_node_attr(k->node, "dilations");
-    const dgc_attr *pa = dgc_node_attr(k->node, "padding");
+    const dgc_attr *sa = dgc_attr_at(k->node, DGC_AT_strides);
+    const dgc_attr *ka = conv ? NULL : dgc_attr_at(k->node, DGC_AT_ksize);
+    const dgc_attr *da = conv ? dgc_attr_at(k->node, DGC_AT_dilations) : NULL;
+    const dgc_attr *pa = dgc_attr_at(k->node, DGC_AT_padding);
     int same = pa && pa->s && strcmp(pa->s, "SAME") == 0;
     int64_t K[3], S[3], D[3], P[3];
     for (int d = 0; d < 3; d++) {
@@ -1048,15 +1048,15 @@ dg_status dgr_k_is_initialized(dgr_kctx *k)
 dg_status dgr_k_cumsum(dgr_kctx *k)
 {
     int64_t outer, len, inner;
-    if (dgc_axis_split(&k->in[0].shape, dgc_attr_int(k->node, "axis", 0),
+    if (dgc_axis_split(&k->in[0].shape, dgc_attr_i(k->node, DGC_AT_axis),
                        &outer, &len, &inner))
         return dg_err(k->err, DG_E_RUNTIME, "node '%s': axis out of range "
                       "for rank %d", k->node->name, k->in[0].shape.rank);
     dg_status st = dgr_kctx_alloc_output(k, 0);
     if (st)
         return st;
-    int excl = dgc_attr_bool(k->node, "exclusive", 0);
-    int rev = dgc_attr_bool(k->node, "reverse", 0);
+    int excl = dgc_attr_b(k->node, DGC_AT_exclusive);
+    int rev = dgc_attr_b(k->node, DGC_AT_reverse);
     switch (k->in[0].dtype) {
     case DG_F32: CUMSUM(float); break;
     case DG_F64: CUMSUM(double); break;
@@ -1079,7 +1079,7 @@ dg_status dgr_k_one_hot(dgr_kctx *k)
     dg_status st = dgr_kctx_alloc_output(k, 0);
     if (st)
         return st;
-    int64_t ax = dgc_attr_int(k->node, "axis", -1);
+    int64_t ax = dgc_attr_i(k->node, DGC_AT_axis);
     if (ax < 0)
         ax = is->rank;
     int64_t outer = 1, inner = 1;
@@ -1118,7 +1118,7 @@ static dg_status depth_space(dgr_kctx *k)
     dg_status st = dgr_kctx_alloc_output(k, 0);
     if (st)
         return st;
-    int64_t b = dgc_attr_int(k->node, "block_size", 2);
+    int64_t b = dgc_attr_i(k->node, DGC_AT_block_size);
     int dts = k->node->op == DGC_OPID_DepthToSpace;
     /* the space-side tensor's dims: the output of DepthToSpace, the input
      * of SpaceToDepth */
@@ -1192,7 +1192,7 @@ static dg_status mirror_pad(dgr_kctx *k)
     if (st)
         return st;
     int grad = k->node->op == DGC_OPID_MirrorPadGrad;
-    const dgc_attr *m = dgc_node_attr(k->node, "mode");
+    const dgc_attr *m = dgc_attr_at(k->node, DGC_AT_mode);
     mirror_map mm;
     mm.sym = m && m->s && strcmp(m->s, "SYMMETRIC") == 0;
     mm.bs = grad ? &k->in[0].shape : &k->out[0].shape;

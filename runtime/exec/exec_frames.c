@@ -31,6 +31,7 @@
  */
 #include "exec_frames.h"
 #include "ops.h"
+#include "attr_get.h"
 #include "dg_alloc.h"
 
 #include <stdio.h>
@@ -261,7 +262,7 @@ static const char *step_name(const dgr_fx *x, int32_t s)
 /* The static frame an Enter step feeds: found or added.  -1 nomem. */
 static int32_t child_frame(dgr_fx *x, int32_t parent, const dgc_node *n)
 {
-    const dgc_attr *a = dgc_node_attr(n, "frame_name");
+    const dgc_attr *a = dgc_attr_at(n, DGC_AT_frame_name);
     const char *name = a && a->kind == DGC_A_STR && a->s ? a->s : n->name;
     for (int32_t i = 1; i < x->n_sf; i++)
         if (x->sf[i].parent == parent && strcmp(x->sf[i].name, name) == 0)
@@ -273,7 +274,7 @@ static int32_t child_frame(dgr_fx *x, int32_t parent, const dgc_node *n)
     memset(&nf[x->n_sf], 0, sizeof *nf);
     nf[x->n_sf].parent = parent;
     nf[x->n_sf].name = name;
-    int64_t pi = dgc_attr_int(n, "parallel_iterations", 10);
+    int64_t pi = dgc_attr_i(n, DGC_AT_parallel_iterations);
     nf[x->n_sf].parallel = pi < 1 ? 1 : pi > 1000000 ? 1000000 : (int)pi;
     return x->n_sf++;
 }
@@ -409,7 +410,7 @@ dgr_fx *dgr_fx_new(dgr_runner *r, dg_error *err)
         const dgc_node *nd = &S->g->nodes[st->node];
         x->kind[s] = (uint8_t)kind_of(nd);
         x->is_const[s] = x->kind[s] == FK_ENTER &&
-                         dgc_attr_bool(nd, "is_constant", 0);
+                         dgc_attr_b(nd, DGC_AT_is_constant);
         if (x->kind[s] == FK_OP) {
             r->kern[s] = dgr_exec_kernel(S->g, nd, &S->devs[st->device], err);
             if (!r->kern[s]) {

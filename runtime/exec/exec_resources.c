@@ -18,6 +18,7 @@
  */
 #include "exec_frames.h"
 #include "ops.h"
+#include "attr_get.h"
 #include "dg_alloc.h"
 
 #include <stdio.h>
@@ -253,7 +254,7 @@ static dg_status ta_get(fx_resource *r, dgr_device *dev, const dgc_node *n,
 
 static void shape_attr(const dgc_node *n, dg_shape *s)
 {
-    const dgc_attr *a = dgc_node_attr(n, "element_shape");
+    const dgc_attr *a = dgc_attr_at(n, DGC_AT_element_shape);
     s->rank = -1;
     if (!a || a->kind != DGC_A_SHAPE || a->n > DG_MAX_RANK)
         return;
@@ -350,9 +351,9 @@ static dg_status run_locked(dgr_fx_res *t, dgr_device *dev,
         if (i < 0)
             return dg_err_nomem(err, "TensorArray");
         r = &t->r[i];
-        r->dtype = (dg_dtype)dgc_attr_int(n, "dtype", DG_F32);
-        r->dynamic = dgc_attr_bool(n, "dynamic_size", 0);
-        r->is_list = dgc_attr_bool(n, "_tensor_list", 0);
+        r->dtype = (dg_dtype)dgc_attr_i(n, DGC_AT_dtype);
+        r->dynamic = dgc_attr_b(n, DGC_AT_dynamic_size);
+        r->is_list = dgc_attr_b(n, DGC_AT__tensor_list);
         shape_attr(n, &r->elem);
         if (ensure(r, size))
             return dg_err_nomem(err, "TensorArray");
@@ -365,7 +366,7 @@ static dg_status run_locked(dgr_fx_res *t, dgr_device *dev,
         if (!(r = res_get(t, n, &in[0], 1, err)))
             return err->code;
         int64_t fwd = r - t->r;
-        const dgc_attr *sa = dgc_node_attr(n, "source");
+        const dgc_attr *sa = dgc_attr_at(n, DGC_AT_source);
         const char *src = sa && sa->kind == DGC_A_STR && sa->s ? sa->s : "";
         int64_t g = -1;
         for (int64_t i = 0; i < t->n && g < 0; i++)
@@ -422,7 +423,7 @@ static dg_status run_locked(dgr_fx_res *t, dgr_device *dev,
         int64_t i = res_add(t, 2);
         if (i < 0)
             return dg_err_nomem(err, "stack");
-        t->r[i].dtype = (dg_dtype)dgc_attr_int(n, "elem_type", DG_F32);
+        t->r[i].dtype = (dg_dtype)dgc_attr_i(n, DGC_AT_elem_type);
         return scalar_out(dev, &out[0], DG_I64, i + 1, err);
     }
     case DGC_OPID_StackPushV2:

@@ -6,6 +6,7 @@
  */
 #include "exec_priv.h"
 #include "exec_frames.h"
+#include "attr_get.h"
 #include "dg_alloc.h"
 
 #include <stdio.h>
@@ -58,7 +59,7 @@ static int defer_steps(dgr_runner *r)
         const dgc_node *n = &S->g->nodes[st->node];
         const dgr_device *d = &S->devs[st->device];
         if ((n->op != DGC_OPID_AllReduce && n->op != DGC_OPID_Broadcast) ||
-            dgc_attr_int(n, "replicas", 1) <= 1 || !d->be->host_memory ||
+            dgc_attr_i(n, DGC_AT_replicas) <= 1 || !d->be->host_memory ||
             d->be->streams)
             continue;
         if (!r->defer &&

@@ -24,8 +24,8 @@ dg_status dgr_cl_matmul(dgr_kctx *k)
     if (as->rank != 2 || bs->rank != 2)
         return dg_err(k->err, DG_E_RUNTIME,
                       "node '%s': MatMul needs rank-2 inputs", k->node->name);
-    int ta = dgc_attr_bool(k->node, "transpose_a", 0);
-    int tb = dgc_attr_bool(k->node, "transpose_b", 0);
+    int ta = dgc_attr_b(k->node, DGC_AT_transpose_a);
+    int tb = dgc_attr_b(k->node, DGC_AT_transpose_b);
     size_t m = (size_t)(ta ? as->dims[1] : as->dims[0]);
     size_t kk = (size_t)(ta ? as->dims[0] : as->dims[1]);
     size_t kb = (size_t)(tb ? bs->dims[1] : bs->dims[0]);

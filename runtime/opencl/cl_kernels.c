@@ -374,7 +374,7 @@ static dg_status k_transpose(dgr_kctx *k)
         s[i] = acc;
         acc *= is->dims[i];
     }
-    const dgc_attr *pa = dgc_node_attr(k->node, "perm");
+    const dgc_attr *pa = dgc_attr_at(k->node, DGC_AT_perm);
     int64_t pv[DG_MAX_RANK];
     int pn = -1;
     if (pa && pa->n == is->rank) {
@@ -404,7 +404,7 @@ static dg_status k_transpose(dgr_kctx *k)
  * all). */
 static dg_status axis_mask(dgr_kctx *k, int r, int *mask)
 {
-    const dgc_attr *a = dgc_node_attr(k->node, "axis");
+    const dgc_attr *a = dgc_attr_at(k->node, DGC_AT_axis);
     int op = k->node->op;
     if (!a && k->n_in == 2 &&
         (op == DGC_OPID_Sum || op == DGC_OPID_Mean || op == DGC_OPID_Max)) {
@@ -457,7 +457,7 @@ static dg_status k_broadcast_like(dgr_kctx *k)
     const dg_shape *xs = &k->in[0].shape;
     int64_t istr[DG_MAX_RANK];
     int64_t nx = numel(xs), no = numel(os);
-    if (dgc_node_attr(k->node, "axis") && nx != 1) {
+    if (dgc_attr_at(k->node, DGC_AT_axis) && nx != 1) {
         int mask[DG_MAX_RANK];
         if ((st = axis_mask(k, os->rank, mask)) != DG_OK)
             return st;
@@ -476,7 +476,7 @@ static dg_status k_broadcast_like(dgr_kctx *k)
         bcast_strides(xs, os, istr);
     }
     double scale = 1.0;
-    if (dgc_attr_bool(k->node, "mean", 0) && no > 0)
+    if (dgc_attr_b(k->node, DGC_AT_mean) && no > 0)
         scale = (double)nx / (double)no;
     return gather(k, os, istr, scale);
 }

@@ -242,15 +242,15 @@ typedef struct bnarg {
 
 static void bn_setup(dgr_kctx *k, const dg_shape *xs, bnarg *b)
 {
-    const dgc_attr *df = dgc_node_attr(k->node, "data_format");
+    const dgc_attr *df = dgc_attr_at(k->node, DGC_AT_data_format);
     b->nchw = df && df->s && strcmp(df->s, "NCHW") == 0;
     b->n = dg_shape_numel(xs);
     b->C = xs->dims[b->nchw ? 1 : 3];
     b->HW = xs->dims[b->nchw ? 2 : 1] * xs->dims[b->nchw ? 3 : 2];
     b->rows = xs->dims[0] * b->HW;
-    b->train = dgc_attr_bool(k->node, "is_training", 1);
-    b->fd = dgc_attr_float(k->node, "exponential_avg_factor", 1.0);
-    b->ed = dgc_attr_float(k->node, "epsilon", 1e-4);
+    b->train = dgc_attr_b(k->node, DGC_AT_is_training);
+    b->fd = dgc_attr_f(k->node, DGC_AT_exponential_avg_factor);
+    b->ed = dgc_attr_f(k->node, DGC_AT_epsilon);
     b->ff = (cl_float)b->fd;
     b->ef = (cl_float)b->ed;
 }

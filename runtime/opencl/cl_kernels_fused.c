@@ -16,7 +16,7 @@ dg_status dgr_cl_fused_matmul(dgr_kctx *k)
         return dg_err(k->err, DG_E_RUNTIME,
                       "node '%s': _FusedMatMul needs a rank-1 bias of the "
                       "operands' dtype", k->node->name);
-    int tb = dgc_attr_bool(k->node, "transpose_b", 0);
+    int tb = dgc_attr_b(k->node, DGC_AT_transpose_b);
     const dg_shape *bs = &k->in[1].shape;
     if (bs->rank == 2 && bs->dims[tb ? 0 : 1] != bv->shape.dims[0])
         return dg_err(k->err, DG_E_RUNTIME,
@@ -30,7 +30,7 @@ dg_status dgr_cl_fused_matmul(dgr_kctx *k)
     cl_long n = dg_shape_numel(os), cols = bv->shape.dims[0];
     if (n == 0)
         return DG_OK;
-    const dgc_attr *f = dgc_node_attr(k->node, "fused_ops");
+    const dgc_attr *f = dgc_attr_at(k->node, DGC_AT_fused_ops);
     cl_int relu = f && f->s && strstr(f->s, "Relu") != NULL;
     cl_mem y = dgr_cl_mem(&k->out[0]), b = dgr_cl_mem(bv);
     dgr_cl_arg a[] = {DGR_ARG(y), DGR_ARG(b), DGR_ARG(n), DGR_ARG(cols),

@@ -160,7 +160,7 @@ dg_status dgr_cl_k_batchnorm(dgr_kctx *k)
     targ te;
     dgr_cl_arg b[] = {DGR_ARG(x),   DGR_ARG(sc), DGR_ARG(of), DGR_ARG(mean),
                       DGR_ARG(var), DGR_ARG(y),  DGR_ARG(n),  DGR_ARG(C),
-                      targ_of(&te, dt, dgc_attr_float(k->node, "epsilon", 1e-3))};
+                      targ_of(&te, dt, dgc_attr_f(k->node, DGC_AT_epsilon))};
     return dgr_cl_launch1d(k, "nn", dt, "bn_apply", (size_t)n, b, 9);
 }
 
@@ -178,7 +178,7 @@ dg_status dgr_cl_k_batchnorm_grad(dgr_kctx *k)
            var = dgr_cl_mem(&k->in[4]), dx = dgr_cl_mem(&k->out[0]),
            dsc = dgr_cl_mem(&k->out[1]), dof = dgr_cl_mem(&k->out[2]);
     targ te;
-    dgr_cl_arg eps = targ_of(&te, dt, dgc_attr_float(k->node, "epsilon", 1e-3));
+    dgr_cl_arg eps = targ_of(&te, dt, dgc_attr_f(k->node, DGC_AT_epsilon));
     dgr_cl_arg a[] = {DGR_ARG(dy),   DGR_ARG(x),   DGR_ARG(mean),
                       DGR_ARG(var),  DGR_ARG(dsc), DGR_ARG(dof),
                       DGR_ARG(rows), DGR_ARG(C),   eps,
@@ -207,7 +207,7 @@ dg_status dgr_cl_k_argmax(dgr_kctx *k)
     if ((st = dgr_kctx_alloc_output(k, 0)) != DG_OK)
         return st;
     const dg_shape *s = &k->in[0].shape;
-    int64_t ax = dgc_attr_int(k->node, "axis", 0);
+    int64_t ax = dgc_attr_i(k->node, DGC_AT_axis);
     if (ax < 0)
         ax += s->rank;
     if (s->rank == 0)
@@ -318,7 +318,7 @@ dg_status dgr_cl_k_apply_momentum(dgr_kctx *k)
         return st;
     dg_dtype dt = k->in[0].dtype;
     cl_long n = numel(&k->in[0].shape);
-    cl_int nest = dgc_attr_bool(k->node, "use_nesterov", 0);
+    cl_int nest = dgc_attr_b(k->node, DGC_AT_use_nesterov);
     cl_mem v = dgr_cl_mem(&k->in[0]), acc = dgr_cl_mem(&k->in[1]),
            lr = dgr_cl_mem(&k->in[2]), g = dgr_cl_mem(&k->in[3]),
            mom = dgr_cl_mem(&k->in[4]);
@@ -334,7 +334,7 @@ dg_status dgr_cl_k_apply_adam(dgr_kctx *k)
         return st;
     dg_dtype dt = k->in[0].dtype;
     cl_long n = numel(&k->in[0].shape);
-    cl_int nest = dgc_attr_bool(k->node, "use_nesterov", 0);
+    cl_int nest = dgc_attr_b(k->node, DGC_AT_use_nesterov);
     cl_mem m[10];
     for (int i = 0; i < 10; i++)
         m[i] = dgr_cl_mem(&k->in[i]);
@@ -355,7 +355,7 @@ dg_status dgr_cl_k_moving_avg(dgr_kctx *k)
     cl_mem v = dgr_cl_mem(&k->in[0]), x = dgr_cl_mem(&k->in[1]);
     targ t;
     dgr_cl_arg a[] = {DGR_ARG(v), DGR_ARG(x), DGR_ARG(n),
-                      targ_of(&t, dt, dgc_attr_float(k->node, "decay", 0.99))};
+                      targ_of(&t, dt, dgc_attr_f(k->node, DGC_AT_decay))};
     return dgr_cl_launch1d(k, "train", dt, "moving_avg", (size_t)n, a, 4);
 }
 
@@ -403,7 +403,7 @@ static dg_status upload(dgr_kctx *k, dgr_value *out, const void *src,
 
 dg_status dgr_cl_k_const(dgr_kctx *k)
 {
-    const dgc_attr *a = dgc_node_attr(k->node, "value");
+    const dgc_attr *a = dgc_attr_at(k->node, DGC_AT_value);
     if (!a || !a->tensor)
         return dg_err(k->err, DG_E_RUNTIME, "node '%s': Const has no value",
                       k->node->name);

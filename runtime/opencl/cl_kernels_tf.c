@@ -89,7 +89,7 @@ static dg_status host_ints(dgr_kctx *k, int i, int64_t *v, int *n)
 static dg_status node_axis(dgr_kctx *k, int r, int64_t *ax)
 {
     int ai = dgc_node_axis_input(k->node), n = 1;
-    *ax = dgc_attr_int(k->node, "axis", 0);
+    *ax = dgc_attr_i(k->node, DGC_AT_axis);
     if (ai >= 0) {
         int64_t v[DG_MAX_RANK * 2];
         dg_status st = host_ints(k, ai, v, &n);
@@ -275,7 +275,7 @@ dg_status dgr_cl_k_split(dgr_kctx *k)
     if (st != DG_OK)
         return st;
     int unpack = k->node->op == DGC_OPID_Unpack;
-    int64_t ax = dgc_attr_int(k->node, "axis", 0);
+    int64_t ax = dgc_attr_i(k->node, DGC_AT_axis);
     if (ax < 0)
         ax += x->shape.rank;
     if (!unpack && (st = node_axis(k, x->shape.rank, &ax)) != DG_OK)

@@ -55,7 +55,8 @@ static dg_status pair(dgr_kctx *k, const char *name, int with_alpha)
         return DG_OK;
     cl_mem g = dgr_cl_mem(&k->in[0]), v = dgr_cl_mem(&k->in[1]),
            y = dgr_cl_mem(&k->out[0]);
-    cl_float alpha = (cl_float)dgc_attr_float(k->node, "alpha", 0.2);
+    cl_float alpha =
+        with_alpha ? (cl_float)dgc_attr_f(k->node, DGC_AT_alpha) : 0;
     dgr_cl_arg a[] = {DGR_ARG(g), DGR_ARG(v), DGR_ARG(y), DGR_ARG(n),
                       DGR_ARG(alpha)};
     return dgr_cl_launch1d(k, "zoo", dt, name, (size_t)n, a,
@@ -137,7 +138,7 @@ dg_status dgr_cl_k_leaky_relu(dgr_kctx *k)
         return st;
     cl_mem x = dgr_cl_mem(&k->in[0]), y = dgr_cl_mem(&k->out[0]);
     cl_long n = numel(&k->out[0].shape);
-    cl_float alpha = (cl_float)dgc_attr_float(k->node, "alpha", 0.2);
+    cl_float alpha = (cl_float)dgc_attr_f(k->node, DGC_AT_alpha);
     if (n == 0)
         return DG_OK;
     dgr_cl_arg a[] = {DGR_ARG(x), DGR_ARG(y), DGR_ARG(n), DGR_ARG(alpha)};
@@ -208,7 +209,7 @@ static dg_status small_ints(dgr_kctx *k, int i, int64_t *v, int max, int *n)
                       "than %d elements", k->node->name, i, max);
     *n = (int)c;
     const dgc_node *p = &k->g->nodes[k->node->inputs[i].node];
-    const dgc_attr *a = p->op == DGC_OPID_Const ? dgc_node_attr(p, "value")
+    const dgc_attr *a = p->op == DGC_OPID_Const ? dgc_attr_at(p, DGC_AT_value)
                                                 : NULL;
     if (a && a->tensor && a->tensor->dtype == x->dtype &&
         dg_shape_numel(&a->tensor->shape) == c) {
@@ -319,8 +320,8 @@ static dg_status resize(dgr_kctx *k, const char *name)
         return DG_OK;
     cl_long ih = is->dims[1], iw = is->dims[2], oh = os->dims[1],
             ow = os->dims[2], C = is->dims[3];
-    cl_int align = dgc_attr_bool(k->node, "align_corners", 0);
-    cl_int half = dgc_attr_bool(k->node, "half_pixel_centers", 0);
+    cl_int align = dgc_attr_b(k->node, DGC_AT_align_corners);
+    cl_int half = dgc_attr_b(k->node, DGC_AT_half_pixel_centers);
     cl_mem x = dgr_cl_mem(&k->in[0]), y = dgr_cl_mem(&k->out[0]);
     dgr_cl_arg a[] = {DGR_ARG(x),  DGR_ARG(y),  DGR_ARG(n), DGR_ARG(ih),
                       DGR_ARG(iw), DGR_ARG(oh), DGR_ARG(ow), DGR_ARG(C),
@@ -412,8 +413,8 @@ static dg_status resize_grad(dgr_kctx *k, const char *name)
         return DG_OK;
     cl_long gh = gs->dims[1], gw = gs->dims[2], oh = os->dims[1],
             ow = os->dims[2], C = os->dims[3];
-    cl_int align = dgc_attr_bool(k->node, "align_corners", 0);
-    cl_int hpc = dgc_attr_bool(k->node, "half_pixel_centers", 0);
+    cl_int align = dgc_attr_b(k->node, DGC_AT_align_corners);
+    cl_int hpc = dgc_attr_b(k->node, DGC_AT_half_pixel_centers);
     cl_mem g = dgr_cl_mem(&k->in[0]), y = dgr_cl_mem(&k->out[0]);
     dgr_cl_arg a[] = {DGR_ARG(g),  DGR_ARG(y),  DGR_ARG(n), DGR_ARG(gh),
                       DGR_ARG(gw), DGR_ARG(oh), DGR_ARG(ow), DGR_ARG(C),
@@ -474,15 +475,15 @@ dg_status dgr_cl_k_cumsum(dgr_kctx *k)
     if (st != DG_OK)
         return st;
     int64_t o64, l64, i64;
-    if (dgc_axis_split(&k->in[0].shape, dgc_attr_int(k->node, "axis", 0),
+    if (dgc_axis_split(&k->in[0].shape, dgc_attr_i(k->node, DGC_AT_axis),
                        &o64, &l64, &i64))
         return dg_err(k->err, DG_E_RUNTIME, "node '%s': axis out of range "
                       "for rank %d", k->node->name, k->in[0].shape.rank);
     cl_long outer = o64, len = l64, inner = i64;
     if (outer * inner * len == 0)
         return DG_OK;
-    cl_int excl = dgc_attr_bool(k->node, "exclusive", 0);
-    cl_int rev = dgc_attr_bool(k->node, "reverse", 0);
+    cl_int excl = dgc_attr_b(k->node, DGC_AT_exclusive);
+    cl_int rev = dgc_attr_b(k->node, DGC_AT_reverse);
     cl_mem x = dgr_cl_mem(&k->in[0]), y = dgr_cl_mem(&k->out[0]);
     dgr_cl_arg a[] = {DGR_ARG(x), DGR_ARG(y), DGR_ARG(outer), DGR_ARG(len),
                       DGR_ARG(inner), DGR_ARG(excl), DGR_ARG(rev)};
@@ -553,7 +554,7 @@ dg_status dgr_cl_k_depth_space(dgr_kctx *k)
     if (n4 == 0)
         return DG_OK;
     cl_long sH = sd[1], sW = sd[2], sC = sd[3];
-    cl_long b = dgc_attr_int(k->node, "block_size", 2);
+    cl_long b = dgc_attr_i(k->node, DGC_AT_block_size);
     cl_mem x = dgr_cl_mem(&k->in[0]), y = dgr_cl_mem(&k->out[0]);
     dgr_cl_arg a[] = {DGR_ARG(x),  DGR_ARG(y),  DGR_ARG(n4), DGR_ARG(sH),
                       DGR_ARG(sW), DGR_ARG(sC), DGR_ARG(b),  DGR_ARG(dts)};
@@ -579,7 +580,7 @@ dg_status dgr_cl_k_mirror_pad(dgr_kctx *k)
                       "elements for rank %d", k->node->name, np, bs->rank);
     for (int d = 0; d < bs->rank; d++)
         pb[d] = pads[2 * d];
-    const dgc_attr *m = dgc_node_attr(k->node, "mode");
+    const dgc_attr *m = dgc_attr_at(k->node, DGC_AT_mode);
     cl_int sym = m && m->s && strcmp(m->s, "SYMMETRIC") == 0;
     cl_long n = numel(bs);
     if (n == 0)

@@ -9,6 +9,7 @@
 #include "session.h"
 #include "checkpoint.h"
 #include "registry.h"
+#include "attr_get.h"
 #include "rng.h"
 #include "feeds.h"
 #include "mpi_layer.h"
@@ -73,7 +74,7 @@ static uint64_t env_rng_seed(void *ctx, int32_t node_id)
      * (the op seed), as tf.compat.v1.get_seed writes them; ops with the
      * same pair give the same numbers, and a pair of zeros (no seed set in
      * TF, which then draws at random) falls back to the node's name. */
-    int64_t s1 = dgc_attr_int(n, "seed", 0), s2 = dgc_attr_int(n, "seed2", 0);
+    int64_t s1 = dgc_attr_i(n, DGC_AT_seed), s2 = dgc_attr_i(n, DGC_AT_seed2);
     uint64_t who = (s1 || s2)
         ? mix64((uint64_t)s1 ^ 0x5eed5eed5eedULL) ^ (s2 ? mix64((uint64_t)s2) : 0)
         : name_hash(n->name);
@@ -272,10 +273,10 @@ static dg_status init_variable(dgr_session *s, int32_t id, dg_error *err)
     dgr_rng rng;
     /* a replica's copy of a Variable (replicate.c) starts as the original
      * would: it is seeded by the original's name, attr "init_name" */
-    const dgc_attr *in = dgc_node_attr(n, "init_name");
+    const dgc_attr *in = dgc_attr_at(n, DGC_AT_init_name);
     dgr_rng_seed(&rng, mix64(s->opts.seed) ^
                            name_hash(in && in->s ? in->s : n->name));
-    const dgc_attr *a = dgc_node_attr(n, "init");
+    const dgc_attr *a = dgc_attr_at(n, DGC_AT_init);
     dg_status rc = DG_OK;
     if (a) {
         dgc_init tmp;
