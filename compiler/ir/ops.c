@@ -155,6 +155,18 @@ static const dgc_attr_spec a_fused[] = {
     {"transpose_a", DGC_A_BOOL, "false", 0},
     {"transpose_b", DGC_A_BOOL, "false", 0},
     {"fused_ops", DGC_A_STR, NULL, INTERNAL}, A_END};
+/* the conv fusion (issue 23, fuse_conv.c): the convolution's attrs, the
+ * fused ops ("BiasAdd[,Add][,Relu|Relu6|Elu|LeakyRelu]"), LeakyRelu's
+ * alpha and the op the user wrote for the node (shown in placement) */
+static const dgc_attr_spec a_fused_conv[] = {
+    {"strides", DGC_A_INTS, NULL, REQ}, {"padding", DGC_A_STR, NULL, REQ},
+    {"dilations", DGC_A_INTS, "[1,1,1,1]", 0},
+    {"data_format", DGC_A_STR, "NHWC", 0},
+    {"explicit_paddings", DGC_A_INTS, "[]", 0},
+    {"_sizes", DGC_A_SHAPE, NULL, INTERNAL},
+    {"fused_ops", DGC_A_STR, NULL, INTERNAL},
+    {"leakyrelu_alpha", DGC_A_FLOAT, "0.2", INTERNAL},
+    {"_user_op", DGC_A_STR, NULL, INTERNAL}, A_END};
 
 /* op breadth (issue 22) */
 static const dgc_attr_spec a_leaky[] = {{"alpha", DGC_A_FLOAT, "0.2", 0},
