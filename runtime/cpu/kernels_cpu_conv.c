@@ -151,6 +151,7 @@ typedef struct epi {
     const dgr_post *kind;
     dgr_fbuf bias, side, y;
     int64_t oc;
+    double alpha; /* LeakyRelu's, unrounded for float64 */
 } epi;
 
 static void epi_rows(void *arg, int64_t i0, int64_t i1)
@@ -164,7 +165,7 @@ static void epi_rows(void *arg, int64_t i0, int64_t i1)
         case DGR_ACT_RELU: v = v > 0 ? v : 0; break;
         case DGR_ACT_RELU6: v = v > 0 ? (v < 6 ? v : 6) : 0; break;
         case DGR_ACT_ELU: v = v > 0 ? v : expm1(v); break;
-        case DGR_ACT_LEAKY: v = v > 0 ? v : v * e->kind->alpha; break;
+        case DGR_ACT_LEAKY: v = v > 0 ? v : v * e->alpha; break;
         default: break;
         }
         fb_st(e->y, i, v);
@@ -233,7 +234,8 @@ static dg_status conv_run(dgr_kctx *k, int what, int dw, const dg_shape *xs,
                          &j);
     if (post) {
         epi e = {post, {dgr_cpu_ptr(&k->in[2]), f64},
-                 {post->sum ? dgr_cpu_ptr(&k->in[3]) : NULL, f64}, j.o, g.OC};
+                 {post->sum ? dgr_cpu_ptr(&k->in[3]) : NULL, f64}, j.o, g.OC,
+                 dgc_attr_float(k->node, "leakyrelu_alpha", 0.2)};
         dgr_parallel_for(k->dev->intra, nout, 4096, epi_rows, &e);
     }
     return DG_OK;

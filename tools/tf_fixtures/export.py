@@ -26,6 +26,11 @@ seeded constants so dgrun starts from the same values):
                batch norm (training), ReLU6, depthwise conv, GradientDescent
   keras_cnn    a frozen tiny MobileNet-like Keras model: conv, depthwise
                conv, batch norm, ReLU6, global average pooling, dense
+  keras_resnet a frozen tiny ResNet-like Keras model (issue 23, the conv
+               fusion): conv with and without bias, batch norm, ReLU, ELU,
+               LeakyReLU, residual Adds (identity and projection
+               shortcuts), depthwise conv; two fetches (the logits and a
+               block's output)
   cifar_towers the classic multi-tower CIFAR-10 training graph: 2 towers on
                GPU:0 / GPU:1, variables on CPU:0, L2Loss weight decay,
                averaged gradients, GradientDescent
@@ -293,6 +298,52 @@ def keras_cnn():
                   " input %s, output %s" % (in_name, out_name))
 
 
+def keras_resnet():
+    from tensorflow.python.framework.convert_to_constants import \
+        convert_variables_to_constants_v2
+    k = tf.keras
+    tf.keras.utils.set_random_seed(11)
+    inp = k.Input((12, 12, 3), name="image")
+    h = k.layers.Conv2D(8, 3, padding="same")(inp)          # bias, then BN
+    h = k.layers.ReLU()(k.layers.BatchNormalization()(h))
+    y = k.layers.Conv2D(8, 3, padding="same", use_bias=False)(h)
+    y = k.layers.ELU()(k.layers.BatchNormalization()(y))
+    y = k.layers.Conv2D(8, 1, use_bias=False)(y)
+    y = k.layers.BatchNormalization()(y)
+    h = block1 = k.layers.ReLU()(k.layers.Add()([y, h]))  # identity
+    y = k.layers.Conv2D(16, 3, strides=2, padding="same")(h)  # no BN
+    y = k.layers.LeakyReLU(negative_slope=0.1)(y)
+    y = k.layers.DepthwiseConv2D(3, padding="same", use_bias=False)(y)
+    y = k.layers.BatchNormalization()(y)
+    sc = k.layers.Conv2D(16, 1, strides=2, use_bias=False)(h)  # projection
+    sc = k.layers.BatchNormalization()(sc)
+    h = k.layers.ReLU()(k.layers.Add()([y, sc]))
+    h = k.layers.GlobalAveragePooling2D()(h)
+    model = k.Model(inp, [k.layers.Dense(10)(h), block1])
+    rs = rng(12)
+    for layer in model.layers:   # non-trivial batch-norm statistics
+        if isinstance(layer, k.layers.BatchNormalization):
+            n = layer.gamma.shape[0]
+            layer.set_weights([rs.uniform(0.5, 1.5, n), rs.normal(0, 0.1, n),
+                               rs.normal(0, 0.1, n), rs.uniform(0.5, 2, n)])
+    fn = tf.function(lambda t: model(t, training=False)).get_concrete_function(
+        tf.TensorSpec([None, 12, 12, 3], tf.float32, name="image"))
+    frozen = convert_variables_to_constants_v2(fn)
+    gd = frozen.graph.as_graph_def()
+    del gd.library.function[:]
+    in_name = frozen.inputs[0].op.name
+    outs = [t.op.name for t in frozen.outputs]
+    g = tf.Graph()
+    with g.as_default():
+        tf.graph_util.import_graph_def(gd, name="")
+        xs = rng(13).uniform(-1, 1, (3, 12, 12, 3)).astype(np.float32)
+        with session(g) as s:
+            write("keras_resnet", gd, {in_name: xs}, outs, s, g,
+                  note="frozen Keras ResNet-like model "
+                  "(convert_variables_to_constants_v2); input %s, outputs %s"
+                  % (in_name, ", ".join(outs)))
+
+
 def dwconv_bn():
     g = tf.Graph()
     with g.as_default():
@@ -547,7 +598,7 @@ def dropout():
     tf1.enable_control_flow_v2()
 
 
-FIXTURES = ["keras_cnn", "sincos", "mlp", "lenet", "dwconv_bn",
+FIXTURES = ["keras_cnn", "keras_resnet", "sincos", "mlp", "lenet", "dwconv_bn",
             "cifar_towers", "summaries", "tf1_xent", "tf1_init", "dropout"]
 
 
