@@ -11,7 +11,8 @@
  *     [-> Add(side): a residual of the output's shape]
  *     [-> Relu | Relu6 | Elu | LeakyRelu]
  *
- * (a BiasAdd or a batch norm at least) becomes one `_FusedConv2D` /
+ * (a BiasAdd or a batch norm at least; a zero Pad before it becomes its
+ * explicit padding) becomes one `_FusedConv2D` /
  * `_FusedDepthwiseConv2dNative` node (x, filter, bias[, side]; the
  * convolution's attrs, fused_ops "BiasAdd[,Add][,Relu|Relu6|Elu|
  * LeakyRelu]", leakyrelu_alpha) whose CPU kernel runs oneDNN's
@@ -53,7 +54,9 @@ typedef struct chain {
     int bn;               /* a batch norm to fold */
     double *s, *o;        /* its per-channel scale and shift (OC each) */
     dgc_ref bias;         /* BiasAdd's bias, node -1: none */
-    int32_t abs[6];       /* absorbed nodes */
+    int32_t pad;          /* a zero Pad folded into the padding, or -1 */
+    int64_t pads[8];      /* the explicit paddings then (NHWC pairs) */
+    int32_t abs[7];       /* absorbed nodes */
     int n_abs;
     int64_t oc;
 } chain;
@@ -189,7 +192,7 @@ static int take(const dgc_fuse_ctx *c, chain *ch, int32_t id, int32_t reads)
         return 1;
     if (id == ch->pre)
         reads = ch->pre_reads;
-    if (id < 0 || ch->n_abs >= 6 ||
+    if (id < 0 || ch->n_abs >= 7 ||
         !dgc_fuse_absorbable(c, id, reads, &c->g->nodes[ch->last]))
         return 0;
     ch->abs[ch->n_abs++] = id;
@@ -362,7 +365,7 @@ static int match(const dgc_fuse_ctx *c, chain *ch, int32_t id)
     ch->s = s;
     ch->o = o;
     ch->last = id;
-    ch->conv = ch->pre = -1;
+    ch->conv = ch->pre = ch->pad = -1;
     ch->pre_reads = 1;
     ch->side.node = ch->bias.node = -1;
     if (c->keep[id] == DGC_FUSE_ABSORBED || !n->outputs || n->n_outputs < 1 ||
@@ -399,6 +402,47 @@ static int match(const dgc_fuse_ctx *c, chain *ch, int32_t id)
         }
     }
     return match_core(c, ch, top);
+}
+
+/* A zero Pad of the spatial dims that the convolution reads (MobileNetV2's
+ * and EfficientNet's ZeroPadding2D before a stride-2 convolution) joins
+ * the chain as the convolution's explicit padding, when the convolution
+ * pads VALID or EXPLICIT (the Pad pass over memory goes). */
+static void match_pad(const dgc_fuse_ctx *c, chain *ch)
+{
+    const dgc_graph *g = c->g;
+    const dgc_node *cv = &g->nodes[ch->conv];
+    int32_t p = producer(cv->inputs[0]);
+    const dgc_attr *pa = dgc_node_attr(cv, "padding");
+    const dgc_attr *ex = dgc_node_attr(cv, "explicit_paddings");
+    if (p < 0 || g->nodes[p].op != DGC_OPID_Pad || !pa || !pa->s ||
+        (strcmp(pa->s, "VALID") != 0 && strcmp(pa->s, "EXPLICIT") != 0))
+        return;
+    const dgc_node *pn = &g->nodes[p];
+    if (pn->n_inputs == 3) { /* PadV2: the constant must be 0 */
+        double zero;
+        if (per_channel(g, pn->inputs[2], 1, &zero, 0) || zero != 0)
+            return;
+    }
+    const dgc_node *pc = const_node(g, pn->inputs[1]);
+    const dgc_attr *pv = pc ? dgc_node_attr(pc, "value") : NULL;
+    const dg_tensor *t = pv ? pv->tensor : NULL;
+    if (!t || (t->dtype != DG_I32 && t->dtype != DG_I64) ||
+        dg_shape_numel(&t->shape) != 8)
+        return;
+    int64_t pads[8];
+    for (int i = 0; i < 8; i++) {
+        pads[i] = t->dtype == DG_I32 ? ((const int32_t *)t->data)[i]
+                                     : ((const int64_t *)t->data)[i];
+        if (ex && ex->kind == DGC_A_INTS && ex->n == 8)
+            pads[i] += ex->ints[i];
+        if (pads[i] < 0 || ((i < 2 || i > 5) && pads[i] != 0))
+            return;
+    }
+    if (!take(c, ch, p, 1))
+        return;
+    ch->pad = p;
+    memcpy(ch->pads, pads, sizeof pads);
 }
 
 /* A new Const node beside `last` (its device) holding t; its id, -1 nomem
@@ -480,7 +524,8 @@ static int rewrite(dgc_fuse_ctx *c, const chain *ch, dg_error *err)
     dgc_graph *g = c->g;
     dgc_ref in[4];
     int n_in = 3;
-    in[0] = g->nodes[ch->conv].inputs[0];
+    in[0] = ch->pad >= 0 ? g->nodes[ch->pad].inputs[0]
+                         : g->nodes[ch->conv].inputs[0];
     in[1] = g->nodes[ch->conv].inputs[1];
     in[2] = ch->bias;
     if (ch->bn && fold(g, ch, g->nodes[ch->last].outputs[0].dtype, &in[1],
@@ -505,6 +550,9 @@ static int rewrite(dgc_fuse_ctx *c, const chain *ch, dg_error *err)
         else if (a && a->kind == DGC_A_STR)
             bad |= dgc_node_set_str(n, a->key, a->s);
     }
+    if (ch->pad >= 0)
+        bad |= dgc_node_set_str(n, "padding", "EXPLICIT") ||
+               dgc_node_set_ints(n, "explicit_paddings", ch->pads, 8);
     bad |= dgc_node_set_str(n, "fused_ops", ops) ||
            dgc_node_set_str(n, "_user_op", user);
     if (ch->act == ACT_LEAKY)
@@ -573,6 +621,7 @@ dg_status dgc_fuse_convs(dgc_fuse_ctx *c, dg_error *err)
         for (int32_t i = c->n - 1; i >= 0; i--) {
             if (pass_of(g->nodes[i].op) != pass || !match(c, &ch, i))
                 continue;
+            match_pad(c, &ch);
             if (rewrite(c, &ch, err)) {
                 st = err->code ? err->code : DG_E_NOMEM;
                 goto done;

@@ -5,7 +5,8 @@
  * -> Relu becomes one _FusedConv2D under the last node's name with the
  * batch norm folded into a new filter and bias; FusedBatchNormV3 folds
  * only when it is not training; nothing fuses past a fetch, on a device
- * without the fused kernel (OpenCL) or with fusion off.
+ * without the fused kernel (OpenCL) or with fusion off; a zero Pad before
+ * a VALID convolution becomes its explicit padding.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -213,6 +214,56 @@ static void test_device_and_off(void **state)
     dg_program_free(p);
 }
 
+/* a zero Pad before a VALID convolution becomes its explicit padding;
+ * a Pad with a nonzero constant (PadV2) stays */
+static void test_pad(void **state)
+{
+    (void)state;
+    static const char *const text =
+        "{\"version\": 1, \"nodes\": ["
+        "{\"name\": \"x\", \"op\": \"Placeholder\", \"attrs\": {\"dtype\": "
+        "\"float32\", \"shape\": [1, 4, 4, 2]}},"
+        "{\"name\": \"p\", \"op\": \"Const\", \"attrs\": {\"dtype\": "
+        "\"int32\", \"value\": [[0, 0], [1, 0], [0, 2], [0, 0]]}},"
+        "{\"name\": \"c\", \"op\": \"Const\", \"attrs\": {\"dtype\": "
+        "\"float32\", \"value\": %s}},"
+        "{\"name\": \"pad\", \"op\": \"PadV2\", \"inputs\": [\"x\", \"p\", "
+        "\"c\"]},"
+        CONST("w", "[3, 3, 2, 2]", "[[[[1, 2], [3, 4]]]]")
+        CONST("b", "[2]", "[1, 2]")
+        "{\"name\": \"conv\", \"op\": \"Conv2D\", \"inputs\": [\"pad\", "
+        "\"w\"], \"attrs\": {\"strides\": [1, 2, 2, 1], \"padding\": "
+        "\"VALID\"}},"
+        "{\"name\": \"ba\", \"op\": \"BiasAdd\", \"inputs\": [\"conv\", "
+        "\"b\"]},"
+        "{\"name\": \"r\", \"op\": \"Relu6\", \"inputs\": [\"ba\"]}],"
+        "\"fetch\": [\"r\"]}";
+    char buf[2048];
+    snprintf(buf, sizeof buf, text, "0");
+    dg_program *p = compile(buf, 0, 0, 0);
+    const dgc_node *r = node(p, "r");
+    assert_int_equal(r->op, DGC_OPID__FusedConv2D);
+    assert_string_equal(dgc_node_attr(r, "fused_ops")->s, "BiasAdd,Relu6");
+    assert_int_equal(r->inputs[0].node, id_of(p, "x"));
+    assert_int_equal(r->inputs[1].node, id_of(p, "w"));
+    assert_int_equal(r->inputs[2].node, id_of(p, "b"));
+    assert_string_equal(dgc_node_attr(r, "padding")->s, "EXPLICIT");
+    const dgc_attr *ex = dgc_node_attr(r, "explicit_paddings");
+    const int64_t want[8] = {0, 0, 1, 0, 0, 2, 0, 0};
+    assert_int_equal(ex->n, 8);
+    for (int i = 0; i < 8; i++)
+        assert_int_equal(ex->ints[i], want[i]);
+    assert_string_equal(dgc_node_attr(node(p, "conv"), "padding")->s, "VALID");
+    dg_program_free(p);
+    snprintf(buf, sizeof buf, text, "1");
+    p = compile(buf, 0, 0, 0);
+    r = node(p, "r");
+    assert_int_equal(r->op, DGC_OPID__FusedConv2D);
+    assert_int_equal(r->inputs[0].node, id_of(p, "pad"));
+    assert_string_equal(dgc_node_attr(r, "padding")->s, "VALID");
+    dg_program_free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -220,6 +271,7 @@ int main(void)
         cmocka_unit_test(test_fused_batch_norm),
         cmocka_unit_test(test_fetch_blocks),
         cmocka_unit_test(test_device_and_off),
+        cmocka_unit_test(test_pad),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

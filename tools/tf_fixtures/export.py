@@ -29,7 +29,8 @@ seeded constants so dgrun starts from the same values):
   keras_resnet a frozen tiny ResNet-like Keras model (issue 23, the conv
                fusion): conv with and without bias, batch norm, ReLU, ELU,
                LeakyReLU, residual Adds (identity and projection
-               shortcuts), depthwise conv; two fetches (the logits and a
+               shortcuts), depthwise conv, a zero padding before a stride-2
+               conv; two fetches (the logits and a
                block's output)
   cifar_towers the classic multi-tower CIFAR-10 training graph: 2 towers on
                GPU:0 / GPU:1, variables on CPU:0, L2Loss weight decay,
@@ -311,7 +312,8 @@ def keras_resnet():
     y = k.layers.Conv2D(8, 1, use_bias=False)(y)
     y = k.layers.BatchNormalization()(y)
     h = block1 = k.layers.ReLU()(k.layers.Add()([y, h]))  # identity
-    y = k.layers.Conv2D(16, 3, strides=2, padding="same")(h)  # no BN
+    y = k.layers.ZeroPadding2D(((1, 0), (1, 0)))(h)   # MobileNetV2's
+    y = k.layers.Conv2D(16, 3, strides=2, padding="valid")(y)  # no BN
     y = k.layers.LeakyReLU(negative_slope=0.1)(y)
     y = k.layers.DepthwiseConv2D(3, padding="same", use_bias=False)(y)
     y = k.layers.BatchNormalization()(y)
