@@ -156,8 +156,9 @@ static const dgc_attr_spec a_fused[] = {
     {"transpose_b", DGC_A_BOOL, "false", 0},
     {"fused_ops", DGC_A_STR, NULL, INTERNAL}, A_END};
 /* the conv fusion (issue 23, fuse_conv.c): the convolution's attrs, the
- * fused ops ("BiasAdd[,Add][,Relu|Relu6|Elu|LeakyRelu]"), LeakyRelu's
- * alpha and the op the user wrote for the node (shown in placement) */
+ * fused ops ("BiasAdd[,Add][,Relu|Relu6|Elu|LeakyRelu|Sigmoid|Swish]"),
+ * LeakyRelu's alpha, swish's beta (x * sigmoid(beta x)) and the op the
+ * user wrote for the node (shown in placement) */
 static const dgc_attr_spec a_fused_conv[] = {
     {"strides", DGC_A_INTS, NULL, REQ}, {"padding", DGC_A_STR, NULL, REQ},
     {"dilations", DGC_A_INTS, "[1,1,1,1]", 0},
@@ -166,6 +167,7 @@ static const dgc_attr_spec a_fused_conv[] = {
     {"_sizes", DGC_A_SHAPE, NULL, INTERNAL},
     {"fused_ops", DGC_A_STR, NULL, INTERNAL},
     {"leakyrelu_alpha", DGC_A_FLOAT, "0.2", INTERNAL},
+    {"swish_beta", DGC_A_FLOAT, "1", INTERNAL},
     {"_user_op", DGC_A_STR, NULL, INTERNAL}, A_END};
 
 /* op breadth (issue 22) */

@@ -9,13 +9,14 @@
  *         frozen inference form), or FusedBatchNormV3 with is_training
  *         false and Const scale, offset, mean, variance]
  *     [-> Add(side): a residual of the output's shape]
- *     [-> Relu | Relu6 | Elu | LeakyRelu]
+ *     [-> Relu | Relu6 | Elu | LeakyRelu | Sigmoid | swish: x *
+ *         Sigmoid(x) or x * Sigmoid(beta x), Keras' frozen form]
  *
  * (a BiasAdd or a batch norm at least; a zero Pad before it becomes its
  * explicit padding) becomes one `_FusedConv2D` /
  * `_FusedDepthwiseConv2dNative` node (x, filter, bias[, side]; the
  * convolution's attrs, fused_ops "BiasAdd[,Add][,Relu|Relu6|Elu|
- * LeakyRelu]", leakyrelu_alpha) whose CPU kernel runs oneDNN's
+ * LeakyRelu|Sigmoid|Swish]", leakyrelu_alpha, swish_beta) whose CPU kernel runs oneDNN's
  * convolution with bias, sum and eltwise post-ops.  A batch norm is folded
  * into new Consts: filter' = filter * s per output channel, bias' = bias *
  * s + o (FusedBatchNormV3: s = scale / sqrt(variance + epsilon), o =
@@ -39,15 +40,16 @@
 #include <stdio.h>
 #include <string.h>
 
-enum { ACT_NONE, ACT_RELU, ACT_RELU6, ACT_ELU, ACT_LEAKY };
-static const char *const act_name[] = {"", "Relu", "Relu6", "Elu",
-                                       "LeakyRelu"};
+enum { ACT_NONE, ACT_RELU, ACT_RELU6, ACT_ELU, ACT_LEAKY, ACT_SIGMOID,
+       ACT_SWISH };
+static const char *const act_name[] = {"",          "Relu",    "Relu6", "Elu",
+                                       "LeakyRelu", "Sigmoid", "Swish"};
 
 /* A matched chain, from its last node back to the convolution. */
 typedef struct chain {
     int32_t last, conv;
     int act;
-    double alpha;         /* LeakyRelu */
+    double alpha;         /* LeakyRelu's slope, Swish's beta */
     int32_t pre;          /* the node the activation reads, or -1 */
     int32_t pre_reads;    /* its expected reads (ReluGrads besides) */
     dgc_ref side;         /* residual, node -1: none */
@@ -56,7 +58,7 @@ typedef struct chain {
     dgc_ref bias;         /* BiasAdd's bias, node -1: none */
     int32_t pad;          /* a zero Pad folded into the padding, or -1 */
     int64_t pads[8];      /* the explicit paddings then (NHWC pairs) */
-    int32_t abs[7];       /* absorbed nodes */
+    int32_t abs[10];      /* absorbed nodes */
     int n_abs;
     int64_t oc;
 } chain;
@@ -192,7 +194,7 @@ static int take(const dgc_fuse_ctx *c, chain *ch, int32_t id, int32_t reads)
         return 1;
     if (id == ch->pre)
         reads = ch->pre_reads;
-    if (id < 0 || ch->n_abs >= 7 ||
+    if (id < 0 || ch->n_abs >= 10 ||
         !dgc_fuse_absorbable(c, id, reads, &c->g->nodes[ch->last]))
         return 0;
     ch->abs[ch->n_abs++] = id;
@@ -351,8 +353,43 @@ static int act_of(const dgc_node *n, double *alpha)
     case DGC_OPID_LeakyRelu:
         *alpha = dgc_attr_float(n, "alpha", 0.2);
         return ACT_LEAKY;
+    case DGC_OPID_Sigmoid: return ACT_SIGMOID;
     default: return ACT_NONE;
     }
+}
+
+/* Swish as Keras freezes it: n = Mul(a, Sigmoid(a)) or Mul(a, Sigmoid(
+ * Mul(a, beta))) with a scalar Const beta, either operand order; the
+ * Sigmoid (and inner Mul) join ch, *a is the activation's input. */
+static int match_swish(const dgc_fuse_ctx *c, chain *ch, const dgc_node *n,
+                       dgc_ref *a)
+{
+    const dgc_graph *g = c->g;
+    if (n->op != DGC_OPID_Mul || n->n_inputs != 2)
+        return 0;
+    for (int k = 0; k < 2; k++) {
+        int32_t sg = producer(n->inputs[1 - k]);
+        *a = n->inputs[k];
+        if (sg < 0 || g->nodes[sg].op != DGC_OPID_Sigmoid ||
+            g->nodes[sg].n_inputs != 1)
+            continue;
+        dgc_ref in = g->nodes[sg].inputs[0];
+        if (in.node == a->node && in.index == a->index) {
+            ch->alpha = 1;
+            return take(c, ch, sg, 1);
+        }
+        int32_t m = producer(in);
+        const dgc_node *mn = m >= 0 ? &g->nodes[m] : NULL;
+        if (!mn || mn->op != DGC_OPID_Mul || mn->n_inputs != 2)
+            continue;
+        for (int j = 0; j < 2; j++)
+            if (mn->inputs[j].node == a->node &&
+                mn->inputs[j].index == a->index &&
+                per_channel(g, mn->inputs[1 - j], 1, &ch->alpha, 0) == 0 &&
+                !const_node(g, *a))
+                return take(c, ch, sg, 1) && take(c, ch, m, 1);
+    }
+    return 0;
 }
 
 /* Match the chain ending at node id (s, o: room for the channels). */
@@ -373,12 +410,22 @@ static int match(const dgc_fuse_ctx *c, chain *ch, int32_t id)
         !dgc_fuse_dev_has(c, n, DGC_OPID__FusedConv2D))
         return 0;
     int32_t top = id;
+    dgc_ref a;
     ch->act = act_of(n, &ch->alpha);
-    if (ch->act != ACT_NONE) {
+    if (ch->act == ACT_NONE && match_swish(c, ch, n, &a)) {
+        /* the activation's input is read by the Mul and the Sigmoid (or
+         * the inner Mul) */
+        ch->act = ACT_SWISH;
+        if ((top = ch->pre = producer(a)) < 0)
+            return 0;
+        ch->pre_reads = 2;
+    } else if (ch->act != ACT_NONE) {
         if (n->n_inputs != 1 || (top = ch->pre = producer(n->inputs[0])) < 0)
             return 0;
         ch->pre_reads =
             1 + (ch->act == ACT_RELU ? dgc_fuse_relugrads(g, top) : 0);
+    } else {
+        ch->n_abs = 0; /* a Mul that is no swish */
     }
     const dgc_node *t = &g->nodes[top];
     if (t->op == DGC_OPID_Add && t->n_inputs == 2 && t->outputs) {
@@ -557,6 +604,8 @@ static int rewrite(dgc_fuse_ctx *c, const chain *ch, dg_error *err)
            dgc_node_set_str(n, "_user_op", user);
     if (ch->act == ACT_LEAKY)
         bad |= dgc_node_set_float(n, "leakyrelu_alpha", ch->alpha);
+    if (ch->act == ACT_SWISH)
+        bad |= dgc_node_set_float(n, "swish_beta", ch->alpha);
     for (int i = 0; !bad && i < n_in; i++) {
         if (i < n->n_inputs)
             n->inputs[i] = in[i];
@@ -587,7 +636,8 @@ static int pass_of(int op)
 {
     switch (op) {
     case DGC_OPID_Relu: case DGC_OPID_Relu6: case DGC_OPID_Elu:
-    case DGC_OPID_LeakyRelu:
+    case DGC_OPID_LeakyRelu: case DGC_OPID_Sigmoid:
+    case DGC_OPID_Mul: /* swish: x * sigmoid(beta x) */
         return 0;
     case DGC_OPID_Add:
         return 1;

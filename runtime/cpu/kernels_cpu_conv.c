@@ -151,7 +151,7 @@ typedef struct epi {
     const dgr_post *kind;
     dgr_fbuf bias, side, y;
     int64_t oc;
-    double alpha; /* LeakyRelu's, unrounded for float64 */
+    double alpha; /* LeakyRelu's or swish's, unrounded for float64 */
 } epi;
 
 static void epi_rows(void *arg, int64_t i0, int64_t i1)
@@ -166,6 +166,8 @@ static void epi_rows(void *arg, int64_t i0, int64_t i1)
         case DGR_ACT_RELU6: v = v > 0 ? (v < 6 ? v : 6) : 0; break;
         case DGR_ACT_ELU: v = v > 0 ? v : expm1(v); break;
         case DGR_ACT_LEAKY: v = v > 0 ? v : v * e->alpha; break;
+        case DGR_ACT_SIGMOID: v = 1 / (1 + exp(-v)); break;
+        case DGR_ACT_SWISH: v = v / (1 + exp(-e->alpha * v)); break;
         default: break;
         }
         fb_st(e->y, i, v);
@@ -235,7 +237,9 @@ static dg_status conv_run(dgr_kctx *k, int what, int dw, const dg_shape *xs,
     if (post) {
         epi e = {post, {dgr_cpu_ptr(&k->in[2]), f64},
                  {post->sum ? dgr_cpu_ptr(&k->in[3]) : NULL, f64}, j.o, g.OC,
-                 dgc_attr_float(k->node, "leakyrelu_alpha", 0.2)};
+                 post->act == DGR_ACT_SWISH
+                     ? dgc_attr_float(k->node, "swish_beta", 1)
+                     : dgc_attr_float(k->node, "leakyrelu_alpha", 0.2)};
         dgr_parallel_for(k->dev->intra, nout, 4096, epi_rows, &e);
     }
     return DG_OK;
@@ -249,19 +253,22 @@ dg_status dgr_k_conv2d(dgr_kctx *k)
 }
 
 /* _FusedConv2D / _FusedDepthwiseConv2dNative (x, filter, bias[, side]):
- * fused_ops "BiasAdd[,Add][,Relu|Relu6|Elu|LeakyRelu]" (fuse_conv.c). */
+ * fused_ops "BiasAdd[,Add][,Relu|Relu6|Elu|LeakyRelu|Sigmoid|Swish]"
+ * (fuse_conv.c). */
 dg_status dgr_k_fused_conv(dgr_kctx *k)
 {
     const dgc_attr *fo = dgc_node_attr(k->node, "fused_ops");
     const char *ops = fo && fo->s ? fo->s : "";
-    static const char *const acts[] = {",Relu", ",Relu6", ",Elu",
-                                       ",LeakyRelu"};
+    static const char *const acts[] = {",Relu",      ",Relu6",   ",Elu",
+                                       ",LeakyRelu", ",Sigmoid", ",Swish"};
     dgr_post post = {.bias = 1, .sum = strstr(ops, ",Add") != NULL};
     const char *last = strrchr(ops, ',');
-    for (int i = 0; last && i < 4; i++)
+    for (int i = 0; last && i < 6; i++)
         if (strcmp(last, acts[i]) == 0)
             post.act = DGR_ACT_RELU + i;
-    post.alpha = (float)dgc_attr_float(k->node, "leakyrelu_alpha", 0.2);
+    post.alpha = (float)(post.act == DGR_ACT_SWISH
+                             ? dgc_attr_float(k->node, "swish_beta", 1)
+                             : dgc_attr_float(k->node, "leakyrelu_alpha", 0.2));
     if (strncmp(ops, "BiasAdd", 7) != 0 || k->n_in != 3 + post.sum ||
         (last && !post.act && strcmp(last, ",Add") != 0))
         return dg_err(k->err, DG_E_RUNTIME,

@@ -148,11 +148,13 @@ static int set_post(dnnl_primitive_attr_t attr, const dgr_post *p)
         return -1;
     int bad = p->sum && dnnl_post_ops_append_sum(po, 1.0f) != dnnl_success;
     static const dnnl_alg_kind_t alg[] = {
-        dnnl_alg_kind_undef, dnnl_eltwise_relu, dnnl_eltwise_bounded_relu,
-        dnnl_eltwise_elu, dnnl_eltwise_relu};
+        dnnl_alg_kind_undef, dnnl_eltwise_relu,     dnnl_eltwise_bounded_relu,
+        dnnl_eltwise_elu,    dnnl_eltwise_relu,     dnnl_eltwise_logistic,
+        dnnl_eltwise_swish};
     float a = p->act == DGR_ACT_RELU6 ? 6.0f
               : p->act == DGR_ACT_ELU ? 1.0f
-              : p->act == DGR_ACT_LEAKY ? p->alpha : 0.0f;
+              : p->act == DGR_ACT_LEAKY || p->act == DGR_ACT_SWISH ? p->alpha
+                                                                   : 0.0f;
     if (!bad && p->act)
         bad = dnnl_post_ops_append_eltwise(po, 1.0f, alg[p->act], a, 0.0f) !=
               dnnl_success;

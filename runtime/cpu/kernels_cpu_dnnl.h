@@ -25,10 +25,10 @@ enum {
 /* The epilogue of a fused forward convolution (_FusedConv2D, issue 23):
  * y = act(conv + bias [+ side]); the kind is part of a primitive's key. */
 enum { DGR_ACT_NONE, DGR_ACT_RELU, DGR_ACT_RELU6, DGR_ACT_ELU,
-       DGR_ACT_LEAKY };
+       DGR_ACT_LEAKY, DGR_ACT_SIGMOID, DGR_ACT_SWISH };
 typedef struct dgr_post {
     int bias, sum, act; /* has a bias, adds side (dst's old value), DGR_ACT_* */
-    float alpha;        /* LeakyRelu's slope */
+    float alpha;        /* LeakyRelu's slope, swish's beta */
 } dgr_post;
 
 typedef struct dgr_fused {

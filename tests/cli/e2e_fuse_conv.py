@@ -7,7 +7,8 @@ Usage: e2e_fuse_conv.py DGRUN
   - fused (the default) and --no-fusion both give TF's values (rtol 1e-4);
   - the fused trace runs every convolution as _FusedConv2D /
     _FusedDepthwiseConv2dNative (batch norm folded, bias, residual Add,
-    Relu / Relu6 / Elu / LeakyRelu fused, a zero Pad as the padding) and
+    Relu / Relu6 / Elu / LeakyRelu / Sigmoid / swish fused, a zero Pad as
+    the padding) and
     none of the absorbed ops;
     --no-fusion runs none of them;
   - a fetched intermediate (a batch norm's output) stops the chain there
@@ -95,7 +96,7 @@ def fixture(name, n_conv, n_dw):
           "%s: %d _FusedConv2D and %d _FusedDepthwiseConv2dNative ran: %r" % (
               name, n_conv, n_dw, sorted(set(fused_ops))))
     absorbed = {"Conv2D", "DepthwiseConv2dNative", "BiasAdd", "Relu", "Relu6",
-                "Elu", "LeakyRelu", "Rsqrt", "Sub", "Pad"}
+                "Elu", "LeakyRelu", "Rsqrt", "Sub", "Pad", "Sigmoid", "Mul"}
     check(not absorbed & set(fused_ops),
           "%s: no absorbed op ran: %r" % (name, sorted(absorbed & set(fused_ops))))
     check(not any(op.startswith("_FusedConv") or op.startswith("_FusedDepth")
@@ -104,7 +105,7 @@ def fixture(name, n_conv, n_dw):
 
 
 def main():
-    fixture("keras_resnet", 5, 1)
+    fixture("keras_resnet", 7, 1)
     fixture("keras_cnn", 2, 1)
     # a fetched intermediate: the first batch norm's output
     fetch = ["Identity", BN1]

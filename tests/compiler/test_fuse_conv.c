@@ -6,7 +6,8 @@
  * batch norm folded into a new filter and bias; FusedBatchNormV3 folds
  * only when it is not training; nothing fuses past a fetch, on a device
  * without the fused kernel (OpenCL) or with fusion off; a zero Pad before
- * a VALID convolution becomes its explicit padding.
+ * a VALID convolution becomes its explicit padding; swish (x *
+ * Sigmoid(beta x)) is an activation.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -76,6 +77,13 @@ static const char *const relu =
 static const char *const residual_relu =
     "{\"name\": \"res\", \"op\": \"AddV2\", \"inputs\": [\"bn\", \"x2\"]},"
     "{\"name\": \"r\", \"op\": \"Relu\", \"inputs\": [\"res\"]},";
+
+/* swish as Keras freezes it: bn * Sigmoid(bn * 1.5) */
+static const char *const swish =
+    CONST("beta15", "[]", "1.5")
+    "{\"name\": \"mb\", \"op\": \"Mul\", \"inputs\": [\"bn\", \"beta15\"]},"
+    "{\"name\": \"sg\", \"op\": \"Sigmoid\", \"inputs\": [\"mb\"]},"
+    "{\"name\": \"r\", \"op\": \"Mul\", \"inputs\": [\"sg\", \"bn\"]},";
 
 /* gpus: --assume-gpus; on_cpu: everything under /device:CPU:0 */
 static dg_program *compile(const char *text, int gpus, int on_cpu,
@@ -158,6 +166,21 @@ static void test_keras_bn(void **state)
     dg_program_free(p);
     p = compile(graph_text(keras_bn, residual_relu, "\"out\""), 0, 0, 0);
     assert_folded(p, 1);
+    dg_program_free(p);
+}
+
+static void test_swish(void **state)
+{
+    (void)state;
+    dg_program *p = compile(graph_text(keras_bn, swish, "\"out\""), 0, 0, 0);
+    const dgc_node *r = node(p, "r");
+    assert_int_equal(r->op, DGC_OPID__FusedConv2D);
+    assert_string_equal(dgc_node_attr(r, "fused_ops")->s, "BiasAdd,Swish");
+    assert_float_equal(dgc_attr_float(r, "swish_beta", 0), 1.5, 1e-12);
+    assert_int_equal(r->inputs[0].node, id_of(p, "x"));
+    dg_node_info ni;
+    dg_program_node(p, id_of(p, "r"), &ni);
+    assert_string_equal(ni.op, "Mul");
     dg_program_free(p);
 }
 
@@ -268,6 +291,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_keras_bn),
+        cmocka_unit_test(test_swish),
         cmocka_unit_test(test_fused_batch_norm),
         cmocka_unit_test(test_fetch_blocks),
         cmocka_unit_test(test_device_and_off),

@@ -464,13 +464,15 @@ static void test_fused_bn(void **s)
 /* _FusedConv2D / _FusedDepthwiseConv2dNative (the fusion pass's conv +
  * bias [+ residual] [+ activation], issue 23) against the plain kernel's
  * output with the epilogue applied here, every NHWC case (the batch of 24
- * is cut into blocks: the residual's offsets), each activation in turn,
+ * is cut into blocks: the residual's offsets), each activation in turn
+ * (Sigmoid and swish: oneDNN's logistic and swish),
  * the residual on every other case; float32 (oneDNN post-ops) and float64
  * (loops + epilogue). */
-static void run_fused_case(const ccase *c, int ci, dg_dtype dt)
+static void run_fused_case(const ccase *c, int ci, dg_dtype dt, int act)
 {
-    static const char *const acts[] = {"", ",Relu", ",Relu6", ",Elu",
-                                       ",LeakyRelu"};
+    static const char *const acts[] = {"",          ",Relu",    ",Relu6",
+                                       ",Elu",      ",LeakyRelu", ",Sigmoid",
+                                       ",Swish"};
     rgeo g = ref_geo(c);
     int64_t nx = c->N * c->H * c->W * c->C, ny = c->N * g.OH * g.OW * g.OC;
     int64_t nw = c->KH * c->KW * c->C * c->OC;
@@ -494,7 +496,7 @@ static void run_fused_case(const ccase *c, int ci, dg_dtype dt)
     for (int64_t i = 0; i < ny; i++)
         y[i] = kt_out(&t, 0, i);
     kt_free(&t);
-    int act = ci % 5, sum = ci % 2 == 0;
+    int sum = ci % 2 == 0;
     char ops[64];
     snprintf(ops, sizeof ops, "BiasAdd%s%s", sum ? ",Add" : "", acts[act]);
     for (int64_t i = 0; i < ny; i++) {
@@ -506,6 +508,8 @@ static void run_fused_case(const ccase *c, int ci, dg_dtype dt)
         case 2: v = v > 0 ? (v < 6 ? v : 6) : 0; break;
         case 3: v = v > 0 ? v : expm1(v); break;
         case 4: v = v > 0 ? v : 0.3 * v; break;
+        case 5: v = 1 / (1 + exp(-v)); break;
+        case 6: v = v / (1 + exp(-0.75 * v)); break;
         default: break;
         }
         y[i] = v;
@@ -514,6 +518,7 @@ static void run_fused_case(const ccase *c, int ci, dg_dtype dt)
     cc_attrs(NODE(&t), c, 0);
     assert_int_equal(dgc_node_set_str(NODE(&t), "fused_ops", ops), 0);
     assert_int_equal(dgc_node_set_float(NODE(&t), "leakyrelu_alpha", 0.3), 0);
+    assert_int_equal(dgc_node_set_float(NODE(&t), "swish_beta", 0.75), 0);
     kt_in(&t, dt, 4, xd, x);
     kt_in(&t, dt, 4, wd, w);
     kt_in(&t, dt, 1, bd, b);
@@ -530,10 +535,11 @@ static void run_fused_case(const ccase *c, int ci, dg_dtype dt)
 static void test_fused_conv(void **s)
 {
     (void)s;
+    int k = 0; /* the 9 NHWC cases: every activation in both dtypes */
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
         if (!cases[i].nchw) {
-            run_fused_case(&cases[i], (int)i, DG_F32);
-            run_fused_case(&cases[i], (int)i, DG_F64);
+            run_fused_case(&cases[i], (int)i, DG_F32, k % 7);
+            run_fused_case(&cases[i], (int)i, DG_F64, k++ % 7);
         }
 }
 

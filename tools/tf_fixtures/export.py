@@ -30,8 +30,8 @@ seeded constants so dgrun starts from the same values):
                fusion): conv with and without bias, batch norm, ReLU, ELU,
                LeakyReLU, residual Adds (identity and projection
                shortcuts), depthwise conv, a zero padding before a stride-2
-               conv; two fetches (the logits and a
-               block's output)
+               conv, swish (x * sigmoid(x)) and sigmoid; two fetches (the
+               logits and a block's output)
   cifar_towers the classic multi-tower CIFAR-10 training graph: 2 towers on
                GPU:0 / GPU:1, variables on CPU:0, L2Loss weight decay,
                averaged gradients, GradientDescent
@@ -320,6 +320,11 @@ def keras_resnet():
     sc = k.layers.Conv2D(16, 1, strides=2, use_bias=False)(h)  # projection
     sc = k.layers.BatchNormalization()(sc)
     h = k.layers.ReLU()(k.layers.Add()([y, sc]))
+    # swish as x * sigmoid(x) (Keras' own swish freezes with an IdentityN),
+    # and a sigmoid
+    y = k.layers.BatchNormalization()(k.layers.Conv2D(16, 1)(h))
+    h = k.layers.Lambda(lambda t: t * tf.sigmoid(t))(y)
+    h = k.layers.Activation("sigmoid")(k.layers.Conv2D(8, 1)(h))
     h = k.layers.GlobalAveragePooling2D()(h)
     model = k.Model(inp, [k.layers.Dense(10)(h), block1])
     rs = rng(12)
