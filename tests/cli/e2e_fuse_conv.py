@@ -13,7 +13,10 @@ Usage: e2e_fuse_conv.py DGRUN
     --no-fusion runs none of them;
   - a fetched intermediate (a batch norm's output) stops the chain there
     and still gets the unfused value; the Relu after it runs as Relu;
-  - --intra-op-threads 1 and 2 give the same bits (the determinism rule).
+  - --intra-op-threads 1 and 2 give the same bits (the determinism rule);
+  - TF's own _FusedConv2D (tests/data/tf/fused_conv, Grappler's output;
+    its values: tf_fused_conv) loads, and a fused_ops dgrun does not run
+    (FusedBatchNorm) is refused at load, naming the node.
 Needs NumPy.  Exit 0 = pass, 1 = failure.
 """
 import json
@@ -127,6 +130,25 @@ def main():
                 ["--intra-op-threads", str(t), "--inter-op-threads", str(t)])[0]
             for t in (1, 2)]
     check(outs[0] == outs[1] and outs[0], "1 and 2 threads: the same bits")
+    # TF's _FusedConv2D with a fused_ops form dgrun has no kernel for
+    with open(os.path.join(DATA, "fused_conv", "graph.json")) as f:
+        gd = json.load(f)
+    node = [n for n in gd["node"] if n["op"] == "_FusedConv2D"][0]
+    node["attr"]["fused_ops"] = {"list": {"s": ["RnVzZWRCYXRjaE5vcm0="]}}
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "g.json")
+        with open(path, "w") as f:
+            json.dump(gd, f)
+        p = subprocess.run([DGRUN, "check", path], capture_output=True,
+                           text=True, timeout=60)
+        check(p.returncode == 2 and "fused_ops [FusedBatchNorm]" in p.stderr
+              and node["name"] in p.stderr,
+              "an unsupported fused_ops is refused: %d %s" % (
+                  p.returncode, p.stderr.strip()[-300:]))
+        p = subprocess.run([DGRUN, "check", os.path.join(
+            DATA, "fused_conv", "graph.pb")], capture_output=True, text=True,
+            timeout=60)
+        check(p.returncode == 0, "TF's _FusedConv2D loads: %s" % p.stderr[-300:])
     if FAILURES:
         print("%d failure(s)" % len(FAILURES))
         return 1

@@ -26,6 +26,10 @@ seeded constants so dgrun starts from the same values):
                batch norm (training), ReLU6, depthwise conv, GradientDescent
   keras_cnn    a frozen tiny MobileNet-like Keras model: conv, depthwise
                conv, batch norm, ReLU6, global average pooling, dense
+  fused_conv   issue 23: TF's own _FusedConv2D nodes, as Grappler's remapper
+               writes them (tf_optimizer.OptimizeGraph, "remap" only, CPU):
+               Conv2D + BiasAdd + Relu / Relu6 / LeakyRelu / residual Add,
+               Const filters; TF's values of the optimised graph
   keras_resnet a frozen tiny ResNet-like Keras model (issue 23, the conv
                fusion): conv with and without bias, batch norm, ReLU, ELU,
                LeakyReLU, residual Adds (identity and projection
@@ -297,6 +301,42 @@ def keras_cnn():
             write("keras_cnn", gd, {in_name: xs}, [out_name], s, g,
                   note="frozen Keras model (convert_variables_to_constants_v2);"
                   " input %s, output %s" % (in_name, out_name))
+
+
+def fused_conv():
+    from tensorflow.core.protobuf import config_pb2
+    from tensorflow.python.grappler import tf_optimizer
+    g = tf.Graph()
+    rs = rng(14)
+
+    def cst(*shape):
+        return tf.constant(rs.normal(0, 0.5, shape).astype(np.float32))
+    with g.as_default(), tf.device("/device:CPU:0"):
+        x = tf1.placeholder(tf.float32, [None, 8, 8, 3], name="x")
+        y = tf.nn.relu(tf.nn.bias_add(tf.nn.conv2d(x, cst(3, 3, 3, 4), 1,
+                                                   "SAME"), cst(4)))
+        z = tf.nn.relu6(tf.nn.bias_add(tf.nn.conv2d(y, cst(1, 1, 4, 4), 1,
+                                                    "VALID"), cst(4)))
+        r = tf.nn.bias_add(tf.nn.conv2d(z, cst(3, 3, 4, 4), 1, "SAME"), cst(4))
+        r = tf.nn.relu(r + y)
+        out = tf.identity(tf.nn.leaky_relu(tf.nn.bias_add(
+            tf.nn.conv2d(r, cst(3, 3, 4, 2), 2, "SAME"), cst(2)), 0.1),
+            name="out")
+        mg = tf1.train.export_meta_graph(graph=g)
+        mg.collection_def["train_op"].node_list.value.extend([out.op.name])
+    cfg = config_pb2.ConfigProto()
+    rw = cfg.graph_options.rewrite_options
+    rw.optimizers.extend(["remap"])
+    rw.min_graph_nodes = -1
+    gd = tf_optimizer.OptimizeGraph(cfg, mg)
+    fused = sorted(n.op for n in gd.node if n.op.startswith("_Fused"))
+    g2 = tf.Graph()
+    with g2.as_default():
+        tf.graph_util.import_graph_def(gd, name="")
+        xs = rng(15).uniform(-1, 1, (2, 8, 8, 3)).astype(np.float32)
+        with session(g2) as s:
+            write("fused_conv", gd, {"x": xs}, ["out"], s, g2,
+                  note="Grappler-remapped GraphDef (%s)" % ", ".join(fused))
 
 
 def keras_resnet():
@@ -605,7 +645,7 @@ def dropout():
     tf1.enable_control_flow_v2()
 
 
-FIXTURES = ["keras_cnn", "keras_resnet", "sincos", "mlp", "lenet", "dwconv_bn",
+FIXTURES = ["keras_cnn", "keras_resnet", "fused_conv", "sincos", "mlp", "lenet", "dwconv_bn",
             "cifar_towers", "summaries", "tf1_xent", "tf1_init", "dropout"]
 
 
