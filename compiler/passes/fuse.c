@@ -84,21 +84,18 @@ int dgc_fuse_absorbable(const dgc_fuse_ctx *c, int32_t id, int32_t reads,
            (n->n_outputs == 1 || n->op == DGC_OPID_FusedBatchNormV3);
 }
 
-int32_t dgc_fuse_relugrads(const dgc_graph *g, int32_t b)
+int32_t dgc_fuse_relugrads(const dgc_fuse_ctx *c, int32_t b)
 {
-    int32_t k = 0;
-    for (int32_t i = 0; i < g->n_nodes; i++) {
-        const dgc_node *q = &g->nodes[i];
-        if (q->op == DGC_OPID_ReluGrad && q->n_inputs == 2 &&
-            q->inputs[1].node == b && q->inputs[1].index == 0)
-            k++;
-    }
-    return k;
+    return b >= 0 && b < c->n ? c->rg[b] : 0;
 }
 
 void dgc_fuse_rewire_relugrads(dgc_fuse_ctx *c, int32_t b, int32_t last)
 {
     dgc_graph *g = c->g;
+    if (!dgc_fuse_relugrads(c, b))
+        return;
+    c->rg[last] += c->rg[b];
+    c->rg[b] = 0;
     for (int32_t i = 0; i < g->n_nodes; i++) {
         dgc_node *q = &g->nodes[i];
         if (q->op == DGC_OPID_ReluGrad && q->n_inputs == 2 &&
@@ -209,7 +206,7 @@ static int try_fuse(dgc_fuse_ctx *c, int32_t id)
         !dgc_fuse_dev_has(c, n, DGC_OPID__FusedMatMul) ||
         !dgc_fuse_absorbable(c, m, 1, n))
         return 0;
-    if (relu && !dgc_fuse_absorbable(c, b, 1 + dgc_fuse_relugrads(g, b), n))
+    if (relu && !dgc_fuse_absorbable(c, b, 1 + dgc_fuse_relugrads(c, b), n))
         return 0;
     return rewrite(c, id, m, b, relu) ? -1 : 1;
 }
@@ -229,8 +226,9 @@ dg_status dgc_pass_fuse(dgc_graph *g, const dg_device_list *devs,
     c.reads = dg_calloc(nn, sizeof *c.reads);
     c.ctrls = dg_calloc(nn, sizeof *c.ctrls);
     c.keep = dg_calloc(nn, 1);
+    c.rg = dg_calloc(nn, sizeof *c.rg);
     dg_status st = DG_OK;
-    if (!c.reads || !c.ctrls || !c.keep) {
+    if (!c.reads || !c.ctrls || !c.keep || !c.rg) {
         st = dg_err_nomem(err, "fusion");
         goto done;
     }
@@ -242,6 +240,9 @@ dg_status dgc_pass_fuse(dgc_graph *g, const dg_device_list *devs,
         for (int k = 0; k < n->n_ctrl; k++)
             if (n->ctrl[k] >= 0)
                 c.ctrls[n->ctrl[k]]++;
+        if (n->op == DGC_OPID_ReluGrad && n->n_inputs == 2 &&
+            n->inputs[1].node >= 0 && n->inputs[1].index == 0)
+            c.rg[n->inputs[1].node]++;
     }
     for (int i = 0; i < n_fetch; i++)
         mark_fetch(&c, fetch[i]);
@@ -268,5 +269,6 @@ done:
     dg_free(c.reads);
     dg_free(c.ctrls);
     dg_free(c.keep);
+    dg_free(c.rg);
     return st;
 }

@@ -16,6 +16,7 @@ typedef struct dgc_fuse_ctx {
     int32_t *reads;  /* data reads of each node's outputs */
     int32_t *ctrls;  /* control edges from each node */
     uint8_t *keep;   /* 1 fetched: never absorbed; DGC_FUSE_ABSORBED */
+    int32_t *rg;     /* ReluGrads reading each node's output 0 as x */
 } dgc_fuse_ctx;
 
 /* keep[] of a node a chain absorbed: dead, never the last node of a
@@ -34,8 +35,9 @@ int dgc_fuse_dev_has(const dgc_fuse_ctx *c, const dgc_node *n, int fused);
 int dgc_fuse_absorbable(const dgc_fuse_ctx *c, int32_t id, int32_t reads,
                         const dgc_node *last);
 
-/* ReluGrad nodes reading output 0 of node b as their x (input 1). */
-int32_t dgc_fuse_relugrads(const dgc_graph *g, int32_t b);
+/* ReluGrad nodes reading output 0 of node b as their x (input 1),
+ * counted once per pass (a scan per candidate Relu was quadratic). */
+int32_t dgc_fuse_relugrads(const dgc_fuse_ctx *c, int32_t b);
 
 /* ReluGrads reading b's output now read last's (x > 0 iff relu(x) > 0). */
 void dgc_fuse_rewire_relugrads(dgc_fuse_ctx *c, int32_t b, int32_t last);

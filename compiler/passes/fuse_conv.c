@@ -423,7 +423,7 @@ static int match(const dgc_fuse_ctx *c, chain *ch, int32_t id)
         if (n->n_inputs != 1 || (top = ch->pre = producer(n->inputs[0])) < 0)
             return 0;
         ch->pre_reads =
-            1 + (ch->act == ACT_RELU ? dgc_fuse_relugrads(g, top) : 0);
+            1 + (ch->act == ACT_RELU ? dgc_fuse_relugrads(c, top) : 0);
     } else {
         ch->n_abs = 0; /* a Mul that is no swish */
     }
