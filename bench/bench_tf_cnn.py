@@ -7,7 +7,7 @@ table written into docs/PERFORMANCE.md (between the "cnn table" markers).
     PY=/work/main/tools/tf_fixtures/.venv/bin/python   # any tensorflow-cpu venv
     $PY bench/bench_tf_cnn.py build/cli/dgrun [--reps 5] [--threads 1,2]
         [--batches 1,32] [--only resnet_small,mobilenetv2,...] [--runs N]
-        [--loaded] [--write] [--dgrun-env K=V]
+        [--loaded] [--write] [--dgrun-env K=V] [--base DGRUN_BEFORE]
 
 Models (exported by TF into bench/.tfgraphs/cnn_* on first use, seeded;
 frozen with convert_variables_to_constants_v2, so filters and batch-norm
@@ -40,6 +40,9 @@ The row's median and 90th percentile are over all R x N per-run times of
 each engine; the spread is the lowest and highest of the R per-round
 medians.  dgrun/TF > 1 means dgrun is faster.  The CPU columns (ms of CPU
 per run, all threads) are the steadier figure on a loaded machine.
+
+--base runs an earlier dgrun binary in the same rounds (TF, before,
+after) and prints a before/after table (per-run medians and CPU).
 
 --loaded starts a competing process (a busy loop, nice 0) pinned to core 0
 (taskset) for the whole benchmark, as a shared machine would have.
@@ -388,6 +391,24 @@ def fmt_row(name, batch, threads, t, d, train):
         t["cpu"] * 1e3, d["cpu"] * 1e3, t["cpu"] / d["cpu"])
 
 
+def fmt_base(name, batch, threads, b, d, train):
+    """A before (--base) / after row: per-run medians, spreads, CPU."""
+    k, u = (1, "steps/s") if train else (1e3, "ms")
+
+    def v(x):
+        if train:
+            return "%.1f (%.1f-%.1f)" % (1 / x["med"], 1 / x["hi"], 1 / x["lo"])
+        return "%.2f (%.2f-%.2f)" % (x["med"] * k, x["lo"] * k, x["hi"] * k)
+    return "| %s | %d | %d | %s | %s | %s | **%.2f** | %.1f / %.1f | **%.2f** |" % (
+        name, batch, threads, u, v(b), v(d), b["med"] / d["med"],
+        b["cpu"] * 1e3, d["cpu"] * 1e3, b["cpu"] / d["cpu"])
+
+
+BASE_HEAD = ("| model | batch | threads | unit | before median (round spread) | "
+             "after median (round spread) | speed-up | CPU ms/run before / after | "
+             "CPU speed-up |\n|---|---|---|---|---|---|---|---|---|")
+
+
 HEAD = ("| model | batch | threads | unit | TF median (round spread) p90 | "
         "dgrun median (round spread) p90 | dgrun/TF median | dgrun/TF p90 | "
         "CPU ms/run TF / dgrun | dgrun/TF CPU |\n"
@@ -427,6 +448,9 @@ def main():
     ap.add_argument("--write", action="store_true",
                     help="write the table into docs/PERFORMANCE.md")
     ap.add_argument("--dgrun-env", action="append", default=[], metavar="K=V")
+    ap.add_argument("--base", metavar="DGRUN",
+                    help="an earlier dgrun binary run in the same rounds: a "
+                    "before/after table follows")
     a = ap.parse_args()
     for kv in a.dgrun_env:
         kk, _, v = kv.partition("=")
@@ -441,7 +465,7 @@ def main():
     threads = [int(t) for t in a.threads.split(",")]
     batches = [int(b) for b in a.batches.split(",")]
     load = start_load() if a.loaded else None
-    rows = []
+    rows, base_rows = [], []
     hdr = "%d interleaved rounds%s%s; load average at start %.2f %.2f %.2f" % (
         (a.reps, ", competing busy process on core 0" if load else "",
          "".join(", dgrun with " + kv for kv in a.dgrun_env)) + os.getloadavg())
@@ -455,22 +479,31 @@ def main():
                         warm, n = TRAIN_RUNS if train else RUNS.get(batch, (2, 6))
                         n = a.runs or n
                         fb = 1 if train else batch
-                        tr, dr = [], []
+                        tr, dr, br = [], [], []
                         tfw = TFWorker(py, name, fb, th, warm, n)
                         for _ in range(a.reps):
                             tr.append(tfw.round())
+                            if a.base:
+                                br.append(dgrun_round(os.path.abspath(a.base), name,
+                                                      fb, th, warm, n, tmp))
                             dr.append(dgrun_round(dgrun, name, fb, th, warm, n, tmp))
                         tfw.close()
                         row = fmt_row(name, batch, th, summary(tr), summary(dr), train)
                         print(row + "  <!-- load %.2f -->" % os.getloadavg()[0],
                               flush=True)
                         rows.append(row)
+                        if a.base:
+                            base_rows.append(fmt_base(name, batch, th, summary(br),
+                                                      summary(dr), train))
     finally:
         if load:
             load.kill()
             load.wait()
     ld = os.getloadavg()
     print("load average at end %.2f %.2f %.2f" % ld)
+    if base_rows:
+        print("\nbefore = %s, after = %s\n%s\n%s" % (
+            a.base, a.dgrun, BASE_HEAD, "\n".join(base_rows)), flush=True)
     if a.write:
         cmd = " ".join(["bench/bench_tf_cnn.py", os.path.relpath(a.dgrun, ROOT)] +
                        sys.argv[2:])

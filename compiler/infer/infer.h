@@ -163,6 +163,7 @@ int dgc_fold_eval(const dgc_graph *g, const dgc_node *n, dgc_kval *o);
 /* infer_nn.c: convolution, pooling, fused batch norm (TF's CNN ops) */
 int dgc_infer_conv2d(DGC_INFER_ARGS);
 int dgc_infer_dwconv(DGC_INFER_ARGS);
+int dgc_infer_fused_conv(DGC_INFER_ARGS); /* passes/fuse_conv.c (NHWC) */
 int dgc_infer_conv_bp_input(DGC_INFER_ARGS);
 int dgc_infer_conv_bp_filter(DGC_INFER_ARGS);
 int dgc_infer_pool(DGC_INFER_ARGS);

@@ -318,6 +318,35 @@ int dgc_infer_dwconv(DGC_INFER_ARGS)
     return conv_fwd(n, in, n_in, out, msg, msgsz, DGC_NN_DWCONV);
 }
 
+/* _FusedConv2D / _FusedDepthwiseConv2dNative (x, filter, bias[, side]):
+ * the convolution's output; bias [OC], side (the residual) that shape. */
+int dgc_infer_fused_conv(DGC_INFER_ARGS)
+{
+    if (n_in != 3 && n_in != 4)
+        return FAIL("needs 3 or 4 inputs (x, filter, bias[, side])");
+    int kind = n->op == DGC_OPID__FusedDepthwiseConv2dNative ? DGC_NN_DWCONV
+                                                              : DGC_NN_CONV;
+    const dgc_attr *df = dgc_node_attr(n, "data_format");
+    if (df && df->s && strcmp(df->s, "NHWC") != 0)
+        return FAIL("a fused convolution is NHWC only");
+    if (conv_fwd(n, in, 2, out, msg, msgsz, kind))
+        return -1;
+    const dg_shape *y = &out[0].shape, *b = &in[2].shape;
+    if (in[2].dtype != out[0].dtype || b->rank != 1 ||
+        (b->dims[0] >= 0 && y->dims[3] >= 0 && b->dims[0] != y->dims[3]))
+        return FAIL("bias must be a vector of the output's %lld channels",
+                    (long long)y->dims[3]);
+    if (n_in == 4) {
+        const dg_shape *s = &in[3].shape;
+        int ok = in[3].dtype == out[0].dtype && s->rank == 4;
+        for (int i = 0; ok && i < 4; i++)
+            ok = s->dims[i] < 0 || y->dims[i] < 0 || s->dims[i] == y->dims[i];
+        if (!ok)
+            return FAIL("the residual input must have the output's shape");
+    }
+    return 0;
+}
+
 static int dw_kind(const dgc_node *n)
 {
     return n->op == DGC_OPID_DepthwiseConv2dNativeBackpropInput ||

@@ -165,6 +165,20 @@ static const dgc_attr_spec a_fused[] = {
     AS(transpose_a, DGC_A_BOOL, "false", 0),
     AS(transpose_b, DGC_A_BOOL, "false", 0),
     AS(fused_ops, DGC_A_STR, NULL, INTERNAL), A_END};
+/* the conv fusion (issue 23, fuse_conv.c): the convolution's attrs, the
+ * fused ops ("BiasAdd[,Add][,Relu|Relu6|Elu|LeakyRelu|Sigmoid|Swish]"),
+ * LeakyRelu's alpha, swish's beta (x * sigmoid(beta x)) and the op the
+ * user wrote for the node (shown in placement) */
+static const dgc_attr_spec a_fused_conv[] = {
+    AS(strides, DGC_A_INTS, NULL, REQ), AS(padding, DGC_A_STR, NULL, REQ),
+    AS(dilations, DGC_A_INTS, "[1,1,1,1]", 0),
+    AS(data_format, DGC_A_STR, "NHWC", 0),
+    AS(explicit_paddings, DGC_A_INTS, "[]", 0),
+    AS(_sizes, DGC_A_SHAPE, NULL, INTERNAL),
+    AS(fused_ops, DGC_A_STR, NULL, INTERNAL),
+    AS(leakyrelu_alpha, DGC_A_FLOAT, "0.2", INTERNAL),
+    AS(swish_beta, DGC_A_FLOAT, "1", INTERNAL),
+    AS(_user_op, DGC_A_STR, NULL, INTERNAL), A_END};
 
 /* op breadth (issue 22) */
 static const dgc_attr_spec a_leaky[] = {AS(alpha, DGC_A_FLOAT, "0.2", 0),

@@ -43,6 +43,15 @@ int dgc_gd_tensor(const dgc_jdoc *doc, const cJSON *x, dg_tensor **out,
  * Ignores attrs dgrun does not need and rejects ones it cannot honour.
  * `_class` colocation names (loc:@x -> "x") are appended to `cls` in
  * order, for dgc_gd_resolve_class once every node is in the graph. */
+/* TF's _FusedConv2D / _FusedDepthwiseConv2dNative (load_graphdef_fused.c):
+ * is n one; is k an attr TF's op has; and the attrs that are not the
+ * convolution's: 1 when k is one of those (*st: DG_OK or the error), 0
+ * when the caller handles k. */
+int dgc_gd_is_fused_conv(const dgc_node *n);
+int dgc_gd_fused_conv_tf_attr(const char *k);
+int dgc_gd_fused_conv_attr(dgc_node *n, const char *k, const cJSON *v,
+                           dg_error *err, dg_status *st);
+
 dg_status dgc_gd_attrs(dgc_graph *g, const dgc_jdoc *doc, int32_t id,
                        const char *tf_op, const cJSON *attr, dgc_strpool *cls,
                        dg_error *err);

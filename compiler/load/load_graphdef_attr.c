@@ -862,7 +862,10 @@ dg_status dgc_gd_attrs(dgc_graph *g, const dgc_jdoc *doc, int32_t id,
         dg_dtype t = DG_F32;
         char *s = NULL;
         const char *tk = NULL;
-        int in_tf = k[0] == '_' ? 1 : dgc_tf_attr_kind(tf_op, k, &tk);
+        int fused = dgc_gd_is_fused_conv(n); /* issue 23: not in the table */
+        int in_tf = k[0] == '_' ? 1
+                    : fused     ? dgc_gd_fused_conv_tf_attr(k)
+                                : dgc_tf_attr_kind(tf_op, k, &tk);
         if (strcmp(k, "_class") == 0) {
             st = colocation(g, id, v, cls, err);
         } else if (in_tf == 0) {
@@ -873,6 +876,8 @@ dg_status dgc_gd_attrs(dgc_graph *g, const dgc_jdoc *doc, int32_t id,
         } else if (in_tf == 1 && tk && !attr_value_is(v, tk)) {
             st = want_type(err, n, k, kind_text(tk), v);
         } else if (cflow_attr(g, doc, id, k, v, err, &st)) { /* issue 11 */
+            continue;
+        } else if (fused && dgc_gd_fused_conv_attr(n, k, v, err, &st)) {
             continue;
         } else if (k[0] == '_') {
             continue; /* _output_shapes and other annotations */

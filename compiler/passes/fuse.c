@@ -24,7 +24,7 @@
  * have no other consumer (data or control) and are not among the fetches
  * the compile knows, and the MatMul and BiasAdd have no control inputs.
  */
-#include "program.h"
+#include "fuse.h"
 #include "infer.h"
 #include "ops.h"
 #include "dg_alloc.h"
@@ -33,30 +33,26 @@
 #include <string.h>
 
 /* Which fused form a node is shown as (its user's op), for a node the pass
- * made: "Relu" or "BiasAdd"; NULL for any other node. */
+ * made: the op it had (`_user_op`, fuse_conv.c), else "Relu" or "BiasAdd";
+ * NULL for any other node. */
 const char *dgc_fused_user_op(const dgc_node *n)
 {
     if (!(n->flags & DGC_NODE_FUSED))
         return NULL;
+    const dgc_attr *u = dgc_node_attr(n, "_user_op");
+    if (u && u->s)
+        return u->s;
     const dgc_attr *a = dgc_node_attr(n, "fused_ops");
     return a && a->s && strstr(a->s, "Relu") ? "Relu" : "BiasAdd";
 }
 
-typedef struct fuse_ctx {
-    dgc_graph *g;
-    const dg_device_list *devs;
-    int32_t *reads;  /* data reads of each node's outputs */
-    int32_t *ctrls;  /* control edges from each node */
-    uint8_t *keep;   /* fetched: never absorbed */
-} fuse_ctx;
-
 /* Is r output 0 of a node of op `op`? */
-static int is_op(const dgc_graph *g, dgc_ref r, int op)
+int dgc_fuse_is_op(const dgc_graph *g, dgc_ref r, int op)
 {
     return r.node >= 0 && r.index == 0 && g->nodes[r.node].op == op;
 }
 
-static int dev_has_kernel(const fuse_ctx *c, const dgc_node *n)
+int dgc_fuse_dev_has(const dgc_fuse_ctx *c, const dgc_node *n, int fused)
 {
     int d = n->device_id;
     if (d < 0 || d >= c->devs->n || !n->outputs || n->n_outputs < 1)
@@ -67,43 +63,69 @@ static int dev_has_kernel(const fuse_ctx *c, const dgc_node *n)
         return 0;
     if (t == DG_F64 && !di->fp64)
         return 0;
-    return di->kernels &&
-           (di->kernels->dtypes[DGC_OPID__FusedMatMul] & (1u << t)) != 0;
+    return di->kernels && (di->kernels->dtypes[fused] & (1u << t)) != 0;
 }
 
-/* May node id be absorbed into `last`, given `reads` expected data reads?
- * Control edges from it (the training pass orders a variable's update
+/* Control edges from it (the training pass orders a variable's update
  * after its readers that way) move to `last`, which reads what it read;
  * only when `last` has no control inputs of its own (no cycle possible:
  * everything else `last` waits on, the absorbed nodes waited on too). */
-static int absorbable(const fuse_ctx *c, int32_t id, int32_t reads,
-                      const dgc_node *last)
+int dgc_fuse_absorbable(const dgc_fuse_ctx *c, int32_t id, int32_t reads,
+                        const dgc_node *last)
 {
     const dgc_node *n = &c->g->nodes[id];
-    return !c->keep[id] && n->n_ctrl == 0 && c->reads[id] == reads &&
+    return id < c->n && !c->keep[id] && n->n_ctrl == 0 &&
+           c->reads[id] == reads &&
            (c->ctrls[id] == 0 || last->n_ctrl == 0) &&
-           !(n->flags & DGC_NODE_FUSED) && n->n_outputs == 1;
+           n->device_id == last->device_id &&
+           !(n->flags & DGC_NODE_FUSED) &&
+           /* reads counts every output's: one output (FusedBatchNormV3:
+            * fuse_conv.c checks its statistics outputs are not read) */
+           (n->n_outputs == 1 || n->op == DGC_OPID_FusedBatchNormV3);
 }
 
-/* ReluGrad nodes reading output 0 of `b` as their x (input 1). */
-static int32_t relugrads_of(const dgc_graph *g, int32_t b)
+int32_t dgc_fuse_relugrads(const dgc_fuse_ctx *c, int32_t b)
 {
-    int32_t k = 0;
-    for (int32_t i = 0; i < g->n_nodes; i++) {
-        const dgc_node *q = &g->nodes[i];
-        if (q->op == DGC_OPID_ReluGrad && q->n_inputs == 2 &&
-            q->inputs[1].node == b && q->inputs[1].index == 0)
-            k++;
-    }
-    return k;
+    return b >= 0 && b < c->n ? c->rg[b] : 0;
 }
 
-/* Control edges from m or b now come from last (a list naming last twice
- * keeps one). */
-static void move_ctrl(fuse_ctx *c, int32_t m, int32_t b, int32_t last)
+void dgc_fuse_rewire_relugrads(dgc_fuse_ctx *c, int32_t b, int32_t last)
 {
     dgc_graph *g = c->g;
-    if (!c->ctrls[m] && !c->ctrls[b])
+    if (!dgc_fuse_relugrads(c, b))
+        return;
+    c->rg[last] += c->rg[b];
+    c->rg[b] = 0;
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        dgc_node *q = &g->nodes[i];
+        if (q->op == DGC_OPID_ReluGrad && q->n_inputs == 2 &&
+            q->inputs[1].node == b && q->inputs[1].index == 0) {
+            q->inputs[1].node = last;
+            c->reads[b]--;
+            c->reads[last]++;
+        }
+    }
+}
+
+static int in_list(const int32_t *ids, int n, int32_t x)
+{
+    for (int i = 0; i < n; i++)
+        if (ids[i] == x)
+            return 1;
+    return 0;
+}
+
+void dgc_fuse_absorb(dgc_fuse_ctx *c, const int32_t *ids, int n,
+                     int32_t last)
+{
+    dgc_graph *g = c->g;
+    int any = 0;
+    for (int i = 0; i < n; i++) {
+        c->reads[ids[i]]--;
+        c->keep[ids[i]] = DGC_FUSE_ABSORBED;
+        any |= c->ctrls[ids[i]] != 0;
+    }
+    if (!any)
         return;
     for (int32_t i = 0; i < g->n_nodes; i++) {
         dgc_node *q = &g->nodes[i];
@@ -111,7 +133,7 @@ static void move_ctrl(fuse_ctx *c, int32_t m, int32_t b, int32_t last)
         for (int k = 0; k < q->n_ctrl; k++)
             has |= q->ctrl[k] == last;
         for (int k = 0; k < q->n_ctrl; k++) {
-            if (q->ctrl[k] != m && q->ctrl[k] != b)
+            if (!in_list(ids, n, q->ctrl[k]))
                 continue;
             c->ctrls[q->ctrl[k]]--;
             if (has) {
@@ -127,7 +149,7 @@ static void move_ctrl(fuse_ctx *c, int32_t m, int32_t b, int32_t last)
 
 /* Rewrite node `last` into _FusedMatMul(m.a, m.b, bias) (+ Relu).
  * 0 ok, -1 nomem. */
-static int rewrite(fuse_ctx *c, int32_t last, int32_t m, int32_t b, int relu)
+static int rewrite(dgc_fuse_ctx *c, int32_t last, int32_t m, int32_t b, int relu)
 {
     dgc_graph *g = c->g;
     dgc_ref a = g->nodes[m].inputs[0], w = g->nodes[m].inputs[1];
@@ -152,36 +174,27 @@ static int rewrite(fuse_ctx *c, int32_t last, int32_t m, int32_t b, int relu)
     n->op = DGC_OPID__FusedMatMul;
     n->op_alias = 0;
     n->flags |= DGC_NODE_FUSED;
-    /* the absorbed nodes no longer have a reader */
-    c->reads[m]--;
-    c->reads[b]--;
     if (relu)
-        for (int32_t i = 0; i < g->n_nodes; i++) {
-            dgc_node *q = &g->nodes[i];
-            if (q->op == DGC_OPID_ReluGrad && q->n_inputs == 2 &&
-                q->inputs[1].node == b && q->inputs[1].index == 0) {
-                q->inputs[1].node = last;
-                c->reads[b]--;
-                c->reads[last]++;
-            }
-        }
-    move_ctrl(c, m, b, last);
+        dgc_fuse_rewire_relugrads(c, b, last);
+    int32_t ids[2] = {m, b};
+    dgc_fuse_absorb(c, ids, 2, last);
     return 0;
 }
 
 /* Try the chain ending at node id (a Relu or a BiasAdd). 1 fused, 0 not,
  * -1 nomem. */
-static int try_fuse(fuse_ctx *c, int32_t id)
+static int try_fuse(dgc_fuse_ctx *c, int32_t id)
 {
     dgc_graph *g = c->g;
     const dgc_node *n = &g->nodes[id];
     int relu = n->op == DGC_OPID_Relu;
-    if (n->n_inputs < 1 || (relu && !is_op(g, n->inputs[0], DGC_OPID_BiasAdd)))
+    if (n->n_inputs < 1 ||
+        (relu && !dgc_fuse_is_op(g, n->inputs[0], DGC_OPID_BiasAdd)))
         return 0;
     int32_t b = relu ? n->inputs[0].node : id;
     const dgc_node *bn = &g->nodes[b];
     if (bn->op != DGC_OPID_BiasAdd || bn->n_inputs != 2 ||
-        !is_op(g, bn->inputs[0], DGC_OPID_MatMul))
+        !dgc_fuse_is_op(g, bn->inputs[0], DGC_OPID_MatMul))
         return 0;
     const dgc_attr *fmt = dgc_node_attr(bn, "data_format");
     if (fmt && fmt->s && strcmp(fmt->s, "NHWC") != 0)
@@ -189,15 +202,16 @@ static int try_fuse(fuse_ctx *c, int32_t id)
     int32_t m = bn->inputs[0].node;
     const dgc_node *mn = &g->nodes[m];
     if (mn->n_inputs != 2 || mn->device_id != n->device_id ||
-        bn->device_id != n->device_id || !dev_has_kernel(c, n) ||
-        !absorbable(c, m, 1, n))
+        bn->device_id != n->device_id ||
+        !dgc_fuse_dev_has(c, n, DGC_OPID__FusedMatMul) ||
+        !dgc_fuse_absorbable(c, m, 1, n))
         return 0;
-    if (relu && !absorbable(c, b, 1 + relugrads_of(g, b), n))
+    if (relu && !dgc_fuse_absorbable(c, b, 1 + dgc_fuse_relugrads(c, b), n))
         return 0;
     return rewrite(c, id, m, b, relu) ? -1 : 1;
 }
 
-static void mark_fetch(fuse_ctx *c, const char *name)
+static void mark_fetch(dgc_fuse_ctx *c, const char *name)
 {
     dgc_ref r;
     if (name && dgc_graph_parse_ref(c->g, name, &r) == 0 && r.node >= 0)
@@ -207,13 +221,14 @@ static void mark_fetch(fuse_ctx *c, const char *name)
 dg_status dgc_pass_fuse(dgc_graph *g, const dg_device_list *devs,
                         const char *const *fetch, int n_fetch, dg_error *err)
 {
-    fuse_ctx c = {.g = g, .devs = devs};
+    dgc_fuse_ctx c = {.g = g, .devs = devs, .n = g->n_nodes};
     size_t nn = (size_t)g->n_nodes + 1;
     c.reads = dg_calloc(nn, sizeof *c.reads);
     c.ctrls = dg_calloc(nn, sizeof *c.ctrls);
     c.keep = dg_calloc(nn, 1);
+    c.rg = dg_calloc(nn, sizeof *c.rg);
     dg_status st = DG_OK;
-    if (!c.reads || !c.ctrls || !c.keep) {
+    if (!c.reads || !c.ctrls || !c.keep || !c.rg) {
         st = dg_err_nomem(err, "fusion");
         goto done;
     }
@@ -225,6 +240,9 @@ dg_status dgc_pass_fuse(dgc_graph *g, const dg_device_list *devs,
         for (int k = 0; k < n->n_ctrl; k++)
             if (n->ctrl[k] >= 0)
                 c.ctrls[n->ctrl[k]]++;
+        if (n->op == DGC_OPID_ReluGrad && n->n_inputs == 2 &&
+            n->inputs[1].node >= 0 && n->inputs[1].index == 0)
+            c.rg[n->inputs[1].node]++;
     }
     for (int i = 0; i < n_fetch; i++)
         mark_fetch(&c, fetch[i]);
@@ -233,6 +251,9 @@ dg_status dgc_pass_fuse(dgc_graph *g, const dg_device_list *devs,
     mark_fetch(&c, g->train.loss);
     for (int i = 0; i < g->train.n_eval_fetch; i++)
         mark_fetch(&c, g->train.eval_fetch[i]);
+    /* convolution chains first (a conv's BiasAdd is never a MatMul's) */
+    if ((st = dgc_fuse_convs(&c, err)))
+        goto done;
     /* Relu chains first, then the BiasAdds left over */
     for (int pass = 0; pass < 2; pass++)
         for (int32_t i = 0; i < g->n_nodes; i++) {
@@ -248,5 +269,6 @@ done:
     dg_free(c.reads);
     dg_free(c.ctrls);
     dg_free(c.keep);
+    dg_free(c.rg);
     return st;
 }

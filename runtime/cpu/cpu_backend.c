@@ -232,6 +232,8 @@ static const dgr_kernel_row cpu_kernels[DGC_N_OPS] = {
     ROW(ScatterNd, dgr_k_scatter_nd),
     /* fusion (issue 16) */
     ROW(_FusedMatMul, dgr_k_fused_matmul),
+    ROW(_FusedConv2D, dgr_k_fused_conv),
+    ROW(_FusedDepthwiseConv2dNative, dgr_k_fused_conv),
     ROW(ScalarSummary, dgr_k_summary),
     ROW(HistogramSummary, dgr_k_summary),
     ROW(ImageSummary, dgr_k_summary),

@@ -262,6 +262,43 @@ dnnl_primitive_attr_destroy(dnnl_primitive_attr_t attr)
 }
 
 dnnl_status_t
+dnnl_primitive_attr_set_post_ops(dnnl_primitive_attr_t attr,
+                                 const_dnnl_post_ops_t post_ops)
+{
+    DGR_LAZY_FN(dnnl_lib, dnnl_primitive_attr_set_post_ops);
+    return fn_(attr, post_ops);
+}
+
+dnnl_status_t
+dnnl_post_ops_create(dnnl_post_ops_t *post_ops)
+{
+    DGR_LAZY_FN(dnnl_lib, dnnl_post_ops_create);
+    return fn_(post_ops);
+}
+
+dnnl_status_t
+dnnl_post_ops_destroy(dnnl_post_ops_t post_ops)
+{
+    DGR_LAZY_FN(dnnl_lib, dnnl_post_ops_destroy);
+    return fn_(post_ops);
+}
+
+dnnl_status_t
+dnnl_post_ops_append_sum(dnnl_post_ops_t post_ops, float scale)
+{
+    DGR_LAZY_FN(dnnl_lib, dnnl_post_ops_append_sum);
+    return fn_(post_ops, scale);
+}
+
+dnnl_status_t
+dnnl_post_ops_append_eltwise(dnnl_post_ops_t post_ops, float scale,
+                             dnnl_alg_kind_t alg_kind, float alpha, float beta)
+{
+    DGR_LAZY_FN(dnnl_lib, dnnl_post_ops_append_eltwise);
+    return fn_(post_ops, scale, alg_kind, alpha, beta);
+}
+
+dnnl_status_t
 dnnl_primitive_attr_set_scratchpad_mode(dnnl_primitive_attr_t attr,
                                         dnnl_scratchpad_mode_t mode)
 {

@@ -1,6 +1,8 @@
 /*
  * kernels_cpu_conv.c -- CPU kernels of Conv2D and DepthwiseConv2dNative and
- * their backprops (input and filter), NHWC or NCHW.
+ * their backprops (input and filter), NHWC or NCHW; _FusedConv2D and
+ * _FusedDepthwiseConv2dNative (the fusion pass's convolution + bias [+
+ * residual] [+ activation], issue 23) as oneDNN post-ops.
  *
  * float32 runs through oneDNN (kernels_cpu_dnnl.c); float64, and any case
  * oneDNN declines, through the direct loops here (double accumulation),
@@ -11,6 +13,7 @@
 #include "kernels_cpu_conv.h"
 #include "kernels_cpu_dnnl.h"
 
+#include <math.h>
 #include <string.h>
 
 int64_t dgr_nn_off(const dgc_nn_geom *g, int64_t n, int64_t h, int64_t w,
@@ -142,10 +145,41 @@ dg_status dgr_nn_geom(dgr_kctx *k, int kind, const dg_shape *x,
 
 enum { FWD, BWD_D, BWD_W };
 
-/* shared body: input x shape, filter shape, the two operands, the output */
+/* The epilogue of a fused convolution run by the loops (float64, or no
+ * oneDNN): y = act(y + bias[c] (+ side)), the unfused ops' order. */
+typedef struct epi {
+    const dgr_post *kind;
+    dgr_fbuf bias, side, y;
+    int64_t oc;
+    double alpha; /* LeakyRelu's or swish's, unrounded for float64 */
+} epi;
+
+static void epi_rows(void *arg, int64_t i0, int64_t i1)
+{
+    const epi *e = arg;
+    for (int64_t i = i0; i < i1; i++) {
+        double v = fb_ld(e->y, i) + fb_ld(e->bias, i % e->oc);
+        if (e->kind->sum)
+            v += fb_ld(e->side, i);
+        switch (e->kind->act) {
+        case DGR_ACT_RELU: v = v > 0 ? v : 0; break;
+        case DGR_ACT_RELU6: v = v > 0 ? (v < 6 ? v : 6) : 0; break;
+        case DGR_ACT_ELU: v = v > 0 ? v : expm1(v); break;
+        case DGR_ACT_LEAKY: v = v > 0 ? v : v * e->alpha; break;
+        case DGR_ACT_SIGMOID: v = 1 / (1 + exp(-v)); break;
+        case DGR_ACT_SWISH: v = v / (1 + exp(-e->alpha * v)); break;
+        default: break;
+        }
+        fb_st(e->y, i, v);
+    }
+}
+
+/* shared body: input x shape, filter shape, the two operands, the output;
+ * post: a fused forward convolution's epilogue (inputs 2, 3: bias, side),
+ * or NULL */
 static dg_status conv_run(dgr_kctx *k, int what, int dw, const dg_shape *xs,
                           const dg_shape *ws, const dgr_value *a,
-                          const dgr_value *b)
+                          const dgr_value *b, const dgr_post *post)
 {
     dgc_nn_geom g;
     dg_status s = dgr_nn_geom(k, dw ? DGC_NN_DWCONV : DGC_NN_CONV, xs, ws, &g);
@@ -156,34 +190,95 @@ static dg_status conv_run(dgr_kctx *k, int what, int dw, const dg_shape *xs,
     if (a->dtype != dt || b->dtype != dt)
         return dg_err(k->err, DG_E_RUNTIME, "node '%s': inputs must be %s",
                       k->node->name, dg_dtype_name(dt));
+    if (post && (k->in[2].dtype != dt ||
+                 dg_shape_numel(&k->in[2].shape) != g.OC ||
+                 (post->sum && (k->in[3].dtype != dt ||
+                                dg_shape_numel(&k->in[3].shape) != nout))))
+        return dg_err(k->err, DG_E_RUNTIME,
+                      "node '%s': the bias must have the %lld output "
+                      "channels and the residual the output's shape",
+                      k->node->name, (long long)g.OC);
     if (nout == 0)
         return DG_OK;
+    int done = 0;
     if (dt == DG_F32) {
         static const int map[] = {DGR_DNNL_CONV_FWD, DGR_DNNL_CONV_BWD_D,
                                   DGR_DNNL_CONV_BWD_W};
+        dgr_fused f = {.kind = post ? *post : (dgr_post){0},
+                       .bias = post ? dgr_cpu_ptr(&k->in[2]) : NULL,
+                       .side = post && post->sum ? dgr_cpu_ptr(&k->in[3])
+                                                 : NULL};
         int rc = dgr_dnnl_conv(k, map[what], &g, dw, dgr_cpu_ptr(a),
-                               dgr_cpu_ptr(b), dgr_cpu_ptr(&k->out[0]));
+                               dgr_cpu_ptr(b), dgr_cpu_ptr(&k->out[0]),
+                               post ? &f : NULL);
+        if (rc == 0 && post)
+            return DG_OK;
+        if (rc > 0 && post) /* no fused primitive: the plain one */
+            rc = dgr_dnnl_conv(k, map[what], &g, dw, dgr_cpu_ptr(a),
+                               dgr_cpu_ptr(b), dgr_cpu_ptr(&k->out[0]), NULL);
         if (rc < 0)
             return dg_err_nomem(k->err, k->node->name);
-        if (rc == 0)
-            return DG_OK;
+        done = rc == 0;
     }
-    job j = {&g, dw, {dgr_cpu_ptr(a), dt == DG_F64}, {dgr_cpu_ptr(b), dt == DG_F64},
-             {dgr_cpu_ptr(&k->out[0]), dt == DG_F64}};
-    if (what == FWD)
+    if (done && !post)
+        return DG_OK;
+    int f64 = dt == DG_F64;
+    job j = {&g, dw, {dgr_cpu_ptr(a), f64}, {dgr_cpu_ptr(b), f64},
+             {dgr_cpu_ptr(&k->out[0]), f64}};
+    if (done) /* the plain oneDNN convolution, epilogue below */
+        ;
+    else if (what == FWD)
         dgr_parallel_for(k->dev->intra, g.N * g.OH, 1, fwd_rows, &j);
     else if (what == BWD_D)
         dgr_parallel_for(k->dev->intra, g.N * g.H, 1, bwd_data_rows, &j);
     else
         dgr_parallel_for(k->dev->intra, g.KH * g.KW * g.C, 1, bwd_filter_rows,
                          &j);
+    if (post) {
+        epi e = {post, {dgr_cpu_ptr(&k->in[2]), f64},
+                 {post->sum ? dgr_cpu_ptr(&k->in[3]) : NULL, f64}, j.o, g.OC,
+                 post->act == DGR_ACT_SWISH
+                     ? dgc_attr_f(k->node, DGC_AT_swish_beta)
+                     : dgc_attr_f(k->node, DGC_AT_leakyrelu_alpha)};
+        dgr_parallel_for(k->dev->intra, nout, 4096, epi_rows, &e);
+    }
     return DG_OK;
 }
 
 dg_status dgr_k_conv2d(dgr_kctx *k)
 {
     return conv_run(k, FWD, k->node->op == DGC_OPID_DepthwiseConv2dNative,
-                    &k->in[0].shape, &k->in[1].shape, &k->in[0], &k->in[1]);
+                    &k->in[0].shape, &k->in[1].shape, &k->in[0], &k->in[1],
+                    NULL);
+}
+
+/* _FusedConv2D / _FusedDepthwiseConv2dNative (x, filter, bias[, side]):
+ * fused_ops "BiasAdd[,Add][,Relu|Relu6|Elu|LeakyRelu|Sigmoid|Swish]"
+ * (fuse_conv.c). */
+dg_status dgr_k_fused_conv(dgr_kctx *k)
+{
+    const dgc_attr *fo = dgc_attr_at(k->node, DGC_AT_fused_ops);
+    const char *ops = fo && fo->s ? fo->s : "";
+    static const char *const acts[] = {",Relu",      ",Relu6",   ",Elu",
+                                       ",LeakyRelu", ",Sigmoid", ",Swish"};
+    dgr_post post = {.bias = 1, .sum = strstr(ops, ",Add") != NULL};
+    const char *last = strrchr(ops, ',');
+    for (int i = 0; last && i < 6; i++)
+        if (strcmp(last, acts[i]) == 0)
+            post.act = DGR_ACT_RELU + i;
+    post.alpha = (float)(post.act == DGR_ACT_SWISH
+                             ? dgc_attr_f(k->node, DGC_AT_swish_beta)
+                             : dgc_attr_f(k->node, DGC_AT_leakyrelu_alpha));
+    if (strncmp(ops, "BiasAdd", 7) != 0 || k->n_in != 3 + post.sum ||
+        (last && !post.act && strcmp(last, ",Add") != 0))
+        return dg_err(k->err, DG_E_RUNTIME,
+                      "node '%s': fused_ops '%s' with %d inputs is not a "
+                      "fused convolution dgrun runs",
+                      k->node->name, ops, k->n_in);
+    return conv_run(k, FWD,
+                    k->node->op == DGC_OPID__FusedDepthwiseConv2dNative,
+                    &k->in[0].shape, &k->in[1].shape, &k->in[0], &k->in[1],
+                    &post);
 }
 
 static int is_dw(const dgr_kctx *k)
@@ -196,12 +291,12 @@ static int is_dw(const dgr_kctx *k)
 dg_status dgr_k_conv2d_bp_input(dgr_kctx *k)
 {
     return conv_run(k, BWD_D, is_dw(k), &k->out_types[0].shape,
-                    &k->in[1].shape, &k->in[2], &k->in[1]);
+                    &k->in[1].shape, &k->in[2], &k->in[1], NULL);
 }
 
 /* (input, filter_sizes, dy) */
 dg_status dgr_k_conv2d_bp_filter(dgr_kctx *k)
 {
     return conv_run(k, BWD_W, is_dw(k), &k->in[0].shape,
-                    &k->out_types[0].shape, &k->in[0], &k->in[2]);
+                    &k->out_types[0].shape, &k->in[0], &k->in[2], NULL);
 }

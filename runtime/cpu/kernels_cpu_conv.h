@@ -39,6 +39,7 @@ dg_status dgr_nn_geom(dgr_kctx *k, int kind, const dg_shape *x,
                       const dg_shape *w, dgc_nn_geom *g);
 
 dg_status dgr_k_conv2d(dgr_kctx *k);           /* Conv2D, Depthwise... */
+dg_status dgr_k_fused_conv(dgr_kctx *k);       /* _FusedConv2D, _FusedDepth.. */
 dg_status dgr_k_conv2d_bp_input(dgr_kctx *k);  /* both BackpropInput */
 dg_status dgr_k_conv2d_bp_filter(dgr_kctx *k); /* both BackpropFilter */
 dg_status dgr_k_pool(dgr_kctx *k);             /* MaxPool, AvgPool */

@@ -37,8 +37,10 @@
 typedef struct prim {
     int what, dw;
     dgc_nn_geom g;
+    dgr_post post;               /* CONV_FWD's epilogue (zero: none) */
     dnnl_primitive_t p, fwd;     /* fwd: MaxPoolGrad's forward with workspace */
     dnnl_memory_desc_t md[4];    /* a, b, out, workspace */
+    dnnl_memory_desc_t bmd;      /* the fused bias [OC] */
     size_t scratch, scratch_fwd, ws;
     /* convolutions: the filter layout oneDNN chose (format "any", so its
      * fast jit/brgemm kernels apply) when it is not TF's; ro reorders
@@ -136,6 +138,32 @@ static int filter_reorder(prim *P)
     return make(rpd, &P->ro, &sc);
 }
 
+/* The sum and eltwise post-ops of a fused convolution on attr.  0 ok. */
+static int set_post(dnnl_primitive_attr_t attr, const dgr_post *p)
+{
+    if (!p->sum && !p->act)
+        return 0;
+    dnnl_post_ops_t po;
+    if (dnnl_post_ops_create(&po) != dnnl_success)
+        return -1;
+    int bad = p->sum && dnnl_post_ops_append_sum(po, 1.0f) != dnnl_success;
+    static const dnnl_alg_kind_t alg[] = {
+        dnnl_alg_kind_undef, dnnl_eltwise_relu,     dnnl_eltwise_bounded_relu,
+        dnnl_eltwise_elu,    dnnl_eltwise_relu,     dnnl_eltwise_logistic,
+        dnnl_eltwise_swish};
+    float a = p->act == DGR_ACT_RELU6 ? 6.0f
+              : p->act == DGR_ACT_ELU ? 1.0f
+              : p->act == DGR_ACT_LEAKY || p->act == DGR_ACT_SWISH ? p->alpha
+                                                                   : 0.0f;
+    if (!bad && p->act)
+        bad = dnnl_post_ops_append_eltwise(po, 1.0f, alg[p->act], a, 0.0f) !=
+              dnnl_success;
+    if (!bad)
+        bad = dnnl_primitive_attr_set_post_ops(attr, po) != dnnl_success;
+    dnnl_post_ops_destroy(po);
+    return bad ? -1 : 0;
+}
+
 static int build(prim *P)
 {
     const dgc_nn_geom *g = &P->g;
@@ -143,6 +171,10 @@ static int build(prim *P)
     if (dnnl_primitive_attr_create(&attr) != dnnl_success)
         return -1;
     dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user);
+    if (set_post(attr, &P->post)) {
+        dnnl_primitive_attr_destroy(attr);
+        return -1;
+    }
     dnnl_memory_desc_t x, y, w;
     act_md(&x, g, g->H, g->W, g->C);
     act_md(&y, g, g->OH, g->OW, g->OC);
@@ -156,9 +188,16 @@ static int build(prim *P)
         dnnl_memory_desc_init_by_tag(&w, P->wmd.ndims, P->wmd.dims, dnnl_f32,
                                      dnnl_format_tag_any);
         dnnl_convolution_desc_t fd, bd;
+        dnnl_dims_t bd_dims = {g->OC};
+        dnnl_memory_desc_init_by_tag(&P->bmd, 1, bd_dims, dnnl_f32, dnnl_a);
+        /* a fused convolution runs forward only (inference); the plain
+         * one is the backward passes' hint too */
         if (dnnl_dilated_convolution_forward_desc_init(
-                &fd, dnnl_forward_training, dnnl_convolution_direct, &x, &w,
-                NULL, &y, st, dil, pl, pr) != dnnl_success ||
+                &fd, P->post.bias ? dnnl_forward_inference
+                                  : dnnl_forward_training,
+                dnnl_convolution_direct, &x, &w,
+                P->post.bias ? &P->bmd : NULL, &y, st, dil, pl, pr) !=
+                dnnl_success ||
             dnnl_primitive_desc_create(&fpd, &fd, attr, engine, NULL) !=
                 dnnl_success)
             goto out;
@@ -236,12 +275,17 @@ out:
 /* The cached primitive for (what, g, dw); NULL when oneDNN has none.  The
  * calling thread's OpenMP team size must be 1 (oneDNN sizes the
  * primitive's work split by it). */
-static prim *lookup(int what, const dgc_nn_geom *g, int dw, int *nomem)
+static prim *lookup(int what, const dgc_nn_geom *g, int dw,
+                    const dgr_post *post, int *nomem)
 {
+    static const dgr_post none;
+    if (!post)
+        post = &none;
     pthread_mutex_lock(&lock);
     prim *P;
     for (P = cache; P; P = P->next)
-        if (P->what == what && P->dw == dw && !memcmp(&P->g, g, sizeof *g))
+        if (P->what == what && P->dw == dw && !memcmp(&P->g, g, sizeof *g) &&
+            !memcmp(&P->post, post, sizeof *post))
             break;
     if (!P) {
         P = dg_calloc(1, sizeof *P);
@@ -251,6 +295,7 @@ static prim *lookup(int what, const dgc_nn_geom *g, int dw, int *nomem)
             P->what = what;
             P->dw = dw;
             P->g = *g;
+            P->post = *post;
             if (build(P)) { /* remembered as unsupported: p stays NULL */
                 if (P->p)
                     dnnl_primitive_destroy(P->p);
@@ -485,7 +530,7 @@ void dgr_dnnl_close(const dgr_device *d)
  * filter's reordered copy is kept, or NULL. */
 static int run_one(int what, const dgc_nn_geom *g, int depthwise,
                    const float *a, const float *b, float *out,
-                   const void *kdev, const void *knode)
+                   const void *kdev, const void *knode, const dgr_fused *f)
 {
     pthread_once(&once, engine_init);
     if (!engine)
@@ -497,7 +542,7 @@ static int run_one(int what, const dgc_nn_geom *g, int depthwise,
      * comment); set on every call since a library may change it */
     omp_set_num_threads(1);
     int nomem = 0;
-    prim *P = lookup(what, g, depthwise, &nomem);
+    prim *P = lookup(what, g, depthwise, f ? &f->kind : NULL, &nomem);
     if (!P)
         return nomem ? -1 : 1;
     dnnl_memory_t m[4] = {NULL, NULL, NULL, NULL};
@@ -545,6 +590,16 @@ static int run_one(int what, const dgc_nn_geom *g, int depthwise,
         args[1] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, wm ? wm : m[1]};
         args[2] = (dnnl_exec_arg_t){DNNL_ARG_DST, m[2]};
         n = 3;
+        if (f && f->kind.bias) {
+            dnnl_memory_t bm = tm(t, P, 7, &P->bmd, (void *)f->bias);
+            if (!bm)
+                goto done;
+            args[n++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, bm};
+        }
+        /* the sum post-op adds what dst holds: the residual */
+        if (f && f->kind.sum && f->side != out)
+            memcpy(out, f->side,
+                   sizeof *out * (size_t)(g->N * g->OH * g->OW * g->OC));
         break;
     case DGR_DNNL_CONV_BWD_D:
         args[0] = (dnnl_exec_arg_t){DNNL_ARG_DIFF_DST, m[0]};
@@ -623,6 +678,7 @@ typedef struct mb_job {
     int64_t a_img, b_img, out_img; /* floats per image (0: not per image) */
     float *part;                   /* BWD_W: one filter per block */
     const void *kdev, *knode;      /* a Const filter's keeper, or NULL */
+    const dgr_fused *f;            /* CONV_FWD's epilogue, or NULL */
     int64_t wsize;
     int *rc;                       /* per block */
 } mb_job;
@@ -633,9 +689,15 @@ static void mb_block(void *arg, int64_t blk, int64_t n0, int64_t n1)
     dgc_nn_geom gb = *j->g;
     gb.N = n1 - n0;
     float *o = j->part ? j->part + blk * j->wsize : j->out + n0 * j->out_img;
+    dgr_fused f;
+    if (j->f) { /* the block's residual */
+        f = *j->f;
+        if (f.side)
+            f.side += n0 * j->out_img;
+    }
     j->rc[blk] = run_one(j->what, &gb, j->dw, j->a + n0 * j->a_img,
                          j->b ? j->b + n0 * j->b_img : NULL, o, j->kdev,
-                         j->knode);
+                         j->knode, j->f ? &f : NULL);
 }
 
 /* Multiply-adds per block below which a block does not pay its call, and
@@ -648,7 +710,8 @@ static void mb_block(void *arg, int64_t blk, int64_t n0, int64_t n1)
 /* dgr_dnnl_run with a Const filter's keeper (kdev, knode) or NULL. */
 static int run_blocks(struct dgr_pool *pool, int what, const dgc_nn_geom *g,
                       int depthwise, const float *a, const float *b,
-                      float *out, const void *kdev, const void *knode)
+                      float *out, const void *kdev, const void *knode,
+                      const dgr_fused *f)
 {
     int64_t x_img = g->H * g->W * g->C, y_img = g->OH * g->OW * g->OC;
     int conv = what <= DGR_DNNL_CONV_BWD_W;
@@ -661,9 +724,9 @@ static int run_blocks(struct dgr_pool *pool, int what, const dgc_nn_geom *g,
         blk = g->N;
     int64_t nb = dgr_blocks(g->N, blk);
     if (nb <= 1)
-        return run_one(what, g, depthwise, a, b, out, kdev, knode);
+        return run_one(what, g, depthwise, a, b, out, kdev, knode, f);
     mb_job j = {.what = what, .dw = depthwise, .g = g, .a = a, .b = b,
-                .out = out, .kdev = kdev, .knode = knode};
+                .out = out, .kdev = kdev, .knode = knode, .f = f};
     switch (what) {
     case DGR_DNNL_CONV_FWD: /* x, filter -> y */
         j.a_img = x_img; j.out_img = y_img; break;
@@ -716,7 +779,7 @@ static int run_blocks(struct dgr_pool *pool, int what, const dgc_nn_geom *g,
 int dgr_dnnl_run(struct dgr_pool *pool, int what, const dgc_nn_geom *g,
                  int depthwise, const float *a, const float *b, float *out)
 {
-    return run_blocks(pool, what, g, depthwise, a, b, out, NULL, NULL);
+    return run_blocks(pool, what, g, depthwise, a, b, out, NULL, NULL, NULL);
 }
 
 /* The Const node whose value input i of n is (through Identity), or NULL. */
@@ -739,7 +802,8 @@ static const dgc_node *const_input(const dgc_graph *G, const dgc_node *n,
 }
 
 int dgr_dnnl_conv(dgr_kctx *k, int what, const dgc_nn_geom *g, int depthwise,
-                  const float *a, const float *b, float *out)
+                  const float *a, const float *b, float *out,
+                  const dgr_fused *f)
 {
     /* the filter is input 1 of Conv2D / DepthwiseConv2dNative and of their
      * BackpropInput ops */
@@ -748,7 +812,7 @@ int dgr_dnnl_conv(dgr_kctx *k, int what, const dgc_nn_geom *g, int depthwise,
         const_input(k->g, k->node, 1))
         knode = k->node;
     return run_blocks(k->dev->intra, what, g, depthwise, a, b, out, k->dev,
-                      knode);
+                      knode, what == DGR_DNNL_CONV_FWD ? f : NULL);
 }
 
 #else /* no oneDNN in this build: the callers use their own loops */
@@ -764,7 +828,8 @@ int dgr_dnnl_run(struct dgr_pool *pool, int what, const dgc_nn_geom *g,
 }
 
 int dgr_dnnl_conv(dgr_kctx *k, int what, const dgc_nn_geom *g, int depthwise,
-                  const float *a, const float *b, float *out)
+                  const float *a, const float *b, float *out,
+                  const dgr_fused *f)
 {
     (void)k; (void)what; (void)g; (void)depthwise; (void)a; (void)b;
     (void)out;

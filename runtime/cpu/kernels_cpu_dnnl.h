@@ -22,6 +22,21 @@ enum {
     DGR_DNNL_AVGPOOL_BWD /* a = dy, out = dx (padding not counted) */
 };
 
+/* The epilogue of a fused forward convolution (_FusedConv2D, issue 23):
+ * y = act(conv + bias [+ side]); the kind is part of a primitive's key. */
+enum { DGR_ACT_NONE, DGR_ACT_RELU, DGR_ACT_RELU6, DGR_ACT_ELU,
+       DGR_ACT_LEAKY, DGR_ACT_SIGMOID, DGR_ACT_SWISH };
+typedef struct dgr_post {
+    int bias, sum, act; /* has a bias, adds side (dst's old value), DGR_ACT_* */
+    float alpha;        /* LeakyRelu's slope, swish's beta */
+} dgr_post;
+
+typedef struct dgr_fused {
+    dgr_post kind;
+    const float *bias;  /* [OC] */
+    const float *side;  /* the output's shape, or NULL */
+} dgr_fused;
+
 /* Run operation `what` of geometry g (depthwise: grouped by channel) on
  * float32 host buffers.  The mini-batch is cut into blocks of a fixed
  * number of images (chosen from g alone), each block one single-threaded
@@ -38,9 +53,11 @@ int dgr_dnnl_run(struct dgr_pool *pool, int what, const dgc_nn_geom *g,
  * dgr_dnnl_run on k's intra-op pool; when the
  * filter (input 1 of the forward and backward-data ops) is a Const, its
  * copy in the primitive's layout is made once and kept until the device
- * closes.  Same return codes. */
+ * closes.  f (forward only, else NULL): bias, residual and activation as
+ * oneDNN post-ops, in the order of the unfused ops.  Same return codes. */
 int dgr_dnnl_conv(dgr_kctx *k, int what, const dgc_nn_geom *g, int depthwise,
-                  const float *a, const float *b, float *out);
+                  const float *a, const float *b, float *out,
+                  const dgr_fused *f);
 
 /* Drop what was kept for device d (its Const filters); the device is
  * closing. */

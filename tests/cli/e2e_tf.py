@@ -52,6 +52,8 @@ MISSING = {
     "mlp": None,
     "lenet": None,
     "keras_cnn": None,
+    "keras_resnet": None,  # issue 23: the conv fusion's fixture
+    "fused_conv": None,    # issue 23: TF's own _FusedConv2D (Grappler)
     "dwconv_bn": None,
     "cifar_towers": None,
 }

@@ -4,7 +4,8 @@
  * gradients, FusedBatchNormV3 and its gradient) against naive reference
  * implementations written here: scatter-form backprops (the kernels
  * gather), NHWC and NCHW, strides, dilations, SAME / VALID / EXPLICIT
- * padding, odd sizes; float32 (oneDNN) and float64 (dgrun's loops).
+ * padding, odd sizes; float32 (oneDNN) and float64 (dgrun's loops);
+ * and the fused convolutions (bias, residual, activation).
  */
 #include "kernels_cpu_harness.h"
 #include "kernels_cpu_dnnl.h"
@@ -460,6 +461,88 @@ static void test_fused_bn(void **s)
 }
 
 /* Shape inference rejects what TF rejects. */
+/* _FusedConv2D / _FusedDepthwiseConv2dNative (the fusion pass's conv +
+ * bias [+ residual] [+ activation], issue 23) against the plain kernel's
+ * output with the epilogue applied here, every NHWC case (the batch of 24
+ * is cut into blocks: the residual's offsets), each activation in turn
+ * (Sigmoid and swish: oneDNN's logistic and swish),
+ * the residual on every other case; float32 (oneDNN post-ops) and float64
+ * (loops + epilogue). */
+static void run_fused_case(const ccase *c, int ci, dg_dtype dt, int act)
+{
+    static const char *const acts[] = {"",          ",Relu",    ",Relu6",
+                                       ",Elu",      ",LeakyRelu", ",Sigmoid",
+                                       ",Swish"};
+    rgeo g = ref_geo(c);
+    int64_t nx = c->N * c->H * c->W * c->C, ny = c->N * g.OH * g.OW * g.OC;
+    int64_t nw = c->KH * c->KW * c->C * c->OC;
+    double *x = calloc((size_t)nx, sizeof *x), *w = calloc((size_t)nw, sizeof *w);
+    double *b = calloc((size_t)g.OC, sizeof *b), *sd = calloc((size_t)ny, sizeof *sd);
+    double *y = calloc((size_t)ny, sizeof *y);
+    fill_vals(x, nx, dt, -1, 1);
+    fill_vals(w, nw, dt, -1, 1);
+    fill_vals(b, g.OC, dt, -1, 1);
+    fill_vals(sd, ny, dt, -2, 2);
+    int64_t xd[4], yd[4], bd[1] = {g.OC};
+    int64_t wd[4] = {c->KH, c->KW, c->C, c->OC};
+    dims4(c, c->N, c->H, c->W, c->C, xd);
+    dims4(c, c->N, g.OH, g.OW, g.OC, yd);
+    kt t;
+    kt_init(&t, c->depthwise ? "DepthwiseConv2dNative" : "Conv2D");
+    cc_attrs(NODE(&t), c, 0);
+    kt_in(&t, dt, 4, xd, x);
+    kt_in(&t, dt, 4, wd, w);
+    assert_int_equal(kt_run(&t), DG_OK);
+    for (int64_t i = 0; i < ny; i++)
+        y[i] = kt_out(&t, 0, i);
+    kt_free(&t);
+    int sum = ci % 2 == 0;
+    char ops[64];
+    snprintf(ops, sizeof ops, "BiasAdd%s%s", sum ? ",Add" : "", acts[act]);
+    for (int64_t i = 0; i < ny; i++) {
+        double v = y[i] + b[i % g.OC] + (sum ? sd[i] : 0);
+        if (dt == DG_F32) /* the unfused float ops */
+            v = (float)((float)(y[i] + b[i % g.OC]) + (sum ? sd[i] : 0));
+        switch (act) {
+        case 1: v = v > 0 ? v : 0; break;
+        case 2: v = v > 0 ? (v < 6 ? v : 6) : 0; break;
+        case 3: v = v > 0 ? v : expm1(v); break;
+        case 4: v = v > 0 ? v : 0.3 * v; break;
+        case 5: v = 1 / (1 + exp(-v)); break;
+        case 6: v = v / (1 + exp(-0.75 * v)); break;
+        default: break;
+        }
+        y[i] = v;
+    }
+    kt_init(&t, c->depthwise ? "_FusedDepthwiseConv2dNative" : "_FusedConv2D");
+    cc_attrs(NODE(&t), c, 0);
+    assert_int_equal(dgc_node_set_str(NODE(&t), "fused_ops", ops), 0);
+    assert_int_equal(dgc_node_set_float(NODE(&t), "leakyrelu_alpha", 0.3), 0);
+    assert_int_equal(dgc_node_set_float(NODE(&t), "swish_beta", 0.75), 0);
+    kt_in(&t, dt, 4, xd, x);
+    kt_in(&t, dt, 4, wd, w);
+    kt_in(&t, dt, 1, bd, b);
+    if (sum)
+        kt_in(&t, dt, 4, yd, sd);
+    assert_int_equal(kt_run(&t), DG_OK);
+    char what[96];
+    snprintf(what, sizeof what, "%s %s", dgc_op_name(NODE(&t)->op), ops);
+    check_all(&t, y, ny, dt, what, ci);
+    kt_free(&t);
+    free(x); free(w); free(b); free(sd); free(y);
+}
+
+static void test_fused_conv(void **s)
+{
+    (void)s;
+    int k = 0; /* the 9 NHWC cases: every activation in both dtypes */
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        if (!cases[i].nchw) {
+            run_fused_case(&cases[i], (int)i, DG_F32, k % 7);
+            run_fused_case(&cases[i], (int)i, DG_F64, k++ % 7);
+        }
+}
+
 static void test_infer_errors(void **s)
 {
     (void)s;
@@ -508,6 +591,7 @@ int main(void)
         cmocka_unit_test(test_conv_f64),
         cmocka_unit_test(test_pool),
         cmocka_unit_test(test_fused_bn),
+        cmocka_unit_test(test_fused_conv),
         cmocka_unit_test(test_infer_errors),
     };
     g_pool = dgr_pool_new(2, NULL);

@@ -26,6 +26,16 @@ seeded constants so dgrun starts from the same values):
                batch norm (training), ReLU6, depthwise conv, GradientDescent
   keras_cnn    a frozen tiny MobileNet-like Keras model: conv, depthwise
                conv, batch norm, ReLU6, global average pooling, dense
+  fused_conv   issue 23: TF's own _FusedConv2D nodes, as Grappler's remapper
+               writes them (tf_optimizer.OptimizeGraph, "remap" only, CPU):
+               Conv2D + BiasAdd + Relu / Relu6 / LeakyRelu / residual Add,
+               Const filters; TF's values of the optimised graph
+  keras_resnet a frozen tiny ResNet-like Keras model (issue 23, the conv
+               fusion): conv with and without bias, batch norm, ReLU, ELU,
+               LeakyReLU, residual Adds (identity and projection
+               shortcuts), depthwise conv, a zero padding before a stride-2
+               conv, swish (x * sigmoid(x)) and sigmoid; two fetches (the
+               logits and a block's output)
   cifar_towers the classic multi-tower CIFAR-10 training graph: 2 towers on
                GPU:0 / GPU:1, variables on CPU:0, L2Loss weight decay,
                averaged gradients, GradientDescent
@@ -291,6 +301,94 @@ def keras_cnn():
             write("keras_cnn", gd, {in_name: xs}, [out_name], s, g,
                   note="frozen Keras model (convert_variables_to_constants_v2);"
                   " input %s, output %s" % (in_name, out_name))
+
+
+def fused_conv():
+    from tensorflow.core.protobuf import config_pb2
+    from tensorflow.python.grappler import tf_optimizer
+    g = tf.Graph()
+    rs = rng(14)
+
+    def cst(*shape):
+        return tf.constant(rs.normal(0, 0.5, shape).astype(np.float32))
+    with g.as_default(), tf.device("/device:CPU:0"):
+        x = tf1.placeholder(tf.float32, [None, 8, 8, 3], name="x")
+        y = tf.nn.relu(tf.nn.bias_add(tf.nn.conv2d(x, cst(3, 3, 3, 4), 1,
+                                                   "SAME"), cst(4)))
+        z = tf.nn.relu6(tf.nn.bias_add(tf.nn.conv2d(y, cst(1, 1, 4, 4), 1,
+                                                    "VALID"), cst(4)))
+        r = tf.nn.bias_add(tf.nn.conv2d(z, cst(3, 3, 4, 4), 1, "SAME"), cst(4))
+        r = tf.nn.relu(r + y)
+        out = tf.identity(tf.nn.leaky_relu(tf.nn.bias_add(
+            tf.nn.conv2d(r, cst(3, 3, 4, 2), 2, "SAME"), cst(2)), 0.1),
+            name="out")
+        mg = tf1.train.export_meta_graph(graph=g)
+        mg.collection_def["train_op"].node_list.value.extend([out.op.name])
+    cfg = config_pb2.ConfigProto()
+    rw = cfg.graph_options.rewrite_options
+    rw.optimizers.extend(["remap"])
+    rw.min_graph_nodes = -1
+    gd = tf_optimizer.OptimizeGraph(cfg, mg)
+    fused = sorted(n.op for n in gd.node if n.op.startswith("_Fused"))
+    g2 = tf.Graph()
+    with g2.as_default():
+        tf.graph_util.import_graph_def(gd, name="")
+        xs = rng(15).uniform(-1, 1, (2, 8, 8, 3)).astype(np.float32)
+        with session(g2) as s:
+            write("fused_conv", gd, {"x": xs}, ["out"], s, g2,
+                  note="Grappler-remapped GraphDef (%s)" % ", ".join(fused))
+
+
+def keras_resnet():
+    from tensorflow.python.framework.convert_to_constants import \
+        convert_variables_to_constants_v2
+    k = tf.keras
+    tf.keras.utils.set_random_seed(11)
+    inp = k.Input((12, 12, 3), name="image")
+    h = k.layers.Conv2D(8, 3, padding="same")(inp)          # bias, then BN
+    h = k.layers.ReLU()(k.layers.BatchNormalization()(h))
+    y = k.layers.Conv2D(8, 3, padding="same", use_bias=False)(h)
+    y = k.layers.ELU()(k.layers.BatchNormalization()(y))
+    y = k.layers.Conv2D(8, 1, use_bias=False)(y)
+    y = k.layers.BatchNormalization()(y)
+    h = block1 = k.layers.ReLU()(k.layers.Add()([y, h]))  # identity
+    y = k.layers.ZeroPadding2D(((1, 0), (1, 0)))(h)   # MobileNetV2's
+    y = k.layers.Conv2D(16, 3, strides=2, padding="valid")(y)  # no BN
+    y = k.layers.LeakyReLU(negative_slope=0.1)(y)
+    y = k.layers.DepthwiseConv2D(3, padding="same", use_bias=False)(y)
+    y = k.layers.BatchNormalization()(y)
+    sc = k.layers.Conv2D(16, 1, strides=2, use_bias=False)(h)  # projection
+    sc = k.layers.BatchNormalization()(sc)
+    h = k.layers.ReLU()(k.layers.Add()([y, sc]))
+    # swish as x * sigmoid(x) (Keras' own swish freezes with an IdentityN),
+    # and a sigmoid
+    y = k.layers.BatchNormalization()(k.layers.Conv2D(16, 1)(h))
+    h = k.layers.Lambda(lambda t: t * tf.sigmoid(t))(y)
+    h = k.layers.Activation("sigmoid")(k.layers.Conv2D(8, 1)(h))
+    h = k.layers.GlobalAveragePooling2D()(h)
+    model = k.Model(inp, [k.layers.Dense(10)(h), block1])
+    rs = rng(12)
+    for layer in model.layers:   # non-trivial batch-norm statistics
+        if isinstance(layer, k.layers.BatchNormalization):
+            n = layer.gamma.shape[0]
+            layer.set_weights([rs.uniform(0.5, 1.5, n), rs.normal(0, 0.1, n),
+                               rs.normal(0, 0.1, n), rs.uniform(0.5, 2, n)])
+    fn = tf.function(lambda t: model(t, training=False)).get_concrete_function(
+        tf.TensorSpec([None, 12, 12, 3], tf.float32, name="image"))
+    frozen = convert_variables_to_constants_v2(fn)
+    gd = frozen.graph.as_graph_def()
+    del gd.library.function[:]
+    in_name = frozen.inputs[0].op.name
+    outs = [t.op.name for t in frozen.outputs]
+    g = tf.Graph()
+    with g.as_default():
+        tf.graph_util.import_graph_def(gd, name="")
+        xs = rng(13).uniform(-1, 1, (3, 12, 12, 3)).astype(np.float32)
+        with session(g) as s:
+            write("keras_resnet", gd, {in_name: xs}, outs, s, g,
+                  note="frozen Keras ResNet-like model "
+                  "(convert_variables_to_constants_v2); input %s, outputs %s"
+                  % (in_name, ", ".join(outs)))
 
 
 def dwconv_bn():
@@ -712,9 +810,9 @@ def runtime_axes():
                   "Rank(x) - 1")
 
 
-FIXTURES = ["keras_cnn", "sincos", "mlp", "lenet", "dwconv_bn",
-            "cifar_towers", "summaries", "tf1_xent", "tf1_init", "dropout",
-            "towers_bn", "ph_default", "runtime_axes"]
+FIXTURES = ["keras_cnn", "keras_resnet", "fused_conv", "sincos", "mlp",
+            "lenet", "dwconv_bn", "cifar_towers", "summaries", "tf1_xent",
+            "tf1_init", "dropout", "towers_bn", "ph_default", "runtime_axes"]
 
 
 def main():

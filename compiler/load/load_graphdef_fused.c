@@ -1,0 +1,112 @@
+/*
+ * load_graphdef_fused.c -- TF's own fused convolutions in a GraphDef
+ * (issue 23): `_FusedConv2D` / `_FusedDepthwiseConv2dNative` as Grappler's
+ * remapper writes them into an optimised export.  Their convolution attrs
+ * (strides, padding, ...) load as Conv2D's; this file takes the rest:
+ * `fused_ops` (a list of strings, kept as dgrun's comma-joined string:
+ * BiasAdd [, Add] [, Relu | Relu6 | Elu | LeakyRelu | Sigmoid], what the
+ * CPU kernel runs; TF's FusedBatchNorm forms are refused by name),
+ * `leakyrelu_alpha`, `filter_format` (HWIO only), and the attrs dgrun has
+ * no use for (epsilon, num_args, num_host_args, TArgs, use_cudnn_on_gpu).
+ */
+#include "load_graphdef.h"
+#include "ops.h"
+#include "dg_alloc.h"
+
+#include <stdio.h>
+#include <string.h>
+
+int dgc_gd_is_fused_conv(const dgc_node *n)
+{
+    return n->op == DGC_OPID__FusedConv2D ||
+           n->op == DGC_OPID__FusedDepthwiseConv2dNative;
+}
+
+static const char *const tf_attrs[] = {
+    "T", "TArgs", "num_args", "num_host_args", "strides", "padding",
+    "explicit_paddings", "data_format", "filter_format", "dilations",
+    "use_cudnn_on_gpu", "fused_ops", "epsilon", "leakyrelu_alpha", NULL};
+
+int dgc_gd_fused_conv_tf_attr(const char *k)
+{
+    for (int i = 0; tf_attrs[i]; i++)
+        if (strcmp(tf_attrs[i], k) == 0)
+            return 1;
+    return 0;
+}
+
+/* The base64 string s decoded into buf (NUL-terminated); 0 ok. */
+static int b64(const cJSON *s, char *buf, size_t n)
+{
+    unsigned char *b;
+    size_t len;
+    if (!cJSON_IsString(s) || dgc_gd_base64(s->valuestring, &b, &len))
+        return -1;
+    int ok = len < n;
+    if (ok) {
+        memcpy(buf, b, len);
+        buf[len] = 0;
+    }
+    dg_free(b);
+    return ok ? 0 : -1;
+}
+
+/* fused_ops {"list": {"s": [...]}} -> "BiasAdd[,Add][,act]". */
+static dg_status fused_ops(dgc_node *n, const cJSON *v, dg_error *err)
+{
+    static const char *const acts[] = {"Relu",      "Relu6",  "Elu",
+                                       "LeakyRelu", "Sigmoid", NULL};
+    const cJSON *l = dgc_gd_field(v, "list", NULL);
+    const cJSON *s = l ? dgc_gd_field(l, "s", NULL) : NULL;
+    char ops[128] = "", op[32];
+    int i = 0, ok = cJSON_IsArray(s);
+    for (const cJSON *e = ok ? s->child : NULL; e && ok; e = e->next, i++) {
+        ok = b64(e, op, sizeof op) == 0;
+        if (!ok)
+            break;
+        int act = 0;
+        for (int a = 0; acts[a]; a++)
+            act |= strcmp(op, acts[a]) == 0;
+        ok = i == 0 ? strcmp(op, "BiasAdd") == 0
+                    : (act && !e->next) ||
+                          (i == 1 && strcmp(op, "Add") == 0);
+        snprintf(ops + strlen(ops), sizeof ops - strlen(ops), "%s%s",
+                 i ? "," : "", op);
+    }
+    if (!ok || i == 0)
+        return dg_err(err, DG_E_GRAPH,
+                      "node '%s': fused_ops [%s] of %s is not supported by "
+                      "dgrun (BiasAdd [, Add] [, Relu | Relu6 | Elu | "
+                      "LeakyRelu | Sigmoid])",
+                      n->name, ops, dgc_op_name(n->op));
+    return dgc_node_set_str(n, "fused_ops", ops) ? dg_err_nomem(err, n->name)
+                                                 : DG_OK;
+}
+
+int dgc_gd_fused_conv_attr(dgc_node *n, const char *k, const cJSON *v,
+                           dg_error *err, dg_status *st)
+{
+    *st = DG_OK;
+    if (strcmp(k, "fused_ops") == 0) {
+        *st = fused_ops(n, v, err);
+    } else if (strcmp(k, "leakyrelu_alpha") == 0) {
+        const cJSON *f = dgc_gd_field(v, "f", NULL);
+        double a = cJSON_IsNumber(f) ? f->valuedouble : 0;
+        if (f && !cJSON_IsNumber(f))
+            *st = dg_err(err, DG_E_GRAPH, "node '%s': attr 'leakyrelu_alpha' "
+                         "must be a float", n->name);
+        else if (dgc_node_set_float(n, k, a))
+            *st = dg_err_nomem(err, n->name);
+    } else if (strcmp(k, "filter_format") == 0) {
+        char f[16];
+        const cJSON *s = dgc_gd_field(v, "s", NULL);
+        if (s && (b64(s, f, sizeof f) || strcmp(f, "HWIO") != 0))
+            *st = dg_err(err, DG_E_GRAPH, "node '%s': filter_format must be "
+                         "HWIO", n->name);
+    } else if (strcmp(k, "epsilon") != 0 && strcmp(k, "num_args") != 0 &&
+               strcmp(k, "num_host_args") != 0 && strcmp(k, "TArgs") != 0 &&
+               strcmp(k, "use_cudnn_on_gpu") != 0) {
+        return 0;
+    }
+    return 1;
+}
