@@ -669,6 +669,8 @@ def gpu_table():
         tf_node("pos", "Greater", ["x", "zero"], T=flt),
         tf_node("relu", "Select", ["pos", "x", "zero"], T=flt),
     ]]
+    nodes.append(tf_node("acc_cpu", "Identity", ["acc"], T=flt))
+    nodes[-1]["device"] = "/device:CPU:0"
     tmp = tempfile.mkdtemp()
     graph = os.path.join(tmp, "g.json")
     with open(graph, "w") as f:
@@ -686,6 +688,15 @@ def gpu_table():
                   (name, dev.get(name)))
         check(dev.get("axis", "").endswith("CPU:0"),
               "4.7 an int32 Const is shown on the CPU: %s" % dev.get("axis"))
+        # transfers between the devices shown (SPEC 4.6): acc to acc_cpu,
+        # nothing between nodes shown on GPU:0 (the host-memory ones among
+        # them copy nothing in TF's terms)
+        tr = json.loads(out)["transfers"]
+        check(all(t["src_device"] != t["dst_device"] and
+                  dev.get(t["from"]) == t["src_device"] and
+                  dev.get(t["to"]) == t["dst_device"] for t in tr) and
+              [(t["from"], t["to"]) for t in tr] == [("acc", "acc_cpu")],
+              "4.6/4.7 place's transfers follow the devices shown: %s" % tr)
     rc, out, err = dgrun("place", graph, "--assume-gpus", "1", "--explain",
                          "correct")
     check(rc == 0 and "runs on:" in out and "CPU:0" in out,
