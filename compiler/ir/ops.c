@@ -547,10 +547,17 @@ int dgc_op_tf_gpu_row(int op, const char **dtypes, const char **host,
     return -1;
 }
 
-/* The dtype of node n's arg `arg` ("in:K", "out:K" as tf_gpu_kernels.def
- * writes them), -1 when it has no such arg or the text is empty. */
+/* The dtype of node n's arg `arg` ("in:K", "out:K", "attr:NAME" as
+ * tf_gpu_kernels.def writes them), -1 when it has no such arg or attr, or
+ * the text is empty. */
 static int arg_dtype(const dgc_graph *g, const dgc_node *n, const char *arg)
 {
+    if (strncmp(arg, "attr:", 5) == 0) {
+        const dgc_attr *a = dgc_node_attr(n, arg + 5);
+        if (!a && strcmp(arg + 5, "dtype") != 0)
+            a = dgc_node_attr(n, "dtype"); /* dgrun's name for elem_type */
+        return a && a->kind == DGC_A_DTYPE ? (int)a->i : -1;
+    }
     int k = (int)strtol(arg + 3, NULL, 10);
     if (strncmp(arg, "in:", 3) == 0 && k < n->n_inputs) {
         const dgc_node *p = &g->nodes[n->inputs[k].node];

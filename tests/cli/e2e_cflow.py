@@ -323,6 +323,34 @@ def tf_gpu(name):
                   "%s on the GPU: %s" % (name, fn))
 
 
+def tf_train_two_gpus(name):
+    """Issue 21 / SPEC 4.7: the dynamic_rnn training graph under
+    --device /device:GPU:0 on two (virtual) GPUs without soft placement
+    (TF has GPU kernels for its TensorArray ops and int32 loop counters in
+    host memory, so TF needs none): TF's loss before step 3."""
+    rc, out, _ = dgrun("devices", "--opencl-devices", "all")
+    if rc or "GPU:0" not in out:
+        return
+    d = os.path.join(e2e_tf.DATA, name)
+    with open(os.path.join(d, "meta.json")) as f:
+        meta = json.load(f)
+    feeds = []
+    for ph, fn in meta["feeds"].items():
+        feeds += ["--feed", "%s:0=%s" % (ph, os.path.join(d, fn))]
+    train = meta["train"]
+    rc, out, err = dgrun("run", os.path.join(d, "graph.pb"), "--fetch",
+                         "%s,%s" % (train["loss"], train["op"]), "--repeat",
+                         str(len(train["losses"])), "--json",
+                         "--opencl-devices", "all", "--virtual-gpus", "2",
+                         "--device", "/device:GPU:0", *feeds)
+    check(rc == 0, "%s trains on GPU:0 of 2 without soft placement: exit "
+          "%d: %s" % (name, rc, err.strip()))
+    if rc == 0:
+        close(json.loads(out)[train["loss"]]["value"], train["losses"][-1],
+              "%s on GPU:0 without soft placement: loss before step %d" %
+              (name, len(train["losses"])))
+
+
 def other_batch(name):
     """Issue 21: a graph on a [None, ...] input runs (and trains) with a
     batch size other than TF's, on the CPU and on the GPU: its outputs have
@@ -358,6 +386,8 @@ def main():
             tf_gpu(GROUP[3:])
         if GROUP == "tf_lstm_batch":
             other_batch("lstm_batch")
+        if GROUP in ("tf_lstm", "tf_lstm_batch"):
+            tf_train_two_gpus(GROUP[3:])
     else:
         print("unknown group " + GROUP)
         return 1

@@ -42,7 +42,8 @@ TYPE_ATTRS = ["T", "dtype", "SrcT", "Tout", "Tidx"]
 def typed_arg(name, attr):
     """Which of the op's args has type attr `attr`, as dgrun counts a
     node's inputs and outputs: "in:K" (its input K, the first of a list),
-    "out:K", or "" (none, or only behind a list of unknown length)."""
+    "out:K", "attr:NAME" (no arg has it: TensorArrayV3's dtype, read from
+    the node's attribute), or "" (only behind a list of unknown length)."""
     od = op_def_registry.get(name)
     if attr is None or od is None:
         return ""
@@ -58,7 +59,10 @@ def typed_arg(name, attr):
         if a.type_attr == attr:
             return "out:%d" % k
         if a.number_attr or a.type_list_attr:
-            break
+            return ""
+    if not any(a.type_attr == attr for a in
+               list(od.input_arg) + list(od.output_arg)):
+        return "attr:" + attr
     return ""
 
 
