@@ -222,6 +222,7 @@ static const dgr_kernel_row cpu_kernels[DGC_N_OPS] = {
     ROW(MirrorPadGrad, dgr_k_mirror_pad_grad),
     ROW(GatherNd, dgr_k_gather_nd),
     ROW(TopKV2, dgr_k_topk),
+    ROW(Where, dgr_k_where),
     ROW(ApplyAdagrad, dgr_k_apply_opt),
     ROW(ApplyRMSProp, dgr_k_apply_opt),
     ROW(ApplyCenteredRMSProp, dgr_k_apply_opt),
