@@ -223,6 +223,8 @@ static const dgr_kernel_row cpu_kernels[DGC_N_OPS] = {
     ROW(GatherNd, dgr_k_gather_nd),
     ROW(TopKV2, dgr_k_topk),
     ROW(Where, dgr_k_where),
+    ROW(LRN, dgr_k_lrn),
+    ROW(LRNGrad, dgr_k_lrn_grad),
     ROW(ApplyAdagrad, dgr_k_apply_opt),
     ROW(ApplyRMSProp, dgr_k_apply_opt),
     ROW(ApplyCenteredRMSProp, dgr_k_apply_opt),

@@ -806,6 +806,20 @@ more("Where_i64_3d", "Where", lambda c: tf.where(c),
 more("Where_none", "Where", lambda c: tf.where(c),
      [np.zeros((2, 2), np.int32)], grad=False)
 
+# LRN (TF's gradient: LRNGrad in the .pb; dgrun's rule in the JSON)
+more("LRN_default", "LRN", tf.nn.local_response_normalization,
+     [r(2, 3, 2, 8)])
+more("LRN_attrs", "LRN",
+     lambda x: tf.nn.local_response_normalization(
+         x, depth_radius=2, bias=2.0, alpha=0.1, beta=0.75),
+     [r(1, 2, 3, 7)],
+     {"depth_radius": 2, "bias": 2.0, "alpha": 0.1, "beta": 0.75})
+more("LRN_r0", "LRN",
+     lambda x: tf.nn.local_response_normalization(
+         x, depth_radius=0, bias=0.5, alpha=1.0, beta=1.0),
+     [r(1, 1, 2, 3)],
+     {"depth_radius": 0, "bias": 0.5, "alpha": 1.0, "beta": 1.0})
+
 DT = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64",
       np.dtype(np.int32): "int32", np.dtype(np.int64): "int64",
       np.dtype(np.bool_): "bool"}
