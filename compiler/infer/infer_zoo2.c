@@ -2,7 +2,8 @@
  * infer_zoo2.c -- shape functions of the ops of issue 22's short round:
  * Where (one input: the coordinates of the true elements, a row count only
  * the data tells, -1 here; the kernel sizes its output itself), LRN and
- * LRNGrad (NHWC float32, shaped as x).
+ * LRNGrad (NHWC float32, shaped as x), AvgPool3DGrad (shaped by
+ * orig_input_shape's value, or like the forward input itself).
  */
 #include "infer.h"
 
@@ -50,5 +51,34 @@ int dgc_infer_lrn(DGC_INFER_ARGS)
     out[0].dtype = DG_F32;
     out[0].shape = in[0].shape;
     out[0].value = NULL;
+    return 0;
+}
+
+int dgc_infer_avg_pool3d_grad(DGC_INFER_ARGS)
+{
+    (void)n;
+    (void)n_in;
+    const dgc_ttype *o = &in[0], *dy = &in[1];
+    if (dy->dtype != DG_F32) /* TF's kernels: float32 (and half) */
+        FAIL("grad must be float32, not %s",
+             dg_dtype_name(dy->dtype));
+    if (dy->shape.rank != 5)
+        FAIL("grad must be rank 5 (NDHWC), not rank %d", dy->shape.rank);
+    memset(&out[0], 0, sizeof out[0]);
+    out[0].dtype = dy->dtype;
+    if (o->dtype == DG_F32 || o->dtype == DG_F64) { /* the input itself */
+        out[0].shape = o->shape;
+    } else {
+        if (o->shape.rank != 1 || (o->shape.dims[0] >= 0 &&
+                                   o->shape.dims[0] != 5))
+            FAIL("orig_input_shape must be a vector of 5 ints");
+        out[0].shape.rank = 5;
+        for (int d = 0; d < 5; d++)
+            out[0].shape.dims[d] = !o->value ? -1
+                : o->dtype == DG_I32 ? ((const int32_t *)o->value)[d]
+                                     : ((const int64_t *)o->value)[d];
+    }
+    if (out[0].shape.rank != 5)
+        FAIL("the original input must be rank 5 (NDHWC)");
     return 0;
 }

@@ -225,6 +225,8 @@ static const dgr_kernel_row cpu_kernels[DGC_N_OPS] = {
     ROW(Where, dgr_k_where),
     ROW(LRN, dgr_k_lrn),
     ROW(LRNGrad, dgr_k_lrn_grad),
+    ROW(AvgPool3D, dgr_k_avg_pool3d),
+    ROW(AvgPool3DGrad, dgr_k_avg_pool3d_grad),
     ROW(ApplyAdagrad, dgr_k_apply_opt),
     ROW(ApplyRMSProp, dgr_k_apply_opt),
     ROW(ApplyCenteredRMSProp, dgr_k_apply_opt),

@@ -3,9 +3,11 @@
  * (tf.where with one input: the int64 coordinates of the true elements in
  * row-major order, [n, rank], n counted from the data before the output is
  * allocated, as Unique sizes its own); LRN and LRNGrad (float32 NHWC, in
- * TF's CPU kernels' order of sums).
+ * TF's CPU kernels' order of sums), AvgPool3D and AvgPool3DGrad (NDHWC,
+ * padding not counted).
  */
 #include "kernels_cpu.h"
+#include "infer.h"
 #include "dg_alloc.h"
 
 #include <math.h>
@@ -135,5 +137,96 @@ dg_status dgr_k_lrn_grad(dgr_kctx *k)
             }
         }
     }
+    return DG_OK;
+}
+
+/* ---- AvgPool3D, AvgPool3DGrad ---------------------------------------------- */
+
+static double fget(const void *p, dg_dtype t, int64_t i)
+{
+    return t == DG_F32 ? ((const float *)p)[i] : ((const double *)p)[i];
+}
+
+static void acc_at(void *p, dg_dtype t, int64_t i, double v)
+{
+    if (t == DG_F32)
+        ((float *)p)[i] += (float)v;
+    else
+        ((double *)p)[i] += v;
+}
+
+/* For each output element of the pooling of x (shape xs) into os: the
+ * mean of its window's cells inside x (grad == 0), or each such cell of
+ * dx += dy / their count (grad == 1).  a: y and x, or dy and dx (zeroed). */
+static void avg3d(const dgr_kctx *k, const dg_shape *xs, const dg_shape *os,
+                  const void *a, void *b, int grad)
+{
+    const dgc_attr *sa = dgc_attr_at(k->node, DGC_AT_strides);
+    const dgc_attr *ka = dgc_attr_at(k->node, DGC_AT_ksize);
+    const dgc_attr *pa = dgc_attr_at(k->node, DGC_AT_padding);
+    int same = pa && pa->s && strcmp(pa->s, "SAME") == 0;
+    dg_dtype t = grad ? k->in[1].dtype : k->in[0].dtype;
+    int64_t K[3], S[3], P[3], lo[3], hi[3];
+    for (int d = 0; d < 3; d++) {
+        K[d] = ka->ints[1 + d];
+        S[d] = sa->ints[1 + d];
+        dgc_win3d(xs->dims[1 + d], K[d], S[d], 1, same, &P[d]);
+    }
+    int64_t C = xs->dims[4], oi = 0;
+    for (int64_t n = 0; n < os->dims[0]; n++)
+        for (int64_t z = 0; z < os->dims[1]; z++)
+            for (int64_t y = 0; y < os->dims[2]; y++)
+                for (int64_t w = 0; w < os->dims[3]; w++, oi += C) {
+                    int64_t o[3] = {z, y, w}, cnt = 1;
+                    for (int d = 0; d < 3; d++) {
+                        lo[d] = o[d] * S[d] - P[d];
+                        hi[d] = lo[d] + K[d];
+                        lo[d] = lo[d] < 0 ? 0 : lo[d];
+                        hi[d] = hi[d] > xs->dims[1 + d] ? xs->dims[1 + d]
+                                                        : hi[d];
+                        cnt *= hi[d] > lo[d] ? hi[d] - lo[d] : 0;
+                    }
+                    for (int64_t c = 0; c < C; c++) {
+                        double acc = 0;
+                        for (int64_t iz = lo[0]; iz < hi[0]; iz++)
+                            for (int64_t iy = lo[1]; iy < hi[1]; iy++)
+                                for (int64_t ix = lo[2]; ix < hi[2]; ix++) {
+                                    int64_t xi = (((n * xs->dims[1] + iz) *
+                                                   xs->dims[2] + iy) *
+                                                  xs->dims[3] + ix) * C + c;
+                                    if (grad)
+                                        acc_at(b, t, xi,
+                                             fget(a, t, oi + c) / (double)cnt);
+                                    else
+                                        acc += fget(a, t, xi);
+                                }
+                        if (!grad)
+                            acc_at(b, t, oi + c, cnt ? acc / (double)cnt : 0);
+                    }
+                }
+}
+
+dg_status dgr_k_avg_pool3d(dgr_kctx *k)
+{
+    dg_status st = dgr_kctx_alloc_output(k, 0);
+    if (st)
+        return st;
+    void *y = dgr_cpu_ptr(&k->out[0]);
+    memset(y, 0, (size_t)dg_shape_numel(&k->out[0].shape) *
+                     dg_dtype_size(k->out[0].dtype));
+    avg3d(k, &k->in[0].shape, &k->out[0].shape, dgr_cpu_ptr(&k->in[0]), y, 0);
+    return DG_OK;
+}
+
+dg_status dgr_k_avg_pool3d_grad(dgr_kctx *k)
+{
+    dg_status st = dgr_kctx_alloc_output(k, 0);
+    if (st)
+        return st;
+    void *dx = dgr_cpu_ptr(&k->out[0]);
+    memset(dx, 0, (size_t)dg_shape_numel(&k->out[0].shape) *
+                      dg_dtype_size(k->out[0].dtype));
+    avg3d(k, &k->out[0].shape, &k->in[1].shape, dgr_cpu_ptr(&k->in[1]), dx,
+          1);
     return DG_OK;
 }

@@ -820,6 +820,20 @@ more("LRN_r0", "LRN",
      [r(1, 1, 2, 3)],
      {"depth_radius": 0, "bias": 0.5, "alpha": 1.0, "beta": 1.0})
 
+# AvgPool3D, float32 (TF has no float64 CPU kernel; TF's gradient:
+# AvgPool3DGrad of Shape(x) in the .pb)
+more("AvgPool3D_same", "AvgPool3D",
+     lambda x: tf.nn.avg_pool3d(x, [1, 2, 2, 2, 1], [1, 2, 2, 2, 1], "SAME"),
+     [r(1, 3, 5, 4, 2)],
+     {"ksize": [1, 2, 2, 2, 1], "strides": [1, 2, 2, 2, 1],
+      "padding": "SAME"})
+more("AvgPool3D_valid", "AvgPool3D",
+     lambda x: tf.nn.avg_pool3d(x, [1, 2, 3, 2, 1], [1, 1, 2, 1, 1],
+                                "VALID"),
+     [r(2, 3, 5, 3, 2)],
+     {"ksize": [1, 2, 3, 2, 1], "strides": [1, 1, 2, 1, 1],
+      "padding": "VALID"})
+
 DT = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64",
       np.dtype(np.int32): "int32", np.dtype(np.int64): "int64",
       np.dtype(np.bool_): "bool"}
