@@ -61,84 +61,94 @@ dg_status dgr_k_where(dgr_kctx *k)
 /* ---- LRN, LRNGrad ---------------------------------------------------------- */
 
 typedef struct lrn_attrs {
-    int64_t r;
+    int64_t r, rows, depth; /* depth_radius; rows of depth elements */
     float bias, alpha, beta;
 } lrn_attrs;
 
-static lrn_attrs lrn_attrs_of(const dgr_kctx *k)
+/* Allocate output 0 and read the attrs and the row geometry into *a. */
+static dg_status lrn_begin(dgr_kctx *k, lrn_attrs *a)
 {
-    lrn_attrs a;
-    a.r = dgc_attr_i(k->node, DGC_AT_depth_radius);
-    a.bias = (float)dgc_attr_f(k->node, DGC_AT_bias);
-    a.alpha = (float)dgc_attr_f(k->node, DGC_AT_alpha);
-    a.beta = (float)dgc_attr_f(k->node, DGC_AT_beta);
-    return a;
+    dg_status st = dgr_kctx_alloc_output(k, 0);
+    if (st)
+        return st;
+    a->r = dgc_attr_i(k->node, DGC_AT_depth_radius);
+    a->bias = (float)dgc_attr_f(k->node, DGC_AT_bias);
+    a->alpha = (float)dgc_attr_f(k->node, DGC_AT_alpha);
+    a->beta = (float)dgc_attr_f(k->node, DGC_AT_beta);
+    a->depth = k->in[0].shape.dims[3];
+    a->rows = a->depth ? dg_shape_numel(&k->in[0].shape) / a->depth : 0;
+    return DG_OK;
 }
 
-/* bias + alpha * the sum of x[k]^2 for k within r of j in one depth row. */
-static float lrn_norm(const float *x, int64_t depth, int64_t j,
-                      const lrn_attrs *a)
+/* The window [*b, *e) of depth index j in a row of `depth`. */
+static void lrn_window(const lrn_attrs *a, int64_t j, int64_t *b, int64_t *e)
 {
-    int64_t b = j - a->r < 0 ? 0 : j - a->r;
-    int64_t e = j + a->r + 1 > depth ? depth : j + a->r + 1;
+    *b = j - a->r < 0 ? 0 : j - a->r;
+    *e = j + a->r + 1 > a->depth ? a->depth : j + a->r + 1;
+}
+
+/* bias + alpha * the sum of x[q]^2 over j's window in one depth row. */
+static float lrn_norm(const float *x, int64_t j, const lrn_attrs *a)
+{
+    int64_t b, e;
+    lrn_window(a, j, &b, &e);
     float s = 0;
     for (int64_t q = b; q < e; q++)
         s += x[q] * x[q];
     return a->bias + a->alpha * s;
 }
 
-dg_status dgr_k_lrn(dgr_kctx *k)
+static void lrn_fwd(dgr_kctx *k, const lrn_attrs *a)
 {
-    dg_status st = dgr_kctx_alloc_output(k, 0);
-    if (st)
-        return st;
-    lrn_attrs a = lrn_attrs_of(k);
-    const dg_shape *s = &k->in[0].shape;
-    int64_t depth = s->dims[3];
-    int64_t rows = depth ? dg_shape_numel(s) / depth : 0;
+    int64_t depth = a->depth;
     const float *x = dgr_cpu_ptr(&k->in[0]);
     float *y = dgr_cpu_ptr(&k->out[0]);
-    for (int64_t i = 0; i < rows; i++)
+    for (int64_t i = 0; i < a->rows; i++)
         for (int64_t j = 0; j < depth; j++)
             y[i * depth + j] = x[i * depth + j] *
-                powf(lrn_norm(x + i * depth, depth, j, &a), -a.beta);
-    return DG_OK;
+                powf(lrn_norm(x + i * depth, j, a), -a->beta);
 }
 
-/* TF's LRNGradOp: dx[k] += dy[j] * (-2 alpha beta x[k] y[j] / norm[j]
- * + (k == j) norm[j]^-beta) for k within depth_radius of j. */
-dg_status dgr_k_lrn_grad(dgr_kctx *k)
+/* TF's LRNGradOp: dx[q] += dy[j] * (-2 alpha beta x[q] y[j] / norm[j]
+ * + (q == j) norm[j]^-beta) for q in j's window. */
+static void lrn_bwd(dgr_kctx *k, const lrn_attrs *a)
 {
-    dg_status st = dgr_kctx_alloc_output(k, 0);
-    if (st)
-        return st;
-    lrn_attrs a = lrn_attrs_of(k);
-    const dg_shape *s = &k->in[0].shape;
-    int64_t depth = s->dims[3];
-    int64_t rows = depth ? dg_shape_numel(s) / depth : 0;
+    int64_t depth = a->depth;
     const float *dy = dgr_cpu_ptr(&k->in[0]);
     const float *x = dgr_cpu_ptr(&k->in[1]);
     const float *y = dgr_cpu_ptr(&k->in[2]);
     float *dx = dgr_cpu_ptr(&k->out[0]);
-    memset(dx, 0, sizeof *dx * (size_t)(rows * depth));
-    for (int64_t i = 0; i < rows; i++) {
+    memset(dx, 0, sizeof *dx * (size_t)(a->rows * depth));
+    for (int64_t i = 0; i < a->rows; i++) {
         const float *xr = x + i * depth;
         float *dxr = dx + i * depth;
         for (int64_t j = 0; j < depth; j++) {
-            float norm = lrn_norm(xr, depth, j, &a);
-            int64_t b = j - a.r < 0 ? 0 : j - a.r;
-            int64_t e = j + a.r + 1 > depth ? depth : j + a.r + 1;
+            float norm = lrn_norm(xr, j, a);
+            int64_t b, e;
+            lrn_window(a, j, &b, &e);
             for (int64_t q = b; q < e; q++) {
-                float d = -2.0f * a.alpha * a.beta * xr[q] * y[i * depth + j] /
-                          norm;
+                float d = -2.0f * a->alpha * a->beta * xr[q] *
+                          y[i * depth + j] / norm;
                 if (q == j)
-                    d += powf(norm, -a.beta);
+                    d += powf(norm, -a->beta);
                 dxr[q] += d * dy[i * depth + j];
             }
         }
     }
-    return DG_OK;
 }
+
+static dg_status lrn_run(dgr_kctx *k, void (*body)(dgr_kctx *,
+                                                   const lrn_attrs *))
+{
+    lrn_attrs a;
+    dg_status st = lrn_begin(k, &a);
+    if (!st)
+        body(k, &a);
+    return st;
+}
+
+dg_status dgr_k_lrn(dgr_kctx *k) { return lrn_run(k, lrn_fwd); }
+dg_status dgr_k_lrn_grad(dgr_kctx *k) { return lrn_run(k, lrn_bwd); }
 
 /* ---- AvgPool3D, AvgPool3DGrad ---------------------------------------------- */
 
@@ -206,27 +216,21 @@ static void avg3d(const dgr_kctx *k, const dg_shape *xs, const dg_shape *os,
                 }
 }
 
-dg_status dgr_k_avg_pool3d(dgr_kctx *k)
+/* Output 0 allocated and zeroed, then avg3d: grad 0 pools input 0 into it,
+ * grad 1 spreads input 1 (dy) back over it. */
+static dg_status avg3d_run(dgr_kctx *k, int grad)
 {
     dg_status st = dgr_kctx_alloc_output(k, 0);
     if (st)
         return st;
-    void *y = dgr_cpu_ptr(&k->out[0]);
-    memset(y, 0, (size_t)dg_shape_numel(&k->out[0].shape) *
-                     dg_dtype_size(k->out[0].dtype));
-    avg3d(k, &k->in[0].shape, &k->out[0].shape, dgr_cpu_ptr(&k->in[0]), y, 0);
+    dgr_value *o = &k->out[0];
+    const dgr_value *a = &k->in[grad];
+    void *p = dgr_cpu_ptr(o);
+    memset(p, 0, (size_t)dg_shape_numel(&o->shape) * dg_dtype_size(o->dtype));
+    avg3d(k, grad ? &o->shape : &a->shape, grad ? &a->shape : &o->shape,
+          dgr_cpu_ptr(a), p, grad);
     return DG_OK;
 }
 
-dg_status dgr_k_avg_pool3d_grad(dgr_kctx *k)
-{
-    dg_status st = dgr_kctx_alloc_output(k, 0);
-    if (st)
-        return st;
-    void *dx = dgr_cpu_ptr(&k->out[0]);
-    memset(dx, 0, (size_t)dg_shape_numel(&k->out[0].shape) *
-                      dg_dtype_size(k->out[0].dtype));
-    avg3d(k, &k->out[0].shape, &k->in[1].shape, dgr_cpu_ptr(&k->in[1]), dx,
-          1);
-    return DG_OK;
-}
+dg_status dgr_k_avg_pool3d(dgr_kctx *k) { return avg3d_run(k, 0); }
+dg_status dgr_k_avg_pool3d_grad(dgr_kctx *k) { return avg3d_run(k, 1); }
