@@ -544,6 +544,10 @@ static dg_status cnn_grad(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
         dx[0] = mk_nn(c, fwd, "AvgPoolGrad", OP(AvgPoolGrad),
                       (const dgc_ref[]){x, dy}, 2, NULL, 0);
         CHK(dx[0]);
+    } else if (op == OP(AvgPool3D)) {
+        dx[0] = mk_nn(c, fwd, "AvgPool3DGrad", OP(AvgPool3DGrad),
+                      (const dgc_ref[]){x, dy}, 2, NULL, 0);
+        CHK(dx[0]);
     } else { /* FusedBatchNormV3: TF's _FusedBatchNormV3Grad */
         int train = dgc_attr_bool(f, "is_training", 1);
         dgc_ref m = train ? R(fwd, 3) : f->inputs[3];
@@ -722,7 +726,7 @@ dg_status dgc_grad_rule(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
         return dgc_grad_collective(c, fwd, dy, dx);
     } else if (op == OP(Conv2D) || op == OP(DepthwiseConv2dNative) ||
                op == OP(MaxPool) || op == OP(AvgPool) ||
-               op == OP(FusedBatchNormV3)) {
+               op == OP(AvgPool3D) || op == OP(FusedBatchNormV3)) {
         return cnn_grad(c, fwd, dys, dx);
     } else if (op == OP(Merge)) { /* issue 11 */
         return merge_grad(c, fwd, dy, dx);

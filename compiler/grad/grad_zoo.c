@@ -6,7 +6,7 @@
  * ReverseV2, IdentityN, Einsum, the two resizes, UnsortedSegmentSum,
  * DynamicStitch and DynamicPartition; Log1p, Expm1, Tan, Atan, Asin, Acos,
  * Sinh, Cosh, Atan2, Cumsum, DepthToSpace, SpaceToDepth, MirrorPad,
- * GatherNd, ScatterNd, TopKV2.
+ * GatherNd, ScatterNd, TopKV2, LRN.
  */
 #include "grad.h"
 #include "grad_rule.h"
@@ -369,7 +369,7 @@ int dgc_grad_zoo_has(int op)
            op == OP(Cumsum) || op == OP(DepthToSpace) ||
            op == OP(SpaceToDepth) || op == OP(MirrorPad) ||
            op == OP(GatherNd) || op == OP(ScatterNd) || op == OP(TopKV2) ||
-           unary_math_has(op);
+           op == OP(LRN) || unary_math_has(op);
 }
 
 dg_status dgc_grad_zoo(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
@@ -483,6 +483,13 @@ dg_status dgc_grad_zoo(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
         dx[0] = mk_set(c, fwd, "LeakyReluGrad", OP(LeakyReluGrad),
                        (const dgc_ref[]){dy, x}, 2, copy_attrs,
                        (void *)k_alpha);
+        CHK(dx[0]);
+    } else if (op == OP(LRN)) {
+        static const char *const k_lrn[] = {"depth_radius", "bias", "alpha",
+                                            "beta", NULL};
+        dx[0] = mk_set(c, fwd, "LRNGrad", OP(LRNGrad),
+                       (const dgc_ref[]){dy, x, z}, 3, copy_attrs,
+                       (void *)k_lrn);
         CHK(dx[0]);
     } else if (op == OP(Elu)) {
         dx[0] = MK("EluGrad", EluGrad, dy, z); CHK(dx[0]);

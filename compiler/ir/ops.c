@@ -201,6 +201,9 @@ static const dgc_attr_spec a_pool3d[] = {
     A_END};
 static const dgc_attr_spec a_unique[] = {
     AS(out_idx, DGC_A_DTYPE, "int32", 0), A_END};
+static const dgc_attr_spec a_lrn[] = {
+    AS(depth_radius, DGC_A_INT, "5", 0), AS(bias, DGC_A_FLOAT, "1", 0),
+    AS(alpha, DGC_A_FLOAT, "1", 0), AS(beta, DGC_A_FLOAT, "0.5", 0), A_END};
 static const dgc_attr_spec a_dynpart[] = {
     AS(num_partitions, DGC_A_INT, NULL, REQ), A_END};
 static const dgc_attr_spec a_cumsum[] = {

@@ -479,16 +479,16 @@ static void test_errors(void **state)
     expect_error("{\"node\": {}}", "'node' must be an array");
     expect_error("{\"node\": [], \"library\": {\"function\": [{}]}}",
                  "functions");
-    expect_error("{\"node\": [{\"name\": \"s\", \"op\": \"AvgPool3D\"}]}",
-                 "unsupported ops: AvgPool3D (1 node)");
+    expect_error("{\"node\": [{\"name\": \"s\", \"op\": \"Bincount\"}]}",
+                 "unsupported ops: Bincount (1 node)");
     expect_error("{\"node\": [{\"name\": \"s\", \"op\": \"SumTo\"}]}",
                  "unsupported ops: SumTo (1 node)");
     /* every unsupported op type at once, counted, in file order */
-    expect_error("{\"node\": [{\"name\": \"a\", \"op\": \"AvgPool3D\"}, "
+    expect_error("{\"node\": [{\"name\": \"a\", \"op\": \"Bincount\"}, "
                  "{\"name\": \"b\", \"op\": \"Conv3DBackpropInputV2\"}, {\"name\": "
-                 "\"c\", \"op\": \"AvgPool3D\"}, {\"name\": \"d\", \"op\": "
-                 "\"NoOp\"}, {\"name\": \"e\", \"op\": \"AvgPool3D\"}]}",
-                 "unsupported ops: AvgPool3D (3 nodes), Conv3DBackpropInputV2 (1 node)");
+                 "\"c\", \"op\": \"Bincount\"}, {\"name\": \"d\", \"op\": "
+                 "\"NoOp\"}, {\"name\": \"e\", \"op\": \"Bincount\"}]}",
+                 "unsupported ops: Bincount (3 nodes), Conv3DBackpropInputV2 (1 node)");
     expect_error("{\"node\": [" FC ", {\"name\": \"m\", \"op\": \"Mean\", "
                  "\"input\": [\"f\", \"f\"]}]}",
                  "node 'm': reduction_indices 'f' must be int32 or int64");

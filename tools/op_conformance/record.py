@@ -17,6 +17,8 @@ For every case of CASES (an op, its dtype, inputs, attrs) it writes to OUT
                   infinities as strings), the gradient fetches and values
 
 Usage: record.py [OUT]
+       RECORD_ONLY=case1,case2 record.py   re-record only those cases
+       (cases.json keeps the others'; their dy draws differ from a full run)
 """
 import json
 import os
@@ -793,6 +795,45 @@ more("TopKV2_ties", "TopKV2", lambda a: tf.math.top_k(a, 4),
                np.float32)], extra=[np.array(4, np.int32)], n_out=2,
      grad=False)
 
+# ---- issue 22's short round: Where (one input) -----------------------------
+more("Where_bool", "Where", lambda c: tf.where(c),
+     [np.array([[True, False, True], [False, False, True]])], grad=False)
+more("Where_f32", "Where", lambda c: tf.where(c),
+     [np.array([[0.0, 1.5], [np.nan, 0.0], [-0.0, -2.0]], np.float32)],
+     grad=False)
+more("Where_i64_3d", "Where", lambda c: tf.where(c),
+     [ri(2, 3, 2, lo=-1, hi=2, dtype=np.int64)], grad=False)
+more("Where_none", "Where", lambda c: tf.where(c),
+     [np.zeros((2, 2), np.int32)], grad=False)
+
+# LRN (TF's gradient: LRNGrad in the .pb; dgrun's rule in the JSON)
+more("LRN_default", "LRN", tf.nn.local_response_normalization,
+     [r(2, 3, 2, 8)])
+more("LRN_attrs", "LRN",
+     lambda x: tf.nn.local_response_normalization(
+         x, depth_radius=2, bias=2.0, alpha=0.1, beta=0.75),
+     [r(1, 2, 3, 7)],
+     {"depth_radius": 2, "bias": 2.0, "alpha": 0.1, "beta": 0.75})
+more("LRN_r0", "LRN",
+     lambda x: tf.nn.local_response_normalization(
+         x, depth_radius=0, bias=0.5, alpha=1.0, beta=1.0),
+     [r(1, 1, 2, 3)],
+     {"depth_radius": 0, "bias": 0.5, "alpha": 1.0, "beta": 1.0})
+
+# AvgPool3D, float32 (TF has no float64 CPU kernel; TF's gradient:
+# AvgPool3DGrad of Shape(x) in the .pb)
+more("AvgPool3D_same", "AvgPool3D",
+     lambda x: tf.nn.avg_pool3d(x, [1, 2, 2, 2, 1], [1, 2, 2, 2, 1], "SAME"),
+     [r(1, 3, 5, 4, 2)],
+     {"ksize": [1, 2, 2, 2, 1], "strides": [1, 2, 2, 2, 1],
+      "padding": "SAME"})
+more("AvgPool3D_valid", "AvgPool3D",
+     lambda x: tf.nn.avg_pool3d(x, [1, 2, 3, 2, 1], [1, 1, 2, 1, 1],
+                                "VALID"),
+     [r(2, 3, 5, 3, 2)],
+     {"ksize": [1, 2, 3, 2, 1], "strides": [1, 1, 2, 1, 1],
+      "padding": "VALID"})
+
 DT = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64",
       np.dtype(np.int32): "int32", np.dtype(np.int64): "int64",
       np.dtype(np.bool_): "bool"}
@@ -901,9 +942,16 @@ def main():
     os.makedirs(OUT, exist_ok=True)
     out = {"tf_version": tf.__version__, "cases": {}}
     RS.set_state(DY_STATE)
+    only = set(os.environ.get("RECORD_ONLY", "").split(",")) - {""}
+    path = os.path.join(OUT, "cases.json")
+    if only:  # re-record these cases only, keeping the others' values
+        with open(path) as f:
+            out["cases"] = json.load(f)["cases"]
     for c in CASES:
-        out["cases"][c["name"]] = record(c)
-    with open(os.path.join(OUT, "cases.json"), "w") as f:
+        ent = record(c) if not only or c["name"] in only else None
+        if ent is not None:
+            out["cases"][c["name"]] = ent
+    with open(path, "w") as f:
         json.dump(out, f, indent=0, sort_keys=True)
     print("%d cases -> %s" % (len(CASES), OUT))
 

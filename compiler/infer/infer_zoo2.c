@@ -1,0 +1,84 @@
+/*
+ * infer_zoo2.c -- shape functions of the ops of issue 22's short round:
+ * Where (one input: the coordinates of the true elements, a row count only
+ * the data tells, -1 here; the kernel sizes its output itself), LRN and
+ * LRNGrad (NHWC float32, shaped as x), AvgPool3DGrad (shaped by
+ * orig_input_shape's value, or like the forward input itself).
+ */
+#include "infer.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define FAIL(...) do { snprintf(msg, msgsz, __VA_ARGS__); return -1; } while (0)
+
+int dgc_infer_where(DGC_INFER_ARGS)
+{
+    (void)n;
+    (void)n_in;
+    (void)msg;
+    (void)msgsz;
+    const dg_shape *s = &in[0].shape;
+    memset(&out[0].shape, 0, sizeof out[0].shape);
+    out[0].dtype = DG_I64;
+    out[0].shape.rank = 2;
+    out[0].shape.dims[0] = -1; /* the true elements: only the data tells */
+    for (int d = 0; d < s->rank; d++)
+        if (s->dims[d] == 0)
+            out[0].shape.dims[0] = 0;
+    out[0].shape.dims[1] = s->rank;
+    out[0].value = NULL;
+    return 0;
+}
+
+int dgc_infer_lrn(DGC_INFER_ARGS)
+{
+    (void)n;
+    for (int i = 0; i < n_in; i++) {
+        if (in[i].shape.rank != 4)
+            FAIL("input %d must be rank 4 (NHWC), not rank %d", i,
+                 in[i].shape.rank);
+        if (in[i].dtype != DG_F32)
+            FAIL("input %d must be float32, not %s", i,
+                 dg_dtype_name(in[i].dtype));
+        for (int d = 0; d < 4; d++)
+            if (in[i].shape.dims[d] >= 0 && in[0].shape.dims[d] >= 0 &&
+                in[i].shape.dims[d] != in[0].shape.dims[d])
+                FAIL("input %d's dim %d is %lld, input 0's %lld", i, d,
+                     (long long)in[i].shape.dims[d],
+                     (long long)in[0].shape.dims[d]);
+    }
+    out[0].dtype = DG_F32;
+    out[0].shape = in[0].shape;
+    out[0].value = NULL;
+    return 0;
+}
+
+int dgc_infer_avg_pool3d_grad(DGC_INFER_ARGS)
+{
+    (void)n;
+    (void)n_in;
+    const dgc_ttype *o = &in[0], *dy = &in[1];
+    if (dy->dtype != DG_F32) /* TF's kernels: float32 (and half) */
+        FAIL("grad must be float32, not %s",
+             dg_dtype_name(dy->dtype));
+    if (dy->shape.rank != 5)
+        FAIL("grad must be rank 5 (NDHWC), not rank %d", dy->shape.rank);
+    memset(&out[0], 0, sizeof out[0]);
+    out[0].dtype = dy->dtype;
+    if (o->dtype == DG_F32 || o->dtype == DG_F64) { /* the input itself */
+        out[0].shape = o->shape;
+    } else {
+        if (o->shape.rank != 1 || (o->shape.dims[0] >= 0 &&
+                                   o->shape.dims[0] != 5))
+            FAIL("orig_input_shape must be a vector of 5 ints");
+        out[0].shape.rank = 5;
+        for (int d = 0; d < 5; d++)
+            out[0].shape.dims[d] = !o->value ? -1
+                : o->dtype == DG_I32 ? ((const int32_t *)o->value)[d]
+                                     : ((const int64_t *)o->value)[d];
+    }
+    if (out[0].shape.rank != 5)
+        FAIL("the original input must be rank 5 (NDHWC)");
+    return 0;
+}

@@ -1,0 +1,236 @@
+/*
+ * kernels_cpu_zoo2.c -- CPU kernels of issue 22's short round: Where
+ * (tf.where with one input: the int64 coordinates of the true elements in
+ * row-major order, [n, rank], n counted from the data before the output is
+ * allocated, as Unique sizes its own); LRN and LRNGrad (float32 NHWC, in
+ * TF's CPU kernels' order of sums), AvgPool3D and AvgPool3DGrad (NDHWC,
+ * padding not counted).
+ */
+#include "kernels_cpu.h"
+#include "infer.h"
+#include "dg_alloc.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Whether element i of x is true (nonzero; NaN is true, as in TF). */
+static int truthy(const dgr_value *x, int64_t i)
+{
+    const void *p = dgr_cpu_ptr(x);
+    switch (x->dtype) {
+    case DG_F32: return ((const float *)p)[i] != 0;
+    case DG_F64: return ((const double *)p)[i] != 0;
+    case DG_I32: return ((const int32_t *)p)[i] != 0;
+    case DG_I64: return ((const int64_t *)p)[i] != 0;
+    case DG_BOOL: return ((const uint8_t *)p)[i] != 0;
+    default: return 0;
+    }
+}
+
+dg_status dgr_k_where(dgr_kctx *k)
+{
+    const dgr_value *x = &k->in[0];
+    const dg_shape *s = &x->shape;
+    int64_t numel = dg_shape_numel(s), n = 0;
+    for (int64_t i = 0; i < numel; i++)
+        n += truthy(x, i);
+    dgr_value *y = &k->out[0];
+    y->dtype = DG_I64;
+    memset(&y->shape, 0, sizeof y->shape);
+    y->shape.rank = 2;
+    y->shape.dims[0] = n;
+    y->shape.dims[1] = s->rank;
+    y->buf = dgr_buffer_new(k->dev, (size_t)(n * s->rank) * sizeof(int64_t),
+                            k->stream, k->err);
+    if (!y->buf)
+        return k->err->code ? k->err->code : DG_E_NOMEM;
+    int64_t *out = dgr_cpu_ptr(y), row = 0;
+    for (int64_t i = 0; i < numel; i++) {
+        if (!truthy(x, i))
+            continue;
+        int64_t rest = i;
+        for (int d = s->rank - 1; d >= 0; d--) {
+            out[row * s->rank + d] = rest % s->dims[d];
+            rest /= s->dims[d];
+        }
+        row++;
+    }
+    return DG_OK;
+}
+
+/* ---- LRN, LRNGrad ---------------------------------------------------------- */
+
+typedef struct lrn_attrs {
+    int64_t r, rows, depth; /* depth_radius; rows of depth elements */
+    float bias, alpha, beta;
+} lrn_attrs;
+
+/* Allocate output 0 and read the attrs and the row geometry into *a. */
+static dg_status lrn_begin(dgr_kctx *k, lrn_attrs *a)
+{
+    dg_status st = dgr_kctx_alloc_output(k, 0);
+    if (st)
+        return st;
+    a->r = dgc_attr_i(k->node, DGC_AT_depth_radius);
+    a->bias = (float)dgc_attr_f(k->node, DGC_AT_bias);
+    a->alpha = (float)dgc_attr_f(k->node, DGC_AT_alpha);
+    a->beta = (float)dgc_attr_f(k->node, DGC_AT_beta);
+    a->depth = k->in[0].shape.dims[3];
+    a->rows = a->depth ? dg_shape_numel(&k->in[0].shape) / a->depth : 0;
+    return DG_OK;
+}
+
+/* The window [*b, *e) of depth index j in a row of `depth`. */
+static void lrn_window(const lrn_attrs *a, int64_t j, int64_t *b, int64_t *e)
+{
+    *b = j - a->r < 0 ? 0 : j - a->r;
+    *e = j + a->r + 1 > a->depth ? a->depth : j + a->r + 1;
+}
+
+/* bias + alpha * the sum of x[q]^2 over j's window in one depth row. */
+static float lrn_norm(const float *x, int64_t j, const lrn_attrs *a)
+{
+    int64_t b, e;
+    lrn_window(a, j, &b, &e);
+    float s = 0;
+    for (int64_t q = b; q < e; q++)
+        s += x[q] * x[q];
+    return a->bias + a->alpha * s;
+}
+
+static void lrn_fwd(dgr_kctx *k, const lrn_attrs *a)
+{
+    int64_t depth = a->depth;
+    const float *x = dgr_cpu_ptr(&k->in[0]);
+    float *y = dgr_cpu_ptr(&k->out[0]);
+    for (int64_t i = 0; i < a->rows; i++)
+        for (int64_t j = 0; j < depth; j++)
+            y[i * depth + j] = x[i * depth + j] *
+                powf(lrn_norm(x + i * depth, j, a), -a->beta);
+}
+
+/* TF's LRNGradOp: dx[q] += dy[j] * (-2 alpha beta x[q] y[j] / norm[j]
+ * + (q == j) norm[j]^-beta) for q in j's window. */
+static void lrn_bwd(dgr_kctx *k, const lrn_attrs *a)
+{
+    int64_t depth = a->depth;
+    const float *dy = dgr_cpu_ptr(&k->in[0]);
+    const float *x = dgr_cpu_ptr(&k->in[1]);
+    const float *y = dgr_cpu_ptr(&k->in[2]);
+    float *dx = dgr_cpu_ptr(&k->out[0]);
+    memset(dx, 0, sizeof *dx * (size_t)(a->rows * depth));
+    for (int64_t i = 0; i < a->rows; i++) {
+        const float *xr = x + i * depth;
+        float *dxr = dx + i * depth;
+        for (int64_t j = 0; j < depth; j++) {
+            float norm = lrn_norm(xr, j, a);
+            int64_t b, e;
+            lrn_window(a, j, &b, &e);
+            for (int64_t q = b; q < e; q++) {
+                float d = -2.0f * a->alpha * a->beta * xr[q] *
+                          y[i * depth + j] / norm;
+                if (q == j)
+                    d += powf(norm, -a->beta);
+                dxr[q] += d * dy[i * depth + j];
+            }
+        }
+    }
+}
+
+static dg_status lrn_run(dgr_kctx *k, void (*body)(dgr_kctx *,
+                                                   const lrn_attrs *))
+{
+    lrn_attrs a;
+    dg_status st = lrn_begin(k, &a);
+    if (!st)
+        body(k, &a);
+    return st;
+}
+
+dg_status dgr_k_lrn(dgr_kctx *k) { return lrn_run(k, lrn_fwd); }
+dg_status dgr_k_lrn_grad(dgr_kctx *k) { return lrn_run(k, lrn_bwd); }
+
+/* ---- AvgPool3D, AvgPool3DGrad ---------------------------------------------- */
+
+static double fget(const void *p, dg_dtype t, int64_t i)
+{
+    return t == DG_F32 ? ((const float *)p)[i] : ((const double *)p)[i];
+}
+
+static void acc_at(void *p, dg_dtype t, int64_t i, double v)
+{
+    if (t == DG_F32)
+        ((float *)p)[i] += (float)v;
+    else
+        ((double *)p)[i] += v;
+}
+
+/* For each output element of the pooling of x (shape xs) into os: the
+ * mean of its window's cells inside x (grad == 0), or each such cell of
+ * dx += dy / their count (grad == 1).  a: y and x, or dy and dx (zeroed). */
+static void avg3d(const dgr_kctx *k, const dg_shape *xs, const dg_shape *os,
+                  const void *a, void *b, int grad)
+{
+    const dgc_attr *sa = dgc_attr_at(k->node, DGC_AT_strides);
+    const dgc_attr *ka = dgc_attr_at(k->node, DGC_AT_ksize);
+    const dgc_attr *pa = dgc_attr_at(k->node, DGC_AT_padding);
+    int same = pa && pa->s && strcmp(pa->s, "SAME") == 0;
+    dg_dtype t = grad ? k->in[1].dtype : k->in[0].dtype;
+    int64_t K[3], S[3], P[3], lo[3], hi[3];
+    for (int d = 0; d < 3; d++) {
+        K[d] = ka->ints[1 + d];
+        S[d] = sa->ints[1 + d];
+        dgc_win3d(xs->dims[1 + d], K[d], S[d], 1, same, &P[d]);
+    }
+    int64_t C = xs->dims[4], oi = 0;
+    for (int64_t n = 0; n < os->dims[0]; n++)
+        for (int64_t z = 0; z < os->dims[1]; z++)
+            for (int64_t y = 0; y < os->dims[2]; y++)
+                for (int64_t w = 0; w < os->dims[3]; w++, oi += C) {
+                    int64_t o[3] = {z, y, w}, cnt = 1;
+                    for (int d = 0; d < 3; d++) {
+                        lo[d] = o[d] * S[d] - P[d];
+                        hi[d] = lo[d] + K[d];
+                        lo[d] = lo[d] < 0 ? 0 : lo[d];
+                        hi[d] = hi[d] > xs->dims[1 + d] ? xs->dims[1 + d]
+                                                        : hi[d];
+                        cnt *= hi[d] > lo[d] ? hi[d] - lo[d] : 0;
+                    }
+                    for (int64_t c = 0; c < C; c++) {
+                        double acc = 0;
+                        for (int64_t iz = lo[0]; iz < hi[0]; iz++)
+                            for (int64_t iy = lo[1]; iy < hi[1]; iy++)
+                                for (int64_t ix = lo[2]; ix < hi[2]; ix++) {
+                                    int64_t xi = (((n * xs->dims[1] + iz) *
+                                                   xs->dims[2] + iy) *
+                                                  xs->dims[3] + ix) * C + c;
+                                    if (grad)
+                                        acc_at(b, t, xi,
+                                             fget(a, t, oi + c) / (double)cnt);
+                                    else
+                                        acc += fget(a, t, xi);
+                                }
+                        if (!grad)
+                            acc_at(b, t, oi + c, cnt ? acc / (double)cnt : 0);
+                    }
+                }
+}
+
+/* Output 0 allocated and zeroed, then avg3d: grad 0 pools input 0 into it,
+ * grad 1 spreads input 1 (dy) back over it. */
+static dg_status avg3d_run(dgr_kctx *k, int grad)
+{
+    dg_status st = dgr_kctx_alloc_output(k, 0);
+    if (st)
+        return st;
+    dgr_value *o = &k->out[0];
+    const dgr_value *a = &k->in[grad];
+    void *p = dgr_cpu_ptr(o);
+    memset(p, 0, (size_t)dg_shape_numel(&o->shape) * dg_dtype_size(o->dtype));
+    avg3d(k, grad ? &o->shape : &a->shape, grad ? &a->shape : &o->shape,
+          dgr_cpu_ptr(a), p, grad);
+    return DG_OK;
+}
+
+dg_status dgr_k_avg_pool3d(dgr_kctx *k) { return avg3d_run(k, 0); }
+dg_status dgr_k_avg_pool3d_grad(dgr_kctx *k) { return avg3d_run(k, 1); }
