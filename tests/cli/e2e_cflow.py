@@ -303,14 +303,20 @@ def trace():
                                                span[k][1]))
 
 
-def tf_gpu(name):
-    """A fixture that loads: its fetches on the GPU against TF's values."""
+def fixture_meta(name):
+    """A TF fixture's directory, meta.json and --feed options."""
     d = os.path.join(e2e_tf.DATA, name)
     with open(os.path.join(d, "meta.json")) as f:
         meta = json.load(f)
     feeds = []
     for ph, fn in meta["feeds"].items():
         feeds += ["--feed", "%s:0=%s" % (ph, os.path.join(d, fn))]
+    return d, meta, feeds
+
+
+def tf_gpu(name):
+    """A fixture that loads: its fetches on the GPU against TF's values."""
+    d, meta, feeds = fixture_meta(name)
     fetch = [t + ":0" for t in meta["fetch"]]
     graph = os.path.join(d, "graph.pb")
     rc, out, err = dgrun("run", graph, "--fetch", ",".join(fetch), "--json",
@@ -331,12 +337,7 @@ def tf_train_two_gpus(name):
     rc, out, _ = dgrun("devices", "--opencl-devices", "all")
     if rc or "GPU:0" not in out:
         return
-    d = os.path.join(e2e_tf.DATA, name)
-    with open(os.path.join(d, "meta.json")) as f:
-        meta = json.load(f)
-    feeds = []
-    for ph, fn in meta["feeds"].items():
-        feeds += ["--feed", "%s:0=%s" % (ph, os.path.join(d, fn))]
+    d, meta, feeds = fixture_meta(name)
     train = meta["train"]
     rc, out, err = dgrun("run", os.path.join(d, "graph.pb"), "--fetch",
                          "%s,%s" % (train["loss"], train["op"]), "--repeat",
