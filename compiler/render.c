@@ -43,13 +43,15 @@ static void transfer_json(dg_sbuf *b, int first, const char *from,
  * inside one TF device is no transfer, as in TF; an edge from a node
  * placed on a GPU to one placed on the CPU is, though dgrun copies
  * nothing.  One per (producer output, consumer device), in consumer order.
- * Returns how many were written, -1 when out of memory. */
+ * Returns how many were written; out of memory latches b->oom. */
 static int placed_transfers_json(const dg_program *p, dg_sbuf *b)
 {
     const dgc_graph *g = p->g;
     dg_strmap seen;
-    if (dg_strmap_init(&seen, 64))
-        return -1;
+    if (dg_strmap_init(&seen, 64)) {
+        b->oom = 1;
+        return 0;
+    }
     int nt = 0;
     for (int32_t c = 0; c < g->n_nodes; c++) {
         const dgc_node *n = &g->nodes[c];
@@ -67,7 +69,8 @@ static int placed_transfers_json(const dg_program *p, dg_sbuf *b)
                 continue;
             if (dg_strmap_put(&seen, key, 1) < 0) {
                 dg_strmap_free(&seen);
-                return -1;
+                b->oom = 1;
+                return nt;
             }
             int64_t bytes = -1;
             if (r.index < src->n_outputs) {
@@ -115,7 +118,7 @@ static void render_json(const dg_program *p, dg_sbuf *b)
         host_run = p->g->nodes[i].placed_id >= 0 &&
                    p->g->nodes[i].placed_id != p->g->nodes[i].device_id;
     int nt = host_run ? placed_transfers_json(p, b) : -1;
-    if (nt < 0) { /* the run's own transfers: the same devices */
+    if (nt < 0) { /* the run's own transfers: between the same devices */
         nt = dg_program_transfer_count(p);
         for (int i = 0; i < nt; i++) {
             dg_transfer_info ti;
