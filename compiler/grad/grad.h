@@ -63,6 +63,15 @@ dg_status dgc_grad_fail(const dgc_gctx *c);
 /* dgc_grad_node's node as a ref to its output 0 (node -1 on error). */
 dgc_ref dgc_grad_mk(dgc_gctx *c, int32_t fwd, const char *suffix, int op,
                     const dgc_ref *in, int n_in);
+/* A generated node's attribute setter for dgc_grad_mk_set: 0 ok, else
+ * failure (out of memory unless it set c->err). */
+typedef int (*dgc_grad_set_fn)(dgc_gctx *c, int32_t fwd, dgc_node *n,
+                               void *arg);
+/* dgc_grad_mk, with set(c, fwd, node, arg) (if not NULL) giving the node
+ * its attributes before it is typed. */
+dgc_ref dgc_grad_mk_set(dgc_gctx *c, int32_t fwd, const char *suffix, int op,
+                        const dgc_ref *in, int n_in, dgc_grad_set_fn set,
+                        void *arg);
 /* The ref to output `index` of node `node`. */
 dgc_ref dgc_grad_ref(int32_t node, int32_t index);
 /* The (inferred) type of tensor r of c->g; the pointer is valid until the

@@ -140,6 +140,25 @@ dgc_ref dgc_grad_mk(dgc_gctx *c, int32_t fwd, const char *suffix, int op,
     return r;
 }
 
+dgc_ref dgc_grad_mk_set(dgc_gctx *c, int32_t fwd, const char *suffix, int op,
+                        const dgc_ref *in, int n_in, dgc_grad_set_fn set,
+                        void *arg)
+{
+    dgc_ref r = {-1, 0};
+    int32_t id = dgc_grad_node_raw(c, fwd, suffix, op, in, n_in);
+    if (id < 0)
+        return r;
+    if (set && set(c, fwd, &c->g->nodes[id], arg)) {
+        if (c->err->code == DG_OK)
+            dg_err_nomem(c->err, "gradient attrs");
+        return r;
+    }
+    if (dgc_infer_node(c->g, id, c->err) != DG_OK)
+        return r;
+    r.node = id;
+    return r;
+}
+
 dgc_ref dgc_grad_ref(int32_t node, int32_t index)
 {
     dgc_ref r = {node, index};

@@ -31,25 +31,22 @@ static int copy_reduce_attrs(dgc_gctx *c, int32_t fwd, int32_t id)
     return 0;
 }
 
-/* Create a node with bool attrs (transpose_a/b) set before inference. */
+/* MatMul's transpose_a/b flags (arg: int[2]) for dgc_grad_mk_set. */
+static int set_transposes(dgc_gctx *c, int32_t fwd, dgc_node *n, void *arg)
+{
+    (void)c, (void)fwd;
+    const int *t = arg;
+    return (t[0] && dgc_node_set_bool(n, "transpose_a", 1)) ||
+           (t[1] && dgc_node_set_bool(n, "transpose_b", 1));
+}
+
+/* A MatMul node with transposes ta, tb. */
 static dgc_ref mk_mm(dgc_gctx *c, int32_t fwd, dgc_ref a, dgc_ref b, int ta,
                      int tb)
 {
-    dgc_ref r = {-1, 0};
-    int32_t id = dgc_grad_node_raw(c, fwd, "MatMul", OP(MatMul),
-                                   (const dgc_ref[]){a, b}, 2);
-    if (id < 0)
-        return r;
-    dgc_node *n = &c->g->nodes[id];
-    if ((ta && dgc_node_set_bool(n, "transpose_a", 1)) ||
-        (tb && dgc_node_set_bool(n, "transpose_b", 1))) {
-        dg_err_nomem(c->err, "gradient attrs");
-        return r;
-    }
-    if (dgc_infer_node(c->g, id, c->err) != DG_OK)
-        return r;
-    r.node = id;
-    return r;
+    int t[2] = {ta, tb};
+    return dgc_grad_mk_set(c, fwd, "MatMul", OP(MatMul),
+                           (const dgc_ref[]){a, b}, 2, set_transposes, t);
 }
 
 
@@ -276,25 +273,29 @@ static dg_status no_static_grad(dgc_gctx *c, int32_t fwd)
                   c->g->nodes[fwd].name, dgc_op_name(c->g->nodes[fwd].op));
 }
 
-/* A generated node with int attrs (key, value pairs; NULL ends), typed. */
+/* Up to two int attrs (key NULL: none) for dgc_grad_mk_set. */
+typedef struct int_attrs {
+    const char *k1;
+    int64_t v1;
+    const char *k2;
+    int64_t v2;
+} int_attrs;
+
+static int set_int_attrs(dgc_gctx *c, int32_t fwd, dgc_node *n, void *arg)
+{
+    (void)c, (void)fwd;
+    const int_attrs *a = arg;
+    return (a->k1 && dgc_node_set_int(n, a->k1, a->v1)) ||
+           (a->k2 && dgc_node_set_int(n, a->k2, a->v2));
+}
+
+/* A generated node with int attrs k1 = v1, k2 = v2 (k NULL: none), typed. */
 static dgc_ref mk_attrs(dgc_gctx *c, int32_t fwd, const char *suffix, int op,
                         const dgc_ref *in, int n_in, const char *k1,
                         int64_t v1, const char *k2, int64_t v2)
 {
-    dgc_ref r = {-1, 0};
-    int32_t id = dgc_grad_node_raw(c, fwd, suffix, op, in, n_in);
-    if (id < 0)
-        return r;
-    dgc_node *n = &c->g->nodes[id];
-    if ((k1 && dgc_node_set_int(n, k1, v1)) ||
-        (k2 && dgc_node_set_int(n, k2, v2))) {
-        dg_err_nomem(c->err, "gradient attrs");
-        return r;
-    }
-    if (dgc_infer_node(c->g, id, c->err) != DG_OK)
-        return r;
-    r.node = id;
-    return r;
+    int_attrs a = {k1, v1, k2, v2};
+    return dgc_grad_mk_set(c, fwd, suffix, op, in, n_in, set_int_attrs, &a);
 }
 
 static dg_status tf_grad(dgc_gctx *c, int32_t fwd, dgc_ref dy, dgc_ref *dx)
@@ -489,22 +490,24 @@ static int copy_all_attrs(dgc_gctx *c, int32_t fwd, int32_t id)
 
 /* A generated CNN gradient op with the forward node's attrs; extra: a bool
  * attr to set (NULL none). */
+typedef struct nn_attrs {
+    const char *flag;
+    int val;
+} nn_attrs;
+
+static int set_nn_attrs(dgc_gctx *c, int32_t fwd, dgc_node *n, void *arg)
+{
+    const nn_attrs *a = arg;
+    int32_t id = (int32_t)(n - c->g->nodes);
+    return copy_all_attrs(c, fwd, id) ||
+           (a->flag && dgc_node_set_bool(&c->g->nodes[id], a->flag, a->val));
+}
+
 static dgc_ref mk_nn(dgc_gctx *c, int32_t fwd, const char *suffix, int op,
                      const dgc_ref *in, int n_in, const char *flag, int val)
 {
-    dgc_ref r = {-1, 0};
-    int32_t id = dgc_grad_node_raw(c, fwd, suffix, op, in, n_in);
-    if (id < 0)
-        return r;
-    if (copy_all_attrs(c, fwd, id) ||
-        (flag && dgc_node_set_bool(&c->g->nodes[id], flag, val))) {
-        dg_err_nomem(c->err, "gradient attrs");
-        return r;
-    }
-    if (dgc_infer_node(c->g, id, c->err) != DG_OK)
-        return r;
-    r.node = id;
-    return r;
+    nn_attrs a = {flag, val};
+    return dgc_grad_mk_set(c, fwd, suffix, op, in, n_in, set_nn_attrs, &a);
 }
 
 /* TF's registered gradients of the CNN ops.  The shape inputs of the

@@ -17,27 +17,6 @@
 #include <stdio.h>
 #include <string.h>
 
-/* A generated node whose attrs are set by `set` before it is typed. */
-typedef int (*set_fn)(dgc_gctx *c, int32_t fwd, dgc_node *n, void *arg);
-
-static dgc_ref mk_set(dgc_gctx *c, int32_t fwd, const char *suffix, int op,
-                      const dgc_ref *in, int n_in, set_fn set, void *arg)
-{
-    dgc_ref r = {-1, 0};
-    int32_t id = dgc_grad_node_raw(c, fwd, suffix, op, in, n_in);
-    if (id < 0)
-        return r;
-    if (set && set(c, fwd, &c->g->nodes[id], arg)) {
-        if (c->err->code == DG_OK)
-            dg_err_nomem(c->err, "gradient attrs");
-        return r;
-    }
-    if (dgc_infer_node(c->g, id, c->err) != DG_OK)
-        return r;
-    r.node = id;
-    return r;
-}
-
 /* Copy the forward node's bool/float/string/int attrs named in arg
  * (NULL-ended). */
 static int copy_attrs(dgc_gctx *c, int32_t fwd, dgc_node *n, void *arg)
@@ -189,10 +168,10 @@ static dg_status einsum_grad(dgc_gctx *c, int32_t fwd, dgc_ref dy,
         dgc_ref g;
         if (FWD->n_inputs == 1) {
             snprintf(eq, sizeof eq, "%s->%s", t[2], ti);
-            g = mk_set(c, fwd, "Einsum", OP(Einsum), &dy, 1, set_str, eq);
+            g = dgc_grad_mk_set(c, fwd, "Einsum", OP(Einsum), &dy, 1, set_str, eq);
         } else {
             snprintf(eq, sizeof eq, "%s,%s->%s", t[2], t[1 - i], ti);
-            g = mk_set(c, fwd, "Einsum", OP(Einsum),
+            g = dgc_grad_mk_set(c, fwd, "Einsum", OP(Einsum),
                        (const dgc_ref[]){dy, FWD->inputs[1 - i]}, 2, set_str,
                        eq);
         }
@@ -200,7 +179,7 @@ static dg_status einsum_grad(dgc_gctx *c, int32_t fwd, dgc_ref dy,
         if (missing) { /* g broadcast over the summed labels: x ones */
             dgc_ref ones = MK("OnesLike", OnesLike, FWD->inputs[i]); CHK(ones);
             snprintf(eq, sizeof eq, "%s,%s->%s", kept, t[i], t[i]);
-            g = mk_set(c, fwd, "Einsum_bcast", OP(Einsum),
+            g = dgc_grad_mk_set(c, fwd, "Einsum_bcast", OP(Einsum),
                        (const dgc_ref[]){g, ones}, 2, set_str, eq);
         }
         CHK(g);
@@ -242,7 +221,7 @@ static dg_status dynpart_grad(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
     dgc_ref rg = MK("Range", Range, a0, a1, a2); CHK(rg);
     dgc_ref shp = dgc_grad_ints(c, fwd, "shape", dims, ps->rank); CHK(shp);
     dgc_ref ix = MK("Reshape", Reshape, rg, shp); CHK(ix);
-    dgc_ref part = mk_set(c, fwd, "DynamicPartition", OP(DynamicPartition),
+    dgc_ref part = dgc_grad_mk_set(c, fwd, "DynamicPartition", OP(DynamicPartition),
                           (const dgc_ref[]){ix, FWD->inputs[1]}, 2,
                           set_num_partitions, NULL);
     CHK(part);
@@ -397,7 +376,7 @@ dg_status dgc_grad_zoo(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
     if (op == OP(DepthToSpace) || op == OP(SpaceToDepth)) {
         /* each other's gradient, with the same block_size */
         static const char *const k_block[] = {"block_size", NULL};
-        dx[0] = mk_set(c, fwd, op == OP(DepthToSpace) ? "SpaceToDepth"
+        dx[0] = dgc_grad_mk_set(c, fwd, op == OP(DepthToSpace) ? "SpaceToDepth"
                                                       : "DepthToSpace",
                        op == OP(DepthToSpace) ? OP(SpaceToDepth)
                                               : OP(DepthToSpace),
@@ -407,7 +386,7 @@ dg_status dgc_grad_zoo(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
     }
     if (op == OP(MirrorPad)) { /* TF: MirrorPadGrad(dy, paddings, mode) */
         static const char *const k_mode[] = {"mode", NULL};
-        dx[0] = mk_set(c, fwd, "MirrorPadGrad", OP(MirrorPadGrad),
+        dx[0] = dgc_grad_mk_set(c, fwd, "MirrorPadGrad", OP(MirrorPadGrad),
                        (const dgc_ref[]){dy, FWD->inputs[1]}, 2, copy_attrs,
                        (void *)k_mode);
         CHK(dx[0]);
@@ -435,7 +414,7 @@ dg_status dgc_grad_zoo(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
         return DG_OK;
     }
     if (op == OP(Cumsum)) { /* TF: cumsum(dy, exclusive, !reverse) */
-        dx[0] = mk_set(c, fwd, "Cumsum", OP(Cumsum), &dy, 1, set_cumsum_grad,
+        dx[0] = dgc_grad_mk_set(c, fwd, "Cumsum", OP(Cumsum), &dy, 1, set_cumsum_grad,
                        NULL);
         CHK(dx[0]);
         return DG_OK;
@@ -480,14 +459,14 @@ dg_status dgc_grad_zoo(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
         dgc_ref m = MK("Mul", Mul, ex, k2); CHK(m);
         dx[0] = MK("Mul", Mul, dy, m); CHK(dx[0]);
     } else if (op == OP(LeakyRelu)) {
-        dx[0] = mk_set(c, fwd, "LeakyReluGrad", OP(LeakyReluGrad),
+        dx[0] = dgc_grad_mk_set(c, fwd, "LeakyReluGrad", OP(LeakyReluGrad),
                        (const dgc_ref[]){dy, x}, 2, copy_attrs,
                        (void *)k_alpha);
         CHK(dx[0]);
     } else if (op == OP(LRN)) {
         static const char *const k_lrn[] = {"depth_radius", "bias", "alpha",
                                             "beta", NULL};
-        dx[0] = mk_set(c, fwd, "LRNGrad", OP(LRNGrad),
+        dx[0] = dgc_grad_mk_set(c, fwd, "LRNGrad", OP(LRNGrad),
                        (const dgc_ref[]){dy, x, z}, 3, copy_attrs,
                        (void *)k_lrn);
         CHK(dx[0]);
@@ -563,7 +542,7 @@ dg_status dgc_grad_zoo(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
         dg_dtype t = dgc_grad_type(c, x)->dtype;
         if (t != DG_F32 && t != DG_F64)
             return DG_OK; /* TF: no gradient into integer images */
-        dx[0] = mk_set(c, fwd, "ResizeBilinearGrad", OP(ResizeBilinearGrad),
+        dx[0] = dgc_grad_mk_set(c, fwd, "ResizeBilinearGrad", OP(ResizeBilinearGrad),
                        (const dgc_ref[]){dy, x}, 2, copy_attrs,
                        (void *)k_resize);
         CHK(dx[0]);
@@ -574,7 +553,7 @@ dg_status dgc_grad_zoo(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
                            "graph is compiled");
         int64_t hwv[2] = {s->dims[1], s->dims[2]};
         dgc_ref hw = dgc_grad_ints(c, fwd, "size", hwv, 2); CHK(hw);
-        dx[0] = mk_set(c, fwd, "ResizeNearestNeighborGrad",
+        dx[0] = dgc_grad_mk_set(c, fwd, "ResizeNearestNeighborGrad",
                        OP(ResizeNearestNeighborGrad),
                        (const dgc_ref[]){dy, hw}, 2, copy_attrs,
                        (void *)k_resize);

@@ -585,6 +585,14 @@ int dgc_op_no_gpu(const dgc_graph *g, const dgc_node *n)
     return n->op == DGC_OPID_Print || dgc_op_has(n->op, DGC_OP_SUMMARY);
 }
 
+int dgc_op_tf_dtype(const dgc_graph *g, const dgc_node *n)
+{
+    const char *dts, *arg;
+    if (dgc_op_tf_gpu_row(n->op, &dts, NULL, &arg) > 0 && *arg)
+        return arg_dtype(g, n, arg);
+    return dgc_op_kernel_dtype(g, n);
+}
+
 int dgc_op_gpu_placeable(const dgc_graph *g, const dgc_node *n,
                          const dg_kernel_set *ks, int fp64)
 {
@@ -596,9 +604,8 @@ int dgc_op_gpu_placeable(const dgc_graph *g, const dgc_node *n,
     if (dgc_op_no_gpu(g, n)) /* host memory (an int32 Const): fits a GPU
                                 request, shown and run on the CPU */
         return dgc_op_host_mem(g, n);
-    int dt = dgc_op_kernel_dtype(g, n);
-    const char *dts, *arg;
-    if (dgc_op_tf_gpu_row(n->op, &dts, NULL, &arg) < 0)
+    const char *dts;
+    if (dgc_op_tf_gpu_row(n->op, &dts, NULL, NULL) < 0)
         /* not a TF op (dgrun's own gradient helpers, collectives): what
          * dgrun's device runs, host-memory ops anywhere */
         return dgc_op_has_kernel(g, n, ks, fp64) || dgc_op_host_mem(g, n);
@@ -606,8 +613,7 @@ int dgc_op_gpu_placeable(const dgc_graph *g, const dgc_node *n,
         return 1;
     if (!*dts)
         return 0;
-    if (*arg) /* the dtype of TF's type attr (Select's T: its input 1) */
-        dt = arg_dtype(g, n, arg);
+    int dt = dgc_op_tf_dtype(g, n); /* Select's T: its input 1 */
     if (dt < 0)
         return 1;
     if (dt == DG_F64 && !fp64)

@@ -205,6 +205,10 @@ int dgc_op_has_kernel(const dgc_graph *g, const dgc_node *n,
  * business (an OpenCL kernel, host memory, or a run-time error). */
 int dgc_op_gpu_placeable(const dgc_graph *g, const dgc_node *n,
                          const dg_kernel_set *ks, int fp64);
+/* The dtype of node n's TF type attr as tf_gpu_kernels.def locates it
+ * (Select's T: its input 1; TensorArrayV3's dtype: its attribute), else
+ * its kernel dtype (dgc_op_kernel_dtype); -1 when unknown. */
+int dgc_op_tf_dtype(const dgc_graph *g, const dgc_node *n);
 /* 1 for the nodes SPEC 4.7 fixes to have no GPU kernel whatever TF has:
  * int32 Variable, Const (not one folded from another op) and Assign,
  * Print and the summary ops.  Those that run in host memory (an int32

@@ -663,31 +663,49 @@ dg_status dgc_placer_run(dgc_placer *p, const dgc_graph *g,
         }
         p->dev_class[d] = (uint8_t)c;
     }
-    /* kernel availability depends on (op, kernel dtype) only: cache it */
-    int16_t kcache[DGC_N_OPS][DG_DTYPE_COUNT + 1];
-    memset(kcache, 0xff, sizeof kcache);
+    /* kernel availability depends on (op, kernel dtype, TF's dtype) only
+     * (and a folded value fits anywhere): cache it */
+    enum { NDT = DG_DTYPE_COUNT + 1 };
+    int16_t(*kcache)[NDT][NDT] = dg_malloc(sizeof *kcache * DGC_N_OPS);
+    if (!kcache)
+        return dg_err_nomem(err, "placement");
+    memset(kcache, 0xff, sizeof *kcache * DGC_N_OPS);
     for (int32_t i = 0; i < p->n; i++) {
         const dgc_node *nd = &g->nodes[i];
         int dt = dgc_op_kernel_dtype(g, nd) + 1;
-        int cacheable = nd->op >= 0 && nd->op < DGC_N_OPS && dt >= 0 &&
-                        dt <= DG_DTYPE_COUNT;
-        int16_t k = cacheable ? kcache[nd->op][dt] : -1;
+        int tdt = dgc_op_tf_dtype(g, nd) + 1;
+        int cacheable = nd->op >= 0 && nd->op < DGC_N_OPS && !nd->folded_op &&
+                        dt >= 0 && dt < NDT && tdt >= 0 && tdt < NDT;
+        int16_t k = cacheable ? kcache[nd->op][dt][tdt] : -1;
         if (k < 0) {
             k = 0;
             for (int c = 0; c < p->n_cls; c++)
                 if (dgc_placer_placeable(p, c, g, nd))
                     k |= (int16_t)(1 << c);
             if (cacheable)
-                kcache[nd->op][dt] = k;
+                kcache[nd->op][dt][tdt] = k;
         }
         p->kern[i] = (uint8_t)k;
         p->reason[i] = DG_REASON_EXPLICIT; /* overwritten */
     }
+    dg_free(kcache);
     if ((st = compute_requests(p, err)) || (st = build_groups(p, err)) ||
         (st = choose_groups(p, err)) || (st = consumer_rule(p, err)))
         return st;
     assign_reasons(p);
     return DG_OK;
+}
+
+/* The CPU of device di's task (job and task), -1 if the list has none. */
+static int task_cpu(const dgc_placer *p, const dg_device_info *di)
+{
+    for (int c = 0; c < p->devs->n; c++) {
+        const dg_device_info *ci = &p->devs->devs[c];
+        if (ci->type == DG_DEV_CPU && ci->task == di->task &&
+            strcmp(ci->job, di->job) == 0)
+            return c;
+    }
+    return -1;
 }
 
 /* Whether node n, on a device with kernel set ks that lacks its kernel,
@@ -724,16 +742,12 @@ static void host_memory(const dgc_placer *p, dgc_graph *g, int32_t i)
     if (!no_gpu && (dgc_op_has_kernel(g, n, di->kernels, di->fp64) ||
                     !runs_in_host_memory(g, n, di->kernels)))
         return;
-    for (int c = 0; c < p->devs->n; c++) {
-        const dg_device_info *ci = &p->devs->devs[c];
-        if (ci->type == DG_DEV_CPU && ci->task == di->task &&
-            strcmp(ci->job, di->job) == 0 &&
-            dgc_op_has_kernel(g, n, ci->kernels, ci->fp64)) {
-            n->device_id = c;
-            if (no_gpu) /* the contract's: shown on the CPU too */
-                n->placed_id = c;
-            return;
-        }
+    int c = task_cpu(p, di);
+    if (c >= 0 && dgc_op_has_kernel(g, n, p->devs->devs[c].kernels,
+                                    p->devs->devs[c].fp64)) {
+        n->device_id = c;
+        if (no_gpu) /* the contract's: shown on the CPU too */
+            n->placed_id = c;
     }
 }
 
@@ -766,15 +780,9 @@ static dg_status state_groups_in_host_memory(dgc_placer *p, dgc_graph *g,
         dgc_node *n = &g->nodes[i];
         if (!host[dgc_placer_find(p, i)] || n->device_id < 0)
             continue;
-        const dg_device_info *di = &p->devs->devs[n->device_id];
-        for (int c = 0; c < p->devs->n; c++) {
-            const dg_device_info *ci = &p->devs->devs[c];
-            if (ci->type == DG_DEV_CPU && ci->task == di->task &&
-                strcmp(ci->job, di->job) == 0) {
-                n->device_id = c;
-                break;
-            }
-        }
+        int c = task_cpu(p, &p->devs->devs[n->device_id]);
+        if (c >= 0)
+            n->device_id = c;
     }
     dg_free(host);
     return DG_OK;
