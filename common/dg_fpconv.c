@@ -133,13 +133,54 @@ static uint64_t rto64(const uint64_t g[2], uint64_t cp)
     return y1 | (y0 > 1);
 }
 
-/* Schubfach's last step, shared by both widths: from the rounded
- * products vbl, vb, vbr (of 4c-2 or 4c-1, 4c, 4c+2 by 10^-k, scaled) the
- * shortest digits in the interval, preferring one digit fewer (k + 1),
- * else the closest, ties to even. */
-static void schubfach_pick(uint64_t vbl, uint64_t vb, uint64_t vbr, int even,
-                           int k, uint64_t *digits, int *k10)
+/* The shortest decimal s * 10^k in the rounding interval of c * 2^q (c > 0),
+ * the nearest to it among those (ties to even s).  Schubfach's core, with
+ * one set of integer widths per format. */
+static void schubfach32(const fpbin *b, uint64_t *digits, int *k10)
 {
+    uint32_t c = (uint32_t)b->c;
+    int q = b->q;
+    int even = (c & 1) == 0;
+    uint32_t cbl = 4 * c - 2 + (uint32_t)b->lopsided, cb = 4 * c, cbr = 4 * c + 2;
+    int k = b->lopsided ? flog10_34_pow2(q) : flog10_pow2(q);
+    int h = q + flog2_pow10(-k) + 1; /* 1..4 */
+    uint64_t g = dg_fp_g32[-k - DG_FP_G32_MIN];
+    uint32_t vbl = rto32(g, cbl << h), vb = rto32(g, cb << h),
+             vbr = rto32(g, cbr << h);
+    uint32_t lower = vbl + !even, upper = vbr - !even;
+    uint32_t s = vb / 4;
+    if (s >= 10) {
+        uint32_t sp = s / 10;
+        int up_in = lower <= 40 * sp, wp_in = 40 * sp + 40 <= upper;
+        if (up_in != wp_in) {
+            *digits = sp + (uint32_t)wp_in;
+            *k10 = k + 1;
+            return;
+        }
+    }
+    int u_in = lower <= 4 * s, w_in = 4 * s + 4 <= upper;
+    if (u_in != w_in) {
+        *digits = s + (uint32_t)w_in;
+        *k10 = k;
+        return;
+    }
+    uint32_t mid = 4 * s + 2;
+    int round_up = vb > mid || (vb == mid && (s & 1) != 0);
+    *digits = s + (uint32_t)round_up;
+    *k10 = k;
+}
+
+static void schubfach64(const fpbin *b, uint64_t *digits, int *k10)
+{
+    uint64_t c = b->c;
+    int q = b->q;
+    int even = (c & 1) == 0;
+    uint64_t cbl = 4 * c - 2 + (uint64_t)b->lopsided, cb = 4 * c, cbr = 4 * c + 2;
+    int k = b->lopsided ? flog10_34_pow2(q) : flog10_pow2(q);
+    int h = q + flog2_pow10(-k) + 1; /* 1..4 */
+    const uint64_t *g = dg_fp_g64[-k - DG_FP_G64_MIN];
+    uint64_t vbl = rto64(g, cbl << h), vb = rto64(g, cb << h),
+             vbr = rto64(g, cbr << h);
     uint64_t lower = vbl + !even, upper = vbr - !even;
     uint64_t s = vb / 4;
     if (s >= 10) {
@@ -161,37 +202,6 @@ static void schubfach_pick(uint64_t vbl, uint64_t vb, uint64_t vbr, int even,
     int round_up = vb > mid || (vb == mid && (s & 1) != 0);
     *digits = s + (uint64_t)round_up;
     *k10 = k;
-}
-
-/* The shortest decimal s * 10^k in the rounding interval of c * 2^q (c > 0),
- * the nearest to it among those (ties to even s).  Schubfach's core, with
- * one set of integer widths per format. */
-static void schubfach32(const fpbin *b, uint64_t *digits, int *k10)
-{
-    uint32_t c = (uint32_t)b->c;
-    int q = b->q;
-    int even = (c & 1) == 0;
-    uint32_t cbl = 4 * c - 2 + (uint32_t)b->lopsided, cb = 4 * c, cbr = 4 * c + 2;
-    int k = b->lopsided ? flog10_34_pow2(q) : flog10_pow2(q);
-    int h = q + flog2_pow10(-k) + 1; /* 1..4 */
-    uint64_t g = dg_fp_g32[-k - DG_FP_G32_MIN];
-    uint32_t vbl = rto32(g, cbl << h), vb = rto32(g, cb << h),
-             vbr = rto32(g, cbr << h);
-    schubfach_pick(vbl, vb, vbr, even, k, digits, k10);
-}
-
-static void schubfach64(const fpbin *b, uint64_t *digits, int *k10)
-{
-    uint64_t c = b->c;
-    int q = b->q;
-    int even = (c & 1) == 0;
-    uint64_t cbl = 4 * c - 2 + (uint64_t)b->lopsided, cb = 4 * c, cbr = 4 * c + 2;
-    int k = b->lopsided ? flog10_34_pow2(q) : flog10_pow2(q);
-    int h = q + flog2_pow10(-k) + 1; /* 1..4 */
-    const uint64_t *g = dg_fp_g64[-k - DG_FP_G64_MIN];
-    uint64_t vbl = rto64(g, cbl << h), vb = rto64(g, cb << h),
-             vbr = rto64(g, cbr << h);
-    schubfach_pick(vbl, vb, vbr, even, k, digits, k10);
 }
 
 /* ---- exact arithmetic ------------------------------------------------------
