@@ -43,12 +43,12 @@ int dgc_gd_tensor(const dgc_jdoc *doc, const cJSON *x, dg_tensor **out,
  * Ignores attrs dgrun does not need and rejects ones it cannot honour.
  * `_class` colocation names (loc:@x -> "x") are appended to `cls` in
  * order, for dgc_gd_resolve_class once every node is in the graph. */
-/* TF's _FusedConv2D / _FusedDepthwiseConv2dNative (load_graphdef_fused.c):
- * is n one; is k an attr TF's op has; and the attrs that are not the
- * convolution's: 1 when k is one of those (*st: DG_OK or the error), 0
- * when the caller handles k. */
+/* TF's _FusedConv2D / _FusedDepthwiseConv2dNative / _FusedMatMul
+ * (load_graphdef_fused.c): is n one; is k an attr TF's op (n's) has; and
+ * the attrs that are not the convolution's (the MatMul's): 1 when k is one
+ * of those (*st: DG_OK or the error), 0 when the caller handles k. */
 int dgc_gd_is_fused_conv(const dgc_node *n);
-int dgc_gd_fused_conv_tf_attr(const char *k);
+int dgc_gd_fused_conv_tf_attr(const dgc_node *n, const char *k);
 int dgc_gd_fused_conv_attr(dgc_node *n, const char *k, const cJSON *v,
                            dg_error *err, dg_status *st);
 

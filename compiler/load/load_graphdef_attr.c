@@ -864,7 +864,7 @@ dg_status dgc_gd_attrs(dgc_graph *g, const dgc_jdoc *doc, int32_t id,
         const char *tk = NULL;
         int fused = dgc_gd_is_fused_conv(n); /* issue 23: not in the table */
         int in_tf = k[0] == '_' ? 1
-                    : fused     ? dgc_gd_fused_conv_tf_attr(k)
+                    : fused     ? dgc_gd_fused_conv_tf_attr(n, k)
                                 : dgc_tf_attr_kind(tf_op, k, &tk);
         if (strcmp(k, "_class") == 0) {
             st = colocation(g, id, v, cls, err);

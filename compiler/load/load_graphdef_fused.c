@@ -8,6 +8,9 @@
  * CPU kernel runs; TF's FusedBatchNorm forms are refused by name),
  * `leakyrelu_alpha`, `filter_format` (HWIO only), and the attrs dgrun has
  * no use for (epsilon, num_args, num_host_args, TArgs, use_cudnn_on_gpu).
+ * TF's `_FusedMatMul` (issue 22 item 3) loads the same way into dgrun's
+ * own (the fusion pass's) op: transpose_a/b as MatMul's, fused_ops only
+ * BiasAdd [, Relu] (what its kernels run).
  */
 #include "load_graphdef.h"
 #include "ops.h"
@@ -19,18 +22,24 @@
 int dgc_gd_is_fused_conv(const dgc_node *n)
 {
     return n->op == DGC_OPID__FusedConv2D ||
-           n->op == DGC_OPID__FusedDepthwiseConv2dNative;
+           n->op == DGC_OPID__FusedDepthwiseConv2dNative ||
+           n->op == DGC_OPID__FusedMatMul;
 }
 
 static const char *const tf_attrs[] = {
     "T", "TArgs", "num_args", "num_host_args", "strides", "padding",
     "explicit_paddings", "data_format", "filter_format", "dilations",
     "use_cudnn_on_gpu", "fused_ops", "epsilon", "leakyrelu_alpha", NULL};
+static const char *const tf_matmul_attrs[] = {
+    "T", "TArgs", "num_args", "transpose_a", "transpose_b", "fused_ops",
+    "epsilon", "leakyrelu_alpha", NULL};
 
-int dgc_gd_fused_conv_tf_attr(const char *k)
+int dgc_gd_fused_conv_tf_attr(const dgc_node *n, const char *k)
 {
-    for (int i = 0; tf_attrs[i]; i++)
-        if (strcmp(tf_attrs[i], k) == 0)
+    const char *const *l =
+        n->op == DGC_OPID__FusedMatMul ? tf_matmul_attrs : tf_attrs;
+    for (int i = 0; l[i]; i++)
+        if (strcmp(l[i], k) == 0)
             return 1;
     return 0;
 }
@@ -68,17 +77,20 @@ static dg_status fused_ops(dgc_node *n, const cJSON *v, dg_error *err)
         for (int a = 0; acts[a]; a++)
             act |= strcmp(op, acts[a]) == 0;
         ok = i == 0 ? strcmp(op, "BiasAdd") == 0
-                    : (act && !e->next) ||
-                          (i == 1 && strcmp(op, "Add") == 0);
+             : n->op == DGC_OPID__FusedMatMul
+                 ? strcmp(op, "Relu") == 0 && !e->next
+                 : (act && !e->next) || (i == 1 && strcmp(op, "Add") == 0);
         snprintf(ops + strlen(ops), sizeof ops - strlen(ops), "%s%s",
                  i ? "," : "", op);
     }
     if (!ok || i == 0)
         return dg_err(err, DG_E_GRAPH,
                       "node '%s': fused_ops [%s] of %s is not supported by "
-                      "dgrun (BiasAdd [, Add] [, Relu | Relu6 | Elu | "
-                      "LeakyRelu | Sigmoid])",
-                      n->name, ops, dgc_op_name(n->op));
+                      "dgrun (%s)", n->name, ops, dgc_op_name(n->op),
+                      n->op == DGC_OPID__FusedMatMul
+                          ? "BiasAdd [, Relu]"
+                          : "BiasAdd [, Add] [, Relu | Relu6 | Elu | "
+                            "LeakyRelu | Sigmoid]");
     return dgc_node_set_str(n, "fused_ops", ops) ? dg_err_nomem(err, n->name)
                                                  : DG_OK;
 }
@@ -89,6 +101,9 @@ int dgc_gd_fused_conv_attr(dgc_node *n, const char *k, const cJSON *v,
     *st = DG_OK;
     if (strcmp(k, "fused_ops") == 0) {
         *st = fused_ops(n, v, err);
+    } else if (strcmp(k, "leakyrelu_alpha") == 0 &&
+               n->op == DGC_OPID__FusedMatMul) {
+        /* only LeakyRelu reads it, which _FusedMatMul refuses */
     } else if (strcmp(k, "leakyrelu_alpha") == 0) {
         const cJSON *f = dgc_gd_field(v, "f", NULL);
         double a = cJSON_IsNumber(f) ? f->valuedouble : 0;

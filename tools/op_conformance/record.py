@@ -51,16 +51,19 @@ CASES = []
 
 
 def case(name, op, fn, inputs, attrs=None, grad=True, dg_op=None, var=False,
-         n_out=1, extra=None):
+         n_out=1, extra=None, also=()):
     """fn(*input tensors) -> output tensor(s); attrs: the op's attrs for
     dgrun's JSON (TF names); grad: record gradients of the float inputs;
     var: input 0 is a Variable (Scatter ops; a number n: inputs 0..n-1, the
     optimizers' slots); extra: inputs fn makes itself
-    (axis, size, num_segments), given to dgrun's JSON as Consts."""
+    (axis, size, num_segments), given to dgrun's JSON as Consts; also:
+    the other op types the case's graph exercises (cases.json names their
+    nodes: the harness counts them covered too)."""
     assert name not in {c["name"] for c in CASES}, name
     CASES.append(dict(name=name, op=op, fn=fn, inputs=inputs,
                       attrs=attrs or {}, grad=grad, dg_op=dg_op or op,
-                      var=var, n_out=n_out, extra=extra or []))
+                      var=var, n_out=n_out, extra=extra or [],
+                      also=list(also)))
 
 
 # ---- the op-breadth ops (issue 22) ----------------------------------------
@@ -834,6 +837,301 @@ more("AvgPool3D_valid", "AvgPool3D",
      {"ksize": [1, 2, 3, 2, 1], "strides": [1, 1, 2, 1, 1],
       "padding": "VALID"})
 
+# ==== issue 22 item 3: a case for every op of `dgrun ops` (harn22) =========
+# The ops no case had: TF's gradient ops and shape helpers called directly,
+# TF-1 control flow, TensorArrays and stacks (tf.while_loop and friends
+# built with control flow v1: the ops dgrun loads), Grappler's fused ops
+# (a GraphDef edited by hand, run by TF's own _Fused* kernels), summaries
+# and the no-ops.  dgrun-internal ops with no TF counterpart are checked
+# against NumPy in tests/cli/ops_oracles.py (its table gives the reasons).
+
+
+def add_also(ent, c, gd):
+    """ent["also"]: op type -> its nodes, for each op of c's `also`."""
+    if c.get("also"):
+        ent["also"] = {t: [n.name for n in gd.node if n.op == t]
+                       for t in c["also"]}
+
+
+def record_graph(c):
+    """The recorder of graph_case: c["build"]() makes the graph (in the
+    default graph) and returns its fetches; written with _output_shapes."""
+    g = tf.Graph()
+    with g.as_default():
+        ys = c["build"]()
+        ys = [tf.identity(t, name="y" if k == 0 else "y_%d" % k)
+              for k, t in enumerate(ys)]
+        with tf1.Session(graph=g) as s:
+            s.run(tf1.global_variables_initializer())
+            vals = s.run(ys)
+        gd = g.as_graph_def(add_shapes=True)
+    with open(os.path.join(OUT, c["name"] + ".pb"), "wb") as f:
+        f.write(gd.SerializeToString())
+    opnode = [n for n in gd.node if n.op == c["op"]]
+    ent = {"op": c["op"], "dtype": c["dtype"],
+           "node": opnode[0].name if opnode else None, "fetch": {},
+           "grads": {}}
+    for k, v in enumerate(vals):
+        ent["fetch"]["y" if k == 0 else "y_%d" % k] = {
+            "shape": list(np.shape(v)), "value": jval(v),
+            "dtype": DT.get(np.asarray(v).dtype, "?")}
+    add_also(ent, c, gd)
+    return ent
+
+
+def graph_case(name, op, dtype, build, also=()):
+    """A case whose graph build() makes itself (no inputs-as-Consts
+    shape): forward values only."""
+    assert name not in {c["name"] for c in CASES}, name
+    CASES.append(dict(name=name, op=op, dtype=dtype, build=build,
+                      also=list(also), recorder=record_graph))
+
+
+def v1(fn):
+    """fn with TF-1 control flow (Switch/Merge/Enter..., TensorArrayV3,
+    stacks in gradients): the ops dgrun loads."""
+    def wrapped(*a):
+        tf1.disable_control_flow_v2()
+        try:
+            return fn(*a)
+        finally:
+            tf1.enable_control_flow_v2()
+    return wrapped
+
+
+# -- TF's gradient ops and shape helpers, called as raw ops -----------------
+for lrn in ({}, {"depth_radius": 2, "bias": 2.0, "alpha": 0.1,
+                 "beta": 0.75}):
+    more("LRNGrad_%s" % ("attrs" if lrn else "default"), "LRNGrad",
+         (lambda a_: lambda g_, x_: raw.LRNGrad(
+             input_grads=g_, input_image=x_,
+             output_image=tf.nn.local_response_normalization(x_, **a_),
+             **a_))(lrn), [r(2, 2, 3, 7), r(2, 2, 3, 7)], grad=False)
+more("AvgPool3DGrad_same", "AvgPool3DGrad",
+     lambda g_: raw.AvgPool3DGrad(
+         orig_input_shape=[1, 3, 5, 4, 2], grad=g_, ksize=[1, 2, 2, 2, 1],
+         strides=[1, 2, 2, 2, 1], padding="SAME"), [r(1, 2, 3, 2, 2)],
+     grad=False)
+more("AvgPool3DGrad_valid", "AvgPool3DGrad",
+     lambda g_: raw.AvgPool3DGrad(
+         orig_input_shape=[2, 3, 5, 3, 2], grad=g_, ksize=[1, 2, 3, 2, 1],
+         strides=[1, 1, 2, 1, 1], padding="VALID"), [r(2, 2, 2, 2, 2)],
+     grad=False)
+for train in (True, False):
+    # (inference: the population mean and variance in the reserve spaces,
+    # as TF's own gradient of FusedBatchNormV3 passes them)
+    def _fbg(dy, x, sc, off, t_=train):
+        mv = [tf.constant([0.1, -0.2, 0.3]), tf.constant([1.0, 0.5, 2.0])]
+        bn = raw.FusedBatchNormV3(
+            x=x, scale=sc, offset=off, mean=mv[0], variance=mv[1],
+            epsilon=0.001, is_training=t_)
+        return raw.FusedBatchNormGradV3(
+            y_backprop=dy, x=x, scale=sc,
+            reserve_space_1=bn[3] if t_ else mv[0],
+            reserve_space_2=bn[4] if t_ else mv[1], reserve_space_3=bn[5],
+            epsilon=0.001, is_training=t_)[:3]
+    more("FusedBatchNormGradV3_%s" % ("train" if train else "infer"),
+         "FusedBatchNormGradV3", _fbg,
+         [r(2, 2, 3, 3), r(2, 2, 3, 3), r(3, lo=0.5), r(3)], n_out=3,
+         grad=False, also=["FusedBatchNormV3"])
+for dt, sfx in ((np.int32, "i32"), (np.int64, "i64")):
+    more("BroadcastGradientArgs_" + sfx, "BroadcastGradientArgs",
+         lambda a, b: raw.BroadcastGradientArgs(s0=a, s1=b),
+         [np.array([2, 1, 3], dt), np.array([4, 3], dt)], n_out=2,
+         grad=False)
+    more("BroadcastGradientArgs_same_" + sfx, "BroadcastGradientArgs",
+         lambda a, b: raw.BroadcastGradientArgs(s0=a, s1=b),
+         [np.array([2, 3], dt), np.array([2, 3], dt)], n_out=2, grad=False)
+    more("ConcatOffset_" + sfx, "ConcatOffset",
+         lambda d, a, b: raw.ConcatOffset(concat_dim=d, shape=[a, b]),
+         [np.array(1, np.int32), np.array([2, 3, 4], dt),
+          np.array([2, 5, 4], dt)], n_out=2, grad=False)
+for dt, sfx in ((np.float32, "f32"), (F64, "f64"), (np.int32, "i32"),
+                (np.int64, "i64"), (np.bool_, "bool")):
+    fl = dt in (np.float32, F64)
+    x = r(2, 3, dtype=dt) if fl else ri(2, 3, lo=-2, hi=3).astype(dt)
+    more("Const_" + sfx, "Const", tf.identity, [x], grad=False)
+    more("Const_0d_" + sfx, "Const", tf.identity, [x.ravel()[0].copy()],
+         grad=False)
+    for ot in ("int32", "int64"):
+        more("ShapeN_%s_%s" % (ot, sfx), "ShapeN",
+             (lambda o: lambda a, b: tf.shape_n([a, b], out_type=o))(ot),
+             [x, x.reshape(3, 1, 2)[:, :, :0].copy()], n_out=2, grad=False)
+    more("PreventGradient_" + sfx, "PreventGradient",
+         lambda a: raw.PreventGradient(input=a, message="no"), [x],
+         grad=False)
+    more("PlaceholderWithDefault_" + sfx, "PlaceholderWithDefault",
+         lambda a: tf1.placeholder_with_default(a, [None, 3]), [x],
+         grad=False)
+    more("Print_" + sfx, "Print",
+         lambda a: tf1.Print(a, [a], message="harness: ", summarize=2),
+         [x], grad=False)
+    more("IsVariableInitialized_" + sfx, "IsVariableInitialized",
+         tf1.is_variable_initialized, [x], var=True, grad=False,
+         also=["VariableV2"])
+
+
+# -- the no-ops: NoOp (tf.group) and ControlTrigger as control inputs -------
+def _noop(v):
+    up = tf.group(tf1.assign_add(v, tf.ones_like(v)), name="grp")
+    with tf.control_dependencies([up, raw.ControlTrigger(name="trig")]):
+        return tf.identity(v.read_value() * 2.0)
+
+
+more("NoOp_ControlTrigger_f32", "NoOp", _noop, [r(3)], var=True,
+     grad=False, also=["ControlTrigger", "AssignAdd", "VariableV2"])
+
+
+# -- summaries: run as control inputs of y (dgrun: no-ops, TF's tags and
+# strings dropped at load); y must be TF's value
+def _summaries(x):
+    img = tf.reshape(tf.sigmoid(x[:12]), [1, 2, 2, 3])
+    ss = [tf1.summary.scalar("s", x[0]), tf1.summary.histogram("h", x),
+          tf1.summary.image("i", img),
+          tf1.summary.audio("a", tf.reshape(x, [2, 8]) * 0.1, 8000.0),
+          tf1.summary.tensor_summary("t", x)]
+    with tf.control_dependencies(ss + [tf1.summary.merge(ss)]):
+        return tf.identity(x) * 3.0
+
+
+more("Summaries_f32", "ScalarSummary", _summaries, [r(16)], grad=False,
+     also=["HistogramSummary", "ImageSummary", "AudioSummaryV2",
+           "TensorSummaryV2", "MergeSummary"])
+
+
+# -- TF-1 control flow: cond, while loops (and their gradient: stacks) ------
+_CF = ["Enter", "Exit", "Merge", "Switch", "NextIteration", "LoopCond"]
+for dt, sfx in ((np.float32, "f32"), (F64, "f64")):
+    more("While_" + sfx, "Merge", v1(lambda x: tf1.while_loop(
+        lambda i, a: i < 4, lambda i, a: (i + 1, a * 0.5 + x),
+        [tf.constant(0), tf.zeros_like(x)])[1]), [r(2, 3, dtype=dt)],
+        grad=False, also=_CF)
+    more("Cond_" + sfx, "Switch", v1(lambda x, p: tf1.cond(
+        p, lambda: tf.sin(x), lambda: tf.cos(x) * 2.0)),
+        [r(4, dtype=dt), np.array(False)], grad=False, also=["Merge"])
+    graph_case("WhileGrad_" + sfx, "StackPushV2", np.dtype(dt).name,
+               (lambda xv: v1(lambda: (lambda x: [tf.gradients(tf1.while_loop(
+                   lambda i, a: i < 3, lambda i, a: (i + 1, a * a * 0.5 + x),
+                   [tf.constant(0), x])[1], x)[0]])(
+                       tf.constant(xv, name="x"))))(r(5, dtype=dt)),
+               also=["StackV2", "StackPopV2"] + _CF)
+
+
+# -- stacks directly: push two, pop one, close ------------------------------
+def _stack(dt):
+    a, b = (r(3, dtype=dt) if dt != np.int32 else ri(3, lo=-9, hi=9)
+            for _ in range(2))
+    d = tf.as_dtype(dt)
+
+    def build():
+        h = raw.StackV2(max_size=-1, elem_type=d, stack_name="st")
+        p1 = raw.StackPushV2(handle=h, elem=tf.constant(a))
+        with tf.control_dependencies([p1]):
+            p2 = raw.StackPushV2(handle=h, elem=tf.constant(b))
+        with tf.control_dependencies([p2]):
+            pop = raw.StackPopV2(handle=h, elem_type=d)
+        with tf.control_dependencies([pop]):
+            cl = raw.StackCloseV2(handle=h)
+        with tf.control_dependencies([cl]):
+            return [tf.identity(pop), tf.identity(p1)]
+    return build
+
+
+for dt, sfx in ((np.float32, "f32"), (F64, "f64"), (np.int32, "i32")):
+    graph_case("Stack_" + sfx, "StackPopV2", np.dtype(dt).name,
+               _stack(dt),
+               also=["StackV2", "StackPushV2", "StackCloseV2"])
+
+
+# -- TensorArrays (v1): write, scatter, read, gather, size, close, grad -----
+def _tarray(dt):
+    xv, dyv, x0 = r(4, 3, dtype=dt), r(3, 3, dtype=dt), r(3, dtype=dt)
+    d = tf.as_dtype(dt)
+
+    def build():
+        x = tf.constant(xv, name="x")
+        ta = tf.TensorArray(d, size=5, element_shape=[3])
+        ta = ta.write(0, tf.constant(x0))
+        ta = ta.scatter([1, 3, 4, 2], x)
+        rd = ta.read(3)
+        st = ta.gather([4, 0, 1])
+        sz = ta.size()
+        gx = tf.gradients(st, x, grad_ys=tf.constant(dyv))[0]
+        with tf.control_dependencies([rd, st, gx]):
+            cl = ta.close()
+        with tf.control_dependencies([cl]):
+            return [tf.identity(rd), tf.identity(st), tf.identity(sz), gx]
+    return v1(build)
+
+
+for dt, sfx in ((np.float32, "f32"), (F64, "f64")):
+    graph_case("TensorArray_" + sfx, "TensorArrayV3", np.dtype(dt).name,
+               _tarray(dt),
+               also=["TensorArrayWriteV3", "TensorArrayScatterV3",
+                     "TensorArrayReadV3", "TensorArrayGatherV3",
+                     "TensorArraySizeV3", "TensorArrayCloseV3",
+                     "TensorArrayGradV3"])
+
+
+# -- Grappler's fused ops: a GraphDef with the node, run by TF's kernels ----
+def _fused(op, shapes, fused, d, attrs):
+    """A GraphDef of just the fused node `op` (TF's Python makes none),
+    imported with its inputs mapped to Consts."""
+    vals = [r(*s, dtype=d) for s in shapes]
+
+    def build():
+        ins = [tf.constant(v, name="in%d" % k) for k, v in enumerate(vals)]
+        gd = tf1.GraphDef()
+        n = gd.node.add()
+        n.name, n.op = "op", op
+        n.input.extend(["in%d" % k for k in range(len(shapes))])
+        t = tf.as_dtype(d).as_datatype_enum
+        n.attr["T"].type = t
+        n.attr["fused_ops"].list.s.extend([f.encode() for f in fused])
+        n.attr["num_args"].i = len(shapes) - 2
+        n.attr["TArgs"].list.type.extend([t] * (len(shapes) - 2))
+        for k, v in attrs.items():
+            if isinstance(v, list):
+                n.attr[k].list.i.extend(v)
+            elif isinstance(v, bool):
+                n.attr[k].b = v
+            else:
+                n.attr[k].s = v.encode()
+        tf.graph_util.import_graph_def(
+            gd, input_map={"in%d:0" % k: t_ for k, t_ in enumerate(ins)},
+            name="")
+        return [tf1.get_default_graph().get_tensor_by_name("op:0")]
+    return build
+
+
+_CONV = {"strides": [1, 2, 1, 1], "padding": "SAME"}
+for dt, sfx in ((np.float32, "f32"), (F64, "f64")):
+    dts = np.dtype(dt).name
+    for fo in (["BiasAdd"], ["BiasAdd", "Relu"], ["BiasAdd", "Relu6"],
+               ["BiasAdd", "Elu"], ["BiasAdd", "LeakyRelu"]):
+        tag = "_".join(fo).lower()
+        graph_case("_FusedConv2D_%s_%s" % (tag, sfx), "_FusedConv2D", dts,
+                   _fused("_FusedConv2D", [(2, 5, 4, 3), (3, 3, 3, 4), (4,)],
+                          fo, dt, _CONV))
+        # TF's _FusedDepthwiseConv2dNative CPU kernel: float only
+        if fo[-1] in ("BiasAdd", "Relu", "Relu6") and dt == np.float32:
+            graph_case("_FusedDepthwiseConv2dNative_%s_%s" % (tag, sfx),
+                       "_FusedDepthwiseConv2dNative", dts,
+                       _fused("_FusedDepthwiseConv2dNative",
+                              [(1, 5, 5, 2), (3, 3, 2, 2), (4,)], fo, dt,
+                              {"strides": [1, 1, 1, 1],
+                               "padding": "VALID"}))
+    if dt == np.float32:  # TF's _FusedMatMul CPU kernel: float only
+        for fo in (["BiasAdd"], ["BiasAdd", "Relu"]):
+            for tb in (False, True):
+                graph_case("_FusedMatMul_%s%s" % (
+                    "_".join(fo).lower(), "_tb" if tb else ""),
+                    "_FusedMatMul", dts,
+                    _fused("_FusedMatMul",
+                           [(3, 4), (2, 4) if tb else (4, 2), (2,)], fo, dt,
+                           {"transpose_a": False, "transpose_b": tb}))
+# ==== end of harn22's block =================================================
+
 DT = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64",
       np.dtype(np.int32): "int32", np.dtype(np.int64): "int64",
       np.dtype(np.bool_): "bool"}
@@ -894,7 +1192,7 @@ def record(c):
             s.run(init)
             vals = s.run(ys + list(grads.values()) +
                          ([dy] if grads else []))
-        gd = g.as_graph_def()
+        gd = g.as_graph_def(add_shapes=bool(c.get("shapes")))
     with open(os.path.join(OUT, c["name"] + ".pb"), "wb") as f:
         f.write(gd.SerializeToString())
     opnode = [n for n in gd.node if n.op == c["op"] or n.op == c["dg_op"]]
@@ -935,6 +1233,7 @@ def record(c):
         with open(os.path.join(OUT, c["name"] + ".dg.json"), "w") as f:
             json.dump(graph, f)
         ent["dg_grads"] = {"g/in%d" % i: "grad_%d" % i for i in grads}
+    add_also(ent, c, gd)
     return ent
 
 
@@ -948,7 +1247,8 @@ def main():
         with open(path) as f:
             out["cases"] = json.load(f)["cases"]
     for c in CASES:
-        ent = record(c) if not only or c["name"] in only else None
+        rec = c.get("recorder") or record
+        ent = rec(c) if not only or c["name"] in only else None
         if ent is not None:
             out["cases"][c["name"]] = ent
     with open(path, "w") as f:
