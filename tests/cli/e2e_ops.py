@@ -15,6 +15,15 @@ infinities must match exactly.  At the end it prints the coverage: op x
 dtype x device actually run there (an op a device has no kernel for runs on
 the CPU under soft placement and does not count for the GPU).
 
+ORACLES (tests/cli/ops_oracles.py): the ops with no TF op to record
+(dgrun-internal helpers, batch norm, collectives; Placeholder, fed; the
+random ops, whose numbers are not TF's): NumPy's values or a check of the
+distribution, the reason per op in that table.
+
+Every op of `dgrun ops` must have a passing case on CPU:0, and every op
+with an OpenCL kernel one on the GPU, unless EXEMPT (op -> reason) says
+why not: a new op cannot be added without its case.
+
 ERRORS below: inputs TF rejects (an out-of-range GatherNd/ScatterNd
 index, MirrorPad paddings wider than the tensor...) must fail with a
 message naming the node and the reason.
@@ -27,6 +36,9 @@ import subprocess
 import sys
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ops_oracles import ORACLES  # noqa: E402
 
 DGRUN = os.path.abspath(sys.argv[1])
 ONLY = set(sys.argv[2:])
@@ -134,11 +146,15 @@ def run_case(name, c):
             ok &= close(dg_array(res[k]),
                         tf_array(w["value"], w["shape"]), tol,
                         "%s on %s: %s" % (name, dev, k))
-        where = "CPU" if dev == "CPU" else placed_on(err, c["node"] or "")
+        # (no node of the op in TF's graph: TF folded it; covers nothing)
+        where = None if not c["node"] else "CPU" if dev == "CPU" else \
+            placed_on(err, c["node"])
         if ok and where == dev:
             COVER.setdefault((op, dt), set()).add(dev)
             if c["grads"]:
                 GRAD_COVER.setdefault((op, dt), set()).add("tf@" + dev)
+        if ok:
+            cover_also(c.get("also", {}), dt, dev, err)
         dgj = os.path.join(DATA, name + ".dg.json")
         if not c.get("dg_grads"):
             continue
@@ -160,6 +176,67 @@ def run_case(name, c):
         where = "CPU" if dev == "CPU" else placed_on(err, "op")
         if ok and where == dev:
             GRAD_COVER.setdefault((op, dt), set()).add("dgrun@" + dev)
+
+
+def cover_also(also, dt, dev, err):
+    """The other op types a passing case's graph ran (op -> its nodes): on
+    the GPU, those the placement log puts there."""
+    for op, nodes in also.items():
+        on = {placed_on(err, n) for n in nodes} if dev == "GPU" else {"CPU"}
+        if dev in on:
+            COVER.setdefault((op, dt), set()).add(dev)
+
+
+def run_oracle(o, tmp):
+    """An ORACLES case: its JSON graph on each device against NumPy's
+    values (want) or checks; random ops must give CPU's numbers on the
+    GPU too."""
+    op, dt = o["op"], o["dtype"]
+    tol = TOL.get(op, DEFAULT) if dt != "float64" else TOL.get(
+        op + "/float64", F64)
+    fetch = sorted(set(o["want"]) | set(o["check"]))
+    path = os.path.join(tmp, o["name"] + ".json")
+    with open(path, "w") as fh:
+        json.dump({"version": 1, "nodes": o["nodes"], "fetch": fetch}, fh)
+    feeds = []
+    for k, v in o["feeds"].items():
+        np.save(os.path.join(tmp, "%s_%s.npy" % (o["name"], k)), v)
+        feeds += ["--feed", "%s=%s" % (k, os.path.join(
+            tmp, "%s_%s.npy" % (o["name"], k)))]
+    got = {}
+    for dev, flags in DEVICES.items():
+        rc, out, err = dgrun("run", path, "--json", "--seed", "7", *feeds,
+                             *flags)
+        what = "%s (NumPy oracle) on %s" % (o["name"], dev)
+        if rc != 0:
+            fail("%s: exit %d: %s" % (what, rc,
+                                      err.strip().splitlines()[-1:]))
+            continue
+        res = json.loads(out)
+        ok = True
+        for k, w in o["want"].items():
+            w = np.asarray(w)
+            if res[k]["dtype"] != str(w.dtype):
+                fail("%s: %s is %s, want %s" % (what, k, res[k]["dtype"],
+                                                 w.dtype))
+                ok = False
+            ok &= close(dg_array(res[k]), w.astype(np.float64), tol,
+                        "%s: %s" % (what, k))
+        for k, chk in o["check"].items():
+            why = chk(dg_array(res[k]))
+            if why:
+                fail("%s: %s: %s" % (what, k, why))
+                ok = False
+        got[dev] = {k: res[k]["value"] for k in o["check"]}
+        if dev == "GPU" and "CPU" in got and got["CPU"] != got["GPU"]:
+            fail("%s: other numbers than CPU:0's for --seed 7" % what)
+            ok = False
+        where = "CPU" if dev == "CPU" else placed_on(err, "op")
+        if ok and where == dev:
+            COVER.setdefault((op, dt), set()).add(dev)
+        if ok:
+            cover_also({a: [n["name"] for n in o["nodes"] if n["op"] == a]
+                        for a in o["also"]}, dt, dev, err)
 
 
 def const(name, dtype, value):
@@ -211,10 +288,65 @@ def run_errors(tmp):
                  "and %r)" % (name, rc, err.strip()[-300:], want))
 
 
+# Ops that may lack a passing case, and why (op -> reason; "GPU:" in front
+# exempts the op's GPU cell only).  Keep it short: every entry is an op
+# whose results nothing here compares.
+EXEMPT = {
+}
+
+
+def check_table(cases):
+    """Every op of `dgrun ops` has a passing case on CPU:0, and on the GPU
+    when it has an OpenCL kernel (unless EXEMPT); print the coverage as ops
+    x dtypes x devices against the table's dtypes."""
+    rc, out, _ = dgrun("ops", "--json")
+    if rc != 0:
+        fail("dgrun ops --json: exit %d" % rc)
+        return
+    table = json.loads(out)["ops"]
+    alias = {o["alias"]: o["name"] for o in table if o["alias"]}
+    cover = {}
+    for (op, dt), devs in COVER.items():
+        for d in devs:
+            cover.setdefault((alias.get(op, op), d), set()).add(dt)
+    cells = want = 0
+    no_cpu, no_gpu = [], []
+    for o in table:
+        name = o["name"]
+        for dev, key in (("CPU", "cpu"), ("GPU", "gpu")):
+            if dev not in DEVICES and dev == "GPU":
+                continue
+            have = set(o[key] or ())
+            want += len(have)
+            cells += len(have & cover.get((name, dev), set()))
+        if not cover.get((name, "CPU")) and name not in EXEMPT:
+            no_cpu.append(name)
+        if "GPU" in DEVICES and o["gpu"] and not cover.get((name, "GPU")) \
+                and "GPU:" + name not in EXEMPT:
+            no_gpu.append(name)
+    ngpu = sum(1 for o in table if o["gpu"])
+    print("coverage (ops x dtypes x devices): %d ops; %d of the table's %d "
+          "op x dtype x device cells pass (%d ops on CPU:0, %d of the %d "
+          "with an OpenCL kernel on the GPU)" % (
+              len(table), cells, want,
+              sum(1 for o in table if cover.get((o["name"], "CPU"))),
+              sum(1 for o in table if o["gpu"] and
+                  cover.get((o["name"], "GPU"))), ngpu))
+    for k, why in sorted(EXEMPT.items()):
+        print("  exempt %s: %s" % (k, why))
+    if ONLY:
+        return
+    if no_cpu:
+        fail("ops of `dgrun ops` with no passing case on CPU:0 (add one to "
+             "tools/op_conformance/record.py or tests/cli/ops_oracles.py, "
+             "or a reason to EXEMPT): " + " ".join(no_cpu))
+    if no_gpu:
+        fail("ops with an OpenCL kernel and no passing case on the GPU: " +
+             " ".join(no_gpu))
+
+
 def main():
     import tempfile
-    with tempfile.TemporaryDirectory() as tmp:
-        run_errors(tmp)
     with open(os.path.join(DATA, "cases.json")) as f:
         cases = json.load(f)["cases"]
     rc, out, _ = dgrun("devices", "--opencl-devices", "all")
@@ -222,35 +354,25 @@ def main():
         print("no OpenCL device: GPU runs skipped")
         DEVICES.pop("GPU")
     n = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        if not ONLY:
+            run_errors(tmp)
+        for o in ORACLES:
+            if not ONLY or o["name"] in ONLY:
+                run_oracle(o, tmp)
+                n += 1
     for name in sorted(cases):
         if ONLY and name not in ONLY:
             continue
         run_case(name, cases[name])
         n += 1
-    ops = sorted({k[0] for k in COVER} | {cases[c]["op"] for c in cases})
-    print("coverage: %d cases, %d ops; op x dtype x device passing:" % (
-        n, len(ops)))
-    for (op, dt) in sorted({(c["op"], c["dtype"]) for c in cases.values()}):
-        print("  %-24s %-8s %-8s grads: %s" % (
+    print("%d cases; op x dtype: devices passing, gradients checked" % n)
+    for (op, dt) in sorted(set(COVER) | {(c["op"], c["dtype"])
+                                         for c in cases.values()}):
+        print("  %-28s %-8s %-8s grads: %s" % (
             op, dt, ",".join(sorted(COVER.get((op, dt), ()))) or "-",
             ",".join(sorted(GRAD_COVER.get((op, dt), ()))) or "-"))
-    cells = sum(len(v) for v in COVER.values())
-    print("op x dtype x device cells passing: %d" % cells)
-    # against the whole op table: which ops no case covers yet
-    rc, out, _ = dgrun("ops", "--json")
-    if rc == 0:
-        table = json.loads(out)["ops"]
-        names = {o["name"]: o for o in table}
-        alias = {o["alias"]: o["name"] for o in table if o["alias"]}
-        seen = {alias.get(op, op) for op, _ in COVER}
-        gpu_ops = [o["name"] for o in table if o["gpu"]]
-        gseen = {alias.get(op, op) for (op, _), d in COVER.items()
-                 if "GPU" in d}
-        print("op table: %d ops, %d with a case passing (%d of the %d with "
-              "an OpenCL kernel on the GPU); no case yet: %s" % (
-                  len(names), len(seen & set(names)),
-                  len(gseen & set(gpu_ops)), len(gpu_ops),
-                  " ".join(sorted(set(names) - seen))))
+    check_table(cases)
     if FAILURES:
         print("%d failures" % len(FAILURES))
         return 1

@@ -417,14 +417,21 @@ for dt, sfx in ((np.float32, "f32"), (F64, "f64"), (np.int32, "i32"),
     more("Relu6Grad_" + sfx, "Relu6Grad",
          lambda g, x: raw.Relu6Grad(gradients=g, features=x), [b, a],
          grad=False)
-    more("ZerosLike_" + sfx, "ZerosLike", tf.zeros_like, [a], grad=False)
-    more("OnesLike_" + sfx, "OnesLike", tf.ones_like, [a], grad=False)
+    # (raw ops: TF's Python folds these of a Const into a Const, which
+    # left the op out of the graph)
+    more("ZerosLike_" + sfx, "ZerosLike", lambda x: raw.ZerosLike(x=x), [a],
+         grad=False)
+    more("OnesLike_" + sfx, "OnesLike", lambda x: raw.OnesLike(x=x), [a],
+         grad=False)
     more("Identity_" + sfx, "Identity", tf.identity, [a])
     more("StopGradient_" + sfx, "StopGradient", tf.stop_gradient, [a],
          grad=False)
-    more("Shape_" + sfx, "Shape", tf.shape, [a.reshape(2, 3)], grad=False)
-    more("Size_" + sfx, "Size", tf.size, [a.reshape(2, 3)], grad=False)
-    more("Rank_" + sfx, "Rank", tf.rank, [a.reshape(2, 3)], grad=False)
+    more("Shape_" + sfx, "Shape", lambda x: raw.Shape(input=x),
+         [a.reshape(2, 3)], grad=False)
+    more("Size_" + sfx, "Size", lambda x: raw.Size(input=x),
+         [a.reshape(2, 3)], grad=False)
+    more("Rank_" + sfx, "Rank", lambda x: raw.Rank(input=x),
+         [a.reshape(2, 3)], grad=False)
     more("ExpandDims_" + sfx, "ExpandDims",
          lambda x: tf.expand_dims(x, 1), [a.reshape(2, 3)],
          extra=[np.array(1, np.int32)])
@@ -458,10 +465,10 @@ for dt, sfx in ((np.float32, "f32"), (F64, "f64"), (np.int32, "i32"),
     more("GatherV2_" + sfx, "GatherV2",
          lambda x, i: tf.gather(x, i, axis=1),
          [a.reshape(2, 3), np.array([2, 0, 2], np.int32)], grad=False)
-    more("Cast_to_f32_" + sfx, "Cast", lambda x: tf.cast(x, tf.float32),
-         [a], grad=False)
-    more("Cast_to_i64_" + sfx, "Cast", lambda x: tf.cast(x, tf.int64),
-         [a], grad=False)
+    more("Cast_to_f32_" + sfx, "Cast",
+         lambda x: raw.Cast(x=x, DstT=tf.float32), [a], grad=False)
+    more("Cast_to_i64_" + sfx, "Cast",
+         lambda x: raw.Cast(x=x, DstT=tf.int64), [a], grad=False)
     more("Cast_to_bool_" + sfx, "Cast", lambda x: tf.cast(x, tf.bool),
          [a], grad=False)
     more("Pad_" + sfx, "Pad", lambda x: tf.pad(x, [[0, 1], [1, 1]]),
@@ -607,6 +614,8 @@ for nm, fn in (("Floor", tf.floor), ("Log1p", tf.math.log1p),
                ("Expm1", tf.math.expm1), ("Asin", tf.math.asin)):
     more(nm + "_special", nm, fn, [SPECIAL], grad=False)
 for dt, sfx in ((np.int32, "i32"), (np.int64, "i64")):
+    # (tf.round of an int is the int itself, no Round node; TF 2.21's raw
+    # Round kernel gives zeros for int32/int64, dgrun x: not TF's oracle)
     more("Round_" + sfx, "Round", tf.round, [ri(5, lo=-9, hi=9, dtype=dt)],
          grad=False)
 for dt, sfx in ((np.float32, "f32"), (F64, "f64")):
@@ -969,6 +978,12 @@ for dt, sfx in ((np.float32, "f32"), (F64, "f64"), (np.int32, "i32"),
     more("IsVariableInitialized_" + sfx, "IsVariableInitialized",
          tf1.is_variable_initialized, [x], var=True, grad=False,
          also=["VariableV2"])
+
+
+# Div of floats (tf.math.truediv writes RealDiv, which dgrun loads as Div)
+for dt, sfx in ((np.float32, "f32"), (F64, "f64")):
+    more("Div_raw_" + sfx, "Div", lambda a, b: raw.Div(x=a, y=b),
+         [r(2, 3, dtype=dt), r(3, dtype=dt) + 3.0], grad=False)
 
 
 # -- the no-ops: NoOp (tf.group) and ControlTrigger as control inputs -------

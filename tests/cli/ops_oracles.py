@@ -1,0 +1,218 @@
+"""ops_oracles.py -- the op-conformance cases whose oracle is not a
+recorded TensorFlow graph (issue 22 item 3; run by e2e_ops.py).
+
+dgrun's internal ops have no TF op to record: the gradient and shape
+helpers its compiler inserts (SumTo, BroadcastLike, ReshapeLike,
+SoftmaxGrad, MaxGrad), its own batch norm (BatchNorm, BatchNormGrad,
+AssignMovingAvg), the replica collectives (AllReduce, Broadcast,
+ReplicaIndex: one replica here; e2e_replicate and e2e_mpi run several).
+Their expected values are NumPy's, computed here from the formula each
+op's `dgrun ops` row states.  Placeholder needs a feed (the .pb cases
+have none).  The random ops have TF counterparts but not TF's numbers
+(TF draws from Philox streams, dgrun from its own; docs/graphdef.md):
+their oracle is the distribution -- the range, the moments within 6
+standard errors, the same numbers on CPU and GPU for one --seed.
+
+ORACLES: one dict per case --
+  name, op, dtype     the case, the op it covers, the dtype it runs
+  why                 the reason this op has this oracle
+  nodes               dgrun's JSON graph; the op's node is named "op"
+  want                fetch -> NumPy array (compared like TF's values)
+  check               fetch -> function(array) -> None or what is wrong
+  feeds               Placeholder -> NumPy array (written as .npy)
+  also                other op types the graph covers (node names)
+"""
+import numpy as np
+
+RS = np.random.RandomState(322)
+
+
+def c(name, dtype, value):
+    return {"name": name, "op": "Const",
+            "attrs": {"dtype": dtype, "value": np.asarray(value).tolist()}}
+
+
+def node(op, inputs, attrs=None, name="op"):
+    return {"name": name, "op": op, "inputs": inputs, "attrs": attrs or {}}
+
+
+def f(*shape, dt=np.float32):
+    return RS.uniform(-2, 2, size=shape).astype(dt)
+
+
+DTS = (("float32", np.float32), ("float64", np.float64))
+ALL = DTS + (("int32", np.int32), ("int64", np.int64))
+ORACLES = []
+HELPER = ("dgrun-internal (its gradient rules insert it; TF has no such "
+          "op): NumPy from the op's formula")
+
+
+def add(name, op, dtype, why, nodes, want=None, check=None, feeds=None,
+        also=()):
+    ORACLES.append(dict(name=name, op=op, dtype=dtype, why=why, nodes=nodes,
+                        want=want or {}, check=check or {},
+                        feeds=feeds or {}, also=list(also)))
+
+
+def vals(dt, *shape):
+    if np.dtype(dt).kind == "f":
+        return f(*shape, dt=dt)
+    return RS.randint(-9, 9, size=shape).astype(dt)
+
+
+# ---- the compiler's shape helpers -------------------------------------------
+for dn, dt in ALL:
+    x = vals(dt, 2, 3, 4)
+    add("SumTo_" + dn, "SumTo", dn, HELPER,
+        [c("x", dn, x), c("like", dn, np.zeros((3, 1), dt)),
+         node("SumTo", ["x", "like"])],
+        {"op": x.sum(axis=(0, 2)).reshape(3, 1).astype(dt)})
+    add("SumTo_0d_" + dn, "SumTo", dn, HELPER,
+        [c("x", dn, x), c("like", dn, np.zeros((), dt)),
+         node("SumTo", ["x", "like"])], {"op": np.asarray(x.sum(), dt)})
+    r_ = vals(dt, 2)
+    add("BroadcastLike_" + dn, "BroadcastLike", dn, HELPER,
+        [c("x", dn, r_), c("like", dn, np.zeros((2, 3), dt)),
+         node("BroadcastLike", ["x", "like"], {"axis": [1]})],
+        {"op": np.repeat(r_[:, None], 3, axis=1)})
+    add("ReshapeLike_" + dn, "ReshapeLike", dn, HELPER,
+        [c("x", dn, x), c("like", dn, np.zeros((6, 4), dt)),
+         node("ReshapeLike", ["x", "like"])], {"op": x.reshape(6, 4)})
+    y = vals(dt, 3, 4)
+    mx = y.max(axis=1)
+    dy = vals(dt, 3)
+    mg = np.where(y == mx[:, None], dy[:, None], 0).astype(dt)
+    add("MaxGrad_" + dn, "MaxGrad", dn, HELPER,
+        [c("x", dn, y), c("y", dn, mx), c("dy", dn, dy),
+         node("MaxGrad", ["x", "y", "dy"], {"axis": [1]})], {"op": mg})
+for dn, dt in DTS:
+    x = f(3, 4, dt=dt)
+    add("BroadcastLike_mean_keepdims_" + dn, "BroadcastLike", dn, HELPER,
+        [c("x", dn, x[:1, :]), c("like", dn, np.zeros((3, 4), dt)),
+         node("BroadcastLike", ["x", "like"],
+              {"axis": [0], "keepdims": True, "mean": True})],
+        {"op": np.repeat(x[:1, :] / 3, 3, axis=0)})
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    sm = e / e.sum(axis=1, keepdims=True)
+    dy = f(3, 4, dt=dt)
+    add("SoftmaxGrad_" + dn, "SoftmaxGrad", dn, HELPER,
+        [c("y", dn, sm), c("dy", dn, dy), node("SoftmaxGrad", ["y", "dy"])],
+        {"op": (dy - (dy * sm).sum(axis=1, keepdims=True)) * sm})
+    add("ReshapeLike_empty_" + dn, "ReshapeLike", dn, HELPER,
+        [c("x", dn, np.zeros((0, 3), dt)),
+         c("like", dn, np.zeros((3, 0), dt)),
+         node("ReshapeLike", ["x", "like"])], {"op": np.zeros((3, 0), dt)})
+
+# ---- dgrun's batch norm -------------------------------------------------------
+BN = ("dgrun's own batch norm (its Keras-style layer; TF's is "
+      "FusedBatchNormV3, recorded in cases.json): NumPy, biased variance")
+for dn, dt in DTS:
+    x, sc, of = f(4, 2, 3, dt=dt), f(3, dt=dt) + 3, f(3, dt=dt)
+    eps = 0.001
+    m = x.mean(axis=(0, 1))
+    v = x.var(axis=(0, 1))
+    xh = (x - m) / np.sqrt(v + eps)
+    add("BatchNorm_" + dn, "BatchNorm", dn, BN,
+        [c("x", dn, x), c("s", dn, sc), c("o", dn, of),
+         node("BatchNorm", ["x", "s", "o"], {"epsilon": eps})],
+        {"op": xh * sc + of, "op:1": m, "op:2": v})
+    dy = f(4, 2, 3, dt=dt)
+    n = 8
+    ds = (dy * xh).sum(axis=(0, 1))
+    do = dy.sum(axis=(0, 1))
+    dx = sc / np.sqrt(v + eps) / n * (n * dy - do - xh * ds)
+    add("BatchNormGrad_" + dn, "BatchNormGrad", dn, BN,
+        [c("dy", dn, dy), c("x", dn, x), c("s", dn, sc), c("m", dn, m),
+         c("v", dn, v), node("BatchNormGrad", ["dy", "x", "s", "m", "v"],
+                             {"epsilon": eps})],
+        {"op": dx, "op:1": ds, "op:2": do})
+    v0, val = f(3, dt=dt), f(3, dt=dt)
+    add("AssignMovingAvg_" + dn, "AssignMovingAvg", dn, BN,
+        [{"name": "var", "op": "Variable",
+          "attrs": {"dtype": dn, "shape": [3], "init": v0.tolist()}},
+         c("val", dn, val),
+         node("AssignMovingAvg", ["var", "val"], {"decay": 0.9})],
+        {"op": v0 - (v0 - val) * (1 - 0.9)}, also=["Variable"])
+
+# ---- the replica collectives, one replica ------------------------------------
+REP = ("dgrun's replication collectives (no TF-1 op): with one replica "
+       "AllReduce and Broadcast give x, ReplicaIndex 0; e2e_replicate and "
+       "e2e_mpi check several replicas")
+for dn, dt in ALL:
+    x = vals(dt, 2, 3)
+    for red in ("sum", "mean", "max", "min"):
+        if red == "mean" and dn.startswith("int"):
+            continue
+        add("AllReduce_%s_%s" % (red, dn), "AllReduce", dn, REP,
+            [c("x", dn, x), node("AllReduce", ["x"], {"reduction": red})],
+            {"op": x})
+    add("Broadcast_" + dn, "Broadcast", dn, REP,
+        [c("x", dn, x), node("Broadcast", ["x"])], {"op": x})
+add("ReplicaIndex", "ReplicaIndex", "int32", REP,
+    [{"name": "op", "op": "ReplicaIndex"}], {"op": np.asarray(0, np.int32)})
+
+# ---- Placeholder (fed from a .npy) ---------------------------------------------
+for dn, dt in ALL + (("bool", np.bool_),):
+    x = vals(dt, 2, 3) if dt != np.bool_ else RS.rand(2, 3) > 0.5
+    add("Placeholder_" + dn, "Placeholder", dn,
+        "fed: the .pb cases run without feeds; the value must come back",
+        [{"name": "op", "op": "Placeholder",
+          "attrs": {"dtype": dn, "shape": [-1, 3]}}],
+        {"op": x}, feeds={"op": x})
+
+# ---- random ops: the distribution ---------------------------------------------
+RND = ("TF's op, not TF's numbers (Philox streams differ): the range and "
+       "moments within 6 standard errors; CPU and GPU equal")
+N = 4000
+
+
+def moments(mean, sd, lo=-np.inf, hi=np.inf):
+    def chk(a):
+        a = np.asarray(a, np.float64).ravel()
+        if a.size != N or a.min() < lo or a.max() >= hi:
+            return "size %d range [%g, %g], want %d in [%g, %g)" % (
+                a.size, a.min(), a.max(), N, lo, hi)
+        if abs(a.mean() - mean) > 6 * sd / np.sqrt(N):
+            return "mean %g, want %g" % (a.mean(), mean)
+        if abs(a.std() - sd) > 0.1 * sd:
+            return "stddev %g, want %g" % (a.std(), sd)
+        return None
+    return chk
+
+
+def freqs(p, k):
+    def chk(a):
+        a = np.asarray(a).ravel()
+        if a.size != N or a.min() < 0 or a.max() >= k:
+            return "%d samples in [%d, %d], want %d in [0, %d)" % (
+                a.size, a.min(), a.max(), N, k)
+        got = np.bincount(a.astype(np.int64), minlength=k) / N
+        se = np.sqrt(p * (1 - p) / N)
+        if np.any(np.abs(got - p) > 6 * se + 1e-12):
+            return "frequencies %s, want %s" % (got, p)
+        return None
+    return chk
+
+
+for dn, dt in DTS:
+    add("RandomUniform_" + dn, "RandomUniform", dn, RND,
+        [node("RandomUniform", [], {"dtype": dn, "shape": [N]})],
+        check={"op": moments(0.5, np.sqrt(1 / 12.0), 0.0, 1.0)})
+    add("RandomNormal_" + dn, "RandomNormal", dn, RND,
+        [node("RandomNormal", [], {"dtype": dn, "shape": [40, N // 40],
+                                   "mean": 2.0, "stddev": 3.0})],
+        check={"op": moments(2.0, 3.0)})
+    add("TruncatedNormal_" + dn, "TruncatedNormal", dn, RND,
+        [node("TruncatedNormal", [], {"dtype": dn, "shape": [N],
+                                      "mean": -1.0, "stddev": 0.5})],
+        check={"op": moments(-1.0, 0.5 * 0.87962566, -2.0, 0.0 + 1e-9)})
+    lg = np.log(np.array([[0.1, 0.2, 0.7]], dt))
+    add("Multinomial_" + dn, "Multinomial", dn, RND,
+        [c("l", dn, lg), c("n", "int32", N),
+         node("Multinomial", ["l", "n"])],
+        check={"op": freqs(np.array([0.1, 0.2, 0.7]), 3)})
+for dn, dt in (("int32", np.int32), ("int64", np.int64)):
+    add("RandomUniformInt_" + dn, "RandomUniformInt", dn, RND,
+        [c("s", "int32", [N]), c("lo", dn, -2), c("hi", dn, 3),
+         node("RandomUniformInt", ["s", "lo", "hi"])],
+        check={"op": lambda a: freqs(np.full(5, 0.2), 5)(np.asarray(a) + 2)})
