@@ -29,6 +29,7 @@ index, MirrorPad paddings wider than the tensor...) must fail with a
 message naming the node and the reason.
 
 Usage: e2e_ops.py DGRUN [CASE...]      Exit 0 = pass, 1 = failure.
+       e2e_ops.py DGRUN --self-test   the no-case check fails as it must
 """
 import json
 import os
@@ -345,8 +346,46 @@ def check_table(cases):
              " ".join(no_gpu))
 
 
+def self_test():
+    """--self-test: check_table fails for an op of the table with no case
+    (CPU:0 or, with a kernel there, the GPU) and passes once EXEMPT gives
+    its reason; runs no case."""
+    rc, out, _ = dgrun("ops", "--json")
+    table = json.loads(out)["ops"]
+    DEVICES.setdefault("GPU", [])
+    victim = next(o for o in table if o["gpu"])
+    for o in table:
+        for dev, key in (("CPU", "cpu"), ("GPU", "gpu")):
+            for dt in (o[key] or ["float32"]) if o["name"] != victim[
+                    "name"] or dev == "GPU" else ():
+                COVER.setdefault((o["name"], dt), set()).add(dev)
+    ONLY.clear()
+    check_table({})
+    got = list(FAILURES)
+    FAILURES.clear()
+    if len(got) != 1 or not got[0].endswith(": " + victim["name"]) or \
+            "CPU:0" not in got[0]:
+        print("self-test: %s with no CPU case gave %r" % (victim["name"],
+                                                          got))
+        return 1
+    EXEMPT[victim["name"]] = "self-test"
+    for k in [k for k in COVER if k[0] == victim["name"]]:
+        COVER[k].discard("GPU")
+    check_table({})
+    got = list(FAILURES)
+    if len(got) != 1 or "on the GPU: " + victim["name"] not in got[0]:
+        print("self-test: %s exempt on CPU, no GPU case, gave %r" % (
+            victim["name"], got))
+        return 1
+    print("self-test pass: an op with no case fails the harness (%s)" %
+          victim["name"])
+    return 0
+
+
 def main():
     import tempfile
+    if ONLY == {"--self-test"}:
+        return self_test()
     with open(os.path.join(DATA, "cases.json")) as f:
         cases = json.load(f)["cases"]
     rc, out, _ = dgrun("devices", "--opencl-devices", "all")
