@@ -311,7 +311,7 @@ def check_table(cases):
         for d in devs:
             cover.setdefault((alias.get(op, op), d), set()).add(dt)
     cells = want = 0
-    no_cpu, no_gpu = [], []
+    no_cpu, no_gpu, untested = [], [], []
     for o in table:
         name = o["name"]
         for dev, key in (("CPU", "cpu"), ("GPU", "gpu")):
@@ -320,6 +320,9 @@ def check_table(cases):
             have = set(o[key] or ())
             want += len(have)
             cells += len(have & cover.get((name, dev), set()))
+            left = sorted(have - cover.get((name, dev), set()))
+            if left:
+                untested.append("%s@%s:%s" % (name, dev, ",".join(left)))
         if not cover.get((name, "CPU")) and name not in EXEMPT:
             no_cpu.append(name)
         if "GPU" in DEVICES and o["gpu"] and not cover.get((name, "GPU")) \
@@ -333,6 +336,8 @@ def check_table(cases):
               sum(1 for o in table if cover.get((o["name"], "CPU"))),
               sum(1 for o in table if o["gpu"] and
                   cover.get((o["name"], "GPU"))), ngpu))
+    print("  op x dtype x device cells of the table no case covers: " +
+          " ".join(untested))
     for k, why in sorted(EXEMPT.items()):
         print("  exempt %s: %s" % (k, why))
     if ONLY:
@@ -392,19 +397,21 @@ def main():
     if rc or "GPU:0" not in out:
         print("no OpenCL device: GPU runs skipped")
         DEVICES.pop("GPU")
-    n = 0
-    with tempfile.TemporaryDirectory() as tmp:
+    # the cases are independent dgrun processes: run JOBS at a time
+    # (results do not depend on the order; COVER/FAILURES only grow)
+    from concurrent.futures import ThreadPoolExecutor
+    jobs = int(os.environ.get("E2E_OPS_JOBS") or min(4, os.cpu_count() or 1))
+    with tempfile.TemporaryDirectory() as tmp, \
+            ThreadPoolExecutor(max_workers=jobs) as pool:
         if not ONLY:
             run_errors(tmp)
-        for o in ORACLES:
-            if not ONLY or o["name"] in ONLY:
-                run_oracle(o, tmp)
-                n += 1
-    for name in sorted(cases):
-        if ONLY and name not in ONLY:
-            continue
-        run_case(name, cases[name])
-        n += 1
+        todo = [pool.submit(run_oracle, o, tmp) for o in ORACLES
+                if not ONLY or o["name"] in ONLY]
+        todo += [pool.submit(run_case, name, cases[name])
+                 for name in sorted(cases) if not ONLY or name in ONLY]
+        for t in todo:
+            t.result()
+        n = len(todo)
     print("%d cases; op x dtype: devices passing, gradients checked" % n)
     for (op, dt) in sorted(set(COVER) | {(c["op"], c["dtype"])
                                          for c in cases.values()}):
