@@ -47,7 +47,7 @@ ROOT = os.environ.get("DGRUN_SOURCE_ROOT") or os.path.abspath(
     os.path.join(os.path.dirname(__file__), "..", ".."))
 DATA = os.path.join(ROOT, "tests", "data", "ops")
 
-# (rtol, atol) by op; float64 cases use F64 unless listed with "/float64"
+# (rtol, atol) by op; float64 values use F64 unless listed with "/float64"
 DEFAULT = (1e-5, 1e-6)
 F64 = (1e-10, 1e-12)
 TOL = {
@@ -123,10 +123,17 @@ def placed_on(err, node):
     return None
 
 
+def tol_for(op, dt):
+    """(rtol, atol) for a value of dtype dt that op computed: the dtype of
+    the value, not of the op's input (ResizeBilinear of float64 gives
+    float32)."""
+    return TOL.get(op, DEFAULT) if dt != "float64" else TOL.get(
+        op + "/float64", F64)
+
+
 def run_case(name, c):
     op, dt = c["op"], c["dtype"]
-    tol = TOL.get(op, DEFAULT) if dt != "float64" else TOL.get(
-        op + "/float64", F64)
+    tol = tol_for(op, dt)
     pb = os.path.join(DATA, name + ".pb")
     fetch = list(c["fetch"]) + list(c["grads"])
     for dev, flags in DEVICES.items():
@@ -145,7 +152,8 @@ def run_case(name, c):
                 ok = False
         for k, w in list(c["fetch"].items()) + list(c["grads"].items()):
             ok &= close(dg_array(res[k]),
-                        tf_array(w["value"], w["shape"]), tol,
+                        tf_array(w["value"], w["shape"]),
+                        tol_for(op, w["dtype"]) if "dtype" in w else tol,
                         "%s on %s: %s" % (name, dev, k))
         # (no node of the op in TF's graph: TF folded it; covers nothing)
         where = None if not c["node"] else "CPU" if dev == "CPU" else \
@@ -193,8 +201,6 @@ def run_oracle(o, tmp):
     values (want) or checks; random ops must give CPU's numbers on the
     GPU too."""
     op, dt = o["op"], o["dtype"]
-    tol = TOL.get(op, DEFAULT) if dt != "float64" else TOL.get(
-        op + "/float64", F64)
     fetch = sorted(set(o["want"]) | set(o["check"]))
     path = os.path.join(tmp, o["name"] + ".json")
     with open(path, "w") as fh:
@@ -221,7 +227,8 @@ def run_oracle(o, tmp):
                 fail("%s: %s is %s, want %s" % (what, k, res[k]["dtype"],
                                                  w.dtype))
                 ok = False
-            ok &= close(dg_array(res[k]), w.astype(np.float64), tol,
+            ok &= close(dg_array(res[k]), w.astype(np.float64),
+                        tol_for(op, str(w.dtype)),
                         "%s: %s" % (what, k))
         for k, chk in o["check"].items():
             why = chk(dg_array(res[k]))

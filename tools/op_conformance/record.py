@@ -1145,6 +1145,148 @@ for dt, sfx in ((np.float32, "f32"), (F64, "f64")):
                     _fused("_FusedMatMul",
                            [(3, 4), (2, 4) if tb else (4, 2), (2,)], fo, dt,
                            {"transpose_a": False, "transpose_b": tb}))
+# -- the dtypes of dgrun's table no case ran yet (harn22) -------------------
+BL = np.array([[True, False, True], [False, False, True]])
+for nm, op, fn, ins, kw in (
+        ("Identity", "Identity", tf.identity, [BL], {}),
+        ("ZerosLike", "ZerosLike", lambda x: raw.ZerosLike(x=x), [BL], {}),
+        ("OnesLike", "OnesLike", lambda x: raw.OnesLike(x=x), [BL], {}),
+        ("StopGradient", "StopGradient", tf.stop_gradient, [BL], {}),
+        ("Shape", "Shape", lambda x: raw.Shape(input=x), [BL], {}),
+        ("Size", "Size", lambda x: raw.Size(input=x), [BL], {}),
+        ("Rank", "Rank", lambda x: raw.Rank(input=x), [BL], {}),
+        ("ExpandDims", "ExpandDims", lambda x: tf.expand_dims(x, 0), [BL],
+         {}),
+        ("Squeeze", "Squeeze", lambda x: tf.squeeze(x, [1]),
+         [BL.reshape(2, 1, 3)], {}),
+        ("Tile", "Tile", lambda x: tf.tile(x, [1, 2]), [BL], {}),
+        ("Transpose", "Transpose", tf.transpose, [BL], {}),
+        ("Cast", "Cast", lambda x: raw.Cast(x=x, DstT=tf.float32), [BL], {}),
+        ("Reshape", "Reshape", lambda x: tf.reshape(x, [3, 2]), [BL], {}),
+        ("GatherV2", "GatherV2", lambda x, i: tf.gather(x, i, axis=1),
+         [BL, np.array([2, 0], np.int32)], {}),
+        ("ConcatV2", "ConcatV2", lambda a, b: tf.concat([a, b], 0),
+         [BL, ~BL], {}),
+        ("Slice", "Slice", lambda x: tf.slice(x, [0, 1], [2, 2]), [BL], {}),
+        ("StridedSlice", "StridedSlice", lambda x: x[:, ::-2], [BL], {}),
+        ("Pack", "Pack", lambda a, b: tf.stack([a, b], 1), [BL, ~BL], {}),
+        ("Unpack", "Unpack", lambda x: tf.unstack(x, axis=1), [BL],
+         {"n_out": 3}),
+        ("Split", "Split", lambda x: tf.split(x, 3, axis=1), [BL],
+         {"n_out": 3}),
+        ("SplitV", "SplitV", lambda x: tf.split(x, [2, 1], axis=1), [BL],
+         {"n_out": 2}),
+        ("Fill", "Fill", lambda v: tf.fill([2, 2], v), [np.array(True)], {}),
+        ("BroadcastTo", "BroadcastTo", lambda x: tf.broadcast_to(x, [2, 2, 3]),
+         [BL[:1]], {}),
+        ("Pad", "Pad", lambda x: tf.pad(x, [[1, 0], [0, 1]]), [BL], {}),
+        ("Select", "Select", lambda c_, a, b: tf1.where(c_, a, b),
+         [BL, BL, ~BL], {}),
+        ("SelectV2", "SelectV2", lambda c_, a, b: tf.where(c_, a, b),
+         [BL[0], BL, ~BL], {}),
+        ("MirrorPad", "MirrorPad",
+         lambda x: tf.pad(x, [[1, 0], [1, 1]], mode="REFLECT"), [BL], {}),
+        ("GatherNd", "GatherNd", tf.gather_nd,
+         [BL, np.array([[1, 2], [0, 0]], np.int32)], {}),
+        ("DynamicPartition", "DynamicPartition",
+         lambda x, p: tf.dynamic_partition(x, p, 2),
+         [BL.ravel(), np.array([1, 0, 1, 1, 0, 0], np.int32)], {"n_out": 2}),
+        ("IdentityN", "IdentityN", lambda a, b: tf.identity_n([a, b]),
+         [BL, BL[0]], {"n_out": 2})):
+    more(nm + "_bool", op, fn, ins, grad=False, **kw)
+for dt, sfx in ((F64, "f64"), (np.int32, "i32"), (np.int64, "i64")):
+    fl = dt == F64
+    x = r(2, 3, 4, dtype=dt) if fl else ri(2, 3, 4, lo=-9, hi=9, dtype=dt)
+    more("Reshape_" + sfx, "Reshape", lambda a: tf.reshape(a, [4, -1]), [x],
+         extra=[np.array([4, -1], np.int32)], grad=fl)
+    more("StridedSlice_" + sfx, "StridedSlice", lambda a: a[1:, ::2, -1],
+         [x], grad=False)
+    more("StridedSlice_mask_" + sfx, "StridedSlice",
+         lambda a: a[..., tf.newaxis, 1:3], [x], grad=False)
+    more("IdentityN_" + sfx, "IdentityN", lambda a, b: tf.identity_n([a, b]),
+         [x, x[0]], n_out=2, grad=False)
+    more("SpaceToBatchND_" + sfx, "SpaceToBatchND",
+         lambda a: tf.space_to_batch_nd(a, [2], [[0, 1]]), [x], grad=False)
+    more("BatchToSpaceND_" + sfx, "BatchToSpaceND",
+         lambda a: tf.batch_to_space(a, [2], [[0, 1]]), [x], grad=False)
+    more("DynamicPartition_" + sfx, "DynamicPartition",
+         lambda a, p: tf.dynamic_partition(a, p, 2),
+         [x, np.array([1, 0], np.int32)], n_out=2, grad=False)
+    more("ScatterAdd_" + sfx, "ScatterAdd",
+         lambda v, i, u: tf1.scatter_add(v, i, u),
+         [x[0], np.array([1, 2, 1], np.int32), x[1]], var=True, grad=False)
+    more("ScatterSub_" + sfx, "ScatterSub",
+         lambda v, i, u: tf1.scatter_sub(v, i, u),
+         [x[0], np.array([0, 0, 2], np.int32), x[1]], var=True, grad=False)
+    more("ResizeNearestNeighbor_" + sfx, "ResizeNearestNeighbor",
+         lambda a: tf1.image.resize_nearest_neighbor(a, [5, 3]),
+         [x.reshape(1, 2, 3, 4)], grad=False)
+    more("UnsortedSegmentSum_" + sfx, "UnsortedSegmentSum",
+         lambda a, i: tf.math.unsorted_segment_sum(a, i, 3),
+         [x, np.array([2, 0], np.int32)], grad=False)
+    if dt != np.int32:
+        more("Unique_" + sfx, "Unique", tf.unique,
+             [np.array([3, 1, 3, 0, 1], dt)], n_out=2, grad=False)
+        more("ResizeBilinear_" + sfx, "ResizeBilinear",
+             lambda a: tf1.image.resize_bilinear(a, [5, 3]),
+             [x.reshape(1, 2, 3, 4)], grad=False)
+    if dt != F64:
+        more("DynamicStitch_" + sfx, "DynamicStitch",
+             lambda i0, i1, d0, d1: tf.dynamic_stitch([i0, i1], [d0, d1]),
+             [np.array([0, 2], np.int32), np.array([1], np.int32), x[0, :2],
+              x[1, :1]], grad=False)
+        for a_ in (("Assign", tf1.assign), ("AssignAdd", tf1.assign_add),
+                   ("AssignSub", tf1.assign_sub)):
+            more("%s_%s" % (a_[0], sfx), a_[0], a_[1], [x[0], x[1]],
+                 var=True, grad=False)
+        more("ScatterNd_" + sfx, "ScatterNd",
+             lambda i, u: tf.scatter_nd(i, u, [4, 4]),
+             [np.array([[1], [3], [1]], np.int32), x[0]], grad=False)
+        more("Div_" + sfx, "Div", lambda a, b: raw.Div(x=a, y=b),
+             [x[0], np.array([2, -3, 5, 7], dt)], grad=False)
+        more("Pow_" + sfx, "Pow", tf.pow,
+             [x[0], np.array([2, 0, 3, 1], dt)], grad=False)
+        more("SquaredDifference_" + sfx, "SquaredDifference",
+             tf.math.squared_difference, [x[0], x[1]], grad=False)
+    else:
+        more("DynamicStitch_f32", "DynamicStitch",
+             lambda i0, i1, d0, d1: tf.dynamic_stitch([i0, i1], [d0, d1]),
+             [np.array([1, 0], np.int32), np.array([2], np.int32), r(2, 3),
+              r(1, 3)])
+        more("DynamicStitch_" + sfx, "DynamicStitch",
+             lambda i0, i1, d0, d1: tf.dynamic_stitch([i0, i1], [d0, d1]),
+             [np.array([1, 0], np.int32), np.array([2], np.int32), x[0, :2],
+              x[1, :1]])
+        more("Sum_axis1_f64", "Sum", lambda a: tf.reduce_sum(a, axis=1), [x],
+             {"axis": [1]})
+        more("SoftmaxXent_f64", "SoftmaxCrossEntropyWithLogits",
+             lambda l_, y_: tf.nn.softmax_cross_entropy_with_logits(
+                 labels=y_, logits=l_),
+             [x[0], tf.nn.softmax(r(3, 4, dtype=F64)).numpy()])
+        more("SparseSoftmaxXent_f64", "SparseSoftmaxCrossEntropyWithLogits",
+             lambda l_, y_: tf.nn.sparse_softmax_cross_entropy_with_logits(
+                 labels=y_, logits=l_), [x[0], np.array([0, 3, 1], np.int32)])
+        more("DepthwiseConv2dNative_f64", "DepthwiseConv2dNative",
+             lambda a, w: tf.nn.depthwise_conv2d(a, w, [1, 1, 1, 1], "SAME"),
+             [r(1, 4, 4, 2, dtype=F64), r(2, 2, 2, 2, dtype=F64)],
+             {"strides": [1, 1, 1, 1], "padding": "SAME"})
+        more("Erfc_f64", "Erfc", tf.math.erfc, [x])
+        more("Einsum_f64", "Einsum", lambda a, b: tf.einsum("ij,jk->ik", a, b),
+             [x[0], x[1].T.copy()], {"equation": "ij,jk->ik"})
+        more("BatchMatMulV2_f64", "BatchMatMulV2", tf.matmul,
+             [x, r(2, 4, 3, dtype=F64)])
+        more("Conv3D_f64", "Conv3D",
+             lambda a, w: tf.nn.conv3d(a, w, [1, 1, 1, 1, 1], "SAME"),
+             [r(1, 2, 3, 3, 2, dtype=F64), r(2, 2, 2, 2, 3, dtype=F64)],
+             grad=False)
+        more("Where_f64", "Where", lambda c_: tf.where(c_), [x], grad=False)
+        more("ResizeBilinearGrad_f64", "ResizeBilinearGrad",
+             lambda d, im: raw.ResizeBilinearGrad(grads=d, original_image=im),
+             [r(1, 5, 7, 2, dtype=np.float32), r(1, 3, 4, 2, dtype=F64)],
+             grad=False)
+        more("ScatterNd_f64", "ScatterNd", lambda i, u: tf.scatter_nd(i, u, [4, 4]),
+             [np.array([[1], [3], [1]], np.int32), x[0]], grad=False)
+
 # ==== end of harn22's block =================================================
 
 DT = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64",
