@@ -25,7 +25,7 @@ UNARY(u_sqrt, sqrt(v))
 UNARY(u_square, v * v)
 UNARY(u_tanh, tanh(v))
 UNARY(u_sigmoid, (T)1 / ((T)1 + exp(-v)))
-UNARY(u_relu, v > (T)0 ? v : (T)0)
+UNARY(u_relu, v > (T)0 || isnan(v) ? v : (T)0) /* NaN stays (TF) */
 UNARY(u_copy, v)
 
 /* Offsets of flat output index i in a and b for a broadcast of rank dims:
@@ -153,7 +153,7 @@ __kernel void cast_bool(__global const T *x, __global uchar *y, long n)
 /* ---- TF graph ops (issue 10) ---------------------------------------------- */
 UNARY(u_rsqrt, rsqrt(v))
 UNARY(u_reciprocal, (T)1 / v)
-UNARY(u_relu6, v > (T)0 ? (v < (T)6 ? v : (T)6) : (T)0)
+UNARY(u_relu6, v > (T)0 ? (v < (T)6 ? v : (T)6) : isnan(v) ? v : (T)0)
 /* FloorDiv is the floor of the correctly rounded quotient, as on the CPU
  * (and in TF).  OpenCL lets float division be 2.5 ulp off unless the
  * program is built with -cl-fp32-correctly-rounded-divide-sqrt (dgrun

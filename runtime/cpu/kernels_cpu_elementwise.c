@@ -84,8 +84,9 @@ static inline int64_t ipow(int64_t x, int64_t y)
 BIN_NUM(add, x + y)
 BIN_NUM(sub, x - y)
 BIN_NUM(mul, x * y)
-BIN_NUM(maximum, x > y ? x : y)
-BIN_NUM(minimum, x < y ? x : y)
+/* NaN propagates as in TF (isnan of an integer, as double, is false) */
+BIN_NUM(maximum, x > y || isnan((double)x) ? x : y)
+BIN_NUM(minimum, x < y || isnan((double)x) ? x : y)
 BIN_FLOAT(sigmoid_grad, y * x * (1 - x))
 BIN_FLOAT(tanh_grad, y * (1 - x * x))
 
@@ -299,7 +300,7 @@ typedef void (*un_fn)(const void *a, void *o, int64_t n);
 UN_NUM(neg, -x)
 UN_NUM(abs, x < 0 ? -x : x)
 UN_NUM(square, x * x)
-UN_NUM(relu, x > 0 ? x : 0)
+UN_NUM(relu, x > 0 || isnan((double)x) ? x : 0) /* Relu(NaN) = NaN (TF) */
 UN_FLOAT(sin, sinf(x), sin(x))
 UN_FLOAT(cos, cosf(x), cos(x))
 UN_FLOAT(exp, expf(x), exp(x))
@@ -465,7 +466,7 @@ BIN_NUM(r6grad, y > 0 && y < 6 ? x : 0)
 BIN_FLOAT(rsqrt_grad, (x * x * x) * y * (-0.5f))
 BIN_FLOAT(recip_grad, -(x * x) * y)
 
-UN_NUM(relu6, x > 0 ? (x < 6 ? x : 6) : 0)
+UN_NUM(relu6, x > 0 ? (x < 6 ? x : 6) : isnan((double)x) ? x : 0)
 UN_FLOAT(rsqrt, 1.0f / sqrtf(x), 1.0 / sqrt(x))
 UN_FLOAT(recip, 1.0f / x, 1.0 / x)
 

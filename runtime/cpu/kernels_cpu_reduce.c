@@ -59,6 +59,9 @@ static inline int64_t red_next(const red_job *j, int64_t *idx)
     return delta;
 }
 
+/* max(v, m) propagating NaN as TF's Max does (an integer's is never) */
+#define RMAX(v, m) ((v) > (m) || isnan((double)(v)) ? (v) : (m))
+
 #define RED_IMPL(SUF, T, A, LOWEST)                                          \
     static A rowsum_##SUF(const T *restrict p, int64_t n)                    \
     {                                                                        \
@@ -77,8 +80,7 @@ static inline int64_t red_next(const red_job *j, int64_t *idx)
     static A rowmax_##SUF(const T *restrict p, int64_t n, A m)               \
     {                                                                        \
         for (int64_t i = 0; i < n; i++)                                      \
-            if ((A)p[i] > m)                                                 \
-                m = (A)p[i];                                                 \
+            m = RMAX((A)p[i], m);                                            \
         return m;                                                            \
     }                                                                        \
     static T fin_##SUF(const red_job *j, A acc)                              \
@@ -126,7 +128,7 @@ static inline int64_t red_next(const red_job *j, int64_t *idx)
                 const T *restrict row = x + off;                             \
                 if (j->kind == DGR_RED_MAX) {                                \
                     for (int64_t c = 0; c < len; c++)                        \
-                        acc[c] = (A)row[c] > acc[c] ? (A)row[c] : acc[c];    \
+                        acc[c] = RMAX((A)row[c], acc[c]);                    \
                 } else {                                                     \
                     for (int64_t c = 0; c < len; c++)                        \
                         acc[c] += (A)row[c];                                 \
@@ -156,7 +158,7 @@ static inline int64_t red_next(const red_job *j, int64_t *idx)
         for (int64_t c = 0; c < j->nch; c++) {                               \
             A v = isf ? (A)j->pd[c] : (A)j->pi[c];                           \
             if (j->kind == DGR_RED_MAX)                                      \
-                acc = v > acc ? v : acc;                                     \
+                acc = RMAX(v, acc);                                          \
             else                                                             \
                 acc += v;                                                    \
         }                                                                    \

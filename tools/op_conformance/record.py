@@ -1287,6 +1287,79 @@ for dt, sfx in ((F64, "f64"), (np.int32, "i32"), (np.int64, "i64")):
         more("ScatterNd_f64", "ScatterNd", lambda i, u: tf.scatter_nd(i, u, [4, 4]),
              [np.array([[1], [3], [1]], np.int32), x[0]], grad=False)
 
+# -- NaN/Inf, 0-d, empty and larger tensors across the elementwise ops ------
+# (SPECIAL: 0, -0, 1e-6, -30, 30, NaN, Inf, -Inf; LARGE: 4099 values, no
+# multiple of a work-group size)
+_UN = (("Abs", tf.abs), ("Acos", tf.math.acos), ("Asin", tf.math.asin),
+       ("Atan", tf.math.atan), ("Ceil", tf.math.ceil), ("Cos", tf.cos),
+       ("Cosh", tf.math.cosh), ("Elu", tf.nn.elu), ("Erf", tf.math.erf),
+       ("Erfc", tf.math.erfc), ("Exp", tf.exp), ("Expm1", tf.math.expm1),
+       ("Floor", tf.floor), ("IsFinite", tf.math.is_finite),
+       ("IsInf", tf.math.is_inf), ("IsNan", tf.math.is_nan),
+       ("LeakyRelu", tf.nn.leaky_relu), ("Log", tf.math.log),
+       ("Log1p", tf.math.log1p), ("Neg", tf.negative),
+       ("Reciprocal", tf.math.reciprocal), ("Relu", tf.nn.relu),
+       ("Relu6", tf.nn.relu6), ("Rint", tf.math.rint), ("Round", tf.round),
+       ("Rsqrt", tf.math.rsqrt), ("Selu", tf.nn.selu),
+       ("Sigmoid", tf.sigmoid), ("Sign", tf.sign), ("Sin", tf.sin),
+       ("Sinh", tf.math.sinh), ("Softplus", tf.nn.softplus),
+       ("Softsign", tf.nn.softsign), ("Sqrt", tf.sqrt),
+       ("Square", tf.square), ("Tan", tf.math.tan), ("Tanh", tf.tanh))
+_NOGRAD = {"Ceil", "Floor", "IsFinite", "IsInf", "IsNan", "Rint", "Round",
+           "Sign"}
+for nm, fn in _UN:
+    for dt, sfx in ((np.float32, "f32"), (F64, "f64")):
+        # (TF 2.21's float64 Erf gives NaN at +-Inf; erf(+-inf) = +-1,
+        # dgrun's: not TF's oracle there)
+        sp = SPECIAL[:6] if (nm, sfx) == ("Erf", "f64") else SPECIAL
+        more("%s_special_%s" % (nm, sfx), nm, fn, [sp.astype(dt)],
+             grad=False)
+    more("%s_0d" % nm, nm, fn,
+         [np.asarray(0.375 if nm in ("Acos", "Asin") else 1.25, np.float32)],
+         grad=nm not in _NOGRAD)
+    more(nm + "_empty", nm, fn, [np.zeros((0, 3), np.float32)], grad=False)
+LARGE = r(4099, lo=-3, hi=3)
+for nm, fn in (("Tanh", tf.tanh), ("Exp", tf.exp), ("Relu", tf.nn.relu)):
+    more(nm + "_large", nm, fn, [LARGE])
+_BIN = (("Add", "AddV2", tf.add), ("Sub", "Sub", tf.subtract),
+        ("Mul", "Mul", tf.multiply), ("Div", "Div",
+                                      lambda a, b: raw.Div(x=a, y=b)),
+        ("Maximum", "Maximum", tf.maximum), ("Minimum", "Minimum",
+                                             tf.minimum),
+        ("Pow", "Pow", tf.pow), ("SquaredDifference", "SquaredDifference",
+                                 tf.math.squared_difference),
+        ("FloorDiv", "FloorDiv", tf.math.floordiv),
+        ("FloorMod", "FloorMod", tf.math.floormod),
+        ("Atan2", "Atan2", tf.math.atan2),
+        ("DivNoNan", "DivNoNan", tf.math.divide_no_nan),
+        ("Equal", "Equal", tf.equal), ("Less", "Less", tf.less),
+        ("GreaterEqual", "GreaterEqual", tf.greater_equal))
+for nm, op, fn in _BIN:
+    # every pair of specials: broadcasting [8,1] against [8]
+    more(nm + "_special_outer", op, fn,
+         [SPECIAL.reshape(8, 1), SPECIAL.copy()], grad=False)
+    more(nm + "_empty_bcast", op, fn,
+         [np.zeros((0, 1), np.float32), r(3)], grad=False)
+    more(nm + "_large_bcast", op, fn,
+         [r(37, 111, lo=0.5, hi=2), r(111, lo=0.5, hi=2)], grad=False)
+more("Sum_large", "Sum", lambda x: tf.reduce_sum(x, axis=0),
+     [r(4099, 3)], {"axis": [0]})
+more("Max_large", "Max", lambda x: tf.reduce_max(x, axis=1),
+     [r(3, 4099)], {"axis": [1]}, grad=False)
+more("Mean_special", "Mean", lambda x: tf.reduce_mean(x, axis=0),
+     [SPECIAL.reshape(4, 2)], {"axis": [0]}, grad=False)
+more("Max_special", "Max", lambda x: tf.reduce_max(x, axis=0),
+     [SPECIAL.reshape(4, 2)], {"axis": [0]}, grad=False)
+more("Softmax_large", "Softmax", tf.nn.softmax, [r(3, 1500)])
+more("Softmax_special", "Softmax", tf.nn.softmax,
+     [SPECIAL.reshape(2, 4)], grad=False)
+more("MatMul_large", "MatMul", tf.matmul, [r(65, 67), r(67, 63)])
+more("MatMul_empty", "MatMul", tf.matmul,
+     [np.zeros((3, 0), np.float32), np.zeros((0, 2), np.float32)],
+     grad=False)
+more("Transpose_large", "Transpose", lambda x: tf.transpose(x, [1, 0]),
+     [r(129, 67)], {"perm": [1, 0]}, grad=False)
+
 # ==== end of harn22's block =================================================
 
 DT = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64",
