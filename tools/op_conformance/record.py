@@ -1288,8 +1288,8 @@ for dt, sfx in ((F64, "f64"), (np.int32, "i32"), (np.int64, "i64")):
              [np.array([[1], [3], [1]], np.int32), x[0]], grad=False)
 
 # -- NaN/Inf, 0-d, empty and larger tensors across the elementwise ops ------
-# (SPECIAL: 0, -0, 1e-6, -30, 30, NaN, Inf, -Inf; LARGE: 4099 values, no
-# multiple of a work-group size)
+# (SPECIAL: 0, -0, 1e-6, -30, 30, NaN, Inf, -Inf; LARGE: 1031 values, no
+# multiple of a work-group size; kept small: cases.json stores them)
 _UN = (("Abs", tf.abs), ("Acos", tf.math.acos), ("Asin", tf.math.asin),
        ("Atan", tf.math.atan), ("Ceil", tf.math.ceil), ("Cos", tf.cos),
        ("Cosh", tf.math.cosh), ("Elu", tf.nn.elu), ("Erf", tf.math.erf),
@@ -1318,7 +1318,7 @@ for nm, fn in _UN:
          [np.asarray(0.375 if nm in ("Acos", "Asin") else 1.25, np.float32)],
          grad=nm not in _NOGRAD)
     more(nm + "_empty", nm, fn, [np.zeros((0, 3), np.float32)], grad=False)
-LARGE = r(4099, lo=-3, hi=3)
+LARGE = r(1031, lo=-3, hi=3)
 for nm, fn in (("Tanh", tf.tanh), ("Exp", tf.exp), ("Relu", tf.nn.relu)):
     more(nm + "_large", nm, fn, [LARGE])
 _BIN = (("Add", "AddV2", tf.add), ("Sub", "Sub", tf.subtract),
@@ -1341,24 +1341,24 @@ for nm, op, fn in _BIN:
     more(nm + "_empty_bcast", op, fn,
          [np.zeros((0, 1), np.float32), r(3)], grad=False)
     more(nm + "_large_bcast", op, fn,
-         [r(37, 111, lo=0.5, hi=2), r(111, lo=0.5, hi=2)], grad=False)
+         [r(9, 37, lo=0.5, hi=2), r(37, lo=0.5, hi=2)], grad=False)
 more("Sum_large", "Sum", lambda x: tf.reduce_sum(x, axis=0),
-     [r(4099, 3)], {"axis": [0]})
+     [r(1031, 3)], {"axis": [0]}, grad=False)
 more("Max_large", "Max", lambda x: tf.reduce_max(x, axis=1),
-     [r(3, 4099)], {"axis": [1]}, grad=False)
+     [r(3, 1031)], {"axis": [1]}, grad=False)
 more("Mean_special", "Mean", lambda x: tf.reduce_mean(x, axis=0),
      [SPECIAL.reshape(4, 2)], {"axis": [0]}, grad=False)
 more("Max_special", "Max", lambda x: tf.reduce_max(x, axis=0),
      [SPECIAL.reshape(4, 2)], {"axis": [0]}, grad=False)
-more("Softmax_large", "Softmax", tf.nn.softmax, [r(3, 1500)])
+more("Softmax_large", "Softmax", tf.nn.softmax, [r(2, 700)])
 more("Softmax_special", "Softmax", tf.nn.softmax,
      [SPECIAL.reshape(2, 4)], grad=False)
-more("MatMul_large", "MatMul", tf.matmul, [r(65, 67), r(67, 63)])
+more("MatMul_large", "MatMul", tf.matmul, [r(33, 35), r(35, 31)])
 more("MatMul_empty", "MatMul", tf.matmul,
      [np.zeros((3, 0), np.float32), np.zeros((0, 2), np.float32)],
      grad=False)
 more("Transpose_large", "Transpose", lambda x: tf.transpose(x, [1, 0]),
-     [r(129, 67)], {"perm": [1, 0]}, grad=False)
+     [r(37, 29)], {"perm": [1, 0]}, grad=False)
 
 # ==== end of harn22's block =================================================
 
