@@ -20,6 +20,7 @@
 
 #include <cblas.h>
 #include <dlfcn.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,7 +101,8 @@ static void gemm_call(const gemm_job *j, int64_t M, int64_t N,
     }
 }
 
-/* C block [M, N] at row stride ldc: += bias[0..N) per row, then relu. */
+/* C block [M, N] at row stride ldc: += bias[0..N) per row, then relu
+ * (NaN stays NaN, as the Relu kernel and TF). */
 #define EPILOGUE(T)                                                          \
     for (int64_t r = 0; r < M; r++) {                                       \
         T *c = (T *)C + r * j->ldc;                                         \
@@ -110,7 +112,7 @@ static void gemm_call(const gemm_job *j, int64_t M, int64_t N,
                 c[q] += bb[q];                                              \
         if (j->relu)                                                        \
             for (int64_t q = 0; q < N; q++)                                 \
-                c[q] = c[q] > 0 ? c[q] : 0;                                 \
+                c[q] = c[q] > 0 || isnan((double)c[q]) ? c[q] : 0;          \
     }
 
 static void gemm_epilogue(const gemm_job *j, int64_t M, int64_t N,

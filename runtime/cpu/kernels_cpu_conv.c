@@ -162,8 +162,8 @@ static void epi_rows(void *arg, int64_t i0, int64_t i1)
         if (e->kind->sum)
             v += fb_ld(e->side, i);
         switch (e->kind->act) {
-        case DGR_ACT_RELU: v = v > 0 ? v : 0; break;
-        case DGR_ACT_RELU6: v = v > 0 ? (v < 6 ? v : 6) : 0; break;
+        case DGR_ACT_RELU: v = v > 0 || isnan(v) ? v : 0; break;
+        case DGR_ACT_RELU6: v = v > 0 ? (v < 6 ? v : 6) : isnan(v) ? v : 0; break;
         case DGR_ACT_ELU: v = v > 0 ? v : expm1(v); break;
         case DGR_ACT_LEAKY: v = v > 0 ? v : v * e->alpha; break;
         case DGR_ACT_SIGMOID: v = 1 / (1 + exp(-v)); break;

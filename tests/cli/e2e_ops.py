@@ -85,7 +85,27 @@ def dgrun(*args):
     return p.returncode, p.stdout.decode(), p.stderr.decode()
 
 
+# Known failures: "<case> on <device>" -> why it is not fixed yet.  Its
+# failures are reported, not counted; once it passes the harness fails
+# until the entry goes.
+KNOWN = {
+    "Relu_fused_conv_nan on CPU":
+        "oneDNN's relu post-op of a fused convolution (kernels_cpu_dnnl.c) "
+        "turns NaN into 0 where TF keeps NaN; a fix applies the activation "
+        "outside oneDNN, a cost to every fused convolution",
+    "Relu6_fused_conv_nan on CPU":
+        "oneDNN's bounded_relu post-op, as Relu_fused_conv_nan",
+}
+KNOWN_SEEN = set()
+RAN = set()
+
+
 def fail(what):
+    for k in KNOWN:
+        if what.startswith(k + ":"):
+            KNOWN_SEEN.add(k)
+            print("known failure (%s): %s" % (KNOWN[k], what))
+            return
     FAILURES.append(what)
     print("FAIL: " + what)
 
@@ -146,6 +166,7 @@ def devices_for(ops, dt):
 
 
 def run_case(name, c):
+    RAN.add(name)
     op, dt = c["op"], c["dtype"]
     tol = tol_for(op, dt)
     pb = os.path.join(DATA, name + ".pb")
@@ -464,6 +485,10 @@ def main():
             op, dt, ",".join(sorted(COVER.get((op, dt), ()))) or "-",
             ",".join(sorted(GRAD_COVER.get((op, dt), ()))) or "-"))
     check_table(cases)
+    for k in sorted(KNOWN):
+        if k.split(" on ")[0] in RAN and k not in KNOWN_SEEN and \
+                k.split(" on ")[1] in DEVICES:
+            fail("%s: a known failure passes now; remove it from KNOWN" % k)
     if FAILURES:
         print("%d failures" % len(FAILURES))
         return 1

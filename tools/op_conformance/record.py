@@ -1357,6 +1357,19 @@ more("MatMul_large", "MatMul", tf.matmul, [r(33, 35), r(35, 31)])
 more("MatMul_empty", "MatMul", tf.matmul,
      [np.zeros((3, 0), np.float32), np.zeros((0, 2), np.float32)],
      grad=False)
+# NaN through the chains the fusion pass fuses (_FusedMatMul, _FusedConv2D)
+_NANA = r(3, 4)
+_NANA[1, 2] = np.nan
+more("Relu_fused_matmul_nan", "Relu",
+     lambda a, b, c_: tf.nn.relu(tf.nn.bias_add(tf.matmul(a, b), c_)),
+     [_NANA, r(4, 5), r(5)], grad=False)
+_NANX = r(1, 4, 4, 2)
+_NANX[0, 1, 2, 0] = np.nan
+for nm, act in (("Relu", tf.nn.relu), ("Relu6", tf.nn.relu6)):
+    more(nm + "_fused_conv_nan", nm,
+         (lambda f_: lambda x, w, c_: f_(tf.nn.bias_add(
+             tf.nn.conv2d(x, w, 1, "SAME"), c_)))(act),
+         [_NANX, r(3, 3, 2, 3), r(3)], grad=False)
 more("Transpose_large", "Transpose", lambda x: tf.transpose(x, [1, 0]),
      [r(37, 29)], {"perm": [1, 0]}, grad=False)
 
