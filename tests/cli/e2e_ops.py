@@ -86,8 +86,7 @@ def dgrun(*args):
 
 
 # Known failures: "<case> on <device>" -> why it is not fixed yet.  Its
-# failures are reported, not counted; once it passes the harness fails
-# until the entry goes.
+# failures are reported, not counted; a build where it passes says so.
 KNOWN = {
     "Relu_fused_conv_nan on CPU":
         "oneDNN's relu post-op of a fused convolution (kernels_cpu_dnnl.c) "
@@ -488,7 +487,8 @@ def main():
     for k in sorted(KNOWN):
         if k.split(" on ")[0] in RAN and k not in KNOWN_SEEN and \
                 k.split(" on ")[1] in DEVICES:
-            fail("%s: a known failure passes now; remove it from KNOWN" % k)
+            # (a note, not a failure: builds without oneDNN pass it)
+            print("note: known failure %s passes in this build" % k)
     if FAILURES:
         print("%d failures" % len(FAILURES))
         return 1
