@@ -875,7 +875,7 @@ def record_graph(c):
             vals = s.run(ys)
         gd = g.as_graph_def(add_shapes=True)
     with open(os.path.join(OUT, c["name"] + ".pb"), "wb") as f:
-        f.write(gd.SerializeToString())
+        f.write(gd.SerializeToString(deterministic=True))
     opnode = [n for n in gd.node if n.op == c["op"]]
     ent = {"op": c["op"], "dtype": c["dtype"],
            "node": opnode[0].name if opnode else None, "fetch": {},
@@ -1104,7 +1104,8 @@ def _fused(op, shapes, fused, d, attrs):
         n.attr["T"].type = t
         n.attr["fused_ops"].list.s.extend([f.encode() for f in fused])
         n.attr["num_args"].i = len(shapes) - 2
-        n.attr["TArgs"].list.type.extend([t] * (len(shapes) - 2))
+        if op != "_FusedDepthwiseConv2dNative":  # (its OpDef has no TArgs)
+            n.attr["TArgs"].list.type.extend([t] * (len(shapes) - 2))
         for k, v in attrs.items():
             if isinstance(v, list):
                 n.attr[k].list.i.extend(v)
@@ -1437,7 +1438,7 @@ def record(c):
                          ([dy] if grads else []))
         gd = g.as_graph_def(add_shapes=bool(c.get("shapes")))
     with open(os.path.join(OUT, c["name"] + ".pb"), "wb") as f:
-        f.write(gd.SerializeToString())
+        f.write(gd.SerializeToString(deterministic=True))
     opnode = [n for n in gd.node if n.op == c["op"] or n.op == c["dg_op"]]
     # the dtype TF registers the kernel by: Select's values, not its cond
     tin = c["inputs"][1 if c["op"] in ("Select", "SelectV2") else 0]
