@@ -803,6 +803,7 @@ const dgr_kernel_row dgr_cl_kernels[DGC_N_OPS] = {
     ROW(UnsortedSegmentSum, dgr_cl_k_unsorted_segment_sum),
     ROW(ScatterAdd, dgr_cl_k_scatter_add),
     ROW(ScatterSub, dgr_cl_k_scatter_sub),
+    ROW(ScatterUpdate, dgr_cl_k_scatter_update),
     ROW(Sign, dgr_cl_k_sign),
     ROW(BatchMatMulV2, dgr_cl_k_einsum),
     ROW(DivNoNan, dgr_cl_k_div_no_nan),
