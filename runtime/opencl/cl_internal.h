@@ -403,6 +403,7 @@ dg_status dgr_cl_k_assign_sub(dgr_kctx *k);
 dg_status dgr_cl_k_apply_gd(dgr_kctx *k);
 dg_status dgr_cl_k_apply_momentum(dgr_kctx *k);
 dg_status dgr_cl_k_apply_adam(dgr_kctx *k);
+dg_status dgr_cl_k_apply_opt(dgr_kctx *k);
 dg_status dgr_cl_k_moving_avg(dgr_kctx *k);
 dg_status dgr_cl_k_const(dgr_kctx *k);
 dg_status dgr_cl_k_random(dgr_kctx *k);
