@@ -43,7 +43,7 @@ them on CPU:0 and on PoCL; tools/zoo/census.py counts their op types.
                 weight) and sparse ones (an embedding: SparseApply*,
                 ScatterAdd/Sub), on reference variables and (the
                 embedding model, its dense weights included) on resource
-                variables
+                variables; the embedding models keep graph.pb only
 
 Run with the TF venv, tf_keras on PYTHONPATH:
   PYTHONPATH=.venv-tfk tools/tf_fixtures/.venv/bin/python tools/zoo/make_zoo.py
@@ -74,7 +74,8 @@ JSON_MAX = 700_000
 PB_MAX = 1_000_000
 
 
-def write(name, graph_def, feeds, fetch, sess, graph, train=None, note=""):
+def write(name, graph_def, feeds, fetch, sess, graph, train=None, note="",
+          with_json=True):
     d = os.path.join(OUT, name)
     os.makedirs(d, exist_ok=True)
     for f in os.listdir(d):
@@ -99,7 +100,7 @@ def write(name, graph_def, feeds, fetch, sess, graph, train=None, note=""):
         return
     with open(os.path.join(d, "graph.pb"), "wb") as f:
         f.write(pb)
-    if len(pb) < JSON_MAX:
+    if len(pb) < JSON_MAX and with_json:
         with open(os.path.join(d, "graph.json"), "w") as f:
             f.write(json_format.MessageToJson(graph_def, sort_keys=True))
             f.write("\n")
@@ -573,7 +574,9 @@ def opt_model(name, sparse, resource):
                   note="every tf.compat.v1.train optimizer on its own %s "
                   "model (%s variables), the losses summed" % (
                       "embedding" if sparse else "dense",
-                      "resource" if resource else "reference"))
+                      "resource" if resource else "reference"),
+                  with_json=not sparse)  # 0.5 MB each; opt_dense's
+                  # graph.json checks the JSON reader on these ops
 
 
 MODELS = {"transformer": transformer, "bigru": bigru, "dcgan_gen": dcgan_gen,
