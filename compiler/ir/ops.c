@@ -315,13 +315,12 @@ int dgc_op_n_refs(int op)
 {
     if (!dgc_op_has(op, DGC_OP_STATE))
         return 0;
-    if (op == DGC_OPID_ApplyAdam || op == DGC_OPID_ApplyRMSProp ||
-        op == DGC_OPID_ApplyAdadelta || op == DGC_OPID_ApplyAdaMax)
-        return 3;
     switch (op) {
     case DGC_OPID_ApplyCenteredRMSProp:
     case DGC_OPID_SparseApplyCenteredRMSProp:
         return 4;
+    case DGC_OPID_ApplyAdam: case DGC_OPID_ApplyRMSProp:
+    case DGC_OPID_ApplyAdadelta: case DGC_OPID_ApplyAdaMax:
     case DGC_OPID_ApplyFtrl: case DGC_OPID_ApplyFtrlV2:
     case DGC_OPID_ApplyAdagradDA: case DGC_OPID_SparseApplyAdagradDA:
     case DGC_OPID_SparseApplyAdadelta: case DGC_OPID_SparseApplyRMSProp:
