@@ -254,8 +254,9 @@ __kernel void name(__global const T *x, __global const IT *ids,             \
 USS(z_uss_i32, int)
 USS(z_uss_i64, long)
 
-/* ScatterAdd/Sub: work-item j of a row applies every update in order;
- * scalar = updates is one value */
+/* ScatterAdd/Sub/Update: work-item j of a row applies every update in
+ * order (sign 0: ScatterUpdate, the last of equal indices wins); scalar =
+ * updates is one value */
 #define SCAT(name, IT)                                                       \
 __kernel void name(__global T *ref, __global const IT *ix,                  \
                    __global const T *u, long inner, long cnt, long rows,     \
@@ -266,7 +267,9 @@ __kernel void name(__global T *ref, __global const IT *ix,                  \
     for (long i = 0; i < cnt; i++) {                                         \
         long s = (long)ix[i];                                                \
         if (s >= 0 && s < rows) /* TF's GPU kernel skips bad indices */      \
-            ref[s * inner + j] += sign * u[scalar ? 0 : i * inner + j];      \
+            ref[s * inner + j] = (sign == 0 ? 0 : ref[s * inner + j]) +     \
+                                 (sign == 0 ? 1 : sign) *                    \
+                                 u[scalar ? 0 : i * inner + j];              \
     }                                                                        \
 }
 SCAT(z_scatter_i32, int)

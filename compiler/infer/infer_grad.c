@@ -177,20 +177,62 @@ int dgc_infer_apply_momentum(DGC_INFER_ARGS)
     return 0;
 }
 
+/* A sparse update's row indices (vector, int) and gradient rows
+ * (indices.shape + var.shape[1:]); AdagradDA's global_step (int64 scalar).
+ * Rewrites them in t (a copy of the inputs) as check_apply's dense
+ * gradient and scalar of the variable's dtype. */
+static int check_sparse_apply(const dgc_node *n, dgc_ttype *t, int n_in,
+                              int grad, int ix, char *msg, size_t msgsz)
+{
+    if (dgc_op_apply_dense(n->op) == DGC_OPID_ApplyAdagradDA) {
+        int step = n_in - 1;
+        if (t[step].dtype != DG_I64) {
+            snprintf(msg, msgsz, "global_step (input %d) must be int64", step);
+            return -1;
+        }
+        t[step].dtype = t[0].dtype;
+    }
+    if (ix < 0)
+        return 0;
+    const dg_shape *v = &t[0].shape, *g = &t[grad].shape, *i = &t[ix].shape;
+    if (t[ix].dtype != DG_I32 && t[ix].dtype != DG_I64) {
+        snprintf(msg, msgsz, "indices (input %d) must be int32 or int64", ix);
+        return -1;
+    }
+    if (i->rank != 1 || v->rank < 1 || g->rank != v->rank ||
+        !dim_ok(g->dims[0], i->dims[0])) {
+        snprintf(msg, msgsz, "needs a variable of rank >= 1, a vector of "
+                 "indices and gradient rows indices.shape + var.shape[1:]");
+        return -1;
+    }
+    t[grad].shape.dims[0] = v->dims[0]; /* rows checked above */
+    t[ix].dtype = t[0].dtype;
+    t[ix].shape.rank = 0;
+    return 0;
+}
+
 int dgc_infer_apply_opt(DGC_INFER_ARGS)
 {
-    /* the variable, its slots, scalar hyper-parameters, the gradient */
-    int refs = dgc_op_n_refs(n->op), scal[DGC_MAX_APPLY], slots[4];
-    if (n_in < refs + 1 || n_in - refs - 1 > DGC_MAX_APPLY) {
+    /* the variable, its slots, scalar hyper-parameters, the gradient
+     * (dgc_op_apply_layout: where it is, and a sparse update's indices) */
+    int refs = dgc_op_n_refs(n->op), scal[DGC_MAX_APPLY], slots[4], ix;
+    if (n_in < refs + 1 || n_in - refs - 1 > DGC_MAX_APPLY ||
+        n_in > DGC_MAX_APPLY + 6) {
         snprintf(msg, msgsz, "has %d inputs", n_in);
         return -1;
     }
+    int grad = dgc_op_apply_layout(n->op, n_in, &ix), n_scal = 0;
+    dgc_ttype t[DGC_MAX_APPLY + 6];
+    memcpy(t, in, (size_t)n_in * sizeof *t);
+    if (check_sparse_apply(n, t, n_in, grad, ix, msg, msgsz))
+        return -1;
     for (int i = 1; i < refs; i++)
         slots[i - 1] = i;
-    for (int i = refs; i < n_in - 1; i++)
-        scal[i - refs] = i;
-    if (check_apply(in, n_in, n_in - 1, scal, n_in - 1 - refs, slots,
-                    refs - 1, msg, msgsz))
+    for (int i = refs; i < n_in; i++)
+        if (i != grad)
+            scal[n_scal++] = i; /* ix: made a scalar above */
+    if (check_apply(t, n_in, grad, scal, n_scal, slots, refs - 1, msg,
+                    msgsz))
         return -1;
     out[0] = in[0];
     return 0;

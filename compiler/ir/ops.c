@@ -72,6 +72,11 @@ static const dgc_attr_spec a_momentum[] = {
 static const dgc_attr_spec a_adagrad[] = {
     AS(use_locking, DGC_A_BOOL, "false", 0),
     AS(update_slots, DGC_A_BOOL, "true", 0), A_END};
+static const dgc_attr_spec a_opt[] = {AS(use_locking, DGC_A_BOOL, "false", 0),
+                                      A_END};
+static const dgc_attr_spec a_ftrl[] = {
+    AS(use_locking, DGC_A_BOOL, "false", 0),
+    AS(multiply_linear_by_lr, DGC_A_BOOL, "false", 0), A_END};
 static const dgc_attr_spec a_bcast[] = { /* BroadcastLike */
     AS(axis, DGC_A_INTS, NULL, 0), AS(keepdims, DGC_A_BOOL, "false", 0),
     AS(mean, DGC_A_BOOL, "false", 0), A_END};
@@ -126,7 +131,9 @@ static const dgc_attr_spec a_axis[] = {AS(axis, DGC_A_INTS, "0", 0), A_END};
 static const dgc_attr_spec a_tile[] = {AS(multiples, DGC_A_INTS, NULL, 0),
                                        A_END};
 static const dgc_attr_spec a_gather[] = {
-    AS(axis, DGC_A_INTS, "0", 0), AS(batch_dims, DGC_A_INT, "0", 0), A_END};
+    AS(axis, DGC_A_INTS, "0", 0), AS(batch_dims, DGC_A_INT, "0", 0),
+    /* ResourceGather's (issue 22): indices are always checked */
+    AS(validate_indices, DGC_A_BOOL, "true", 0), A_END};
 static const dgc_attr_spec a_split[] = {
     AS(axis, DGC_A_INTS, "0", 0), AS(num, DGC_A_INT, NULL, REQ), A_END};
 static const dgc_attr_spec a_sslice[] = {
@@ -308,15 +315,77 @@ int dgc_op_n_refs(int op)
 {
     if (!dgc_op_has(op, DGC_OP_STATE))
         return 0;
-    if (op == DGC_OPID_ApplyAdam || op == DGC_OPID_ApplyRMSProp ||
-        op == DGC_OPID_ApplyAdadelta || op == DGC_OPID_ApplyAdaMax)
-        return 3;
-    if (op == DGC_OPID_ApplyCenteredRMSProp)
+    switch (op) {
+    case DGC_OPID_ApplyCenteredRMSProp:
+    case DGC_OPID_SparseApplyCenteredRMSProp:
         return 4;
-    if (op == DGC_OPID_ApplyMomentum || op == DGC_OPID_ApplyAdagrad ||
-        op == DGC_OPID_ApplyProximalAdagrad)
+    case DGC_OPID_ApplyAdam: case DGC_OPID_ApplyRMSProp:
+    case DGC_OPID_ApplyAdadelta: case DGC_OPID_ApplyAdaMax:
+    case DGC_OPID_ApplyFtrl: case DGC_OPID_ApplyFtrlV2:
+    case DGC_OPID_ApplyAdagradDA: case DGC_OPID_SparseApplyAdagradDA:
+    case DGC_OPID_SparseApplyAdadelta: case DGC_OPID_SparseApplyRMSProp:
+    case DGC_OPID_SparseApplyFtrl: case DGC_OPID_SparseApplyFtrlV2:
+        return 3;
+    case DGC_OPID_ApplyMomentum: case DGC_OPID_ApplyAdagrad:
+    case DGC_OPID_ApplyProximalAdagrad: case DGC_OPID_SparseApplyMomentum:
+    case DGC_OPID_SparseApplyAdagrad: case DGC_OPID_SparseApplyProximalAdagrad:
         return 2;
-    return 1;
+    default:
+        return 1;
+    }
+}
+
+int dgc_op_apply_layout(int op, int n_in, int *indices)
+{
+    int refs = dgc_op_n_refs(op);
+    switch (op) {
+    /* gradient right after the slots (and, sparse, its indices next) */
+    case DGC_OPID_ApplyFtrl: case DGC_OPID_ApplyFtrlV2:
+    case DGC_OPID_ApplyAdagradDA:
+        *indices = -1;
+        return refs;
+    case DGC_OPID_SparseApplyMomentum: case DGC_OPID_SparseApplyAdagrad:
+    case DGC_OPID_SparseApplyAdagradDA: case DGC_OPID_SparseApplyFtrl:
+    case DGC_OPID_SparseApplyFtrlV2:
+    {
+        int grad = op == DGC_OPID_SparseApplyMomentum ||
+                           op == DGC_OPID_SparseApplyAdagrad
+                       ? refs + 1 /* after lr */
+                       : refs;
+        *indices = grad + 1;
+        return grad;
+    }
+    /* gradient and indices last */
+    case DGC_OPID_SparseApplyAdadelta: case DGC_OPID_SparseApplyRMSProp:
+    case DGC_OPID_SparseApplyCenteredRMSProp:
+    case DGC_OPID_SparseApplyProximalGradientDescent:
+    case DGC_OPID_SparseApplyProximalAdagrad:
+        *indices = n_in - 1;
+        return n_in - 2;
+    default:
+        *indices = -1;
+        return n_in - 1;
+    }
+}
+
+int dgc_op_apply_dense(int op)
+{
+    switch (op) {
+    case DGC_OPID_SparseApplyMomentum: return DGC_OPID_ApplyMomentum;
+    case DGC_OPID_SparseApplyAdagrad: return DGC_OPID_ApplyAdagrad;
+    case DGC_OPID_SparseApplyAdagradDA: return DGC_OPID_ApplyAdagradDA;
+    case DGC_OPID_SparseApplyAdadelta: return DGC_OPID_ApplyAdadelta;
+    case DGC_OPID_SparseApplyRMSProp: return DGC_OPID_ApplyRMSProp;
+    case DGC_OPID_SparseApplyCenteredRMSProp:
+        return DGC_OPID_ApplyCenteredRMSProp;
+    case DGC_OPID_SparseApplyFtrl: return DGC_OPID_ApplyFtrl;
+    case DGC_OPID_SparseApplyFtrlV2: return DGC_OPID_ApplyFtrlV2;
+    case DGC_OPID_SparseApplyProximalGradientDescent:
+        return DGC_OPID_ApplyProximalGradientDescent;
+    case DGC_OPID_SparseApplyProximalAdagrad:
+        return DGC_OPID_ApplyProximalAdagrad;
+    default: return op;
+    }
 }
 
 int dgc_op_has(int op, uint32_t flag)

@@ -137,6 +137,14 @@ int dgc_op_has(int op, uint32_t flag);
  * in place (the variable, then its slots: ApplyMomentum 2, ApplyAdam 3,
  * ...); 0 for other ops. */
 int dgc_op_n_refs(int op);
+/* Where an optimizer update op (n_in inputs) takes its gradient: returns
+ * the gradient's input index and sets *indices to that of the sparse
+ * updates' row indices (SparseApply*), -1 for a dense update.  Every other
+ * input from dgc_op_n_refs(op) on is a scalar hyper-parameter. */
+int dgc_op_apply_layout(int op, int n_in, int *indices);
+/* The dense update whose element formula a SparseApply* op applies to its
+ * rows (SparseApplyFtrl -> ApplyFtrl); op itself for any other op. */
+int dgc_op_apply_dense(int op);
 
 /* TF's OpDef attributes (compiler/ir/tf_attrs.def, generated from TF's op
  * registry by tools/tf_attrs/gen_tf_attrs.py) of TF op `tf_op` as a

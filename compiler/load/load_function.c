@@ -195,6 +195,9 @@ static const struct {
     {"AssignAddVariableOp", "AssignAdd", "dtype", "T"},
     {"AssignSubVariableOp", "AssignSub", "dtype", "T"},
     {"ResourceGather", "GatherV2", "dtype", "Tparams"},
+    {"ResourceScatterAdd", "ScatterAdd", "dtype", "T"},
+    {"ResourceScatterSub", "ScatterSub", "dtype", "T"},
+    {"ResourceScatterUpdate", "ScatterUpdate", "dtype", "T"},
 };
 
 /* n (a new node in the arena) with its resource op renamed; a

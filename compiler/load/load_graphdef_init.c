@@ -1,7 +1,8 @@
 /*
  * load_graphdef_init.c -- constant subgraphs of a TensorFlow GraphDef that
  * dgrun turns into attributes: a VariableV2's initial value (read from the
- * `<var>/Assign` initializer TF builds: a Const, or a scaled and shifted
+ * `<var>/Assign` initializer TF builds: a Const (or a float Const times a
+ * constant scalar), or a scaled and shifted
  * RandomUniform / RandomNormal / TruncatedNormal as
  * tf.glorot_uniform_initializer, tf.random_uniform_initializer,
  * tf.random_normal_initializer and tf.truncated_normal_initializer emit) and
@@ -97,6 +98,31 @@ static int affine_random(const dgc_graph *g, int32_t v, int32_t *r,
     return 0;
 }
 
+/* v = C or C * s, s * C with C a Const tensor and s a constant scalar
+ * expression (tf.compat.v1.train.FtrlOptimizer's accumulator initializer:
+ * ones * initial_accumulator_value): C's node, and the scale (1 for a bare
+ * Const; a scale only on a float C).  0 ok, -1 not that shape. */
+static int scaled_const(const dgc_graph *g, int32_t v, int32_t *c,
+                        double *scale)
+{
+    const dgc_node *n = &g->nodes[v];
+    *scale = 1.0;
+    *c = v;
+    if (const_tensor(n))
+        return 0;
+    if (!op_is(n, "Mul") || n->n_inputs != 2)
+        return -1;
+    for (int k = 0; k < 2; k++) {
+        const dg_tensor *t = const_tensor(&g->nodes[n->inputs[k].node]);
+        if (t && (t->dtype == DG_F32 || t->dtype == DG_F64) &&
+            scalar_of(g, n->inputs[1 - k].node, 0, scale) == 0) {
+            *c = n->inputs[k].node;
+            return 0;
+        }
+    }
+    return -1;
+}
+
 static void shape_text(const dg_shape *s, char *buf, size_t n)
 {
     size_t k = (size_t)snprintf(buf, n, "[");
@@ -157,18 +183,26 @@ dg_status dgc_gd_variable_init(dgc_graph *g, int32_t id, dg_error *err)
     const dgc_node *asn = as >= 0 ? &g->nodes[as] : NULL;
     if (asn && op_is(asn, "Assign") && asn->n_inputs == 2 &&
         asn->inputs[0].node == id) {
-        int32_t v = asn->inputs[1].node, r;
+        int32_t v = asn->inputs[1].node, r, c;
         const dgc_node *src = &g->nodes[v];
-        const dg_tensor *t = const_tensor(src);
         double scale, offset;
+        const dg_tensor *t = scaled_const(g, v, &c, &scale) == 0
+                                 ? const_tensor(&g->nodes[c])
+                                 : NULL;
         dg_status st = DG_OK;
         if (t) {
             if (!(st = check_like(n, src, t->dtype, &t->shape, err))) {
                 dg_tensor *cp = dg_tensor_new(t->dtype, &t->shape);
                 if (!cp)
                     return dg_err_nomem(err, "init");
-                memcpy(cp->data, t->data, (size_t)dg_shape_numel(&t->shape) *
-                                          dg_dtype_size(t->dtype));
+                int64_t ne = dg_shape_numel(&t->shape);
+                memcpy(cp->data, t->data, (size_t)ne * dg_dtype_size(t->dtype));
+                for (int64_t i = 0; i < ne && scale != 1.0; i++) {
+                    if (t->dtype == DG_F32)
+                        ((float *)cp->data)[i] *= (float)scale;
+                    else
+                        ((double *)cp->data)[i] *= scale;
+                }
                 a.init.kind = DGC_INIT_VALUE;
                 a.init.value = cp;
                 vt = t->dtype;

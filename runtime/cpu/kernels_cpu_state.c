@@ -4,7 +4,8 @@
  * ApplyGradientDescent, ApplyMomentum, ApplyAdam (TF's formulas),
  * AssignMovingAvg, and ApplyAdagrad, ApplyRMSProp, ApplyCenteredRMSProp,
  * ApplyAdadelta, ApplyAdaMax, ApplyProximalGradientDescent,
- * ApplyProximalAdagrad.  Input 0 aliases the Variable's storage (the executor
+ * ApplyProximalAdagrad, ApplyFtrl(V2), ApplyAdagradDA and the SparseApply*
+ * updates.  Input 0 aliases the Variable's storage (the executor
  * reads Variables itself); updates write into it and output 0 aliases it.
  */
 #include "kernels_cpu.h"
@@ -234,95 +235,204 @@ dg_status dgr_k_assign_moving_avg(dgr_kctx *k)
 }
 
 /* ---- the other tf.compat.v1.train optimizers (issue 22) ------------------
- * TF's training_ops functors, element by element in index order: s[0..3]
- * the slots (inputs 1..refs-1), h[] the scalar hyper-parameters in input
- * order, g the gradient (the last input). */
-#define OPT_LOOP(T, SQRT)                                                    \
-    do {                                                                     \
-        T *w = dgr_cpu_ptr(&k->in[0]);                                       \
-        const T *g = dgr_cpu_ptr(&k->in[k->n_in - 1]);                       \
-        T *s0 = refs > 1 ? dgr_cpu_ptr(&k->in[1]) : NULL;                    \
-        T *s1 = refs > 2 ? dgr_cpu_ptr(&k->in[2]) : NULL;                    \
-        T *s2 = refs > 3 ? dgr_cpu_ptr(&k->in[3]) : NULL;                    \
-        T h0 = (T)h[0], h1 = (T)h[1], h2 = (T)h[2], h3 = (T)h[3];            \
-        for (int64_t i = 0; i < n; i++) {                                    \
-            T gi = g[i];                                                     \
-            switch (op) {                                                    \
-            case DGC_OPID_ApplyAdagrad: /* lr */                             \
-                if (slots)                                                   \
-                    s0[i] += gi * gi;                                        \
-                w[i] -= gi * h0 / SQRT(s0[i]);                               \
-                break;                                                       \
-            case DGC_OPID_ApplyRMSProp: /* ms, mom; lr, rho, mom., eps */    \
-                s0[i] += (gi * gi - s0[i]) * (1 - h1);                       \
-                s1[i] = s1[i] * h2 + gi * h0 / SQRT(s0[i] + h3);             \
-                w[i] -= s1[i];                                               \
-                break;                                                       \
-            case DGC_OPID_ApplyCenteredRMSProp: /* mg, ms, mom; same */      \
-                s1[i] += (gi * gi - s1[i]) * (1 - h1);                       \
-                s0[i] += (gi - s0[i]) * (1 - h1);                            \
-                s2[i] = s2[i] * h2 +                                         \
-                        gi * h0 / SQRT(s1[i] - s0[i] * s0[i] + h3);          \
-                w[i] -= s2[i];                                               \
-                break;                                                       \
-            case DGC_OPID_ApplyAdadelta: { /* accum, upd; lr, rho, eps */    \
-                s0[i] = s0[i] * h1 + gi * gi * (1 - h1);                     \
-                T u = SQRT(s1[i] + h2) / SQRT(s0[i] + h2) * gi;              \
-                w[i] -= u * h0;                                              \
-                s1[i] = s1[i] * h1 + u * u * (1 - h1);                       \
-                break;                                                       \
+ * TF's training_ops functors, element by element in index order over n
+ * elements: w the variable, s0..s2 the slots (inputs 1..refs-1), g the
+ * gradient, h[] the scalar hyper-parameters in input order.  A sparse
+ * update (SparseApply*) runs its dense formula (j->op) on each indexed row,
+ * in index order (a repeated index is updated twice, as TF's CPU kernels
+ * do). */
+typedef struct opt_job {
+    int op, refs, slots, nesterov, mul_lr;
+    double h[5];
+} opt_job;
+
+#define OPT_FN(NAME, T, SQRT, POW)                                           \
+static void NAME(const opt_job *j, T *w, T *s0, T *s1, T *s2, const T *g,    \
+                 int64_t n)                                                  \
+{                                                                            \
+    const double *h = j->h;                                                  \
+    T h0 = (T)h[0], h1 = (T)h[1], h2 = (T)h[2], h3 = (T)h[3];                \
+    for (int64_t i = 0; i < n; i++) {                                        \
+        T gi = g[i];                                                         \
+        switch (j->op) {                                                     \
+        case DGC_OPID_ApplyMomentum: /* lr, momentum */                      \
+            s0[i] = s0[i] * h1 + gi;                                         \
+            if (j->nesterov)                                                 \
+                w[i] -= gi * h0 + s0[i] * h1 * h0;                           \
+            else                                                             \
+                w[i] -= s0[i] * h0;                                          \
+            break;                                                           \
+        case DGC_OPID_ApplyAdagrad: /* lr */                                 \
+            if (j->slots)                                                    \
+                s0[i] += gi * gi;                                            \
+            w[i] -= gi * h0 / SQRT(s0[i]);                                   \
+            break;                                                           \
+        case DGC_OPID_ApplyRMSProp: /* ms, mom; lr, rho, mom., eps */        \
+            s0[i] += (gi * gi - s0[i]) * (1 - h1);                           \
+            s1[i] = s1[i] * h2 + gi * h0 / SQRT(s0[i] + h3);                 \
+            w[i] -= s1[i];                                                   \
+            break;                                                           \
+        case DGC_OPID_ApplyCenteredRMSProp: /* mg, ms, mom; same */          \
+            s1[i] += (gi * gi - s1[i]) * (1 - h1);                           \
+            s0[i] += (gi - s0[i]) * (1 - h1);                                \
+            s2[i] = s2[i] * h2 + gi * h0 / SQRT(s1[i] - s0[i] * s0[i] + h3); \
+            w[i] -= s2[i];                                                   \
+            break;                                                           \
+        case DGC_OPID_ApplyAdadelta: { /* accum, upd; lr, rho, eps */        \
+            s0[i] = s0[i] * h1 + gi * gi * (1 - h1);                         \
+            T u = SQRT(s1[i] + h2) / SQRT(s0[i] + h2) * gi;                  \
+            w[i] -= u * h0;                                                  \
+            s1[i] = s1[i] * h1 + u * u * (1 - h1);                           \
+            break;                                                           \
+        }                                                                    \
+        case DGC_OPID_ApplyAdaMax: { /* m, v; b1p, lr, b1, b2, eps */        \
+            s0[i] += (gi - s0[i]) * (1 - h2);                                \
+            T av = gi < 0 ? -gi : gi, bv = h3 * s1[i];                       \
+            s1[i] = bv > av ? bv : av;                                       \
+            w[i] -= h1 / (1 - h0) * (s0[i] / (s1[i] + (T)h[4]));             \
+            break;                                                           \
+        }                                                                    \
+        case DGC_OPID_ApplyFtrl:                                             \
+        case DGC_OPID_ApplyFtrlV2: { /* accum, linear; lr, l1, l2,           \
+                                        [l2_shrinkage,] lr_power */          \
+            int v2 = j->op == DGC_OPID_ApplyFtrlV2;                          \
+            T p = v2 ? (T)h[4] : h3, gs = v2 ? gi + 2 * h3 * w[i] : gi;      \
+            T na = s0[i] + gi * gi;                                          \
+            T pn = p == (T)-0.5 ? SQRT(na) : POW(na, -p);                    \
+            T po = p == (T)-0.5 ? SQRT(s0[i]) : POW(s0[i], -p);              \
+            T l1 = h1, y;                                                    \
+            if (j->mul_lr) {                                                 \
+                s1[i] += gs * h0 - (pn - po) * w[i];                         \
+                l1 = h1 * h0;                                                \
+                y = pn + 2 * h2 * h0;                                        \
+            } else {                                                         \
+                s1[i] += gs - (pn - po) / h0 * w[i];                         \
+                y = pn / h0 + 2 * h2;                                        \
             }                                                                \
-            case DGC_OPID_ApplyAdaMax: { /* m, v; b1p, lr, b1, b2, eps */    \
-                s0[i] += (gi - s0[i]) * (1 - (T)h[2]);                       \
-                T av = gi < 0 ? -gi : gi, bv = (T)h[3] * s1[i];              \
-                s1[i] = bv > av ? bv : av;                                   \
-                w[i] -= h1 / (1 - h0) * (s0[i] / (s1[i] + (T)h[4]));         \
-                break;                                                       \
+            T lin = s1[i];                                                   \
+            w[i] = (lin < 0 ? -lin : lin) > l1                               \
+                       ? ((lin > 0 ? l1 : -l1) - lin) / y                    \
+                       : 0;                                                  \
+            s0[i] = na;                                                      \
+            break;                                                           \
+        }                                                                    \
+        case DGC_OPID_ApplyAdagradDA: { /* g acc, g^2 acc; lr, l1, l2, step */ \
+            s0[i] += gi;                                                     \
+            s1[i] += gi * gi;                                                \
+            T den = h2 * h3 * h0 + SQRT(s1[i]), a = s0[i];                   \
+            if (h1 > 0) {                                                    \
+                T m = (a < 0 ? -a : a) - h1 * h3;                            \
+                w[i] = (a > 0 ? -h0 : a < 0 ? h0 : 0) * (m > 0 ? m : 0) / den; \
+            } else {                                                         \
+                w[i] = -h0 * a / den;                                        \
             }                                                                \
-            default: { /* Proximal GD (alpha, l1, l2), ProximalAdagrad (accum; \
-                          lr, l1, l2): its rate lr / sqrt(accum) */          \
-                T lr = h0;                                                   \
-                if (refs == 2) {                                             \
-                    s0[i] += gi * gi;                                        \
-                    lr = h0 / SQRT(s0[i]);                                   \
-                }                                                            \
-                T p = w[i] - gi * lr;                                        \
-                if (h1 > 0) {                                                \
-                    T a = (p < 0 ? -p : p) - lr * h1;                        \
-                    w[i] = (p > 0 ? 1 : p < 0 ? -1 : 0) * (a > 0 ? a : 0) /  \
-                           (1 + lr * h2);                                    \
-                } else {                                                     \
-                    w[i] = p / (1 + lr * h2);                                \
-                }                                                            \
+            break;                                                           \
+        }                                                                    \
+        default: { /* Proximal GD (alpha, l1, l2), ProximalAdagrad (accum;   \
+                      lr, l1, l2): its rate lr / sqrt(accum) */              \
+            T lr = h0;                                                       \
+            if (j->refs == 2) {                                              \
+                s0[i] += gi * gi;                                            \
+                lr = h0 / SQRT(s0[i]);                                       \
             }                                                                \
+            T p = w[i] - gi * lr;                                            \
+            if (h1 > 0) {                                                    \
+                T a = (p < 0 ? -p : p) - lr * h1;                            \
+                w[i] = (p > 0 ? 1 : p < 0 ? -1 : 0) * (a > 0 ? a : 0) /      \
+                       (1 + lr * h2);                                        \
+            } else {                                                         \
+                w[i] = p / (1 + lr * h2);                                    \
             }                                                                \
         }                                                                    \
-    } while (0)
+        }                                                                    \
+    }                                                                        \
+}
+
+OPT_FN(opt_f32, float, sqrtf, powf)
+OPT_FN(opt_f64, double, sqrt, pow)
+
+/* Run j on n elements from element offset wo of the variable and its slots
+ * and go of the gradient (input gi). */
+static void opt_run(dgr_kctx *k, const opt_job *j, int gi, int64_t wo,
+                    int64_t go, int64_t n)
+{
+    void *p[4] = {NULL, NULL, NULL, NULL};
+    for (int i = 0; i < j->refs && i < 4; i++)
+        p[i] = dgr_cpu_ptr(&k->in[i]);
+    const void *g = dgr_cpu_ptr(&k->in[gi]);
+    if (k->in[0].dtype == DG_F32) {
+        float *f[4];
+        for (int i = 0; i < 4; i++)
+            f[i] = p[i] ? (float *)p[i] + wo : NULL;
+        opt_f32(j, f[0], f[1], f[2], f[3], (const float *)g + go, n);
+    } else {
+        double *f[4];
+        for (int i = 0; i < 4; i++)
+            f[i] = p[i] ? (double *)p[i] + wo : NULL;
+        opt_f64(j, f[0], f[1], f[2], f[3], (const double *)g + go, n);
+    }
+}
+
+/* A sparse update: gradient rows (input gi) onto the rows indices (input
+ * ix) of the variable and its slots. */
+static dg_status opt_sparse(dgr_kctx *k, const opt_job *j, int gi, int ix)
+{
+    const dgr_value *var = &k->in[0], *g = &k->in[gi], *idx = &k->in[ix];
+    if (var->shape.rank < 1 || idx->shape.rank != 1 ||
+        (idx->dtype != DG_I32 && idx->dtype != DG_I64))
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': needs a variable of "
+                      "rank >= 1 and a vector of int32 or int64 indices",
+                      k->node->name);
+    int64_t rows = var->shape.dims[0], cnt = idx->shape.dims[0];
+    int64_t inner = rows > 0 ? dg_shape_numel(&var->shape) / rows : 0;
+    if (g->dtype != var->dtype || dg_shape_numel(&g->shape) != cnt * inner)
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': gradient (%s, %lld "
+                      "elements) is not %lld rows of the variable's %lld "
+                      "(%s)", k->node->name, dg_dtype_name(g->dtype),
+                      (long long)dg_shape_numel(&g->shape), (long long)cnt,
+                      (long long)inner, dg_dtype_name(var->dtype));
+    const void *ip = dgr_cpu_ptr(idx);
+    for (int64_t i = 0; i < cnt; i++) {
+        int64_t r = idx->dtype == DG_I32 ? ((const int32_t *)ip)[i]
+                                         : ((const int64_t *)ip)[i];
+        if (r < 0 || r >= rows)
+            return dg_err(k->err, DG_E_RUNTIME, "node '%s': index %lld is "
+                          "not in [0, %lld)", k->node->name, (long long)r,
+                          (long long)rows);
+        opt_run(k, j, gi, r * inner, i * inner, inner);
+    }
+    return DG_OK;
+}
 
 dg_status dgr_k_apply_opt(dgr_kctx *k)
 {
-    int op = k->node->op, refs = dgc_op_n_refs(op);
-    double h[5] = {0, 0, 0, 0, 0};
+    int op = k->node->op, ix, n_h = 0;
+    opt_job j = {.op = dgc_op_apply_dense(op), .refs = dgc_op_n_refs(op)};
+    int gi = dgc_op_apply_layout(op, k->n_in, &ix);
     dg_status st;
-    for (int i = refs; i < k->n_in - 1 && i - refs < 5; i++)
-        if (scalar(k, i, &h[i - refs]))
+    for (int i = j.refs; i < k->n_in && n_h < 5; i++)
+        if (i != gi && i != ix && scalar(k, i, &j.h[n_h++]))
             return DG_E_RUNTIME;
-    for (int i = 1; i < refs; i++)
+    for (int i = 1; i < j.refs; i++)
         if ((st = check_like_var(k, i, 0)))
             return st;
-    if ((st = check_like_var(k, k->n_in - 1, 0)))
+    if (ix < 0 && (st = check_like_var(k, gi, 0)))
         return st;
-    /* only Adagrad has update_slots (the schema check caught a read for
-     * every optimizer here) */
-    int slots = k->node->op != DGC_OPID_ApplyAdagrad ||
-                dgc_attr_b(k->node, DGC_AT_update_slots);
-    int64_t n = dg_shape_numel(&k->in[0].shape);
-    switch (k->in[0].dtype) {
-    case DG_F32: OPT_LOOP(float, sqrtf); break;
-    case DG_F64: OPT_LOOP(double, sqrt); break;
-    default:
+    if (k->in[0].dtype != DG_F32 && k->in[0].dtype != DG_F64)
         return dg_err(k->err, DG_E_RUNTIME, "node '%s': no CPU kernel for "
                       "%s", k->node->name, dg_dtype_name(k->in[0].dtype));
+    /* attrs by the schema of each op (a read outside it is an error) */
+    j.slots = j.op != DGC_OPID_ApplyAdagrad ||
+              dgc_attr_b(k->node, DGC_AT_update_slots);
+    j.nesterov = j.op == DGC_OPID_ApplyMomentum &&
+                 dgc_attr_b(k->node, DGC_AT_use_nesterov);
+    j.mul_lr = (j.op == DGC_OPID_ApplyFtrl || j.op == DGC_OPID_ApplyFtrlV2) &&
+               dgc_attr_b(k->node, DGC_AT_multiply_linear_by_lr);
+    if (ix >= 0) {
+        if ((st = opt_sparse(k, &j, gi, ix)))
+            return st;
+    } else {
+        opt_run(k, &j, gi, 0, 0, dg_shape_numel(&k->in[0].shape));
     }
     return done(k);
 }

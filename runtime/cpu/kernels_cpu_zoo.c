@@ -3,7 +3,8 @@
  * ops everyday TF 2.21 models use: SquaredDifference, Erf/Erfc, the
  * activations LeakyRelu/Elu/Selu/Softplus/Softsign and their gradient ops,
  * ReverseV2, IdentityN, Einsum, the image resizes and their gradients,
- * Unique, UnsortedSegmentSum, ScatterAdd/ScatterSub, DynamicPartition.
+ * Unique, UnsortedSegmentSum, ScatterAdd/ScatterSub/ScatterUpdate,
+ * DynamicPartition.
  * Every sum is made in one fixed order (per output element, or serially
  * over the input), never depending on the thread count.
  */
@@ -782,13 +783,15 @@ static dg_status scatter(dgr_kctx *k, int sign)
             return dg_err(k->err, DG_E_RUNTIME, "node '%s': index %lld is "
                           "not in [0, %lld)", k->node->name, (long long)s,
                           (long long)rows);
-        if (scalar)
-            for (int64_t q = 0; q < inner; q++)
-                acc_row(ref->dtype, r + (size_t)(s * inner + q) * es, up, 1,
-                        sign);
-        else
-            acc_row(ref->dtype, r + (size_t)(s * inner) * es,
-                    up + (size_t)(i * inner) * es, inner, sign);
+        for (int64_t q = 0; q < (scalar ? inner : 1); q++) {
+            char *dst = r + (size_t)(s * inner + q) * es;
+            const char *src = scalar ? up : up + (size_t)(i * inner) * es;
+            int64_t m = scalar ? 1 : inner;
+            if (sign == 0) /* ScatterUpdate */
+                memcpy(dst, src, (size_t)m * es);
+            else
+                acc_row(ref->dtype, dst, src, m, sign);
+        }
     }
     dgr_kctx_alias_output(k, 0, ref);
     return DG_OK;
@@ -796,6 +799,7 @@ static dg_status scatter(dgr_kctx *k, int sign)
 
 dg_status dgr_k_scatter_add(dgr_kctx *k) { return scatter(k, 1); }
 dg_status dgr_k_scatter_sub(dgr_kctx *k) { return scatter(k, -1); }
+dg_status dgr_k_scatter_update(dgr_kctx *k) { return scatter(k, 0); }
 
 dg_status dgr_k_dynamic_partition(dgr_kctx *k)
 {

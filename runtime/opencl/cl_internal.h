@@ -403,6 +403,7 @@ dg_status dgr_cl_k_assign_sub(dgr_kctx *k);
 dg_status dgr_cl_k_apply_gd(dgr_kctx *k);
 dg_status dgr_cl_k_apply_momentum(dgr_kctx *k);
 dg_status dgr_cl_k_apply_adam(dgr_kctx *k);
+dg_status dgr_cl_k_apply_opt(dgr_kctx *k);
 dg_status dgr_cl_k_moving_avg(dgr_kctx *k);
 dg_status dgr_cl_k_const(dgr_kctx *k);
 dg_status dgr_cl_k_random(dgr_kctx *k);
@@ -431,6 +432,7 @@ dg_status dgr_cl_k_resize_nearest(dgr_kctx *k);
 dg_status dgr_cl_k_unsorted_segment_sum(dgr_kctx *k);
 dg_status dgr_cl_k_scatter_add(dgr_kctx *k);
 dg_status dgr_cl_k_scatter_sub(dgr_kctx *k);
+dg_status dgr_cl_k_scatter_update(dgr_kctx *k);
 dg_status dgr_cl_k_sign(dgr_kctx *k);
 /* Floor ... Cosh (issue 22, step 3; Round and Rint: rint) */
 dg_status dgr_cl_k_floor(dgr_kctx *k);

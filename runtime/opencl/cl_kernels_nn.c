@@ -1,9 +1,10 @@
 /*
  * cl_kernels_nn.c -- OpenCL kernels for the row-wise ops (Softmax, the two
  * cross-entropy ops, SoftmaxGrad), BatchNorm and its gradient, ArgMax, the
- * state ops that update a Variable in place (Assign*, Apply*,
- * AssignMovingAvg) and the source ops (Const uploads, Random* generate on
- * the host exactly like the CPU kernel and upload).
+ * state ops that update a Variable in place (Assign*, Apply*, the
+ * SparseApply* TF has GPU kernels for, AssignMovingAvg) and the source ops
+ * (Const uploads, Random* generate on the host exactly like the CPU kernel
+ * and upload).
  */
 #include "cl_internal.h"
 #include "dg_alloc.h"
@@ -343,6 +344,74 @@ dg_status dgr_cl_k_apply_adam(dgr_kctx *k)
                       DGR_ARG(m[6]), DGR_ARG(m[7]), DGR_ARG(m[8]),
                       DGR_ARG(m[9]), DGR_ARG(n),    DGR_ARG(nest)};
     return dgr_cl_launch1d(k, "train", dt, "apply_adam", (size_t)n, a, 12);
+}
+
+/* The other tf.compat.v1.train updates TF has GPU kernels for (issue 22):
+ * kernels_cpu_state.c's dgr_k_apply_opt as train.cl's apply_opt, by the
+ * dense formula's K_* code there. */
+static const int opt_codes[][2] = {
+    {DGC_OPID_ApplyAdagrad, 0},     {DGC_OPID_ApplyRMSProp, 1},
+    {DGC_OPID_ApplyCenteredRMSProp, 2}, {DGC_OPID_ApplyAdadelta, 3},
+    {DGC_OPID_ApplyAdaMax, 4},      {DGC_OPID_ApplyFtrl, 5},
+    {DGC_OPID_ApplyFtrlV2, 6},      {DGC_OPID_ApplyProximalAdagrad, 7},
+};
+
+dg_status dgr_cl_k_apply_opt(dgr_kctx *k)
+{
+    int op = k->node->op, dense = dgc_op_apply_dense(op), refs, ixi;
+    cl_int code = -1;
+    for (size_t c = 0; c < sizeof opt_codes / sizeof opt_codes[0]; c++)
+        if (opt_codes[c][0] == dense)
+            code = opt_codes[c][1];
+    refs = dgc_op_n_refs(op);
+    int gi = dgc_op_apply_layout(op, k->n_in, &ixi);
+    if (code < 0 || refs > 4)
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': no OpenCL kernel "
+                      "for %s", k->node->name, dgc_op_name(op));
+    dg_status st = state_prep(k, refs);
+    if (st != DG_OK)
+        return st;
+    const dg_shape *vs = &k->in[0].shape;
+    cl_long rows = 1, inner = numel(vs), cnt = 1;
+    cl_int has_ix = ixi >= 0;
+    if (has_ix) {
+        rows = vs->rank > 0 ? vs->dims[0] : 0;
+        inner = rows > 0 ? inner / rows : 0;
+        cnt = numel(&k->in[ixi].shape);
+    }
+    if (numel(&k->in[gi].shape) != cnt * inner || vs->rank < has_ix)
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': gradient has %lld "
+                      "elements, not %lld", k->node->name,
+                      (long long)numel(&k->in[gi].shape),
+                      (long long)(cnt * inner));
+    if (cnt == 0 || inner == 0)
+        return DG_OK;
+    cl_mem m[4], h[5], g = dgr_cl_mem(&k->in[gi]);
+    for (int i = 0; i < 4; i++)
+        m[i] = dgr_cl_mem(&k->in[i < refs ? i : 0]);
+    int n_h = 0;
+    for (int i = refs; i < k->n_in && n_h < 5; i++)
+        if (i != gi && i != ixi)
+            h[n_h++] = dgr_cl_mem(&k->in[i]);
+    for (int i = n_h; i < 5; i++)
+        h[i] = n_h ? h[0] : g; /* unread */
+    cl_mem ix = has_ix ? dgr_cl_mem(&k->in[ixi]) : g;
+    cl_int slots = dense != DGC_OPID_ApplyAdagrad ||
+                   dgc_attr_b(k->node, DGC_AT_update_slots);
+    cl_int mul_lr = (dense == DGC_OPID_ApplyFtrl ||
+                     dense == DGC_OPID_ApplyFtrlV2) &&
+                    dgc_attr_b(k->node, DGC_AT_multiply_linear_by_lr);
+    dgr_cl_arg a[] = {DGR_ARG(code), DGR_ARG(m[0]), DGR_ARG(m[1]),
+                      DGR_ARG(m[2]), DGR_ARG(m[3]), DGR_ARG(g), DGR_ARG(ix),
+                      DGR_ARG(has_ix), DGR_ARG(cnt), DGR_ARG(inner),
+                      DGR_ARG(rows), DGR_ARG(h[0]), DGR_ARG(h[1]),
+                      DGR_ARG(h[2]), DGR_ARG(h[3]), DGR_ARG(h[4]),
+                      DGR_ARG(slots), DGR_ARG(mul_lr)};
+    return dgr_cl_launch1d(k, "train", k->in[0].dtype,
+                           has_ix && k->in[ixi].dtype == DG_I64
+                               ? "apply_opt_i64"
+                               : "apply_opt_i32",
+                           (size_t)inner, a, 18);
 }
 
 dg_status dgr_cl_k_moving_avg(dgr_kctx *k)

@@ -4,7 +4,7 @@
  * Elementwise math and activations (and their gradient ops),
  * SquaredDifference, DivNoNan, ReverseV2, IdentityN, Einsum and
  * BatchMatMulV2, the resizes and their gradients, UnsortedSegmentSum,
- * ScatterAdd/Sub, SpaceToBatchND/BatchToSpaceND.  Unique, DynamicPartition
+ * ScatterAdd/Sub/Update, SpaceToBatchND/BatchToSpaceND.  Unique, DynamicPartition
  * (outputs sized by the data), Conv3D and MaxPool3D have CPU kernels
  * only.
  */
@@ -398,6 +398,7 @@ static dg_status scatter(dgr_kctx *k, double sign)
 
 dg_status dgr_cl_k_scatter_add(dgr_kctx *k) { return scatter(k, 1.0); }
 dg_status dgr_cl_k_scatter_sub(dgr_kctx *k) { return scatter(k, -1.0); }
+dg_status dgr_cl_k_scatter_update(dgr_kctx *k) { return scatter(k, 0.0); }
 
 static dg_status resize_grad(dgr_kctx *k, const char *name)
 {

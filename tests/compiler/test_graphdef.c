@@ -804,6 +804,44 @@ static void test_variable_shape_from_init(void **state)
     dg_graph_free(g);
 }
 
+/* issue 22: tf.compat.v1.train.FtrlOptimizer's accumulator starts at
+ * ones * initial_accumulator_value (a Mul, either order); a product of two
+ * tensors is no such initializer (zeros, as any other). */
+#define VAR23(n) "{\"name\": \"" n "\", \"op\": \"VariableV2\", \"attr\": " \
+    "{\"dtype\": {\"type\": \"DT_FLOAT\"}, \"shape\": {\"shape\": {\"dim\": " \
+    "[{\"size\": \"2\"}, {\"size\": \"3\"}]}}}}"
+#define ONES23(n) "{\"name\": \"" n "\", \"op\": \"Const\", \"attr\": " \
+    "{\"value\": {\"tensor\": {\"dtype\": \"DT_FLOAT\", \"tensorShape\": " \
+    "{\"dim\": [{\"size\": \"2\"}, {\"size\": \"3\"}]}, \"floatVal\": [1]}}}}"
+#define MUL_ASSIGN(v, x, y) "{\"name\": \"" v "/mul\", \"op\": \"Mul\", " \
+    "\"input\": [\"" x "\", \"" y "\"]}, {\"name\": \"" v "/Assign\", " \
+    "\"op\": \"Assign\", \"input\": [\"" v "\", \"" v "/mul\"]}"
+static void test_scaled_const_init(void **state)
+{
+    (void)state;
+    dg_error err;
+    dgc_graph *g = load_text(
+        "{\"node\": [" VAR23("a") ", " VAR23("b") ", " VAR23("c") ", "
+        ONES23("ones") ", {\"name\": \"s\", \"op\": \"Const\", \"attr\": "
+        "{\"value\": {\"tensor\": {\"dtype\": \"DT_FLOAT\", \"floatVal\": "
+        "[0.1]}}}}, " MUL_ASSIGN("a", "ones", "s") ", "
+        MUL_ASSIGN("b", "s", "ones") ", " MUL_ASSIGN("c", "ones", "ones")
+        "]}", &err);
+    if (!g)
+        fail_msg("%s", err.msg);
+    const char *scaled[] = {"a", "b"};
+    for (int k = 0; k < 2; k++) {
+        const dgc_attr *i = dgc_node_attr(node(g, scaled[k]), "init");
+        assert_int_equal(i->init.kind, DGC_INIT_VALUE);
+        assert_int_equal(i->init.value->dtype, DG_F32);
+        for (int e = 0; e < 6; e++)
+            assert_true(((float *)i->init.value->data)[e] == 0.1f);
+    }
+    assert_int_equal(dgc_node_attr(node(g, "c"), "init")->init.kind,
+                     DGC_INIT_ZEROS);
+    dg_graph_free(g);
+}
+
 /* Allocation-failure sweep over loading every test GraphDef: each failing
  * allocation is DG_E_NOMEM, never another error or a crash (leaks: run
  * under valgrind / ASan). */
@@ -892,6 +930,7 @@ int main(void)
         cmocka_unit_test(test_cnn_attrs),
         cmocka_unit_test(test_oom),
         cmocka_unit_test(test_big_fill_not_folded),
+        cmocka_unit_test(test_scaled_const_init),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

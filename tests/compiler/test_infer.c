@@ -389,6 +389,62 @@ static void test_state_ops(void **state)
     dgc_graph_free(f.g);
 }
 
+/* issue 22: the sparse optimizer updates (var, slots, scalars, gradient
+ * rows indices.shape + var.shape[1:], int indices) and AdagradDA's int64
+ * global_step, each where dgc_op_apply_layout says */
+static void test_sparse_apply(void **state)
+{
+    (void)state;
+    fixture f = {0};
+    dgc_node *n = mk(&f, "SparseApplyAdagrad"); /* var, accum, lr, grad, ix */
+    dgc_ttype in[9], out[1];
+    char msg[512];
+    in[0] = T(DG_F32, 2, 5, 3);
+    in[1] = T(DG_F32, 2, 5, 3);
+    in[2] = T(DG_F32, 0);
+    in[3] = T(DG_F32, 2, 4, 3);
+    in[4] = T(DG_I64, 1, 4);
+    assert_int_equal(run(dgc_infer_apply_opt, n, in, 5, out, msg), 0);
+    assert_type(out, DG_F32, 2, 5, 3);
+    in[3] = T(DG_F32, 2, 2, 3); /* 2 rows for 4 indices */
+    assert_int_equal(run(dgc_infer_apply_opt, n, in, 5, out, msg), -1);
+    assert_non_null(strstr(msg, "indices.shape + var.shape[1:]"));
+    in[3] = T(DG_F32, 2, 4, 2); /* rows of the wrong width */
+    assert_int_equal(run(dgc_infer_apply_opt, n, in, 5, out, msg), -1);
+    in[3] = T(DG_F32, 2, 4, 3);
+    in[4] = T(DG_F32, 1, 4);
+    assert_int_equal(run(dgc_infer_apply_opt, n, in, 5, out, msg), -1);
+    assert_non_null(strstr(msg, "indices (input 4) must be int32 or int64"));
+    /* AdagradDA: var, g acc, g^2 acc, grad, lr, l1, l2, global_step */
+    n = mk(&f, "ApplyAdagradDA");
+    for (int i = 0; i < 4; i++)
+        in[i] = T(DG_F64, 1, 3);
+    for (int i = 4; i < 7; i++)
+        in[i] = T(DG_F64, 0);
+    in[7] = T(DG_I64, 0);
+    assert_int_equal(run(dgc_infer_apply_opt, n, in, 8, out, msg), 0);
+    assert_type(out, DG_F64, 1, 3);
+    in[7] = T(DG_F64, 0);
+    assert_int_equal(run(dgc_infer_apply_opt, n, in, 8, out, msg), -1);
+    assert_non_null(strstr(msg, "global_step (input 7) must be int64"));
+    /* the layouts: gradient and indices inputs */
+    int ix;
+    assert_int_equal(dgc_op_apply_layout(DGC_OPID_SparseApplyMomentum, 6, &ix),
+                     3);
+    assert_int_equal(ix, 4);
+    assert_int_equal(dgc_op_apply_layout(DGC_OPID_SparseApplyFtrlV2, 10, &ix),
+                     3);
+    assert_int_equal(ix, 4);
+    assert_int_equal(dgc_op_apply_layout(DGC_OPID_SparseApplyRMSProp, 9, &ix),
+                     7);
+    assert_int_equal(ix, 8);
+    assert_int_equal(dgc_op_apply_layout(DGC_OPID_ApplyFtrl, 8, &ix), 3);
+    assert_int_equal(ix, -1);
+    assert_int_equal(dgc_op_apply_layout(DGC_OPID_ApplyRMSProp, 8, &ix), 7);
+    assert_int_equal(ix, -1);
+    dgc_graph_free(f.g);
+}
+
 /* PlaceholderWithDefault: TF's shape function (the shape attr, which the
  * default must fit; the default's dtype) */
 static void test_placeholder_default(void **state)
@@ -603,6 +659,7 @@ int main(void)
         cmocka_unit_test(test_reshape_transpose_cast),
         cmocka_unit_test(test_xent_argmax_softmax),
         cmocka_unit_test(test_state_ops),
+        cmocka_unit_test(test_sparse_apply),
         cmocka_unit_test(test_sources),
         cmocka_unit_test(test_pass_from),
         cmocka_unit_test(test_zoo_ops),

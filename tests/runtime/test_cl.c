@@ -866,6 +866,37 @@ static void run_cmp(const char *op, int n_in, const dg_shape *is,
     tn_free(&t);
 }
 
+/* issue 22: train.cl's apply_opt against the CPU's dgr_k_apply_opt
+ * (tn_run compares them), dense and sparse (4 gradient rows onto rows of
+ * a [6, 37] variable; indices 0..2, so repeated ones), inputs in
+ * [0.1, 1) (positive accumulators; lr_power in (-1, -0.1]). */
+static void test_opt_updates(void **state)
+{
+    (void)state;
+    NEED_CL();
+    const dg_dtype F = DG_F32, I = DG_I64;
+    dg_shape x = shp(2, 6, 37), rows = shp(2, 4, 37), ix = shp(1, 4),
+             sc = shp(0);
+    run_cmp("ApplyAdagrad", 4, (dg_shape[]){x, x, sc, x},
+            (dg_dtype[]){F, F, F, F}, 1, &x, &F, 0.1, 1);
+    run_cmp("ApplyCenteredRMSProp", 9,
+            (dg_shape[]){x, x, x, x, sc, sc, sc, sc, x},
+            (dg_dtype[]){F, F, F, F, F, F, F, F, F}, 1, &x, &F, 0.1, 1);
+    run_cmp("ApplyFtrlV2", 9, (dg_shape[]){x, x, x, x, sc, sc, sc, sc, sc},
+            (dg_dtype[]){F, F, F, F, F, F, F, F, F}, 1, &x, &F, 0.1, 1);
+    run_cmp("SparseApplyAdagrad", 5, (dg_shape[]){x, x, sc, rows, ix},
+            (dg_dtype[]){F, F, F, F, I}, 1, &x, &F, 0.1, 1);
+    run_cmp("SparseApplyAdadelta", 8,
+            (dg_shape[]){x, x, x, sc, sc, sc, rows, ix},
+            (dg_dtype[]){F, F, F, F, F, F, F, DG_I32}, 1, &x, &F, 0.1, 1);
+    run_cmp("SparseApplyFtrl", 9, (dg_shape[]){x, x, x, rows, ix, sc, sc, sc,
+                                               sc},
+            (dg_dtype[]){F, F, F, F, I, F, F, F, F}, 1, &x, &F, 0.1, 1);
+    run_cmp("SparseApplyProximalAdagrad", 7,
+            (dg_shape[]){x, x, sc, sc, sc, rows, ix},
+            (dg_dtype[]){F, F, F, F, F, F, I}, 1, &x, &F, 0.1, 1);
+}
+
 static void test_float64(void **state)
 {
     (void)state;
@@ -1221,6 +1252,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_state_ops),
         cmocka_unit_test(test_const),
         cmocka_unit_test(test_float64),
+        cmocka_unit_test(test_opt_updates),
         cmocka_unit_test(test_matmul),
         cmocka_unit_test(test_fused_matmul),
         cmocka_unit_test(test_tf_elementwise),

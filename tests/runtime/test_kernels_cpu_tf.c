@@ -101,11 +101,55 @@ static void test_prod_gather_tile_concat(void **s)
     kt_free(&t);
 }
 
+/* issue 22: a sparse update applies its gradient rows to the indexed rows
+ * in index order (a repeated index twice, as TF's CPU kernel); ScatterUpdate
+ * keeps the last of equal indices; an index out of range is an error */
+static void test_sparse_updates(void **s)
+{
+    (void)s;
+    kt t;
+    int64_t d32[2] = {3, 2}, d1[1] = {3}, d0[1] = {0};
+    kt_init(&t, "SparseApplyAdagrad"); /* var, accum, lr, grad, indices */
+    kt_in(&t, DG_F32, 2, d32, (double[]){1, 2, 3, 4, 5, 6});
+    kt_in(&t, DG_F32, 2, d32, (double[]){1, 1, 1, 1, 1, 1});
+    kt_in(&t, DG_F32, 0, d0, (double[]){0.5});
+    kt_in(&t, DG_F32, 2, d32, (double[]){1, 1, 2, 2, 3, 3});
+    kt_in(&t, DG_I64, 1, d1, (double[]){2, 0, 2});
+    assert_int_equal(kt_run(&t), DG_OK);
+    double r2 = 5 - 0.5 / sqrt(2.0) - 1.5 / sqrt(11.0);
+    double want[] = {1 - 1 / sqrt(5.0), 2 - 1 / sqrt(5.0), 3, 4, r2, r2 + 1};
+    for (int i = 0; i < 6; i++)
+        assert_close(kt_out(&t, 0, i), want[i], 1e-6, "sparse adagrad");
+    kt_free(&t);
+
+    kt_init(&t, "SparseApplyProximalGradientDescent");
+    kt_in(&t, DG_F64, 2, d32, (double[]){1, 2, 3, 4, 5, 6});
+    kt_in(&t, DG_F64, 0, d0, (double[]){0.5});
+    kt_in(&t, DG_F64, 0, d0, (double[]){0});
+    kt_in(&t, DG_F64, 0, d0, (double[]){0});
+    kt_in(&t, DG_F64, 2, d32, (double[]){1, 1, 2, 2, 3, 3});
+    kt_in(&t, DG_I32, 1, d1, (double[]){0, 3, 1});
+    assert_int_equal(kt_run(&t), DG_E_RUNTIME);
+    assert_non_null(strstr(t.err.msg, "index 3 is not in [0, 3)"));
+    kt_free(&t);
+
+    kt_init(&t, "ScatterUpdate");
+    kt_in(&t, DG_I32, 2, d32, (double[]){1, 2, 3, 4, 5, 6});
+    kt_in(&t, DG_I32, 1, d1, (double[]){1, 0, 1});
+    kt_in(&t, DG_I32, 2, d32, (double[]){7, 8, 9, 10, 11, 12});
+    assert_int_equal(kt_run(&t), DG_OK);
+    double su[] = {9, 10, 11, 12, 5, 6};
+    for (int i = 0; i < 6; i++)
+        assert_close(kt_out(&t, 0, i), su[i], 0, "scatter update");
+    kt_free(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_floor_ops),
         cmocka_unit_test(test_prod_gather_tile_concat),
+        cmocka_unit_test(test_sparse_updates),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -147,6 +147,13 @@ case("ScatterSub_f32", "ScatterSub",
      lambda v, i, u: tf1.scatter_sub(v, i, u),
      [r(4, 2), np.array([0, 0, 2], np.int32), r(3, 2)], var=True,
      grad=False)
+for dt, sfx in ((np.float32, "f32"), (np.int32, "i32")):
+    case("ScatterUpdate_" + sfx, "ScatterUpdate",
+         lambda v, i, u: tf1.scatter_update(v, i, u),
+         [r(4, 2, dtype=dt) if dt == np.float32 else ri(4, 2, hi=9),
+          np.array([3, 0, 3], np.int32),
+          r(3, 2, dtype=dt) if dt == np.float32 else ri(3, 2, hi=9)],
+         var=True, grad=False)
 case("DynamicPartition_f32", "DynamicPartition",
      lambda x, p: tf.dynamic_partition(x, p, 3),
      [r(6, 2), np.array([2, 0, 2, 1, 0, 2], np.int32)],
@@ -794,6 +801,90 @@ for dt, sfx in ((np.float32, "f32"), (F64, "f64")):
              lambda v, a, l1_, l2, d: raw.ApplyProximalGradientDescent(
                  var=v, alpha=a, l1=l1_, l2=l2, delta=d),
              [w_, sc(0.5), sc(l1), sc(0.1), g_], var=1, grad=False)
+    # Ftrl, AdagradDA and the sparse (embedding) updates: raw op `op`
+    # called with `names` = the inputs in order, attrs kw
+    def opt(name, op, names, inputs, nvar, **kw):
+        more(name + "_" + sfx, op,
+             (lambda o, nm, k: lambda *a: getattr(raw, o)(
+                 **dict(zip(nm, a)), **k))(op, names, kw),
+             inputs, var=nvar, grad=False)
+    ftrl = ["var", "accum", "linear", "grad", "lr", "l1", "l2"]
+    for p_, l1, mul in ((-0.5, 0.0, False), (-0.5, 0.05, False),
+                        (-0.6, 0.05, False), (-0.5, 0.05, True)):
+        tag = "p%g_l1_%g%s" % (-p_, l1, "_mullr" if mul else "")
+        opt("ApplyFtrl_" + tag, "ApplyFtrl", ftrl + ["lr_power"],
+            [w_, pos(), r(2, 3, lo=-0.3, hi=0.3, dtype=dt), g_, sc(0.5),
+             sc(l1), sc(0.1), sc(p_)], 3, multiply_linear_by_lr=mul)
+        opt("ApplyFtrlV2_" + tag, "ApplyFtrlV2",
+            ftrl + ["l2_shrinkage", "lr_power"],
+            [w_, pos(), r(2, 3, lo=-0.3, hi=0.3, dtype=dt), g_, sc(0.5),
+             sc(l1), sc(0.1), sc(0.2), sc(p_)], 3, multiply_linear_by_lr=mul)
+    da = ["var", "gradient_accumulator", "gradient_squared_accumulator",
+          "grad"]
+    for l1 in (0.0, 0.05):
+        opt("ApplyAdagradDA_l1_%g" % l1, "ApplyAdagradDA",
+            da + ["lr", "l1", "l2", "global_step"],
+            [w_, r(2, 3, dtype=dt), pos(), g_, sc(0.5), sc(l1), sc(0.1),
+             np.int64(3)], 3)
+    # sparse: a [4, 3] variable, gradient rows for indices (a repeated
+    # index is applied twice, in order)
+    sw, sg = r(4, 3, dtype=dt), r(3, 3, dtype=dt)
+    spos = (lambda: r(4, 3, lo=0.1, hi=1.0, dtype=dt))
+    ix, ixd = np.array([3, 0, 1], np.int32), np.array([2, 0, 2], np.int64)
+    for nest in (False, True):
+        opt("SparseApplyMomentum%s" % ("_nesterov" if nest else ""),
+            "SparseApplyMomentum",
+            ["var", "accum", "lr", "grad", "indices", "momentum"],
+            [sw, r(4, 3, dtype=dt), sc(0.1), sg, ix, sc(0.9)], 2,
+            use_nesterov=nest)
+    for i_, tag in ((ix, ""), (ixd, "_dup_i64")):
+        opt("SparseApplyAdagrad" + tag, "SparseApplyAdagrad",
+            ["var", "accum", "lr", "grad", "indices"],
+            [sw, spos(), sc(0.1), sg, i_], 2)
+    opt("SparseApplyAdagrad_noslots", "SparseApplyAdagrad",
+        ["var", "accum", "lr", "grad", "indices"],
+        [sw, spos(), sc(0.1), sg, ix], 2, update_slots=False)
+    for l1 in (0.0, 0.05):
+        opt("SparseApplyAdagradDA_l1_%g" % l1, "SparseApplyAdagradDA",
+            da + ["indices", "lr", "l1", "l2", "global_step"],
+            [sw, r(4, 3, dtype=dt), spos(), sg, ix, sc(0.5), sc(l1),
+             sc(0.1), np.int64(3)], 3)
+    opt("SparseApplyAdadelta", "SparseApplyAdadelta",
+        ["var", "accum", "accum_update", "lr", "rho", "epsilon", "grad",
+         "indices"],
+        [sw, spos(), spos(), sc(1.0), sc(0.95), sc(1e-6), sg, ix], 3)
+    opt("SparseApplyRMSProp", "SparseApplyRMSProp",
+        ["var", "ms", "mom", "lr", "rho", "momentum", "epsilon", "grad",
+         "indices"],
+        [sw, spos(), r(4, 3, dtype=dt), sc(0.01), sc(0.9), sc(0.5),
+         sc(1e-7), sg, ix], 3)
+    opt("SparseApplyCenteredRMSProp", "SparseApplyCenteredRMSProp",
+        ["var", "mg", "ms", "mom", "lr", "rho", "momentum", "epsilon",
+         "grad", "indices"],
+        [sw, r(4, 3, lo=-0.1, hi=0.1, dtype=dt), spos(), r(4, 3, dtype=dt),
+         sc(0.01), sc(0.9), sc(0.5), sc(1e-7), sg, ix], 4)
+    for p_, l1, mul in ((-0.5, 0.05, False), (-0.6, 0.0, False),
+                        (-0.5, 0.05, True)):
+        tag = "p%g_l1_%g%s" % (-p_, l1, "_mullr" if mul else "")
+        sft = ["var", "accum", "linear", "grad", "indices", "lr", "l1", "l2"]
+        opt("SparseApplyFtrl_" + tag, "SparseApplyFtrl", sft + ["lr_power"],
+            [sw, spos(), r(4, 3, lo=-0.3, hi=0.3, dtype=dt), sg, ix,
+             sc(0.5), sc(l1), sc(0.1), sc(p_)], 3,
+            multiply_linear_by_lr=mul)
+        opt("SparseApplyFtrlV2_" + tag, "SparseApplyFtrlV2",
+            sft + ["l2_shrinkage", "lr_power"],
+            [sw, spos(), r(4, 3, lo=-0.3, hi=0.3, dtype=dt), sg, ix,
+             sc(0.5), sc(l1), sc(0.1), sc(0.2), sc(p_)], 3,
+            multiply_linear_by_lr=mul)
+    for l1 in (0.0, 0.05):
+        opt("SparseApplyProximalGradientDescent_l1_%g" % l1,
+            "SparseApplyProximalGradientDescent",
+            ["var", "alpha", "l1", "l2", "grad", "indices"],
+            [sw, sc(0.5), sc(l1), sc(0.1), sg, ix], 1)
+        opt("SparseApplyProximalAdagrad_l1_%g" % l1,
+            "SparseApplyProximalAdagrad",
+            ["var", "accum", "lr", "l1", "l2", "grad", "indices"],
+            [sw, spos(), sc(0.5), sc(l1), sc(0.1), sg, ix], 2)
 for dt, sfx in ((np.float32, "f32"), (F64, "f64"), (np.int32, "i32"),
                 (np.int64, "i64")):
     fl = dt in (np.float32, F64)

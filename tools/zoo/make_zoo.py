@@ -34,6 +34,16 @@ them on CPU:0 and on PoCL; tools/zoo/census.py counts their op types.
                 variables, seeded constant initialisers) by Adam
   dcgan_train   the DCGAN generator with tf.compat.v1.layers (reference
                 variables) trained by Adam
+  opt_dense, opt_sparse, opt_sparse_res
+                every tf.compat.v1.train optimizer (Momentum incl.
+                Nesterov, Adagrad, AdagradDA, Adadelta, RMSProp incl.
+                centered, Ftrl incl. l2 shrinkage, the proximal ones, ...),
+                each on its own small softmax model, trained together (one
+                train op, the losses summed): dense gradients (a MatMul
+                weight) and sparse ones (an embedding: SparseApply*,
+                ScatterAdd/Sub), on reference variables and (the
+                embedding model, its dense weights included) on resource
+                variables; the embedding models keep graph.pb only
 
 Run with the TF venv, tf_keras on PYTHONPATH:
   PYTHONPATH=.venv-tfk tools/tf_fixtures/.venv/bin/python tools/zoo/make_zoo.py
@@ -64,7 +74,8 @@ JSON_MAX = 700_000
 PB_MAX = 1_000_000
 
 
-def write(name, graph_def, feeds, fetch, sess, graph, train=None, note=""):
+def write(name, graph_def, feeds, fetch, sess, graph, train=None, note="",
+          with_json=True):
     d = os.path.join(OUT, name)
     os.makedirs(d, exist_ok=True)
     for f in os.listdir(d):
@@ -89,7 +100,7 @@ def write(name, graph_def, feeds, fetch, sess, graph, train=None, note=""):
         return
     with open(os.path.join(d, "graph.pb"), "wb") as f:
         f.write(pb)
-    if len(pb) < JSON_MAX:
+    if len(pb) < JSON_MAX and with_json:
         with open(os.path.join(d, "graph.json"), "w") as f:
             f.write(json_format.MessageToJson(graph_def, sort_keys=True))
             f.write("\n")
@@ -487,6 +498,87 @@ def embed_model(name, partitioned):
                       "GradientDescent" if partitioned else "Adam"))
 
 
+def optimizers(gs):
+    """Every tf.compat.v1.train optimizer, by name (gs: the global step
+    AdagradDA needs)."""
+    T = tf1.train
+    return [
+        ("gd", T.GradientDescentOptimizer(0.5)),
+        ("momentum", T.MomentumOptimizer(0.3, 0.9)),
+        ("nesterov", T.MomentumOptimizer(0.3, 0.9, use_nesterov=True)),
+        ("adam", T.AdamOptimizer(0.05)),
+        ("adagrad", T.AdagradOptimizer(0.5)),
+        ("adagrad_da", T.AdagradDAOptimizer(
+            0.5, gs, l1_regularization_strength=0.001,
+            l2_regularization_strength=0.01)),
+        ("adadelta", T.AdadeltaOptimizer(5.0)),
+        ("rmsprop", T.RMSPropOptimizer(0.05, momentum=0.5)),
+        ("rmsprop_c", T.RMSPropOptimizer(0.05, centered=True)),
+        ("ftrl", T.FtrlOptimizer(0.5, l1_regularization_strength=0.01,
+                                 l2_regularization_strength=0.01)),
+        ("ftrl_v2", T.FtrlOptimizer(
+            0.5, learning_rate_power=-0.6, l1_regularization_strength=0.01,
+            l2_shrinkage_regularization_strength=0.05)),
+        ("prox_gd", T.ProximalGradientDescentOptimizer(
+            0.5, l1_regularization_strength=0.01,
+            l2_regularization_strength=0.01)),
+        ("prox_adagrad", T.ProximalAdagradOptimizer(
+            0.5, l1_regularization_strength=0.01,
+            l2_regularization_strength=0.01)),
+    ]
+
+
+def opt_model(name, sparse, resource):
+    """Each optimizer trains its own small softmax classifier on the same
+    batch: dense (x @ w) or sparse (the mean of an embedding lookup of ids,
+    then @ w); loss = the sum of their losses, train = all the updates."""
+    g = tf.Graph()
+    with g.as_default():
+        rs = np.random.RandomState(22)
+        x = tf1.placeholder(tf.int32 if sparse else tf.float32,
+                            [4, 5], name="x")
+        y = tf1.placeholder(tf.int32, [4], name="y")
+        gs = tf1.Variable(np.int64(1), name="global_step",
+                          use_resource=resource, trainable=False)
+        losses, updates = [], []
+        for opt_name, opt in optimizers(gs):
+            with tf1.variable_scope(opt_name):
+                w = tf1.get_variable(
+                    "w", initializer=(rs.standard_normal((6 if sparse else 5,
+                                                         3)) * 0.3).astype(
+                        np.float32), use_resource=resource)
+                if sparse:
+                    emb = tf1.get_variable(
+                        "emb", initializer=(rs.standard_normal((12, 6)) *
+                                            0.3).astype(np.float32),
+                        use_resource=resource)
+                    h = tf.reduce_mean(tf1.nn.embedding_lookup(emb, x), 1)
+                else:
+                    h = x
+                loss = tf.reduce_mean(
+                    tf.nn.sparse_softmax_cross_entropy_with_logits(
+                        labels=y, logits=tf.matmul(h, w)))
+                losses.append(loss)
+                updates.append(opt.minimize(
+                    loss, global_step=gs if opt_name == "adagrad_da"
+                    else None))
+        tf.add_n(losses, name="loss")
+        tf.group(*updates, name="train")
+        feeds = {"x": rs.randint(0, 12, (4, 5)).astype(np.int32) if sparse
+                 else rs.standard_normal((4, 5)).astype(np.float32),
+                 "y": rs.randint(0, 3, 4).astype(np.int32)}
+        with session(g) as s:
+            s.run(tf1.global_variables_initializer())
+            write(name, g.as_graph_def(), feeds, ["loss"], s, g,
+                  train=("train", "loss"),
+                  note="every tf.compat.v1.train optimizer on its own %s "
+                  "model (%s variables), the losses summed" % (
+                      "embedding" if sparse else "dense",
+                      "resource" if resource else "reference"),
+                  with_json=not sparse)  # 0.5 MB each; opt_dense's
+                  # graph.json checks the JSON reader on these ops
+
+
 MODELS = {"transformer": transformer, "bigru": bigru, "dcgan_gen": dcgan_gen,
           "unet": unet, "efficientnet": efficientnet,
           "embed_adam": lambda: embed_model("embed_adam", False),
@@ -497,7 +589,10 @@ MODELS = {"transformer": transformer, "bigru": bigru, "dcgan_gen": dcgan_gen,
           "mobilenet_v2": lambda: mobilenets("mobilenet_v2"),
           "mobilenet_v3s": lambda: mobilenets("mobilenet_v3s"),
           "transformer_train": transformer_train,
-          "dcgan_train": dcgan_train}
+          "dcgan_train": dcgan_train,
+          "opt_dense": lambda: opt_model("opt_dense", False, False),
+          "opt_sparse": lambda: opt_model("opt_sparse", True, False),
+          "opt_sparse_res": lambda: opt_model("opt_sparse_res", True, True)}
 
 
 def main():
