@@ -137,6 +137,32 @@ __kernel void dw_fwd(__global const T *x, __global const T *w,
     y[i] = acc;
 }
 
+/* grouped Conv2D (filter [KH, KW, C / groups, OC]; issue 22): output
+ * channel oc sums its group's C / groups input channels */
+__kernel void grouped_fwd(__global const T *x, __global const T *w,
+                          __global T *y, const geom g, long groups,
+                          long total)
+{
+    long i = get_global_id(0);
+    if (i >= total) return;
+    long oc, ow, oh, n;
+    at4(g, i, g.OH, g.OW, g.OC, &n, &oh, &ow, &oc);
+    long fc = g.C / groups, c0 = oc / (g.OC / groups) * fc;
+    T acc = 0;
+    for (long kh = 0; kh < g.KH; kh++) {
+        long ih = oh * g.sh - g.pt + kh * g.dh;
+        if (ih < 0 || ih >= g.H) continue;
+        for (long kw = 0; kw < g.KW; kw++) {
+            long iw = ow * g.sw - g.pl + kw * g.dw;
+            if (iw < 0 || iw >= g.W) continue;
+            for (long c = 0; c < fc; c++)
+                acc += x[off(g, n, ih, iw, c0 + c, g.H, g.W, g.C)] *
+                       w[((kh * g.KW + kw) * fc + c) * g.OC + oc];
+        }
+    }
+    y[i] = acc;
+}
+
 __kernel void dw_bwd_data(__global const T *dy, __global const T *w,
                           __global T *dx, const geom g, long total)
 {

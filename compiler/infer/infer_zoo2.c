@@ -3,7 +3,8 @@
  * Where (one input: the coordinates of the true elements, a row count only
  * the data tells, -1 here; the kernel sizes its output itself), LRN and
  * LRNGrad (NHWC float32, shaped as x), AvgPool3DGrad (shaped by
- * orig_input_shape's value, or like the forward input itself).
+ * orig_input_shape's value, or like the forward input itself),
+ * Conv3DBackpropInputV2 (shaped by input_sizes' value).
  */
 #include "infer.h"
 
@@ -80,5 +81,50 @@ int dgc_infer_avg_pool3d_grad(DGC_INFER_ARGS)
     }
     if (out[0].shape.rank != 5)
         FAIL("the original input must be rank 5 (NDHWC)");
+    return 0;
+}
+
+/* (input_sizes [5 ints], filter [kd, kh, kw, in, out], out_backprop NDHWC)
+ * -> dx of input_sizes' value (dims -1 while it is not known), the
+ * filter's dtype; out_backprop must be what Conv3D of that input gives. */
+int dgc_infer_conv3d_bp_input(DGC_INFER_ARGS)
+{
+    (void)n_in;
+    const dgc_ttype *sz = &in[0], *w = &in[1], *dy = &in[2];
+    if (w->dtype != DG_F32 && w->dtype != DG_F64)
+        FAIL("filter must be float32 or float64, not %s",
+             dg_dtype_name(w->dtype));
+    if (dy->dtype != w->dtype)
+        FAIL("out_backprop is %s, the filter %s", dg_dtype_name(dy->dtype),
+             dg_dtype_name(w->dtype));
+    if (w->shape.rank != 5 || dy->shape.rank != 5)
+        FAIL("filter and out_backprop must be rank 5 (NDHWC)");
+    if ((sz->dtype != DG_I32 && sz->dtype != DG_I64) || sz->shape.rank != 1 ||
+        (sz->shape.dims[0] >= 0 && sz->shape.dims[0] != 5))
+        FAIL("input_sizes must be a vector of 5 int32 or int64");
+    const dgc_attr *fmt = dgc_node_attr(n, "data_format");
+    if (fmt && fmt->s && strcmp(fmt->s, "NDHWC") != 0)
+        FAIL("only data_format NDHWC is supported");
+    const dgc_attr *pa = dgc_node_attr(n, "padding");
+    if (!pa || !pa->s || (strcmp(pa->s, "SAME") && strcmp(pa->s, "VALID")))
+        FAIL("padding must be SAME or VALID");
+    const dgc_attr *st = dgc_node_attr(n, "strides");
+    if (!st || st->n != 5)
+        FAIL("strides must have 5 elements");
+    memset(&out[0], 0, sizeof out[0]);
+    out[0].dtype = w->dtype;
+    out[0].shape.rank = 5;
+    for (int d = 0; d < 5; d++)
+        out[0].shape.dims[d] = !sz->value ? -1
+            : sz->dtype == DG_I32 ? ((const int32_t *)sz->value)[d]
+                                  : ((const int64_t *)sz->value)[d];
+    if (out[0].shape.dims[4] >= 0 && w->shape.dims[3] >= 0 &&
+        out[0].shape.dims[4] != w->shape.dims[3])
+        FAIL("input_sizes has %lld channels, the filter %lld",
+             (long long)out[0].shape.dims[4], (long long)w->shape.dims[3]);
+    if (dy->shape.dims[4] >= 0 && w->shape.dims[4] >= 0 &&
+        dy->shape.dims[4] != w->shape.dims[4])
+        FAIL("out_backprop has %lld channels, the filter %lld",
+             (long long)dy->shape.dims[4], (long long)w->shape.dims[4]);
     return 0;
 }

@@ -22,12 +22,14 @@ int64_t dgr_nn_off(const dgc_nn_geom *g, int64_t n, int64_t h, int64_t w,
     return g->nchw ? ((n * C + c) * H + h) * W + w : ((n * H + h) * W + w) * C + c;
 }
 
-/* filter element (kh, kw, ic, oc): depthwise oc = ic * mult + m */
+/* filter element (kh, kw, ic, oc): depthwise oc = ic * mult + m; grouped,
+ * ic's index within its group (the filter has C / groups inputs) */
 static inline int64_t woff(const dgc_nn_geom *g, int dw, int64_t kh,
                            int64_t kw, int64_t ic, int64_t oc)
 {
+    int64_t fc = g->C / g->groups;
     return dw ? (kh * g->KW + kw) * g->OC + oc
-              : ((kh * g->KW + kw) * g->C + ic) * g->OC + oc;
+              : ((kh * g->KW + kw) * fc + ic % fc) * g->OC + oc;
 }
 
 typedef struct job {
@@ -45,8 +47,9 @@ static void fwd_rows(void *arg, int64_t r0, int64_t r1)
         int64_t n = r / g->OH, oh = r % g->OH;
         for (int64_t ow = 0; ow < g->OW; ow++)
             for (int64_t oc = 0; oc < g->OC; oc++) {
-                int64_t c0 = j->dw ? oc / g->mult : 0;
-                int64_t c1 = j->dw ? c0 + 1 : g->C;
+                int64_t fc = g->C / g->groups; /* grouped: oc's group */
+                int64_t c0 = j->dw ? oc / g->mult : oc / (g->OC / g->groups) * fc;
+                int64_t c1 = j->dw ? c0 + 1 : c0 + fc;
                 double acc = 0;
                 for (int64_t kh = 0; kh < g->KH; kh++) {
                     int64_t ih = oh * g->sh - g->pt + kh * g->dh;

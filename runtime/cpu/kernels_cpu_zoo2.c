@@ -234,3 +234,77 @@ static dg_status avg3d_run(dgr_kctx *k, int grad)
 
 dg_status dgr_k_avg_pool3d(dgr_kctx *k) { return avg3d_run(k, 0); }
 dg_status dgr_k_avg_pool3d_grad(dgr_kctx *k) { return avg3d_run(k, 1); }
+
+/* ---- Conv3DBackpropInputV2 (Conv3DTranspose) ------------------------------- */
+
+/* dx[n, iz, iy, ix, ci] (shape of input_sizes, inferred) = the sum over the
+ * filter's cells and output channels that Conv3D carried it to:
+ * dy[n, oz, oy, ox, co] * w[a, b, c, ci, co] where oz * S + a * D - P = iz
+ * (and so on per dim), summed in double in that order. */
+dg_status dgr_k_conv3d_bp_input(dgr_kctx *k)
+{
+    dg_status st = dgr_kctx_alloc_output(k, 0);
+    if (st)
+        return st;
+    const dg_shape *xs = &k->out[0].shape, *ws = &k->in[1].shape,
+                   *ds = &k->in[2].shape;
+    dg_dtype t = k->out[0].dtype;
+    const dgc_attr *sa = dgc_attr_at(k->node, DGC_AT_strides);
+    const dgc_attr *da = dgc_attr_at(k->node, DGC_AT_dilations);
+    const dgc_attr *pa = dgc_attr_at(k->node, DGC_AT_padding);
+    int same = pa && pa->s && strcmp(pa->s, "SAME") == 0;
+    int64_t K[3], S[3], D[3], P[3], I[3], O[3];
+    for (int d = 0; d < 3; d++) {
+        K[d] = ws->dims[d];
+        S[d] = sa->ints[1 + d];
+        D[d] = da && da->n == 5 ? da->ints[1 + d] : 1;
+        I[d] = xs->dims[1 + d];
+        O[d] = ds->dims[1 + d];
+        if (dgc_win3d(I[d], K[d], S[d], D[d], same, &P[d]) != O[d])
+            return dg_err(k->err, DG_E_RUNTIME, "node '%s': out_backprop's "
+                          "dim %d is %lld, Conv3D of input_sizes gives %lld",
+                          k->node->name, 1 + d, (long long)O[d],
+                          (long long)dgc_win3d(I[d], K[d], S[d], D[d], same,
+                                               &P[d]));
+    }
+    int64_t C = xs->dims[4], OC = ds->dims[4];
+    if (ws->dims[3] != C || ws->dims[4] != OC || ds->dims[0] != xs->dims[0])
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': filter [%lld, %lld] "
+                      "does not map %lld input to %lld output channels",
+                      k->node->name, (long long)ws->dims[3],
+                      (long long)ws->dims[4], (long long)C, (long long)OC);
+    const void *w = dgr_cpu_ptr(&k->in[1]), *dy = dgr_cpu_ptr(&k->in[2]);
+    void *dx = dgr_cpu_ptr(&k->out[0]);
+    int64_t xi = 0, at[3], q[3];
+    for (int64_t n = 0; n < xs->dims[0]; n++)
+        for (at[0] = 0; at[0] < I[0]; at[0]++)
+            for (at[1] = 0; at[1] < I[1]; at[1]++)
+                for (at[2] = 0; at[2] < I[2]; at[2]++)
+                    for (int64_t ci = 0; ci < C; ci++, xi++) {
+                        double acc = 0;
+                        for (int64_t a = 0; a < K[0] * K[1] * K[2]; a++) {
+                            int64_t cell[3] = {a / (K[1] * K[2]),
+                                               a / K[2] % K[1], a % K[2]};
+                            int in = 1;
+                            for (int d = 0; d < 3 && in; d++) {
+                                int64_t tt = at[d] + P[d] - cell[d] * D[d];
+                                in = tt >= 0 && tt % S[d] == 0 &&
+                                     tt / S[d] < O[d];
+                                q[d] = tt / S[d];
+                            }
+                            if (!in)
+                                continue;
+                            int64_t yb = (((n * O[0] + q[0]) * O[1] + q[1]) *
+                                          O[2] + q[2]) * OC;
+                            int64_t wb = (a * C + ci) * OC;
+                            for (int64_t co = 0; co < OC; co++)
+                                acc += fget(dy, t, yb + co) *
+                                       fget(w, t, wb + co);
+                        }
+                        if (t == DG_F32)
+                            ((float *)dx)[xi] = (float)acc;
+                        else
+                            ((double *)dx)[xi] = acc;
+                    }
+    return DG_OK;
+}
