@@ -834,6 +834,32 @@ more("AvgPool3D_valid", "AvgPool3D",
      {"ksize": [1, 2, 3, 2, 1], "strides": [1, 1, 2, 1, 1],
       "padding": "VALID"})
 
+# grouped Conv2D (tf_keras Conv2D(groups=...): RegNet, ConvNeXt; forward
+# only: dgrun's Conv2D backprops are ungrouped) and Conv3DBackpropInputV2
+# (Conv3DTranspose; TF's CPU kernels take no dilations there)
+more("Conv2D_grouped", "Conv2D",
+     lambda x, w: tf.nn.conv2d(x, w, 1, "SAME"), [r(2, 5, 4, 6), r(3, 3, 2, 6)],
+     {"strides": [1, 1, 1, 1], "padding": "SAME"}, grad=False)
+more("Conv2D_grouped_dilated", "Conv2D",
+     lambda x, w: tf.nn.conv2d(x, w, 1, "VALID", dilations=2),
+     [r(1, 6, 7, 4), r(2, 3, 1, 8)],
+     {"strides": [1, 1, 1, 1], "padding": "VALID",
+      "dilations": [1, 2, 2, 1]}, grad=False)
+more("Conv2D_grouped_s2_f64", "Conv2D",
+     lambda x, w: tf.nn.conv2d(x, w, 2, "SAME"),
+     [r(1, 5, 5, 4, dtype=F64), r(3, 3, 2, 4, dtype=F64)],
+     {"strides": [1, 2, 2, 1], "padding": "SAME"}, grad=False)
+for sfx, dt in (("f32", np.float32), ("f64", F64)):
+    more("Conv3DBackpropInputV2_" + sfx, "Conv3DBackpropInputV2",
+         lambda w, d: tf.nn.conv3d_transpose(d, w, [2, 3, 4, 5, 2],
+                                             [1, 1, 2, 2, 1], "SAME"),
+         [r(2, 3, 2, 2, 3, dtype=dt), r(2, 3, 2, 3, 3, dtype=dt)],
+         grad=False)
+more("Conv3DBackpropInputV2_valid", "Conv3DBackpropInputV2",
+     lambda w, d: tf.nn.conv3d_transpose(d, w, [1, 5, 4, 3, 3],
+                                         [1, 2, 1, 1, 1], "VALID"),
+     [r(3, 2, 2, 3, 2), r(1, 2, 3, 2, 2)], grad=False)
+
 DT = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64",
       np.dtype(np.int32): "int32", np.dtype(np.int64): "int64",
       np.dtype(np.bool_): "bool"}

@@ -34,6 +34,14 @@ them on CPU:0 and on PoCL; tools/zoo/census.py counts their op types.
                 variables, seeded constant initialisers) by Adam
   dcgan_train   the DCGAN generator with tf.compat.v1.layers (reference
                 variables) trained by Adam
+  layers_1d3d   Conv1D/SeparableConv1D/DepthwiseConv1D/Conv1DTranspose,
+                1-D and 3-D pooling of every kind, UpSampling1D/3D,
+                Conv3DTranspose (Conv3DBackpropInputV2), grouped Conv2D,
+                PReLU, elu/selu/softplus/hard_sigmoid/swish; frozen
+  vgg16 vgg19 resnet50 resnet50v2 inception_v3 xception densenet121
+  nasnet_mobile efficientnet_v2b0 convnext_tiny regnetx regnety
+  mobilenet_v3l the tf_keras.applications families, small (applications():
+                narrowed or through their builders; v3l census only)
 
 Run with the TF venv, tf_keras on PYTHONPATH:
   PYTHONPATH=.venv-tfk tools/tf_fixtures/.venv/bin/python tools/zoo/make_zoo.py
@@ -62,10 +70,12 @@ TRAIN_STEPS = 3
 # graph.pb, the model's files at all only below PB_MAX (above: ops.json and
 # meta.json only, for the census; the model is rebuilt by this script)
 JSON_MAX = 700_000
+APP_JSON_MAX = 100_000  # the same for applications(), the zoo's bulk
 PB_MAX = int(os.environ.get("ZOO_PB_MAX", 1_000_000))  # (checks by hand)
 
 
-def write(name, graph_def, feeds, fetch, sess, graph, train=None, note=""):
+def write(name, graph_def, feeds, fetch, sess, graph, train=None, note="",
+          json_max=JSON_MAX):
     d = os.path.join(OUT, name)
     os.makedirs(d, exist_ok=True)
     for f in os.listdir(d):
@@ -93,7 +103,7 @@ def write(name, graph_def, feeds, fetch, sess, graph, train=None, note=""):
     # (dgrun's JSON GraphDef loader takes no function library: a graph with
     # one, e.g. tf_keras' grouped Conv2D, a jit-compiled tf.function called
     # by PartitionedCall, is kept as graph.pb only)
-    if len(pb) < JSON_MAX and not graph_def.library.function:
+    if len(pb) < json_max and not graph_def.library.function:
         with open(os.path.join(d, "graph.json"), "w") as f:
             f.write(json_format.MessageToJson(graph_def, sort_keys=True))
             f.write("\n")
@@ -130,7 +140,7 @@ def session(graph):
     return tf1.Session(graph=graph, config=cfg)
 
 
-def keras_frozen(name, build, x, note):
+def keras_frozen(name, build, x, note, json_max=JSON_MAX):
     """build(K) -> a tf_keras Model; frozen at its output (inference)."""
     import tf_keras as K
     from tf_keras.src import backend as KB
@@ -148,7 +158,8 @@ def keras_frozen(name, build, x, note):
         frozen = tf1.graph_util.convert_variables_to_constants(
             sess, g.as_graph_def(), ["output"])
         frozen = tf1.graph_util.extract_sub_graph(frozen, ["output"])
-        write(name, frozen, {inp: x}, ["output"], sess, g, note=note)
+        write(name, frozen, {inp: x}, ["output"], sess, g, note=note,
+              json_max=json_max)
         sess.close()
         del out
 
@@ -386,9 +397,12 @@ class narrow:
 
 
 def applications(which):
-    """tf_keras.applications families at small inputs, narrowed (Narrow)
-    or at reduced widths/depths through their own builders; weights=None
-    (seeded by keras_frozen); frozen at the classifier's softmax."""
+    """tf_keras.applications families at small inputs (the least each
+    accepts), narrowed (Narrow: VGG, ResNet, Inception, Xception, DenseNet)
+    or at reduced widths/depths through their own builders (NASNet,
+    EfficientNetV2, ConvNeXt, RegNet; MobileNetV3Large by alpha, without
+    its top), each with its op types intact; weights=None (seeded by
+    keras_frozen); frozen at the output (a softmax, or v3l's pooling)."""
     size = {"inception_v3": 75, "xception": 71}.get(which, 32)
 
     def build(K):
@@ -398,21 +412,21 @@ def applications(which):
         kw = dict(weights=None, input_shape=(size, size, 3), classes=10)
         if which in ("vgg16", "vgg19"):
             m = vgg16 if which == "vgg16" else vgg19
-            with narrow(m, 32):
+            with narrow(m, 64):
                 return getattr(m, which.upper())(**kw)
         if which in ("resnet50", "resnet50v2"):
-            with narrow(resnet, 32):
+            with narrow(resnet, 64):
                 return (resnet.ResNet50 if which == "resnet50" else
                         resnet_v2.ResNet50V2)(**kw)
         if which == "inception_v3":
-            with narrow(inception_v3, 32):
+            with narrow(inception_v3, 64):
                 return inception_v3.InceptionV3(**kw)
         if which == "xception":
-            with narrow(xception, 32):
+            with narrow(xception, 64):
                 return xception.Xception(**kw)
         if which == "densenet121":
-            with narrow(densenet, 16):
-                return densenet.DenseNet121(**kw)
+            with narrow(densenet, 16):  # DenseNet121's blocks, 2 layers each
+                return densenet.DenseNet([2, 2, 2, 2], **kw)
         if which == "nasnet_mobile":
             return nasnet.NASNet(penultimate_filters=96, num_blocks=1,
                                  stem_block_filters=8, default_size=32, **kw)
@@ -437,7 +451,7 @@ def applications(which):
                  .astype(np.float32),
                  "tf_keras.applications %s, %dx%d, reduced (make_zoo.py "
                  "applications()), weights=None (seeded); frozen" % (
-                     which, size, size))
+                     which, size, size), json_max=APP_JSON_MAX)
 
 
 def layers_1d3d():
