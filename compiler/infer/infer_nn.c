@@ -85,15 +85,17 @@ static int spatial(int64_t in, int64_t k, int64_t s, int64_t d, int pad,
     return 0;
 }
 
-/* A forward Conv2D whose filter's input channels divide the input's, the
- * output channels a multiple of the groups (TF's grouped convolution, as
- * tf_keras' Conv2D(groups=...) makes): 1 and g->groups set, else 0.  Its
- * backprops stay ungrouped (a grouped Conv2D has no gradient here). */
+/* A Conv2D (or its fused form or backprops) whose filter's input channels
+ * divide the input's, the output channels a multiple of the groups (TF's
+ * grouped convolution, as tf_keras' Conv2D(groups=...) makes): 1 and
+ * g->groups set, else 0. */
 static int grouped(const dgc_node *n, int kind, const dg_shape *w,
                    dgc_nn_geom *g)
 {
     if (kind != DGC_NN_CONV || (n->op != DGC_OPID_Conv2D &&
-                                n->op != DGC_OPID__FusedConv2D) ||
+                                n->op != DGC_OPID__FusedConv2D &&
+                                n->op != DGC_OPID_Conv2DBackpropInput &&
+                                n->op != DGC_OPID_Conv2DBackpropFilter) ||
         w->dims[2] < 1 || g->C % w->dims[2] || w->dims[3] < 0 ||
         w->dims[3] % (g->C / w->dims[2]))
         return 0;

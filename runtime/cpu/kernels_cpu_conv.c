@@ -80,8 +80,9 @@ static void bwd_data_rows(void *arg, int64_t r0, int64_t r1)
         int64_t n = r / g->H, ih = r % g->H;
         for (int64_t iw = 0; iw < g->W; iw++)
             for (int64_t ic = 0; ic < g->C; ic++) {
-                int64_t o0 = j->dw ? ic * g->mult : 0;
-                int64_t o1 = j->dw ? o0 + g->mult : g->OC;
+                int64_t og = g->OC / g->groups; /* grouped: ic's group */
+                int64_t o0 = j->dw ? ic * g->mult : ic / (g->C / g->groups) * og;
+                int64_t o1 = j->dw ? o0 + g->mult : o0 + og;
                 double acc = 0;
                 for (int64_t kh = 0; kh < g->KH; kh++) {
                     int64_t th = ih + g->pt - kh * g->dh;
@@ -110,8 +111,10 @@ static void bwd_filter_rows(void *arg, int64_t r0, int64_t r1)
     const dgc_nn_geom *g = j->g;
     for (int64_t r = r0; r < r1; r++) {
         int64_t ic = r % g->C, kw = (r / g->C) % g->KW, kh = r / g->C / g->KW;
-        int64_t o0 = j->dw ? ic * g->mult : 0;
-        int64_t o1 = j->dw ? o0 + g->mult : g->OC;
+        int64_t og = g->OC / g->groups; /* grouped: ic's outputs, each
+                                           filter element written once */
+        int64_t o0 = j->dw ? ic * g->mult : ic / (g->C / g->groups) * og;
+        int64_t o1 = j->dw ? o0 + g->mult : o0 + og;
         for (int64_t oc = o0; oc < o1; oc++) {
             double acc = 0;
             for (int64_t n = 0; n < g->N; n++)

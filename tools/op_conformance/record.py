@@ -834,12 +834,17 @@ more("AvgPool3D_valid", "AvgPool3D",
      {"ksize": [1, 2, 3, 2, 1], "strides": [1, 1, 2, 1, 1],
       "padding": "VALID"})
 
-# grouped Conv2D (tf_keras Conv2D(groups=...): RegNet, ConvNeXt; forward
-# only: dgrun's Conv2D backprops are ungrouped) and Conv3DBackpropInputV2
-# (Conv3DTranspose; TF's CPU kernels take no dilations there)
+# grouped Conv2D (tf_keras Conv2D(groups=...): RegNet, ConvNeXt; TF's
+# gradients are the grouped backprops; TF's CPU backprops take neither
+# dilations nor float64 there) and Conv3DBackpropInputV2 (Conv3DTranspose; no dilations on
+# TF's CPU either)
 more("Conv2D_grouped", "Conv2D",
      lambda x, w: tf.nn.conv2d(x, w, 1, "SAME"), [r(2, 5, 4, 6), r(3, 3, 2, 6)],
-     {"strides": [1, 1, 1, 1], "padding": "SAME"}, grad=False)
+     {"strides": [1, 1, 1, 1], "padding": "SAME"})
+more("Conv2D_grouped_s2", "Conv2D",
+     lambda x, w: tf.nn.conv2d(x, w, 2, "VALID"),
+     [r(2, 7, 6, 8), r(3, 2, 2, 12)],
+     {"strides": [1, 2, 2, 1], "padding": "VALID"})
 more("Conv2D_grouped_dilated", "Conv2D",
      lambda x, w: tf.nn.conv2d(x, w, 1, "VALID", dilations=2),
      [r(1, 6, 7, 4), r(2, 3, 1, 8)],
