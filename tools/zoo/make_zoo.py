@@ -74,12 +74,44 @@ APP_JSON_MAX = 100_000  # the same for applications(), the zoo's bulk
 PB_MAX = int(os.environ.get("ZOO_PB_MAX", 1_000_000))  # (checks by hand)
 
 
+def canon_functions(graph_def):
+    """Library functions renamed by first call (TF numbers them with a
+    process-wide counter, so a model's bytes would depend on what the same
+    run built before it) and sorted: the same model, the same graph.pb."""
+    names = {f.signature.name for f in graph_def.library.function}
+    ren = {}
+
+    def attrs():
+        for n in graph_def.node:
+            yield from n.attr.values()
+        for f in graph_def.library.function:
+            for n in f.node_def:
+                yield from n.attr.values()
+    for a in attrs():
+        if a.HasField("func") and a.func.name in names and \
+                a.func.name not in ren:
+            ren[a.func.name] = "%s_%d" % (a.func.name.rstrip("0123456789")
+                                          .rstrip("_"), len(ren))
+    for a in attrs():
+        if a.HasField("func") and a.func.name in ren:
+            a.func.name = ren[a.func.name]
+    fns = []
+    for f in graph_def.library.function:
+        fns.append(type(f)())
+        fns[-1].CopyFrom(f)
+        fns[-1].signature.name = ren.get(f.signature.name, f.signature.name)
+    del graph_def.library.function[:]
+    graph_def.library.function.extend(
+        sorted(fns, key=lambda f: f.signature.name))
+
+
 def write(name, graph_def, feeds, fetch, sess, graph, train=None, note="",
           json_max=JSON_MAX):
     d = os.path.join(OUT, name)
     os.makedirs(d, exist_ok=True)
     for f in os.listdir(d):
         os.remove(os.path.join(d, f))
+    canon_functions(graph_def)
     pb = graph_def.SerializeToString(deterministic=True)
     ops = {}
     for n in graph_def.node:
