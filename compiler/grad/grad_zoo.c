@@ -6,7 +6,7 @@
  * ReverseV2, IdentityN, Einsum, the two resizes, UnsortedSegmentSum,
  * DynamicStitch and DynamicPartition; Log1p, Expm1, Tan, Atan, Asin, Acos,
  * Sinh, Cosh, Atan2, Cumsum, DepthToSpace, SpaceToDepth, MirrorPad,
- * GatherNd, ScatterNd, TopKV2, LRN.
+ * GatherNd, ScatterNd, TopKV2, LRN; Conv3D and Conv3DBackpropInputV2.
  */
 #include "grad.h"
 #include "grad_rule.h"
@@ -29,6 +29,8 @@ static int copy_attrs(dgc_gctx *c, int32_t fwd, dgc_node *n, void *arg)
         if (a->kind == DGC_A_BOOL ? dgc_node_set_bool(n, keys[i], (int)a->i)
             : a->kind == DGC_A_FLOAT ? dgc_node_set_float(n, keys[i], a->f)
             : a->kind == DGC_A_STR   ? dgc_node_set_str(n, keys[i], a->s)
+            : a->kind == DGC_A_INTS  ? dgc_node_set_ints(n, keys[i], a->ints,
+                                                         a->n)
                                      : dgc_node_set_int(n, keys[i], a->i))
             return -1;
     }
@@ -348,7 +350,53 @@ int dgc_grad_zoo_has(int op)
            op == OP(Cumsum) || op == OP(DepthToSpace) ||
            op == OP(SpaceToDepth) || op == OP(MirrorPad) ||
            op == OP(GatherNd) || op == OP(ScatterNd) || op == OP(TopKV2) ||
-           op == OP(LRN) || unary_math_has(op);
+           op == OP(LRN) || op == OP(Conv3D) ||
+           op == OP(Conv3DBackpropInputV2) || unary_math_has(op);
+}
+
+/* TF's _Conv3DGrad and _Conv3DBackpropInputGrad (nn_grad.py); the shape
+ * inputs are the tensors themselves ("shaped like", infer_zoo2.c). */
+static dg_status conv3d_grad(dgc_gctx *c, int32_t fwd, dgc_ref dy,
+                             dgc_ref *dx)
+{
+    static const char *const k_conv[] = {"strides", "padding", "dilations",
+                                         "data_format", NULL};
+    int op = FWD->op, fi = op == OP(Conv3D) ? 0 : 1;
+    dgc_ref w = FWD->inputs[1];
+    if (fi == 0) { /* Conv3D(x, w) */
+        dgc_ref x = FWD->inputs[0];
+        if (NEED(0)) {
+            dx[0] = dgc_grad_mk_set(c, fwd, "Conv3DBackpropInputV2",
+                                    OP(Conv3DBackpropInputV2),
+                                    (const dgc_ref[]){x, w, dy}, 3,
+                                    copy_attrs, (void *)k_conv);
+            CHK(dx[0]);
+        }
+        if (NEED(1)) {
+            dx[1] = dgc_grad_mk_set(c, fwd, "Conv3DBackpropFilterV2",
+                                    OP(Conv3DBackpropFilterV2),
+                                    (const dgc_ref[]){x, w, dy}, 3,
+                                    copy_attrs, (void *)k_conv);
+            CHK(dx[1]);
+        }
+        return DG_OK;
+    }
+    /* Conv3DBackpropInputV2(sizes, w, g): dy is shaped like its input */
+    dgc_ref g = FWD->inputs[2];
+    if (NEED(1)) {
+        dx[1] = dgc_grad_mk_set(c, fwd, "Conv3DBackpropFilterV2",
+                                OP(Conv3DBackpropFilterV2),
+                                (const dgc_ref[]){dy, w, g}, 3, copy_attrs,
+                                (void *)k_conv);
+        CHK(dx[1]);
+    }
+    if (NEED(2)) {
+        dx[2] = dgc_grad_mk_set(c, fwd, "Conv3D", OP(Conv3D),
+                                (const dgc_ref[]){dy, w}, 2, copy_attrs,
+                                (void *)k_conv);
+        CHK(dx[2]);
+    }
+    return DG_OK;
 }
 
 dg_status dgc_grad_zoo(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
@@ -367,6 +415,8 @@ dg_status dgc_grad_zoo(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
     dgc_ref dy = dys[0];
     if (dy.node < 0)
         return DG_OK;
+    if (op == OP(Conv3D) || op == OP(Conv3DBackpropInputV2))
+        return conv3d_grad(c, fwd, dy, dx);
     dgc_ref x = FWD->inputs[0], z = R(fwd, 0);
     static const char *const k_alpha[] = {"alpha", NULL};
     static const char *const k_resize[] = {"align_corners",

@@ -871,4 +871,5 @@ const uint32_t dgr_cl_host_ops[DGC_N_OPS] = {
     HOSTF(MaxPool3D), HOSTF(Min), HOSTF(MirrorPadGrad), HOSTF(GatherNd),
     HOSTF(TopKV2), HOSTF(Where), HOSTF(LRN), HOSTF(LRNGrad),
     HOSTF(AvgPool3D), HOSTF(AvgPool3DGrad), HOSTF(Conv3DBackpropInputV2),
+    HOSTF(Conv3DBackpropFilterV2),
 };

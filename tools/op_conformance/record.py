@@ -181,11 +181,11 @@ case("BatchToSpaceND_f32", "BatchToSpaceND",
 case("Conv3D_same", "Conv3D",
      lambda x, w: tf.nn.conv3d(x, w, [1, 1, 2, 1, 1], "SAME"),
      [r(1, 3, 4, 4, 2), r(2, 3, 2, 2, 3)],
-     {"strides": [1, 1, 2, 1, 1], "padding": "SAME"}, grad=False)
+     {"strides": [1, 1, 2, 1, 1], "padding": "SAME"})
 case("Conv3D_valid", "Conv3D",
      lambda x, w: tf.nn.conv3d(x, w, [1, 1, 1, 1, 1], "VALID"),
      [r(2, 3, 4, 3, 2), r(2, 2, 2, 2, 2)],
-     {"strides": [1, 1, 1, 1, 1], "padding": "VALID"}, grad=False)
+     {"strides": [1, 1, 1, 1, 1], "padding": "VALID"})
 case("MaxPool3D_same", "MaxPool3D",
      lambda x: tf.nn.max_pool3d(x, [1, 2, 2, 2, 1], [1, 2, 2, 2, 1], "SAME"),
      [r(1, 3, 5, 4, 2)], grad=False)
@@ -855,10 +855,19 @@ more("Conv2D_grouped_s2_f64", "Conv2D",
      [r(1, 5, 5, 4, dtype=F64), r(3, 3, 2, 4, dtype=F64)],
      {"strides": [1, 2, 2, 1], "padding": "SAME"}, grad=False)
 for sfx, dt in (("f32", np.float32), ("f64", F64)):
+    # (input_sizes as input 0, so that dgrun's JSON has the op's order)
     more("Conv3DBackpropInputV2_" + sfx, "Conv3DBackpropInputV2",
-         lambda w, d: tf.nn.conv3d_transpose(d, w, [2, 3, 4, 5, 2],
-                                             [1, 1, 2, 2, 1], "SAME"),
-         [r(2, 3, 2, 2, 3, dtype=dt), r(2, 3, 2, 3, 3, dtype=dt)],
+         lambda s, w, d: tf.nn.conv3d_transpose(d, w, s, [1, 1, 2, 2, 1],
+                                                "SAME"),
+         [np.array([2, 3, 4, 5, 2], np.int32), r(2, 3, 2, 2, 3, dtype=dt),
+          r(2, 3, 2, 3, 3, dtype=dt)],
+         {"strides": [1, 1, 2, 2, 1], "padding": "SAME"},
+         grad=dt == np.float32)
+    more("Conv3DBackpropFilterV2_" + sfx, "Conv3DBackpropFilterV2",
+         lambda x, d: raw.Conv3DBackpropFilterV2(
+             input=x, filter_sizes=[2, 3, 2, 2, 3], out_backprop=d,
+             strides=[1, 1, 2, 2, 1], padding="SAME"),
+         [r(2, 3, 4, 5, 2, dtype=dt), r(2, 3, 2, 3, 3, dtype=dt)],
          grad=False)
 more("Conv3DBackpropInputV2_valid", "Conv3DBackpropInputV2",
      lambda w, d: tf.nn.conv3d_transpose(d, w, [1, 5, 4, 3, 3],
@@ -930,7 +939,9 @@ def record(c):
         f.write(gd.SerializeToString())
     opnode = [n for n in gd.node if n.op == c["op"] or n.op == c["dg_op"]]
     # the dtype TF registers the kernel by: Select's values, not its cond
-    tin = c["inputs"][1 if c["op"] in ("Select", "SelectV2") else 0]
+    # (nor a Conv3DBackpropInputV2's input_sizes)
+    tin = c["inputs"][1 if c["op"] in ("Select", "SelectV2",
+                                       "Conv3DBackpropInputV2") else 0]
     ent = {"op": c["dg_op"], "dtype": DT.get(tin.dtype, "?"),
            "node": opnode[0].name if opnode else None,
            "fetch": {}, "grads": {}}

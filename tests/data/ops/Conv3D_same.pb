@@ -11,16 +11,63 @@
 j¾T%í¿
 —ñ¾g°Í¿m¿6Zü=îèÃ¿H)ã¿{ž|¿ù—/¿u[3>…$©¿KðÖ?ktÑ¿¢£?OÂ«¿TÅK=ŽÁø¿H*j>
 |
-Conv3DConv3Din0in1*
-	dilations	
-*
+Conv3DConv3Din0in1*
 strides	
 *
-paddingSAME*
-data_formatNDHWC*
-T0
+paddingSAME*
+T0*
+data_formatNDHWC*
+	dilations	
+
 
 yIdentityConv3D*
+T0
+ã
+dyConst*
+dtype0*È
+value¾B»" šŽ„?bI´?	4€?~ý¿º
+¢?îxÿ>µŠé¿þÙ¾­FÑ¿—H\¿«È³¾D9ÿ?º¬È?ŠþÈ?x0r>Ë¾¦¿é‘=>‘Ã¯¿A=°¿ö‹€>U°¿qá¾¢Ç¿†q)?ã³ã?/$¥¿Çš¿¾>›ä’>&‹ž½žÔ¿ºk²¾ÐpX¿­uŸ¿V´¿ægk¿·Ç·?"}Ð¿NZé¿‰Ž˜¿m…?½-’?Œì€?b¬ ¾û"¨¿7Ê¼?Ž?élå?Ð¿k?pþò¿5¶×?Çç‚¿ÊœÓ¾¸Aã=Ãâ>nß¿9¾a?…ª³?Í¿I¾œ‘?c¿ÚÀa?vEë¿Š¯§¿™¹ü?tŒÂ¿(è¿¶xº?tÃ¿DÖô?¨Üä?í/¼?
+B
+gradients/grad_ys_0Identitydy*
+T0*
+_class
+
+loc:@y
+m
+gradients/Conv3D_grad/ShapeNShapeNin0in1*
+T0*
+_class
+loc:@Conv3D*
+N*
+out_type0
+‡
++gradients/Conv3D_grad/Conv3DBackpropInputV2Conv3DBackpropInputV2gradients/Conv3D_grad/ShapeNin1gradients/grad_ys_0*
+Tshape0*
+strides	
+*
+T0*
+paddingSAME*
+_class
+loc:@Conv3D*
+data_formatNDHWC*
+	dilations	
+
+ý
+,gradients/Conv3D_grad/Conv3DBackpropFilterV2Conv3DBackpropFilterV2in0gradients/Conv3D_grad/ShapeN:1gradients/grad_ys_0*
+strides	
+*
+paddingSAME*
+T0*
+_class
+loc:@Conv3D*
+data_formatNDHWC*
+	dilations	
+
+H
+grad_0Identity+gradients/Conv3D_grad/Conv3DBackpropInputV2*
+T0
+I
+grad_1Identity,gradients/Conv3D_grad/Conv3DBackpropFilterV2*
 T0
 
 initNoOp"ª
