@@ -6,7 +6,7 @@
  * ReverseV2, IdentityN, Einsum, the two resizes, UnsortedSegmentSum,
  * DynamicStitch and DynamicPartition; Log1p, Expm1, Tan, Atan, Asin, Acos,
  * Sinh, Cosh, Atan2, Cumsum, DepthToSpace, SpaceToDepth, MirrorPad,
- * GatherNd, ScatterNd, TopKV2, LRN; Conv3D and Conv3DBackpropInputV2.
+ * GatherNd, ScatterNd, TopKV2, LRN; Conv3D and its two backprops.
  */
 #include "grad.h"
 #include "grad_rule.h"
@@ -351,52 +351,47 @@ int dgc_grad_zoo_has(int op)
            op == OP(SpaceToDepth) || op == OP(MirrorPad) ||
            op == OP(GatherNd) || op == OP(ScatterNd) || op == OP(TopKV2) ||
            op == OP(LRN) || op == OP(Conv3D) ||
-           op == OP(Conv3DBackpropInputV2) || unary_math_has(op);
+           op == OP(Conv3DBackpropInputV2) ||
+           op == OP(Conv3DBackpropFilterV2) || unary_math_has(op);
 }
 
-/* TF's _Conv3DGrad and _Conv3DBackpropInputGrad (nn_grad.py); the shape
- * inputs are the tensors themselves ("shaped like", infer_zoo2.c). */
-static dg_status conv3d_grad(dgc_gctx *c, int32_t fwd, dgc_ref dy,
-                             dgc_ref *dx)
+/* dx[i], when needed: op (Conv3D of (a, b), or a backprop of (a, b, d))
+ * with the forward node's convolution attrs. */
+static dg_status conv3d_mk(dgc_gctx *c, int32_t fwd, int i, int op,
+                           dgc_ref a, dgc_ref b, dgc_ref d, dgc_ref *dx)
 {
     static const char *const k_conv[] = {"strides", "padding", "dilations",
                                          "data_format", NULL};
-    int op = FWD->op, fi = op == OP(Conv3D) ? 0 : 1;
-    dgc_ref w = FWD->inputs[1];
-    if (fi == 0) { /* Conv3D(x, w) */
-        dgc_ref x = FWD->inputs[0];
-        if (NEED(0)) {
-            dx[0] = dgc_grad_mk_set(c, fwd, "Conv3DBackpropInputV2",
-                                    OP(Conv3DBackpropInputV2),
-                                    (const dgc_ref[]){x, w, dy}, 3,
-                                    copy_attrs, (void *)k_conv);
-            CHK(dx[0]);
-        }
-        if (NEED(1)) {
-            dx[1] = dgc_grad_mk_set(c, fwd, "Conv3DBackpropFilterV2",
-                                    OP(Conv3DBackpropFilterV2),
-                                    (const dgc_ref[]){x, w, dy}, 3,
-                                    copy_attrs, (void *)k_conv);
-            CHK(dx[1]);
-        }
+    if (!NEED(i))
         return DG_OK;
-    }
-    /* Conv3DBackpropInputV2(sizes, w, g): dy is shaped like its input */
-    dgc_ref g = FWD->inputs[2];
-    if (NEED(1)) {
-        dx[1] = dgc_grad_mk_set(c, fwd, "Conv3DBackpropFilterV2",
-                                OP(Conv3DBackpropFilterV2),
-                                (const dgc_ref[]){dy, w, g}, 3, copy_attrs,
-                                (void *)k_conv);
-        CHK(dx[1]);
-    }
-    if (NEED(2)) {
-        dx[2] = dgc_grad_mk_set(c, fwd, "Conv3D", OP(Conv3D),
-                                (const dgc_ref[]){dy, w}, 2, copy_attrs,
-                                (void *)k_conv);
-        CHK(dx[2]);
-    }
+    dx[i] = dgc_grad_mk_set(c, fwd, dgc_op_name(op), op,
+                            (const dgc_ref[]){a, b, d},
+                            op == OP(Conv3D) ? 2 : 3, copy_attrs,
+                            (void *)k_conv);
+    CHK(dx[i]);
     return DG_OK;
+}
+
+/* TF's _Conv3DGrad, _Conv3DBackpropInputGrad and _Conv3DBackpropFilterGrad
+ * (nn_grad.py); the shape inputs are the tensors themselves ("shaped
+ * like", infer_zoo2.c). */
+static dg_status conv3d_grad(dgc_gctx *c, int32_t fwd, dgc_ref dy,
+                             dgc_ref *dx)
+{
+    int op = FWD->op, bi = OP(Conv3DBackpropInputV2),
+        bf = OP(Conv3DBackpropFilterV2);
+    dgc_ref a = FWD->inputs[0], b = FWD->inputs[1];
+    dgc_ref g = FWD->n_inputs > 2 ? FWD->inputs[2] : dy;
+    dg_status st;
+    if (op == OP(Conv3D)) /* (x, w) */
+        return (st = conv3d_mk(c, fwd, 0, bi, a, b, dy, dx))
+                   ? st : conv3d_mk(c, fwd, 1, bf, a, b, dy, dx);
+    if (op == bi) /* (sizes, w, g): dy is shaped like the input */
+        return (st = conv3d_mk(c, fwd, 1, bf, dy, b, g, dx))
+                   ? st : conv3d_mk(c, fwd, 2, OP(Conv3D), dy, b, g, dx);
+    /* Conv3DBackpropFilterV2 (x, sizes, g): dy is shaped like the filter */
+    return (st = conv3d_mk(c, fwd, 0, bi, a, dy, g, dx))
+               ? st : conv3d_mk(c, fwd, 2, OP(Conv3D), a, dy, g, dx);
 }
 
 dg_status dgc_grad_zoo(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
@@ -415,7 +410,8 @@ dg_status dgc_grad_zoo(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
     dgc_ref dy = dys[0];
     if (dy.node < 0)
         return DG_OK;
-    if (op == OP(Conv3D) || op == OP(Conv3DBackpropInputV2))
+    if (op == OP(Conv3D) || op == OP(Conv3DBackpropInputV2) ||
+        op == OP(Conv3DBackpropFilterV2))
         return conv3d_grad(c, fwd, dy, dx);
     dgc_ref x = FWD->inputs[0], z = R(fwd, 0);
     static const char *const k_alpha[] = {"alpha", NULL};

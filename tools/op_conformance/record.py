@@ -864,11 +864,13 @@ for sfx, dt in (("f32", np.float32), ("f64", F64)):
          {"strides": [1, 1, 2, 2, 1], "padding": "SAME"},
          grad=dt == np.float32)
     more("Conv3DBackpropFilterV2_" + sfx, "Conv3DBackpropFilterV2",
-         lambda x, d: raw.Conv3DBackpropFilterV2(
-             input=x, filter_sizes=[2, 3, 2, 2, 3], out_backprop=d,
+         lambda x, s, d: raw.Conv3DBackpropFilterV2(
+             input=x, filter_sizes=s, out_backprop=d,
              strides=[1, 1, 2, 2, 1], padding="SAME"),
-         [r(2, 3, 4, 5, 2, dtype=dt), r(2, 3, 2, 3, 3, dtype=dt)],
-         grad=False)
+         [r(2, 3, 4, 5, 2, dtype=dt), np.array([2, 3, 2, 2, 3], np.int32),
+          r(2, 3, 2, 3, 3, dtype=dt)],
+         {"strides": [1, 1, 2, 2, 1], "padding": "SAME"},
+         grad=dt == np.float32)
 more("Conv3DBackpropInputV2_valid", "Conv3DBackpropInputV2",
      lambda w, d: tf.nn.conv3d_transpose(d, w, [1, 5, 4, 3, 3],
                                          [1, 2, 1, 1, 1], "VALID"),

@@ -11,14 +11,14 @@
 j¾T%í¿
 —ñ¾g°Í¿m¿6Zü=îèÃ¿H)ã¿{ž|¿ù—/¿u[3>…$©¿KðÖ?ktÑ¿¢£?OÂ«¿TÅK=ŽÁø¿H*j>
 |
-Conv3DConv3Din0in1*
-strides	
-*
-paddingSAME*
-T0*
-data_formatNDHWC*
+Conv3DConv3Din0in1*
+data_formatNDHWC*
+T0*
+paddingSAME*
 	dilations	
-
+*
+strides	
+
 
 yIdentityConv3D*
 T0
@@ -34,35 +34,35 @@ B
 
 loc:@y
 m
-gradients/Conv3D_grad/ShapeNShapeNin0in1*
-T0*
+gradients/Conv3D_grad/ShapeNShapeNin0in1*
+out_type0*
+T0*
+N*
 _class
-loc:@Conv3D*
-N*
-out_type0
+loc:@Conv3D
 ‡
-+gradients/Conv3D_grad/Conv3DBackpropInputV2Conv3DBackpropInputV2gradients/Conv3D_grad/ShapeNin1gradients/grad_ys_0*
-Tshape0*
++gradients/Conv3D_grad/Conv3DBackpropInputV2Conv3DBackpropInputV2gradients/Conv3D_grad/ShapeNin1gradients/grad_ys_0*
 strides	
-*
+*
+data_formatNDHWC*
+T0*
+Tshape0*
+_class
+loc:@Conv3D*
+	dilations	
+*
+paddingSAME
+ý
+,gradients/Conv3D_grad/Conv3DBackpropFilterV2Conv3DBackpropFilterV2in0gradients/Conv3D_grad/ShapeN:1gradients/grad_ys_0*
+data_formatNDHWC*
 T0*
 paddingSAME*
 _class
 loc:@Conv3D*
-data_formatNDHWC*
 	dilations	
-
-ý
-,gradients/Conv3D_grad/Conv3DBackpropFilterV2Conv3DBackpropFilterV2in0gradients/Conv3D_grad/ShapeN:1gradients/grad_ys_0*
+*
 strides	
-*
-paddingSAME*
-T0*
-_class
-loc:@Conv3D*
-data_formatNDHWC*
-	dilations	
-
+
 H
 grad_0Identity+gradients/Conv3D_grad/Conv3DBackpropInputV2*
 T0
