@@ -43,7 +43,9 @@ them on CPU:0 and on PoCL; tools/zoo/census.py counts their op types.
   mobilenet_v3l the tf_keras.applications families, small (applications():
                 narrowed or through their builders; v3l census only)
 
-Run with the TF venv, tf_keras on PYTHONPATH:
+Run with the TF venv, tf_keras on PYTHONPATH (gitignored .venv-tfk:
+tools/tf_fixtures/.venv/bin/pip install --no-deps --target .venv-tfk
+tf-keras==2.21.0):
   PYTHONPATH=.venv-tfk tools/tf_fixtures/.venv/bin/python tools/zoo/make_zoo.py
 Usage: make_zoo.py [OUT [NAME...]]
 """
