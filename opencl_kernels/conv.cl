@@ -137,6 +137,83 @@ __kernel void dw_fwd(__global const T *x, __global const T *w,
     y[i] = acc;
 }
 
+/* grouped Conv2D (filter [KH, KW, C / groups, OC]; issue 22): output
+ * channel oc sums its group's C / groups input channels */
+__kernel void grouped_fwd(__global const T *x, __global const T *w,
+                          __global T *y, const geom g, long groups,
+                          long total)
+{
+    long i = get_global_id(0);
+    if (i >= total) return;
+    long oc, ow, oh, n;
+    at4(g, i, g.OH, g.OW, g.OC, &n, &oh, &ow, &oc);
+    long fc = g.C / groups, c0 = oc / (g.OC / groups) * fc;
+    T acc = 0;
+    for (long kh = 0; kh < g.KH; kh++) {
+        long ih = oh * g.sh - g.pt + kh * g.dh;
+        if (ih < 0 || ih >= g.H) continue;
+        for (long kw = 0; kw < g.KW; kw++) {
+            long iw = ow * g.sw - g.pl + kw * g.dw;
+            if (iw < 0 || iw >= g.W) continue;
+            for (long c = 0; c < fc; c++)
+                acc += x[off(g, n, ih, iw, c0 + c, g.H, g.W, g.C)] *
+                       w[((kh * g.KW + kw) * fc + c) * g.OC + oc];
+        }
+    }
+    y[i] = acc;
+}
+
+/* its backprops: dx[n, ih, iw, ic] from dy and w (ic's group's outputs) */
+__kernel void grouped_bwd_data(__global const T *dy, __global const T *w,
+                               __global T *dx, const geom g, long groups,
+                               long total)
+{
+    long i = get_global_id(0);
+    if (i >= total) return;
+    long ic, iw, ih, n;
+    at4(g, i, g.H, g.W, g.C, &n, &ih, &iw, &ic);
+    long fc = g.C / groups, og = g.OC / groups, o0 = ic / fc * og;
+    T acc = 0;
+    for (long kh = 0; kh < g.KH; kh++) {
+        long th = ih + g.pt - kh * g.dh;
+        if (th < 0 || th % g.sh || th / g.sh >= g.OH) continue;
+        for (long kw = 0; kw < g.KW; kw++) {
+            long tw = iw + g.pl - kw * g.dw;
+            if (tw < 0 || tw % g.sw || tw / g.sw >= g.OW) continue;
+            for (long oc = o0; oc < o0 + og; oc++)
+                acc += dy[off(g, n, th / g.sh, tw / g.sw, oc, g.OH, g.OW,
+                              g.OC)] *
+                       w[((kh * g.KW + kw) * fc + ic % fc) * g.OC + oc];
+        }
+    }
+    dx[i] = acc;
+}
+
+/* dfilter[kh, kw, j, oc] from x and dy (the input channel of oc's group) */
+__kernel void grouped_bwd_filter(__global const T *x, __global const T *dy,
+                                 __global T *dw, const geom g, long groups,
+                                 long total)
+{
+    long i = get_global_id(0);
+    if (i >= total) return;
+    long fc = g.C / groups, oc = i % g.OC, j = i / g.OC % fc;
+    long kw = i / g.OC / fc % g.KW, kh = i / g.OC / fc / g.KW;
+    long ic = oc / (g.OC / groups) * fc + j;
+    T acc = 0;
+    for (long n = 0; n < g.N; n++)
+        for (long oh = 0; oh < g.OH; oh++) {
+            long ih = oh * g.sh - g.pt + kh * g.dh;
+            if (ih < 0 || ih >= g.H) continue;
+            for (long ow = 0; ow < g.OW; ow++) {
+                long iw = ow * g.sw - g.pl + kw * g.dw;
+                if (iw < 0 || iw >= g.W) continue;
+                acc += x[off(g, n, ih, iw, ic, g.H, g.W, g.C)] *
+                       dy[off(g, n, oh, ow, oc, g.OH, g.OW, g.OC)];
+            }
+        }
+    dw[i] = acc;
+}
+
 __kernel void dw_bwd_data(__global const T *dy, __global const T *w,
                           __global T *dx, const geom g, long total)
 {

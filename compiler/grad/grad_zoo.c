@@ -6,7 +6,7 @@
  * ReverseV2, IdentityN, Einsum, the two resizes, UnsortedSegmentSum,
  * DynamicStitch and DynamicPartition; Log1p, Expm1, Tan, Atan, Asin, Acos,
  * Sinh, Cosh, Atan2, Cumsum, DepthToSpace, SpaceToDepth, MirrorPad,
- * GatherNd, ScatterNd, TopKV2, LRN.
+ * GatherNd, ScatterNd, TopKV2, LRN; Conv3D and its two backprops.
  */
 #include "grad.h"
 #include "grad_rule.h"
@@ -29,6 +29,8 @@ static int copy_attrs(dgc_gctx *c, int32_t fwd, dgc_node *n, void *arg)
         if (a->kind == DGC_A_BOOL ? dgc_node_set_bool(n, keys[i], (int)a->i)
             : a->kind == DGC_A_FLOAT ? dgc_node_set_float(n, keys[i], a->f)
             : a->kind == DGC_A_STR   ? dgc_node_set_str(n, keys[i], a->s)
+            : a->kind == DGC_A_INTS  ? dgc_node_set_ints(n, keys[i], a->ints,
+                                                         a->n)
                                      : dgc_node_set_int(n, keys[i], a->i))
             return -1;
     }
@@ -348,7 +350,48 @@ int dgc_grad_zoo_has(int op)
            op == OP(Cumsum) || op == OP(DepthToSpace) ||
            op == OP(SpaceToDepth) || op == OP(MirrorPad) ||
            op == OP(GatherNd) || op == OP(ScatterNd) || op == OP(TopKV2) ||
-           op == OP(LRN) || unary_math_has(op);
+           op == OP(LRN) || op == OP(Conv3D) ||
+           op == OP(Conv3DBackpropInputV2) ||
+           op == OP(Conv3DBackpropFilterV2) || unary_math_has(op);
+}
+
+/* dx[i], when needed: op (Conv3D of (a, b), or a backprop of (a, b, d))
+ * with the forward node's convolution attrs. */
+static dg_status conv3d_mk(dgc_gctx *c, int32_t fwd, int i, int op,
+                           dgc_ref a, dgc_ref b, dgc_ref d, dgc_ref *dx)
+{
+    static const char *const k_conv[] = {"strides", "padding", "dilations",
+                                         "data_format", NULL};
+    if (!NEED(i))
+        return DG_OK;
+    dx[i] = dgc_grad_mk_set(c, fwd, dgc_op_name(op), op,
+                            (const dgc_ref[]){a, b, d},
+                            op == OP(Conv3D) ? 2 : 3, copy_attrs,
+                            (void *)k_conv);
+    CHK(dx[i]);
+    return DG_OK;
+}
+
+/* TF's _Conv3DGrad, _Conv3DBackpropInputGrad and _Conv3DBackpropFilterGrad
+ * (nn_grad.py); the shape inputs are the tensors themselves ("shaped
+ * like", infer_zoo2.c). */
+static dg_status conv3d_grad(dgc_gctx *c, int32_t fwd, dgc_ref dy,
+                             dgc_ref *dx)
+{
+    int op = FWD->op, bi = OP(Conv3DBackpropInputV2),
+        bf = OP(Conv3DBackpropFilterV2);
+    dgc_ref a = FWD->inputs[0], b = FWD->inputs[1];
+    dgc_ref g = FWD->n_inputs > 2 ? FWD->inputs[2] : dy;
+    dg_status st;
+    if (op == OP(Conv3D)) /* (x, w) */
+        return (st = conv3d_mk(c, fwd, 0, bi, a, b, dy, dx))
+                   ? st : conv3d_mk(c, fwd, 1, bf, a, b, dy, dx);
+    if (op == bi) /* (sizes, w, g): dy is shaped like the input */
+        return (st = conv3d_mk(c, fwd, 1, bf, dy, b, g, dx))
+                   ? st : conv3d_mk(c, fwd, 2, OP(Conv3D), dy, b, g, dx);
+    /* Conv3DBackpropFilterV2 (x, sizes, g): dy is shaped like the filter */
+    return (st = conv3d_mk(c, fwd, 0, bi, a, dy, g, dx))
+               ? st : conv3d_mk(c, fwd, 2, OP(Conv3D), a, dy, g, dx);
 }
 
 dg_status dgc_grad_zoo(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
@@ -367,6 +410,9 @@ dg_status dgc_grad_zoo(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
     dgc_ref dy = dys[0];
     if (dy.node < 0)
         return DG_OK;
+    if (op == OP(Conv3D) || op == OP(Conv3DBackpropInputV2) ||
+        op == OP(Conv3DBackpropFilterV2))
+        return conv3d_grad(c, fwd, dy, dx);
     dgc_ref x = FWD->inputs[0], z = R(fwd, 0);
     static const char *const k_alpha[] = {"alpha", NULL};
     static const char *const k_resize[] = {"align_corners",

@@ -85,6 +85,24 @@ static int spatial(int64_t in, int64_t k, int64_t s, int64_t d, int pad,
     return 0;
 }
 
+/* A Conv2D (or its fused form or backprops) whose filter's input channels
+ * divide the input's, the output channels a multiple of the groups (TF's
+ * grouped convolution, as tf_keras' Conv2D(groups=...) makes): 1 and
+ * g->groups set, else 0. */
+static int grouped(const dgc_node *n, int kind, const dg_shape *w,
+                   dgc_nn_geom *g)
+{
+    if (kind != DGC_NN_CONV || (n->op != DGC_OPID_Conv2D &&
+                                n->op != DGC_OPID__FusedConv2D &&
+                                n->op != DGC_OPID_Conv2DBackpropInput &&
+                                n->op != DGC_OPID_Conv2DBackpropFilter) ||
+        w->dims[2] < 1 || g->C % w->dims[2] || w->dims[3] < 0 ||
+        w->dims[3] % (g->C / w->dims[2]))
+        return 0;
+    g->groups = g->C / w->dims[2];
+    return 1;
+}
+
 int dgc_nn_geom_init(const dgc_node *n, int kind, const dg_shape *x,
                      const dg_shape *w, dgc_nn_geom *g, char *msg,
                      size_t msgsz)
@@ -101,7 +119,7 @@ int dgc_nn_geom_init(const dgc_node *n, int kind, const dg_shape *x,
     g->H = x->dims[g->nchw ? 2 : 1];
     g->W = x->dims[g->nchw ? 3 : 2];
     g->C = x->dims[g->nchw ? 1 : 3];
-    g->mult = 1;
+    g->mult = g->groups = 1;
     if (hw_attr(n, "strides", g->nchw, 1, &g->sh, &g->sw, msg, msgsz))
         return -1;
     if (kind == DGC_NN_POOL) {
@@ -116,7 +134,8 @@ int dgc_nn_geom_init(const dgc_node *n, int kind, const dg_shape *x,
             return FAIL("filter must have rank 4, got rank %d", w->rank);
         g->KH = w->dims[0];
         g->KW = w->dims[1];
-        if (w->dims[2] >= 0 && g->C >= 0 && w->dims[2] != g->C)
+        if (w->dims[2] >= 0 && g->C >= 0 && w->dims[2] != g->C &&
+            !grouped(n, kind, w, g))
             return FAIL("filter has %lld input channels, the input has %lld",
                         (long long)w->dims[2], (long long)g->C);
         if (kind == DGC_NN_DWCONV) {

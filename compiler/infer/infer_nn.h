@@ -17,6 +17,8 @@ typedef struct dgc_nn_geom {
     int64_t KH, KW;         /* window (filter rows / columns, or ksize) */
     int64_t OH, OW, OC;     /* output; OC = C * mult for depthwise */
     int64_t mult;           /* depthwise channel multiplier; 1 otherwise */
+    int64_t groups;         /* grouped Conv2D and backprops (filter [kh, kw,
+                               C / groups, OC]; issue 22); 1 otherwise */
     int64_t sh, sw, dh, dw; /* strides, dilations */
     int64_t pt, pb, pl, pr; /* padding top, bottom, left, right */
 } dgc_nn_geom;
@@ -26,7 +28,8 @@ enum { DGC_NN_CONV, DGC_NN_DWCONV, DGC_NN_POOL };
 /* The geometry of node n (attrs strides, dilations, padding,
  * explicit_paddings, data_format, ksize for pools) for input shape x and,
  * for the two convolution kinds, filter shape w ([kh, kw, in, out] or
- * [kh, kw, in, multiplier]).  0, or -1 with a reason in msg. */
+ * [kh, kw, in, multiplier]; Conv2D's and its backprops' `in` may divide the
+ * input's channels: grouped, as TF's).  0, or -1 with a reason in msg. */
 int dgc_nn_geom_init(const dgc_node *n, int kind, const dg_shape *x,
                      const dg_shape *w, dgc_nn_geom *g, char *msg,
                      size_t msgsz);

@@ -3,7 +3,10 @@
  * Where (one input: the coordinates of the true elements, a row count only
  * the data tells, -1 here; the kernel sizes its output itself), LRN and
  * LRNGrad (NHWC float32, shaped as x), AvgPool3DGrad (shaped by
- * orig_input_shape's value, or like the forward input itself).
+ * orig_input_shape's value, or like the forward input itself),
+ * Conv3DBackpropInputV2 and Conv3DBackpropFilterV2 (shaped by
+ * input_sizes' / filter_sizes' value, or like the tensor itself, as the
+ * gradient rules give them).
  */
 #include "infer.h"
 
@@ -80,5 +83,100 @@ int dgc_infer_avg_pool3d_grad(DGC_INFER_ARGS)
     }
     if (out[0].shape.rank != 5)
         FAIL("the original input must be rank 5 (NDHWC)");
+    return 0;
+}
+
+/* The rank-5 shape a Conv3D backprop's shape input `sz` names: its value
+ * (5 ints; dims -1 while unknown), or a float tensor's own shape. */
+static int sizes5(const dgc_ttype *sz, const char *what, dg_shape *s,
+                  char *msg, size_t msgsz)
+{
+    memset(s, 0, sizeof *s);
+    if (sz->dtype == DG_F32 || sz->dtype == DG_F64) {
+        *s = sz->shape;
+        if (s->rank != 5)
+            FAIL("%s must be rank 5 (NDHWC)", what);
+        return 0;
+    }
+    if ((sz->dtype != DG_I32 && sz->dtype != DG_I64) || sz->shape.rank != 1 ||
+        (sz->shape.dims[0] >= 0 && sz->shape.dims[0] != 5))
+        FAIL("%s must be a vector of 5 int32 or int64", what);
+    s->rank = 5;
+    for (int d = 0; d < 5; d++)
+        s->dims[d] = !sz->value ? -1
+            : sz->dtype == DG_I32 ? ((const int32_t *)sz->value)[d]
+                                  : ((const int64_t *)sz->value)[d];
+    return 0;
+}
+
+/* What both Conv3D backprops need: the float operand a (`what`, the filter
+ * or the input) and out_backprop dy of its dtype, both rank 5; NDHWC,
+ * SAME / VALID, 5 strides. */
+static int conv3d_bp_check(const dgc_node *n, const dgc_ttype *a,
+                           const char *what, const dgc_ttype *dy, char *msg,
+                           size_t msgsz)
+{
+    if (a->dtype != DG_F32 && a->dtype != DG_F64)
+        FAIL("%s must be float32 or float64, not %s", what,
+             dg_dtype_name(a->dtype));
+    if (dy->dtype != a->dtype)
+        FAIL("out_backprop is %s, the %s %s", dg_dtype_name(dy->dtype), what,
+             dg_dtype_name(a->dtype));
+    if (a->shape.rank != 5 || dy->shape.rank != 5)
+        FAIL("%s and out_backprop must be rank 5 (NDHWC)", what);
+    const dgc_attr *fmt = dgc_node_attr(n, "data_format");
+    if (fmt && fmt->s && strcmp(fmt->s, "NDHWC") != 0)
+        FAIL("only data_format NDHWC is supported");
+    const dgc_attr *pa = dgc_node_attr(n, "padding");
+    if (!pa || !pa->s || (strcmp(pa->s, "SAME") && strcmp(pa->s, "VALID")))
+        FAIL("padding must be SAME or VALID");
+    const dgc_attr *st = dgc_node_attr(n, "strides");
+    if (!st || st->n != 5)
+        FAIL("strides must have 5 elements");
+    return 0;
+}
+
+/* (input_sizes [5 ints] or the input, filter [kd, kh, kw, in, out],
+ * out_backprop NDHWC) -> dx of that shape, the filter's dtype;
+ * out_backprop must be what Conv3D of that input gives (the kernel). */
+int dgc_infer_conv3d_bp_input(DGC_INFER_ARGS)
+{
+    (void)n_in;
+    const dgc_ttype *w = &in[1], *dy = &in[2];
+    dg_shape xs;
+    if (conv3d_bp_check(n, w, "filter", dy, msg, msgsz) ||
+        sizes5(&in[0], "input_sizes", &xs, msg, msgsz))
+        return -1;
+    memset(&out[0], 0, sizeof out[0]);
+    out[0].dtype = w->dtype;
+    out[0].shape = xs;
+    if (out[0].shape.dims[4] >= 0 && w->shape.dims[3] >= 0 &&
+        out[0].shape.dims[4] != w->shape.dims[3])
+        FAIL("input_sizes has %lld channels, the filter %lld",
+             (long long)out[0].shape.dims[4], (long long)w->shape.dims[3]);
+    if (dy->shape.dims[4] >= 0 && w->shape.dims[4] >= 0 &&
+        dy->shape.dims[4] != w->shape.dims[4])
+        FAIL("out_backprop has %lld channels, the filter %lld",
+             (long long)dy->shape.dims[4], (long long)w->shape.dims[4]);
+    return 0;
+}
+
+/* (input NDHWC, filter_sizes [5 ints] or the filter, out_backprop) ->
+ * dfilter of that shape, the input's dtype. */
+int dgc_infer_conv3d_bp_filter(DGC_INFER_ARGS)
+{
+    (void)n_in;
+    const dgc_ttype *x = &in[0], *dy = &in[2];
+    dg_shape ws;
+    if (conv3d_bp_check(n, x, "input", dy, msg, msgsz) ||
+        sizes5(&in[1], "filter_sizes", &ws, msg, msgsz))
+        return -1;
+    memset(&out[0], 0, sizeof out[0]);
+    out[0].dtype = x->dtype;
+    out[0].shape = ws;
+    if (ws.dims[3] >= 0 && x->shape.dims[4] >= 0 &&
+        ws.dims[3] != x->shape.dims[4])
+        FAIL("filter_sizes has %lld input channels, the input %lld",
+             (long long)ws.dims[3], (long long)x->shape.dims[4]);
     return 0;
 }

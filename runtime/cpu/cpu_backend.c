@@ -268,6 +268,8 @@ static const dgr_kernel_row cpu_kernels[DGC_N_OPS] = {
     ROW(RandomUniformInt, dgr_k_random_uniform_int),
     ROW(Multinomial, dgr_k_multinomial),
     ROW(InvertPermutation, dgr_k_invert_permutation),
+    ROW(Conv3DBackpropInputV2, dgr_k_conv3d_bp_input),
+    ROW(Conv3DBackpropFilterV2, dgr_k_conv3d_bp_filter),
 };
 
 static dg_status cpu_discover(const dg_options *o, dg_device_list *l,

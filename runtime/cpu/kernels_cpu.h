@@ -145,6 +145,7 @@ DGR_K(dgr_k_mirror_pad_grad); DGR_K(dgr_k_gather_nd); DGR_K(dgr_k_scatter_nd);
 DGR_K(dgr_k_topk);
 DGR_K(dgr_k_where); DGR_K(dgr_k_lrn); DGR_K(dgr_k_lrn_grad);
 DGR_K(dgr_k_avg_pool3d); DGR_K(dgr_k_avg_pool3d_grad); /* kernels_cpu_zoo2.c */
+DGR_K(dgr_k_conv3d_bp_input); DGR_K(dgr_k_conv3d_bp_filter); /* zoo2.c */
 DGR_K(dgr_k_squared_difference); DGR_K(dgr_k_erf); DGR_K(dgr_k_erfc);
 DGR_K(dgr_k_leaky_relu); DGR_K(dgr_k_leaky_relu_grad); DGR_K(dgr_k_elu);
 DGR_K(dgr_k_elu_grad); DGR_K(dgr_k_selu); DGR_K(dgr_k_selu_grad);

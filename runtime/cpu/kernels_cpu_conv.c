@@ -22,12 +22,14 @@ int64_t dgr_nn_off(const dgc_nn_geom *g, int64_t n, int64_t h, int64_t w,
     return g->nchw ? ((n * C + c) * H + h) * W + w : ((n * H + h) * W + w) * C + c;
 }
 
-/* filter element (kh, kw, ic, oc): depthwise oc = ic * mult + m */
+/* filter element (kh, kw, ic, oc): depthwise oc = ic * mult + m; grouped,
+ * ic's index within its group (the filter has C / groups inputs) */
 static inline int64_t woff(const dgc_nn_geom *g, int dw, int64_t kh,
                            int64_t kw, int64_t ic, int64_t oc)
 {
+    int64_t fc = g->C / g->groups;
     return dw ? (kh * g->KW + kw) * g->OC + oc
-              : ((kh * g->KW + kw) * g->C + ic) * g->OC + oc;
+              : ((kh * g->KW + kw) * fc + ic % fc) * g->OC + oc;
 }
 
 typedef struct job {
@@ -45,8 +47,9 @@ static void fwd_rows(void *arg, int64_t r0, int64_t r1)
         int64_t n = r / g->OH, oh = r % g->OH;
         for (int64_t ow = 0; ow < g->OW; ow++)
             for (int64_t oc = 0; oc < g->OC; oc++) {
-                int64_t c0 = j->dw ? oc / g->mult : 0;
-                int64_t c1 = j->dw ? c0 + 1 : g->C;
+                int64_t fc = g->C / g->groups; /* grouped: oc's group */
+                int64_t c0 = j->dw ? oc / g->mult : oc / (g->OC / g->groups) * fc;
+                int64_t c1 = j->dw ? c0 + 1 : c0 + fc;
                 double acc = 0;
                 for (int64_t kh = 0; kh < g->KH; kh++) {
                     int64_t ih = oh * g->sh - g->pt + kh * g->dh;
@@ -77,8 +80,9 @@ static void bwd_data_rows(void *arg, int64_t r0, int64_t r1)
         int64_t n = r / g->H, ih = r % g->H;
         for (int64_t iw = 0; iw < g->W; iw++)
             for (int64_t ic = 0; ic < g->C; ic++) {
-                int64_t o0 = j->dw ? ic * g->mult : 0;
-                int64_t o1 = j->dw ? o0 + g->mult : g->OC;
+                int64_t og = g->OC / g->groups; /* grouped: ic's group */
+                int64_t o0 = j->dw ? ic * g->mult : ic / (g->C / g->groups) * og;
+                int64_t o1 = j->dw ? o0 + g->mult : o0 + og;
                 double acc = 0;
                 for (int64_t kh = 0; kh < g->KH; kh++) {
                     int64_t th = ih + g->pt - kh * g->dh;
@@ -107,8 +111,10 @@ static void bwd_filter_rows(void *arg, int64_t r0, int64_t r1)
     const dgc_nn_geom *g = j->g;
     for (int64_t r = r0; r < r1; r++) {
         int64_t ic = r % g->C, kw = (r / g->C) % g->KW, kh = r / g->C / g->KW;
-        int64_t o0 = j->dw ? ic * g->mult : 0;
-        int64_t o1 = j->dw ? o0 + g->mult : g->OC;
+        int64_t og = g->OC / g->groups; /* grouped: ic's outputs, each
+                                           filter element written once */
+        int64_t o0 = j->dw ? ic * g->mult : ic / (g->C / g->groups) * og;
+        int64_t o1 = j->dw ? o0 + g->mult : o0 + og;
         for (int64_t oc = o0; oc < o1; oc++) {
             double acc = 0;
             for (int64_t n = 0; n < g->N; n++)

@@ -713,6 +713,8 @@ static int run_blocks(struct dgr_pool *pool, int what, const dgc_nn_geom *g,
                       float *out, const void *kdev, const void *knode,
                       const dgr_fused *f)
 {
+    if (g->groups > 1) /* grouped Conv2D: the callers' loops */
+        return 1;
     int64_t x_img = g->H * g->W * g->C, y_img = g->OH * g->OW * g->OC;
     int conv = what <= DGR_DNNL_CONV_BWD_W;
     int64_t per_img = g->OH * g->OW * g->KH * g->KW *

@@ -4,7 +4,8 @@
  * row-major order, [n, rank], n counted from the data before the output is
  * allocated, as Unique sizes its own); LRN and LRNGrad (float32 NHWC, in
  * TF's CPU kernels' order of sums), AvgPool3D and AvgPool3DGrad (NDHWC,
- * padding not counted).
+ * padding not counted); Conv3DBackpropInputV2 and Conv3DBackpropFilterV2
+ * (NDHWC, gather form, double sums).
  */
 #include "kernels_cpu.h"
 #include "infer.h"
@@ -234,3 +235,143 @@ static dg_status avg3d_run(dgr_kctx *k, int grad)
 
 dg_status dgr_k_avg_pool3d(dgr_kctx *k) { return avg3d_run(k, 0); }
 dg_status dgr_k_avg_pool3d_grad(dgr_kctx *k) { return avg3d_run(k, 1); }
+
+/* ---- Conv3DBackpropInputV2 (Conv3DTranspose), Conv3DBackpropFilterV2 ------ */
+
+/* One Conv3D's geometry: input xs, filter ws, output ds (NDHWC). */
+typedef struct c3 {
+    int64_t K[3], S[3], D[3], P[3], I[3], O[3], N, C, OC;
+} c3;
+
+static dg_status c3_geom(dgr_kctx *k, const dg_shape *xs, const dg_shape *ws,
+                         const dg_shape *ds, c3 *g)
+{
+    const dgc_attr *sa = dgc_attr_at(k->node, DGC_AT_strides);
+    const dgc_attr *da = dgc_attr_at(k->node, DGC_AT_dilations);
+    const dgc_attr *pa = dgc_attr_at(k->node, DGC_AT_padding);
+    int same = pa && pa->s && strcmp(pa->s, "SAME") == 0;
+    for (int d = 0; d < 3; d++) {
+        g->K[d] = ws->dims[d];
+        g->S[d] = sa->ints[1 + d];
+        g->D[d] = da && da->n == 5 ? da->ints[1 + d] : 1;
+        g->I[d] = xs->dims[1 + d];
+        g->O[d] = ds->dims[1 + d];
+        int64_t o = dgc_win3d(g->I[d], g->K[d], g->S[d], g->D[d], same,
+                              &g->P[d]);
+        if (o != g->O[d])
+            return dg_err(k->err, DG_E_RUNTIME, "node '%s': out_backprop's "
+                          "dim %d is %lld, Conv3D of the input gives %lld",
+                          k->node->name, 1 + d, (long long)g->O[d],
+                          (long long)o);
+    }
+    g->N = xs->dims[0];
+    g->C = xs->dims[4];
+    g->OC = ds->dims[4];
+    if (ws->dims[3] != g->C || ws->dims[4] != g->OC || ds->dims[0] != g->N)
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': filter [%lld, %lld] "
+                      "does not map %lld input to %lld output channels",
+                      k->node->name, (long long)ws->dims[3],
+                      (long long)ws->dims[4], (long long)g->C,
+                      (long long)g->OC);
+    return DG_OK;
+}
+
+/* The output position q[] that input position at[] meets through filter
+ * cell cell[] (oz * S + a * D - P = iz per dim), or 0 when none. */
+static int c3_hit(const c3 *g, const int64_t *at, const int64_t *cell,
+                  int64_t *q)
+{
+    for (int d = 0; d < 3; d++) {
+        int64_t t = at[d] + g->P[d] - cell[d] * g->D[d];
+        if (t < 0 || t % g->S[d] || t / g->S[d] >= g->O[d])
+            return 0;
+        q[d] = t / g->S[d];
+    }
+    return 1;
+}
+
+static void st_at(void *p, dg_dtype t, int64_t i, double v)
+{
+    if (t == DG_F32)
+        ((float *)p)[i] = (float)v;
+    else
+        ((double *)p)[i] = v;
+}
+
+/* dx[n, iz, iy, ix, ci] (shape inferred from input_sizes or the input) =
+ * the sum over the filter's cells and output channels that Conv3D carried
+ * it to: dy[n, oz, oy, ox, co] * w[a, b, c, ci, co], in double in that
+ * order. */
+dg_status dgr_k_conv3d_bp_input(dgr_kctx *k)
+{
+    dg_status st = dgr_kctx_alloc_output(k, 0);
+    c3 g;
+    if (st || (st = c3_geom(k, &k->out[0].shape, &k->in[1].shape,
+                            &k->in[2].shape, &g)))
+        return st;
+    dg_dtype t = k->out[0].dtype;
+    const void *w = dgr_cpu_ptr(&k->in[1]), *dy = dgr_cpu_ptr(&k->in[2]);
+    void *dx = dgr_cpu_ptr(&k->out[0]);
+    int64_t xi = 0, at[3], q[3], nk = g.K[0] * g.K[1] * g.K[2];
+    for (int64_t n = 0; n < g.N; n++)
+        for (at[0] = 0; at[0] < g.I[0]; at[0]++)
+            for (at[1] = 0; at[1] < g.I[1]; at[1]++)
+                for (at[2] = 0; at[2] < g.I[2]; at[2]++)
+                    for (int64_t ci = 0; ci < g.C; ci++, xi++) {
+                        double acc = 0;
+                        for (int64_t a = 0; a < nk; a++) {
+                            int64_t cell[3] = {a / (g.K[1] * g.K[2]),
+                                               a / g.K[2] % g.K[1],
+                                               a % g.K[2]};
+                            if (!c3_hit(&g, at, cell, q))
+                                continue;
+                            int64_t yb = (((n * g.O[0] + q[0]) * g.O[1] +
+                                           q[1]) * g.O[2] + q[2]) * g.OC;
+                            int64_t wb = (a * g.C + ci) * g.OC;
+                            for (int64_t co = 0; co < g.OC; co++)
+                                acc += fget(dy, t, yb + co) *
+                                       fget(w, t, wb + co);
+                        }
+                        st_at(dx, t, xi, acc);
+                    }
+    return DG_OK;
+}
+
+/* dw[a, b, c, ci, co] (shape inferred from filter_sizes or the filter) =
+ * the sum over the batch and the input positions that cell (a, b, c)
+ * carried to an output: x[n, iz, iy, ix, ci] * dy[n, oz, oy, ox, co]. */
+dg_status dgr_k_conv3d_bp_filter(dgr_kctx *k)
+{
+    dg_status st = dgr_kctx_alloc_output(k, 0);
+    c3 g;
+    if (st || (st = c3_geom(k, &k->in[0].shape, &k->out[0].shape,
+                            &k->in[2].shape, &g)))
+        return st;
+    dg_dtype t = k->out[0].dtype;
+    const void *x = dgr_cpu_ptr(&k->in[0]), *dy = dgr_cpu_ptr(&k->in[2]);
+    void *dw = dgr_cpu_ptr(&k->out[0]);
+    int64_t wi = 0, at[3], q[3], nk = g.K[0] * g.K[1] * g.K[2];
+    for (int64_t a = 0; a < nk; a++) {
+        int64_t cell[3] = {a / (g.K[1] * g.K[2]), a / g.K[2] % g.K[1],
+                           a % g.K[2]};
+        for (int64_t ci = 0; ci < g.C; ci++)
+            for (int64_t co = 0; co < g.OC; co++, wi++) {
+                double acc = 0;
+                for (int64_t n = 0; n < g.N; n++)
+                    for (at[0] = 0; at[0] < g.I[0]; at[0]++)
+                        for (at[1] = 0; at[1] < g.I[1]; at[1]++)
+                            for (at[2] = 0; at[2] < g.I[2]; at[2]++) {
+                                if (!c3_hit(&g, at, cell, q))
+                                    continue;
+                                int64_t xb = (((n * g.I[0] + at[0]) * g.I[1] +
+                                               at[1]) * g.I[2] + at[2]) * g.C;
+                                int64_t yb = (((n * g.O[0] + q[0]) * g.O[1] +
+                                               q[1]) * g.O[2] + q[2]) * g.OC;
+                                acc += fget(x, t, xb + ci) *
+                                       fget(dy, t, yb + co);
+                            }
+                st_at(dw, t, wi, acc);
+            }
+    }
+    return DG_OK;
+}

@@ -885,5 +885,6 @@ const uint32_t dgr_cl_host_ops[DGC_N_OPS] = {
     HOSTF(DynamicPartition), HOSTF(IsVariableInitialized), HOSTF(Conv3D),
     HOSTF(MaxPool3D), HOSTF(Min), HOSTF(MirrorPadGrad), HOSTF(GatherNd),
     HOSTF(TopKV2), HOSTF(Where), HOSTF(LRN), HOSTF(LRNGrad),
-    HOSTF(AvgPool3D), HOSTF(AvgPool3DGrad),
+    HOSTF(AvgPool3D), HOSTF(AvgPool3DGrad), HOSTF(Conv3DBackpropInputV2),
+    HOSTF(Conv3DBackpropFilterV2),
 };

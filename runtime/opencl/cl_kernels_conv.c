@@ -166,6 +166,18 @@ static dg_status conv_run(dgr_kctx *k, int what, int dw, const dg_shape *xs,
     if (dg_shape_numel(&k->out_types[0].shape) == 0)
         return DG_OK;
     cl_mem am = dgr_cl_mem(a), bm = dgr_cl_mem(b), om = dgr_cl_mem(&k->out[0]);
+    if (g.groups > 1) { /* grouped Conv2D: direct sums, one item an output
+                           element (dy, dx, or dfilter) */
+        static const char *const kn[] = {"grouped_fwd", "grouped_bwd_data",
+                                         "grouped_bwd_filter"};
+        cl_long groups = g.groups;
+        cl_long n = what == FWD ? g.N * g.OH * g.OW * g.OC
+                    : what == BWD_D ? g.N * g.H * g.W * g.C
+                                    : g.KH * g.KW * (g.C / groups) * g.OC;
+        dgr_cl_arg args[] = {DGR_ARG(am), DGR_ARG(bm), DGR_ARG(om),
+                             DGR_ARG(cg), DGR_ARG(groups), DGR_ARG(n)};
+        return dgr_cl_launch1d(k, "conv", dt, kn[what], (size_t)n, args, 6);
+    }
     return dw ? dw_conv(k, what, dt, &g, &cg, am, bm, om)
               : gemm_conv(k, what, dt, &g, &cg, am, bm, om);
 }

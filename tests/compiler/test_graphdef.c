@@ -485,10 +485,10 @@ static void test_errors(void **state)
                  "unsupported ops: SumTo (1 node)");
     /* every unsupported op type at once, counted, in file order */
     expect_error("{\"node\": [{\"name\": \"a\", \"op\": \"Bincount\"}, "
-                 "{\"name\": \"b\", \"op\": \"Conv3DBackpropInputV2\"}, {\"name\": "
+                 "{\"name\": \"b\", \"op\": \"Dilation2D\"}, {\"name\": "
                  "\"c\", \"op\": \"Bincount\"}, {\"name\": \"d\", \"op\": "
                  "\"NoOp\"}, {\"name\": \"e\", \"op\": \"Bincount\"}]}",
-                 "unsupported ops: Bincount (3 nodes), Conv3DBackpropInputV2 (1 node)");
+                 "unsupported ops: Bincount (3 nodes), Dilation2D (1 node)");
     expect_error("{\"node\": [" FC ", {\"name\": \"m\", \"op\": \"Mean\", "
                  "\"input\": [\"f\", \"f\"]}]}",
                  "node 'm': reduction_indices 'f' must be int32 or int64");

@@ -264,6 +264,96 @@ static void test_conv_f64(void **s)
         run_conv_case(&cases[i], (int)i, DG_F64, (int)((i + 1) % 2));
 }
 
+/* ---- grouped Conv2D (issue 22: tf_keras Conv2D(groups=...)) --------------
+ * filter [KH, KW, C / groups, OC]; output channel oc reads the input
+ * channels of its group, oc / (OC / groups).  oneDNN declines it: float32
+ * and float64 both run dgrun's loops; the backprops against the scatter
+ * form of the same taps. */
+static void run_grouped(const ccase *c, int64_t groups, dg_dtype dt, int ci)
+{
+    rgeo g = ref_geo(c);
+    int64_t fc = c->C / groups;
+    int64_t nx = c->N * c->H * c->W * c->C, ny = c->N * g.OH * g.OW * g.OC;
+    int64_t nw = c->KH * c->KW * fc * c->OC;
+    double *x = calloc((size_t)nx, sizeof *x), *w = calloc((size_t)nw, 8);
+    double *y = calloc((size_t)ny, sizeof *y), *dy = calloc((size_t)ny, 8);
+    double *dx = calloc((size_t)nx, 8), *dw = calloc((size_t)nw, 8);
+    fill_vals(x, nx, dt, -1, 1);
+    fill_vals(w, nw, dt, -1, 1);
+    fill_vals(dy, ny, dt, -1, 1);
+    for (int64_t n = 0; n < c->N; n++)
+        for (int64_t oh = 0; oh < g.OH; oh++)
+            for (int64_t ow = 0; ow < g.OW; ow++)
+                for (int64_t oc = 0; oc < g.OC; oc++)
+                    for (int64_t kh = 0; kh < c->KH; kh++)
+                        for (int64_t kw = 0; kw < c->KW; kw++) {
+                            int64_t ih = oh * c->sh - g.pt + kh * c->dh;
+                            int64_t iw = ow * c->sw - g.pl + kw * c->dw;
+                            if (ih < 0 || ih >= c->H || iw < 0 || iw >= c->W)
+                                continue;
+                            int64_t c0 = oc / (c->OC / groups) * fc;
+                            for (int64_t j = 0; j < fc; j++) {
+                                int64_t yi = IX(n, oh, ow, oc, g.OH, g.OW,
+                                                g.OC);
+                                int64_t xi = IX(n, ih, iw, c0 + j, c->H, c->W,
+                                                c->C);
+                                int64_t wi = ((kh * c->KW + kw) * fc + j) *
+                                             c->OC + oc;
+                                y[yi] += x[xi] * w[wi];
+                                dx[xi] += dy[yi] * w[wi];
+                                dw[wi] += dy[yi] * x[xi];
+                            }
+                        }
+    double *xl = to_layout(x, c->N, c->H, c->W, c->C, c->nchw, 0);
+    double *yl = to_layout(y, c->N, g.OH, g.OW, g.OC, c->nchw, 0);
+    double *dyl = to_layout(dy, c->N, g.OH, g.OW, g.OC, c->nchw, 0);
+    double *dxl = to_layout(dx, c->N, c->H, c->W, c->C, c->nchw, 0);
+    int64_t xd[4], yd[4], wd[4] = {c->KH, c->KW, fc, c->OC};
+    dims4(c, c->N, c->H, c->W, c->C, xd);
+    dims4(c, c->N, g.OH, g.OW, g.OC, yd);
+    kt t;
+    kt_init(&t, "Conv2D");
+    cc_attrs(NODE(&t), c, 0);
+    kt_in(&t, dt, 4, xd, xl);
+    kt_in(&t, dt, 4, wd, w);
+    assert_int_equal(kt_run(&t), DG_OK);
+    check_all(&t, yl, ny, dt, "grouped Conv2D", ci);
+    kt_free(&t);
+    kt_init(&t, "Conv2DBackpropInput");
+    cc_attrs(NODE(&t), c, 0);
+    kt_sizes(&t, xd);
+    kt_in(&t, dt, 4, wd, w);
+    kt_in(&t, dt, 4, yd, dyl);
+    assert_int_equal(kt_run(&t), DG_OK);
+    check_all(&t, dxl, nx, dt, "grouped Conv2DBackpropInput", ci);
+    kt_free(&t);
+    kt_init(&t, "Conv2DBackpropFilter");
+    cc_attrs(NODE(&t), c, 0);
+    kt_in(&t, dt, 4, xd, xl);
+    kt_sizes(&t, wd);
+    kt_in(&t, dt, 4, yd, dyl);
+    assert_int_equal(kt_run(&t), DG_OK);
+    check_all(&t, dw, nw, dt, "grouped Conv2DBackpropFilter", ci);
+    kt_free(&t);
+    free(x); free(w); free(y); free(dy); free(dx); free(dw);
+    free(xl); free(yl); free(dyl); free(dxl);
+}
+
+static void test_conv_grouped(void **s)
+{
+    (void)s;
+    static const ccase gc[] = {
+        {2, 7, 6, 6, 3, 3, 4, 1, 1, 1, 1, "SAME", {0}, 0, 0},
+        {1, 8, 9, 4, 3, 2, 8, 2, 1, 1, 2, "VALID", {0}, 1, 0},
+        {1, 5, 5, 4, 3, 3, 4, 1, 1, 1, 1, "EXPLICIT", {1, 0, 1, 2}, 0, 0},
+    };
+    static const int64_t groups[] = {2, 4, 4}; /* the last: depthwise-like */
+    for (int i = 0; i < 3; i++) {
+        run_grouped(&gc[i], groups[i], DG_F32, i);
+        run_grouped(&gc[i], groups[i], DG_F64, i);
+    }
+}
+
 /* ---- pooling ------------------------------------------------------------- */
 
 static void run_pool_case(const ccase *c, int ci, dg_dtype dt, int max)
@@ -555,6 +645,23 @@ static void test_infer_errors(void **s)
     assert_int_not_equal(dgc_infer_node(t.g, t.id, &t.err), DG_OK);
     assert_non_null(strstr(t.err.msg, "input channels"));
     kt_free(&t);
+    int64_t xd4[4] = {1, 5, 5, 4}, wdg[4] = {3, 3, 2, 3};
+    kt_init(&t, "Conv2D");
+    cc_set_str(NODE(&t), "padding", "SAME");
+    kt_in(&t, DG_F32, 4, xd4, NULL);
+    kt_in(&t, DG_F32, 4, wdg, NULL); /* 2 groups, 3 outputs: no grouping */
+    assert_int_not_equal(dgc_infer_node(t.g, t.id, &t.err), DG_OK);
+    assert_non_null(strstr(t.err.msg, "input channels"));
+    kt_free(&t);
+    int64_t dyg[4] = {1, 5, 5, 3}, wdg2[4] = {3, 3, 2, 3};
+    kt_init(&t, "Conv2DBackpropInput"); /* as above, backwards */
+    cc_set_str(NODE(&t), "padding", "SAME");
+    kt_sizes(&t, (const int64_t[]){1, 5, 5, 4});
+    kt_in(&t, DG_F32, 4, wdg2, NULL);
+    kt_in(&t, DG_F32, 4, dyg, NULL);
+    assert_int_not_equal(dgc_infer_node(t.g, t.id, &t.err), DG_OK);
+    assert_non_null(strstr(t.err.msg, "input channels"));
+    kt_free(&t);
     int64_t wd2[4] = {7, 7, 2, 4};
     kt_init(&t, "Conv2D");
     cc_set_str(NODE(&t), "padding", "VALID");
@@ -589,6 +696,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_conv_f32),
         cmocka_unit_test(test_conv_f64),
+        cmocka_unit_test(test_conv_grouped),
         cmocka_unit_test(test_pool),
         cmocka_unit_test(test_fused_bn),
         cmocka_unit_test(test_fused_conv),

@@ -191,11 +191,11 @@ case("BatchToSpaceND_f32", "BatchToSpaceND",
 case("Conv3D_same", "Conv3D",
      lambda x, w: tf.nn.conv3d(x, w, [1, 1, 2, 1, 1], "SAME"),
      [r(1, 3, 4, 4, 2), r(2, 3, 2, 2, 3)],
-     {"strides": [1, 1, 2, 1, 1], "padding": "SAME"}, grad=False)
+     {"strides": [1, 1, 2, 1, 1], "padding": "SAME"})
 case("Conv3D_valid", "Conv3D",
      lambda x, w: tf.nn.conv3d(x, w, [1, 1, 1, 1, 1], "VALID"),
      [r(2, 3, 4, 3, 2), r(2, 2, 2, 2, 2)],
-     {"strides": [1, 1, 1, 1, 1], "padding": "VALID"}, grad=False)
+     {"strides": [1, 1, 1, 1, 1], "padding": "VALID"})
 case("MaxPool3D_same", "MaxPool3D",
      lambda x: tf.nn.max_pool3d(x, [1, 2, 2, 2, 1], [1, 2, 2, 2, 1], "SAME"),
      [r(1, 3, 5, 4, 2)], grad=False)
@@ -1466,6 +1466,47 @@ more("Transpose_large", "Transpose", lambda x: tf.transpose(x, [1, 0]),
      [r(37, 29)], {"perm": [1, 0]}, grad=False)
 
 # ==== end of harn22's block =================================================
+# grouped Conv2D (tf_keras Conv2D(groups=...): RegNet, ConvNeXt; TF's
+# gradients are the grouped backprops; TF's CPU backprops take neither
+# dilations nor float64 there) and Conv3DBackpropInputV2 (Conv3DTranspose; no dilations on
+# TF's CPU either)
+more("Conv2D_grouped", "Conv2D",
+     lambda x, w: tf.nn.conv2d(x, w, 1, "SAME"), [r(2, 5, 4, 6), r(3, 3, 2, 6)],
+     {"strides": [1, 1, 1, 1], "padding": "SAME"})
+more("Conv2D_grouped_s2", "Conv2D",
+     lambda x, w: tf.nn.conv2d(x, w, 2, "VALID"),
+     [r(2, 7, 6, 8), r(3, 2, 2, 12)],
+     {"strides": [1, 2, 2, 1], "padding": "VALID"})
+more("Conv2D_grouped_dilated", "Conv2D",
+     lambda x, w: tf.nn.conv2d(x, w, 1, "VALID", dilations=2),
+     [r(1, 6, 7, 4), r(2, 3, 1, 8)],
+     {"strides": [1, 1, 1, 1], "padding": "VALID",
+      "dilations": [1, 2, 2, 1]}, grad=False)
+more("Conv2D_grouped_s2_f64", "Conv2D",
+     lambda x, w: tf.nn.conv2d(x, w, 2, "SAME"),
+     [r(1, 5, 5, 4, dtype=F64), r(3, 3, 2, 4, dtype=F64)],
+     {"strides": [1, 2, 2, 1], "padding": "SAME"}, grad=False)
+for sfx, dt in (("f32", np.float32), ("f64", F64)):
+    # (input_sizes as input 0, so that dgrun's JSON has the op's order)
+    more("Conv3DBackpropInputV2_" + sfx, "Conv3DBackpropInputV2",
+         lambda s, w, d: tf.nn.conv3d_transpose(d, w, s, [1, 1, 2, 2, 1],
+                                                "SAME"),
+         [np.array([2, 3, 4, 5, 2], np.int32), r(2, 3, 2, 2, 3, dtype=dt),
+          r(2, 3, 2, 3, 3, dtype=dt)],
+         {"strides": [1, 1, 2, 2, 1], "padding": "SAME"},
+         grad=dt == np.float32)
+    more("Conv3DBackpropFilterV2_" + sfx, "Conv3DBackpropFilterV2",
+         lambda x, s, d: raw.Conv3DBackpropFilterV2(
+             input=x, filter_sizes=s, out_backprop=d,
+             strides=[1, 1, 2, 2, 1], padding="SAME"),
+         [r(2, 3, 4, 5, 2, dtype=dt), np.array([2, 3, 2, 2, 3], np.int32),
+          r(2, 3, 2, 3, 3, dtype=dt)],
+         {"strides": [1, 1, 2, 2, 1], "padding": "SAME"},
+         grad=dt == np.float32)
+more("Conv3DBackpropInputV2_valid", "Conv3DBackpropInputV2",
+     lambda w, d: tf.nn.conv3d_transpose(d, w, [1, 5, 4, 3, 3],
+                                         [1, 2, 1, 1, 1], "VALID"),
+     [r(3, 2, 2, 3, 2), r(1, 2, 3, 2, 2)], grad=False)
 
 DT = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64",
       np.dtype(np.int32): "int32", np.dtype(np.int64): "int64",
@@ -1532,7 +1573,9 @@ def record(c):
         f.write(gd.SerializeToString(deterministic=True))
     opnode = [n for n in gd.node if n.op == c["op"] or n.op == c["dg_op"]]
     # the dtype TF registers the kernel by: Select's values, not its cond
-    tin = c["inputs"][1 if c["op"] in ("Select", "SelectV2") else 0]
+    # (nor a Conv3DBackpropInputV2's input_sizes)
+    tin = c["inputs"][1 if c["op"] in ("Select", "SelectV2",
+                                       "Conv3DBackpropInputV2") else 0]
     ent = {"op": c["dg_op"], "dtype": DT.get(tin.dtype, "?"),
            "node": opnode[0].name if opnode else None,
            "fetch": {}, "grads": {}}

@@ -44,8 +44,18 @@ them on CPU:0 and on PoCL; tools/zoo/census.py counts their op types.
                 ScatterAdd/Sub), on reference variables and (the
                 embedding model, its dense weights included) on resource
                 variables; the embedding models keep graph.pb only
+  layers_1d3d   Conv1D/SeparableConv1D/DepthwiseConv1D/Conv1DTranspose,
+                1-D and 3-D pooling of every kind, UpSampling1D/3D,
+                Conv3DTranspose (Conv3DBackpropInputV2), grouped Conv2D,
+                PReLU, elu/selu/softplus/hard_sigmoid/swish; frozen
+  vgg16 vgg19 resnet50 resnet50v2 inception_v3 xception densenet121
+  nasnet_mobile efficientnet_v2b0 convnext_tiny regnetx regnety
+  mobilenet_v3l the tf_keras.applications families, small (applications():
+                narrowed or through their builders; v3l census only)
 
-Run with the TF venv, tf_keras on PYTHONPATH:
+Run with the TF venv, tf_keras on PYTHONPATH (gitignored .venv-tfk:
+tools/tf_fixtures/.venv/bin/pip install --no-deps --target .venv-tfk
+tf-keras==2.21.0):
   PYTHONPATH=.venv-tfk tools/tf_fixtures/.venv/bin/python tools/zoo/make_zoo.py
 Usage: make_zoo.py [OUT [NAME...]]
 """
@@ -67,19 +77,53 @@ OUT = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(
 ONLY = set(sys.argv[2:])
 tf1.disable_control_flow_v2()  # TF-1 while loops (Enter/Exit/...)
 TRAIN_STEPS = 3
-# size policy: graph.json (3x the bytes) only below JSON_MAX bytes of
+# size policy: graph.json (3x the bytes; not for a graph with a function
+# library, see write()) only below JSON_MAX bytes of
 # graph.pb, the model's files at all only below PB_MAX (above: ops.json and
 # meta.json only, for the census; the model is rebuilt by this script)
 JSON_MAX = 700_000
-PB_MAX = 1_000_000
+APP_JSON_MAX = 100_000  # the same for applications(), the zoo's bulk
+PB_MAX = int(os.environ.get("ZOO_PB_MAX", 1_000_000))  # (checks by hand)
+
+
+def canon_functions(graph_def):
+    """Library functions renamed by first call (TF numbers them with a
+    process-wide counter, so a model's bytes would depend on what the same
+    run built before it) and sorted: the same model, the same graph.pb."""
+    names = {f.signature.name for f in graph_def.library.function}
+    ren = {}
+
+    def attrs():
+        for n in graph_def.node:
+            yield from n.attr.values()
+        for f in graph_def.library.function:
+            for n in f.node_def:
+                yield from n.attr.values()
+    for a in attrs():
+        if a.HasField("func") and a.func.name in names and \
+                a.func.name not in ren:
+            ren[a.func.name] = "%s_%d" % (a.func.name.rstrip("0123456789")
+                                          .rstrip("_"), len(ren))
+    for a in attrs():
+        if a.HasField("func") and a.func.name in ren:
+            a.func.name = ren[a.func.name]
+    fns = []
+    for f in graph_def.library.function:
+        fns.append(type(f)())
+        fns[-1].CopyFrom(f)
+        fns[-1].signature.name = ren.get(f.signature.name, f.signature.name)
+    del graph_def.library.function[:]
+    graph_def.library.function.extend(
+        sorted(fns, key=lambda f: f.signature.name))
 
 
 def write(name, graph_def, feeds, fetch, sess, graph, train=None, note="",
-          with_json=True):
+          with_json=True, json_max=JSON_MAX):
     d = os.path.join(OUT, name)
     os.makedirs(d, exist_ok=True)
     for f in os.listdir(d):
         os.remove(os.path.join(d, f))
+    canon_functions(graph_def)
     pb = graph_def.SerializeToString(deterministic=True)
     ops = {}
     for n in graph_def.node:
@@ -100,7 +144,11 @@ def write(name, graph_def, feeds, fetch, sess, graph, train=None, note="",
         return
     with open(os.path.join(d, "graph.pb"), "wb") as f:
         f.write(pb)
-    if len(pb) < JSON_MAX and with_json:
+    # (dgrun's JSON GraphDef loader takes no function library: a graph with
+    # one, e.g. tf_keras' grouped Conv2D, a jit-compiled tf.function called
+    # by PartitionedCall, is kept as graph.pb only)
+    if (len(pb) < json_max and with_json and
+            not graph_def.library.function):
         with open(os.path.join(d, "graph.json"), "w") as f:
             f.write(json_format.MessageToJson(graph_def, sort_keys=True))
             f.write("\n")
@@ -137,7 +185,7 @@ def session(graph):
     return tf1.Session(graph=graph, config=cfg)
 
 
-def keras_frozen(name, build, x, note):
+def keras_frozen(name, build, x, note, json_max=JSON_MAX):
     """build(K) -> a tf_keras Model; frozen at its output (inference)."""
     import tf_keras as K
     from tf_keras.src import backend as KB
@@ -155,7 +203,8 @@ def keras_frozen(name, build, x, note):
         frozen = tf1.graph_util.convert_variables_to_constants(
             sess, g.as_graph_def(), ["output"])
         frozen = tf1.graph_util.extract_sub_graph(frozen, ["output"])
-        write(name, frozen, {inp: x}, ["output"], sess, g, note=note)
+        write(name, frozen, {inp: x}, ["output"], sess, g, note=note,
+              json_max=json_max)
         sess.close()
         del out
 
@@ -352,6 +401,147 @@ def mobilenets(which):
                  .astype(np.float32),
                  "tf_keras.applications %s, 32x32, weights=None (seeded); "
                  "frozen" % which)
+
+
+class Narrow:
+    """A tf_keras.applications module's `layers` with every Conv2D,
+    SeparableConv2D and hidden Dense DIV times narrower (at least 1 unit;
+    a Dense of `classes` units is kept): the application's structure and
+    op types, in KBs of weights.  Used as `with narrow(module, DIV):`."""
+    def __init__(self, layers, div, classes):
+        self._l, self._div, self._classes = layers, div, classes
+
+    def _cut(self, n):
+        return max(1, n // self._div)
+
+    def __getattr__(self, name):
+        cls = getattr(self._l, name)
+        if name in ("Conv2D", "SeparableConv2D"):
+            return lambda filters, *a, **k: cls(self._cut(filters), *a, **k)
+        if name == "Dense":
+            return lambda units, *a, **k: cls(
+                units if units == self._classes else self._cut(units), *a,
+                **k)
+        return cls
+
+
+class narrow:
+    def __init__(self, module, div, classes=10):
+        self.m, self.div, self.classes = module, div, classes
+
+    def __enter__(self):
+        # (ResNet sets its module's `layers` from VersionAwareLayers() when
+        # called: that name is narrowed too)
+        self.saved = self.m.layers, self.m.VersionAwareLayers
+        self.m.layers = Narrow(self.saved[0], self.div, self.classes)
+        self.m.VersionAwareLayers = lambda: Narrow(self.saved[1](), self.div,
+                                                   self.classes)
+
+    def __exit__(self, *exc):
+        self.m.layers, self.m.VersionAwareLayers = self.saved
+
+
+def applications(which):
+    """tf_keras.applications families at small inputs (the least each
+    accepts), narrowed (Narrow: VGG, ResNet, Inception, Xception, DenseNet)
+    or at reduced widths/depths through their own builders (NASNet,
+    EfficientNetV2, ConvNeXt, RegNet; MobileNetV3Large by alpha, without
+    its top), each with its op types intact; weights=None (seeded by
+    keras_frozen); frozen at the output (a softmax, or v3l's pooling)."""
+    size = {"inception_v3": 75, "xception": 71}.get(which, 32)
+
+    def build(K):
+        from tf_keras.src.applications import (
+            vgg16, vgg19, resnet, resnet_v2, inception_v3, xception,
+            densenet, nasnet, efficientnet_v2, convnext, regnet)
+        kw = dict(weights=None, input_shape=(size, size, 3), classes=10)
+        if which in ("vgg16", "vgg19"):
+            m = vgg16 if which == "vgg16" else vgg19
+            with narrow(m, 64):
+                return getattr(m, which.upper())(**kw)
+        if which in ("resnet50", "resnet50v2"):
+            with narrow(resnet, 64):
+                return (resnet.ResNet50 if which == "resnet50" else
+                        resnet_v2.ResNet50V2)(**kw)
+        if which == "inception_v3":
+            with narrow(inception_v3, 64):
+                return inception_v3.InceptionV3(**kw)
+        if which == "xception":
+            with narrow(xception, 64):
+                return xception.Xception(**kw)
+        if which == "densenet121":
+            with narrow(densenet, 16):  # DenseNet121's blocks, 2 layers each
+                return densenet.DenseNet([2, 2, 2, 2], **kw)
+        if which == "nasnet_mobile":
+            return nasnet.NASNet(penultimate_filters=96, num_blocks=1,
+                                 stem_block_filters=8, default_size=32, **kw)
+        if which == "efficientnet_v2b0":
+            return efficientnet_v2.EfficientNetV2(
+                0.125, 0.25, 32, model_name="efficientnetv2-b0", **kw)
+        if which == "convnext_tiny":
+            return convnext.ConvNeXt([1, 1, 2, 1], [8, 16, 24, 32],
+                                     default_size=32,
+                                     model_name="convnext_tiny", **kw)
+        if which in ("regnetx", "regnety"):
+            return regnet.RegNet([1, 1, 2, 1], [8, 16, 24, 32], 8,
+                                 which[-1].upper(), 32, model_name=which,
+                                 **kw)
+        if which == "mobilenet_v3l":
+            return K.applications.MobileNetV3Large(
+                alpha=0.25, include_top=False, pooling="avg",
+                include_preprocessing=True, **kw)
+        raise ValueError(which)
+    keras_frozen(which, build,
+                 np.random.RandomState(16).uniform(0, 255, (1, size, size, 3))
+                 .astype(np.float32),
+                 "tf_keras.applications %s, %dx%d, reduced (make_zoo.py "
+                 "applications()), weights=None (seeded); frozen" % (
+                     which, size, size), json_max=APP_JSON_MAX)
+
+
+def layers_1d3d():
+    def build(K):
+        L = K.layers
+        x = L.Input((16, 4), batch_size=2, name="x")
+        c = L.Conv1D(6, 3, strides=2, padding="causal", activation="elu")(x)
+        c = L.Conv1D(6, 3, dilation_rate=2, padding="same",
+                     activation="selu")(c)
+        s = L.SeparableConv1D(8, 3, padding="same", depth_multiplier=2,
+                              activation="softplus")(c)
+        s = L.DepthwiseConv1D(3, padding="same")(s)
+        t = L.Conv1DTranspose(4, 3, strides=2, padding="same",
+                              activation="hard_sigmoid")(s)
+        p = L.MaxPooling1D(2)(t)
+        q = L.AveragePooling1D(3, strides=1, padding="same")(p)
+        u = L.UpSampling1D(2)(q)
+        u = L.PReLU(shared_axes=[1])(u)
+        r = L.Dropout(0.3)(L.Activation("swish")(u))
+        g1 = L.Concatenate()([L.GlobalAveragePooling1D()(r),
+                              L.GlobalMaxPooling1D()(r)])
+        v = L.Reshape((2, 2, 2, 2))(L.Dense(16)(g1))
+        v = L.Conv3DTranspose(3, 2, strides=2, padding="same")(v)
+        v = L.UpSampling3D((1, 2, 1))(v)
+        v = L.Conv3D(4, 3, strides=(1, 2, 1), padding="valid")(
+            L.ZeroPadding3D(1)(v))
+        a = L.AveragePooling3D(2, padding="same")(v)
+        m = L.MaxPooling3D((1, 2, 2), strides=1)(v)
+        g3 = L.Concatenate()([L.GlobalMaxPooling3D()(a),
+                              L.GlobalAveragePooling3D()(m)])
+        w = L.Reshape((4, 4, 1))(L.Dense(16)(g3))
+        w = L.Conv2D(8, 3, padding="same", groups=2)(
+            L.Conv2D(4, 1)(w))
+        w = L.Conv2D(4, 3, padding="same", groups=4,
+                     dilation_rate=2)(w)
+        y = L.Dense(3)(L.Concatenate()([g1, g3, L.Flatten()(w)]))
+        return K.Model(x, y)
+    keras_frozen("layers_1d3d", build,
+                 np.random.RandomState(17).standard_normal((2, 16, 4)).astype(
+                     np.float32),
+                 "Conv1D (causal, dilated), SeparableConv1D, DepthwiseConv1D, "
+                 "Conv1DTranspose, 1-D/3-D pooling of every kind, "
+                 "UpSampling1D/3D, Conv3DTranspose, strided Conv3D, grouped "
+                 "and grouped dilated Conv2D, PReLU, elu/selu/softplus/"
+                 "hard_sigmoid/swish, Dropout; frozen")
 
 
 def keras_train(name, build, x, y, note):
@@ -589,7 +779,20 @@ MODELS = {"transformer": transformer, "bigru": bigru, "dcgan_gen": dcgan_gen,
           "mobilenet_v2": lambda: mobilenets("mobilenet_v2"),
           "mobilenet_v3s": lambda: mobilenets("mobilenet_v3s"),
           "transformer_train": transformer_train,
-          "dcgan_train": dcgan_train,
+          "dcgan_train": dcgan_train, "layers_1d3d": layers_1d3d,
+          "vgg16": lambda: applications("vgg16"),
+          "vgg19": lambda: applications("vgg19"),
+          "resnet50": lambda: applications("resnet50"),
+          "resnet50v2": lambda: applications("resnet50v2"),
+          "inception_v3": lambda: applications("inception_v3"),
+          "xception": lambda: applications("xception"),
+          "densenet121": lambda: applications("densenet121"),
+          "nasnet_mobile": lambda: applications("nasnet_mobile"),
+          "efficientnet_v2b0": lambda: applications("efficientnet_v2b0"),
+          "convnext_tiny": lambda: applications("convnext_tiny"),
+          "regnetx": lambda: applications("regnetx"),
+          "regnety": lambda: applications("regnety"),
+          "mobilenet_v3l": lambda: applications("mobilenet_v3l"),
           "opt_dense": lambda: opt_model("opt_dense", False, False),
           "opt_sparse": lambda: opt_model("opt_sparse", True, False),
           "opt_sparse_res": lambda: opt_model("opt_sparse_res", True, True)}

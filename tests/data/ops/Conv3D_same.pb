@@ -12,15 +12,62 @@ j¾T%í¿
 —ñ¾g°Í¿m¿6Zü=îèÃ¿H)ã¿{ž|¿ù—/¿u[3>…$©¿KðÖ?ktÑ¿¢£?OÂ«¿TÅK=ŽÁø¿H*j>
 |
 Conv3DConv3Din0in1*
+data_formatNDHWC*
+T0*
+paddingSAME*
 	dilations	
 *
 strides	
-*
-paddingSAME*
-data_formatNDHWC*
-T0
+
 
 yIdentityConv3D*
+T0
+ã
+dyConst*
+dtype0*È
+value¾B»" šŽ„?bI´?	4€?~ý¿º
+¢?îxÿ>µŠé¿þÙ¾­FÑ¿—H\¿«È³¾D9ÿ?º¬È?ŠþÈ?x0r>Ë¾¦¿é‘=>‘Ã¯¿A=°¿ö‹€>U°¿qá¾¢Ç¿†q)?ã³ã?/$¥¿Çš¿¾>›ä’>&‹ž½žÔ¿ºk²¾ÐpX¿­uŸ¿V´¿ægk¿·Ç·?"}Ð¿NZé¿‰Ž˜¿m…?½-’?Œì€?b¬ ¾û"¨¿7Ê¼?Ž?élå?Ð¿k?pþò¿5¶×?Çç‚¿ÊœÓ¾¸Aã=Ãâ>nß¿9¾a?…ª³?Í¿I¾œ‘?c¿ÚÀa?vEë¿Š¯§¿™¹ü?tŒÂ¿(è¿¶xº?tÃ¿DÖô?¨Üä?í/¼?
+B
+gradients/grad_ys_0Identitydy*
+T0*
+_class
+
+loc:@y
+m
+gradients/Conv3D_grad/ShapeNShapeNin0in1*
+out_type0*
+T0*
+N*
+_class
+loc:@Conv3D
+‡
++gradients/Conv3D_grad/Conv3DBackpropInputV2Conv3DBackpropInputV2gradients/Conv3D_grad/ShapeNin1gradients/grad_ys_0*
+strides	
+*
+data_formatNDHWC*
+T0*
+Tshape0*
+_class
+loc:@Conv3D*
+	dilations	
+*
+paddingSAME
+ý
+,gradients/Conv3D_grad/Conv3DBackpropFilterV2Conv3DBackpropFilterV2in0gradients/Conv3D_grad/ShapeN:1gradients/grad_ys_0*
+data_formatNDHWC*
+T0*
+paddingSAME*
+_class
+loc:@Conv3D*
+	dilations	
+*
+strides	
+
+H
+grad_0Identity+gradients/Conv3D_grad/Conv3DBackpropInputV2*
+T0
+I
+grad_1Identity,gradients/Conv3D_grad/Conv3DBackpropFilterV2*
 T0
 
 initNoOp"ª
