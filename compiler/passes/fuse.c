@@ -265,6 +265,7 @@ dg_status dgc_pass_fuse(dgc_graph *g, const dg_device_list *devs,
                 goto done;
             }
         }
+    st = dgc_fuse_deps(&c, err);
 done:
     dg_free(c.reads);
     dg_free(c.ctrls);
