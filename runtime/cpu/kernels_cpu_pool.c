@@ -124,6 +124,7 @@ typedef struct mpjob {
     const dgc_nn_geom *g;
     const float *x, *dy; /* dy: NULL for the forward pass */
     float *o;            /* y, or dx */
+    int relu;            /* gradient: dy only where x > 0 (ReluGrad) */
 } mpjob;
 
 #define MP_LANES 64
@@ -194,21 +195,21 @@ static void mp_images(void *arg, int64_t n0, int64_t n1)
                     mp_window(g, x, oh, ow, c0, cn, best, at);
                     const float *d = j->dy + n * yi + yo_ + c0;
                     for (int c = 0; c < cn; c++)
-                        if (at[c] >= 0)
+                        if (at[c] >= 0 && (!j->relu || best[c] > 0))
                             o[at[c]] += d[c];
                 }
             }
     }
 }
 
-/* Max pooling (dy NULL) or its gradient of float32 NHWC, when the loops
- * here take it: 1 done, 0 not this case. */
+/* Max pooling (dy NULL) or its gradient (with relu: only where x > 0) of
+ * float32 NHWC, when the loops here take it: 1 done, 0 not this case. */
 static int mp_nhwc(dgr_kctx *k, const dgc_nn_geom *g, const float *x,
-                   const float *dy, float *o)
+                   const float *dy, float *o, int relu)
 {
     if (g->nchw || g->H * g->W * g->C >= INT32_MAX)
         return 0;
-    mpjob j = {g, x, dy, o};
+    mpjob j = {g, x, dy, o, relu};
     int64_t per = g->H * g->W * g->C + 1;
     dgr_parallel_for(k->dev->intra, g->N, DGR_CPU_PAR_MIN / per + 1,
                      mp_images, &j);
@@ -227,7 +228,8 @@ dg_status dgr_k_pool(dgr_kctx *k)
     if (dg_shape_numel(&k->out_types[0].shape) == 0)
         return DG_OK;
     if (k->in[0].dtype == DG_F32 && max &&
-        mp_nhwc(k, &g, dgr_cpu_ptr(&k->in[0]), NULL, dgr_cpu_ptr(&k->out[0])))
+        mp_nhwc(k, &g, dgr_cpu_ptr(&k->in[0]), NULL, dgr_cpu_ptr(&k->out[0]),
+                0))
         return DG_OK;
     if (k->in[0].dtype == DG_F32) {
         int rc = dgr_dnnl_run(k->dev->intra,
@@ -246,21 +248,22 @@ dg_status dgr_k_pool(dgr_kctx *k)
     return DG_OK;
 }
 
-static dg_status pool_grad(dgr_kctx *k, int max, const dgr_value *x,
-                           const dgr_value *dy)
+/* items r: elements; dx[r] = x[r] > 0 ? dx[r] : 0 */
+static void relu_mask(void *arg, int64_t r0, int64_t r1)
 {
-    dgc_nn_geom g;
-    dg_status s = dgr_nn_geom(k, DGC_NN_POOL, &k->out_types[0].shape, NULL,
-                              &g);
-    if (s || (s = dgr_kctx_alloc_output(k, 0)))
-        return s;
+    const pjob *j = arg;
+    for (int64_t r = r0; r < r1; r++)
+        if (!(fb_ld(j->x, r) > 0))
+            fb_st(j->o, r, 0);
+}
+
+/* pool_grad's oneDNN and generic-loop paths. */
+static dg_status pool_grad_other(dgr_kctx *k, const dgc_nn_geom *gp,
+                                 int max, const dgr_value *x,
+                                 const dgr_value *dy)
+{
+    dgc_nn_geom g = *gp;
     int64_t nx = dg_shape_numel(&k->out_types[0].shape);
-    if (nx == 0)
-        return DG_OK;
-    if (dy->dtype == DG_F32 && max && x->dtype == DG_F32 &&
-        mp_nhwc(k, &g, dgr_cpu_ptr(x), dgr_cpu_ptr(dy),
-                dgr_cpu_ptr(&k->out[0])))
-        return DG_OK;
     if (dy->dtype == DG_F32) {
         int rc = dgr_dnnl_run(k->dev->intra,
                               max ? DGR_DNNL_MAXPOOL_BWD : DGR_DNNL_AVGPOOL_BWD,
@@ -280,16 +283,48 @@ static dg_status pool_grad(dgr_kctx *k, int max, const dgr_value *x,
     return DG_OK;
 }
 
+/* Max pooling's (max) or average pooling's gradient; relu (max only):
+ * then zero where x <= 0 (_FusedMaxPoolGrad). */
+static dg_status pool_grad(dgr_kctx *k, int max, const dgr_value *x,
+                           const dgr_value *dy, int relu)
+{
+    dgc_nn_geom g;
+    dg_status s = dgr_nn_geom(k, DGC_NN_POOL, &k->out_types[0].shape, NULL,
+                              &g);
+    if (s || (s = dgr_kctx_alloc_output(k, 0)))
+        return s;
+    int64_t nx = dg_shape_numel(&k->out_types[0].shape);
+    if (nx == 0)
+        return DG_OK;
+    if (dy->dtype == DG_F32 && max && x->dtype == DG_F32 &&
+        mp_nhwc(k, &g, dgr_cpu_ptr(x), dgr_cpu_ptr(dy),
+                dgr_cpu_ptr(&k->out[0]), relu))
+        return DG_OK;
+    dg_status st = pool_grad_other(k, &g, max, x, dy);
+    if (st || !relu)
+        return st;
+    int f = is_f64(dy);
+    pjob j = {&g, max, {dgr_cpu_ptr(x), f}, {NULL, f}, {NULL, f},
+              {dgr_cpu_ptr(&k->out[0]), f}};
+    dgr_parallel_for(k->dev->intra, nx, DGR_CPU_PAR_MIN, relu_mask, &j);
+    return DG_OK;
+}
+
 /* (orig_input, orig_output, dy) */
 dg_status dgr_k_max_pool_grad(dgr_kctx *k)
 {
-    return pool_grad(k, 1, &k->in[0], &k->in[2]);
+    return pool_grad(k, 1, &k->in[0], &k->in[2], 0);
+}
+
+dg_status dgr_k_fused_max_pool_grad(dgr_kctx *k)
+{
+    return pool_grad(k, 1, &k->in[0], &k->in[2], 1);
 }
 
 /* (orig_input_shape, dy) */
 dg_status dgr_k_avg_pool_grad(dgr_kctx *k)
 {
-    return pool_grad(k, 0, NULL, &k->in[1]);
+    return pool_grad(k, 0, NULL, &k->in[1], 0);
 }
 
 /* ---- fused batch norm ---------------------------------------------------- */

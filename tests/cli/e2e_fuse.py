@@ -10,7 +10,11 @@ Usage: e2e_fuse.py DGRUN
   Control-only nodes (fuse_deps.c, issue 23): in tf.gradients' tuple
   pattern a pure node nothing reads (only a NoOp waits on it) does not
   run; a stateful one does; --no-fusion runs both; fetching the node's
-  Identity still computes its value.
+  Identity still computes its value.  On TF's LeNet training graph
+  (tests/data/tf/lenet): conv1's unused input gradient does not run,
+  ReluGrad(MaxPoolGrad) runs as _FusedMaxPoolGrad under the ReluGrads'
+  names (fuse_pool.c), --no-fusion runs the user's ops, and 1 and 2
+  intra-op threads give the same loss text.
 Exit 0 = pass, 1 = failure.
 """
 import json
@@ -117,7 +121,40 @@ def control_only():
               % (r.stdout, r.stderr[-300:]))
 
 
+def lenet_train():
+    d = os.path.join(ROOT, "tests", "data", "tf", "lenet")
+    base = [os.path.join(d, "graph.pb"), "--fetch", "loss,train", "--opencl-devices",
+            "none", "--feed", "x=" + os.path.join(d, "x.npy"), "--feed",
+            "y=" + os.path.join(d, "y.npy")]
+    ran, out = {}, {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for mode, extra in (("fused", []), ("unfused", ["--no-fusion"])):
+            trace = os.path.join(tmp, mode + ".json")
+            r = run(["profile"] + base + ["--repeat", "2", "-o", trace] + extra)
+            check(r.returncode == 0, "lenet %s profile exits 0: %s" % (mode, r.stderr[-300:]))
+            ran[mode] = ops_in_trace(trace) if r.returncode == 0 else set()
+    ops = [op for _, op in ran["fused"]]
+    names = {n for n, _ in ran["fused"]}
+    check(ops.count("_FusedMaxPoolGrad") == 2 and "MaxPoolGrad" not in ops and
+          ("gradients/conv1/relu_grad/ReluGrad", "_FusedMaxPoolGrad") in ran["fused"],
+          "lenet: both ReluGrad(MaxPoolGrad) pairs run as _FusedMaxPoolGrad: %r"
+          % sorted(ran["fused"]))
+    check("gradients/Conv2D_grad/Conv2DBackpropInput" not in names and
+          "gradients/Conv2D_1_grad/Conv2DBackpropInput" in names,
+          "lenet: conv1's unused input gradient does not run, conv2's does")
+    uops = [op for _, op in ran["unfused"]]
+    check(uops.count("MaxPoolGrad") == 2 and uops.count("Conv2DBackpropInput") == 2 and
+          "_FusedMaxPoolGrad" not in uops, "lenet --no-fusion runs the user's ops: %r"
+          % sorted(ran["unfused"]))
+    for t in ("1", "2"):
+        r = run(["run"] + base + ["--repeat", "3", "--intra-op-threads", t])
+        out[t] = r.stdout if r.returncode == 0 else r.stderr
+    check(out["1"] == out["2"] and "loss" in out["1"],
+          "lenet: 1 and 2 intra-op threads give the same loss: %r %r" % (out["1"], out["2"]))
+
+
 if __name__ == "__main__":
     main()
     control_only()
+    lenet_train()
     sys.exit(1 if FAILURES else 0)
