@@ -252,7 +252,7 @@ dg_status dgc_pass_fuse(dgc_graph *g, const dg_device_list *devs,
     for (int i = 0; i < g->train.n_eval_fetch; i++)
         mark_fetch(&c, g->train.eval_fetch[i]);
     /* convolution chains first (a conv's BiasAdd is never a MatMul's) */
-    if ((st = dgc_fuse_convs(&c, err)))
+    if ((st = dgc_fuse_convs(&c, err)) || (st = dgc_fuse_pools(&c, err)))
         goto done;
     /* Relu chains first, then the BiasAdds left over */
     for (int pass = 0; pass < 2; pass++)
@@ -265,6 +265,7 @@ dg_status dgc_pass_fuse(dgc_graph *g, const dg_device_list *devs,
                 goto done;
             }
         }
+    st = dgc_fuse_deps(&c, err);
 done:
     dg_free(c.reads);
     dg_free(c.ctrls);

@@ -1,7 +1,8 @@
 /*
  * fuse.h -- what the fusion pass's two halves share (fuse.c: MatMul
  * chains into _FusedMatMul; fuse_conv.c: convolution chains, batch norm
- * folded in, into _FusedConv2D / _FusedDepthwiseConv2dNative): the pass's
+ * folded in, into _FusedConv2D / _FusedDepthwiseConv2dNative; fuse_pool.c:
+ * MaxPoolGrad + ReluGrad; fuse_deps.c: control-only computations skipped): the pass's
  * read counts and the rules for absorbing a node into a chain's last node.
  */
 #ifndef DGC_FUSE_H
@@ -50,5 +51,16 @@ void dgc_fuse_absorb(dgc_fuse_ctx *c, const int32_t *ids, int n,
 /* Convolution chains (fuse_conv.c), run by dgc_pass_fuse before the
  * MatMul chains.  DG_OK, or DG_E_NOMEM (err filled). */
 dg_status dgc_fuse_convs(dgc_fuse_ctx *c, dg_error *err);
+
+/* ReluGrad(MaxPoolGrad(r, y, dy), r) into _FusedMaxPoolGrad
+ * (fuse_pool.c), run by dgc_pass_fuse after the convolutions.  DG_OK, or
+ * DG_E_NOMEM (err filled). */
+dg_status dgc_fuse_pools(dgc_fuse_ctx *c, dg_error *err);
+
+/* Control edges from pure nodes nothing reads (tf.gradients' tuples
+ * waiting on an unused gradient) move to those nodes' inputs, so the
+ * nodes are not run (fuse_deps.c), run by dgc_pass_fuse last.  DG_OK, or
+ * DG_E_NOMEM (err filled). */
+dg_status dgc_fuse_deps(dgc_fuse_ctx *c, dg_error *err);
 
 #endif

@@ -253,6 +253,7 @@ static const dgr_kernel_row cpu_kernels[DGC_N_OPS] = {
     ROW(_FusedMatMul, dgr_k_fused_matmul),
     ROW(_FusedConv2D, dgr_k_fused_conv),
     ROW(_FusedDepthwiseConv2dNative, dgr_k_fused_conv),
+    ROW(_FusedMaxPoolGrad, dgr_k_fused_max_pool_grad),
     ROW(ScalarSummary, dgr_k_summary),
     ROW(HistogramSummary, dgr_k_summary),
     ROW(ImageSummary, dgr_k_summary),

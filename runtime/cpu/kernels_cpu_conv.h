@@ -45,6 +45,9 @@ dg_status dgr_k_conv2d_bp_filter(dgr_kctx *k); /* both BackpropFilter */
 dg_status dgr_k_pool(dgr_kctx *k);             /* MaxPool, AvgPool */
 dg_status dgr_k_max_pool_grad(dgr_kctx *k);
 dg_status dgr_k_avg_pool_grad(dgr_kctx *k);
+/* _FusedMaxPoolGrad (orig_input, orig_output, dy): MaxPoolGrad's dx where
+ * orig_input > 0, else 0 (ReluGrad by the pooled Relu output, fused). */
+dg_status dgr_k_fused_max_pool_grad(dgr_kctx *k);
 dg_status dgr_k_fused_bn(dgr_kctx *k);
 dg_status dgr_k_fused_bn_grad(dgr_kctx *k);
 

@@ -2,10 +2,13 @@
  * kernels_cpu_pool.c -- CPU kernels of MaxPool, AvgPool, their gradients
  * and FusedBatchNormV3 / FusedBatchNormGradV3 (NHWC or NCHW).
  *
- * Pooling in float32 runs through oneDNN (max; average excluding padding,
- * as TF counts; MaxPoolGrad through oneDNN's forward workspace, which sends
- * dy to the first maximum of each window like TF); float64 and declined
- * cases run the loops here.  Batch norm is a memory-bound pass over the
+ * Max pooling and its gradient in float32 NHWC run the channel-vector
+ * loops below, one image per item (issue 23: oneDNN 2.6's MaxPoolGrad ran
+ * its forward pass again for the workspace, 4.6 ms of LeNet's training
+ * step against TF's 0.7, and ran as one call at any thread count); other
+ * float32 pooling runs through oneDNN (average excluding padding, as TF
+ * counts; NCHW max); float64 and declined cases run the generic loops.
+ * Both max paths send dy to the first maximum of each window, as TF does.  Batch norm is a memory-bound pass over the
  * tensor: plain loops with double accumulators, parallel over channels.
  */
 #include "kernels_cpu.h"
@@ -113,6 +116,106 @@ static void pool_grad_items(void *arg, int64_t r0, int64_t r1)
     }
 }
 
+/* ---- float32 NHWC max pooling: channels are contiguous, so a window
+ * position is a vector of C floats and the maximum (and, for the
+ * gradient, the first position holding it) is kept per channel ---------- */
+
+typedef struct mpjob {
+    const dgc_nn_geom *g;
+    const float *x, *dy; /* dy: NULL for the forward pass */
+    float *o;            /* y, or dx */
+    int relu;            /* gradient: dy only where x > 0 (ReluGrad) */
+} mpjob;
+
+#define MP_LANES 64
+
+/* Channels [c0, c0 + cn) of output (oh, ow) of the image at x: their
+ * maximum, and with at != NULL the offset of its first position (scan
+ * order h, w, as TF); best = -inf, at = -1 for an empty window.  The
+ * lane loops are branch-free so that they vectorise. */
+static void mp_window(const dgc_nn_geom *g, const float *restrict x,
+                      int64_t oh, int64_t ow, int64_t c0, int cn,
+                      float *restrict best, int32_t *restrict at)
+{
+    int64_t h0, h1, w0, w1;
+    window(g, oh, ow, &h0, &h1, &w0, &w1);
+    int32_t first = (int32_t)((h0 * g->W + w0) * g->C + c0);
+    if (h0 >= h1 || w0 >= w1) {
+        for (int c = 0; c < cn; c++)
+            best[c] = -INFINITY;
+        if (at)
+            for (int c = 0; c < cn; c++)
+                at[c] = -1;
+        return;
+    }
+    for (int c = 0; c < cn; c++)
+        best[c] = x[first + c];
+    if (at)
+        for (int c = 0; c < cn; c++)
+            at[c] = first + c;
+    for (int64_t h = h0; h < h1; h++)
+        for (int64_t w = h == h0 ? w0 + 1 : w0; w < w1; w++) {
+            int32_t off = (int32_t)((h * g->W + w) * g->C + c0);
+            const float *restrict p = x + off;
+            if (!at) {
+                for (int c = 0; c < cn; c++)
+                    best[c] = p[c] > best[c] ? p[c] : best[c];
+                continue;
+            }
+            for (int c = 0; c < cn; c++) { /* masks: no branch */
+                int32_t m = -(int32_t)(p[c] > best[c]);
+                best[c] = p[c] > best[c] ? p[c] : best[c];
+                at[c] = (at[c] & ~m) | ((off + c) & m);
+            }
+        }
+}
+
+static void mp_images(void *arg, int64_t n0, int64_t n1)
+{
+    const mpjob *j = arg;
+    const dgc_nn_geom *g = j->g;
+    int64_t xi = g->H * g->W * g->C, yi = g->OH * g->OW * g->C;
+    float best[MP_LANES];
+    int32_t at[MP_LANES];
+    for (int64_t n = n0; n < n1; n++) {
+        const float *x = j->x + n * xi;
+        float *o = j->o + n * (j->dy ? xi : yi);
+        if (j->dy) /* the image's dx, zeroed while it is in cache */
+            memset(o, 0, sizeof *o * (size_t)xi);
+        for (int64_t oh = 0; oh < g->OH; oh++)
+            for (int64_t ow = 0; ow < g->OW; ow++) {
+                int64_t yo_ = (oh * g->OW + ow) * g->C;
+                for (int64_t c0 = 0; c0 < g->C; c0 += MP_LANES) {
+                    int cn = (int)(g->C - c0 < MP_LANES ? g->C - c0
+                                                        : MP_LANES);
+                    if (!j->dy) { /* the maximum straight into y */
+                        mp_window(g, x, oh, ow, c0, cn, o + yo_ + c0, NULL);
+                        continue;
+                    }
+                    mp_window(g, x, oh, ow, c0, cn, best, at);
+                    const float *d = j->dy + n * yi + yo_ + c0;
+                    for (int c = 0; c < cn; c++)
+                        if (at[c] >= 0 && (!j->relu || best[c] > 0))
+                            o[at[c]] += d[c];
+                }
+            }
+    }
+}
+
+/* Max pooling (dy NULL) or its gradient (with relu: only where x > 0) of
+ * float32 NHWC, when the loops here take it: 1 done, 0 not this case. */
+static int mp_nhwc(dgr_kctx *k, const dgc_nn_geom *g, const float *x,
+                   const float *dy, float *o, int relu)
+{
+    if (g->nchw || g->H * g->W * g->C >= INT32_MAX)
+        return 0;
+    mpjob j = {g, x, dy, o, relu};
+    int64_t per = g->H * g->W * g->C + 1;
+    dgr_parallel_for(k->dev->intra, g->N, DGR_CPU_PAR_MIN / per + 1,
+                     mp_images, &j);
+    return 1;
+}
+
 static int is_f64(const dgr_value *v) { return v->dtype == DG_F64; }
 
 dg_status dgr_k_pool(dgr_kctx *k)
@@ -123,6 +226,10 @@ dg_status dgr_k_pool(dgr_kctx *k)
         return s;
     int max = k->node->op == DGC_OPID_MaxPool;
     if (dg_shape_numel(&k->out_types[0].shape) == 0)
+        return DG_OK;
+    if (k->in[0].dtype == DG_F32 && max &&
+        mp_nhwc(k, &g, dgr_cpu_ptr(&k->in[0]), NULL, dgr_cpu_ptr(&k->out[0]),
+                0))
         return DG_OK;
     if (k->in[0].dtype == DG_F32) {
         int rc = dgr_dnnl_run(k->dev->intra,
@@ -141,17 +248,22 @@ dg_status dgr_k_pool(dgr_kctx *k)
     return DG_OK;
 }
 
-static dg_status pool_grad(dgr_kctx *k, int max, const dgr_value *x,
-                           const dgr_value *dy)
+/* items r: elements; dx[r] = x[r] > 0 ? dx[r] : 0 */
+static void relu_mask(void *arg, int64_t r0, int64_t r1)
 {
-    dgc_nn_geom g;
-    dg_status s = dgr_nn_geom(k, DGC_NN_POOL, &k->out_types[0].shape, NULL,
-                              &g);
-    if (s || (s = dgr_kctx_alloc_output(k, 0)))
-        return s;
+    const pjob *j = arg;
+    for (int64_t r = r0; r < r1; r++)
+        if (!(fb_ld(j->x, r) > 0))
+            fb_st(j->o, r, 0);
+}
+
+/* pool_grad's oneDNN and generic-loop paths. */
+static dg_status pool_grad_other(dgr_kctx *k, const dgc_nn_geom *gp,
+                                 int max, const dgr_value *x,
+                                 const dgr_value *dy)
+{
+    dgc_nn_geom g = *gp;
     int64_t nx = dg_shape_numel(&k->out_types[0].shape);
-    if (nx == 0)
-        return DG_OK;
     if (dy->dtype == DG_F32) {
         int rc = dgr_dnnl_run(k->dev->intra,
                               max ? DGR_DNNL_MAXPOOL_BWD : DGR_DNNL_AVGPOOL_BWD,
@@ -171,16 +283,48 @@ static dg_status pool_grad(dgr_kctx *k, int max, const dgr_value *x,
     return DG_OK;
 }
 
+/* Max pooling's (max) or average pooling's gradient; relu (max only):
+ * then zero where x <= 0 (_FusedMaxPoolGrad). */
+static dg_status pool_grad(dgr_kctx *k, int max, const dgr_value *x,
+                           const dgr_value *dy, int relu)
+{
+    dgc_nn_geom g;
+    dg_status s = dgr_nn_geom(k, DGC_NN_POOL, &k->out_types[0].shape, NULL,
+                              &g);
+    if (s || (s = dgr_kctx_alloc_output(k, 0)))
+        return s;
+    int64_t nx = dg_shape_numel(&k->out_types[0].shape);
+    if (nx == 0)
+        return DG_OK;
+    if (dy->dtype == DG_F32 && max && x->dtype == DG_F32 &&
+        mp_nhwc(k, &g, dgr_cpu_ptr(x), dgr_cpu_ptr(dy),
+                dgr_cpu_ptr(&k->out[0]), relu))
+        return DG_OK;
+    dg_status st = pool_grad_other(k, &g, max, x, dy);
+    if (st || !relu)
+        return st;
+    int f = is_f64(dy);
+    pjob j = {&g, max, {dgr_cpu_ptr(x), f}, {NULL, f}, {NULL, f},
+              {dgr_cpu_ptr(&k->out[0]), f}};
+    dgr_parallel_for(k->dev->intra, nx, DGR_CPU_PAR_MIN, relu_mask, &j);
+    return DG_OK;
+}
+
 /* (orig_input, orig_output, dy) */
 dg_status dgr_k_max_pool_grad(dgr_kctx *k)
 {
-    return pool_grad(k, 1, &k->in[0], &k->in[2]);
+    return pool_grad(k, 1, &k->in[0], &k->in[2], 0);
+}
+
+dg_status dgr_k_fused_max_pool_grad(dgr_kctx *k)
+{
+    return pool_grad(k, 1, &k->in[0], &k->in[2], 1);
 }
 
 /* (orig_input_shape, dy) */
 dg_status dgr_k_avg_pool_grad(dgr_kctx *k)
 {
-    return pool_grad(k, 0, NULL, &k->in[1]);
+    return pool_grad(k, 0, NULL, &k->in[1], 0);
 }
 
 /* ---- fused batch norm ---------------------------------------------------- */

@@ -7,6 +7,14 @@ Usage: e2e_fuse.py DGRUN
   `place` show the user's nodes and ops either way; the trace shows the
   fused ops that ran: `_FusedMatMul` under the Relu's and the logits
   BiasAdd's names, and no MatMul/BiasAdd/Relu of the forward pass.
+  Control-only nodes (fuse_deps.c, issue 23): in tf.gradients' tuple
+  pattern a pure node nothing reads (only a NoOp waits on it) does not
+  run; a stateful one does; --no-fusion runs both; fetching the node's
+  Identity still computes its value.  On TF's LeNet training graph
+  (tests/data/tf/lenet): conv1's unused input gradient does not run,
+  ReluGrad(MaxPoolGrad) runs as _FusedMaxPoolGrad under the ReluGrads'
+  names (fuse_pool.c), --no-fusion runs the user's ops, and 1 and 2
+  intra-op threads give the same loss text.
 Exit 0 = pass, 1 = failure.
 """
 import json
@@ -69,6 +77,84 @@ def main():
           "place shows the user's graph")
 
 
+# tf.gradients' `tuple`: group_deps waits on both gradients, each read
+# through an Identity; only `used`'s Identity is read
+DEPS_GRAPH = {"version": 1, "nodes": [
+    {"name": "w", "op": "Variable",
+     "attrs": {"dtype": "float32", "shape": [2, 2], "init": 1.5}},
+    {"name": "v", "op": "Variable",
+     "attrs": {"dtype": "float32", "shape": [], "init": 0.0}},
+    {"name": "one", "op": "Const", "attrs": {"value": 1.0}},
+    {"name": "unused", "op": "MatMul", "inputs": ["w", "w"]},
+    {"name": "used", "op": "MatMul", "inputs": ["w", "w"],
+     "attrs": {"transpose_a": True}},
+    {"name": "inc", "op": "AssignAdd", "inputs": ["v", "one"]},
+    {"name": "group_deps", "op": "NoOp",
+     "inputs": ["^unused", "^used", "^inc"]},
+    {"name": "unused_id", "op": "Identity",
+     "inputs": ["unused", "^group_deps"]},
+    {"name": "used_id", "op": "Identity", "inputs": ["used", "^group_deps"]},
+    {"name": "out", "op": "Sum", "inputs": ["used_id"]}],
+    "fetch": ["out"]}
+
+
+def control_only():
+    with tempfile.TemporaryDirectory() as tmp:
+        g = os.path.join(tmp, "deps.json")
+        with open(g, "w") as f:
+            json.dump(DEPS_GRAPH, f)
+        ran = {}
+        for mode, extra in (("fused", []), ("unfused", ["--no-fusion"])):
+            trace = os.path.join(tmp, mode + ".json")
+            r = run(["profile", g, "--opencl-devices", "none", "-o", trace] + extra)
+            check(r.returncode == 0, "%s profile exits 0: %s" % (mode, r.stderr[-300:]))
+            ran[mode] = {n for n, _ in ops_in_trace(trace)} if r.returncode == 0 else set()
+        check("used" in ran["fused"] and "inc" in ran["fused"] and
+              "unused" not in ran["fused"],
+              "a pure node only a NoOp waits on does not run; a stateful one does: %r"
+              % sorted(ran["fused"]))
+        check({"used", "unused", "inc"} <= ran["unfused"],
+              "--no-fusion runs every node: %r" % sorted(ran["unfused"]))
+        r = run(["run", g, "--opencl-devices", "none", "--fetch", "unused_id,out"])
+        check(r.returncode == 0 and "4.5" in r.stdout and "18" in r.stdout,
+              "fetching the skipped node's Identity computes it: %s %s"
+              % (r.stdout, r.stderr[-300:]))
+
+
+def lenet_train():
+    d = os.path.join(ROOT, "tests", "data", "tf", "lenet")
+    base = [os.path.join(d, "graph.pb"), "--fetch", "loss,train", "--opencl-devices",
+            "none", "--feed", "x=" + os.path.join(d, "x.npy"), "--feed",
+            "y=" + os.path.join(d, "y.npy")]
+    ran, out = {}, {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for mode, extra in (("fused", []), ("unfused", ["--no-fusion"])):
+            trace = os.path.join(tmp, mode + ".json")
+            r = run(["profile"] + base + ["--repeat", "2", "-o", trace] + extra)
+            check(r.returncode == 0, "lenet %s profile exits 0: %s" % (mode, r.stderr[-300:]))
+            ran[mode] = ops_in_trace(trace) if r.returncode == 0 else set()
+    ops = [op for _, op in ran["fused"]]
+    names = {n for n, _ in ran["fused"]}
+    check(ops.count("_FusedMaxPoolGrad") == 2 and "MaxPoolGrad" not in ops and
+          ("gradients/conv1/relu_grad/ReluGrad", "_FusedMaxPoolGrad") in ran["fused"],
+          "lenet: both ReluGrad(MaxPoolGrad) pairs run as _FusedMaxPoolGrad: %r"
+          % sorted(ran["fused"]))
+    check("gradients/Conv2D_grad/Conv2DBackpropInput" not in names and
+          "gradients/Conv2D_1_grad/Conv2DBackpropInput" in names,
+          "lenet: conv1's unused input gradient does not run, conv2's does")
+    uops = [op for _, op in ran["unfused"]]
+    check(uops.count("MaxPoolGrad") == 2 and uops.count("Conv2DBackpropInput") == 2 and
+          "_FusedMaxPoolGrad" not in uops, "lenet --no-fusion runs the user's ops: %r"
+          % sorted(ran["unfused"]))
+    for t in ("1", "2"):
+        r = run(["run"] + base + ["--repeat", "3", "--intra-op-threads", t])
+        out[t] = r.stdout if r.returncode == 0 else r.stderr
+    check(out["1"] == out["2"] and "loss" in out["1"],
+          "lenet: 1 and 2 intra-op threads give the same loss: %r %r" % (out["1"], out["2"]))
+
+
 if __name__ == "__main__":
     main()
+    control_only()
+    lenet_train()
     sys.exit(1 if FAILURES else 0)

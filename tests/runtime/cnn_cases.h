@@ -41,6 +41,11 @@ static const ccase pools[] = {
     {2, 6, 7, 3, 3, 2, 0, 1, 2, 1, 1, "SAME", {0}, 1, 0},
     {1, 8, 5, 2, 2, 3, 0, 3, 1, 1, 1, "VALID", {0}, 1, 0},
     {1, 5, 5, 2, 3, 3, 0, 2, 2, 1, 1, "EXPLICIT", {1, 1, 0, 1}, 0, 0},
+    /* more channels than the CPU max-pool loop's 64-lane chunk, windows
+     * overlapping (stride 1 in h) */
+    {3, 6, 5, 70, 3, 3, 0, 1, 2, 1, 1, "SAME", {0}, 0, 0},
+    /* 2x2 windows tiling the image, as LeNet's */
+    {2, 8, 6, 70, 2, 2, 0, 2, 2, 1, 1, "SAME", {0}, 0, 0},
 };
 
 static inline void cc_set_str(dgc_node *n, const char *k, const char *v)

@@ -5,7 +5,8 @@
  * implementations written here: scatter-form backprops (the kernels
  * gather), NHWC and NCHW, strides, dilations, SAME / VALID / EXPLICIT
  * padding, odd sizes; float32 (oneDNN) and float64 (dgrun's loops);
- * and the fused convolutions (bias, residual, activation).
+ * and the fused convolutions (bias, residual, activation) and max-pool
+ * gradient (+ ReluGrad).
  */
 #include "kernels_cpu_harness.h"
 #include "kernels_cpu_dnnl.h"
@@ -434,7 +435,26 @@ static void run_pool_case(const ccase *c, int ci, dg_dtype dt, int max)
     else
         dnnl_took(&t, DGC_NN_POOL, DGR_DNNL_AVGPOOL_BWD, 0, 1, -1,
                   &t.out[0].shape, NULL);
+    double *mpg = calloc((size_t)nx, sizeof *mpg);
+    for (int64_t i = 0; max && i < nx; i++)
+        mpg[i] = kt_out(&t, 0, i);
     kt_free(&t);
+    if (max) { /* the fusion pass's MaxPoolGrad + ReluGrad: the same bits
+                * as the two ops (x is the Relu output there) */
+        kt_init(&t, "_FusedMaxPoolGrad");
+        cc_attrs(NODE(&t), c, 1);
+        kt_in(&t, dt, 4, xd, xl);
+        kt_in(&t, dt, 4, yd, yl);
+        kt_in(&t, dt, 4, yd, dyl);
+        assert_int_equal(kt_run(&t), DG_OK);
+        for (int64_t i = 0; i < nx; i++)
+            if (kt_out(&t, 0, i) != (xl[i] > 0 ? mpg[i] : 0))
+                fail_msg("case %d _FusedMaxPoolGrad [%lld]: got %.9g, x %g, "
+                         "MaxPoolGrad %.9g", ci, (long long)i,
+                         kt_out(&t, 0, i), xl[i], mpg[i]);
+        kt_free(&t);
+    }
+    free(mpg);
     free(x); free(dy); free(y); free(dx);
     free(xl); free(yl); free(dyl); free(dxl);
 }
