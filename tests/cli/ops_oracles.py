@@ -103,6 +103,31 @@ for dn, dt in DTS:
          c("like", dn, np.zeros((3, 0), dt)),
          node("ReshapeLike", ["x", "like"])], {"op": np.zeros((3, 0), dt)})
 
+# ---- dgrun's fused pooling gradient (fuse_pool.c, issue 23) ------------------
+FUSED = ("dgrun-internal (the fusion pass makes it from TF's "
+         "ReluGrad(MaxPoolGrad(r, y, dy), r); TF has no such op): NumPy, "
+         "MaxPoolGrad's dy to each window's maximum, then kept where the "
+         "pool's input is > 0")
+for dn, dt in DTS:
+    x = f(2, 4, 6, 3, dt=dt)  # distinct values: one maximum per window
+    win = x.reshape(2, 2, 2, 3, 2, 3).transpose(0, 1, 3, 5, 2, 4)
+    y = win.reshape(2, 2, 3, 3, 4).max(axis=-1)
+    dy = f(2, 2, 3, 3, dt=dt)
+    dx = np.zeros_like(x)
+    for b in range(2):
+        for i in range(2):
+            for j in range(3):
+                for ch in range(3):
+                    w = x[b, 2 * i:2 * i + 2, 2 * j:2 * j + 2, ch]
+                    a, k = np.unravel_index(np.argmax(w), w.shape)
+                    dx[b, 2 * i + a, 2 * j + k, ch] = dy[b, i, j, ch]
+    add("_FusedMaxPoolGrad_" + dn, "_FusedMaxPoolGrad", dn, FUSED,
+        [c("x", dn, x), c("y", dn, y), c("dy", dn, dy),
+         node("_FusedMaxPoolGrad", ["x", "y", "dy"],
+              {"ksize": [1, 2, 2, 1], "strides": [1, 2, 2, 1],
+               "padding": "VALID"})],
+        {"op": np.where(x > 0, dx, 0).astype(dt)})
+
 # ---- dgrun's batch norm -------------------------------------------------------
 BN = ("dgrun's own batch norm (its Keras-style layer; TF's is "
       "FusedBatchNormV3, recorded in cases.json): NumPy, biased variance")
