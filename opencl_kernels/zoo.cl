@@ -17,23 +17,23 @@ __kernel void name(__global const T *x, __global T *y, long n)              \
 }
 #define SELU_SCALE ((T)1.0507009873554804934193349852946)
 #define SELU_ALPHA ((T)1.6732632423543772848170429916717)
-ZUNARY(z_erf, erf(v))
-ZUNARY(z_erfc, erfc(v))
-ZUNARY(z_elu, v > (T)0 ? v : expm1(v))
-ZUNARY(z_selu, v > (T)0 ? SELU_SCALE * v : SELU_SCALE * SELU_ALPHA * expm1(v))
-ZUNARY(z_softsign, v / ((T)1 + fabs(v)))
-ZUNARY(z_sign, v > (T)0 ? (T)1 : v < (T)0 ? (T)-1 : v)
-ZUNARY(z_floor, floor(v))
-ZUNARY(z_ceil, ceil(v))
-ZUNARY(z_rint, rint(v))
-ZUNARY(z_log1p, log1p(v))
-ZUNARY(z_expm1, expm1(v))
-ZUNARY(z_tan, tan(v))
-ZUNARY(z_atan, atan(v))
-ZUNARY(z_asin, asin(v))
-ZUNARY(z_acos, acos(v))
-ZUNARY(z_sinh, sinh(v))
-ZUNARY(z_cosh, cosh(v))
+ZUNARY(dgk_unary_Erf, erf(v))
+ZUNARY(dgk_unary_Erfc, erfc(v))
+ZUNARY(dgk_unary_Elu, v > (T)0 ? v : expm1(v))
+ZUNARY(dgk_unary_Selu, v > (T)0 ? SELU_SCALE * v : SELU_SCALE * SELU_ALPHA * expm1(v))
+ZUNARY(dgk_unary_Softsign, v / ((T)1 + fabs(v)))
+ZUNARY(dgk_unary_Sign, v > (T)0 ? (T)1 : v < (T)0 ? (T)-1 : v)
+ZUNARY(dgk_unary_Floor, floor(v))
+ZUNARY(dgk_unary_Ceil, ceil(v))
+ZUNARY(dgk_unary_Rint, rint(v))
+ZUNARY(dgk_unary_Log1p, log1p(v))
+ZUNARY(dgk_unary_Expm1, expm1(v))
+ZUNARY(dgk_unary_Tan, tan(v))
+ZUNARY(dgk_unary_Atan, atan(v))
+ZUNARY(dgk_unary_Asin, asin(v))
+ZUNARY(dgk_unary_Acos, acos(v))
+ZUNARY(dgk_unary_Sinh, sinh(v))
+ZUNARY(dgk_unary_Cosh, cosh(v))
 
 /* IsNan (which 0), IsInf (1), IsFinite (2): bool out */
 __kernel void z_classify(__global const T *x, __global uchar *y, long n,
@@ -84,8 +84,8 @@ __kernel void z_leaky_grad(__global const T *pg, __global const T *pv,
 
 /* SquaredDifference with broadcasting: rank collapsed dims, strides of a
  * and b (0 on broadcast dims) */
-__kernel void z_sqdiff(__global const T *pa, __global const T *pb,
-                       __global T *y, long n, int rank, long8 d8, long8 sa8,
+__kernel void dgk_bcast2_SquaredDifference(__global const T *pa,
+                       __global const T *pb, __global T *y, long n, int rank, long8 d8, long8 sa8,
                        long8 sb8)
 {
     long i = get_global_id(0);
@@ -105,9 +105,9 @@ __kernel void z_sqdiff(__global const T *pa, __global const T *pb,
     y[i] = t * t;
 }
 
-/* DivNoNan with broadcasting (as z_sqdiff) */
-__kernel void z_divnonan(__global const T *pa, __global const T *pb,
-                         __global T *y, long n, int rank, long8 d8,
+/* DivNoNan with broadcasting (as SquaredDifference) */
+__kernel void dgk_bcast2_DivNoNan(__global const T *pa,
+                         __global const T *pb, __global T *y, long n, int rank, long8 d8,
                          long8 sa8, long8 sb8)
 {
     long i = get_global_id(0);

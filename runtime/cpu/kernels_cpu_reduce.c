@@ -310,8 +310,11 @@ static dg_status reduce_kernel(dgr_kctx *k, int kind)
 }
 
 dg_status dgr_k_sum(dgr_kctx *k) { return reduce_kernel(k, DGR_RED_SUM); }
+DGR_KERNEL(Sum, dgr_k_sum);
 dg_status dgr_k_mean(dgr_kctx *k) { return reduce_kernel(k, DGR_RED_MEAN); }
+DGR_KERNEL(Mean, dgr_k_mean);
 dg_status dgr_k_max(dgr_kctx *k) { return reduce_kernel(k, DGR_RED_MAX); }
+DGR_KERNEL(Max, dgr_k_max);
 
 dg_status dgr_k_sum_to(dgr_kctx *k)
 {
@@ -341,6 +344,7 @@ dg_status dgr_k_sum_to(dgr_kctx *k)
                    dgr_cpu_ptr(&k->out[0]));
     return DG_OK;
 }
+DGR_KERNEL(SumTo, dgr_k_sum_to);
 
 /* ---- broadcast iteration over a collapsed dgr_bcast --------------------- */
 
@@ -432,6 +436,7 @@ dg_status dgr_k_broadcast_like(dgr_kctx *k)
     }
     return DG_OK;
 }
+DGR_KERNEL(BroadcastLike, dgr_k_broadcast_like);
 
 /* MaxGrad: count ties per reduced slot, then route dy / count to them. */
 #define MAXGRAD(T)                                                           \
@@ -496,6 +501,7 @@ dg_status dgr_k_max_grad(dgr_kctx *k)
     dg_free(cnt);
     return DG_OK;
 }
+DGR_KERNEL(MaxGrad, dgr_k_max_grad);
 
 /* ---- ArgMax -------------------------------------------------------------- */
 
@@ -563,4 +569,6 @@ static dg_status argbest(dgr_kctx *k, int min)
 }
 
 dg_status dgr_k_argmax(dgr_kctx *k) { return argbest(k, 0); }
+DGR_KERNEL(ArgMax, dgr_k_argmax);
 dg_status dgr_k_argmin(dgr_kctx *k) { return argbest(k, 1); }
+DGR_KERNEL(ArgMin, dgr_k_argmin);

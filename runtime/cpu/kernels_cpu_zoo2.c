@@ -57,6 +57,7 @@ dg_status dgr_k_where(dgr_kctx *k)
     }
     return DG_OK;
 }
+DGR_KERNEL(Where, dgr_k_where);
 
 /* ---- LRN, LRNGrad ---------------------------------------------------------- */
 
@@ -148,7 +149,9 @@ static dg_status lrn_run(dgr_kctx *k, void (*body)(dgr_kctx *,
 }
 
 dg_status dgr_k_lrn(dgr_kctx *k) { return lrn_run(k, lrn_fwd); }
+DGR_KERNEL(LRN, dgr_k_lrn);
 dg_status dgr_k_lrn_grad(dgr_kctx *k) { return lrn_run(k, lrn_bwd); }
+DGR_KERNEL(LRNGrad, dgr_k_lrn_grad);
 
 /* ---- AvgPool3D, AvgPool3DGrad ---------------------------------------------- */
 
@@ -233,4 +236,6 @@ static dg_status avg3d_run(dgr_kctx *k, int grad)
 }
 
 dg_status dgr_k_avg_pool3d(dgr_kctx *k) { return avg3d_run(k, 0); }
+DGR_KERNEL(AvgPool3D, dgr_k_avg_pool3d);
 dg_status dgr_k_avg_pool3d_grad(dgr_kctx *k) { return avg3d_run(k, 1); }
+DGR_KERNEL(AvgPool3DGrad, dgr_k_avg_pool3d_grad);

@@ -80,6 +80,7 @@ dg_status dgr_cl_k_softmax(dgr_kctx *k)
     dgr_cl_arg a[] = {DGR_ARG(x), DGR_ARG(y), DGR_ARG(C), {0, NULL}};
     return row_launch(k, dt, "softmax", rows, C, a, 4);
 }
+DGR_KERNEL(Softmax, dgr_cl_k_softmax);
 
 dg_status dgr_cl_k_xent(dgr_kctx *k)
 {
@@ -95,6 +96,7 @@ dg_status dgr_cl_k_xent(dgr_kctx *k)
                       DGR_ARG(bp), DGR_ARG(C),   {0, NULL}};
     return row_launch(k, dt, "xent", rows, C, a, 6);
 }
+DGR_KERNEL(SoftmaxCrossEntropyWithLogits, dgr_cl_k_xent);
 
 dg_status dgr_cl_k_sparse_xent(dgr_kctx *k)
 {
@@ -115,6 +117,7 @@ dg_status dgr_cl_k_sparse_xent(dgr_kctx *k)
                       DGR_ARG(bp), DGR_ARG(C),   {0, NULL}};
     return row_launch(k, dt, "sparse_xent", rows, C, a, 7);
 }
+DGR_KERNEL(SparseSoftmaxCrossEntropyWithLogits, dgr_cl_k_sparse_xent);
 
 dg_status dgr_cl_k_softmax_grad(dgr_kctx *k)
 {
@@ -130,6 +133,7 @@ dg_status dgr_cl_k_softmax_grad(dgr_kctx *k)
                       {0, NULL}};
     return row_launch(k, dt, "softmax_grad", rows, C, a, 5);
 }
+DGR_KERNEL(SoftmaxGrad, dgr_cl_k_softmax_grad);
 
 /* ---- batch norm ---------------------------------------------------------- */
 
@@ -163,6 +167,7 @@ dg_status dgr_cl_k_batchnorm(dgr_kctx *k)
                       targ_of(&te, dt, dgc_attr_f(k->node, DGC_AT_epsilon))};
     return dgr_cl_launch1d(k, "nn", dt, "bn_apply", (size_t)n, b, 9);
 }
+DGR_KERNEL(BatchNorm, dgr_cl_k_batchnorm);
 
 dg_status dgr_cl_k_batchnorm_grad(dgr_kctx *k)
 {
@@ -190,6 +195,7 @@ dg_status dgr_cl_k_batchnorm_grad(dgr_kctx *k)
                       DGR_ARG(n),   DGR_ARG(C),   DGR_ARG(rows), eps};
     return dgr_cl_launch1d(k, "nn", dt, "bn_grad_apply", (size_t)n, b, 12);
 }
+DGR_KERNEL(BatchNormGrad, dgr_cl_k_batchnorm_grad);
 
 /* ---- ArgMax -------------------------------------------------------------- */
 
@@ -234,6 +240,8 @@ dg_status dgr_cl_k_argmax(dgr_kctx *k)
                            (size_t)(outer * inner),
                            a, 5);
 }
+DGR_KERNEL(ArgMax, dgr_cl_k_argmax);
+DGR_KERNEL(ArgMin, dgr_cl_k_argmax);
 
 /* ---- state ops ----------------------------------------------------------- */
 
@@ -277,6 +285,7 @@ dg_status dgr_cl_k_assign(dgr_kctx *k)
                                    nw, wl, dgr_cl_want_event(k) ? &ev : NULL);
     return dgr_cl_enqueued(k, "clEnqueueCopyBuffer", e, wl, nw, ev);
 }
+DGR_KERNEL(Assign, dgr_cl_k_assign);
 
 static dg_status assign_add(dgr_kctx *k, double sign)
 {
@@ -292,7 +301,9 @@ static dg_status assign_add(dgr_kctx *k, double sign)
 }
 
 dg_status dgr_cl_k_assign_add(dgr_kctx *k) { return assign_add(k, 1.0); }
+DGR_KERNEL(AssignAdd, dgr_cl_k_assign_add);
 dg_status dgr_cl_k_assign_sub(dgr_kctx *k) { return assign_add(k, -1.0); }
+DGR_KERNEL(AssignSub, dgr_cl_k_assign_sub);
 
 dg_status dgr_cl_k_apply_gd(dgr_kctx *k)
 {
@@ -310,6 +321,7 @@ dg_status dgr_cl_k_apply_gd(dgr_kctx *k)
     dgr_cl_arg a[] = {DGR_ARG(v), DGR_ARG(lr), DGR_ARG(g), DGR_ARG(n)};
     return dgr_cl_launch1d(k, "train", dt, "apply_gd", (size_t)n, a, 4);
 }
+DGR_KERNEL(ApplyGradientDescent, dgr_cl_k_apply_gd);
 
 dg_status dgr_cl_k_apply_momentum(dgr_kctx *k)
 {
@@ -326,6 +338,7 @@ dg_status dgr_cl_k_apply_momentum(dgr_kctx *k)
                       DGR_ARG(mom), DGR_ARG(n),   DGR_ARG(nest)};
     return dgr_cl_launch1d(k, "train", dt, "apply_momentum", (size_t)n, a, 7);
 }
+DGR_KERNEL(ApplyMomentum, dgr_cl_k_apply_momentum);
 
 dg_status dgr_cl_k_apply_adam(dgr_kctx *k)
 {
@@ -344,6 +357,7 @@ dg_status dgr_cl_k_apply_adam(dgr_kctx *k)
                       DGR_ARG(m[9]), DGR_ARG(n),    DGR_ARG(nest)};
     return dgr_cl_launch1d(k, "train", dt, "apply_adam", (size_t)n, a, 12);
 }
+DGR_KERNEL(ApplyAdam, dgr_cl_k_apply_adam);
 
 dg_status dgr_cl_k_moving_avg(dgr_kctx *k)
 {
@@ -358,6 +372,7 @@ dg_status dgr_cl_k_moving_avg(dgr_kctx *k)
                       targ_of(&t, dt, dgc_attr_f(k->node, DGC_AT_decay))};
     return dgr_cl_launch1d(k, "train", dt, "moving_avg", (size_t)n, a, 4);
 }
+DGR_KERNEL(AssignMovingAvg, dgr_cl_k_moving_avg);
 
 /* ---- sources ------------------------------------------------------------- */
 
@@ -429,6 +444,7 @@ dg_status dgr_cl_k_const(dgr_kctx *k)
     dg_free(tmp);
     return st;
 }
+DGR_KERNEL(Const, dgr_cl_k_const);
 
 dg_status dgr_cl_k_random(dgr_kctx *k)
 {
@@ -449,6 +465,13 @@ dg_status dgr_cl_k_random(dgr_kctx *k)
     dg_free(tmp);
     return st;
 }
+/* issue 21: the random ops drawn on the host (rng.c, the CPU's numbers)
+ * and uploaded, as TF has GPU kernels for them (RandomUniformInt in
+ * int32/int64, its shape, minval and maxval in host memory; Multinomial
+ * reads its logits back) */
+DGR_KERNEL(RandomNormal, dgr_cl_k_random);
+DGR_KERNEL(RandomUniform, dgr_cl_k_random);
+DGR_KERNEL(TruncatedNormal, dgr_cl_k_random);
 
 /* A scalar int input's value, read back when it lives on the device. */
 static dg_status int_scalar(dgr_kctx *k, int i, int64_t *v)
@@ -500,6 +523,7 @@ dg_status dgr_cl_k_random_uniform_int(dgr_kctx *k)
     dg_free(tmp);
     return st;
 }
+DGR_KERNEL_DT(RandomUniformInt, dgr_cl_k_random_uniform_int, DGR_CL_KDT_INT);
 
 /* Multinomial (issue 21): the logits read back, sampled on the host as on
  * the CPU (the same indices), the indices uploaded. */
@@ -531,3 +555,4 @@ dg_status dgr_cl_k_multinomial(dgr_kctx *k)
     dg_free(lg); dg_free(o); dg_free(cdf);
     return st;
 }
+DGR_KERNEL(Multinomial, dgr_cl_k_multinomial);
