@@ -1,6 +1,6 @@
 /* zoo.cl -- OpenCL kernels of the op-breadth ops (issue 22): elementwise
- * math and activations with their gradient ops, SquaredDifference (NumPy
- * broadcasting through per-dimension strides), ReverseV2, Einsum (one
+ * math and activations with their gradient ops, the broadcasting binary
+ * ops (SquaredDifference, DivNoNan: ZBCAST2), ReverseV2, Einsum (one
  * work-item per output element, contraction in a fixed order), the image
  * resizes, UnsortedSegmentSum and ScatterAdd/Sub (each output element sums
  * its contributions serially, in input order: deterministic, no atomics).
@@ -82,50 +82,33 @@ __kernel void z_leaky_grad(__global const T *pg, __global const T *pv,
     if (i < n) { T g = pg[i]; y[i] = pv[i] > (T)0 ? g : (T)a * g; }
 }
 
-/* SquaredDifference with broadcasting: rank collapsed dims, strides of a
- * and b (0 on broadcast dims) */
-__kernel void dgk_bcast2_SquaredDifference(__global const T *pa,
-                       __global const T *pb, __global T *y, long n, int rank, long8 d8, long8 sa8,
-                       long8 sb8)
-{
-    long i = get_global_id(0);
-    if (i >= n) return;
-    long d[8], sa[8], sb[8];
-    vstore8(d8, 0, d);
-    vstore8(sa8, 0, sa);
-    vstore8(sb8, 0, sb);
-    long a = 0, b = 0, r = i;
-    for (int k = rank - 1; k >= 0; k--) {
-        long c = r % d[k];
-        r /= d[k];
-        a += c * sa[k];
-        b += c * sb[k];
-    }
-    T t = pa[a] - pb[b];
-    y[i] = t * t;
+/* A broadcasting binary kernel (the "bcast2" launch shape, issue 20): the
+ * output's dims (rank collapsed), the strides of a and b (0 on broadcast
+ * dims); `expr` of a = pa[..], b = pb[..].  Named dgk_bcast2_<Op>, it is
+ * the op's OpenCL kernel with no C of its own (tools/gen_registry.py). */
+#define ZBCAST2(name, expr)                                                  \
+__kernel void name(__global const T *pa, __global const T *pb,               \
+                   __global T *y, long n, int rank, long8 d8, long8 sa8,     \
+                   long8 sb8)                                                \
+{                                                                            \
+    long i = get_global_id(0);                                               \
+    if (i >= n) return;                                                      \
+    long d[8], sa[8], sb[8];                                                 \
+    vstore8(d8, 0, d);                                                       \
+    vstore8(sa8, 0, sa);                                                     \
+    vstore8(sb8, 0, sb);                                                     \
+    long ia = 0, ib = 0, r = i;                                              \
+    for (int k = rank - 1; k >= 0; k--) {                                    \
+        long c = r % d[k];                                                   \
+        r /= d[k];                                                           \
+        ia += c * sa[k];                                                     \
+        ib += c * sb[k];                                                     \
+    }                                                                        \
+    T a = pa[ia], b = pb[ib];                                                \
+    y[i] = (expr);                                                           \
 }
-
-/* DivNoNan with broadcasting (as SquaredDifference) */
-__kernel void dgk_bcast2_DivNoNan(__global const T *pa,
-                         __global const T *pb, __global T *y, long n, int rank, long8 d8,
-                         long8 sa8, long8 sb8)
-{
-    long i = get_global_id(0);
-    if (i >= n) return;
-    long d[8], sa[8], sb[8];
-    vstore8(d8, 0, d);
-    vstore8(sa8, 0, sa);
-    vstore8(sb8, 0, sb);
-    long a = 0, b = 0, r = i;
-    for (int k = rank - 1; k >= 0; k--) {
-        long c = r % d[k];
-        r /= d[k];
-        a += c * sa[k];
-        b += c * sb[k];
-    }
-    T q = pb[b];
-    y[i] = q == (T)0 ? (T)0 : pa[a] / q;
-}
+ZBCAST2(dgk_bcast2_SquaredDifference, (a - b) * (a - b))
+ZBCAST2(dgk_bcast2_DivNoNan, b == (T)0 ? (T)0 : a / b)
 
 /* ReverseV2: bit k of mask = axis k reversed */
 __kernel void z_reverse(__global const T *x, __global T *y, long n, int rank,
