@@ -667,6 +667,29 @@ DGC_GRAD(DivNoNan)
     return DG_OK;
 }
 
+/* TF's _XDivyGrad: dx = dy * xdivy(x != 0, y) = dy * (x != 0 ? 1 / y : 0)
+ * and dy_ = dy * xdivy(-x, y^2), each summed back to its input's shape */
+DGC_GRAD(Xdivy)
+{
+    DGC_GRAD_LOCALS;
+    if (NEED(0)) {
+        dgc_ref zero = dgc_grad_cst(c, fwd, "zero", 0.0, x); CHK(zero);
+        dgc_ref nz = MK("NotEqual", NotEqual, x, zero); CHK(nz);
+        dgc_ref ry = MK("Reciprocal", Reciprocal, yv); CHK(ry);
+        dgc_ref px = MK("SelectV2", SelectV2, nz, ry, zero); CHK(px);
+        dgc_ref a = MK("Mul", Mul, dy, px); CHK(a);
+        dx[0] = dgc_grad_sum_to(c, fwd, a, x); CHK(dx[0]);
+    }
+    if (NEED(1)) {
+        dgc_ref nx = MK("Neg", Neg, x); CHK(nx);
+        dgc_ref y2 = MK("Square", Square, yv); CHK(y2);
+        dgc_ref py = MK("Xdivy", Xdivy, nx, y2); CHK(py);
+        dgc_ref b = MK("Mul", Mul, dy, py); CHK(b);
+        dx[1] = dgc_grad_sum_to(c, fwd, b, yv); CHK(dx[1]);
+    }
+    return DG_OK;
+}
+
 DGC_GRAD(Einsum)
 {
     return einsum_grad(c, fwd, dy, dx);

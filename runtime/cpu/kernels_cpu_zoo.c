@@ -179,6 +179,12 @@ DGR_KERNEL(IsFinite, dgr_k_is_finite);
 
 dg_status dgr_k_div_no_nan(dgr_kctx *k) { return dgr_cpu_binary(k, dnn_fns); }
 DGR_KERNEL(DivNoNan, dgr_k_div_no_nan);
+/* Xdivy: 0 where x == 0, whatever y (0, NaN), as TF */
+ZBIN(xdivy_f32, float, x == 0 ? 0.0f : x / y)
+ZBIN(xdivy_f64, double, x == 0 ? 0.0 : x / y)
+BINF(xdivy)
+dg_status dgr_k_xdivy(dgr_kctx *k) { return dgr_cpu_binary(k, xdivy_fns); }
+DGR_KERNEL(Xdivy, dgr_k_xdivy);
 dg_status dgr_k_sign(dgr_kctx *k) { return dgr_cpu_unary(k, sign_fns); }
 DGR_KERNEL(Sign, dgr_k_sign);
 dg_status dgr_k_sqrt_grad(dgr_kctx *k) { return dgr_cpu_binary(k, sqrtg_fns); }

@@ -834,6 +834,22 @@ more("AvgPool3D_valid", "AvgPool3D",
      {"ksize": [1, 2, 3, 2, 1], "strides": [1, 1, 2, 1, 1],
       "padding": "VALID"})
 
+# ---- issue 20: the ops added to prove the add-an-op recipe -----------------
+# (inputs from their own RandomState, so that the cases above and every
+# case's dy stay what a full run gave before)
+RS20 = np.random.RandomState(20)
+for dt, sfx in ((np.float32, "f32"), (F64, "f64")):
+    x20 = RS20.uniform(-2, 2, size=(2, 3)).astype(dt)
+    x20[0, 1] = x20[1, 2] = 0.0  # xdivy(0, y) = 0, and so is its gradient
+    more("Xdivy_" + sfx, "Xdivy", tf.math.xdivy,
+         [x20, RS20.uniform(0.5, 3, size=(2, 3)).astype(dt)])
+    more("Xdivy_bcast_" + sfx, "Xdivy", tf.math.xdivy,
+         [x20, RS20.uniform(0.5, 3, size=(3,)).astype(dt)])
+more("Xdivy_special", "Xdivy", tf.math.xdivy,
+     [np.array([0, 0, 0, 0, 1, -1, 2, np.nan, 1], np.float32),
+      np.array([0, -1, np.inf, np.nan, 0, -0.0, np.nan, 1, np.inf],
+               np.float32)], grad=False)
+
 DT = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64",
       np.dtype(np.int32): "int32", np.dtype(np.int64): "int64",
       np.dtype(np.bool_): "bool"}
