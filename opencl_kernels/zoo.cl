@@ -110,6 +110,7 @@ __kernel void name(__global const T *pa, __global const T *pb,               \
 ZBCAST2(dgk_bcast2_SquaredDifference, (a - b) * (a - b))
 ZBCAST2(dgk_bcast2_DivNoNan, b == (T)0 ? (T)0 : a / b)
 ZBCAST2(dgk_bcast2_Xdivy, a == (T)0 ? (T)0 : a / b)
+ZBCAST2(dgk_bcast2_Xlogy, a == (T)0 ? (T)0 : a * log(b))
 
 /* ReverseV2: bit k of mask = axis k reversed */
 __kernel void z_reverse(__global const T *x, __global T *y, long n, int rank,

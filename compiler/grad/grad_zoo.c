@@ -690,6 +690,27 @@ DGC_GRAD(Xdivy)
     return DG_OK;
 }
 
+/* TF's _XLogyGrad: dx = dy * xlogy(x != 0, y) = dy * (x != 0 ? log(y) : 0)
+ * and dy_ = dy * xdivy(x, y), each summed back to its input's shape */
+DGC_GRAD(Xlogy)
+{
+    DGC_GRAD_LOCALS;
+    if (NEED(0)) {
+        dgc_ref zero = dgc_grad_cst(c, fwd, "zero", 0.0, x); CHK(zero);
+        dgc_ref nz = MK("NotEqual", NotEqual, x, zero); CHK(nz);
+        dgc_ref lg = MK("Log", Log, yv); CHK(lg);
+        dgc_ref px = MK("SelectV2", SelectV2, nz, lg, zero); CHK(px);
+        dgc_ref a = MK("Mul", Mul, dy, px); CHK(a);
+        dx[0] = dgc_grad_sum_to(c, fwd, a, x); CHK(dx[0]);
+    }
+    if (NEED(1)) {
+        dgc_ref py = MK("Xdivy", Xdivy, x, yv); CHK(py);
+        dgc_ref b = MK("Mul", Mul, dy, py); CHK(b);
+        dx[1] = dgc_grad_sum_to(c, fwd, b, yv); CHK(dx[1]);
+    }
+    return DG_OK;
+}
+
 DGC_GRAD(Einsum)
 {
     return einsum_grad(c, fwd, dy, dx);

@@ -185,6 +185,12 @@ ZBIN(xdivy_f64, double, x == 0 ? 0.0 : x / y)
 BINF(xdivy)
 dg_status dgr_k_xdivy(dgr_kctx *k) { return dgr_cpu_binary(k, xdivy_fns); }
 DGR_KERNEL(Xdivy, dgr_k_xdivy);
+/* Xlogy: 0 where x == 0, whatever y (0, NaN, negative), as TF */
+ZBIN(xlogy_f32, float, x == 0 ? 0.0f : x * logf(y))
+ZBIN(xlogy_f64, double, x == 0 ? 0.0 : x * log(y))
+BINF(xlogy)
+dg_status dgr_k_xlogy(dgr_kctx *k) { return dgr_cpu_binary(k, xlogy_fns); }
+DGR_KERNEL(Xlogy, dgr_k_xlogy);
 dg_status dgr_k_sign(dgr_kctx *k) { return dgr_cpu_unary(k, sign_fns); }
 DGR_KERNEL(Sign, dgr_k_sign);
 dg_status dgr_k_sqrt_grad(dgr_kctx *k) { return dgr_cpu_binary(k, sqrtg_fns); }
