@@ -2,9 +2,9 @@
 """gen_registry_test.py -- tools/gen_registry.py (issue 20): the tables it
 writes from registrations, and the build failures it must cause: an op not
 in ops.def, an op registered twice on one backend (or given two gradient
-rules), a registration a macro hides, a .cl kernel of an unknown launch
-shape.  Then the registries of the tree itself: every backend source and
-gradient rule file the build scans has only visible registrations.
+rules), a registration a macro hides or a line break splits, an alias of an
+op without a rule, a .cl kernel of an unknown launch shape.  (The tree's
+own registrations are read by the build itself, which stops on these.)
 
 usage: gen_registry_test.py SOURCE_ROOT
 """
@@ -86,13 +86,22 @@ expect_fail('unknown .cl shape', 'kernels',
             'no launcher for shape "ternary"', CL)
 expect_fail('hidden kernel', 'kernels',
             {'a.c': '#define K(op, fn) DGR_KERNEL(op, fn)\n'},
-            'must be a line of its own')
+            'one whole line of its own')
 expect_ok('grads', 'grads', {
     'g.c': 'DGC_GRAD(Neg)\n{\n}\nDGC_GRAD_N(Switch)\n{\n}\n'},
     ['[DGC_OPID_Neg] = {.one = dgc_grad_Neg}',
      '[DGC_OPID_Switch] = {.all = dgc_grad_Switch}',
      'dg_status dgc_grad_Neg(dgc_gctx *c, int32_t fwd, dgc_ref dy, '
      'dgc_ref *dx);'])
+expect_ok('grad alias', 'grads', {
+    'g.c': 'DGC_GRAD_N(Conv2D)\n{\n}\nDGC_GRAD_AS(MaxPool, Conv2D);\n'},
+    ['[DGC_OPID_MaxPool] = {.all = dgc_grad_Conv2D}'])
+expect_fail('grad alias of no rule', 'grads',
+            {'g.c': 'DGC_GRAD_AS(MaxPool, Conv2D);\n'},
+            'Conv2D has no rule of its own')
+expect_fail('grad alias split', 'grads',
+            {'g.c': 'DGC_GRAD(Neg)\n{\n}\nDGC_GRAD_AS(Abs,\n    Neg);\n'},
+            'one whole line of its own')
 expect_fail('grad unknown op', 'grads', {'g.c': 'DGC_GRAD(Nope)\n{\n}\n'},
             'gradient rule of op Nope: no such op')
 expect_fail('grad twice', 'grads',
@@ -100,7 +109,7 @@ expect_fail('grad twice', 'grads',
             'op Neg has a second gradient rule (the first: g.c:1)')
 expect_fail('grad by macro', 'grads',
             {'g.c': '#define R(op) \\\n    DGC_GRAD(op) { return 0; }\n'},
-            'must be a line of its own')
+            'one whole line of its own')
 
 if failures:
     print('\n'.join(failures))

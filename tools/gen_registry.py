@@ -11,6 +11,8 @@ REGISTER_KERNEL_BUILDER), a gradient rule by its definition:
                                      runs the op (Variable, Enter, ...)
     DGC_GRAD(Op) { ... }             a gradient rule given dy = dys[0]
     DGC_GRAD_N(Op) { ... }           one given every output's gradient
+    DGC_GRAD_AS(Op, Other);          Op's rule is Other's (which reads the
+                                     node's op where they differ)
 
 and an OpenCL C kernel of a generic launch shape by its name alone:
 
@@ -41,10 +43,10 @@ K_DT = re.compile(r'^\s*DGR_KERNEL_DT\(\s*(\w+)\s*,\s*(\w+)\s*,\s*(.+)\)\s*;')
 K_EXEC = re.compile(r'^\s*DGR_KERNEL_EXEC\(\s*(\w+)\s*\)\s*;')
 G_ONE = re.compile(r'^DGC_GRAD\(\s*(\w+)\s*\)')
 G_ALL = re.compile(r'^DGC_GRAD_N\(\s*(\w+)\s*\)')
-# a registration not at the start of its own line (in a macro's body, say)
-# would be invisible to this script: refused
-HIDDEN = re.compile(r'^\s*[^\s/*].*\b(DGR_KERNEL(?:_DT|_EXEC)?|DGC_GRAD(?:_N)?)\(|'
-                    r'^\s+(DGC_GRAD(?:_N)?)\(')
+G_AS = re.compile(r'^DGC_GRAD_AS\(\s*(\w+)\s*,\s*(\w+)\s*\)\s*;')
+# a registration this script cannot read (made by a macro, inside another
+# line, split over lines) is refused rather than left out of the table
+HIDDEN = re.compile(r'\b(DGR_KERNEL(?:_DT|_EXEC)?|DGC_GRAD(?:_N|_AS)?)\(')
 CL_NAMED = re.compile(
     r'^\s*(?:__kernel\s+void\s+|[A-Za-z_]\w*\(\s*)dgk_([a-z0-9]+)_(\w+)\b')
 
@@ -101,11 +103,14 @@ def head(srcs):
 
 
 def hidden(place, line):
-    """Fail on a registration this script cannot see."""
-    if HIDDEN.search(line):
-        fail('%s: a registration must be a line of its own, not made by '
-             'a macro or inside another line (tools/gen_registry.py reads '
-             'lines): %s' % (place, line.strip()))
+    """Fail on a registration this script cannot read (comments aside)."""
+    code = line.strip()
+    if code.startswith(('*', '/*', '//')):
+        return
+    if HIDDEN.search(code):
+        fail('%s: a registration must be one whole line of its own, not '
+             'made by a macro, inside another line or split over lines '
+             '(tools/gen_registry.py reads lines): %s' % (place, code))
 
 
 def kernels(a, ops):
@@ -178,23 +183,33 @@ def kernels(a, ops):
 
 def grads(a, ops):
     rows = Rows(ops, 'gradient rule')
+    aliases = []
     for src in a.srcs:
         for place, line in lines_of(src):
             m = G_ALL.match(line)
-            if not m and not G_ONE.match(line):
+            if not m and not G_ONE.match(line) and not G_AS.match(line):
                 hidden(place, line)
             if m:
-                rows.add(m.group(1), 'all', place)
+                rows.add(m.group(1), ('all', m.group(1)), place)
                 continue
             m = G_ONE.match(line)
             if m:
-                rows.add(m.group(1), 'one', place)
+                rows.add(m.group(1), ('one', m.group(1)), place)
+                continue
+            m = G_AS.match(line)
+            if m:
+                aliases.append((m.group(1), m.group(2), place))
+    for op, other, place in aliases:
+        if other not in rows.rows or rows.rows[other][0][1] != other:
+            fail('%s: DGC_GRAD_AS(%s, %s): %s has no rule of its own '
+                 '(DGC_GRAD or DGC_GRAD_N)' % (place, op, other, other))
+        rows.add(op, (rows.rows[other][0][0], other), place)
     g = guard(a.out_h)
     h = [head(a.srcs), '#ifndef %s' % g, '#define %s' % g, '',
          '#include "grad.h"', '']
     for op in ops:
-        if op in rows.rows:
-            if rows.rows[op][0] == 'all':
+        if op in rows.rows and rows.rows[op][0][1] == op:
+            if rows.rows[op][0][0] == 'all':
                 h.append('dg_status dgc_grad_%s(dgc_gctx *c, int32_t fwd, '
                          'const dgc_ref *dys, dgc_ref *dx);' % op)
             else:
@@ -207,10 +222,9 @@ def grads(a, ops):
          'const dgc_grad_entry %s[DGC_N_OPS] = {' % a.symbol]
     for op in ops:
         if op in rows.rows:
-            kind, place = rows.rows[op]
-            member = 'all' if kind == 'all' else 'one'
+            (kind, fn), place = rows.rows[op]
             c.append('    [DGC_OPID_%s] = {.%s = dgc_grad_%s}, /* %s */'
-                     % (op, member, op, place))
+                     % (op, kind, fn, place))
     c.append('};')
     write(a.out_h, '\n'.join(h))
     write(a.out_c, '\n'.join(c) + '\n')

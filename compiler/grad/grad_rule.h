@@ -14,6 +14,8 @@
  *   DGC_GRAD(Op) { ... }     given c, fwd and dy (the first output's
  *                            gradient, never node -1), setting dx[]
  *   DGC_GRAD_N(Op) { ... }   given c, fwd and dys (every output's)
+ *   DGC_GRAD_AS(Op, Other);  Op's rule is Other's (a rule shared by ops
+ *                            reads the node's op where they differ)
  * in any rule file; tools/gen_registry.py reads these definitions at build
  * time and writes the table dgrun's dgc_grad_rule dispatches through
  * (dgc_grad_rules, by op id) with their prototypes (grad_rules_gen.h).  An
@@ -23,6 +25,9 @@
 #define DGC_GRAD_N(op)                                                        \
     dg_status dgc_grad_##op(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,    \
                             dgc_ref *dx)
+#define DGC_GRAD_AS(op, other)                                                \
+    _Static_assert(DGC_OPID_##op >= 0 && DGC_OPID_##other >= 0,               \
+                   "DGC_GRAD_AS(" #op ", " #other ")")
 #include "grad_rules_gen.h"
 
 /* The names a rule's body may use (inside DGC_GRAD): the forward node f

@@ -330,8 +330,7 @@ DGC_GRAD(LogSoftmax)
     return DG_OK;
 }
 
-static dg_status select_rule(dgc_gctx *c, int32_t fwd, dgc_ref dy,
-                             dgc_ref *dx)
+DGC_GRAD(Select)
 {
     DGC_GRAD_LOCALS;
     dgc_ref zero = MK("ZerosLike", ZerosLike, dy); CHK(zero);
@@ -347,15 +346,7 @@ static dg_status select_rule(dgc_gctx *c, int32_t fwd, dgc_ref dy,
     return DG_OK;
 }
 
-DGC_GRAD(Select)
-{
-    return select_rule(c, fwd, dy, dx);
-}
-
-DGC_GRAD(SelectV2)
-{
-    return select_rule(c, fwd, dy, dx);
-}
+DGC_GRAD_AS(SelectV2, Select);
 
 DGC_GRAD(Pack)
 {
@@ -419,8 +410,7 @@ DGC_GRAD(ConcatV2)
     return DG_OK;
 }
 
-static dg_status tile_pad_slice_rule(dgc_gctx *c, int32_t fwd, dgc_ref dy,
-                                     dgc_ref *dx)
+DGC_GRAD(Tile)
 {
     DGC_GRAD_LOCALS;
     dg_shape xs;
@@ -499,20 +489,8 @@ static dg_status tile_pad_slice_rule(dgc_gctx *c, int32_t fwd, dgc_ref dy,
     return DG_OK;
 }
 
-DGC_GRAD(Tile)
-{
-    return tile_pad_slice_rule(c, fwd, dy, dx);
-}
-
-DGC_GRAD(Pad)
-{
-    return tile_pad_slice_rule(c, fwd, dy, dx);
-}
-
-DGC_GRAD(Slice)
-{
-    return tile_pad_slice_rule(c, fwd, dy, dx);
-}
+DGC_GRAD_AS(Pad, Tile);
+DGC_GRAD_AS(Slice, Tile);
 
 
 /* ---- convolution, pooling, batch norm (issue 10) ----------------------- */
@@ -644,15 +622,8 @@ DGC_GRAD(Identity)
     return DG_OK;
 }
 
-DGC_GRAD(Print)
-{
-    return dgc_grad_Identity(c, fwd, dy, dx);
-}
-
-DGC_GRAD(PlaceholderWithDefault)
-{
-    return dgc_grad_Identity(c, fwd, dy, dx);
-}
+DGC_GRAD_AS(Print, Identity);
+DGC_GRAD_AS(PlaceholderWithDefault, Identity);
 
 DGC_GRAD(PreventGradient)
 {
@@ -833,8 +804,7 @@ DGC_GRAD(Pow)
     return DG_OK;
 }
 
-static dg_status minmax_rule(dgc_gctx *c, int32_t fwd, dgc_ref dy,
-                             dgc_ref *dx)
+DGC_GRAD(Maximum)
 {
     DGC_GRAD_LOCALS;
     /* Maximum: y wins where y > x; x gets the rest (ties to x).
@@ -849,15 +819,7 @@ static dg_status minmax_rule(dgc_gctx *c, int32_t fwd, dgc_ref dy,
     return DG_OK;
 }
 
-DGC_GRAD(Maximum)
-{
-    return minmax_rule(c, fwd, dy, dx);
-}
-
-DGC_GRAD(Minimum)
-{
-    return minmax_rule(c, fwd, dy, dx);
-}
+DGC_GRAD_AS(Minimum, Maximum);
 
 DGC_GRAD(AddN)
 {
@@ -883,14 +845,10 @@ DGC_GRAD(BiasAdd)
 DGC_GRAD(Sum)
 {
     dg_status st = runtime_axes(c, fwd);
-    return st != DG_OK ? st : reduce_grad(c, fwd, dy, dx, 0);
+    return st != DG_OK ? st
+                       : reduce_grad(c, fwd, dy, dx, FWD->op == OP(Mean));
 }
-
-DGC_GRAD(Mean)
-{
-    dg_status st = runtime_axes(c, fwd);
-    return st != DG_OK ? st : reduce_grad(c, fwd, dy, dx, 1);
-}
+DGC_GRAD_AS(Mean, Sum);
 
 /* MaxGrad routes dy to the elements equal to y: the extremes */
 DGC_GRAD(Max)
@@ -898,12 +856,7 @@ DGC_GRAD(Max)
     dg_status st = runtime_axes(c, fwd);
     return st != DG_OK ? st : max_grad(c, fwd, dy, dx);
 }
-
-DGC_GRAD(Min)
-{
-    dg_status st = runtime_axes(c, fwd);
-    return st != DG_OK ? st : max_grad(c, fwd, dy, dx);
-}
+DGC_GRAD_AS(Min, Max);
 
 DGC_GRAD(Reshape)
 {
@@ -927,11 +880,7 @@ DGC_GRAD(SoftmaxCrossEntropyWithLogits)
 {
     return xent_grad(c, fwd, dy, dx);
 }
-
-DGC_GRAD(SparseSoftmaxCrossEntropyWithLogits)
-{
-    return xent_grad(c, fwd, dy, dx);
-}
+DGC_GRAD_AS(SparseSoftmaxCrossEntropyWithLogits, SoftmaxCrossEntropyWithLogits);
 
 DGC_GRAD(BatchNorm)
 {
@@ -943,11 +892,7 @@ DGC_GRAD(AllReduce)
 {
     return dgc_grad_collective(c, fwd, dy, dx);
 }
-
-DGC_GRAD(Broadcast)
-{
-    return dgc_grad_collective(c, fwd, dy, dx);
-}
+DGC_GRAD_AS(Broadcast, AllReduce);
 
 /* convolution, pooling, batch norm (issue 10): cnn_grad; only the first
  * output's gradient counts */
@@ -956,30 +901,15 @@ DGC_GRAD_N(Conv2D)
     return dys[0].node < 0 ? DG_OK : cnn_grad(c, fwd, dys, dx);
 }
 
-DGC_GRAD_N(DepthwiseConv2dNative)
-{
-    return dys[0].node < 0 ? DG_OK : cnn_grad(c, fwd, dys, dx);
-}
+DGC_GRAD_AS(DepthwiseConv2dNative, Conv2D);
 
-DGC_GRAD_N(MaxPool)
-{
-    return dys[0].node < 0 ? DG_OK : cnn_grad(c, fwd, dys, dx);
-}
+DGC_GRAD_AS(MaxPool, Conv2D);
 
-DGC_GRAD_N(AvgPool)
-{
-    return dys[0].node < 0 ? DG_OK : cnn_grad(c, fwd, dys, dx);
-}
+DGC_GRAD_AS(AvgPool, Conv2D);
 
-DGC_GRAD_N(AvgPool3D)
-{
-    return dys[0].node < 0 ? DG_OK : cnn_grad(c, fwd, dys, dx);
-}
+DGC_GRAD_AS(AvgPool3D, Conv2D);
 
-DGC_GRAD_N(FusedBatchNormV3)
-{
-    return dys[0].node < 0 ? DG_OK : cnn_grad(c, fwd, dys, dx);
-}
+DGC_GRAD_AS(FusedBatchNormV3, Conv2D);
 
 DGC_GRAD(Merge) /* issue 11 */
 {
@@ -993,15 +923,8 @@ DGC_GRAD_N(Switch)
 }
 
 /* TF graph ops (issue 10) */
-DGC_GRAD(ExpandDims)
-{
-    return dgc_grad_Reshape(c, fwd, dy, dx);
-}
-
-DGC_GRAD(Squeeze)
-{
-    return dgc_grad_Reshape(c, fwd, dy, dx);
-}
+DGC_GRAD_AS(ExpandDims, Reshape);
+DGC_GRAD_AS(Squeeze, Reshape);
 
 DGC_GRAD(L2Loss)
 {

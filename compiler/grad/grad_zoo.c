@@ -353,43 +353,21 @@ DGC_GRAD(Log1p)
     return unary_math_grad(c, fwd, dy, dx);
 }
 
-DGC_GRAD(Expm1)
-{
-    return unary_math_grad(c, fwd, dy, dx);
-}
+DGC_GRAD_AS(Expm1, Log1p);
 
-DGC_GRAD(Tan)
-{
-    return unary_math_grad(c, fwd, dy, dx);
-}
+DGC_GRAD_AS(Tan, Log1p);
 
-DGC_GRAD(Atan)
-{
-    return unary_math_grad(c, fwd, dy, dx);
-}
+DGC_GRAD_AS(Atan, Log1p);
 
-DGC_GRAD(Asin)
-{
-    return unary_math_grad(c, fwd, dy, dx);
-}
+DGC_GRAD_AS(Asin, Log1p);
 
-DGC_GRAD(Acos)
-{
-    return unary_math_grad(c, fwd, dy, dx);
-}
+DGC_GRAD_AS(Acos, Log1p);
 
-DGC_GRAD(Sinh)
-{
-    return unary_math_grad(c, fwd, dy, dx);
-}
+DGC_GRAD_AS(Sinh, Log1p);
 
-DGC_GRAD(Cosh)
-{
-    return unary_math_grad(c, fwd, dy, dx);
-}
+DGC_GRAD_AS(Cosh, Log1p);
 
-static dg_status depth_space_rule(dgc_gctx *c, int32_t fwd, dgc_ref dy,
-                                  dgc_ref *dx)
+DGC_GRAD(DepthToSpace)
 {
     DGC_GRAD_LOCALS;
     /* each other's gradient, with the same block_size */
@@ -403,15 +381,7 @@ static dg_status depth_space_rule(dgc_gctx *c, int32_t fwd, dgc_ref dy,
     return DG_OK;
 }
 
-DGC_GRAD(DepthToSpace)
-{
-    return depth_space_rule(c, fwd, dy, dx);
-}
-
-DGC_GRAD(SpaceToDepth)
-{
-    return depth_space_rule(c, fwd, dy, dx);
-}
+DGC_GRAD_AS(SpaceToDepth, DepthToSpace);
 
 DGC_GRAD(MirrorPad)
 {
@@ -501,8 +471,7 @@ DGC_GRAD(SquaredDifference)
     return DG_OK;
 }
 
-static dg_status erf_rule(dgc_gctx *c, int32_t fwd, dgc_ref dy,
-                          dgc_ref *dx)
+DGC_GRAD(Erf)
 {
     DGC_GRAD_LOCALS;
     /* d erf(x) = 2/sqrt(pi) * exp(-x^2) */
@@ -518,15 +487,7 @@ static dg_status erf_rule(dgc_gctx *c, int32_t fwd, dgc_ref dy,
     return DG_OK;
 }
 
-DGC_GRAD(Erf)
-{
-    return erf_rule(c, fwd, dy, dx);
-}
-
-DGC_GRAD(Erfc)
-{
-    return erf_rule(c, fwd, dy, dx);
-}
+DGC_GRAD_AS(Erfc, Erf);
 
 DGC_GRAD(LeakyRelu)
 {
@@ -585,8 +546,7 @@ DGC_GRAD(ReverseV2)
     return DG_OK;
 }
 
-static dg_status space_batch_rule(dgc_gctx *c, int32_t fwd, dgc_ref dy,
-                                  dgc_ref *dx)
+DGC_GRAD(SpaceToBatchND)
 {
     DGC_GRAD_LOCALS;
     /* each other's gradient, with the same block_shape and pads */
@@ -599,15 +559,7 @@ static dg_status space_batch_rule(dgc_gctx *c, int32_t fwd, dgc_ref dy,
     return DG_OK;
 }
 
-DGC_GRAD(SpaceToBatchND)
-{
-    return space_batch_rule(c, fwd, dy, dx);
-}
-
-DGC_GRAD(BatchToSpaceND)
-{
-    return space_batch_rule(c, fwd, dy, dx);
-}
+DGC_GRAD_AS(BatchToSpaceND, SpaceToBatchND);
 
 DGC_GRAD(GatherV2)
 {
@@ -667,18 +619,29 @@ DGC_GRAD(DivNoNan)
     return DG_OK;
 }
 
-/* TF's _XDivyGrad: dx = dy * xdivy(x != 0, y) = dy * (x != 0 ? 1 / y : 0)
- * and dy_ = dy * xdivy(-x, y^2), each summed back to its input's shape */
+/* sum_to(dy * (x != 0 ? v : 0), x): the gradient of Xdivy's and Xlogy's x
+ * (TF: xdivy / xlogy of cast(x != 0) and y); node -1 on failure */
+static dgc_ref where_x_nonzero(dgc_gctx *c, int32_t fwd, dgc_ref dy,
+                               dgc_ref v)
+{
+    dgc_ref x = FWD->inputs[0];
+    dgc_ref zero = dgc_grad_cst(c, fwd, "zero", 0.0, x);
+    if (zero.node < 0)
+        return zero;
+    dgc_ref nz = MK("NotEqual", NotEqual, x, zero);
+    dgc_ref p = nz.node < 0 ? nz : MK("SelectV2", SelectV2, nz, v, zero);
+    dgc_ref g = p.node < 0 ? p : MK("Mul", Mul, dy, p);
+    return g.node < 0 ? g : dgc_grad_sum_to(c, fwd, g, x);
+}
+
+/* TF's _XDivyGrad: dx = dy * (x != 0 ? 1 / y : 0), dy_ = dy * xdivy(-x,
+ * y^2), each summed back to its input's shape */
 DGC_GRAD(Xdivy)
 {
     DGC_GRAD_LOCALS;
     if (NEED(0)) {
-        dgc_ref zero = dgc_grad_cst(c, fwd, "zero", 0.0, x); CHK(zero);
-        dgc_ref nz = MK("NotEqual", NotEqual, x, zero); CHK(nz);
         dgc_ref ry = MK("Reciprocal", Reciprocal, yv); CHK(ry);
-        dgc_ref px = MK("SelectV2", SelectV2, nz, ry, zero); CHK(px);
-        dgc_ref a = MK("Mul", Mul, dy, px); CHK(a);
-        dx[0] = dgc_grad_sum_to(c, fwd, a, x); CHK(dx[0]);
+        dx[0] = where_x_nonzero(c, fwd, dy, ry); CHK(dx[0]);
     }
     if (NEED(1)) {
         dgc_ref nx = MK("Neg", Neg, x); CHK(nx);
@@ -690,18 +653,14 @@ DGC_GRAD(Xdivy)
     return DG_OK;
 }
 
-/* TF's _XLogyGrad: dx = dy * xlogy(x != 0, y) = dy * (x != 0 ? log(y) : 0)
- * and dy_ = dy * xdivy(x, y), each summed back to its input's shape */
+/* TF's _XLogyGrad: dx = dy * (x != 0 ? log(y) : 0), dy_ = dy * xdivy(x,
+ * y), each summed back to its input's shape */
 DGC_GRAD(Xlogy)
 {
     DGC_GRAD_LOCALS;
     if (NEED(0)) {
-        dgc_ref zero = dgc_grad_cst(c, fwd, "zero", 0.0, x); CHK(zero);
-        dgc_ref nz = MK("NotEqual", NotEqual, x, zero); CHK(nz);
         dgc_ref lg = MK("Log", Log, yv); CHK(lg);
-        dgc_ref px = MK("SelectV2", SelectV2, nz, lg, zero); CHK(px);
-        dgc_ref a = MK("Mul", Mul, dy, px); CHK(a);
-        dx[0] = dgc_grad_sum_to(c, fwd, a, x); CHK(dx[0]);
+        dx[0] = where_x_nonzero(c, fwd, dy, lg); CHK(dx[0]);
     }
     if (NEED(1)) {
         dgc_ref py = MK("Xdivy", Xdivy, x, yv); CHK(py);
@@ -715,11 +674,7 @@ DGC_GRAD(Einsum)
 {
     return einsum_grad(c, fwd, dy, dx);
 }
-
-DGC_GRAD(BatchMatMulV2)
-{
-    return einsum_grad(c, fwd, dy, dx);
-}
+DGC_GRAD_AS(BatchMatMulV2, Einsum);
 
 DGC_GRAD(ResizeBilinear)
 {

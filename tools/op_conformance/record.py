@@ -838,29 +838,19 @@ more("AvgPool3D_valid", "AvgPool3D",
 # (inputs from their own RandomState, so that the cases above and every
 # case's dy stay what a full run gave before)
 RS20 = np.random.RandomState(20)
-for dt, sfx in ((np.float32, "f32"), (F64, "f64")):
-    x20 = RS20.uniform(-2, 2, size=(2, 3)).astype(dt)
-    x20[0, 1] = x20[1, 2] = 0.0  # xdivy(0, y) = 0, and so is its gradient
-    more("Xdivy_" + sfx, "Xdivy", tf.math.xdivy,
-         [x20, RS20.uniform(0.5, 3, size=(2, 3)).astype(dt)])
-    more("Xdivy_bcast_" + sfx, "Xdivy", tf.math.xdivy,
-         [x20, RS20.uniform(0.5, 3, size=(3,)).astype(dt)])
-more("Xdivy_special", "Xdivy", tf.math.xdivy,
-     [np.array([0, 0, 0, 0, 1, -1, 2, np.nan, 1], np.float32),
-      np.array([0, -1, np.inf, np.nan, 0, -0.0, np.nan, 1, np.inf],
-               np.float32)], grad=False)
-
-for dt, sfx in ((np.float32, "f32"), (F64, "f64")):
-    x20 = RS20.uniform(-2, 2, size=(2, 3)).astype(dt)
-    x20[0, 2] = x20[1, 0] = 0.0  # xlogy(0, y) = 0, and so is its gradient
-    more("Xlogy_" + sfx, "Xlogy", tf.math.xlogy,
-         [x20, RS20.uniform(0.1, 3, size=(2, 3)).astype(dt)])
-    more("Xlogy_bcast_" + sfx, "Xlogy", tf.math.xlogy,
-         [x20, RS20.uniform(0.1, 3, size=(3,)).astype(dt)])
-more("Xlogy_special", "Xlogy", tf.math.xlogy,
-     [np.array([0, 0, 0, 0, 1, -1, 2, np.nan, 1], np.float32),
-      np.array([0, -1, np.inf, np.nan, 0, -1, np.nan, 1, np.inf],
-               np.float32)], grad=False)
+for nm, fn, zeros, lo in (("Xdivy", tf.math.xdivy, (1, 5), 0.5),
+                          ("Xlogy", tf.math.xlogy, (2, 3), 0.1)):
+    for dt, sfx in ((np.float32, "f32"), (F64, "f64")):
+        x20 = RS20.uniform(-2, 2, size=(2, 3)).astype(dt)
+        x20.flat[list(zeros)] = 0.0  # 0 there, and so is the gradient
+        more("%s_%s" % (nm, sfx), nm, fn,
+             [x20, RS20.uniform(lo, 3, size=(2, 3)).astype(dt)])
+        more("%s_bcast_%s" % (nm, sfx), nm, fn,
+             [x20, RS20.uniform(lo, 3, size=(3,)).astype(dt)])
+    more(nm + "_special", nm, fn,
+         [np.array([0, 0, 0, 0, 1, -1, 2, np.nan, 1], np.float32),
+          np.array([0, -1, np.inf, np.nan, 0, -0.0 if nm == "Xdivy" else -1,
+                    np.nan, 1, np.inf], np.float32)], grad=False)
 
 DT = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64",
       np.dtype(np.int32): "int32", np.dtype(np.int64): "int64",
