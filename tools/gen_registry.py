@@ -113,6 +113,18 @@ def hidden(place, line):
              '(tools/gen_registry.py reads lines): %s' % (place, code))
 
 
+def table(ctype, symbol, ops, rows, entry):
+    """A C array by op id in ops.def's order: entry(value) is the
+    initializer of each registered op, rows[op] = (value, place)."""
+    out = ['const %s %s[DGC_N_OPS] = {' % (ctype, symbol)]
+    for op in ops:
+        if op in rows:
+            value, place = rows[op]
+            out.append('    [DGC_OPID_%s] = %s,%s' % (
+                op, entry(value), ' /* %s */' % place if place else ''))
+    return out + ['};']
+
+
 def kernels(a, ops):
     rows = Rows(ops, 'kernel registration')
     named = {}  # op -> (program, kernel)
@@ -162,21 +174,13 @@ def kernels(a, ops):
         h += ['/* the kernel each generic launcher runs, per op id */',
               'extern const dgr_cl_named %s[DGC_N_OPS];' % a.named]
     h += ['', '#endif', '']
-    c = [head(a.srcs), '#include "%s"' % a.include, '',
-         'const dgr_kernel_row %s[DGC_N_OPS] = {' % a.symbol]
-    for op in ops:
-        if op in rows.rows:
-            (dt, fn), place = rows.rows[op]
-            c.append('    [DGC_OPID_%s] = {%s, %s}, /* %s */'
-                     % (op, dt, fn, place))
-    c.append('};')
+    c = [head(a.srcs), '#include "%s"' % a.include, '']
+    c += table('dgr_kernel_row', a.symbol, ops, rows.rows,
+               lambda v: '{%s, %s}' % v)
     if a.named:
-        c += ['', 'const dgr_cl_named %s[DGC_N_OPS] = {' % a.named]
-        for op in ops:
-            if op in named:
-                c.append('    [DGC_OPID_%s] = {"%s", "%s"},'
-                         % (op, named[op][0], named[op][1]))
-        c.append('};')
+        c += [''] + table('dgr_cl_named', a.named, ops,
+                          {op: (v, None) for op, v in named.items()},
+                          lambda v: '{"%s", "%s"}' % v)
     write(a.out_h, '\n'.join(h))
     write(a.out_c, '\n'.join(c) + '\n')
 
@@ -218,14 +222,9 @@ def grads(a, ops):
     h += ['', '/* one entry per op id (grad.h) */',
           'extern const dgc_grad_entry %s[DGC_N_OPS];' % a.symbol, '',
           '#endif', '']
-    c = [head(a.srcs), '#include "%s"' % a.include, '',
-         'const dgc_grad_entry %s[DGC_N_OPS] = {' % a.symbol]
-    for op in ops:
-        if op in rows.rows:
-            (kind, fn), place = rows.rows[op]
-            c.append('    [DGC_OPID_%s] = {.%s = dgc_grad_%s}, /* %s */'
-                     % (op, kind, fn, place))
-    c.append('};')
+    c = [head(a.srcs), '#include "%s"' % a.include, '']
+    c += table('dgc_grad_entry', a.symbol, ops, rows.rows,
+               lambda v: '{.%s = dgc_grad_%s}' % v)
     write(a.out_h, '\n'.join(h))
     write(a.out_c, '\n'.join(c) + '\n')
 
