@@ -1,6 +1,6 @@
 /* zoo.cl -- OpenCL kernels of the op-breadth ops (issue 22): elementwise
- * math and activations with their gradient ops, SquaredDifference (NumPy
- * broadcasting through per-dimension strides), ReverseV2, Einsum (one
+ * math and activations with their gradient ops, the broadcasting binary
+ * ops (SquaredDifference, DivNoNan: ZBCAST2), ReverseV2, Einsum (one
  * work-item per output element, contraction in a fixed order), the image
  * resizes, UnsortedSegmentSum and ScatterAdd/Sub (each output element sums
  * its contributions serially, in input order: deterministic, no atomics).
@@ -17,23 +17,23 @@ __kernel void name(__global const T *x, __global T *y, long n)              \
 }
 #define SELU_SCALE ((T)1.0507009873554804934193349852946)
 #define SELU_ALPHA ((T)1.6732632423543772848170429916717)
-ZUNARY(z_erf, erf(v))
-ZUNARY(z_erfc, erfc(v))
-ZUNARY(z_elu, v > (T)0 ? v : expm1(v))
-ZUNARY(z_selu, v > (T)0 ? SELU_SCALE * v : SELU_SCALE * SELU_ALPHA * expm1(v))
-ZUNARY(z_softsign, v / ((T)1 + fabs(v)))
-ZUNARY(z_sign, v > (T)0 ? (T)1 : v < (T)0 ? (T)-1 : v)
-ZUNARY(z_floor, floor(v))
-ZUNARY(z_ceil, ceil(v))
-ZUNARY(z_rint, rint(v))
-ZUNARY(z_log1p, log1p(v))
-ZUNARY(z_expm1, expm1(v))
-ZUNARY(z_tan, tan(v))
-ZUNARY(z_atan, atan(v))
-ZUNARY(z_asin, asin(v))
-ZUNARY(z_acos, acos(v))
-ZUNARY(z_sinh, sinh(v))
-ZUNARY(z_cosh, cosh(v))
+ZUNARY(dgk_unary_Erf, erf(v))
+ZUNARY(dgk_unary_Erfc, erfc(v))
+ZUNARY(dgk_unary_Elu, v > (T)0 ? v : expm1(v))
+ZUNARY(dgk_unary_Selu, v > (T)0 ? SELU_SCALE * v : SELU_SCALE * SELU_ALPHA * expm1(v))
+ZUNARY(dgk_unary_Softsign, v / ((T)1 + fabs(v)))
+ZUNARY(dgk_unary_Sign, v > (T)0 ? (T)1 : v < (T)0 ? (T)-1 : v)
+ZUNARY(dgk_unary_Floor, floor(v))
+ZUNARY(dgk_unary_Ceil, ceil(v))
+ZUNARY(dgk_unary_Rint, rint(v))
+ZUNARY(dgk_unary_Log1p, log1p(v))
+ZUNARY(dgk_unary_Expm1, expm1(v))
+ZUNARY(dgk_unary_Tan, tan(v))
+ZUNARY(dgk_unary_Atan, atan(v))
+ZUNARY(dgk_unary_Asin, asin(v))
+ZUNARY(dgk_unary_Acos, acos(v))
+ZUNARY(dgk_unary_Sinh, sinh(v))
+ZUNARY(dgk_unary_Cosh, cosh(v))
 
 /* IsNan (which 0), IsInf (1), IsFinite (2): bool out */
 __kernel void z_classify(__global const T *x, __global uchar *y, long n,
@@ -82,50 +82,35 @@ __kernel void z_leaky_grad(__global const T *pg, __global const T *pv,
     if (i < n) { T g = pg[i]; y[i] = pv[i] > (T)0 ? g : (T)a * g; }
 }
 
-/* SquaredDifference with broadcasting: rank collapsed dims, strides of a
- * and b (0 on broadcast dims) */
-__kernel void z_sqdiff(__global const T *pa, __global const T *pb,
-                       __global T *y, long n, int rank, long8 d8, long8 sa8,
-                       long8 sb8)
-{
-    long i = get_global_id(0);
-    if (i >= n) return;
-    long d[8], sa[8], sb[8];
-    vstore8(d8, 0, d);
-    vstore8(sa8, 0, sa);
-    vstore8(sb8, 0, sb);
-    long a = 0, b = 0, r = i;
-    for (int k = rank - 1; k >= 0; k--) {
-        long c = r % d[k];
-        r /= d[k];
-        a += c * sa[k];
-        b += c * sb[k];
-    }
-    T t = pa[a] - pb[b];
-    y[i] = t * t;
+/* A broadcasting binary kernel (the "bcast2" launch shape, issue 20): the
+ * output's dims (rank collapsed), the strides of a and b (0 on broadcast
+ * dims); `expr` of a = pa[..], b = pb[..].  Named dgk_bcast2_<Op>, it is
+ * the op's OpenCL kernel with no C of its own (tools/gen_registry.py). */
+#define ZBCAST2(name, expr)                                                  \
+__kernel void name(__global const T *pa, __global const T *pb,               \
+                   __global T *y, long n, int rank, long8 d8, long8 sa8,     \
+                   long8 sb8)                                                \
+{                                                                            \
+    long i = get_global_id(0);                                               \
+    if (i >= n) return;                                                      \
+    long d[8], sa[8], sb[8];                                                 \
+    vstore8(d8, 0, d);                                                       \
+    vstore8(sa8, 0, sa);                                                     \
+    vstore8(sb8, 0, sb);                                                     \
+    long ia = 0, ib = 0, r = i;                                              \
+    for (int k = rank - 1; k >= 0; k--) {                                    \
+        long c = r % d[k];                                                   \
+        r /= d[k];                                                           \
+        ia += c * sa[k];                                                     \
+        ib += c * sb[k];                                                     \
+    }                                                                        \
+    T a = pa[ia], b = pb[ib];                                                \
+    y[i] = (expr);                                                           \
 }
-
-/* DivNoNan with broadcasting (as z_sqdiff) */
-__kernel void z_divnonan(__global const T *pa, __global const T *pb,
-                         __global T *y, long n, int rank, long8 d8,
-                         long8 sa8, long8 sb8)
-{
-    long i = get_global_id(0);
-    if (i >= n) return;
-    long d[8], sa[8], sb[8];
-    vstore8(d8, 0, d);
-    vstore8(sa8, 0, sa);
-    vstore8(sb8, 0, sb);
-    long a = 0, b = 0, r = i;
-    for (int k = rank - 1; k >= 0; k--) {
-        long c = r % d[k];
-        r /= d[k];
-        a += c * sa[k];
-        b += c * sb[k];
-    }
-    T q = pb[b];
-    y[i] = q == (T)0 ? (T)0 : pa[a] / q;
-}
+ZBCAST2(dgk_bcast2_SquaredDifference, (a - b) * (a - b))
+ZBCAST2(dgk_bcast2_DivNoNan, b == (T)0 ? (T)0 : a / b)
+ZBCAST2(dgk_bcast2_Xdivy, a == (T)0 ? (T)0 : a / b)
+ZBCAST2(dgk_bcast2_Xlogy, a == (T)0 ? (T)0 : a * log(b))
 
 /* ReverseV2: bit k of mask = axis k reversed */
 __kernel void z_reverse(__global const T *x, __global T *y, long n, int rank,

@@ -44,7 +44,11 @@ ALLOWED = {
 # Headers generated into the build tree, and the folder they belong to
 # (besides X.pb-c.h, which belongs to the folder holding X.proto).
 GENERATED = {}
-GENERATED_RE = [(re.compile(r"^cl_embed.*\.h$"), "runtime/opencl")]
+GENERATED_RE = [(re.compile(r"^cl_embed.*\.h$"), "runtime/opencl"),
+                # the registries tools/gen_registry.py writes (issue 20)
+                (re.compile(r"^cpu_kernels_gen\.h$"), "runtime/cpu"),
+                (re.compile(r"^cl_kernels_gen\.h$"), "runtime/opencl"),
+                (re.compile(r"^grad_rules_gen\.h$"), "compiler/grad")]
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
 

@@ -92,15 +92,23 @@ dgc_ref dgc_grad_sum_to(dgc_gctx *c, int32_t fwd, dgc_ref g, dgc_ref like);
 dg_status dgc_grad_rule(dgc_gctx *c, int32_t id, const dgc_ref *dy,
                         dgc_ref *dx);
 
+/* One op's gradient rule (issue 20): `one` is given the first output's
+ * gradient dy (dgc_grad_rule returns before it when none flows there),
+ * `all` every output's (dys, dgc_grad_rule's contract).  The rules
+ * register themselves (DGC_GRAD / DGC_GRAD_N, grad_rule.h) into
+ * dgc_grad_rules[DGC_N_OPS], which tools/gen_registry.py writes at build
+ * time (grad_rules_gen.c); an op with neither has no gradient. */
+typedef struct dgc_grad_entry {
+    dg_status (*one)(dgc_gctx *c, int32_t fwd, dgc_ref dy, dgc_ref *dx);
+    dg_status (*all)(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
+                     dgc_ref *dx);
+} dgc_grad_entry;
+/* Whether op has a gradient rule. */
+int dgc_grad_has_rule(int op);
+
 /* The rule of AllReduce and Broadcast (grad_collective.c). */
 dg_status dgc_grad_collective(dgc_gctx *c, int32_t fwd, dgc_ref dy,
                               dgc_ref *dx);
-
-/* The rules of the op-breadth ops (grad_zoo.c, issue 22): whether op has
- * one there, and the rule (dgc_grad_rule's contract). */
-int dgc_grad_zoo_has(int op);
-dg_status dgc_grad_zoo(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
-                       dgc_ref *dx);
 
 /* Differentiate sum(ys) with respect to each of xs (output 0 of each).
  * grad_ys (n_grad_ys == n_ys) seeds each y, or NULL for ones shaped like y

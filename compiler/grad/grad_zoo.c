@@ -246,13 +246,6 @@ static dg_status dynpart_grad(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
 
 /* ---- the elementwise math of step 3: TF's math_grad.py ------------------- */
 
-static int unary_math_has(int op)
-{
-    return op == OP(Log1p) || op == OP(Expm1) || op == OP(Tan) ||
-           op == OP(Atan) || op == OP(Asin) || op == OP(Acos) ||
-           op == OP(Sinh) || op == OP(Cosh);
-}
-
 /* dx = dy * f'(x), f' built as TF builds it */
 static dg_status unary_math_grad(dgc_gctx *c, int32_t fwd, dgc_ref dy,
                                  dgc_ref *dx)
@@ -335,25 +328,62 @@ static dg_status topk_grad(dgc_gctx *c, int32_t fwd, dgc_ref dy, dgc_ref *dx)
 
 /* ---- the rules ----------------------------------------------------------- */
 
-int dgc_grad_zoo_has(int op)
+static const char *const k_alpha[] = {"alpha", NULL};
+static const char *const k_resize[] = {"align_corners", "half_pixel_centers",
+                                       NULL};
+
+DGC_GRAD_N(IdentityN)
 {
-    return op == OP(SquaredDifference) || op == OP(Erf) || op == OP(Erfc) ||
-           op == OP(LeakyRelu) || op == OP(Elu) || op == OP(Selu) ||
-           op == OP(Softplus) || op == OP(Softsign) || op == OP(ReverseV2) ||
-           op == OP(IdentityN) || op == OP(Einsum) ||
-           op == OP(BatchMatMulV2) || op == OP(DivNoNan) ||
-           op == OP(SpaceToBatchND) || op == OP(BatchToSpaceND) ||
-           op == OP(GatherV2) ||
-           op == OP(ResizeBilinear) || op == OP(ResizeNearestNeighbor) ||
-           op == OP(UnsortedSegmentSum) || op == OP(DynamicStitch) ||
-           op == OP(DynamicPartition) || op == OP(Atan2) ||
-           op == OP(Cumsum) || op == OP(DepthToSpace) ||
-           op == OP(SpaceToDepth) || op == OP(MirrorPad) ||
-           op == OP(GatherNd) || op == OP(ScatterNd) || op == OP(TopKV2) ||
-           op == OP(LRN) || op == OP(Conv3D) ||
-           op == OP(Conv3DBackpropInputV2) ||
-           op == OP(Conv3DBackpropFilterV2) || unary_math_has(op);
+    for (int i = 0; i < FWD->n_inputs; i++)
+        dx[i] = dys[i];
+    return DG_OK;
 }
+
+DGC_GRAD_N(DynamicPartition)
+{
+    return dynpart_grad(c, fwd, dys, dx);
+}
+
+DGC_GRAD_N(TopKV2)
+{
+    return topk_grad(c, fwd, dys[0], dx);
+}
+
+/* the elementwise math of step 3 */
+DGC_GRAD(Log1p)
+{
+    return unary_math_grad(c, fwd, dy, dx);
+}
+
+DGC_GRAD_AS(Expm1, Log1p);
+
+DGC_GRAD_AS(Tan, Log1p);
+
+DGC_GRAD_AS(Atan, Log1p);
+
+DGC_GRAD_AS(Asin, Log1p);
+
+DGC_GRAD_AS(Acos, Log1p);
+
+DGC_GRAD_AS(Sinh, Log1p);
+
+DGC_GRAD_AS(Cosh, Log1p);
+
+DGC_GRAD(DepthToSpace)
+{
+    DGC_GRAD_LOCALS;
+    /* each other's gradient, with the same block_size */
+    static const char *const k_block[] = {"block_size", NULL};
+    dx[0] = dgc_grad_mk_set(c, fwd, op == OP(DepthToSpace) ? "SpaceToDepth"
+                                                  : "DepthToSpace",
+                   op == OP(DepthToSpace) ? OP(SpaceToDepth)
+                                          : OP(DepthToSpace),
+                   &dy, 1, copy_attrs, (void *)k_block);
+    CHK(dx[0]);
+    return DG_OK;
+}
+
+DGC_GRAD_AS(SpaceToDepth, DepthToSpace);
 
 /* dx[i], when needed: op (Conv3D of (a, b), or a backprop of (a, b, d))
  * with the forward node's convolution attrs. */
@@ -375,8 +405,7 @@ static dg_status conv3d_mk(dgc_gctx *c, int32_t fwd, int i, int op,
 /* TF's _Conv3DGrad, _Conv3DBackpropInputGrad and _Conv3DBackpropFilterGrad
  * (nn_grad.py); the shape inputs are the tensors themselves ("shaped
  * like", infer_zoo2.c). */
-static dg_status conv3d_grad(dgc_gctx *c, int32_t fwd, dgc_ref dy,
-                             dgc_ref *dx)
+DGC_GRAD(Conv3D)
 {
     int op = FWD->op, bi = OP(Conv3DBackpropInputV2),
         bf = OP(Conv3DBackpropFilterV2);
@@ -394,232 +423,354 @@ static dg_status conv3d_grad(dgc_gctx *c, int32_t fwd, dgc_ref dy,
                ? st : conv3d_mk(c, fwd, 2, OP(Conv3D), a, dy, g, dx);
 }
 
-dg_status dgc_grad_zoo(dgc_gctx *c, int32_t fwd, const dgc_ref *dys,
-                       dgc_ref *dx)
+DGC_GRAD_AS(Conv3DBackpropInputV2, Conv3D);
+
+DGC_GRAD_AS(Conv3DBackpropFilterV2, Conv3D);
+
+DGC_GRAD(MirrorPad)
 {
-    int op = FWD->op;
-    if (op == OP(IdentityN)) {
-        for (int i = 0; i < FWD->n_inputs; i++)
-            dx[i] = dys[i];
+    DGC_GRAD_LOCALS;
+    /* TF: MirrorPadGrad(dy, paddings, mode) */
+    static const char *const k_mode[] = {"mode", NULL};
+    dx[0] = dgc_grad_mk_set(c, fwd, "MirrorPadGrad", OP(MirrorPadGrad),
+                   (const dgc_ref[]){dy, FWD->inputs[1]}, 2, copy_attrs,
+                   (void *)k_mode);
+    CHK(dx[0]);
+    return DG_OK;
+}
+
+DGC_GRAD(GatherNd)
+{
+    DGC_GRAD_LOCALS;
+    /* TF: ScatterNd(indices, dy, shape(params)) */
+    if (!NEED(0))
         return DG_OK;
-    }
-    if (op == OP(DynamicPartition))
-        return dynpart_grad(c, fwd, dys, dx);
-    if (op == OP(TopKV2))
-        return topk_grad(c, fwd, dys[0], dx);
-    dgc_ref dy = dys[0];
-    if (dy.node < 0)
-        return DG_OK;
-    if (op == OP(Conv3D) || op == OP(Conv3DBackpropInputV2) ||
-        op == OP(Conv3DBackpropFilterV2))
-        return conv3d_grad(c, fwd, dy, dx);
-    dgc_ref x = FWD->inputs[0], z = R(fwd, 0);
-    static const char *const k_alpha[] = {"alpha", NULL};
-    static const char *const k_resize[] = {"align_corners",
-                                           "half_pixel_centers", NULL};
-    if (unary_math_has(op))
-        return unary_math_grad(c, fwd, dy, dx);
-    if (op == OP(DepthToSpace) || op == OP(SpaceToDepth)) {
-        /* each other's gradient, with the same block_size */
-        static const char *const k_block[] = {"block_size", NULL};
-        dx[0] = dgc_grad_mk_set(c, fwd, op == OP(DepthToSpace) ? "SpaceToDepth"
-                                                      : "DepthToSpace",
-                       op == OP(DepthToSpace) ? OP(SpaceToDepth)
-                                              : OP(DepthToSpace),
-                       &dy, 1, copy_attrs, (void *)k_block);
-        CHK(dx[0]);
-        return DG_OK;
-    }
-    if (op == OP(MirrorPad)) { /* TF: MirrorPadGrad(dy, paddings, mode) */
-        static const char *const k_mode[] = {"mode", NULL};
-        dx[0] = dgc_grad_mk_set(c, fwd, "MirrorPadGrad", OP(MirrorPadGrad),
-                       (const dgc_ref[]){dy, FWD->inputs[1]}, 2, copy_attrs,
-                       (void *)k_mode);
-        CHK(dx[0]);
-        return DG_OK;
-    }
-    if (op == OP(GatherNd)) { /* TF: ScatterNd(indices, dy, shape(params)) */
-        if (!NEED(0))
-            return DG_OK;
-        const dg_shape *ps = &dgc_grad_type(c, x)->shape;
-        for (int d = 0; d < ps->rank; d++)
-            if (ps->dims[d] < 0)
-                return no_grad(c, fwd, "needs params' shape known when the "
-                               "graph is compiled");
-        dgc_ref shp = dgc_grad_ints(c, fwd, "shape", ps->dims, ps->rank);
-        CHK(shp);
-        dx[0] = MK("ScatterNd", ScatterNd, FWD->inputs[1], dy, shp);
-        CHK(dx[0]);
-        return DG_OK;
-    }
-    if (op == OP(ScatterNd)) { /* TF: updates get GatherNd(dy, indices) */
-        if (NEED(1)) {
-            dx[1] = MK("GatherNd", GatherNd, dy, FWD->inputs[0]);
-            CHK(dx[1]);
-        }
-        return DG_OK;
-    }
-    if (op == OP(Cumsum)) { /* TF: cumsum(dy, exclusive, !reverse) */
-        dx[0] = dgc_grad_mk_set(c, fwd, "Cumsum", OP(Cumsum), &dy, 1, set_cumsum_grad,
-                       NULL);
-        CHK(dx[0]);
-        return DG_OK;
-    }
-    if (op == OP(Atan2)) { /* TF: g = dy / (x^2 + y^2); x * g, -y * g */
-        dgc_ref y = FWD->inputs[0], xx = FWD->inputs[1];
-        dgc_ref sx = MK("Square", Square, xx); CHK(sx);
-        dgc_ref sy = MK("Square", Square, y); CHK(sy);
-        dgc_ref den = MK("Add", Add, sx, sy); CHK(den);
-        dgc_ref g = MK("Div", Div, dy, den); CHK(g);
-        if (NEED(0)) {
-            dgc_ref a = MK("Mul", Mul, xx, g); CHK(a);
-            dx[0] = dgc_grad_sum_to(c, fwd, a, y); CHK(dx[0]);
-        }
-        if (NEED(1)) {
-            dgc_ref ny = MK("Neg", Neg, y); CHK(ny);
-            dgc_ref b = MK("Mul", Mul, ny, g); CHK(b);
-            dx[1] = dgc_grad_sum_to(c, fwd, b, xx); CHK(dx[1]);
-        }
-        return DG_OK;
-    }
-    if (op == OP(SquaredDifference)) {
-        dgc_ref y = FWD->inputs[1];
-        dgc_ref d = MK("Sub", Sub, x, y); CHK(d);
-        dgc_ref two = dgc_grad_cst(c, fwd, "two", 2.0, x); CHK(two);
-        dgc_ref m = MK("Mul", Mul, d, two); CHK(m);
-        dgc_ref g = MK("Mul", Mul, dy, m); CHK(g);
-        if (NEED(0)) { dx[0] = dgc_grad_sum_to(c, fwd, g, x); CHK(dx[0]); }
-        if (NEED(1)) {
-            dgc_ref ng = MK("Neg", Neg, g); CHK(ng);
-            dx[1] = dgc_grad_sum_to(c, fwd, ng, y); CHK(dx[1]);
-        }
-    } else if (op == OP(Erf) || op == OP(Erfc)) {
-        /* d erf(x) = 2/sqrt(pi) * exp(-x^2) */
-        dgc_ref k2 = dgc_grad_cst(c, fwd, "two_over_sqrt_pi",
-                         op == OP(Erf) ? 2.0 / sqrt(M_PI) : -2.0 / sqrt(M_PI),
-                         x);
-        CHK(k2);
-        dgc_ref sq = MK("Square", Square, x); CHK(sq);
-        dgc_ref ns = MK("Neg", Neg, sq); CHK(ns);
-        dgc_ref ex = MK("Exp", Exp, ns); CHK(ex);
-        dgc_ref m = MK("Mul", Mul, ex, k2); CHK(m);
-        dx[0] = MK("Mul", Mul, dy, m); CHK(dx[0]);
-    } else if (op == OP(LeakyRelu)) {
-        dx[0] = dgc_grad_mk_set(c, fwd, "LeakyReluGrad", OP(LeakyReluGrad),
-                       (const dgc_ref[]){dy, x}, 2, copy_attrs,
-                       (void *)k_alpha);
-        CHK(dx[0]);
-    } else if (op == OP(LRN)) {
-        static const char *const k_lrn[] = {"depth_radius", "bias", "alpha",
-                                            "beta", NULL};
-        dx[0] = dgc_grad_mk_set(c, fwd, "LRNGrad", OP(LRNGrad),
-                       (const dgc_ref[]){dy, x, z}, 3, copy_attrs,
-                       (void *)k_lrn);
-        CHK(dx[0]);
-    } else if (op == OP(Elu)) {
-        dx[0] = MK("EluGrad", EluGrad, dy, z); CHK(dx[0]);
-    } else if (op == OP(Selu)) {
-        dx[0] = MK("SeluGrad", SeluGrad, dy, z); CHK(dx[0]);
-    } else if (op == OP(Softplus)) {
-        dx[0] = MK("SoftplusGrad", SoftplusGrad, dy, x); CHK(dx[0]);
-    } else if (op == OP(Softsign)) {
-        dx[0] = MK("SoftsignGrad", SoftsignGrad, dy, x); CHK(dx[0]);
-    } else if (op == OP(ReverseV2)) {
-        dx[0] = MK("ReverseV2", ReverseV2, dy, FWD->inputs[1]); CHK(dx[0]);
-    } else if (op == OP(SpaceToBatchND) || op == OP(BatchToSpaceND)) {
-        /* each other's gradient, with the same block_shape and pads */
-        int sb = op == OP(SpaceToBatchND);
-        dx[0] = sb ? MK("BatchToSpaceND", BatchToSpaceND, dy, FWD->inputs[1],
-                        FWD->inputs[2])
-                   : MK("SpaceToBatchND", SpaceToBatchND, dy, FWD->inputs[1],
-                        FWD->inputs[2]);
-        CHK(dx[0]);
-    } else if (op == OP(GatherV2)) {
-        /* TF's _GatherV2Grad for axis 0 (the embedding lookup): the rows
-         * of dy summed into params' rows, UnsortedSegmentSum(dy, indices,
-         * params.shape[0]); indices get none */
-        if (!NEED(0))
-            return DG_OK;
-        int64_t ax = dgc_attr_int(FWD, "axis", 0);
-        if (FWD->n_inputs > 2) {
-            const dgc_ttype *at = dgc_grad_type(c, FWD->inputs[2]);
-            int64_t v[1];
-            if (!at->value && !(c->g->nodes[FWD->inputs[2].node].op ==
-                                OP(Const)))
-                return no_grad(c, fwd, "needs a constant axis");
-            const dgc_attr *va = dgc_node_attr(
-                &c->g->nodes[FWD->inputs[2].node], "value");
-            if (va && va->tensor)
-                v[0] = (int64_t)dg_tensor_elem(va->tensor, 0);
-            else
-                v[0] = 0;
-            ax = v[0];
-        }
-        if (ax != 0 || dgc_attr_int(FWD, "batch_dims", 0) != 0)
-            return no_grad(c, fwd, "is supported along axis 0 only");
-        const dg_shape *ps = &dgc_grad_type(c, x)->shape;
-        if (ps->rank < 1 || ps->dims[0] < 0)
-            return no_grad(c, fwd, "needs params' first dimension known "
-                           "when the graph is compiled");
-        int64_t rows = ps->dims[0];
-        dgc_ref ids = FWD->inputs[1];
-        dgc_ref nv = dgc_grad_ints(c, fwd, "num_segments", &rows, 1); CHK(nv);
-        dgc_ref sc = dgc_grad_ints(c, fwd, "scalar", NULL, 0); CHK(sc);
-        dgc_ref ns = MK("num_segments_s", Reshape, nv, sc); CHK(ns);
-        dx[0] = MK("UnsortedSegmentSum", UnsortedSegmentSum, dy, ids, ns);
-        CHK(dx[0]);
-    } else if (op == OP(DivNoNan)) {
-        /* TF: dx = div_no_nan(dy, y); dy_ = dy * div_no_nan(-x / y, y) */
-        dgc_ref y = FWD->inputs[1];
-        if (NEED(0)) {
-            dgc_ref a = MK("DivNoNan", DivNoNan, dy, y); CHK(a);
-            dx[0] = dgc_grad_sum_to(c, fwd, a, x); CHK(dx[0]);
-        }
-        if (NEED(1)) {
-            dgc_ref nx = MK("Neg", Neg, x); CHK(nx);
-            dgc_ref q = MK("DivNoNan", DivNoNan, nx, y); CHK(q);
-            dgc_ref q2 = MK("DivNoNan", DivNoNan, q, y); CHK(q2);
-            dgc_ref b = MK("Mul", Mul, dy, q2); CHK(b);
-            dx[1] = dgc_grad_sum_to(c, fwd, b, y); CHK(dx[1]);
-        }
-    } else if (op == OP(Einsum) || op == OP(BatchMatMulV2)) {
-        return einsum_grad(c, fwd, dy, dx);
-    } else if (op == OP(ResizeBilinear)) {
-        dg_dtype t = dgc_grad_type(c, x)->dtype;
-        if (t != DG_F32 && t != DG_F64)
-            return DG_OK; /* TF: no gradient into integer images */
-        dx[0] = dgc_grad_mk_set(c, fwd, "ResizeBilinearGrad", OP(ResizeBilinearGrad),
-                       (const dgc_ref[]){dy, x}, 2, copy_attrs,
-                       (void *)k_resize);
-        CHK(dx[0]);
-    } else if (op == OP(ResizeNearestNeighbor)) {
-        const dg_shape *s = &dgc_grad_type(c, x)->shape;
-        if (s->rank != 4 || s->dims[1] < 0 || s->dims[2] < 0)
-            return no_grad(c, fwd, "needs the image size known when the "
+    const dg_shape *ps = &dgc_grad_type(c, x)->shape;
+    for (int d = 0; d < ps->rank; d++)
+        if (ps->dims[d] < 0)
+            return no_grad(c, fwd, "needs params' shape known when the "
                            "graph is compiled");
-        int64_t hwv[2] = {s->dims[1], s->dims[2]};
-        dgc_ref hw = dgc_grad_ints(c, fwd, "size", hwv, 2); CHK(hw);
-        dx[0] = dgc_grad_mk_set(c, fwd, "ResizeNearestNeighborGrad",
-                       OP(ResizeNearestNeighborGrad),
-                       (const dgc_ref[]){dy, hw}, 2, copy_attrs,
-                       (void *)k_resize);
-        CHK(dx[0]);
-    } else if (op == OP(UnsortedSegmentSum)) {
-        /* TF's _GatherDropNegatives; ids are assumed >= 0 here */
-        if (NEED(0)) {
-            dx[0] = MK("GatherV2", GatherV2, dy, FWD->inputs[1]); CHK(dx[0]);
-        }
-    } else if (op == OP(DynamicStitch)) {
-        int nn = FWD->n_inputs / 2;
-        for (int m = 0; m < nn; m++) {
-            if (!NEED(nn + m))
-                continue;
-            dgc_ref g = MK("GatherV2", GatherV2, dy, FWD->inputs[m]); CHK(g);
-            dx[nn + m] = MK("ReshapeLike", ReshapeLike, g, FWD->inputs[nn + m]);
-            CHK(dx[nn + m]);
-        }
-    } else {
-        return no_grad(c, fwd, "is not registered");
+    dgc_ref shp = dgc_grad_ints(c, fwd, "shape", ps->dims, ps->rank);
+    CHK(shp);
+    dx[0] = MK("ScatterNd", ScatterNd, FWD->inputs[1], dy, shp);
+    CHK(dx[0]);
+    return DG_OK;
+}
+
+DGC_GRAD(ScatterNd)
+{
+    DGC_GRAD_LOCALS;
+    /* TF: updates get GatherNd(dy, indices) */
+    if (NEED(1)) {
+        dx[1] = MK("GatherNd", GatherNd, dy, FWD->inputs[0]);
+        CHK(dx[1]);
     }
     return DG_OK;
 }
+
+DGC_GRAD(Cumsum)
+{
+    DGC_GRAD_LOCALS;
+    /* TF: cumsum(dy, exclusive, !reverse) */
+    dx[0] = dgc_grad_mk_set(c, fwd, "Cumsum", OP(Cumsum), &dy, 1, set_cumsum_grad,
+                   NULL);
+    CHK(dx[0]);
+    return DG_OK;
+}
+
+DGC_GRAD(Atan2)
+{
+    DGC_GRAD_LOCALS;
+    /* TF: g = dy / (x^2 + y^2); x * g, -y * g */
+    dgc_ref y = FWD->inputs[0], xx = FWD->inputs[1];
+    dgc_ref sx = MK("Square", Square, xx); CHK(sx);
+    dgc_ref sy = MK("Square", Square, y); CHK(sy);
+    dgc_ref den = MK("Add", Add, sx, sy); CHK(den);
+    dgc_ref g = MK("Div", Div, dy, den); CHK(g);
+    if (NEED(0)) {
+        dgc_ref a = MK("Mul", Mul, xx, g); CHK(a);
+        dx[0] = dgc_grad_sum_to(c, fwd, a, y); CHK(dx[0]);
+    }
+    if (NEED(1)) {
+        dgc_ref ny = MK("Neg", Neg, y); CHK(ny);
+        dgc_ref b = MK("Mul", Mul, ny, g); CHK(b);
+        dx[1] = dgc_grad_sum_to(c, fwd, b, xx); CHK(dx[1]);
+    }
+    return DG_OK;
+}
+
+DGC_GRAD(SquaredDifference)
+{
+    DGC_GRAD_LOCALS;
+    dgc_ref y = FWD->inputs[1];
+    dgc_ref d = MK("Sub", Sub, x, y); CHK(d);
+    dgc_ref two = dgc_grad_cst(c, fwd, "two", 2.0, x); CHK(two);
+    dgc_ref m = MK("Mul", Mul, d, two); CHK(m);
+    dgc_ref g = MK("Mul", Mul, dy, m); CHK(g);
+    if (NEED(0)) { dx[0] = dgc_grad_sum_to(c, fwd, g, x); CHK(dx[0]); }
+    if (NEED(1)) {
+        dgc_ref ng = MK("Neg", Neg, g); CHK(ng);
+        dx[1] = dgc_grad_sum_to(c, fwd, ng, y); CHK(dx[1]);
+    }
+    return DG_OK;
+}
+
+DGC_GRAD(Erf)
+{
+    DGC_GRAD_LOCALS;
+    /* d erf(x) = 2/sqrt(pi) * exp(-x^2) */
+    dgc_ref k2 = dgc_grad_cst(c, fwd, "two_over_sqrt_pi",
+                     op == OP(Erf) ? 2.0 / sqrt(M_PI) : -2.0 / sqrt(M_PI),
+                     x);
+    CHK(k2);
+    dgc_ref sq = MK("Square", Square, x); CHK(sq);
+    dgc_ref ns = MK("Neg", Neg, sq); CHK(ns);
+    dgc_ref ex = MK("Exp", Exp, ns); CHK(ex);
+    dgc_ref m = MK("Mul", Mul, ex, k2); CHK(m);
+    dx[0] = MK("Mul", Mul, dy, m); CHK(dx[0]);
+    return DG_OK;
+}
+
+DGC_GRAD_AS(Erfc, Erf);
+
+DGC_GRAD(LeakyRelu)
+{
+    DGC_GRAD_LOCALS;
+    dx[0] = dgc_grad_mk_set(c, fwd, "LeakyReluGrad", OP(LeakyReluGrad),
+                   (const dgc_ref[]){dy, x}, 2, copy_attrs,
+                   (void *)k_alpha);
+    CHK(dx[0]);
+    return DG_OK;
+}
+
+DGC_GRAD(LRN)
+{
+    DGC_GRAD_LOCALS;
+    static const char *const k_lrn[] = {"depth_radius", "bias", "alpha",
+                                        "beta", NULL};
+    dx[0] = dgc_grad_mk_set(c, fwd, "LRNGrad", OP(LRNGrad),
+                   (const dgc_ref[]){dy, x, z}, 3, copy_attrs,
+                   (void *)k_lrn);
+    CHK(dx[0]);
+    return DG_OK;
+}
+
+DGC_GRAD(Elu)
+{
+    DGC_GRAD_LOCALS;
+    dx[0] = MK("EluGrad", EluGrad, dy, z); CHK(dx[0]);
+    return DG_OK;
+}
+
+DGC_GRAD(Selu)
+{
+    DGC_GRAD_LOCALS;
+    dx[0] = MK("SeluGrad", SeluGrad, dy, z); CHK(dx[0]);
+    return DG_OK;
+}
+
+DGC_GRAD(Softplus)
+{
+    DGC_GRAD_LOCALS;
+    dx[0] = MK("SoftplusGrad", SoftplusGrad, dy, x); CHK(dx[0]);
+    return DG_OK;
+}
+
+DGC_GRAD(Softsign)
+{
+    DGC_GRAD_LOCALS;
+    dx[0] = MK("SoftsignGrad", SoftsignGrad, dy, x); CHK(dx[0]);
+    return DG_OK;
+}
+
+DGC_GRAD(ReverseV2)
+{
+    DGC_GRAD_LOCALS;
+    dx[0] = MK("ReverseV2", ReverseV2, dy, FWD->inputs[1]); CHK(dx[0]);
+    return DG_OK;
+}
+
+DGC_GRAD(SpaceToBatchND)
+{
+    DGC_GRAD_LOCALS;
+    /* each other's gradient, with the same block_shape and pads */
+    int sb = op == OP(SpaceToBatchND);
+    dx[0] = sb ? MK("BatchToSpaceND", BatchToSpaceND, dy, FWD->inputs[1],
+                    FWD->inputs[2])
+               : MK("SpaceToBatchND", SpaceToBatchND, dy, FWD->inputs[1],
+                    FWD->inputs[2]);
+    CHK(dx[0]);
+    return DG_OK;
+}
+
+DGC_GRAD_AS(BatchToSpaceND, SpaceToBatchND);
+
+DGC_GRAD(GatherV2)
+{
+    DGC_GRAD_LOCALS;
+    /* TF's _GatherV2Grad for axis 0 (the embedding lookup): the rows
+     * of dy summed into params' rows, UnsortedSegmentSum(dy, indices,
+     * params.shape[0]); indices get none */
+    if (!NEED(0))
+        return DG_OK;
+    int64_t ax = dgc_attr_int(FWD, "axis", 0);
+    if (FWD->n_inputs > 2) {
+        const dgc_ttype *at = dgc_grad_type(c, FWD->inputs[2]);
+        int64_t v[1];
+        if (!at->value && !(c->g->nodes[FWD->inputs[2].node].op ==
+                            OP(Const)))
+            return no_grad(c, fwd, "needs a constant axis");
+        const dgc_attr *va = dgc_node_attr(
+            &c->g->nodes[FWD->inputs[2].node], "value");
+        if (va && va->tensor)
+            v[0] = (int64_t)dg_tensor_elem(va->tensor, 0);
+        else
+            v[0] = 0;
+        ax = v[0];
+    }
+    if (ax != 0 || dgc_attr_int(FWD, "batch_dims", 0) != 0)
+        return no_grad(c, fwd, "is supported along axis 0 only");
+    const dg_shape *ps = &dgc_grad_type(c, x)->shape;
+    if (ps->rank < 1 || ps->dims[0] < 0)
+        return no_grad(c, fwd, "needs params' first dimension known "
+                       "when the graph is compiled");
+    int64_t rows = ps->dims[0];
+    dgc_ref ids = FWD->inputs[1];
+    dgc_ref nv = dgc_grad_ints(c, fwd, "num_segments", &rows, 1); CHK(nv);
+    dgc_ref sc = dgc_grad_ints(c, fwd, "scalar", NULL, 0); CHK(sc);
+    dgc_ref ns = MK("num_segments_s", Reshape, nv, sc); CHK(ns);
+    dx[0] = MK("UnsortedSegmentSum", UnsortedSegmentSum, dy, ids, ns);
+    CHK(dx[0]);
+    return DG_OK;
+}
+
+DGC_GRAD(DivNoNan)
+{
+    DGC_GRAD_LOCALS;
+    /* TF: dx = div_no_nan(dy, y); dy_ = dy * div_no_nan(-x / y, y) */
+    dgc_ref y = FWD->inputs[1];
+    if (NEED(0)) {
+        dgc_ref a = MK("DivNoNan", DivNoNan, dy, y); CHK(a);
+        dx[0] = dgc_grad_sum_to(c, fwd, a, x); CHK(dx[0]);
+    }
+    if (NEED(1)) {
+        dgc_ref nx = MK("Neg", Neg, x); CHK(nx);
+        dgc_ref q = MK("DivNoNan", DivNoNan, nx, y); CHK(q);
+        dgc_ref q2 = MK("DivNoNan", DivNoNan, q, y); CHK(q2);
+        dgc_ref b = MK("Mul", Mul, dy, q2); CHK(b);
+        dx[1] = dgc_grad_sum_to(c, fwd, b, y); CHK(dx[1]);
+    }
+    return DG_OK;
+}
+
+/* sum_to(dy * (x != 0 ? v : 0), x): the gradient of Xdivy's and Xlogy's x
+ * (TF: xdivy / xlogy of cast(x != 0) and y); node -1 on failure */
+static dgc_ref where_x_nonzero(dgc_gctx *c, int32_t fwd, dgc_ref dy,
+                               dgc_ref v)
+{
+    dgc_ref x = FWD->inputs[0];
+    dgc_ref zero = dgc_grad_cst(c, fwd, "zero", 0.0, x);
+    if (zero.node < 0)
+        return zero;
+    dgc_ref nz = MK("NotEqual", NotEqual, x, zero);
+    dgc_ref p = nz.node < 0 ? nz : MK("SelectV2", SelectV2, nz, v, zero);
+    dgc_ref g = p.node < 0 ? p : MK("Mul", Mul, dy, p);
+    return g.node < 0 ? g : dgc_grad_sum_to(c, fwd, g, x);
+}
+
+/* TF's _XDivyGrad: dx = dy * (x != 0 ? 1 / y : 0), dy_ = dy * xdivy(-x,
+ * y^2), each summed back to its input's shape */
+DGC_GRAD(Xdivy)
+{
+    DGC_GRAD_LOCALS;
+    if (NEED(0)) {
+        dgc_ref ry = MK("Reciprocal", Reciprocal, yv); CHK(ry);
+        dx[0] = where_x_nonzero(c, fwd, dy, ry); CHK(dx[0]);
+    }
+    if (NEED(1)) {
+        dgc_ref nx = MK("Neg", Neg, x); CHK(nx);
+        dgc_ref y2 = MK("Square", Square, yv); CHK(y2);
+        dgc_ref py = MK("Xdivy", Xdivy, nx, y2); CHK(py);
+        dgc_ref b = MK("Mul", Mul, dy, py); CHK(b);
+        dx[1] = dgc_grad_sum_to(c, fwd, b, yv); CHK(dx[1]);
+    }
+    return DG_OK;
+}
+
+/* TF's _XLogyGrad: dx = dy * (x != 0 ? log(y) : 0), dy_ = dy * xdivy(x,
+ * y), each summed back to its input's shape */
+DGC_GRAD(Xlogy)
+{
+    DGC_GRAD_LOCALS;
+    if (NEED(0)) {
+        dgc_ref lg = MK("Log", Log, yv); CHK(lg);
+        dx[0] = where_x_nonzero(c, fwd, dy, lg); CHK(dx[0]);
+    }
+    if (NEED(1)) {
+        dgc_ref py = MK("Xdivy", Xdivy, x, yv); CHK(py);
+        dgc_ref b = MK("Mul", Mul, dy, py); CHK(b);
+        dx[1] = dgc_grad_sum_to(c, fwd, b, yv); CHK(dx[1]);
+    }
+    return DG_OK;
+}
+
+DGC_GRAD(Einsum)
+{
+    return einsum_grad(c, fwd, dy, dx);
+}
+DGC_GRAD_AS(BatchMatMulV2, Einsum);
+
+DGC_GRAD(ResizeBilinear)
+{
+    DGC_GRAD_LOCALS;
+    dg_dtype t = dgc_grad_type(c, x)->dtype;
+    if (t != DG_F32 && t != DG_F64)
+        return DG_OK; /* TF: no gradient into integer images */
+    dx[0] = dgc_grad_mk_set(c, fwd, "ResizeBilinearGrad", OP(ResizeBilinearGrad),
+                   (const dgc_ref[]){dy, x}, 2, copy_attrs,
+                   (void *)k_resize);
+    CHK(dx[0]);
+    return DG_OK;
+}
+
+DGC_GRAD(ResizeNearestNeighbor)
+{
+    DGC_GRAD_LOCALS;
+    const dg_shape *s = &dgc_grad_type(c, x)->shape;
+    if (s->rank != 4 || s->dims[1] < 0 || s->dims[2] < 0)
+        return no_grad(c, fwd, "needs the image size known when the "
+                       "graph is compiled");
+    int64_t hwv[2] = {s->dims[1], s->dims[2]};
+    dgc_ref hw = dgc_grad_ints(c, fwd, "size", hwv, 2); CHK(hw);
+    dx[0] = dgc_grad_mk_set(c, fwd, "ResizeNearestNeighborGrad",
+                   OP(ResizeNearestNeighborGrad),
+                   (const dgc_ref[]){dy, hw}, 2, copy_attrs,
+                   (void *)k_resize);
+    CHK(dx[0]);
+    return DG_OK;
+}
+
+DGC_GRAD(UnsortedSegmentSum)
+{
+    DGC_GRAD_LOCALS;
+    /* TF's _GatherDropNegatives; ids are assumed >= 0 here */
+    if (NEED(0)) {
+        dx[0] = MK("GatherV2", GatherV2, dy, FWD->inputs[1]); CHK(dx[0]);
+    }
+    return DG_OK;
+}
+
+DGC_GRAD(DynamicStitch)
+{
+    DGC_GRAD_LOCALS;
+    int nn = FWD->n_inputs / 2;
+    for (int m = 0; m < nn; m++) {
+        if (!NEED(nn + m))
+            continue;
+        dgc_ref g = MK("GatherV2", GatherV2, dy, FWD->inputs[m]); CHK(g);
+        dx[nn + m] = MK("ReshapeLike", ReshapeLike, g, FWD->inputs[nn + m]);
+        CHK(dx[nn + m]);
+    }
+    return DG_OK;
+}
+

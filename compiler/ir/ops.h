@@ -233,8 +233,11 @@ int dgc_op_host_mem(const dgc_graph *g, const dgc_node *n);
  * kernel sets given, either may be NULL, doc); malloc'd, NULL on nomem. */
 char *dgc_ops_render(const dg_kernel_set *cpu, const dg_kernel_set *gpu);
 /* The op table as JSON for tools, and as the Markdown table of
- * docs/graphdef.md (issue 22); malloc'd, NULL when out of memory. */
-char *dgc_ops_render_json(const dg_kernel_set *cpu, const dg_kernel_set *gpu);
+ * docs/graphdef.md (issue 22); malloc'd, NULL when out of memory.  The
+ * JSON's "grad_rule" is grad_rule[op id] (whether dgrun has a gradient
+ * rule for the op; grad/ knows, which ir/ cannot ask), omitted when NULL. */
+char *dgc_ops_render_json(const dg_kernel_set *cpu, const dg_kernel_set *gpu,
+                          const uint8_t *grad_rule);
 char *dgc_ops_render_markdown(const dg_kernel_set *cpu,
                               const dg_kernel_set *gpu);
 

@@ -138,7 +138,8 @@ static const char *attr_type_name(dgc_attr_kind k)
     }
 }
 
-char *dgc_ops_render_json(const dg_kernel_set *cpu, const dg_kernel_set *gpu)
+char *dgc_ops_render_json(const dg_kernel_set *cpu, const dg_kernel_set *gpu,
+                          const uint8_t *grad_rule)
 {
     dg_sbuf b;
     dg_sbuf_init(&b);
@@ -165,6 +166,9 @@ char *dgc_ops_render_json(const dg_kernel_set *cpu, const dg_kernel_set *gpu)
             json_dtypes(&b, gm & ((1u << DG_DTYPE_COUNT) - 1));
         else
             dg_sbuf_addf(&b, "null");
+        if (grad_rule)
+            dg_sbuf_addf(&b, ", \"grad_rule\": %s",
+                         grad_rule[i] ? "true" : "false");
         dg_sbuf_addf(&b, ", \"min_inputs\": %d, \"max_inputs\": ", d->min_in);
         if (d->max_in == DGC_IN_ANY)
             dg_sbuf_addf(&b, "null");

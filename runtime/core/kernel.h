@@ -134,6 +134,27 @@ typedef struct dgr_kernel_row {
     dgr_kernel_fn fn;
 } dgr_kernel_row;
 
+/* Kernel self-registration (issue 20), one line next to the kernel in its
+ * own file, as TF's REGISTER_KERNEL_BUILDER:
+ *   DGR_KERNEL(Op, fn);             the backend's default kernel dtypes
+ *   DGR_KERNEL_DT(Op, fn, DTYPES);  explicit kernel dtypes (an expression)
+ *   DGR_KERNEL_EXEC(Op);            a row without a kernel (the executor
+ *                                   runs the op: Variable, Enter, ...)
+ * tools/gen_registry.py reads these lines from the backend's sources at
+ * build time and writes the backend's dgr_kernel_row[DGC_N_OPS] table; an
+ * op not in ops.def or registered twice on one backend stops the build.
+ * In C a line only checks that the op exists and fn is a kernel. */
+#define DGR_KERNEL(op, fn)                                                    \
+    _Static_assert(DGC_OPID_##op >= 0 &&                                      \
+                       _Generic((fn), dgr_kernel_fn: 1, default: 0),          \
+                   "DGR_KERNEL(" #op ", " #fn "): not a kernel")
+#define DGR_KERNEL_DT(op, fn, dtypes)                                         \
+    _Static_assert(DGC_OPID_##op >= 0 && (dtypes) != 0 &&                     \
+                       _Generic((fn), dgr_kernel_fn: 1, default: 0),          \
+                   "DGR_KERNEL_DT(" #op ", " #fn "): not a kernel")
+#define DGR_KERNEL_EXEC(op)                                                   \
+    _Static_assert(DGC_OPID_##op >= 0, "DGR_KERNEL_EXEC(" #op ")")
+
 /* Allocate output i with k->out_types[i] on k->dev (for k->stream);
  * DG_E_NOMEM naming the node, shape and bytes. */
 dg_status dgr_kctx_alloc_output(dgr_kctx *k, int i);

@@ -7,6 +7,7 @@
  */
 #include "registry.h"
 #include "devices.h"
+#include "grad.h" /* dgc_grad_has_rule: dgrun ops --json */
 
 #include <pthread.h>
 #include <string.h>
@@ -143,8 +144,12 @@ char *dg_ops_render_as(const char *format)
     const dg_kernel_set *g = gpu ? dgr_backend_kernels(gpu) : NULL;
     if (strcmp(format, "text") == 0)
         return dgc_ops_render(c, g);
-    if (strcmp(format, "json") == 0)
-        return dgc_ops_render_json(c, g);
+    if (strcmp(format, "json") == 0) {
+        uint8_t rule[DGC_N_OPS];
+        for (int op = 0; op < DGC_N_OPS; op++)
+            rule[op] = (uint8_t)dgc_grad_has_rule(op);
+        return dgc_ops_render_json(c, g, rule);
+    }
     if (strcmp(format, "markdown") == 0)
         return dgc_ops_render_markdown(c, g);
     return NULL;

@@ -24,6 +24,7 @@ dg_status dgr_k_replica_index(dgr_kctx *k)
         (int32_t)dgc_attr_i(k->node, DGC_AT_replica);
     return DG_OK;
 }
+DGR_KERNEL(ReplicaIndex, dgr_k_replica_index);
 
 dg_status dgr_k_collective(dgr_kctx *k)
 {
@@ -44,3 +45,5 @@ dg_status dgr_k_collective(dgr_kctx *k)
         k->deferred = 1;
     return st;
 }
+DGR_KERNEL(AllReduce, dgr_k_collective);
+DGR_KERNEL(Broadcast, dgr_k_collective);

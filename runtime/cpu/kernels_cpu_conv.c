@@ -257,6 +257,8 @@ dg_status dgr_k_conv2d(dgr_kctx *k)
                     &k->in[0].shape, &k->in[1].shape, &k->in[0], &k->in[1],
                     NULL);
 }
+DGR_KERNEL(Conv2D, dgr_k_conv2d);
+DGR_KERNEL(DepthwiseConv2dNative, dgr_k_conv2d);
 
 /* _FusedConv2D / _FusedDepthwiseConv2dNative (x, filter, bias[, side]):
  * fused_ops "BiasAdd[,Add][,Relu|Relu6|Elu|LeakyRelu|Sigmoid|Swish]"
@@ -286,6 +288,8 @@ dg_status dgr_k_fused_conv(dgr_kctx *k)
                     &k->in[0].shape, &k->in[1].shape, &k->in[0], &k->in[1],
                     &post);
 }
+DGR_KERNEL(_FusedConv2D, dgr_k_fused_conv);
+DGR_KERNEL(_FusedDepthwiseConv2dNative, dgr_k_fused_conv);
 
 static int is_dw(const dgr_kctx *k)
 {
@@ -299,6 +303,8 @@ dg_status dgr_k_conv2d_bp_input(dgr_kctx *k)
     return conv_run(k, BWD_D, is_dw(k), &k->out_types[0].shape,
                     &k->in[1].shape, &k->in[2], &k->in[1], NULL);
 }
+DGR_KERNEL(Conv2DBackpropInput, dgr_k_conv2d_bp_input);
+DGR_KERNEL(DepthwiseConv2dNativeBackpropInput, dgr_k_conv2d_bp_input);
 
 /* (input, filter_sizes, dy) */
 dg_status dgr_k_conv2d_bp_filter(dgr_kctx *k)
@@ -306,3 +312,5 @@ dg_status dgr_k_conv2d_bp_filter(dgr_kctx *k)
     return conv_run(k, BWD_W, is_dw(k), &k->in[0].shape,
                     &k->out_types[0].shape, &k->in[0], &k->in[2], NULL);
 }
+DGR_KERNEL(Conv2DBackpropFilter, dgr_k_conv2d_bp_filter);
+DGR_KERNEL(DepthwiseConv2dNativeBackpropFilter, dgr_k_conv2d_bp_filter);

@@ -220,15 +220,25 @@ static dg_status binary(dgr_kctx *k, const bin_fn *fns)
 }
 
 dg_status dgr_k_add(dgr_kctx *k) { return binary(k, add_fns); }
+DGR_KERNEL(Add, dgr_k_add);
 dg_status dgr_k_sub(dgr_kctx *k) { return binary(k, sub_fns); }
+DGR_KERNEL(Sub, dgr_k_sub);
 dg_status dgr_k_mul(dgr_kctx *k) { return binary(k, mul_fns); }
+DGR_KERNEL(Mul, dgr_k_mul);
 dg_status dgr_k_maximum(dgr_kctx *k) { return binary(k, maximum_fns); }
+DGR_KERNEL(Maximum, dgr_k_maximum);
 dg_status dgr_k_minimum(dgr_kctx *k) { return binary(k, minimum_fns); }
+DGR_KERNEL(Minimum, dgr_k_minimum);
 dg_status dgr_k_equal(dgr_kctx *k) { return binary(k, eq_fns); }
+DGR_KERNEL(Equal, dgr_k_equal);
 dg_status dgr_k_relu_grad(dgr_kctx *k) { return binary(k, rgrad_fns); }
+DGR_KERNEL(ReluGrad, dgr_k_relu_grad);
 dg_status dgr_k_sigmoid_grad(dgr_kctx *k) { return binary(k, sigmoid_grad_fns); }
+DGR_KERNEL(SigmoidGrad, dgr_k_sigmoid_grad);
 dg_status dgr_k_tanh_grad(dgr_kctx *k) { return binary(k, tanh_grad_fns); }
+DGR_KERNEL(TanhGrad, dgr_k_tanh_grad);
 dg_status dgr_k_bias_add(dgr_kctx *k) { return binary(k, add_fns); }
+DGR_KERNEL(BiasAdd, dgr_k_bias_add);
 
 /* For integer Div and Pow: reject zero divisors / negative exponents. */
 static int any_int(const dgr_value *v, int neg)
@@ -258,6 +268,7 @@ dg_status dgr_k_div(dgr_kctx *k)
                       k->node->name);
     return binary(k, div_fns);
 }
+DGR_KERNEL(Div, dgr_k_div);
 
 dg_status dgr_k_pow(dgr_kctx *k)
 {
@@ -267,6 +278,7 @@ dg_status dgr_k_pow(dgr_kctx *k)
                       "allowed", k->node->name);
     return binary(k, pow_fns);
 }
+DGR_KERNEL(Pow, dgr_k_pow);
 
 /* ---- unary --------------------------------------------------------------- */
 
@@ -345,16 +357,27 @@ static dg_status unary(dgr_kctx *k, const un_fn *fns)
 }
 
 dg_status dgr_k_neg(dgr_kctx *k) { return unary(k, neg_fns); }
+DGR_KERNEL(Neg, dgr_k_neg);
 dg_status dgr_k_abs(dgr_kctx *k) { return unary(k, abs_fns); }
+DGR_KERNEL(Abs, dgr_k_abs);
 dg_status dgr_k_square(dgr_kctx *k) { return unary(k, square_fns); }
+DGR_KERNEL(Square, dgr_k_square);
 dg_status dgr_k_relu(dgr_kctx *k) { return unary(k, relu_fns); }
+DGR_KERNEL(Relu, dgr_k_relu);
 dg_status dgr_k_sin(dgr_kctx *k) { return unary(k, sin_fns); }
+DGR_KERNEL(Sin, dgr_k_sin);
 dg_status dgr_k_cos(dgr_kctx *k) { return unary(k, cos_fns); }
+DGR_KERNEL(Cos, dgr_k_cos);
 dg_status dgr_k_exp(dgr_kctx *k) { return unary(k, exp_fns); }
+DGR_KERNEL(Exp, dgr_k_exp);
 dg_status dgr_k_log(dgr_kctx *k) { return unary(k, log_fns); }
+DGR_KERNEL(Log, dgr_k_log);
 dg_status dgr_k_sqrt(dgr_kctx *k) { return unary(k, sqrt_fns); }
+DGR_KERNEL(Sqrt, dgr_k_sqrt);
 dg_status dgr_k_tanh(dgr_kctx *k) { return unary(k, tanh_fns); }
+DGR_KERNEL(Tanh, dgr_k_tanh);
 dg_status dgr_k_sigmoid(dgr_kctx *k) { return unary(k, sigmoid_fns); }
+DGR_KERNEL(Sigmoid, dgr_k_sigmoid);
 
 /* ---- AddN ---------------------------------------------------------------- */
 
@@ -416,6 +439,7 @@ dg_status dgr_k_addn(dgr_kctx *k)
         addn_range(&j, 0, n);
     return DG_OK;
 }
+DGR_KERNEL(AddN, dgr_k_addn);
 
 /* ---- TF graph ops (issue 10): floor division, comparisons, Relu6,
  * Rsqrt, Reciprocal and their gradient ops ------------------------------- */
@@ -477,6 +501,7 @@ dg_status dgr_k_floor_div(dgr_kctx *k)
                       "zero", k->node->name);
     return binary(k, fdiv_fns);
 }
+DGR_KERNEL(FloorDiv, dgr_k_floor_div);
 
 dg_status dgr_k_floor_mod(dgr_kctx *k)
 {
@@ -485,18 +510,30 @@ dg_status dgr_k_floor_mod(dgr_kctx *k)
                       "zero", k->node->name);
     return binary(k, fmod_fns);
 }
+DGR_KERNEL(FloorMod, dgr_k_floor_mod);
 
 dg_status dgr_k_less(dgr_kctx *k) { return binary(k, lt_fns); }
+DGR_KERNEL(Less, dgr_k_less);
 dg_status dgr_k_less_equal(dgr_kctx *k) { return binary(k, le_fns); }
+DGR_KERNEL(LessEqual, dgr_k_less_equal);
 dg_status dgr_k_greater(dgr_kctx *k) { return binary(k, gt_fns); }
+DGR_KERNEL(Greater, dgr_k_greater);
 dg_status dgr_k_greater_equal(dgr_kctx *k) { return binary(k, ge_fns); }
+DGR_KERNEL(GreaterEqual, dgr_k_greater_equal);
 dg_status dgr_k_not_equal(dgr_kctx *k) { return binary(k, ne_fns); }
+DGR_KERNEL(NotEqual, dgr_k_not_equal);
 dg_status dgr_k_relu6_grad(dgr_kctx *k) { return binary(k, r6grad_fns); }
+DGR_KERNEL(Relu6Grad, dgr_k_relu6_grad);
 dg_status dgr_k_rsqrt_grad(dgr_kctx *k) { return binary(k, rsqrt_grad_fns); }
+DGR_KERNEL(RsqrtGrad, dgr_k_rsqrt_grad);
 dg_status dgr_k_reciprocal_grad(dgr_kctx *k) { return binary(k, recip_grad_fns); }
+DGR_KERNEL(ReciprocalGrad, dgr_k_reciprocal_grad);
 dg_status dgr_k_relu6(dgr_kctx *k) { return unary(k, relu6_fns); }
+DGR_KERNEL(Relu6, dgr_k_relu6);
 dg_status dgr_k_rsqrt(dgr_kctx *k) { return unary(k, rsqrt_fns); }
+DGR_KERNEL(Rsqrt, dgr_k_rsqrt);
 dg_status dgr_k_reciprocal(dgr_kctx *k) { return unary(k, recip_fns); }
+DGR_KERNEL(Reciprocal, dgr_k_reciprocal);
 
 BIN_DEF(land_b, dgr_bool_t, dgr_bool_t, x && y)
 BIN_DEF(lor_b, dgr_bool_t, dgr_bool_t, x || y)
@@ -506,8 +543,11 @@ static const bin_fn lor_fns[DG_DTYPE_COUNT] = {NULL, NULL, NULL, NULL, lor_b};
 UN_DEF(lnot_b, dgr_bool_t, !x)
 static const un_fn lnot_fns[DG_DTYPE_COUNT] = {NULL, NULL, NULL, NULL, lnot_b};
 dg_status dgr_k_logical_and(dgr_kctx *k) { return binary(k, land_fns); }
+DGR_KERNEL(LogicalAnd, dgr_k_logical_and);
 dg_status dgr_k_logical_or(dgr_kctx *k) { return binary(k, lor_fns); }
+DGR_KERNEL(LogicalOr, dgr_k_logical_or);
 dg_status dgr_k_logical_not(dgr_kctx *k) { return unary(k, lnot_fns); }
+DGR_KERNEL(LogicalNot, dgr_k_logical_not);
 
 /* ---- drivers for other family files (issue 22) --------------------------- */
 

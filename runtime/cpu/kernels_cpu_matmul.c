@@ -57,6 +57,7 @@ dg_status dgr_k_matmul(dgr_kctx *k)
 {
     return matmul(k, NULL, 0, 0);
 }
+DGR_KERNEL(MatMul, dgr_k_matmul);
 
 dg_status dgr_k_fused_matmul(dgr_kctx *k)
 {
@@ -69,3 +70,4 @@ dg_status dgr_k_fused_matmul(dgr_kctx *k)
                       "operands' dtype", k->node->name);
     return matmul(k, dgr_cpu_ptr(b), b->shape.dims[0], relu);
 }
+DGR_KERNEL(_FusedMatMul, dgr_k_fused_matmul);

@@ -21,6 +21,7 @@ dg_status dgr_k_noop(dgr_kctx *k)
     (void)k;
     return DG_OK;
 }
+DGR_KERNEL(NoOp, dgr_k_noop);
 
 dg_status dgr_k_identity(dgr_kctx *k)
 {
@@ -28,6 +29,9 @@ dg_status dgr_k_identity(dgr_kctx *k)
     dgr_buffer_retain(k->in[0].buf);
     return DG_OK;
 }
+DGR_KERNEL(Identity, dgr_k_identity);
+DGR_KERNEL(StopGradient, dgr_k_identity);
+DGR_KERNEL(PreventGradient, dgr_k_identity);
 
 /* Reshape and ReshapeLike: alias input 0 with the inferred shape. */
 dg_status dgr_k_reshape(dgr_kctx *k)
@@ -54,6 +58,8 @@ dg_status dgr_k_reshape(dgr_kctx *k)
     dgr_buffer_retain(k->in[0].buf);
     return DG_OK;
 }
+DGR_KERNEL(Reshape, dgr_k_reshape);
+DGR_KERNEL(ReshapeLike, dgr_k_reshape);
 
 dg_status dgr_k_const(dgr_kctx *k)
 {
@@ -90,6 +96,7 @@ dg_status dgr_k_const(dgr_kctx *k)
     dgr_cpu_const_put(k->dev, k->node, t->data, &k->out[0]);
     return DG_OK;
 }
+DGR_KERNEL(Const, dgr_k_const);
 
 /* RandomNormal, RandomUniform, TruncatedNormal: drawn in C order from the
  * node's stream (rng.c), the same numbers as on an OpenCL device. */
@@ -104,6 +111,9 @@ dg_status dgr_k_random(dgr_kctx *k)
                       dg_shape_numel(&k->out[0].shape));
     return DG_OK;
 }
+DGR_KERNEL(RandomNormal, dgr_k_random);
+DGR_KERNEL(RandomUniform, dgr_k_random);
+DGR_KERNEL(TruncatedNormal, dgr_k_random);
 
 /* A scalar int32/int64 input's value. */
 static int64_t in_scalar(const dgr_kctx *k, int i)
@@ -131,6 +141,7 @@ dg_status dgr_k_random_uniform_int(dgr_kctx *k)
     dgr_rng_fill_int(&r, lo, hi, dgr_cpu_ptr(&k->out[0]), k->out[0].dtype, n);
     return DG_OK;
 }
+DGR_KERNEL(RandomUniformInt, dgr_k_random_uniform_int);
 
 /* InvertPermutation: y[x[i]] = i, x a permutation of 0..n-1 (TF's
  * error otherwise). */
@@ -167,6 +178,7 @@ dg_status dgr_k_invert_permutation(dgr_kctx *k)
     }
     return DG_OK;
 }
+DGR_KERNEL(InvertPermutation, dgr_k_invert_permutation);
 
 /* Multinomial (logits [batch, classes], num_samples). */
 dg_status dgr_k_multinomial(dgr_kctx *k)
@@ -187,6 +199,7 @@ dg_status dgr_k_multinomial(dgr_kctx *k)
     dg_free(cdf);
     return DG_OK;
 }
+DGR_KERNEL(Multinomial, dgr_k_multinomial);
 
 typedef struct cast_job {
     const char *src;
@@ -218,6 +231,7 @@ dg_status dgr_k_cast(dgr_kctx *k)
         cast_range(&j, 0, n);
     return DG_OK;
 }
+DGR_KERNEL(Cast, dgr_k_cast);
 
 static dg_status fill_like(dgr_kctx *k, int one)
 {
@@ -240,7 +254,9 @@ static dg_status fill_like(dgr_kctx *k, int one)
 }
 
 dg_status dgr_k_zeros_like(dgr_kctx *k) { return fill_like(k, 0); }
+DGR_KERNEL(ZerosLike, dgr_k_zeros_like);
 dg_status dgr_k_ones_like(dgr_kctx *k) { return fill_like(k, 1); }
+DGR_KERNEL(OnesLike, dgr_k_ones_like);
 
 /* ---- Transpose ----------------------------------------------------------- */
 
@@ -333,6 +349,7 @@ dg_status dgr_k_transpose(dgr_kctx *k)
     }
     return DG_OK;
 }
+DGR_KERNEL(Transpose, dgr_k_transpose);
 
 /* ---- Print --------------------------------------------------------------- */
 
@@ -439,3 +456,4 @@ dg_status dgr_k_print(dgr_kctx *k)
     dg_sbuf_free(&b);
     return dgr_k_identity(k);
 }
+DGR_KERNEL(Print, dgr_k_print);

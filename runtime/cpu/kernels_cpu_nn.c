@@ -79,6 +79,7 @@ dg_status dgr_k_softmax(dgr_kctx *k)
     }
     return DG_OK;
 }
+DGR_KERNEL(Softmax, dgr_k_softmax);
 
 /* ---- cross entropy ------------------------------------------------------- */
 
@@ -174,7 +175,9 @@ static dg_status xent(dgr_kctx *k, int sparse)
 }
 
 dg_status dgr_k_xent(dgr_kctx *k) { return xent(k, 0); }
+DGR_KERNEL(SoftmaxCrossEntropyWithLogits, dgr_k_xent);
 dg_status dgr_k_sparse_xent(dgr_kctx *k) { return xent(k, 1); }
+DGR_KERNEL(SparseSoftmaxCrossEntropyWithLogits, dgr_k_sparse_xent);
 
 /* ---- SoftmaxGrad(y, dy) = (dy - sum(dy * y)) * y per row ---------------- */
 
@@ -211,6 +214,7 @@ dg_status dgr_k_softmax_grad(dgr_kctx *k)
         SMGRAD(double);
     return DG_OK;
 }
+DGR_KERNEL(SoftmaxGrad, dgr_k_softmax_grad);
 
 /* ---- BatchNorm ----------------------------------------------------------- */
 
@@ -279,6 +283,7 @@ dg_status dgr_k_batchnorm(dgr_kctx *k)
     dg_free(mean);
     return DG_OK;
 }
+DGR_KERNEL(BatchNorm, dgr_k_batchnorm);
 
 /* dx = scale * rstd * (dy - doffset/R - xhat * dscale/R) */
 #define BN_BWD(T)                                                            \
@@ -340,3 +345,4 @@ dg_status dgr_k_batchnorm_grad(dgr_kctx *k)
     dg_free(rstd);
     return DG_OK;
 }
+DGR_KERNEL(BatchNormGrad, dgr_k_batchnorm_grad);

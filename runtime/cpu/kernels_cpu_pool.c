@@ -247,6 +247,8 @@ dg_status dgr_k_pool(dgr_kctx *k)
     dgr_parallel_for(k->dev->intra, g.N * g.C, 1, pool_items, &j);
     return DG_OK;
 }
+DGR_KERNEL(MaxPool, dgr_k_pool);
+DGR_KERNEL(AvgPool, dgr_k_pool);
 
 /* items r: elements; dx[r] = x[r] > 0 ? dx[r] : 0 */
 static void relu_mask(void *arg, int64_t r0, int64_t r1)
@@ -315,17 +317,20 @@ dg_status dgr_k_max_pool_grad(dgr_kctx *k)
 {
     return pool_grad(k, 1, &k->in[0], &k->in[2], 0);
 }
+DGR_KERNEL(MaxPoolGrad, dgr_k_max_pool_grad);
 
 dg_status dgr_k_fused_max_pool_grad(dgr_kctx *k)
 {
     return pool_grad(k, 1, &k->in[0], &k->in[2], 1);
 }
+DGR_KERNEL(_FusedMaxPoolGrad, dgr_k_fused_max_pool_grad);
 
 /* (orig_input_shape, dy) */
 dg_status dgr_k_avg_pool_grad(dgr_kctx *k)
 {
     return pool_grad(k, 0, NULL, &k->in[1], 0);
 }
+DGR_KERNEL(AvgPoolGrad, dgr_k_avg_pool_grad);
 
 /* ---- fused batch norm ---------------------------------------------------- */
 
@@ -472,6 +477,7 @@ dg_status dgr_k_fused_bn(dgr_kctx *k)
                      &j);
     return DG_OK;
 }
+DGR_KERNEL(FusedBatchNormV3, dgr_k_fused_bn);
 
 /* (dy, x, scale, reserve_1, reserve_2[, reserve_3]) -> dx, dscale,
  * doffset, (empty), (empty) */
@@ -490,3 +496,4 @@ dg_status dgr_k_fused_bn_grad(dgr_kctx *k)
                      &j);
     return DG_OK;
 }
+DGR_KERNEL(FusedBatchNormGradV3, dgr_k_fused_bn_grad);

@@ -312,8 +312,11 @@ static dg_status reduce_kernel(dgr_kctx *k, int kind)
 }
 
 dg_status dgr_k_sum(dgr_kctx *k) { return reduce_kernel(k, DGR_RED_SUM); }
+DGR_KERNEL(Sum, dgr_k_sum);
 dg_status dgr_k_mean(dgr_kctx *k) { return reduce_kernel(k, DGR_RED_MEAN); }
+DGR_KERNEL(Mean, dgr_k_mean);
 dg_status dgr_k_max(dgr_kctx *k) { return reduce_kernel(k, DGR_RED_MAX); }
+DGR_KERNEL(Max, dgr_k_max);
 
 dg_status dgr_k_sum_to(dgr_kctx *k)
 {
@@ -343,6 +346,7 @@ dg_status dgr_k_sum_to(dgr_kctx *k)
                    dgr_cpu_ptr(&k->out[0]));
     return DG_OK;
 }
+DGR_KERNEL(SumTo, dgr_k_sum_to);
 
 /* ---- broadcast iteration over a collapsed dgr_bcast --------------------- */
 
@@ -434,6 +438,7 @@ dg_status dgr_k_broadcast_like(dgr_kctx *k)
     }
     return DG_OK;
 }
+DGR_KERNEL(BroadcastLike, dgr_k_broadcast_like);
 
 /* MaxGrad: count ties per reduced slot, then route dy / count to them. */
 #define MAXGRAD(T)                                                           \
@@ -498,6 +503,7 @@ dg_status dgr_k_max_grad(dgr_kctx *k)
     dg_free(cnt);
     return DG_OK;
 }
+DGR_KERNEL(MaxGrad, dgr_k_max_grad);
 
 /* ---- ArgMax -------------------------------------------------------------- */
 
@@ -565,4 +571,6 @@ static dg_status argbest(dgr_kctx *k, int min)
 }
 
 dg_status dgr_k_argmax(dgr_kctx *k) { return argbest(k, 0); }
+DGR_KERNEL(ArgMax, dgr_k_argmax);
 dg_status dgr_k_argmin(dgr_kctx *k) { return argbest(k, 1); }
+DGR_KERNEL(ArgMin, dgr_k_argmin);

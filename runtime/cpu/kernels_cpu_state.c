@@ -48,6 +48,7 @@ dg_status dgr_k_assign(dgr_kctx *k)
         memcpy(d, s, (size_t)n * dg_dtype_size(k->in[0].dtype));
     return done(k);
 }
+DGR_KERNEL(Assign, dgr_k_assign);
 
 /* ---- elementwise updates ------------------------------------------------- */
 
@@ -183,12 +184,14 @@ dg_status dgr_k_assign_add(dgr_kctx *k)
     upd_job j = {.kind = U_ADD};
     return update(k, &j, 1, 1);
 }
+DGR_KERNEL(AssignAdd, dgr_k_assign_add);
 
 dg_status dgr_k_assign_sub(dgr_kctx *k)
 {
     upd_job j = {.kind = U_SUB};
     return update(k, &j, 1, 1);
 }
+DGR_KERNEL(AssignSub, dgr_k_assign_sub);
 
 dg_status dgr_k_apply_gd(dgr_kctx *k)
 {
@@ -197,6 +200,7 @@ dg_status dgr_k_apply_gd(dgr_kctx *k)
         return DG_E_RUNTIME;
     return update(k, &j, 2, 0);
 }
+DGR_KERNEL(ApplyGradientDescent, dgr_k_apply_gd);
 
 dg_status dgr_k_apply_momentum(dgr_kctx *k)
 {
@@ -210,6 +214,7 @@ dg_status dgr_k_apply_momentum(dgr_kctx *k)
     j.nesterov = dgc_attr_b(k->node, DGC_AT_use_nesterov);
     return update(k, &j, 3, 0);
 }
+DGR_KERNEL(ApplyMomentum, dgr_k_apply_momentum);
 
 dg_status dgr_k_apply_adam(dgr_kctx *k)
 {
@@ -226,6 +231,7 @@ dg_status dgr_k_apply_adam(dgr_kctx *k)
     j.b = dgr_cpu_ptr(&k->in[2]);
     return update(k, &j, 9, 0);
 }
+DGR_KERNEL(ApplyAdam, dgr_k_apply_adam);
 
 dg_status dgr_k_assign_moving_avg(dgr_kctx *k)
 {
@@ -233,6 +239,7 @@ dg_status dgr_k_assign_moving_avg(dgr_kctx *k)
     j.decay = dgc_attr_f(k->node, DGC_AT_decay);
     return update(k, &j, 1, 0);
 }
+DGR_KERNEL(AssignMovingAvg, dgr_k_assign_moving_avg);
 
 /* ---- the other tf.compat.v1.train optimizers (issue 22) ------------------
  * TF's training_ops functors, element by element in index order over n
@@ -436,3 +443,23 @@ dg_status dgr_k_apply_opt(dgr_kctx *k)
     }
     return done(k);
 }
+DGR_KERNEL(ApplyAdagrad, dgr_k_apply_opt);
+DGR_KERNEL(ApplyRMSProp, dgr_k_apply_opt);
+DGR_KERNEL(ApplyCenteredRMSProp, dgr_k_apply_opt);
+DGR_KERNEL(ApplyAdadelta, dgr_k_apply_opt);
+DGR_KERNEL(ApplyAdaMax, dgr_k_apply_opt);
+DGR_KERNEL(ApplyProximalGradientDescent, dgr_k_apply_opt);
+DGR_KERNEL(ApplyProximalAdagrad, dgr_k_apply_opt);
+DGR_KERNEL(ApplyFtrl, dgr_k_apply_opt);
+DGR_KERNEL(ApplyFtrlV2, dgr_k_apply_opt);
+DGR_KERNEL(ApplyAdagradDA, dgr_k_apply_opt);
+DGR_KERNEL(SparseApplyMomentum, dgr_k_apply_opt);
+DGR_KERNEL(SparseApplyAdagrad, dgr_k_apply_opt);
+DGR_KERNEL(SparseApplyAdagradDA, dgr_k_apply_opt);
+DGR_KERNEL(SparseApplyAdadelta, dgr_k_apply_opt);
+DGR_KERNEL(SparseApplyRMSProp, dgr_k_apply_opt);
+DGR_KERNEL(SparseApplyCenteredRMSProp, dgr_k_apply_opt);
+DGR_KERNEL(SparseApplyFtrl, dgr_k_apply_opt);
+DGR_KERNEL(SparseApplyFtrlV2, dgr_k_apply_opt);
+DGR_KERNEL(SparseApplyProximalGradientDescent, dgr_k_apply_opt);
+DGR_KERNEL(SparseApplyProximalAdagrad, dgr_k_apply_opt);

@@ -34,6 +34,7 @@ dg_status dgr_k_shape(dgr_kctx *k)
         iset(dgr_cpu_ptr(&k->out[0]), k->out[0].dtype, d, s->dims[d]);
     return DG_OK;
 }
+DGR_KERNEL(Shape, dgr_k_shape);
 
 dg_status dgr_k_size(dgr_kctx *k)
 {
@@ -44,6 +45,7 @@ dg_status dgr_k_size(dgr_kctx *k)
          dg_shape_numel(&k->in[0].shape));
     return DG_OK;
 }
+DGR_KERNEL(Size, dgr_k_size);
 
 dg_status dgr_k_rank(dgr_kctx *k)
 {
@@ -53,6 +55,7 @@ dg_status dgr_k_rank(dgr_kctx *k)
     iset(dgr_cpu_ptr(&k->out[0]), DG_I32, 0, k->in[0].shape.rank);
     return DG_OK;
 }
+DGR_KERNEL(Rank, dgr_k_rank);
 
 /* ExpandDims, Squeeze: the input's buffer under the inferred shape. */
 dg_status dgr_k_view(dgr_kctx *k)
@@ -65,6 +68,8 @@ dg_status dgr_k_view(dgr_kctx *k)
     dgr_kctx_alias_output(k, 0, &k->in[0]);
     return DG_OK;
 }
+DGR_KERNEL(ExpandDims, dgr_k_view);
+DGR_KERNEL(Squeeze, dgr_k_view);
 
 /* Tile: out[i0..ir] = x[i0 % d0, ..., ir % dr]; rows of the last axis are
  * copied whole, then repeated. */
@@ -108,6 +113,7 @@ dg_status dgr_k_tile(dgr_kctx *k)
     }
     return DG_OK;
 }
+DGR_KERNEL(Tile, dgr_k_tile);
 
 /* Prod (and Min, Any, All) over the axes of attr `axis`: each output
  * combines the inputs whose kept coordinates are its own, in input order:
@@ -187,9 +193,13 @@ static dg_status simple_reduce(dgr_kctx *k, int kind)
 }
 
 dg_status dgr_k_prod(dgr_kctx *k) { return simple_reduce(k, SR_PROD); }
+DGR_KERNEL(Prod, dgr_k_prod);
 dg_status dgr_k_min(dgr_kctx *k) { return simple_reduce(k, SR_MIN); }
+DGR_KERNEL(Min, dgr_k_min);
 dg_status dgr_k_any(dgr_kctx *k) { return simple_reduce(k, SR_ANY); }
+DGR_KERNEL(Any, dgr_k_any);
 dg_status dgr_k_all(dgr_kctx *k) { return simple_reduce(k, SR_ALL); }
+DGR_KERNEL(All, dgr_k_all);
 
 /* The axis of a GatherV2 / ConcatV2 / Split / SplitV node for rank r
  * (attr, or input `idx` when the node has it: host memory). */
@@ -234,6 +244,7 @@ dg_status dgr_k_gather(dgr_kctx *k)
         }
     return DG_OK;
 }
+DGR_KERNEL(GatherV2, dgr_k_gather);
 
 dg_status dgr_k_bias_add_grad(dgr_kctx *k)
 {
@@ -246,6 +257,7 @@ dg_status dgr_k_bias_add_grad(dgr_kctx *k)
                    dgr_cpu_ptr(&k->out[0]));
     return DG_OK;
 }
+DGR_KERNEL(BiasAddGrad, dgr_k_bias_add_grad);
 
 dg_status dgr_k_l2loss(dgr_kctx *k)
 {
@@ -270,6 +282,7 @@ dg_status dgr_k_l2loss(dgr_kctx *k)
     }
     return DG_OK;
 }
+DGR_KERNEL(L2Loss, dgr_k_l2loss);
 
 /* ConcatV2: each input contributes a block of rows(axis..) per outer
  * index. */
@@ -299,6 +312,8 @@ dg_status dgr_k_concat(dgr_kctx *k)
     }
     return DG_OK;
 }
+DGR_KERNEL(ConcatV2, dgr_k_concat);
+DGR_KERNEL(Pack, dgr_k_concat);
 
 /* ---- StridedSlice, Slice, Pack, Fill ------------------------------------- */
 
@@ -367,6 +382,8 @@ dg_status dgr_k_slice_any(dgr_kctx *k)
                    dgr_cpu_ptr(&k->out[0]), dg_dtype_size(k->in[0].dtype));
     return DG_OK;
 }
+DGR_KERNEL(StridedSlice, dgr_k_slice_any);
+DGR_KERNEL(Slice, dgr_k_slice_any);
 
 dg_status dgr_k_fill(dgr_kctx *k)
 {
@@ -380,6 +397,7 @@ dg_status dgr_k_fill(dgr_kctx *k)
         memcpy(o + (size_t)i * es, dgr_cpu_ptr(&k->in[1]), es);
     return DG_OK;
 }
+DGR_KERNEL(Fill, dgr_k_fill);
 
 /* ---- ShapeN, Unpack, Split, SplitV --------------------------------------- */
 
@@ -395,6 +413,7 @@ dg_status dgr_k_shape_n(dgr_kctx *k)
     }
     return DG_OK;
 }
+DGR_KERNEL(ShapeN, dgr_k_shape_n);
 
 /* Output i is the block of rows [at, at + its size) of every outer index
  * of the input along the split axis. */
@@ -423,6 +442,9 @@ dg_status dgr_k_split_any(dgr_kctx *k)
     }
     return DG_OK;
 }
+DGR_KERNEL(Unpack, dgr_k_split_any);
+DGR_KERNEL(Split, dgr_k_split_any);
+DGR_KERNEL(SplitV, dgr_k_split_any);
 
 /* ---- Range, DynamicStitch, BroadcastTo, BroadcastGradientArgs,
  *      ConcatOffset ------------------------------------------------------- */
@@ -440,6 +462,7 @@ dg_status dgr_k_range(dgr_kctx *k)
         iset(dgr_cpu_ptr(&k->out[0]), t, i, s + i * d);
     return DG_OK;
 }
+DGR_KERNEL(Range, dgr_k_range);
 
 dg_status dgr_k_dynamic_stitch(dgr_kctx *k)
 {
@@ -478,6 +501,7 @@ dg_status dgr_k_broadcast_to(dgr_kctx *k)
     kk.in = &x;
     return dgr_k_tile(&kk);
 }
+DGR_KERNEL(BroadcastTo, dgr_k_broadcast_to);
 
 dg_status dgr_k_bcast_grad_args(dgr_kctx *k)
 {
@@ -496,6 +520,7 @@ dg_status dgr_k_bcast_grad_args(dgr_kctx *k)
     }
     return DG_OK;
 }
+DGR_KERNEL(BroadcastGradientArgs, dgr_k_bcast_grad_args);
 
 dg_status dgr_k_concat_offset(dgr_kctx *k)
 {
@@ -514,6 +539,7 @@ dg_status dgr_k_concat_offset(dgr_kctx *k)
     }
     return DG_OK;
 }
+DGR_KERNEL(ConcatOffset, dgr_k_concat_offset);
 
 /* ---- Pad, Select, LogSoftmax, summaries ---------------------------------- */
 
@@ -522,6 +548,12 @@ dg_status dgr_k_summary(dgr_kctx *k)
 {
     return dgr_kctx_alloc_output(k, 0);
 }
+DGR_KERNEL(ScalarSummary, dgr_k_summary);
+DGR_KERNEL(HistogramSummary, dgr_k_summary);
+DGR_KERNEL(ImageSummary, dgr_k_summary);
+DGR_KERNEL(AudioSummary, dgr_k_summary);
+DGR_KERNEL(TensorSummary, dgr_k_summary);
+DGR_KERNEL(MergeSummary, dgr_k_summary);
 
 dg_status dgr_k_pad(dgr_kctx *k)
 {
@@ -569,6 +601,7 @@ dg_status dgr_k_pad(dgr_kctx *k)
     }
     return DG_OK;
 }
+DGR_KERNEL(Pad, dgr_k_pad);
 
 /* Select / SelectV2: out[i] = cond[.] ? t[.] : e[.] with broadcasting
  * (TF1 Select's per-row vector condition as a [rows, 1, ...] shape). */
@@ -616,6 +649,8 @@ dg_status dgr_k_select(dgr_kctx *k)
     }
     return DG_OK;
 }
+DGR_KERNEL(Select, dgr_k_select);
+DGR_KERNEL(SelectV2, dgr_k_select);
 
 #define LOGSM(T, EXP, LOG)                                                   \
     do {                                                                     \
@@ -650,3 +685,4 @@ dg_status dgr_k_log_softmax(dgr_kctx *k)
         LOGSM(double, exp, log);
     return DG_OK;
 }
+DGR_KERNEL(LogSoftmax, dgr_k_log_softmax);

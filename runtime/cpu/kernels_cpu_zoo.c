@@ -111,26 +111,39 @@ BINF(dnn)
     UNF(OP)                                                                  \
     dg_status dgr_k_##OP(dgr_kctx *k) { return dgr_cpu_unary(k, OP##_fns); }
 ZUNF(floor, floorf, floor)
+DGR_KERNEL(Floor, dgr_k_floor);
 ZUNF(ceil, ceilf, ceil)
+DGR_KERNEL(Ceil, dgr_k_ceil);
 ZUNF(rint, rintf, rint)
+DGR_KERNEL(Rint, dgr_k_rint);
 ZUNF(log1p, log1pf, log1p)
+DGR_KERNEL(Log1p, dgr_k_log1p);
 ZUNF(expm1, expm1f, expm1)
+DGR_KERNEL(Expm1, dgr_k_expm1);
 ZUNF(tan, tanf, tan)
+DGR_KERNEL(Tan, dgr_k_tan);
 ZUNF(atan, atanf, atan)
+DGR_KERNEL(Atan, dgr_k_atan);
 ZUNF(asin, asinf, asin)
+DGR_KERNEL(Asin, dgr_k_asin);
 ZUNF(acos, acosf, acos)
+DGR_KERNEL(Acos, dgr_k_acos);
 ZUNF(sinh, sinhf, sinh)
+DGR_KERNEL(Sinh, dgr_k_sinh);
 ZUNF(cosh, coshf, cosh)
+DGR_KERNEL(Cosh, dgr_k_cosh);
 ZUN(round_i32, int32_t, x)
 ZUN(round_i64, int64_t, x)
 static const dgr_cpu_un_fn round_fns[DG_DTYPE_COUNT] = {
     rint_f32, rint_f64, round_i32, round_i64, NULL};
 dg_status dgr_k_round(dgr_kctx *k) { return dgr_cpu_unary(k, round_fns); }
+DGR_KERNEL(Round, dgr_k_round);
 
 ZBIN(atan2_f32, float, atan2f(x, y))
 ZBIN(atan2_f64, double, atan2(x, y))
 BINF(atan2)
 dg_status dgr_k_atan2(dgr_kctx *k) { return dgr_cpu_binary(k, atan2_fns); }
+DGR_KERNEL(Atan2, dgr_k_atan2);
 
 /* IsNan, IsInf, IsFinite: float -> bool */
 #define CLASSIFY(T, FN)                                                      \
@@ -159,24 +172,53 @@ static dg_status classify(dgr_kctx *k, int which)
     return DG_OK;
 }
 dg_status dgr_k_is_nan(dgr_kctx *k) { return classify(k, 0); }
+DGR_KERNEL(IsNan, dgr_k_is_nan);
 dg_status dgr_k_is_inf(dgr_kctx *k) { return classify(k, 1); }
+DGR_KERNEL(IsInf, dgr_k_is_inf);
 dg_status dgr_k_is_finite(dgr_kctx *k) { return classify(k, 2); }
+DGR_KERNEL(IsFinite, dgr_k_is_finite);
 
 dg_status dgr_k_div_no_nan(dgr_kctx *k) { return dgr_cpu_binary(k, dnn_fns); }
+DGR_KERNEL(DivNoNan, dgr_k_div_no_nan);
+/* Xdivy: 0 where x == 0, whatever y (0, NaN), as TF */
+ZBIN(xdivy_f32, float, x == 0 ? 0.0f : x / y)
+ZBIN(xdivy_f64, double, x == 0 ? 0.0 : x / y)
+BINF(xdivy)
+dg_status dgr_k_xdivy(dgr_kctx *k) { return dgr_cpu_binary(k, xdivy_fns); }
+DGR_KERNEL(Xdivy, dgr_k_xdivy);
+/* Xlogy: 0 where x == 0, whatever y (0, NaN, negative), as TF */
+ZBIN(xlogy_f32, float, x == 0 ? 0.0f : x * logf(y))
+ZBIN(xlogy_f64, double, x == 0 ? 0.0 : x * log(y))
+BINF(xlogy)
+dg_status dgr_k_xlogy(dgr_kctx *k) { return dgr_cpu_binary(k, xlogy_fns); }
+DGR_KERNEL(Xlogy, dgr_k_xlogy);
 dg_status dgr_k_sign(dgr_kctx *k) { return dgr_cpu_unary(k, sign_fns); }
+DGR_KERNEL(Sign, dgr_k_sign);
 dg_status dgr_k_sqrt_grad(dgr_kctx *k) { return dgr_cpu_binary(k, sqrtg_fns); }
+DGR_KERNEL(SqrtGrad, dgr_k_sqrt_grad);
 
 dg_status dgr_k_squared_difference(dgr_kctx *k) { return dgr_cpu_binary(k, sqd_fns); }
+DGR_KERNEL(SquaredDifference, dgr_k_squared_difference);
 dg_status dgr_k_erf(dgr_kctx *k) { return dgr_cpu_unary(k, erf_fns); }
+DGR_KERNEL(Erf, dgr_k_erf);
 dg_status dgr_k_erfc(dgr_kctx *k) { return dgr_cpu_unary(k, erfc_fns); }
+DGR_KERNEL(Erfc, dgr_k_erfc);
 dg_status dgr_k_elu(dgr_kctx *k) { return dgr_cpu_unary(k, elu_fns); }
+DGR_KERNEL(Elu, dgr_k_elu);
 dg_status dgr_k_selu(dgr_kctx *k) { return dgr_cpu_unary(k, selu_fns); }
+DGR_KERNEL(Selu, dgr_k_selu);
 dg_status dgr_k_softplus(dgr_kctx *k) { return dgr_cpu_unary(k, softplus_fns); }
+DGR_KERNEL(Softplus, dgr_k_softplus);
 dg_status dgr_k_softsign(dgr_kctx *k) { return dgr_cpu_unary(k, softsign_fns); }
+DGR_KERNEL(Softsign, dgr_k_softsign);
 dg_status dgr_k_elu_grad(dgr_kctx *k) { return dgr_cpu_binary(k, elug_fns); }
+DGR_KERNEL(EluGrad, dgr_k_elu_grad);
 dg_status dgr_k_selu_grad(dgr_kctx *k) { return dgr_cpu_binary(k, selug_fns); }
+DGR_KERNEL(SeluGrad, dgr_k_selu_grad);
 dg_status dgr_k_softplus_grad(dgr_kctx *k) { return dgr_cpu_binary(k, softplusg_fns); }
+DGR_KERNEL(SoftplusGrad, dgr_k_softplus_grad);
 dg_status dgr_k_softsign_grad(dgr_kctx *k) { return dgr_cpu_binary(k, softsigng_fns); }
+DGR_KERNEL(SoftsignGrad, dgr_k_softsign_grad);
 
 /* LeakyRelu(x) and LeakyReluGrad(dy, x): alpha is TF's float attr. */
 static dg_status leaky(dgr_kctx *k, int grad)
@@ -212,7 +254,9 @@ static dg_status leaky(dgr_kctx *k, int grad)
 }
 
 dg_status dgr_k_leaky_relu(dgr_kctx *k) { return leaky(k, 0); }
+DGR_KERNEL(LeakyRelu, dgr_k_leaky_relu);
 dg_status dgr_k_leaky_relu_grad(dgr_kctx *k) { return leaky(k, 1); }
+DGR_KERNEL(LeakyReluGrad, dgr_k_leaky_relu_grad);
 
 /* ---- helpers ------------------------------------------------------------- */
 
@@ -292,6 +336,7 @@ dg_status dgr_k_reverse(dgr_kctx *k)
     }
     return DG_OK;
 }
+DGR_KERNEL(ReverseV2, dgr_k_reverse);
 
 dg_status dgr_k_identity_n(dgr_kctx *k)
 {
@@ -299,6 +344,7 @@ dg_status dgr_k_identity_n(dgr_kctx *k)
         dgr_kctx_alias_output(k, i, &k->in[i]);
     return DG_OK;
 }
+DGR_KERNEL(IdentityN, dgr_k_identity_n);
 
 /* ---- Einsum -------------------------------------------------------------- */
 
@@ -405,6 +451,8 @@ dg_status dgr_k_einsum(dgr_kctx *k)
         es_range(&j, 0, n);
     return DG_OK;
 }
+DGR_KERNEL(Einsum, dgr_k_einsum);
+DGR_KERNEL(BatchMatMulV2, dgr_k_einsum);
 
 /* ---- image resizes (TF's kernels, NHWC) ---------------------------------- */
 
@@ -498,6 +546,7 @@ dg_status dgr_k_resize_bilinear(dgr_kctx *k)
     dg_free(lx);
     return DG_OK;
 }
+DGR_KERNEL(ResizeBilinear, dgr_k_resize_bilinear);
 
 dg_status dgr_k_resize_bilinear_grad(dgr_kctx *k)
 {
@@ -547,6 +596,7 @@ dg_status dgr_k_resize_bilinear_grad(dgr_kctx *k)
     dg_free(lx);
     return DG_OK;
 }
+DGR_KERNEL(ResizeBilinearGrad, dgr_k_resize_bilinear_grad);
 
 dg_status dgr_k_resize_nearest(dgr_kctx *k)
 {
@@ -575,6 +625,7 @@ dg_status dgr_k_resize_nearest(dgr_kctx *k)
         }
     return DG_OK;
 }
+DGR_KERNEL(ResizeNearestNeighbor, dgr_k_resize_nearest);
 
 dg_status dgr_k_resize_nearest_grad(dgr_kctx *k)
 {
@@ -614,6 +665,7 @@ dg_status dgr_k_resize_nearest_grad(dgr_kctx *k)
         }
     return DG_OK;
 }
+DGR_KERNEL(ResizeNearestNeighborGrad, dgr_k_resize_nearest_grad);
 
 /* ---- Unique -------------------------------------------------------------- */
 
@@ -695,6 +747,7 @@ dg_status dgr_k_unique(dgr_kctx *k)
     dg_free(first);
     return st;
 }
+DGR_KERNEL(Unique, dgr_k_unique);
 
 /* ---- segments, scatter, partitions --------------------------------------- */
 
@@ -755,6 +808,7 @@ dg_status dgr_k_unsorted_segment_sum(dgr_kctx *k)
     }
     return DG_OK;
 }
+DGR_KERNEL(UnsortedSegmentSum, dgr_k_unsorted_segment_sum);
 
 static dg_status scatter(dgr_kctx *k, int sign)
 {
@@ -798,8 +852,11 @@ static dg_status scatter(dgr_kctx *k, int sign)
 }
 
 dg_status dgr_k_scatter_add(dgr_kctx *k) { return scatter(k, 1); }
+DGR_KERNEL(ScatterAdd, dgr_k_scatter_add);
 dg_status dgr_k_scatter_sub(dgr_kctx *k) { return scatter(k, -1); }
 dg_status dgr_k_scatter_update(dgr_kctx *k) { return scatter(k, 0); }
+DGR_KERNEL(ScatterSub, dgr_k_scatter_sub);
+DGR_KERNEL(ScatterUpdate, dgr_k_scatter_update);
 
 dg_status dgr_k_dynamic_partition(dgr_kctx *k)
 {
@@ -841,6 +898,7 @@ dg_status dgr_k_dynamic_partition(dgr_kctx *k)
     dg_free(count);
     return st;
 }
+DGR_KERNEL(DynamicPartition, dgr_k_dynamic_partition);
 
 /* ---- SpaceToBatchND / BatchToSpaceND -------------------------------------- */
 
@@ -900,7 +958,9 @@ static dg_status space_batch(dgr_kctx *k, int to_batch)
 }
 
 dg_status dgr_k_space_to_batch(dgr_kctx *k) { return space_batch(k, 1); }
+DGR_KERNEL(SpaceToBatchND, dgr_k_space_to_batch);
 dg_status dgr_k_batch_to_space(dgr_kctx *k) { return space_batch(k, 0); }
+DGR_KERNEL(BatchToSpaceND, dgr_k_batch_to_space);
 
 /* ---- Conv3D, MaxPool3D (NDHWC; each output element summed in a fixed
  * order) ------------------------------------------------------------------ */
@@ -984,7 +1044,9 @@ static dg_status win3d(dgr_kctx *k, int conv)
 }
 
 dg_status dgr_k_conv3d(dgr_kctx *k) { return win3d(k, 1); }
+DGR_KERNEL(Conv3D, dgr_k_conv3d);
 dg_status dgr_k_max_pool3d(dgr_kctx *k) { return win3d(k, 0); }
+DGR_KERNEL(MaxPool3D, dgr_k_max_pool3d);
 
 /* ---- DynamicStitch with many indices (issue 22) ----------------------------
  * Inference knows the output's first dim only from indices of at most 64
@@ -1015,6 +1077,7 @@ dg_status dgr_k_dynamic_stitch_any(dgr_kctx *k)
     }
     return dgr_k_dynamic_stitch(k);
 }
+DGR_KERNEL(DynamicStitch, dgr_k_dynamic_stitch_any);
 
 /* IsVariableInitialized / VarIsInitializedOp: every Variable is. */
 dg_status dgr_k_is_initialized(dgr_kctx *k)
@@ -1024,6 +1087,7 @@ dg_status dgr_k_is_initialized(dgr_kctx *k)
         *(dgr_bool_t *)dgr_cpu_ptr(&k->out[0]) = 1;
     return st;
 }
+DGR_KERNEL(IsVariableInitialized, dgr_k_is_initialized);
 
 /* ---- Cumsum, OneHot (issue 22, step 3) ------------------------------------ */
 
@@ -1072,6 +1136,7 @@ dg_status dgr_k_cumsum(dgr_kctx *k)
     }
     return DG_OK;
 }
+DGR_KERNEL(Cumsum, dgr_k_cumsum);
 
 dg_status dgr_k_one_hot(dgr_kctx *k)
 {
@@ -1103,6 +1168,7 @@ dg_status dgr_k_one_hot(dgr_kctx *k)
             }
     return DG_OK;
 }
+DGR_KERNEL(OneHot, dgr_k_one_hot);
 
 /* ---- DepthToSpace, SpaceToDepth (NHWC) ----------------------------------- */
 
@@ -1144,7 +1210,9 @@ static dg_status depth_space(dgr_kctx *k)
     return DG_OK;
 }
 dg_status dgr_k_depth_to_space(dgr_kctx *k) { return depth_space(k); }
+DGR_KERNEL(DepthToSpace, dgr_k_depth_to_space);
 dg_status dgr_k_space_to_depth(dgr_kctx *k) { return depth_space(k); }
+DGR_KERNEL(SpaceToDepth, dgr_k_space_to_depth);
 
 /* ---- MirrorPad and MirrorPadGrad ------------------------------------------ */
 
@@ -1232,7 +1300,9 @@ static dg_status mirror_pad(dgr_kctx *k)
     return DG_OK;
 }
 dg_status dgr_k_mirror_pad(dgr_kctx *k) { return mirror_pad(k); }
+DGR_KERNEL(MirrorPad, dgr_k_mirror_pad);
 dg_status dgr_k_mirror_pad_grad(dgr_kctx *k) { return mirror_pad(k); }
+DGR_KERNEL(MirrorPadGrad, dgr_k_mirror_pad_grad);
 
 /* ---- GatherNd, ScatterNd -------------------------------------------------- */
 
@@ -1293,6 +1363,7 @@ dg_status dgr_k_gather_nd(dgr_kctx *k)
     }
     return DG_OK;
 }
+DGR_KERNEL(GatherNd, dgr_k_gather_nd);
 
 #define SCATTER_ND(T)                                                        \
     do {                                                                     \
@@ -1328,6 +1399,7 @@ dg_status dgr_k_scatter_nd(dgr_kctx *k)
     }
     return DG_OK;
 }
+DGR_KERNEL(ScatterNd, dgr_k_scatter_nd);
 
 /* ---- TopKV2 ------------------------------------------------------------------ */
 
@@ -1386,3 +1458,4 @@ dg_status dgr_k_topk(dgr_kctx *k)
     dg_free(used);
     return DG_OK;
 }
+DGR_KERNEL(TopKV2, dgr_k_topk);

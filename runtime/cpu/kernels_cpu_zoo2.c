@@ -58,6 +58,7 @@ dg_status dgr_k_where(dgr_kctx *k)
     }
     return DG_OK;
 }
+DGR_KERNEL(Where, dgr_k_where);
 
 /* ---- LRN, LRNGrad ---------------------------------------------------------- */
 
@@ -149,7 +150,9 @@ static dg_status lrn_run(dgr_kctx *k, void (*body)(dgr_kctx *,
 }
 
 dg_status dgr_k_lrn(dgr_kctx *k) { return lrn_run(k, lrn_fwd); }
+DGR_KERNEL(LRN, dgr_k_lrn);
 dg_status dgr_k_lrn_grad(dgr_kctx *k) { return lrn_run(k, lrn_bwd); }
+DGR_KERNEL(LRNGrad, dgr_k_lrn_grad);
 
 /* ---- AvgPool3D, AvgPool3DGrad ---------------------------------------------- */
 
@@ -234,6 +237,7 @@ static dg_status avg3d_run(dgr_kctx *k, int grad)
 }
 
 dg_status dgr_k_avg_pool3d(dgr_kctx *k) { return avg3d_run(k, 0); }
+DGR_KERNEL(AvgPool3D, dgr_k_avg_pool3d);
 dg_status dgr_k_avg_pool3d_grad(dgr_kctx *k) { return avg3d_run(k, 1); }
 
 /* ---- Conv3DBackpropInputV2 (Conv3DTranspose), Conv3DBackpropFilterV2 ------ */
@@ -336,6 +340,7 @@ dg_status dgr_k_conv3d_bp_input(dgr_kctx *k)
                     }
     return DG_OK;
 }
+DGR_KERNEL(Conv3DBackpropInputV2, dgr_k_conv3d_bp_input);
 
 /* dw[a, b, c, ci, co] (shape inferred from filter_sizes or the filter) =
  * the sum over the batch and the input positions that cell (a, b, c)
@@ -375,3 +380,5 @@ dg_status dgr_k_conv3d_bp_filter(dgr_kctx *k)
     }
     return DG_OK;
 }
+DGR_KERNEL(AvgPool3DGrad, dgr_k_avg_pool3d_grad);
+DGR_KERNEL(Conv3DBackpropFilterV2, dgr_k_conv3d_bp_filter);

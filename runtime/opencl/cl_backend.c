@@ -1,7 +1,7 @@
 /*
  * cl_backend.c -- the OpenCL backend's function table: discovery, opening a
  * logical GPU, memory and copies (cl_copy.c), streams (cl_streams.c) and
- * the kernel registry (cl_kernels.c).  Only runtime/opencl/ knows OpenCL.
+ * the kernel registry (generated: cl_kernels_gen.c).  Only runtime/opencl/ knows OpenCL.
  */
 #include "cl_internal.h"
 
@@ -10,7 +10,7 @@ const dgr_backend dgr_backend_opencl = {
     .type = DG_DEV_GPU,
     .host_memory = 0,
     .stream_label = "OpenCL queue",
-    .kernels = dgr_cl_kernels,
+    .kernels = dgr_cl_kernel_rows,
     .host_dtypes = (1u << DG_I32) | (1u << DG_I64) | (1u << DG_BOOL),
     .host_ops = dgr_cl_host_ops,
     .discover = dgr_cl_discover,

@@ -56,6 +56,7 @@ dg_status dgr_cl_matmul(dgr_kctx *k)
     return dgr_cl_gemm(k, dt, ta, tb, m, n, kk, a, 0, lda, b, 0, ldb, 0.0, c,
                        0, n);
 }
+DGR_KERNEL(MatMul, dgr_cl_matmul);
 
 void dgr_cl_blas_clear(void)
 {

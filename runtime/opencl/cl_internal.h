@@ -206,10 +206,8 @@ int dgr_cl_event_times(dgr_device *d, void *cl_event, uint64_t *start_ns,
                        uint64_t *end_ns);
 /* Release an event (NULL does nothing). */
 void dgr_cl_event_release(void *cl_event);
-/* The backend (cl_backend.c), its kernel registry (cl_kernels.c) and its
- * streams (cl_streams.c). */
+/* The backend (cl_backend.c) and its streams (cl_streams.c). */
 extern const dgr_backend dgr_backend_opencl;
-extern const dgr_kernel_row dgr_cl_kernels[DGC_N_OPS];
 /* Float kernel dtypes of the ops it runs in host memory (cl_kernels.c). */
 extern const uint32_t dgr_cl_host_ops[DGC_N_OPS];
 extern const dgr_stream_ops dgr_cl_stream_ops;
@@ -357,6 +355,24 @@ dg_status dgr_cl_reduce_wg(dgr_kctx *k, const char *src, dg_dtype dt,
                            size_t *out);
 /* Error naming k's node. */
 dg_status dgr_cl_kfail(dgr_kctx *k, const char *call, cl_int e);
+/* Kernel dtypes of the registry's rows (DGR_KERNEL_DT, kernel.h): float32
+ * and float64 (DGR_KERNEL's default here), with int32 and int64 too, and
+ * the integer dtypes alone. */
+#define DGR_CL_KDT_FLOAT ((1u << DG_F32) | (1u << DG_F64))
+#define DGR_CL_KDT_FLOAT_INT (DGR_CL_KDT_FLOAT | (1u << DG_I32) | (1u << DG_I64))
+#define DGR_CL_KDT_INT ((1u << DG_I32) | (1u << DG_I64))
+/* The kernel a generic launcher runs for an op (dgk_<shape>_<Op> in
+ * opencl_kernels/<program>.cl; tools/gen_registry.py). */
+typedef struct dgr_cl_named {
+    const char *program, *kernel;
+} dgr_cl_named;
+/* The registry (dgr_cl_kernel_rows: one row per op id) and every
+ * registered kernel, generated from the DGR_KERNEL lines of this folder
+ * and the dgk_<shape>_<Op> kernels of the .cl files; the generic launchers
+ * (cl_kernels_zoo.c): unary (x -> y elementwise) and bcast2 (a, b -> y
+ * with NumPy broadcasting), running dgr_cl_named_kernels[op]. */
+#include "cl_kernels_gen.h"
+
 /* Finish an enqueue that was given the pending wait list (waits, n_waits
  * from dgr_cl_take_waits) and returned e: on failure put the list back for
  * the next command and report `call` for k's node; on success store ev
@@ -368,97 +384,5 @@ dg_status dgr_cl_enqueued(dgr_kctx *k, const char *call, cl_int e,
 dg_status dgr_cl_need_float(dgr_kctx *k, dg_dtype dt);
 /* dgr_cl_need_float, then allocate output 0. */
 dg_status dgr_cl_float_output(dgr_kctx *k, dg_dtype dt);
-
-/* Kernels in cl_kernels_conv.c (TF's CNN ops), rows of cl_kernels.c's
- * registry. */
-dg_status dgr_cl_k_conv2d(dgr_kctx *k);
-dg_status dgr_cl_k_conv2d_bp_input(dgr_kctx *k);
-dg_status dgr_cl_k_conv2d_bp_filter(dgr_kctx *k);
-dg_status dgr_cl_k_pool(dgr_kctx *k);
-dg_status dgr_cl_k_pool_grad(dgr_kctx *k);
-dg_status dgr_cl_k_fused_bn(dgr_kctx *k);
-dg_status dgr_cl_k_fused_bn_grad(dgr_kctx *k);
-
-/* Kernels in cl_kernels_nn.c, rows of cl_kernels.c's registry. */
-dg_status dgr_cl_k_softmax(dgr_kctx *k);
-dg_status dgr_cl_k_xent(dgr_kctx *k);
-dg_status dgr_cl_k_sparse_xent(dgr_kctx *k);
-dg_status dgr_cl_k_softmax_grad(dgr_kctx *k);
-dg_status dgr_cl_k_batchnorm(dgr_kctx *k);
-dg_status dgr_cl_k_batchnorm_grad(dgr_kctx *k);
-/* Kernels in cl_kernels_tf.c (TF graph ops, issue 10). */
-dg_status dgr_cl_k_tile(dgr_kctx *k);
-dg_status dgr_cl_k_concat(dgr_kctx *k);
-dg_status dgr_cl_k_gather(dgr_kctx *k);
-dg_status dgr_cl_k_l2loss(dgr_kctx *k);
-dg_status dgr_cl_k_slice(dgr_kctx *k);       /* StridedSlice, Slice */
-dg_status dgr_cl_k_split(dgr_kctx *k);       /* Unpack, Split, SplitV */
-dg_status dgr_cl_k_broadcast_to(dgr_kctx *k);
-dg_status dgr_cl_k_pad(dgr_kctx *k);
-dg_status dgr_cl_k_log_softmax(dgr_kctx *k);
-dg_status dgr_cl_k_argmax(dgr_kctx *k);
-dg_status dgr_cl_k_assign(dgr_kctx *k);
-dg_status dgr_cl_k_assign_add(dgr_kctx *k);
-dg_status dgr_cl_k_assign_sub(dgr_kctx *k);
-dg_status dgr_cl_k_apply_gd(dgr_kctx *k);
-dg_status dgr_cl_k_apply_momentum(dgr_kctx *k);
-dg_status dgr_cl_k_apply_adam(dgr_kctx *k);
-dg_status dgr_cl_k_apply_opt(dgr_kctx *k);
-dg_status dgr_cl_k_moving_avg(dgr_kctx *k);
-dg_status dgr_cl_k_const(dgr_kctx *k);
-dg_status dgr_cl_k_random(dgr_kctx *k);
-dg_status dgr_cl_k_random_uniform_int(dgr_kctx *k);
-dg_status dgr_cl_k_multinomial(dgr_kctx *k);
-
-/* cl_kernels_zoo.c: op breadth (issue 22), rows of cl_kernels.c */
-dg_status dgr_cl_k_erf(dgr_kctx *k);
-dg_status dgr_cl_k_erfc(dgr_kctx *k);
-dg_status dgr_cl_k_elu(dgr_kctx *k);
-dg_status dgr_cl_k_selu(dgr_kctx *k);
-dg_status dgr_cl_k_softplus(dgr_kctx *k);
-dg_status dgr_cl_k_softsign(dgr_kctx *k);
-dg_status dgr_cl_k_elu_grad(dgr_kctx *k);
-dg_status dgr_cl_k_selu_grad(dgr_kctx *k);
-dg_status dgr_cl_k_softplus_grad(dgr_kctx *k);
-dg_status dgr_cl_k_softsign_grad(dgr_kctx *k);
-dg_status dgr_cl_k_leaky_relu(dgr_kctx *k);
-dg_status dgr_cl_k_leaky_relu_grad(dgr_kctx *k);
-dg_status dgr_cl_k_squared_difference(dgr_kctx *k);
-dg_status dgr_cl_k_reverse(dgr_kctx *k);
-dg_status dgr_cl_k_identity_n(dgr_kctx *k);
-dg_status dgr_cl_k_einsum(dgr_kctx *k);
-dg_status dgr_cl_k_resize_bilinear(dgr_kctx *k);
-dg_status dgr_cl_k_resize_nearest(dgr_kctx *k);
-dg_status dgr_cl_k_unsorted_segment_sum(dgr_kctx *k);
-dg_status dgr_cl_k_scatter_add(dgr_kctx *k);
-dg_status dgr_cl_k_scatter_sub(dgr_kctx *k);
-dg_status dgr_cl_k_scatter_update(dgr_kctx *k);
-dg_status dgr_cl_k_sign(dgr_kctx *k);
-/* Floor ... Cosh (issue 22, step 3; Round and Rint: rint) */
-dg_status dgr_cl_k_floor(dgr_kctx *k);
-dg_status dgr_cl_k_ceil(dgr_kctx *k);
-dg_status dgr_cl_k_round(dgr_kctx *k);
-dg_status dgr_cl_k_rint(dgr_kctx *k);
-dg_status dgr_cl_k_log1p(dgr_kctx *k);
-dg_status dgr_cl_k_expm1(dgr_kctx *k);
-dg_status dgr_cl_k_tan(dgr_kctx *k);
-dg_status dgr_cl_k_atan(dgr_kctx *k);
-dg_status dgr_cl_k_asin(dgr_kctx *k);
-dg_status dgr_cl_k_acos(dgr_kctx *k);
-dg_status dgr_cl_k_sinh(dgr_kctx *k);
-dg_status dgr_cl_k_cosh(dgr_kctx *k);
-dg_status dgr_cl_k_is_nan(dgr_kctx *k);
-dg_status dgr_cl_k_is_inf(dgr_kctx *k);
-dg_status dgr_cl_k_is_finite(dgr_kctx *k);
-dg_status dgr_cl_k_cumsum(dgr_kctx *k);
-dg_status dgr_cl_k_select(dgr_kctx *k);
-dg_status dgr_cl_k_depth_space(dgr_kctx *k);
-dg_status dgr_cl_k_mirror_pad(dgr_kctx *k);
-dg_status dgr_cl_k_div_no_nan(dgr_kctx *k);
-dg_status dgr_cl_k_resize_bilinear_grad(dgr_kctx *k);
-dg_status dgr_cl_k_resize_nearest_grad(dgr_kctx *k);
-dg_status dgr_cl_k_space_to_batch(dgr_kctx *k);
-dg_status dgr_cl_k_batch_to_space(dgr_kctx *k);
-dg_status dgr_cl_k_sqrt_grad(dgr_kctx *k);
 
 #endif

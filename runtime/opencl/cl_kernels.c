@@ -152,34 +152,58 @@ static dg_status binary(dgr_kctx *k, const char *base)
     return binary_on(k, base, &k->in[0], &k->in[1], &k->out[0]);
 }
 
-#define UN(fn, nm) static dg_status fn(dgr_kctx *k) { return unary(k, nm); }
-UN(k_neg, "u_neg")
-UN(k_abs, "u_abs")
-UN(k_sin, "u_sin")
-UN(k_cos, "u_cos")
-UN(k_exp, "u_exp")
-UN(k_log, "u_log")
-UN(k_sqrt, "u_sqrt")
-UN(k_square, "u_square")
-UN(k_tanh, "u_tanh")
-UN(k_sigmoid, "u_sigmoid")
-UN(k_relu, "u_relu")
-#define BI(fn, nm) static dg_status fn(dgr_kctx *k) { return binary(k, nm); }
-BI(k_add, "b_add")
-BI(k_sub, "b_sub")
-BI(k_mul, "b_mul")
-BI(k_div, "b_div")
-BI(k_pow, "b_pow")
-BI(k_maximum, "b_max")
-BI(k_minimum, "b_min")
-BI(k_equal, "b_equal")
-BI(k_atan2, "b_atan2")
-BI(k_relu_grad, "b_relu_grad")
-BI(k_sigmoid_grad, "b_sigmoid_grad")
-BI(k_tanh_grad, "b_tanh_grad")
-BI(k_bias_add, "b_add")
+#define UN(fn, nm) dg_status fn(dgr_kctx *k) { return unary(k, nm); }
+UN(dgr_cl_k_neg, "u_neg")
+DGR_KERNEL(Neg, dgr_cl_k_neg);
+UN(dgr_cl_k_abs, "u_abs")
+DGR_KERNEL(Abs, dgr_cl_k_abs);
+UN(dgr_cl_k_sin, "u_sin")
+DGR_KERNEL(Sin, dgr_cl_k_sin);
+UN(dgr_cl_k_cos, "u_cos")
+DGR_KERNEL(Cos, dgr_cl_k_cos);
+UN(dgr_cl_k_exp, "u_exp")
+DGR_KERNEL(Exp, dgr_cl_k_exp);
+UN(dgr_cl_k_log, "u_log")
+DGR_KERNEL(Log, dgr_cl_k_log);
+UN(dgr_cl_k_sqrt, "u_sqrt")
+DGR_KERNEL(Sqrt, dgr_cl_k_sqrt);
+UN(dgr_cl_k_square, "u_square")
+DGR_KERNEL(Square, dgr_cl_k_square);
+UN(dgr_cl_k_tanh, "u_tanh")
+DGR_KERNEL(Tanh, dgr_cl_k_tanh);
+UN(dgr_cl_k_sigmoid, "u_sigmoid")
+DGR_KERNEL(Sigmoid, dgr_cl_k_sigmoid);
+UN(dgr_cl_k_relu, "u_relu")
+DGR_KERNEL(Relu, dgr_cl_k_relu);
+#define BI(fn, nm) dg_status fn(dgr_kctx *k) { return binary(k, nm); }
+BI(dgr_cl_k_add, "b_add")
+DGR_KERNEL(Add, dgr_cl_k_add);
+BI(dgr_cl_k_sub, "b_sub")
+DGR_KERNEL(Sub, dgr_cl_k_sub);
+BI(dgr_cl_k_mul, "b_mul")
+DGR_KERNEL(Mul, dgr_cl_k_mul);
+BI(dgr_cl_k_div, "b_div")
+DGR_KERNEL(Div, dgr_cl_k_div);
+BI(dgr_cl_k_pow, "b_pow")
+DGR_KERNEL(Pow, dgr_cl_k_pow);
+BI(dgr_cl_k_maximum, "b_max")
+DGR_KERNEL(Maximum, dgr_cl_k_maximum);
+BI(dgr_cl_k_minimum, "b_min")
+DGR_KERNEL(Minimum, dgr_cl_k_minimum);
+BI(dgr_cl_k_equal, "b_equal")
+DGR_KERNEL(Equal, dgr_cl_k_equal);
+BI(dgr_cl_k_atan2, "b_atan2")
+DGR_KERNEL(Atan2, dgr_cl_k_atan2);
+BI(dgr_cl_k_relu_grad, "b_relu_grad")
+DGR_KERNEL(ReluGrad, dgr_cl_k_relu_grad);
+BI(dgr_cl_k_sigmoid_grad, "b_sigmoid_grad")
+DGR_KERNEL(SigmoidGrad, dgr_cl_k_sigmoid_grad);
+BI(dgr_cl_k_tanh_grad, "b_tanh_grad")
+DGR_KERNEL(TanhGrad, dgr_cl_k_tanh_grad);
+BI(dgr_cl_k_bias_add, "b_add")
+DGR_KERNEL(BiasAdd, dgr_cl_k_bias_add);
 
-static dg_status k_addn(dgr_kctx *k)
+dg_status dgr_cl_k_addn(dgr_kctx *k)
 {
     dg_dtype dt = kdt(k);
     dg_status st = dgr_cl_float_output(k, dt);
@@ -196,6 +220,7 @@ static dg_status k_addn(dgr_kctx *k)
         st = binary_on(k, "b_add", &k->out[0], &k->in[i], &k->out[0]);
     return st;
 }
+DGR_KERNEL(AddN, dgr_cl_k_addn);
 
 static dg_status fill_value(dgr_kctx *k, dgr_value *out, double v)
 {
@@ -220,31 +245,42 @@ static dg_status fill_like(dgr_kctx *k, double v)
     return fill_value(k, &k->out[0], v);
 }
 
-static dg_status k_zeros_like(dgr_kctx *k) { return fill_like(k, 0.0); }
-static dg_status k_ones_like(dgr_kctx *k) { return fill_like(k, 1.0); }
+dg_status dgr_cl_k_zeros_like(dgr_kctx *k) { return fill_like(k, 0.0); }
+DGR_KERNEL(ZerosLike, dgr_cl_k_zeros_like);
+dg_status dgr_cl_k_ones_like(dgr_kctx *k) { return fill_like(k, 1.0); }
+DGR_KERNEL(OnesLike, dgr_cl_k_ones_like);
 
-static dg_status k_alias(dgr_kctx *k)
+dg_status dgr_cl_k_alias(dgr_kctx *k)
 {
     dgr_kctx_alias_output(k, 0, &k->in[0]);
     return DG_OK;
 }
+DGR_KERNEL(Identity, dgr_cl_k_alias);
+DGR_KERNEL(Reshape, dgr_cl_k_alias);
+DGR_KERNEL(ReshapeLike, dgr_cl_k_alias);
+DGR_KERNEL(ExpandDims, dgr_cl_k_alias);
+DGR_KERNEL(Squeeze, dgr_cl_k_alias);
+/* issue 21: the gradient blockers as Identity */
+DGR_KERNEL(StopGradient, dgr_cl_k_alias);
+DGR_KERNEL(PreventGradient, dgr_cl_k_alias);
 
-static dg_status k_noop(dgr_kctx *k)
+dg_status dgr_cl_k_noop(dgr_kctx *k)
 {
     (void)k;
     return DG_OK;
 }
+DGR_KERNEL(NoOp, dgr_cl_k_noop);
 
 /* AllReduce / Broadcast: the identity with one replica.  With more, the
  * session's collective runtime (MPI) works on host memory: the input is
  * read back (after everything queued before it), the call made (this
  * worker waits for it), and the result written to the output. */
-static dg_status k_collective(dgr_kctx *k)
+dg_status dgr_cl_k_collective(dgr_kctx *k)
 {
     dgr_collective c;
     int w = dgr_collective_describe(k, &c);
     if (w <= 1)
-        return k_alias(k);
+        return dgr_cl_k_alias(k);
     if (!k->env || !k->env->collective)
         return dgr_collective_missing(k, w);
     dg_status st = dgr_kctx_alloc_output(k, 0);
@@ -268,15 +304,17 @@ static dg_status k_collective(dgr_kctx *k)
     dg_free(out);
     return st;
 }
+DGR_KERNEL(AllReduce, dgr_cl_k_collective);
+DGR_KERNEL(Broadcast, dgr_cl_k_collective);
 
-static dg_status k_cast(dgr_kctx *k)
+dg_status dgr_cl_k_cast(dgr_kctx *k)
 {
     dg_dtype dt = kdt(k), to = k->out_types[0].dtype;
     dg_status st = dgr_cl_need_float(k, dt);
     if (st != DG_OK)
         return st;
     if (to == dt)
-        return k_alias(k);
+        return dgr_cl_k_alias(k);
     static const char *const names[DG_DTYPE_COUNT] = {
         "cast_f32", "cast_f64", "cast_i32", "cast_i64", "cast_bool"};
     if (to == DG_F64 && !dgr_cl_devof(k)->c->fp64)
@@ -288,6 +326,7 @@ static dg_status k_cast(dgr_kctx *k)
     dgr_cl_arg a[] = {DGR_ARG(x), DGR_ARG(y), DGR_ARG(n)};
     return dgr_cl_launch1d(k, "elementwise", dt, names[to], (size_t)n, a, 3);
 }
+DGR_KERNEL(Cast, dgr_cl_k_cast);
 
 /* ---- gather: Transpose, BroadcastLike ----------------------------------- */
 
@@ -361,7 +400,7 @@ static dg_status int_input(dgr_kctx *k, int i, int64_t *v, int max, int *n)
     return DG_OK;
 }
 
-static dg_status k_transpose(dgr_kctx *k)
+dg_status dgr_cl_k_transpose(dgr_kctx *k)
 {
     dg_dtype dt = kdt(k);
     dg_status st = dgr_cl_float_output(k, dt);
@@ -399,6 +438,7 @@ static dg_status k_transpose(dgr_kctx *k)
     }
     return gather(k, &k->out[0].shape, istr, 1.0);
 }
+DGR_KERNEL(Transpose, dgr_cl_k_transpose);
 
 /* The reduced-axis mask of a node's "axis" attr over rank r (absent =
  * all). */
@@ -447,7 +487,7 @@ static dg_status axis_mask(dgr_kctx *k, int r, int *mask)
     return DG_OK;
 }
 
-static dg_status k_broadcast_like(dgr_kctx *k)
+dg_status dgr_cl_k_broadcast_like(dgr_kctx *k)
 {
     dg_dtype dt = kdt(k);
     dg_status st = dgr_cl_float_output(k, dt);
@@ -480,6 +520,7 @@ static dg_status k_broadcast_like(dgr_kctx *k)
         scale = (double)nx / (double)no;
     return gather(k, os, istr, scale);
 }
+DGR_KERNEL(BroadcastLike, dgr_cl_k_broadcast_like);
 
 /* ---- reductions ---------------------------------------------------------- */
 
@@ -576,11 +617,14 @@ static dg_status reduce_op(dgr_kctx *k, int op, int mean)
     return reduce_run(k, &k->in[0], &k->out[0], mask, op, mean);
 }
 
-static dg_status k_sum(dgr_kctx *k) { return reduce_op(k, OP_SUM, 0); }
-static dg_status k_mean(dgr_kctx *k) { return reduce_op(k, OP_SUM, 1); }
-static dg_status k_max(dgr_kctx *k) { return reduce_op(k, OP_MAX, 0); }
+dg_status dgr_cl_k_sum(dgr_kctx *k) { return reduce_op(k, OP_SUM, 0); }
+DGR_KERNEL(Sum, dgr_cl_k_sum);
+dg_status dgr_cl_k_mean(dgr_kctx *k) { return reduce_op(k, OP_SUM, 1); }
+DGR_KERNEL(Mean, dgr_cl_k_mean);
+dg_status dgr_cl_k_max(dgr_kctx *k) { return reduce_op(k, OP_MAX, 0); }
+DGR_KERNEL(Max, dgr_cl_k_max);
 
-static dg_status k_sum_to(dgr_kctx *k)
+dg_status dgr_cl_k_sum_to(dgr_kctx *k)
 {
     dg_dtype dt = kdt(k);
     dg_status st = dgr_cl_float_output(k, dt);
@@ -595,8 +639,9 @@ static dg_status k_sum_to(dgr_kctx *k)
     }
     return reduce_run(k, &k->in[0], &k->out[0], mask, OP_SUM, 0);
 }
+DGR_KERNEL(SumTo, dgr_cl_k_sum_to);
 
-static dg_status k_max_grad(dgr_kctx *k)
+dg_status dgr_cl_k_max_grad(dgr_kctx *k)
 {
     dg_dtype dt = kdt(k);
     dg_status st = dgr_cl_float_output(k, dt);
@@ -620,25 +665,39 @@ static dg_status k_max_grad(dgr_kctx *k)
                       DGR_ARG(ks), DGR_ARG(rr), DGR_ARG(rd), DGR_ARG(rs)};
     return dgr_cl_launch1d(k, "reduce", dt, "max_grad", (size_t)L.n_out, a, 12);
 }
+DGR_KERNEL(MaxGrad, dgr_cl_k_max_grad);
 
 /* ---- TF graph ops (issue 10): elementwise, BiasAddGrad ------------------- */
 
-UN(k_rsqrt, "u_rsqrt")
-UN(k_reciprocal, "u_reciprocal")
-UN(k_relu6, "u_relu6")
-BI(k_floor_div, "b_floor_div")
-BI(k_floor_mod, "b_floor_mod")
-BI(k_less, "b_less")
-BI(k_less_equal, "b_less_equal")
-BI(k_greater, "b_greater")
-BI(k_greater_equal, "b_greater_equal")
-BI(k_not_equal, "b_not_equal")
-BI(k_relu6_grad, "b_relu6_grad")
-BI(k_rsqrt_grad, "b_rsqrt_grad")
-BI(k_reciprocal_grad, "b_reciprocal_grad")
+UN(dgr_cl_k_rsqrt, "u_rsqrt")
+DGR_KERNEL(Rsqrt, dgr_cl_k_rsqrt);
+UN(dgr_cl_k_reciprocal, "u_reciprocal")
+DGR_KERNEL(Reciprocal, dgr_cl_k_reciprocal);
+UN(dgr_cl_k_relu6, "u_relu6")
+DGR_KERNEL(Relu6, dgr_cl_k_relu6);
+BI(dgr_cl_k_floor_div, "b_floor_div")
+DGR_KERNEL(FloorDiv, dgr_cl_k_floor_div);
+BI(dgr_cl_k_floor_mod, "b_floor_mod")
+DGR_KERNEL(FloorMod, dgr_cl_k_floor_mod);
+BI(dgr_cl_k_less, "b_less")
+DGR_KERNEL(Less, dgr_cl_k_less);
+BI(dgr_cl_k_less_equal, "b_less_equal")
+DGR_KERNEL(LessEqual, dgr_cl_k_less_equal);
+BI(dgr_cl_k_greater, "b_greater")
+DGR_KERNEL(Greater, dgr_cl_k_greater);
+BI(dgr_cl_k_greater_equal, "b_greater_equal")
+DGR_KERNEL(GreaterEqual, dgr_cl_k_greater_equal);
+BI(dgr_cl_k_not_equal, "b_not_equal")
+DGR_KERNEL(NotEqual, dgr_cl_k_not_equal);
+BI(dgr_cl_k_relu6_grad, "b_relu6_grad")
+DGR_KERNEL(Relu6Grad, dgr_cl_k_relu6_grad);
+BI(dgr_cl_k_rsqrt_grad, "b_rsqrt_grad")
+DGR_KERNEL(RsqrtGrad, dgr_cl_k_rsqrt_grad);
+BI(dgr_cl_k_reciprocal_grad, "b_reciprocal_grad")
+DGR_KERNEL(ReciprocalGrad, dgr_cl_k_reciprocal_grad);
 
 /* BiasAddGrad: dy summed over every axis but the last. */
-static dg_status k_bias_add_grad(dgr_kctx *k)
+dg_status dgr_cl_k_bias_add_grad(dgr_kctx *k)
 {
     dg_dtype dt = kdt(k);
     dg_status st = dgr_cl_float_output(k, dt);
@@ -650,220 +709,37 @@ static dg_status k_bias_add_grad(dgr_kctx *k)
         mask[i] = i < r - 1;
     return reduce_run(k, &k->in[0], &k->out[0], mask, OP_SUM, 0);
 }
+DGR_KERNEL(BiasAddGrad, dgr_cl_k_bias_add_grad);
 
 /* ---- the registry ---------------------------------------------------------- */
 
-/* One row per op id: float32 everywhere and float64 where the device has
- * fp64 (placement masks float64 off on devices without it); no int32 or
- * bool kernels, so an int32 Variable, Const or Assign stays on the CPU
- * (SPEC 4.7); Print has no row.  Variable, Placeholder and
- * PlaceholderWithDefault rows have no kernel: the executor reads Variables
- * and feeds (or a PlaceholderWithDefault's input) itself. */
-#define ROW(op, fn) [DGC_OPID_##op] = {(1u << DG_F32) | (1u << DG_F64), fn}
-#define ROWI(op, fn) [DGC_OPID_##op] = {(1u << DG_F32) | (1u << DG_F64) | \
-                                        (1u << DG_I32) | (1u << DG_I64), fn}
-const dgr_kernel_row dgr_cl_kernels[DGC_N_OPS] = {
-    ROW(Const, dgr_cl_k_const),
-    ROW(Variable, NULL),
-    ROW(Placeholder, NULL),
-    ROW(RandomNormal, dgr_cl_k_random),
-    ROW(RandomUniform, dgr_cl_k_random),
-    ROW(Identity, k_alias),
-    ROW(Neg, k_neg),
-    ROW(Abs, k_abs),
-    ROW(Sin, k_sin),
-    ROW(Cos, k_cos),
-    ROW(Exp, k_exp),
-    ROW(Log, k_log),
-    ROW(Sqrt, k_sqrt),
-    ROW(Square, k_square),
-    ROW(Tanh, k_tanh),
-    ROW(Sigmoid, k_sigmoid),
-    ROW(Relu, k_relu),
-    ROW(Add, k_add),
-    ROW(Sub, k_sub),
-    ROW(Mul, k_mul),
-    ROW(Div, k_div),
-    ROW(Pow, k_pow),
-    ROW(Maximum, k_maximum),
-    ROW(Minimum, k_minimum),
-    ROW(AddN, k_addn),
-    ROW(MatMul, dgr_cl_matmul),
-    ROW(BiasAdd, k_bias_add),
-    ROW(Sum, k_sum),
-    ROW(Mean, k_mean),
-    ROW(Max, k_max),
-    ROW(Reshape, k_alias),
-    ROW(Transpose, k_transpose),
-    ROW(Cast, k_cast),
-    ROW(Softmax, dgr_cl_k_softmax),
-    ROW(SoftmaxCrossEntropyWithLogits, dgr_cl_k_xent),
-    ROW(SparseSoftmaxCrossEntropyWithLogits, dgr_cl_k_sparse_xent),
-    ROW(ArgMax, dgr_cl_k_argmax),
-    ROW(Equal, k_equal),
-    ROW(Assign, dgr_cl_k_assign),
-    ROW(AssignAdd, dgr_cl_k_assign_add),
-    ROW(AssignSub, dgr_cl_k_assign_sub),
-    ROW(ApplyGradientDescent, dgr_cl_k_apply_gd),
-    ROW(NoOp, k_noop),
-    /* replication (issue 13): the identity with one replica */
-    ROW(AllReduce, k_collective),
-    ROW(Broadcast, k_collective),
-    ROW(ZerosLike, k_zeros_like),
-    ROW(OnesLike, k_ones_like),
-    ROW(SumTo, k_sum_to),
-    ROW(BroadcastLike, k_broadcast_like),
-    ROW(ReshapeLike, k_alias),
-    ROW(ReluGrad, k_relu_grad),
-    ROW(SigmoidGrad, k_sigmoid_grad),
-    ROW(TanhGrad, k_tanh_grad),
-    ROW(SoftmaxGrad, dgr_cl_k_softmax_grad),
-    ROW(MaxGrad, k_max_grad),
-    ROW(ApplyMomentum, dgr_cl_k_apply_momentum),
-    ROW(ApplyAdam, dgr_cl_k_apply_adam),
-    /* issue 22: the updates TF has GPU kernels for (cl_kernels_nn.c) */
-    ROW(ApplyAdagrad, dgr_cl_k_apply_opt),
-    ROW(ApplyRMSProp, dgr_cl_k_apply_opt),
-    ROW(ApplyCenteredRMSProp, dgr_cl_k_apply_opt),
-    ROW(ApplyAdadelta, dgr_cl_k_apply_opt),
-    ROW(ApplyAdaMax, dgr_cl_k_apply_opt),
-    ROW(ApplyProximalAdagrad, dgr_cl_k_apply_opt),
-    ROW(ApplyFtrl, dgr_cl_k_apply_opt),
-    ROW(ApplyFtrlV2, dgr_cl_k_apply_opt),
-    ROW(SparseApplyAdagrad, dgr_cl_k_apply_opt),
-    ROW(SparseApplyAdadelta, dgr_cl_k_apply_opt),
-    ROW(SparseApplyFtrl, dgr_cl_k_apply_opt),
-    ROW(SparseApplyFtrlV2, dgr_cl_k_apply_opt),
-    ROW(SparseApplyProximalAdagrad, dgr_cl_k_apply_opt),
-    ROW(BatchNorm, dgr_cl_k_batchnorm),
-    ROW(BatchNormGrad, dgr_cl_k_batchnorm_grad),
-    /* TF graph ops: convolution, pooling, batch norm (issue 10); the ops
-     * whose first input is a shape tensor (input_sizes, ...) list its
-     * integer kernel dtypes too: the value lives on the host side of the
-     * graph, the kernel only reads the inferred shape */
-    ROW(Conv2D, dgr_cl_k_conv2d),
-    ROWI(Conv2DBackpropInput, dgr_cl_k_conv2d_bp_input),
-    ROW(Conv2DBackpropFilter, dgr_cl_k_conv2d_bp_filter),
-    ROW(DepthwiseConv2dNative, dgr_cl_k_conv2d),
-    ROWI(DepthwiseConv2dNativeBackpropInput, dgr_cl_k_conv2d_bp_input),
-    ROW(DepthwiseConv2dNativeBackpropFilter, dgr_cl_k_conv2d_bp_filter),
-    ROW(MaxPool, dgr_cl_k_pool),
-    ROW(MaxPoolGrad, dgr_cl_k_pool_grad),
-    ROW(AvgPool, dgr_cl_k_pool),
-    ROWI(AvgPoolGrad, dgr_cl_k_pool_grad),
-    ROW(FusedBatchNormV3, dgr_cl_k_fused_bn),
-    ROW(FusedBatchNormGradV3, dgr_cl_k_fused_bn_grad),
-    ROW(AssignMovingAvg, dgr_cl_k_moving_avg),
-    /* control flow (issue 11): the executor with frames runs these itself
-     * (no OpenCL code); loop counters (int32) and predicates (bool) stay on
-     * the CPU as their dtypes have no row here */
-    ROW(Enter, NULL),
-    ROW(Exit, NULL),
-    ROW(Switch, NULL),
-    ROW(Merge, NULL),
-    ROW(NextIteration, NULL),
-    ROW(ControlTrigger, NULL),
-    /* TF graph ops: shapes, indexing, comparisons (issue 10); Shape, Size,
-     * Rank, Prod and the integer shape arithmetic stay on the host as in
-     * TF (no rows) */
-    ROW(ExpandDims, k_alias),
-    ROW(Squeeze, k_alias),
-    ROW(Tile, dgr_cl_k_tile),
-    ROW(FloorMod, k_floor_mod),
-    ROW(FloorDiv, k_floor_div),
-    ROW(GatherV2, dgr_cl_k_gather),
-    ROW(BiasAddGrad, k_bias_add_grad),
-    ROW(L2Loss, dgr_cl_k_l2loss),
-    ROW(ConcatV2, dgr_cl_k_concat),
-    ROW(Rsqrt, k_rsqrt),
-    ROW(Reciprocal, k_reciprocal),
-    ROW(Relu6, k_relu6),
-    ROW(Relu6Grad, k_relu6_grad),
-    ROW(RsqrtGrad, k_rsqrt_grad),
-    ROW(ReciprocalGrad, k_reciprocal_grad),
-    ROW(Less, k_less),
-    ROW(LessEqual, k_less_equal),
-    ROW(Greater, k_greater),
-    ROW(GreaterEqual, k_greater_equal),
-    ROW(NotEqual, k_not_equal),
-    ROW(StridedSlice, dgr_cl_k_slice),
-    ROW(Slice, dgr_cl_k_slice),
-    ROW(Pack, dgr_cl_k_concat),
-    ROW(Unpack, dgr_cl_k_split),
-    ROW(Split, dgr_cl_k_split),
-    ROW(SplitV, dgr_cl_k_split),
-    ROW(BroadcastTo, dgr_cl_k_broadcast_to),
-    ROW(Pad, dgr_cl_k_pad),
-    ROW(LogSoftmax, dgr_cl_k_log_softmax),
-    /* op breadth (issue 22): cl_kernels_zoo.c, opencl_kernels/zoo.cl */
-    ROW(SquaredDifference, dgr_cl_k_squared_difference),
-    ROW(Erf, dgr_cl_k_erf),
-    ROW(Erfc, dgr_cl_k_erfc),
-    ROW(LeakyRelu, dgr_cl_k_leaky_relu),
-    ROW(LeakyReluGrad, dgr_cl_k_leaky_relu_grad),
-    ROW(Elu, dgr_cl_k_elu),
-    ROW(EluGrad, dgr_cl_k_elu_grad),
-    ROW(Selu, dgr_cl_k_selu),
-    ROW(SeluGrad, dgr_cl_k_selu_grad),
-    ROW(Softplus, dgr_cl_k_softplus),
-    ROW(SoftplusGrad, dgr_cl_k_softplus_grad),
-    ROW(Softsign, dgr_cl_k_softsign),
-    ROW(SoftsignGrad, dgr_cl_k_softsign_grad),
-    ROW(ReverseV2, dgr_cl_k_reverse),
-    ROWI(IdentityN, dgr_cl_k_identity_n),
-    ROW(Einsum, dgr_cl_k_einsum),
-    ROW(ResizeBilinear, dgr_cl_k_resize_bilinear),
-    ROW(ResizeNearestNeighbor, dgr_cl_k_resize_nearest),
-    ROW(UnsortedSegmentSum, dgr_cl_k_unsorted_segment_sum),
-    ROW(ScatterAdd, dgr_cl_k_scatter_add),
-    ROW(ScatterSub, dgr_cl_k_scatter_sub),
-    ROW(ScatterUpdate, dgr_cl_k_scatter_update),
-    ROW(Sign, dgr_cl_k_sign),
-    ROW(BatchMatMulV2, dgr_cl_k_einsum),
-    ROW(DivNoNan, dgr_cl_k_div_no_nan),
-    ROW(ResizeBilinearGrad, dgr_cl_k_resize_bilinear_grad),
-    ROW(ResizeNearestNeighborGrad, dgr_cl_k_resize_nearest_grad),
-    ROW(SpaceToBatchND, dgr_cl_k_space_to_batch),
-    ROW(BatchToSpaceND, dgr_cl_k_batch_to_space),
-    ROW(SqrtGrad, dgr_cl_k_sqrt_grad),
-    ROW(Floor, dgr_cl_k_floor),
-    ROW(Ceil, dgr_cl_k_ceil),
-    ROW(Round, dgr_cl_k_round),
-    ROW(Rint, dgr_cl_k_rint),
-    ROW(Log1p, dgr_cl_k_log1p),
-    ROW(Expm1, dgr_cl_k_expm1),
-    ROW(Tan, dgr_cl_k_tan),
-    ROW(Atan, dgr_cl_k_atan),
-    ROW(Asin, dgr_cl_k_asin),
-    ROW(Acos, dgr_cl_k_acos),
-    ROW(Sinh, dgr_cl_k_sinh),
-    ROW(Cosh, dgr_cl_k_cosh),
-    ROW(Atan2, k_atan2),
-    ROW(IsNan, dgr_cl_k_is_nan),
-    ROW(IsInf, dgr_cl_k_is_inf),
-    ROW(IsFinite, dgr_cl_k_is_finite),
-    ROW(ArgMin, dgr_cl_k_argmax), /* (the kernel picks min by the op) */
-    ROW(Cumsum, dgr_cl_k_cumsum),
-    ROW(Select, dgr_cl_k_select),   /* by T, the values' dtype */
-    ROW(SelectV2, dgr_cl_k_select),
-    ROW(DepthToSpace, dgr_cl_k_depth_space),
-    ROW(SpaceToDepth, dgr_cl_k_depth_space),
-    ROW(MirrorPad, dgr_cl_k_mirror_pad),
-    /* fusion (issue 16): cl_kernels_fused.c */
-    ROW(_FusedMatMul, dgr_cl_fused_matmul),
-    /* issue 21: the gradient blockers as Identity; the random ops drawn on
-     * the host (rng.c, the CPU's numbers) and uploaded, as TF has GPU
-     * kernels for them (RandomUniformInt in int32/int64, its shape, minval
-     * and maxval in host memory; Multinomial reads its logits back) */
-    ROW(StopGradient, k_alias),
-    ROW(PreventGradient, k_alias),
-    /* Identity's dtypes; the executor gives the feed or the input itself */
-    ROW(PlaceholderWithDefault, NULL),
-    ROW(TruncatedNormal, dgr_cl_k_random),
-    [DGC_OPID_RandomUniformInt] = {(1u << DG_I32) | (1u << DG_I64),
-                                   dgr_cl_k_random_uniform_int},
-    ROW(Multinomial, dgr_cl_k_multinomial),
-};
+/* The registry (dgr_cl_kernel_rows, cl_kernels_gen.c) is generated by
+ * tools/gen_registry.py from the DGR_KERNEL lines next to the kernels of
+ * this folder and the dgk_<shape>_<Op> kernels of the .cl files
+ * (opencl_kernels/).
+ * A kernel runs float32 everywhere and float64 where the device has fp64
+ * (DGR_CL_KDT_FLOAT; placement masks float64 off on devices without it);
+ * no int32 or bool kernels, so an int32 Variable, Const or Assign stays on
+ * the CPU (SPEC 4.7); Print has no row.  The ops whose first input is a
+ * shape tensor (input_sizes, ...) list its integer kernel dtypes too
+ * (DGR_CL_KDT_FLOAT_INT): the value lives on the host side of the graph,
+ * the kernel only reads the inferred shape.
+ *
+ * Rows without a kernel: the executor reads Variables and feeds (or a
+ * PlaceholderWithDefault's input) itself, and the executor with frames
+ * runs the control-flow ops (no OpenCL code; loop counters (int32) and
+ * predicates (bool) stay on the CPU as their dtypes have no row here).
+ * Shape, Size, Rank, Prod and the integer shape arithmetic stay on the
+ * host as in TF (no rows). */
+DGR_KERNEL_EXEC(Variable);
+DGR_KERNEL_EXEC(Placeholder);
+DGR_KERNEL_EXEC(Enter);
+DGR_KERNEL_EXEC(Exit);
+DGR_KERNEL_EXEC(Switch);
+DGR_KERNEL_EXEC(Merge);
+DGR_KERNEL_EXEC(NextIteration);
+DGR_KERNEL_EXEC(ControlTrigger);
+DGR_KERNEL_EXEC(PlaceholderWithDefault);
 
 /* Host-memory kernels (SPEC 4.7): TensorFlow has GPU kernels for these ops
  * in float dtypes and places them on GPUs; dgrun's OpenCL backend has none

@@ -187,6 +187,8 @@ dg_status dgr_cl_k_conv2d(dgr_kctx *k)
     return conv_run(k, FWD, k->node->op == DGC_OPID_DepthwiseConv2dNative,
                     &k->in[0].shape, &k->in[1].shape, &k->in[0], &k->in[1]);
 }
+DGR_KERNEL(Conv2D, dgr_cl_k_conv2d);
+DGR_KERNEL(DepthwiseConv2dNative, dgr_cl_k_conv2d);
 
 static int is_dw(const dgr_kctx *k)
 {
@@ -199,12 +201,16 @@ dg_status dgr_cl_k_conv2d_bp_input(dgr_kctx *k)
     return conv_run(k, BWD_D, is_dw(k), &k->out_types[0].shape,
                     &k->in[1].shape, &k->in[2], &k->in[1]);
 }
+DGR_KERNEL_DT(Conv2DBackpropInput, dgr_cl_k_conv2d_bp_input, DGR_CL_KDT_FLOAT_INT);
+DGR_KERNEL_DT(DepthwiseConv2dNativeBackpropInput, dgr_cl_k_conv2d_bp_input, DGR_CL_KDT_FLOAT_INT);
 
 dg_status dgr_cl_k_conv2d_bp_filter(dgr_kctx *k)
 {
     return conv_run(k, BWD_W, is_dw(k), &k->in[0].shape,
                     &k->out_types[0].shape, &k->in[0], &k->in[2]);
 }
+DGR_KERNEL(Conv2DBackpropFilter, dgr_cl_k_conv2d_bp_filter);
+DGR_KERNEL(DepthwiseConv2dNativeBackpropFilter, dgr_cl_k_conv2d_bp_filter);
 
 /* ---- pooling ------------------------------------------------------------- */
 
@@ -223,6 +229,8 @@ dg_status dgr_cl_k_pool(dgr_kctx *k)
                       DGR_ARG(n)};
     return dgr_cl_launch1d(k, "conv", dt, "pool_fwd", (size_t)n, a, 5);
 }
+DGR_KERNEL(MaxPool, dgr_cl_k_pool);
+DGR_KERNEL(AvgPool, dgr_cl_k_pool);
 
 /* MaxPoolGrad (x, y, dy) and AvgPoolGrad (sizes, dy) */
 dg_status dgr_cl_k_pool_grad(dgr_kctx *k)
@@ -242,6 +250,8 @@ dg_status dgr_cl_k_pool_grad(dgr_kctx *k)
                       DGR_ARG(cg), DGR_ARG(is_max), DGR_ARG(n)};
     return dgr_cl_launch1d(k, "conv", dt, "pool_grad", (size_t)n, a, 6);
 }
+DGR_KERNEL(MaxPoolGrad, dgr_cl_k_pool_grad);
+DGR_KERNEL_DT(AvgPoolGrad, dgr_cl_k_pool_grad, DGR_CL_KDT_FLOAT_INT);
 
 /* ---- fused batch norm ---------------------------------------------------- */
 
@@ -330,6 +340,7 @@ dg_status dgr_cl_k_fused_bn(dgr_kctx *k)
     return chan_then_apply(k, dt, "fbn_stats", ra, 14, &b, "fbn_apply", aa,
                            11);
 }
+DGR_KERNEL(FusedBatchNormV3, dgr_cl_k_fused_bn);
 
 dg_status dgr_cl_k_fused_bn_grad(dgr_kctx *k)
 {
@@ -357,3 +368,4 @@ dg_status dgr_cl_k_fused_bn_grad(dgr_kctx *k)
     return chan_then_apply(k, dt, "fbn_grad_reduce", ra, 12, &b,
                            "fbn_grad_apply", aa, 15);
 }
+DGR_KERNEL(FusedBatchNormGradV3, dgr_cl_k_fused_bn_grad);

@@ -37,3 +37,4 @@ dg_status dgr_cl_fused_matmul(dgr_kctx *k)
                       DGR_ARG(relu)};
     return dgr_cl_launch1d(k, "fused", dt, "bias_relu", (size_t)n, a, 5);
 }
+DGR_KERNEL(_FusedMatMul, dgr_cl_fused_matmul);

@@ -81,6 +81,7 @@ dg_status dgr_cl_k_softmax(dgr_kctx *k)
     dgr_cl_arg a[] = {DGR_ARG(x), DGR_ARG(y), DGR_ARG(C), {0, NULL}};
     return row_launch(k, dt, "softmax", rows, C, a, 4);
 }
+DGR_KERNEL(Softmax, dgr_cl_k_softmax);
 
 dg_status dgr_cl_k_xent(dgr_kctx *k)
 {
@@ -96,6 +97,7 @@ dg_status dgr_cl_k_xent(dgr_kctx *k)
                       DGR_ARG(bp), DGR_ARG(C),   {0, NULL}};
     return row_launch(k, dt, "xent", rows, C, a, 6);
 }
+DGR_KERNEL(SoftmaxCrossEntropyWithLogits, dgr_cl_k_xent);
 
 dg_status dgr_cl_k_sparse_xent(dgr_kctx *k)
 {
@@ -116,6 +118,7 @@ dg_status dgr_cl_k_sparse_xent(dgr_kctx *k)
                       DGR_ARG(bp), DGR_ARG(C),   {0, NULL}};
     return row_launch(k, dt, "sparse_xent", rows, C, a, 7);
 }
+DGR_KERNEL(SparseSoftmaxCrossEntropyWithLogits, dgr_cl_k_sparse_xent);
 
 dg_status dgr_cl_k_softmax_grad(dgr_kctx *k)
 {
@@ -131,6 +134,7 @@ dg_status dgr_cl_k_softmax_grad(dgr_kctx *k)
                       {0, NULL}};
     return row_launch(k, dt, "softmax_grad", rows, C, a, 5);
 }
+DGR_KERNEL(SoftmaxGrad, dgr_cl_k_softmax_grad);
 
 /* ---- batch norm ---------------------------------------------------------- */
 
@@ -164,6 +168,7 @@ dg_status dgr_cl_k_batchnorm(dgr_kctx *k)
                       targ_of(&te, dt, dgc_attr_f(k->node, DGC_AT_epsilon))};
     return dgr_cl_launch1d(k, "nn", dt, "bn_apply", (size_t)n, b, 9);
 }
+DGR_KERNEL(BatchNorm, dgr_cl_k_batchnorm);
 
 dg_status dgr_cl_k_batchnorm_grad(dgr_kctx *k)
 {
@@ -191,6 +196,7 @@ dg_status dgr_cl_k_batchnorm_grad(dgr_kctx *k)
                       DGR_ARG(n),   DGR_ARG(C),   DGR_ARG(rows), eps};
     return dgr_cl_launch1d(k, "nn", dt, "bn_grad_apply", (size_t)n, b, 12);
 }
+DGR_KERNEL(BatchNormGrad, dgr_cl_k_batchnorm_grad);
 
 /* ---- ArgMax -------------------------------------------------------------- */
 
@@ -235,6 +241,8 @@ dg_status dgr_cl_k_argmax(dgr_kctx *k)
                            (size_t)(outer * inner),
                            a, 5);
 }
+DGR_KERNEL(ArgMax, dgr_cl_k_argmax);
+DGR_KERNEL(ArgMin, dgr_cl_k_argmax);
 
 /* ---- state ops ----------------------------------------------------------- */
 
@@ -278,6 +286,7 @@ dg_status dgr_cl_k_assign(dgr_kctx *k)
                                    nw, wl, dgr_cl_want_event(k) ? &ev : NULL);
     return dgr_cl_enqueued(k, "clEnqueueCopyBuffer", e, wl, nw, ev);
 }
+DGR_KERNEL(Assign, dgr_cl_k_assign);
 
 static dg_status assign_add(dgr_kctx *k, double sign)
 {
@@ -293,7 +302,9 @@ static dg_status assign_add(dgr_kctx *k, double sign)
 }
 
 dg_status dgr_cl_k_assign_add(dgr_kctx *k) { return assign_add(k, 1.0); }
+DGR_KERNEL(AssignAdd, dgr_cl_k_assign_add);
 dg_status dgr_cl_k_assign_sub(dgr_kctx *k) { return assign_add(k, -1.0); }
+DGR_KERNEL(AssignSub, dgr_cl_k_assign_sub);
 
 dg_status dgr_cl_k_apply_gd(dgr_kctx *k)
 {
@@ -311,6 +322,7 @@ dg_status dgr_cl_k_apply_gd(dgr_kctx *k)
     dgr_cl_arg a[] = {DGR_ARG(v), DGR_ARG(lr), DGR_ARG(g), DGR_ARG(n)};
     return dgr_cl_launch1d(k, "train", dt, "apply_gd", (size_t)n, a, 4);
 }
+DGR_KERNEL(ApplyGradientDescent, dgr_cl_k_apply_gd);
 
 dg_status dgr_cl_k_apply_momentum(dgr_kctx *k)
 {
@@ -327,6 +339,7 @@ dg_status dgr_cl_k_apply_momentum(dgr_kctx *k)
                       DGR_ARG(mom), DGR_ARG(n),   DGR_ARG(nest)};
     return dgr_cl_launch1d(k, "train", dt, "apply_momentum", (size_t)n, a, 7);
 }
+DGR_KERNEL(ApplyMomentum, dgr_cl_k_apply_momentum);
 
 dg_status dgr_cl_k_apply_adam(dgr_kctx *k)
 {
@@ -345,6 +358,7 @@ dg_status dgr_cl_k_apply_adam(dgr_kctx *k)
                       DGR_ARG(m[9]), DGR_ARG(n),    DGR_ARG(nest)};
     return dgr_cl_launch1d(k, "train", dt, "apply_adam", (size_t)n, a, 12);
 }
+DGR_KERNEL(ApplyAdam, dgr_cl_k_apply_adam);
 
 /* The other tf.compat.v1.train updates TF has GPU kernels for (issue 22):
  * kernels_cpu_state.c's dgr_k_apply_opt as train.cl's apply_opt, by the
@@ -413,6 +427,19 @@ dg_status dgr_cl_k_apply_opt(dgr_kctx *k)
                                : "apply_opt_i32",
                            (size_t)inner, a, 18);
 }
+DGR_KERNEL(ApplyAdagrad, dgr_cl_k_apply_opt);
+DGR_KERNEL(ApplyRMSProp, dgr_cl_k_apply_opt);
+DGR_KERNEL(ApplyCenteredRMSProp, dgr_cl_k_apply_opt);
+DGR_KERNEL(ApplyAdadelta, dgr_cl_k_apply_opt);
+DGR_KERNEL(ApplyAdaMax, dgr_cl_k_apply_opt);
+DGR_KERNEL(ApplyProximalAdagrad, dgr_cl_k_apply_opt);
+DGR_KERNEL(ApplyFtrl, dgr_cl_k_apply_opt);
+DGR_KERNEL(ApplyFtrlV2, dgr_cl_k_apply_opt);
+DGR_KERNEL(SparseApplyAdagrad, dgr_cl_k_apply_opt);
+DGR_KERNEL(SparseApplyAdadelta, dgr_cl_k_apply_opt);
+DGR_KERNEL(SparseApplyFtrl, dgr_cl_k_apply_opt);
+DGR_KERNEL(SparseApplyFtrlV2, dgr_cl_k_apply_opt);
+DGR_KERNEL(SparseApplyProximalAdagrad, dgr_cl_k_apply_opt);
 
 dg_status dgr_cl_k_moving_avg(dgr_kctx *k)
 {
@@ -427,6 +454,7 @@ dg_status dgr_cl_k_moving_avg(dgr_kctx *k)
                       targ_of(&t, dt, dgc_attr_f(k->node, DGC_AT_decay))};
     return dgr_cl_launch1d(k, "train", dt, "moving_avg", (size_t)n, a, 4);
 }
+DGR_KERNEL(AssignMovingAvg, dgr_cl_k_moving_avg);
 
 /* ---- sources ------------------------------------------------------------- */
 
@@ -498,6 +526,7 @@ dg_status dgr_cl_k_const(dgr_kctx *k)
     dg_free(tmp);
     return st;
 }
+DGR_KERNEL(Const, dgr_cl_k_const);
 
 dg_status dgr_cl_k_random(dgr_kctx *k)
 {
@@ -518,6 +547,13 @@ dg_status dgr_cl_k_random(dgr_kctx *k)
     dg_free(tmp);
     return st;
 }
+/* issue 21: the random ops drawn on the host (rng.c, the CPU's numbers)
+ * and uploaded, as TF has GPU kernels for them (RandomUniformInt in
+ * int32/int64, its shape, minval and maxval in host memory; Multinomial
+ * reads its logits back) */
+DGR_KERNEL(RandomNormal, dgr_cl_k_random);
+DGR_KERNEL(RandomUniform, dgr_cl_k_random);
+DGR_KERNEL(TruncatedNormal, dgr_cl_k_random);
 
 /* A scalar int input's value, read back when it lives on the device. */
 static dg_status int_scalar(dgr_kctx *k, int i, int64_t *v)
@@ -569,6 +605,7 @@ dg_status dgr_cl_k_random_uniform_int(dgr_kctx *k)
     dg_free(tmp);
     return st;
 }
+DGR_KERNEL_DT(RandomUniformInt, dgr_cl_k_random_uniform_int, DGR_CL_KDT_INT);
 
 /* Multinomial (issue 21): the logits read back, sampled on the host as on
  * the CPU (the same indices), the indices uploaded. */
@@ -600,3 +637,4 @@ dg_status dgr_cl_k_multinomial(dgr_kctx *k)
     dg_free(lg); dg_free(o); dg_free(cdf);
     return st;
 }
+DGR_KERNEL(Multinomial, dgr_cl_k_multinomial);

@@ -45,6 +45,7 @@ dg_status dgr_cl_k_tile(dgr_kctx *k)
                       DGR_ARG(od), DGR_ARG(xd), DGR_ARG(x8)};
     return dgr_cl_launch1d(k, "tf", dt, "tile", (size_t)n, a, 7);
 }
+DGR_KERNEL(Tile, dgr_cl_k_tile);
 
 /* 2-D range: dim 0 over `cols` in groups of 64, dim 1 over rows. */
 /* A 2-D grid of `rows` rows of groups of 64 work-items (fewer when the
@@ -139,6 +140,8 @@ dg_status dgr_cl_k_concat(dgr_kctx *k)
     }
     return st;
 }
+DGR_KERNEL(ConcatV2, dgr_cl_k_concat);
+DGR_KERNEL(Pack, dgr_cl_k_concat);
 
 dg_status dgr_cl_k_gather(dgr_kctx *k)
 {
@@ -168,6 +171,7 @@ dg_status dgr_cl_k_gather(dgr_kctx *k)
                                                           : "gather_rows_i32",
                          2, g, l, a, 7);
 }
+DGR_KERNEL(GatherV2, dgr_cl_k_gather);
 
 dg_status dgr_cl_k_l2loss(dgr_kctx *k)
 {
@@ -208,6 +212,7 @@ dg_status dgr_cl_k_l2loss(dgr_kctx *k)
     dgr_buffer_release(part);
     return st;
 }
+DGR_KERNEL(L2Loss, dgr_cl_k_l2loss);
 
 /* ---- strided views: StridedSlice, Slice, Unpack, Split, SplitV ----------- */
 
@@ -267,6 +272,8 @@ dg_status dgr_cl_k_slice(dgr_kctx *k)
         return st;
     return slice_run(k, &k->in[0], &sp, &k->out[0]);
 }
+DGR_KERNEL(StridedSlice, dgr_cl_k_slice);
+DGR_KERNEL(Slice, dgr_cl_k_slice);
 
 dg_status dgr_cl_k_split(dgr_kctx *k)
 {
@@ -299,6 +306,9 @@ dg_status dgr_cl_k_split(dgr_kctx *k)
     }
     return st;
 }
+DGR_KERNEL(Unpack, dgr_cl_k_split);
+DGR_KERNEL(Split, dgr_cl_k_split);
+DGR_KERNEL(SplitV, dgr_cl_k_split);
 
 /* BroadcastTo: Tile's kernel with the input right-aligned. */
 dg_status dgr_cl_k_broadcast_to(dgr_kctx *k)
@@ -312,6 +322,7 @@ dg_status dgr_cl_k_broadcast_to(dgr_kctx *k)
     k->n_waits = kk.n_waits;
     return st;
 }
+DGR_KERNEL(BroadcastTo, dgr_cl_k_broadcast_to);
 
 dg_status dgr_cl_k_pad(dgr_kctx *k)
 {
@@ -353,6 +364,7 @@ dg_status dgr_cl_k_pad(dgr_kctx *k)
                       x->dtype == DG_F64 ? DGR_ARG(vd) : DGR_ARG(vf)};
     return dgr_cl_launch1d(k, "tf", x->dtype, "pad_nd", (size_t)n, a, 8);
 }
+DGR_KERNEL(Pad, dgr_cl_k_pad);
 
 dg_status dgr_cl_k_log_softmax(dgr_kctx *k)
 {
@@ -374,3 +386,4 @@ dg_status dgr_cl_k_log_softmax(dgr_kctx *k)
     dgr_cl_arg a[] = {DGR_ARG(x), DGR_ARG(y), DGR_ARG(C), DGR_LOCAL(l * es)};
     return dgr_cl_launch(k, "tf", dt, "log_softmax", 1, &g, &l, a, 4);
 }
+DGR_KERNEL(LogSoftmax, dgr_cl_k_log_softmax);

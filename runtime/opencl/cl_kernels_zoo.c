@@ -1,8 +1,10 @@
 /*
- * cl_kernels_zoo.c -- OpenCL kernels of the op-breadth ops (issue 22),
- * rows of cl_kernels.c's registry; their OpenCL C is opencl_kernels/zoo.cl.
- * Elementwise math and activations (and their gradient ops),
- * SquaredDifference, DivNoNan, ReverseV2, IdentityN, Einsum and
+ * cl_kernels_zoo.c -- OpenCL kernels of the op-breadth ops (issue 22);
+ * their OpenCL C is opencl_kernels/zoo.cl.  The generic launchers
+ * (issue 20): unary and bcast2, which run an op's dgk_<shape>_<Op> kernel
+ * of any .cl file (the elementwise math of zoo.cl, SquaredDifference,
+ * DivNoNan, ...: no C of their own).  Activations (and their gradient
+ * ops), ReverseV2, IdentityN, Einsum and
  * BatchMatMulV2, the resizes and their gradients, UnsortedSegmentSum,
  * ScatterAdd/Sub/Update, SpaceToBatchND/BatchToSpaceND.  Unique, DynamicPartition
  * (outputs sized by the data), Conv3D and MaxPool3D have CPU kernels
@@ -27,7 +29,9 @@ static cl_long8 l8(const int64_t *v, int n)
 
 static cl_long numel(const dg_shape *s) { return dg_shape_numel(s); }
 
-static dg_status unary(dgr_kctx *k, const char *name)
+/* x -> y elementwise by kernel `name` of program `prog` (ZUNARY's
+ * arguments: x, y, n). */
+static dg_status unary_in(dgr_kctx *k, const char *prog, const char *name)
 {
     dg_dtype dt = k->in[0].dtype;
     dg_status st = dgr_cl_float_output(k, dt);
@@ -38,7 +42,15 @@ static dg_status unary(dgr_kctx *k, const char *name)
     if (n == 0)
         return DG_OK;
     dgr_cl_arg a[] = {DGR_ARG(x), DGR_ARG(y), DGR_ARG(n)};
-    return dgr_cl_launch1d(k, "zoo", dt, name, (size_t)n, a, 3);
+    return dgr_cl_launch1d(k, prog, dt, name, (size_t)n, a, 3);
+}
+
+/* The generic launcher of shape "unary": an op whose OpenCL C is
+ * `dgk_unary_<Op>(x, y, n)` needs no C (tools/gen_registry.py). */
+dg_status dgr_cl_gen_unary(dgr_kctx *k)
+{
+    const dgr_cl_named *kn = &dgr_cl_named_kernels[k->node->op];
+    return unary_in(k, kn->program, kn->kernel);
 }
 
 static dg_status pair(dgr_kctx *k, const char *name, int with_alpha)
@@ -63,25 +75,12 @@ static dg_status pair(dgr_kctx *k, const char *name, int with_alpha)
                            with_alpha ? 5 : 4);
 }
 
-#define UN(fn, nm) dg_status fn(dgr_kctx *k) { return unary(k, nm); }
-UN(dgr_cl_k_erf, "z_erf")
-UN(dgr_cl_k_erfc, "z_erfc")
-UN(dgr_cl_k_elu, "z_elu")
-UN(dgr_cl_k_selu, "z_selu")
-UN(dgr_cl_k_softsign, "z_softsign")
-UN(dgr_cl_k_sign, "z_sign")
-UN(dgr_cl_k_floor, "z_floor")
-UN(dgr_cl_k_ceil, "z_ceil")
-UN(dgr_cl_k_round, "z_rint")
-UN(dgr_cl_k_rint, "z_rint")
-UN(dgr_cl_k_log1p, "z_log1p")
-UN(dgr_cl_k_expm1, "z_expm1")
-UN(dgr_cl_k_tan, "z_tan")
-UN(dgr_cl_k_atan, "z_atan")
-UN(dgr_cl_k_asin, "z_asin")
-UN(dgr_cl_k_acos, "z_acos")
-UN(dgr_cl_k_sinh, "z_sinh")
-UN(dgr_cl_k_cosh, "z_cosh")
+/* Round: Rint's kernel (halves to even, as TF) */
+dg_status dgr_cl_k_round(dgr_kctx *k)
+{
+    return unary_in(k, "zoo", "dgk_unary_Rint");
+}
+DGR_KERNEL(Round, dgr_cl_k_round);
 
 /* IsNan, IsInf, IsFinite: float in, bool out */
 static dg_status classify(dgr_kctx *k, cl_int which)
@@ -100,15 +99,23 @@ static dg_status classify(dgr_kctx *k, cl_int which)
     return dgr_cl_launch1d(k, "zoo", dt, "z_classify", (size_t)n, a, 4);
 }
 dg_status dgr_cl_k_is_nan(dgr_kctx *k) { return classify(k, 0); }
+DGR_KERNEL(IsNan, dgr_cl_k_is_nan);
 dg_status dgr_cl_k_is_inf(dgr_kctx *k) { return classify(k, 1); }
+DGR_KERNEL(IsInf, dgr_cl_k_is_inf);
 dg_status dgr_cl_k_is_finite(dgr_kctx *k) { return classify(k, 2); }
+DGR_KERNEL(IsFinite, dgr_cl_k_is_finite);
 #define PAIR(fn, nm, al) dg_status fn(dgr_kctx *k) { return pair(k, nm, al); }
 PAIR(dgr_cl_k_elu_grad, "z_elu_grad", 0)
+DGR_KERNEL(EluGrad, dgr_cl_k_elu_grad);
 PAIR(dgr_cl_k_selu_grad, "z_selu_grad", 0)
+DGR_KERNEL(SeluGrad, dgr_cl_k_selu_grad);
 PAIR(dgr_cl_k_softplus_grad, "z_softplus_grad", 0)
+DGR_KERNEL(SoftplusGrad, dgr_cl_k_softplus_grad);
 PAIR(dgr_cl_k_softsign_grad, "z_softsign_grad", 0)
+DGR_KERNEL(SoftsignGrad, dgr_cl_k_softsign_grad);
 PAIR(dgr_cl_k_sqrt_grad, "z_sqrt_grad", 0) /* (y, dy) */
 PAIR(dgr_cl_k_leaky_relu_grad, "z_leaky_grad", 1)
+DGR_KERNEL(LeakyReluGrad, dgr_cl_k_leaky_relu_grad);
 
 dg_status dgr_cl_k_softplus(dgr_kctx *k)
 {
@@ -129,6 +136,8 @@ dg_status dgr_cl_k_softplus(dgr_kctx *k)
     dgr_cl_arg a[] = {DGR_ARG(x), DGR_ARG(y), DGR_ARG(n), DGR_ARG(thr)};
     return dgr_cl_launch1d(k, "zoo", dt, "z_softplus", (size_t)n, a, 4);
 }
+DGR_KERNEL(Softplus, dgr_cl_k_softplus);
+DGR_KERNEL(SqrtGrad, dgr_cl_k_sqrt_grad);
 
 dg_status dgr_cl_k_leaky_relu(dgr_kctx *k)
 {
@@ -144,6 +153,7 @@ dg_status dgr_cl_k_leaky_relu(dgr_kctx *k)
     dgr_cl_arg a[] = {DGR_ARG(x), DGR_ARG(y), DGR_ARG(n), DGR_ARG(alpha)};
     return dgr_cl_launch1d(k, "zoo", dt, "z_leaky", (size_t)n, a, 4);
 }
+DGR_KERNEL(LeakyRelu, dgr_cl_k_leaky_relu);
 
 /* Strides of `in` (right-aligned) broadcast to out: 0 on broadcast dims. */
 static void bcast_strides(const dg_shape *in, const dg_shape *out,
@@ -158,21 +168,13 @@ static void bcast_strides(const dg_shape *in, const dg_shape *out,
     }
 }
 
-static dg_status bcast2(dgr_kctx *k, const char *name);
-
-dg_status dgr_cl_k_squared_difference(dgr_kctx *k)
+/* The generic launcher of shape "bcast2": a, b -> y with NumPy
+ * broadcasting through per-dimension strides; an op whose OpenCL C is
+ * `dgk_bcast2_<Op>(a, b, y, n, rank, dims, a_strides, b_strides)` needs
+ * no C (tools/gen_registry.py). */
+dg_status dgr_cl_gen_bcast2(dgr_kctx *k)
 {
-    return bcast2(k, "z_sqdiff");
-}
-
-dg_status dgr_cl_k_div_no_nan(dgr_kctx *k)
-{
-    return bcast2(k, "z_divnonan");
-}
-
-/* A broadcasting binary kernel of zoo.cl (z_sqdiff's arguments). */
-static dg_status bcast2(dgr_kctx *k, const char *name)
-{
+    const dgr_cl_named *kn = &dgr_cl_named_kernels[k->node->op];
     dg_dtype dt = k->in[0].dtype;
     dg_status st = dgr_cl_float_output(k, dt);
     if (st != DG_OK)
@@ -195,7 +197,8 @@ static dg_status bcast2(dgr_kctx *k, const char *name)
     dgr_cl_arg args[] = {DGR_ARG(a), DGR_ARG(b), DGR_ARG(y), DGR_ARG(n),
                          DGR_ARG(rank), DGR_ARG(d8), DGR_ARG(a8),
                          DGR_ARG(b8)};
-    return dgr_cl_launch1d(k, "zoo", dt, name, (size_t)n, args, 8);
+    return dgr_cl_launch1d(k, kn->program, dt, kn->kernel, (size_t)n, args,
+                           8);
 }
 
 /* The elements of small int input i: from its Const producer when it has
@@ -259,6 +262,7 @@ dg_status dgr_cl_k_reverse(dgr_kctx *k)
                       DGR_ARG(d8), DGR_ARG(mask)};
     return dgr_cl_launch1d(k, "zoo", dt, "z_reverse", (size_t)n, a, 6);
 }
+DGR_KERNEL(ReverseV2, dgr_cl_k_reverse);
 
 dg_status dgr_cl_k_identity_n(dgr_kctx *k)
 {
@@ -266,6 +270,7 @@ dg_status dgr_cl_k_identity_n(dgr_kctx *k)
         dgr_kctx_alias_output(k, i, &k->in[i]);
     return DG_OK;
 }
+DGR_KERNEL_DT(IdentityN, dgr_cl_k_identity_n, DGR_CL_KDT_FLOAT_INT);
 
 dg_status dgr_cl_k_einsum(dgr_kctx *k)
 {
@@ -305,6 +310,8 @@ dg_status dgr_cl_k_einsum(dgr_kctx *k)
                          DGR_ARG(two)};
     return dgr_cl_launch1d(k, "zoo", dt, "z_einsum", (size_t)n, args, 13);
 }
+DGR_KERNEL(Einsum, dgr_cl_k_einsum);
+DGR_KERNEL(BatchMatMulV2, dgr_cl_k_einsum);
 
 static dg_status resize(dgr_kctx *k, const char *name)
 {
@@ -333,11 +340,13 @@ dg_status dgr_cl_k_resize_bilinear(dgr_kctx *k)
 {
     return resize(k, "z_resize_bilinear");
 }
+DGR_KERNEL(ResizeBilinear, dgr_cl_k_resize_bilinear);
 
 dg_status dgr_cl_k_resize_nearest(dgr_kctx *k)
 {
     return resize(k, "z_resize_nearest");
 }
+DGR_KERNEL(ResizeNearestNeighbor, dgr_cl_k_resize_nearest);
 
 dg_status dgr_cl_k_unsorted_segment_sum(dgr_kctx *k)
 {
@@ -358,6 +367,7 @@ dg_status dgr_cl_k_unsorted_segment_sum(dgr_kctx *k)
     return dgr_cl_launch1d(k, "zoo", dt, k->in[1].dtype == DG_I32
                            ? "z_uss_i32" : "z_uss_i64", (size_t)n, a, 6);
 }
+DGR_KERNEL(UnsortedSegmentSum, dgr_cl_k_unsorted_segment_sum);
 
 static dg_status scatter(dgr_kctx *k, double sign)
 {
@@ -397,8 +407,11 @@ static dg_status scatter(dgr_kctx *k, double sign)
 }
 
 dg_status dgr_cl_k_scatter_add(dgr_kctx *k) { return scatter(k, 1.0); }
+DGR_KERNEL(ScatterAdd, dgr_cl_k_scatter_add);
 dg_status dgr_cl_k_scatter_sub(dgr_kctx *k) { return scatter(k, -1.0); }
 dg_status dgr_cl_k_scatter_update(dgr_kctx *k) { return scatter(k, 0.0); }
+DGR_KERNEL(ScatterSub, dgr_cl_k_scatter_sub);
+DGR_KERNEL(ScatterUpdate, dgr_cl_k_scatter_update);
 
 static dg_status resize_grad(dgr_kctx *k, const char *name)
 {
@@ -427,11 +440,13 @@ dg_status dgr_cl_k_resize_bilinear_grad(dgr_kctx *k)
 {
     return resize_grad(k, "z_resize_bilinear_grad");
 }
+DGR_KERNEL(ResizeBilinearGrad, dgr_cl_k_resize_bilinear_grad);
 
 dg_status dgr_cl_k_resize_nearest_grad(dgr_kctx *k)
 {
     return resize_grad(k, "z_resize_nearest_grad");
 }
+DGR_KERNEL(ResizeNearestNeighborGrad, dgr_cl_k_resize_nearest_grad);
 
 static dg_status space_batch(dgr_kctx *k, int to_batch)
 {
@@ -467,7 +482,9 @@ static dg_status space_batch(dgr_kctx *k, int to_batch)
 }
 
 dg_status dgr_cl_k_space_to_batch(dgr_kctx *k) { return space_batch(k, 1); }
+DGR_KERNEL(SpaceToBatchND, dgr_cl_k_space_to_batch);
 dg_status dgr_cl_k_batch_to_space(dgr_kctx *k) { return space_batch(k, 0); }
+DGR_KERNEL(BatchToSpaceND, dgr_cl_k_batch_to_space);
 
 dg_status dgr_cl_k_cumsum(dgr_kctx *k)
 {
@@ -491,6 +508,7 @@ dg_status dgr_cl_k_cumsum(dgr_kctx *k)
     return dgr_cl_launch1d(k, "zoo", dt, "z_cumsum", (size_t)(outer * inner),
                            a, 7);
 }
+DGR_KERNEL(Cumsum, dgr_cl_k_cumsum);
 
 /* Strides of operand shape s broadcast to output shape o (aligned right;
  * 0 on broadcast dims). */
@@ -541,6 +559,8 @@ dg_status dgr_cl_k_select(dgr_kctx *k)
                       DGR_ARG(t8), DGR_ARG(e8)};
     return dgr_cl_launch1d(k, "zoo", dt, "z_select", (size_t)n, a, 10);
 }
+DGR_KERNEL(Select, dgr_cl_k_select);
+DGR_KERNEL(SelectV2, dgr_cl_k_select);
 
 /* DepthToSpace and SpaceToDepth (NHWC) */
 dg_status dgr_cl_k_depth_space(dgr_kctx *k)
@@ -561,6 +581,8 @@ dg_status dgr_cl_k_depth_space(dgr_kctx *k)
                       DGR_ARG(sW), DGR_ARG(sC), DGR_ARG(b),  DGR_ARG(dts)};
     return dgr_cl_launch1d(k, "zoo", dt, "z_depth_space", (size_t)n4, a, 8);
 }
+DGR_KERNEL(DepthToSpace, dgr_cl_k_depth_space);
+DGR_KERNEL(SpaceToDepth, dgr_cl_k_depth_space);
 
 dg_status dgr_cl_k_mirror_pad(dgr_kctx *k)
 {
@@ -594,3 +616,4 @@ dg_status dgr_cl_k_mirror_pad(dgr_kctx *k)
                       DGR_ARG(b8), DGR_ARG(s8), DGR_ARG(p8), DGR_ARG(sym)};
     return dgr_cl_launch1d(k, "zoo", dt, "z_mirror_pad", (size_t)n, a, 8);
 }
+DGR_KERNEL(MirrorPad, dgr_cl_k_mirror_pad);

@@ -219,6 +219,13 @@ def group_cli():
           e.get("max_inputs") == 2, "ops --json: Einsum's row", rj)
     check(ops.get("DynamicStitch", {}).get("alias") == "ParallelDynamicStitch",
           "ops --json: aliases", rj)
+    # whether dgrun has a gradient rule: the table the rules register into
+    # (issue 20), shared rules (DGC_GRAD_AS) included
+    check(ops.get("Xlogy", {}).get("grad_rule") is True and
+          ops.get("Minimum", {}).get("grad_rule") is True and
+          ops.get("ArgMax", {}).get("grad_rule") is False and
+          all(isinstance(o.get("grad_rule"), bool) for o in ops.values()),
+          "ops --json: grad_rule", rj)
     rm = dg("ops", "--markdown")
     ok(rm, "ops --markdown")
     check(rm.out.startswith("| op | dtypes |") and "| `Einsum` |" in rm.out,

@@ -1507,6 +1507,23 @@ more("Conv3DBackpropInputV2_valid", "Conv3DBackpropInputV2",
      lambda w, d: tf.nn.conv3d_transpose(d, w, [1, 5, 4, 3, 3],
                                          [1, 2, 1, 1, 1], "VALID"),
      [r(3, 2, 2, 3, 2), r(1, 2, 3, 2, 2)], grad=False)
+# ---- issue 20: the ops added to prove the add-an-op recipe -----------------
+# (inputs from their own RandomState, so that the cases above and every
+# case's dy stay what a full run gave before)
+RS20 = np.random.RandomState(20)
+for nm, fn, zeros, lo in (("Xdivy", tf.math.xdivy, (1, 5), 0.5),
+                          ("Xlogy", tf.math.xlogy, (2, 3), 0.1)):
+    for dt, sfx in ((np.float32, "f32"), (F64, "f64")):
+        x20 = RS20.uniform(-2, 2, size=(2, 3)).astype(dt)
+        x20.flat[list(zeros)] = 0.0  # 0 there, and so is the gradient
+        more("%s_%s" % (nm, sfx), nm, fn,
+             [x20, RS20.uniform(lo, 3, size=(2, 3)).astype(dt)])
+        more("%s_bcast_%s" % (nm, sfx), nm, fn,
+             [x20, RS20.uniform(lo, 3, size=(3,)).astype(dt)])
+    more(nm + "_special", nm, fn,
+         [np.array([0, 0, 0, 0, 1, -1, 2, np.nan, 1], np.float32),
+          np.array([0, -1, np.inf, np.nan, 0, -0.0 if nm == "Xdivy" else -1,
+                    np.nan, 1, np.inf], np.float32)], grad=False)
 
 DT = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64",
       np.dtype(np.int32): "int32", np.dtype(np.int64): "int64",
