@@ -1,0 +1,101 @@
+/*
+ * gview.h -- one read-only view of a TensorFlow GraphDef value, whichever
+ * reader produced it: a cJSON value of a GraphDef in proto3 JSON, or a
+ * protobuf-c message field of a binary GraphDef read through its
+ * descriptor (load_gview.c).  The GraphDef -> IR conversion
+ * (load_graphdef*.c) reads only this view, so both formats go through
+ * one conversion and no JSON tree is made for a binary file.
+ *
+ * A protobuf-c value answers as json_format.MessageToJson writes it:
+ * messages and the `attr` map are objects, repeated fields arrays (absent
+ * when empty), int64 strings, int32 numbers, enums their names, NaN and
+ * infinities strings, proto3 default values absent (a NodeDef's name and
+ * op always present); bytes are strings whose bytes are read raw (no
+ * base64).  A key repeated in the `attr` map: the last entry wins.
+ */
+#ifndef DGC_GVIEW_H
+#define DGC_GVIEW_H
+
+#include <cJSON.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct dgc_jdoc;
+struct ProtobufCMessage;
+struct ProtobufCFieldDescriptor;
+
+/* A value (or nothing: dgc_gv_ok is 0).  Small; passed by value. */
+typedef struct dgc_gv {
+    const cJSON *j;                         /* JSON value */
+    const struct ProtobufCMessage *m;       /* pb: message holding fd */
+    const struct ProtobufCFieldDescriptor *fd;
+    const struct ProtobufCMessage *obj;     /* pb object: the message (NULL:
+                                               an empty one) */
+    const char *key;                        /* pb map member: its key */
+    int32_t i;                              /* pb: element / map entry, -1 */
+    uint8_t t;                              /* GV_* (load_gview.c) */
+} dgc_gv;
+
+/* JSON kinds (dgc_gv_type). */
+enum { DGC_GV_NONE, DGC_GV_STRING, DGC_GV_NUMBER, DGC_GV_BOOL, DGC_GV_NULL,
+       DGC_GV_ARRAY, DGC_GV_OBJECT, DGC_GV_INVALID };
+
+/* A cJSON value (NULL: nothing) / a protobuf-c message as an object. */
+dgc_gv dgc_gv_json(const cJSON *x);
+dgc_gv dgc_gv_pb(const void *msg);
+
+/* Whether v is a value; its JSON kind; that kind as messages say it
+ * ("a string", ... "missing": dgc_json_kind's words). */
+int dgc_gv_ok(dgc_gv v);
+int dgc_gv_type(dgc_gv v);
+const char *dgc_gv_kind(dgc_gv v);
+int dgc_gv_is_object(dgc_gv v);
+int dgc_gv_is_array(dgc_gv v);
+int dgc_gv_is_string(dgc_gv v);
+int dgc_gv_is_number(dgc_gv v);
+int dgc_gv_is_bool(dgc_gv v);
+/* A bool that is true. */
+int dgc_gv_is_true(dgc_gv v);
+
+/* Member of object obj by its lowerCamelCase JSON name or its snake_case
+ * proto name (JSON accepts both; protobuf-c is asked for snake, or camel
+ * when snake is NULL); nothing if absent or obj is no object. */
+dgc_gv dgc_gv_field(dgc_gv obj, const char *camel, const char *snake);
+/* First member of an object / element of an array (nothing if none or
+ * neither), and the one after v. */
+dgc_gv dgc_gv_first(dgc_gv v);
+dgc_gv dgc_gv_next(dgc_gv v);
+/* A member's key (NULL for an array element). */
+const char *dgc_gv_key(dgc_gv v);
+/* Elements of an array (0 for anything else). */
+int dgc_gv_count(dgc_gv v);
+/* A string's text ("" when v holds no text: bytes, int64, not a string);
+ * an enum's name. */
+const char *dgc_gv_str(dgc_gv v);
+/* An empty JSON string (a binary field is never present empty). */
+int dgc_gv_empty_str(dgc_gv v);
+/* A number's value (0 if none). */
+double dgc_gv_num(dgc_gv v);
+
+/* An int64 as proto3 JSON writes it (a decimal string) or an integer
+ * number (doc: the JSON's text, for exact digits).  0 ok, -1 not one. */
+int dgc_gv_i64(const struct dgc_jdoc *doc, dgc_gv v, int64_t *out);
+/* A float or double: a number, "NaN" / "Infinity" / "-Infinity" or a
+ * numeric string.  0 ok, -1 not one. */
+int dgc_gv_f64(dgc_gv v, double *out);
+
+/* A bytes value: JSON base64 (standard or URL-safe) decoded into *own
+ * (dg_malloc'd, NUL-terminated, the caller frees), or a binary field's
+ * bytes in place (*own NULL).  0 ok, -1 not a string or not base64, -2
+ * nomem. */
+int dgc_gv_bytes(dgc_gv v, const unsigned char **b, size_t *n,
+                 unsigned char **own);
+/* The same always as a dg_malloc'd NUL-terminated copy in *out. */
+int dgc_gv_bytes_dup(dgc_gv v, unsigned char **out, size_t *n);
+
+/* A key twice among obj's members: 1 (*dup names it), else 0 (a binary
+ * map keeps its last entry per key: never). */
+int dgc_gv_dup_key(dgc_gv obj, const char **dup);
+
+#endif
