@@ -12,8 +12,10 @@
  * from the Const its `<var>/Assign` initializer assigns, else zeros
  * (docs/graphdef.md).  Attributes: load_graphdef_attr.c.
  *
- * Nodes stream in one cJSON object at a time (dgc_gd_add; load.c hands it
- * slices of the scanned text), so a node's JSON is gone once it is added:
+ * Nodes stream in one NodeDef at a time (dgc_gd_add), read through the
+ * value view (gview.h): a cJSON object (load.c hands it slices of the
+ * scanned text) or a protobuf-c message of a binary GraphDef (load_pb.c,
+ * load_metagraph.c), so a node's JSON is gone once it is added:
  * its name, op and attributes become IR at once; its input and device
  * strings and `_class` names are copied to pools and resolved by
  * dgc_gd_finish when every name is known.  Errors keep the order of the

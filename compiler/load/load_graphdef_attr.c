@@ -1,8 +1,9 @@
 /*
- * load_graphdef_attr.c -- the pieces of TensorFlow's proto3 JSON a GraphDef
- * node carries besides its name, op and inputs: AttrValue maps (types,
- * bools, ints, strings as base64, shapes, tensors, lists), TensorProto
- * literals and `_class` colocation, turned into dgrun attributes.
+ * load_graphdef_attr.c -- the pieces a GraphDef node carries besides its
+ * name, op and inputs: AttrValue maps (types, bools, ints, strings, shapes,
+ * tensors, lists), TensorProto literals and `_class` colocation, read
+ * through the value view (gview.h: proto3 JSON or binary) and turned into
+ * dgrun attributes.
  */
 #include "load_graphdef.h"
 #include "ops.h"
@@ -80,8 +81,8 @@ int dgc_gd_shape(const dgc_jdoc *doc, dgc_gv x, dg_shape *s,
         }
         dgc_gv sz = dgc_gv_field(d, "size", NULL);
         int64_t v = 0; /* proto3 omits a zero size */
-        if (!dgc_gv_is_object(d) || (dgc_gv_ok(sz) && dgc_gv_i64(doc, sz, &v)) ||
-            v < -1) {
+        if (!dgc_gv_is_object(d) ||
+            (dgc_gv_ok(sz) && dgc_gv_i64(doc, sz, &v)) || v < -1) {
             snprintf(msg, msgsz, "malformed dimension (want {\"size\": "
                      "\"<int>\"})");
             return -1;
@@ -691,7 +692,8 @@ static int cflow_attr(dgc_graph *g, const dgc_jdoc *doc, int32_t id,
         if (out) {
             dgc_gv l = dgc_gv_field(v, "list", NULL);
             x = dgc_gv_field(l, "shape", NULL);
-            x = dgc_gv_is_array(x) ? dgc_gv_first(x) : dgc_gv_json(NULL);
+            x = dgc_gv_is_array(x) ? dgc_gv_first(x)
+                                   : dgc_gv_json(NULL);
         }
         dg_shape sh;
         char msg[200];

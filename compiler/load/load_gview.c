@@ -305,8 +305,8 @@ dgc_gv dgc_gv_first(dgc_gv v)
 {
     switch (v.t) {
     case GV_JSON:
-        return cJSON_IsObject(v.j) || cJSON_IsArray(v.j) ? dgc_gv_json(v.j->child)
-                                                         : none;
+        return cJSON_IsObject(v.j) || cJSON_IsArray(v.j)
+                   ? dgc_gv_json(v.j->child) : none;
     case GV_PBOBJ:
         return fields_from(v.obj, 0);
     case GV_PBMAP:

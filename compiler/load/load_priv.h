@@ -238,7 +238,8 @@ dg_status dgc_graphdef_load(dgc_graph *g, const dgc_jdoc *doc,
 
 /* The same load, node by node (what load.c streams from scanned text):
  * begin (cnt: the expected node count, sizes arrays), add every element
- * of `node` in order (x may be freed once dgc_gd_add returns; errors other
+ * of `node` in order (a JSON element or a protobuf-c NodeDef through the
+ * view, gview.h; x may be freed once dgc_gd_add returns; errors other
  * than nomem are kept for finish), check the root (its `node` may be an
  * empty placeholder), then finish (the first error in the order of the
  * whole-document load), then end (always). */
