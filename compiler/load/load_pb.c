@@ -67,6 +67,9 @@ dg_status dgc_graphdef_load_pb(dgc_graph *g, const void *graphdef,
                                dg_error *err)
 {
     const Dgtf__GraphDef *gd = graphdef;
+    if (gd->library && gd->library->n_function > 0) /* as dgc_gd_check_root */
+        return dg_err(err, DG_E_GRAPH, "'library' has functions, which dgrun "
+                      "does not support");
     dgc_jdoc doc; /* no JSON text: integers are the protobuf's */
     memset(&doc, 0, sizeof doc);
     dgc_gdload *L;
