@@ -25,7 +25,18 @@ struct dgc_jdoc;
 struct ProtobufCMessage;
 struct ProtobufCFieldDescriptor;
 
-/* A value (or nothing: dgc_gv_ok is 0).  Small; passed by value. */
+/* What a dgc_gv is (its t). */
+enum {
+    DGC_GVT_NONE,
+    DGC_GVT_JSON,
+    DGC_GVT_PB,    /* a field (i < 0) or an element of one (i >= 0) of m */
+    DGC_GVT_PBOBJ, /* a message: obj (m/fd/i: where it sits, for next) */
+    DGC_GVT_PBMAP  /* the `attr` map field fd of m, as an object */
+};
+
+/* A value (or nothing: dgc_gv_ok is 0).  Passed by value; the accessors
+ * below are inline for JSON (the streamed GraphDef JSON's hot path) and
+ * call load_gview.c for protobuf-c values. */
 typedef struct dgc_gv {
     const cJSON *j;                         /* JSON value */
     const struct ProtobufCMessage *m;       /* pb: message holding fd */
@@ -34,49 +45,158 @@ typedef struct dgc_gv {
                                                an empty one) */
     const char *key;                        /* pb map member: its key */
     int32_t i;                              /* pb: element / map entry, -1 */
-    uint8_t t;                              /* GV_* (load_gview.c) */
+    uint8_t t;                              /* DGC_GVT_* */
 } dgc_gv;
 
 /* JSON kinds (dgc_gv_type). */
 enum { DGC_GV_NONE, DGC_GV_STRING, DGC_GV_NUMBER, DGC_GV_BOOL, DGC_GV_NULL,
        DGC_GV_ARRAY, DGC_GV_OBJECT, DGC_GV_INVALID };
 
+/* The protobuf-c side of the accessors below (load_gview.c). */
+int dgc_gv_pb_type(const dgc_gv *v);
+int dgc_gv_pb_true(const dgc_gv *v);
+dgc_gv dgc_gv_pb_field(const dgc_gv *obj, const char *camel,
+                       const char *snake);
+dgc_gv dgc_gv_pb_first(const dgc_gv *v);
+dgc_gv dgc_gv_pb_next(const dgc_gv *v);
+const char *dgc_gv_pb_key(const dgc_gv *v);
+int dgc_gv_pb_count(const dgc_gv *v);
+const char *dgc_gv_pb_str(const dgc_gv *v);
+double dgc_gv_pb_num(const dgc_gv *v);
+
 /* A cJSON value (NULL: nothing) / a protobuf-c message as an object. */
-dgc_gv dgc_gv_json(const cJSON *x);
+static inline dgc_gv dgc_gv_json(const cJSON *x)
+{
+    dgc_gv v = {x, NULL, NULL, NULL, NULL, -1,
+                x ? DGC_GVT_JSON : DGC_GVT_NONE};
+    return v;
+}
 dgc_gv dgc_gv_pb(const void *msg);
 
-/* Whether v is a value; its JSON kind; that kind as messages say it
- * ("a string", ... "missing": dgc_json_kind's words). */
-int dgc_gv_ok(dgc_gv v);
-int dgc_gv_type(dgc_gv v);
+/* Whether v is a value; its JSON kind (DGC_GV_*). */
+static inline int dgc_gv_ok(dgc_gv v)
+{
+    return v.t != DGC_GVT_NONE;
+}
+
+static inline int dgc_gv_type(dgc_gv v)
+{
+    if (v.t != DGC_GVT_JSON)
+        return dgc_gv_pb_type(&v);
+    switch (v.j->type & 0xFF) {
+    case cJSON_String: return DGC_GV_STRING;
+    case cJSON_Number: return DGC_GV_NUMBER;
+    case cJSON_True:
+    case cJSON_False: return DGC_GV_BOOL;
+    case cJSON_NULL: return DGC_GV_NULL;
+    case cJSON_Array: return DGC_GV_ARRAY;
+    case cJSON_Object: return DGC_GV_OBJECT;
+    default: return DGC_GV_INVALID;
+    }
+}
+
+/* The kind as messages say it ("a string", ... "missing": dgc_json_kind's
+ * words). */
 const char *dgc_gv_kind(dgc_gv v);
-int dgc_gv_is_object(dgc_gv v);
-int dgc_gv_is_array(dgc_gv v);
-int dgc_gv_is_string(dgc_gv v);
-int dgc_gv_is_number(dgc_gv v);
-int dgc_gv_is_bool(dgc_gv v);
+
+static inline int dgc_gv_is_object(dgc_gv v)
+{
+    return dgc_gv_type(v) == DGC_GV_OBJECT;
+}
+static inline int dgc_gv_is_array(dgc_gv v)
+{
+    return dgc_gv_type(v) == DGC_GV_ARRAY;
+}
+static inline int dgc_gv_is_string(dgc_gv v)
+{
+    return dgc_gv_type(v) == DGC_GV_STRING;
+}
+static inline int dgc_gv_is_number(dgc_gv v)
+{
+    return dgc_gv_type(v) == DGC_GV_NUMBER;
+}
+static inline int dgc_gv_is_bool(dgc_gv v)
+{
+    return dgc_gv_type(v) == DGC_GV_BOOL;
+}
+
 /* A bool that is true. */
-int dgc_gv_is_true(dgc_gv v);
+static inline int dgc_gv_is_true(dgc_gv v)
+{
+    if (v.t == DGC_GVT_JSON)
+        return (v.j->type & 0xFF) == cJSON_True;
+    return dgc_gv_pb_true(&v);
+}
 
 /* Member of object obj by its lowerCamelCase JSON name or its snake_case
  * proto name (JSON accepts both; protobuf-c is asked for snake, or camel
  * when snake is NULL); nothing if absent or obj is no object. */
-dgc_gv dgc_gv_field(dgc_gv obj, const char *camel, const char *snake);
+static inline dgc_gv dgc_gv_field(dgc_gv obj, const char *camel,
+                                  const char *snake)
+{
+    if (obj.t != DGC_GVT_JSON)
+        return dgc_gv_pb_field(&obj, camel, snake);
+    if ((obj.j->type & 0xFF) != cJSON_Object)
+        return dgc_gv_json(NULL);
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(obj.j, camel);
+    if (!x && snake)
+        x = cJSON_GetObjectItemCaseSensitive(obj.j, snake);
+    return dgc_gv_json(x);
+}
+
 /* First member of an object / element of an array (nothing if none or
  * neither), and the one after v. */
-dgc_gv dgc_gv_first(dgc_gv v);
-dgc_gv dgc_gv_next(dgc_gv v);
+static inline dgc_gv dgc_gv_first(dgc_gv v)
+{
+    if (v.t != DGC_GVT_JSON)
+        return dgc_gv_pb_first(&v);
+    int t = v.j->type & 0xFF;
+    return dgc_gv_json(t == cJSON_Object || t == cJSON_Array ? v.j->child
+                                                             : NULL);
+}
+
+static inline dgc_gv dgc_gv_next(dgc_gv v)
+{
+    return v.t == DGC_GVT_JSON ? dgc_gv_json(v.j->next) : dgc_gv_pb_next(&v);
+}
+
 /* A member's key (NULL for an array element). */
-const char *dgc_gv_key(dgc_gv v);
+static inline const char *dgc_gv_key(dgc_gv v)
+{
+    return v.t == DGC_GVT_JSON ? v.j->string : dgc_gv_pb_key(&v);
+}
+
 /* Elements of an array (0 for anything else). */
-int dgc_gv_count(dgc_gv v);
+static inline int dgc_gv_count(dgc_gv v)
+{
+    if (v.t != DGC_GVT_JSON)
+        return dgc_gv_pb_count(&v);
+    return (v.j->type & 0xFF) == cJSON_Array ? cJSON_GetArraySize(v.j) : 0;
+}
+
 /* A string's text ("" when v holds no text: bytes, int64, not a string);
  * an enum's name. */
-const char *dgc_gv_str(dgc_gv v);
+static inline const char *dgc_gv_str(dgc_gv v)
+{
+    if (v.t != DGC_GVT_JSON)
+        return dgc_gv_pb_str(&v);
+    return (v.j->type & 0xFF) == cJSON_String ? v.j->valuestring : "";
+}
+
 /* An empty JSON string (a binary field is never present empty). */
-int dgc_gv_empty_str(dgc_gv v);
+static inline int dgc_gv_empty_str(dgc_gv v)
+{
+    return v.t == DGC_GVT_JSON && (v.j->type & 0xFF) == cJSON_String &&
+           !v.j->valuestring[0];
+}
+
 /* A number's value (0 if none). */
-double dgc_gv_num(dgc_gv v);
+static inline double dgc_gv_num(dgc_gv v)
+{
+    if (v.t != DGC_GVT_JSON)
+        return dgc_gv_pb_num(&v);
+    return (v.j->type & 0xFF) == cJSON_Number ? v.j->valuedouble : 0;
+}
 
 /* An int64 as proto3 JSON writes it (a decimal string) or an integer
  * number (doc: the JSON's text, for exact digits).  0 ok, -1 not one. */

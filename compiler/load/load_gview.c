@@ -13,15 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* v.t */
-enum {
-    GV_NONE,
-    GV_JSON,
-    GV_PB,     /* a field (i < 0) or an element of one (i >= 0) of m */
-    GV_PBOBJ,  /* a message: obj (m/fd/i: where it sits, for next) */
-    GV_PBMAP   /* the `attr` map field fd of m, as an object */
-};
-
 typedef ProtobufCFieldDescriptor pbfd;
 
 static const dgc_gv none;
@@ -111,12 +102,12 @@ static dgc_gv member(const ProtobufCMessage *m, const pbfd *fd)
     v.m = m;
     v.fd = fd;
     v.i = -1;
-    v.t = GV_PB;
+    v.t = DGC_GVT_PB;
     if (fd->label == PROTOBUF_C_LABEL_REPEATED) {
         if (is_map(fd))
-            v.t = GV_PBMAP;
+            v.t = DGC_GVT_PBMAP;
     } else if (fd->type == PROTOBUF_C_TYPE_MESSAGE) {
-        v.t = GV_PBOBJ;
+        v.t = DGC_GVT_PBOBJ;
         v.obj = *(const ProtobufCMessage *const *)pb_base(m, fd);
     }
     return v;
@@ -129,9 +120,9 @@ static dgc_gv element(const ProtobufCMessage *m, const pbfd *fd, size_t i)
     v.m = m;
     v.fd = fd;
     v.i = (int32_t)i;
-    v.t = GV_PB;
+    v.t = DGC_GVT_PB;
     if (fd->type == PROTOBUF_C_TYPE_MESSAGE) {
-        v.t = GV_PBOBJ;
+        v.t = DGC_GVT_PBOBJ;
         v.obj = (*(const ProtobufCMessage *const *const *)pb_base(m, fd))[i];
     }
     return v;
@@ -164,7 +155,7 @@ static dgc_gv map_member(const ProtobufCMessage *m, const pbfd *fd, size_t k)
     v.i = (int32_t)k;
     v.key = key;
     v.obj = (const ProtobufCMessage *)entry(m, fd, k)->value;
-    v.t = GV_PBOBJ;
+    v.t = DGC_GVT_PBOBJ;
     return v;
 }
 
@@ -188,47 +179,20 @@ static dgc_gv fields_from(const ProtobufCMessage *m, unsigned k)
     return none;
 }
 
-dgc_gv dgc_gv_json(const cJSON *x)
-{
-    dgc_gv v = none;
-    v.j = x;
-    v.t = x ? GV_JSON : GV_NONE;
-    return v;
-}
-
 dgc_gv dgc_gv_pb(const void *msg)
 {
     dgc_gv v = none;
     v.obj = msg;
     v.i = -1;
-    v.t = GV_PBOBJ;
+    v.t = DGC_GVT_PBOBJ;
     return v;
 }
 
-int dgc_gv_ok(dgc_gv v)
+int dgc_gv_pb_type(const dgc_gv *w)
 {
-    return v.t != GV_NONE;
-}
-
-int dgc_gv_type(dgc_gv v)
-{
-    switch (v.t) {
-    case GV_NONE:
-        return DGC_GV_NONE;
-    case GV_JSON:
-        if (cJSON_IsString(v.j)) return DGC_GV_STRING;
-        if (cJSON_IsNumber(v.j)) return DGC_GV_NUMBER;
-        if (cJSON_IsBool(v.j)) return DGC_GV_BOOL;
-        if (cJSON_IsNull(v.j)) return DGC_GV_NULL;
-        if (cJSON_IsArray(v.j)) return DGC_GV_ARRAY;
-        if (cJSON_IsObject(v.j)) return DGC_GV_OBJECT;
-        return DGC_GV_INVALID;
-    case GV_PBOBJ:
-    case GV_PBMAP:
-        return DGC_GV_OBJECT;
-    default:
-        break;
-    }
+    dgc_gv v = *w;
+    if (v.t != DGC_GVT_PB)
+        return v.t == DGC_GVT_NONE ? DGC_GV_NONE : DGC_GV_OBJECT;
     if (v.i < 0 && v.fd->label == PROTOBUF_C_LABEL_REPEATED)
         return DGC_GV_ARRAY;
     const void *p = pb_at(v);
@@ -262,97 +226,72 @@ const char *dgc_gv_kind(dgc_gv v)
     return k[dgc_gv_type(v)];
 }
 
-int dgc_gv_is_object(dgc_gv v) { return dgc_gv_type(v) == DGC_GV_OBJECT; }
-int dgc_gv_is_array(dgc_gv v) { return dgc_gv_type(v) == DGC_GV_ARRAY; }
-int dgc_gv_is_string(dgc_gv v) { return dgc_gv_type(v) == DGC_GV_STRING; }
-int dgc_gv_is_number(dgc_gv v) { return dgc_gv_type(v) == DGC_GV_NUMBER; }
-int dgc_gv_is_bool(dgc_gv v) { return dgc_gv_type(v) == DGC_GV_BOOL; }
-
-int dgc_gv_is_true(dgc_gv v)
+int dgc_gv_pb_true(const dgc_gv *v)
 {
-    if (v.t == GV_JSON)
-        return cJSON_IsTrue(v.j);
-    return v.t == GV_PB && dgc_gv_type(v) == DGC_GV_BOOL &&
-           *(const protobuf_c_boolean *)pb_at(v);
+    return v->t == DGC_GVT_PB && dgc_gv_pb_type(v) == DGC_GV_BOOL &&
+           *(const protobuf_c_boolean *)pb_at(*v);
 }
 
-dgc_gv dgc_gv_field(dgc_gv obj, const char *camel, const char *snake)
+dgc_gv dgc_gv_pb_field(const dgc_gv *o, const char *camel, const char *snake)
 {
-    if (obj.t == GV_JSON) {
-        if (!cJSON_IsObject(obj.j))
-            return none;
-        const cJSON *x = cJSON_GetObjectItemCaseSensitive(obj.j, camel);
-        if (!x && snake)
-            x = cJSON_GetObjectItemCaseSensitive(obj.j, snake);
-        return dgc_gv_json(x);
-    }
     const char *name = snake ? snake : camel;
-    if (obj.t == GV_PBMAP) {
-        for (size_t k = pb_count(obj.m, obj.fd); k-- > 0;)
-            if (strcmp(entry_key(entry(obj.m, obj.fd, k)), name) == 0)
-                return map_member(obj.m, obj.fd, k);
+    if (o->t == DGC_GVT_PBMAP) {
+        for (size_t k = pb_count(o->m, o->fd); k-- > 0;)
+            if (strcmp(entry_key(entry(o->m, o->fd, k)), name) == 0)
+                return map_member(o->m, o->fd, k);
         return none;
     }
-    if (obj.t != GV_PBOBJ || !obj.obj)
+    if (o->t != DGC_GVT_PBOBJ || !o->obj)
         return none;
     const pbfd *fd =
-        protobuf_c_message_descriptor_get_field_by_name(obj.obj->descriptor,
+        protobuf_c_message_descriptor_get_field_by_name(o->obj->descriptor,
                                                         name);
-    return fd && pb_present(obj.obj, fd) ? member(obj.obj, fd) : none;
+    return fd && pb_present(o->obj, fd) ? member(o->obj, fd) : none;
 }
 
-dgc_gv dgc_gv_first(dgc_gv v)
+dgc_gv dgc_gv_pb_first(const dgc_gv *v)
 {
-    switch (v.t) {
-    case GV_JSON:
-        return cJSON_IsObject(v.j) || cJSON_IsArray(v.j)
-                   ? dgc_gv_json(v.j->child) : none;
-    case GV_PBOBJ:
-        return fields_from(v.obj, 0);
-    case GV_PBMAP:
-        return map_from(v.m, v.fd, 0);
-    case GV_PB:
-        return dgc_gv_count(v) > 0 ? element(v.m, v.fd, 0) : none;
+    switch (v->t) {
+    case DGC_GVT_PBOBJ:
+        return fields_from(v->obj, 0);
+    case DGC_GVT_PBMAP:
+        return map_from(v->m, v->fd, 0);
+    case DGC_GVT_PB:
+        return dgc_gv_pb_count(v) > 0 ? element(v->m, v->fd, 0) : none;
     default:
         return none;
     }
 }
 
-dgc_gv dgc_gv_next(dgc_gv v)
+dgc_gv dgc_gv_pb_next(const dgc_gv *v)
 {
-    if (v.t == GV_JSON)
-        return dgc_gv_json(v.j->next);
-    if (v.t == GV_NONE || !v.fd)
+    if (v->t == DGC_GVT_NONE || !v->fd)
         return none;
-    if (is_map(v.fd) && v.i >= 0)
-        return map_from(v.m, v.fd, (size_t)v.i + 1);
-    if (v.i >= 0)
-        return (size_t)v.i + 1 < pb_count(v.m, v.fd)
-                   ? element(v.m, v.fd, (size_t)v.i + 1) : none;
-    return fields_from(v.m, (unsigned)(v.fd - v.m->descriptor->fields) + 1);
+    if (is_map(v->fd) && v->i >= 0)
+        return map_from(v->m, v->fd, (size_t)v->i + 1);
+    if (v->i >= 0)
+        return (size_t)v->i + 1 < pb_count(v->m, v->fd)
+                   ? element(v->m, v->fd, (size_t)v->i + 1) : none;
+    return fields_from(v->m, (unsigned)(v->fd - v->m->descriptor->fields) + 1);
 }
 
-const char *dgc_gv_key(dgc_gv v)
+const char *dgc_gv_pb_key(const dgc_gv *v)
 {
-    if (v.t == GV_JSON)
-        return v.j->string;
-    if (v.key)
-        return v.key;
-    return v.fd && v.i < 0 ? v.fd->name : NULL;
+    if (v->key)
+        return v->key;
+    return v->fd && v->i < 0 ? v->fd->name : NULL;
 }
 
-int dgc_gv_count(dgc_gv v)
+int dgc_gv_pb_count(const dgc_gv *v)
 {
-    if (v.t == GV_JSON)
-        return cJSON_IsArray(v.j) ? cJSON_GetArraySize(v.j) : 0;
-    return dgc_gv_type(v) == DGC_GV_ARRAY ? (int)pb_count(v.m, v.fd) : 0;
+    return dgc_gv_pb_type(v) == DGC_GV_ARRAY ? (int)pb_count(v->m, v->fd) : 0;
 }
 
-const char *dgc_gv_str(dgc_gv v)
+const char *dgc_gv_pb_str(const dgc_gv *w)
 {
-    if (v.t == GV_JSON)
-        return cJSON_IsString(v.j) ? v.j->valuestring : "";
-    if (v.t != GV_PB || (v.i < 0 && v.fd->label == PROTOBUF_C_LABEL_REPEATED))
+    dgc_gv v = *w;
+    if (v.t != DGC_GVT_PB ||
+        (v.i < 0 && v.fd->label == PROTOBUF_C_LABEL_REPEATED))
         return "";
     const void *p = pb_at(v);
     if (v.fd->type == PROTOBUF_C_TYPE_STRING)
@@ -363,11 +302,6 @@ const char *dgc_gv_str(dgc_gv v)
         return e ? e->name : "";
     }
     return "";
-}
-
-int dgc_gv_empty_str(dgc_gv v)
-{
-    return v.t == GV_JSON && cJSON_IsString(v.j) && !v.j->valuestring[0];
 }
 
 /* A pb scalar's value as int64 (*is_int: it is an integer field). */
@@ -405,20 +339,18 @@ static double pb_num(dgc_gv v, int64_t *iv, int *is_int)
     }
 }
 
-double dgc_gv_num(dgc_gv v)
+double dgc_gv_pb_num(const dgc_gv *v)
 {
-    if (v.t == GV_JSON)
-        return cJSON_IsNumber(v.j) ? v.j->valuedouble : 0;
-    if (dgc_gv_type(v) != DGC_GV_NUMBER)
+    if (dgc_gv_pb_type(v) != DGC_GV_NUMBER)
         return 0;
     int64_t iv;
     int is_int;
-    return pb_num(v, &iv, &is_int);
+    return pb_num(*v, &iv, &is_int);
 }
 
 int dgc_gv_i64(const dgc_jdoc *doc, dgc_gv v, int64_t *out)
 {
-    if (v.t == GV_JSON) {
+    if (v.t == DGC_GVT_JSON) {
         if (cJSON_IsString(v.j)) {
             const char *s = v.j->valuestring;
             char *end;
@@ -432,7 +364,7 @@ int dgc_gv_i64(const dgc_jdoc *doc, dgc_gv v, int64_t *out)
         return dgc_json_int64(doc, v.j, out) ? -1 : 0;
     }
     int t = dgc_gv_type(v);
-    if (v.t != GV_PB || (t != DGC_GV_NUMBER && t != DGC_GV_STRING) ||
+    if (v.t != DGC_GVT_PB || (t != DGC_GV_NUMBER && t != DGC_GV_STRING) ||
         v.fd->type == PROTOBUF_C_TYPE_ENUM)
         return -1;
     int64_t iv;
@@ -453,7 +385,7 @@ int dgc_gv_f64(dgc_gv v, double *out)
     }
     if (t != DGC_GV_STRING)
         return -1;
-    if (v.t == GV_PB && v.fd->type != PROTOBUF_C_TYPE_STRING &&
+    if (v.t == DGC_GVT_PB && v.fd->type != PROTOBUF_C_TYPE_STRING &&
         v.fd->type != PROTOBUF_C_TYPE_ENUM &&
         v.fd->type != PROTOBUF_C_TYPE_BYTES) {
         int64_t iv;
@@ -518,14 +450,14 @@ int dgc_gv_bytes(dgc_gv v, const unsigned char **b, size_t *n,
                  unsigned char **own)
 {
     *own = NULL;
-    if (v.t == GV_JSON) {
+    if (v.t == DGC_GVT_JSON) {
         if (!cJSON_IsString(v.j))
             return -1;
         int rc = base64(v.j->valuestring, own, n);
         *b = *own;
         return rc;
     }
-    if (v.t != GV_PB || v.fd->type != PROTOBUF_C_TYPE_BYTES ||
+    if (v.t != DGC_GVT_PB || v.fd->type != PROTOBUF_C_TYPE_BYTES ||
         (v.i < 0 && v.fd->label == PROTOBUF_C_LABEL_REPEATED))
         return -1;
     const ProtobufCBinaryData *d = pb_at(v);
@@ -553,5 +485,5 @@ int dgc_gv_bytes_dup(dgc_gv v, unsigned char **out, size_t *n)
 
 int dgc_gv_dup_key(dgc_gv obj, const char **dup)
 {
-    return obj.t == GV_JSON && dgc_json_dup_key(obj.j, dup);
+    return obj.t == DGC_GVT_JSON && dgc_json_dup_key(obj.j, dup);
 }
