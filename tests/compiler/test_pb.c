@@ -455,6 +455,18 @@ static void same_error(gbuild *b, const char *json, const char *frag)
     free(buf);
 }
 
+/* A graph of one float Placeholder "x" (gb_x), and its JSON up to the
+ * next node (JX). */
+static void gb_x(gbuild *b)
+{
+    gb_init(b);
+    gb_node(b, "x", "Placeholder", NULL, 0);
+    gb_type(b, "dtype", DGTF__DATA_TYPE__DT_FLOAT);
+}
+
+#define JX "{\"node\": [{\"name\": \"x\", \"op\": \"Placeholder\", \"attr\": " \
+           "{\"dtype\": {\"type\": \"DT_FLOAT\"}}}, "
+
 static char *in_x[] = {"x"};
 static char *in_xx[] = {"x", "x"};
 
@@ -467,17 +479,13 @@ static void test_same_errors(void **state)
     Dgtf__AttrValue *v;
 
     /* an int where a bool belongs */
-    gb_init(b);
-    gb_node(b, "x", "Placeholder", NULL, 0);
-    gb_type(b, "dtype", DGTF__DATA_TYPE__DT_FLOAT);
+    gb_x(b);
     gb_node(b, "m", "MatMul", in_xx, 2);
     v = gb_attr(b, "transpose_a");
     v->value_case = DGTF__ATTR_VALUE__VALUE_I;
     v->i = 3;
-    same_error(b, "{\"node\": [{\"name\": \"x\", \"op\": \"Placeholder\", "
-               "\"attr\": {\"dtype\": {\"type\": \"DT_FLOAT\"}}}, {\"name\": "
-               "\"m\", \"op\": \"MatMul\", \"input\": [\"x\", \"x\"], \"attr\": "
-               "{\"transpose_a\": {\"i\": \"3\"}}}]}",
+    same_error(b, JX "{\"name\": \"m\", \"op\": \"MatMul\", \"input\": "
+               "[\"x\", \"x\"], \"attr\": {\"transpose_a\": {\"i\": \"3\"}}}]}",
                "node 'm': attr 'transpose_a' must be a bool ({\"b\": "
                "true|false}), got an int");
 
@@ -490,9 +498,7 @@ static void test_same_errors(void **state)
                "got an empty value");
 
     /* an attr TF's op does not have, after a good one */
-    gb_init(b);
-    gb_node(b, "x", "Placeholder", NULL, 0);
-    gb_type(b, "dtype", DGTF__DATA_TYPE__DT_FLOAT);
+    gb_x(b);
     v = gb_attr(b, "frob");
     v->value_case = DGTF__ATTR_VALUE__VALUE_B;
     v->b = 1;
@@ -502,9 +508,7 @@ static void test_same_errors(void **state)
                "TensorFlow's Placeholder has no attr 'frob'");
 
     /* `_class` names (bytes in a list), resolved after every node */
-    gb_init(b);
-    gb_node(b, "x", "Placeholder", NULL, 0);
-    gb_type(b, "dtype", DGTF__DATA_TYPE__DT_FLOAT);
+    gb_x(b);
     gb_node(b, "r", "Relu", in_x, 1);
     ProtobufCBinaryData loc = {7, (uint8_t *)"loc:@zz"};
     Dgtf__AttrValue__ListValue l;
@@ -514,16 +518,13 @@ static void test_same_errors(void **state)
     v = gb_attr(b, "_class");
     v->value_case = DGTF__ATTR_VALUE__VALUE_LIST;
     v->list = &l;
-    same_error(b, "{\"node\": [{\"name\": \"x\", \"op\": \"Placeholder\", "
-               "\"attr\": {\"dtype\": {\"type\": \"DT_FLOAT\"}}}, {\"name\": "
+    same_error(b, JX "{\"name\": "
                "\"r\", \"op\": \"Relu\", \"input\": [\"x\"], \"attr\": "
                "{\"_class\": {\"list\": {\"s\": [\"bG9jOkB6eg==\"]}}}}]}",
                "node 'r': _class colocates with unknown node 'zz'");
 
     /* a Placeholder of unknown rank */
-    gb_init(b);
-    gb_node(b, "x", "Placeholder", NULL, 0);
-    gb_type(b, "dtype", DGTF__DATA_TYPE__DT_FLOAT);
+    gb_x(b);
     Dgtf__TensorShapeProto unk;
     dgtf__tensor_shape_proto__init(&unk);
     unk.unknown_rank = 1;
@@ -559,15 +560,12 @@ static void test_same_errors(void **state)
                "int64Val has 3 values but the shape holds 2");
 
     /* a NaN float where an int belongs (proto3 JSON writes "NaN") */
-    gb_init(b);
-    gb_node(b, "x", "Placeholder", NULL, 0);
-    gb_type(b, "dtype", DGTF__DATA_TYPE__DT_FLOAT);
+    gb_x(b);
     gb_node(b, "s", "Sum", in_xx, 2);
     v = gb_attr(b, "keep_dims");
     v->value_case = DGTF__ATTR_VALUE__VALUE_F;
     v->f = NAN;
-    same_error(b, "{\"node\": [{\"name\": \"x\", \"op\": \"Placeholder\", "
-               "\"attr\": {\"dtype\": {\"type\": \"DT_FLOAT\"}}}, {\"name\": "
+    same_error(b, JX "{\"name\": "
                "\"s\", \"op\": \"Sum\", \"input\": [\"x\", \"x\"], \"attr\": "
                "{\"keep_dims\": {\"f\": \"NaN\"}}}]}",
                "attr 'keep_dims' must be a bool");
