@@ -22,30 +22,27 @@
 #include <stdint.h>
 
 struct dgc_jdoc;
-struct ProtobufCMessage;
 struct ProtobufCFieldDescriptor;
 
 /* What a dgc_gv is (its t). */
 enum {
     DGC_GVT_NONE,
     DGC_GVT_JSON,
-    DGC_GVT_PB,    /* a field (i < 0) or an element of one (i >= 0) of m */
-    DGC_GVT_PBOBJ, /* a message: obj (m/fd/i: where it sits, for next) */
-    DGC_GVT_PBMAP  /* the `attr` map field fd of m, as an object */
+    DGC_GVT_PB,    /* field fd (i < 0) or element i of it, of message p */
+    DGC_GVT_PBOBJ, /* a message: p itself (fd NULL), or what field fd /
+                      its element i / map entry i's value holds */
+    DGC_GVT_PBMAP  /* the `attr` map field fd of p, as an object */
 };
 
 /* A value (or nothing: dgc_gv_ok is 0).  Passed by value; the accessors
  * below are inline for JSON (the streamed GraphDef JSON's hot path) and
  * call load_gview.c for protobuf-c values. */
 typedef struct dgc_gv {
-    const cJSON *j;                         /* JSON value */
-    const struct ProtobufCMessage *m;       /* pb: message holding fd */
+    const void *p;  /* JSON: the cJSON value; pb: the message holding fd,
+                       or (fd NULL) the object itself */
     const struct ProtobufCFieldDescriptor *fd;
-    const struct ProtobufCMessage *obj;     /* pb object: the message (NULL:
-                                               an empty one) */
-    const char *key;                        /* pb map member: its key */
-    int32_t i;                              /* pb: element / map entry, -1 */
-    uint8_t t;                              /* DGC_GVT_* */
+    int32_t i;      /* pb: element of a repeated field / map entry, -1 */
+    uint8_t t;      /* DGC_GVT_* */
 } dgc_gv;
 
 /* JSON kinds (dgc_gv_type). */
@@ -64,11 +61,17 @@ int dgc_gv_pb_count(const dgc_gv *v);
 const char *dgc_gv_pb_str(const dgc_gv *v);
 double dgc_gv_pb_num(const dgc_gv *v);
 
+/* The cJSON value of a JSON v. */
+static inline const cJSON *dgc_gv_j(dgc_gv v)
+{
+    return v.p;
+}
+#define J(v) dgc_gv_j(v)
+
 /* A cJSON value (NULL: nothing) / a protobuf-c message as an object. */
 static inline dgc_gv dgc_gv_json(const cJSON *x)
 {
-    dgc_gv v = {x, NULL, NULL, NULL, NULL, -1,
-                x ? DGC_GVT_JSON : DGC_GVT_NONE};
+    dgc_gv v = {x, NULL, -1, x ? DGC_GVT_JSON : DGC_GVT_NONE};
     return v;
 }
 dgc_gv dgc_gv_pb(const void *msg);
@@ -83,7 +86,7 @@ static inline int dgc_gv_type(dgc_gv v)
 {
     if (v.t != DGC_GVT_JSON)
         return dgc_gv_pb_type(&v);
-    switch (v.j->type & 0xFF) {
+    switch (J(v)->type & 0xFF) {
     case cJSON_String: return DGC_GV_STRING;
     case cJSON_Number: return DGC_GV_NUMBER;
     case cJSON_True:
@@ -124,7 +127,7 @@ static inline int dgc_gv_is_bool(dgc_gv v)
 static inline int dgc_gv_is_true(dgc_gv v)
 {
     if (v.t == DGC_GVT_JSON)
-        return (v.j->type & 0xFF) == cJSON_True;
+        return (J(v)->type & 0xFF) == cJSON_True;
     return dgc_gv_pb_true(&v);
 }
 
@@ -136,11 +139,11 @@ static inline dgc_gv dgc_gv_field(dgc_gv obj, const char *camel,
 {
     if (obj.t != DGC_GVT_JSON)
         return dgc_gv_pb_field(&obj, camel, snake);
-    if ((obj.j->type & 0xFF) != cJSON_Object)
+    if ((J(obj)->type & 0xFF) != cJSON_Object)
         return dgc_gv_json(NULL);
-    const cJSON *x = cJSON_GetObjectItemCaseSensitive(obj.j, camel);
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(obj.p, camel);
     if (!x && snake)
-        x = cJSON_GetObjectItemCaseSensitive(obj.j, snake);
+        x = cJSON_GetObjectItemCaseSensitive(obj.p, snake);
     return dgc_gv_json(x);
 }
 
@@ -150,20 +153,20 @@ static inline dgc_gv dgc_gv_first(dgc_gv v)
 {
     if (v.t != DGC_GVT_JSON)
         return dgc_gv_pb_first(&v);
-    int t = v.j->type & 0xFF;
-    return dgc_gv_json(t == cJSON_Object || t == cJSON_Array ? v.j->child
+    int t = J(v)->type & 0xFF;
+    return dgc_gv_json(t == cJSON_Object || t == cJSON_Array ? J(v)->child
                                                              : NULL);
 }
 
 static inline dgc_gv dgc_gv_next(dgc_gv v)
 {
-    return v.t == DGC_GVT_JSON ? dgc_gv_json(v.j->next) : dgc_gv_pb_next(&v);
+    return v.t == DGC_GVT_JSON ? dgc_gv_json(J(v)->next) : dgc_gv_pb_next(&v);
 }
 
 /* A member's key (NULL for an array element). */
 static inline const char *dgc_gv_key(dgc_gv v)
 {
-    return v.t == DGC_GVT_JSON ? v.j->string : dgc_gv_pb_key(&v);
+    return v.t == DGC_GVT_JSON ? J(v)->string : dgc_gv_pb_key(&v);
 }
 
 /* Elements of an array (0 for anything else). */
@@ -171,7 +174,7 @@ static inline int dgc_gv_count(dgc_gv v)
 {
     if (v.t != DGC_GVT_JSON)
         return dgc_gv_pb_count(&v);
-    return (v.j->type & 0xFF) == cJSON_Array ? cJSON_GetArraySize(v.j) : 0;
+    return (J(v)->type & 0xFF) == cJSON_Array ? cJSON_GetArraySize(v.p) : 0;
 }
 
 /* A string's text ("" when v holds no text: bytes, int64, not a string);
@@ -180,14 +183,14 @@ static inline const char *dgc_gv_str(dgc_gv v)
 {
     if (v.t != DGC_GVT_JSON)
         return dgc_gv_pb_str(&v);
-    return (v.j->type & 0xFF) == cJSON_String ? v.j->valuestring : "";
+    return (J(v)->type & 0xFF) == cJSON_String ? J(v)->valuestring : "";
 }
 
 /* An empty JSON string (a binary field is never present empty). */
 static inline int dgc_gv_empty_str(dgc_gv v)
 {
-    return v.t == DGC_GVT_JSON && (v.j->type & 0xFF) == cJSON_String &&
-           !v.j->valuestring[0];
+    return v.t == DGC_GVT_JSON && (J(v)->type & 0xFF) == cJSON_String &&
+           !J(v)->valuestring[0];
 }
 
 /* A number's value (0 if none). */
@@ -195,7 +198,7 @@ static inline double dgc_gv_num(dgc_gv v)
 {
     if (v.t != DGC_GVT_JSON)
         return dgc_gv_pb_num(&v);
-    return (v.j->type & 0xFF) == cJSON_Number ? v.j->valuedouble : 0;
+    return (J(v)->type & 0xFF) == cJSON_Number ? J(v)->valuedouble : 0;
 }
 
 /* An int64 as proto3 JSON writes it (a decimal string) or an integer
@@ -217,5 +220,7 @@ int dgc_gv_bytes_dup(dgc_gv v, unsigned char **out, size_t *n);
 /* A key twice among obj's members: 1 (*dup names it), else 0 (a binary
  * map keeps its last entry per key: never). */
 int dgc_gv_dup_key(dgc_gv obj, const char **dup);
+
+#undef J
 
 #endif

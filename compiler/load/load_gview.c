@@ -89,7 +89,7 @@ static size_t elem_size(const pbfd *fd)
 /* Where a scalar value of v (a field or an element) lies. */
 static const void *pb_at(dgc_gv v)
 {
-    const char *p = pb_base(v.m, v.fd);
+    const char *p = pb_base(v.p, v.fd);
     if (v.i < 0)
         return p;
     return *(const char *const *)p + (size_t)v.i * elem_size(v.fd);
@@ -98,17 +98,12 @@ static const void *pb_at(dgc_gv v)
 /* Member fd of m (present). */
 static dgc_gv member(const ProtobufCMessage *m, const pbfd *fd)
 {
-    dgc_gv v = none;
-    v.m = m;
-    v.fd = fd;
-    v.i = -1;
-    v.t = DGC_GVT_PB;
+    dgc_gv v = {m, fd, -1, DGC_GVT_PB};
     if (fd->label == PROTOBUF_C_LABEL_REPEATED) {
         if (is_map(fd))
             v.t = DGC_GVT_PBMAP;
     } else if (fd->type == PROTOBUF_C_TYPE_MESSAGE) {
         v.t = DGC_GVT_PBOBJ;
-        v.obj = *(const ProtobufCMessage *const *)pb_base(m, fd);
     }
     return v;
 }
@@ -116,15 +111,9 @@ static dgc_gv member(const ProtobufCMessage *m, const pbfd *fd)
 /* Element i of repeated field fd of m. */
 static dgc_gv element(const ProtobufCMessage *m, const pbfd *fd, size_t i)
 {
-    dgc_gv v = none;
-    v.m = m;
-    v.fd = fd;
-    v.i = (int32_t)i;
-    v.t = DGC_GVT_PB;
-    if (fd->type == PROTOBUF_C_TYPE_MESSAGE) {
+    dgc_gv v = {m, fd, (int32_t)i, DGC_GVT_PB};
+    if (fd->type == PROTOBUF_C_TYPE_MESSAGE)
         v.t = DGC_GVT_PBOBJ;
-        v.obj = (*(const ProtobufCMessage *const *const *)pb_base(m, fd))[i];
-    }
     return v;
 }
 
@@ -149,13 +138,7 @@ static dgc_gv map_member(const ProtobufCMessage *m, const pbfd *fd, size_t k)
     for (size_t j = k + 1; j < n; j++)
         if (strcmp(entry_key(entry(m, fd, j)), key) == 0)
             return none;
-    dgc_gv v = none;
-    v.m = m;
-    v.fd = fd;
-    v.i = (int32_t)k;
-    v.key = key;
-    v.obj = (const ProtobufCMessage *)entry(m, fd, k)->value;
-    v.t = DGC_GVT_PBOBJ;
+    dgc_gv v = {m, fd, (int32_t)k, DGC_GVT_PBOBJ};
     return v;
 }
 
@@ -179,12 +162,23 @@ static dgc_gv fields_from(const ProtobufCMessage *m, unsigned k)
     return none;
 }
 
+/* The message an object v is (NULL: an empty one). */
+static const ProtobufCMessage *pb_obj(const dgc_gv *v)
+{
+    if (!v->fd)
+        return v->p;
+    if (is_map(v->fd))
+        return (const ProtobufCMessage *)entry(v->p, v->fd,
+                                               (size_t)v->i)->value;
+    const char *p = pb_base(v->p, v->fd);
+    if (v->i < 0)
+        return *(const ProtobufCMessage *const *)p;
+    return (*(const ProtobufCMessage *const *const *)p)[v->i];
+}
+
 dgc_gv dgc_gv_pb(const void *msg)
 {
-    dgc_gv v = none;
-    v.obj = msg;
-    v.i = -1;
-    v.t = DGC_GVT_PBOBJ;
+    dgc_gv v = {msg, NULL, -1, DGC_GVT_PBOBJ};
     return v;
 }
 
@@ -236,28 +230,28 @@ dgc_gv dgc_gv_pb_field(const dgc_gv *o, const char *camel, const char *snake)
 {
     const char *name = snake ? snake : camel;
     if (o->t == DGC_GVT_PBMAP) {
-        for (size_t k = pb_count(o->m, o->fd); k-- > 0;)
-            if (strcmp(entry_key(entry(o->m, o->fd, k)), name) == 0)
-                return map_member(o->m, o->fd, k);
+        for (size_t k = pb_count(o->p, o->fd); k-- > 0;)
+            if (strcmp(entry_key(entry(o->p, o->fd, k)), name) == 0)
+                return map_member(o->p, o->fd, k);
         return none;
     }
-    if (o->t != DGC_GVT_PBOBJ || !o->obj)
+    const ProtobufCMessage *m = o->t == DGC_GVT_PBOBJ ? pb_obj(o) : NULL;
+    if (!m)
         return none;
     const pbfd *fd =
-        protobuf_c_message_descriptor_get_field_by_name(o->obj->descriptor,
-                                                        name);
-    return fd && pb_present(o->obj, fd) ? member(o->obj, fd) : none;
+        protobuf_c_message_descriptor_get_field_by_name(m->descriptor, name);
+    return fd && pb_present(m, fd) ? member(m, fd) : none;
 }
 
 dgc_gv dgc_gv_pb_first(const dgc_gv *v)
 {
     switch (v->t) {
     case DGC_GVT_PBOBJ:
-        return fields_from(v->obj, 0);
+        return fields_from(pb_obj(v), 0);
     case DGC_GVT_PBMAP:
-        return map_from(v->m, v->fd, 0);
+        return map_from(v->p, v->fd, 0);
     case DGC_GVT_PB:
-        return dgc_gv_pb_count(v) > 0 ? element(v->m, v->fd, 0) : none;
+        return dgc_gv_pb_count(v) > 0 ? element(v->p, v->fd, 0) : none;
     default:
         return none;
     }
@@ -268,23 +262,26 @@ dgc_gv dgc_gv_pb_next(const dgc_gv *v)
     if (v->t == DGC_GVT_NONE || !v->fd)
         return none;
     if (is_map(v->fd) && v->i >= 0)
-        return map_from(v->m, v->fd, (size_t)v->i + 1);
+        return map_from(v->p, v->fd, (size_t)v->i + 1);
     if (v->i >= 0)
-        return (size_t)v->i + 1 < pb_count(v->m, v->fd)
-                   ? element(v->m, v->fd, (size_t)v->i + 1) : none;
-    return fields_from(v->m, (unsigned)(v->fd - v->m->descriptor->fields) + 1);
+        return (size_t)v->i + 1 < pb_count(v->p, v->fd)
+                   ? element(v->p, v->fd, (size_t)v->i + 1) : none;
+    const ProtobufCMessage *m = v->p;
+    return fields_from(m, (unsigned)(v->fd - m->descriptor->fields) + 1);
 }
 
 const char *dgc_gv_pb_key(const dgc_gv *v)
 {
-    if (v->key)
-        return v->key;
-    return v->fd && v->i < 0 ? v->fd->name : NULL;
+    if (!v->fd)
+        return NULL;
+    if (v->i < 0)
+        return v->fd->name;
+    return is_map(v->fd) ? entry_key(entry(v->p, v->fd, (size_t)v->i)) : NULL;
 }
 
 int dgc_gv_pb_count(const dgc_gv *v)
 {
-    return dgc_gv_pb_type(v) == DGC_GV_ARRAY ? (int)pb_count(v->m, v->fd) : 0;
+    return dgc_gv_pb_type(v) == DGC_GV_ARRAY ? (int)pb_count(v->p, v->fd) : 0;
 }
 
 const char *dgc_gv_pb_str(const dgc_gv *w)
@@ -351,8 +348,9 @@ double dgc_gv_pb_num(const dgc_gv *v)
 int dgc_gv_i64(const dgc_jdoc *doc, dgc_gv v, int64_t *out)
 {
     if (v.t == DGC_GVT_JSON) {
-        if (cJSON_IsString(v.j)) {
-            const char *s = v.j->valuestring;
+        const cJSON *j = v.p;
+        if (cJSON_IsString(j)) {
+            const char *s = j->valuestring;
             char *end;
             errno = 0;
             long long x = strtoll(s, &end, 10);
@@ -361,7 +359,7 @@ int dgc_gv_i64(const dgc_jdoc *doc, dgc_gv v, int64_t *out)
             *out = (int64_t)x;
             return 0;
         }
-        return dgc_json_int64(doc, v.j, out) ? -1 : 0;
+        return dgc_json_int64(doc, j, out) ? -1 : 0;
     }
     int t = dgc_gv_type(v);
     if (v.t != DGC_GVT_PB || (t != DGC_GV_NUMBER && t != DGC_GV_STRING) ||
@@ -451,9 +449,10 @@ int dgc_gv_bytes(dgc_gv v, const unsigned char **b, size_t *n,
 {
     *own = NULL;
     if (v.t == DGC_GVT_JSON) {
-        if (!cJSON_IsString(v.j))
+        const cJSON *j = v.p;
+        if (!cJSON_IsString(j))
             return -1;
-        int rc = base64(v.j->valuestring, own, n);
+        int rc = base64(j->valuestring, own, n);
         *b = *own;
         return rc;
     }
@@ -485,5 +484,5 @@ int dgc_gv_bytes_dup(dgc_gv v, unsigned char **out, size_t *n)
 
 int dgc_gv_dup_key(dgc_gv obj, const char **dup)
 {
-    return obj.t == DGC_GVT_JSON && dgc_json_dup_key(obj.j, dup);
+    return obj.t == DGC_GVT_JSON && dgc_json_dup_key(obj.p, dup);
 }
