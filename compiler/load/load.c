@@ -225,7 +225,7 @@ static dg_status load_gd_stream(dgc_graph *g, const cJSON *root, node_src *S,
                 memcpy(ndup, S->dup, sizeof ndup);
             adding = 0;
         } else if (adding) {
-            st = dgc_gd_add(L, x, (int)i, err);
+            st = dgc_gd_add(L, dgc_gv_json(x), (int)i, err);
         }
     }
     if (st) {

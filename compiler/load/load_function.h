@@ -14,7 +14,7 @@
 
 typedef struct dgc_fn_arena dgc_fn_arena;
 
-/* The graph after inlining: `node` (for dgc_pb_graph_json through a copy
+/* The graph after inlining: `node` (for dgc_graphdef_load_pb through a copy
  * of the GraphDef with these nodes and no library), and what the calls'
  * outputs became (dgc_fn_resolve). */
 typedef struct dgc_fn_graph {

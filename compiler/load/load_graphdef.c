@@ -12,8 +12,10 @@
  * from the Const its `<var>/Assign` initializer assigns, else zeros
  * (docs/graphdef.md).  Attributes: load_graphdef_attr.c.
  *
- * Nodes stream in one cJSON object at a time (dgc_gd_add; load.c hands it
- * slices of the scanned text), so a node's JSON is gone once it is added:
+ * Nodes stream in one NodeDef at a time (dgc_gd_add), read through the
+ * value view (gview.h): a cJSON object (load.c hands it slices of the
+ * scanned text) or a protobuf-c message of a binary GraphDef (load_pb.c,
+ * load_metagraph.c), so a node's JSON is gone once it is added:
  * its name, op and attributes become IR at once; its input and device
  * strings and `_class` names are copied to pools and resolved by
  * dgc_gd_finish when every name is known.  Errors keep the order of the
@@ -147,9 +149,9 @@ static const char *const kinds[] = {"a string", "a number", "a bool", "null",
                                     "an array", "an object", "invalid",
                                     "missing"};
 
-static uint8_t kind_of(const cJSON *x)
+static uint8_t kind_of(dgc_gv x)
 {
-    const char *k = dgc_json_kind(x);
+    const char *k = dgc_gv_kind(x);
     uint8_t i = 0;
     while (i < 7 && strcmp(kinds[i], k) != 0)
         i++;
@@ -301,32 +303,34 @@ static int field_slot(const char *k)
 
 /* Fields, name and op of element i (op: its index in L->ops); adds the
  * node to the graph; f[] gets its fields. */
-static dg_status add_node(dgc_gdload *L, const cJSON *x, int i, int op,
-                          const cJSON **f, uint32_t *hash, dg_error *err)
+static dg_status add_node(dgc_gdload *L, dgc_gv x, int i, int op,
+                          dgc_gv *f, uint32_t *hash, dg_error *err)
 {
     dgc_graph *g = L->g;
-    if (!cJSON_IsObject(x))
-        return GE("node #%d: must be an object, got %s", i, dgc_json_kind(x));
-    const cJSON *bad = NULL;
+    if (!dgc_gv_is_object(x))
+        return GE("node #%d: must be an object, got %s", i, dgc_gv_kind(x));
+    const char *bad = NULL;
     int dup = 0;
-    const cJSON *name = NULL; /* the last one: messages use it */
-    memset(f, 0, 6 * sizeof *f);
-    for (const cJSON *k = x->child; k; k = k->next) {
-        int s = field_slot(k->string);
+    dgc_gv name = dgc_gv_json(NULL); /* the last one: messages use it */
+    for (int s = 0; s < 6; s++)
+        f[s] = name;
+    for (dgc_gv k = dgc_gv_first(x); dgc_gv_ok(k); k = dgc_gv_next(k)) {
+        int s = field_slot(dgc_gv_key(k));
         if (s == 0)
             name = k;
         if (bad)
             continue;
         if (s < 0)
-            bad = k;
-        else if (s < 5 && f[s])
-            bad = k, dup = 1;
+            bad = dgc_gv_key(k);
+        else if (s < 5 && dgc_gv_ok(f[s]))
+            bad = dgc_gv_key(k), dup = 1;
         else
             f[s] = k;
     }
-    const char *nm = cJSON_IsString(name) ? name->valuestring : NULL;
+    const char *nm = dgc_gv_is_string(name) ? dgc_gv_str(name) : NULL;
     char who[300];
-    if (bad || !f[0] || !nm || !dgc_valid_name(nm) || !cJSON_IsString(f[1]) ||
+    if (bad || !dgc_gv_ok(f[0]) || !nm || !dgc_valid_name(nm) ||
+        !dgc_gv_is_string(f[1]) ||
         L->ops[op].why) { /* an error follows: name the node */
         if (nm)
             snprintf(who, sizeof who, "node '%s'", nm);
@@ -335,20 +339,20 @@ static dg_status add_node(dgc_gdload *L, const cJSON *x, int i, int op,
     }
     if (bad)
         return GE("%s: %s field '%s' (a NodeDef has name, op, input, device, "
-                  "attr)", who, dup ? "duplicate" : "unknown", bad->string);
-    if (!f[0])
+                  "attr)", who, dup ? "duplicate" : "unknown", bad);
+    if (!dgc_gv_ok(f[0]))
         return GE("%s: missing 'name'", who);
     if (!nm)
         return GE("%s: 'name' must be a string, got %s", who,
-                  dgc_json_kind(f[0]));
+                  dgc_gv_kind(f[0]));
     if (!dgc_valid_name(nm))
         return GE("%s: invalid name '%s' (must match "
                   "[A-Za-z0-9.][A-Za-z0-9_./-]*)", who, nm);
-    if (!f[1])
+    if (!dgc_gv_ok(f[1]))
         return GE("%s: missing 'op'", who);
-    if (!cJSON_IsString(f[1]))
+    if (!dgc_gv_is_string(f[1]))
         return GE("%s: 'op' must be a string, got %s", who,
-                  dgc_json_kind(f[1]));
+                  dgc_gv_kind(f[1]));
     const gd_op *o = &L->ops[op];
     if (o->why) /* unsupported_ops reports these first: only a fallback */
         return GE("%s: TensorFlow op '%s' is not supported by dgrun%s%s",
@@ -397,34 +401,33 @@ static dg_status name_in(dgc_graph *g, uint32_t h, dg_error *err)
 
 /* Copy node id's input strings and device to the pool (their JSON types
  * are judged by the inputs pass, in its order). */
-static int keep_strings(dgc_gdload *L, gd_rec *r, const cJSON *in,
-                        const cJSON *dev)
+static int keep_strings(dgc_gdload *L, gd_rec *r, dgc_gv in, dgc_gv dev)
 {
     r->off = L->pool.len;
     r->bad_at = -1;
-    if (in && !cJSON_IsArray(in)) {
+    if (dgc_gv_ok(in) && !dgc_gv_is_array(in)) {
         r->bad_at = -2;
         r->in_kind = kind_of(in);
     }
     int32_t k = 0;
-    for (const cJSON *e = cJSON_IsArray(in) ? in->child : NULL; e;
-         e = e->next, k++) {
-        if (!cJSON_IsString(e)) {
+    for (dgc_gv e = dgc_gv_is_array(in) ? dgc_gv_first(in) : dgc_gv_json(NULL);
+         dgc_gv_ok(e); e = dgc_gv_next(e), k++) {
+        if (!dgc_gv_is_string(e)) {
             if (r->bad_at == -1) {
                 r->bad_at = k;
                 r->in_kind = kind_of(e);
             }
             continue;
         }
-        if (dgc_strpool_add(&L->pool, e->valuestring))
+        if (dgc_strpool_add(&L->pool, dgc_gv_str(e)))
             return -1;
         r->n_in++;
     }
-    if (dev && cJSON_IsString(dev)) {
+    if (dgc_gv_is_string(dev)) {
         r->dev = 1;
-        return dgc_strpool_add(&L->pool, dev->valuestring);
+        return dgc_strpool_add(&L->pool, dgc_gv_str(dev));
     }
-    if (dev) {
+    if (dgc_gv_ok(dev)) {
         r->dev = 2;
         r->dev_kind = kind_of(dev);
     }
@@ -475,7 +478,7 @@ static dg_status keep(dg_error *dst, const dg_error *e, dg_status st,
  * spelled, op: its index in L->ops).  An attr error is kept in L->e_attr
  * (the later passes never run then); returns only nomem. */
 static dg_status add_rest(dgc_gdload *L, const char *tf_op, int op,
-                          const cJSON *const *f, dg_error *err)
+                          const dgc_gv *f, dg_error *err)
 {
     int32_t id = L->g->n_nodes - 1;
     if (L->n_rec == L->cap_rec) {
@@ -493,15 +496,14 @@ static dg_status add_rest(dgc_gdload *L, const char *tf_op, int op,
      * has not; such a Const becomes a NoOp that only they may take, and
      * the attrs of both are ignored */
     dgc_node *n = &L->g->nodes[id];
-    const cJSON *dt = dgc_gd_field(dgc_gd_field(f[4], "dtype", NULL), "type",
-                                   NULL);
-    if (n->op == DGC_OPID_Const && cJSON_IsString(dt) &&
-        strcmp(dt->valuestring, "DT_STRING") == 0) {
+    dgc_gv dt = dgc_gv_field(dgc_gv_field(f[4], "dtype", NULL), "type", NULL);
+    if (n->op == DGC_OPID_Const && dgc_gv_is_string(dt) &&
+        strcmp(dgc_gv_str(dt), "DT_STRING") == 0) {
         r->strc = 1;
         n->op = DGC_OPID_NoOp;
     }
-    const cJSON *attrs =
-        r->strc || dgc_op_has(n->op, DGC_OP_SUMMARY) ? NULL : f[4];
+    dgc_gv attrs = r->strc || dgc_op_has(n->op, DGC_OP_SUMMARY)
+                       ? dgc_gv_json(NULL) : f[4];
     int32_t cls0 = L->cls.n;
     dg_error e;
     dg_status st = dgc_gd_attrs(L->g, L->doc, id, tf_op, attrs, &L->cls, &e);
@@ -515,18 +517,18 @@ static dg_status add_rest(dgc_gdload *L, const char *tf_op, int op,
     return DG_OK;
 }
 
-dg_status dgc_gd_add(dgc_gdload *L, const cJSON *x, int i, dg_error *err)
+dg_status dgc_gd_add(dgc_gdload *L, dgc_gv x, int i, dg_error *err)
 {
-    const cJSON *o = dgc_gd_field(x, "op", NULL);
+    dgc_gv o = dgc_gv_field(x, "op", NULL);
     int op = -1;
-    if (cJSON_IsString(o)) {
-        if ((op = op_seen(L, o->valuestring)) < 0)
+    if (dgc_gv_is_string(o)) {
+        if ((op = op_seen(L, dgc_gv_str(o))) < 0)
             return dg_err_nomem(err, "loader");
         L->ops[op].n++;
     }
     if (L->node_failed)
         return DG_OK;
-    const cJSON *f[6];
+    dgc_gv f[6];
     dg_error e;
     uint32_t h;
     dg_status st = add_node(L, x, i, op, f, &h, &e);
@@ -535,7 +537,7 @@ dg_status dgc_gd_add(dgc_gdload *L, const cJSON *x, int i, dg_error *err)
         return keep(&L->e_node, &e, st, err);
     }
     /* the attrs convert while the name's map slot is fetched */
-    if (L->attr_node < 0 && (st = add_rest(L, o->valuestring, op, f, err)))
+    if (L->attr_node < 0 && (st = add_rest(L, dgc_gv_str(o), op, f, err)))
         return st;
     if ((st = name_in(L->g, h, &e))) {
         /* a duplicate name is a node error, before any attr error */
@@ -776,7 +778,9 @@ dg_status dgc_gd_check_root(const cJSON *root, dg_error *err)
                       dgc_json_kind(k));
     }
     const cJSON *lib = cJSON_GetObjectItemCaseSensitive(root, "library");
-    const cJSON *fn = dgc_gd_field(lib, "function", NULL);
+    const cJSON *fn = cJSON_IsObject(lib)
+                          ? cJSON_GetObjectItemCaseSensitive(lib, "function")
+                          : NULL;
     if (cJSON_GetArraySize(fn) > 0)
         return GE("'library' has functions, which dgrun does not support");
     return DG_OK;
@@ -954,7 +958,7 @@ dg_status dgc_graphdef_load(dgc_graph *g, const dgc_jdoc *doc,
     st = dgc_gd_begin(&L, g, doc, (size_t)cJSON_GetArraySize(arr), err);
     int i = 0;
     for (const cJSON *x = arr->child; x && !st; x = x->next, i++)
-        st = dgc_gd_add(L, x, i, err);
+        st = dgc_gd_add(L, dgc_gv_json(x), i, err);
     if (!st)
         st = dgc_gd_finish(L, err);
     dgc_gd_end(L);

@@ -1,41 +1,30 @@
 /*
  * load_graphdef.h -- internals of the TensorFlow GraphDef (proto3 JSON)
- * loader shared by load_graphdef.c (nodes, inputs, colocation, variable
- * initializers) and load_graphdef_attr.c (AttrValue / TensorProto JSON).
+ * and binary loaders shared by load_graphdef.c (nodes, inputs, colocation,
+ * variable initializers) and load_graphdef_attr.c (AttrValue /
+ * TensorProto), which read either through the value view (gview.h).
  * Not part of any other module's interface.
  */
 #ifndef DGC_LOAD_GRAPHDEF_H
 #define DGC_LOAD_GRAPHDEF_H
 
-#include <cJSON.h>
-
+#include "gview.h"
 #include "load_priv.h"
 #include "strpool.h"
 
-/* A member of a proto3 JSON object by its lowerCamelCase JSON name or its
- * original snake_case proto field name (parsers accept both); NULL if
- * absent. */
-const cJSON *dgc_gd_field(const cJSON *obj, const char *camel,
-                          const char *snake);
-
-/* Decode standard or URL-safe base64 (padding optional) into a
- * dg_malloc'd buffer (NUL-terminated, *n bytes without the NUL).  0 ok,
- * -1 invalid, -2 nomem. */
-int dgc_gd_base64(const char *s, unsigned char **out, size_t *n);
-
 /* A DataType enum ("DT_FLOAT", "DT_FLOAT_REF", or its number) -> dg_dtype.
  * 0 ok, -1 a type dgrun does not support (name in *what). */
-int dgc_gd_dtype(const cJSON *x, dg_dtype *out, const char **what);
+int dgc_gd_dtype(dgc_gv x, dg_dtype *out, const char **what);
 
 /* A TensorShapeProto ({"dim": [{"size": "2"}, ...]} / {"unknownRank":
  * true}) -> shape.  0 ok, 1 unknown rank, -1 malformed (reason in msg). */
-int dgc_gd_shape(const dgc_jdoc *doc, const cJSON *x, dg_shape *s,
+int dgc_gd_shape(const dgc_jdoc *doc, dgc_gv x, dg_shape *s,
                  char *msg, size_t msgsz);
 
 /* A TensorProto -> a new tensor: typed *Val lists (a shorter list is
  * padded with its last value, as TF does; none = zeros) or tensorContent
  * (base64, little-endian).  0 ok, -1 reason in msg, -2 nomem. */
-int dgc_gd_tensor(const dgc_jdoc *doc, const cJSON *x, dg_tensor **out,
+int dgc_gd_tensor(const dgc_jdoc *doc, dgc_gv x, dg_tensor **out,
                   char *msg, size_t msgsz);
 
 /* Convert the `attr` map of graph node id (whose op is already resolved;
@@ -49,11 +38,11 @@ int dgc_gd_tensor(const dgc_jdoc *doc, const cJSON *x, dg_tensor **out,
  * of those (*st: DG_OK or the error), 0 when the caller handles k. */
 int dgc_gd_is_fused_conv(const dgc_node *n);
 int dgc_gd_fused_conv_tf_attr(const dgc_node *n, const char *k);
-int dgc_gd_fused_conv_attr(dgc_node *n, const char *k, const cJSON *v,
+int dgc_gd_fused_conv_attr(dgc_node *n, const char *k, dgc_gv v,
                            dg_error *err, dg_status *st);
 
 dg_status dgc_gd_attrs(dgc_graph *g, const dgc_jdoc *doc, int32_t id,
-                       const char *tf_op, const cJSON *attr, dgc_strpool *cls,
+                       const char *tf_op, dgc_gv attr, dgc_strpool *cls,
                        dg_error *err);
 
 /* Resolve node id's n_cls `_class` names at *s (advanced past them) into

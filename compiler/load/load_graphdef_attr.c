@@ -1,8 +1,9 @@
 /*
- * load_graphdef_attr.c -- the pieces of TensorFlow's proto3 JSON a GraphDef
- * node carries besides its name, op and inputs: AttrValue maps (types,
- * bools, ints, strings as base64, shapes, tensors, lists), TensorProto
- * literals and `_class` colocation, turned into dgrun attributes.
+ * load_graphdef_attr.c -- the pieces a GraphDef node carries besides its
+ * name, op and inputs: AttrValue maps (types, bools, ints, strings, shapes,
+ * tensors, lists), TensorProto literals and `_class` colocation, read
+ * through the value view (gview.h: proto3 JSON or binary) and turned into
+ * dgrun attributes.
  */
 #include "load_graphdef.h"
 #include "ops.h"
@@ -14,83 +15,30 @@
 #include <stdlib.h>
 #include <string.h>
 
-const cJSON *dgc_gd_field(const cJSON *obj, const char *camel,
-                          const char *snake)
-{
-    if (!cJSON_IsObject(obj))
-        return NULL;
-    const cJSON *x = cJSON_GetObjectItemCaseSensitive(obj, camel);
-    if (!x && snake)
-        x = cJSON_GetObjectItemCaseSensitive(obj, snake);
-    return x;
-}
-
-static int b64_val(int c)
-{
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+' || c == '-') return 62;
-    if (c == '/' || c == '_') return 63;
-    return -1;
-}
-
-int dgc_gd_base64(const char *s, unsigned char **out, size_t *n)
-{
-    size_t len = strlen(s);
-    while (len > 0 && s[len - 1] == '=')
-        len--;
-    if (len % 4 == 1)
-        return -1;
-    unsigned char *b = dg_malloc(len / 4 * 3 + 3);
-    if (!b)
-        return -2;
-    size_t k = 0;
-    uint32_t acc = 0;
-    int bits = 0;
-    for (size_t i = 0; i < len; i++) {
-        int v = b64_val((unsigned char)s[i]);
-        if (v < 0) {
-            dg_free(b);
-            return -1;
-        }
-        acc = (acc << 6) | (uint32_t)v;
-        bits += 6;
-        if (bits >= 8) {
-            bits -= 8;
-            b[k++] = (unsigned char)(acc >> bits);
-        }
-    }
-    b[k] = 0;
-    *out = b;
-    *n = k;
-    return 0;
-}
-
-int dgc_gd_dtype(const cJSON *x, dg_dtype *out, const char **what)
+int dgc_gd_dtype(dgc_gv x, dg_dtype *out, const char **what)
 {
     static const struct { const char *name; int num; dg_dtype t; } map[] = {
         {"DT_FLOAT", 1, DG_F32}, {"DT_DOUBLE", 2, DG_F64},
         {"DT_INT32", 3, DG_I32}, {"DT_INT64", 9, DG_I64},
         {"DT_BOOL", 10, DG_BOOL}};
     *what = "?";
-    if (cJSON_IsString(x)) {
-        *what = x->valuestring;
-        size_t l = strlen(x->valuestring);
-        if (l > 4 && strcmp(x->valuestring + l - 4, "_REF") == 0)
+    if (dgc_gv_is_string(x)) {
+        *what = dgc_gv_str(x);
+        size_t l = strlen(dgc_gv_str(x));
+        if (l > 4 && strcmp(dgc_gv_str(x) + l - 4, "_REF") == 0)
             l -= 4;
         for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
             if (strlen(map[i].name) == l &&
-                strncmp(map[i].name, x->valuestring, l) == 0) {
+                strncmp(map[i].name, dgc_gv_str(x), l) == 0) {
                 *out = map[i].t;
                 return 0;
             }
         return -1;
     }
-    if (cJSON_IsNumber(x)) {
+    if (dgc_gv_is_number(x)) {
         /* enum values are small integers; check the range before the cast
          * (fuzzing found -9223372036854775809 here: the cast was UB) */
-        double d = x->valuedouble;
+        double d = dgc_gv_num(x);
         *what = "a numeric DataType";
         if (!(d >= 0 && d < 1000) || d != (double)(int)d)
             return -1;
@@ -109,66 +57,32 @@ int dgc_gd_dtype(const cJSON *x, dg_dtype *out, const char **what)
     return -1;
 }
 
-/* An int64 written as a JSON string (proto3) or a number.  0 ok. */
-static int json_i64(const dgc_jdoc *doc, const cJSON *x, int64_t *out)
-{
-    if (cJSON_IsString(x)) {
-        const char *s = x->valuestring;
-        char *end;
-        errno = 0;
-        long long v = strtoll(s, &end, 10);
-        if (!*s || *end || errno)
-            return -1;
-        *out = (int64_t)v;
-        return 0;
-    }
-    return dgc_json_int64(doc, x, out) ? -1 : 0;
-}
-
-/* A float or double: a number, or "NaN" / "Infinity" / "-Infinity" or a
- * numeric string.  0 ok. */
-static int json_f64(const cJSON *x, double *out)
-{
-    if (cJSON_IsNumber(x)) {
-        *out = x->valuedouble;
-        return 0;
-    }
-    if (!cJSON_IsString(x))
-        return -1;
-    const char *s = x->valuestring;
-    if (strcmp(s, "NaN") == 0) { *out = NAN; return 0; }
-    if (strcmp(s, "Infinity") == 0) { *out = INFINITY; return 0; }
-    if (strcmp(s, "-Infinity") == 0) { *out = -INFINITY; return 0; }
-    char *end;
-    *out = strtod(s, &end);
-    return (*s && !*end) ? 0 : -1;
-}
-
-int dgc_gd_shape(const dgc_jdoc *doc, const cJSON *x, dg_shape *s,
+int dgc_gd_shape(const dgc_jdoc *doc, dgc_gv x, dg_shape *s,
                  char *msg, size_t msgsz)
 {
     memset(s, 0, sizeof *s);
-    if (x && !cJSON_IsObject(x)) {
+    if (dgc_gv_ok(x) && !dgc_gv_is_object(x)) {
         snprintf(msg, msgsz, "a TensorShapeProto must be an object, got %s",
-                 dgc_json_kind(x));
+                 dgc_gv_kind(x));
         return -1;
     }
-    if (cJSON_IsTrue(dgc_gd_field(x, "unknownRank", "unknown_rank")))
+    if (dgc_gv_is_true(dgc_gv_field(x, "unknownRank", "unknown_rank")))
         return 1;
-    const cJSON *dims = dgc_gd_field(x, "dim", NULL);
-    if (dims && !cJSON_IsArray(dims)) {
+    dgc_gv dims = dgc_gv_field(x, "dim", NULL);
+    if (dgc_gv_ok(dims) && !dgc_gv_is_array(dims)) {
         snprintf(msg, msgsz, "'dim' must be a list, got %s",
-                 dgc_json_kind(dims));
+                 dgc_gv_kind(dims));
         return -1;
     }
-    for (const cJSON *d = dims ? dims->child : NULL; d; d = d->next) {
+    for (dgc_gv d = dgc_gv_first(dims); dgc_gv_ok(d); d = dgc_gv_next(d)) {
         if (s->rank == DG_MAX_RANK) {
             snprintf(msg, msgsz, "more than %d dimensions", DG_MAX_RANK);
             return -1;
         }
-        const cJSON *sz = dgc_gd_field(d, "size", NULL);
+        dgc_gv sz = dgc_gv_field(d, "size", NULL);
         int64_t v = 0; /* proto3 omits a zero size */
-        if (!cJSON_IsObject(d) || (sz && json_i64(doc, sz, &v)) || v < -1) {
+        if (!dgc_gv_is_object(d) ||
+            (dgc_gv_ok(sz) && dgc_gv_i64(doc, sz, &v)) || v < -1) {
             snprintf(msg, msgsz, "malformed dimension (want {\"size\": "
                      "\"<int>\"})");
             return -1;
@@ -179,7 +93,7 @@ int dgc_gd_shape(const dgc_jdoc *doc, const cJSON *x, dg_shape *s,
 }
 
 /* Store value k of a *Val list into element i of t. */
-static int put_val(const dgc_jdoc *doc, const cJSON *x, dg_tensor *t,
+static int put_val(const dgc_jdoc *doc, dgc_gv x, dg_tensor *t,
                    int64_t i, char *msg, size_t msgsz)
 {
     double d;
@@ -187,7 +101,7 @@ static int put_val(const dgc_jdoc *doc, const cJSON *x, dg_tensor *t,
     switch (t->dtype) {
     case DG_F32:
     case DG_F64:
-        if (json_f64(x, &d))
+        if (dgc_gv_f64(x, &d))
             break;
         if (t->dtype == DG_F32)
             ((float *)t->data)[i] = (float)d;
@@ -196,7 +110,7 @@ static int put_val(const dgc_jdoc *doc, const cJSON *x, dg_tensor *t,
         return 0;
     case DG_I32:
     case DG_I64:
-        if (json_i64(doc, x, &v))
+        if (dgc_gv_i64(doc, x, &v))
             break;
         if (t->dtype == DG_I32) {
             if (v > INT32_MAX || v < INT32_MIN) {
@@ -210,35 +124,30 @@ static int put_val(const dgc_jdoc *doc, const cJSON *x, dg_tensor *t,
         }
         return 0;
     case DG_BOOL:
-        if (!cJSON_IsBool(x))
+        if (!dgc_gv_is_bool(x))
             break;
-        ((uint8_t *)t->data)[i] = cJSON_IsTrue(x) ? 1 : 0;
+        ((uint8_t *)t->data)[i] = dgc_gv_is_true(x) ? 1 : 0;
         return 0;
     default:
         break;
     }
-    snprintf(msg, msgsz, "bad element (%s) for dtype %s", dgc_json_kind(x),
+    snprintf(msg, msgsz, "bad element (%s) for dtype %s", dgc_gv_kind(x),
              dg_dtype_name(t->dtype));
     return -1;
 }
 
-/* The bytes of tensorContent (little-endian) into t. */
-static int put_content(const cJSON *c, dg_tensor *t, char *msg, size_t msgsz)
+/* The bytes of tensorContent (little-endian) into t: a binary file's
+ * copied once from the protobuf buffer, JSON's decoded from base64. */
+static int put_content(dgc_gv c, dg_tensor *t, char *msg, size_t msgsz)
 {
-    unsigned char *b;
+    const unsigned char *b;
+    unsigned char *own;
     size_t n;
-    if (!cJSON_IsString(c)) {
+    if (!dgc_gv_is_string(c)) {
         snprintf(msg, msgsz, "tensorContent must be a base64 string");
         return -1;
     }
-    int raw = (c->type & DGC_JSON_RAWBYTES) != 0;
-    int rc = 0;
-    if (raw) {
-        b = (unsigned char *)c->valuestring;
-        n = (size_t)c->valuedouble;
-    } else {
-        rc = dgc_gd_base64(c->valuestring, &b, &n);
-    }
+    int rc = dgc_gv_bytes(c, &b, &n, &own);
     if (rc == -2)
         return -2;
     if (rc) {
@@ -251,8 +160,7 @@ static int put_content(const cJSON *c, dg_tensor *t, char *msg, size_t msgsz)
         snprintf(msg, msgsz, "tensorContent has %zu bytes but a %s tensor "
                  "of %lld elements needs %zu", n, dg_dtype_name(t->dtype),
                  (long long)numel, (size_t)numel * es);
-        if (!raw)
-            dg_free(b);
+        dg_free(own);
         return -1;
     }
     /* little-endian bytes -> host order */
@@ -273,29 +181,28 @@ static int put_content(const cJSON *c, dg_tensor *t, char *msg, size_t msgsz)
         default: dst[i] = (unsigned char)(v != 0); break;
         }
     }
-    if (!raw)
-        dg_free(b);
+    dg_free(own);
     return 0;
 }
 
-int dgc_gd_tensor(const dgc_jdoc *doc, const cJSON *x, dg_tensor **out,
+int dgc_gd_tensor(const dgc_jdoc *doc, dgc_gv x, dg_tensor **out,
                   char *msg, size_t msgsz)
 {
     *out = NULL;
-    if (!cJSON_IsObject(x)) {
+    if (!dgc_gv_is_object(x)) {
         snprintf(msg, msgsz, "a TensorProto must be an object, got %s",
-                 dgc_json_kind(x));
+                 dgc_gv_kind(x));
         return -1;
     }
     dg_dtype t;
     const char *what;
-    if (dgc_gd_dtype(dgc_gd_field(x, "dtype", NULL), &t, &what)) {
+    if (dgc_gd_dtype(dgc_gv_field(x, "dtype", NULL), &t, &what)) {
         snprintf(msg, msgsz, "unsupported tensor dtype %s (float32, float64, "
                  "int32, int64, bool)", what);
         return -1;
     }
     dg_shape s;
-    int rc = dgc_gd_shape(doc, dgc_gd_field(x, "tensorShape", "tensor_shape"),
+    int rc = dgc_gd_shape(doc, dgc_gv_field(x, "tensorShape", "tensor_shape"),
                           &s, msg, msgsz);
     if (rc > 0 || (rc == 0 && dg_shape_numel(&s) < 0)) {
         snprintf(msg, msgsz, "a literal tensor needs a fully known shape");
@@ -313,27 +220,25 @@ int dgc_gd_tensor(const dgc_jdoc *doc, const cJSON *x, dg_tensor **out,
         [DG_I32] = {"intVal", "int_val"},
         [DG_I64] = {"int64Val", "int64_val"},
         [DG_BOOL] = {"boolVal", "bool_val"}};
-    const cJSON *list = dgc_gd_field(x, vals[t][0], vals[t][1]);
-    const cJSON *content = dgc_gd_field(x, "tensorContent", "tensor_content");
+    dgc_gv list = dgc_gv_field(x, vals[t][0], vals[t][1]);
+    dgc_gv content = dgc_gv_field(x, "tensorContent", "tensor_content");
     dg_tensor *tn = dg_tensor_new(t, &s);
     if (!tn)
         return -2;
     int64_t numel = dg_shape_numel(&s);
-    int empty = cJSON_IsString(content) && !content->valuestring[0] &&
-                !(content->type & DGC_JSON_RAWBYTES);
-    if (content && !empty) {
+    if (dgc_gv_ok(content) && !dgc_gv_empty_str(content)) {
         rc = put_content(content, tn, msg, msgsz);
         if (rc) {
             dg_tensor_free(tn);
             return rc;
         }
-    } else if (list) {
-        if (!cJSON_IsArray(list)) {
+    } else if (dgc_gv_ok(list)) {
+        if (!dgc_gv_is_array(list)) {
             snprintf(msg, msgsz, "%s must be a list", vals[t][0]);
             dg_tensor_free(tn);
             return -1;
         }
-        int64_t cnt = cJSON_GetArraySize(list);
+        int64_t cnt = dgc_gv_count(list);
         if (cnt > numel) {
             snprintf(msg, msgsz, "%s has %lld values but the shape holds "
                      "%lld", vals[t][0], (long long)cnt, (long long)numel);
@@ -341,7 +246,8 @@ int dgc_gd_tensor(const dgc_jdoc *doc, const cJSON *x, dg_tensor **out,
             return -1;
         }
         int64_t i = 0;
-        for (const cJSON *e = list->child; e; e = e->next, i++)
+        for (dgc_gv e = dgc_gv_first(list); dgc_gv_ok(e);
+             e = dgc_gv_next(e), i++)
             if (put_val(doc, e, tn, i, msg, msgsz)) {
                 dg_tensor_free(tn);
                 return -1;
@@ -374,25 +280,26 @@ static const char *const ignored[] = {
 /* A type parameter: an attr named T<Name> whose value is a type or a list
  * of types ("Tparams": {"type": "DT_FLOAT"}, "Tin": {"list": {"type":
  * [...]}}); inference derives the types from the inputs. */
-static int type_param(const char *k, const cJSON *v)
+static int type_param(const char *k, dgc_gv v)
 {
     if (k[0] != 'T' || !((k[1] >= 'A' && k[1] <= 'Z') ||
                          (k[1] >= 'a' && k[1] <= 'z')))
         return 0;
-    const cJSON *l = dgc_gd_field(v, "list", NULL);
-    return dgc_gd_field(v, "type", NULL) != NULL ||
-           (l && dgc_gd_field(l, "type", NULL) != NULL);
+    dgc_gv l = dgc_gv_field(v, "list", NULL);
+    return dgc_gv_ok(dgc_gv_field(v, "type", NULL)) ||
+           (dgc_gv_ok(l) && dgc_gv_ok(dgc_gv_field(l, "type", NULL)));
 }
 
 /* `explicit_paddings` (Conv2D, MaxPool, ...): an empty list is TF's
  * default and means nothing. */
-static int empty_list(const cJSON *v)
+static int empty_list(dgc_gv v)
 {
-    const cJSON *l = dgc_gd_field(v, "list", NULL);
-    if (!cJSON_IsObject(v) || (v->child && !l) || (l && !cJSON_IsObject(l)))
+    dgc_gv l = dgc_gv_field(v, "list", NULL);
+    if (!dgc_gv_is_object(v) || (dgc_gv_ok(dgc_gv_first(v)) && !dgc_gv_ok(l)) ||
+        (dgc_gv_ok(l) && !dgc_gv_is_object(l)))
         return 0;
-    for (const cJSON *e = l ? l->child : NULL; e; e = e->next)
-        if (!cJSON_IsArray(e) || cJSON_GetArraySize(e) > 0)
+    for (dgc_gv e = dgc_gv_first(l); dgc_gv_ok(e); e = dgc_gv_next(e))
+        if (!dgc_gv_is_array(e) || dgc_gv_count(e) > 0)
             return 0;
     return 1;
 }
@@ -415,34 +322,37 @@ static dg_status want(dg_error *err, const dgc_node *n, const char *key,
 
 /* What an AttrValue holds, for messages: "a bool", "an int", ...; the
  * JSON kind when it is no object. */
-static const char *attr_kind(const cJSON *v)
+static const char *attr_kind(dgc_gv v)
 {
     static const char *const m[][2] = {
         {"b", "a bool"}, {"i", "an int"}, {"f", "a float"}, {"s", "a string"},
         {"type", "a type"}, {"shape", "a shape"}, {"tensor", "a tensor"},
         {"list", "a list"}, {"func", "a function"},
         {"placeholder", "a placeholder"}};
-    if (!cJSON_IsObject(v))
-        return dgc_json_kind(v);
-    if (!v->child)
+    if (!dgc_gv_is_object(v))
+        return dgc_gv_kind(v);
+    dgc_gv c = dgc_gv_first(v);
+    if (!dgc_gv_ok(c))
         return "an empty value";
+    const char *key = dgc_gv_key(c);
     for (size_t k = 0; k < sizeof m / sizeof m[0]; k++)
-        if (v->child->string && strcmp(v->child->string, m[k][0]) == 0)
+        if (key && strcmp(key, m[k][0]) == 0)
             return m[k][1];
     return "an unknown AttrValue";
 }
 
 /* Whether AttrValue v holds the field `kind` of TF's OpDef (or nothing:
  * proto3 JSON writes a default value as {}). */
-static int attr_value_is(const cJSON *v, const char *kind)
+static int attr_value_is(dgc_gv v, const char *kind)
 {
-    if (!cJSON_IsObject(v))
+    if (!dgc_gv_is_object(v))
         return 0;
-    if (!v->child)
+    dgc_gv c = dgc_gv_first(v);
+    if (!dgc_gv_ok(c))
         return 1;
-    return v->child->string && !v->child->next &&
-           (strcmp(v->child->string, kind) == 0 ||
-            strcmp(v->child->string, "placeholder") == 0);
+    const char *key = dgc_gv_key(c);
+    return key && !dgc_gv_ok(dgc_gv_next(c)) &&
+           (strcmp(key, kind) == 0 || strcmp(key, "placeholder") == 0);
 }
 
 /* The AttrValue field of a kind, as messages say it. */
@@ -467,7 +377,7 @@ static const char *kind_text(const char *kind)
 /* A wrong type: names the node, the attr, the type it must have and the
  * one it has. */
 static dg_status want_type(dg_error *err, const dgc_node *n, const char *key,
-                           const char *what, const cJSON *v)
+                           const char *what, dgc_gv v)
 {
     return AERR("node '%s': attr '%s' must be %s, got %s", n->name, key,
                 what, attr_kind(v));
@@ -480,44 +390,44 @@ static dg_status nomem(dg_error *err)
 
 /* {"b": true}; an empty AttrValue is false. */
 static dg_status get_bool(dg_error *err, const dgc_node *n, const char *key,
-                          const cJSON *v, int *out)
+                          dgc_gv v, int *out)
 {
-    const cJSON *b = dgc_gd_field(v, "b", NULL);
-    if (!cJSON_IsObject(v) || (!b && v->child))
+    dgc_gv b = dgc_gv_field(v, "b", NULL);
+    if (!dgc_gv_is_object(v) || (!dgc_gv_ok(b) && dgc_gv_ok(dgc_gv_first(v))))
         return want_type(err, n, key, "a bool ({\"b\": true|false})", v);
-    if (b && !cJSON_IsBool(b))
+    if (dgc_gv_ok(b) && !dgc_gv_is_bool(b))
         return want(err, n, key, "a bool ({\"b\": true|false})");
-    *out = cJSON_IsTrue(b);
+    *out = dgc_gv_is_true(b);
     return DG_OK;
 }
 
 static dg_status get_int(const dgc_jdoc *doc, dg_error *err,
-                         const dgc_node *n, const char *key, const cJSON *v,
+                         const dgc_node *n, const char *key, dgc_gv v,
                          int64_t *out)
 {
-    const cJSON *i = dgc_gd_field(v, "i", NULL);
+    dgc_gv i = dgc_gv_field(v, "i", NULL);
     *out = 0;
-    if (!cJSON_IsObject(v) || (!i && v->child))
+    if (!dgc_gv_is_object(v) || (!dgc_gv_ok(i) && dgc_gv_ok(dgc_gv_first(v))))
         return want_type(err, n, key, "an int ({\"i\": \"<int>\"})", v);
-    if (i && json_i64(doc, i, out))
+    if (dgc_gv_ok(i) && dgc_gv_i64(doc, i, out))
         return want(err, n, key, "an int ({\"i\": \"<int>\"})");
     return DG_OK;
 }
 
 /* {"list": {"i": [...]}} -> attr `axis` (ints) of n. */
 static dg_status get_int_list(const dgc_jdoc *doc, dg_error *err,
-                              dgc_node *n, const char *key, const cJSON *v)
+                              dgc_node *n, const char *key, dgc_gv v)
 {
-    const cJSON *l = dgc_gd_field(v, "list", NULL);
-    const cJSON *is = dgc_gd_field(l, "i", NULL);
-    if (!cJSON_IsObject(v) || (l && !cJSON_IsObject(l)) ||
-        (is && !cJSON_IsArray(is)))
+    dgc_gv l = dgc_gv_field(v, "list", NULL);
+    dgc_gv is = dgc_gv_field(l, "i", NULL);
+    if (!dgc_gv_is_object(v) || (dgc_gv_ok(l) && !dgc_gv_is_object(l)) ||
+        (dgc_gv_ok(is) && !dgc_gv_is_array(is)))
         return want_type(err, n, key, "a list of ints ({\"list\": "
                          "{\"i\": [...]}})", v);
     int64_t vals[DG_MAX_RANK];
     int cnt = 0;
-    for (const cJSON *e = is ? is->child : NULL; e; e = e->next) {
-        if (cnt == DG_MAX_RANK || json_i64(doc, e, &vals[cnt]))
+    for (dgc_gv e = dgc_gv_first(is); dgc_gv_ok(e); e = dgc_gv_next(e)) {
+        if (cnt == DG_MAX_RANK || dgc_gv_i64(doc, e, &vals[cnt]))
             return want(err, n, key, "a short list of ints");
         cnt++;
     }
@@ -528,16 +438,17 @@ static dg_status get_int_list(const dgc_jdoc *doc, dg_error *err,
 
 /* {"s": base64} -> a dg_malloc'd string. */
 static dg_status get_str(dg_error *err, const dgc_node *n, const char *key,
-                         const cJSON *v, char **out)
+                         dgc_gv v, char **out)
 {
-    const cJSON *s = dgc_gd_field(v, "s", NULL);
+    dgc_gv s = dgc_gv_field(v, "s", NULL);
     unsigned char *b = NULL;
     size_t len;
-    if (!cJSON_IsObject(v) || (!s && v->child))
+    if (!dgc_gv_is_object(v) || (!dgc_gv_ok(s) && dgc_gv_ok(dgc_gv_first(v))))
         return want_type(err, n, key, "a string ({\"s\": \"<base64>\"})", v);
-    if (s && !cJSON_IsString(s))
+    if (dgc_gv_ok(s) && !dgc_gv_is_string(s))
         return want(err, n, key, "a string ({\"s\": \"<base64>\"})");
-    int rc = dgc_gd_base64(s ? s->valuestring : "", &b, &len);
+    int rc = dgc_gv_ok(s) ? dgc_gv_bytes_dup(s, &b, &len)
+                          : (b = dg_calloc(1, 1)) ? 0 : -2;
     if (rc == -2)
         return nomem(err);
     if (rc)
@@ -547,12 +458,12 @@ static dg_status get_str(dg_error *err, const dgc_node *n, const char *key,
 }
 
 static dg_status get_type(dg_error *err, const dgc_node *n, const char *key,
-                          const cJSON *v, dg_dtype *out)
+                          dgc_gv v, dg_dtype *out)
 {
     const char *what;
-    if (!cJSON_IsObject(v) || !dgc_gd_field(v, "type", NULL))
+    if (!dgc_gv_is_object(v) || !dgc_gv_ok(dgc_gv_field(v, "type", NULL)))
         return want_type(err, n, key, "a type ({\"type\": \"DT_FLOAT\"})", v);
-    if (dgc_gd_dtype(dgc_gd_field(v, "type", NULL), out, &what))
+    if (dgc_gd_dtype(dgc_gv_field(v, "type", NULL), out, &what))
         return AERR("node '%s': attr '%s': unsupported dtype %s (float32, "
                     "float64, int32, int64, bool)", n->name, key, what);
     return DG_OK;
@@ -560,31 +471,31 @@ static dg_status get_type(dg_error *err, const dgc_node *n, const char *key,
 
 /* {"f": 0.001}; an empty AttrValue is 0. */
 static dg_status get_float(dg_error *err, const dgc_node *n, const char *key,
-                           const cJSON *v, double *out)
+                           dgc_gv v, double *out)
 {
-    const cJSON *f = dgc_gd_field(v, "f", NULL);
+    dgc_gv f = dgc_gv_field(v, "f", NULL);
     *out = 0;
-    if (!cJSON_IsObject(v) || (!f && v->child))
+    if (!dgc_gv_is_object(v) || (!dgc_gv_ok(f) && dgc_gv_ok(dgc_gv_first(v))))
         return want_type(err, n, key, "a float ({\"f\": <number>})", v);
-    if (f && json_f64(f, out))
+    if (dgc_gv_ok(f) && dgc_gv_f64(f, out))
         return want(err, n, key, "a float ({\"f\": <number>})");
     return DG_OK;
 }
 
 /* {"list": {"i": ["1", "2", ...]}} -> the node's ints attr `key`. */
 static dg_status set_int_list(const dgc_jdoc *doc, dg_error *err,
-                              dgc_node *n, const char *key, const cJSON *v)
+                              dgc_node *n, const char *key, dgc_gv v)
 {
-    const cJSON *l = dgc_gd_field(v, "list", NULL);
-    const cJSON *is = dgc_gd_field(l, "i", NULL);
+    dgc_gv l = dgc_gv_field(v, "list", NULL);
+    dgc_gv is = dgc_gv_field(l, "i", NULL);
     int64_t vals[16];
     int cnt = 0;
-    if (!cJSON_IsObject(v) || (l && !cJSON_IsObject(l)) ||
-        (is && !cJSON_IsArray(is)))
+    if (!dgc_gv_is_object(v) || (dgc_gv_ok(l) && !dgc_gv_is_object(l)) ||
+        (dgc_gv_ok(is) && !dgc_gv_is_array(is)))
         return want_type(err, n, key, "a list of ints ({\"list\": "
                          "{\"i\": [...]}})", v);
-    for (const cJSON *e = is ? is->child : NULL; e; e = e->next) {
-        if (cnt == 16 || json_i64(doc, e, &vals[cnt]))
+    for (dgc_gv e = dgc_gv_first(is); dgc_gv_ok(e); e = dgc_gv_next(e)) {
+        if (cnt == 16 || dgc_gv_i64(doc, e, &vals[cnt]))
             return want(err, n, key, "a list of at most 16 ints");
         cnt++;
     }
@@ -601,21 +512,20 @@ static int cnn_op(const dgc_node *n)
 /* `_class`: {"list": {"s": ["bG9jOkB4"]}} = loc:@x -> colocate with x.
  * The names go to `cls` (resolved once every node is known,
  * dgc_gd_resolve_class). */
-static dg_status colocation(dgc_graph *g, int32_t id, const cJSON *v,
+static dg_status colocation(dgc_graph *g, int32_t id, dgc_gv v,
                             dgc_strpool *cls, dg_error *err)
 {
     dgc_node *n = &g->nodes[id];
-    const cJSON *l = dgc_gd_field(v, "list", NULL);
-    const cJSON *ss = dgc_gd_field(l, "s", NULL);
-    if (!cJSON_IsObject(v) || (l && !cJSON_IsObject(l)) ||
-        (ss && !cJSON_IsArray(ss)))
+    dgc_gv l = dgc_gv_field(v, "list", NULL);
+    dgc_gv ss = dgc_gv_field(l, "s", NULL);
+    if (!dgc_gv_is_object(v) || (dgc_gv_ok(l) && !dgc_gv_is_object(l)) ||
+        (dgc_gv_ok(ss) && !dgc_gv_is_array(ss)))
         return want(err, n, "_class", "a list of strings ({\"list\": "
                     "{\"s\": [...]}})");
-    for (const cJSON *e = ss ? ss->child : NULL; e; e = e->next) {
+    for (dgc_gv e = dgc_gv_first(ss); dgc_gv_ok(e); e = dgc_gv_next(e)) {
         unsigned char *b;
         size_t len;
-        int rc = cJSON_IsString(e) ? dgc_gd_base64(e->valuestring, &b, &len)
-                                   : -1;
+        int rc = dgc_gv_bytes_dup(e, &b, &len);
         if (rc == -2)
             return nomem(err);
         if (rc)
@@ -661,14 +571,14 @@ static int is_op(const dgc_node *n, const char *name)
 
 /* `value` of a Const. */
 static dg_status value_attr(dgc_graph *g, const dgc_jdoc *doc, int32_t id,
-                            const cJSON *v, dg_error *err)
+                            dgc_gv v, dg_error *err)
 {
     dgc_node *n = &g->nodes[id];
-    const cJSON *t = dgc_gd_field(v, "tensor", NULL);
+    dgc_gv t = dgc_gv_field(v, "tensor", NULL);
     if (!is_op(n, "Const"))
         return AERR("node '%s': attr 'value' is not supported on op %s",
                     n->name, dgc_op_name(n->op));
-    if (!cJSON_IsObject(v) || !t)
+    if (!dgc_gv_is_object(v) || !dgc_gv_ok(t))
         return want(err, n, "value", "a tensor ({\"tensor\": {...}})");
     dg_tensor *tn;
     char msg[300];
@@ -684,15 +594,15 @@ static dg_status value_attr(dgc_graph *g, const dgc_jdoc *doc, int32_t id,
 
 /* `shape` of a Placeholder or Variable. */
 static dg_status shape_attr(dgc_graph *g, const dgc_jdoc *doc, int32_t id,
-                            const cJSON *v, dg_error *err)
+                            dgc_gv v, dg_error *err)
 {
     dgc_node *n = &g->nodes[id];
     int feed = dgc_op_has(n->op, DGC_OP_FEED);
     if (!feed && !dgc_op_has(n->op, DGC_OP_VARIABLE))
         return AERR("node '%s': attr 'shape' is not supported on op %s",
                     n->name, dgc_op_name(n->op));
-    const cJSON *s = dgc_gd_field(v, "shape", NULL);
-    if (!cJSON_IsObject(v) || (!s && v->child))
+    dgc_gv s = dgc_gv_field(v, "shape", NULL);
+    if (!dgc_gv_is_object(v) || (!dgc_gv_ok(s) && dgc_gv_ok(dgc_gv_first(v))))
         return want(err, n, "shape", "a shape ({\"shape\": {\"dim\": [...]}})");
     dg_shape sh;
     char msg[200];
@@ -722,7 +632,7 @@ static dg_status shape_attr(dgc_graph *g, const dgc_jdoc *doc, int32_t id,
  * output shape only the run knows (a TensorArray read or gather, a stack
  * pop) becomes its `output_shape`. */
 static int cflow_attr(dgc_graph *g, const dgc_jdoc *doc, int32_t id,
-                      const char *k, const cJSON *v, dg_error *err,
+                      const char *k, dgc_gv v, dg_error *err,
                       dg_status *st)
 {
     static const char *const strs[] = {"frame_name", "source", NULL};
@@ -742,8 +652,8 @@ static int cflow_attr(dgc_graph *g, const dgc_jdoc *doc, int32_t id,
     if (strcmp(k, "T") == 0) {
         /* DT_RESOURCE (a TensorArray or stack handle entering a loop) is
          * fine here: inference types the handle */
-        const cJSON *ty = dgc_gd_field(v, "type", NULL);
-        if (cJSON_IsString(ty) && strcmp(ty->valuestring, "DT_RESOURCE") == 0)
+        dgc_gv ty = dgc_gv_field(v, "type", NULL);
+        if (dgc_gv_is_string(ty) && strcmp(dgc_gv_str(ty), "DT_RESOURCE") == 0)
             return 1;
         return 0;
     } else if (listed(strs, k)) {
@@ -778,15 +688,16 @@ static int cflow_attr(dgc_graph *g, const dgc_jdoc *doc, int32_t id,
             n->op != DGC_OPID_TensorArrayGatherV3 &&
             n->op != DGC_OPID_StackPopV2)
             return 1;
-        const cJSON *x = dgc_gd_field(v, "shape", NULL);
+        dgc_gv x = dgc_gv_field(v, "shape", NULL);
         if (out) {
-            const cJSON *l = dgc_gd_field(v, "list", NULL);
-            x = dgc_gd_field(l, "shape", NULL);
-            x = cJSON_IsArray(x) ? x->child : NULL;
+            dgc_gv l = dgc_gv_field(v, "list", NULL);
+            x = dgc_gv_field(l, "shape", NULL);
+            x = dgc_gv_is_array(x) ? dgc_gv_first(x)
+                                   : dgc_gv_json(NULL);
         }
         dg_shape sh;
         char msg[200];
-        int rc = x ? dgc_gd_shape(doc, x, &sh, msg, sizeof msg) : 1;
+        int rc = dgc_gv_ok(x) ? dgc_gd_shape(doc, x, &sh, msg, sizeof msg) : 1;
         if (rc < 0)
             *st = AERR("node '%s': attr '%s': %s", n->name, k, msg);
         else if (rc == 0 &&
@@ -801,7 +712,7 @@ static int cflow_attr(dgc_graph *g, const dgc_jdoc *doc, int32_t id,
 /* An attr the op's schema (ops.c) names, decoded by the schema's type
  * (issue 22: ops added after the special cases above). */
 static dg_status schema_attr(const dgc_jdoc *doc, dg_error *err, dgc_node *n,
-                             const char *k, const cJSON *v, const char *tf_op)
+                             const char *k, dgc_gv v, const char *tf_op)
 {
     const dgc_attr_spec *sp = dgc_op_attr(n->op, k);
     dg_status st = DG_OK;
@@ -844,19 +755,20 @@ static dg_status schema_attr(const dgc_jdoc *doc, dg_error *err, dgc_node *n,
 }
 
 dg_status dgc_gd_attrs(dgc_graph *g, const dgc_jdoc *doc, int32_t id,
-                       const char *tf_op, const cJSON *attr, dgc_strpool *cls,
+                       const char *tf_op, dgc_gv attr, dgc_strpool *cls,
                        dg_error *err)
 {
     dgc_node *n = &g->nodes[id];
-    if (attr && !cJSON_IsObject(attr))
+    if (dgc_gv_ok(attr) && !dgc_gv_is_object(attr))
         return AERR("node '%s': 'attr' must be an object, got %s", n->name,
-                    dgc_json_kind(attr));
+                    dgc_gv_kind(attr));
     const char *dup;
-    if (attr && dgc_json_dup_key(attr, &dup))
+    if (dgc_gv_dup_key(attr, &dup))
         return AERR("node '%s': duplicate attr '%s'", n->name, dup);
     dg_status st = DG_OK;
-    for (const cJSON *v = attr ? attr->child : NULL; v && !st; v = v->next) {
-        const char *k = v->string;
+    for (dgc_gv v = dgc_gv_first(attr); dgc_gv_ok(v) && !st;
+         v = dgc_gv_next(v)) {
+        const char *k = dgc_gv_key(v);
         int b = 0;
         int64_t i = 0;
         dg_dtype t = DG_F32;

@@ -45,11 +45,11 @@ int dgc_gd_fused_conv_tf_attr(const dgc_node *n, const char *k)
 }
 
 /* The base64 string s decoded into buf (NUL-terminated); 0 ok. */
-static int b64(const cJSON *s, char *buf, size_t n)
+static int b64(dgc_gv s, char *buf, size_t n)
 {
     unsigned char *b;
     size_t len;
-    if (!cJSON_IsString(s) || dgc_gd_base64(s->valuestring, &b, &len))
+    if (dgc_gv_bytes_dup(s, &b, &len))
         return -1;
     int ok = len < n;
     if (ok) {
@@ -61,15 +61,16 @@ static int b64(const cJSON *s, char *buf, size_t n)
 }
 
 /* fused_ops {"list": {"s": [...]}} -> "BiasAdd[,Add][,act]". */
-static dg_status fused_ops(dgc_node *n, const cJSON *v, dg_error *err)
+static dg_status fused_ops(dgc_node *n, dgc_gv v, dg_error *err)
 {
     static const char *const acts[] = {"Relu",      "Relu6",  "Elu",
                                        "LeakyRelu", "Sigmoid", NULL};
-    const cJSON *l = dgc_gd_field(v, "list", NULL);
-    const cJSON *s = l ? dgc_gd_field(l, "s", NULL) : NULL;
+    dgc_gv l = dgc_gv_field(v, "list", NULL);
+    dgc_gv s = dgc_gv_field(l, "s", NULL);
     char ops[128] = "", op[32];
-    int i = 0, ok = cJSON_IsArray(s);
-    for (const cJSON *e = ok ? s->child : NULL; e && ok; e = e->next, i++) {
+    int i = 0, ok = dgc_gv_is_array(s);
+    for (dgc_gv e = dgc_gv_first(s); ok && dgc_gv_ok(e);
+         e = dgc_gv_next(e), i++) {
         ok = b64(e, op, sizeof op) == 0;
         if (!ok)
             break;
@@ -78,8 +79,9 @@ static dg_status fused_ops(dgc_node *n, const cJSON *v, dg_error *err)
             act |= strcmp(op, acts[a]) == 0;
         ok = i == 0 ? strcmp(op, "BiasAdd") == 0
              : n->op == DGC_OPID__FusedMatMul
-                 ? strcmp(op, "Relu") == 0 && !e->next
-                 : (act && !e->next) || (i == 1 && strcmp(op, "Add") == 0);
+                 ? strcmp(op, "Relu") == 0 && !dgc_gv_ok(dgc_gv_next(e))
+                 : (act && !dgc_gv_ok(dgc_gv_next(e))) ||
+                       (i == 1 && strcmp(op, "Add") == 0);
         snprintf(ops + strlen(ops), sizeof ops - strlen(ops), "%s%s",
                  i ? "," : "", op);
     }
@@ -95,7 +97,7 @@ static dg_status fused_ops(dgc_node *n, const cJSON *v, dg_error *err)
                                                  : DG_OK;
 }
 
-int dgc_gd_fused_conv_attr(dgc_node *n, const char *k, const cJSON *v,
+int dgc_gd_fused_conv_attr(dgc_node *n, const char *k, dgc_gv v,
                            dg_error *err, dg_status *st)
 {
     *st = DG_OK;
@@ -105,17 +107,17 @@ int dgc_gd_fused_conv_attr(dgc_node *n, const char *k, const cJSON *v,
                n->op == DGC_OPID__FusedMatMul) {
         /* only LeakyRelu reads it, which _FusedMatMul refuses */
     } else if (strcmp(k, "leakyrelu_alpha") == 0) {
-        const cJSON *f = dgc_gd_field(v, "f", NULL);
-        double a = cJSON_IsNumber(f) ? f->valuedouble : 0;
-        if (f && !cJSON_IsNumber(f))
+        dgc_gv f = dgc_gv_field(v, "f", NULL);
+        double a = dgc_gv_is_number(f) ? dgc_gv_num(f) : 0;
+        if (dgc_gv_ok(f) && !dgc_gv_is_number(f))
             *st = dg_err(err, DG_E_GRAPH, "node '%s': attr 'leakyrelu_alpha' "
                          "must be a float", n->name);
         else if (dgc_node_set_float(n, k, a))
             *st = dg_err_nomem(err, n->name);
     } else if (strcmp(k, "filter_format") == 0) {
         char f[16];
-        const cJSON *s = dgc_gd_field(v, "s", NULL);
-        if (s && (b64(s, f, sizeof f) || strcmp(f, "HWIO") != 0))
+        dgc_gv s = dgc_gv_field(v, "s", NULL);
+        if (dgc_gv_ok(s) && (b64(s, f, sizeof f) || strcmp(f, "HWIO") != 0))
             *st = dg_err(err, DG_E_GRAPH, "node '%s': filter_format must be "
                          "HWIO", n->name);
     } else if (strcmp(k, "epsilon") != 0 && strcmp(k, "num_args") != 0 &&

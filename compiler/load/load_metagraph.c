@@ -508,16 +508,7 @@ static dg_status load_meta(dgc_graph *g, const Dgtf__MetaGraphDef *m,
     for (size_t i = 0; i < src.n_node; i++)
         if (!drop[i])
             kept[copy.n_node++] = src.node[i];
-    cJSON *root = NULL;
-    if (dgc_pb_graph_json(&copy, &root)) {
-        st = dg_err_nomem(err, "MetaGraphDef");
-        goto done;
-    }
-    dgc_jdoc doc;
-    memset(&doc, 0, sizeof doc);
-    doc.root = root;
-    st = dgc_graphdef_load(g, &doc, root, err);
-    dgc_pb_json_free(root);
+    st = dgc_graphdef_load_pb(g, &copy, err);
     if (!st)
         st = collections(g, m, err);
     if (!st)

@@ -8,6 +8,7 @@
 
 #include <cJSON.h>
 
+#include "gview.h"
 #include "ir.h"
 #include "pending.h"
 #include "strpool.h"
@@ -17,11 +18,6 @@
  * '.', 'e' or 'E').  cJSON_IsNumber masks with 0xFF, so it is invisible to
  * cJSON itself; cJSON_Delete ignores it. */
 #define DGC_JSON_INTLIT (1 << 12)
-
-/* Private cJSON type bit on a string: valuestring holds raw bytes, not
- * base64, and valuedouble their count (a binary GraphDef's tensor_content,
- * load_pb.c, passed to the GraphDef loader without a base64 round trip). */
-#define DGC_JSON_RAWBYTES (1 << 13)
 
 /* A parsed JSON document with the raw text kept for exact integers. */
 typedef struct dgc_jdoc {
@@ -242,14 +238,15 @@ dg_status dgc_graphdef_load(dgc_graph *g, const dgc_jdoc *doc,
 
 /* The same load, node by node (what load.c streams from scanned text):
  * begin (cnt: the expected node count, sizes arrays), add every element
- * of `node` in order (x may be freed once dgc_gd_add returns; errors other
+ * of `node` in order (a JSON element or a protobuf-c NodeDef through the
+ * view, gview.h; x may be freed once dgc_gd_add returns; errors other
  * than nomem are kept for finish), check the root (its `node` may be an
  * empty placeholder), then finish (the first error in the order of the
  * whole-document load), then end (always). */
 typedef struct dgc_gdload dgc_gdload;
 dg_status dgc_gd_begin(dgc_gdload **L, dgc_graph *g, const dgc_jdoc *doc,
                        size_t cnt, dg_error *err);
-dg_status dgc_gd_add(dgc_gdload *L, const cJSON *x, int i, dg_error *err);
+dg_status dgc_gd_add(dgc_gdload *L, dgc_gv x, int i, dg_error *err);
 dg_status dgc_gd_check_root(const cJSON *root, dg_error *err);
 dg_status dgc_gd_finish(dgc_gdload *L, dg_error *err);
 void dgc_gd_end(dgc_gdload *L);
@@ -259,20 +256,14 @@ void dgc_gd_end(dgc_gdload *L);
  * DGC_INPUT_BINARY (control bytes, not starting with '{'), DGC_INPUT_EITHER
  * (control bytes in the first 64 KiB after a leading '{': try protobuf,
  * then JSON).
- * dgc_pb_to_json: parse text[0..len) as a GraphDef into the proto3 JSON
- * tree MessageToJson gives for it (root has `node`); 0 ok, 1 not a binary
- * GraphDef (malformed, truncated, or no nodes and only unknown fields), -1
- * nomem, 2 a GraphDef whose function library could not be inlined (err
- * says why).  A library's calls and TF 2 control flow are inlined and
- * lowered first (load_function.h; issue 24: a tf.function's graph).  Free
- * the tree with dgc_pb_json_free. */
+ */
 enum { DGC_INPUT_JSON, DGC_INPUT_BINARY, DGC_INPUT_EITHER };
 int dgc_input_kind(const char *text, size_t len);
-int dgc_pb_to_json(const char *text, size_t len, cJSON **root, dg_error *err);
-void dgc_pb_json_free(cJSON *root);
-/* The same tree for a GraphDef protobuf-c already parsed (a
- * `const Dgtf__GraphDef *`, e.g. a MetaGraphDef's graph_def, issue 24);
- * 0 ok, -1 nomem. */
-int dgc_pb_graph_json(const void *graphdef, cJSON **root);
+/* Load a GraphDef protobuf-c has parsed (a `const Dgtf__GraphDef *`
+ * without a function library: a binary file's after inlining, a
+ * MetaGraphDef's graph_def) into g, through the GraphDef loader
+ * (begin/add/finish above) reading the messages in place (gview.h). */
+dg_status dgc_graphdef_load_pb(dgc_graph *g, const void *graphdef,
+                               dg_error *err);
 
 #endif

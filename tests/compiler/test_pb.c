@@ -7,6 +7,7 @@
  * truncated, corrupted and garbage bytes are one-line DG_E_GRAPH errors,
  * never crashes; failing allocations are DG_E_NOMEM.
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -434,6 +435,149 @@ static void test_errors(void **state)
     free(b);
 }
 
+/* The binary GraphDef b and its proto3 JSON twin give the same error,
+ * byte for byte (one conversion reads both, gview.h), containing frag. */
+static void same_error(gbuild *b, const char *json, const char *frag)
+{
+    size_t len;
+    uint8_t *buf = gb_pack(b, &len);
+    dg_error eb, ej;
+    dgc_graph *gb = load_bytes(buf, len, &eb);
+    dgc_graph *gj = load_bytes((const uint8_t *)json, strlen(json), &ej);
+    if (gb || gj || strcmp(eb.msg, ej.msg) != 0 || !strstr(eb.msg, frag))
+        print_error("want '%s'\nbinary: '%s'\nJSON:   '%s'\n", frag, eb.msg,
+                    ej.msg);
+    assert_null(gb);
+    assert_null(gj);
+    assert_int_equal(eb.code, ej.code);
+    assert_string_equal(eb.msg, ej.msg);
+    assert_non_null(strstr(eb.msg, frag));
+    free(buf);
+}
+
+/* A graph of one float Placeholder "x" (gb_x), and its JSON up to the
+ * next node (JX). */
+static void gb_x(gbuild *b)
+{
+    gb_init(b);
+    gb_node(b, "x", "Placeholder", NULL, 0);
+    gb_type(b, "dtype", DGTF__DATA_TYPE__DT_FLOAT);
+}
+
+#define JX "{\"node\": [{\"name\": \"x\", \"op\": \"Placeholder\", \"attr\": " \
+           "{\"dtype\": {\"type\": \"DT_FLOAT\"}}}, "
+
+static char *in_x[] = {"x"};
+static char *in_xx[] = {"x", "x"};
+
+/* Attribute values of the wrong kind, empty ones, map and list members,
+ * repeated int64s and bytes: the binary reader answers as its JSON twin. */
+static void test_same_errors(void **state)
+{
+    (void)state;
+    gbuild *b = calloc(1, sizeof *b);
+    Dgtf__AttrValue *v;
+
+    /* an int where a bool belongs */
+    gb_x(b);
+    gb_node(b, "m", "MatMul", in_xx, 2);
+    v = gb_attr(b, "transpose_a");
+    v->value_case = DGTF__ATTR_VALUE__VALUE_I;
+    v->i = 3;
+    same_error(b, JX "{\"name\": \"m\", \"op\": \"MatMul\", \"input\": "
+               "[\"x\", \"x\"], \"attr\": {\"transpose_a\": {\"i\": \"3\"}}}]}",
+               "node 'm': attr 'transpose_a' must be a bool ({\"b\": "
+               "true|false}), got an int");
+
+    /* an empty AttrValue where a type belongs */
+    gb_init(b);
+    gb_node(b, "x", "Placeholder", NULL, 0);
+    gb_attr(b, "dtype");
+    same_error(b, "{\"node\": [{\"name\": \"x\", \"op\": \"Placeholder\", "
+               "\"attr\": {\"dtype\": {}}}]}",
+               "got an empty value");
+
+    /* an attr TF's op does not have, after a good one */
+    gb_x(b);
+    v = gb_attr(b, "frob");
+    v->value_case = DGTF__ATTR_VALUE__VALUE_B;
+    v->b = 1;
+    same_error(b, "{\"node\": [{\"name\": \"x\", \"op\": \"Placeholder\", "
+               "\"attr\": {\"dtype\": {\"type\": \"DT_FLOAT\"}, \"frob\": "
+               "{\"b\": true}}}]}",
+               "TensorFlow's Placeholder has no attr 'frob'");
+
+    /* `_class` names (bytes in a list), resolved after every node */
+    gb_x(b);
+    gb_node(b, "r", "Relu", in_x, 1);
+    ProtobufCBinaryData loc = {7, (uint8_t *)"loc:@zz"};
+    Dgtf__AttrValue__ListValue l;
+    dgtf__attr_value__list_value__init(&l);
+    l.s = &loc;
+    l.n_s = 1;
+    v = gb_attr(b, "_class");
+    v->value_case = DGTF__ATTR_VALUE__VALUE_LIST;
+    v->list = &l;
+    same_error(b, JX "{\"name\": "
+               "\"r\", \"op\": \"Relu\", \"input\": [\"x\"], \"attr\": "
+               "{\"_class\": {\"list\": {\"s\": [\"bG9jOkB6eg==\"]}}}}]}",
+               "node 'r': _class colocates with unknown node 'zz'");
+
+    /* a Placeholder of unknown rank */
+    gb_x(b);
+    Dgtf__TensorShapeProto unk;
+    dgtf__tensor_shape_proto__init(&unk);
+    unk.unknown_rank = 1;
+    v = gb_attr(b, "shape");
+    v->value_case = DGTF__ATTR_VALUE__VALUE_SHAPE;
+    v->shape = &unk;
+    same_error(b, "{\"node\": [{\"name\": \"x\", \"op\": \"Placeholder\", "
+               "\"attr\": {\"dtype\": {\"type\": \"DT_FLOAT\"}, \"shape\": "
+               "{\"shape\": {\"unknownRank\": true}}}}]}",
+               "a Placeholder of unknown rank is not supported");
+
+    /* more int64 values than the shape holds */
+    gb_init(b);
+    gb_node(b, "c", "Const", NULL, 0);
+    gb_type(b, "dtype", DGTF__DATA_TYPE__DT_INT64);
+    Dgtf__TensorProto t;
+    dgtf__tensor_proto__init(&t);
+    t.dtype = DGTF__DATA_TYPE__DT_INT64;
+    vec_shape v2;
+    vec_shape_init(&v2, 2);
+    t.tensor_shape = &v2.s;
+    int64_t i3[] = {7, -8, 9};
+    t.int64_val = i3;
+    t.n_int64_val = 3;
+    v = gb_attr(b, "value");
+    v->value_case = DGTF__ATTR_VALUE__VALUE_TENSOR;
+    v->tensor = &t;
+    same_error(b, "{\"node\": [{\"name\": \"c\", \"op\": \"Const\", \"attr\": "
+               "{\"dtype\": {\"type\": \"DT_INT64\"}, \"value\": {\"tensor\": "
+               "{\"dtype\": \"DT_INT64\", \"tensorShape\": {\"dim\": "
+               "[{\"size\": \"2\"}]}, \"int64Val\": [\"7\", \"-8\", "
+               "\"9\"]}}}}]}",
+               "int64Val has 3 values but the shape holds 2");
+
+    /* a NaN float where an int belongs (proto3 JSON writes "NaN") */
+    gb_x(b);
+    gb_node(b, "s", "Sum", in_xx, 2);
+    v = gb_attr(b, "keep_dims");
+    v->value_case = DGTF__ATTR_VALUE__VALUE_F;
+    v->f = NAN;
+    same_error(b, JX "{\"name\": "
+               "\"s\", \"op\": \"Sum\", \"input\": [\"x\", \"x\"], \"attr\": "
+               "{\"keep_dims\": {\"f\": \"NaN\"}}}]}",
+               "attr 'keep_dims' must be a bool");
+
+    /* an empty node name */
+    gb_init(b);
+    gb_node(b, "", "NoOp", NULL, 0);
+    same_error(b, "{\"node\": [{\"name\": \"\", \"op\": \"NoOp\"}]}",
+               "invalid name ''");
+    free(b);
+}
+
 /* A repeated attr key in the map: the last value wins, as in protobuf. */
 static void test_repeated_attr(void **state)
 {
@@ -491,6 +635,7 @@ int main(void)
         cmocka_unit_test(test_small_graph),
         cmocka_unit_test(test_typed_values),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_same_errors),
         cmocka_unit_test(test_repeated_attr),
         cmocka_unit_test(test_brace_start),
     };

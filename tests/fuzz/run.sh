@@ -3,7 +3,7 @@
 # -Dfuzz=true with clang, ASan + UBSan; this script configures and builds it
 # when missing).
 #
-#   tests/fuzz/run.sh TARGET SECONDS   fuzz one target (graph, graphdef,
+#   tests/fuzz/run.sh TARGET SECONDS   fuzz one target (graph, graphdef, graphdef_pb,
 #                                      devspec, rules, npy, csv, checkpoint,
 #                                      tf_index, savedmodel, args, trace, fpconv) for SECONDS; new inputs are kept
 #                                      in build-fuzz/fuzz-corpus/TARGET
@@ -35,8 +35,7 @@ seeds() {
     case "$1" in
     graph)      echo "$F/corpus/graph $ROOT/graphs $ROOT/tests/data/bad $ROOT/tests/data/diff" ;;
     graphdef)   echo "$F/corpus/graphdef $ROOT/tests/data/graphdef" ;;
-    # graphdef_pb) the .pb reader's slot: add its seeds here and the target
-    #              to TARGETS and tests/fuzz/meson.build.
+    graphdef_pb) echo "$F/corpus/graphdef_pb $ROOT/tests/data/ops" ;;
     npy)        echo "$F/corpus/npy $ROOT/graphs/data" ;;
     *)          echo "$F/corpus/$1" ;;
     esac
@@ -47,7 +46,7 @@ dict() {
     npy) echo "-dict=$F/npy.dict" ;;
     esac
 }
-TARGETS="graph graphdef devspec rules npy csv checkpoint tf_index savedmodel args trace fpconv"
+TARGETS="graph graphdef graphdef_pb devspec rules npy csv checkpoint tf_index savedmodel args trace fpconv"
 
 build() {
     if ! command -v clang >/dev/null 2>&1; then
