@@ -115,30 +115,10 @@ __kernel void nchw_to_rows(__global const T *y, __global T *rows,
 
 /* ---- depthwise ----------------------------------------------------------- */
 
-__kernel void dw_fwd(__global const T *x, __global const T *w,
-                     __global T *y, const geom g, long total)
-{
-    long i = get_global_id(0);
-    if (i >= total) return;
-    long oc, ow, oh, n;
-    at4(g, i, g.OH, g.OW, g.OC, &n, &oh, &ow, &oc);
-    long c = oc / g.mult;
-    T acc = 0;
-    for (long kh = 0; kh < g.KH; kh++) {
-        long ih = oh * g.sh - g.pt + kh * g.dh;
-        if (ih < 0 || ih >= g.H) continue;
-        for (long kw = 0; kw < g.KW; kw++) {
-            long iw = ow * g.sw - g.pl + kw * g.dw;
-            if (iw < 0 || iw >= g.W) continue;
-            acc += x[off(g, n, ih, iw, c, g.H, g.W, g.C)] *
-                   w[(kh * g.KW + kw) * g.OC + oc];
-        }
-    }
-    y[i] = acc;
-}
-
 /* grouped Conv2D (filter [KH, KW, C / groups, OC]; issue 22): output
- * channel oc sums its group's C / groups input channels */
+ * channel oc sums its group's C / groups input channels.  A depthwise
+ * convolution is the case groups = C (filter [KH, KW, C, mult], OC = C *
+ * mult): the same sums in the same order */
 __kernel void grouped_fwd(__global const T *x, __global const T *w,
                           __global T *y, const geom g, long groups,
                           long total)
@@ -212,30 +192,6 @@ __kernel void grouped_bwd_filter(__global const T *x, __global const T *dy,
             }
         }
     dw[i] = acc;
-}
-
-__kernel void dw_bwd_data(__global const T *dy, __global const T *w,
-                          __global T *dx, const geom g, long total)
-{
-    long i = get_global_id(0);
-    if (i >= total) return;
-    long c, iw, ih, n;
-    at4(g, i, g.H, g.W, g.C, &n, &ih, &iw, &c);
-    T acc = 0;
-    for (long kh = 0; kh < g.KH; kh++) {
-        long th = ih + g.pt - kh * g.dh;
-        if (th < 0 || th % g.sh || th / g.sh >= g.OH) continue;
-        for (long kw = 0; kw < g.KW; kw++) {
-            long tw = iw + g.pl - kw * g.dw;
-            if (tw < 0 || tw % g.sw || tw / g.sw >= g.OW) continue;
-            for (long m = 0; m < g.mult; m++) {
-                long oc = c * g.mult + m;
-                acc += dy[off(g, n, th / g.sh, tw / g.sw, oc, g.OH, g.OW,
-                              g.OC)] * w[(kh * g.KW + kw) * g.OC + oc];
-            }
-        }
-    }
-    dx[i] = acc;
 }
 
 /* one work-group per filter element (kh, kw, oc) */

@@ -123,7 +123,8 @@ static dg_status gemm_conv(dgr_kctx *k, int what, dg_dtype dt,
     return st;
 }
 
-/* depthwise: one kernel per direction */
+/* depthwise: the grouped kernels (groups = C) forward and backward data,
+ * a work-group reduction per filter element backward filter */
 static dg_status dw_conv(dgr_kctx *k, int what, dg_dtype dt,
                          const dgc_nn_geom *g, const clgeom *cg, cl_mem a,
                          cl_mem b, cl_mem out)
@@ -142,12 +143,15 @@ static dg_status dw_conv(dgr_kctx *k, int what, dg_dtype dt,
                                   args, 5)
                   : DG_OK;
     }
+    /* forward and backward data: the grouped kernels with groups = C */
     cl_long n = what == FWD ? g->N * g->OH * g->OW * g->OC
                             : g->N * g->H * g->W * g->C;
+    cl_long groups = g->C;
     dgr_cl_arg args[] = {DGR_ARG(a), DGR_ARG(b), DGR_ARG(out), DGR_ARG(*cg),
-                         DGR_ARG(n)};
-    return dgr_cl_launch1d(k, "conv", dt, what == FWD ? "dw_fwd" : "dw_bwd_data",
-                           (size_t)n, args, 5);
+                         DGR_ARG(groups), DGR_ARG(n)};
+    return dgr_cl_launch1d(k, "conv", dt,
+                           what == FWD ? "grouped_fwd" : "grouped_bwd_data",
+                           (size_t)n, args, 6);
 }
 
 static dg_status conv_run(dgr_kctx *k, int what, int dw, const dg_shape *xs,
