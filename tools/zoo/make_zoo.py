@@ -27,8 +27,8 @@ them on CPU:0 and on PoCL; tools/zoo/census.py counts their op types.
                 sets of tf_keras layers (recurrent, every activation,
                 convolution and pooling kinds, norms and attention); frozen
   mobilenet_v1/_v2/_v3s, efficientnet
-                tf_keras.applications at small widths (v2 and v3s: census
-                only, see PB_MAX)
+                tf_keras.applications at small widths (v2 and v3s at
+                alpha 0.1, their fixed-width head conv narrowed)
   transformer_train
                 a tf_keras encoder block trained TF-1 style (resource
                 variables, seeded constant initialisers) by Adam
@@ -51,7 +51,7 @@ them on CPU:0 and on PoCL; tools/zoo/census.py counts their op types.
   vgg16 vgg19 resnet50 resnet50v2 inception_v3 xception densenet121
   nasnet_mobile efficientnet_v2b0 convnext_tiny regnetx regnety
   mobilenet_v3l the tf_keras.applications families, small (applications():
-                narrowed or through their builders; v3l census only)
+                narrowed or through their builders; v3l at alpha 0.1)
 
 Run with the TF venv, tf_keras on PYTHONPATH (gitignored .venv-tfk:
 tools/tf_fixtures/.venv/bin/pip install --no-deps --target .venv-tfk
@@ -386,14 +386,20 @@ def norm_attention():
 
 def mobilenets(which):
     def build(K):
-        A = K.applications
+        # (v2 and v3s at alpha 0.1, their fixed-width head conv, 1280 and
+        # 1024 filters, 16x narrower: graph.pb under 400 KB, op types kept)
+        from tf_keras.src.applications import mobilenet_v2, mobilenet_v3
         if which == "mobilenet_v2":
-            return A.MobileNetV2(input_shape=(32, 32, 3), alpha=0.35,
-                                 weights=None, classes=10)
+            with narrow(mobilenet_v2, 16, only=(1280,)):
+                return mobilenet_v2.MobileNetV2(
+                    input_shape=(32, 32, 3), alpha=0.1, weights=None,
+                    classes=10)
         if which == "mobilenet_v3s":
-            return A.MobileNetV3Small(input_shape=(32, 32, 3), alpha=0.75,
-                                      weights=None, classes=10,
-                                      include_preprocessing=True)
+            with narrow(mobilenet_v3, 16, only=(1024,)):
+                return mobilenet_v3.MobileNetV3Small(
+                    input_shape=(32, 32, 3), alpha=0.1, weights=None,
+                    classes=10, include_preprocessing=True)
+        A = K.applications
         return A.MobileNet(input_shape=(32, 32, 3), alpha=0.25,
                            weights=None, classes=10)
     keras_frozen(which, build,
@@ -407,15 +413,21 @@ class Narrow:
     """A tf_keras.applications module's `layers` with every Conv2D,
     SeparableConv2D and hidden Dense DIV times narrower (at least 1 unit;
     a Dense of `classes` units is kept): the application's structure and
-    op types, in KBs of weights.  Used as `with narrow(module, DIV):`."""
-    def __init__(self, layers, div, classes):
+    op types, in KBs of weights.  Used as `with narrow(module, DIV):`;
+    with `only` (filter counts), just the Conv2Ds of those widths."""
+    def __init__(self, layers, div, classes, only=None):
         self._l, self._div, self._classes = layers, div, classes
+        self._only = only
 
     def _cut(self, n):
+        if self._only is not None and n not in self._only:
+            return n
         return max(1, n // self._div)
 
     def __getattr__(self, name):
         cls = getattr(self._l, name)
+        if self._only is not None and name != "Conv2D":
+            return cls
         if name in ("Conv2D", "SeparableConv2D"):
             return lambda filters, *a, **k: cls(self._cut(filters), *a, **k)
         if name == "Dense":
@@ -426,16 +438,18 @@ class Narrow:
 
 
 class narrow:
-    def __init__(self, module, div, classes=10):
+    def __init__(self, module, div, classes=10, only=None):
         self.m, self.div, self.classes = module, div, classes
+        self.only = only
 
     def __enter__(self):
         # (ResNet sets its module's `layers` from VersionAwareLayers() when
         # called: that name is narrowed too)
         self.saved = self.m.layers, self.m.VersionAwareLayers
-        self.m.layers = Narrow(self.saved[0], self.div, self.classes)
+        self.m.layers = Narrow(self.saved[0], self.div, self.classes,
+                               self.only)
         self.m.VersionAwareLayers = lambda: Narrow(self.saved[1](), self.div,
-                                                   self.classes)
+                                                   self.classes, self.only)
 
     def __exit__(self, *exc):
         self.m.layers, self.m.VersionAwareLayers = self.saved
@@ -488,7 +502,7 @@ def applications(which):
                                  **kw)
         if which == "mobilenet_v3l":
             return K.applications.MobileNetV3Large(
-                alpha=0.25, include_top=False, pooling="avg",
+                alpha=0.1, include_top=False, pooling="avg",
                 include_preprocessing=True, **kw)
         raise ValueError(which)
     keras_frozen(which, build,
