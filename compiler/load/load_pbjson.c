@@ -12,6 +12,7 @@
  * (inlining, load_pb.c).
  */
 #include "pbjson.h"
+#include "gview.h"
 #include "dg_alloc.h"
 #include "dg_error.h"
 
@@ -27,6 +28,7 @@
 typedef struct pj {
     ProtobufCAllocator *a;
     dg_error *err;
+    const dgc_pbjson_opts *o;
     char path[256];
 } pj;
 
@@ -101,40 +103,19 @@ static size_t type_size(ProtobufCType t)
     }
 }
 
-static int b64(int c)
-{
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+' || c == '-') return 62;
-    if (c == '/' || c == '_') return 63;
-    return -1;
-}
-
+/* base64 through dgc_base64 (gview.h): dg_malloc'd, as the protobuf-c
+ * allocator of every caller (dg_alloc) frees it */
 static dg_status read_bytes(pj *J, const char *s, ProtobufCBinaryData *out)
 {
-    size_t n = strlen(s);
-    uint8_t *p = J->a->alloc(J->a->allocator_data, n / 4 * 3 + 3);
-    if (!p)
+    unsigned char *p;
+    size_t n;
+    int rc = dgc_base64(s, &p, &n);
+    if (rc == -2)
         return dg_err_nomem(J->err, "GraphDef JSON");
-    size_t len = 0;
-    unsigned acc = 0;
-    int bits = 0;
-    for (size_t i = 0; i < n && s[i] != '='; i++) {
-        int v = b64((unsigned char)s[i]);
-        if (v < 0) {
-            J->a->free(J->a->allocator_data, p);
-            return bad(J, "invalid base64");
-        }
-        acc = (acc << 6) | (unsigned)v;
-        bits += 6;
-        if (bits >= 8) {
-            bits -= 8;
-            p[len++] = (uint8_t)(acc >> bits);
-        }
-    }
+    if (rc)
+        return bad(J, "invalid base64");
     out->data = p;
-    out->len = len;
+    out->len = n;
     return DG_OK;
 }
 
@@ -174,6 +155,42 @@ static dg_status read_int(pj *J, const cJSON *v, int uns, int64_t lo,
 static dg_status read_msg(pj *J, const cJSON *obj,
                           const ProtobufCMessageDescriptor *d,
                           ProtobufCMessage **out, int depth);
+static dg_status read_packed(pj *J, const ProtobufCMessageDescriptor *d,
+                             const cJSON *v, ProtobufCBinaryData *out,
+                             int depth);
+
+/* A message kept as `bytes` (a reduced .proto): read, then packed. */
+static dg_status read_packed(pj *J, const ProtobufCMessageDescriptor *d,
+                             const cJSON *v, ProtobufCBinaryData *out,
+                             int depth)
+{
+    ProtobufCMessage *m = NULL;
+    dg_status st = read_msg(J, v, d, &m, depth + 1);
+    if (!st) {
+        out->len = protobuf_c_message_get_packed_size(m);
+        out->data = J->a->alloc(J->a->allocator_data, out->len + 1);
+        if (!out->data)
+            st = dg_err_nomem(J->err, "GraphDef JSON");
+        else
+            protobuf_c_message_pack(m, out->data);
+    }
+    if (m)
+        protobuf_c_message_free_unpacked(m, J->a);
+    return st;
+}
+
+/* A field TF has that the reduced descriptor d leaves out or keeps as
+ * unread bytes (skipped, as the binary path skips an unknown field). */
+static int ignored(const pj *J, const ProtobufCMessageDescriptor *d,
+                   const char *key)
+{
+    for (size_t k = 0; J->o && k < J->o->n_ignore; k++)
+        if (J->o->ignore[k].msg == d &&
+            (strcmp(J->o->ignore[k].name, key) == 0 ||
+             camel_eq(J->o->ignore[k].name, key)))
+            return 1;
+    return 0;
+}
 
 /* One value of field f's type into slot. */
 static dg_status read_value(pj *J, const ProtobufCFieldDescriptor *f,
@@ -206,23 +223,16 @@ static dg_status read_value(pj *J, const ProtobufCFieldDescriptor *f,
         return DG_OK;
     case PROTOBUF_C_TYPE_FLOAT: case PROTOBUF_C_TYPE_DOUBLE: {
         double x;
-        if (cJSON_IsNumber(v)) {
+        const char *t = cJSON_IsString(v) ? v->valuestring : "";
+        char *end;
+        if (cJSON_IsNumber(v))
             x = v->valuedouble;
-        } else if (cJSON_IsString(v) && !strcmp(v->valuestring, "NaN")) {
+        else if (!strcmp(t, "NaN"))
             x = NAN;
-        } else if (cJSON_IsString(v) && !strcmp(v->valuestring, "Infinity")) {
-            x = INFINITY;
-        } else if (cJSON_IsString(v) &&
-                   !strcmp(v->valuestring, "-Infinity")) {
-            x = -INFINITY;
-        } else if (cJSON_IsString(v) && v->valuestring[0]) {
-            char *end;
-            x = strtod(v->valuestring, &end);
-            if (*end)
-                return bad(J, "expected a number");
-        } else {
+        else if (!strcmp(t, "Infinity") || !strcmp(t, "-Infinity"))
+            x = t[0] == '-' ? -INFINITY : INFINITY;
+        else if (!t[0] || (x = strtod(t, &end), *end))
             return bad(J, "expected a number");
-        }
         if (f->type == PROTOBUF_C_TYPE_FLOAT)
             *(float *)slot = (float)x;
         else
@@ -259,6 +269,9 @@ static dg_status read_value(pj *J, const ProtobufCFieldDescriptor *f,
         return DG_OK;
     }
     case PROTOBUF_C_TYPE_BYTES:
+        for (size_t k = 0; J->o && k < J->o->n_sub; k++)
+            if (J->o->sub[k].field == f && cJSON_IsObject(v))
+                return read_packed(J, J->o->sub[k].msg, v, slot, depth);
         if (!cJSON_IsString(v))
             return bad(J, "expected a base64 string");
         return read_bytes(J, v->valuestring, slot);
@@ -367,6 +380,10 @@ static dg_status read_msg(pj *J, const cJSON *obj,
     for (const cJSON *m = obj->child; m; m = m->next) {
         size_t old = push(J, J->path[0] ? ".%s" : "%s", m->string, 0);
         const ProtobufCFieldDescriptor *f = find_field(d, m->string);
+        if (ignored(J, d, m->string)) {
+            J->path[old] = 0;
+            continue;
+        }
         if (!f)
             return bad(J, "unknown field");
         if (cJSON_IsNull(m)) {
@@ -389,10 +406,10 @@ static dg_status read_msg(pj *J, const cJSON *obj,
 
 dg_status dgc_pbjson_read(const cJSON *obj,
                           const ProtobufCMessageDescriptor *d,
-                          ProtobufCAllocator *a, ProtobufCMessage **out,
-                          dg_error *err)
+                          const dgc_pbjson_opts *opts, ProtobufCAllocator *a,
+                          ProtobufCMessage **out, dg_error *err)
 {
-    pj J = {a, err, ""};
+    pj J = {a, err, opts, ""};
     *out = NULL;
     dg_status st = read_msg(&J, obj, d, out, 0);
     if (st && *out) {

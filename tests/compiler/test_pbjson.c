@@ -29,7 +29,7 @@ static dg_status rd(const char *json, const ProtobufCMessageDescriptor *d,
     cJSON *j = cJSON_Parse(json);
     assert_non_null(j);
     memset(err, 0, sizeof *err);
-    dg_status st = dgc_pbjson_read(j, d, &A, m, err);
+    dg_status st = dgc_pbjson_read(j, d, NULL, &A, m, err);
     cJSON_Delete(j);
     return st;
 }
