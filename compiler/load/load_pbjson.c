@@ -325,16 +325,15 @@ static dg_status read_field(pj *J, ProtobufCMessage *msg,
 {
     char *base = (char *)msg;
     if (f->label != PROTOBUF_C_LABEL_REPEATED) {
-        dg_status st = read_value(J, f, v, base + f->offset, depth);
-        if (st)
-            return st;
-        if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF)
+        int oneof = (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) != 0;
+        if (oneof) /* set first: a half-read member is freed with msg */
             *(uint32_t *)(base + f->quantifier_offset) = f->id;
-        else if (f->label == PROTOBUF_C_LABEL_OPTIONAL &&
-                 f->quantifier_offset && f->type != PROTOBUF_C_TYPE_MESSAGE &&
-                 f->type != PROTOBUF_C_TYPE_STRING)
+        dg_status st = read_value(J, f, v, base + f->offset, depth);
+        if (!st && !oneof && f->label == PROTOBUF_C_LABEL_OPTIONAL &&
+            f->quantifier_offset && f->type != PROTOBUF_C_TYPE_MESSAGE &&
+            f->type != PROTOBUF_C_TYPE_STRING)
             *(protobuf_c_boolean *)(base + f->quantifier_offset) = 1;
-        return DG_OK;
+        return st;
     }
     int map = is_map(f);
     if (map ? !cJSON_IsObject(v) : !cJSON_IsArray(v))
