@@ -223,4 +223,9 @@ int dgc_gv_dup_key(dgc_gv obj, const char **dup);
 
 #undef J
 
+/* Standard or URL-safe base64 (padding optional) into a dg_malloc'd
+ * NUL-terminated buffer (load_gview.c; also the proto3-JSON reader's).
+ * 0 ok, -1 invalid, -2 nomem. */
+int dgc_base64(const char *s, unsigned char **out, size_t *n);
+
 #endif

@@ -404,6 +404,14 @@ static dg_status gd_json_load(dgc_probe *p, void *out, dg_error *err)
 {
     dgc_graph *g = out;
     dgc_jfront *F = probe_json(p);
+    const cJSON *lib = F->root ? cJSON_GetObjectItemCaseSensitive(
+                                     F->root, "library")
+                               : NULL;
+    dg_status lst;
+    if (cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(lib, "function")) >
+            0 &&
+        !dgc_graphdef_load_json_lib(g, p->text, p->len, &lst, err))
+        return lst; /* issue 22: a function library, the binary file's path */
     if (!F->streaming)
         return dgc_graphdef_load(g, &F->doc, F->root, err);
     if (F->S.nodes && F->S.base[4] == 0)

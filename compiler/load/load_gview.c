@@ -410,9 +410,7 @@ static int b64_val(int c)
     return -1;
 }
 
-/* Standard or URL-safe base64 (padding optional) into a dg_malloc'd
- * NUL-terminated buffer.  0 ok, -1 invalid, -2 nomem. */
-static int base64(const char *s, unsigned char **out, size_t *n)
+int dgc_base64(const char *s, unsigned char **out, size_t *n)
 {
     size_t len = strlen(s);
     while (len > 0 && s[len - 1] == '=')
@@ -452,7 +450,7 @@ int dgc_gv_bytes(dgc_gv v, const unsigned char **b, size_t *n,
         const cJSON *j = v.p;
         if (!cJSON_IsString(j))
             return -1;
-        int rc = base64(j->valuestring, own, n);
+        int rc = dgc_base64(j->valuestring, own, n);
         *b = *own;
         return rc;
     }

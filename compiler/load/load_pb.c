@@ -17,6 +17,7 @@
 #include "format.h"
 #include "gview.h"
 #include "load_function.h"
+#include "pbjson.h"
 #include "dg_alloc.h"
 #include "tf_graph.pb-c.h"
 
@@ -82,6 +83,86 @@ dg_status dgc_graphdef_load_pb(dgc_graph *g, const void *graphdef,
     return st;
 }
 
+/* Load gd, a parsed GraphDef, its library's calls inlined first. */
+static dg_status load_msg(dgc_graph *g, const Dgtf__GraphDef *gd,
+                          dg_error *err)
+{
+    dg_status st = DG_OK;
+    dgc_fn_graph fg;
+    Dgtf__GraphDef flat = *gd;
+    memset(&fg, 0, sizeof fg);
+    if (gd->library && gd->library->n_function > 0) {
+        st = dgc_fn_inline((Dgtf__GraphDef *)gd, NULL, 0, &fg, err);
+        if (st == DG_E_NOMEM)
+            st = dg_err_nomem(err, "GraphDef");
+        else if (st)
+            st = err->code ? err->code : DG_E_GRAPH;
+        flat.node = fg.node;
+        flat.n_node = fg.n_node;
+        flat.library = NULL;
+    }
+    if (!st)
+        st = dgc_graphdef_load_pb(g, &flat, err);
+    dgc_fn_free(&fg);
+    return st;
+}
+
+#define FIELD(d, name) protobuf_c_message_descriptor_get_field_by_name(&d, name)
+
+int dgc_graphdef_load_json_lib(dgc_graph *g, const char *text, size_t len,
+                               dg_status *status, dg_error *err)
+{
+    cJSON *root = cJSON_ParseWithLength(text, len);
+    if (!root)
+        return 1; /* invalid JSON: the JSON path reports it */
+    /* tf_graph.proto keeps these messages as bytes; TF's fields that the
+     * reduced messages leave out (inlining needs none of them) */
+    const dgc_pbjson_sub sub[] = {
+        {FIELD(dgtf__function_def_library__descriptor, "function"),
+         &dgtf__function_def__descriptor},
+        {FIELD(dgtf__attr_value__descriptor, "func"),
+         &dgtf__name_attr_list__descriptor},
+        {FIELD(dgtf__attr_value__list_value__descriptor, "func"),
+         &dgtf__name_attr_list__descriptor},
+    };
+    static const char *const fn_x[] = {"attr", "arg_attr",
+                                       "resource_arg_unique_id"};
+    static const char *const op_x[] = {
+        "attr", "control_output", "summary", "description", "deprecation",
+        "is_commutative", "is_aggregate", "is_stateful",
+        "allows_uninitialized_input", "is_distributed_communication"};
+    static const char *const arg_x[] = {
+        "description", "type_attr", "number_attr", "type_list_attr",
+        "handle_data", "is_ref", "experimental_full_type"};
+    dgc_pbjson_ignore ign[40];
+    size_t n = 0;
+    for (size_t k = 0; k < sizeof fn_x / sizeof *fn_x; k++)
+        ign[n++] = (dgc_pbjson_ignore){&dgtf__function_def__descriptor,
+                                       fn_x[k]};
+    for (size_t k = 0; k < sizeof op_x / sizeof *op_x; k++)
+        ign[n++] = (dgc_pbjson_ignore){&dgtf__op_def__descriptor, op_x[k]};
+    for (size_t k = 0; k < sizeof arg_x / sizeof *arg_x; k++)
+        ign[n++] = (dgc_pbjson_ignore){&dgtf__arg_def__descriptor, arg_x[k]};
+    ign[n++] = (dgc_pbjson_ignore){&dgtf__name_attr_list__descriptor, "attr"};
+    ign[n++] = (dgc_pbjson_ignore){&dgtf__node_def__descriptor,
+                                   "experimental_type"};
+    ign[n++] = (dgc_pbjson_ignore){&dgtf__node_def__descriptor,
+                                   "experimental_debug_info"};
+    ign[n++] = (dgc_pbjson_ignore){&dgtf__graph_def__descriptor,
+                                   "debug_info"};
+    const dgc_pbjson_opts opts = {sub, sizeof sub / sizeof *sub, ign, n};
+    ProtobufCMessage *m = NULL;
+    dg_status st = dgc_pbjson_read(root, &dgtf__graph_def__descriptor, &opts,
+                                   &pb_allocator, &m, err);
+    cJSON_Delete(root);
+    if (!st)
+        st = load_msg(g, (const Dgtf__GraphDef *)m, err);
+    if (m)
+        protobuf_c_message_free_unpacked(m, &pb_allocator);
+    *status = st;
+    return 0;
+}
+
 /* Parse text[0..len) as a GraphDef and load it into g: 0 done (*st says
  * how), 1 not a binary GraphDef (malformed, truncated, or no nodes and
  * only unknown fields).  A library's calls and TF 2 control flow are
@@ -105,22 +186,7 @@ static int pb_graph(const char *text, size_t len, dgc_graph *g,
         dgtf__graph_def__free_unpacked(gd, &pb_allocator);
         return 1;
     }
-    dgc_fn_graph fg;
-    Dgtf__GraphDef flat = *gd;
-    memset(&fg, 0, sizeof fg);
-    if (gd->library && gd->library->n_function > 0) {
-        *st = dgc_fn_inline(gd, NULL, 0, &fg, err);
-        if (*st == DG_E_NOMEM)
-            *st = dg_err_nomem(err, "GraphDef");
-        else if (*st)
-            *st = err->code ? err->code : DG_E_GRAPH;
-        flat.node = fg.node;
-        flat.n_node = fg.n_node;
-        flat.library = NULL;
-    }
-    if (!*st)
-        *st = dgc_graphdef_load_pb(g, &flat, err);
-    dgc_fn_free(&fg);
+    *st = load_msg(g, gd, err);
     dgtf__graph_def__free_unpacked(gd, &pb_allocator);
     return 0;
 }

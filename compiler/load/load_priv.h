@@ -265,5 +265,11 @@ int dgc_input_kind(const char *text, size_t len);
  * (begin/add/finish above) reading the messages in place (gview.h). */
 dg_status dgc_graphdef_load_pb(dgc_graph *g, const void *graphdef,
                                dg_error *err);
+/* A GraphDef JSON text whose library has functions (issue 22): read whole
+ * into the protobuf-c GraphDef (pbjson.h) and loaded as a binary file is
+ * (calls inlined).  0 done (*status says how), 1 not valid JSON (the JSON
+ * path's errors then apply). */
+int dgc_graphdef_load_json_lib(dgc_graph *g, const char *text, size_t len,
+                               dg_status *status, dg_error *err);
 
 #endif

@@ -144,11 +144,10 @@ def write(name, graph_def, feeds, fetch, sess, graph, train=None, note="",
         return
     with open(os.path.join(d, "graph.pb"), "wb") as f:
         f.write(pb)
-    # (dgrun's JSON GraphDef loader takes no function library: a graph with
-    # one, e.g. tf_keras' grouped Conv2D, a jit-compiled tf.function called
-    # by PartitionedCall, is kept as graph.pb only)
-    if (len(pb) < json_max and with_json and
-            not graph_def.library.function):
+    # (a function library, e.g. tf_keras' grouped Conv2D, loads from JSON
+    # too: issue 22; tools/zoo/pb_to_json.py writes the same text from a
+    # graph.pb without re-running TF)
+    if len(pb) < json_max and with_json:
         with open(os.path.join(d, "graph.json"), "w") as f:
             f.write(json_format.MessageToJson(graph_def, sort_keys=True))
             f.write("\n")
