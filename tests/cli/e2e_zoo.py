@@ -79,8 +79,11 @@ def model(name):
     fetch = [t if ":" in t else t + ":0" for t in meta["fetch"]]
     for fmt in ("pb", "json"):
         graph = os.path.join(d, "graph." + fmt)
-        if fmt == "json" and not os.path.exists(graph):
-            continue  # large models keep the .pb only (make_zoo.py)
+        if not os.path.exists(graph):  # issue 22: every model, both formats
+            check(False, "%s: no graph.%s (make_zoo.py writes both; "
+                  "tools/zoo/pb_to_json.py makes the JSON from the .pb)" % (
+                      name, fmt))
+            continue
         if name in MISSING:
             rc, out, err = dgrun("check", graph)
             want = "dgrun: error: %s: unsupported ops: %s\n" % (graph,

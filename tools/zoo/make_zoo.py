@@ -43,7 +43,7 @@ them on CPU:0 and on PoCL; tools/zoo/census.py counts their op types.
                 weight) and sparse ones (an embedding: SparseApply*,
                 ScatterAdd/Sub), on reference variables and (the
                 embedding model, its dense weights included) on resource
-                variables; the embedding models keep graph.pb only
+                variables
   layers_1d3d   Conv1D/SeparableConv1D/DepthwiseConv1D/Conv1DTranspose,
                 1-D and 3-D pooling of every kind, UpSampling1D/3D,
                 Conv3DTranspose (Conv3DBackpropInputV2), grouped Conv2D,
@@ -77,12 +77,10 @@ OUT = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(
 ONLY = set(sys.argv[2:])
 tf1.disable_control_flow_v2()  # TF-1 while loops (Enter/Exit/...)
 TRAIN_STEPS = 3
-# size policy: graph.json (3x the bytes; not for a graph with a function
-# library, see write()) only below JSON_MAX bytes of
-# graph.pb, the model's files at all only below PB_MAX (above: ops.json and
-# meta.json only, for the census; the model is rebuilt by this script)
-JSON_MAX = 700_000
-APP_JSON_MAX = 100_000  # the same for applications(), the zoo's bulk
+# size policy: every model written has graph.pb and graph.json (issue 22:
+# each zoo model runs from both; the JSON is ~2-3x the bytes, git stores it
+# compressed), the model's files at all only below PB_MAX (above: ops.json
+# and meta.json only, for the census; no model is that big now)
 PB_MAX = int(os.environ.get("ZOO_PB_MAX", 1_000_000))  # (checks by hand)
 
 
@@ -117,8 +115,7 @@ def canon_functions(graph_def):
         sorted(fns, key=lambda f: f.signature.name))
 
 
-def write(name, graph_def, feeds, fetch, sess, graph, train=None, note="",
-          with_json=True, json_max=JSON_MAX):
+def write(name, graph_def, feeds, fetch, sess, graph, train=None, note=""):
     d = os.path.join(OUT, name)
     os.makedirs(d, exist_ok=True)
     for f in os.listdir(d):
@@ -147,10 +144,9 @@ def write(name, graph_def, feeds, fetch, sess, graph, train=None, note="",
     # (a function library, e.g. tf_keras' grouped Conv2D, loads from JSON
     # too: issue 22; tools/zoo/pb_to_json.py writes the same text from a
     # graph.pb without re-running TF)
-    if len(pb) < json_max and with_json:
-        with open(os.path.join(d, "graph.json"), "w") as f:
-            f.write(json_format.MessageToJson(graph_def, sort_keys=True))
-            f.write("\n")
+    with open(os.path.join(d, "graph.json"), "w") as f:
+        f.write(json_format.MessageToJson(graph_def, sort_keys=True))
+        f.write("\n")
     feed_dict = {}
     for ph, val in feeds.items():
         fn = ph.replace("/", "_") + ".npy"
@@ -184,7 +180,7 @@ def session(graph):
     return tf1.Session(graph=graph, config=cfg)
 
 
-def keras_frozen(name, build, x, note, json_max=JSON_MAX):
+def keras_frozen(name, build, x, note):
     """build(K) -> a tf_keras Model; frozen at its output (inference)."""
     import tf_keras as K
     from tf_keras.src import backend as KB
@@ -202,8 +198,7 @@ def keras_frozen(name, build, x, note, json_max=JSON_MAX):
         frozen = tf1.graph_util.convert_variables_to_constants(
             sess, g.as_graph_def(), ["output"])
         frozen = tf1.graph_util.extract_sub_graph(frozen, ["output"])
-        write(name, frozen, {inp: x}, ["output"], sess, g, note=note,
-              json_max=json_max)
+        write(name, frozen, {inp: x}, ["output"], sess, g, note=note)
         sess.close()
         del out
 
@@ -509,7 +504,7 @@ def applications(which):
                  .astype(np.float32),
                  "tf_keras.applications %s, %dx%d, reduced (make_zoo.py "
                  "applications()), weights=None (seeded); frozen" % (
-                     which, size, size), json_max=APP_JSON_MAX)
+                     which, size, size))
 
 
 def layers_1d3d():
@@ -777,9 +772,7 @@ def opt_model(name, sparse, resource):
                   note="every tf.compat.v1.train optimizer on its own %s "
                   "model (%s variables), the losses summed" % (
                       "embedding" if sparse else "dense",
-                      "resource" if resource else "reference"),
-                  with_json=not sparse)  # 0.5 MB each; opt_dense's
-                  # graph.json checks the JSON reader on these ops
+                      "resource" if resource else "reference"))
 
 
 MODELS = {"transformer": transformer, "bigru": bigru, "dcgan_gen": dcgan_gen,
