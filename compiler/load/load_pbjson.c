@@ -287,7 +287,9 @@ static dg_status read_map(pj *J, const ProtobufCFieldDescriptor *f,
 {
     const ProtobufCMessageDescriptor *ed = f->descriptor;
     for (const cJSON *m = v->child; m; m = m->next) {
-        size_t old = push(J, "['%s']", m->string, 0);
+        /* (an object member always has its key; -O3's format check does
+         * not know that) */
+        size_t old = push(J, "['%s']", m->string ? m->string : "", 0);
         ProtobufCMessage *e = J->a->alloc(J->a->allocator_data,
                                           ed->sizeof_message);
         if (!e)
