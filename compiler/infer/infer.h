@@ -206,6 +206,12 @@ int dgc_infer_conv3d_bp_input(DGC_INFER_ARGS); /* Conv3DBackpropInputV2 (infer_z
 int dgc_infer_conv3d_bp_filter(DGC_INFER_ARGS); /* Conv3DBackpropFilterV2 (infer_zoo2.c) */
 int dgc_infer_where(DGC_INFER_ARGS);      /* Where: int64 [-1, rank] (infer_zoo2.c) */
 int dgc_infer_scatter_nd(DGC_INFER_ARGS); /* ScatterNd: shape's value */
+/* A 3-D convolution's or pool's layout and padding attributes: data_format
+ * NDHWC (or unset) and padding SAME or VALID.  0 and *same (if not NULL)
+ * set, or -1 with
+ * the reason in msg. */
+int dgc_infer_ndhwc_padding(const dgc_node *n, int *same, char *msg,
+                            size_t msgsz);
 /* The window of a 3-D convolution or pooling along one axis: output size,
  * and the padding before (TF's SAME / VALID).  -1 for an unknown size. */
 int64_t dgc_win3d(int64_t in, int64_t k, int64_t s, int64_t dil, int same,

@@ -526,19 +526,29 @@ int64_t dgc_win3d(int64_t in, int64_t k, int64_t s, int64_t dil, int same,
     return out;
 }
 
-int dgc_infer_conv3d(DGC_INFER_ARGS)
+int dgc_infer_ndhwc_padding(const dgc_node *n, int *same, char *msg,
+                            size_t msgsz)
 {
-    int conv = n->op == DGC_OPID_Conv3D;
-    const dg_shape *x = &in[0].shape;
-    if (x->rank != 5)
-        FAIL("input must be rank 5 (NDHWC)");
     const dgc_attr *fmt = dgc_node_attr(n, "data_format");
     if (fmt && fmt->s && strcmp(fmt->s, "NDHWC") != 0)
         FAIL("only data_format NDHWC is supported");
     const dgc_attr *pa = dgc_node_attr(n, "padding");
     if (!pa || !pa->s || (strcmp(pa->s, "SAME") && strcmp(pa->s, "VALID")))
         FAIL("padding must be SAME or VALID");
-    int same = strcmp(pa->s, "SAME") == 0;
+    if (same)
+        *same = strcmp(pa->s, "SAME") == 0;
+    return 0;
+}
+
+int dgc_infer_conv3d(DGC_INFER_ARGS)
+{
+    int conv = n->op == DGC_OPID_Conv3D;
+    const dg_shape *x = &in[0].shape;
+    if (x->rank != 5)
+        FAIL("input must be rank 5 (NDHWC)");
+    int same;
+    if (dgc_infer_ndhwc_padding(n, &same, msg, msgsz))
+        return -1;
     const dgc_attr *st = dgc_node_attr(n, "strides");
     const dgc_attr *ks = conv ? NULL : dgc_node_attr(n, "ksize");
     const dgc_attr *dl = dgc_node_attr(n, "dilations");

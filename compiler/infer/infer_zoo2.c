@@ -124,12 +124,8 @@ static int conv3d_bp_check(const dgc_node *n, const dgc_ttype *a,
              dg_dtype_name(a->dtype));
     if (a->shape.rank != 5 || dy->shape.rank != 5)
         FAIL("%s and out_backprop must be rank 5 (NDHWC)", what);
-    const dgc_attr *fmt = dgc_node_attr(n, "data_format");
-    if (fmt && fmt->s && strcmp(fmt->s, "NDHWC") != 0)
-        FAIL("only data_format NDHWC is supported");
-    const dgc_attr *pa = dgc_node_attr(n, "padding");
-    if (!pa || !pa->s || (strcmp(pa->s, "SAME") && strcmp(pa->s, "VALID")))
-        FAIL("padding must be SAME or VALID");
+    if (dgc_infer_ndhwc_padding(n, NULL, msg, msgsz))
+        return -1;
     const dgc_attr *st = dgc_node_attr(n, "strides");
     if (!st || st->n != 5)
         FAIL("strides must have 5 elements");
