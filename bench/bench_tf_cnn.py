@@ -22,8 +22,14 @@ statistics are Consts; inference mode: FusedBatchNormV3 is_training=False):
                 the gradient reads, exported as Identity)
   lenet         LeNet-5-like (conv 5x5x32, pool, conv 5x5x64, pool, fc 256,
                 fc 10), 28x28x1, inference
+  transformer   a Keras encoder block (MultiHeadAttention 4 heads x 32,
+                residual + LayerNormalization, gelu feed-forward 512),
+                sequence 64 x 128 features
   lenet_train   the same LeNet trained with Adam at batch 64 (Variables):
                 steps/s (bench/tf_graphs.py's graph)
+  resnet_small_train  resnet_small in tf.compat.v1 ops (batch norm in
+                training mode) trained with Adam at batch 32: steps/s
+                (bench/tf_graphs.py's graph)
 
 Timing.  Every (model, batch, threads) row runs R interleaved rounds (TF,
 dgrun, TF, dgrun, ...); in a round each engine makes N timed runs after W
@@ -67,7 +73,10 @@ DOC = os.path.join(ROOT, "docs", "PERFORMANCE.md")
 BEGIN, END = "<!-- cnn table (bench/bench_tf_cnn.py) -->", "<!-- end cnn table -->"
 
 MODELS = ["resnet_small", "resnet50q", "mobilenetv2", "efficientnet", "lenet",
-          "lenet_train"]
+          "transformer", "lenet_train", "resnet_small_train", "mlp_train"]
+# training rows: bench/tf_graphs.py's graph and its batch
+TRAIN = {"lenet_train": ("lenet", 64), "resnet_small_train": ("resnet_small", 32),
+         "mlp_train": ("mlp", 256)}
 # (warm-up, timed runs) per (model, batch): more runs for short ones
 RUNS = {1: (5, 30), 32: (2, 6)}
 TRAIN_RUNS = (3, 20)
@@ -182,18 +191,29 @@ def lenet(k):
     return k.Model(inp, k.layers.Dense(10)(h)), (28, 28, 1)
 
 
+def transformer(k):
+    """An encoder block at a size where the math shows (Einsum attention,
+    softmax, LayerNormalization, erf gelu)."""
+    inp = k.Input((64, 128))
+    a = k.layers.MultiHeadAttention(num_heads=4, key_dim=32)(inp, inp)
+    h = k.layers.LayerNormalization()(inp + a)
+    f = k.layers.Dense(512, activation="gelu")(h)
+    f = k.layers.Dense(128)(f)
+    return k.Model(inp, k.layers.LayerNormalization()(h + f)), (64, 128)
+
+
 def export(name):
     d = os.path.join(OUT, "cnn_" + name)
     if os.path.exists(os.path.join(d, "meta.json")):
         return
     print("exporting %s with TensorFlow..." % name, flush=True)
     os.makedirs(d, exist_ok=True)
-    if name == "lenet_train":
+    if name in TRAIN:
         sys.path.insert(0, HERE)
         import tf_graphs
         tf_graphs.OUT = OUT
-        tf_graphs.export("lenet")
-        src = tf_graphs.meta_of("lenet")
+        tf_graphs.export(TRAIN[name][0])
+        src = tf_graphs.meta_of(TRAIN[name][0])
         meta = {"graph": src["graph"], "feeds": {"1": src["feeds"]},
                 "fetch": src["fetch"], "train": src["train"]}
         with open(os.path.join(d, "meta.json"), "w") as f:
@@ -473,8 +493,8 @@ def main():
     try:
         with tempfile.TemporaryDirectory() as tmp:
             for name in names:
-                train = name == "lenet_train"
-                for batch in ([64] if train else batches):
+                train = name in TRAIN
+                for batch in ([TRAIN[name][1]] if train else batches):
                     for th in threads:
                         warm, n = TRAIN_RUNS if train else RUNS.get(batch, (2, 6))
                         n = a.runs or n

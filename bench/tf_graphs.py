@@ -49,7 +49,7 @@ OUT = os.path.join(HERE, ".tfgraphs")
 
 # per benchmark: steps per timed dgrun run / TF round, warm-up steps
 STEPS = {"lenet": (30, 3), "mobilenet1": (100, 3), "mobilenet32": (4, 1),
-         "mlp": (15, 3), "lstm": (300, 10)}
+         "mlp": (15, 3), "lstm": (300, 10), "resnet_small": (30, 3)}
 
 
 def tf_mods():
@@ -117,6 +117,43 @@ def lenet_build(tf, tf1, rs, x):
         var(tf1, rs, [10], "f4/b", 0)
 
 
+def resnet_small_build(tf, tf1, rs, x):
+    """bench_tf_cnn.py's resnet_small (CIFAR ResNet-20: 3 stages x 3 basic
+    blocks, 16/32/64 channels) in tf.compat.v1 ops on reference Variables,
+    batch norm in training mode (tf.compat.v1.nn.fused_batch_norm, the
+    batch's statistics; no moving averages)."""
+    if x is None:
+        return tf1.placeholder(tf.float32, [None, 32, 32, 3], name="x"), \
+            [32, 32, 3]
+    n = [0]
+
+    def bn(h, c):
+        n[0] += 1
+        g = tf1.Variable(np.ones(c, np.float32), name="bn%d/g" % n[0])
+        b = var(tf1, rs, [c], "bn%d/b" % n[0], 0)
+        return tf1.nn.fused_batch_norm(h, g, b, is_training=True)[0]
+
+    def conv(h, cin, cout, k, s):
+        n[0] += 1
+        w = var(tf1, rs, [k, k, cin, cout], "c%d/w" % n[0],
+                np.sqrt(2.0 / (k * k * cin)))
+        return tf.nn.conv2d(h, w, s, "SAME")
+
+    h = tf.nn.relu(bn(conv(x, 3, 16, 3, 1), 16))
+    cin = 16
+    for stage, f in enumerate((16, 32, 64)):
+        for b in range(3):
+            s = 2 if stage and b == 0 else 1
+            sc = h if s == 1 else bn(conv(h, cin, f, 1, s), f)
+            y = tf.nn.relu(bn(conv(h, cin, f, 3, s), f))
+            y = bn(conv(y, f, f, 3, 1), f)
+            h = tf.nn.relu(y + sc)
+            cin = f
+    h = tf.reduce_mean(h, [1, 2])
+    return tf.matmul(h, var(tf1, rs, [64, 10], "fc/w", 0.1)) + \
+        var(tf1, rs, [10], "fc/b", 0)
+
+
 def mlp_build(tf, tf1, rs, x):
     if x is None:
         return tf1.placeholder(tf.float32, [None, 784], name="x"), [784]
@@ -169,6 +206,8 @@ def export(name):
         classifier("lenet", 64, lenet_build)
     elif name == "mlp":
         classifier("mlp", 256, mlp_build)
+    elif name == "resnet_small":
+        classifier("resnet_small", 32, resnet_small_build)
     elif name.startswith("mobilenet"):
         mobilenet()
     else:

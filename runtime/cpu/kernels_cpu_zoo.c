@@ -2,7 +2,7 @@
  * kernels_cpu_zoo.c -- CPU kernels of the op-breadth ops (issue 22), the
  * ops everyday TF 2.21 models use: SquaredDifference, Erf/Erfc, the
  * activations LeakyRelu/Elu/Selu/Softplus/Softsign and their gradient ops,
- * ReverseV2, IdentityN, Einsum, the image resizes and their gradients,
+ * ReverseV2, IdentityN, the image resizes and their gradients,
  * Unique, UnsortedSegmentSum, ScatterAdd/ScatterSub/ScatterUpdate,
  * DynamicPartition.
  * Every sum is made in one fixed order (per output element, or serially
@@ -345,114 +345,6 @@ dg_status dgr_k_identity_n(dgr_kctx *k)
     return DG_OK;
 }
 DGR_KERNEL(IdentityN, dgr_k_identity_n);
-
-/* ---- Einsum -------------------------------------------------------------- */
-
-typedef struct es_job {
-    const dgc_einsum *e;
-    dg_dtype t;
-    const void *x[2];
-    void *o;
-    int no, nc;               /* output labels, contracted labels */
-    int64_t odim[DG_MAX_RANK], ost[2][DG_MAX_RANK];
-    int64_t cdim[DGC_EINSUM_MAX_LABELS], cst[2][DGC_EINSUM_MAX_LABELS];
-} es_job;
-
-static void es_range(void *arg, int64_t o0, int64_t o1)
-{
-    es_job *j = arg;
-    int ni = j->e->n_in;
-    for (int64_t o = o0; o < o1; o++) {
-        int64_t base[2] = {0, 0}, rem = o;
-        for (int d = j->no - 1; d >= 0; d--) {
-            int64_t c = rem % j->odim[d];
-            rem /= j->odim[d];
-            base[0] += c * j->ost[0][d];
-            base[1] += c * j->ost[1][d];
-        }
-        double acc = 0;
-        int64_t idx[DGC_EINSUM_MAX_LABELS] = {0};
-        int64_t off[2] = {base[0], base[1]};
-        for (;;) {
-            double v = j->t == DG_F32 ? ((const float *)j->x[0])[off[0]]
-                                      : ((const double *)j->x[0])[off[0]];
-            if (ni > 1)
-                v *= j->t == DG_F32 ? ((const float *)j->x[1])[off[1]]
-                                    : ((const double *)j->x[1])[off[1]];
-            acc += v;
-            int d = j->nc - 1;
-            for (; d >= 0; d--) {
-                off[0] += j->cst[0][d];
-                off[1] += j->cst[1][d];
-                if (++idx[d] < j->cdim[d])
-                    break;
-                off[0] -= j->cst[0][d] * j->cdim[d];
-                off[1] -= j->cst[1][d] * j->cdim[d];
-                idx[d] = 0;
-            }
-            if (d < 0)
-                break;
-        }
-        if (j->t == DG_F32)
-            ((float *)j->o)[o] = (float)acc;
-        else
-            ((double *)j->o)[o] = acc;
-    }
-}
-
-dg_status dgr_k_einsum(dgr_kctx *k)
-{
-    dg_dtype t = k->in[0].dtype;
-    if (t != DG_F32 && t != DG_F64)
-        return dg_err(k->err, DG_E_RUNTIME, "node '%s': no CPU kernel for "
-                      "dtype %s", k->node->name, dg_dtype_name(t));
-    dgc_einsum e;
-    es_job j;
-    memset(&j, 0, sizeof j);
-    char eqb[40];
-    const char *eq = dgc_einsum_equation(k->node, eqb, sizeof eqb);
-    const dg_shape *sh[2] = {&k->in[0].shape,
-                             k->n_in > 1 ? &k->in[1].shape : NULL};
-    char msg[200];
-    if (dgc_einsum_parse(eq, sh, k->n_in, &e, msg, sizeof msg))
-        return dg_err(k->err, DG_E_RUNTIME, "node '%s': %s", k->node->name,
-                      msg);
-    dgc_einsum_loops l;
-    dgc_einsum_loops_of(&e, sh, &l);
-    j.nc = l.nc;
-    memcpy(j.odim, l.odim, sizeof j.odim);
-    memcpy(j.ost, l.ost, sizeof j.ost);
-    memcpy(j.cdim, l.cdim, sizeof j.cdim);
-    memcpy(j.cst, l.cst, sizeof j.cst);
-    dg_status st;
-    st = dgr_kctx_alloc_output(k, 0);
-    if (st)
-        return st;
-    j.e = &e;
-    j.t = t;
-    j.no = e.out_rank;
-    j.x[0] = dgr_cpu_ptr(&k->in[0]);
-    j.x[1] = k->n_in > 1 ? dgr_cpu_ptr(&k->in[1]) : NULL;
-    j.o = dgr_cpu_ptr(&k->out[0]);
-    int64_t n = dg_shape_numel(&k->out[0].shape), work = 1;
-    for (int d = 0; d < j.nc; d++)
-        work *= j.cdim[d];
-    if (n <= 0)
-        return DG_OK;
-    if (work == 0) {
-        memset(j.o, 0, (size_t)n * dg_dtype_size(t));
-        return DG_OK;
-    }
-    int64_t grain = DGR_CPU_PAR_MIN / (work > 0 ? work : 1);
-    if (n * work >= DGR_CPU_PAR_MIN)
-        dgr_parallel_for(k->dev->intra, n, grain > 0 ? grain : 1, es_range,
-                         &j);
-    else
-        es_range(&j, 0, n);
-    return DG_OK;
-}
-DGR_KERNEL(Einsum, dgr_k_einsum);
-DGR_KERNEL(BatchMatMulV2, dgr_k_einsum);
 
 /* ---- image resizes (TF's kernels, NHWC) ---------------------------------- */
 

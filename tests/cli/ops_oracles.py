@@ -159,6 +159,57 @@ for dn, dt in DTS:
          node("AssignMovingAvg", ["var", "val"], {"decay": 0.9})],
         {"op": v0 - (v0 - val) * (1 - 0.9)}, also=["Variable"])
 
+# ---- Einsum / BatchMatMulV2 operand layouts (kernels_cpu_einsum.c) ------------
+def cs(name, dtype, value):
+    """A Const with its shape given (an empty one's nested lists lose it)."""
+    n = c(name, dtype, value)
+    n["attrs"]["shape"] = list(np.shape(value))
+    return n
+
+
+EIN = ("the CPU kernel's batched-GEMM paths (issue 23: each operand used in "
+       "place, transposed, packed, the output swapped or scattered); TF's "
+       "Einsum and BatchMatMul are NumPy's einsum and matmul, so NumPy's "
+       "values are TF's")
+for eq, sa, sb, dn in (
+        ("bij,jk->bik", (3, 4, 5), (5, 6), "float32"),    # batch folded into M
+        ("bij,bkj->bik", (2, 3, 4), (2, 5, 4), "float32"),  # B transposed
+        ("bji,bjk->bik", (2, 4, 3), (2, 4, 5), "float64"),  # A transposed
+        ("bij,bjk->bki", (2, 3, 4), (2, 4, 5), "float32"),  # C^T = B^T A^T
+        ("ikj,jl->lik", (3, 2, 4), (4, 5), "float32"),      # output scattered
+        ("abc,bad->cd", (2, 3, 4), (3, 2, 5), "float64"),   # K packed
+        ("abc,abd->cd", (2, 3, 4), (2, 3, 5), "float32"),   # K of two labels
+        ("i,j->ij", (4,), (3,), "float32"),                 # outer product
+        ("i,i->", (7,), (7,), "float32"),                   # dot
+        ("bij,bjk->bik", (4, 1, 3), (4, 3, 5), "float32"),  # M = 1
+        ("bij,bjk->bik", (8, 16, 32), (8, 32, 16), "float32"),  # on the pool
+        ("BTNH,BSNH->BNTS", (2, 3, 2, 5), (2, 4, 2, 5), "float32"),
+        ("BNTS,BSNH->BTNH", (2, 2, 3, 4), (2, 4, 2, 5), "float32"),
+        ("ij,jk->ki", (3, 4), (4, 5), "float64"),
+        ("bij,jk->bik", (2, 0, 3), (3, 4), "float32"),      # empty M
+        ("ij,jk->ik", (2, 0), (0, 3), "float32")):          # empty sum
+    dt = np.float32 if dn == "float32" else np.float64
+    a, b = f(*sa, dt=dt), f(*sb, dt=dt)
+    add("Einsum_gemm_%s_%s" % (eq.replace(",", "_").replace("->", "_to_"), dn),
+        "Einsum", dn, EIN,
+        [cs("a", dn, a), cs("b", dn, b),
+         node("Einsum", ["a", "b"], {"equation": eq})],
+        {"op": np.einsum(eq, a, b).astype(dt)})
+for sa, sb, ax, ay in (((2, 1, 3, 4), (5, 4, 2), False, False),  # broadcast
+                       ((2, 4, 3), (2, 5, 4), True, True),
+                       ((3, 4), (2, 4, 5), False, False),
+                       ((2, 3, 4), (4, 5), False, False)):
+    a, b = f(*sa), f(*sb)
+    want = np.matmul(np.swapaxes(a, -1, -2) if ax else a,
+                     np.swapaxes(b, -1, -2) if ay else b)
+    add("BatchMatMulV2_gemm_%s_%s%s" % ("x".join(map(str, sa)),
+                                        "x".join(map(str, sb)),
+                                        "_adj" if ax else ""),
+        "BatchMatMulV2", "float32", EIN,
+        [c("a", "float32", a), c("b", "float32", b),
+         node("BatchMatMulV2", ["a", "b"], {"adj_x": ax, "adj_y": ay})],
+        {"op": want.astype(np.float32)})
+
 # ---- the replica collectives, one replica ------------------------------------
 REP = ("dgrun's replication collectives (no TF-1 op): with one replica "
        "AllReduce and Broadcast give x, ReplicaIndex 0; e2e_replicate and "
