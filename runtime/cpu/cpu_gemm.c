@@ -112,7 +112,7 @@ static void gemm_call(const gemm_job *j, int64_t M, int64_t N,
                 c[q] += bb[q];                                              \
         if (j->relu)                                                        \
             for (int64_t q = 0; q < N; q++)                                 \
-                c[q] = c[q] > 0 || isnan((double)c[q]) ? c[q] : 0;          \
+                c[q] = c[q] < 0 ? 0 : c[q];                                 \
     }
 
 static void gemm_epilogue(const gemm_job *j, int64_t M, int64_t N,

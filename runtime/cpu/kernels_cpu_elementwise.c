@@ -85,8 +85,10 @@ BIN_NUM(add, x + y)
 BIN_NUM(sub, x - y)
 BIN_NUM(mul, x * y)
 /* NaN propagates as in TF (isnan of an integer, as double, is false) */
-BIN_NUM(maximum, x > y || isnan((double)x) ? x : y)
-BIN_NUM(minimum, x < y || isnan((double)x) ? x : y)
+/* NaN wins (TF); x != x rather than isnan((double)x), which kept gcc from
+ * vectorising (a branch per element) */
+BIN_NUM(maximum, x > y || x != x ? x : y)
+BIN_NUM(minimum, x < y || x != x ? x : y)
 BIN_FLOAT(sigmoid_grad, y * x * (1 - x))
 BIN_FLOAT(tanh_grad, y * (1 - x * x))
 
@@ -312,7 +314,10 @@ typedef void (*un_fn)(const void *a, void *o, int64_t n);
 UN_NUM(neg, -x)
 UN_NUM(abs, x < 0 ? -x : x)
 UN_NUM(square, x * x)
-UN_NUM(relu, x > 0 || isnan((double)x) ? x : 0) /* Relu(NaN) = NaN (TF) */
+/* Relu(NaN) = NaN (TF); one compare, so gcc vectorises it (the form
+ * x > 0 || isnan(x) ran a mispredicted branch per element: 1.8 ms for a
+ * 32x32x32x16 batch, now ~0.1 ms) */
+UN_NUM(relu, x < 0 ? 0 : x)
 UN_FLOAT(sin, sinf(x), sin(x))
 UN_FLOAT(cos, cosf(x), cos(x))
 UN_FLOAT(exp, expf(x), exp(x))
@@ -490,7 +495,7 @@ BIN_NUM(r6grad, y > 0 && y < 6 ? x : 0)
 BIN_FLOAT(rsqrt_grad, (x * x * x) * y * (-0.5f))
 BIN_FLOAT(recip_grad, -(x * x) * y)
 
-UN_NUM(relu6, x > 0 ? (x < 6 ? x : 6) : isnan((double)x) ? x : 0)
+UN_NUM(relu6, x < 0 ? 0 : x > 6 ? 6 : x) /* NaN stays NaN */
 UN_FLOAT(rsqrt, 1.0f / sqrtf(x), 1.0 / sqrt(x))
 UN_FLOAT(recip, 1.0f / x, 1.0 / x)
 

@@ -456,6 +456,201 @@ static dgr_fbuf fb(const dgr_value *v)
     return b;
 }
 
+/* ---- float32 NHWC batch norm: row-major passes --------------------------
+ * The per-channel loops above stride by C through memory and dispatch
+ * each element's dtype; on NHWC float32 (every Keras model) these passes
+ * read rows of C channels in order and vectorise.  Per-channel sums are
+ * doubles, one partial per fixed block of rows added in block order (the
+ * same bits for every thread count, issue 19); the elementwise passes are
+ * float, as TF's Eigen kernels compute them. */
+
+typedef struct bnf {
+    const float *x, *dy;
+    float *y;
+    int64_t R, C, rows;     /* rows of C channels; rows per block */
+    double *part;           /* [blocks][2][C] partial sums */
+    const float *mu;        /* [C] */
+    const float *k1, *k2, *k3; /* [C] elementwise coefficients */
+} bnf;
+
+/* part[blk] = (sum x, 0) or, with mu, (sum (x - mu)^2, 0); with dy:
+ * (sum dy, sum dy * (x - mu)) */
+static void bnf_sums(void *arg, int64_t blk, int64_t r0, int64_t r1)
+{
+    const bnf *j = arg;
+    int64_t C = j->C;
+    double *s = j->part + blk * 2 * C, *t = s + C;
+    for (int64_t c = 0; c < 2 * C; c++)
+        s[c] = 0;
+    for (int64_t r = r0; r < r1; r++) {
+        const float *x = j->x + r * C;
+        if (j->dy) {
+            const float *d = j->dy + r * C;
+            for (int64_t c = 0; c < C; c++) {
+                s[c] += d[c];
+                t[c] += (double)d[c] * ((double)x[c] - (double)j->mu[c]);
+            }
+        } else if (j->mu) {
+            for (int64_t c = 0; c < C; c++) {
+                double e = (double)x[c] - (double)j->mu[c];
+                s[c] += e * e;
+            }
+        } else {
+            for (int64_t c = 0; c < C; c++)
+                s[c] += x[c];
+        }
+    }
+}
+
+/* the block sums of part, in block order, into out[2][C] */
+static void bnf_reduce(bnf *j, struct dgr_pool *pool, double *out)
+{
+    int64_t nb = dgr_blocks(j->R, j->rows);
+    dgr_parallel_blocks(pool, j->R, j->rows, bnf_sums, j);
+    for (int64_t c = 0; c < 2 * j->C; c++)
+        out[c] = 0;
+    for (int64_t b = 0; b < nb; b++)
+        for (int64_t c = 0; c < 2 * j->C; c++)
+            out[c] += j->part[b * 2 * j->C + c];
+}
+
+/* y = k1 * x + k2 * (dy or 0) + k3, per channel; with mu: x - mu for x */
+static void bnf_apply(void *arg, int64_t r0, int64_t r1)
+{
+    const bnf *j = arg;
+    int64_t C = j->C;
+    for (int64_t r = r0; r < r1; r++) {
+        const float *x = j->x + r * C;
+        float *y = j->y + r * C;
+        if (j->dy) {
+            const float *d = j->dy + r * C;
+            for (int64_t c = 0; c < C; c++)
+                y[c] = j->k1[c] * d[c] + j->k2[c] * (x[c] - j->mu[c]) +
+                       j->k3[c];
+        } else {
+            for (int64_t c = 0; c < C; c++)
+                y[c] = (x[c] - j->mu[c]) * j->k1[c] + j->k3[c];
+        }
+    }
+}
+
+/* FusedBatchNormV3 / its gradient on NHWC float32 (grad: j->dy set): 0,
+ * or -1 out of memory. */
+static int bn_nhwc_f32(dgr_kctx *k, const bnjob *b, int grad)
+{
+    int64_t C = b->C, R = b->N * b->HW;
+    bnf j = {.x = b->x.p, .R = R, .C = C};
+    j.rows = C > 0 ? (1 << 14) / C + 1 : 1;
+    int64_t nb = dgr_blocks(R, j.rows);
+    /* sum: [2][C] results, [2][C] a second pass's, then the blocks' */
+    double *sum = dg_malloc((size_t)(2 * C * (nb + 2)) * sizeof *sum + 1);
+    float *co = dg_malloc((size_t)(4 * C) * sizeof *co + 1);
+    if (!sum || !co) {
+        dg_free(sum);
+        dg_free(co);
+        return -1;
+    }
+    double *tmp = sum + 2 * C;
+    j.part = sum + 4 * C;
+    float *mu = co, *k1 = co + C, *k2 = co + 2 * C, *k3 = co + 3 * C;
+    double cnt = (double)R;
+    const float *scale = b->scale.p, *offset = b->offset.p;
+    const float *mean = b->mean.p, *var = b->var.p;
+    if (!grad) {
+        double *m = sum, *v = sum + C;
+        if (b->train) {
+            bnf_reduce(&j, k->dev->intra, sum);
+            for (int64_t c = 0; c < C; c++) {
+                m[c] = cnt > 0 ? m[c] / cnt : 0;
+                mu[c] = (float)m[c];
+            }
+            j.mu = mu;
+            bnf_reduce(&j, k->dev->intra, tmp);
+            for (int64_t c = 0; c < C; c++)
+                v[c] = cnt > 0 ? tmp[c] / cnt : 0;
+        } else {
+            for (int64_t c = 0; c < C; c++) {
+                m[c] = mean[c];
+                v[c] = var[c];
+                mu[c] = mean[c];
+            }
+        }
+        float *bm = dgr_cpu_ptr(&k->out[1]), *bv = dgr_cpu_ptr(&k->out[2]);
+        float *r1 = dgr_cpu_ptr(&k->out[3]), *r2 = dgr_cpu_ptr(&k->out[4]);
+        for (int64_t c = 0; c < C; c++) {
+            double a = scale[c] / sqrt(v[c] + b->eps);
+            k1[c] = (float)a;
+            k3[c] = offset[c];
+            double om = m[c], ov = v[c];
+            if (b->train) {
+                /* TF: the running variance is the unbiased one */
+                ov = v[c] * (cnt > 1 ? cnt / (cnt - 1) : 1);
+                if (b->factor != 1.0) {
+                    om = (1 - b->factor) * mean[c] + b->factor * m[c];
+                    ov = (1 - b->factor) * var[c] + b->factor * ov;
+                }
+            }
+            bm[c] = (float)om;
+            bv[c] = (float)ov;
+            r1[c] = (float)m[c];
+            r2[c] = (float)v[c];
+        }
+        j.mu = mu;
+        j.k1 = k1;
+        j.k3 = k3;
+        j.y = b->y.p;
+    } else {
+        /* reserve_1 / reserve_2: the batch's mean and biased variance
+         * (training) or the running ones (inference) */
+        double *rstd = sum; /* [C], then sdy, sdyx in the block sums */
+        for (int64_t c = 0; c < C; c++) {
+            mu[c] = mean[c];
+            rstd[c] = 1.0 / sqrt((double)var[c] + b->eps);
+        }
+        j.mu = mu;
+        j.dy = b->dy.p;
+        double *sd = tmp;
+        bnf_reduce(&j, k->dev->intra, sd);
+        float *dsc = dgr_cpu_ptr(&k->out[1]), *dof = dgr_cpu_ptr(&k->out[2]);
+        for (int64_t c = 0; c < C; c++) {
+            double sdy = sd[c], sdyx = sd[C + c] * rstd[c];
+            double g = scale[c] * rstd[c];
+            k1[c] = (float)g;
+            if (b->train && cnt > 0) {
+                k2[c] = (float)(-g * rstd[c] * sdyx / cnt);
+                k3[c] = (float)(-g * sdy / cnt);
+            } else {
+                k2[c] = 0;
+                k3[c] = 0;
+            }
+            dsc[c] = (float)sdyx;
+            dof[c] = (float)sdy;
+        }
+        j.k1 = k1;
+        j.k2 = k2;
+        j.k3 = k3;
+        j.y = b->dx.p;
+    }
+    if (R * C >= DGR_CPU_PAR_MIN)
+        dgr_parallel_for(k->dev->intra, R, DGR_CPU_PAR_MIN / (C ? C : 1) + 1,
+                         bnf_apply, &j);
+    else
+        bnf_apply(&j, 0, R);
+    dg_free(sum);
+    dg_free(co);
+    return 0;
+}
+
+static int bn_fast(const bnjob *j, dgr_kctx *k, int n_in)
+{
+    if (j->nchw)
+        return 0;
+    for (int i = 0; i < n_in; i++)
+        if (k->in[i].dtype != DG_F32)
+            return 0;
+    return 1;
+}
+
 /* (x, scale, offset, mean, variance) -> y, batch_mean, batch_variance,
  * reserve_1 (mean), reserve_2 (biased variance), reserve_3 (empty) */
 dg_status dgr_k_fused_bn(dgr_kctx *k)
@@ -472,6 +667,11 @@ dg_status dgr_k_fused_bn(dgr_kctx *k)
     j.mean = fb(&k->in[3]); j.var = fb(&k->in[4]);
     j.y = fb(&k->out[0]); j.bmean = fb(&k->out[1]); j.bvar = fb(&k->out[2]);
     j.r1 = fb(&k->out[3]); j.r2 = fb(&k->out[4]);
+    if (bn_fast(&j, k, 5)) {
+        if (bn_nhwc_f32(k, &j, 0))
+            return dg_err_nomem(k->err, k->node->name);
+        return DG_OK;
+    }
     dgr_parallel_for(k->dev->intra, j.C,
                      (DGR_CPU_PAR_MIN / (j.N * j.HW + 1)) + 1, bn_fwd_chans,
                      &j);
@@ -491,6 +691,11 @@ dg_status dgr_k_fused_bn_grad(dgr_kctx *k)
     j.mean = fb(&k->in[3]); j.var = fb(&k->in[4]);
     j.dx = fb(&k->out[0]); j.dscale = fb(&k->out[1]);
     j.doffset = fb(&k->out[2]);
+    if (bn_fast(&j, k, 5)) {
+        if (bn_nhwc_f32(k, &j, 1))
+            return dg_err_nomem(k->err, k->node->name);
+        return DG_OK;
+    }
     dgr_parallel_for(k->dev->intra, j.C,
                      (DGR_CPU_PAR_MIN / (j.N * j.HW + 1)) + 1, bn_grad_chans,
                      &j);

@@ -60,7 +60,7 @@ static inline int64_t red_next(const red_job *j, int64_t *idx)
 }
 
 /* max(v, m) propagating NaN as TF's Max does (an integer's is never) */
-#define RMAX(v, m) ((v) > (m) || isnan((double)(v)) ? (v) : (m))
+#define RMAX(v, m) ((v) > (m) || (v) != (v) ? (v) : (m))
 
 #define RED_IMPL(SUF, T, A, LOWEST)                                          \
     static A rowsum_##SUF(const T *restrict p, int64_t n)                    \
