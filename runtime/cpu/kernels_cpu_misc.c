@@ -317,6 +317,13 @@ dg_status dgr_k_transpose(dgr_kctx *k)
         seen |= 1u << p;
         perm[d] = (int)p;
     }
+    int ident = 1;
+    for (int d = 0; d < rank; d++)
+        ident &= perm[d] == d;
+    if (ident) { /* Keras' Tensordot on the last axis: no copy, as TF */
+        dgr_kctx_alias_output(k, 0, x);
+        return DG_OK;
+    }
     int64_t xst[DG_MAX_RANK], s = 1;
     for (int d = rank - 1; d >= 0; d--) {
         xst[d] = s;

@@ -210,6 +210,17 @@ for sa, sb, ax, ay in (((2, 1, 3, 4), (5, 4, 2), False, False),  # broadcast
          node("BatchMatMulV2", ["a", "b"], {"adj_x": ax, "adj_y": ay})],
         {"op": want.astype(np.float32)})
 
+# ---- Transpose by the identity permutation: the input's buffer, no copy ------
+for dn, dt in DTS:
+    x = f(2, 3, 4, dt=dt)
+    add("Transpose_identity_" + dn, "Transpose", dn,
+        "an identity permutation shares the input's buffer (as TF forwards "
+        "it); the value is the input's, and an op after it reads it intact",
+        [c("x", dn, x), c("p", "int32", [0, 1, 2]),
+         node("Transpose", ["x", "p"], name="t"),
+         node("AddV2", ["t", "x"], name="op")],
+        {"op": (x + x).astype(dt), "t": x}, also=["AddV2"])
+
 # ---- the replica collectives, one replica ------------------------------------
 REP = ("dgrun's replication collectives (no TF-1 op): with one replica "
        "AllReduce and Broadcast give x, ReplicaIndex 0; e2e_replicate and "
