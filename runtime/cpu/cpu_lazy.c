@@ -231,6 +231,27 @@ dnnl_pooling_v2_backward_desc_init(dnnl_pooling_v2_desc_t *pool_desc,
 }
 
 dnnl_status_t
+dnnl_eltwise_forward_desc_init(dnnl_eltwise_desc_t *eltwise_desc,
+                               dnnl_prop_kind_t prop_kind,
+                               dnnl_alg_kind_t alg_kind,
+                               const dnnl_memory_desc_t *data_desc,
+                               float alpha, float beta)
+{
+    DGR_LAZY_FN(dnnl_lib, dnnl_eltwise_forward_desc_init);
+    return fn_(eltwise_desc, prop_kind, alg_kind, data_desc, alpha, beta);
+}
+
+dnnl_status_t
+dnnl_softmax_forward_desc_init(dnnl_softmax_desc_t *softmax_desc,
+                               dnnl_prop_kind_t prop_kind,
+                               const dnnl_memory_desc_t *data_desc,
+                               int softmax_axis)
+{
+    DGR_LAZY_FN(dnnl_lib, dnnl_softmax_forward_desc_init);
+    return fn_(softmax_desc, prop_kind, data_desc, softmax_axis);
+}
+
+dnnl_status_t
 dnnl_pooling_v2_forward_desc_init(dnnl_pooling_v2_desc_t *pool_desc,
                                   dnnl_prop_kind_t prop_kind,
                                   dnnl_alg_kind_t alg_kind,

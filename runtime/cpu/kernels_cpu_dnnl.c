@@ -176,6 +176,29 @@ static int build(prim *P)
         return -1;
     }
     dnnl_memory_desc_t x, y, w;
+    if (P->what == DGR_DNNL_GELU || P->what == DGR_DNNL_SOFTMAX) {
+        /* rows x cols, row-major (g->N, g->C) */
+        dnnl_dims_t d = {g->N, g->C};
+        dnnl_memory_desc_init_by_tag(&x, 2, d, dnnl_f32, dnnl_ab);
+        dnnl_eltwise_desc_t ed;
+        dnnl_softmax_desc_t sd;
+        dnnl_primitive_desc_t rpd = NULL;
+        int ok = P->what == DGR_DNNL_GELU
+                     ? dnnl_eltwise_forward_desc_init(
+                           &ed, dnnl_forward_inference, dnnl_eltwise_gelu_erf,
+                           &x, 0.0f, 0.0f) == dnnl_success &&
+                           dnnl_primitive_desc_create(&rpd, &ed, attr, engine,
+                                                      NULL) == dnnl_success
+                     : dnnl_softmax_forward_desc_init(
+                           &sd, dnnl_forward_inference, &x, 1) ==
+                               dnnl_success &&
+                           dnnl_primitive_desc_create(&rpd, &sd, attr, engine,
+                                                      NULL) == dnnl_success;
+        P->md[0] = P->md[2] = x;
+        int rc = ok ? make(rpd, &P->p, &P->scratch) : -1;
+        dnnl_primitive_attr_destroy(attr);
+        return rc;
+    }
     act_md(&x, g, g->H, g->W, g->C);
     act_md(&y, g, g->OH, g->OW, g->OC);
     dnnl_dims_t st = {g->sh, g->sw}, dil = {g->dh - 1, g->dw - 1},
@@ -784,6 +807,60 @@ int dgr_dnnl_run(struct dgr_pool *pool, int what, const dgc_nn_geom *g,
     return run_blocks(pool, what, g, depthwise, a, b, out, NULL, NULL, NULL);
 }
 
+/* ---- rows: eltwise gelu, softmax --------------------------------------- */
+
+typedef struct rows_job {
+    int what;
+    int64_t rows, cols, block;
+    const float *x;
+    float *y;
+    int rc;              /* the first failure (under no lock: any != 0) */
+} rows_job;
+
+static void rows_block(void *arg, int64_t blk, int64_t r0, int64_t r1)
+{
+    (void)blk;
+    rows_job *j = arg;
+    tstate *t = ts_get();
+    if (!t) {
+        j->rc = -1;
+        return;
+    }
+    omp_set_num_threads(1);
+    dgc_nn_geom g;
+    memset(&g, 0, sizeof g);
+    g.N = r1 - r0;
+    g.C = j->cols;
+    int nomem = 0;
+    prim *P = lookup(j->what, &g, 0, NULL, &nomem);
+    if (!P) {
+        j->rc = nomem ? -1 : 1;
+        return;
+    }
+    dnnl_exec_arg_t args[3];
+    args[0].arg = DNNL_ARG_SRC;
+    args[0].memory = tm(t, P->p, 0, &P->md[0], (void *)(j->x + r0 * j->cols));
+    args[1].arg = DNNL_ARG_DST;
+    args[1].memory = tm(t, P->p, 2, &P->md[2], j->y + r0 * j->cols);
+    if (!args[0].memory || !args[1].memory ||
+        exec(t, P->p, args, 2, P->scratch))
+        j->rc = -1;
+}
+
+int dgr_dnnl_rows(struct dgr_pool *pool, int what, int64_t rows,
+                  int64_t cols, const float *x, float *y)
+{
+    pthread_once(&once, engine_init);
+    if (!engine)
+        return 1;
+    if (rows <= 0 || cols <= 0)
+        return 0;
+    rows_job j = {what, rows, cols, 0, x, y, 0};
+    j.block = (1 << 16) / cols + 1; /* ~64K elements: the shape's alone */
+    dgr_parallel_blocks(pool, rows, j.block, rows_block, &j);
+    return j.rc;
+}
+
 /* The Const node whose value input i of n is (through Identity), or NULL. */
 static const dgc_node *const_input(const dgc_graph *G, const dgc_node *n,
                                    int i)
@@ -835,6 +912,13 @@ int dgr_dnnl_conv(dgr_kctx *k, int what, const dgc_nn_geom *g, int depthwise,
 {
     (void)k; (void)what; (void)g; (void)depthwise; (void)a; (void)b;
     (void)out;
+    return 1;
+}
+
+int dgr_dnnl_rows(struct dgr_pool *pool, int what, int64_t rows,
+                  int64_t cols, const float *x, float *y)
+{
+    (void)pool; (void)what; (void)rows; (void)cols; (void)x; (void)y;
     return 1;
 }
 

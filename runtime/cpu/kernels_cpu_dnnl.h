@@ -19,7 +19,9 @@ enum {
     DGR_DNNL_MAXPOOL,    /* a = x, out = y */
     DGR_DNNL_AVGPOOL,    /* a = x, out = y */
     DGR_DNNL_MAXPOOL_BWD,/* a = x, b = dy, out = dx (first max, as TF) */
-    DGR_DNNL_AVGPOOL_BWD /* a = dy, out = dx (padding not counted) */
+    DGR_DNNL_AVGPOOL_BWD,/* a = dy, out = dx (padding not counted) */
+    DGR_DNNL_GELU,       /* rows: 0.5 x erfc(-x / sqrt 2), elementwise */
+    DGR_DNNL_SOFTMAX     /* rows: softmax of each row */
 };
 
 /* The epilogue of a fused forward convolution (_FusedConv2D, issue 23):
@@ -48,6 +50,15 @@ typedef struct dgr_fused {
  * back to its own loops), -1 out of memory. */
 int dgr_dnnl_run(struct dgr_pool *pool, int what, const dgc_nn_geom *g,
                  int depthwise, const float *a, const float *b, float *out);
+
+/* `what` (DGR_DNNL_GELU, DGR_DNNL_SOFTMAX) of a [rows, cols] float32
+ * tensor x into y by oneDNN's JIT kernels (vectorised erf and exp, where
+ * libm's are scalar calls).  The rows are cut into blocks of a fixed
+ * number (a function of cols), each block one single-threaded primitive
+ * call on `pool`: the same bits for every thread count.  0 done, 1 oneDNN
+ * is not available (the caller computes it), -1 out of memory. */
+int dgr_dnnl_rows(struct dgr_pool *pool, int what, int64_t rows,
+                  int64_t cols, const float *x, float *y);
 
 /* A convolution (what: DGR_DNNL_CONV_*) of kernel k's node, as
  * dgr_dnnl_run on k's intra-op pool; when the

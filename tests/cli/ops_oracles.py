@@ -221,6 +221,25 @@ for dn, dt in DTS:
          node("AddV2", ["t", "x"], name="op")],
         {"op": (x + x).astype(dt), "t": x}, also=["AddV2"])
 
+# ---- Softmax on oneDNN (float32 of >= 2^14 elements, kernels_cpu_nn.c) -------
+x = f(40, 512) * 4
+num, den = np.zeros_like(x), np.ones_like(x)  # x + num / den: NaN, +-inf
+num[3, 7], den[3, 7] = 0, 0        # a NaN: the row is NaN (TF)
+num[5, :], den[5, :] = -1, 0       # all -inf: NaN (0 / 0)
+num[6, 9], den[6, 9] = 1, 0        # +inf: NaN (inf - inf)
+num[8, 1:], den[8, 1:] = -1, 0     # one finite entry: 1 there
+with np.errstate(invalid="ignore", divide="ignore"):
+    xs = x + num / den
+    e = np.exp(xs - xs.max(axis=1, keepdims=True))
+    sm = e / e.sum(axis=1, keepdims=True)
+add("Softmax_onednn_float32", "Softmax", "float32",
+    "the oneDNN path of large float32 Softmax (TF's values are NumPy's "
+    "formula); NaN, -inf rows and +inf as TF",
+    [c("x", "float32", x), c("num", "float32", num),
+     c("den", "float32", den), node("Div", ["num", "den"], name="q"),
+     node("AddV2", ["x", "q"], name="xs"), node("Softmax", ["xs"])],
+    {"op": sm.astype(np.float32)}, also=["Div", "AddV2"])
+
 # ---- the replica collectives, one replica ------------------------------------
 REP = ("dgrun's replication collectives (no TF-1 op): with one replica "
        "AllReduce and Broadcast give x, ReplicaIndex 0; e2e_replicate and "
