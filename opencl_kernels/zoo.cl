@@ -19,6 +19,8 @@ __kernel void name(__global const T *x, __global T *y, long n)              \
 #define SELU_ALPHA ((T)1.6732632423543772848170429916717)
 ZUNARY(dgk_unary_Erf, erf(v))
 ZUNARY(dgk_unary_Erfc, erfc(v))
+/* _Gelu: the fusion pass's exact gelu (fuse_gelu.c), tf.nn.gelu's formula */
+ZUNARY(dgk_unary__Gelu, (T)0.5 * v * erfc(-v * (T)0.70710678118654752))
 ZUNARY(dgk_unary_Elu, v > (T)0 ? v : expm1(v))
 ZUNARY(dgk_unary_Selu, v > (T)0 ? SELU_SCALE * v : SELU_SCALE * SELU_ALPHA * expm1(v))
 ZUNARY(dgk_unary_Softsign, v / ((T)1 + fabs(v)))

@@ -46,6 +46,31 @@ const char *dgc_fused_user_op(const dgc_node *n)
     return a && a->s && strstr(a->s, "Relu") ? "Relu" : "BiasAdd";
 }
 
+/* The Const node r is (through Identity), or NULL. */
+const dgc_node *dgc_fuse_const_node(const dgc_graph *g, dgc_ref r)
+{
+    for (int hops = 0; hops < 8 && r.node >= 0 && r.index == 0; hops++) {
+        const dgc_node *p = &g->nodes[r.node];
+        if (p->op == DGC_OPID_Const)
+            return p;
+        if (p->op != DGC_OPID_Identity || p->n_inputs != 1)
+            return NULL;
+        r = p->inputs[0];
+    }
+    return NULL;
+}
+
+/* The float tensor of Const r (through Identity), or NULL. */
+const dg_tensor *dgc_fuse_const_tensor(const dgc_graph *g, dgc_ref r)
+{
+    const dgc_node *c = dgc_fuse_const_node(g, r);
+    const dgc_attr *a = c ? dgc_node_attr(c, "value") : NULL;
+    if (!a || !a->tensor ||
+        (a->tensor->dtype != DG_F32 && a->tensor->dtype != DG_F64))
+        return NULL;
+    return a->tensor;
+}
+
 /* Is r output 0 of a node of op `op`? */
 int dgc_fuse_is_op(const dgc_graph *g, dgc_ref r, int op)
 {
@@ -252,7 +277,8 @@ dg_status dgc_pass_fuse(dgc_graph *g, const dg_device_list *devs,
     for (int i = 0; i < g->train.n_eval_fetch; i++)
         mark_fetch(&c, g->train.eval_fetch[i]);
     /* convolution chains first (a conv's BiasAdd is never a MatMul's) */
-    if ((st = dgc_fuse_convs(&c, err)) || (st = dgc_fuse_pools(&c, err)))
+    if ((st = dgc_fuse_convs(&c, err)) || (st = dgc_fuse_pools(&c, err)) ||
+        (st = dgc_fuse_gelus(&c, err)))
         goto done;
     /* Relu chains first, then the BiasAdds left over */
     for (int pass = 0; pass < 2; pass++)

@@ -2,7 +2,7 @@
  * fuse.h -- what the fusion pass's two halves share (fuse.c: MatMul
  * chains into _FusedMatMul; fuse_conv.c: convolution chains, batch norm
  * folded in, into _FusedConv2D / _FusedDepthwiseConv2dNative; fuse_pool.c:
- * MaxPoolGrad + ReluGrad; fuse_deps.c: control-only computations skipped): the pass's
+ * MaxPoolGrad + ReluGrad; fuse_gelu.c: the exact gelu; fuse_deps.c: control-only computations skipped): the pass's
  * read counts and the rules for absorbing a node into a chain's last node.
  */
 #ifndef DGC_FUSE_H
@@ -23,6 +23,12 @@ typedef struct dgc_fuse_ctx {
 /* keep[] of a node a chain absorbed: dead, never the last node of a
  * chain (its reader is gone) nor absorbed again */
 #define DGC_FUSE_ABSORBED 2
+
+/* The Const node r is (through Identity), or NULL. */
+const dgc_node *dgc_fuse_const_node(const dgc_graph *g, dgc_ref r);
+
+/* The float tensor of Const r (through Identity), or NULL. */
+const dg_tensor *dgc_fuse_const_tensor(const dgc_graph *g, dgc_ref r);
 
 /* Is r output 0 of a node of op `op`? */
 int dgc_fuse_is_op(const dgc_graph *g, dgc_ref r, int op);
@@ -56,6 +62,11 @@ dg_status dgc_fuse_convs(dgc_fuse_ctx *c, dg_error *err);
  * (fuse_pool.c), run by dgc_pass_fuse after the convolutions.  DG_OK, or
  * DG_E_NOMEM (err filled). */
 dg_status dgc_fuse_pools(dgc_fuse_ctx *c, dg_error *err);
+
+/* tf.nn.gelu's and tf_keras' exact gelu subgraphs into _Gelu
+ * (fuse_gelu.c), run by dgc_pass_fuse after the pools.  DG_OK, or
+ * DG_E_NOMEM (err filled). */
+dg_status dgc_fuse_gelus(dgc_fuse_ctx *c, dg_error *err);
 
 /* Control edges from pure nodes nothing reads (tf.gradients' tuples
  * waiting on an unused gradient) move to those nodes' inputs, so the

@@ -63,31 +63,6 @@ typedef struct chain {
     int64_t oc;
 } chain;
 
-/* The Const node r is (through Identity), or NULL. */
-static const dgc_node *const_node(const dgc_graph *g, dgc_ref r)
-{
-    for (int hops = 0; hops < 8 && r.node >= 0 && r.index == 0; hops++) {
-        const dgc_node *p = &g->nodes[r.node];
-        if (p->op == DGC_OPID_Const)
-            return p;
-        if (p->op != DGC_OPID_Identity || p->n_inputs != 1)
-            return NULL;
-        r = p->inputs[0];
-    }
-    return NULL;
-}
-
-/* The float tensor of Const r (through Identity), or NULL. */
-static const dg_tensor *const_tensor(const dgc_graph *g, dgc_ref r)
-{
-    const dgc_node *c = const_node(g, r);
-    const dgc_attr *a = c ? dgc_node_attr(c, "value") : NULL;
-    if (!a || !a->tensor ||
-        (a->tensor->dtype != DG_F32 && a->tensor->dtype != DG_F64))
-        return NULL;
-    return a->tensor;
-}
-
 static double tval(const dg_tensor *t, int64_t i)
 {
     return t->dtype == DG_F32 ? ((const float *)t->data)[i]
@@ -99,7 +74,7 @@ static double tval(const dg_tensor *t, int64_t i)
 static int const_channels(const dgc_graph *g, dgc_ref r, int64_t oc,
                           double *v)
 {
-    const dg_tensor *t = const_tensor(g, r);
+    const dg_tensor *t = dgc_fuse_const_tensor(g, r);
     if (!t)
         return -1;
     int64_t n = dg_shape_numel(&t->shape);
@@ -240,7 +215,7 @@ static int bn_consts(const dgc_graph *g, chain *ch, const dgc_node *n,
         double eps = dgc_attr_float(n, "epsilon", 1e-4);
         const dg_tensor *t[4];
         for (int i = 0; i < 4; i++)
-            if (!(t[i] = const_tensor(g, n->inputs[1 + i])) ||
+            if (!(t[i] = dgc_fuse_const_tensor(g, n->inputs[1 + i])) ||
                 dg_shape_numel(&t[i]->shape) != ch->oc)
                 return 0;
         for (int64_t k = 0; k < ch->oc; k++) {
@@ -331,7 +306,7 @@ static int match_core(const dgc_fuse_ctx *c, chain *ch, int32_t id)
             return 0;
     }
     /* and the filter */
-    return const_tensor(g, g->nodes[ch->conv].inputs[1]) != NULL;
+    return dgc_fuse_const_tensor(g, g->nodes[ch->conv].inputs[1]) != NULL;
 }
 
 static int same_shape(const dg_shape *a, const dg_shape *b)
@@ -386,7 +361,7 @@ static int match_swish(const dgc_fuse_ctx *c, chain *ch, const dgc_node *n,
             if (mn->inputs[j].node == a->node &&
                 mn->inputs[j].index == a->index &&
                 per_channel(g, mn->inputs[1 - j], 1, &ch->alpha, 0) == 0 &&
-                !const_node(g, *a))
+                !dgc_fuse_const_node(g, *a))
                 return take(c, ch, sg, 1) && take(c, ch, m, 1);
     }
     return 0;
@@ -436,7 +411,7 @@ static int match(const dgc_fuse_ctx *c, chain *ch, int32_t id)
             if (!sn || !sn->outputs || sd.index >= sn->n_outputs ||
                 !same_shape(&sn->outputs[sd.index].shape,
                             &t->outputs[0].shape) ||
-                const_node(g, sd))
+                dgc_fuse_const_node(g, sd))
                 continue;
             chain tr = *ch;
             if (take(c, &tr, top, 1) && match_core(c, &tr, producer(r)) &&
@@ -471,7 +446,7 @@ static void match_pad(const dgc_fuse_ctx *c, chain *ch)
         if (per_channel(g, pn->inputs[2], 1, &zero, 0) || zero != 0)
             return;
     }
-    const dgc_node *pc = const_node(g, pn->inputs[1]);
+    const dgc_node *pc = dgc_fuse_const_node(g, pn->inputs[1]);
     const dgc_attr *pv = pc ? dgc_node_attr(pc, "value") : NULL;
     const dg_tensor *t = pv ? pv->tensor : NULL;
     if (!t || (t->dtype != DG_I32 && t->dtype != DG_I64) ||
@@ -525,7 +500,7 @@ static int32_t new_const(dgc_graph *g, int32_t last, const char *suffix,
 static int fold(dgc_graph *g, const chain *ch, dg_dtype dt, dgc_ref *w,
                 dgc_ref *bias, dg_error *err)
 {
-    const dg_tensor *f = const_tensor(g, g->nodes[ch->conv].inputs[1]);
+    const dg_tensor *f = dgc_fuse_const_tensor(g, g->nodes[ch->conv].inputs[1]);
     dg_shape bs = {.rank = 1, .dims = {ch->oc}};
     dg_tensor *nf = dg_tensor_new(dt, &f->shape), *nb = dg_tensor_new(dt, &bs);
     if (!nf || !nb) {

@@ -14,7 +14,11 @@ Usage: e2e_fuse.py DGRUN
   (tests/data/tf/lenet): conv1's unused input gradient does not run,
   ReluGrad(MaxPoolGrad) runs as _FusedMaxPoolGrad under the ReluGrads'
   names (fuse_pool.c), --no-fusion runs the user's ops, and 1 and 2
-  intra-op threads give the same loss text.
+  intra-op threads give the same loss text.  The exact gelu (fuse_gelu.c):
+  tf.nn.gelu's Erfc spelling and tf_keras' Erf one run as `_Gelu` under
+  the last Mul's name (oneDNN's gelu_erf at 32K elements, the formula at
+  15), with the unfused values and NumPy's; a pattern whose inner Mul is
+  read elsewhere is left alone; --no-fusion runs the user's ops.
 Exit 0 = pass, 1 = failure.
 """
 import json
@@ -153,8 +157,91 @@ def lenet_train():
           "lenet: 1 and 2 intra-op threads give the same loss: %r %r" % (out["1"], out["2"]))
 
 
+def gelu_graph(shape):
+    import numpy as np
+    rs = np.random.RandomState(5)
+    x = rs.uniform(-5, 5, shape).astype(np.float32)
+
+    def k(name, v):
+        return {"name": name, "op": "Const",
+                "attrs": {"dtype": "float32", "value": v}}
+
+    def n(name, op, ins):
+        return {"name": name, "op": op, "inputs": ins}
+    nodes = [{"name": "x", "op": "Placeholder",
+              "attrs": {"dtype": "float32", "shape": list(shape)}},
+             k("half", 0.5), k("c", 0.70710677),
+             k("one", 1.0), k("sqrt2", 1.4142135),
+             # tf.nn.gelu(approximate=False)
+             n("g1/mul", "Mul", ["half", "x"]), n("g1/Neg", "Neg", ["x"]),
+             n("g1/mul_1", "Mul", ["g1/Neg", "c"]),
+             n("g1/Erfc", "Erfc", ["g1/mul_1"]),
+             n("g1", "Mul", ["g1/mul", "g1/Erfc"]),
+             # tf_keras' gelu
+             n("g2/truediv", "Div", ["x", "sqrt2"]),
+             n("g2/Erf", "Erf", ["g2/truediv"]),
+             n("g2/add", "AddV2", ["one", "g2/Erf"]),
+             n("g2/mul", "Mul", ["x", "half"]),
+             n("g2", "Mul", ["g2/add", "g2/mul"]),
+             # the inner Mul read elsewhere: not fused
+             n("g3/mul", "Mul", ["half", "x"]), n("g3/Neg", "Neg", ["x"]),
+             n("g3/mul_1", "Mul", ["g3/Neg", "c"]),
+             n("g3/Erfc", "Erfc", ["g3/mul_1"]),
+             n("g3", "Mul", ["g3/mul", "g3/Erfc"]),
+             n("g3/other", "AddV2", ["g3/mul", "g3"])]
+    import math
+    want = np.array([0.5 * v * math.erfc(-v / math.sqrt(2))
+                     for v in x.ravel()]).reshape(shape)
+    return {"nodes": nodes, "fetch": ["g1", "g2", "g3/other"]}, want, x
+
+
+def gelu():
+    import numpy as np
+    for shape in ((128, 256), (3, 5)):
+        g, want, x = gelu_graph(shape)
+        vals, ran = {}, {}
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "gelu.json")
+            with open(path, "w") as f:
+                json.dump(g, f)
+            xf = os.path.join(tmp, "x.npy")
+            np.save(xf, x)
+            feed = ["--feed", "x=" + xf]
+            for mode, extra in (("fused", []), ("unfused", ["--no-fusion"])):
+                trace = os.path.join(tmp, mode + ".json")
+                r = run(["profile", path, "--opencl-devices", "none", "-o",
+                         trace] + feed + extra)
+                check(r.returncode == 0, "gelu %s profile: %s" % (mode, r.stderr[-300:]))
+                ran[mode] = ops_in_trace(trace) if r.returncode == 0 else set()
+                r = run(["run", path, "--opencl-devices", "none", "--json"] +
+                        feed + extra)
+                check(r.returncode == 0, "gelu %s run: %s" % (mode, r.stderr[-300:]))
+                vals[mode] = json.loads(r.stdout) if r.returncode == 0 else {}
+        fused = ran["fused"]
+        check(("g1", "_Gelu") in fused and ("g2", "_Gelu") in fused and
+              not any(op in ("Erf", "Erfc") and nm.startswith(("g1", "g2"))
+                      for nm, op in fused) and ("g3/Erfc", "Erfc") in fused,
+              "gelu %s: both spellings run as _Gelu, the shared one does not: %r"
+              % (shape, sorted(fused)))
+        check(("g1/Erfc", "Erfc") in ran["unfused"] and
+              ("g2/Erf", "Erf") in ran["unfused"] and
+              not any(op == "_Gelu" for _, op in ran["unfused"]),
+              "gelu %s --no-fusion runs the user's ops" % (shape,))
+        for name in ("g1", "g2"):
+            got = np.array(vals.get("fused", {}).get(name, {}).get("value", []),
+                           dtype=np.float64)
+            ref = np.array(vals.get("unfused", {}).get(name, {}).get("value", []),
+                           dtype=np.float64)
+            check(got.shape == want.shape and
+                  np.allclose(got, want, rtol=1e-5, atol=1e-6) and
+                  np.allclose(got, ref, rtol=1e-5, atol=1e-6),
+                  "gelu %s %s: the fused values are the formula's and the "
+                  "unfused ones" % (shape, name))
+
+
 if __name__ == "__main__":
     main()
     control_only()
     lenet_train()
+    gelu()
     sys.exit(1 if FAILURES else 0)

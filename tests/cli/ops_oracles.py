@@ -240,6 +240,21 @@ add("Softmax_onednn_float32", "Softmax", "float32",
      node("AddV2", ["x", "q"], name="xs"), node("Softmax", ["xs"])],
     {"op": sm.astype(np.float32)}, also=["Div", "AddV2"])
 
+# ---- _Gelu (the fusion pass's exact gelu, fuse_gelu.c) -------------------------
+GELU = ("dgrun-internal (the fusion pass makes it from tf.nn.gelu's "
+        "0.5 * x * erfc(-x / sqrt 2) or tf_keras' 0.5 * x * (1 + erf(x / "
+        "sqrt 2)); TF has no such op): the formula, with math.erfc")
+for dn, dt, shape in (("float32", np.float32, (3, 5)),
+                      ("float32", np.float32, (64, 300)),  # oneDNN's gelu_erf
+                      ("float64", np.float64, (4, 3))):
+    import math
+    x = (f(*shape, dt=dt) * 3).astype(dt)
+    x.ravel()[:3] = (-12.0, 0.0, 9.0)
+    want = np.array([0.5 * v * math.erfc(-v / math.sqrt(2))
+                     for v in x.ravel().astype(np.float64)]).reshape(shape)
+    add("_Gelu_%s_%d" % (dn, x.size), "_Gelu", dn, GELU,
+        [c("x", dn, x), node("_Gelu", ["x"])], {"op": want.astype(dt)})
+
 # ---- the replica collectives, one replica ------------------------------------
 REP = ("dgrun's replication collectives (no TF-1 op): with one replica "
        "AllReduce and Broadcast give x, ReplicaIndex 0; e2e_replicate and "
