@@ -170,6 +170,75 @@ static void mp_window(const dgc_nn_geom *g, const float *restrict x,
         }
 }
 
+/* Does every x position lie in at most one window, all windows inside
+ * the image (stride = window, nothing padded before: the 2x2 / 2 pools of
+ * a CNN)? */
+static int mp_tiled(const dgc_nn_geom *g)
+{
+    return g->sh == g->KH && g->sw == g->KW && g->pt == 0 && g->pl == 0 &&
+           g->OH * g->KH <= g->H && g->OW * g->KW <= g->W &&
+           g->KH * g->KW <= 64;
+}
+
+/* The gradient of image n over tiled windows: each position's dx written
+ * once, dy where it is its window's first maximum (and, with relu, that
+ * maximum is > 0), else 0 -- the values of the general loop below, with no
+ * zeroing pass and no scatter (pool1 of LeNet's step: 3.6 -> ~1 ms). */
+static void mp_grad_tiled(const mpjob *j, int64_t n)
+{
+    const dgc_nn_geom *g = j->g;
+    int64_t C = g->C, W = g->W, KW = g->KW;
+    int K = (int)(g->KH * g->KW);
+    const float *x = j->x + n * g->H * W * C;
+    const float *dy = j->dy + n * g->OH * g->OW * C;
+    float *o = j->o + n * g->H * W * C;
+    int32_t all = j->relu ? 0 : -1;
+    float best[MP_LANES];
+    int32_t at[MP_LANES], keep[MP_LANES];
+    for (int64_t oh = 0; oh < g->OH; oh++) {
+        for (int64_t ow = 0; ow < g->OW; ow++) {
+            int64_t base = (oh * g->KH * W + ow * KW) * C;
+            const float *d = dy + (oh * g->OW + ow) * C;
+            for (int64_t c0 = 0; c0 < C; c0 += MP_LANES) {
+                int cn = (int)(C - c0 < MP_LANES ? C - c0 : MP_LANES);
+                const float *restrict p = x + base + c0;
+                for (int c = 0; c < cn; c++) {
+                    best[c] = p[c];
+                    at[c] = 0;
+                }
+                for (int k = 1; k < K; k++) {
+                    p = x + base + ((k / KW) * W + k % KW) * C + c0;
+                    for (int c = 0; c < cn; c++) { /* masks: no branch */
+                        int32_t m = -(int32_t)(p[c] > best[c]);
+                        best[c] = p[c] > best[c] ? p[c] : best[c];
+                        at[c] = (at[c] & ~m) | (k & m);
+                    }
+                }
+                for (int c = 0; c < cn; c++) /* dy's bits, or 0 */
+                    keep[c] = all | -(int32_t)(best[c] > 0);
+                for (int k = 0; k < K; k++) {
+                    float *restrict q = o + base + ((k / KW) * W + k % KW) * C;
+                    for (int c = 0; c < cn; c++) {
+                        uint32_t b;
+                        memcpy(&b, &d[c0 + c], sizeof b);
+                        b &= (uint32_t)(keep[c] & -(int32_t)(at[c] == k));
+                        memcpy(&q[c0 + c], &b, sizeof b);
+                    }
+                }
+            }
+        }
+        /* columns right of the last window */
+        for (int64_t h = oh * g->KH; h < (oh + 1) * g->KH; h++)
+            if (g->OW * KW < W)
+                memset(o + (h * W + g->OW * KW) * C, 0,
+                       sizeof *o * (size_t)((W - g->OW * KW) * C));
+    }
+    /* rows below the last window */
+    if (g->OH * g->KH < g->H)
+        memset(o + g->OH * g->KH * W * C, 0,
+               sizeof *o * (size_t)((g->H - g->OH * g->KH) * W * C));
+}
+
 static void mp_images(void *arg, int64_t n0, int64_t n1)
 {
     const mpjob *j = arg;
@@ -180,6 +249,10 @@ static void mp_images(void *arg, int64_t n0, int64_t n1)
     for (int64_t n = n0; n < n1; n++) {
         const float *x = j->x + n * xi;
         float *o = j->o + n * (j->dy ? xi : yi);
+        if (j->dy && mp_tiled(g)) {
+            mp_grad_tiled(j, n);
+            continue;
+        }
         if (j->dy) /* the image's dx, zeroed while it is in cache */
             memset(o, 0, sizeof *o * (size_t)xi);
         for (int64_t oh = 0; oh < g->OH; oh++)

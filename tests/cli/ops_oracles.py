@@ -128,6 +128,33 @@ for dn, dt in DTS:
                "padding": "VALID"})],
         {"op": np.where(x > 0, dx, 0).astype(dt)})
 
+# the tiled path (stride = window): ties (the first maximum in scan order
+# takes dy, as TF's CPU kernel), rows and columns no window covers (dx 0),
+# with and without the Relu mask, channels past one block of 64 lanes
+TILED = ("the tiled gradient path (kernels_cpu_pool.c, windows that do not "
+         "overlap): NumPy, dy to each window's first maximum")
+for relu, op in ((0, "MaxPoolGrad"), (1, "_FusedMaxPoolGrad")):
+    for C in (3, 70):
+        x = RS.randint(-2, 3, size=(2, 5, 7, C)).astype(np.float32)  # ties
+        y = np.zeros((2, 2, 3, C), np.float32)
+        dy = f(2, 2, 3, C)
+        dx = np.zeros_like(x)
+        for b in range(2):
+            for i in range(2):
+                for j in range(3):
+                    for ch in range(C):
+                        w = x[b, 2 * i:2 * i + 2, 2 * j:2 * j + 2, ch]
+                        a, k = np.unravel_index(np.argmax(w), w.shape)
+                        y[b, i, j, ch] = w[a, k]
+                        if not relu or w[a, k] > 0:
+                            dx[b, 2 * i + a, 2 * j + k, ch] = dy[b, i, j, ch]
+        add("%s_tiled_C%d" % (op, C), op, "float32", TILED,
+            [c("x", "float32", x), c("y", "float32", y), c("dy", "float32", dy),
+             node(op, ["x", "y", "dy"],
+                  {"ksize": [1, 2, 2, 1], "strides": [1, 2, 2, 1],
+                   "padding": "VALID"})],
+            {"op": dx})
+
 # ---- dgrun's batch norm -------------------------------------------------------
 BN = ("dgrun's own batch norm (its Keras-style layer; TF's is "
       "FusedBatchNormV3, recorded in cases.json): NumPy, biased variance")
