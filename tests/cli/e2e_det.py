@@ -7,9 +7,11 @@ whatever the machine's load, and the same bits whatever
 Usage: e2e_det.py DGRUN GROUP
   cpu   `dgrun train --json` of digits_mlp, digits_cnn (Conv2D, batch
         norm, pooling, depthwise: oneDNN), a while loop
-        (tests/data/cflow/while_train.json) and a generated 300-200-10 MLP
+        (tests/data/cflow/while_train.json), a generated 300-200-10 MLP
         of batch 128 (GEMMs large enough that the old budget-sized blocks
-        changed library and cut with the free threads), each 5 times at 1,
+        changed library and cut with the free threads) and a generated
+        net of Einsum / BatchMatMulV2 GEMMs, a oneDNN Softmax, the exact
+        gelu and training batch norm (issue 23), each 5 times at 1,
         2 and 4 intra-op threads and twice at two inter-op settings, while
         busy-loop processes the test starts load every core; every run's
         stdout (md5) must be the same
@@ -159,6 +161,71 @@ def mid_mlp():
     return path
 
 
+def math_net():
+    """Einsum / BatchMatMul GEMM paths, a oneDNN Softmax (65,536 elements),
+    exact gelu, training-mode FusedBatchNormV3 on NHWC float32 and their
+    gradients (issue 23's kernels), batch 256, Adam, on fixed rows."""
+    rows, nin, nout = 512, 256, 10
+    s = 777
+    xs, ys = [], []
+    for r in range(rows):
+        for c in range(nin):
+            s = (s * 1103515245 + 12345) & 0x7fffffff
+            xs.append((s >> 8) / float(1 << 23) - 0.5)
+        ys.extend(1.0 if c == r % nout else 0.0 for c in range(nout))
+    write_npy(os.path.join(TMP, "mx.npy"), rows, nin, xs)
+    write_npy(os.path.join(TMP, "my.npy"), rows, nout, ys)
+
+    def k(name, dtype, value, shape=None):
+        a = {"dtype": dtype, "value": value}
+        if shape is not None:
+            a["shape"] = shape
+        return {"name": name, "op": "Const", "attrs": a}
+
+    def n(name, op, ins, attrs=None):
+        return {"name": name, "op": op, "inputs": ins, "attrs": attrs or {}}
+
+    def var(name, shape, init, args=None):
+        return {"name": name, "op": "Variable",
+                "attrs": {"dtype": "float32", "shape": shape,
+                          "init": {init: args or {}}}}
+    nodes = [
+        {"name": "x", "op": "Placeholder", "attrs": {"dtype": "float32", "shape": [-1, nin]}},
+        {"name": "y", "op": "Placeholder", "attrs": {"dtype": "float32", "shape": [-1, nout]}},
+        k("s3", "int32", [-1, 16, 16]), k("s4", "int32", [-1, 4, 4, 16]),
+        k("s2", "int32", [-1, 256]), k("half", "float32", 0.5),
+        k("c", "float32", 0.70710677), k("empty", "float32", [], [0]),
+        var("w", [16, 16], "glorot_uniform"), var("w2", [256, nout], "glorot_uniform"),
+        var("scale", [16], "random_uniform", {"min": 0.9, "max": 1.1}),
+        var("offset", [16], "zeros"),
+        n("xr", "Reshape", ["x", "s3"]),
+        n("h", "Einsum", ["xr", "w"], {"equation": "bij,jk->bik"}),
+        n("sc", "Einsum", ["h", "h"], {"equation": "bij,bkj->bik"}),
+        n("p", "Softmax", ["sc"]),
+        n("a", "BatchMatMulV2", ["p", "h"]),
+        n("g/mul", "Mul", ["half", "a"]), n("g/Neg", "Neg", ["a"]),
+        n("g/mul_1", "Mul", ["g/Neg", "c"]), n("g/Erfc", "Erfc", ["g/mul_1"]),
+        n("g", "Mul", ["g/mul", "g/Erfc"]),
+        n("g4", "Reshape", ["g", "s4"]),
+        n("bn", "FusedBatchNormV3", ["g4", "scale", "offset", "empty", "empty"],
+          {"is_training": True, "epsilon": 0.001}),
+        n("f", "Reshape", ["bn", "s2"]),
+        n("logits", "MatMul", ["f", "w2"]),
+        n("xent", "SoftmaxCrossEntropyWithLogits", ["logits", "y"]),
+        n("loss", "Mean", ["xent"]),
+    ]
+    g = {"version": 1, "nodes": nodes,
+         "train": {"loss": "loss", "optimizer": {"type": "adam", "learning_rate": 0.01},
+                   "feeds": {"x": {"file": "mx.npy", "batch": 256, "shuffle": True},
+                             "y": {"file": "my.npy", "batch": 256, "shuffle": True}},
+                   "eval": {"feeds": {"x": {"file": "mx.npy"}, "y": {"file": "my.npy"}},
+                            "fetch": ["loss"]}}}
+    path = os.path.join(TMP, "math_net.json")
+    with open(path, "w") as f:
+        json.dump(g, f)
+    return path
+
+
 def group_cpu():
     cases = [
         ("digits_mlp", os.path.join(ROOT, "graphs", "digits_mlp.json"), 40),
@@ -166,6 +233,7 @@ def group_cpu():
         ("while_train", os.path.join(ROOT, "tests", "data", "cflow",
                                      "while_train.json"), 30),
         ("mlp_300_200_10", mid_mlp(), 6),
+        ("math_net", math_net(), 4),
     ]
     t0 = time.time()
     load = Load()
