@@ -18,6 +18,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_median.h"
+
 static double now_s(void)
 {
     struct timespec ts;
@@ -30,18 +32,6 @@ static double cpu_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_d);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 int main(int argc, char **argv)
@@ -95,8 +85,8 @@ int main(int argc, char **argv)
             dg_program_free(prog);
             dg_devices_free(devs);
         }
-        double l = median(load, runs), c = median(comp, runs);
-        double cl = median(cload, runs), cc = median(ccomp, runs);
+        double l = bench_median(load, runs), c = bench_median(comp, runs);
+        double cl = bench_median(cload, runs), cc = bench_median(ccomp, runs);
         totals[p] = l + c;
         printf("%s: %d nodes: load %.3f s (%.3f us/node), compile+place %.3f s "
                "(%.3f us/node), total %.3f s; cpu: load %.3f s, compile+place "
