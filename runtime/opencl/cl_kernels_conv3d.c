@@ -9,6 +9,7 @@
  * geometry is dgc_win3d's, the CPU kernels' own.
  */
 #include "cl_internal.h"
+#include "dg_util.h"
 #include "infer.h"
 
 #include <string.h>
@@ -62,16 +63,6 @@ static dg_status geom3(dgr_kctx *k, const dg_shape *xs, const dg_shape *ws,
                       "of %s do not match", k->node->name,
                       ws ? "input, filter and output" : "input and output");
     return DG_OK;
-}
-
-static int same_shape(const dg_shape *a, const dg_shape *b)
-{
-    if (a->rank != b->rank)
-        return 0;
-    for (int i = 0; i < a->rank; i++)
-        if (a->dims[i] != b->dims[i])
-            return 0;
-    return 1;
 }
 
 /* ---- Conv3D and its backprops -------------------------------------------- */
@@ -160,7 +151,7 @@ dg_status dgr_cl_k_pool3d_grad(dgr_kctx *k)
     if (st || (st = dgr_cl_float_output(k, dt)))
         return st;
     if (is_max && (k->in[0].dtype != dt || k->in[1].dtype != dt ||
-                   !same_shape(&k->in[1].shape, &dy->shape)))
+                   !dg_shape_same(&k->in[1].shape, &dy->shape)))
         return dg_err(k->err, DG_E_RUNTIME, "node '%s': orig_output must "
                       "have grad's shape, and both inputs its dtype %s",
                       k->node->name, dg_dtype_name(dt));
@@ -189,7 +180,7 @@ dg_status dgr_cl_k_pool3d_gradgrad(dgr_kctx *k)
     if (st || (st = dgr_cl_float_output(k, dt)))
         return st;
     if (k->in[1].dtype != dt || k->in[2].dtype != dt ||
-        !same_shape(&k->in[2].shape, &k->in[0].shape))
+        !dg_shape_same(&k->in[2].shape, &k->in[0].shape))
         return dg_err(k->err, DG_E_RUNTIME, "node '%s': grad must have "
                       "orig_input's shape, and all inputs its dtype %s",
                       k->node->name, dg_dtype_name(dt));
@@ -265,7 +256,7 @@ dg_status dgr_cl_k_lrn_grad(dgr_kctx *k)
         return st;
     dg_dtype dt = k->in[0].dtype;
     for (int i = 1; i < 3; i++)
-        if (k->in[i].dtype != dt || !same_shape(&k->in[i].shape,
+        if (k->in[i].dtype != dt || !dg_shape_same(&k->in[i].shape,
                                                  &k->in[0].shape))
             return dg_err(k->err, DG_E_RUNTIME, "node '%s': input %d must "
                           "have input_grads' shape and dtype", k->node->name,
