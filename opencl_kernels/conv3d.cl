@@ -174,7 +174,7 @@ __kernel void pool3d_grad(__global const T *x, __global const T *y,
     dx[i] = acc;
 }
 
-/* ---- LRN ------------------------------------------------------------------ */
+/* ---- LRN ----------------------------------------------------------------- */
 
 /* bias + alpha * the sum of x^2 over element i's depth window (its row of
  * `depth` elements, radius r) */
@@ -227,7 +227,7 @@ __kernel void lrn_grad(__global const T *dy, __global const T *x,
     dx[i] = acc;
 }
 
-/* ---- MaxPool3DGradGrad ---------------------------------------------------- */
+/* ---- MaxPool3DGradGrad --------------------------------------------------- */
 
 /* output i (shaped as orig_output y) takes g (shaped as orig_input x) at
  * the first cell of its window (d, h, w order) where x equals y[i]

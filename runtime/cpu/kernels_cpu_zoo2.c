@@ -5,8 +5,9 @@
  * allocated, as Unique sizes its own); LRN and LRNGrad (float32 NHWC, in
  * TF's CPU kernels' order of sums), AvgPool3D and AvgPool3DGrad (NDHWC,
  * padding not counted), MaxPool3DGrad (TF's CPU kernel's selection: every
- * cell within 1e-5 of its window's max) and MaxPool3DGradGrad; Conv3DBackpropInputV2 and Conv3DBackpropFilterV2
- * (NDHWC, gather form, double sums).
+ * cell within 1e-5 of its window's max) and MaxPool3DGradGrad;
+ * Conv3DBackpropInputV2 and Conv3DBackpropFilterV2 (NDHWC, gather form,
+ * double sums).
  */
 #include "kernels_cpu.h"
 #include "infer.h"

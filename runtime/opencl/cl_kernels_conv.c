@@ -130,9 +130,10 @@ static dg_status gemm_conv(dgr_kctx *k, int what, dg_dtype dt,
                            const dgc_nn_geom *g, const clgeom *cg, cl_mem a,
                            cl_mem b, cl_mem out)
 {
-    dgr_cl_im2col c = {"conv", "im2col", "col2im", DGR_ARG(*cg), (size_t)g->N,
-                       (size_t)(g->OH * g->OW), (size_t)(g->KH * g->KW * g->C),
-                       (size_t)g->OC, (size_t)(g->H * g->W * g->C), (int)g->nchw};
+    dgr_cl_im2col c = {"conv", "im2col", "col2im", DGR_ARG(*cg),
+                       (size_t)g->N, (size_t)(g->OH * g->OW),
+                       (size_t)(g->KH * g->KW * g->C), (size_t)g->OC,
+                       (size_t)(g->H * g->W * g->C), (int)g->nchw};
     return dgr_cl_gemm_conv(k, what, dt, &c, a, b, out);
 }
 

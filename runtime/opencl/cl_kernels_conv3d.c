@@ -4,9 +4,10 @@
  * Conv3DBackpropInputV2 and Conv3DBackpropFilterV2 as clBLAST GEMMs over
  * patch matrices (dgr_cl_gemm_conv, Conv2D's driver), MaxPool3D,
  * AvgPool3D, AvgPool3DGrad, MaxPool3DGrad and MaxPool3DGradGrad one
- * work-item per output or input element, LRN and LRNGrad one work-item per element.  NDHWC only,
- * as the CPU kernels and inference (dgc_infer_ndhwc_padding); the
- * geometry is dgc_win3d's, the CPU kernels' own.
+ * work-item per output or input element, LRN and LRNGrad one work-item
+ * per element.  NDHWC only, as the CPU kernels and inference
+ * (dgc_infer_ndhwc_padding); the geometry is dgc_win3d's, the CPU
+ * kernels' own.
  */
 #include "cl_internal.h"
 #include "dg_util.h"
@@ -116,7 +117,7 @@ dg_status dgr_cl_k_conv3d_bp_filter(dgr_kctx *k)
 }
 DGR_KERNEL(Conv3DBackpropFilterV2, dgr_cl_k_conv3d_bp_filter);
 
-/* ---- pools ---------------------------------------------------------------- */
+/* ---- pools --------------------------------------------------------------- */
 
 /* MaxPool3D, AvgPool3D: one work-item per output element */
 dg_status dgr_cl_k_pool3d(dgr_kctx *k)
@@ -195,7 +196,7 @@ dg_status dgr_cl_k_pool3d_gradgrad(dgr_kctx *k)
 }
 DGR_KERNEL(MaxPool3DGradGrad, dgr_cl_k_pool3d_gradgrad);
 
-/* ---- LRN, LRNGrad --------------------------------------------------------- */
+/* ---- LRN, LRNGrad -------------------------------------------------------- */
 
 typedef struct lrn_args {
     cl_long depth, r, n;
