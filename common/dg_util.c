@@ -276,6 +276,16 @@ void dg_shape_format(const dg_shape *s, char *buf, size_t n)
         snprintf(buf + off, n - off, "]");
 }
 
+int dg_shape_same(const dg_shape *a, const dg_shape *b)
+{
+    if (a->rank != b->rank)
+        return 0;
+    for (int i = 0; i < a->rank; i++)
+        if (a->dims[i] != b->dims[i])
+            return 0;
+    return 1;
+}
+
 void dg_remove_dead_temps(const char *dir, const char *base)
 {
     size_t bl = strlen(base), dl = strlen(dir);

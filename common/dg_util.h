@@ -79,6 +79,8 @@ double dg_tensor_elem(const dg_tensor *t, int64_t i);
 /* Write shape s as "[2, 3]" ("[]" for a scalar) into buf (truncated to n
  * bytes, always terminated when n > 0): for error messages. */
 void dg_shape_format(const dg_shape *s, char *buf, size_t n);
+/* 1 when shapes a and b have the same rank and dims, else 0. */
+int dg_shape_same(const dg_shape *a, const dg_shape *b);
 
 /* 64-bit FNV-1a of p[0..n) continuing from h (start with DG_FNV1A_INIT):
  * checksums and cache keys; chain calls to hash several pieces. */

@@ -70,8 +70,9 @@ while (($#)); do
     shift
 done
 BUILD=$(cd "$ROOT" && mkdir -p "$BUILD" && cd "$BUILD" && pwd)
-TARGETS=(cli/dgrun tests/test_cl tests/test_cl_conv tests/test_cl_device
-         tests/test_executor_cl tests/clshim.so bench/bench_cl)
+TARGETS=(cli/dgrun tests/test_cl tests/test_cl_conv tests/test_cl_conv3d
+         tests/test_cl_device tests/test_executor_cl tests/clshim.so
+         bench/bench_cl)
 
 build() {
     if [ ! -f "$BUILD/build.ninja" ]; then
@@ -214,6 +215,7 @@ if [ "$NGPU" -gt 0 ]; then
     # OpenCL device of any type: --platform keeps the GPU's platform alone)
     step test_cl "$BUILD/tests/test_cl"
     step test_cl_conv "$BUILD/tests/test_cl_conv"
+    step test_cl_conv3d "$BUILD/tests/test_cl_conv3d"
     step test_cl_device "$BUILD/tests/test_cl_device"
     step test_executor_cl "$BUILD/tests/test_executor_cl"
     G=$ROOT/graphs

@@ -6,7 +6,8 @@
  * ReverseV2, IdentityN, Einsum, the two resizes, UnsortedSegmentSum,
  * DynamicStitch and DynamicPartition; Log1p, Expm1, Tan, Atan, Asin, Acos,
  * Sinh, Cosh, Atan2, Cumsum, DepthToSpace, SpaceToDepth, MirrorPad,
- * GatherNd, ScatterNd, TopKV2, LRN; Conv3D and its two backprops.
+ * GatherNd, ScatterNd, TopKV2, LRN, MaxPool3D and its gradients,
+ * AvgPool3DGrad; Conv3D and its two backprops.
  */
 #include "grad.h"
 #include "grad_rule.h"
@@ -552,6 +553,58 @@ DGC_GRAD(LRN)
                    (const dgc_ref[]){dy, x, z}, 3, copy_attrs,
                    (void *)k_lrn);
     CHK(dx[0]);
+    return DG_OK;
+}
+
+/* TF's _MaxPool3DGrad (nn_grad.py): MaxPool3DGrad (orig_input,
+ * orig_output, grad) with the pool's attrs. */
+static const char *const k_pool3d[] = {"ksize", "strides", "padding",
+                                       "data_format", NULL};
+
+DGC_GRAD(MaxPool3D)
+{
+    DGC_GRAD_LOCALS;
+    dx[0] = dgc_grad_mk_set(c, fwd, "MaxPool3DGrad", OP(MaxPool3DGrad),
+                   (const dgc_ref[]){x, z, dy}, 3, copy_attrs,
+                   (void *)k_pool3d);
+    CHK(dx[0]);
+    return DG_OK;
+}
+
+/* TF's _MaxPool3DGradGrad and _MaxPool3DGradGradGrad (nn_grad.py): zeros
+ * for orig_input and orig_output, MaxPool3DGradGrad (of MaxPool3DGrad) or
+ * MaxPool3DGrad (of MaxPool3DGradGrad) of (orig_input, orig_output, dy)
+ * for the gradient input. */
+DGC_GRAD(MaxPool3DGrad)
+{
+    DGC_GRAD_LOCALS;
+    for (int i = 0; i < 2; i++)
+        if (NEED(i)) {
+            dx[i] = MK("ZerosLike", ZerosLike, FWD->inputs[i]);
+            CHK(dx[i]);
+        }
+    if (!NEED(2))
+        return DG_OK;
+    int back = op == OP(MaxPool3DGrad) ? OP(MaxPool3DGradGrad)
+                                       : OP(MaxPool3DGrad);
+    dx[2] = dgc_grad_mk_set(c, fwd, dgc_op_name(back), back,
+                   (const dgc_ref[]){FWD->inputs[0], FWD->inputs[1], dy}, 3,
+                   copy_attrs, (void *)k_pool3d);
+    CHK(dx[2]);
+    return DG_OK;
+}
+
+DGC_GRAD_AS(MaxPool3DGradGrad, MaxPool3DGrad);
+
+/* TF's _AvgPool3DGradGrad (nn_grad.py): AvgPool3D of the gradient with
+ * the op's attrs; none for orig_input_shape (a stop_gradient in TF). */
+DGC_GRAD(AvgPool3DGrad)
+{
+    if (!NEED(1))
+        return DG_OK;
+    dx[1] = dgc_grad_mk_set(c, fwd, "AvgPool3D", OP(AvgPool3D), &dy, 1,
+                            copy_attrs, (void *)k_pool3d);
+    CHK(dx[1]);
     return DG_OK;
 }
 

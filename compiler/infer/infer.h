@@ -202,6 +202,7 @@ int dgc_infer_gather_nd(DGC_INFER_ARGS);  /* GatherNd */
 int dgc_infer_topk(DGC_INFER_ARGS);       /* TopKV2: values, int32 indices */
 int dgc_infer_lrn(DGC_INFER_ARGS);        /* LRN, LRNGrad: x's (infer_zoo2.c) */
 int dgc_infer_avg_pool3d_grad(DGC_INFER_ARGS); /* AvgPool3DGrad (infer_zoo2.c) */
+int dgc_infer_max_pool3d_grad(DGC_INFER_ARGS); /* MaxPool3DGrad(Grad) (infer_zoo2.c) */
 int dgc_infer_conv3d_bp_input(DGC_INFER_ARGS); /* Conv3DBackpropInputV2 (infer_zoo2.c) */
 int dgc_infer_conv3d_bp_filter(DGC_INFER_ARGS); /* Conv3DBackpropFilterV2 (infer_zoo2.c) */
 int dgc_infer_where(DGC_INFER_ARGS);      /* Where: int64 [-1, rank] (infer_zoo2.c) */

@@ -86,6 +86,42 @@ int dgc_infer_avg_pool3d_grad(DGC_INFER_ARGS)
     return 0;
 }
 
+/* MaxPool3DGrad (orig_input, orig_output, grad) -> dx shaped as
+ * orig_input; MaxPool3DGradGrad (orig_input, orig_output, grad shaped as
+ * orig_input) -> shaped as orig_output.  All three of one float dtype,
+ * orig_output (and MaxPool3DGrad's grad) what MaxPool3D of orig_input
+ * gives (dgc_infer_conv3d's pool shape). */
+int dgc_infer_max_pool3d_grad(DGC_INFER_ARGS)
+{
+    (void)n_in;
+    int gg = n->op == DGC_OPID_MaxPool3DGradGrad;
+    dgc_ttype y;
+    if (in[1].dtype != in[0].dtype || in[2].dtype != in[0].dtype)
+        FAIL("orig_input, orig_output and grad must have one dtype, not "
+             "%s, %s, %s", dg_dtype_name(in[0].dtype),
+             dg_dtype_name(in[1].dtype), dg_dtype_name(in[2].dtype));
+    if (dgc_infer_conv3d(n, in, 1, &y, msg, msgsz))
+        return -1;
+    for (int i = 1; i < 3; i++) {
+        const dg_shape *want = gg && i == 2 ? &in[0].shape : &y.shape;
+        if (in[i].shape.rank != 5)
+            FAIL("%s must be rank 5 (NDHWC)", i == 1 ? "orig_output" : "grad");
+        for (int d = 0; d < 5; d++)
+            if (in[i].shape.dims[d] >= 0 && want->dims[d] >= 0 &&
+                in[i].shape.dims[d] != want->dims[d])
+                FAIL("%s's dim %d is %lld, not %lld (%s)",
+                     i == 1 ? "orig_output" : "grad", d,
+                     (long long)in[i].shape.dims[d],
+                     (long long)want->dims[d],
+                     want == &y.shape ? "the pooling of orig_input"
+                                      : "orig_input's");
+    }
+    memset(&out[0], 0, sizeof out[0]);
+    out[0].dtype = in[0].dtype;
+    out[0].shape = in[gg ? 1 : 0].shape;
+    return 0;
+}
+
 /* The rank-5 shape a Conv3D backprop's shape input `sz` names: its value
  * (5 ints; dims -1 while unknown), or a float tensor's own shape. */
 static int sizes5(const dgc_ttype *sz, const char *what, dg_shape *s,

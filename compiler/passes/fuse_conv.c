@@ -32,6 +32,7 @@
  * training graph's FusedBatchNormV3 or Variable filters stay unfused).
  */
 #include "fuse.h"
+#include "dg_util.h"
 #include "infer.h"
 #include "ops.h"
 #include "dg_alloc.h"
@@ -309,16 +310,6 @@ static int match_core(const dgc_fuse_ctx *c, chain *ch, int32_t id)
     return dgc_fuse_const_tensor(g, g->nodes[ch->conv].inputs[1]) != NULL;
 }
 
-static int same_shape(const dg_shape *a, const dg_shape *b)
-{
-    if (a->rank != b->rank)
-        return 0;
-    for (int i = 0; i < a->rank; i++)
-        if (a->dims[i] != b->dims[i])
-            return 0;
-    return 1;
-}
-
 static int act_of(const dgc_node *n, double *alpha)
 {
     switch (n->op) {
@@ -409,13 +400,13 @@ static int match(const dgc_fuse_ctx *c, chain *ch, int32_t id)
             const dgc_ref r = t->inputs[k], sd = t->inputs[1 - k];
             const dgc_node *sn = sd.node >= 0 ? &g->nodes[sd.node] : NULL;
             if (!sn || !sn->outputs || sd.index >= sn->n_outputs ||
-                !same_shape(&sn->outputs[sd.index].shape,
+                !dg_shape_same(&sn->outputs[sd.index].shape,
                             &t->outputs[0].shape) ||
                 dgc_fuse_const_node(g, sd))
                 continue;
             chain tr = *ch;
             if (take(c, &tr, top, 1) && match_core(c, &tr, producer(r)) &&
-                same_shape(&g->nodes[tr.conv].outputs[0].shape,
+                dg_shape_same(&g->nodes[tr.conv].outputs[0].shape,
                            &t->outputs[0].shape)) {
                 *ch = tr;
                 ch->side = sd;

@@ -4,8 +4,10 @@
  * row-major order, [n, rank], n counted from the data before the output is
  * allocated, as Unique sizes its own); LRN and LRNGrad (float32 NHWC, in
  * TF's CPU kernels' order of sums), AvgPool3D and AvgPool3DGrad (NDHWC,
- * padding not counted); Conv3DBackpropInputV2 and Conv3DBackpropFilterV2
- * (NDHWC, gather form, double sums).
+ * padding not counted), MaxPool3DGrad (TF's CPU kernel's selection: every
+ * cell within 1e-5 of its window's max) and MaxPool3DGradGrad;
+ * Conv3DBackpropInputV2 and Conv3DBackpropFilterV2 (NDHWC, gather form,
+ * double sums).
  */
 #include "kernels_cpu.h"
 #include "infer.h"
@@ -154,7 +156,7 @@ DGR_KERNEL(LRN, dgr_k_lrn);
 dg_status dgr_k_lrn_grad(dgr_kctx *k) { return lrn_run(k, lrn_bwd); }
 DGR_KERNEL(LRNGrad, dgr_k_lrn_grad);
 
-/* ---- AvgPool3D, AvgPool3DGrad ---------------------------------------------- */
+/* ---- AvgPool3D, AvgPool3DGrad, MaxPool3DGrad(Grad) ---------------------- */
 
 static double fget(const void *p, dg_dtype t, int64_t i)
 {
@@ -169,17 +171,32 @@ static void acc_at(void *p, dg_dtype t, int64_t i, double v)
         ((double *)p)[i] += v;
 }
 
+/* Whether orig_input value v is its window's max m for MaxPool3DGrad: TF's
+ * CPU kernel's test, |v - m| < 1e-5 in the dtype. */
+static int near_max(dg_dtype t, double v, double m)
+{
+    return t == DG_F32 ? fabsf((float)v - (float)m) < 1e-5f
+                       : fabs(v - m) < 1e-5;
+}
+
+enum { AVG_FWD, AVG_GRAD, MAX_GRAD, MAX_GRADGRAD };
+
 /* For each output element of the pooling of x (shape xs) into os: the
- * mean of its window's cells inside x (grad == 0), or each such cell of
- * dx += dy / their count (grad == 1).  a: y and x, or dy and dx (zeroed). */
-static void avg3d(const dgr_kctx *k, const dg_shape *xs, const dg_shape *os,
-                  const void *a, void *b, int grad)
+ * mean of its window's cells inside x (AVG_FWD), or each such cell of
+ * dx += dy / their count (AVG_GRAD), or += dy where the cell of orig_input
+ * mx is near the output's max my[] (MAX_GRAD, near_max), or the output
+ * takes a[] at the first cell (in d, h, w order) whose mx equals my[]
+ * exactly (MAX_GRADGRAD, TF's MaxPooling3dGradGradOp; 0 when none).
+ * a: x, dy or MaxPool3DGradGrad's grad (shaped as x); b: y or dx (zeroed). */
+static void pool3d(const dgr_kctx *k, const dg_shape *xs, const dg_shape *os,
+                   const void *a, void *b, int mode, const void *mx,
+                   const void *my)
 {
     const dgc_attr *sa = dgc_attr_at(k->node, DGC_AT_strides);
     const dgc_attr *ka = dgc_attr_at(k->node, DGC_AT_ksize);
     const dgc_attr *pa = dgc_attr_at(k->node, DGC_AT_padding);
     int same = pa && pa->s && strcmp(pa->s, "SAME") == 0;
-    dg_dtype t = grad ? k->in[1].dtype : k->in[0].dtype;
+    dg_dtype t = k->out[0].dtype;
     int64_t K[3], S[3], P[3], lo[3], hi[3];
     for (int d = 0; d < 3; d++) {
         K[d] = ka->ints[1 + d];
@@ -201,44 +218,77 @@ static void avg3d(const dgr_kctx *k, const dg_shape *xs, const dg_shape *os,
                         cnt *= hi[d] > lo[d] ? hi[d] - lo[d] : 0;
                     }
                     for (int64_t c = 0; c < C; c++) {
-                        double acc = 0;
+                        double acc = 0, m = mode >= MAX_GRAD
+                                                ? fget(my, t, oi + c) : 0;
+                        int found = 0;
                         for (int64_t iz = lo[0]; iz < hi[0]; iz++)
                             for (int64_t iy = lo[1]; iy < hi[1]; iy++)
                                 for (int64_t ix = lo[2]; ix < hi[2]; ix++) {
                                     int64_t xi = (((n * xs->dims[1] + iz) *
                                                    xs->dims[2] + iy) *
                                                   xs->dims[3] + ix) * C + c;
-                                    if (grad)
+                                    if (mode == AVG_FWD)
+                                        acc += fget(a, t, xi);
+                                    else if (mode == AVG_GRAD)
                                         acc_at(b, t, xi,
                                              fget(a, t, oi + c) / (double)cnt);
-                                    else
-                                        acc += fget(a, t, xi);
+                                    else if (mode == MAX_GRAD &&
+                                             near_max(t, fget(mx, t, xi), m))
+                                        acc_at(b, t, xi, fget(a, t, oi + c));
+                                    else if (mode == MAX_GRADGRAD && !found &&
+                                             fget(mx, t, xi) == m) {
+                                        found = 1;
+                                        acc = fget(a, t, xi);
+                                    }
                                 }
-                        if (!grad)
+                        if (mode == AVG_FWD)
                             acc_at(b, t, oi + c, cnt ? acc / (double)cnt : 0);
+                        else if (mode == MAX_GRADGRAD)
+                            acc_at(b, t, oi + c, acc);
                     }
                 }
 }
 
-/* Output 0 allocated and zeroed, then avg3d: grad 0 pools input 0 into it,
- * grad 1 spreads input 1 (dy) back over it. */
-static dg_status avg3d_run(dgr_kctx *k, int grad)
+/* Output 0 allocated and zeroed, then pool3d: AVG_FWD pools input 0 into
+ * it, AVG_GRAD spreads input 1 (dy) back over it, MAX_GRAD input 2 (dy)
+ * by inputs 0 and 1 (orig_input, orig_output), MAX_GRADGRAD picks input
+ * 2 (shaped as orig_input) by them. */
+static dg_status pool3d_run(dgr_kctx *k, int mode)
 {
     dg_status st = dgr_kctx_alloc_output(k, 0);
     if (st)
         return st;
     dgr_value *o = &k->out[0];
-    const dgr_value *a = &k->in[grad];
+    int mx = mode >= MAX_GRAD;
+    const dgr_value *a = &k->in[mx ? 2 : mode];
     void *p = dgr_cpu_ptr(o);
     memset(p, 0, (size_t)dg_shape_numel(&o->shape) * dg_dtype_size(o->dtype));
-    avg3d(k, grad ? &o->shape : &a->shape, grad ? &a->shape : &o->shape,
-          dgr_cpu_ptr(a), p, grad);
+    const dg_shape *xs = mode == AVG_GRAD || mode == MAX_GRAD ? &o->shape
+                         : mx ? &k->in[0].shape : &a->shape;
+    const dg_shape *os = mode == AVG_FWD || mode == MAX_GRADGRAD
+                             ? &o->shape : &a->shape;
+    pool3d(k, xs, os, dgr_cpu_ptr(a), p, mode,
+           mx ? dgr_cpu_ptr(&k->in[0]) : NULL,
+           mx ? dgr_cpu_ptr(&k->in[1]) : NULL);
     return DG_OK;
 }
 
-dg_status dgr_k_avg_pool3d(dgr_kctx *k) { return avg3d_run(k, 0); }
+dg_status dgr_k_avg_pool3d(dgr_kctx *k) { return pool3d_run(k, AVG_FWD); }
 DGR_KERNEL(AvgPool3D, dgr_k_avg_pool3d);
-dg_status dgr_k_avg_pool3d_grad(dgr_kctx *k) { return avg3d_run(k, 1); }
+dg_status dgr_k_avg_pool3d_grad(dgr_kctx *k)
+{
+    return pool3d_run(k, AVG_GRAD);
+}
+dg_status dgr_k_max_pool3d_grad(dgr_kctx *k)
+{
+    return pool3d_run(k, MAX_GRAD);
+}
+DGR_KERNEL(MaxPool3DGrad, dgr_k_max_pool3d_grad);
+dg_status dgr_k_max_pool3d_grad_grad(dgr_kctx *k)
+{
+    return pool3d_run(k, MAX_GRADGRAD);
+}
+DGR_KERNEL(MaxPool3DGradGrad, dgr_k_max_pool3d_grad_grad);
 
 /* ---- Conv3DBackpropInputV2 (Conv3DTranspose), Conv3DBackpropFilterV2 ------ */
 

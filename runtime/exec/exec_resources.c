@@ -17,6 +17,7 @@
  * push and pop.
  */
 #include "exec_frames.h"
+#include "dg_util.h"
 #include "ops.h"
 #include "attr_get.h"
 #include "dg_alloc.h"
@@ -162,16 +163,6 @@ static int ensure(fx_resource *r, int64_t n)
     return 0;
 }
 
-static int same_shape(const dg_shape *a, const dg_shape *b)
-{
-    if (a->rank != b->rank)
-        return 0;
-    for (int i = 0; i < a->rank; i++)
-        if (a->dims[i] != b->dims[i])
-            return 0;
-    return 1;
-}
-
 /* Store v (retained, or added to what is there in a gradient array) at
  * index i. */
 static dg_status ta_put(fx_resource *r, dgr_device *dev, const dgc_node *n,
@@ -193,7 +184,7 @@ static dg_status ta_put(fx_resource *r, dgr_device *dev, const dgc_node *n,
         return dg_err_nomem(err, "TensorArray");
     dgr_value *e = &r->v[i];
     if (e->buf && r->is_grad) {
-        if (!same_shape(&e->shape, &v->shape))
+        if (!dg_shape_same(&e->shape, &v->shape))
             return RERR("node '%s': gradient writes of different shapes to "
                         "index %lld", n->name, (long long)i);
         dgr_value sum;
@@ -305,7 +296,7 @@ static dg_status ta_gather(fx_resource *r, dgr_device *dev,
         int64_t i = idx->dtype == DG_I64 ? ((const int64_t *)idx->buf->host)[j]
                                          : ((const int32_t *)idx->buf->host)[j];
         rc = ta_get(r, dev, n, i, &el[j], err);
-        if (rc == DG_OK && j > 0 && !same_shape(&el[j].shape, &el[0].shape))
+        if (rc == DG_OK && j > 0 && !dg_shape_same(&el[j].shape, &el[0].shape))
             rc = RERR("node '%s': elements of different shapes", n->name);
     }
     dg_shape s;

@@ -385,4 +385,27 @@ dg_status dgr_cl_need_float(dgr_kctx *k, dg_dtype dt);
 /* dgr_cl_need_float, then allocate output 0. */
 dg_status dgr_cl_float_output(dgr_kctx *k, dg_dtype dt);
 
+/* ---- im2col convolutions (cl_kernels_conv.c: Conv2D, Conv3D) ------------- */
+
+/* One convolution's GEMM shape: the kernels of program `prog` that write a
+ * slice of the batch's patches as rows (im2col) and gather patch gradients
+ * back (col2im), both called (in, out, geom, n0, n); per example P1 output
+ * positions, patches of K elements, in_ex input elements; OC output
+ * channels; nchw: 2-D NCHW, y and dy reordered by conv.cl's rows_to_nchw /
+ * nchw_to_rows (which take the same geom). */
+typedef struct dgr_cl_im2col {
+    const char *prog, *im2col, *col2im;
+    dgr_cl_arg geom;
+    size_t N, P1, K, OC, in_ex;
+    int nchw;
+} dgr_cl_im2col;
+enum { DGR_CONV_FWD, DGR_CONV_BWD_D, DGR_CONV_BWD_W };
+/* The convolution c as clBLAST GEMMs over patch matrices of a bounded
+ * number of examples at a time: DGR_CONV_FWD (x a, filter b [K, OC]) -> y,
+ * DGR_CONV_BWD_D (dy a, filter b) -> dx, DGR_CONV_BWD_W (x a, dy b) ->
+ * dfilter; out allocated by the caller. */
+dg_status dgr_cl_gemm_conv(dgr_kctx *k, int what, dg_dtype dt,
+                           const dgr_cl_im2col *c, cl_mem a, cl_mem b,
+                           cl_mem out);
+
 #endif

@@ -758,9 +758,7 @@ const uint32_t dgr_cl_host_ops[DGC_N_OPS] = {
     HOSTF(Shape), HOSTF(Size), HOSTF(Rank), HOSTF(ShapeN),
     HOSTF(ConcatOffset), HOSTF(Prod), HOSTF(Fill), HOSTF(Select),
     HOSTF(SelectV2), HOSTF(DynamicStitch), HOSTF(Unique),
-    HOSTF(DynamicPartition), HOSTF(IsVariableInitialized), HOSTF(Conv3D),
-    HOSTF(MaxPool3D), HOSTF(Min), HOSTF(MirrorPadGrad), HOSTF(GatherNd),
-    HOSTF(TopKV2), HOSTF(Where), HOSTF(LRN), HOSTF(LRNGrad),
-    HOSTF(AvgPool3D), HOSTF(AvgPool3DGrad), HOSTF(Conv3DBackpropInputV2),
-    HOSTF(Conv3DBackpropFilterV2),
+    HOSTF(DynamicPartition), HOSTF(IsVariableInitialized),
+    HOSTF(Min), HOSTF(MirrorPadGrad), HOSTF(GatherNd),
+    HOSTF(TopKV2), HOSTF(Where),
 };

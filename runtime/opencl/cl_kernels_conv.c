@@ -1,7 +1,8 @@
 /*
  * cl_kernels_conv.c -- OpenCL kernels of TF's CNN ops (opencl_kernels/conv.cl):
  * Conv2D and its backprops as clBLAST GEMMs over im2col patches (a slice
- * of the batch at a time, so the patch matrix stays under a fixed size),
+ * of the batch at a time, so the patch matrix stays under a fixed size;
+ * dgr_cl_gemm_conv, which Conv3D's kernels share),
  * depthwise convolution, pooling and fused batch norm as kernels of ours.
  * The geometry is infer_nn.c's, the same the CPU kernels use.
  */
@@ -41,79 +42,79 @@ static dgr_buffer *scratch(dgr_kctx *k, dg_dtype dt, size_t n)
 
 static cl_mem memof(dgr_buffer *b) { return b ? (cl_mem)b->mem : NULL; }
 
-/* a 1-D launch of conv.cl kernel `name` over n items: (in, out, geom, n0,
- * n) */
-static dg_status run_io(dgr_kctx *k, dg_dtype dt, const char *name, cl_mem in,
-                        cl_mem out, const clgeom *cg, cl_long n0, cl_long n)
+/* a 1-D launch of kernel `name` of c's program over n items: (in, out,
+ * geom, n0, n) */
+static dg_status run_io(dgr_kctx *k, dg_dtype dt, const dgr_cl_im2col *c,
+                        const char *name, cl_mem in, cl_mem out, cl_long n0,
+                        cl_long n)
 {
-    dgr_cl_arg a[] = {DGR_ARG(in), DGR_ARG(out), DGR_ARG(*cg), DGR_ARG(n0),
+    dgr_cl_arg a[] = {DGR_ARG(in), DGR_ARG(out), c->geom, DGR_ARG(n0),
                       DGR_ARG(n)};
-    return dgr_cl_launch1d(k, "conv", dt, name, (size_t)n, a, 5);
+    return dgr_cl_launch1d(k, c->prog, dt, name, (size_t)n, a, 5);
 }
 
-enum { FWD, BWD_D, BWD_W };
+enum { FWD = DGR_CONV_FWD, BWD_D = DGR_CONV_BWD_D, BWD_W = DGR_CONV_BWD_W };
 
-/* Conv2D (non-depthwise) through im2col + GEMM; a, b, out as for the CPU:
- * FWD (x, w) -> y, BWD_D (dy, w) -> dx, BWD_W (x, dy) -> dw */
-static dg_status gemm_conv(dgr_kctx *k, int what, dg_dtype dt,
-                           const dgc_nn_geom *g, const clgeom *cg, cl_mem a,
-                           cl_mem b, cl_mem out)
+dg_status dgr_cl_gemm_conv(dgr_kctx *k, int what, dg_dtype dt,
+                           const dgr_cl_im2col *c, cl_mem a, cl_mem b,
+                           cl_mem out)
 {
-    size_t K = (size_t)(g->KH * g->KW * g->C), P1 = (size_t)(g->OH * g->OW);
-    size_t OC = (size_t)g->OC;
-    size_t nb = (P1 * K) > 0 ? COL_MAX / (P1 * K) : (size_t)g->N;
+    size_t K = c->K, P1 = c->P1, OC = c->OC, N = c->N;
+    size_t nb = (P1 * K) > 0 ? COL_MAX / (P1 * K) : N;
     if (nb < 1)
         nb = 1;
-    if (nb > (size_t)g->N)
-        nb = (size_t)g->N;
+    if (nb > N)
+        nb = N;
     dgr_buffer *col = scratch(k, dt, nb * P1 * K);
-    dgr_buffer *rows = g->nchw ? scratch(k, dt, nb * P1 * OC) : NULL;
-    dg_status st = (!col || (g->nchw && !rows)) ? k->err->code : DG_OK;
-    if (what == BWD_W && g->N == 0 && st == DG_OK) {
+    dgr_buffer *rows = c->nchw ? scratch(k, dt, nb * P1 * OC) : NULL;
+    dg_status st = (!col || (c->nchw && !rows)) ? k->err->code : DG_OK;
+    int empty = N == 0 || P1 == 0; /* no outputs: dfilter / dx are 0 */
+    if (what != FWD && empty && st == DG_OK) {
         cl_uchar zero = 0;
         const cl_event *wl;
         cl_uint nw = dgr_cl_take_waits(k, &wl);
         cl_event ev = NULL;
         cl_int e = clEnqueueFillBuffer(dgr_cl_queue(k), out, &zero, 1, 0,
-                                       K * OC * dg_dtype_size(dt), nw, wl,
+                                       (what == BWD_W ? K * OC : N * c->in_ex) *
+                                           dg_dtype_size(dt), nw, wl,
                                        dgr_cl_want_event(k) ? &ev : NULL);
         st = dgr_cl_enqueued(k, "clEnqueueFillBuffer", e, wl, nw, ev);
     }
-    for (size_t n0 = 0; st == DG_OK && n0 < (size_t)g->N; n0 += nb) {
-        size_t cnt = (size_t)g->N - n0 < nb ? (size_t)g->N - n0 : nb;
+    for (size_t n0 = 0; st == DG_OK && !empty && n0 < N; n0 += nb) {
+        size_t cnt = N - n0 < nb ? N - n0 : nb;
         size_t P = cnt * P1;
         cl_mem cm = memof(col), rm = memof(rows);
         if (what == FWD) {
-            st = run_io(k, dt, "im2col", a, cm, cg, (cl_long)n0,
+            st = run_io(k, dt, c, c->im2col, a, cm, (cl_long)n0,
                         (cl_long)(P * K));
             if (st == DG_OK)
                 st = dgr_cl_gemm(k, dt, 0, 0, P, OC, K, cm, 0, K, b, 0, OC,
-                                 0.0, g->nchw ? rm : out,
-                                 g->nchw ? 0 : n0 * P1 * OC, OC);
-            if (st == DG_OK && g->nchw)
-                st = run_io(k, dt, "rows_to_nchw", rm, out, cg, (cl_long)n0,
+                                 0.0, c->nchw ? rm : out,
+                                 c->nchw ? 0 : n0 * P1 * OC, OC);
+            if (st == DG_OK && c->nchw)
+                st = run_io(k, dt, c, "rows_to_nchw", rm, out, (cl_long)n0,
                             (cl_long)(P * OC));
         } else if (what == BWD_W) {
-            st = run_io(k, dt, "im2col", a, cm, cg, (cl_long)n0,
+            st = run_io(k, dt, c, c->im2col, a, cm, (cl_long)n0,
                         (cl_long)(P * K));
-            if (st == DG_OK && g->nchw)
-                st = run_io(k, dt, "nchw_to_rows", b, rm, cg, (cl_long)n0,
+            if (st == DG_OK && c->nchw)
+                st = run_io(k, dt, c, "nchw_to_rows", b, rm, (cl_long)n0,
                             (cl_long)(P * OC));
             if (st == DG_OK)
                 st = dgr_cl_gemm(k, dt, 1, 0, K, OC, P, cm, 0, K,
-                                 g->nchw ? rm : b, g->nchw ? 0 : n0 * P1 * OC,
+                                 c->nchw ? rm : b, c->nchw ? 0 : n0 * P1 * OC,
                                  OC, n0 ? 1.0 : 0.0, out, 0, OC);
         } else {
-            if (g->nchw)
-                st = run_io(k, dt, "nchw_to_rows", a, rm, cg, (cl_long)n0,
+            if (c->nchw)
+                st = run_io(k, dt, c, "nchw_to_rows", a, rm, (cl_long)n0,
                             (cl_long)(P * OC));
             if (st == DG_OK)
-                st = dgr_cl_gemm(k, dt, 0, 1, P, K, OC, g->nchw ? rm : a,
-                                 g->nchw ? 0 : n0 * P1 * OC, OC, b, 0, OC, 0.0,
+                st = dgr_cl_gemm(k, dt, 0, 1, P, K, OC, c->nchw ? rm : a,
+                                 c->nchw ? 0 : n0 * P1 * OC, OC, b, 0, OC, 0.0,
                                  cm, 0, K);
             if (st == DG_OK)
-                st = run_io(k, dt, "col2im", cm, out, cg, (cl_long)n0,
-                            (cl_long)(cnt * (size_t)(g->H * g->W * g->C)));
+                st = run_io(k, dt, c, c->col2im, cm, out, (cl_long)n0,
+                            (cl_long)(cnt * c->in_ex));
         }
     }
     if (col)
@@ -121,6 +122,19 @@ static dg_status gemm_conv(dgr_kctx *k, int what, dg_dtype dt,
     if (rows)
         dgr_buffer_release(rows);
     return st;
+}
+
+/* Conv2D (non-depthwise) through im2col + GEMM; a, b, out as for the CPU:
+ * FWD (x, w) -> y, BWD_D (dy, w) -> dx, BWD_W (x, dy) -> dw */
+static dg_status gemm_conv(dgr_kctx *k, int what, dg_dtype dt,
+                           const dgc_nn_geom *g, const clgeom *cg, cl_mem a,
+                           cl_mem b, cl_mem out)
+{
+    dgr_cl_im2col c = {"conv", "im2col", "col2im", DGR_ARG(*cg),
+                       (size_t)g->N, (size_t)(g->OH * g->OW),
+                       (size_t)(g->KH * g->KW * g->C), (size_t)g->OC,
+                       (size_t)(g->H * g->W * g->C), (int)g->nchw};
+    return dgr_cl_gemm_conv(k, what, dt, &c, a, b, out);
 }
 
 /* depthwise: the grouped kernels (groups = C) forward and backward data,

@@ -6,9 +6,9 @@
  * DivNoNan, ...: no C of their own).  Activations (and their gradient
  * ops), ReverseV2, IdentityN, Einsum and
  * BatchMatMulV2, the resizes and their gradients, UnsortedSegmentSum,
- * ScatterAdd/Sub/Update, SpaceToBatchND/BatchToSpaceND.  Unique, DynamicPartition
- * (outputs sized by the data), Conv3D and MaxPool3D have CPU kernels
- * only.
+ * ScatterAdd/Sub/Update, SpaceToBatchND/BatchToSpaceND.  Unique and
+ * DynamicPartition (outputs sized by the data) have CPU kernels only; the
+ * 3-D convolutions and pools and LRN are cl_kernels_conv3d.c's.
  */
 #include "cl_internal.h"
 

@@ -9,13 +9,15 @@ fails the test.
 Usage: e2e_oclgrind.py DGRUN GROUP [BUILD_DIR]
   quick   the suite's check (about a minute; skipped unless
           DGRUN_TEST_OCLGRIND=1, which scripts/test.sh's Oclgrind block sets): test_cl (every OpenCL kernel
-          against the CPU's) and small graphs: inference (sin_gpu,
+          against the CPU's), test_cl_conv3d on its small cases (the 3-D
+          convolutions and pools, LRN) and small graphs: inference (sin_gpu,
           gradient_sin, matmul, assign_to_device) and 2 training steps of
           digits_mlp and bn_mlp on 128 rows of their data, each with the
           CPU's values and exit 0 (no hang, a clean exit).
   all     every graph in graphs/ (inference, and 2 training steps on the
           full data with eval) and the OpenCL unit tests (test_cl,
-          test_cl_conv on its small cases: DGRUN_TEST_SMALL, test_cl_device,
+          test_cl_conv and test_cl_conv3d on their small cases:
+          DGRUN_TEST_SMALL, test_cl_device,
           test_executor_cl) -- many minutes.
 Exit 0 = pass, 77 = skipped (Oclgrind not installed), 1 = failure.
 
@@ -201,7 +203,7 @@ def unit(name, extra=None, timeout=900):
     print("%-40s %6.1f s on Oclgrind" % (name, time.time() - t0))
     out = p.stdout + p.stderr
     check(p.returncode == 0, "%s under Oclgrind: exit 0 (got %d)" % (name, p.returncode), out)
-    if name in ("test_cl", "test_cl_conv"):  # they compare kernels with the CPU's
+    if name in ("test_cl", "test_cl_conv", "test_cl_conv3d"):  # they compare kernels with the CPU's
         # "compared with the CPU kernel: N runs": N == 0 means nothing ran on
         # Oclgrind ("320 runs" once matched a plain substring test for "0 runs")
         m = re.search(r"compared with the CPU kernel: (\d+) runs", out)
@@ -218,6 +220,7 @@ def inference(names):
 
 def group_quick():
     unit("test_cl")
+    unit("test_cl_conv3d", {"DGRUN_TEST_SMALL": "1"})
     inference(["sin_gpu.json", "gradient_sin.json", "matmul.json", "assign_to_device.json"])
     for gname in ("digits_mlp.json", "bn_mlp.json"):
         compare("train %s (128 rows, 2 steps)" % gname,
@@ -227,6 +230,7 @@ def group_quick():
 def group_all():
     unit("test_cl")
     unit("test_cl_conv", {"DGRUN_TEST_SMALL": "1"})
+    unit("test_cl_conv3d", {"DGRUN_TEST_SMALL": "1"})
     unit("test_cl_device")
     unit("test_executor_cl")
     for path in sorted(glob.glob(os.path.join(ROOT, "graphs", "*.json"))):

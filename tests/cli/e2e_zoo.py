@@ -6,7 +6,10 @@ inputs and gives TF's values, on CPU:0 and on two PoCL GPUs
 (`--opencl-devices all`, POCL_DEVICES="pthread pthread"; ops without an
 OpenCL kernel fall back to the CPU under soft placement); a training graph
 repeats its train op and gives TF's loss before each step.  Also checks
-that tests/data/zoo/census.json is current (tools/zoo/census.py --check).
+that tests/data/zoo/census.json is current (tools/zoo/census.py --check),
+and that the 3-D convolution and pool nodes of layers_1d3d and cnn_layers
+run on the GPU they are placed on (`place --explain`: no `runs on:` host
+line; their OpenCL kernels, issue 22).
 
 Usage: e2e_zoo.py DGRUN [MODEL...]    Exit 0 = pass, 1 = failure.
 """
@@ -120,6 +123,33 @@ def model(name):
     print("%s: done" % name)
 
 
+# ops that ran in host memory on a GPU's behalf and have OpenCL kernels
+# now (issue 22, cl3d): `place --explain` must print no `runs on:` line for
+# their nodes in these models
+ON_GPU = {"layers_1d3d": ("Conv3D", "Conv3DBackpropInputV2", "MaxPool3D",
+                          "AvgPool3D"),
+          "cnn_layers": ("Conv3D", "MaxPool3D")}
+
+
+def on_gpu(name):
+    graph = os.path.join(ZOO, name, "graph.pb")
+    rc, out, err = dgrun("place", graph, "--assume-gpus", "2", "--format",
+                         "json")
+    check(rc == 0, "%s: place: exit %d: %s" % (name, rc, err.strip()))
+    if rc:
+        return
+    nodes = [n["name"] for n in json.loads(out)["nodes"]
+             if n.get("op") in ON_GPU[name]]
+    check(len(nodes) >= len(ON_GPU[name]), "%s: nodes of %s: %s" % (
+        name, ON_GPU[name], nodes))
+    for nd in nodes:
+        rc, out, err = dgrun("place", graph, "--assume-gpus", "2",
+                             "--explain", nd)
+        check(rc == 0 and "GPU:0" in out and "runs on:" not in out,
+              "%s: %s runs on the GPU it is placed on (an OpenCL kernel): "
+              "%r" % (name, nd, out[-300:]))
+
+
 def main():
     rc, out, _ = dgrun("devices", "--opencl-devices", "all")
     if rc or "GPU:1" not in out:
@@ -129,6 +159,8 @@ def main():
         if os.path.isdir(os.path.join(ZOO, name)) and (not ONLY or
                                                         name in ONLY):
             model(name)
+            if name in ON_GPU:
+                on_gpu(name)
     p = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "zoo",
                                                      "census.py"), DGRUN,
                         "--check"], capture_output=True, text=True)

@@ -1525,6 +1525,121 @@ for nm, fn, zeros, lo in (("Xdivy", tf.math.xdivy, (1, 5), 0.5),
           np.array([0, -1, np.inf, np.nan, 0, -0.0 if nm == "Xdivy" else -1,
                     np.nan, 1, np.inf], np.float32)], grad=False)
 
+# ---- issue 22 (cl3d): the 3-D convolutions and pools and LRN, now with
+# OpenCL kernels: their attribute variants (strides per dimension,
+# dilations, SAME / VALID, odd sizes, batch > 1, float64), inputs from their
+# own RandomState.  MaxPool3D's gradient is MaxPool3DGrad, whose TF CPU
+# kernel gives each window's grad to every cell within 1e-5 of the window's
+# max (the _ties cases: small integers, many equal maxima).
+RS3 = np.random.RandomState(3)
+
+
+def r3(*shape, dtype=np.float32):
+    return RS3.uniform(-2, 2, size=shape).astype(dtype)
+
+
+def ties3(*shape):
+    return RS3.randint(0, 3, size=shape).astype(np.float32)
+
+
+more("Conv3D_s213_valid_b2", "Conv3D",
+     lambda x, w: tf.nn.conv3d(x, w, [1, 2, 3, 1, 1], "VALID"),
+     [r3(2, 5, 7, 4, 3), r3(3, 2, 2, 3, 2)],
+     {"strides": [1, 2, 3, 1, 1], "padding": "VALID"})
+more("Conv3D_dilated", "Conv3D",
+     lambda x, w: tf.nn.conv3d(x, w, [1, 1, 1, 1, 1], "SAME",
+                               dilations=[1, 2, 1, 2, 1]),
+     [r3(2, 5, 4, 6, 2), r3(2, 3, 2, 2, 3)],
+     {"strides": [1, 1, 1, 1, 1], "padding": "SAME",
+      "dilations": [1, 2, 1, 2, 1]}, grad=False)
+more("Conv3D_s2_same_f64", "Conv3D",
+     lambda x, w: tf.nn.conv3d(x, w, [1, 1, 2, 2, 1], "SAME"),
+     [r3(2, 3, 5, 4, 2, dtype=F64), r3(3, 2, 3, 2, 3, dtype=F64)],
+     {"strides": [1, 1, 2, 2, 1], "padding": "SAME"})
+more("Conv3DBackpropInputV2_s312_b2", "Conv3DBackpropInputV2",
+     lambda s, w, d: tf.nn.conv3d_transpose(d, w, s, [1, 3, 1, 2, 1],
+                                            "SAME"),
+     [np.array([2, 7, 3, 5, 2], np.int32), r3(2, 2, 3, 2, 3),
+      r3(2, 3, 3, 3, 3)],
+     {"strides": [1, 3, 1, 2, 1], "padding": "SAME"})
+more("Conv3DBackpropFilterV2_s212_valid", "Conv3DBackpropFilterV2",
+     lambda x, s, d: raw.Conv3DBackpropFilterV2(
+         input=x, filter_sizes=s, out_backprop=d, strides=[1, 2, 1, 2, 1],
+         padding="VALID"),
+     [r3(2, 5, 4, 7, 3), np.array([3, 2, 3, 3, 2], np.int32),
+      r3(2, 2, 3, 3, 2)],
+     {"strides": [1, 2, 1, 2, 1], "padding": "VALID"})
+more("MaxPool3D_valid_b2", "MaxPool3D",
+     lambda x: tf.nn.max_pool3d(x, [1, 2, 3, 2, 1], [1, 1, 2, 1, 1],
+                                "VALID"), [r3(2, 3, 7, 4, 3)],
+     {"ksize": [1, 2, 3, 2, 1], "strides": [1, 1, 2, 1, 1],
+      "padding": "VALID"})
+more("MaxPool3D_ties", "MaxPool3D",
+     lambda x: tf.nn.max_pool3d(x, [1, 2, 2, 2, 1], [1, 1, 1, 1, 1],
+                                "SAME"), [ties3(1, 3, 4, 3, 2)],
+     {"ksize": [1, 2, 2, 2, 1], "strides": [1, 1, 1, 1, 1],
+      "padding": "SAME"})
+for nm, xin, ks, st, pad in (
+        ("same", r3(1, 3, 5, 4, 2), [1, 2, 2, 2, 1], [1, 2, 2, 2, 1], "SAME"),
+        ("ties_valid", ties3(2, 4, 5, 3, 2), [1, 2, 3, 2, 1],
+         [1, 1, 1, 2, 1], "VALID")):
+    def mp3g(x_, k_=ks, s_=st, p_=pad):
+        y_ = tf.nn.max_pool3d(x_, k_, s_, p_)
+        return raw.MaxPool3DGrad(orig_input=x_, orig_output=y_,
+                                 grad=tf.ones_like(y_) * 0.5 + y_,
+                                 ksize=k_, strides=s_, padding=p_)
+    more("MaxPool3DGrad_" + nm, "MaxPool3DGrad", mp3g, [xin], grad=False,
+         also=("MaxPool3D",))
+more("AvgPool3D_s123_same_b2", "AvgPool3D",
+     lambda x: tf.nn.avg_pool3d(x, [1, 3, 2, 2, 1], [1, 1, 2, 3, 1],
+                                "SAME"), [r3(2, 5, 4, 7, 3)],
+     {"ksize": [1, 3, 2, 2, 1], "strides": [1, 1, 2, 3, 1],
+      "padding": "SAME"})
+more("AvgPool3DGrad_s123_same_b2", "AvgPool3DGrad",
+     lambda g_: raw.AvgPool3DGrad(
+         orig_input_shape=[2, 5, 4, 7, 3], grad=g_, ksize=[1, 3, 2, 2, 1],
+         strides=[1, 1, 2, 3, 1], padding="SAME"), [r3(2, 5, 2, 3, 3)],
+     grad=False)
+# MaxPool3DGrad's and MaxPool3DGradGrad's gradients (TF's
+# _MaxPool3DGradGrad, _MaxPool3DGradGradGrad): orig_output as an input
+# (MaxPool3D's values, from TF), so that dgrun's JSON has the op's inputs
+def max_pool3d_np(x, k, s, p):
+    g = tf.Graph()
+    with g.as_default(), tf1.Session(graph=g) as se:
+        return se.run(tf.nn.max_pool3d(tf.constant(x), k, s, p))
+
+
+MP3 = {"ksize": [1, 2, 2, 2, 1], "strides": [1, 1, 2, 1, 1],
+       "padding": "SAME"}
+x_mp3 = ties3(2, 3, 5, 4, 2)
+y_mp3 = max_pool3d_np(x_mp3, MP3["ksize"], MP3["strides"], MP3["padding"])
+more("MaxPool3DGrad_gradgrad", "MaxPool3DGrad",
+     lambda x_, y_, g_: raw.MaxPool3DGrad(orig_input=x_, orig_output=y_,
+                                          grad=g_, **MP3),
+     [x_mp3, y_mp3, r3(*y_mp3.shape)], MP3)
+more("MaxPool3DGradGrad_ties", "MaxPool3DGradGrad",
+     lambda x_, y_, g_: raw.MaxPool3DGradGrad(orig_input=x_, orig_output=y_,
+                                              grad=g_, **MP3),
+     [x_mp3, y_mp3, r3(*x_mp3.shape)], MP3)
+# AvgPool3DGrad's own gradient (TF's _AvgPool3DGradGrad: AvgPool3D of it);
+# orig_input_shape as input 0, so that dgrun's JSON has the op's order
+more("AvgPool3DGrad_gradgrad", "AvgPool3DGrad",
+     lambda s_, g_: raw.AvgPool3DGrad(
+         orig_input_shape=s_, grad=g_, ksize=[1, 2, 2, 3, 1],
+         strides=[1, 2, 1, 2, 1], padding="VALID"),
+     [np.array([1, 5, 4, 7, 2], np.int32), r3(1, 2, 3, 3, 2)],
+     {"ksize": [1, 2, 2, 3, 1], "strides": [1, 2, 1, 2, 1],
+      "padding": "VALID"})
+LRN3 = {"depth_radius": 3, "bias": 1.5, "alpha": 0.3, "beta": 0.6}
+more("LRN_deep_b2", "LRN",
+     lambda x: tf.nn.local_response_normalization(x, **LRN3),
+     [r3(2, 3, 2, 70)], LRN3)
+more("LRNGrad_deep_b2", "LRNGrad",
+     lambda g_, x_: raw.LRNGrad(
+         input_grads=g_, input_image=x_,
+         output_image=tf.nn.local_response_normalization(x_, **LRN3),
+         **LRN3), [r3(2, 3, 2, 70), r3(2, 3, 2, 70)], grad=False)
+
 DT = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64",
       np.dtype(np.int32): "int32", np.dtype(np.int64): "int64",
       np.dtype(np.bool_): "bool"}
@@ -1591,8 +1706,11 @@ def record(c):
     opnode = [n for n in gd.node if n.op == c["op"] or n.op == c["dg_op"]]
     # the dtype TF registers the kernel by: Select's values, not its cond
     # (nor a Conv3DBackpropInputV2's input_sizes)
+    # (nor a Conv3DBackpropInputV2's input_sizes, an AvgPool3DGrad's
+    # orig_input_shape when given as an input)
     tin = c["inputs"][1 if c["op"] in ("Select", "SelectV2",
-                                       "Conv3DBackpropInputV2") else 0]
+                                       "Conv3DBackpropInputV2") or (
+        c["op"] == "AvgPool3DGrad" and len(c["inputs"]) > 1) else 0]
     ent = {"op": c["dg_op"], "dtype": DT.get(tin.dtype, "?"),
            "node": opnode[0].name if opnode else None,
            "fetch": {}, "grads": {}}
