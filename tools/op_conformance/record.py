@@ -1645,6 +1645,20 @@ for dt, sfx in ((np.float32, "f32"), (F64, "f64")):
     tk[1, 100:110] = 3.0  # ties among the largest
     more("TopKV2_large_" + sfx, "TopKV2", lambda a: tf.math.top_k(a, 6),
          [tk], extra=[np.array(6, np.int32)], n_out=2, grad=False)
+# the table's dtypes no case ran: ScatterUpdate float64/int64/bool (and
+# float64 on the GPU), DynamicStitch bool
+for dt, sfx in ((F64, "f64"), (np.int64, "i64"), (np.bool_, "bool")):
+    sv = r22(4, 2, dtype=dt) if dt == F64 else \
+        (RS22.uniform(size=(4, 2)) * 9).astype(dt)
+    su = r22(3, 2, dtype=dt) if dt == F64 else \
+        (RS22.uniform(size=(3, 2)) * 9).astype(dt)
+    more("ScatterUpdate_" + sfx, "ScatterUpdate",
+         lambda v, i, u: tf1.scatter_update(v, i, u),
+         [sv, np.array([3, 0, 3], np.int32), su], var=True, grad=False)
+more("DynamicStitch_bool", "DynamicStitch",
+     lambda i0, i1, d0, d1: tf.dynamic_stitch([i0, i1], [d0, d1]),
+     [np.array([2, 0], np.int32), np.array([1], np.int32),
+      np.array([True, False]), np.array([True])], grad=False)
 more("GatherNd_empty", "GatherNd", tf.gather_nd,
      [r22(3, 2), np.zeros((0, 1), np.int32)], grad=False)
 more("DynamicStitch_empty", "DynamicStitch",
@@ -1730,10 +1744,11 @@ def record(c):
         f.write(gd.SerializeToString(deterministic=True))
     opnode = [n for n in gd.node if n.op == c["op"] or n.op == c["dg_op"]]
     # the dtype TF registers the kernel by: Select's values, not its cond
-    # (nor a Conv3DBackpropInputV2's input_sizes, nor DynamicStitch's
-    # indices: its data, the second half of the inputs)
+    # (nor a Conv3DBackpropInputV2's input_sizes, nor ScatterNd's indices:
+    # its updates, nor DynamicStitch's indices: its data, the second half
+    # of the inputs)
     tin = c["inputs"][len(c["inputs"]) // 2 if c["op"] == "DynamicStitch"
-                      else 1 if c["op"] in ("Select", "SelectV2",
+                      else 1 if c["op"] in ("Select", "SelectV2", "ScatterNd",
                                             "Conv3DBackpropInputV2") else 0]
     ent = {"op": c["dg_op"], "dtype": DT.get(tin.dtype, "?"),
            "node": opnode[0].name if opnode else None,
