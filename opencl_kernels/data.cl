@@ -172,40 +172,43 @@ inline void chunk(long n, long E, long *b, long *e)
     *e = min(*b + E, n);
 }
 
-__kernel void d_where_count(__global const T *x, long n, long E,
-                            __global long *cnt, __local long *s)
-{
-    long b, e, c = 0, tot;
-    chunk(n, E, &b, &e);
-    for (long i = b; i < e; i++)
-        c += x[i] != (T)0; /* NaN is true */
-    group_scan(s, c, &tot);
-    if (get_local_id(0) == 0)
-        cnt[get_group_id(0)] = tot;
+/* Where over elements of type ET (T, or uchar for bool inputs) */
+#define WHERE(count, fill, ET)                                               \
+__kernel void count(__global const ET *x, long n, long E,                   \
+                    __global long *cnt, __local long *s)                     \
+{                                                                            \
+    long b, e, c = 0, tot;                                                   \
+    chunk(n, E, &b, &e);                                                     \
+    for (long i = b; i < e; i++)                                             \
+        c += x[i] != (ET)0; /* NaN is true */                                \
+    group_scan(s, c, &tot);                                                  \
+    if (get_local_id(0) == 0)                                                \
+        cnt[get_group_id(0)] = tot;                                          \
+}                                                                            \
+/* y [total, rank]: the coordinates (dims d8) of the nonzero elements */    \
+__kernel void fill(__global const ET *x, long n, long E,                    \
+                   __global const long *offs, __global long *y, int rank,    \
+                   long8 d8, __local long *s)                                \
+{                                                                            \
+    long b, e, c = 0, tot, d[8];                                             \
+    vstore8(d8, 0, d);                                                       \
+    chunk(n, E, &b, &e);                                                     \
+    for (long i = b; i < e; i++)                                             \
+        c += x[i] != (ET)0;                                                  \
+    long pos = offs[get_group_id(0)] + group_scan(s, c, &tot);               \
+    for (long i = b; i < e; i++) {                                           \
+        if (x[i] == (ET)0)                                                   \
+            continue;                                                        \
+        long r = i;                                                          \
+        for (int k = rank - 1; k >= 0; k--) {                                \
+            y[pos * rank + k] = r % d[k];                                    \
+            r /= d[k];                                                       \
+        }                                                                    \
+        pos++;                                                               \
+    }                                                                        \
 }
-
-/* y [total, rank]: the coordinates (dims d8) of the nonzero elements */
-__kernel void d_where_fill(__global const T *x, long n, long E,
-                           __global const long *offs, __global long *y,
-                           int rank, long8 d8, __local long *s)
-{
-    long b, e, c = 0, tot, d[8];
-    vstore8(d8, 0, d);
-    chunk(n, E, &b, &e);
-    for (long i = b; i < e; i++)
-        c += x[i] != (T)0;
-    long pos = offs[get_group_id(0)] + group_scan(s, c, &tot);
-    for (long i = b; i < e; i++) {
-        if (x[i] == (T)0)
-            continue;
-        long r = i;
-        for (int k = rank - 1; k >= 0; k--) {
-            y[pos * rank + k] = r % d[k];
-            r /= d[k];
-        }
-        pos++;
-    }
-}
+WHERE(d_where_count, d_where_fill, T)
+WHERE(d_where_count_b, d_where_fill_b, uchar)
 
 __kernel void d_part_count(__global const int *p, long n, long E,
                            __global long *cnt, __local long *s)

@@ -325,10 +325,12 @@ static void compact_free(compaction *c)
 }
 
 /* Where (one input): the int64 coordinates [n, rank] of the nonzero
- * elements (NaN counts), in row-major order. */
+ * elements (NaN counts), in row-major order; float or bool input (the
+ * bool kernels are in every dtype's program: built as float32's). */
 dg_status dgr_cl_k_where(dgr_kctx *k)
 {
-    dg_dtype dt = k->in[0].dtype;
+    int b = k->in[0].dtype == DG_BOOL;
+    dg_dtype dt = b ? DG_F32 : k->in[0].dtype;
     dg_status st = dgr_cl_need_float(k, dt);
     if (st != DG_OK)
         return st;
@@ -340,8 +342,9 @@ dg_status dgr_cl_k_where(dgr_kctx *k)
     memset(&ys, 0, sizeof ys);
     ys.rank = 2;
     ys.dims[1] = xs->rank;
-    compaction c = {"d_where_count", "d_where_fill", dgr_cl_mem(&k->in[0]),
-                    numel(xs), 1, 0, 0, 0, NULL, NULL};
+    compaction c = {b ? "d_where_count_b" : "d_where_count",
+                    b ? "d_where_fill_b" : "d_where_fill",
+                    dgr_cl_mem(&k->in[0]), numel(xs), 1, 0, 0, 0, NULL, NULL};
     int64_t tot[2] = {0, 0};
     if (c.n > 0)
         st = compact_count(k, dt, &c, tot);
@@ -358,7 +361,7 @@ dg_status dgr_cl_k_where(dgr_kctx *k)
     compact_free(&c);
     return st;
 }
-DGR_KERNEL(Where, dgr_cl_k_where);
+DGR_KERNEL_DT(Where, dgr_cl_k_where, DGR_CL_KDT_FLOAT | (1u << DG_BOOL));
 
 /* DynamicPartition (data, partitions): output q holds the rows of data
  * whose partition is q, in order; partitions outside [0, num_partitions)

@@ -396,6 +396,9 @@ HOST_MEMORY = [
                            "attrs": {"num_partitions": 2}}], False),
     ("Where", [_f32("x", [1.0, 0.0, 3.0]),
                {"name": "op", "op": "Where", "inputs": ["x"]}], False),
+    ("Where of bool", [const("x", "bool", [True, False, True]),
+                       {"name": "op", "op": "Where", "inputs": ["x"]}],
+     False),
     ("TopKV2", [_f32("x", [1.0, 0.0, 3.0]), const("k", "int32", 2),
                 {"name": "op", "op": "TopKV2", "inputs": ["x", "k"]}], False),
     ("ParallelDynamicStitch", [const("i", "int32", [1, 0]),
@@ -409,7 +412,7 @@ HOST_MEMORY = [
 
 def run_host_memory(tmp):
     for name, nodes, host in HOST_MEMORY:
-        path = os.path.join(tmp, "hm_%s.json" % name)
+        path = os.path.join(tmp, "hm_%s.json" % name.replace(" ", "_"))
         with open(path, "w") as f:
             json.dump({"version": 1, "nodes": nodes, "fetch": ["op"]}, f)
         rc, out, err = dgrun("place", path, "--assume-gpus", "1", "--device",

@@ -1281,10 +1281,12 @@ static void data_movement(dg_dtype dt)
     for (int i = 0; i < 2100; i++)
         x[i] = x[i] < 0 ? 0 : x[i];
     x[5] = NAN;
-    tn_init(&t, "Where");
-    tn_in(&t, dt, shp(2, 7, 300), x);
-    tn_out(&t, DG_I64, shp(2, -1, 2));
-    run_moved(&t);
+    for (int b = 0; b < (dt == DG_F32 ? 2 : 1); b++) { /* and bool */
+        tn_init(&t, "Where");
+        tn_in(&t, b ? DG_BOOL : dt, shp(2, 7, 300), x);
+        tn_out(&t, DG_I64, shp(2, -1, 2));
+        run_moved(&t);
+    }
 
     /* DynamicPartition of 600 rows into 3, partition 1 empty */
     double *pp = malloc(sizeof *pp * 600);
