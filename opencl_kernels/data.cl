@@ -272,25 +272,57 @@ __kernel void d_part_gather(__global const T *x, __global const long *src,
  * Element i's place is the number of elements ranked before it: larger
  * ones (NaN larger than numbers, as the CPU kernel) and equal ones at a
  * lower index (TF's order); the k first places are written, each by the
- * one work-item that holds it.  The row is read from local memory when it
- * fits (cached), from global memory otherwise. */
+ * one work-item that holds it.  First a filter: each work-item's largest
+ * element (of its strided share); the one of place k-1 among those, thr,
+ * has k elements at or before it, so an element ranked after thr cannot be
+ * among the k and skips its count.  The row is read from local memory
+ * when it fits (cached), from global memory otherwise. */
 inline int tk_before(T a, T b)
 {
     return (isnan(a) && !isnan(b)) || a > b;
 }
 
 __kernel void d_topk(__global const T *x, __global T *v, __global int *ix,
-                     long len, long kk, int cached, __local T *row)
+                     long len, long kk, int cached, __local T *row,
+                     __local T *mx, __local int *mv)
 {
+    __local T thr;
+    __local int use;
     long r = get_group_id(0);
     int l = get_local_id(0), L = get_local_size(0);
     __global const T *xr = x + r * len;
     if (cached)
         for (long i = l; i < len; i += L)
             row[i] = xr[i];
+    if (l == 0)
+        use = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    T m = (T)0;
+    int has = 0;
+    for (long i = l; i < len; i += L) {
+        T a = cached ? row[i] : xr[i];
+        if (!has || tk_before(a, m))
+            m = a;
+        has = 1;
+    }
+    mx[l] = m;
+    mv[l] = has;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (has && kk > 0 && kk <= L) {
+        long place = 0;
+        for (int j = 0; j < L; j++)
+            place += mv[j] && (tk_before(mx[j], m) ||
+                               (j < l && !tk_before(m, mx[j])));
+        if (place == kk - 1) { /* one work-item at most */
+            thr = m;
+            use = 1;
+        }
+    }
     barrier(CLK_LOCAL_MEM_FENCE);
     for (long i = l; i < len; i += L) {
         T a = cached ? row[i] : xr[i];
+        if (use && tk_before(thr, a))
+            continue;
         long place = 0;
         for (long j = 0; j < len && place < kk; j++) {
             T b = cached ? row[j] : xr[j];

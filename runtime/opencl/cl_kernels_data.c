@@ -433,7 +433,8 @@ DGR_KERNEL(DynamicPartition, dgr_cl_k_dynamic_partition);
 
 /* TopKV2 (input, k): each last-axis row's k largest, largest first, ties
  * by lower index (sorted=True; TF's order), and their int32 indices; one
- * work-group per row, the row in local memory when it fits. */
+ * work-group per row, the row in local memory when it fits (in half of
+ * it: the filter's L maxima need room too). */
 dg_status dgr_cl_k_topk(dgr_kctx *k)
 {
     dg_dtype dt = k->in[0].dtype;
@@ -461,8 +462,8 @@ dg_status dgr_cl_k_topk(dgr_kctx *k)
     if (rows == 0 || kk == 0)
         return DG_OK;
     size_t l, es = dg_dtype_size(dt);
-    if ((st = dgr_cl_reduce_wg(k, "data", dt, "d_topk", (size_t)len, 0,
-                               &l)) != DG_OK)
+    if ((st = dgr_cl_reduce_wg(k, "data", dt, "d_topk", (size_t)len,
+                               es + sizeof(cl_int), &l)) != DG_OK)
         return st;
     cl_int cached = (size_t)len * es <= dgr_cl_devof(k)->c->local_mem / 2;
     size_t g = (size_t)rows * l;
@@ -470,7 +471,8 @@ dg_status dgr_cl_k_topk(dgr_kctx *k)
            ix = dgr_cl_mem(&k->out[1]);
     dgr_cl_arg a[] = {DGR_ARG(x),  DGR_ARG(v),      DGR_ARG(ix),
                       DGR_ARG(len), DGR_ARG(kk),    DGR_ARG(cached),
-                      DGR_LOCAL(cached ? (size_t)len * es : es)};
-    return dgr_cl_launch(k, "data", dt, "d_topk", 1, &g, &l, a, 7);
+                      DGR_LOCAL(cached ? (size_t)len * es : es),
+                      DGR_LOCAL(l * es), DGR_LOCAL(l * sizeof(cl_int))};
+    return dgr_cl_launch(k, "data", dt, "d_topk", 1, &g, &l, a, 9);
 }
 DGR_KERNEL(TopKV2, dgr_cl_k_topk);
