@@ -1655,6 +1655,16 @@ for dt, sfx in ((F64, "f64"), (np.int64, "i64"), (np.bool_, "bool")):
     more("ScatterUpdate_" + sfx, "ScatterUpdate",
          lambda v, i, u: tf1.scatter_update(v, i, u),
          [sv, np.array([3, 0, 3], np.int32), su], var=True, grad=False)
+more("Assign_bool", "Assign", lambda v, x_: tf1.assign(v, x_),
+     [np.array([True, False, True]), np.array([False, False, True])],
+     var=True, grad=False)
+more("ResizeBilinear_i32", "ResizeBilinear",
+     lambda a: tf1.image.resize_bilinear(a, [5, 3]),
+     [(RS22.uniform(size=(1, 2, 3, 2)) * 20).astype(np.int32)], grad=False)
+# (TF's ResizeNearestNeighborGrad takes no int64)
+more("ResizeNearestNeighborGrad_i32", "ResizeNearestNeighborGrad",
+     lambda d: raw.ResizeNearestNeighborGrad(grads=d, size=[3, 4]),
+     [(RS22.uniform(size=(1, 5, 7, 2)) * 20).astype(np.int32)], grad=False)
 more("DynamicStitch_bool", "DynamicStitch",
      lambda i0, i1, d0, d1: tf.dynamic_stitch([i0, i1], [d0, d1]),
      [np.array([2, 0], np.int32), np.array([1], np.int32),
