@@ -1,5 +1,5 @@
-/* reduce.cl -- Sum / Mean / Max over any set of axes, SumTo, MaxGrad and
- * ArgMax.  The host splits the input's (collapsed) dims into kept dims (in
+/* reduce.cl -- Sum / Mean / Max / Prod / Min over any set of axes, SumTo,
+ * MaxGrad and ArgMax.  The host splits the input's (collapsed) dims into kept dims (in
  * order; output index o enumerates them in C order) and reduced dims, each
  * with the input strides.  reduce_wg uses one work-group per output and a
  * tree reduction in local memory (local size a power of two); reduce_thread
@@ -10,6 +10,8 @@
 
 #define OP_SUM 0
 #define OP_MAX 1
+#define OP_PROD 2
+#define OP_MIN 3
 
 inline long nd_off(long i, int rank, long8 d8, long8 s8)
 {
@@ -24,10 +26,22 @@ inline long nd_off(long i, int rank, long8 d8, long8 s8)
     return o;
 }
 
+/* the identity of op (what an empty reduction gives) */
+inline T rinit(int op)
+{
+    return op == OP_MAX ? (T)(-INFINITY) : op == OP_MIN ? (T)INFINITY
+                                         : op == OP_PROD ? (T)1 : (T)0;
+}
+
+/* Max and Min propagate NaN (TF) */
 inline T comb(int op, T a, T b)
 {
     if (op == OP_MAX)
         return (a >= b || isnan(a)) ? a : b;
+    if (op == OP_MIN)
+        return (a <= b || isnan(a)) ? a : b;
+    if (op == OP_PROD)
+        return a * b;
     return a + b;
 }
 
@@ -39,7 +53,7 @@ __kernel void reduce_wg(__global const T *x, __global T *y, long n_out,
     int lid = get_local_id(0);
     int ls = get_local_size(0);
     long base = nd_off(o, kr, kd, ks);
-    T acc = op == OP_MAX ? (T)(-INFINITY) : (T)0;
+    T acc = rinit(op);
     if (rr == 1) {
         long st = rs.s0;
         for (long r = lid; r < m; r += ls)
@@ -66,7 +80,7 @@ __kernel void reduce_thread(__global const T *x, __global T *y, long n_out,
     long o = get_global_id(0);
     if (o >= n_out) return;
     long base = nd_off(o, kr, kd, ks);
-    T acc = op == OP_MAX ? (T)(-INFINITY) : (T)0;
+    T acc = rinit(op);
     for (long r = 0; r < m; r++)
         acc = comb(op, acc, x[base + nd_off(r, rr, rd, rs)]);
     y[o] = acc * scale;

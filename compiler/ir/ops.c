@@ -405,6 +405,14 @@ int dgc_op_kernel_dtype(const dgc_graph *g, const dgc_node *n)
     if ((n->op == DGC_OPID_Select || n->op == DGC_OPID_SelectV2) &&
         n->n_outputs > 0)
         return (int)n->outputs[0].dtype;
+    /* Fill (input 0: dims) and DynamicStitch (inputs 0..N-1: indices):
+     * by T, the values' dtype, as TF registers them; ParallelDynamicStitch
+     * (the alias) by its int32 indices: TF keeps all its arguments in
+     * host memory, and so it runs there (dgc_op_host_mem) */
+    if ((n->op == DGC_OPID_Fill ||
+         (n->op == DGC_OPID_DynamicStitch && !n->op_alias)) &&
+        n->n_outputs > 0)
+        return (int)n->outputs[0].dtype;
     if (n->n_inputs > 0) {
         const dgc_node *p = &g->nodes[n->inputs[0].node];
         if (n->inputs[0].index < p->n_outputs)

@@ -1240,7 +1240,11 @@ static void nd_map_init(nd_map *m, const dgr_value *ind, const dg_shape *s)
     m->ind = ind;
     m->s = s;
     m->k = is->dims[is->rank - 1];
-    m->count = m->k ? dg_shape_numel(is) / m->k : dg_shape_numel(is);
+    /* the tuples: indices' leading dims (K = 0: empty tuples, each the
+     * whole tensor; numel / K would give 0 of them) */
+    m->count = 1;
+    for (int d = 0; d < is->rank - 1; d++)
+        m->count *= is->dims[d];
     m->slice = 1;
     for (int d = (int)m->k; d < s->rank; d++)
         m->slice *= s->dims[d];

@@ -384,6 +384,18 @@ dg_status dgr_cl_enqueued(dgr_kctx *k, const char *call, cl_int e,
 dg_status dgr_cl_need_float(dgr_kctx *k, dg_dtype dt);
 /* dgr_cl_need_float, then allocate output 0. */
 dg_status dgr_cl_float_output(dgr_kctx *k, dg_dtype dt);
+/* The elements of k's small integer input i (int32 or int64, at most max,
+ * max <= 2 * DG_MAX_RANK) into v, *n their count: from its Const producer
+ * when it has one, else a blocking read of its buffer (cl_kernels_zoo.c). */
+dg_status dgr_cl_small_ints(dgr_kctx *k, int i, int64_t *v, int max, int *n);
+/* v[0..n) as a kernel's long8 argument (zeros past n; n <= 8). */
+static inline cl_long8 dgr_cl_long8(const int64_t *v, int n)
+{
+    cl_long8 x;
+    for (int i = 0; i < 8; i++)
+        x.s[i] = i < n ? v[i] : 0;
+    return x;
+}
 
 /* ---- im2col convolutions (cl_kernels_conv.c: Conv2D, Conv3D) ------------- */
 

@@ -2,7 +2,7 @@
  * cl_kernels.c -- the OpenCL backend's kernel registry (dgr_cl_kernels) and the
  * shape-generic kernels:
  * elementwise unary/binary ops with NumPy broadcasting, AddN, BiasAdd,
- * reductions (Sum/Mean/Max, SumTo, MaxGrad), BroadcastLike, Transpose,
+ * reductions (Sum/Mean/Max/Prod/Min, SumTo, MaxGrad), BroadcastLike, Transpose,
  * Cast, ZerosLike/OnesLike, the aliasing ops and NoOp.  Kernels only
  * enqueue; the device's read() is what waits.
  */
@@ -447,7 +447,8 @@ static dg_status axis_mask(dgr_kctx *k, int r, int *mask)
     const dgc_attr *a = dgc_attr_at(k->node, DGC_AT_axis);
     int op = k->node->op;
     if (!a && k->n_in == 2 &&
-        (op == DGC_OPID_Sum || op == DGC_OPID_Mean || op == DGC_OPID_Max)) {
+        (op == DGC_OPID_Sum || op == DGC_OPID_Mean || op == DGC_OPID_Max ||
+         op == DGC_OPID_Prod || op == DGC_OPID_Min)) {
         /* TF's reduction_indices as a run-time tensor (issue 21), read
          * from host memory or back from the device; empty: no axis */
         int64_t v[64];
@@ -524,7 +525,8 @@ DGR_KERNEL(BroadcastLike, dgr_cl_k_broadcast_like);
 
 /* ---- reductions ---------------------------------------------------------- */
 
-enum { OP_SUM = 0, OP_MAX = 1 };
+/* reduce.cl's OP_* */
+enum { OP_SUM = 0, OP_MAX = 1, OP_PROD = 2, OP_MIN = 3 };
 
 typedef struct red_layout {
     int kr, rr;
@@ -572,7 +574,8 @@ static dg_status reduce_run(dgr_kctx *k, const dgr_value *x, dgr_value *y,
     red_layout L;
     layout(&x->shape, mask, &L);
     if (numel(&x->shape) == 0) {
-        double v = op == OP_MAX ? -INFINITY : (mean ? NAN : 0.0);
+        static const double empty[] = {0.0, -INFINITY, 1.0, INFINITY};
+        double v = mean ? NAN : empty[op];
         return L.n_out ? fill_value(k, y, v) : DG_OK;
     }
     cl_mem xm = dgr_cl_mem(x), ym = dgr_cl_mem(y);
@@ -623,6 +626,12 @@ dg_status dgr_cl_k_mean(dgr_kctx *k) { return reduce_op(k, OP_SUM, 1); }
 DGR_KERNEL(Mean, dgr_cl_k_mean);
 dg_status dgr_cl_k_max(dgr_kctx *k) { return reduce_op(k, OP_MAX, 0); }
 DGR_KERNEL(Max, dgr_cl_k_max);
+/* Prod and Min (issue 22): the same launchers; reduction_indices read
+ * back as Sum's (TF keeps them in host memory) */
+dg_status dgr_cl_k_prod(dgr_kctx *k) { return reduce_op(k, OP_PROD, 0); }
+DGR_KERNEL(Prod, dgr_cl_k_prod);
+dg_status dgr_cl_k_min(dgr_kctx *k) { return reduce_op(k, OP_MIN, 0); }
+DGR_KERNEL(Min, dgr_cl_k_min);
 
 dg_status dgr_cl_k_sum_to(dgr_kctx *k)
 {
@@ -729,8 +738,8 @@ DGR_KERNEL(BiasAddGrad, dgr_cl_k_bias_add_grad);
  * PlaceholderWithDefault's input) itself, and the executor with frames
  * runs the control-flow ops (no OpenCL code; loop counters (int32) and
  * predicates (bool) stay on the CPU as their dtypes have no row here).
- * Shape, Size, Rank, Prod and the integer shape arithmetic stay on the
- * host as in TF (no rows). */
+ * Shape, Size, Rank and the integer shape arithmetic (int32 Prod, Fill,
+ * DynamicStitch) stay on the host as in TF (no rows). */
 DGR_KERNEL_EXEC(Variable);
 DGR_KERNEL_EXEC(Placeholder);
 DGR_KERNEL_EXEC(Enter);
@@ -752,13 +761,13 @@ DGR_KERNEL_EXEC(PlaceholderWithDefault);
  * test_tf_gpu_kernels_covered checks that no supported op is left so).
  * State ops (Apply* updates) are not here: one without an OpenCL kernel
  * takes its whole colocation group (its Variable) into host memory
- * (place.c, state_groups_in_host_memory). */
+ * (place.c, state_groups_in_host_memory).  Shape, Size, Rank, ShapeN,
+ * ConcatOffset, Unique, IsVariableInitialized and ParallelDynamicStitch
+ * (DynamicStitch spelt so: its kernel dtype is its int32 indices') stay
+ * here for good: TF keeps all their arguments in host memory too. */
 #define HOSTF(op) [DGC_OPID_##op] = (1u << DG_F32) | (1u << DG_F64)
 const uint32_t dgr_cl_host_ops[DGC_N_OPS] = {
     HOSTF(Shape), HOSTF(Size), HOSTF(Rank), HOSTF(ShapeN),
-    HOSTF(ConcatOffset), HOSTF(Prod), HOSTF(Fill), HOSTF(Select),
-    HOSTF(SelectV2), HOSTF(DynamicStitch), HOSTF(Unique),
-    HOSTF(DynamicPartition), HOSTF(IsVariableInitialized),
-    HOSTF(Min), HOSTF(MirrorPadGrad), HOSTF(GatherNd),
-    HOSTF(TopKV2), HOSTF(Where),
+    HOSTF(ConcatOffset), HOSTF(Unique),
+    HOSTF(IsVariableInitialized),
 };

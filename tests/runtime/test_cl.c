@@ -244,8 +244,9 @@ static void test_addn_fill_cast(void **state)
 static void ref_reduce(const double *x, const dg_shape *s, const int *mask,
                        int op, double *out, int64_t n_out)
 {
+    /* op: 0 Sum, 1 Mean, 2 Max, 3 Prod, 4 Min */
     for (int64_t o = 0; o < n_out; o++)
-        out[o] = op == 2 ? -INFINITY : 0;
+        out[o] = op == 2 ? -INFINITY : op == 4 ? INFINITY : op == 3 ? 1 : 0;
     int64_t cnt = 1;
     for (int d = 0; d < s->rank; d++)
         if (mask[d]) cnt *= s->dims[d];
@@ -261,6 +262,10 @@ static void ref_reduce(const double *x, const dg_shape *s, const int *mask,
         }
         if (op == 2)
             out[o] = x[i] > out[o] ? x[i] : out[o];
+        else if (op == 4)
+            out[o] = x[i] < out[o] ? x[i] : out[o];
+        else if (op == 3)
+            out[o] *= x[i];
         else
             out[o] += x[i];
     }
@@ -271,7 +276,8 @@ static void ref_reduce(const double *x, const dg_shape *s, const int *mask,
 static void run_reduce(const char *op, dg_dtype dt, dg_shape s, int bits,
                        int keep)
 {
-    int opi = !strcmp(op, "Sum") ? 0 : !strcmp(op, "Mean") ? 1 : 2;
+    int opi = !strcmp(op, "Sum") ? 0 : !strcmp(op, "Mean") ? 1
+              : !strcmp(op, "Max") ? 2 : !strcmp(op, "Prod") ? 3 : 4;
     tnode t;
     tn_init(&t, op);
     int64_t axes[8], na = 0;
@@ -293,7 +299,8 @@ static void run_reduce(const char *op, dg_dtype dt, dg_shape s, int bits,
         os.rank = 0;
     }
     int64_t n = ne(&s), no = ne(&os);
-    double *x = rnd(n, -2, 2);
+    /* (Prod: factors near 1, so that 1000 of them stay finite) */
+    double *x = opi == 3 ? rnd(n, 0.9, 1.1) : rnd(n, -2, 2);
     if (dt == DG_F32)
         for (int64_t i = 0; i < n; i++) x[i] = (float)x[i];
     tn_in(&t, dt, s, x);
@@ -311,8 +318,8 @@ static void test_reduce(void **state)
 {
     (void)state;
     NEED_CL();
-    const char *ops[] = {"Sum", "Mean", "Max"};
-    for (int o = 0; o < 3; o++) {
+    const char *ops[] = {"Sum", "Mean", "Max", "Prod", "Min"};
+    for (int o = 0; o < 5; o++) {
         for (int bits = 0; bits < 16; bits++)
             run_reduce(ops[o], DG_F32, shp(4, 3, 4, 5, 2), bits, bits & 1);
         run_reduce(ops[o], DG_F32, shp(2, 3, 1000), 2, 0);
@@ -1207,6 +1214,124 @@ static void test_tf_views(void **state)
     }
 }
 
+/* ---- tests: the data-movement ops (issue 22) ------------------------------
+ * Fill, GatherNd, MirrorPadGrad, DynamicStitch, Where, DynamicPartition and
+ * TopKV2 against their CPU kernels (tn_run), float32 and float64: the
+ * outputs sized by the data (Where, DynamicPartition, a DynamicStitch whose
+ * rows inference left open) and several work-groups per compaction. */
+
+/* Run t's OpenCL kernel, which must succeed and agree with the CPU kernel;
+ * free t. */
+static void run_moved(tnode *t)
+{
+    assert_int_equal(tn_run(t), DG_OK);
+    tn_free(t);
+}
+
+static void data_movement(dg_dtype dt)
+{
+    tnode t;
+    double dims[] = {3, 700}, v = -1.5;
+    tn_init(&t, "Fill");
+    tn_in(&t, DG_I32, shp(1, 2), dims);
+    tn_in(&t, dt, shp(0), &v);
+    tn_out(&t, dt, shp(2, 3, 700));
+    run_moved(&t);
+
+    double *p = rnd(60, -1, 1);
+    double ix[] = {4, 3, 0, 0, 2, 1, 4, 0, 1, 2, 3, 3, 0, 1};
+    for (int it = 0; it < 2; it++) {
+        tn_init(&t, "GatherNd");
+        tn_in(&t, dt, shp(3, 5, 4, 3), p);
+        tn_in(&t, it ? DG_I64 : DG_I32, shp(2, 7, 2), ix);
+        tn_out(&t, dt, shp(2, 7, 3));
+        run_moved(&t);
+    }
+    free(p);
+
+    double pads[] = {1, 2, 0, 1, 2, 2};
+    double *g = rnd(6 * 5 * 9, -1, 1);
+    for (int sym = 0; sym < 2; sym++) {
+        tn_init(&t, "MirrorPadGrad");
+        dgc_node_set_str(t.n, "mode", sym ? "SYMMETRIC" : "REFLECT");
+        tn_in(&t, dt, shp(3, 6, 5, 9), g);
+        tn_in(&t, DG_I32, shp(2, 3, 2), pads);
+        tn_out(&t, dt, shp(3, 3, 4, 5));
+        run_moved(&t);
+    }
+    free(g);
+
+    /* duplicates (the last wins), rows known or left to the kernel */
+    double i0[] = {0, 4, 2, 4}, i1[] = {1, 3, 2};
+    double *d0 = rnd(12, -1, 1), *d1 = rnd(9, -1, 1);
+    for (int open = 0; open < 2; open++) {
+        tn_init(&t, "DynamicStitch");
+        tn_in(&t, DG_I32, shp(1, 4), i0);
+        tn_in(&t, DG_I32, shp(1, 3), i1);
+        tn_in(&t, dt, shp(2, 4, 3), d0);
+        tn_in(&t, dt, shp(2, 3, 3), d1);
+        tn_out(&t, dt, shp(2, open ? -1 : 5, 3));
+        run_moved(&t);
+    }
+    free(d0);
+    free(d1);
+
+    /* Where over 2100 elements: about half zero, a NaN (true) */
+    double *x = rnd(2100, -1, 1);
+    for (int i = 0; i < 2100; i++)
+        x[i] = x[i] < 0 ? 0 : x[i];
+    x[5] = NAN;
+    for (int b = 0; b < (dt == DG_F32 ? 2 : 1); b++) { /* and bool */
+        tn_init(&t, "Where");
+        tn_in(&t, b ? DG_BOOL : dt, shp(2, 7, 300), x);
+        tn_out(&t, DG_I64, shp(2, -1, 2));
+        run_moved(&t);
+    }
+
+    /* DynamicPartition of 600 rows into 3, partition 1 empty */
+    double *pp = malloc(sizeof *pp * 600);
+    for (int i = 0; i < 600; i++)
+        pp[i] = i % 5 == 0 ? 2 : 0;
+    tn_init(&t, "DynamicPartition");
+    dgc_node_set_int(t.n, "num_partitions", 3);
+    tn_in(&t, dt, shp(2, 600, 2), x);
+    tn_in(&t, DG_I32, shp(1, 600), pp);
+    for (int q = 0; q < 3; q++)
+        tn_out(&t, dt, shp(2, -1, 2));
+    run_moved(&t);
+    free(pp);
+
+    /* TopKV2: rows of 700 with ties, and of 5000 (read from global memory
+     * where local memory is small) */
+    for (int i = 100; i < 110; i++)
+        x[i] = x[7];
+    double k7 = 7, k3 = 3;
+    tn_init(&t, "TopKV2");
+    tn_in(&t, dt, shp(2, 3, 700), x);
+    tn_in(&t, DG_I32, shp(0), &k7);
+    tn_out(&t, dt, shp(2, 3, 7));
+    tn_out(&t, DG_I32, shp(2, 3, 7));
+    run_moved(&t);
+    free(x);
+    x = rnd(10000, -1, 1);
+    tn_init(&t, "TopKV2");
+    tn_in(&t, dt, shp(2, 2, 5000), x);
+    tn_in(&t, DG_I32, shp(0), &k3);
+    tn_out(&t, dt, shp(2, 2, 3));
+    tn_out(&t, DG_I32, shp(2, 2, 3));
+    run_moved(&t);
+    free(x);
+}
+
+static void test_data_movement(void **state)
+{
+    (void)state;
+    NEED_CL();
+    data_movement(DG_F32);
+    if (fp64())
+        data_movement(DG_F64);
+}
+
 static void test_table(void **state)
 {
     (void)state;
@@ -1259,6 +1384,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_tf_shaping),
         cmocka_unit_test(test_tf_reductions),
         cmocka_unit_test(test_tf_views),
+        cmocka_unit_test(test_data_movement),
     };
     return cmocka_run_group_tests(tests, cl_test_setup, cl_test_teardown);
 }

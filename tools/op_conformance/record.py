@@ -1640,6 +1640,170 @@ more("LRNGrad_deep_b2", "LRNGrad",
          output_image=tf.nn.local_response_normalization(x_, **LRN3),
          **LRN3), [r3(2, 3, 2, 70), r3(2, 3, 2, 70)], grad=False)
 
+# ---- issue 22: the data-movement and reduction ops moved from host memory
+# to OpenCL kernels (cldata): broadcasting, 0-d, empty, NaN, every
+# reduction axis set, float64 (inputs from their own RandomState: the cases
+# above keep their values)
+RS22 = np.random.RandomState(2201)
+
+
+def r22(*shape, dtype=np.float32, lo=-2.0, hi=2.0):
+    return RS22.uniform(lo, hi, size=shape).astype(dtype)
+
+
+for dt, sfx in ((np.float32, "f32"), (F64, "f64")):
+    t_, e_ = r22(2, 3, dtype=dt), r22(2, 3, dtype=dt)
+    t_[0, 1] = np.nan
+    more("Select_scalar_cond_" + sfx, "Select",
+         lambda c_, a, b: raw.Select(condition=c_, x=a, y=b),
+         [np.array(False), t_, e_], grad=False)
+    more("Select_vector_cond_" + sfx, "Select",
+         lambda c_, a, b: raw.Select(condition=c_, x=a, y=b),
+         [np.array([False, True]), t_, e_], grad=False)
+    more("SelectV2_scalar_cond_" + sfx, "SelectV2",
+         lambda c_, a, b: raw.SelectV2(condition=c_, t=a, e=b),
+         [np.array(True), t_, e_[0]], grad=False)
+    more("SelectV2_full_bcast_" + sfx, "SelectV2",
+         lambda c_, a, b: raw.SelectV2(condition=c_, t=a, e=b),
+         [RS22.uniform(size=(2, 1, 3)) > 0.5, r22(4, 1, dtype=dt),
+          r22(1, 2, 1, 1, dtype=dt)], grad=False)
+    more("Fill_nan_" + sfx, "Fill", lambda v: raw.Fill(dims=[3, 1, 2], value=v),
+         [np.asarray(np.nan, dt)], grad=False)
+    x3 = r22(2, 3, 4, dtype=dt, lo=0.5, hi=1.5)
+    for nm, fn in (("Prod", tf.reduce_prod), ("Min", tf.reduce_min)):
+        for ax in ([0], [1], [2], [0, 1], [0, 2], [1, 2], [0, 1, 2], [-1],
+                   [-3, -1]):
+            for kd in (False, True):
+                if sfx == "f64" and (kd or len(ax) == 2):
+                    continue
+                tag = "_".join(str(a) for a in ax).replace("-", "m")
+                more("%s_ax%s%s_%s" % (nm, tag, "_kd" if kd else "", sfx), nm,
+                     (lambda f_, a_, k_: lambda a: f_(a, axis=a_,
+                                                      keepdims=k_))(
+                         fn, ax, kd), [x3], {"axis": ax, "keepdims": kd},
+                     grad=False)
+        more("%s_large_%s" % (nm, sfx), nm,
+             (lambda f_: lambda a: f_(a, axis=0))(fn),
+             [r22(700, 3, dtype=dt, lo=0.999, hi=1.001)], {"axis": [0]},
+             grad=False)
+        more("%s_special_%s" % (nm, sfx), nm,
+             (lambda f_: lambda a: f_(a, axis=1))(fn),
+             [SPECIAL.astype(dt).reshape(2, 4)], {"axis": [1]}, grad=False)
+for nm, fn in (("Prod", tf.reduce_prod), ("Min", tf.reduce_min)):
+    more(nm + "_0d", nm, lambda a, f_=fn: f_(a), [np.asarray(1.5, np.float32)],
+         grad=False)
+    more(nm + "_empty_ax0", nm, lambda a, f_=fn: f_(a, axis=0),
+         [np.zeros((0, 3), np.float32)], {"axis": [0]}, grad=False)
+    more(nm + "_empty_ax1", nm, lambda a, f_=fn: f_(a, axis=1),
+         [np.zeros((0, 3), np.float32)], {"axis": [1]}, grad=False)
+more("Select_0d", "Select",
+     lambda c_, a, b: raw.Select(condition=c_, x=a, y=b),
+     [np.array(True), np.asarray(2.5, np.float32),
+      np.asarray(-1.0, np.float32)], grad=False)
+more("Select_empty", "Select",
+     lambda c_, a, b: raw.Select(condition=c_, x=a, y=b),
+     [np.zeros((0, 3), bool), np.zeros((0, 3), np.float32),
+      np.zeros((0, 3), np.float32)], grad=False)
+more("SelectV2_0d", "SelectV2",
+     lambda c_, a, b: raw.SelectV2(condition=c_, t=a, e=b),
+     [np.array(False), np.asarray(2.5, np.float32),
+      np.asarray(-1.0, np.float32)], grad=False)
+more("SelectV2_empty_bcast", "SelectV2",
+     lambda c_, a, b: raw.SelectV2(condition=c_, t=a, e=b),
+     [np.zeros((0, 1), bool), r22(3), np.asarray(1.0, np.float32)],
+     grad=False)
+more("Fill_0d", "Fill", lambda v: raw.Fill(dims=np.zeros(0, np.int32), value=v),
+     [np.asarray(-3.25, np.float32)], grad=False)
+more("Fill_empty", "Fill", lambda v: raw.Fill(dims=[0, 3], value=v),
+     [np.asarray(1.0, np.float32)], grad=False)
+more("Fill_large", "Fill", lambda v: raw.Fill(dims=[1031], value=v),
+     [np.asarray(0.5, np.float32)], grad=False)
+for dt, sfx in ((np.float32, "f32"), (F64, "f64")):
+    g3 = r22(4, 3, 5, dtype=dt)
+    g3[1, 1, 1] = np.nan
+    pads = [[1, 2], [0, 1], [2, 2]]
+    more("MirrorPadGrad_3d_" + sfx, "MirrorPadGrad",
+         lambda a: raw.MirrorPadGrad(input=a, paddings=[[1, 2], [0, 1],
+                                                        [1, 1]],
+                                     mode="REFLECT"),
+         [r22(6, 4, 5, dtype=dt)], grad=False)
+    more("MirrorPadGrad_sym_3d_" + sfx, "MirrorPadGrad",
+         lambda a, p_=pads: raw.MirrorPadGrad(input=a, paddings=p_,
+                                              mode="SYMMETRIC"),
+         [r22(3 + 3, 2 + 1, 4 + 4, dtype=dt)], grad=False)
+    more("MirrorPadGrad_1d_nan_" + sfx, "MirrorPadGrad",
+         lambda a: raw.MirrorPadGrad(input=a, paddings=[[2, 1]],
+                                     mode="SYMMETRIC"),
+         [np.array([1.0, np.nan, 2.0, 3.0, 4.0, 5.0], dt)], grad=False)
+    more("GatherNd_nan_" + sfx, "GatherNd", tf.gather_nd,
+         [g3, np.array([[1, 1], [3, 2], [1, 1]], np.int32)], grad=False)
+    more("GatherNd_k0_" + sfx, "GatherNd", tf.gather_nd,
+         [g3[:2, :2, :2].copy(), np.zeros((2, 0), np.int32)], grad=False)
+    more("DynamicStitch_dup_" + sfx, "DynamicStitch",
+         lambda i0, i1, d0, d1: tf.dynamic_stitch([i0, i1], [d0, d1]),
+         [np.array([[0, 3], [3, 1]], np.int32), np.array([2, 1], np.int32),
+          r22(2, 2, 2, dtype=dt), r22(2, 2, dtype=dt)], grad=False)
+    more("DynamicStitch_scalar_idx_" + sfx, "DynamicStitch",
+         lambda i0, i1, d0, d1: tf.dynamic_stitch([i0, i1], [d0, d1]),
+         [np.array(1, np.int32), np.array(0, np.int32), r22(3, dtype=dt),
+          r22(3, dtype=dt)], grad=False)
+    more("DynamicPartition_gap_" + sfx, "DynamicPartition",
+         lambda a, p_: tf.dynamic_partition(a, p_, 4),
+         [r22(5, 2, 2, dtype=dt), np.array([3, 0, 3, 0, 3], np.int32)],
+         {"num_partitions": 4}, n_out=4, grad=False)
+    wx = r22(3, 2, 4, 5, dtype=dt)
+    wx[wx < 0.5] = 0.0
+    wx[0, 1, 2, 3] = np.nan
+    more("Where_4d_" + sfx, "Where", lambda c_: tf.where(c_), [wx],
+         grad=False)
+    tk = r22(3, 700, dtype=dt)
+    tk[1, 100:110] = 3.0  # ties among the largest
+    more("TopKV2_large_" + sfx, "TopKV2", lambda a: tf.math.top_k(a, 6),
+         [tk], extra=[np.array(6, np.int32)], n_out=2, grad=False)
+# the table's dtypes no case ran: ScatterUpdate float64/int64/bool (and
+# float64 on the GPU), DynamicStitch bool
+for dt, sfx in ((F64, "f64"), (np.int64, "i64"), (np.bool_, "bool")):
+    sv = r22(4, 2, dtype=dt) if dt == F64 else \
+        (RS22.uniform(size=(4, 2)) * 9).astype(dt)
+    su = r22(3, 2, dtype=dt) if dt == F64 else \
+        (RS22.uniform(size=(3, 2)) * 9).astype(dt)
+    more("ScatterUpdate_" + sfx, "ScatterUpdate",
+         lambda v, i, u: tf1.scatter_update(v, i, u),
+         [sv, np.array([3, 0, 3], np.int32), su], var=True, grad=False)
+more("Assign_bool", "Assign", lambda v, x_: tf1.assign(v, x_),
+     [np.array([True, False, True]), np.array([False, False, True])],
+     var=True, grad=False)
+more("ResizeBilinear_i32", "ResizeBilinear",
+     lambda a: tf1.image.resize_bilinear(a, [5, 3]),
+     [(RS22.uniform(size=(1, 2, 3, 2)) * 20).astype(np.int32)], grad=False)
+# (TF's ResizeNearestNeighborGrad takes no int64)
+more("ResizeNearestNeighborGrad_i32", "ResizeNearestNeighborGrad",
+     lambda d: raw.ResizeNearestNeighborGrad(grads=d, size=[3, 4]),
+     [(RS22.uniform(size=(1, 5, 7, 2)) * 20).astype(np.int32)], grad=False)
+more("DynamicStitch_bool", "DynamicStitch",
+     lambda i0, i1, d0, d1: tf.dynamic_stitch([i0, i1], [d0, d1]),
+     [np.array([2, 0], np.int32), np.array([1], np.int32),
+      np.array([True, False]), np.array([True])], grad=False)
+more("GatherNd_empty", "GatherNd", tf.gather_nd,
+     [r22(3, 2), np.zeros((0, 1), np.int32)], grad=False)
+more("DynamicStitch_empty", "DynamicStitch",
+     lambda i0, d0: tf.dynamic_stitch([i0], [d0]),
+     [np.zeros((0,), np.int32), np.zeros((0, 2), np.float32)], grad=False)
+more("DynamicPartition_empty", "DynamicPartition",
+     lambda a, p_: tf.dynamic_partition(a, p_, 2),
+     [np.zeros((0, 3), np.float32), np.zeros((0,), np.int32)],
+     {"num_partitions": 2}, n_out=2, grad=False)
+_wl = (RS22.uniform(size=5000) > 0.7).astype(np.float32)
+more("Where_large", "Where", lambda c_: tf.where(c_), [_wl], grad=False)
+# (no 0-d Where: TF's kernel refuses it, "Unhandled input dimensions: 0")
+more("Where_empty", "Where", lambda c_: tf.where(c_),
+     [np.zeros((0, 3), np.float32)], grad=False)
+more("TopKV2_all", "TopKV2", lambda a: tf.math.top_k(a, 5),
+     [np.array([[2.0, -1.0, 2.0, 0.0, 7.5]], np.float32)],
+     extra=[np.array(5, np.int32)], n_out=2, grad=False)
+more("TopKV2_k0", "TopKV2", lambda a: tf.math.top_k(a, 0),
+     [r22(2, 4)], extra=[np.array(0, np.int32)], n_out=2, grad=False)
+
 DT = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64",
       np.dtype(np.int32): "int32", np.dtype(np.int64): "int64",
       np.dtype(np.bool_): "bool"}
@@ -1705,11 +1869,13 @@ def record(c):
         f.write(gd.SerializeToString(deterministic=True))
     opnode = [n for n in gd.node if n.op == c["op"] or n.op == c["dg_op"]]
     # the dtype TF registers the kernel by: Select's values, not its cond
-    # (nor a Conv3DBackpropInputV2's input_sizes)
     # (nor a Conv3DBackpropInputV2's input_sizes, an AvgPool3DGrad's
-    # orig_input_shape when given as an input)
-    tin = c["inputs"][1 if c["op"] in ("Select", "SelectV2",
-                                       "Conv3DBackpropInputV2") or (
+    # orig_input_shape when given as an input, nor ScatterNd's indices:
+    # its updates, nor DynamicStitch's indices: its data, the second half
+    # of the inputs)
+    tin = c["inputs"][len(c["inputs"]) // 2 if c["op"] == "DynamicStitch"
+                      else 1 if c["op"] in ("Select", "SelectV2", "ScatterNd",
+                                            "Conv3DBackpropInputV2") or (
         c["op"] == "AvgPool3DGrad" and len(c["inputs"]) > 1) else 0]
     ent = {"op": c["dg_op"], "dtype": DT.get(tin.dtype, "?"),
            "node": opnode[0].name if opnode else None,
@@ -1748,6 +1914,40 @@ def record(c):
         ent["dg_grads"] = {"g/in%d" % i: "grad_%d" % i for i in grads}
     add_also(ent, c, gd)
     return ent
+
+
+def record_fused_nan(c):
+    """A NaN through Conv2D + BiasAdd + Relu(6) (the *_fused_conv_nan
+    cases): record() writes the graph with Consts, which Grappler folds, so
+    its value is the unfused kernels' (NaN stays NaN).  TF's CPU runs the
+    chain fused (Grappler's remapper: _FusedConv2D, oneDNN's
+    _MklNativeFusedConv2D, whose relu post-op turns NaN into 0), as dgrun's
+    fusion pass does on CPU:0: that value, from the same graph with the
+    input fed, is the case's; the GPU, where dgrun's OpenCL runs the chain
+    unfused, keeps the unfused value (fetch_on)."""
+    ent = record(c)
+    g = tf.Graph()
+    with g.as_default():
+        x = tf1.placeholder(tf.as_dtype(c["inputs"][0].dtype),
+                            c["inputs"][0].shape)
+        ins = [x] + [tf.constant(a) for a in c["inputs"][1:]]
+        y = c["fn"](*ins)
+        ro = tf1.RunOptions(output_partition_graphs=True)
+        md = tf1.RunMetadata()
+        with tf1.Session(graph=g) as s:
+            v = s.run(y, {x: c["inputs"][0]}, options=ro, run_metadata=md)
+    ran = {n.op for pg in md.partition_graphs for n in pg.node}
+    assert ran & {"_FusedConv2D", "_MklNativeFusedConv2D",
+                  "_MklFusedConv2D"}, ran
+    ent["fetch_on"] = {"GPU": {"y": ent["fetch"]["y"]}}
+    ent["fetch"] = {"y": {"shape": list(np.shape(v)), "value": jval(v),
+                          "dtype": DT[np.asarray(v).dtype]}}
+    return ent
+
+
+for _c in CASES:
+    if _c["name"].endswith("_fused_conv_nan"):
+        _c["recorder"] = record_fused_nan
 
 
 def main():
