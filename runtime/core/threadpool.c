@@ -38,6 +38,7 @@ typedef struct pf_job {
     atomic_int next;     /* next chunk to take */
     int32_t done;        /* chunks finished (under pool mutex) */
     int32_t users;       /* helpers working on it (under pool mutex) */
+    int32_t max_users;   /* helpers allowed on it: the caller's budget - 1 */
     int listed;
     struct pf_job *link;
 } pf_job;
@@ -52,19 +53,14 @@ struct dgr_pool {
     pf_job *head;
     int stop;
     atomic_int busy;     /* inter-op workers running a task (the budget) */
-    atomic_int listed;   /* jobs on the list (read without the mutex) */
 };
 
-/* First listed job with chunks left and room for one more helper under
- * the budget as it is now (under the pool mutex); NULL if none.  The room
- * is the budget's, not the one the job started with: a job started while
- * every inter-op worker was busy (run by its caller alone) takes a helper
- * as soon as one of them goes idle (dgr_pool_wake_late). */
+/* First listed job with chunks left and room for one more helper (under the
+ * pool mutex); NULL if none. */
 static pf_job *open_job(struct dgr_pool *p)
 {
-    int room = dgr_pool_budget(p) - 1;
     for (pf_job *j = p->head; j; j = j->link)
-        if (j->users < room &&
+        if (j->users < j->max_users &&
             atomic_load_explicit(&j->next, memory_order_relaxed) < j->nchunks)
             return j;
     return NULL;
@@ -97,20 +93,6 @@ static void unlist(struct dgr_pool *p, pf_job *j)
             break;
         }
     j->listed = 0;
-    atomic_fetch_sub_explicit(&p->listed, 1, memory_order_relaxed);
-}
-
-/* An inter-op worker finished a task (busy went down): a job that started
- * under a smaller budget may take a helper now. */
-static void wake_late(struct dgr_pool *p)
-{
-    if (p->threads <= 1 ||
-        atomic_load_explicit(&p->listed, memory_order_relaxed) == 0)
-        return;
-    pthread_mutex_lock(&p->mu);
-    if (p->head)
-        pthread_cond_broadcast(&p->work_cv);
-    pthread_mutex_unlock(&p->mu);
 }
 
 
@@ -160,7 +142,6 @@ struct dgr_pool *dgr_pool_new(int threads, dg_error *err)
     }
     p->threads = threads;
     atomic_init(&p->busy, 0);
-    atomic_init(&p->listed, 0);
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->work_cv, NULL);
     pthread_cond_init(&p->done_cv, NULL);
@@ -207,27 +188,25 @@ void dgr_parallel_for(struct dgr_pool *pool, int64_t n, int64_t grain,
         return;
     if (grain < 1)
         grain = 1;
-    if (!pool || pool->threads <= 1 || n <= grain) {
+    int budget = dgr_pool_budget(pool);
+    if (budget <= 1 || n <= grain) {
         fn(arg, 0, n);
         return;
     }
-    /* listed even when the budget is 1 now (every inter-op worker busy):
-     * helpers join as the budget grows (open_job), so chunks for the
-     * pool's whole size */
     int64_t want = (n + grain - 1) / grain;
-    int64_t maxc = (int64_t)pool->threads * 4;
+    int64_t maxc = (int64_t)budget * 4;
     int32_t nchunks = (int32_t)(want < maxc ? want : maxc);
     pf_job j;
     memset(&j, 0, sizeof j);
     j.fn = fn;
     j.arg = arg;
     j.n = n;
+    j.max_users = budget - 1;
     j.chunk = (n + nchunks - 1) / nchunks;
     j.nchunks = (int32_t)((n + j.chunk - 1) / j.chunk);
     atomic_init(&j.next, 0);
     pthread_mutex_lock(&pool->mu);
     j.listed = 1;
-    atomic_fetch_add_explicit(&pool->listed, 1, memory_order_relaxed);
     j.link = NULL;
     pf_job **pp = &pool->head;
     while (*pp)
@@ -345,10 +324,8 @@ static void *inter_main(void *arg)
         if (p->budget)
             atomic_fetch_add_explicit(&p->budget->busy, 1, memory_order_relaxed);
         p->fn(it.ctx, it.item, wa->lane);
-        if (p->budget) {
+        if (p->budget)
             atomic_fetch_sub_explicit(&p->budget->busy, 1, memory_order_relaxed);
-            wake_late(p->budget);
-        }
         pthread_mutex_lock(&p->mu);
     }
     pthread_mutex_unlock(&p->mu);
