@@ -457,7 +457,7 @@ static dg_status space_batch(dgr_kctx *k, int to_batch)
     dg_status st = dgr_cl_float_output(k, dt);
     if (st != DG_OK)
         return st;
-    int64_t bs[DG_MAX_RANK * 2], pads[DG_MAX_RANK * 2], pad[8];
+    int64_t bs[DG_MAX_RANK * 2], pads[DG_MAX_RANK * 2], pad[8] = {0};
     int m = 0, np = 0;
     if ((st = dgr_cl_small_ints(k, 1, bs, DG_MAX_RANK, &m)) != DG_OK ||
         (st = dgr_cl_small_ints(k, 2, pads, 2 * DG_MAX_RANK, &np)) != DG_OK)
