@@ -814,7 +814,7 @@ typedef struct rows_job {
     int64_t rows, cols, block;
     const float *x;
     float *y;
-    int rc;              /* the first failure (under no lock: any != 0) */
+    int rc;              /* a failure (atomic stores: blocks run on any thread) */
 } rows_job;
 
 static void rows_block(void *arg, int64_t blk, int64_t r0, int64_t r1)
@@ -823,7 +823,7 @@ static void rows_block(void *arg, int64_t blk, int64_t r0, int64_t r1)
     rows_job *j = arg;
     tstate *t = ts_get();
     if (!t) {
-        j->rc = -1;
+        __atomic_store_n(&j->rc, -1, __ATOMIC_RELAXED);
         return;
     }
     omp_set_num_threads(1);
@@ -834,7 +834,7 @@ static void rows_block(void *arg, int64_t blk, int64_t r0, int64_t r1)
     int nomem = 0;
     prim *P = lookup(j->what, &g, 0, NULL, &nomem);
     if (!P) {
-        j->rc = nomem ? -1 : 1;
+        __atomic_store_n(&j->rc, nomem ? -1 : 1, __ATOMIC_RELAXED);
         return;
     }
     dnnl_exec_arg_t args[3];
@@ -844,7 +844,7 @@ static void rows_block(void *arg, int64_t blk, int64_t r0, int64_t r1)
     args[1].memory = tm(t, P->p, 2, &P->md[2], j->y + r0 * j->cols);
     if (!args[0].memory || !args[1].memory ||
         exec(t, P->p, args, 2, P->scratch))
-        j->rc = -1;
+        __atomic_store_n(&j->rc, -1, __ATOMIC_RELAXED);
 }
 
 int dgr_dnnl_rows(struct dgr_pool *pool, int what, int64_t rows,
