@@ -546,6 +546,12 @@ def main():
     # (results do not depend on the order; COVER/FAILURES only grow)
     from concurrent.futures import ThreadPoolExecutor
     jobs = int(os.environ.get("E2E_OPS_JOBS") or min(4, os.cpu_count() or 1))
+    # a case's files are named after it, and cases run in parallel: two
+    # cases of one name would write each other's files
+    names = [o["name"] for o in ORACLES] + list(cases)
+    dup = sorted({nm for nm in names if names.count(nm) > 1})
+    if dup:
+        fail("case names used twice: %s" % ", ".join(dup))
     with tempfile.TemporaryDirectory() as tmp, \
             ThreadPoolExecutor(max_workers=jobs) as pool:
         if not ONLY:

@@ -217,7 +217,8 @@ for eq, sa, sb, dn in (
         ("ij,jk->ik", (2, 0), (0, 3), "float32")):          # empty sum
     dt = np.float32 if dn == "float32" else np.float64
     a, b = f(*sa, dt=dt), f(*sb, dt=dt)
-    add("Einsum_gemm_%s_%s" % (eq.replace(",", "_").replace("->", "_to_"), dn),
+    add("Einsum_gemm_%s_%s_%s" % (eq.replace(",", "_").replace("->", "_to_"),
+                                  "x".join(map(str, sa)), dn),
         "Einsum", dn, EIN,
         [cs("a", dn, a), cs("b", dn, b),
          node("Einsum", ["a", "b"], {"equation": eq})],
