@@ -16,6 +16,9 @@
 
 #define BLK 256
 #define MAX_PART 64
+/* Row blocks of a column reduction of [R, L], L <= BLK (BiasAddGrad, a Sum
+ * over the batch): at most COL_PARTS partial rows, combined in block order */
+#define COL_PARTS 16
 /* Elements per block of a full reduction (at least; at most MAX_PART
  * blocks).  A constant: the block cut must not depend on the threads. */
 #define FULL_BLK (DGR_CPU_PAR_MIN / 2)
@@ -33,6 +36,10 @@ typedef struct red_job {
     int64_t nch;           /* full reduction chunks */
     double pd[MAX_PART];
     int64_t pi[MAX_PART];
+    union { /* column reduction: one partial row of L per block */
+        double d[COL_PARTS * BLK];
+        int64_t i[COL_PARTS * BLK];
+    } cp;
 } red_job;
 
 static int64_t kept_offset(const red_job *j, int64_t q)
@@ -137,6 +144,50 @@ static inline int64_t red_next(const red_job *j, int64_t *idx)
             }                                                                \
             for (int64_t c = 0; c < len; c++)                                \
                 out[p * j->L + c0 + c] = fin_##SUF(j, acc[c]);               \
+        }                                                                    \
+    }                                                                        \
+    /* rows [r0, r1) of [R, L] (L <= BLK) into block blk's partial row:  \
+     * read as rows of W = k * L (k rows at once, so short rows vectorise) \
+     * and folded back to L, a fixed order for given R and L */            \
+    static void cols_##SUF(void *arg, int64_t blk, int64_t r0, int64_t r1)  \
+    {                                                                        \
+        red_job *j = arg;                                                    \
+        const int64_t L = j->L, k = BLK / L, W = k * L;                      \
+        const T *restrict x = (const T *)j->x + r0 * L;                      \
+        const int mx = j->kind == DGR_RED_MAX;                               \
+        A acc[BLK];                                                          \
+        for (int64_t c = 0; c < W; c++)                                      \
+            acc[c] = mx ? (A)(LOWEST) : 0;                                   \
+        int64_t rows = r1 - r0;                                              \
+        for (; rows >= k; rows -= k, x += W) {                               \
+            if (mx)                                                          \
+                for (int64_t c = 0; c < W; c++)                              \
+                    acc[c] = RMAX((A)x[c], acc[c]);                          \
+            else                                                             \
+                for (int64_t c = 0; c < W; c++)                              \
+                    acc[c] += (A)x[c];                                       \
+        }                                                                    \
+        for (; rows > 0; rows--, x += L)                                     \
+            for (int64_t c = 0; c < L; c++)                                  \
+                acc[c] = mx ? RMAX((A)x[c], acc[c]) : acc[c] + (A)x[c];      \
+        A *part = (A *)(void *)&j->cp + blk * BLK;                           \
+        for (int64_t c = 0; c < L; c++) {                                    \
+            A v = acc[c];                                                    \
+            for (int64_t g = 1; g < k; g++)                                  \
+                v = mx ? RMAX(acc[g * L + c], v) : v + acc[g * L + c];       \
+            part[c] = v;                                                     \
+        }                                                                    \
+    }                                                                        \
+    static void cols_fin_##SUF(red_job *j)                                   \
+    {                                                                        \
+        const A *part = (const A *)(const void *)&j->cp;                     \
+        const int mx = j->kind == DGR_RED_MAX;                               \
+        T *out = j->out;                                                     \
+        for (int64_t c = 0; c < j->L; c++) {                                 \
+            A v = part[c];                                                   \
+            for (int64_t b = 1; b < j->nch; b++)                             \
+                v = mx ? RMAX(part[b * BLK + c], v) : v + part[b * BLK + c]; \
+            out[c] = fin_##SUF(j, v);                                        \
         }                                                                    \
     }                                                                        \
     static void full_##SUF(void *arg, int64_t c, int64_t b, int64_t e)      \
@@ -255,15 +306,19 @@ void dgr_cpu_reduce(dgr_kctx *k, const void *x, const dg_shape *xs,
     j.L = cd[m - 1];
     int par = total >= DGR_CPU_PAR_MIN;
     dgr_range_fn fa = NULL, fb = NULL;
-    dgr_block_fn ff = NULL;
-    void (*ffin)(red_job *) = NULL;
+    dgr_block_fn ff = NULL, fc = NULL;
+    void (*ffin)(red_job *) = NULL, (*fcfin)(red_job *) = NULL;
+#define RED_PICK(SUF)                                                        \
+    (fa = caseA_##SUF, fb = caseB_##SUF, ff = full_##SUF,                    \
+     ffin = full_fin_##SUF, fc = cols_##SUF, fcfin = cols_fin_##SUF)
     switch (t) {
-    case DG_F32: fa = caseA_f32; fb = caseB_f32; ff = full_f32; ffin = full_fin_f32; break;
-    case DG_F64: fa = caseA_f64; fb = caseB_f64; ff = full_f64; ffin = full_fin_f64; break;
-    case DG_I32: fa = caseA_i32; fb = caseB_i32; ff = full_i32; ffin = full_fin_i32; break;
-    case DG_I64: fa = caseA_i64; fb = caseB_i64; ff = full_i64; ffin = full_fin_i64; break;
+    case DG_F32: RED_PICK(f32); break;
+    case DG_F64: RED_PICK(f64); break;
+    case DG_I32: RED_PICK(i32); break;
+    case DG_I64: RED_PICK(i64); break;
     default: return;
     }
+#undef RED_PICK
     if (last_red && nout == 1 && j.nr == 0) {
         /* fixed blocks (a function of L only), partials combined in block
          * order: the same bits whatever the threads (issue 19) */
@@ -284,6 +339,21 @@ void dgr_cpu_reduce(dgr_kctx *k, const void *x, const dg_shape *xs,
         } else {
             fa(&j, 0, nout);
         }
+    } else if (j.nk == 0 && j.nr == 1 && j.L <= BLK) {
+        /* [R, L] down to [L] with short rows (BiasAddGrad): row blocks
+         * (a function of R and L only) in parallel, partials in order */
+        int64_t R = count;
+        int64_t rb = (R + COL_PARTS - 1) / COL_PARTS;
+        int64_t least = (FULL_BLK + j.L - 1) / j.L;
+        if (rb < least)
+            rb = least;
+        j.nch = dgr_blocks(R, rb);
+        if (par && j.nch > 1)
+            dgr_parallel_blocks(k->dev->intra, R, rb, fc, &j);
+        else
+            for (int64_t c = 0; c < j.nch; c++)
+                fc(&j, c, c * rb, c + 1 < j.nch ? (c + 1) * rb : R);
+        fcfin(&j);
     } else {
         j.nblk = (j.L + BLK - 1) / BLK;
         int64_t items = nout / j.L * j.nblk;

@@ -294,6 +294,14 @@ static void test_reduce_axis_sets(void **state)
         run_reduce(ops[o], DG_F64, &big, 1, 0, 0);
         run_reduce(ops[o], DG_F64, &big, 2, 0, 0);
         run_reduce(ops[o], DG_F64, &big, 3, 0, 0);
+        /* column sums of short rows (BiasAddGrad): row blocks, rows read
+         * k at a time, the remainder one by one, L = 1..BLK */
+        shp cols[] = {{2, {20000, 7}}, {2, {1001, 3}}, {4, {7, 13, 11, 3}},
+                      {2, {129, 255}}, {2, {300, 256}}, {2, {5, 2}}};
+        for (size_t c = 0; c < sizeof cols / sizeof cols[0]; c++)
+            for (int t = 0; t < DG_BOOL; t++)
+                run_reduce(ops[o], (dg_dtype)t, &cols[c],
+                           (1u << (cols[c].rank - 1)) - 1, 0, 0);
         shp e = {2, {0, 3}};
         run_reduce("Sum", DG_F32, &e, 1, 0, 0);
         run_reduce("Sum", DG_I32, &e, 2, 0, 0);
@@ -319,7 +327,7 @@ static void test_reduce_any_pool(void **state)
     }
     struct { int rank; int64_t d[2]; int axis; } cases[] = {
         {1, {300001, 0}, -1}, {2, {600, 500}, -1}, {2, {600, 500}, 0},
-        {2, {600, 500}, 1}};
+        {2, {600, 500}, 1}, {2, {50000, 6}, 0}, {2, {1500, 200}, 0}};
     const char *ops[] = {"Sum", "Mean"};
     int threads[] = {0, 2, 3, 5};
     struct dgr_pool *saved = g_pool;
