@@ -4,7 +4,13 @@
  * (inputs a, b, bias; attrs transpose_a, transpose_b copied from the
  * MatMul, fused_ops "BiasAdd" or "BiasAdd,Relu"), whose kernel runs the
  * GEMM with the bias and Relu applied to each block of the output while it
- * is in cache (CPU) or in one epilogue pass (OpenCL).
+ * is in cache (CPU) or in one epilogue pass (OpenCL).  An AddV2 / Add of
+ * the MatMul and a vector of its N columns (either operand order: Keras'
+ * and tf.compat.v1's `matmul(x, w) + b`) is a BiasAdd to the remapper too
+ * (its "bias-semantic add"); the fused node then shows as AddV2 / Add.
+ * Shape / Size / Rank readers of the MatMul (the Add gradient's
+ * `Shape(MatMul)`) read the fused node instead: its output has the
+ * MatMul's shape.
  *
  * The node that becomes `_FusedMatMul` is the LAST of the pattern (the Relu,
  * else the BiasAdd): it keeps its name, device, colocation, control inputs
@@ -172,17 +178,54 @@ void dgc_fuse_absorb(dgc_fuse_ctx *c, const int32_t *ids, int n,
     }
 }
 
-/* Rewrite node `last` into _FusedMatMul(m.a, m.b, bias) (+ Relu).
- * 0 ok, -1 nomem. */
-static int rewrite(dgc_fuse_ctx *c, int32_t last, int32_t m, int32_t b, int relu)
+/* Does node q only read the shape of its inputs (Shape, Size, Rank,
+ * ShapeN)? */
+static int shape_only(const dgc_node *q)
+{
+    return q->op == DGC_OPID_Shape || q->op == DGC_OPID_Size ||
+           q->op == DGC_OPID_Rank || q->op == DGC_OPID_ShapeN;
+}
+
+/* Reads of output 0 of node id by shape-only nodes; with `to` >= 0, those
+ * reads are moved to output 0 of node `to` (whose output has the same
+ * shape). */
+static int32_t shape_reads(dgc_fuse_ctx *c, int32_t id, int32_t to)
+{
+    dgc_graph *g = c->g;
+    int32_t n = 0;
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        dgc_node *q = &g->nodes[i];
+        if (!shape_only(q))
+            continue;
+        for (int k = 0; k < q->n_inputs; k++) {
+            if (q->inputs[k].node != id || q->inputs[k].index != 0)
+                continue;
+            n++;
+            if (to >= 0) {
+                q->inputs[k].node = to;
+                c->reads[id]--;
+                c->reads[to]++;
+            }
+        }
+    }
+    return n;
+}
+
+/* Rewrite node `last` into _FusedMatMul(m.a, m.b, bias) (+ Relu); b is the
+ * BiasAdd or the bias-semantic Add.  0 ok, -1 nomem. */
+static int rewrite(dgc_fuse_ctx *c, int32_t last, int32_t m, int32_t b,
+                   dgc_ref bias, int relu)
 {
     dgc_graph *g = c->g;
     dgc_ref a = g->nodes[m].inputs[0], w = g->nodes[m].inputs[1];
-    dgc_ref bias = g->nodes[b].inputs[1];
     int ta = dgc_attr_bool(&g->nodes[m], "transpose_a", 0);
     int tb = dgc_attr_bool(&g->nodes[m], "transpose_b", 0);
     dgc_node *n = &g->nodes[last];
-    n->inputs[0] = a; /* a Relu has 1 input, a BiasAdd 2 */
+    int user = n->op != DGC_OPID_Relu && n->op != DGC_OPID_BiasAdd;
+    if (user && dgc_node_set_str(n, "_user_op", dgc_node_op_name(n)))
+        return -1;
+    n = &g->nodes[last];
+    n->inputs[0] = a; /* a Relu has 1 input, a BiasAdd / Add 2 */
     if (n->n_inputs == 2) {
         n->inputs[1] = w;
         if (dgc_node_add_input(g, last, bias))
@@ -201,39 +244,74 @@ static int rewrite(dgc_fuse_ctx *c, int32_t last, int32_t m, int32_t b, int relu
     n->flags |= DGC_NODE_FUSED;
     if (relu)
         dgc_fuse_rewire_relugrads(c, b, last);
+    shape_reads(c, m, last);
     int32_t ids[2] = {m, b};
     dgc_fuse_absorb(c, ids, 2, last);
     return 0;
 }
 
-/* Try the chain ending at node id (a Relu or a BiasAdd). 1 fused, 0 not,
- * -1 nomem. */
+/* Is node b a BiasAdd of a MatMul, or an Add / AddV2 of a MatMul and a
+ * vector of its N columns (TF's bias-semantic add)?  Sets the MatMul's
+ * id and the bias; 0 if not. */
+static int bias_of_matmul(const dgc_graph *g, const dgc_node *bn,
+                          int32_t *m, dgc_ref *bias)
+{
+    if (bn->n_inputs != 2)
+        return 0;
+    if (bn->op == DGC_OPID_BiasAdd) {
+        const dgc_attr *fmt = dgc_node_attr(bn, "data_format");
+        if ((fmt && fmt->s && strcmp(fmt->s, "NHWC") != 0) ||
+            !dgc_fuse_is_op(g, bn->inputs[0], DGC_OPID_MatMul))
+            return 0;
+        *m = bn->inputs[0].node;
+        *bias = bn->inputs[1];
+        return 1;
+    }
+    if (bn->op != DGC_OPID_Add) /* AddV2 is its alias */
+        return 0;
+    for (int k = 0; k < 2; k++) {
+        dgc_ref mr = bn->inputs[k], br = bn->inputs[1 - k];
+        if (!dgc_fuse_is_op(g, mr, DGC_OPID_MatMul) || br.node < 0)
+            continue;
+        const dgc_node *mn = &g->nodes[mr.node], *bp = &g->nodes[br.node];
+        if (!mn->outputs || !bp->outputs || br.index >= bp->n_outputs)
+            continue;
+        const dgc_ttype *mt = &mn->outputs[0], *bt = &bp->outputs[br.index];
+        if (mt->shape.rank != 2 || mt->shape.dims[1] < 1 ||
+            bt->shape.rank != 1 || bt->shape.dims[0] != mt->shape.dims[1] ||
+            bt->dtype != mt->dtype)
+            continue;
+        *m = mr.node;
+        *bias = br;
+        return 1;
+    }
+    return 0;
+}
+
+/* Try the chain ending at node id (a Relu, a BiasAdd, an Add / AddV2).
+ * 1 fused, 0 not, -1 nomem. */
 static int try_fuse(dgc_fuse_ctx *c, int32_t id)
 {
     dgc_graph *g = c->g;
     const dgc_node *n = &g->nodes[id];
     int relu = n->op == DGC_OPID_Relu;
-    if (n->n_inputs < 1 ||
-        (relu && !dgc_fuse_is_op(g, n->inputs[0], DGC_OPID_BiasAdd)))
+    if (n->n_inputs < 1 || (relu && (n->inputs[0].node < 0 ||
+                                     n->inputs[0].index != 0)))
         return 0;
-    int32_t b = relu ? n->inputs[0].node : id;
+    int32_t b = relu ? n->inputs[0].node : id, m;
+    dgc_ref bias;
     const dgc_node *bn = &g->nodes[b];
-    if (bn->op != DGC_OPID_BiasAdd || bn->n_inputs != 2 ||
-        !dgc_fuse_is_op(g, bn->inputs[0], DGC_OPID_MatMul))
+    if (!bias_of_matmul(g, bn, &m, &bias))
         return 0;
-    const dgc_attr *fmt = dgc_node_attr(bn, "data_format");
-    if (fmt && fmt->s && strcmp(fmt->s, "NHWC") != 0)
-        return 0;
-    int32_t m = bn->inputs[0].node;
     const dgc_node *mn = &g->nodes[m];
     if (mn->n_inputs != 2 || mn->device_id != n->device_id ||
         bn->device_id != n->device_id ||
         !dgc_fuse_dev_has(c, n, DGC_OPID__FusedMatMul) ||
-        !dgc_fuse_absorbable(c, m, 1, n))
+        !dgc_fuse_absorbable(c, m, 1 + shape_reads(c, m, -1), n))
         return 0;
     if (relu && !dgc_fuse_absorbable(c, b, 1 + dgc_fuse_relugrads(c, b), n))
         return 0;
-    return rewrite(c, id, m, b, relu) ? -1 : 1;
+    return rewrite(c, id, m, b, bias, relu) ? -1 : 1;
 }
 
 static void mark_fetch(dgc_fuse_ctx *c, const char *name)
@@ -280,11 +358,12 @@ dg_status dgc_pass_fuse(dgc_graph *g, const dg_device_list *devs,
     if ((st = dgc_fuse_convs(&c, err)) || (st = dgc_fuse_pools(&c, err)) ||
         (st = dgc_fuse_gelus(&c, err)))
         goto done;
-    /* Relu chains first, then the BiasAdds left over */
+    /* Relu chains first, then the BiasAdds / Adds left over */
     for (int pass = 0; pass < 2; pass++)
         for (int32_t i = 0; i < g->n_nodes; i++) {
             int op = g->nodes[i].op;
-            if (op != (pass ? DGC_OPID_BiasAdd : DGC_OPID_Relu))
+            if (pass ? op != DGC_OPID_BiasAdd && op != DGC_OPID_Add
+                     : op != DGC_OPID_Relu)
                 continue;
             if (try_fuse(&c, i) < 0) {
                 st = dg_err_nomem(err, "fusion");

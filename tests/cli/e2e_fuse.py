@@ -150,11 +150,20 @@ def lenet_train():
     check(uops.count("MaxPoolGrad") == 2 and uops.count("Conv2DBackpropInput") == 2 and
           "_FusedMaxPoolGrad" not in uops, "lenet --no-fusion runs the user's ops: %r"
           % sorted(ran["unfused"]))
-    for t in ("1", "2"):
-        r = run(["run"] + base + ["--repeat", "3", "--intra-op-threads", t])
+    # matmul(x, w) + b (AddV2 of a bias vector) is a BiasAdd to the
+    # remapper: the logits and the hidden layer's Relu run as _FusedMatMul
+    fm = {n for n, op in ran["fused"] if op == "_FusedMatMul"}
+    check("logits" in fm and len(fm) == 2 and
+          not any(op == "AddV2" and n in ("add", "logits") for n, op in ran["fused"]),
+          "lenet: both dense layers' MatMul + AddV2 (+ Relu) run as _FusedMatMul: %r"
+          % sorted(fm))
+    for t, extra in (("1", []), ("2", []), ("1u", ["--no-fusion"])):
+        r = run(["run"] + base + ["--repeat", "3", "--intra-op-threads", t[0]] + extra)
         out[t] = r.stdout if r.returncode == 0 else r.stderr
     check(out["1"] == out["2"] and "loss" in out["1"],
           "lenet: 1 and 2 intra-op threads give the same loss: %r %r" % (out["1"], out["2"]))
+    check(out["1"] == out["1u"],
+          "lenet: the same loss with and without fusion: %r %r" % (out["1"], out["1u"]))
 
 
 def gelu_graph(shape):

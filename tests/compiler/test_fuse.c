@@ -3,7 +3,9 @@
  * [-> Relu] becomes one _FusedMatMul node under the last node's name, shown
  * as the user's op; nothing fuses across devices, past a fetch or another
  * consumer, or with fusion off; in a training graph ReluGrad reads the Relu
- * and the optimizer's control edges move to the fused node.
+ * and the optimizer's control edges move to the fused node.  An AddV2 / Add
+ * of the MatMul and a vector of its columns is a BiasAdd too (either
+ * order), and a Shape of the MatMul then reads the fused node.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -171,6 +173,67 @@ static void test_training(void **state)
     dg_program_free(p);
 }
 
+/* x -> mm = MatMul(x, w) -> ad = `op`(first, second) [-> r = Relu(ad)],
+ * sh = Shape(mm); b has `bdims` */
+static dg_program *add_graph(const char *op, const char *first,
+                             const char *second, const char *bdims,
+                             int relu)
+{
+    char buf[4096];
+    snprintf(buf, sizeof buf,
+        "{\"version\": 1, \"nodes\": ["
+        "{\"name\": \"x\", \"op\": \"Placeholder\", \"attrs\": {\"dtype\": "
+        "\"float32\", \"shape\": [-1, 4]}},"
+        VAR("w", "[4, 3]")
+        "{\"name\": \"b\", \"op\": \"Variable\", \"attrs\": {\"dtype\": "
+        "\"float32\", \"shape\": %s, \"init\": {\"zeros\": {}}}},"
+        "{\"name\": \"mm\", \"op\": \"MatMul\", \"inputs\": [\"x\", \"w\"]},"
+        "{\"name\": \"ad\", \"op\": \"%s\", \"inputs\": [\"%s\", \"%s\"]},"
+        "{\"name\": \"r\", \"op\": \"%s\", \"inputs\": [\"ad\"]},"
+        "{\"name\": \"sh\", \"op\": \"Shape\", \"inputs\": [\"mm\"]},"
+        "{\"name\": \"loss\", \"op\": \"Sum\", \"inputs\": [\"r\"]}],"
+        "\"fetch\": [\"loss\", \"sh\"]}",
+        bdims, op, first, second, relu ? "Relu" : "Identity");
+    return compile(buf, 0);
+}
+
+static void test_bias_semantic_add(void **state)
+{
+    (void)state;
+    const char *ops[] = {"AddV2", "Add"};
+    for (int o = 0; o < 2; o++)
+        for (int order = 0; order < 2; order++)
+            for (int relu = 0; relu < 2; relu++) {
+                dg_program *p = add_graph(ops[o], order ? "b" : "mm",
+                                          order ? "mm" : "b", "[3]", relu);
+                const char *last = relu ? "r" : "ad";
+                const dgc_node *f = node(p, last);
+                assert_int_equal(f->op, DGC_OPID__FusedMatMul);
+                assert_int_equal(f->n_inputs, 3);
+                assert_int_equal(f->inputs[0].node, id_of(p, "x"));
+                assert_int_equal(f->inputs[1].node, id_of(p, "w"));
+                assert_int_equal(f->inputs[2].node, id_of(p, "b"));
+                assert_string_equal(dgc_node_attr(f, "fused_ops")->s,
+                                    relu ? "BiasAdd,Relu" : "BiasAdd");
+                dg_node_info ni;
+                dg_program_node(p, id_of(p, last), &ni);
+                assert_string_equal(ni.op, relu ? "Relu" : ops[o]);
+                /* the Shape of the MatMul reads the fused node */
+                assert_int_equal(node(p, "sh")->inputs[0].node,
+                                 id_of(p, last));
+                dg_program_free(p);
+            }
+    /* not a vector of the MatMul's columns: no fusion */
+    const char *bad[] = {"[1]", "[2, 3]", "[]"};
+    for (int i = 0; i < 3; i++) {
+        dg_program *p = add_graph("AddV2", "mm", "b", bad[i], 1);
+        assert_int_equal(node(p, "mm")->op, DGC_OPID_MatMul);
+        assert_int_equal(node(p, "r")->op, DGC_OPID_Relu);
+        assert_int_equal(node(p, "sh")->inputs[0].node, id_of(p, "mm"));
+        dg_program_free(p);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -178,6 +241,7 @@ int main(void)
         cmocka_unit_test(test_fetch_blocks),
         cmocka_unit_test(test_other_consumer_device_off),
         cmocka_unit_test(test_training),
+        cmocka_unit_test(test_bias_semantic_add),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
