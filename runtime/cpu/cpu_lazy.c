@@ -28,6 +28,16 @@ __attribute__((constructor)) static void omp_wait_passive(void)
 {
     if (!getenv("OMP_WAIT_POLICY") && !getenv("GOMP_SPINCOUNT"))
         setenv("OMP_WAIT_POLICY", "PASSIVE", 0);
+    /* OpenBLAS (pthread build) starts ncores - 1 server threads when it is
+     * loaded, and each spins in sched_yield for ~2^28 cycles (~0.1 s)
+     * before it sleeps -- a core taken from the first steps of every run
+     * (issue 23, session 8: perf showed the spinning thread, and the
+     * 2-thread ResNet's first ~8 steps at one core's speed).  dgrun calls
+     * it single-threaded anyway (cpu_gemm.c sets 1 thread before its first
+     * call), so it is told at load: no server threads at all.  Only when
+     * the user set no OpenBLAS thread count. */
+    if (!getenv("OPENBLAS_NUM_THREADS") && !getenv("GOTO_NUM_THREADS"))
+        setenv("OPENBLAS_NUM_THREADS", "1", 0);
 }
 
 /* DGR_OPENBLAS_PATH: the library the build found (meson.build) */

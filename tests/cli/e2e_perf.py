@@ -13,6 +13,10 @@ Usage: e2e_perf.py DGRUN GROUP
                library (OpenCL ICD, clBLAST, OpenBLAS, oneDNN, OpenMP): they
                are loaded on first use (runtime/core/lazylib.h); run and
                devices still load them.
+  blas_threads  a run that loads OpenBLAS starts no OpenBLAS server
+               threads (each spun ~0.1 s of a core in sched_yield at load:
+               dgrun calls it single-threaded): the same thread count as
+               with OPENBLAS_NUM_THREADS=1 set by hand.
 Exit 0 = pass, 1 = failure.
 """
 import os
@@ -21,6 +25,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 DGRUN = os.path.abspath(sys.argv[1])
 GROUP = sys.argv[2]
@@ -129,8 +134,46 @@ def no_device_libs():
           % sorted(libs))
 
 
+def threads_once_blas_loaded(e):
+    """Threads of a long `dgrun run` of a small MatMul (OpenBLAS's path)
+    in environment e once OpenBLAS is mapped, or None if it never was."""
+    p = subprocess.Popen([DGRUN, "run", os.path.join(G, "matmul.json"), "--device",
+                          "/cpu:0", "--repeat", "100000000", "--intra-op-threads", "1",
+                          "--inter-op-threads", "1"], stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL, env=e)
+    try:
+        for _ in range(600):
+            try:
+                with open("/proc/%d/maps" % p.pid) as f:
+                    if "libopenblas" in f.read():
+                        time.sleep(0.3)  # its constructor has run
+                        return len(os.listdir("/proc/%d/task" % p.pid))
+            except OSError:
+                return None
+            time.sleep(0.05)
+        return None
+    finally:
+        p.kill()
+        p.wait()
+
+
+def blas_threads():
+    if "ASAN_OPTIONS" in os.environ or "TSAN_OPTIONS" in os.environ:
+        print("sanitizer build: it links OpenBLAS, loaded before dgrun's "
+              "constructor (meson.build)")
+        return
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS")}
+    default = threads_once_blas_loaded(env)
+    one = threads_once_blas_loaded(dict(env, OPENBLAS_NUM_THREADS="1"))
+    check(default is not None and one is not None,
+          "a run of a MatMul maps OpenBLAS (%r, %r)" % (default, one))
+    check(default == one, "no OpenBLAS server threads: %r threads by default, %r "
+          "with OPENBLAS_NUM_THREADS=1" % (default, one))
+
+
 GROUPS = {"check_light": check_light, "graphdef_stream": graphdef_stream,
-          "no_device_libs": no_device_libs}
+          "no_device_libs": no_device_libs, "blas_threads": blas_threads}
 
 if __name__ == "__main__":
     GROUPS[GROUP]()
