@@ -24,18 +24,18 @@
  * its settings once, when it is loaded (with oneDNN, lazily), and has no
  * call to change them after, so this is set in the environment at start-up
  * -- only when the user set neither OMP_WAIT_POLICY nor GOMP_SPINCOUNT. */
-__attribute__((constructor)) static void omp_wait_passive(void)
+__attribute__((constructor)) static void quiet_math_threads(void)
 {
     if (!getenv("OMP_WAIT_POLICY") && !getenv("GOMP_SPINCOUNT"))
         setenv("OMP_WAIT_POLICY", "PASSIVE", 0);
     /* OpenBLAS (pthread build) starts ncores - 1 server threads when it is
      * loaded, and each spins in sched_yield for ~2^28 cycles (~0.1 s)
-     * before it sleeps -- a core taken from the first steps of every run
-     * (issue 23, session 8: perf showed the spinning thread, and the
-     * 2-thread ResNet's first ~8 steps at one core's speed).  dgrun calls
-     * it single-threaded anyway (cpu_gemm.c sets 1 thread before its first
-     * call), so it is told at load: no server threads at all.  Only when
-     * the user set no OpenBLAS thread count. */
+     * before it sleeps: a core taken for ~0.1 s from every run that
+     * reaches a small GEMM (issue 23, session 8: found with perf; the
+     * benchmark's CPU per run at 1 thread was up to 2x its wall).  dgrun
+     * calls it single-threaded anyway (cpu_gemm.c sets 1 thread before its
+     * first call), so it is told at load: no server threads at all.  Only
+     * when the user set no OpenBLAS thread count. */
     if (!getenv("OPENBLAS_NUM_THREADS") && !getenv("GOTO_NUM_THREADS"))
         setenv("OPENBLAS_NUM_THREADS", "1", 0);
 }
