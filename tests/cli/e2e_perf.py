@@ -138,8 +138,8 @@ def threads_once_blas_loaded(e):
     """Threads of a long `dgrun run` of a small MatMul (OpenBLAS's path)
     in environment e once OpenBLAS is mapped, or None if it never was."""
     p = subprocess.Popen([DGRUN, "run", os.path.join(G, "matmul.json"), "--device",
-                          "/cpu:0", "--repeat", "100000000", "--intra-op-threads", "1",
-                          "--inter-op-threads", "1"], stdout=subprocess.DEVNULL,
+                          "/cpu:0", "--opencl-devices", "none", "--repeat", "100000000",
+                          "--intra-op-threads", "1", "--inter-op-threads", "1"], stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL, env=e)
     try:
         for _ in range(600):
