@@ -186,29 +186,25 @@ static int shape_only(const dgc_node *q)
            q->op == DGC_OPID_Rank || q->op == DGC_OPID_ShapeN;
 }
 
-/* Reads of output 0 of node id by shape-only nodes; with `to` >= 0, those
- * reads are moved to output 0 of node `to` (whose output has the same
- * shape). */
-static int32_t shape_reads(dgc_fuse_ctx *c, int32_t id, int32_t to)
+/* Move the shape-only reads of output 0 of node id (c->shp) to output 0
+ * of node `to`, whose output has the same shape. */
+static void move_shape_reads(dgc_fuse_ctx *c, int32_t id, int32_t to)
 {
     dgc_graph *g = c->g;
-    int32_t n = 0;
+    if (!c->shp[id])
+        return;
     for (int32_t i = 0; i < g->n_nodes; i++) {
         dgc_node *q = &g->nodes[i];
         if (!shape_only(q))
             continue;
-        for (int k = 0; k < q->n_inputs; k++) {
-            if (q->inputs[k].node != id || q->inputs[k].index != 0)
-                continue;
-            n++;
-            if (to >= 0) {
+        for (int k = 0; k < q->n_inputs; k++)
+            if (q->inputs[k].node == id && q->inputs[k].index == 0)
                 q->inputs[k].node = to;
-                c->reads[id]--;
-                c->reads[to]++;
-            }
-        }
     }
-    return n;
+    c->reads[id] -= c->shp[id];
+    c->reads[to] += c->shp[id];
+    c->shp[to] += c->shp[id];
+    c->shp[id] = 0;
 }
 
 /* Rewrite node `last` into _FusedMatMul(m.a, m.b, bias) (+ Relu); b is the
@@ -244,7 +240,7 @@ static int rewrite(dgc_fuse_ctx *c, int32_t last, int32_t m, int32_t b,
     n->flags |= DGC_NODE_FUSED;
     if (relu)
         dgc_fuse_rewire_relugrads(c, b, last);
-    shape_reads(c, m, last);
+    move_shape_reads(c, m, last);
     int32_t ids[2] = {m, b};
     dgc_fuse_absorb(c, ids, 2, last);
     return 0;
@@ -307,7 +303,7 @@ static int try_fuse(dgc_fuse_ctx *c, int32_t id)
     if (mn->n_inputs != 2 || mn->device_id != n->device_id ||
         bn->device_id != n->device_id ||
         !dgc_fuse_dev_has(c, n, DGC_OPID__FusedMatMul) ||
-        !dgc_fuse_absorbable(c, m, 1 + shape_reads(c, m, -1), n))
+        !dgc_fuse_absorbable(c, m, 1 + c->shp[m], n))
         return 0;
     if (relu && !dgc_fuse_absorbable(c, b, 1 + dgc_fuse_relugrads(c, b), n))
         return 0;
@@ -330,16 +326,20 @@ dg_status dgc_pass_fuse(dgc_graph *g, const dg_device_list *devs,
     c.ctrls = dg_calloc(nn, sizeof *c.ctrls);
     c.keep = dg_calloc(nn, 1);
     c.rg = dg_calloc(nn, sizeof *c.rg);
+    c.shp = dg_calloc(nn, sizeof *c.shp);
     dg_status st = DG_OK;
-    if (!c.reads || !c.ctrls || !c.keep || !c.rg) {
+    if (!c.reads || !c.ctrls || !c.keep || !c.rg || !c.shp) {
         st = dg_err_nomem(err, "fusion");
         goto done;
     }
     for (int32_t i = 0; i < g->n_nodes; i++) {
         const dgc_node *n = &g->nodes[i];
         for (int k = 0; k < n->n_inputs; k++)
-            if (n->inputs[k].node >= 0)
+            if (n->inputs[k].node >= 0) {
                 c.reads[n->inputs[k].node]++;
+                if (shape_only(n) && n->inputs[k].index == 0)
+                    c.shp[n->inputs[k].node]++;
+            }
         for (int k = 0; k < n->n_ctrl; k++)
             if (n->ctrl[k] >= 0)
                 c.ctrls[n->ctrl[k]]++;
@@ -376,5 +376,6 @@ done:
     dg_free(c.ctrls);
     dg_free(c.keep);
     dg_free(c.rg);
+    dg_free(c.shp);
     return st;
 }

@@ -18,6 +18,8 @@ typedef struct dgc_fuse_ctx {
     int32_t *ctrls;  /* control edges from each node */
     uint8_t *keep;   /* 1 fetched: never absorbed; DGC_FUSE_ABSORBED */
     int32_t *rg;     /* ReluGrads reading each node's output 0 as x */
+    int32_t *shp;    /* reads of each node's output 0 by shape-only nodes
+                      * (Shape, Size, Rank, ShapeN; fuse.c) */
 } dgc_fuse_ctx;
 
 /* keep[] of a node a chain absorbed: dead, never the last node of a
