@@ -282,55 +282,60 @@ inline int tk_before(T a, T b)
     return (isnan(a) && !isnan(b)) || a > b;
 }
 
-__kernel void d_topk(__global const T *x, __global T *v, __global int *ix,
-                     long len, long kk, int cached, __local T *row,
-                     __local T *mx, __local int *mv)
-{
-    __local T thr;
-    __local int use;
-    long r = get_group_id(0);
-    int l = get_local_id(0), L = get_local_size(0);
-    __global const T *xr = x + r * len;
-    if (cached)
-        for (long i = l; i < len; i += L)
-            row[i] = xr[i];
-    if (l == 0)
-        use = 0;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    T m = (T)0;
-    int has = 0;
-    for (long i = l; i < len; i += L) {
-        T a = cached ? row[i] : xr[i];
-        if (!has || tk_before(a, m))
-            m = a;
-        has = 1;
-    }
-    mx[l] = m;
-    mv[l] = has;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    if (has && kk > 0 && kk <= L) {
-        long place = 0;
-        for (int j = 0; j < L; j++)
-            place += mv[j] && (tk_before(mx[j], m) ||
-                               (j < l && !tk_before(m, mx[j])));
-        if (place == kk - 1) { /* one work-item at most */
-            thr = m;
-            use = 1;
-        }
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (long i = l; i < len; i += L) {
-        T a = cached ? row[i] : xr[i];
-        if (use && tk_before(thr, a))
-            continue;
-        long place = 0;
-        for (long j = 0; j < len && place < kk; j++) {
-            T b = cached ? row[j] : xr[j];
-            place += tk_before(b, a) || (j < i && !tk_before(a, b));
-        }
-        if (place < kk) {
-            v[r * kk + place] = a;
-            ix[r * kk + place] = (int)i;
-        }
-    }
+/* index_type int32 (d_topk) and int64 (d_topk64): the same kernel */
+#define TOPK_KERNEL(NAME, IT)                                                \
+__kernel void NAME(__global const T *x, __global T *v, __global IT *ix,      \
+                     long len, long kk, int cached, __local T *row,          \
+                     __local T *mx, __local int *mv)                         \
+{                                                                            \
+    __local T thr;                                                           \
+    __local int use;                                                         \
+    long r = get_group_id(0);                                                \
+    int l = get_local_id(0), L = get_local_size(0);                          \
+    __global const T *xr = x + r * len;                                      \
+    if (cached)                                                              \
+        for (long i = l; i < len; i += L)                                    \
+            row[i] = xr[i];                                                  \
+    if (l == 0)                                                              \
+        use = 0;                                                             \
+    barrier(CLK_LOCAL_MEM_FENCE);                                            \
+    T m = (T)0;                                                              \
+    int has = 0;                                                             \
+    for (long i = l; i < len; i += L) {                                      \
+        T a = cached ? row[i] : xr[i];                                       \
+        if (!has || tk_before(a, m))                                         \
+            m = a;                                                           \
+        has = 1;                                                             \
+    }                                                                        \
+    mx[l] = m;                                                               \
+    mv[l] = has;                                                             \
+    barrier(CLK_LOCAL_MEM_FENCE);                                            \
+    if (has && kk > 0 && kk <= L) {                                          \
+        long place = 0;                                                      \
+        for (int j = 0; j < L; j++)                                          \
+            place += mv[j] && (tk_before(mx[j], m) ||                        \
+                               (j < l && !tk_before(m, mx[j])));             \
+        if (place == kk - 1) { /* one work-item at most */                   \
+            thr = m;                                                         \
+            use = 1;                                                         \
+        }                                                                    \
+    }                                                                        \
+    barrier(CLK_LOCAL_MEM_FENCE);                                            \
+    for (long i = l; i < len; i += L) {                                      \
+        T a = cached ? row[i] : xr[i];                                       \
+        if (use && tk_before(thr, a))                                        \
+            continue;                                                        \
+        long place = 0;                                                      \
+        for (long j = 0; j < len && place < kk; j++) {                       \
+            T b = cached ? row[j] : xr[j];                                   \
+            place += tk_before(b, a) || (j < i && !tk_before(a, b));         \
+        }                                                                    \
+        if (place < kk) {                                                    \
+            v[r * kk + place] = a;                                           \
+            ix[r * kk + place] = (IT)i;                                      \
+        }                                                                    \
+    }                                                                        \
 }
+
+TOPK_KERNEL(d_topk, int)
+TOPK_KERNEL(d_topk64, long)

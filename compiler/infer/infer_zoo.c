@@ -805,14 +805,16 @@ int dgc_infer_topk(DGC_INFER_ARGS)
     if (n_in != 2)
         FAIL("needs the input and k");
     const dgc_attr *it = dgc_node_attr(n, "index_type");
-    if (it && it->kind == DGC_A_DTYPE && it->i != DG_I32)
-        FAIL("index_type %s is not supported (int32 only)",
-             dg_dtype_name((dg_dtype)it->i));
+    dg_dtype ix = it && it->kind == DGC_A_DTYPE ? (dg_dtype)it->i : DG_I32;
+    if (ix != DG_I32 && ix != DG_I64)
+        FAIL("index_type %s is not supported (int32 or int64)",
+             dg_dtype_name(ix));
     const dg_shape *s = &in[0].shape;
     if (s->rank < 1)
         FAIL("needs an input of rank >= 1");
-    if (in[1].dtype != DG_I32 || in[1].shape.rank != 0)
-        FAIL("k must be an int32 scalar");
+    if ((in[1].dtype != DG_I32 && in[1].dtype != DG_I64) ||
+        in[1].shape.rank != 0)
+        FAIL("k must be an int32 or int64 scalar");
     int64_t k = -1;
     if (in[1].value && dgc_ttype_ints(&in[1], &k, 1) == 1) {
         if (k < 0)
@@ -825,6 +827,6 @@ int dgc_infer_topk(DGC_INFER_ARGS)
     out[0].value = NULL;
     out[0].shape.dims[s->rank - 1] = k;
     out[1] = out[0];
-    out[1].dtype = DG_I32;
+    out[1].dtype = ix;
     return 0;
 }

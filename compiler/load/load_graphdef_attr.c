@@ -803,7 +803,9 @@ dg_status dgc_gd_attrs(dgc_graph *g, const dgc_jdoc *doc, int32_t id,
         } else if ((strcmp(k, "Tout") == 0 &&
                     n->op == DGC_OPID_RandomUniformInt) ||
                    (strcmp(k, "output_dtype") == 0 &&
-                    n->op == DGC_OPID_Multinomial)) {
+                    n->op == DGC_OPID_Multinomial) ||
+                   (strcmp(k, "index_type") == 0 &&
+                    n->op == DGC_OPID_TopKV2)) {
             if (!(st = get_type(err, n, k, v, &t)) &&
                 dgc_node_set_dtype(n, k[0] == 'T' ? "dtype" : k, t))
                 st = nomem(err);

@@ -1327,31 +1327,68 @@ DGR_KERNEL(ScatterNd, dgr_k_scatter_nd);
 
 /* ---- TopKV2 ------------------------------------------------------------------ */
 
-/* Each row's k largest by selection in a fixed order: the largest first,
- * an equal value at a lower index first (TF's order).  NaNs count as
- * larger than numbers; TF's own order of rows with NaNs is no total order
- * (top_k([1, nan, 3, nan], 3) is [nan, 3, 1] there), so theirs may differ. */
+/* Each row's k largest, largest first, an equal value at a lower index
+ * first (TF's order): a heap of the k best seen so far, worst at its root
+ * (O(len log k) a row, as TF's CPU kernel), then sorted by popping.  NaNs
+ * count as larger than numbers and equal to each other; TF's own order of
+ * rows with NaNs is no total order (top_k([1, nan, 3, nan], 3) is
+ * [nan, 3, 1] there), so theirs may differ.  Indices are written as the
+ * output's dtype (index_type int32 or int64). */
+#define TK_BEFORE(row, i, j)                                                 \
+    (((row)[i] != (row)[i]) != ((row)[j] != (row)[j])                         \
+         ? (row)[i] != (row)[i]                                              \
+         : ((row)[i] == (row)[i] && (row)[i] != (row)[j])                    \
+               ? (row)[i] > (row)[j]                                         \
+               : (i) < (j))
+
+/* restore the heap below position p (h entries; the root is the entry
+ * every other is TK_BEFORE) */
+#define TK_SIFT(row, heap, h, p)                                             \
+    do {                                                                     \
+        int64_t at_ = (p);                                                   \
+        for (;;) {                                                           \
+            int64_t c_ = 2 * at_ + 1, w_ = at_;                              \
+            if (c_ < (h) && TK_BEFORE(row, heap[w_], heap[c_]))              \
+                w_ = c_;                                                     \
+            if (c_ + 1 < (h) && TK_BEFORE(row, heap[w_], heap[c_ + 1]))      \
+                w_ = c_ + 1;                                                 \
+            if (w_ == at_)                                                   \
+                break;                                                       \
+            int64_t t_ = heap[at_];                                          \
+            heap[at_] = heap[w_];                                            \
+            heap[w_] = t_;                                                   \
+            at_ = w_;                                                        \
+        }                                                                    \
+    } while (0)
+
 #define TOPK(T)                                                              \
     do {                                                                     \
         const T *x = dgr_cpu_ptr(&k->in[0]);                                 \
         T *v = dgr_cpu_ptr(&k->out[0]);                                      \
         for (int64_t r = 0; r < rows; r++) {                                 \
             const T *row = x + r * len;                                      \
-            for (int64_t i = 0; i < len; i++)                                \
-                used[i] = 0;                                                 \
-            for (int64_t q = 0; q < kk; q++) {                               \
-                int64_t best = -1;                                           \
-                for (int64_t i = 0; i < len; i++) {                          \
-                    if (used[i])                                             \
-                        continue;                                            \
-                    if (best < 0 || (row[i] != row[i] &&                     \
-                                     row[best] == row[best]) ||              \
-                        row[i] > row[best])                                  \
-                        best = i;                                            \
+            int64_t h = 0;                                                   \
+            for (int64_t i = 0; i < len; i++) {                              \
+                if (h < kk) { /* sift up */                                  \
+                    int64_t at = h++;                                        \
+                    heap[at] = i;                                            \
+                    while (at > 0 && TK_BEFORE(row, heap[(at - 1) / 2],      \
+                                               heap[at])) {                  \
+                        int64_t up = (at - 1) / 2, t = heap[up];             \
+                        heap[up] = heap[at];                                 \
+                        heap[at] = t;                                        \
+                        at = up;                                             \
+                    }                                                        \
+                } else if (TK_BEFORE(row, i, heap[0])) {                     \
+                    heap[0] = i;                                             \
+                    TK_SIFT(row, heap, h, 0);                                \
                 }                                                            \
-                used[best] = 1;                                              \
-                v[r * kk + q] = row[best];                                   \
-                ix[r * kk + q] = (int32_t)best;                              \
+            }                                                                \
+            for (int64_t q = h - 1; q >= 0; q--) { /* worst last */          \
+                v[r * kk + q] = row[heap[0]];                                \
+                iput(&k->out[1], r * kk + q, heap[0]);                       \
+                heap[0] = heap[q];                                           \
+                TK_SIFT(row, heap, q, 0);                                    \
             }                                                                \
         }                                                                    \
     } while (0)
@@ -1367,10 +1404,11 @@ dg_status dgr_k_topk(dgr_kctx *k)
     dg_status st;
     if ((st = dgr_kctx_alloc_output(k, 0)) || (st = dgr_kctx_alloc_output(k, 1)))
         return st;
-    int64_t rows = len ? dg_shape_numel(s) / len : 0;
-    int32_t *ix = dgr_cpu_ptr(&k->out[1]);
-    uint8_t *used = dg_malloc((size_t)(len ? len : 1));
-    if (!used)
+    if (kk == 0)
+        return DG_OK;
+    int64_t rows = dg_shape_numel(s) / len;
+    int64_t *heap = dg_malloc((size_t)kk * sizeof *heap);
+    if (!heap)
         return dg_err_nomem(k->err, "TopKV2");
     switch (k->in[0].dtype) {
     case DG_F32: TOPK(float); break;
@@ -1379,7 +1417,7 @@ dg_status dgr_k_topk(dgr_kctx *k)
     case DG_I64: TOPK(int64_t); break;
     default: break;
     }
-    dg_free(used);
+    dg_free(heap);
     return DG_OK;
 }
 DGR_KERNEL(TopKV2, dgr_k_topk);

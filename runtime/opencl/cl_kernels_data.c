@@ -432,19 +432,17 @@ dg_status dgr_cl_k_dynamic_partition(dgr_kctx *k)
 DGR_KERNEL(DynamicPartition, dgr_cl_k_dynamic_partition);
 
 /* TopKV2 (input, k): each last-axis row's k largest, largest first, ties
- * by lower index (sorted=True; TF's order), and their int32 indices; one
- * work-group per row, the row in local memory when it fits (in half of
- * it: the filter's L maxima need room too). */
+ * by lower index (sorted=True; TF's order), and their indices (index_type
+ * int32 or int64); one work-group per row, the row in local memory when it
+ * fits (in half of it: the filter's L maxima need room too). */
 dg_status dgr_cl_k_topk(dgr_kctx *k)
 {
     dg_dtype dt = k->in[0].dtype;
     dg_status st = dgr_cl_need_float(k, dt);
     if (st != DG_OK)
         return st;
-    if (k->out_types[1].dtype != DG_I32)
-        return dg_err(k->err, DG_E_RUNTIME, "node '%s': index_type %s (the "
-                      "OpenCL kernel gives int32)", k->node->name,
-                      dg_dtype_name(k->out_types[1].dtype));
+    /* index_type int32 or int64 (inference refuses others) */
+    const char *kn = k->out_types[1].dtype == DG_I64 ? "d_topk64" : "d_topk";
     const dg_shape *s = &k->in[0].shape;
     int64_t kv[2 * DG_MAX_RANK];
     int nk = 0;
@@ -462,7 +460,7 @@ dg_status dgr_cl_k_topk(dgr_kctx *k)
     if (rows == 0 || kk == 0)
         return DG_OK;
     size_t l, es = dg_dtype_size(dt);
-    if ((st = dgr_cl_reduce_wg(k, "data", dt, "d_topk", (size_t)len,
+    if ((st = dgr_cl_reduce_wg(k, "data", dt, kn, (size_t)len,
                                es + sizeof(cl_int), &l)) != DG_OK)
         return st;
     cl_int cached = (size_t)len * es <= dgr_cl_devof(k)->c->local_mem / 2;
@@ -473,6 +471,6 @@ dg_status dgr_cl_k_topk(dgr_kctx *k)
                       DGR_ARG(len), DGR_ARG(kk),    DGR_ARG(cached),
                       DGR_LOCAL(cached ? (size_t)len * es : es),
                       DGR_LOCAL(l * es), DGR_LOCAL(l * sizeof(cl_int))};
-    return dgr_cl_launch(k, "data", dt, "d_topk", 1, &g, &l, a, 9);
+    return dgr_cl_launch(k, "data", dt, kn, 1, &g, &l, a, 9);
 }
 DGR_KERNEL(TopKV2, dgr_cl_k_topk);

@@ -242,7 +242,8 @@ def run_oracle(o, tmp):
     fetch = sorted(set(o["want"]) | set(o["check"]))
     path = os.path.join(tmp, o["name"] + ".json")
     with open(path, "w") as fh:
-        json.dump({"version": 1, "nodes": o["nodes"], "fetch": fetch}, fh)
+        json.dump({"version": 1, "nodes": o["nodes"], "fetch": fetch,
+                   "gradients": o["gradients"]}, fh)
     feeds = []
     for k, v in o["feeds"].items():
         np.save(os.path.join(tmp, "%s_%s.npy" % (o["name"], k)), v)

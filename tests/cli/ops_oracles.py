@@ -21,6 +21,7 @@ ORACLES: one dict per case --
   check               fetch -> function(array) -> None or what is wrong
   feeds               Placeholder -> NumPy array (written as .npy)
   also                other op types the graph covers (node names)
+  gradients           the graph's "gradients" entries (fetched as g/<x>)
 """
 import numpy as np
 
@@ -48,10 +49,11 @@ HELPER = ("dgrun-internal (its gradient rules insert it; TF has no such "
 
 
 def add(name, op, dtype, why, nodes, want=None, check=None, feeds=None,
-        also=()):
+        also=(), gradients=()):
     ORACLES.append(dict(name=name, op=op, dtype=dtype, why=why, nodes=nodes,
                         want=want or {}, check=check or {},
-                        feeds=feeds or {}, also=list(also)))
+                        feeds=feeds or {}, also=list(also),
+                        gradients=list(gradients)))
 
 
 def vals(dt, *shape):
@@ -365,3 +367,22 @@ for dn, dt in (("int32", np.int32), ("int64", np.int64)):
         [c("s", "int32", [N]), c("lo", dn, -2), c("hi", dn, 3),
          node("RandomUniformInt", ["s", "lo", "hi"])],
         check={"op": lambda a: freqs(np.full(5, 0.2), 5)(np.asarray(a) + 2)})
+
+# ---- TopKV2 with int64 indices: its gradient --------------------------------
+# TF 2.21's own _TopKGrad fails on index_type=int64 (it adds int32 row
+# offsets to the int64 indices: "Input 'y' of 'AddV2' Op has type int32
+# that does not match type int64"), so there is no TF gradient to record;
+# dgrun's rule casts the offsets.  NumPy: dy scattered to the k positions.
+for dn, dt in DTS:
+    x = f(2, 3, 7, dt=dt)  # distinct values
+    dy = f(2, 3, 3, dt=dt)
+    idx = np.argsort(-x, axis=-1, kind="stable")[..., :3]
+    dx = np.zeros_like(x)
+    np.put_along_axis(dx, idx, dy, axis=-1)
+    add("TopKV2_idx64_grad_" + dn, "TopKV2", dn,
+        "TF has no gradient for index_type=int64 (its rule fails): NumPy",
+        [c("x", dn, x), c("k", "int32", 3), c("dy", dn, dy),
+         node("TopKV2", ["x", "k"], {"index_type": "int64"})],
+        {"op:1": idx.astype(np.int64), "g/x": dx},
+        gradients=[{"name": "g", "ys": ["op"], "xs": ["x"],
+                    "grad_ys": ["dy"]}])

@@ -1803,6 +1803,18 @@ more("TopKV2_all", "TopKV2", lambda a: tf.math.top_k(a, 5),
      extra=[np.array(5, np.int32)], n_out=2, grad=False)
 more("TopKV2_k0", "TopKV2", lambda a: tf.math.top_k(a, 0),
      [r22(2, 4)], extra=[np.array(0, np.int32)], n_out=2, grad=False)
+# int64 indices and k (index_type, Tk), and a k large enough that the CPU
+# kernel's heap is deep (ties among the kept and the dropped)
+more("TopKV2_idx64_f32", "TopKV2",
+     lambda a: tf.math.top_k(a, 3, index_type=tf.int64),
+     [r22(2, 3, 6)], extra=[np.array(3, np.int32)], n_out=2, grad=False)
+more("TopKV2_k64_i32", "TopKV2",
+     lambda a: tf.raw_ops.TopKV2(input=a, k=np.int64(4), index_type=tf.int64),
+     [(RS22.uniform(size=(3, 9)) * 6).astype(np.int32)],
+     extra=[np.array(4, np.int64)], n_out=2, grad=False)
+_tkb = np.round(r22(3, 700) * 4) / 4  # many equal values
+more("TopKV2_bigk_f32", "TopKV2", lambda a: tf.math.top_k(a, 200),
+     [_tkb], extra=[np.array(200, np.int32)], n_out=2, grad=False)
 
 DT = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64",
       np.dtype(np.int32): "int32", np.dtype(np.int64): "int64",
