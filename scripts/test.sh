@@ -98,7 +98,8 @@ fi
 
 # ThreadSanitizer: the executor and OpenCL tests (random DAGs over 1-4
 # inter-op threads, 1-4 OpenCL queues, two PoCL devices; CPU thread pools,
-# OpenCL completion callbacks) in a -fsanitize=thread build.  Only their
+# OpenCL completion callbacks) and the thread-budget tests (idle inter-op
+# workers helping a loop) in a -fsanitize=thread build.  Only their
 # executables are built.  Any report fails the test (exitcode 66); the
 # suppressions file may only hold races wholly inside the OpenCL/BLAS stack
 # (see scripts/tsan.supp).  PoCL needs no special settings here: it JITs
@@ -106,7 +107,7 @@ fi
 # and the pthread calls PoCL makes, not PoCL's own loads and stores).
 export TSAN_OPTIONS=${TSAN_OPTIONS:-suppressions=$ROOT/scripts/tsan.supp:halt_on_error=0:exitcode=66:second_deadlock_stack=1}
 configure build-tsan -Db_sanitize=thread -Db_lundef=false -Dwerror=true
-TSAN_TESTS=(executor executor_cl executor_mq executor_race cl cl_device)
+TSAN_TESTS=(executor executor_cl executor_mq executor_race cl cl_device cpu_gemm)
 ninja -C build-tsan "${TSAN_TESTS[@]/#/tests/test_}"
 meson test -C build-tsan --no-rebuild --print-errorlogs --timeout-multiplier 3 \
     "${TSAN_TESTS[@]}"

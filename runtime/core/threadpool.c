@@ -4,8 +4,11 @@
  * (jobs live on the caller's stack; helpers grab chunks atomically).
  * One thread budget: inter-op workers sharing an intra-op pool count
  * themselves busy while they run a task, and a parallel_for started by one
- * of them takes at most threads / busy threads (itself included), so the
- * two levels never oversubscribe the cores.  dgr_parallel_blocks cuts a
+ * of them takes at most threads / busy threads (itself included).  Idle
+ * workers of those pools are the loops' helpers (back to their own queue
+ * as soon as an item waits there); only the intra-op threads beyond them
+ * have helper threads of their own, so the two levels never run more
+ * threads than the intra-op count.  dgr_parallel_blocks cuts a
  * range into blocks of a fixed size (not a function of the thread count)
  * for reductions that must give the same bits whatever the threads
  * (issue 19).
@@ -43,16 +46,31 @@ typedef struct pf_job {
     struct pf_job *link;
 } pf_job;
 
+#define MAX_SHARERS 8 /* inter-op pools whose idle workers help */
+
+typedef struct helper_arg {
+    struct dgr_pool *p;
+    int idx;
+} helper_arg;
+
 struct dgr_pool {
     int threads;
     pthread_t *tids;
+    helper_arg *hargs;
     int n_tids;
     pthread_mutex_t mu;
     pthread_cond_t work_cv;
     pthread_cond_t done_cv;
+    pthread_cond_t park_cv; /* helpers beyond helpers_active sleep here */
     pf_job *head;
     int stop;
     atomic_int busy;     /* inter-op workers running a task (the budget) */
+    atomic_int open;     /* jobs listed (a hint for idle inter-op workers) */
+    /* Inter-op pools sharing the budget: their idle workers help listed
+     * jobs, so only threads - guests helper threads take jobs (the rest
+     * sleep): the two levels together run at most `threads` threads. */
+    struct dgr_ipool *sharers[MAX_SHARERS];
+    int n_sharers, guests, helpers_active;
 };
 
 /* First listed job with chunks left and room for one more helper (under the
@@ -66,10 +84,13 @@ static pf_job *open_job(struct dgr_pool *p)
     return NULL;
 }
 
-static int32_t run_chunks(pf_job *j)
+/* Take and run j's chunks until none is left, or (leave non-NULL) until
+ * *leave is nonzero: an inter-op worker helping stops when an item waits
+ * in its queue.  The number run. */
+static int32_t run_chunks(pf_job *j, const atomic_int *leave)
 {
     int32_t mine = 0;
-    for (;;) {
+    while (!leave || atomic_load_explicit(leave, memory_order_relaxed) == 0) {
         int c = atomic_fetch_add_explicit(&j->next, 1, memory_order_relaxed);
         if (c >= j->nchunks)
             break;
@@ -93,6 +114,17 @@ static void unlist(struct dgr_pool *p, pf_job *j)
             break;
         }
     j->listed = 0;
+    atomic_fetch_sub_explicit(&p->open, 1, memory_order_relaxed);
+}
+
+static void wake_sharers(struct dgr_pool *p, int n);
+
+/* The helper threads that take loops: the intra-op threads beyond the
+ * sharing pools' workers (under p->mu). */
+static void set_helpers(struct dgr_pool *p)
+{
+    int h = p->threads - p->guests;
+    p->helpers_active = h < 0 ? 0 : h > p->threads - 1 ? p->threads - 1 : h;
 }
 
 
@@ -109,17 +141,24 @@ static void worker_fast_math(void)
 static void *intra_main(void *arg)
 {
     worker_fast_math();
-    struct dgr_pool *p = arg;
+    const helper_arg *ha = arg;
+    struct dgr_pool *p = ha->p;
     pthread_mutex_lock(&p->mu);
     for (;;) {
-        pf_job *j = NULL;
-        while (!p->stop && !(j = open_job(p)))
-            pthread_cond_wait(&p->work_cv, &p->mu);
         if (p->stop)
             break;
+        if (ha->idx >= p->helpers_active) { /* parked (dgr_ipool_share) */
+            pthread_cond_wait(&p->park_cv, &p->mu);
+            continue;
+        }
+        pf_job *j = open_job(p);
+        if (!j) {
+            pthread_cond_wait(&p->work_cv, &p->mu);
+            continue;
+        }
         j->users++;
         pthread_mutex_unlock(&p->mu);
-        int32_t mine = run_chunks(j);
+        int32_t mine = run_chunks(j, NULL);
         pthread_mutex_lock(&p->mu);
         j->users--;
         j->done += mine;
@@ -141,19 +180,26 @@ struct dgr_pool *dgr_pool_new(int threads, dg_error *err)
         return NULL;
     }
     p->threads = threads;
+    p->helpers_active = threads - 1;
     atomic_init(&p->busy, 0);
+    atomic_init(&p->open, 0);
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->work_cv, NULL);
     pthread_cond_init(&p->done_cv, NULL);
+    pthread_cond_init(&p->park_cv, NULL);
     if (threads > 1) {
         p->tids = dg_calloc((size_t)threads, sizeof *p->tids);
-        if (!p->tids) {
+        p->hargs = dg_calloc((size_t)threads, sizeof *p->hargs);
+        if (!p->tids || !p->hargs) {
             dgr_pool_free(p);
             dg_err_nomem(err, "intra-op pool");
             return NULL;
         }
         for (int i = 0; i < threads - 1; i++) {
-            if (pthread_create(&p->tids[i], NULL, intra_main, p) != 0) {
+            p->hargs[i].p = p;
+            p->hargs[i].idx = i;
+            if (pthread_create(&p->tids[i], NULL, intra_main, &p->hargs[i]) !=
+                0) {
                 dgr_pool_free(p);
                 dg_err(err, DG_E_RUNTIME, "cannot create intra-op thread");
                 return NULL;
@@ -171,13 +217,16 @@ void dgr_pool_free(struct dgr_pool *p)
     pthread_mutex_lock(&p->mu);
     p->stop = 1;
     pthread_cond_broadcast(&p->work_cv);
+    pthread_cond_broadcast(&p->park_cv);
     pthread_mutex_unlock(&p->mu);
     for (int i = 0; i < p->n_tids; i++)
         pthread_join(p->tids[i], NULL);
     pthread_mutex_destroy(&p->mu);
     pthread_cond_destroy(&p->work_cv);
     pthread_cond_destroy(&p->done_cv);
+    pthread_cond_destroy(&p->park_cv);
     dg_free(p->tids);
+    dg_free(p->hargs);
     dg_free(p);
 }
 
@@ -212,10 +261,12 @@ void dgr_parallel_for(struct dgr_pool *pool, int64_t n, int64_t grain,
     while (*pp)
         pp = &(*pp)->link;
     *pp = &j;
+    atomic_fetch_add_explicit(&pool->open, 1, memory_order_relaxed);
     pthread_cond_broadcast(&pool->work_cv);
+    wake_sharers(pool, j.max_users);
     pthread_mutex_unlock(&pool->mu);
 
-    int32_t mine = run_chunks(&j);
+    int32_t mine = run_chunks(&j, NULL);
 
     pthread_mutex_lock(&pool->mu);
     j.done += mine;
@@ -298,10 +349,38 @@ struct dgr_ipool {
     pthread_cond_t cv;
     ipool_item *ring;
     struct dgr_pool *budget; /* intra-op pool whose busy count we keep */
+    int guest;               /* idle workers help budget's listed jobs */
     int32_t cap, head, count;
+    atomic_int queued;       /* count, read by a worker helping a job */
     int idle;  /* workers waiting on cv */
     int stop;
 };
+
+/* An idle inter-op worker of p helps a job listed on p->budget: chunk by
+ * chunk, back to its own queue as soon as an item waits there (the job's
+ * caller and other helpers finish it).  0 when it found no job to help. */
+static int guest_help(dgr_ipool *p)
+{
+    struct dgr_pool *q = p->budget;
+    pthread_mutex_lock(&q->mu);
+    pf_job *j = q->stop ? NULL : open_job(q);
+    if (!j) {
+        pthread_mutex_unlock(&q->mu);
+        return 0;
+    }
+    j->users++;
+    pthread_mutex_unlock(&q->mu);
+    int32_t mine = run_chunks(j, &p->queued);
+    pthread_mutex_lock(&q->mu);
+    j->users--;
+    j->done += mine;
+    if (atomic_load_explicit(&j->next, memory_order_relaxed) >= j->nchunks)
+        unlist(q, j);
+    if (j->done == j->nchunks && j->users == 0)
+        pthread_cond_broadcast(&q->done_cv);
+    pthread_mutex_unlock(&q->mu);
+    return 1;
+}
 
 static void *inter_main(void *arg)
 {
@@ -311,6 +390,15 @@ static void *inter_main(void *arg)
     pthread_mutex_lock(&p->mu);
     for (;;) {
         while (!p->stop && p->count == 0) {
+            if (p->guest &&
+                atomic_load_explicit(&p->budget->open, memory_order_relaxed) >
+                    0) {
+                pthread_mutex_unlock(&p->mu);
+                int helped = guest_help(p);
+                pthread_mutex_lock(&p->mu);
+                if (helped)
+                    continue;
+            }
             p->idle++;
             pthread_cond_wait(&p->cv, &p->mu);
             p->idle--;
@@ -320,6 +408,7 @@ static void *inter_main(void *arg)
         ipool_item it = p->ring[p->head];
         p->head = p->head + 1 == p->cap ? 0 : p->head + 1;
         p->count--;
+        atomic_store_explicit(&p->queued, p->count, memory_order_relaxed);
         pthread_mutex_unlock(&p->mu);
         if (p->budget)
             atomic_fetch_add_explicit(&p->budget->busy, 1, memory_order_relaxed);
@@ -343,6 +432,7 @@ dgr_ipool *dgr_ipool_new(int threads, dgr_task_fn fn, dg_error *err)
     }
     p->threads = threads;
     p->fn = fn;
+    atomic_init(&p->queued, 0);
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->cv, NULL);
     p->tids = dg_calloc((size_t)threads, sizeof *p->tids);
@@ -369,6 +459,19 @@ void dgr_ipool_free(dgr_ipool *p)
 {
     if (!p)
         return;
+    struct dgr_pool *q = p->guest ? p->budget : NULL;
+    if (q) { /* no longer woken for loops; helper threads take its place */
+        pthread_mutex_lock(&q->mu);
+        for (int i = 0; i < q->n_sharers; i++)
+            if (q->sharers[i] == p) {
+                q->sharers[i] = q->sharers[--q->n_sharers];
+                q->guests -= p->threads;
+                break;
+            }
+        set_helpers(q);
+        pthread_cond_broadcast(&q->park_cv);
+        pthread_mutex_unlock(&q->mu);
+    }
     pthread_mutex_lock(&p->mu);
     p->stop = 1;
     pthread_cond_broadcast(&p->cv);
@@ -386,6 +489,35 @@ void dgr_ipool_free(dgr_ipool *p)
 void dgr_ipool_share(dgr_ipool *p, struct dgr_pool *intra)
 {
     p->budget = intra;
+    if (!intra || intra->threads <= 1)
+        return;
+    pthread_mutex_lock(&intra->mu);
+    int ok = intra->n_sharers < MAX_SHARERS;
+    if (ok) {
+        intra->sharers[intra->n_sharers++] = p;
+        intra->guests += p->threads;
+        set_helpers(intra);
+    }
+    pthread_mutex_unlock(&intra->mu);
+    pthread_mutex_lock(&p->mu); /* (its workers read it under p->mu) */
+    p->guest = ok;
+    pthread_mutex_unlock(&p->mu);
+}
+
+/* Wake up to n idle workers of the pools sharing p's budget: a job that
+ * takes n helpers was listed.  Under p->mu (lock order: the intra-op
+ * pool's mutex, then an inter-op pool's; nothing takes them the other way
+ * round).  A worker reads p->open under its own pool's mutex before it
+ * sleeps, so taking that mutex here cannot miss one. */
+static void wake_sharers(struct dgr_pool *p, int n)
+{
+    for (int i = 0; i < p->n_sharers && n > 0; i++) {
+        dgr_ipool *ip = p->sharers[i];
+        pthread_mutex_lock(&ip->mu);
+        for (int k = 0; k < ip->idle && n > 0; k++, n--)
+            pthread_cond_signal(&ip->cv);
+        pthread_mutex_unlock(&ip->mu);
+    }
 }
 
 int dgr_ipool_threads(const dgr_ipool *p)
@@ -437,6 +569,7 @@ void dgr_ipool_push(dgr_ipool *p, void *ctx, int32_t item)
     p->ring[tail].ctx = ctx;
     p->ring[tail].item = item;
     p->count++;
+    atomic_store_explicit(&p->queued, p->count, memory_order_relaxed);
     if (p->idle > 0)
         pthread_cond_signal(&p->cv);
     pthread_mutex_unlock(&p->mu);

@@ -1,6 +1,7 @@
 /*
  * test_cpu_gemm.c -- the thread budget (busy inter-op workers shrink the
- * intra-op threads a kernel may use) and dgr_cpu_gemm against a naive
+ * intra-op threads a kernel may use; idle ones help its loops, no thread
+ * beyond the budget does) and dgr_cpu_gemm against a naive
  * product: every transpose, row and column blocks, the bias/Relu epilogue,
  * float32 (oneDNN sizes and OpenBLAS sizes) and float64; the same bits
  * for every thread budget (issue 19).
@@ -14,6 +15,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cpu_gemm.h"
 #include "threadpool.h"
@@ -60,6 +62,104 @@ static void test_budget(void **state)
     assert_int_equal(c.seen[1], 2);
     assert_int_equal(dgr_pool_budget(intra), 4);
     dgr_pool_free(intra);
+}
+
+/* An idle inter-op worker helps a listed loop, and with as many workers
+ * as intra-op threads no helper thread does (the two levels together
+ * never run more threads than the budget); a worker helping goes back to
+ * its own queue: an item pushed while it helps runs before the loop ends. */
+typedef struct guest_ctx {
+    struct dgr_pool *intra;
+    dgr_ipool *ip;
+    pthread_t workers[2], caller;
+    atomic_int registered, loop_done, chunk_threads_n, pushed, late_ran;
+    pthread_t chunk_threads[64];
+    pthread_mutex_t mu;
+} guest_ctx;
+
+static int64_t now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* The caller's chunks wait (20 s at most: only a failing pool waits it
+ * out) until an item pushed by a
+ * helper has run: the helper must join, push, and leave the loop for its
+ * queue while the loop is still running. */
+static void guest_chunk(void *arg, int64_t b, int64_t e)
+{
+    guest_ctx *c = arg;
+    (void)b;
+    (void)e;
+    pthread_mutex_lock(&c->mu);
+    int n = atomic_load(&c->chunk_threads_n), seen = 0;
+    for (int i = 0; i < n; i++)
+        seen |= pthread_equal(c->chunk_threads[i], pthread_self());
+    if (!seen && n < 64)
+        c->chunk_threads[atomic_fetch_add(&c->chunk_threads_n, 1)] =
+            pthread_self();
+    pthread_mutex_unlock(&c->mu);
+    if (!pthread_equal(pthread_self(), c->caller)) {
+        if (!atomic_exchange(&c->pushed, 1))
+            dgr_ipool_push(c->ip, c, 2);
+        return;
+    }
+    int64_t until = now_ms() + 20000;
+    while (!atomic_load(&c->late_ran) && now_ms() < until)
+        ;
+}
+
+static void guest_task(void *ctx, int32_t item, int lane)
+{
+    guest_ctx *c = ctx;
+    if (item == 0) { /* both workers say who they are */
+        c->workers[lane] = pthread_self();
+        atomic_fetch_add(&c->registered, 1);
+        while (atomic_load(&c->registered) < 2)
+            ;
+        return;
+    }
+    if (item == 2) {
+        atomic_store(&c->late_ran, atomic_load(&c->loop_done) ? 2 : 1);
+        return;
+    }
+    c->caller = pthread_self();
+    while (dgr_pool_budget(c->intra) < 2) /* the other worker still busy */
+        ;
+    dgr_parallel_for(c->intra, 8, 1, guest_chunk, c);
+    atomic_store(&c->loop_done, 1);
+}
+
+static void test_idle_workers_help(void **state)
+{
+    (void)state;
+    dg_error err;
+    guest_ctx c;
+    memset(&c, 0, sizeof c);
+    pthread_mutex_init(&c.mu, NULL);
+    c.intra = dgr_pool_new(2, &err);
+    assert_non_null(c.intra);
+    c.ip = dgr_ipool_new(2, guest_task, &err);
+    assert_non_null(c.ip);
+    dgr_ipool_share(c.ip, c.intra);
+    dgr_ipool_push(c.ip, &c, 0);
+    dgr_ipool_push(c.ip, &c, 0);
+    while (atomic_load(&c.registered) < 2)
+        ;
+    dgr_ipool_push(c.ip, &c, 1);
+    while (!atomic_load(&c.loop_done)) /* (a stopping pool helps no loop) */
+        ;
+    dgr_ipool_free(c.ip);
+    int n = atomic_load(&c.chunk_threads_n);
+    assert_int_equal(n, 2); /* the caller and one helper */
+    for (int i = 0; i < n; i++) /* both inter-op workers: no helper thread */
+        assert_true(pthread_equal(c.chunk_threads[i], c.workers[0]) ||
+                    pthread_equal(c.chunk_threads[i], c.workers[1]));
+    assert_int_equal(atomic_load(&c.late_ran), 1); /* before the loop ended */
+    dgr_pool_free(c.intra);
+    pthread_mutex_destroy(&c.mu);
 }
 
 /* ---- gemm ------------------------------------------------------------------ */
@@ -251,6 +351,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_budget),
+        cmocka_unit_test(test_idle_workers_help),
         /* first: its OpenBLAS half needs oneDNN not opened yet */
         cmocka_unit_test(test_gemm_split_invariant),
         cmocka_unit_test(test_gemm_f32),
