@@ -1816,6 +1816,57 @@ _tkb = np.round(r22(3, 700) * 4) / 4  # many equal values
 more("TopKV2_bigk_f32", "TopKV2", lambda a: tf.math.top_k(a, 200),
      [_tkb], extra=[np.array(200, np.int32)], n_out=2, grad=False)
 
+# ---- ops9a: the simple ops of TF-1 frozen models and TF-2 exports ---------
+# (inputs from their own RandomState: the cases above keep their values)
+RS9A = np.random.RandomState(9001)
+
+
+def r9(*shape, dtype=np.float32, lo=-2.0, hi=2.0):
+    return RS9A.uniform(lo, hi, size=shape).astype(dtype)
+
+
+# FusedBatchNorm (V1) and its gradients V1 / V2 load as V3's
+for train in (False, True):
+    tn = "train" if train else "infer"
+    more("FusedBatchNorm_" + tn, "FusedBatchNorm",
+         (lambda t_: lambda a, s_, o_, m_, v_: raw.FusedBatchNorm(
+             x=a, scale=s_, offset=o_, mean=m_, variance=v_, epsilon=0.01,
+             is_training=t_)[:3])(train),
+         [r9(2, 3, 2, 3), r9(3, lo=0.5), r9(3), r9(3), r9(3, lo=0.5)],
+         {"epsilon": 0.01, "is_training": train},
+         dg_op="FusedBatchNormV3", n_out=3, grad=not train)
+    for gv in ("FusedBatchNormGrad", "FusedBatchNormGradV2"):
+        def _fbg1(dy, x, sc, off, t_=train, gv_=gv):
+            mv = [tf.constant([0.1, -0.2, 0.3]), tf.constant([1.0, 0.5, 2.0])]
+            bn = raw.FusedBatchNorm(
+                x=x, scale=sc, offset=off, mean=mv[0], variance=mv[1],
+                epsilon=0.001, is_training=t_)
+            return getattr(raw, gv_)(
+                y_backprop=dy, x=x, scale=sc,
+                reserve_space_1=bn[3] if t_ else mv[0],
+                reserve_space_2=bn[4] if t_ else mv[1],
+                epsilon=0.001, is_training=t_)[:3]
+        more("%s_%s" % (gv, tn), gv, _fbg1,
+             [r9(2, 2, 3, 3), r9(2, 2, 3, 3), r9(3, lo=0.5), r9(3)], n_out=3,
+             dg_op="FusedBatchNormGradV3", grad=False,
+             also=["FusedBatchNormV3"])
+# MaxPoolV2 / MaxPoolGradV2: ksize and strides Consts folded at load
+for pad in ("VALID", "SAME"):
+    more("MaxPoolV2_" + pad.lower(), "MaxPoolV2",
+         (lambda p_: lambda a: raw.MaxPoolV2(
+             input=a, ksize=[1, 2, 3, 1], strides=[1, 2, 2, 1],
+             padding=p_))(pad),
+         [r9(2, 5, 7, 3)], {"ksize": [1, 2, 3, 1], "strides": [1, 2, 2, 1],
+                            "padding": pad}, dg_op="MaxPool")
+    more("MaxPoolGradV2_" + pad.lower(), "MaxPoolGradV2",
+         (lambda p_: lambda a, d: raw.MaxPoolGradV2(
+             orig_input=a, orig_output=tf.nn.max_pool2d(
+                 a, [2, 3], [2, 2], p_), grad=d, ksize=[1, 2, 3, 1],
+             strides=[1, 2, 2, 1], padding=p_))(pad),
+         [r9(2, 5, 7, 3), r9(2, 3 if pad == "SAME" else 2,
+                             4 if pad == "SAME" else 3, 3)],
+         dg_op="MaxPoolGrad", grad=False, also=["MaxPool"])
+
 DT = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64",
       np.dtype(np.int32): "int32", np.dtype(np.int64): "int64",
       np.dtype(np.bool_): "bool"}
