@@ -49,6 +49,7 @@ int dgc_infer_invert_permutation(DGC_INFER_ARGS);
 int dgc_infer_unary(DGC_INFER_ARGS);       /* same type as input 0 */
 int dgc_infer_unary_float(DGC_INFER_ARGS); /* same, input must be float */
 int dgc_infer_binary(DGC_INFER_ARGS);      /* NumPy broadcasting, same dtype */
+int dgc_infer_clip_by_value(DGC_INFER_ARGS); /* t; bounds scalar or t-shaped */
 int dgc_infer_addn(DGC_INFER_ARGS);
 int dgc_infer_matmul(DGC_INFER_ARGS);
 int dgc_infer_biasadd(DGC_INFER_ARGS);

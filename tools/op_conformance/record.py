@@ -1867,6 +1867,57 @@ for pad in ("VALID", "SAME"):
                              4 if pad == "SAME" else 3, 3)],
          dg_op="MaxPoolGrad", grad=False, also=["MaxPool"])
 
+# ClipByValue: each bound a scalar or of t's shape (TF's kernel)
+for dt, sfx in ((np.float32, "f32"), (np.float64, "f64"), (np.int32, "i32"),
+                (np.int64, "i64")):
+    def _t9(*sh, dt_=dt):
+        if np.dtype(dt_).kind == "f":
+            return r9(*sh, dtype=dt_, lo=-3, hi=3)
+        return RS9A.randint(-6, 7, size=sh).astype(dt_)
+    _lo, _hi = _t9(2, 3) - 2, _t9(2, 3) + 3
+    _lo, _hi = np.minimum(_lo, _hi), np.maximum(_lo, _hi)
+    more("ClipByValue_scalar_" + sfx, "ClipByValue",
+         lambda t_, l_, h_: raw.ClipByValue(
+             t=t_, clip_value_min=l_, clip_value_max=h_),
+         [_t9(3, 4), np.asarray(-1, dt), np.asarray(1, dt)])
+    more("ClipByValue_tensor_" + sfx, "ClipByValue",
+         lambda t_, l_, h_: raw.ClipByValue(
+             t=t_, clip_value_min=l_, clip_value_max=h_),
+         [_t9(2, 3), _lo, _hi])
+    more("ClipByValue_mixed_" + sfx, "ClipByValue",
+         lambda t_, l_, h_: raw.ClipByValue(
+             t=t_, clip_value_min=l_, clip_value_max=h_),
+         [_t9(2, 3), np.asarray(-1, dt), _hi])
+more("ClipByValue_0d", "ClipByValue",
+     lambda t_, l_, h_: raw.ClipByValue(
+         t=t_, clip_value_min=l_, clip_value_max=h_),
+     [np.asarray(2.5, np.float32), np.asarray(-1, np.float32),
+      np.asarray(1, np.float32)])
+more("ClipByValue_empty", "ClipByValue",
+     lambda t_, l_, h_: raw.ClipByValue(
+         t=t_, clip_value_min=l_, clip_value_max=h_),
+     [np.zeros((0, 3), np.float32), np.asarray(-1, np.float32),
+      np.asarray(1, np.float32)], grad=False)
+more("ClipByValue_special", "ClipByValue",
+     lambda t_, l_, h_: raw.ClipByValue(
+         t=t_, clip_value_min=l_, clip_value_max=h_),
+     [SPECIAL, np.asarray(-1, np.float32), np.asarray(1, np.float32)],
+     grad=False)
+# the inverse hyperbolic functions, inside their domains (and the special
+# values, without gradients)
+for dt, sfx in ((np.float32, "f32"), (np.float64, "f64")):
+    more("Asinh_" + sfx, "Asinh", tf.math.asinh, [r9(3, 4, dtype=dt, lo=-4,
+                                                     hi=4)])
+    more("Acosh_" + sfx, "Acosh", tf.math.acosh, [r9(3, 4, dtype=dt, lo=1.1,
+                                                     hi=5)])
+    more("Atanh_" + sfx, "Atanh", tf.math.atanh, [r9(3, 4, dtype=dt,
+                                                     lo=-0.95, hi=0.95)])
+for nm, fn in (("Asinh", tf.math.asinh), ("Acosh", tf.math.acosh),
+               ("Atanh", tf.math.atanh)):
+    more(nm + "_special", nm, fn,
+         [np.concatenate([SPECIAL, np.array([1, -1, 0.5, 2], np.float32)])],
+         grad=False)
+
 DT = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64",
       np.dtype(np.int32): "int32", np.dtype(np.int64): "int64",
       np.dtype(np.bool_): "bool"}
