@@ -3,10 +3,15 @@
  * registers them (math_grad.py): ClipByValue (_ClipByValueGrad: dy where
  * t is within the bounds, else to the bound it was clipped to, summed to
  * the bound's shape), Asinh (dy / cosh(y)), Acosh (dy / sinh(y)), Atanh
- * (dy / (1 - x^2)).
+ * (dy / (1 - x^2)); EnsureShape (dy: _EnsureShapeGrad), CheckNumerics (dy
+ * checked too, as array_grad.py's _CheckNumericsGrad).
  */
 #include "grad.h"
 #include "grad_rule.h"
+#include "attr_get.h"
+#include "dg_util.h"
+
+#include "dg_alloc.h"
 
 DGC_GRAD(ClipByValue)
 {
@@ -48,5 +53,29 @@ DGC_GRAD(Atanh)
     dgc_ref df = MK("Sub", Sub, one, sq); CHK(df);
     dgc_ref inv = MK("Reciprocal", Reciprocal, df); CHK(inv);
     dx[0] = MK("Mul", Mul, dy, inv); CHK(dx[0]);
+    return DG_OK;
+}
+
+DGC_GRAD_AS(EnsureShape, Identity);
+
+/* TF's message for the gradient's check */
+static int set_grad_message(dgc_gctx *c, int32_t fwd, dgc_node *n, void *arg)
+{
+    (void)arg;
+    dg_sbuf b;
+    dg_sbuf_init(&b);
+    dg_sbuf_addf(&b, "Not a number (NaN) or infinity (Inf) values detected "
+                 "in gradient. %s", dgc_attr_str(FWD, DGC_AT_message));
+    char *m = dg_sbuf_take(&b);
+    int rc = !m || dgc_node_set_str(n, "message", m);
+    dg_free(m);
+    return rc;
+}
+
+DGC_GRAD(CheckNumerics)
+{
+    dx[0] = dgc_grad_mk_set(c, fwd, "CheckNumerics", OP(CheckNumerics),
+                            &dy, 1, set_grad_message, NULL);
+    CHK(dx[0]);
     return DG_OK;
 }

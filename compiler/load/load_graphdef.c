@@ -686,11 +686,12 @@ static dg_status add_inputs(dgc_gdload *L, int32_t id, dg_error *err)
         if (p < 0)
             return GE("node '%s': input '%s' names unknown node '%.*s'",
                       n->name, s, (int)nl, s);
-        if (L->rec[p].strc) { /* a string: summary ops drop it (docs) */
-            if (!dgc_op_has(n->op, DGC_OP_SUMMARY))
+        if (L->rec[p].strc) { /* a string: summary ops, Assert drop it */
+            if (!dgc_op_has(n->op, DGC_OP_SUMMARY) &&
+                n->op != DGC_OPID_Assert)
                 return GE("node '%s': input '%s' is a string tensor, which "
-                          "dgrun has no dtype for (only summary ops may take "
-                          "one)", n->name, s);
+                          "dgrun has no dtype for (only summary ops and "
+                          "Assert may take one)", n->name, s);
             continue;
         }
         int nout = dgc_ops[g->nodes[p].op].n_out;

@@ -5,8 +5,10 @@
  */
 #include "kernels_cpu.h"
 #include "dg_util.h"
+#include "infer.h"
 
 #include <math.h>
+#include <string.h>
 
 /* ---- ClipByValue --------------------------------------------------------- */
 
@@ -90,3 +92,91 @@ UNOP9(acosh, acoshf, acosh)
 DGR_KERNEL(Acosh, dgr_k_acosh);
 UNOP9(atanh, atanhf, atanh)
 DGR_KERNEL(Atanh, dgr_k_atanh);
+
+/* ---- EnsureShape, CheckNumerics, Assert: checks that pass x on ----------- */
+
+/* x itself, when its shape fits attr shape (-1: any dim; no attr: any
+ * shape) */
+dg_status dgr_k_ensure_shape(dgr_kctx *k)
+{
+    char msg[512];
+    if (dgc_ensure_shape_check(k->node, &k->in[0].shape, msg, sizeof msg))
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': %s", k->node->name,
+                      msg);
+    return dgr_k_identity(k);
+}
+DGR_KERNEL(EnsureShape, dgr_k_ensure_shape);
+
+/* x itself, when no element is NaN or Inf (TF's message: NaN first) */
+dg_status dgr_k_check_numerics(dgr_kctx *k)
+{
+    int64_t n = dg_shape_numel(&k->in[0].shape);
+    int nan = 0, inf = 0;
+    if (k->in[0].dtype == DG_F32) {
+        const float *x = dgr_cpu_ptr(&k->in[0]);
+        for (int64_t i = 0; i < n; i++)
+            nan |= isnan(x[i]), inf |= isinf(x[i]);
+    } else {
+        const double *x = dgr_cpu_ptr(&k->in[0]);
+        for (int64_t i = 0; i < n; i++)
+            nan |= isnan(x[i]), inf |= isinf(x[i]);
+    }
+    if (nan || inf)
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': %s : Tensor had %s "
+                      "values", k->node->name,
+                      dgc_attr_str(k->node, DGC_AT_message),
+                      nan ? "NaN" : "Inf");
+    return dgr_k_identity(k);
+}
+DGR_KERNEL(CheckNumerics, dgr_k_check_numerics);
+
+/* The first `max` elements of v as "[a b ...]" (TF's summarize) into sb */
+static void put_values(dg_sbuf *sb, const dgr_value *v, int64_t max)
+{
+    int64_t n = dg_shape_numel(&v->shape);
+    dg_sbuf_add(sb, "[");
+    const void *p = dgr_cpu_ptr(v);
+    for (int64_t i = 0; i < n && i < max; i++) {
+        if (i)
+            dg_sbuf_add(sb, " ");
+        switch (v->dtype) {
+        case DG_F32: dg_sbuf_addf(sb, "%g", ((const float *)p)[i]); break;
+        case DG_F64: dg_sbuf_addf(sb, "%g", ((const double *)p)[i]); break;
+        case DG_I32:
+            dg_sbuf_addf(sb, "%d", (int)((const int32_t *)p)[i]);
+            break;
+        case DG_I64:
+            dg_sbuf_addf(sb, "%lld", (long long)((const int64_t *)p)[i]);
+            break;
+        default:
+            dg_sbuf_add(sb, ((const uint8_t *)p)[i] ? "1" : "0");
+            break;
+        }
+    }
+    if (n > max)
+        dg_sbuf_add(sb, "...");
+    dg_sbuf_add(sb, "]");
+}
+
+/* nothing, when the condition holds; else the run fails showing the data */
+dg_status dgr_k_assert(dgr_kctx *k)
+{
+    if (dg_shape_numel(&k->in[0].shape) != 1)
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': Assert: condition "
+                      "must be a scalar", k->node->name);
+    if (*(const uint8_t *)dgr_cpu_ptr(&k->in[0]))
+        return DG_OK;
+    int64_t max = dgc_attr_i(k->node, DGC_AT_summarize);
+    dg_sbuf sb;
+    dg_sbuf_init(&sb);
+    for (int i = 1; i < k->n_in; i++) {
+        dg_sbuf_add(&sb, " ");
+        put_values(&sb, &k->in[i], max);
+    }
+    dg_status st = dg_err(k->err, DG_E_RUNTIME, "node '%s': assertion "
+                          "failed:%s", k->node->name,
+                          sb.s ? sb.s : "");
+    dg_sbuf_free(&sb);
+    return st;
+}
+DGR_KERNEL(Assert, dgr_k_assert);

@@ -1,10 +1,13 @@
 /*
  * cl_kernels_ops9a.c -- OpenCL launches of the ops9a ops (issue 22) whose
  * kernels are no generic shape: ClipByValue (opencl_kernels/ops9a.cl; the
- * inverse hyperbolic functions there need no C: the unary launcher).
+ * inverse hyperbolic functions there need no C: the unary launcher),
+ * EnsureShape (its check, then x itself).  CheckNumerics runs in host
+ * memory (dgr_cl_host_ops).
  */
 #include "cl_internal.h"
 #include "dg_util.h"
+#include "infer.h"
 
 /* t clipped to [lo, hi]; each bound a scalar or of t's shape (TF) */
 dg_status dgr_cl_k_clip_by_value(dgr_kctx *k)
@@ -39,3 +42,14 @@ dg_status dgr_cl_k_clip_by_value(dgr_kctx *k)
     return dgr_cl_launch1d(k, "ops9a", dt, "clip_by_value", (size_t)n, a, 7);
 }
 DGR_KERNEL(ClipByValue, dgr_cl_k_clip_by_value);
+
+/* x itself, when its shape fits attr shape */
+dg_status dgr_cl_k_ensure_shape(dgr_kctx *k)
+{
+    char msg[512];
+    if (dgc_ensure_shape_check(k->node, &k->in[0].shape, msg, sizeof msg))
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': %s", k->node->name,
+                      msg);
+    return dgr_cl_k_alias(k);
+}
+DGR_KERNEL(EnsureShape, dgr_cl_k_ensure_shape);

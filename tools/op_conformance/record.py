@@ -1918,6 +1918,37 @@ for nm, fn in (("Asinh", tf.math.asinh), ("Acosh", tf.math.acosh),
          [np.concatenate([SPECIAL, np.array([1, -1, 0.5, 2], np.float32)])],
          grad=False)
 
+# EnsureShape (partial dims), CheckNumerics: identities that check
+for dt, sfx in ((np.float32, "f32"), (np.float64, "f64")):
+    more("EnsureShape_" + sfx, "EnsureShape",
+         lambda a: tf.ensure_shape(a, [2, None, 3]),
+         [r9(2, 4, 3, dtype=dt)], {"shape": [2, -1, 3]})
+    more("CheckNumerics_" + sfx, "CheckNumerics",
+         lambda a: tf.debugging.check_numerics(a, "ops9a"),
+         [r9(3, 4, dtype=dt)], {"message": "ops9a"})
+more("EnsureShape_i32", "EnsureShape", lambda a: tf.ensure_shape(a, [None]),
+     [np.arange(5, dtype=np.int32)], {"shape": [-1]})
+more("EnsureShape_0d", "EnsureShape", lambda a: tf.ensure_shape(a, []),
+     [np.asarray(1.5, np.float32)], {"shape": []})
+more("EnsureShape_bool", "EnsureShape", lambda a: tf.ensure_shape(a, [2, 2]),
+     [np.array([[True, False], [False, True]])], {"shape": [2, 2]})
+more("CheckNumerics_empty", "CheckNumerics",
+     lambda a: tf.debugging.check_numerics(a, "e"),
+     [np.zeros((0, 2), np.float32)], {"message": "e"}, grad=False)
+
+
+# Assert: a passing one, through a control input (as graphs use it; its
+# string data dropped at load)
+def _assert_pass(cnd, a):
+    chk = raw.Assert(condition=cnd, data=[tf.constant("x is"), a],
+                     summarize=2)
+    with tf.control_dependencies([chk]):
+        return tf.identity(a)
+
+
+more("Assert_pass", "Assert", _assert_pass,
+     [np.asarray(True), r9(2, 3)], grad=False)
+
 DT = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64",
       np.dtype(np.int32): "int32", np.dtype(np.int64): "int64",
       np.dtype(np.bool_): "bool"}
