@@ -62,8 +62,8 @@ int dgc_ensure_shape_check(const dgc_node *n, const dg_shape *x, char *msg,
         char ws[128], xs[128];
         dg_shape_format(&want, ws, sizeof ws);
         dg_shape_format(x, xs, sizeof xs);
-        FAIL("EnsureShape: shape of the input %s is not compatible with the "
-             "expected shape %s", xs, ws);
+        FAIL("shape of the input %s is not compatible with the expected "
+             "shape %s", xs, ws);
     }
     return 0;
 }

@@ -101,8 +101,8 @@ dg_status dgr_k_ensure_shape(dgr_kctx *k)
 {
     char msg[512];
     if (dgc_ensure_shape_check(k->node, &k->in[0].shape, msg, sizeof msg))
-        return dg_err(k->err, DG_E_RUNTIME, "node '%s': %s", k->node->name,
-                      msg);
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': EnsureShape: %s",
+                      k->node->name, msg);
     return dgr_k_identity(k);
 }
 DGR_KERNEL(EnsureShape, dgr_k_ensure_shape);

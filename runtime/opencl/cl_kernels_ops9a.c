@@ -48,8 +48,8 @@ dg_status dgr_cl_k_ensure_shape(dgr_kctx *k)
 {
     char msg[512];
     if (dgc_ensure_shape_check(k->node, &k->in[0].shape, msg, sizeof msg))
-        return dg_err(k->err, DG_E_RUNTIME, "node '%s': %s", k->node->name,
-                      msg);
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': EnsureShape: %s",
+                      k->node->name, msg);
     return dgr_cl_k_alias(k);
 }
 DGR_KERNEL(EnsureShape, dgr_cl_k_ensure_shape);
