@@ -133,6 +133,8 @@ static const tf_map maps[] = {
      * its gradients are V3's; MaxPoolV2's ksize and strides inputs */
     {"FusedBatchNorm", "FusedBatchNormV3", -1, F_NONE, NULL, NULL, 0},
     {"FusedBatchNormGrad", "FusedBatchNormGradV3", -1, F_NONE, NULL, NULL, 0},
+    /* TF's TruncateDiv is integer-only: dgrun's integer Div truncates */
+    {"TruncateDiv", "Div", -1, F_NONE, NULL, NULL, 0},
     {"MaxPoolV2", "MaxPool", 1, F_PERM, "ksize", "ksize", 0},
     {"MaxPoolGradV2", "MaxPoolGrad", 3, F_PERM, "ksize", "ksize", 0},
 };

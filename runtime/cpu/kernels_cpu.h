@@ -80,5 +80,9 @@ typedef void (*dgr_cpu_bin_fn)(const void *a, int64_t sa, const void *b,
                                int64_t sb, void *o, int64_t n);
 dg_status dgr_cpu_unary(dgr_kctx *k, const dgr_cpu_un_fn *fns);
 dg_status dgr_cpu_binary(dgr_kctx *k, const dgr_cpu_bin_fn *fns);
+/* 1 when integer value v (int32 / int64) has a zero element (neg 0) or a
+ * negative one (neg 1), else 0 (also for other dtypes): the integer
+ * divisions' and Pow's checks. */
+int dgr_cpu_int_has(const dgr_value *v, int neg);
 
 #endif

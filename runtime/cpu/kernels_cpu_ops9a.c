@@ -1,7 +1,7 @@
 /*
  * kernels_cpu_ops9a.c -- CPU kernels of the ops9a ops (issue 22): the
  * simple ops of TF-1 frozen models and TF-2 exports: ClipByValue, Asinh,
- * Acosh, Atanh.
+ * Acosh, Atanh, EnsureShape, CheckNumerics, Assert, TruncateMod.
  */
 #include "kernels_cpu.h"
 #include "dg_util.h"
@@ -180,3 +180,34 @@ dg_status dgr_k_assert(dgr_kctx *k)
     return st;
 }
 DGR_KERNEL(Assert, dgr_k_assert);
+
+/* ---- TruncateMod: C's remainder ------------------------------------------ */
+
+#define TMOD(NAME, T, EXPR)                                                  \
+    static void NAME(const void *av, int64_t sa, const void *bv, int64_t sb, \
+                     void *ov, int64_t n)                                    \
+    {                                                                        \
+        const T *a = av, *b = bv;                                            \
+        T *o = ov;                                                           \
+        for (int64_t i = 0; i < n; i++) {                                    \
+            T x = a[i * sa], y = b[i * sb];                                  \
+            o[i] = (EXPR);                                                   \
+        }                                                                    \
+    }
+TMOD(tmod_f32, float, fmodf(x, y))
+TMOD(tmod_f64, double, fmod(x, y))
+/* (y == -1: 0, where INT_MIN % -1 would trap) */
+TMOD(tmod_i32, int32_t, y == -1 ? 0 : x % y)
+TMOD(tmod_i64, int64_t, y == -1 ? 0 : x % y)
+
+dg_status dgr_k_truncate_mod(dgr_kctx *k)
+{
+    static const dgr_cpu_bin_fn fns[DG_DTYPE_COUNT] = {
+        tmod_f32, tmod_f64, tmod_i32, tmod_i64, NULL};
+    if (dg_shape_numel(&k->out_types[0].shape) > 0 &&
+        dgr_cpu_int_has(&k->in[1], 0))
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': integer division by "
+                      "zero", k->node->name);
+    return dgr_cpu_binary(k, fns);
+}
+DGR_KERNEL(TruncateMod, dgr_k_truncate_mod);

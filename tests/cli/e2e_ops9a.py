@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """End-to-end checks of the ops9a ops' failures (issue 22; TF is never
 needed here): a failing Assert, an EnsureShape whose fed shape does not fit,
-a CheckNumerics on NaN and on Inf fail the run with exit 1 (SPEC 1: a
+a CheckNumerics on NaN and on Inf, an integer TruncateMod by zero fail the run with exit 1 (SPEC 1: a
 failure while running) and one line naming the node and the reason; an
 EnsureShape that cannot fit at compile time and a MaxPoolV2 whose ksize is
 no Const are exit 2 (an invalid graph).  The passing forms run (exit 0).
@@ -101,6 +101,12 @@ def main():
                ["node 'cn'", "after q : Tensor had NaN values"])
         expect(tmp, "numerics_inf", numerics_graph([1, 1], [0, 1]), 1,
                ["node 'cn'", "after q : Tensor had Inf values"])
+        tm = {"version": 1, "nodes": [
+            cst("a", "int32", [7, -7]), cst("b", "int32", [2, 0]),
+            {"name": "tm", "op": "TruncateMod", "inputs": ["a", "b"]}],
+            "fetch": ["tm"]}
+        expect(tmp, "truncmod_zero", tm, 1,
+               ["node 'tm'", "integer division by zero"])
         # a GraphDef (proto3 JSON) whose MaxPoolV2 ksize is a Placeholder
         gd = {"node": [
             {"name": "x", "op": "Placeholder",

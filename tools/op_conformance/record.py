@@ -1949,6 +1949,25 @@ def _assert_pass(cnd, a):
 more("Assert_pass", "Assert", _assert_pass,
      [np.asarray(True), r9(2, 3)], grad=False)
 
+# TruncateDiv (integers: dgrun's Div), TruncateMod: C's quotient and
+# remainder, signs mixed, broadcasting
+_tnum = np.array([[7, -7, 7, -7, 0, 9], [13, -13, 2, -2, 5, -1]])
+_tden = np.array([2, 2, -2, -2, 3, 4])
+for dt, sfx in ((np.int32, "i32"), (np.int64, "i64")):
+    more("TruncateDiv_" + sfx, "TruncateDiv",
+         lambda a, b: raw.TruncateDiv(x=a, y=b),
+         [_tnum.astype(dt), _tden.astype(dt)], dg_op="Div", grad=False)
+for dt, sfx in ((np.int32, "i32"), (np.int64, "i64"), (np.float32, "f32"),
+                (np.float64, "f64")):
+    more("TruncateMod_" + sfx, "TruncateMod",
+         lambda a, b: raw.TruncateMod(x=a, y=b),
+         [_tnum.astype(dt) + (0.5 if dt in (np.float32, np.float64)
+                              else 0), _tden.astype(dt)], grad=False)
+more("TruncateMod_scalar", "TruncateMod",
+     lambda a, b: raw.TruncateMod(x=a, y=b),
+     [np.array([-5.5, 5.5, 0.25], np.float32), np.asarray(-2, np.float32)],
+     grad=False)
+
 DT = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64",
       np.dtype(np.int32): "int32", np.dtype(np.int64): "int64",
       np.dtype(np.bool_): "bool"}
