@@ -13,30 +13,41 @@
 
 #define FAIL(...) do { snprintf(msg, msgsz, __VA_ARGS__); return -1; } while (0)
 
+int dgc_clip_bounds_check(const dg_shape *t, const dg_shape *lo,
+                          const dg_shape *hi, int64_t step[2], char *msg,
+                          size_t msgsz)
+{
+    const dg_shape *bs[2] = {lo, hi};
+    static const char *const what[2] = {"clip_value_min", "clip_value_max"};
+    for (int i = 0; i < 2; i++) {
+        const dg_shape *b = bs[i];
+        step[i] = b->rank != 0;
+        int ok = b->rank == 0 || b->rank == t->rank;
+        for (int d = 0; b->rank && ok && d < b->rank; d++)
+            ok = b->dims[d] < 0 || t->dims[d] < 0 || b->dims[d] == t->dims[d];
+        if (!ok) {
+            char ts[128], s[128];
+            dg_shape_format(t, ts, sizeof ts);
+            dg_shape_format(b, s, sizeof s);
+            FAIL("%s must be a scalar or of t's shape %s, got %s", what[i],
+                 ts, s);
+        }
+    }
+    return 0;
+}
+
 int dgc_infer_clip_by_value(DGC_INFER_ARGS)
 {
     (void)n;
     (void)n_in;
-    static const char *const what[3] = {"t", "clip_value_min",
-                                        "clip_value_max"};
-    for (int i = 1; i < 3; i++) {
+    for (int i = 1; i < 3; i++)
         if (in[i].dtype != in[0].dtype)
-            FAIL("%s is %s, t %s", what[i], dg_dtype_name(in[i].dtype),
-                 dg_dtype_name(in[0].dtype));
-        const dg_shape *b = &in[i].shape, *t = &in[0].shape;
-        if (b->rank == 0)
-            continue;
-        int ok = b->rank == t->rank;
-        for (int d = 0; ok && d < b->rank; d++)
-            ok = b->dims[d] < 0 || t->dims[d] < 0 || b->dims[d] == t->dims[d];
-        if (!ok) {
-            char ts[128], bs[128];
-            dg_shape_format(t, ts, sizeof ts);
-            dg_shape_format(b, bs, sizeof bs);
-            FAIL("%s must be a scalar or of t's shape %s, got %s", what[i],
-                 ts, bs);
-        }
-    }
+            FAIL("%s is %s, t %s", i == 1 ? "clip_value_min" : "clip_value_max",
+                 dg_dtype_name(in[i].dtype), dg_dtype_name(in[0].dtype));
+    int64_t step[2];
+    if (dgc_clip_bounds_check(&in[0].shape, &in[1].shape, &in[2].shape, step,
+                              msg, msgsz))
+        return -1;
     out[0].dtype = in[0].dtype;
     out[0].shape = in[0].shape;
     out[0].value = NULL;

@@ -38,59 +38,35 @@ dg_status dgr_k_clip_by_value(dgr_kctx *k)
 {
     static const clip_fn fns[DG_DTYPE_COUNT] = {clip_f32, clip_f64, clip_i32,
                                                 clip_i64, NULL};
-    static const char *const what[3] = {"t", "clip_value_min",
-                                        "clip_value_max"};
     dg_dtype dt = k->in[0].dtype;
     clip_fn fn = (unsigned)dt < DG_DTYPE_COUNT ? fns[dt] : NULL;
     if (!fn)
         return dg_err(k->err, DG_E_RUNTIME, "node '%s': no CPU kernel for "
                       "dtype %s", k->node->name, dg_dtype_name(dt));
-    int64_t step[3] = {1, 1, 1};
-    for (int i = 1; i < 3; i++) {
-        const dg_shape *b = &k->in[i].shape;
-        if (b->rank == 0) {
-            step[i] = 0;
-        } else if (!dg_shape_same(b, &k->in[0].shape)) {
-            char ts[128], bs[128];
-            dg_shape_format(&k->in[0].shape, ts, sizeof ts);
-            dg_shape_format(b, bs, sizeof bs);
-            return dg_err(k->err, DG_E_RUNTIME, "node '%s': %s must be a "
-                          "scalar or of t's shape %s, got %s", k->node->name,
-                          what[i], ts, bs);
-        }
-    }
+    int64_t step[2];
+    char msg[512];
+    if (dgc_clip_bounds_check(&k->in[0].shape, &k->in[1].shape,
+                              &k->in[2].shape, step, msg, sizeof msg))
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': %s", k->node->name,
+                      msg);
     dg_status st = dgr_kctx_alloc_output(k, 0);
     if (st)
         return st;
     int64_t n = dg_shape_numel(&k->out[0].shape);
     if (n > 0)
-        fn(dgr_cpu_ptr(&k->in[0]), dgr_cpu_ptr(&k->in[1]), step[1],
-           dgr_cpu_ptr(&k->in[2]), step[2], dgr_cpu_ptr(&k->out[0]), n);
+        fn(dgr_cpu_ptr(&k->in[0]), dgr_cpu_ptr(&k->in[1]), step[0],
+           dgr_cpu_ptr(&k->in[2]), step[1], dgr_cpu_ptr(&k->out[0]), n);
     return DG_OK;
 }
 DGR_KERNEL(ClipByValue, dgr_k_clip_by_value);
 
 /* ---- the inverse hyperbolic functions ------------------------------------ */
 
-#define UN9(NAME, T, F)                                                      \
-    static void NAME(const void *av, void *ov, int64_t n)                    \
-    {                                                                        \
-        const T *a = av;                                                     \
-        T *o = ov;                                                           \
-        for (int64_t i = 0; i < n; i++)                                      \
-            o[i] = F(a[i]);                                                  \
-    }
-#define UNOP9(OP, F32, F64)                                                  \
-    UN9(OP##_f32, float, F32)                                                \
-    UN9(OP##_f64, double, F64)                                               \
-    static const dgr_cpu_un_fn OP##_fns[DG_DTYPE_COUNT] = {                  \
-        OP##_f32, OP##_f64, NULL, NULL, NULL};                               \
-    dg_status dgr_k_##OP(dgr_kctx *k) { return dgr_cpu_unary(k, OP##_fns); }
-UNOP9(asinh, asinhf, asinh)
+ZUNF(asinh, asinhf, asinh)
 DGR_KERNEL(Asinh, dgr_k_asinh);
-UNOP9(acosh, acoshf, acosh)
+ZUNF(acosh, acoshf, acosh)
 DGR_KERNEL(Acosh, dgr_k_acosh);
-UNOP9(atanh, atanhf, atanh)
+ZUNF(atanh, atanhf, atanh)
 DGR_KERNEL(Atanh, dgr_k_atanh);
 
 /* ---- EnsureShape, CheckNumerics, Assert: checks that pass x on ----------- */
@@ -183,22 +159,11 @@ DGR_KERNEL(Assert, dgr_k_assert);
 
 /* ---- TruncateMod: C's remainder ------------------------------------------ */
 
-#define TMOD(NAME, T, EXPR)                                                  \
-    static void NAME(const void *av, int64_t sa, const void *bv, int64_t sb, \
-                     void *ov, int64_t n)                                    \
-    {                                                                        \
-        const T *a = av, *b = bv;                                            \
-        T *o = ov;                                                           \
-        for (int64_t i = 0; i < n; i++) {                                    \
-            T x = a[i * sa], y = b[i * sb];                                  \
-            o[i] = (EXPR);                                                   \
-        }                                                                    \
-    }
-TMOD(tmod_f32, float, fmodf(x, y))
-TMOD(tmod_f64, double, fmod(x, y))
+ZBIN(tmod_f32, float, fmodf(x, y))
+ZBIN(tmod_f64, double, fmod(x, y))
 /* (y == -1: 0, where INT_MIN % -1 would trap) */
-TMOD(tmod_i32, int32_t, y == -1 ? 0 : x % y)
-TMOD(tmod_i64, int64_t, y == -1 ? 0 : x % y)
+ZBIN(tmod_i32, int32_t, y == -1 ? 0 : x % y)
+ZBIN(tmod_i64, int64_t, y == -1 ? 0 : x % y)
 
 dg_status dgr_k_truncate_mod(dgr_kctx *k)
 {
