@@ -1,7 +1,7 @@
 /* ops9a.cl -- OpenCL kernels of the ops9a ops (issue 22): the inverse
  * hyperbolic functions (dgk_unary_<Op>: the generic unary launcher) and
- * ClipByValue (its own launch, cl_kernels_ops9a.c).  One work-item per
- * element, guarded by n.  Compiled per dtype with -DT=float|double. */
+ * ClipByValue and CheckNumerics (their own launches, cl_kernels_ops9a.c).
+ * One work-item per element, guarded by n.  Compiled per dtype with -DT=float|double. */
 #if defined(cl_khr_fp64)
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #endif
@@ -28,5 +28,26 @@ __kernel void clip_by_value(__global const T *t, __global const T *lo,
         T v = t[i], l = lo[i * sl], h = hi[i * sh];
         v = v > h ? h : v;
         y[i] = v < l ? l : v;
+    }
+}
+
+/* CheckNumerics: flag[0] = 0 (one work-item), then each element ORs 1 into
+ * it for a NaN, 2 for an Inf (atomics: no race among the work-items) */
+__kernel void check_numerics_init(__global int *flag)
+{
+    if (get_global_id(0) == 0)
+        flag[0] = 0;
+}
+
+__kernel void check_numerics(__global const T *x, long n,
+                             __global int *flag)
+{
+    long i = get_global_id(0);
+    if (i < n) {
+        T v = x[i];
+        if (isnan(v))
+            atomic_or(flag, 1);
+        else if (isinf(v))
+            atomic_or(flag, 2);
     }
 }

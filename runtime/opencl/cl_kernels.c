@@ -770,5 +770,4 @@ const uint32_t dgr_cl_host_ops[DGC_N_OPS] = {
     HOSTF(Shape), HOSTF(Size), HOSTF(Rank), HOSTF(ShapeN),
     HOSTF(ConcatOffset), HOSTF(Unique),
     HOSTF(IsVariableInitialized),
-    HOSTF(CheckNumerics), /* ops9a: its CPU kernel, no OpenCL one yet */
 };

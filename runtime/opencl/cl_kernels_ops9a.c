@@ -2,8 +2,8 @@
  * cl_kernels_ops9a.c -- OpenCL launches of the ops9a ops (issue 22) whose
  * kernels are no generic shape: ClipByValue (opencl_kernels/ops9a.cl; the
  * inverse hyperbolic functions there need no C: the unary launcher),
- * EnsureShape (its check, then x itself).  CheckNumerics runs in host
- * memory (dgr_cl_host_ops).
+ * EnsureShape (its check, then x itself), CheckNumerics (a flag the
+ * elements OR into, read back: then x itself).
  */
 #include "cl_internal.h"
 #include "dg_util.h"
@@ -44,3 +44,38 @@ dg_status dgr_cl_k_ensure_shape(dgr_kctx *k)
     return dgr_cl_k_alias(k);
 }
 DGR_KERNEL(EnsureShape, dgr_cl_k_ensure_shape);
+
+/* x itself, when it has no NaN or Inf: the flag of ops9a.cl's
+ * check_numerics, read back (as the CPU kernel's message) */
+dg_status dgr_cl_k_check_numerics(dgr_kctx *k)
+{
+    dg_dtype dt = k->in[0].dtype;
+    cl_long n = dg_shape_numel(&k->in[0].shape);
+    if (n > 0) {
+        dgr_buffer *fb = dgr_buffer_new(k->dev, sizeof(cl_int), k->stream,
+                                        k->err);
+        if (!fb)
+            return k->err->code ? k->err->code : DG_E_NOMEM;
+        cl_mem x = dgr_cl_mem(&k->in[0]), f = (cl_mem)fb->mem;
+        dgr_cl_arg a0[] = {DGR_ARG(f)};
+        dgr_cl_arg a[] = {DGR_ARG(x), DGR_ARG(n), DGR_ARG(f)};
+        cl_int flag = 0;
+        dg_status st = dgr_cl_launch1d(k, "ops9a", dt, "check_numerics_init",
+                                       1, a0, 1);
+        if (st == DG_OK)
+            st = dgr_cl_launch1d(k, "ops9a", dt, "check_numerics", (size_t)n,
+                                 a, 3);
+        if (st == DG_OK)
+            st = dgr_cl_read(k->dev, fb, &flag, sizeof flag, k->err);
+        dgr_buffer_release(fb);
+        if (st != DG_OK)
+            return st;
+        if (flag)
+            return dg_err(k->err, DG_E_RUNTIME, "node '%s': %s : Tensor had "
+                          "%s values", k->node->name,
+                          dgc_attr_str(k->node, DGC_AT_message),
+                          flag & 1 ? "NaN" : "Inf");
+    }
+    return dgr_cl_k_alias(k);
+}
+DGR_KERNEL(CheckNumerics, dgr_cl_k_check_numerics);

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """End-to-end checks of the ops9a ops' failures (issue 22; TF is never
 needed here): a failing Assert, an EnsureShape whose fed shape does not fit,
-a CheckNumerics on NaN and on Inf, an integer TruncateMod by zero fail the run with exit 1 (SPEC 1: a
+a CheckNumerics on NaN and on Inf (CPU and OpenCL), an integer TruncateMod by zero fail the run with exit 1 (SPEC 1: a
 failure while running) and one line naming the node and the reason; an
 EnsureShape that cannot fit at compile time and a MaxPoolV2 whose ksize is
 no Const are exit 2 (an invalid graph).  The passing forms run (exit 0).
@@ -29,6 +29,7 @@ def run(tmp, name, graph, *args, cmd="run"):
     with open(path, "w") as f:
         json.dump(graph, f)
     env = dict(os.environ, DGRUN_OPENCL_DEVICES="none")
+    env.setdefault("POCL_DEVICES", "pthread")
     p = subprocess.run([DGRUN, cmd, path, *args], capture_output=True,
                        env=env, timeout=120)
     return p.returncode, p.stdout.decode(), p.stderr.decode()
@@ -107,6 +108,22 @@ def main():
             "fetch": ["tm"]}
         expect(tmp, "truncmod_zero", tm, 1,
                ["node 'tm'", "integer division by zero"])
+        # CheckNumerics's OpenCL kernel (PoCL), placed on the GPU
+        for nm, num, den, want in (("nan", [0, 1], [0, 1], "NaN"),
+                                   ("inf", [1, 1], [0, 1], "Inf"),
+                                   ("ok", [1, 2], [2, 4], None)):
+            rc, out, err = run(tmp, "numerics_gpu_" + nm,
+                               numerics_graph(num, den), "--opencl-devices",
+                               "all", "--device", "/gpu:0",
+                               "--log-device-placement")
+            lines = err.strip().splitlines()
+            check(any(ln.startswith("cn: (CheckNumerics): ") and
+                      ln.endswith("GPU:0") for ln in lines),
+                  "numerics_gpu_%s: not placed on GPU:0: %r" % (nm, err))
+            check(rc == (1 if want else 0) and (
+                not want or lines[-1].endswith(
+                    "node 'cn': after q : Tensor had %s values" % want)),
+                  "numerics_gpu_%s: exit %d: %r" % (nm, rc, err))
         # a GraphDef (proto3 JSON) whose MaxPoolV2 ksize is a Placeholder
         gd = {"node": [
             {"name": "x", "op": "Placeholder",
