@@ -1,7 +1,8 @@
 /* ops9a.cl -- OpenCL kernels of the ops9a ops (issue 22): the inverse
  * hyperbolic functions (dgk_unary_<Op>: the generic unary launcher) and
  * ClipByValue and CheckNumerics (their own launches, cl_kernels_ops9a.c).
- * One work-item per element, guarded by n.  Compiled per dtype with -DT=float|double. */
+ * One work-item per element, guarded by n.  Compiled per dtype with
+ * -DT=float|double. */
 #if defined(cl_khr_fp64)
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #endif
