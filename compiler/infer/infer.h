@@ -49,6 +49,20 @@ int dgc_infer_invert_permutation(DGC_INFER_ARGS);
 int dgc_infer_unary(DGC_INFER_ARGS);       /* same type as input 0 */
 int dgc_infer_unary_float(DGC_INFER_ARGS); /* same, input must be float */
 int dgc_infer_binary(DGC_INFER_ARGS);      /* NumPy broadcasting, same dtype */
+int dgc_infer_clip_by_value(DGC_INFER_ARGS); /* t; bounds scalar or t-shaped */
+/* 0 when ClipByValue's bounds lo and hi each are a scalar or of t's shape
+ * (unknown dims fit), step[i] then 0 (a scalar) or 1; else -1 with the
+ * reason in msg (the shape function's and the kernels' check). */
+int dgc_clip_bounds_check(const dg_shape *t, const dg_shape *lo,
+                          const dg_shape *hi, int64_t step[2], char *msg,
+                          size_t msgsz);
+int dgc_infer_ensure_shape(DGC_INFER_ARGS);  /* x refined by attr shape */
+/* 0 when shape x fits EnsureShape node n's attr shape (-1 dims, unknown
+ * rank and x's unknown dims fit), else -1 with the reason in msg (the
+ * shape function's and the kernels' check). */
+int dgc_ensure_shape_check(const dgc_node *n, const dg_shape *x, char *msg,
+                           size_t msgsz);
+int dgc_infer_assert(DGC_INFER_ARGS);        /* bool scalar condition, no outputs */
 int dgc_infer_addn(DGC_INFER_ARGS);
 int dgc_infer_matmul(DGC_INFER_ARGS);
 int dgc_infer_biasadd(DGC_INFER_ARGS);

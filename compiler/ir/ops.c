@@ -230,6 +230,13 @@ static const dgc_attr_spec a_topk[] = {AS(sorted, DGC_A_BOOL, "true", 0),
 static const dgc_attr_spec a_blocksize[] = {
     AS(block_size, DGC_A_INT, NULL, REQ),
     AS(data_format, DGC_A_STR, "NHWC", 0), A_END};
+/* ops9a: EnsureShape (partial dims), CheckNumerics, Assert */
+static const dgc_attr_spec a_ensure_shape[] = {
+    AS(shape, DGC_A_SHAPE, NULL, REQ), A_END};
+static const dgc_attr_spec a_check_numerics[] = {
+    AS(message, DGC_A_STR, NULL, REQ), A_END};
+static const dgc_attr_spec a_assert[] = {AS(summarize, DGC_A_INT, "3", 0),
+                                         A_END};
 
 #define SRC DGC_OP_SOURCE
 #define NODIFF DGC_OP_NOT_DIFF

@@ -43,6 +43,7 @@ static dg_status parse_shape(const dgc_jdoc *doc, dgc_node *n, const char *key,
     memset(s, 0, sizeof *s);
     int allow_unknown = dgc_op_has(n->op, DGC_OP_FEED) ||
                         strcmp(dgc_op_name(n->op), "Reshape") == 0 ||
+                        n->op == DGC_OPID_EnsureShape || /* partial dims */
                         dgc_op_has(n->op, DGC_OP_RESOURCE); /* issue 11 */
     int64_t numel = 1;
     for (const cJSON *e = v->child; e; e = e->next) {
@@ -60,8 +61,8 @@ static dg_status parse_shape(const dgc_jdoc *doc, dgc_node *n, const char *key,
                           "overflows", n->name, key);
         if (d < -1 || (d == -1 && !allow_unknown))
             return dg_err(err, DG_E_GRAPH, "node '%s': attr '%s': invalid "
-                          "dimension %lld (-1 is allowed only for Placeholder "
-                          "and Reshape)", n->name, key, (long long)d);
+                          "dimension %lld (-1 is allowed only for Placeholder, "
+                          "Reshape and EnsureShape)", n->name, key, (long long)d);
         if (d > 0) {
             if (numel > INT64_MAX / d)
                 return dg_err(err, DG_E_GRAPH, "node '%s': attr '%s': shape "

@@ -129,7 +129,33 @@ static const tf_map maps[] = {
     {"ResourceScatterAdd", "ScatterAdd", -1, F_NONE, NULL, NULL, 0},
     {"ResourceScatterSub", "ScatterSub", -1, F_NONE, NULL, NULL, 0},
     {"ResourceScatterUpdate", "ScatterUpdate", -1, F_NONE, NULL, NULL, 0},
+    /* ops9a: TF-1's FusedBatchNorm (V1: no U attr, no reserve_space_3) and
+     * its gradients are V3's; MaxPoolV2's ksize and strides inputs */
+    {"FusedBatchNorm", "FusedBatchNormV3", -1, F_NONE, NULL, NULL, 0},
+    {"FusedBatchNormGrad", "FusedBatchNormGradV3", -1, F_NONE, NULL, NULL, 0},
+    /* TF's TruncateDiv is integer-only: dgrun's integer Div truncates */
+    {"TruncateDiv", "Div", -1, F_NONE, NULL, NULL, 0},
+    {"MaxPoolV2", "MaxPool", 1, F_PERM, "ksize", "ksize", 0},
+    {"MaxPoolGradV2", "MaxPoolGrad", 3, F_PERM, "ksize", "ksize", 0},
 };
+
+/* Maps that fold the input after `fold` too, into a second attribute of
+ * the same kind (named by it in messages): MaxPoolV2's strides. */
+static const struct {
+    const char *tf, *attr;
+} fold2s[] = {
+    {"MaxPoolV2", "strides"},
+    {"MaxPoolGradV2", "strides"},
+};
+
+/* The second folded attribute of `m`, or NULL. */
+static const char *fold2_attr(const tf_map *m)
+{
+    for (size_t i = 0; m && i < sizeof fold2s / sizeof fold2s[0]; i++)
+        if (strcmp(fold2s[i].tf, m->tf) == 0)
+            return fold2s[i].attr;
+    return NULL;
+}
 
 /* TF ops with a dgrun look-alike whose semantics differ (none since
  * issue 21 gave dgrun StopGradient, PreventGradient and TruncatedNormal). */
@@ -623,6 +649,7 @@ static dg_status add_inputs(dgc_gdload *L, int32_t id, dg_error *err)
         next += strlen(next) + 1;
     }
     int fold_at = !map ? -1 : map->fold == FOLD_LAST ? n_data - 1 : map->fold;
+    const char *attr2 = fold2_attr(map);
     next = dgc_strpool_at(&L->pool, r->off);
     for (int32_t k = 0; k < r->n_in || k == r->bad_at; k++) {
         if (k == r->bad_at)
@@ -661,11 +688,12 @@ static dg_status add_inputs(dgc_gdload *L, int32_t id, dg_error *err)
         if (p < 0)
             return GE("node '%s': input '%s' names unknown node '%.*s'",
                       n->name, s, (int)nl, s);
-        if (L->rec[p].strc) { /* a string: summary ops drop it (docs) */
-            if (!dgc_op_has(n->op, DGC_OP_SUMMARY))
+        if (L->rec[p].strc) { /* a string: summary ops, Assert drop it */
+            if (!dgc_op_has(n->op, DGC_OP_SUMMARY) &&
+                n->op != DGC_OPID_Assert)
                 return GE("node '%s': input '%s' is a string tensor, which "
-                          "dgrun has no dtype for (only summary ops may take "
-                          "one)", n->name, s);
+                          "dgrun has no dtype for (only summary ops and "
+                          "Assert may take one)", n->name, s);
             continue;
         }
         int nout = dgc_ops[g->nodes[p].op].n_out;
@@ -684,6 +712,10 @@ static dg_status add_inputs(dgc_gdload *L, int32_t id, dg_error *err)
                 fill[data] = ref;
         } else if (fold) {
             st = fold_const(g, id, map, s, ref, err);
+        } else if (attr2 && fold_at >= 0 && data == fold_at + 1) {
+            tf_map m2 = *map;
+            m2.attr = m2.what = attr2;
+            st = fold_const(g, id, &m2, s, ref, err);
         } else if (dgc_node_add_input(g, id, ref)) {
             st = dg_err_nomem(err, "inputs");
         }
@@ -712,10 +744,10 @@ static dg_status add_inputs(dgc_gdload *L, int32_t id, dg_error *err)
             return dg_err_nomem(err, "inputs");
         return DG_OK;
     }
-    if (map && fold_at >= 0 && data <= fold_at)
+    if (map && fold_at >= 0 && data <= fold_at + (attr2 != NULL))
         return GE("node '%s': op %s needs its %s input", n->name, map->tf,
-                  map->what);
-    int folded = map && fold_at >= 0 && n->n_inputs < data;
+                  data <= fold_at ? map->what : attr2);
+    int folded = map && fold_at >= 0 ? data - n->n_inputs : 0;
     if (map && map->kind == F_AXIS && fold_at == 0 && !folded &&
         n->n_inputs > 1) { /* a run-time split_dim / concat_dim: last */
         dgc_ref ax = n->inputs[0];

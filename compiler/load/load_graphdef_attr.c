@@ -592,12 +592,14 @@ static dg_status value_attr(dgc_graph *g, const dgc_jdoc *doc, int32_t id,
     return DG_OK;
 }
 
-/* `shape` of a Placeholder or Variable. */
+/* `shape` of a Placeholder, Variable or EnsureShape (whose -1 dims and
+ * unknown rank are kept as the Placeholder's). */
 static dg_status shape_attr(dgc_graph *g, const dgc_jdoc *doc, int32_t id,
                             dgc_gv v, dg_error *err)
 {
     dgc_node *n = &g->nodes[id];
-    int feed = dgc_op_has(n->op, DGC_OP_FEED);
+    int feed = dgc_op_has(n->op, DGC_OP_FEED) ||
+               n->op == DGC_OPID_EnsureShape;
     if (!feed && !dgc_op_has(n->op, DGC_OP_VARIABLE))
         return AERR("node '%s': attr 'shape' is not supported on op %s",
                     n->name, dgc_op_name(n->op));
@@ -809,7 +811,8 @@ dg_status dgc_gd_attrs(dgc_graph *g, const dgc_jdoc *doc, int32_t id,
             if (!(st = get_type(err, n, k, v, &t)) &&
                 dgc_node_set_dtype(n, k[0] == 'T' ? "dtype" : k, t))
                 st = nomem(err);
-        } else if (strcmp(k, "T") == 0 && n->op == DGC_OPID_IdentityN) {
+        } else if (strcmp(k, "T") == 0 && (n->op == DGC_OPID_IdentityN ||
+                                            n->op == DGC_OPID_Assert)) {
             continue; /* a list of types (issue 22): inference derives them */
         } else if (strcmp(k, "T") == 0) {
             /* the input type: inference derives it; only check it exists */

@@ -80,5 +80,44 @@ typedef void (*dgr_cpu_bin_fn)(const void *a, int64_t sa, const void *b,
                                int64_t sb, void *o, int64_t n);
 dg_status dgr_cpu_unary(dgr_kctx *k, const dgr_cpu_un_fn *fns);
 dg_status dgr_cpu_binary(dgr_kctx *k, const dgr_cpu_bin_fn *fns);
+/* 1 when integer value v (int32 / int64) has a zero element (neg 0) or a
+ * negative one (neg 1), else 0 (also for other dtypes): the integer
+ * divisions' and Pow's checks. */
+int dgr_cpu_int_has(const dgr_value *v, int neg);
+/* A dgr_cpu_bin_fn / dgr_cpu_un_fn NAME over type T computing EXPR of x
+ * (and y) per element, for the fns tables above. */
+#define ZBIN(NAME, T, EXPR)                                                  \
+    static void NAME(const void *av, int64_t sa, const void *bv, int64_t sb, \
+                     void *ov, int64_t n)                                    \
+    {                                                                        \
+        const T *a = av, *b = bv;                                            \
+        T *o = ov;                                                           \
+        for (int64_t i = 0; i < n; i++) {                                    \
+            T x = a[i * sa], y = b[i * sb];                                  \
+            o[i] = (T)(EXPR);                                                \
+        }                                                                    \
+    }
+#define ZUN(NAME, T, EXPR)                                                   \
+    static void NAME(const void *av, void *ov, int64_t n)                    \
+    {                                                                        \
+        const T *a = av;                                                     \
+        T *o = ov;                                                           \
+        for (int64_t i = 0; i < n; i++) {                                    \
+            T x = a[i];                                                      \
+            o[i] = (T)(EXPR);                                                \
+        }                                                                    \
+    }
+
+/* The float32/float64 table OP##_fns of OP##_f32 and OP##_f64; ZUNF: both
+ * from float and double functions F32 and F64, the table and the kernel
+ * dgr_k_##OP (register it with DGR_KERNEL). */
+#define UNF(OP)                                                              \
+    static const dgr_cpu_un_fn OP##_fns[DG_DTYPE_COUNT] = {                  \
+        OP##_f32, OP##_f64, NULL, NULL, NULL};
+#define ZUNF(OP, F32, F64)                                                   \
+    ZUN(OP##_f32, float, F32(x))                                             \
+    ZUN(OP##_f64, double, F64(x))                                            \
+    UNF(OP)                                                                  \
+    dg_status dgr_k_##OP(dgr_kctx *k) { return dgr_cpu_unary(k, OP##_fns); }
 
 #endif

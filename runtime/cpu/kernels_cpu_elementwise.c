@@ -263,6 +263,8 @@ static int any_int(const dgr_value *v, int neg)
     return 0;
 }
 
+int dgr_cpu_int_has(const dgr_value *v, int neg) { return any_int(v, neg); }
+
 dg_status dgr_k_div(dgr_kctx *k)
 {
     if (dg_shape_numel(&k->out_types[0].shape) > 0 && any_int(&k->in[1], 0))

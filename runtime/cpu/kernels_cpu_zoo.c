@@ -19,28 +19,7 @@
 
 /* ---- elementwise --------------------------------------------------------- */
 
-#define ZBIN(NAME, T, EXPR)                                                  \
-    static void NAME(const void *av, int64_t sa, const void *bv, int64_t sb, \
-                     void *ov, int64_t n)                                    \
-    {                                                                        \
-        const T *a = av, *b = bv;                                            \
-        T *o = ov;                                                           \
-        for (int64_t i = 0; i < n; i++) {                                    \
-            T x = a[i * sa], y = b[i * sb];                                  \
-            o[i] = (T)(EXPR);                                                \
-        }                                                                    \
-    }
-#define ZUN(NAME, T, EXPR)                                                   \
-    static void NAME(const void *av, void *ov, int64_t n)                    \
-    {                                                                        \
-        const T *a = av;                                                     \
-        T *o = ov;                                                           \
-        for (int64_t i = 0; i < n; i++) {                                    \
-            T x = a[i];                                                      \
-            o[i] = (T)(EXPR);                                                \
-        }                                                                    \
-    }
-
+/* (ZBIN, ZUN: kernels_cpu.h) */
 ZBIN(sqd_f32, float, (x - y) * (x - y))
 ZBIN(sqd_f64, double, (x - y) * (x - y))
 ZBIN(sqd_i32, int32_t, (x - y) * (x - y))
@@ -69,9 +48,6 @@ ZUN(softplus_f32, float, SOFTPLUS(float, FLT_EPSILON, logf, expf, log1pf))
 ZUN(softplus_f64, double, SOFTPLUS(double, DBL_EPSILON, log, exp, log1p))
 ZUN(softsign_f32, float, x / (1 + fabsf(x)))
 ZUN(softsign_f64, double, x / (1 + fabs(x)))
-#define UNF(OP)                                                              \
-    static const dgr_cpu_un_fn OP##_fns[DG_DTYPE_COUNT] = {                  \
-        OP##_f32, OP##_f64, NULL, NULL, NULL};
 UNF(erf) UNF(erfc) UNF(elu) UNF(selu) UNF(softplus) UNF(softsign)
 
 /* gradient pairs: x is the first input, y the second */
@@ -106,11 +82,6 @@ ZBIN(dnn_f64, double, y == 0 ? 0.0 : x / y)
 BINF(dnn)
 /* the elementwise math of step 3 (Floor ... Cosh); Round of an integer is
  * the integer (TF) */
-#define ZUNF(OP, F32, F64)                                                   \
-    ZUN(OP##_f32, float, F32(x))                                             \
-    ZUN(OP##_f64, double, F64(x))                                            \
-    UNF(OP)                                                                  \
-    dg_status dgr_k_##OP(dgr_kctx *k) { return dgr_cpu_unary(k, OP##_fns); }
 ZUNF(floor, floorf, floor)
 DGR_KERNEL(Floor, dgr_k_floor);
 ZUNF(ceil, ceilf, ceil)

@@ -383,8 +383,8 @@ def summaries(d, meta, graph):
         tf_node("y", "Identity", ["t"])]}
     rc, out, err = dgrun("check", "-", stdin=json.dumps(bad).encode())
     check(rc == 2 and err == "dgrun: error: <stdin>: node 'y': input 't' is a "
-          "string tensor, which dgrun has no dtype for (only summary ops may "
-          "take one)\n", "string input to Identity: exit %d %s" % (rc, err))
+          "string tensor, which dgrun has no dtype for (only summary ops and "
+          "Assert may take one)\n", "string input to Identity: exit %d %s" % (rc, err))
 
 
 def pb_input():

@@ -1816,6 +1816,158 @@ _tkb = np.round(r22(3, 700) * 4) / 4  # many equal values
 more("TopKV2_bigk_f32", "TopKV2", lambda a: tf.math.top_k(a, 200),
      [_tkb], extra=[np.array(200, np.int32)], n_out=2, grad=False)
 
+# ---- ops9a: the simple ops of TF-1 frozen models and TF-2 exports ---------
+# (inputs from their own RandomState: the cases above keep their values)
+RS9A = np.random.RandomState(9001)
+
+
+def r9(*shape, dtype=np.float32, lo=-2.0, hi=2.0):
+    return RS9A.uniform(lo, hi, size=shape).astype(dtype)
+
+
+# FusedBatchNorm (V1) and its gradients V1 / V2 load as V3's
+for train in (False, True):
+    tn = "train" if train else "infer"
+    more("FusedBatchNorm_" + tn, "FusedBatchNorm",
+         (lambda t_: lambda a, s_, o_, m_, v_: raw.FusedBatchNorm(
+             x=a, scale=s_, offset=o_, mean=m_, variance=v_, epsilon=0.01,
+             is_training=t_)[:3])(train),
+         [r9(2, 3, 2, 3), r9(3, lo=0.5), r9(3), r9(3), r9(3, lo=0.5)],
+         {"epsilon": 0.01, "is_training": train},
+         dg_op="FusedBatchNormV3", n_out=3, grad=not train)
+    for gv in ("FusedBatchNormGrad", "FusedBatchNormGradV2"):
+        def _fbg1(dy, x, sc, off, t_=train, gv_=gv):
+            mv = [tf.constant([0.1, -0.2, 0.3]), tf.constant([1.0, 0.5, 2.0])]
+            bn = raw.FusedBatchNorm(
+                x=x, scale=sc, offset=off, mean=mv[0], variance=mv[1],
+                epsilon=0.001, is_training=t_)
+            return getattr(raw, gv_)(
+                y_backprop=dy, x=x, scale=sc,
+                reserve_space_1=bn[3] if t_ else mv[0],
+                reserve_space_2=bn[4] if t_ else mv[1],
+                epsilon=0.001, is_training=t_)[:3]
+        more("%s_%s" % (gv, tn), gv, _fbg1,
+             [r9(2, 2, 3, 3), r9(2, 2, 3, 3), r9(3, lo=0.5), r9(3)], n_out=3,
+             dg_op="FusedBatchNormGradV3", grad=False,
+             also=["FusedBatchNormV3"])
+# MaxPoolV2 / MaxPoolGradV2: ksize and strides Consts folded at load
+for pad in ("VALID", "SAME"):
+    more("MaxPoolV2_" + pad.lower(), "MaxPoolV2",
+         (lambda p_: lambda a: raw.MaxPoolV2(
+             input=a, ksize=[1, 2, 3, 1], strides=[1, 2, 2, 1],
+             padding=p_))(pad),
+         [r9(2, 5, 7, 3)], {"ksize": [1, 2, 3, 1], "strides": [1, 2, 2, 1],
+                            "padding": pad}, dg_op="MaxPool")
+    more("MaxPoolGradV2_" + pad.lower(), "MaxPoolGradV2",
+         (lambda p_: lambda a, d: raw.MaxPoolGradV2(
+             orig_input=a, orig_output=tf.nn.max_pool2d(
+                 a, [2, 3], [2, 2], p_), grad=d, ksize=[1, 2, 3, 1],
+             strides=[1, 2, 2, 1], padding=p_))(pad),
+         [r9(2, 5, 7, 3), r9(2, 3 if pad == "SAME" else 2,
+                             4 if pad == "SAME" else 3, 3)],
+         dg_op="MaxPoolGrad", grad=False, also=["MaxPool"])
+
+# ClipByValue: each bound a scalar or of t's shape (TF's kernel)
+for dt, sfx in ((np.float32, "f32"), (np.float64, "f64"), (np.int32, "i32"),
+                (np.int64, "i64")):
+    def _t9(*sh, dt_=dt):
+        if np.dtype(dt_).kind == "f":
+            return r9(*sh, dtype=dt_, lo=-3, hi=3)
+        return RS9A.randint(-6, 7, size=sh).astype(dt_)
+    _lo, _hi = _t9(2, 3) - 2, _t9(2, 3) + 3
+    _lo, _hi = np.minimum(_lo, _hi), np.maximum(_lo, _hi)
+    more("ClipByValue_scalar_" + sfx, "ClipByValue",
+         lambda t_, l_, h_: raw.ClipByValue(
+             t=t_, clip_value_min=l_, clip_value_max=h_),
+         [_t9(3, 4), np.asarray(-1, dt), np.asarray(1, dt)])
+    more("ClipByValue_tensor_" + sfx, "ClipByValue",
+         lambda t_, l_, h_: raw.ClipByValue(
+             t=t_, clip_value_min=l_, clip_value_max=h_),
+         [_t9(2, 3), _lo, _hi])
+    more("ClipByValue_mixed_" + sfx, "ClipByValue",
+         lambda t_, l_, h_: raw.ClipByValue(
+             t=t_, clip_value_min=l_, clip_value_max=h_),
+         [_t9(2, 3), np.asarray(-1, dt), _hi])
+more("ClipByValue_0d", "ClipByValue",
+     lambda t_, l_, h_: raw.ClipByValue(
+         t=t_, clip_value_min=l_, clip_value_max=h_),
+     [np.asarray(2.5, np.float32), np.asarray(-1, np.float32),
+      np.asarray(1, np.float32)])
+more("ClipByValue_empty", "ClipByValue",
+     lambda t_, l_, h_: raw.ClipByValue(
+         t=t_, clip_value_min=l_, clip_value_max=h_),
+     [np.zeros((0, 3), np.float32), np.asarray(-1, np.float32),
+      np.asarray(1, np.float32)], grad=False)
+more("ClipByValue_special", "ClipByValue",
+     lambda t_, l_, h_: raw.ClipByValue(
+         t=t_, clip_value_min=l_, clip_value_max=h_),
+     [SPECIAL, np.asarray(-1, np.float32), np.asarray(1, np.float32)],
+     grad=False)
+# the inverse hyperbolic functions, inside their domains (and the special
+# values, without gradients)
+for dt, sfx in ((np.float32, "f32"), (np.float64, "f64")):
+    more("Asinh_" + sfx, "Asinh", tf.math.asinh, [r9(3, 4, dtype=dt, lo=-4,
+                                                     hi=4)])
+    more("Acosh_" + sfx, "Acosh", tf.math.acosh, [r9(3, 4, dtype=dt, lo=1.1,
+                                                     hi=5)])
+    more("Atanh_" + sfx, "Atanh", tf.math.atanh, [r9(3, 4, dtype=dt,
+                                                     lo=-0.95, hi=0.95)])
+for nm, fn in (("Asinh", tf.math.asinh), ("Acosh", tf.math.acosh),
+               ("Atanh", tf.math.atanh)):
+    more(nm + "_special", nm, fn,
+         [np.concatenate([SPECIAL, np.array([1, -1, 0.5, 2], np.float32)])],
+         grad=False)
+
+# EnsureShape (partial dims), CheckNumerics: identities that check
+for dt, sfx in ((np.float32, "f32"), (np.float64, "f64")):
+    more("EnsureShape_" + sfx, "EnsureShape",
+         lambda a: tf.ensure_shape(a, [2, None, 3]),
+         [r9(2, 4, 3, dtype=dt)], {"shape": [2, -1, 3]})
+    more("CheckNumerics_" + sfx, "CheckNumerics",
+         lambda a: tf.debugging.check_numerics(a, "ops9a"),
+         [r9(3, 4, dtype=dt)], {"message": "ops9a"})
+more("EnsureShape_i32", "EnsureShape", lambda a: tf.ensure_shape(a, [None]),
+     [np.arange(5, dtype=np.int32)], {"shape": [-1]})
+more("EnsureShape_0d", "EnsureShape", lambda a: tf.ensure_shape(a, []),
+     [np.asarray(1.5, np.float32)], {"shape": []})
+more("EnsureShape_bool", "EnsureShape", lambda a: tf.ensure_shape(a, [2, 2]),
+     [np.array([[True, False], [False, True]])], {"shape": [2, 2]})
+more("CheckNumerics_empty", "CheckNumerics",
+     lambda a: tf.debugging.check_numerics(a, "e"),
+     [np.zeros((0, 2), np.float32)], {"message": "e"}, grad=False)
+
+
+# Assert: a passing one, through a control input (as graphs use it; its
+# string data dropped at load)
+def _assert_pass(cnd, a):
+    chk = raw.Assert(condition=cnd, data=[tf.constant("x is"), a],
+                     summarize=2)
+    with tf.control_dependencies([chk]):
+        return tf.identity(a)
+
+
+more("Assert_pass", "Assert", _assert_pass,
+     [np.asarray(True), r9(2, 3)], grad=False)
+
+# TruncateDiv (integers: dgrun's Div), TruncateMod: C's quotient and
+# remainder, signs mixed, broadcasting
+_tnum = np.array([[7, -7, 7, -7, 0, 9], [13, -13, 2, -2, 5, -1]])
+_tden = np.array([2, 2, -2, -2, 3, 4])
+for dt, sfx in ((np.int32, "i32"), (np.int64, "i64")):
+    more("TruncateDiv_" + sfx, "TruncateDiv",
+         lambda a, b: raw.TruncateDiv(x=a, y=b),
+         [_tnum.astype(dt), _tden.astype(dt)], dg_op="Div", grad=False)
+for dt, sfx in ((np.int32, "i32"), (np.int64, "i64"), (np.float32, "f32"),
+                (np.float64, "f64")):
+    more("TruncateMod_" + sfx, "TruncateMod",
+         lambda a, b: raw.TruncateMod(x=a, y=b),
+         [_tnum.astype(dt) + (0.5 if dt in (np.float32, np.float64)
+                              else 0), _tden.astype(dt)], grad=False)
+more("TruncateMod_scalar", "TruncateMod",
+     lambda a, b: raw.TruncateMod(x=a, y=b),
+     [np.array([-5.5, 5.5, 0.25], np.float32), np.asarray(-2, np.float32)],
+     grad=False)
+
 DT = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64",
       np.dtype(np.int32): "int32", np.dtype(np.int64): "int64",
       np.dtype(np.bool_): "bool"}
