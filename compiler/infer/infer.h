@@ -180,6 +180,7 @@ int dgc_infer_resize(DGC_INFER_ARGS);           /* Resize*(images, size) */
 int dgc_infer_resize_grad(DGC_INFER_ARGS);      /* ResizeBilinearGrad */
 int dgc_infer_unique(DGC_INFER_ARGS);           /* Unique */
 int dgc_infer_unsorted_segment(DGC_INFER_ARGS); /* UnsortedSegmentSum */
+int dgc_infer_segment(DGC_INFER_ARGS); /* SegmentSum, ...Mean/Max/Min/Prod */
 int dgc_infer_scatter(DGC_INFER_ARGS);          /* ScatterAdd, ScatterSub */
 int dgc_infer_dynamic_partition(DGC_INFER_ARGS);
 int dgc_infer_space_batch(DGC_INFER_ARGS);

@@ -770,4 +770,7 @@ const uint32_t dgr_cl_host_ops[DGC_N_OPS] = {
     HOSTF(Shape), HOSTF(Size), HOSTF(Rank), HOSTF(ShapeN),
     HOSTF(ConcatOffset), HOSTF(Unique),
     HOSTF(IsVariableInitialized),
+    HOSTF(UnsortedSegmentMax), HOSTF(UnsortedSegmentMin),
+    HOSTF(UnsortedSegmentProd), HOSTF(SegmentSum), HOSTF(SegmentMean),
+    HOSTF(SegmentMax), HOSTF(SegmentMin), HOSTF(SegmentProd),
 };

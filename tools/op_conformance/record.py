@@ -1816,6 +1816,65 @@ _tkb = np.round(r22(3, 700) * 4) / 4  # many equal values
 more("TopKV2_bigk_f32", "TopKV2", lambda a: tf.math.top_k(a, 200),
      [_tkb], extra=[np.array(200, np.int32)], n_out=2, grad=False)
 
+# ---- ops9c: segment reductions (issue 22) ----------------------------------
+RS9C = np.random.RandomState(93)
+
+
+def d9(*shape, dt=np.float32):
+    """Data with ties (values on a coarse grid) in dtype dt."""
+    v = np.round(RS9C.uniform(-3, 3, size=shape) * 2) / 2
+    if np.dtype(dt).kind == "i":
+        v = v * 2
+    return v.astype(dt)
+
+
+for dt, sfx in ((np.float32, "f32"), (np.float64, "f64"),
+                (np.int32, "i32"), (np.int64, "i64")):
+    fl = np.dtype(dt).kind == "f"
+    for nm, fn in (("Max", tf.math.unsorted_segment_max),
+                   ("Min", tf.math.unsorted_segment_min),
+                   ("Prod", tf.math.unsorted_segment_prod)):
+        op = "UnsortedSegment" + nm
+        # segments 1 and 4 empty, a negative id dropped
+        more(op + "_" + sfx, op, (lambda f: lambda a, i: f(a, i, 5))(fn),
+             [d9(6, 3, dt=dt), np.array([0, 2, 0, 3, -1, 2], np.int32)],
+             extra=[np.array(5, np.int32)], grad=fl)
+        more(op + "_ids2d_" + sfx, op,
+             (lambda f: lambda a, i: f(a, i, np.int64(3)))(fn),
+             [d9(2, 3, 2, dt=dt),
+              np.array([[0, 1, 0], [2, -1, 1]], np.int64)],
+             extra=[np.array(3, np.int64)], grad=fl)
+    for nm, fn in (("Sum", tf.math.segment_sum),
+                   ("Mean", tf.math.segment_mean),
+                   ("Max", tf.math.segment_max),
+                   ("Min", tf.math.segment_min),
+                   ("Prod", tf.math.segment_prod)):
+        op = "Segment" + nm
+        # segment 2 empty
+        more(op + "_" + sfx, op, fn,
+             [d9(6, 2, dt=dt), np.array([0, 0, 1, 3, 3, 3], np.int32)],
+             grad=fl)
+        more(op + "_ids64_" + sfx, op, fn,
+             [d9(4, 2, 2, dt=dt), np.array([1, 1, 1, 2], np.int64)],
+             grad=fl)
+for nm, fn in (("Max", tf.math.unsorted_segment_max),
+               ("Prod", tf.math.unsorted_segment_prod)):
+    more("UnsortedSegment%s_empty" % nm, "UnsortedSegment" + nm,
+         (lambda f: lambda a, i: f(a, i, 2))(fn),
+         [np.zeros((0, 2), np.float32), np.zeros((0,), np.int32)],
+         extra=[np.array(2, np.int32)], grad=False)
+more("SegmentSum_empty", "SegmentSum", tf.math.segment_sum,
+     [np.zeros((0, 3), np.float32), np.zeros((0,), np.int32)], grad=False)
+# zeros in a product (one zero, two zeros in a segment): the gradient's cases
+more("SegmentProd_zeros", "SegmentProd", tf.math.segment_prod,
+     [np.array([2.0, 0.0, 3.0, 0.0, 0.0, 1.5, -2.0], np.float32),
+      np.array([0, 0, 0, 1, 1, 2, 2], np.int32)])
+more("UnsortedSegmentProd_zeros", "UnsortedSegmentProd",
+     lambda a, i: tf.math.unsorted_segment_prod(a, i, 3),
+     [np.array([2.0, 0.0, 3.0, 0.0, 0.0, 1.5, -2.0], np.float32),
+      np.array([0, 2, 0, 1, 1, 2, 0], np.int32)],
+     extra=[np.array(3, np.int32)])
+
 DT = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64",
       np.dtype(np.int32): "int32", np.dtype(np.int64): "int64",
       np.dtype(np.bool_): "bool"}
