@@ -1,0 +1,54 @@
+/*
+ * test_kernels_cpu_ops9c.c -- CPU kernels of the ops9c ops of issue 22 on
+ * what the TF-recorded e2e cases cannot show: the errors of bad input
+ * (unsorted or negative Segment* ids, an UnsortedSegment* id past
+ * num_segments), each one line naming the node.
+ */
+#include "kernels_cpu_harness.h"
+
+static void test_segment_errors(void **s)
+{
+    (void)s;
+    kt t;
+    int64_t d4[1] = {4}, d0[1] = {0};
+    kt_init(&t, "SegmentSum");
+    kt_in(&t, DG_F32, 1, d4, (double[]){1, 2, 3, 4});
+    kt_in(&t, DG_I32, 1, d4, (double[]){0, 2, 1, 2});
+    assert_int_equal(kt_run(&t), DG_E_RUNTIME);
+    assert_non_null(strstr(t.err.msg, "are not sorted"));
+    assert_non_null(strstr(t.err.msg, "id 1 at 2"));
+    kt_free(&t);
+
+    kt_init(&t, "SegmentMax");
+    kt_in(&t, DG_F64, 1, d4, (double[]){1, 2, 3, 4});
+    kt_in(&t, DG_I64, 1, d4, (double[]){-1, 0, 0, 1});
+    assert_int_equal(kt_run(&t), DG_E_RUNTIME);
+    assert_non_null(strstr(t.err.msg, "id -1 at 0"));
+    kt_free(&t);
+
+    kt_init(&t, "UnsortedSegmentProd");
+    kt_in(&t, DG_I32, 1, d4, (double[]){1, 2, 3, 4});
+    kt_in(&t, DG_I32, 1, d4, (double[]){0, 3, -1, 1});
+    kt_in(&t, DG_I32, 0, d0, (double[]){3});
+    assert_int_equal(kt_run(&t), DG_E_RUNTIME);
+    assert_non_null(strstr(t.err.msg, "segment id 3 is not in [0, 3)"));
+    kt_free(&t);
+
+    /* a sorted run with repeats and a gap: the gap's row is 0 (max) */
+    kt_init(&t, "SegmentMax");
+    kt_in(&t, DG_I64, 1, d4, (double[]){5, -7, 2, 9});
+    kt_in(&t, DG_I32, 1, d4, (double[]){0, 0, 2, 2});
+    assert_int_equal(kt_run(&t), DG_OK);
+    double want[] = {5, 0, 9};
+    for (int i = 0; i < 3; i++)
+        assert_close(kt_out(&t, 0, i), want[i], 0, "segment max");
+    kt_free(&t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_segment_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
