@@ -9,6 +9,7 @@
  */
 #include "grad.h"
 #include "grad_rule.h"
+#include "dg_error.h"
 
 /* The ids and segment count of a segment node, and how its rule reads its
  * rows: `ids` clipped to >= 0 for the unsorted ops, `pos` (node -1 where
@@ -162,3 +163,31 @@ DGC_GRAD(SegmentProd)
     return DG_OK;
 }
 DGC_GRAD_AS(UnsortedSegmentProd, SegmentProd);
+
+DGC_GRAD(SparseSegmentSum)
+{
+    DGC_GRAD_LOCALS;
+    /* TF: SparseSegment{Sum,Mean,SqrtN}Grad(dy, indices, segment_ids,
+     * data's rows); with sparse_gradient TF gives the same values as
+     * IndexedSlices (dgrun's gradient is dense either way) */
+    if (!NEED(0))
+        return DG_OK;
+    const dg_shape *ds = &dgc_grad_type(c, x)->shape;
+    if (ds->rank < 1 || ds->dims[0] < 0)
+        return dg_err(c->err, DG_E_GRAPH, "node '%s': the gradient of %s "
+                      "needs data's first dimension known when the graph "
+                      "is compiled", FWD->name, dgc_op_name(op));
+    int64_t rows = ds->dims[0];
+    dgc_ref d0 = dgc_grad_ints(c, fwd, "output_dim0", &rows, 1); CHK(d0);
+    dgc_ref ix = FWD->inputs[1], ids = FWD->inputs[2];
+    dx[0] = op == OP(SparseSegmentMean)
+        ? MK("SparseSegmentMeanGrad", SparseSegmentMeanGrad, dy, ix, ids, d0)
+        : op == OP(SparseSegmentSqrtN)
+        ? MK("SparseSegmentSqrtNGrad", SparseSegmentSqrtNGrad, dy, ix, ids,
+             d0)
+        : MK("SparseSegmentSumGrad", SparseSegmentSumGrad, dy, ix, ids, d0);
+    CHK(dx[0]);
+    return DG_OK;
+}
+DGC_GRAD_AS(SparseSegmentMean, SparseSegmentSum);
+DGC_GRAD_AS(SparseSegmentSqrtN, SparseSegmentSum);

@@ -3,8 +3,9 @@
  * UnsortedSegmentMax/Min/Prod (num_segments rows; negative ids dropped; an
  * empty segment is the dtype's lowest / highest (finite) / 1, as TF) and the sorted
  * SegmentSum/Mean/Max/Min/Prod (last id + 1 rows; ids must be sorted and
- * >= 0; an empty segment is 0, 1 for SegmentProd).  Each output row is
- * reduced in the order of the data's rows.
+ * >= 0; an empty segment is 0, 1 for SegmentProd), SparseSegmentSum/
+ * Mean/SqrtN (the rows data[indices[i]], reduced as SegmentSum) and their
+ * gradient ops.  Each output row is reduced in the order of the rows.
  */
 #include "kernels_cpu.h"
 #include "dg_alloc.h"
@@ -14,9 +15,11 @@
 #include <math.h>
 #include <string.h>
 
-enum { SEG_SUM, SEG_MEAN, SEG_MAX, SEG_MIN, SEG_PROD };
+enum { SEG_SUM, SEG_MEAN, SEG_MAX, SEG_MIN, SEG_PROD, SEG_SQRTN };
+enum { UNSORTED, SORTED, SPARSE };
 
-/* Reduce data rows x[i] (inner elements each) into o[sid[i]] for ids >= 0;
+/* Reduce data rows x[xi[i]] (x[i] when xi is NULL; inner elements each)
+ * into o[sid[i]] for ids >= 0;
  * cnt[s] counts segment s's rows.  `empty0`: a segment without rows is 0
  * (sorted ops) instead of the reduction's identity. */
 #define SEG_RED(T, LO, HI)                                                  \
@@ -31,7 +34,7 @@ enum { SEG_SUM, SEG_MEAN, SEG_MAX, SEG_MIN, SEG_PROD };
             if (sid[i_] < 0)                                                \
                 continue;                                                   \
             T *d_ = o_ + sid[i_] * inner;                                   \
-            const T *s_ = x_ + i_ * inner;                                  \
+            const T *s_ = x_ + (xi ? xi[i_] : i_) * inner;                                  \
             for (int64_t q_ = 0; q_ < inner; q_++) {                        \
                 T a_ = d_[q_], b_ = s_[q_];                                 \
                 d_[q_] = mode == SEG_MAX   ? (a_ < b_ ? b_ : a_)            \
@@ -47,12 +50,15 @@ enum { SEG_SUM, SEG_MEAN, SEG_MAX, SEG_MIN, SEG_PROD };
                     *d_ = mode == SEG_PROD ? (T)1 : (T)0;                   \
                 else if (mode == SEG_MEAN && cnt[s_] > 0)                   \
                     *d_ = (T)(*d_ / (T)cnt[s_]);                            \
+                else if (mode == SEG_SQRTN && cnt[s_] > 0)                  \
+                    *d_ = (T)(*d_ / (T)sqrt((double)cnt[s_]));              \
             }                                                               \
     } while (0)
 
 static void seg_reduce(dg_dtype t, int mode, int empty0, const void *xv,
-                       void *ov, const int64_t *sid, const int64_t *cnt,
-                       int64_t rows, int64_t ns, int64_t inner)
+                       void *ov, const int64_t *xi, const int64_t *sid,
+                       const int64_t *cnt, int64_t rows, int64_t ns,
+                       int64_t inner)
 {
     switch (t) {
     case DG_F32: SEG_RED(float, -FLT_MAX, FLT_MAX); break;
@@ -63,56 +69,146 @@ static void seg_reduce(dg_dtype t, int mode, int empty0, const void *xv,
     }
 }
 
-/* The shared kernel: `sorted` for the Segment* ops (output rows last id +
- * 1), else the UnsortedSegment* ops (input 2: num_segments). */
-static dg_status segment(dgr_kctx *k, int mode, int sorted)
+/* The segment count of sorted ids (last + 1), or an error naming the node
+ * when they are not sorted and >= 0. */
+static dg_status sorted_count(dgr_kctx *k, const dgr_value *ids, int64_t *ns)
 {
-    const dgr_value *x = &k->in[0], *ids = &k->in[1];
-    int ir = ids->shape.rank;
-    int64_t rows = dg_shape_numel(&ids->shape), inner = 1;
+    int64_t rows = dg_shape_numel(&ids->shape);
+    *ns = 0;
+    for (int64_t i = 0; i < rows; i++) {
+        int64_t s = dgr_cpu_iat(ids, i);
+        if (s < 0 || s < *ns - 1)
+            return dg_err(k->err, DG_E_RUNTIME, "node '%s': segment ids "
+                          "are not sorted and >= 0 (id %lld at %lld)",
+                          k->node->name, (long long)s, (long long)i);
+        *ns = s + 1;
+    }
+    return DG_OK;
+}
+
+/* The ids of ids (rows of them) into sid[] (each < ns, else an error) and
+ * the rows of each segment into cnt[0..ns); the rows of data they name
+ * into xi[] when idx is set (each in [0, nx), else an error). */
+static dg_status seg_ids(dgr_kctx *k, const dgr_value *ids,
+                         const dgr_value *idx, int64_t nx, int64_t ns,
+                         int64_t *sid, int64_t *xi, int64_t *cnt)
+{
+    int64_t rows = dg_shape_numel(&ids->shape);
+    for (int64_t i = 0; i < rows; i++) {
+        sid[i] = dgr_cpu_iat(ids, i);
+        if (sid[i] >= ns)
+            return dg_err(k->err, DG_E_RUNTIME, "node '%s': segment id "
+                          "%lld is not in [0, %lld)", k->node->name,
+                          (long long)sid[i], (long long)ns);
+        if (sid[i] >= 0)
+            cnt[sid[i]]++;
+        if (!idx)
+            continue;
+        xi[i] = dgr_cpu_iat(idx, i);
+        if (xi[i] < 0 || xi[i] >= nx)
+            return dg_err(k->err, DG_E_RUNTIME, "node '%s': index %lld "
+                          "is not in [0, %lld)", k->node->name,
+                          (long long)xi[i], (long long)nx);
+    }
+    return DG_OK;
+}
+
+/* The shared kernel of the three kinds: UNSORTED (input 2 num_segments;
+ * ids of any rank prefixing data's), SORTED (rows last id + 1), SPARSE
+ * (data, indices, sorted segment_ids). */
+static dg_status segment(dgr_kctx *k, int mode, int kind)
+{
+    const dgr_value *x = &k->in[0];
+    const dgr_value *ids = &k->in[kind == SPARSE ? 2 : 1];
+    const dgr_value *idx = kind == SPARSE ? &k->in[1] : NULL;
+    int ir = kind == SPARSE ? 1 : ids->shape.rank;
+    int64_t rows = dg_shape_numel(&ids->shape), inner = 1, ns = 0;
     for (int d = ir; d < x->shape.rank; d++)
         inner *= x->shape.dims[d];
-    int64_t ns = 0;
-    if (sorted) {
-        for (int64_t i = 0; i < rows; i++) {
-            int64_t s = dgr_cpu_iat(ids, i);
-            if (s < 0 || s < ns - 1)
-                return dg_err(k->err, DG_E_RUNTIME, "node '%s': segment "
-                              "ids are not sorted and >= 0 (id %lld at "
-                              "%lld)", k->node->name, (long long)s,
-                              (long long)i);
-            ns = s + 1;
-        }
-    } else {
-        ns = dgr_cpu_iat(&k->in[2], 0);
-        if (ns < 0)
-            return dg_err(k->err, DG_E_RUNTIME, "node '%s': num_segments "
-                          "%lld is negative", k->node->name, (long long)ns);
-    }
+    if (idx && dg_shape_numel(&idx->shape) != rows)
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': %lld indices for "
+                      "%lld segment ids", k->node->name,
+                      (long long)dg_shape_numel(&idx->shape),
+                      (long long)rows);
+    dg_status st = DG_OK;
+    if (kind != UNSORTED)
+        st = sorted_count(k, ids, &ns);
+    else if ((ns = dgr_cpu_iat(&k->in[2], 0)) < 0)
+        st = dg_err(k->err, DG_E_RUNTIME, "node '%s': num_segments %lld is "
+                    "negative", k->node->name, (long long)ns);
+    if (st)
+        return st;
     dg_shape os;
     memset(&os, 0, sizeof os);
     os.rank = 1 + x->shape.rank - ir;
     os.dims[0] = ns;
     for (int d = ir; d < x->shape.rank; d++)
         os.dims[1 + d - ir] = x->shape.dims[d];
-    int64_t *sid = dg_malloc(sizeof *sid * (size_t)(rows + 1));
+    int64_t *sid = dg_malloc(sizeof *sid * (size_t)(2 * rows + 1));
     int64_t *cnt = dg_calloc((size_t)(ns + 1), sizeof *cnt);
-    dg_status st = !sid || !cnt ? dg_err_nomem(k->err, k->node->name)
-                                : DG_OK;
-    for (int64_t i = 0; !st && i < rows; i++) {
-        sid[i] = dgr_cpu_iat(ids, i);
-        if (sid[i] >= ns)
-            st = dg_err(k->err, DG_E_RUNTIME, "node '%s': segment id %lld "
-                        "is not in [0, %lld)", k->node->name,
-                        (long long)sid[i], (long long)ns);
-        else if (sid[i] >= 0)
-            cnt[sid[i]]++;
-    }
+    st = !sid || !cnt ? dg_err_nomem(k->err, k->node->name) : DG_OK;
+    if (!st)
+        st = seg_ids(k, ids, idx, x->shape.rank ? x->shape.dims[0] : 0, ns,
+                     sid, sid + rows, cnt);
     if (!st)
         st = dgr_cpu_alloc_as(k, 0, x->dtype, &os);
     if (!st)
-        seg_reduce(x->dtype, mode, sorted, dgr_cpu_ptr(x),
-                   dgr_cpu_ptr(&k->out[0]), sid, cnt, rows, ns, inner);
+        seg_reduce(x->dtype, mode, kind != UNSORTED, dgr_cpu_ptr(x),
+                   dgr_cpu_ptr(&k->out[0]), idx ? sid + rows : NULL, sid,
+                   cnt, rows, ns, inner);
+    dg_free(sid);
+    dg_free(cnt);
+    return st;
+}
+
+/* SparseSegment{Sum,Mean,SqrtN}Grad: out[indices[i]] += grad[seg[i]] * w,
+ * w 1, 1 / count or 1 / sqrt(count) of the segment (mode). */
+#define SSEG_GRAD(T)                                                        \
+    do {                                                                    \
+        const T *g_ = dgr_cpu_ptr(g);                                       \
+        T *o_ = dgr_cpu_ptr(&k->out[0]);                                    \
+        memset(o_, 0, sizeof(T) * (size_t)(nx * inner));                    \
+        for (int64_t i_ = 0; i_ < rows; i_++) {                             \
+            double c_ = (double)cnt[sid[i_]];                               \
+            T w_ = (T)(mode == SEG_MEAN ? 1.0 / c_                          \
+                       : mode == SEG_SQRTN ? 1.0 / sqrt(c_) : 1.0);         \
+            for (int64_t q_ = 0; q_ < inner; q_++)                          \
+                o_[xi[i_] * inner + q_] += g_[sid[i_] * inner + q_] * w_;   \
+        }                                                                   \
+    } while (0)
+
+static dg_status sparse_segment_grad(dgr_kctx *k, int mode)
+{
+    const dgr_value *g = &k->in[0], *idx = &k->in[1], *ids = &k->in[2];
+    int64_t nx = dgr_cpu_iat(&k->in[3], 0), ns = g->shape.dims[0];
+    int64_t rows = dg_shape_numel(&ids->shape), inner = 1;
+    for (int d = 1; d < g->shape.rank; d++)
+        inner *= g->shape.dims[d];
+    if (nx < 0 || dg_shape_numel(&idx->shape) != rows)
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': needs "
+                      "output_dim0 >= 0 and as many indices as segment "
+                      "ids", k->node->name);
+    dg_shape os = g->shape;
+    os.dims[0] = nx;
+    int64_t *sid = dg_malloc(sizeof *sid * (size_t)(2 * rows + 1));
+    int64_t *cnt = dg_calloc((size_t)(ns + 1), sizeof *cnt);
+    dg_status st = !sid || !cnt ? dg_err_nomem(k->err, k->node->name)
+                                : DG_OK;
+    if (!st)
+        st = seg_ids(k, ids, idx, nx, ns, sid, sid + rows, cnt);
+    for (int64_t i = 0; !st && i < rows; i++)
+        if (sid[i] < 0)
+            st = dg_err(k->err, DG_E_RUNTIME, "node '%s': segment id %lld "
+                        "is negative", k->node->name, (long long)sid[i]);
+    if (!st)
+        st = dgr_cpu_alloc_as(k, 0, g->dtype, &os);
+    if (!st) {
+        const int64_t *xi = sid + rows;
+        if (g->dtype == DG_F32)
+            SSEG_GRAD(float);
+        else
+            SSEG_GRAD(double);
+    }
     dg_free(sid);
     dg_free(cnt);
     return st;
@@ -120,26 +216,56 @@ static dg_status segment(dgr_kctx *k, int mode, int sorted)
 
 dg_status dgr_k_unsorted_segment_max(dgr_kctx *k)
 {
-    return segment(k, SEG_MAX, 0);
+    return segment(k, SEG_MAX, UNSORTED);
 }
 DGR_KERNEL(UnsortedSegmentMax, dgr_k_unsorted_segment_max);
 dg_status dgr_k_unsorted_segment_min(dgr_kctx *k)
 {
-    return segment(k, SEG_MIN, 0);
+    return segment(k, SEG_MIN, UNSORTED);
 }
 DGR_KERNEL(UnsortedSegmentMin, dgr_k_unsorted_segment_min);
 dg_status dgr_k_unsorted_segment_prod(dgr_kctx *k)
 {
-    return segment(k, SEG_PROD, 0);
+    return segment(k, SEG_PROD, UNSORTED);
 }
 DGR_KERNEL(UnsortedSegmentProd, dgr_k_unsorted_segment_prod);
-dg_status dgr_k_segment_sum(dgr_kctx *k) { return segment(k, SEG_SUM, 1); }
+dg_status dgr_k_segment_sum(dgr_kctx *k) { return segment(k, SEG_SUM, SORTED); }
 DGR_KERNEL(SegmentSum, dgr_k_segment_sum);
-dg_status dgr_k_segment_mean(dgr_kctx *k) { return segment(k, SEG_MEAN, 1); }
+dg_status dgr_k_segment_mean(dgr_kctx *k) { return segment(k, SEG_MEAN, SORTED); }
 DGR_KERNEL(SegmentMean, dgr_k_segment_mean);
-dg_status dgr_k_segment_max(dgr_kctx *k) { return segment(k, SEG_MAX, 1); }
+dg_status dgr_k_segment_max(dgr_kctx *k) { return segment(k, SEG_MAX, SORTED); }
 DGR_KERNEL(SegmentMax, dgr_k_segment_max);
-dg_status dgr_k_segment_min(dgr_kctx *k) { return segment(k, SEG_MIN, 1); }
+dg_status dgr_k_segment_min(dgr_kctx *k) { return segment(k, SEG_MIN, SORTED); }
 DGR_KERNEL(SegmentMin, dgr_k_segment_min);
-dg_status dgr_k_segment_prod(dgr_kctx *k) { return segment(k, SEG_PROD, 1); }
+dg_status dgr_k_segment_prod(dgr_kctx *k) { return segment(k, SEG_PROD, SORTED); }
 DGR_KERNEL(SegmentProd, dgr_k_segment_prod);
+dg_status dgr_k_sparse_segment_sum(dgr_kctx *k)
+{
+    return segment(k, SEG_SUM, SPARSE);
+}
+DGR_KERNEL(SparseSegmentSum, dgr_k_sparse_segment_sum);
+dg_status dgr_k_sparse_segment_mean(dgr_kctx *k)
+{
+    return segment(k, SEG_MEAN, SPARSE);
+}
+DGR_KERNEL(SparseSegmentMean, dgr_k_sparse_segment_mean);
+dg_status dgr_k_sparse_segment_sqrtn(dgr_kctx *k)
+{
+    return segment(k, SEG_SQRTN, SPARSE);
+}
+DGR_KERNEL(SparseSegmentSqrtN, dgr_k_sparse_segment_sqrtn);
+dg_status dgr_k_sparse_segment_sum_grad(dgr_kctx *k)
+{
+    return sparse_segment_grad(k, SEG_SUM);
+}
+DGR_KERNEL(SparseSegmentSumGrad, dgr_k_sparse_segment_sum_grad);
+dg_status dgr_k_sparse_segment_mean_grad(dgr_kctx *k)
+{
+    return sparse_segment_grad(k, SEG_MEAN);
+}
+DGR_KERNEL(SparseSegmentMeanGrad, dgr_k_sparse_segment_mean_grad);
+dg_status dgr_k_sparse_segment_sqrtn_grad(dgr_kctx *k)
+{
+    return sparse_segment_grad(k, SEG_SQRTN);
+}
+DGR_KERNEL(SparseSegmentSqrtNGrad, dgr_k_sparse_segment_sqrtn_grad);

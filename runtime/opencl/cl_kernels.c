@@ -773,4 +773,7 @@ const uint32_t dgr_cl_host_ops[DGC_N_OPS] = {
     HOSTF(UnsortedSegmentMax), HOSTF(UnsortedSegmentMin),
     HOSTF(UnsortedSegmentProd), HOSTF(SegmentSum), HOSTF(SegmentMean),
     HOSTF(SegmentMax), HOSTF(SegmentMin), HOSTF(SegmentProd),
+    HOSTF(SparseSegmentSum), HOSTF(SparseSegmentMean),
+    HOSTF(SparseSegmentSqrtN), HOSTF(SparseSegmentSumGrad),
+    HOSTF(SparseSegmentMeanGrad), HOSTF(SparseSegmentSqrtNGrad),
 };

@@ -2,7 +2,8 @@
  * test_kernels_cpu_ops9c.c -- CPU kernels of the ops9c ops of issue 22 on
  * what the TF-recorded e2e cases cannot show: the errors of bad input
  * (unsorted or negative Segment* ids, an UnsortedSegment* id past
- * num_segments), each one line naming the node.
+ * num_segments, a SparseSegment* index out of range), each one line naming
+ * the node.
  */
 #include "kernels_cpu_harness.h"
 
@@ -45,10 +46,33 @@ static void test_segment_errors(void **s)
     kt_free(&t);
 }
 
+static void test_sparse_segment_errors(void **s)
+{
+    (void)s;
+    kt t;
+    int64_t d32[2] = {3, 2}, d3[1] = {3};
+    kt_init(&t, "SparseSegmentMean");
+    kt_in(&t, DG_F32, 2, d32, (double[]){1, 2, 3, 4, 5, 6});
+    kt_in(&t, DG_I32, 1, d3, (double[]){0, 3, 1});
+    kt_in(&t, DG_I32, 1, d3, (double[]){0, 0, 1});
+    assert_int_equal(kt_run(&t), DG_E_RUNTIME);
+    assert_non_null(strstr(t.err.msg, "index 3 is not in [0, 3)"));
+    kt_free(&t);
+
+    kt_init(&t, "SparseSegmentSqrtN");
+    kt_in(&t, DG_F64, 2, d32, (double[]){1, 2, 3, 4, 5, 6});
+    kt_in(&t, DG_I64, 1, d3, (double[]){0, 2, 1});
+    kt_in(&t, DG_I64, 1, d3, (double[]){1, 0, 0});
+    assert_int_equal(kt_run(&t), DG_E_RUNTIME);
+    assert_non_null(strstr(t.err.msg, "are not sorted"));
+    kt_free(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_segment_errors),
+        cmocka_unit_test(test_sparse_segment_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

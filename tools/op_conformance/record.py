@@ -1874,6 +1874,33 @@ more("UnsortedSegmentProd_zeros", "UnsortedSegmentProd",
      [np.array([2.0, 0.0, 3.0, 0.0, 0.0, 1.5, -2.0], np.float32),
       np.array([0, 2, 0, 1, 1, 2, 0], np.int32)],
      extra=[np.array(3, np.int32)])
+# SparseSegmentSum/Mean/SqrtN (embedding_lookup_sparse's combiners) and the
+# gradient ops TF 2.21's rules emit for them
+_ssi = np.array([0, 3, 3, 1, 4, 2], np.int32)
+_sss = np.array([0, 0, 1, 1, 1, 3], np.int32)
+for dt, sfx in ((np.float32, "f32"), (np.float64, "f64"),
+                (np.int32, "i32"), (np.int64, "i64")):
+    fl = np.dtype(dt).kind == "f"
+    for nm, fn in (("Sum", tf.sparse.segment_sum),
+                   ("Mean", tf.sparse.segment_mean),
+                   ("SqrtN", tf.sparse.segment_sqrt_n)):
+        if not fl and nm != "Sum":
+            continue
+        op = "SparseSegment" + nm
+        more(op + "_" + sfx, op, fn, [d9(5, 3, dt=dt), _ssi, _sss], grad=fl)
+        more(op + "_ids64_" + sfx, op, fn,
+             [d9(4, 2, 2, dt=dt), np.array([3, 0, 1], np.int64),
+              np.array([1, 1, 2], np.int64)], grad=fl)
+        if fl:
+            g = getattr(raw, op + "Grad")
+            more(op + "Grad_" + sfx, op + "Grad",
+                 (lambda g_: lambda d, i, s_: g_(
+                     grad=d, indices=i, segment_ids=s_, output_dim0=6))(g),
+                 [d9(4, 3, dt=dt), _ssi, _sss],
+                 extra=[np.array(6, np.int32)], grad=False)
+more("SparseSegmentSum_empty", "SparseSegmentSum", tf.sparse.segment_sum,
+     [r(3, 2), np.zeros((0,), np.int32), np.zeros((0,), np.int32)],
+     grad=False)
 
 DT = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64",
       np.dtype(np.int32): "int32", np.dtype(np.int64): "int64",
