@@ -5,7 +5,8 @@
  * last id + 1, known only when the ids are a constant (else -1; the
  * kernels size the output themselves); SparseSegmentSum/Mean/SqrtN (rows
  * picked by indices, then reduced the same way) and their gradients
- * (output_dim0 rows of grad's row shape).
+ * (output_dim0 rows of grad's row shape); SparseToDense (output_shape's
+ * values).
  */
 #include "infer.h"
 
@@ -89,5 +90,34 @@ int dgc_infer_sparse_segment_grad(DGC_INFER_ARGS)
     out[0].shape.dims[0] = c == 1 && in[3].value ? v[0] : -1;
     if (c == 1 && in[3].value && v[0] < 0)
         FAIL("output_dim0 %lld is negative", (long long)v[0]);
+    return 0;
+}
+
+int dgc_infer_sparse_to_dense(DGC_INFER_ARGS)
+{
+    (void)n;
+    if (n_in != 4)
+        FAIL("needs sparse_indices, output_shape, sparse_values and "
+             "default_value");
+    if (!is_int(in[0].dtype) || in[0].shape.rank > 2)
+        FAIL("sparse_indices must be an int32/int64 tensor of rank <= 2");
+    if (in[2].dtype != in[3].dtype || in[3].shape.rank != 0 ||
+        in[2].shape.rank > 1)
+        FAIL("sparse_values (%s) must be a scalar or vector and "
+             "default_value a scalar of its dtype (%s)",
+             dg_dtype_name(in[2].dtype), dg_dtype_name(in[3].dtype));
+    int64_t v[DG_MAX_RANK];
+    int cnt = dgc_ttype_ints(&in[1], v, DG_MAX_RANK);
+    if (cnt < 0 || in[1].shape.rank > 1)
+        FAIL("output_shape must be an int32/int64 vector of at most %d "
+             "elements", DG_MAX_RANK);
+    out[0].dtype = in[2].dtype;
+    memset(&out[0].shape, 0, sizeof out[0].shape);
+    out[0].shape.rank = cnt;
+    for (int i = 0; i < cnt; i++) {
+        if (in[1].value && v[i] < 0)
+            FAIL("output_shape[%d] = %lld is negative", i, (long long)v[i]);
+        out[0].shape.dims[i] = in[1].value ? v[i] : -1;
+    }
     return 0;
 }

@@ -6,6 +6,7 @@
  * >= 0; an empty segment is 0, 1 for SegmentProd), SparseSegmentSum/
  * Mean/SqrtN (the rows data[indices[i]], reduced as SegmentSum) and their
  * gradient ops.  Each output row is reduced in the order of the rows.
+ * SparseToDense.
  */
 #include "kernels_cpu.h"
 #include "dg_alloc.h"
@@ -269,3 +270,69 @@ dg_status dgr_k_sparse_segment_sqrtn_grad(dgr_kctx *k)
     return sparse_segment_grad(k, SEG_SQRTN);
 }
 DGR_KERNEL(SparseSegmentSqrtNGrad, dgr_k_sparse_segment_sqrtn_grad);
+
+/* SparseToDense: output_shape filled with default_value, then the values at
+ * the indices (a later repeat wins); an index out of range is an error,
+ * with validate_indices also one out of lexicographic order or repeated. */
+dg_status dgr_k_sparse_to_dense(dgr_kctx *k)
+{
+    const dgr_value *ix = &k->in[0], *sv = &k->in[2], *dv = &k->in[3];
+    dgr_value *o = &k->out[0];
+    dg_shape os;
+    memset(&os, 0, sizeof os);
+    os.rank = (int)dg_shape_numel(&k->in[1].shape);
+    for (int d = 0; d < os.rank && os.rank <= DG_MAX_RANK; d++)
+        if ((os.dims[d] = dgr_cpu_iat(&k->in[1], d)) < 0)
+            os.rank = -1;
+    if (os.rank < 0 || os.rank > DG_MAX_RANK)
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': output_shape "
+                      "must have at most %d dims, none negative",
+                      k->node->name, DG_MAX_RANK);
+    dg_status st = dgr_cpu_alloc_as(k, 0, sv->dtype, &os);
+    if (st)
+        return st;
+    int rank = o->shape.rank;
+    int64_t n = ix->shape.rank == 0 ? 1 : ix->shape.dims[0];
+    int64_t r = ix->shape.rank == 2 ? ix->shape.dims[1] : 1;
+    if (r != rank || (ix->shape.rank < 2 && rank != 1 && n > 0))
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': sparse_indices "
+                      "of rank %d (%lld per index) do not index an output "
+                      "of rank %d", k->node->name, ix->shape.rank,
+                      (long long)r, rank);
+    int64_t nv = dg_shape_numel(&sv->shape);
+    if (sv->shape.rank == 1 && nv != n)
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': %lld sparse_values "
+                      "for %lld indices", k->node->name, (long long)nv,
+                      (long long)n);
+    size_t es = dg_dtype_size(o->dtype);
+    int64_t total = dg_shape_numel(&o->shape);
+    char *op = dgr_cpu_ptr(o);
+    const char *vp = dgr_cpu_ptr(sv), *dp = dgr_cpu_ptr(dv);
+    for (int64_t j = 0; j < total; j++)
+        memcpy(op + (size_t)j * es, dp, es);
+    int validate = dgc_attr_b(k->node, DGC_AT_validate_indices);
+    int64_t prev = -1;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t flat = 0;
+        for (int d = 0; d < rank; d++) {
+            int64_t v = dgr_cpu_iat(ix, i * r + d);
+            if (v < 0 || v >= o->shape.dims[d])
+                return dg_err(k->err, DG_E_RUNTIME, "node '%s': "
+                              "sparse_indices[%lld] = %lld is out of "
+                              "bounds of dimension %d (size %lld)",
+                              k->node->name, (long long)i, (long long)v, d,
+                              (long long)o->shape.dims[d]);
+            flat = flat * o->shape.dims[d] + v;
+        }
+        if (validate && flat <= prev)
+            return dg_err(k->err, DG_E_RUNTIME, "node '%s': "
+                          "sparse_indices[%lld] is %s", k->node->name,
+                          (long long)i, flat == prev ? "repeated"
+                                                     : "out of order");
+        prev = flat;
+        memcpy(op + (size_t)flat * es,
+               vp + (size_t)(sv->shape.rank ? i : 0) * es, es);
+    }
+    return DG_OK;
+}
+DGR_KERNEL(SparseToDense, dgr_k_sparse_to_dense);

@@ -2,8 +2,8 @@
  * test_kernels_cpu_ops9c.c -- CPU kernels of the ops9c ops of issue 22 on
  * what the TF-recorded e2e cases cannot show: the errors of bad input
  * (unsorted or negative Segment* ids, an UnsortedSegment* id past
- * num_segments, a SparseSegment* index out of range), each one line naming
- * the node.
+ * num_segments, a SparseSegment* index out of range, a SparseToDense index
+ * out of bounds, out of order or repeated), each one line naming the node.
  */
 #include "kernels_cpu_harness.h"
 
@@ -68,11 +68,46 @@ static void test_sparse_segment_errors(void **s)
     kt_free(&t);
 }
 
+static void sparse_to_dense(const double *ix, int validate, const char *want)
+{
+    kt t;
+    int64_t d2[1] = {2}, d22[2] = {2, 2}, d0[1] = {0};
+    kt_init(&t, "SparseToDense");
+    kt_in(&t, DG_I64, 2, d22, ix);
+    kt_in(&t, DG_I32, 1, d2, (double[]){2, 3});
+    kt_in(&t, DG_F32, 1, d2, (double[]){7, 8});
+    kt_in(&t, DG_F32, 0, d0, (double[]){0});
+    if (!validate)
+        assert_int_equal(dgc_node_set_bool(NODE(&t), "validate_indices", 0), 0);
+    dg_status st = kt_run(&t);
+    if (want && !strstr(t.err.msg, want))
+        fprintf(stderr, "got: %s\n", t.err.msg);
+    assert_int_equal(st, want ? DG_E_RUNTIME : DG_OK);
+    if (want)
+        assert_non_null(strstr(t.err.msg, want));
+    else /* the later of a repeat wins */
+        assert_close(kt_out(&t, 0, 4), 8, 0, "sparse to dense");
+    kt_free(&t);
+}
+
+static void test_sparse_to_dense_errors(void **s)
+{
+    (void)s;
+    sparse_to_dense((double[]){0, 1, 2, 0}, 1,
+                    "sparse_indices[1] = 2 is out of bounds of dimension 0");
+    sparse_to_dense((double[]){1, 0, 0, 2}, 1,
+                    "sparse_indices[1] is out of order");
+    sparse_to_dense((double[]){1, 1, 1, 1}, 1,
+                    "sparse_indices[1] is repeated");
+    sparse_to_dense((double[]){1, 1, 1, 1}, 0, NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_segment_errors),
         cmocka_unit_test(test_sparse_segment_errors),
+        cmocka_unit_test(test_sparse_to_dense_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

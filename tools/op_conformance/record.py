@@ -1901,6 +1901,34 @@ for dt, sfx in ((np.float32, "f32"), (np.float64, "f64"),
 more("SparseSegmentSum_empty", "SparseSegmentSum", tf.sparse.segment_sum,
      [r(3, 2), np.zeros((0,), np.int32), np.zeros((0,), np.int32)],
      grad=False)
+# SparseToDense: rank-2 and rank-1 / 0-d indices, vector and scalar values
+_s2d = lambda i, sh, v, d: raw.SparseToDense(  # noqa: E731
+    sparse_indices=i, output_shape=sh, sparse_values=v, default_value=d)
+more("SparseToDense_2d_f32", "SparseToDense", _s2d,
+     [np.array([[0, 1], [1, 3], [2, 0]], np.int64),
+      np.array([3, 4], np.int64), r(3), np.float32(0.5)], grad=False)
+more("SparseToDense_1d_scalar_i32", "SparseToDense", _s2d,
+     [np.array([1, 4, 5], np.int32), np.array([7], np.int32),
+      np.int32(3), np.int32(-1)], grad=False)
+more("SparseToDense_0d_f64", "SparseToDense", _s2d,
+     [np.int32(2), np.array([4], np.int32), np.float64(2.5),
+      np.float64(0)], grad=False)
+more("SparseToDense_i64", "SparseToDense", _s2d,
+     [np.array([[0, 0, 1], [1, 1, 0]], np.int32),
+      np.array([2, 2, 2], np.int32), np.array([7, -8], np.int64),
+      np.int64(1)], grad=False)
+more("SparseToDense_bool", "SparseToDense", _s2d,
+     [np.array([0, 2], np.int32), np.array([3], np.int32),
+      np.array([True, True]), np.bool_(False)], grad=False)
+more("SparseToDense_empty", "SparseToDense", _s2d,
+     [np.zeros((0, 2), np.int64), np.array([2, 3], np.int64),
+      np.zeros((0,), np.float32), np.float32(1)], grad=False)
+more("SparseToDense_unvalidated", "SparseToDense",
+     lambda i, sh, v, d: raw.SparseToDense(
+         sparse_indices=i, output_shape=sh, sparse_values=v, default_value=d,
+         validate_indices=False),
+     [np.array([3, 0, 2], np.int32), np.array([5], np.int32), r(3),
+      np.float32(-1)], {"validate_indices": False}, grad=False)
 
 DT = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64",
       np.dtype(np.int32): "int32", np.dtype(np.int64): "int64",
