@@ -6,7 +6,7 @@
  * kernels size the output themselves); SparseSegmentSum/Mean/SqrtN (rows
  * picked by indices, then reduced the same way) and their gradients
  * (output_dim0 rows of grad's row shape); SparseToDense (output_shape's
- * values).
+ * values); InTopKV2 (a bool per row of predictions).
  */
 #include "infer.h"
 
@@ -119,5 +119,25 @@ int dgc_infer_sparse_to_dense(DGC_INFER_ARGS)
             FAIL("output_shape[%d] = %lld is negative", i, (long long)v[i]);
         out[0].shape.dims[i] = in[1].value ? v[i] : -1;
     }
+    return 0;
+}
+
+int dgc_infer_in_top_k(DGC_INFER_ARGS)
+{
+    (void)n;
+    if (n_in != 3)
+        FAIL("needs predictions, targets and k");
+    if (in[0].shape.rank != 2 || in[1].shape.rank != 1 ||
+        !is_int(in[1].dtype) || in[2].shape.rank != 0 || !is_int(in[2].dtype))
+        FAIL("needs a matrix of predictions, a vector of int targets and "
+             "a scalar int k");
+    int64_t b = in[0].shape.dims[0], t = in[1].shape.dims[0];
+    if (b >= 0 && t >= 0 && b != t)
+        FAIL("%lld targets for %lld rows of predictions", (long long)t,
+             (long long)b);
+    out[0].dtype = DG_BOOL;
+    memset(&out[0].shape, 0, sizeof out[0].shape);
+    out[0].shape.rank = 1;
+    out[0].shape.dims[0] = b >= 0 ? b : t;
     return 0;
 }

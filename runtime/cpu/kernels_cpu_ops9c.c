@@ -6,7 +6,7 @@
  * >= 0; an empty segment is 0, 1 for SegmentProd), SparseSegmentSum/
  * Mean/SqrtN (the rows data[indices[i]], reduced as SegmentSum) and their
  * gradient ops.  Each output row is reduced in the order of the rows.
- * SparseToDense.
+ * SparseToDense, InTopKV2.
  */
 #include "kernels_cpu.h"
 #include "dg_alloc.h"
@@ -336,3 +336,38 @@ dg_status dgr_k_sparse_to_dense(dgr_kctx *k)
     return DG_OK;
 }
 DGR_KERNEL(SparseToDense, dgr_k_sparse_to_dense);
+
+/* InTopKV2, as TF's kernel: row b's target is in the top k when fewer than
+ * k predictions are strictly greater than its own; false when the target
+ * is out of range or any prediction of the row is not finite. */
+dg_status dgr_k_in_top_k(dgr_kctx *k)
+{
+    const dgr_value *p = &k->in[0], *tg = &k->in[1];
+    int64_t rows = p->shape.dims[0], cls = p->shape.dims[1];
+    int64_t kk = dgr_cpu_iat(&k->in[2], 0);
+    if (dg_shape_numel(&tg->shape) != rows)
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': %lld targets for "
+                      "%lld rows of predictions", k->node->name,
+                      (long long)dg_shape_numel(&tg->shape),
+                      (long long)rows);
+    dg_shape os = tg->shape;
+    dg_status st = dgr_cpu_alloc_as(k, 0, DG_BOOL, &os);
+    if (st)
+        return st;
+    const float *pp = dgr_cpu_ptr(p);
+    uint8_t *o = dgr_cpu_ptr(&k->out[0]);
+    for (int64_t b = 0; b < rows; b++) {
+        const float *row = pp + b * cls;
+        int64_t t = dgr_cpu_iat(tg, b), more = 0;
+        int ok = t >= 0 && t < cls && isfinite(row[t]);
+        for (int64_t j = 0; ok && j < cls; j++) {
+            if (!isfinite(row[j]))
+                ok = 0;
+            else if (row[j] > row[t])
+                more++;
+        }
+        o[b] = (uint8_t)(ok && more < kk);
+    }
+    return DG_OK;
+}
+DGR_KERNEL(InTopKV2, dgr_k_in_top_k);

@@ -1929,6 +1929,22 @@ more("SparseToDense_unvalidated", "SparseToDense",
          validate_indices=False),
      [np.array([3, 0, 2], np.int32), np.array([5], np.int32), r(3),
       np.float32(-1)], {"validate_indices": False}, grad=False)
+# InTopKV2 (TF-1 eval metrics): ties, a non-finite row, a target out of range
+_itk = lambda p_, t_, k_: raw.InTopKV2(  # noqa: E731
+    predictions=p_, targets=t_, k=k_)
+_itp = np.array([[0.1, 0.5, 0.5, 0.2, 0.5], [1, 2, 3, 4, 5],
+                 [0.3, np.nan, 0.1, 0.2, 0.0], [2, 1, np.inf, 0, 3],
+                 [-1, -1, -1, -1, -1], [3, 1, 2, 0, 4]], np.float32)
+more("InTopKV2_i32", "InTopKV2", _itk,
+     [_itp, np.array([1, 3, 0, 4, 2, 7], np.int32), np.int32(2)],
+     grad=False)
+more("InTopKV2_i64", "InTopKV2", _itk,
+     [_itp, np.array([3, 4, 2, 0, 0, -1], np.int64), np.int64(1)],
+     grad=False)
+more("InTopKV2_k0", "InTopKV2", _itk,
+     [r(3, 4), np.array([0, 1, 2], np.int32), np.int32(0)], grad=False)
+more("InTopKV2_kall", "InTopKV2", _itk,
+     [r(3, 4), np.array([0, 1, 2], np.int32), np.int32(4)], grad=False)
 
 DT = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64",
       np.dtype(np.int32): "int32", np.dtype(np.int64): "int64",
