@@ -3,8 +3,8 @@
  * ops everyday TF 2.21 models use: SquaredDifference, Erf/Erfc, the
  * activations LeakyRelu/Elu/Selu/Softplus/Softsign and their gradient ops,
  * ReverseV2, IdentityN, the image resizes and their gradients,
- * Unique, UnsortedSegmentSum, ScatterAdd/ScatterSub/ScatterUpdate,
- * DynamicPartition.
+ * Unique and UniqueWithCounts, UnsortedSegmentSum,
+ * ScatterAdd/ScatterSub/ScatterUpdate, DynamicPartition.
  * Every sum is made in one fixed order (per output element, or serially
  * over the input), never depending on the thread count.
  */
@@ -663,12 +663,23 @@ dg_status dgr_k_unique(dgr_kctx *k)
         for (int64_t i = 0; i < n; i++)
             dgr_cpu_iput(&k->out[1], i, uix[i]);
     }
+    if (!st && k->n_out == 3) { /* UniqueWithCounts */
+        st = dgr_cpu_alloc_as(k, 2, k->out[1].dtype, &ys);
+        for (int64_t j = 0; !st && j < nu; j++)
+            dgr_cpu_iput(&k->out[2], j, 0);
+        for (int64_t i = 0; !st && i < n; i++)
+            dgr_cpu_iput(&k->out[2], uix[i],
+                         dgr_cpu_iat(&k->out[2], uix[i]) + 1);
+    }
     dg_free(slot);
     dg_free(uix);
     dg_free(first);
     return st;
 }
 DGR_KERNEL(Unique, dgr_k_unique);
+/* the same kernel: its third output, the counts */
+dg_status dgr_k_unique_with_counts(dgr_kctx *k) { return dgr_k_unique(k); }
+DGR_KERNEL(UniqueWithCounts, dgr_k_unique_with_counts);
 
 /* ---- segments, scatter, partitions --------------------------------------- */
 

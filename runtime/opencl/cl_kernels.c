@@ -776,5 +776,5 @@ const uint32_t dgr_cl_host_ops[DGC_N_OPS] = {
     HOSTF(SparseSegmentSum), HOSTF(SparseSegmentMean),
     HOSTF(SparseSegmentSqrtN), HOSTF(SparseSegmentSumGrad),
     HOSTF(SparseSegmentMeanGrad), HOSTF(SparseSegmentSqrtNGrad),
-    HOSTF(SparseToDense), HOSTF(InTopKV2),
+    HOSTF(SparseToDense), HOSTF(InTopKV2), HOSTF(UniqueWithCounts),
 };

@@ -1945,6 +1945,22 @@ more("InTopKV2_k0", "InTopKV2", _itk,
      [r(3, 4), np.array([0, 1, 2], np.int32), np.int32(0)], grad=False)
 more("InTopKV2_kall", "InTopKV2", _itk,
      [r(3, 4), np.array([0, 1, 2], np.int32), np.int32(4)], grad=False)
+# UniqueWithCounts (out_idx int32 / int64)
+more("UniqueWithCounts_i32", "UniqueWithCounts",
+     lambda x: tf.unique_with_counts(x, out_idx=tf.int64),
+     [np.array([4, 1, 4, 7, 1, 1, 0], np.int32)], {"out_idx": "int64"},
+     grad=False, n_out=3)
+more("UniqueWithCounts_f32", "UniqueWithCounts", tf.unique_with_counts,
+     [np.array([0.5, -1.0, 0.5, 2.0, -0.0, 0.0], np.float32)], grad=False,
+     n_out=3)
+more("UniqueWithCounts_f64", "UniqueWithCounts", tf.unique_with_counts,
+     [np.array([3, 1, 3, 3], np.float64)], grad=False, n_out=3)
+more("UniqueWithCounts_i64", "UniqueWithCounts",
+     lambda x: tf.unique_with_counts(x, out_idx=tf.int64),
+     [np.array([9, 9, -2, 5, -2], np.int64)], {"out_idx": "int64"},
+     grad=False, n_out=3)
+more("UniqueWithCounts_empty", "UniqueWithCounts", tf.unique_with_counts,
+     [np.zeros((0,), np.int32)], grad=False, n_out=3)
 
 DT = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64",
       np.dtype(np.int32): "int32", np.dtype(np.int64): "int64",
