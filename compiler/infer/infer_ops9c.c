@@ -6,7 +6,8 @@
  * kernels size the output themselves); SparseSegmentSum/Mean/SqrtN (rows
  * picked by indices, then reduced the same way) and their gradients
  * (output_dim0 rows of grad's row shape); SparseToDense (output_shape's
- * values); InTopKV2 (a bool per row of predictions).
+ * values); InTopKV2 (a bool per row of predictions); Bincount and
+ * DenseBincount (size bins, per row of a matrix input).
  */
 #include "infer.h"
 
@@ -139,5 +140,29 @@ int dgc_infer_in_top_k(DGC_INFER_ARGS)
     memset(&out[0].shape, 0, sizeof out[0].shape);
     out[0].shape.rank = 1;
     out[0].shape.dims[0] = b >= 0 ? b : t;
+    return 0;
+}
+
+int dgc_infer_bincount(DGC_INFER_ARGS)
+{
+    int dense = n->op == DGC_OPID_DenseBincount;
+    if (n_in != 3)
+        FAIL("needs input, size and weights");
+    if (!is_int(in[0].dtype) || (dense && in[0].shape.rank > 2) ||
+        (dense && in[0].shape.rank < 1))
+        FAIL("input must be int32/int64%s", dense ? " of rank 1 or 2" : "");
+    int64_t v[1];
+    int c = dgc_ttype_ints(&in[1], v, 1);
+    if (c != 1 || in[1].shape.rank != 0)
+        FAIL("size must be an int scalar");
+    if (in[1].value && v[0] < 0)
+        FAIL("size %lld is negative", (long long)v[0]);
+    out[0].dtype = in[2].dtype;
+    memset(&out[0].shape, 0, sizeof out[0].shape);
+    int two = dense && in[0].shape.rank == 2;
+    out[0].shape.rank = 1 + two;
+    if (two)
+        out[0].shape.dims[0] = in[0].shape.dims[0];
+    out[0].shape.dims[two] = in[1].value ? v[0] : -1;
     return 0;
 }

@@ -219,6 +219,8 @@ static const dgc_attr_spec a_sparse_seg[] = {
     AS(sparse_gradient, DGC_A_BOOL, "false", 0), A_END};
 static const dgc_attr_spec a_sparse_to_dense[] = {
     AS(validate_indices, DGC_A_BOOL, "true", 0), A_END};
+static const dgc_attr_spec a_dense_bincount[] = {
+    AS(binary_output, DGC_A_BOOL, "false", 0), A_END};
 static const dgc_attr_spec a_cumsum[] = {
     AS(axis, DGC_A_INTS, "0", 0), AS(exclusive, DGC_A_BOOL, "false", 0),
     AS(reverse, DGC_A_BOOL, "false", 0), A_END};

@@ -6,7 +6,7 @@
  * >= 0; an empty segment is 0, 1 for SegmentProd), SparseSegmentSum/
  * Mean/SqrtN (the rows data[indices[i]], reduced as SegmentSum) and their
  * gradient ops.  Each output row is reduced in the order of the rows.
- * SparseToDense, InTopKV2.
+ * SparseToDense, InTopKV2, Bincount and DenseBincount.
  */
 #include "kernels_cpu.h"
 #include "dg_alloc.h"
@@ -371,3 +371,61 @@ dg_status dgr_k_in_top_k(dgr_kctx *k)
     return DG_OK;
 }
 DGR_KERNEL(InTopKV2, dgr_k_in_top_k);
+
+/* Bins o[0..size) of each row (rows of len) of x += w[i] (1 without
+ * weights; set to 1 when binary). */
+#define BINS(T)                                                             \
+    do {                                                                    \
+        T *o_ = dgr_cpu_ptr(&k->out[0]);                                    \
+        const T *w_ = nw ? dgr_cpu_ptr(w) : NULL;                           \
+        memset(o_, 0, sizeof(T) * (size_t)(rows * size));                   \
+        for (int64_t i_ = 0; i_ < rows * len; i_++) {                       \
+            int64_t v_ = dgr_cpu_iat(x, i_);                                \
+            if (v_ >= size)                                                 \
+                continue;                                                   \
+            T *b_ = o_ + (i_ / len) * size + v_;                            \
+            *b_ = binary ? (T)1 : (T)(*b_ + (w_ ? w_[i_] : (T)1));          \
+        }                                                                   \
+    } while (0)
+
+/* Bincount and DenseBincount (a matrix input: one row of bins per row). */
+static dg_status bincount(dgr_kctx *k, int dense)
+{
+    const dgr_value *x = &k->in[0], *w = &k->in[2];
+    int64_t size = dgr_cpu_iat(&k->in[1], 0), n = dg_shape_numel(&x->shape);
+    int64_t nw = dg_shape_numel(&w->shape);
+    int two = dense && x->shape.rank == 2;
+    int64_t rows = two ? x->shape.dims[0] : 1;
+    int64_t len = two ? x->shape.dims[1] : n;
+    int binary = dense && dgc_attr_b(k->node, DGC_AT_binary_output);
+    if (size < 0 || (nw && nw != n))
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': needs size >= 0 "
+                      "(%lld) and weights empty or one per input (%lld for "
+                      "%lld)", k->node->name, (long long)size,
+                      (long long)nw, (long long)n);
+    for (int64_t i = 0; i < n; i++)
+        if (dgr_cpu_iat(x, i) < 0)
+            return dg_err(k->err, DG_E_RUNTIME, "node '%s': input must be "
+                          "non-negative (%lld at %lld)", k->node->name,
+                          (long long)dgr_cpu_iat(x, i), (long long)i);
+    dg_shape os;
+    memset(&os, 0, sizeof os);
+    os.rank = 1 + two;
+    os.dims[0] = rows;
+    os.dims[two] = size;
+    dg_status st = dgr_cpu_alloc_as(k, 0, w->dtype, &os);
+    if (st)
+        return st;
+    switch (w->dtype) {
+    case DG_F32: BINS(float); break;
+    case DG_F64: BINS(double); break;
+    case DG_I32: BINS(int32_t); break;
+    default: BINS(int64_t); break;
+    }
+    return DG_OK;
+}
+
+dg_status dgr_k_bincount(dgr_kctx *k) { return bincount(k, 0); }
+DGR_KERNEL(Bincount, dgr_k_bincount);
+dg_status dgr_k_dense_bincount(dgr_kctx *k) { return bincount(k, 1); }
+DGR_KERNEL(DenseBincount, dgr_k_dense_bincount);

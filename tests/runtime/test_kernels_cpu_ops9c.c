@@ -3,7 +3,8 @@
  * what the TF-recorded e2e cases cannot show: the errors of bad input
  * (unsorted or negative Segment* ids, an UnsortedSegment* id past
  * num_segments, a SparseSegment* index out of range, a SparseToDense index
- * out of bounds, out of order or repeated), each one line naming the node.
+ * out of bounds, out of order or repeated, a negative Bincount value), each
+ * one line naming the node.
  */
 #include "kernels_cpu_harness.h"
 
@@ -102,12 +103,35 @@ static void test_sparse_to_dense_errors(void **s)
     sparse_to_dense((double[]){1, 1, 1, 1}, 0, NULL);
 }
 
+static void test_bincount_errors(void **s)
+{
+    (void)s;
+    kt t;
+    int64_t d3[1] = {3}, d0[1] = {0};
+    kt_init(&t, "DenseBincount");
+    kt_in(&t, DG_I64, 1, d3, (double[]){1, -2, 0});
+    kt_in(&t, DG_I64, 0, d0, (double[]){4});
+    kt_in(&t, DG_F32, 1, d0, (double[]){0});
+    assert_int_equal(kt_run(&t), DG_E_RUNTIME);
+    assert_non_null(strstr(t.err.msg, "non-negative (-2 at 1)"));
+    kt_free(&t);
+
+    kt_init(&t, "Bincount");
+    kt_in(&t, DG_I32, 1, d3, (double[]){1, 2, 0});
+    kt_in(&t, DG_I32, 0, d0, (double[]){4});
+    kt_in(&t, DG_F64, 1, (int64_t[]){2}, (double[]){1, 1});
+    assert_int_equal(kt_run(&t), DG_E_RUNTIME);
+    assert_non_null(strstr(t.err.msg, "one per input (2 for 3)"));
+    kt_free(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_segment_errors),
         cmocka_unit_test(test_sparse_segment_errors),
         cmocka_unit_test(test_sparse_to_dense_errors),
+        cmocka_unit_test(test_bincount_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1961,6 +1961,33 @@ more("UniqueWithCounts_i64", "UniqueWithCounts",
      grad=False, n_out=3)
 more("UniqueWithCounts_empty", "UniqueWithCounts", tf.unique_with_counts,
      [np.zeros((0,), np.int32)], grad=False, n_out=3)
+# Bincount / DenseBincount (tf.math.bincount): counts, weights of each dtype,
+# values past size ignored, per-row bins of a matrix, binary_output
+_bc = lambda a, s_, w: raw.Bincount(arr=a, size=s_, weights=w)  # noqa
+_bca = np.array([1, 3, 1, 7, 0, 3, 3], np.int32)
+more("Bincount_count", "Bincount", _bc,
+     [_bca, np.int32(5), np.zeros((0,), np.float32)], grad=False)
+for dt, sfx in ((np.float32, "f32"), (np.float64, "f64"),
+                (np.int32, "i32"), (np.int64, "i64")):
+    more("Bincount_w_" + sfx, "Bincount", _bc,
+         [_bca, np.int32(6), d9(7, dt=dt)], grad=False)
+    more("DenseBincount_w_" + sfx, "DenseBincount",
+         lambda a, s_, w: raw.DenseBincount(input=a, size=s_, weights=w),
+         [np.array([[0, 2, 2], [4, 1, 9]], np.int64), np.int64(5),
+          d9(2, 3, dt=dt)], grad=False)
+more("DenseBincount_count_i32", "DenseBincount",
+     lambda a, s_, w: raw.DenseBincount(input=a, size=s_, weights=w),
+     [_bca, np.int32(4), np.zeros((0,), np.int32)], grad=False)
+more("DenseBincount_binary", "DenseBincount",
+     lambda a, s_, w: raw.DenseBincount(input=a, size=s_, weights=w,
+                                        binary_output=True),
+     [np.array([[0, 2, 2], [3, 1, 1]], np.int32), np.int32(4),
+      np.zeros((0,), np.float32)], {"binary_output": True}, grad=False)
+more("DenseBincount_math", "DenseBincount",
+     lambda a: tf.math.bincount(a, minlength=4), [_bca], grad=False)
+more("Bincount_empty", "Bincount", _bc,
+     [np.zeros((0,), np.int32), np.int32(3), np.zeros((0,), np.float32)],
+     grad=False)
 
 DT = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64",
       np.dtype(np.int32): "int32", np.dtype(np.int64): "int64",
