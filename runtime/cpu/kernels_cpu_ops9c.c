@@ -1,12 +1,12 @@
 /*
- * kernels_cpu_ops9c.c -- CPU kernels of the segment reductions of issue 22:
+ * kernels_cpu_ops9c.c -- CPU kernels of issue 22's segment reductions:
  * UnsortedSegmentMax/Min/Prod (num_segments rows; negative ids dropped; an
- * empty segment is the dtype's lowest / highest (finite) / 1, as TF) and the sorted
- * SegmentSum/Mean/Max/Min/Prod (last id + 1 rows; ids must be sorted and
- * >= 0; an empty segment is 0, 1 for SegmentProd), SparseSegmentSum/
- * Mean/SqrtN (the rows data[indices[i]], reduced as SegmentSum) and their
- * gradient ops.  Each output row is reduced in the order of the rows.
- * SparseToDense, InTopKV2, Bincount and DenseBincount.
+ * empty segment is the dtype's lowest / highest finite value / 1, as TF),
+ * the sorted SegmentSum/Mean/Max/Min/Prod (last id + 1 rows; ids must be
+ * sorted and >= 0; an empty segment is 0, 1 for SegmentProd),
+ * SparseSegmentSum/Mean/SqrtN (the rows data[indices[i]], reduced as
+ * SegmentSum) and their gradient ops, each output row reduced in the order
+ * of the rows; SparseToDense, InTopKV2, Bincount and DenseBincount.
  */
 #include "kernels_cpu.h"
 #include "dg_alloc.h"
@@ -35,7 +35,7 @@ enum { UNSORTED, SORTED, SPARSE };
             if (sid[i_] < 0)                                                \
                 continue;                                                   \
             T *d_ = o_ + sid[i_] * inner;                                   \
-            const T *s_ = x_ + (xi ? xi[i_] : i_) * inner;                                  \
+            const T *s_ = x_ + (xi ? xi[i_] : i_) * inner;                  \
             for (int64_t q_ = 0; q_ < inner; q_++) {                        \
                 T a_ = d_[q_], b_ = s_[q_];                                 \
                 d_[q_] = mode == SEG_MAX   ? (a_ < b_ ? b_ : a_)            \
@@ -230,15 +230,30 @@ dg_status dgr_k_unsorted_segment_prod(dgr_kctx *k)
     return segment(k, SEG_PROD, UNSORTED);
 }
 DGR_KERNEL(UnsortedSegmentProd, dgr_k_unsorted_segment_prod);
-dg_status dgr_k_segment_sum(dgr_kctx *k) { return segment(k, SEG_SUM, SORTED); }
+dg_status dgr_k_segment_sum(dgr_kctx *k)
+{
+    return segment(k, SEG_SUM, SORTED);
+}
 DGR_KERNEL(SegmentSum, dgr_k_segment_sum);
-dg_status dgr_k_segment_mean(dgr_kctx *k) { return segment(k, SEG_MEAN, SORTED); }
+dg_status dgr_k_segment_mean(dgr_kctx *k)
+{
+    return segment(k, SEG_MEAN, SORTED);
+}
 DGR_KERNEL(SegmentMean, dgr_k_segment_mean);
-dg_status dgr_k_segment_max(dgr_kctx *k) { return segment(k, SEG_MAX, SORTED); }
+dg_status dgr_k_segment_max(dgr_kctx *k)
+{
+    return segment(k, SEG_MAX, SORTED);
+}
 DGR_KERNEL(SegmentMax, dgr_k_segment_max);
-dg_status dgr_k_segment_min(dgr_kctx *k) { return segment(k, SEG_MIN, SORTED); }
+dg_status dgr_k_segment_min(dgr_kctx *k)
+{
+    return segment(k, SEG_MIN, SORTED);
+}
 DGR_KERNEL(SegmentMin, dgr_k_segment_min);
-dg_status dgr_k_segment_prod(dgr_kctx *k) { return segment(k, SEG_PROD, SORTED); }
+dg_status dgr_k_segment_prod(dgr_kctx *k)
+{
+    return segment(k, SEG_PROD, SORTED);
+}
 DGR_KERNEL(SegmentProd, dgr_k_segment_prod);
 dg_status dgr_k_sparse_segment_sum(dgr_kctx *k)
 {

@@ -79,7 +79,8 @@ static void sparse_to_dense(const double *ix, int validate, const char *want)
     kt_in(&t, DG_F32, 1, d2, (double[]){7, 8});
     kt_in(&t, DG_F32, 0, d0, (double[]){0});
     if (!validate)
-        assert_int_equal(dgc_node_set_bool(NODE(&t), "validate_indices", 0), 0);
+        assert_int_equal(
+            dgc_node_set_bool(NODE(&t), "validate_indices", 0), 0);
     dg_status st = kt_run(&t);
     if (want && !strstr(t.err.msg, want))
         fprintf(stderr, "got: %s\n", t.err.msg);
