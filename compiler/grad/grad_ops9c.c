@@ -14,19 +14,24 @@
 /* The ids and segment count of a segment node, and how its rule reads its
  * rows: `ids` clipped to >= 0 for the unsorted ops, `pos` (node -1 where
  * none is needed) the mask of rows with ids >= 0 shaped to broadcast
- * against data. */
+ * against data; `one` and `zero` shaped like data. */
 typedef struct {
-    int unsorted;
-    dgc_ref ids, ns, pos;
+    int skip, unsorted; /* skip: data needs no gradient */
+    dgc_ref ids, ns, pos, one, zero;
 } seg_io;
 
 static dg_status seg_io_of(dgc_gctx *c, int32_t fwd, seg_io *s)
 {
     DGC_GRAD_LOCALS;
+    s->skip = !NEED(0);
+    if (s->skip)
+        return DG_OK;
     s->unsorted = FWD->n_inputs == 3;
     s->ids = FWD->inputs[1];
     s->ns = s->unsorted ? FWD->inputs[2] : s->ids;
     s->pos = R(-1, 0);
+    s->one = MK("ones", OnesLike, x); CHK(s->one);
+    s->zero = MK("zeros_x", ZerosLike, x); CHK(s->zero);
     if (!s->unsorted)
         return DG_OK;
     dgc_ref raw = s->ids;
@@ -103,20 +108,17 @@ DGC_GRAD(SegmentMax)
     DGC_GRAD_LOCALS;
     /* TF's _SegmentMinOrMaxGrad / _UnsortedSegmentMinOrMaxGrad: dy of a
      * segment shared evenly by the rows equal to its max (min) */
-    if (!NEED(0))
-        return DG_OK;
     seg_io s;
     dg_status st = seg_io_of(c, fwd, &s);
-    if (st)
+    if (st || s.skip)
         return st;
     dgc_ref go = seg_gather(c, fwd, &s, z); CHK(go);
     dgc_ref sel = MK("is_selected", Equal, x, go); CHK(sel);
     if (s.pos.node >= 0) {
         sel = MK("is_selected_kept", LogicalAnd, sel, s.pos); CHK(sel);
     }
-    dgc_ref one = MK("ones", OnesLike, x); CHK(one);
-    dgc_ref zero = MK("zeros_x", ZerosLike, x); CHK(zero);
-    dgc_ref self = MK("selected", SelectV2, sel, one, zero); CHK(self);
+    dgc_ref zero = s.zero;
+    dgc_ref self = MK("selected", SelectV2, sel, s.one, zero); CHK(self);
     dgc_ref ns = seg_sum(c, fwd, &s, self); CHK(ns);
     dgc_ref w = MK("weighted", Div, dy, ns); CHK(w);
     dgc_ref gw = MK("GatherV2_weighted", GatherV2, w, s.ids); CHK(gw);
@@ -133,15 +135,11 @@ DGC_GRAD(SegmentProd)
     /* TF's _SegmentProdGrad / _UnsortedSegmentProdGrad: a segment without
      * zeros gives prod / x; with one zero, the zero's row the product of
      * the others (the rest 0); with more, all 0 */
-    if (!NEED(0))
-        return DG_OK;
     seg_io s;
     dg_status st = seg_io_of(c, fwd, &s);
-    if (st)
+    if (st || s.skip)
         return st;
-    dgc_ref raw = FWD->inputs[1];
-    dgc_ref zero = MK("zeros_x", ZerosLike, x); CHK(zero);
-    dgc_ref one = MK("ones", OnesLike, x); CHK(one);
+    dgc_ref raw = FWD->inputs[1], zero = s.zero, one = s.one;
     dgc_ref isz = MK("is_zero", Equal, x, zero); CHK(isz);
     dgc_ref zf = MK("zero_count", SelectV2, isz, one, zero); CHK(zf);
     dgc_ref nz = seg_sum(c, fwd, &s, zf); CHK(nz);
