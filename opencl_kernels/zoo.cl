@@ -2,8 +2,9 @@
  * math and activations with their gradient ops, the broadcasting binary
  * ops (SquaredDifference, DivNoNan: ZBCAST2), ReverseV2, Einsum (one
  * work-item per output element, contraction in a fixed order), the image
- * resizes, UnsortedSegmentSum and ScatterAdd/Sub (each output element sums
- * its contributions serially, in input order: deterministic, no atomics).
+ * resizes, UnsortedSegmentSum/Max/Min/Prod and ScatterAdd/Sub (each output
+ * element reduces its contributions serially, in input order:
+ * deterministic, no atomics).
  * Compiled per dtype with -DT=float|double. */
 #if defined(cl_khr_fp64)
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
@@ -224,18 +225,30 @@ __kernel void z_resize_nearest(__global const T *x, __global T *y, long n,
     y[i] = x[((b * ih + sy) * iw + sx) * C + c];
 }
 
-/* UnsortedSegmentSum: out[s, j] = sum over i with ids[i] == s, in order */
+#if DG_F64
+#define Z_TMAX DBL_MAX
+#else
+#define Z_TMAX FLT_MAX
+#endif
+/* UnsortedSegmentSum/Max/Min/Prod (mode 0..3): out[s, j] = the reduction
+ * over i with ids[i] == s, in order; an empty segment is 0, the lowest /
+ * highest finite value, 1 (as TF and the CPU kernels) */
 #define USS(name, IT)                                                        \
 __kernel void name(__global const T *x, __global const IT *ids,             \
-                   __global T *y, long n, long cnt, long inner)              \
+                   __global T *y, long n, long cnt, long inner, int mode)    \
 {                                                                            \
     long o = get_global_id(0);                                               \
     if (o >= n) return;                                                      \
     long s = o / inner, j = o % inner;                                       \
-    T acc = (T)0;                                                            \
+    T acc = mode == 1 ? (T)-Z_TMAX : mode == 2 ? (T)Z_TMAX                   \
+            : mode == 3 ? (T)1 : (T)0;                                       \
     for (long i = 0; i < cnt; i++)                                           \
-        if ((long)ids[i] == s)                                               \
-            acc += x[i * inner + j];                                         \
+        if ((long)ids[i] == s) {                                             \
+            T v = x[i * inner + j];                                          \
+            acc = mode == 1 ? (acc < v ? v : acc)                            \
+                  : mode == 2 ? (v < acc ? v : acc)                          \
+                  : mode == 3 ? acc * v : acc + v;                           \
+        }                                                                    \
     y[o] = acc;                                                              \
 }
 USS(z_uss_i32, int)

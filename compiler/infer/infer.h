@@ -194,6 +194,12 @@ int dgc_infer_resize(DGC_INFER_ARGS);           /* Resize*(images, size) */
 int dgc_infer_resize_grad(DGC_INFER_ARGS);      /* ResizeBilinearGrad */
 int dgc_infer_unique(DGC_INFER_ARGS);           /* Unique */
 int dgc_infer_unsorted_segment(DGC_INFER_ARGS); /* UnsortedSegmentSum */
+int dgc_infer_segment(DGC_INFER_ARGS); /* SegmentSum, ...Mean/Max/Min/Prod */
+int dgc_infer_sparse_segment(DGC_INFER_ARGS); /* SparseSegmentSum, ... */
+int dgc_infer_sparse_segment_grad(DGC_INFER_ARGS); /* SparseSegmentSumGrad */
+int dgc_infer_sparse_to_dense(DGC_INFER_ARGS);
+int dgc_infer_in_top_k(DGC_INFER_ARGS); /* InTopKV2 */
+int dgc_infer_bincount(DGC_INFER_ARGS); /* Bincount, DenseBincount */
 int dgc_infer_scatter(DGC_INFER_ARGS);          /* ScatterAdd, ScatterSub */
 int dgc_infer_dynamic_partition(DGC_INFER_ARGS);
 int dgc_infer_space_batch(DGC_INFER_ARGS);

@@ -2,7 +2,8 @@
  * infer_zoo.c -- shape functions of the op-breadth ops (issue 22):
  * ReverseV2, IdentityN, Einsum (and its equation parser, shared with the
  * kernels and the gradient rule), the image resizes and their gradients,
- * Unique, UnsortedSegmentSum, ScatterAdd/Sub and DynamicPartition.  Ops
+ * Unique (and UniqueWithCounts), UnsortedSegmentSum, ScatterAdd/Sub and
+ * DynamicPartition.  Ops
  * whose output size depends on data (Unique, DynamicPartition) give -1
  * there; their kernels size the outputs themselves.
  */
@@ -354,6 +355,10 @@ int dgc_infer_unique(DGC_INFER_ARGS)
     out[0].shape.dims[0] = in[0].shape.dims[0] == 0 ? 0 : -1;
     out[1].dtype = it;
     out[1].shape = in[0].shape;
+    if (n->n_outputs == 3) { /* UniqueWithCounts: each value's count */
+        out[2].dtype = it;
+        out[2].shape = out[0].shape;
+    }
     return 0;
 }
 

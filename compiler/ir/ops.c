@@ -213,6 +213,14 @@ static const dgc_attr_spec a_lrn[] = {
     AS(alpha, DGC_A_FLOAT, "1", 0), AS(beta, DGC_A_FLOAT, "0.5", 0), A_END};
 static const dgc_attr_spec a_dynpart[] = {
     AS(num_partitions, DGC_A_INT, NULL, REQ), A_END};
+/* ops9c: SparseSegmentSum/Mean/SqrtN (the forward values do not depend on
+ * it; dgrun's gradient is the dense one either way) */
+static const dgc_attr_spec a_sparse_seg[] = {
+    AS(sparse_gradient, DGC_A_BOOL, "false", 0), A_END};
+static const dgc_attr_spec a_sparse_to_dense[] = {
+    AS(validate_indices, DGC_A_BOOL, "true", 0), A_END};
+static const dgc_attr_spec a_dense_bincount[] = {
+    AS(binary_output, DGC_A_BOOL, "false", 0), A_END};
 static const dgc_attr_spec a_cumsum[] = {
     AS(axis, DGC_A_INTS, "0", 0), AS(exclusive, DGC_A_BOOL, "false", 0),
     AS(reverse, DGC_A_BOOL, "false", 0), A_END};

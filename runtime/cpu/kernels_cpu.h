@@ -78,6 +78,14 @@ DGR_K(dgr_k_dynamic_stitch);
 typedef void (*dgr_cpu_un_fn)(const void *a, void *o, int64_t n);
 typedef void (*dgr_cpu_bin_fn)(const void *a, int64_t sa, const void *b,
                                int64_t sb, void *o, int64_t n);
+/* Element i of an int32/int64 tensor v (in host memory), as int64. */
+int64_t dgr_cpu_iat(const dgr_value *v, int64_t i);
+/* Store x as element i of the int32/int64 tensor v. */
+void dgr_cpu_iput(dgr_value *v, int64_t i, int64_t x);
+/* Allocate output i of k with dtype t and shape s (an output whose size
+ * only the data tells: Unique, DynamicPartition, the segment ops); a
+ * status with k->err set on failure. */
+dg_status dgr_cpu_alloc_as(dgr_kctx *k, int i, dg_dtype t, const dg_shape *s);
 dg_status dgr_cpu_unary(dgr_kctx *k, const dgr_cpu_un_fn *fns);
 dg_status dgr_cpu_binary(dgr_kctx *k, const dgr_cpu_bin_fn *fns);
 /* 1 when integer value v (int32 / int64) has a zero element (neg 0) or a

@@ -3,8 +3,8 @@
  * ops everyday TF 2.21 models use: SquaredDifference, Erf/Erfc, the
  * activations LeakyRelu/Elu/Selu/Softplus/Softsign and their gradient ops,
  * ReverseV2, IdentityN, the image resizes and their gradients,
- * Unique, UnsortedSegmentSum, ScatterAdd/ScatterSub/ScatterUpdate,
- * DynamicPartition.
+ * Unique and UniqueWithCounts, UnsortedSegmentSum,
+ * ScatterAdd/ScatterSub/ScatterUpdate, DynamicPartition.
  * Every sum is made in one fixed order (per output element, or serially
  * over the input), never depending on the thread count.
  */
@@ -259,14 +259,14 @@ DGR_KERNEL(LeakyReluGrad, dgr_k_leaky_relu_grad);
 
 /* ---- helpers ------------------------------------------------------------- */
 
-static int64_t iat(const dgr_value *v, int64_t i)
+int64_t dgr_cpu_iat(const dgr_value *v, int64_t i)
 {
     const void *p = dgr_cpu_ptr(v);
     return v->dtype == DG_I32 ? ((const int32_t *)p)[i]
                               : ((const int64_t *)p)[i];
 }
 
-static void iput(dgr_value *v, int64_t i, int64_t x)
+void dgr_cpu_iput(dgr_value *v, int64_t i, int64_t x)
 {
     void *p = dgr_cpu_ptr(v);
     if (v->dtype == DG_I32)
@@ -277,7 +277,8 @@ static void iput(dgr_value *v, int64_t i, int64_t x)
 
 /* Allocate output i with dtype t and shape s (a size only the data
  * tells: Unique, DynamicPartition). */
-static dg_status alloc_as(dgr_kctx *k, int i, dg_dtype t, const dg_shape *s)
+dg_status dgr_cpu_alloc_as(dgr_kctx *k, int i, dg_dtype t,
+                           const dg_shape *s)
 {
     dgr_value *v = &k->out[i];
     v->dtype = t;
@@ -298,13 +299,13 @@ dg_status dgr_k_reverse(dgr_kctx *k)
     uint32_t mask = 0;
     int64_t na = dg_shape_numel(&k->in[1].shape);
     for (int64_t i = 0; i < na; i++) {
-        int64_t a = iat(&k->in[1], i);
+        int64_t a = dgr_cpu_iat(&k->in[1], i);
         if (a < 0)
             a += s->rank;
         if (a < 0 || a >= s->rank)
             return dg_err(k->err, DG_E_RUNTIME, "node '%s': axis %lld out of "
                           "range for rank %d", k->node->name,
-                          (long long)iat(&k->in[1], i), s->rank);
+                          (long long)dgr_cpu_iat(&k->in[1], i), s->rank);
         mask |= 1u << a;
     }
     int64_t n = dg_shape_numel(s);
@@ -623,15 +624,23 @@ dg_status dgr_k_unique(dgr_kctx *k)
     ys.rank = 1;
     ys.dims[0] = nu;
     const dgc_attr *oi = dgc_attr_at(k->node, DGC_AT_out_idx);
-    dg_status st = alloc_as(k, 0, t, &ys);
+    dg_status st = dgr_cpu_alloc_as(k, 0, t, &ys);
     if (!st)
-        st = alloc_as(k, 1, oi ? (dg_dtype)oi->i : DG_I32, &x->shape);
+        st = dgr_cpu_alloc_as(k, 1, oi ? (dg_dtype)oi->i : DG_I32, &x->shape);
     if (!st) {
         char *y = dgr_cpu_ptr(&k->out[0]);
         for (int64_t j = 0; j < nu; j++)
             memcpy(y + (size_t)j * es, xp + (size_t)first[j] * es, es);
         for (int64_t i = 0; i < n; i++)
-            iput(&k->out[1], i, uix[i]);
+            dgr_cpu_iput(&k->out[1], i, uix[i]);
+    }
+    if (!st && k->n_out == 3) { /* UniqueWithCounts */
+        st = dgr_cpu_alloc_as(k, 2, k->out[1].dtype, &ys);
+        for (int64_t j = 0; !st && j < nu; j++)
+            dgr_cpu_iput(&k->out[2], j, 0);
+        for (int64_t i = 0; !st && i < n; i++)
+            dgr_cpu_iput(&k->out[2], uix[i],
+                         dgr_cpu_iat(&k->out[2], uix[i]) + 1);
     }
     dg_free(slot);
     dg_free(uix);
@@ -639,6 +648,9 @@ dg_status dgr_k_unique(dgr_kctx *k)
     return st;
 }
 DGR_KERNEL(Unique, dgr_k_unique);
+/* the same kernel: its third output, the counts */
+dg_status dgr_k_unique_with_counts(dgr_kctx *k) { return dgr_k_unique(k); }
+DGR_KERNEL(UniqueWithCounts, dgr_k_unique_with_counts);
 
 /* ---- segments, scatter, partitions --------------------------------------- */
 
@@ -666,7 +678,7 @@ static void acc_row(dg_dtype t, void *dst, const void *src, int64_t m,
 dg_status dgr_k_unsorted_segment_sum(dgr_kctx *k)
 {
     const dgr_value *x = &k->in[0], *ids = &k->in[1];
-    int64_t ns = iat(&k->in[2], 0);
+    int64_t ns = dgr_cpu_iat(&k->in[2], 0);
     dg_shape os;
     memset(&os, 0, sizeof os);
     int ir = ids->shape.rank;
@@ -674,7 +686,7 @@ dg_status dgr_k_unsorted_segment_sum(dgr_kctx *k)
     os.dims[0] = ns;
     for (int d = ir; d < x->shape.rank; d++)
         os.dims[1 + d - ir] = x->shape.dims[d];
-    dg_status st = alloc_as(k, 0, x->dtype, &os);
+    dg_status st = dgr_cpu_alloc_as(k, 0, x->dtype, &os);
     if (st)
         return st;
     int64_t cnt = dg_shape_numel(&ids->shape);
@@ -687,7 +699,7 @@ dg_status dgr_k_unsorted_segment_sum(dgr_kctx *k)
         memset(o, 0, (size_t)(ns * inner) * es);
     const char *xp = dgr_cpu_ptr(x);
     for (int64_t i = 0; i < cnt; i++) {
-        int64_t s = iat(ids, i);
+        int64_t s = dgr_cpu_iat(ids, i);
         if (s < 0)
             continue; /* TF drops negative ids */
         if (s >= ns)
@@ -723,7 +735,7 @@ static dg_status scatter(dgr_kctx *k, int sign)
     char *r = dgr_cpu_ptr(ref);
     const char *up = dgr_cpu_ptr(u);
     for (int64_t i = 0; i < cnt; i++) {
-        int64_t s = iat(ix, i);
+        int64_t s = dgr_cpu_iat(ix, i);
         if (s < 0 || s >= rows)
             return dg_err(k->err, DG_E_RUNTIME, "node '%s': index %lld is "
                           "not in [0, %lld)", k->node->name, (long long)s,
@@ -762,7 +774,7 @@ dg_status dgr_k_dynamic_partition(dgr_kctx *k)
         return dg_err_nomem(k->err, "DynamicPartition");
     dg_status st = DG_OK;
     for (int64_t i = 0; i < cnt && !st; i++) {
-        int64_t q = iat(p, i);
+        int64_t q = dgr_cpu_iat(p, i);
         if (q < 0 || q >= np)
             st = dg_err(k->err, DG_E_RUNTIME, "node '%s': partition %lld is "
                         "not in [0, %d)", k->node->name, (long long)q, np);
@@ -776,13 +788,13 @@ dg_status dgr_k_dynamic_partition(dgr_kctx *k)
         s.dims[0] = count[o];
         for (int d = pr; d < x->shape.rank; d++)
             s.dims[1 + d - pr] = x->shape.dims[d];
-        st = alloc_as(k, o, x->dtype, &s);
+        st = dgr_cpu_alloc_as(k, o, x->dtype, &s);
         count[o] = 0;
     }
     size_t row = (size_t)inner * dg_dtype_size(x->dtype);
     const char *xp = dgr_cpu_ptr(x);
     for (int64_t i = 0; i < cnt && !st; i++) {
-        int64_t q = iat(p, i);
+        int64_t q = dgr_cpu_iat(p, i);
         memcpy((char *)dgr_cpu_ptr(&k->out[q]) + (size_t)count[q]++ * row,
                xp + (size_t)i * row, row);
     }
@@ -805,8 +817,8 @@ static dg_status space_batch(dgr_kctx *k, int to_batch)
     int m = (int)dg_shape_numel(&k->in[1].shape);
     int64_t bs[DG_MAX_RANK], pad[DG_MAX_RANK];
     for (int i = 0; i < m; i++) {
-        bs[i] = iat(&k->in[1], i);
-        pad[i] = iat(&k->in[2], 2 * i); /* the leading pad / crop */
+        bs[i] = dgr_cpu_iat(&k->in[1], i);
+        pad[i] = dgr_cpu_iat(&k->in[2], 2 * i); /* the leading pad / crop */
     }
     const dg_shape *bside = to_batch ? &k->out[0].shape : &x->shape;
     const dg_shape *sside = to_batch ? &x->shape : &k->out[0].shape;
@@ -952,7 +964,7 @@ dg_status dgr_k_dynamic_stitch_any(dgr_kctx *k)
         for (int m = 0; m < nn; m++) {
             int64_t c = dg_shape_numel(&k->in[m].shape);
             for (int64_t i = 0; i < c; i++) {
-                int64_t v = iat(&k->in[m], i);
+                int64_t v = dgr_cpu_iat(&k->in[m], i);
                 max = v > max ? v : max;
             }
         }
@@ -1032,7 +1044,7 @@ DGR_KERNEL(Cumsum, dgr_k_cumsum);
 dg_status dgr_k_one_hot(dgr_kctx *k)
 {
     const dg_shape *is = &k->in[0].shape;
-    int64_t depth = iat(&k->in[1], 0);
+    int64_t depth = dgr_cpu_iat(&k->in[1], 0);
     if (depth < 0)
         return dg_err(k->err, DG_E_RUNTIME, "node '%s': depth %lld is "
                       "negative", k->node->name, (long long)depth);
@@ -1053,7 +1065,7 @@ dg_status dgr_k_one_hot(dgr_kctx *k)
     for (int64_t o = 0; o < outer; o++)
         for (int64_t j = 0; j < depth; j++)
             for (int64_t i = 0; i < inner; i++) {
-                int64_t id = iat(&k->in[0], o * inner + i);
+                int64_t id = dgr_cpu_iat(&k->in[0], o * inner + i);
                 memcpy(y + (size_t)((o * depth + j) * inner + i) * es,
                        id == j ? on : off, es);
             }
@@ -1162,7 +1174,7 @@ static dg_status mirror_pad(dgr_kctx *k)
     mm.ss = grad ? &k->out[0].shape : &k->in[0].shape;
     int64_t s = 1;
     for (int d = mm.bs->rank - 1; d >= 0; d--) {
-        mm.pad[d] = iat(&k->in[1], 2 * d);
+        mm.pad[d] = dgr_cpu_iat(&k->in[1], 2 * d);
         mm.sstr[d] = s;
         s *= mm.ss->dims[d];
     }
@@ -1226,7 +1238,7 @@ static int64_t nd_offset(const nd_map *m, int64_t t)
 {
     int64_t off = 0;
     for (int64_t j = 0; j < m->k; j++) {
-        int64_t v = iat(m->ind, t * m->k + j), dim = m->s->dims[j];
+        int64_t v = dgr_cpu_iat(m->ind, t * m->k + j), dim = m->s->dims[j];
         if (v < 0 || v >= dim)
             return -1;
         off = off * dim + v;
@@ -1357,7 +1369,7 @@ DGR_KERNEL(ScatterNd, dgr_k_scatter_nd);
             }                                                                \
             for (int64_t q = h - 1; q >= 0; q--) { /* worst last */          \
                 v[r * kk + q] = row[heap[0]];                                \
-                iput(&k->out[1], r * kk + q, heap[0]);                       \
+                dgr_cpu_iput(&k->out[1], r * kk + q, heap[0]);               \
                 heap[0] = heap[q];                                           \
                 TK_SIFT(row, heap, q, 0);                                    \
             }                                                                \
@@ -1367,7 +1379,7 @@ DGR_KERNEL(ScatterNd, dgr_k_scatter_nd);
 dg_status dgr_k_topk(dgr_kctx *k)
 {
     const dg_shape *s = &k->in[0].shape;
-    int64_t kk = iat(&k->in[1], 0), len = s->dims[s->rank - 1];
+    int64_t kk = dgr_cpu_iat(&k->in[1], 0), len = s->dims[s->rank - 1];
     if (kk < 0 || kk > len)
         return dg_err(k->err, DG_E_RUNTIME, "node '%s': k %lld is out of "
                       "range for rows of %lld", k->node->name, (long long)kk,

@@ -770,4 +770,11 @@ const uint32_t dgr_cl_host_ops[DGC_N_OPS] = {
     HOSTF(Shape), HOSTF(Size), HOSTF(Rank), HOSTF(ShapeN),
     HOSTF(ConcatOffset), HOSTF(Unique),
     HOSTF(IsVariableInitialized),
+    HOSTF(SegmentSum), HOSTF(SegmentMean),
+    HOSTF(SegmentMax), HOSTF(SegmentMin), HOSTF(SegmentProd),
+    HOSTF(SparseSegmentSum), HOSTF(SparseSegmentMean),
+    HOSTF(SparseSegmentSqrtN), HOSTF(SparseSegmentSumGrad),
+    HOSTF(SparseSegmentMeanGrad), HOSTF(SparseSegmentSqrtNGrad),
+    HOSTF(SparseToDense), HOSTF(InTopKV2), HOSTF(UniqueWithCounts),
+    HOSTF(Assert), /* TF: a DEFAULT kernel, every argument in host memory */
 };

@@ -5,8 +5,8 @@
  * of any .cl file (the elementwise math of zoo.cl, SquaredDifference,
  * DivNoNan, ...: no C of their own).  Activations (and their gradient
  * ops), ReverseV2, IdentityN, Einsum and
- * BatchMatMulV2, the resizes and their gradients, UnsortedSegmentSum,
- * ScatterAdd/Sub/Update, SpaceToBatchND/BatchToSpaceND.  Unique (TF
+ * BatchMatMulV2, the resizes and their gradients,
+ * UnsortedSegmentSum/Max/Min/Prod, ScatterAdd/Sub/Update, SpaceToBatchND/BatchToSpaceND.  Unique (TF
  * keeps its arguments in host memory) has a CPU kernel only; the 3-D
  * convolutions and pools and LRN are cl_kernels_conv3d.c's, the
  * data-movement ops cl_kernels_data.c's.
@@ -351,7 +351,8 @@ dg_status dgr_cl_k_resize_nearest(dgr_kctx *k)
 }
 DGR_KERNEL(ResizeNearestNeighbor, dgr_cl_k_resize_nearest);
 
-dg_status dgr_cl_k_unsorted_segment_sum(dgr_kctx *k)
+/* UnsortedSegmentSum/Max/Min/Prod: mode 0..3 of zoo.cl's z_uss_*. */
+static dg_status unsorted_segment(dgr_kctx *k, cl_int mode)
 {
     dg_dtype dt = k->in[0].dtype;
     dg_status st = dgr_cl_float_output(k, dt);
@@ -366,11 +367,30 @@ dg_status dgr_cl_k_unsorted_segment_sum(dgr_kctx *k)
     cl_mem x = dgr_cl_mem(&k->in[0]), ids = dgr_cl_mem(&k->in[1]),
            y = dgr_cl_mem(&k->out[0]);
     dgr_cl_arg a[] = {DGR_ARG(x), DGR_ARG(ids), DGR_ARG(y), DGR_ARG(n),
-                      DGR_ARG(cnt), DGR_ARG(inner)};
+                      DGR_ARG(cnt), DGR_ARG(inner), DGR_ARG(mode)};
     return dgr_cl_launch1d(k, "zoo", dt, k->in[1].dtype == DG_I32
-                           ? "z_uss_i32" : "z_uss_i64", (size_t)n, a, 6);
+                           ? "z_uss_i32" : "z_uss_i64", (size_t)n, a, 7);
+}
+dg_status dgr_cl_k_unsorted_segment_sum(dgr_kctx *k)
+{
+    return unsorted_segment(k, 0);
 }
 DGR_KERNEL(UnsortedSegmentSum, dgr_cl_k_unsorted_segment_sum);
+dg_status dgr_cl_k_unsorted_segment_max(dgr_kctx *k)
+{
+    return unsorted_segment(k, 1);
+}
+DGR_KERNEL(UnsortedSegmentMax, dgr_cl_k_unsorted_segment_max);
+dg_status dgr_cl_k_unsorted_segment_min(dgr_kctx *k)
+{
+    return unsorted_segment(k, 2);
+}
+DGR_KERNEL(UnsortedSegmentMin, dgr_cl_k_unsorted_segment_min);
+dg_status dgr_cl_k_unsorted_segment_prod(dgr_kctx *k)
+{
+    return unsorted_segment(k, 3);
+}
+DGR_KERNEL(UnsortedSegmentProd, dgr_cl_k_unsorted_segment_prod);
 
 static dg_status scatter(dgr_kctx *k, double sign)
 {

@@ -1966,6 +1966,177 @@ for dt, sfx in ((np.int32, "i32"), (np.int64, "i64"), (np.float32, "f32"),
 more("TruncateMod_scalar", "TruncateMod",
      lambda a, b: raw.TruncateMod(x=a, y=b),
      [np.array([-5.5, 5.5, 0.25], np.float32), np.asarray(-2, np.float32)],
+# ---- ops9c: segment reductions (issue 22) ----------------------------------
+RS9C = np.random.RandomState(93)
+
+
+def d9(*shape, dt=np.float32):
+    """Data with ties (values on a coarse grid) in dtype dt."""
+    v = np.round(RS9C.uniform(-3, 3, size=shape) * 2) / 2
+    if np.dtype(dt).kind == "i":
+        v = v * 2
+    return v.astype(dt)
+
+
+for dt, sfx in ((np.float32, "f32"), (np.float64, "f64"),
+                (np.int32, "i32"), (np.int64, "i64")):
+    fl = np.dtype(dt).kind == "f"
+    for nm, fn in (("Max", tf.math.unsorted_segment_max),
+                   ("Min", tf.math.unsorted_segment_min),
+                   ("Prod", tf.math.unsorted_segment_prod)):
+        op = "UnsortedSegment" + nm
+        # segments 1 and 4 empty, a negative id dropped
+        more(op + "_" + sfx, op, (lambda f: lambda a, i: f(a, i, 5))(fn),
+             [d9(6, 3, dt=dt), np.array([0, 2, 0, 3, -1, 2], np.int32)],
+             extra=[np.array(5, np.int32)], grad=fl)
+        more(op + "_ids2d_" + sfx, op,
+             (lambda f: lambda a, i: f(a, i, np.int64(3)))(fn),
+             [d9(2, 3, 2, dt=dt),
+              np.array([[0, 1, 0], [2, -1, 1]], np.int64)],
+             extra=[np.array(3, np.int64)], grad=fl)
+    for nm, fn in (("Sum", tf.math.segment_sum),
+                   ("Mean", tf.math.segment_mean),
+                   ("Max", tf.math.segment_max),
+                   ("Min", tf.math.segment_min),
+                   ("Prod", tf.math.segment_prod)):
+        op = "Segment" + nm
+        # segment 2 empty
+        more(op + "_" + sfx, op, fn,
+             [d9(6, 2, dt=dt), np.array([0, 0, 1, 3, 3, 3], np.int32)],
+             grad=fl)
+        more(op + "_ids64_" + sfx, op, fn,
+             [d9(4, 2, 2, dt=dt), np.array([1, 1, 1, 2], np.int64)],
+             grad=fl)
+for nm, fn in (("Max", tf.math.unsorted_segment_max),
+               ("Prod", tf.math.unsorted_segment_prod)):
+    more("UnsortedSegment%s_empty" % nm, "UnsortedSegment" + nm,
+         (lambda f: lambda a, i: f(a, i, 2))(fn),
+         [np.zeros((0, 2), np.float32), np.zeros((0,), np.int32)],
+         extra=[np.array(2, np.int32)], grad=False)
+more("SegmentSum_empty", "SegmentSum", tf.math.segment_sum,
+     [np.zeros((0, 3), np.float32), np.zeros((0,), np.int32)], grad=False)
+# zeros in a product (one zero, two zeros in a segment): the gradient's cases
+more("SegmentProd_zeros", "SegmentProd", tf.math.segment_prod,
+     [np.array([2.0, 0.0, 3.0, 0.0, 0.0, 1.5, -2.0], np.float32),
+      np.array([0, 0, 0, 1, 1, 2, 2], np.int32)])
+more("UnsortedSegmentProd_zeros", "UnsortedSegmentProd",
+     lambda a, i: tf.math.unsorted_segment_prod(a, i, 3),
+     [np.array([2.0, 0.0, 3.0, 0.0, 0.0, 1.5, -2.0], np.float32),
+      np.array([0, 2, 0, 1, 1, 2, 0], np.int32)],
+     extra=[np.array(3, np.int32)])
+# SparseSegmentSum/Mean/SqrtN (embedding_lookup_sparse's combiners) and the
+# gradient ops TF 2.21's rules emit for them
+_ssi = np.array([0, 3, 3, 1, 4, 2], np.int32)
+_sss = np.array([0, 0, 1, 1, 1, 3], np.int32)
+for dt, sfx in ((np.float32, "f32"), (np.float64, "f64"),
+                (np.int32, "i32"), (np.int64, "i64")):
+    fl = np.dtype(dt).kind == "f"
+    for nm, fn in (("Sum", tf.sparse.segment_sum),
+                   ("Mean", tf.sparse.segment_mean),
+                   ("SqrtN", tf.sparse.segment_sqrt_n)):
+        if not fl and nm != "Sum":
+            continue
+        op = "SparseSegment" + nm
+        more(op + "_" + sfx, op, fn, [d9(5, 3, dt=dt), _ssi, _sss], grad=fl)
+        more(op + "_ids64_" + sfx, op, fn,
+             [d9(4, 2, 2, dt=dt), np.array([3, 0, 1], np.int64),
+              np.array([1, 1, 2], np.int64)], grad=fl)
+        if fl:
+            g = getattr(raw, op + "Grad")
+            more(op + "Grad_" + sfx, op + "Grad",
+                 (lambda g_: lambda d, i, s_: g_(
+                     grad=d, indices=i, segment_ids=s_, output_dim0=6))(g),
+                 [d9(4, 3, dt=dt), _ssi, _sss],
+                 extra=[np.array(6, np.int32)], grad=False)
+more("SparseSegmentSum_empty", "SparseSegmentSum", tf.sparse.segment_sum,
+     [r(3, 2), np.zeros((0,), np.int32), np.zeros((0,), np.int32)],
+     grad=False)
+# SparseToDense: rank-2 and rank-1 / 0-d indices, vector and scalar values
+_s2d = lambda i, sh, v, d: raw.SparseToDense(  # noqa: E731
+    sparse_indices=i, output_shape=sh, sparse_values=v, default_value=d)
+more("SparseToDense_2d_f32", "SparseToDense", _s2d,
+     [np.array([[0, 1], [1, 3], [2, 0]], np.int64),
+      np.array([3, 4], np.int64), r(3), np.float32(0.5)], grad=False)
+more("SparseToDense_1d_scalar_i32", "SparseToDense", _s2d,
+     [np.array([1, 4, 5], np.int32), np.array([7], np.int32),
+      np.int32(3), np.int32(-1)], grad=False)
+more("SparseToDense_0d_f64", "SparseToDense", _s2d,
+     [np.int32(2), np.array([4], np.int32), np.float64(2.5),
+      np.float64(0)], grad=False)
+more("SparseToDense_i64", "SparseToDense", _s2d,
+     [np.array([[0, 0, 1], [1, 1, 0]], np.int32),
+      np.array([2, 2, 2], np.int32), np.array([7, -8], np.int64),
+      np.int64(1)], grad=False)
+more("SparseToDense_bool", "SparseToDense", _s2d,
+     [np.array([0, 2], np.int32), np.array([3], np.int32),
+      np.array([True, True]), np.bool_(False)], grad=False)
+more("SparseToDense_empty", "SparseToDense", _s2d,
+     [np.zeros((0, 2), np.int64), np.array([2, 3], np.int64),
+      np.zeros((0,), np.float32), np.float32(1)], grad=False)
+more("SparseToDense_unvalidated", "SparseToDense",
+     lambda i, sh, v, d: raw.SparseToDense(
+         sparse_indices=i, output_shape=sh, sparse_values=v, default_value=d,
+         validate_indices=False),
+     [np.array([3, 0, 2], np.int32), np.array([5], np.int32), r(3),
+      np.float32(-1)], {"validate_indices": False}, grad=False)
+# InTopKV2 (TF-1 eval metrics): ties, a non-finite row, a target out of range
+_itk = lambda p_, t_, k_: raw.InTopKV2(  # noqa: E731
+    predictions=p_, targets=t_, k=k_)
+_itp = np.array([[0.1, 0.5, 0.5, 0.2, 0.5], [1, 2, 3, 4, 5],
+                 [0.3, np.nan, 0.1, 0.2, 0.0], [2, 1, np.inf, 0, 3],
+                 [-1, -1, -1, -1, -1], [3, 1, 2, 0, 4]], np.float32)
+more("InTopKV2_i32", "InTopKV2", _itk,
+     [_itp, np.array([1, 3, 0, 4, 2, 7], np.int32), np.int32(2)],
+     grad=False)
+more("InTopKV2_i64", "InTopKV2", _itk,
+     [_itp, np.array([3, 4, 2, 0, 0, -1], np.int64), np.int64(1)],
+     grad=False)
+more("InTopKV2_k0", "InTopKV2", _itk,
+     [r(3, 4), np.array([0, 1, 2], np.int32), np.int32(0)], grad=False)
+more("InTopKV2_kall", "InTopKV2", _itk,
+     [r(3, 4), np.array([0, 1, 2], np.int32), np.int32(4)], grad=False)
+# UniqueWithCounts (out_idx int32 / int64)
+more("UniqueWithCounts_i32", "UniqueWithCounts",
+     lambda x: tf.unique_with_counts(x, out_idx=tf.int64),
+     [np.array([4, 1, 4, 7, 1, 1, 0], np.int32)], {"out_idx": "int64"},
+     grad=False, n_out=3)
+more("UniqueWithCounts_f32", "UniqueWithCounts", tf.unique_with_counts,
+     [np.array([0.5, -1.0, 0.5, 2.0, -0.0, 0.0], np.float32)], grad=False,
+     n_out=3)
+more("UniqueWithCounts_f64", "UniqueWithCounts", tf.unique_with_counts,
+     [np.array([3, 1, 3, 3], np.float64)], grad=False, n_out=3)
+more("UniqueWithCounts_i64", "UniqueWithCounts",
+     lambda x: tf.unique_with_counts(x, out_idx=tf.int64),
+     [np.array([9, 9, -2, 5, -2], np.int64)], {"out_idx": "int64"},
+     grad=False, n_out=3)
+more("UniqueWithCounts_empty", "UniqueWithCounts", tf.unique_with_counts,
+     [np.zeros((0,), np.int32)], grad=False, n_out=3)
+# Bincount / DenseBincount (tf.math.bincount): counts, weights of each dtype,
+# values past size ignored, per-row bins of a matrix, binary_output
+_bc = lambda a, s_, w: raw.Bincount(arr=a, size=s_, weights=w)  # noqa
+_bca = np.array([1, 3, 1, 7, 0, 3, 3], np.int32)
+more("Bincount_count", "Bincount", _bc,
+     [_bca, np.int32(5), np.zeros((0,), np.float32)], grad=False)
+for dt, sfx in ((np.float32, "f32"), (np.float64, "f64"),
+                (np.int32, "i32"), (np.int64, "i64")):
+    more("Bincount_w_" + sfx, "Bincount", _bc,
+         [_bca, np.int32(6), d9(7, dt=dt)], grad=False)
+    more("DenseBincount_w_" + sfx, "DenseBincount",
+         lambda a, s_, w: raw.DenseBincount(input=a, size=s_, weights=w),
+         [np.array([[0, 2, 2], [4, 1, 9]], np.int64), np.int64(5),
+          d9(2, 3, dt=dt)], grad=False)
+more("DenseBincount_count_i32", "DenseBincount",
+     lambda a, s_, w: raw.DenseBincount(input=a, size=s_, weights=w),
+     [_bca, np.int32(4), np.zeros((0,), np.int32)], grad=False)
+more("DenseBincount_binary", "DenseBincount",
+     lambda a, s_, w: raw.DenseBincount(input=a, size=s_, weights=w,
+                                        binary_output=True),
+     [np.array([[0, 2, 2], [3, 1, 1]], np.int32), np.int32(4),
+      np.zeros((0,), np.float32)], {"binary_output": True}, grad=False)
+more("DenseBincount_math", "DenseBincount",
+     lambda a: tf.math.bincount(a, minlength=4), [_bca], grad=False)
+more("Bincount_empty", "Bincount", _bc,
+     [np.zeros((0,), np.int32), np.int32(3), np.zeros((0,), np.float32)],
      grad=False)
 
 DT = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64",
