@@ -388,17 +388,19 @@ static void *inter_main(void *arg)
     worker_arg *wa = arg;
     dgr_ipool *p = wa->p;
     pthread_mutex_lock(&p->mu);
+    int tried = 0; /* found no job to help: sleep before looking again */
     for (;;) {
         while (!p->stop && p->count == 0) {
-            if (p->guest &&
+            if (p->guest && !tried &&
                 atomic_load_explicit(&p->budget->open, memory_order_relaxed) >
                     0) {
                 pthread_mutex_unlock(&p->mu);
-                int helped = guest_help(p);
+                tried = !guest_help(p);
                 pthread_mutex_lock(&p->mu);
-                if (helped)
-                    continue;
+                continue; /* a stop or an item may have come meanwhile:
+                             its signal found no idle worker */
             }
+            tried = 0;
             p->idle++;
             pthread_cond_wait(&p->cv, &p->mu);
             p->idle--;

@@ -480,16 +480,16 @@ static void test_errors(void **state)
     /* issue 22: a library loads as the .pb's does: the inliner's error */
     expect_error("{\"node\": [], \"library\": {\"function\": [{}]}}",
                  "library function 0 has no name");
-    expect_error("{\"node\": [{\"name\": \"s\", \"op\": \"Bincount\"}]}",
-                 "unsupported ops: Bincount (1 node)");
+    expect_error("{\"node\": [{\"name\": \"s\", \"op\": \"CropAndResize\"}]}",
+                 "unsupported ops: CropAndResize (1 node)");
     expect_error("{\"node\": [{\"name\": \"s\", \"op\": \"SumTo\"}]}",
                  "unsupported ops: SumTo (1 node)");
     /* every unsupported op type at once, counted, in file order */
-    expect_error("{\"node\": [{\"name\": \"a\", \"op\": \"Bincount\"}, "
+    expect_error("{\"node\": [{\"name\": \"a\", \"op\": \"CropAndResize\"}, "
                  "{\"name\": \"b\", \"op\": \"Dilation2D\"}, {\"name\": "
-                 "\"c\", \"op\": \"Bincount\"}, {\"name\": \"d\", \"op\": "
-                 "\"NoOp\"}, {\"name\": \"e\", \"op\": \"Bincount\"}]}",
-                 "unsupported ops: Bincount (3 nodes), Dilation2D (1 node)");
+                 "\"c\", \"op\": \"CropAndResize\"}, {\"name\": \"d\", \"op\": "
+                 "\"NoOp\"}, {\"name\": \"e\", \"op\": \"CropAndResize\"}]}",
+                 "unsupported ops: CropAndResize (3 nodes), Dilation2D (1 node)");
     expect_error("{\"node\": [" FC ", {\"name\": \"m\", \"op\": \"Mean\", "
                  "\"input\": [\"f\", \"f\"]}]}",
                  "node 'm': reduction_indices 'f' must be int32 or int64");

@@ -319,8 +319,8 @@ static void test_graphdef_stream(void **state)
                       "\"versions\": {\"producer\": 1, \"producer\": 2}}",
                       "duplicate key 'producer' in versions");
     expect_err_as_dom("{\"node\": [{\"name\": \"a\", \"op\": \"NoOp\", "
-                      "\"bogus\": 1}, {\"name\": \"b\", \"op\": \"Bincount\"}]}",
-                      "unsupported ops: Bincount (1 node)");
+                      "\"bogus\": 1}, {\"name\": \"b\", \"op\": \"CropAndResize\"}]}",
+                      "unsupported ops: CropAndResize (1 node)");
     expect_err_as_dom("{\"node\": [{\"name\": \"a\", \"op\": \"NoOp\", \"attr\": "
                       "{\"_class\": {\"list\": {\"s\": [\"bG9jOkB6\"]}}}}, "
                       "{\"name\": \"b\", \"op\": \"NoOp\", \"attr\": {\"x\": {}}}]}",

@@ -169,6 +169,44 @@ static void test_idle_workers_help(void **state)
     pthread_mutex_destroy(&c.mu);
 }
 
+/* A worker that looked for a loop to help while the pool was being
+ * stopped (or an item pushed) must see the stop (the item) when it comes
+ * back: once it went to sleep without looking again, and the session's
+ * dgr_ipool_free waited for it forever (e2e_ops hung in 1 of ~3000 runs).
+ * Many short pool lifetimes with a loop listed as the stop comes; a
+ * regression hangs here (the suite's timeout fails it). */
+static void spin_chunk(void *arg, int64_t b, int64_t e)
+{
+    volatile double *acc = arg;
+    for (int64_t i = b; i < e; i++)
+        *acc += (double)i;
+}
+
+static void loop_task(void *ctx, int32_t item, int lane)
+{
+    (void)lane;
+    double acc = 0;
+    dgr_parallel_for(ctx, 64 + item % 7, 1, spin_chunk, (void *)&acc);
+}
+
+static void test_stop_while_helping(void **state)
+{
+    (void)state;
+    dg_error err;
+    for (int it = 0; it < 2000; it++) {
+        struct dgr_pool *intra = dgr_pool_new(2, &err);
+        assert_non_null(intra);
+        dgr_ipool *ip = dgr_ipool_new(2, loop_task, &err);
+        assert_non_null(ip);
+        dgr_ipool_share(ip, intra);
+        dgr_ipool_push(ip, intra, it);
+        if (it % 2)
+            dgr_ipool_push(ip, intra, it + 1);
+        dgr_ipool_free(ip); /* drains, stops, joins */
+        dgr_pool_free(intra);
+    }
+}
+
 /* ---- gemm ------------------------------------------------------------------ */
 
 static double at(const float *m, int64_t ld, int t, int64_t r, int64_t c)
@@ -359,6 +397,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_budget),
         cmocka_unit_test(test_idle_workers_help),
+        cmocka_unit_test(test_stop_while_helping),
         /* first: its OpenBLAS half needs oneDNN not opened yet */
         cmocka_unit_test(test_gemm_split_invariant),
         cmocka_unit_test(test_gemm_f32),
