@@ -200,6 +200,14 @@ int dgc_infer_apply_opt(DGC_INFER_ARGS);
 int dgc_infer_mirror_pad(DGC_INFER_ARGS); /* MirrorPad and its gradient */
 int dgc_infer_gather_nd(DGC_INFER_ARGS);  /* GatherNd */
 int dgc_infer_topk(DGC_INFER_ARGS);       /* TopKV2: values, int32 indices */
+/* infer_ops9b.c: the ops9b group (issue 22) */
+int dgc_infer_band_part(DGC_INFER_ARGS); /* MatrixBandPart: x's type */
+int dgc_infer_roll(DGC_INFER_ARGS);      /* Roll: x's type, axes checked */
+/* Roll's per-dimension shifts sh[0..rank) in [0, dim) from n (shift,
+ * axis) pairs (negative axes from the end; one axis twice adds): -1, or
+ * the index of the first axis out of range. */
+int dgc_roll_shifts(const dg_shape *s, const int64_t *shift,
+                    const int64_t *axis, int n, int64_t *sh);
 int dgc_infer_lrn(DGC_INFER_ARGS);        /* LRN, LRNGrad: x's (infer_zoo2.c) */
 int dgc_infer_avg_pool3d_grad(DGC_INFER_ARGS); /* AvgPool3DGrad (infer_zoo2.c) */
 int dgc_infer_max_pool3d_grad(DGC_INFER_ARGS); /* MaxPool3DGrad(Grad) (infer_zoo2.c) */

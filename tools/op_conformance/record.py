@@ -1816,6 +1816,57 @@ _tkb = np.round(r22(3, 700) * 4) / 4  # many equal values
 more("TopKV2_bigk_f32", "TopKV2", lambda a: tf.math.top_k(a, 200),
      [_tkb], extra=[np.array(200, np.int32)], n_out=2, grad=False)
 
+# ---- ops9b: structure and matrix ops (issue 22) ---------------------------
+# (inputs from their own RandomState: the cases above keep their values)
+RS9B = np.random.RandomState(909)
+
+
+def r9b(*shape, dtype=np.float32):
+    if np.dtype(dtype).kind == "f":
+        return RS9B.uniform(-2.0, 2.0, size=shape).astype(dtype)
+    return RS9B.randint(-9, 9, size=shape).astype(dtype)
+
+
+for dt, sfx in ((np.float32, "f32"), (F64, "f64"), (np.int32, "i32"),
+                (np.int64, "i64")):
+    fl = dt in (np.float32, F64)
+    for lo, up, shp in ((-1, 0, (4, 4)), (0, -1, (2, 3, 5)), (1, 2, (2, 2, 5, 3)),
+                        (0, 0, (3, 4)), (-1, -1, (2, 4, 3))):
+        more("MatrixBandPart_%d_%d_r%d_%s" % (lo, up, len(shp), sfx),
+             "MatrixBandPart",
+             (lambda l_, u_: lambda a: tf.linalg.band_part(a, l_, u_))(lo, up),
+             [r9b(*shp, dtype=dt)],
+             extra=[np.array(lo, np.int64), np.array(up, np.int64)], grad=fl)
+more("MatrixBandPart_i32bands", "MatrixBandPart",
+     lambda a: tf.raw_ops.MatrixBandPart(input=a, num_lower=np.int32(2),
+                                         num_upper=np.int32(1)),
+     [r9b(3, 6)], extra=[np.array(2, np.int32), np.array(1, np.int32)])
+more("MatrixBandPart_bool", "MatrixBandPart",
+     lambda a: tf.linalg.band_part(a, 1, 0), [r9b(4, 3) > 0],
+     extra=[np.array(1, np.int64), np.array(0, np.int64)], grad=False)
+more("MatrixBandPart_empty", "MatrixBandPart",
+     lambda a: tf.linalg.band_part(a, -1, 0), [np.zeros((2, 3, 0), np.float32)],
+     extra=[np.array(-1, np.int64), np.array(0, np.int64)])
+for dt, sfx in ((np.float32, "f32"), (F64, "f64"), (np.int32, "i32"),
+                (np.int64, "i64")):
+    fl = dt in (np.float32, F64)
+    for nm, sh, ax, shp in (("s2a0", 2, 0, (5, 3)), ("neg", -3, 1, (2, 4)),
+                            ("big", 11, -1, (3, 4)),
+                            ("vec", [1, -2], [0, 2], (3, 2, 4)),
+                            ("twice", [2, 3], [1, 1], (2, 6))):
+        it = np.int64 if nm == "big" else np.int32
+        more("Roll_%s_%s" % (nm, sfx), "Roll",
+             (lambda s_, a_: lambda x: tf.roll(x, s_, a_))(sh, ax),
+             [r9b(*shp, dtype=dt)],
+             extra=[np.array(sh, it), np.array(ax, it)], grad=fl)
+more("Roll_bool", "Roll", lambda x: tf.roll(x, 1, 0), [r9b(4, 2) > 0],
+     extra=[np.array(1, np.int32), np.array(0, np.int32)], grad=False)
+more("Roll_empty", "Roll", lambda x: tf.roll(x, 1, 1),
+     [np.zeros((3, 0), np.float32)],
+     extra=[np.array(1, np.int32), np.array(1, np.int32)])
+more("Roll_0d_axis_vec1", "Roll", lambda x: tf.roll(x, [7], [0]),
+     [r9b(5)], extra=[np.array([7], np.int32), np.array([0], np.int32)])
+
 DT = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64",
       np.dtype(np.int32): "int32", np.dtype(np.int64): "int64",
       np.dtype(np.bool_): "bool"}

@@ -1,0 +1,83 @@
+/*
+ * infer_ops9b.c -- shape functions of the structure and matrix ops of
+ * issue 22's ops9b group: MatrixBandPart and Roll keep their input's type;
+ * their integer inputs (bands, shifts, axes) are checked here when their
+ * values are known at compile time.
+ */
+#include "infer.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define FAIL(...) do { snprintf(msg, msgsz, __VA_ARGS__); return -1; } while (0)
+
+static int is_int_upto(const dgc_ttype *t, int rank)
+{
+    return (t->dtype == DG_I32 || t->dtype == DG_I64) && t->shape.rank <= rank;
+}
+
+int dgc_infer_band_part(DGC_INFER_ARGS)
+{
+    (void)n;
+    if (n_in != 3)
+        FAIL("needs the input, num_lower and num_upper");
+    const dg_shape *s = &in[0].shape;
+    if (s->rank < 2)
+        FAIL("needs an input of rank >= 2, got rank %d", s->rank);
+    for (int i = 1; i < 3; i++) {
+        int64_t b;
+        if (!is_int_upto(&in[i], 0) || in[i].shape.rank != 0)
+            FAIL("%s must be an int32 or int64 scalar",
+                 i == 1 ? "num_lower" : "num_upper");
+        int64_t dim = s->dims[s->rank - (i == 1 ? 2 : 1)];
+        if (in[i].value && dgc_ttype_ints(&in[i], &b, 1) == 1 && dim >= 0 &&
+            b > dim)
+            FAIL("%s %lld is larger than the %s count %lld",
+                 i == 1 ? "num_lower" : "num_upper", (long long)b,
+                 i == 1 ? "row" : "column", (long long)dim);
+    }
+    out[0] = in[0];
+    out[0].value = NULL;
+    return 0;
+}
+
+int dgc_infer_roll(DGC_INFER_ARGS)
+{
+    (void)n;
+    if (n_in != 3)
+        FAIL("needs the input, shift and axis");
+    if (!is_int_upto(&in[1], 1) || !is_int_upto(&in[2], 1))
+        FAIL("shift and axis must be int32 or int64 scalars or vectors");
+    if (in[1].shape.rank != in[2].shape.rank ||
+        (in[1].shape.rank == 1 && in[1].shape.dims[0] >= 0 &&
+         in[2].shape.dims[0] >= 0 &&
+         in[1].shape.dims[0] != in[2].shape.dims[0]))
+        FAIL("shift and axis must have the same shape");
+    int64_t ax[DG_MAX_RANK];
+    int na;
+    if (in[2].value && (na = dgc_ttype_ints(&in[2], ax, DG_MAX_RANK)) >= 0) {
+        for (int i = 0; i < na; i++)
+            if (ax[i] < -in[0].shape.rank || ax[i] >= in[0].shape.rank)
+                FAIL("axis %lld is out of range for rank %d",
+                     (long long)ax[i], in[0].shape.rank);
+    }
+    out[0] = in[0];
+    out[0].value = NULL;
+    return 0;
+}
+
+int dgc_roll_shifts(const dg_shape *s, const int64_t *shift,
+                    const int64_t *axis, int n, int64_t *sh)
+{
+    for (int d = 0; d < s->rank; d++)
+        sh[d] = 0;
+    for (int i = 0; i < n; i++) {
+        int64_t a = axis[i] < 0 ? axis[i] + s->rank : axis[i];
+        if (a < 0 || a >= s->rank)
+            return i;
+        int64_t d = s->dims[a];
+        if (d > 0)
+            sh[a] = ((sh[a] + shift[i] % d) % d + d) % d;
+    }
+    return -1;
+}

@@ -1,0 +1,96 @@
+/*
+ * kernels_cpu_ops9b.c -- CPU kernels of issue 22's ops9b group, structure
+ * and matrix ops of TF-2 models: MatrixBandPart (transformers' causal
+ * masks) and Roll.  Both move elements without arithmetic, so one kernel
+ * serves every dtype by element size.
+ */
+#include "kernels_cpu.h"
+#include "infer.h"
+
+#include <string.h>
+
+/* element i of a small int32/int64 input */
+static int64_t int_in(const dgr_kctx *k, int in, int64_t i)
+{
+    return (int64_t)dgr_cpu_get(dgr_cpu_ptr(&k->in[in]), k->in[in].dtype, i);
+}
+
+/* ---- MatrixBandPart ------------------------------------------------------ */
+
+/* Each innermost [M, N] matrix keeps x[m, n] where (lower < 0 or
+ * m - n <= lower) and (upper < 0 or n - m <= upper), zeros elsewhere;
+ * a band larger than the matrix is an error, as in TF. */
+dg_status dgr_k_band_part(dgr_kctx *k)
+{
+    const dg_shape *s = &k->in[0].shape;
+    int64_t rows = s->dims[s->rank - 2], cols = s->dims[s->rank - 1];
+    int64_t lo = int_in(k, 1, 0), up = int_in(k, 2, 0);
+    if (lo > rows || up > cols)
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': num_%s %lld is "
+                      "larger than the matrix's %lld %s", k->node->name,
+                      lo > rows ? "lower" : "upper",
+                      (long long)(lo > rows ? lo : up),
+                      (long long)(lo > rows ? rows : cols),
+                      lo > rows ? "rows" : "columns");
+    dg_status st = dgr_kctx_alloc_output(k, 0);
+    if (st)
+        return st;
+    int64_t n = dg_shape_numel(s);
+    size_t es = dg_dtype_size(k->in[0].dtype);
+    const char *x = dgr_cpu_ptr(&k->in[0]);
+    char *y = dgr_cpu_ptr(&k->out[0]);
+    for (int64_t i = 0; i < n; i++) {
+        int64_t c = i % cols, r = (i / cols) % rows;
+        if ((lo < 0 || r - c <= lo) && (up < 0 || c - r <= up))
+            memcpy(y + (size_t)i * es, x + (size_t)i * es, es);
+        else
+            memset(y + (size_t)i * es, 0, es);
+    }
+    return DG_OK;
+}
+DGR_KERNEL(MatrixBandPart, dgr_k_band_part);
+
+/* ---- Roll ---------------------------------------------------------------- */
+
+/* y[(i + shift) mod dim] = x[i] along every rolled axis: each output
+ * element reads its source through the per-dimension shifts. */
+dg_status dgr_k_roll(dgr_kctx *k)
+{
+    const dg_shape *s = &k->in[0].shape;
+    int64_t ns = dg_shape_numel(&k->in[1].shape);
+    if (ns != dg_shape_numel(&k->in[2].shape) || ns > DG_MAX_RANK * 2)
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': shift and axis have "
+                      "%lld and %lld elements (the same count, at most %d)",
+                      k->node->name, (long long)ns,
+                      (long long)dg_shape_numel(&k->in[2].shape),
+                      DG_MAX_RANK * 2);
+    int64_t shift[DG_MAX_RANK * 2], axis[DG_MAX_RANK * 2], sh[DG_MAX_RANK];
+    for (int64_t i = 0; i < ns; i++) {
+        shift[i] = int_in(k, 1, i);
+        axis[i] = int_in(k, 2, i);
+    }
+    int bad = dgc_roll_shifts(s, shift, axis, (int)ns, sh);
+    if (bad >= 0)
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': axis %lld is out of "
+                      "range for rank %d", k->node->name,
+                      (long long)axis[bad], s->rank);
+    dg_status st = dgr_kctx_alloc_output(k, 0);
+    if (st)
+        return st;
+    int64_t n = dg_shape_numel(s);
+    size_t es = dg_dtype_size(k->in[0].dtype);
+    const char *x = dgr_cpu_ptr(&k->in[0]);
+    char *y = dgr_cpu_ptr(&k->out[0]);
+    for (int64_t i = 0; i < n; i++) {
+        int64_t rem = i, src = 0, stride = 1;
+        for (int d = s->rank - 1; d >= 0; d--) {
+            int64_t dim = s->dims[d], c = rem % dim;
+            rem /= dim;
+            src += ((c - sh[d] + dim) % dim) * stride;
+            stride *= dim;
+        }
+        memcpy(y + (size_t)i * es, x + (size_t)src * es, es);
+    }
+    return DG_OK;
+}
+DGR_KERNEL(Roll, dgr_k_roll);

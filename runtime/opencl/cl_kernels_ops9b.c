@@ -1,0 +1,71 @@
+/*
+ * cl_kernels_ops9b.c -- OpenCL launches of issue 22's ops9b group
+ * (opencl_kernels/ops9b.cl): MatrixBandPart and Roll, float types (the
+ * integer ones run on the CPU).  Their small integer inputs (bands,
+ * shifts, axes) are read on the host (dgr_cl_small_ints).
+ */
+#include "cl_internal.h"
+
+#include "infer.h"
+
+dg_status dgr_cl_k_band_part(dgr_kctx *k)
+{
+    dg_dtype dt = k->in[0].dtype;
+    dg_status st = dgr_cl_need_float(k, dt);
+    if (st != DG_OK)
+        return st;
+    const dg_shape *s = &k->in[0].shape;
+    int64_t b[2];
+    int nb;
+    for (int i = 0; i < 2; i++)
+        if ((st = dgr_cl_small_ints(k, 1 + i, &b[i], 1, &nb)) != DG_OK)
+            return st;
+    cl_long rows = s->dims[s->rank - 2], cols = s->dims[s->rank - 1];
+    cl_long lo = b[0], up = b[1], n = dg_shape_numel(s);
+    if (lo > rows || up > cols)
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': num_%s %lld is "
+                      "larger than the matrix's %lld %s", k->node->name,
+                      lo > rows ? "lower" : "upper",
+                      (long long)(lo > rows ? lo : up),
+                      (long long)(lo > rows ? rows : cols),
+                      lo > rows ? "rows" : "columns");
+    if ((st = dgr_kctx_alloc_output(k, 0)) != DG_OK || n == 0)
+        return st;
+    cl_mem x = dgr_cl_mem(&k->in[0]), y = dgr_cl_mem(&k->out[0]);
+    dgr_cl_arg a[] = {DGR_ARG(x),    DGR_ARG(y),  DGR_ARG(n), DGR_ARG(rows),
+                      DGR_ARG(cols), DGR_ARG(lo), DGR_ARG(up)};
+    return dgr_cl_launch1d(k, "ops9b", dt, "o9_band_part", (size_t)n, a, 7);
+}
+DGR_KERNEL(MatrixBandPart, dgr_cl_k_band_part);
+
+dg_status dgr_cl_k_roll(dgr_kctx *k)
+{
+    dg_dtype dt = k->in[0].dtype;
+    dg_status st = dgr_cl_need_float(k, dt);
+    if (st != DG_OK)
+        return st;
+    const dg_shape *s = &k->in[0].shape;
+    int64_t shift[2 * DG_MAX_RANK], axis[2 * DG_MAX_RANK], sh[DG_MAX_RANK];
+    int ns, na;
+    if ((st = dgr_cl_small_ints(k, 1, shift, 2 * DG_MAX_RANK, &ns)) ||
+        (st = dgr_cl_small_ints(k, 2, axis, 2 * DG_MAX_RANK, &na)))
+        return st;
+    if (ns != na)
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': shift and axis have "
+                      "%d and %d elements", k->node->name, ns, na);
+    int bad = dgc_roll_shifts(s, shift, axis, ns, sh);
+    if (bad >= 0)
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': axis %lld is out of "
+                      "range for rank %d", k->node->name,
+                      (long long)axis[bad], s->rank);
+    cl_long n = dg_shape_numel(s);
+    if ((st = dgr_kctx_alloc_output(k, 0)) != DG_OK || n == 0)
+        return st;
+    cl_int rank = s->rank;
+    cl_long8 d8 = dgr_cl_long8(s->dims, s->rank), s8 = dgr_cl_long8(sh, s->rank);
+    cl_mem x = dgr_cl_mem(&k->in[0]), y = dgr_cl_mem(&k->out[0]);
+    dgr_cl_arg a[] = {DGR_ARG(x),    DGR_ARG(y),  DGR_ARG(n),
+                      DGR_ARG(rank), DGR_ARG(d8), DGR_ARG(s8)};
+    return dgr_cl_launch1d(k, "ops9b", dt, "o9_roll", (size_t)n, a, 6);
+}
+DGR_KERNEL(Roll, dgr_cl_k_roll);
