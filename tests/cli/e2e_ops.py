@@ -321,6 +321,22 @@ ERRORS = [
      [const("x", "int32", [1, 2]),
       {"name": "op", "op": "IsNan", "inputs": ["x"]}], "op",
      "needs a float input"),
+    # ops9b (issue 22)
+    ("MatrixBandPart_band_too_wide",
+     [const("x", "float32", [[1.0, 2.0], [3.0, 4.0]]),
+      const("lo", "int64", 3), const("up", "int64", 0),
+      {"name": "op", "op": "MatrixBandPart", "inputs": ["x", "lo", "up"]}],
+     "op", "num_lower 3 is larger than"),
+    ("Roll_axis_out_of_range",
+     [const("x", "float32", [[1.0, 2.0], [3.0, 4.0]]),
+      const("s", "int32", [1]), const("a", "int32", [2]),
+      {"name": "op", "op": "Roll", "inputs": ["x", "s", "a"]}],
+     "op", "axis 2 is out of range for rank 2"),
+    ("Roll_shift_axis_lengths",
+     [const("x", "float32", [[1.0, 2.0], [3.0, 4.0]]),
+      const("s", "int32", [1, 1]), const("a", "int32", [0]),
+      {"name": "op", "op": "Roll", "inputs": ["x", "s", "a"]}],
+     "op", "shift and axis must have the same shape"),
 ]
 
 
