@@ -35,3 +35,19 @@ __kernel void o9_roll(__global const T *x, __global T *y, long n, int rank,
     }
     y[i] = x[src];
 }
+
+/* ReverseSequence: y[i] = x[i with its seq_dim coordinate q mirrored to
+ * len - 1 - q] where q < len = L[i's batch_dim coordinate], else x[i]
+ * (L's entries checked on the host: in [0, sdim]) */
+#define REVERSE_SEQUENCE(NAME, L)                                            \
+__kernel void NAME(__global const T *x, __global const L *lens,             \
+                   __global T *y, long n, long sdim, long sstride,          \
+                   long bdim, long bstride)                                 \
+{                                                                            \
+    long i = get_global_id(0);                                               \
+    if (i >= n) return;                                                      \
+    long q = (i / sstride) % sdim, len = lens[(i / bstride) % bdim];         \
+    y[i] = x[q < len ? i + (len - 1 - 2 * q) * sstride : i];                 \
+}
+REVERSE_SEQUENCE(o9_reverse_sequence_i32, int)
+REVERSE_SEQUENCE(o9_reverse_sequence_i64, long)

@@ -1,10 +1,12 @@
 /*
  * grad_ops9b.c -- gradient rules of issue 22's ops9b group, following TF's
  * python gradients: MatrixBandPart (array_grad.py: the band of dy) and
- * Roll (manip_grad.py: dy rolled back by -shift).  Their integer inputs
+ * Roll (manip_grad.py: dy rolled back by -shift), ReverseSequence
+ * (array_grad.py: dy reversed the same way).  Their integer inputs
  * get no gradient.
  */
 #include "grad_rule.h"
+#include "attr_get.h"
 
 DGC_GRAD(MatrixBandPart)
 {
@@ -21,6 +23,27 @@ DGC_GRAD(Roll)
     dgc_ref back = MK("RollShift", Neg, FWD->inputs[1]);
     CHK(back);
     dx[0] = MK("Roll", Roll, dy, back, FWD->inputs[2]);
+    CHK(dx[0]);
+    return DG_OK;
+}
+
+/* the forward node's seq_dim and batch_dim */
+static int set_revseq(dgc_gctx *c, int32_t fwd, dgc_node *n, void *arg)
+{
+    (void)arg;
+    return dgc_node_set_int(n, "seq_dim", dgc_attr_i(FWD, DGC_AT_seq_dim)) ||
+                   dgc_node_set_int(n, "batch_dim",
+                                    dgc_attr_i(FWD, DGC_AT_batch_dim))
+               ? -1
+               : 0;
+}
+
+DGC_GRAD(ReverseSequence)
+{
+    DGC_GRAD_LOCALS;
+    dx[0] = dgc_grad_mk_set(c, fwd, "ReverseSequence", OP(ReverseSequence),
+                            (const dgc_ref[]){dy, FWD->inputs[1]}, 2,
+                            set_revseq, NULL);
     CHK(dx[0]);
     return DG_OK;
 }

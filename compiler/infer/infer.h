@@ -203,6 +203,7 @@ int dgc_infer_topk(DGC_INFER_ARGS);       /* TopKV2: values, int32 indices */
 /* infer_ops9b.c: the ops9b group (issue 22) */
 int dgc_infer_band_part(DGC_INFER_ARGS); /* MatrixBandPart: x's type */
 int dgc_infer_roll(DGC_INFER_ARGS);      /* Roll: x's type, axes checked */
+int dgc_infer_reverse_sequence(DGC_INFER_ARGS); /* ReverseSequence: x's type */
 /* Roll's per-dimension shifts sh[0..rank) in [0, dim) from n (shift,
  * axis) pairs (negative axes from the end; one axis twice adds): -1, or
  * the index of the first axis out of range. */

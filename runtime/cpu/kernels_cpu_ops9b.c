@@ -1,7 +1,7 @@
 /*
  * kernels_cpu_ops9b.c -- CPU kernels of issue 22's ops9b group, structure
  * and matrix ops of TF-2 models: MatrixBandPart (transformers' causal
- * masks) and Roll.  Both move elements without arithmetic, so one kernel
+ * masks), Roll and ReverseSequence (TF-1's bidirectional RNNs).  Both move elements without arithmetic, so one kernel
  * serves every dtype by element size.
  */
 #include "kernels_cpu.h"
@@ -94,3 +94,53 @@ dg_status dgr_k_roll(dgr_kctx *k)
     return DG_OK;
 }
 DGR_KERNEL(Roll, dgr_k_roll);
+
+/* ---- ReverseSequence ----------------------------------------------------- */
+
+/* Checks seq_lengths (each in [0, dim(seq_dim)], as TF's CPU kernel): -1
+ * with k->err set, or 0. */
+static int revseq_lengths(dgr_kctx *k, int64_t seq)
+{
+    int64_t nb = dg_shape_numel(&k->in[1].shape);
+    for (int64_t b = 0; b < nb; b++) {
+        int64_t l = int_in(k, 1, b);
+        if (l < 0 || l > seq) {
+            dg_err(k->err, DG_E_RUNTIME, "node '%s': seq_lengths[%lld] = "
+                   "%lld is outside [0, %lld]", k->node->name, (long long)b,
+                   (long long)l, (long long)seq);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* y[.., b, .., s, ..] = x[.., b, .., len[b] - 1 - s, ..] for s < len[b]
+ * (b along batch_dim, s along seq_dim), else x's element */
+dg_status dgr_k_reverse_sequence(dgr_kctx *k)
+{
+    const dg_shape *s = &k->in[0].shape;
+    int sd = (int)dgc_attr_i(k->node, DGC_AT_seq_dim);
+    int bd = (int)dgc_attr_i(k->node, DGC_AT_batch_dim);
+    if (revseq_lengths(k, s->dims[sd]))
+        return DG_E_RUNTIME;
+    dg_status st = dgr_kctx_alloc_output(k, 0);
+    if (st)
+        return st;
+    int64_t n = dg_shape_numel(s), sstride = 1, bstride = 1;
+    for (int d = s->rank - 1; d > sd; d--)
+        sstride *= s->dims[d];
+    for (int d = s->rank - 1; d > bd; d--)
+        bstride *= s->dims[d];
+    size_t es = dg_dtype_size(k->in[0].dtype);
+    const char *x = dgr_cpu_ptr(&k->in[0]);
+    char *y = dgr_cpu_ptr(&k->out[0]);
+    for (int64_t i = 0; i < n; i++) {
+        int64_t q = (i / sstride) % s->dims[sd];
+        int64_t len = int_in(k, 1, (i / bstride) % s->dims[bd]), src = i;
+        if (q < len)
+            src = i + (len - 1 - 2 * q) * sstride;
+        memcpy(y + (size_t)i * es, x + (size_t)src * es, es);
+    }
+    return DG_OK;
+}
+DGR_KERNEL(ReverseSequence, dgr_k_reverse_sequence);

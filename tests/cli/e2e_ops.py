@@ -337,6 +337,12 @@ ERRORS = [
       const("s", "int32", [1, 1]), const("a", "int32", [0]),
       {"name": "op", "op": "Roll", "inputs": ["x", "s", "a"]}],
      "op", "shift and axis must have the same shape"),
+    ("ReverseSequence_too_long",
+     [const("x", "float32", [[1.0, 2.0], [3.0, 4.0]]),
+      const("l", "int64", [1, 3]),
+      {"name": "op", "op": "ReverseSequence", "inputs": ["x", "l"],
+       "attrs": {"seq_dim": 1, "batch_dim": 0}}],
+     "op", "seq_lengths[1] = 3 is outside [0, 2]"),
 ]
 
 

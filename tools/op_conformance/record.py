@@ -1867,6 +1867,29 @@ more("Roll_empty", "Roll", lambda x: tf.roll(x, 1, 1),
 more("Roll_0d_axis_vec1", "Roll", lambda x: tf.roll(x, [7], [0]),
      [r9b(5)], extra=[np.array([7], np.int32), np.array([0], np.int32)])
 
+for dt, sfx in ((np.float32, "f32"), (F64, "f64"), (np.int32, "i32"),
+                (np.int64, "i64")):
+    fl = dt in (np.float32, F64)
+    for nm, sd, bd, shp, lens, lt in (
+            ("s1b0", 1, 0, (3, 5), [2, 5, 0], np.int32),
+            ("s0b1", 0, 1, (4, 3, 2), [4, 1, 3], np.int64),
+            ("s2b0", 2, 0, (2, 3, 4), [3, 4], np.int64),
+            ("s1b2", 1, 2, (2, 4, 3, 2), [1, 4, 2], np.int32)):
+        more("ReverseSequence_%s_%s" % (nm, sfx), "ReverseSequence",
+             (lambda l_, s_, b_: lambda a: tf.reverse_sequence(
+                 a, l_, seq_axis=s_, batch_axis=b_))(np.array(lens, lt), sd,
+                                                      bd),
+             [r9b(*shp, dtype=dt)], {"seq_dim": sd, "batch_dim": bd},
+             extra=[np.array(lens, lt)], grad=fl)
+more("ReverseSequence_bool", "ReverseSequence",
+     lambda a: tf.reverse_sequence(a, np.array([2, 1], np.int64), 1, 0),
+     [r9b(2, 3) > 0], {"seq_dim": 1, "batch_dim": 0},
+     extra=[np.array([2, 1], np.int64)], grad=False)
+more("ReverseSequence_empty", "ReverseSequence",
+     lambda a: tf.reverse_sequence(a, np.array([0, 0], np.int32), 1, 0),
+     [np.zeros((2, 0), np.float32)], {"seq_dim": 1, "batch_dim": 0},
+     extra=[np.array([0, 0], np.int32)])
+
 DT = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64",
       np.dtype(np.int32): "int32", np.dtype(np.int64): "int64",
       np.dtype(np.bool_): "bool"}
