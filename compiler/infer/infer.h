@@ -204,6 +204,13 @@ int dgc_infer_topk(DGC_INFER_ARGS);       /* TopKV2: values, int32 indices */
 int dgc_infer_band_part(DGC_INFER_ARGS); /* MatrixBandPart: x's type */
 int dgc_infer_roll(DGC_INFER_ARGS);      /* Roll: x's type, axes checked */
 int dgc_infer_reverse_sequence(DGC_INFER_ARGS); /* ReverseSequence: x's type */
+int dgc_infer_bcast_args(DGC_INFER_ARGS); /* BroadcastArgs: [max(len0, len1)] */
+int dgc_infer_linspace(DGC_INFER_ARGS);   /* LinSpace: start's type, [num] */
+/* The shape r[0..max(na, nb)) that shapes a and b broadcast to (TF's
+ * BroadcastArgs: right-aligned; equal dims, or a 1 taking the other):
+ * its rank, or -1 - i where dimension i of r is incompatible. */
+int dgc_bcast_args(const int64_t *a, int na, const int64_t *b, int nb,
+                   int64_t *r);
 /* Roll's per-dimension shifts sh[0..rank) in [0, dim) from n (shift,
  * axis) pairs (negative axes from the end; one axis twice adds): -1, or
  * the index of the first axis out of range. */

@@ -105,3 +105,61 @@ int dgc_infer_reverse_sequence(DGC_INFER_ARGS)
     out[0].value = NULL;
     return 0;
 }
+
+int dgc_bcast_args(const int64_t *a, int na, const int64_t *b, int nb,
+                   int64_t *r)
+{
+    int rank = na > nb ? na : nb;
+    for (int i = 0; i < rank; i++) {
+        int ia = i - (rank - na), ib = i - (rank - nb);
+        int64_t da = ia >= 0 ? a[ia] : 1, db = ib >= 0 ? b[ib] : 1;
+        if (da != db && da != 1 && db != 1)
+            return -1 - i;
+        r[i] = da == 1 ? db : da;
+    }
+    return rank;
+}
+
+int dgc_infer_bcast_args(DGC_INFER_ARGS)
+{
+    (void)n;
+    (void)n_in;
+    int64_t a[DG_MAX_RANK], b[DG_MAX_RANK], r[DG_MAX_RANK];
+    int na = dgc_ttype_ints(&in[0], a, DG_MAX_RANK);
+    int nb = dgc_ttype_ints(&in[1], b, DG_MAX_RANK);
+    if (in[0].shape.rank != 1 || in[1].shape.rank != 1 ||
+        !is_int_upto(&in[0], 1) || in[0].dtype != in[1].dtype)
+        FAIL("needs two int32/int64 shape vectors of one dtype");
+    if (na == -2 || nb == -2)
+        FAIL("shapes of rank above %d are not supported", DG_MAX_RANK);
+    out[0].dtype = in[0].dtype;
+    memset(&out[0].shape, 0, sizeof out[0].shape);
+    out[0].shape.rank = 1;
+    out[0].shape.dims[0] = na < 0 || nb < 0 ? -1 : na > nb ? na : nb;
+    int rc;
+    if (in[0].value && in[1].value && na >= 0 && nb >= 0 &&
+        (rc = dgc_bcast_args(a, na, b, nb, r)) < 0)
+        FAIL("shapes of ranks %d and %d are incompatible at dimension %d",
+             na, nb, -1 - rc);
+    return 0;
+}
+
+int dgc_infer_linspace(DGC_INFER_ARGS)
+{
+    (void)n;
+    (void)n_in;
+    if (in[0].shape.rank != 0 || in[1].shape.rank != 0 ||
+        in[0].dtype != in[1].dtype ||
+        !(in[0].dtype == DG_F32 || in[0].dtype == DG_F64))
+        FAIL("start and stop must be float scalars of one dtype");
+    int64_t num = -1;
+    if (!is_int_upto(&in[2], 0))
+        FAIL("num must be an int32 or int64 scalar");
+    if (in[2].value && dgc_ttype_ints(&in[2], &num, 1) == 1 && num <= 0)
+        FAIL("num must be positive, got %lld", (long long)num);
+    out[0].dtype = in[0].dtype;
+    memset(&out[0].shape, 0, sizeof out[0].shape);
+    out[0].shape.rank = 1;
+    out[0].shape.dims[0] = in[2].value ? num : -1;
+    return 0;
+}

@@ -1,8 +1,9 @@
 /*
  * kernels_cpu_ops9b.c -- CPU kernels of issue 22's ops9b group, structure
  * and matrix ops of TF-2 models: MatrixBandPart (transformers' causal
- * masks), Roll and ReverseSequence (TF-1's bidirectional RNNs).  Both move elements without arithmetic, so one kernel
- * serves every dtype by element size.
+ * masks), Roll, ReverseSequence (TF-1's bidirectional RNNs), which move
+ * elements without arithmetic (one kernel serves every dtype by element
+ * size), and the host-side BroadcastArgs and LinSpace (tf.linspace).
  */
 #include "kernels_cpu.h"
 #include "infer.h"
@@ -144,3 +145,64 @@ dg_status dgr_k_reverse_sequence(dgr_kctx *k)
     return DG_OK;
 }
 DGR_KERNEL(ReverseSequence, dgr_k_reverse_sequence);
+
+/* ---- BroadcastArgs, LinSpace ---------------------------------------------- */
+
+dg_status dgr_k_bcast_args(dgr_kctx *k)
+{
+    int64_t a[DG_MAX_RANK], b[DG_MAX_RANK], r[DG_MAX_RANK];
+    int64_t na = dg_shape_numel(&k->in[0].shape);
+    int64_t nb = dg_shape_numel(&k->in[1].shape);
+    if (na > DG_MAX_RANK || nb > DG_MAX_RANK)
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': shapes of rank above "
+                      "%d are not supported", k->node->name, DG_MAX_RANK);
+    for (int64_t i = 0; i < na; i++)
+        a[i] = int_in(k, 0, i);
+    for (int64_t i = 0; i < nb; i++)
+        b[i] = int_in(k, 1, i);
+    int rank = dgc_bcast_args(a, (int)na, b, (int)nb, r);
+    if (rank < 0)
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': shapes of ranks %lld "
+                      "and %lld are incompatible at dimension %d",
+                      k->node->name, (long long)na, (long long)nb, -1 - rank);
+    dg_status st = dgr_kctx_alloc_output(k, 0);
+    if (st)
+        return st;
+    dgr_cpu_convert(r, DG_I64, dgr_cpu_ptr(&k->out[0]), k->out[0].dtype, rank);
+    return DG_OK;
+}
+DGR_KERNEL(BroadcastArgs, dgr_k_bcast_args);
+
+/* TF's CPU kernel: start + i * step for i < num - 1, then stop itself,
+ * step = (stop - start) / (num - 1) in the dtype's precision */
+#define LINSPACE(T)                                                          \
+    do {                                                                     \
+        T a = *(const T *)dgr_cpu_ptr(&k->in[0]);                            \
+        T b = *(const T *)dgr_cpu_ptr(&k->in[1]);                            \
+        T *y = dgr_cpu_ptr(&k->out[0]);                                      \
+        if (num == 1) {                                                      \
+            y[0] = a;                                                        \
+            break;                                                           \
+        }                                                                    \
+        T step = (b - a) / (T)(num - 1);                                     \
+        for (int64_t i = 0; i < num - 1; i++)                                \
+            y[i] = a + step * (T)i;                                          \
+        y[num - 1] = b;                                                      \
+    } while (0)
+
+dg_status dgr_k_linspace(dgr_kctx *k)
+{
+    int64_t num = int_in(k, 2, 0);
+    if (num <= 0)
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': num must be "
+                      "positive, got %lld", k->node->name, (long long)num);
+    dg_status st = dgr_kctx_alloc_output(k, 0);
+    if (st)
+        return st;
+    if (k->out[0].dtype == DG_F32)
+        LINSPACE(float);
+    else
+        LINSPACE(double);
+    return DG_OK;
+}
+DGR_KERNEL(LinSpace, dgr_k_linspace);

@@ -343,6 +343,15 @@ ERRORS = [
       {"name": "op", "op": "ReverseSequence", "inputs": ["x", "l"],
        "attrs": {"seq_dim": 1, "batch_dim": 0}}],
      "op", "seq_lengths[1] = 3 is outside [0, 2]"),
+    ("BroadcastArgs_incompatible",
+     [const("a", "int32", [2, 3]), const("b", "int32", [4, 1, 2]),
+      {"name": "op", "op": "BroadcastArgs", "inputs": ["a", "b"]}],
+     "op", "incompatible at dimension 2"),
+    ("LinSpace_num_0",
+     [const("a", "float32", 0.0), const("b", "float32", 1.0),
+      const("n", "int32", 0),
+      {"name": "op", "op": "LinSpace", "inputs": ["a", "b", "n"]}],
+     "op", "num must be positive, got 0"),
 ]
 
 

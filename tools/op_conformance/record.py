@@ -1890,6 +1890,30 @@ more("ReverseSequence_empty", "ReverseSequence",
      [np.zeros((2, 0), np.float32)], {"seq_dim": 1, "batch_dim": 0},
      extra=[np.array([0, 0], np.int32)])
 
+for dt, sfx in ((np.int32, "i32"), (np.int64, "i64")):
+    for nm, a, b in (("bcast", [2, 1, 3], [4, 3]), ("same", [3, 1], [3, 1]),
+                     ("zero", [0, 1], [1, 5]), ("empty", [], [2, 2])):
+        more("BroadcastArgs_%s_%s" % (nm, sfx), "BroadcastArgs",
+             lambda a_, b_: raw.BroadcastArgs(s0=a_, s1=b_),
+             [np.array(a, dt), np.array(b, dt)], grad=False)
+for dt, sfx in ((np.float32, "f32"), (F64, "f64")):
+    for num in (1, 2, 7):
+        more("LinSpace_n%d_%s" % (num, sfx), "LinSpace",
+             (lambda n_: lambda a_, b_: raw.LinSpace(start=a_, stop=b_,
+                                                     num=n_))(num),
+             [np.array(-1.5, dt), np.array(2.25, dt)],
+             extra=[np.array(num, np.int32)], grad=False)
+    # tf.linspace: BroadcastArgs, BroadcastTo, Range, ... (TF 2.21)
+    graph_case("LinSpace_tf_linspace_" + sfx, "BroadcastArgs", "int32",
+               (lambda d_: lambda: [tf.linspace(
+                   tf.constant(np.array([0.0, -1.0], d_)),
+                   tf.constant(np.array(3.0, d_)), 5, axis=1)])(dt),
+               also=["BroadcastTo", "Range"])
+more("LinSpace_n4_i64num", "LinSpace",
+     lambda a_, b_: raw.LinSpace(start=a_, stop=b_, num=np.int64(4)),
+     [np.array(3.0, np.float32), np.array(-3.0, np.float32)],
+     extra=[np.array(4, np.int64)], grad=False)
+
 DT = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64",
       np.dtype(np.int32): "int32", np.dtype(np.int64): "int64",
       np.dtype(np.bool_): "bool"}
