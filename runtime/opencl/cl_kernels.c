@@ -770,4 +770,5 @@ const uint32_t dgr_cl_host_ops[DGC_N_OPS] = {
     HOSTF(Shape), HOSTF(Size), HOSTF(Rank), HOSTF(ShapeN),
     HOSTF(ConcatOffset), HOSTF(Unique),
     HOSTF(IsVariableInitialized),
+    HOSTF(LinSpace), /* issue 22 ops9b: a few host values, no kernel yet */
 };
