@@ -1011,24 +1011,23 @@ DGR_KERNEL(IsVariableInitialized, dgr_k_is_initialized);
 
 /* ---- Cumsum, OneHot (issue 22, step 3) ------------------------------------ */
 
-/* Cumsum along attrs.axis: each (outer, inner) line summed serially */
+/* Cumsum (Cumprod: prod) along attrs.axis: each (outer, inner) line summed
+ * (multiplied) serially */
 #define CUMSUM(T)                                                            \
     do {                                                                     \
         const T *x = dgr_cpu_ptr(&k->in[0]);                                 \
         T *y = dgr_cpu_ptr(&k->out[0]);                                      \
         for (int64_t o = 0; o < outer; o++)                                  \
             for (int64_t i = 0; i < inner; i++) {                            \
-                T acc = 0;                                                   \
+                T acc = prod ? 1 : 0;                                        \
                 for (int64_t q = 0; q < len; q++) {                          \
                     int64_t j = rev ? len - 1 - q : q;                       \
                     int64_t at = (o * len + j) * inner + i;                  \
-                    if (excl) {                                              \
+                    if (excl)                                                \
                         y[at] = acc;                                         \
-                        acc += x[at];                                        \
-                    } else {                                                 \
-                        acc += x[at];                                        \
+                    acc = prod ? acc * x[at] : acc + x[at];                  \
+                    if (!excl)                                               \
                         y[at] = acc;                                         \
-                    }                                                        \
                 }                                                            \
             }                                                                \
     } while (0)
@@ -1045,6 +1044,7 @@ dg_status dgr_k_cumsum(dgr_kctx *k)
         return st;
     int excl = dgc_attr_b(k->node, DGC_AT_exclusive);
     int rev = dgc_attr_b(k->node, DGC_AT_reverse);
+    int prod = k->node->op == DGC_OPID_Cumprod;
     switch (k->in[0].dtype) {
     case DG_F32: CUMSUM(float); break;
     case DG_F64: CUMSUM(double); break;
@@ -1057,6 +1057,7 @@ dg_status dgr_k_cumsum(dgr_kctx *k)
     return DG_OK;
 }
 DGR_KERNEL(Cumsum, dgr_k_cumsum);
+DGR_KERNEL(Cumprod, dgr_k_cumsum);
 
 dg_status dgr_k_one_hot(dgr_kctx *k)
 {

@@ -1914,6 +1914,27 @@ more("LinSpace_n4_i64num", "LinSpace",
      [np.array(3.0, np.float32), np.array(-3.0, np.float32)],
      extra=[np.array(4, np.int64)], grad=False)
 
+for dt, sfx in ((np.float32, "f32"), (F64, "f64"), (np.int32, "i32"),
+                (np.int64, "i64")):
+    fl = dt in (np.float32, F64)
+    x = (RS9B.uniform(0.5, 1.5, size=(3, 4)) * RS9B.choice([-1, 1], (3, 4))
+         ).astype(dt) if fl else RS9B.randint(-3, 4, size=(3, 4)).astype(dt)
+    for ax, ex, rv in ((1, False, False), (0, True, False), (-1, False, True),
+                       (0, True, True)):
+        more("Cumprod_ax%d%s%s_%s" % (ax, "_excl" if ex else "",
+                                      "_rev" if rv else "", sfx), "Cumprod",
+             (lambda a_, e_, r_: lambda a: tf.math.cumprod(
+                 a, axis=a_, exclusive=e_, reverse=r_))(ax, ex, rv), [x],
+             {"axis": ax, "exclusive": ex, "reverse": rv}, grad=fl)
+more("Cumprod_zero_f32", "Cumprod", lambda a: tf.math.cumprod(a, axis=1),
+     [np.array([[1.5, 0.0, 2.0, -1.0], [0.5, 2.0, 0.0, 0.0]], np.float32)],
+     {"axis": 1})
+more("Cumprod_rank3_f64", "Cumprod",
+     lambda a: tf.math.cumprod(a, axis=1, exclusive=True),
+     [RS9B.uniform(0.5, 1.5, size=(2, 3, 4))], {"axis": 1, "exclusive": True})
+more("Cumprod_empty", "Cumprod", lambda a: tf.math.cumprod(a, axis=0),
+     [np.zeros((0, 3), np.float32)], {"axis": 0}, grad=False)
+
 DT = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64",
       np.dtype(np.int32): "int32", np.dtype(np.int64): "int64",
       np.dtype(np.bool_): "bool"}
