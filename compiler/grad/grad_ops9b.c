@@ -2,7 +2,9 @@
  * grad_ops9b.c -- gradient rules of issue 22's ops9b group, following TF's
  * python gradients: MatrixBandPart (array_grad.py: the band of dy) and
  * Roll (manip_grad.py: dy rolled back by -shift), ReverseSequence
- * (array_grad.py: dy reversed the same way).  Their integer inputs
+ * (array_grad.py: dy reversed the same way), TensorScatterUpdate/Add/Sub
+ * (array_grad.py: dy through, or dy with the updated slices zeroed, for
+ * the tensor; GatherNd(dy, indices), negated for Sub, for the updates).  Their integer inputs
  * get no gradient.
  */
 #include "grad_rule.h"
@@ -47,3 +49,28 @@ DGC_GRAD(ReverseSequence)
     CHK(dx[0]);
     return DG_OK;
 }
+
+DGC_GRAD(TensorScatterUpdate)
+{
+    DGC_GRAD_LOCALS;
+    dgc_ref ind = FWD->inputs[1], upd = FWD->inputs[2];
+    if (NEED(0) && op == OP(TensorScatterUpdate)) {
+        dgc_ref zu = MK("TensorScatterZeros", ZerosLike, upd);
+        CHK(zu);
+        dx[0] = MK("TensorScatterUpdate", TensorScatterUpdate, dy, ind, zu);
+        CHK(dx[0]);
+    } else if (NEED(0)) {
+        dx[0] = dy;
+    }
+    if (NEED(2)) {
+        dx[2] = MK("GatherNd", GatherNd, dy, ind);
+        CHK(dx[2]);
+        if (op == OP(TensorScatterSub)) {
+            dx[2] = MK("TensorScatterNeg", Neg, dx[2]);
+            CHK(dx[2]);
+        }
+    }
+    return DG_OK;
+}
+DGC_GRAD_AS(TensorScatterAdd, TensorScatterUpdate);
+DGC_GRAD_AS(TensorScatterSub, TensorScatterUpdate);

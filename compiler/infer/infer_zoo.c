@@ -783,6 +783,39 @@ int dgc_infer_scatter_nd(DGC_INFER_ARGS)
     return 0;
 }
 
+/* TensorScatterUpdate/Add/Sub (tensor, indices, updates): updates must
+ * be indices' leading dims and then tensor's dims past the tuples' K */
+int dgc_infer_tensor_scatter(DGC_INFER_ARGS)
+{
+    if (nd_policy(n, msg, msgsz))
+        return -1;
+    if (n_in != 3)
+        FAIL("needs tensor, indices and updates");
+    const dg_shape *ts = &in[0].shape, *is = &in[1].shape, *us = &in[2].shape;
+    if (!is_int(in[1].dtype) || is->rank < 1 || is->dims[is->rank - 1] < 0)
+        FAIL("indices must be int32/int64 of rank >= 1 with a known last "
+             "dimension");
+    int64_t kk = is->dims[is->rank - 1];
+    if (kk > ts->rank)
+        FAIL("index tuples of %lld elements for a tensor of rank %d",
+             (long long)kk, ts->rank);
+    if (in[2].dtype != in[0].dtype)
+        FAIL("updates are %s for a %s tensor", dg_dtype_name(in[2].dtype),
+             dg_dtype_name(in[0].dtype));
+    int ur = is->rank - 1 + ts->rank - (int)kk, bad = us->rank != ur;
+    for (int d = 0; !bad && d < ur; d++) {
+        int64_t want = d < is->rank - 1 ? is->dims[d]
+                                        : ts->dims[kk + d - (is->rank - 1)];
+        bad = want >= 0 && us->dims[d] >= 0 && us->dims[d] != want;
+    }
+    if (bad)
+        FAIL("updates' shape must be indices' leading dims and then the "
+             "tensor's dims past the %lld indexed ones", (long long)kk);
+    out[0] = in[0];
+    out[0].value = NULL;
+    return 0;
+}
+
 int dgc_axis_split(const dg_shape *s, int64_t axis, int64_t *outer,
                    int64_t *len, int64_t *inner)
 {

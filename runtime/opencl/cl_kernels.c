@@ -771,4 +771,6 @@ const uint32_t dgr_cl_host_ops[DGC_N_OPS] = {
     HOSTF(ConcatOffset), HOSTF(Unique),
     HOSTF(IsVariableInitialized),
     HOSTF(LinSpace), /* issue 22 ops9b: a few host values, no kernel yet */
+    HOSTF(TensorScatterUpdate), HOSTF(TensorScatterAdd), /* no kernel yet */
+    HOSTF(TensorScatterSub),
 };

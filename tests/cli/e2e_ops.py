@@ -352,6 +352,11 @@ ERRORS = [
       const("n", "int32", 0),
       {"name": "op", "op": "LinSpace", "inputs": ["a", "b", "n"]}],
      "op", "num must be positive, got 0"),
+    ("TensorScatterUpdate_out_of_range",
+     [const("t", "float32", [1.0, 2.0, 3.0]), const("i", "int32", [[1], [3]]),
+      const("u", "float32", [5.0, 6.0]),
+      {"name": "op", "op": "TensorScatterUpdate", "inputs": ["t", "i", "u"]}],
+     "op", "index tuple 1 is out of range"),
 ]
 
 

@@ -1935,6 +1935,31 @@ more("Cumprod_rank3_f64", "Cumprod",
 more("Cumprod_empty", "Cumprod", lambda a: tf.math.cumprod(a, axis=0),
      [np.zeros((0, 3), np.float32)], {"axis": 0}, grad=False)
 
+for dt, sfx in ((np.float32, "f32"), (F64, "f64"), (np.int32, "i32"),
+                (np.int64, "i64")):
+    fl = dt in (np.float32, F64)
+    for nm, fn in (("Update", tf.tensor_scatter_nd_update),
+                   ("Add", tf.tensor_scatter_nd_add),
+                   ("Sub", tf.tensor_scatter_nd_sub)):
+        more("TensorScatter%s_rows_%s" % (nm, sfx), "TensorScatter" + nm, fn,
+             [r9b(5, 3, dtype=dt), np.array([[3], [0]], np.int32),
+              r9b(2, 3, dtype=dt)], grad=fl)
+        more("TensorScatter%s_elems_%s" % (nm, sfx), "TensorScatter" + nm,
+             fn, [r9b(2, 4, dtype=dt), np.array([[1, 2], [0, 0], [1, 0]],
+                                                np.int64),
+                  r9b(3, dtype=dt)], grad=fl)
+more("TensorScatterAdd_repeat_f32", "TensorScatterAdd",
+     tf.tensor_scatter_nd_add,
+     [r9b(3, 2), np.array([[1], [1], [0]], np.int32), r9b(3, 2)])
+more("TensorScatterUpdate_bool", "TensorScatterUpdate",
+     tf.tensor_scatter_nd_update,
+     [r9b(3, 2) > 0, np.array([[2], [0]], np.int32), r9b(2, 2) > 0],
+     grad=False)
+more("TensorScatterUpdate_empty", "TensorScatterUpdate",
+     tf.tensor_scatter_nd_update,
+     [r9b(3, 2), np.zeros((0, 1), np.int32), np.zeros((0, 2), np.float32)],
+     grad=False)
+
 DT = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64",
       np.dtype(np.int32): "int32", np.dtype(np.int64): "int64",
       np.dtype(np.bool_): "bool"}
