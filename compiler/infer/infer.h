@@ -207,6 +207,7 @@ int dgc_infer_reverse_sequence(DGC_INFER_ARGS); /* ReverseSequence: x's type */
 int dgc_infer_bcast_args(DGC_INFER_ARGS); /* BroadcastArgs: [max(len0, len1)] */
 int dgc_infer_linspace(DGC_INFER_ARGS);   /* LinSpace: start's type, [num] */
 int dgc_infer_tensor_scatter(DGC_INFER_ARGS); /* TensorScatter*: tensor's type (infer_zoo.c) */
+int dgc_infer_strided_slice_grad(DGC_INFER_ARGS); /* dy's dtype, `shape` */
 /* The shape r[0..max(na, nb)) that shapes a and b broadcast to (TF's
  * BroadcastArgs: right-aligned; equal dims, or a 1 taking the other):
  * its rank, or -1 - i where dimension i of r is incompatible. */

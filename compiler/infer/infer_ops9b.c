@@ -163,3 +163,27 @@ int dgc_infer_linspace(DGC_INFER_ARGS)
     out[0].shape.dims[0] = in[2].value ? num : -1;
     return 0;
 }
+
+/* StridedSliceGrad (shape, begin, end, strides, dy): dy's dtype, the shape
+ * input's values; the slice and dy's size are the kernel's to check */
+int dgc_infer_strided_slice_grad(DGC_INFER_ARGS)
+{
+    (void)n;
+    if (n_in != 5)
+        FAIL("needs shape, begin, end, strides and dy");
+    int64_t sv[DG_MAX_RANK];
+    int r = dgc_ttype_ints(&in[0], sv, DG_MAX_RANK);
+    if (r < 0)
+        FAIL("shape must be an int32/int64 vector of at most %d elements",
+             DG_MAX_RANK);
+    for (int i = 1; i < 4; i++)
+        if (!is_int_upto(&in[i], 1) || in[i].shape.rank != 1)
+            FAIL("begin, end and strides must be int32/int64 vectors");
+    out[0].dtype = in[4].dtype;
+    out[0].value = NULL;
+    memset(&out[0].shape, 0, sizeof out[0].shape);
+    out[0].shape.rank = r;
+    for (int d = 0; d < r; d++)
+        out[0].shape.dims[d] = in[0].value ? sv[d] : -1;
+    return 0;
+}

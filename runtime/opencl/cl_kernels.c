@@ -772,5 +772,5 @@ const uint32_t dgr_cl_host_ops[DGC_N_OPS] = {
     HOSTF(IsVariableInitialized),
     HOSTF(LinSpace), /* issue 22 ops9b: a few host values, no kernel yet */
     HOSTF(TensorScatterUpdate), HOSTF(TensorScatterAdd), /* no kernel yet */
-    HOSTF(TensorScatterSub),
+    HOSTF(TensorScatterSub), HOSTF(StridedSliceGrad),
 };

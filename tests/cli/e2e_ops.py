@@ -357,6 +357,13 @@ ERRORS = [
       const("u", "float32", [5.0, 6.0]),
       {"name": "op", "op": "TensorScatterUpdate", "inputs": ["t", "i", "u"]}],
      "op", "index tuple 1 is out of range"),
+    ("StridedSliceGrad_dy_size",
+     [const("s", "int32", [4]), const("b", "int32", [1]),
+      const("e", "int32", [3]), const("st", "int32", [1]),
+      const("dy", "float32", [1.0, 2.0, 3.0]),
+      {"name": "op", "op": "StridedSliceGrad",
+       "inputs": ["s", "b", "e", "st", "dy"]}],
+     "op", "dy has 3 elements for a slice of 2"),
 ]
 
 

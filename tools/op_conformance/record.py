@@ -1960,6 +1960,26 @@ more("TensorScatterUpdate_empty", "TensorScatterUpdate",
      [r9b(3, 2), np.zeros((0, 1), np.int32), np.zeros((0, 2), np.float32)],
      grad=False)
 
+def _ssg(dt, shp, sl):
+    """TF's gradient of x[sl] (tf.gradients: StridedSliceGrad with the
+    slice's masks), dy drawn for the slice's shape"""
+    def build():
+        x = tf.constant(r9b(*shp, dtype=dt), name="x")
+        y = x.__getitem__(sl)
+        dy = tf.constant(r9b(*y.shape.as_list(), dtype=dt), name="dy")
+        return [tf.gradients(y, x, grad_ys=dy)[0]]
+    return build
+
+
+for dt, sfx in ((np.float32, "f32"), (F64, "f64")):
+    for nm, shp, sl in (
+            ("step", (5, 4), (slice(1, None), slice(None, None, 2))),
+            ("shrink", (3, 4, 2), (1, slice(None, None, -1))),
+            ("ellipsis_newaxis", (2, 3, 4), (Ellipsis, None, slice(1, 3))),
+            ("neg", (6,), (slice(-2, -6, -2),))):
+        graph_case("StridedSliceGrad_%s_%s" % (nm, sfx), "StridedSliceGrad",
+                   np.dtype(dt).name, _ssg(dt, shp, sl))
+
 DT = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64",
       np.dtype(np.int32): "int32", np.dtype(np.int64): "int64",
       np.dtype(np.bool_): "bool"}
