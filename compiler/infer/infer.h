@@ -202,6 +202,10 @@ int dgc_infer_gather_nd(DGC_INFER_ARGS);  /* GatherNd */
 int dgc_infer_topk(DGC_INFER_ARGS);       /* TopKV2: values, int32 indices */
 /* infer_ops9b.c: the ops9b group (issue 22) */
 int dgc_infer_band_part(DGC_INFER_ARGS); /* MatrixBandPart: x's type */
+/* MatrixBandPart's bands against an [rows, cols] matrix (-1: unknown):
+ * 0, or -1 with the reason in msg when one is wider than the matrix. */
+int dgc_band_check(int64_t rows, int64_t cols, int64_t lo, int64_t up,
+                   char *msg, size_t msgsz);
 int dgc_infer_roll(DGC_INFER_ARGS);      /* Roll: x's type, axes checked */
 int dgc_infer_reverse_sequence(DGC_INFER_ARGS); /* ReverseSequence: x's type */
 int dgc_infer_bcast_args(DGC_INFER_ARGS); /* BroadcastArgs: [max(len0, len1)] */

@@ -18,6 +18,18 @@ static int is_int_upto(const dgc_ttype *t, int rank)
     return (t->dtype == DG_I32 || t->dtype == DG_I64) && t->shape.rank <= rank;
 }
 
+int dgc_band_check(int64_t rows, int64_t cols, int64_t lo, int64_t up,
+                   char *msg, size_t msgsz)
+{
+    if (rows >= 0 && lo > rows)
+        FAIL("num_lower %lld is larger than the matrix's %lld rows",
+             (long long)lo, (long long)rows);
+    if (cols >= 0 && up > cols)
+        FAIL("num_upper %lld is larger than the matrix's %lld columns",
+             (long long)up, (long long)cols);
+    return 0;
+}
+
 int dgc_infer_band_part(DGC_INFER_ARGS)
 {
     (void)n;
@@ -26,18 +38,17 @@ int dgc_infer_band_part(DGC_INFER_ARGS)
     const dg_shape *s = &in[0].shape;
     if (s->rank < 2)
         FAIL("needs an input of rank >= 2, got rank %d", s->rank);
+    int64_t b[2] = {-1, -1};
     for (int i = 1; i < 3; i++) {
-        int64_t b;
         if (!is_int_upto(&in[i], 0) || in[i].shape.rank != 0)
             FAIL("%s must be an int32 or int64 scalar",
                  i == 1 ? "num_lower" : "num_upper");
-        int64_t dim = s->dims[s->rank - (i == 1 ? 2 : 1)];
-        if (in[i].value && dgc_ttype_ints(&in[i], &b, 1) == 1 && dim >= 0 &&
-            b > dim)
-            FAIL("%s %lld is larger than the %s count %lld",
-                 i == 1 ? "num_lower" : "num_upper", (long long)b,
-                 i == 1 ? "row" : "column", (long long)dim);
+        if (in[i].value)
+            dgc_ttype_ints(&in[i], &b[i - 1], 1);
     }
+    if (dgc_band_check(s->dims[s->rank - 2], s->dims[s->rank - 1], b[0], b[1],
+                       msg, msgsz))
+        return -1;
     out[0] = in[0];
     out[0].value = NULL;
     return 0;

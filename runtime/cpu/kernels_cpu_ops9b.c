@@ -16,6 +16,25 @@ static int64_t int_in(const dgr_kctx *k, int in, int64_t i)
     return (int64_t)dgr_cpu_get(dgr_cpu_ptr(&k->in[in]), k->in[in].dtype, i);
 }
 
+/* An element-moving kernel's output 0 (input 0's shape and dtype): n
+ * elements of es bytes, x the input's bytes, y the output's. */
+typedef struct move_io {
+    int64_t n;
+    size_t es;
+    const char *x;
+    char *y;
+} move_io;
+
+static dg_status out_like_in(dgr_kctx *k, move_io *m)
+{
+    m->n = dg_shape_numel(&k->in[0].shape);
+    m->es = dg_dtype_size(k->in[0].dtype);
+    dg_status st = dgr_kctx_alloc_output(k, 0);
+    m->x = dgr_cpu_ptr(&k->in[0]);
+    m->y = dgr_cpu_ptr(&k->out[0]);
+    return st;
+}
+
 /* ---- MatrixBandPart ------------------------------------------------------ */
 
 /* Each innermost [M, N] matrix keeps x[m, n] where (lower < 0 or
@@ -26,26 +45,20 @@ dg_status dgr_k_band_part(dgr_kctx *k)
     const dg_shape *s = &k->in[0].shape;
     int64_t rows = s->dims[s->rank - 2], cols = s->dims[s->rank - 1];
     int64_t lo = int_in(k, 1, 0), up = int_in(k, 2, 0);
-    if (lo > rows || up > cols)
-        return dg_err(k->err, DG_E_RUNTIME, "node '%s': num_%s %lld is "
-                      "larger than the matrix's %lld %s", k->node->name,
-                      lo > rows ? "lower" : "upper",
-                      (long long)(lo > rows ? lo : up),
-                      (long long)(lo > rows ? rows : cols),
-                      lo > rows ? "rows" : "columns");
-    dg_status st = dgr_kctx_alloc_output(k, 0);
+    char msg[128];
+    if (dgc_band_check(rows, cols, lo, up, msg, sizeof msg))
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': %s", k->node->name,
+                      msg);
+    move_io m;
+    dg_status st = out_like_in(k, &m);
     if (st)
         return st;
-    int64_t n = dg_shape_numel(s);
-    size_t es = dg_dtype_size(k->in[0].dtype);
-    const char *x = dgr_cpu_ptr(&k->in[0]);
-    char *y = dgr_cpu_ptr(&k->out[0]);
-    for (int64_t i = 0; i < n; i++) {
+    for (int64_t i = 0; i < m.n; i++) {
         int64_t c = i % cols, r = (i / cols) % rows;
         if ((lo < 0 || r - c <= lo) && (up < 0 || c - r <= up))
-            memcpy(y + (size_t)i * es, x + (size_t)i * es, es);
+            memcpy(m.y + (size_t)i * m.es, m.x + (size_t)i * m.es, m.es);
         else
-            memset(y + (size_t)i * es, 0, es);
+            memset(m.y + (size_t)i * m.es, 0, m.es);
     }
     return DG_OK;
 }
@@ -75,14 +88,11 @@ dg_status dgr_k_roll(dgr_kctx *k)
         return dg_err(k->err, DG_E_RUNTIME, "node '%s': axis %lld is out of "
                       "range for rank %d", k->node->name,
                       (long long)axis[bad], s->rank);
-    dg_status st = dgr_kctx_alloc_output(k, 0);
+    move_io m;
+    dg_status st = out_like_in(k, &m);
     if (st)
         return st;
-    int64_t n = dg_shape_numel(s);
-    size_t es = dg_dtype_size(k->in[0].dtype);
-    const char *x = dgr_cpu_ptr(&k->in[0]);
-    char *y = dgr_cpu_ptr(&k->out[0]);
-    for (int64_t i = 0; i < n; i++) {
+    for (int64_t i = 0; i < m.n; i++) {
         int64_t rem = i, src = 0, stride = 1;
         for (int d = s->rank - 1; d >= 0; d--) {
             int64_t dim = s->dims[d], c = rem % dim;
@@ -90,7 +100,7 @@ dg_status dgr_k_roll(dgr_kctx *k)
             src += ((c - sh[d] + dim) % dim) * stride;
             stride *= dim;
         }
-        memcpy(y + (size_t)i * es, x + (size_t)src * es, es);
+        memcpy(m.y + (size_t)i * m.es, m.x + (size_t)src * m.es, m.es);
     }
     return DG_OK;
 }
@@ -124,23 +134,21 @@ dg_status dgr_k_reverse_sequence(dgr_kctx *k)
     int bd = (int)dgc_attr_i(k->node, DGC_AT_batch_dim);
     if (revseq_lengths(k, s->dims[sd]))
         return DG_E_RUNTIME;
-    dg_status st = dgr_kctx_alloc_output(k, 0);
+    int64_t sstride = 1, bstride = 1;
+    move_io m;
+    dg_status st = out_like_in(k, &m);
     if (st)
         return st;
-    int64_t n = dg_shape_numel(s), sstride = 1, bstride = 1;
     for (int d = s->rank - 1; d > sd; d--)
         sstride *= s->dims[d];
     for (int d = s->rank - 1; d > bd; d--)
         bstride *= s->dims[d];
-    size_t es = dg_dtype_size(k->in[0].dtype);
-    const char *x = dgr_cpu_ptr(&k->in[0]);
-    char *y = dgr_cpu_ptr(&k->out[0]);
-    for (int64_t i = 0; i < n; i++) {
+    for (int64_t i = 0; i < m.n; i++) {
         int64_t q = (i / sstride) % s->dims[sd];
         int64_t len = int_in(k, 1, (i / bstride) % s->dims[bd]), src = i;
         if (q < len)
             src = i + (len - 1 - 2 * q) * sstride;
-        memcpy(y + (size_t)i * es, x + (size_t)src * es, es);
+        memcpy(m.y + (size_t)i * m.es, m.x + (size_t)src * m.es, m.es);
     }
     return DG_OK;
 }

@@ -26,13 +26,10 @@ dg_status dgr_cl_k_band_part(dgr_kctx *k)
             return st;
     cl_long rows = s->dims[s->rank - 2], cols = s->dims[s->rank - 1];
     cl_long lo = b[0], up = b[1], n = dg_shape_numel(s);
-    if (lo > rows || up > cols)
-        return dg_err(k->err, DG_E_RUNTIME, "node '%s': num_%s %lld is "
-                      "larger than the matrix's %lld %s", k->node->name,
-                      lo > rows ? "lower" : "upper",
-                      (long long)(lo > rows ? lo : up),
-                      (long long)(lo > rows ? rows : cols),
-                      lo > rows ? "rows" : "columns");
+    char msg[128];
+    if (dgc_band_check(rows, cols, lo, up, msg, sizeof msg))
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': %s", k->node->name,
+                      msg);
     if ((st = dgr_kctx_alloc_output(k, 0)) != DG_OK || n == 0)
         return st;
     cl_mem x = dgr_cl_mem(&k->in[0]), y = dgr_cl_mem(&k->out[0]);
