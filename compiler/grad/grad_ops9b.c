@@ -4,7 +4,8 @@
  * Roll (manip_grad.py: dy rolled back by -shift), ReverseSequence
  * (array_grad.py: dy reversed the same way), TensorScatterUpdate/Add/Sub
  * (array_grad.py: dy through, or dy with the updated slices zeroed, for
- * the tensor; GatherNd(dy, indices), negated for Sub, for the updates).  Their integer inputs
+ * the tensor; GatherNd(dy, indices), negated for Sub, for the updates),
+ * MatrixDiagV3 / MatrixDiagPartV3 / MatrixSetDiagV3 (array_grad.py).  Their integer inputs
  * get no gradient.
  */
 #include "grad_rule.h"
@@ -74,3 +75,44 @@ DGC_GRAD(TensorScatterUpdate)
 }
 DGC_GRAD_AS(TensorScatterAdd, TensorScatterUpdate);
 DGC_GRAD_AS(TensorScatterSub, TensorScatterUpdate);
+
+/* TF's _MatrixDiagV3Grad, _MatrixDiagPartV3Grad, _MatrixSetDiagV3Grad (one
+ * diagonal k: align does not matter) */
+DGC_GRAD(MatrixDiagV3)
+{
+    DGC_GRAD_LOCALS;
+    dgc_ref zero = dgc_grad_cst(c, fwd, "DiagPad", 0, dy);
+    CHK(zero);
+    dx[0] = MK("MatrixDiagPartV3", MatrixDiagPartV3, dy, FWD->inputs[1], zero);
+    CHK(dx[0]);
+    return DG_OK;
+}
+
+DGC_GRAD(MatrixDiagPartV3)
+{
+    DGC_GRAD_LOCALS;
+    dgc_ref zx = MK("DiagZeros", ZerosLike, x);
+    CHK(zx);
+    dx[0] = MK("MatrixSetDiagV3", MatrixSetDiagV3, zx, dy, FWD->inputs[1]);
+    CHK(dx[0]);
+    return DG_OK;
+}
+
+DGC_GRAD(MatrixSetDiagV3)
+{
+    DGC_GRAD_LOCALS;
+    dgc_ref kk = FWD->inputs[2];
+    if (NEED(0)) {
+        dgc_ref zd = MK("DiagZeros", ZerosLike, yv);
+        CHK(zd);
+        dx[0] = MK("MatrixSetDiagV3", MatrixSetDiagV3, dy, zd, kk);
+        CHK(dx[0]);
+    }
+    if (NEED(1)) {
+        dgc_ref zero = dgc_grad_cst(c, fwd, "DiagPad", 0, dy);
+        CHK(zero);
+        dx[1] = MK("MatrixDiagPartV3", MatrixDiagPartV3, dy, kk, zero);
+        CHK(dx[1]);
+    }
+    return DG_OK;
+}

@@ -212,6 +212,10 @@ int dgc_infer_bcast_args(DGC_INFER_ARGS); /* BroadcastArgs: [max(len0, len1)] */
 int dgc_infer_linspace(DGC_INFER_ARGS);   /* LinSpace: start's type, [num] */
 int dgc_infer_tensor_scatter(DGC_INFER_ARGS); /* TensorScatter*: tensor's type (infer_zoo.c) */
 int dgc_infer_strided_slice_grad(DGC_INFER_ARGS); /* dy's dtype, `shape` */
+int dgc_infer_matrix_diag(DGC_INFER_ARGS); /* MatrixDiagV3, MatrixDiagPartV3, MatrixSetDiagV3 */
+/* The one diagonal k of a k input (a scalar, or [lo, hi] with lo == hi)
+ * into *k: 0, 1 when its value is unknown, or -1 with msg (a k range). */
+int dgc_diag_k(const dgc_ttype *t, int64_t *k, char *msg, size_t msgsz);
 /* The shape r[0..max(na, nb)) that shapes a and b broadcast to (TF's
  * BroadcastArgs: right-aligned; equal dims, or a 1 taking the other):
  * its rank, or -1 - i where dimension i of r is incompatible. */

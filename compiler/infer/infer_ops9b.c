@@ -198,3 +198,79 @@ int dgc_infer_strided_slice_grad(DGC_INFER_ARGS)
         out[0].shape.dims[d] = in[0].value ? sv[d] : -1;
     return 0;
 }
+
+int dgc_diag_k(const dgc_ttype *t, int64_t *k, char *msg, size_t msgsz)
+{
+    int64_t v[2];
+    int nk = dgc_ttype_ints(t, v, 2);
+    if (t->dtype != DG_I32 || nk < 1 || nk > 2)
+        FAIL("k must be an int32 scalar or a pair [lo, hi]");
+    if (!t->value)
+        return 1;
+    if (nk == 2 && v[0] != v[1])
+        FAIL("a range of diagonals k = [%lld, %lld] is not supported (one "
+             "diagonal only)", (long long)v[0], (long long)v[1]);
+    *k = v[0];
+    return 0;
+}
+
+/* the diagonal k of an [rows, cols] matrix: its length (<= 0: none) */
+static int64_t diag_len(int64_t rows, int64_t cols, int64_t k)
+{
+    int64_t a = rows + (k < 0 ? k : 0), b = cols - (k > 0 ? k : 0);
+    return a < b ? a : b;
+}
+
+int dgc_infer_matrix_diag(DGC_INFER_ARGS)
+{
+    (void)n_in;
+    int op = n->op, ki = op == DGC_OPID_MatrixSetDiagV3 ? 2 : 1;
+    const dg_shape *s = &in[0].shape;
+    int64_t k = 0;
+    int rc = dgc_diag_k(&in[ki], &k, msg, msgsz);
+    if (rc < 0)
+        return -1;
+    out[0] = in[0];
+    out[0].value = NULL;
+    if (op == DGC_OPID_MatrixDiagV3) {
+        if (s->rank < 1 || s->rank >= DG_MAX_RANK)
+            FAIL("diagonal must have a rank from 1 to %d", DG_MAX_RANK - 1);
+        int64_t nr = -1, nc = -1;
+        if (in[2].value)
+            dgc_ttype_ints(&in[2], &nr, 1);
+        if (in[3].value)
+            dgc_ttype_ints(&in[3], &nc, 1);
+        int64_t len = s->dims[s->rank - 1];
+        int64_t mr = len + (k < 0 ? -k : 0), mc = len + (k > 0 ? k : 0);
+        /* TF: square when neither is given; at least one the least */
+        if (nr == -1 && nc == -1)
+            nr = nc = mr > mc ? mr : mc;
+        nr = nr == -1 ? mr : nr;
+        nc = nc == -1 ? mc : nc;
+        if (!rc && len >= 0 && (nr < mr || nc < mc || (nr != mr && nc != mc)))
+            FAIL("num_rows %lld and num_cols %lld do not fit diagonal %lld "
+                 "of length %lld", (long long)nr, (long long)nc,
+                 (long long)k, (long long)len);
+        out[0].shape.rank = s->rank + 1;
+        out[0].shape.dims[s->rank - 1] = rc || len < 0 ? -1 : nr;
+        out[0].shape.dims[s->rank] = rc || len < 0 ? -1 : nc;
+        return 0;
+    }
+    if (s->rank < 2)
+        FAIL("input must have a rank of at least 2");
+    int64_t rows = s->dims[s->rank - 2], cols = s->dims[s->rank - 1];
+    int64_t len = rc || rows < 0 || cols < 0 ? -1 : diag_len(rows, cols, k);
+    if (!rc && rows >= 0 && cols >= 0 && len <= 0 && (rows || cols))
+        FAIL("diagonal %lld is outside the %lld x %lld matrices",
+             (long long)k, (long long)rows, (long long)cols);
+    if (op == DGC_OPID_MatrixDiagPartV3) {
+        out[0].shape.rank = s->rank - 1;
+        out[0].shape.dims[s->rank - 2] = len < 0 ? -1 : len;
+    } else if (in[1].shape.rank != s->rank - 1 ||
+               (len >= 0 && in[1].shape.dims[s->rank - 2] >= 0 &&
+                in[1].shape.dims[s->rank - 2] != len)) {
+        FAIL("diagonal must be input's batch dims and the diagonal's "
+             "length %lld", (long long)len);
+    }
+    return 0;
+}

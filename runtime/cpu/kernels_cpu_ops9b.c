@@ -214,3 +214,48 @@ dg_status dgr_k_linspace(dgr_kctx *k)
     return DG_OK;
 }
 DGR_KERNEL(LinSpace, dgr_k_linspace);
+
+/* ---- MatrixDiagV3, MatrixDiagPartV3, MatrixSetDiagV3 ---------------------- */
+
+/* One diagonal k (inference refuses a range): element i of each batch's
+ * diagonal sits at row i + max(-k, 0), column i + max(k, 0) of its
+ * [rows, cols] matrix.  MatrixDiagV3 pads with padding_value. */
+dg_status dgr_k_matrix_diag(dgr_kctx *k)
+{
+    int op = k->node->op, diag = op == DGC_OPID_MatrixDiagV3;
+    int part = op == DGC_OPID_MatrixDiagPartV3;
+    int64_t d = int_in(k, op == DGC_OPID_MatrixSetDiagV3 ? 2 : 1, 0);
+    const dg_shape *ms = diag ? &k->out_types[0].shape : &k->in[0].shape;
+    int64_t rows = ms->dims[ms->rank - 2], cols = ms->dims[ms->rank - 1];
+    int64_t r0 = d < 0 ? -d : 0, c0 = d > 0 ? d : 0;
+    int64_t len = rows - r0 < cols - c0 ? rows - r0 : cols - c0;
+    if (diag && len > k->in[0].shape.dims[k->in[0].shape.rank - 1])
+        len = k->in[0].shape.dims[k->in[0].shape.rank - 1];
+    int64_t mat = rows * cols, batch = mat ? dg_shape_numel(ms) / mat : 0;
+    dg_status st = dgr_kctx_alloc_output(k, 0);
+    if (st)
+        return st;
+    size_t es = dg_dtype_size(k->out[0].dtype);
+    char *y = dgr_cpu_ptr(&k->out[0]);
+    const char *x = dgr_cpu_ptr(&k->in[0]);
+    const char *v = op == DGC_OPID_MatrixSetDiagV3 ? dgr_cpu_ptr(&k->in[1])
+                                                   : x;
+    if (diag)
+        for (int64_t i = 0; i < batch * mat; i++)
+            memcpy(y + (size_t)i * es, dgr_cpu_ptr(&k->in[4]), es);
+    else if (!part)
+        memcpy(y, x, (size_t)(batch * mat) * es);
+    for (int64_t b = 0; b < batch; b++)
+        for (int64_t i = 0; i < len; i++) {
+            size_t at = (size_t)(b * mat + (i + r0) * cols + i + c0) * es;
+            size_t di = (size_t)(b * len + i) * es;
+            if (part)
+                memcpy(y + di, x + at, es);
+            else
+                memcpy(y + at, v + di, es);
+        }
+    return DG_OK;
+}
+DGR_KERNEL(MatrixDiagV3, dgr_k_matrix_diag);
+DGR_KERNEL(MatrixDiagPartV3, dgr_k_matrix_diag);
+DGR_KERNEL(MatrixSetDiagV3, dgr_k_matrix_diag);

@@ -773,4 +773,5 @@ const uint32_t dgr_cl_host_ops[DGC_N_OPS] = {
     HOSTF(LinSpace), /* issue 22 ops9b: a few host values, no kernel yet */
     HOSTF(TensorScatterUpdate), HOSTF(TensorScatterAdd), /* no kernel yet */
     HOSTF(TensorScatterSub), HOSTF(StridedSliceGrad),
+    HOSTF(MatrixDiagV3), HOSTF(MatrixDiagPartV3), HOSTF(MatrixSetDiagV3),
 };

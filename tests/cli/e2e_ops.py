@@ -364,6 +364,11 @@ ERRORS = [
       {"name": "op", "op": "StridedSliceGrad",
        "inputs": ["s", "b", "e", "st", "dy"]}],
      "op", "dy has 3 elements for a slice of 2"),
+    ("MatrixDiagPartV3_k_range",
+     [const("x", "float32", [[1.0, 2.0], [3.0, 4.0]]),
+      const("k", "int32", [0, 1]), const("p", "float32", 0.0),
+      {"name": "op", "op": "MatrixDiagPartV3", "inputs": ["x", "k", "p"]}],
+     "op", "a range of diagonals k = [0, 1] is not supported"),
 ]
 
 

@@ -1959,6 +1959,27 @@ more("TensorScatterUpdate_empty", "TensorScatterUpdate",
      tf.tensor_scatter_nd_update,
      [r9b(3, 2), np.zeros((0, 1), np.int32), np.zeros((0, 2), np.float32)],
      grad=False)
+for dt, sfx in ((np.float32, "f32"), (F64, "f64"), (np.int32, "i32"),
+                (np.int64, "i64")):
+    fl = dt in (np.float32, F64)
+    for kk, shp in ((0, (3, 4)), (1, (2, 3, 4)), (-2, (4, 3))):
+        ks = "k%d" % kk if kk >= 0 else "km%d" % -kk
+        more("MatrixDiagPartV3_%s_%s" % (ks, sfx), "MatrixDiagPartV3",
+             (lambda k_: lambda a: tf.linalg.diag_part(a, k=k_))(kk),
+             [r9b(*shp, dtype=dt)],
+             extra=[np.array(kk, np.int32), np.array(0, dt)], grad=fl)
+        ln = min(shp[-2] + min(kk, 0), shp[-1] - max(kk, 0))
+        more("MatrixDiagV3_%s_%s" % (ks, sfx), "MatrixDiagV3",
+             (lambda k_: lambda a: tf.linalg.diag(
+                 a, k=k_, padding_value=3))(kk),
+             [r9b(*(shp[:-2] + (ln,)), dtype=dt)],
+             extra=[np.array(kk, np.int32), np.array(-1, np.int32),
+                    np.array(-1, np.int32), np.array(3, dt)], grad=fl)
+        more("MatrixSetDiagV3_%s_%s" % (ks, sfx), "MatrixSetDiagV3",
+             (lambda k_: lambda a, b: tf.linalg.set_diag(a, b, k=k_))(kk),
+             [r9b(*shp, dtype=dt), r9b(*(shp[:-2] + (ln,)), dtype=dt)],
+             extra=[np.array(kk, np.int32)], grad=fl)
+
 
 def _ssg(dt, shp, sl):
     """TF's gradient of x[sl] (tf.gradients: StridedSliceGrad with the
