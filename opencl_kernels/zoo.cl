@@ -376,21 +376,23 @@ __kernel void z_space_batch(__global const T *x, __global T *y, long n,
     }
 }
 
-/* Cumsum: one work-item per (outer, inner) line, summed serially along the
- * axis (excl: shifted by one; rev: from the end) */
+/* Cumsum (Cumprod: prod): one work-item per (outer, inner) line, summed
+ * (multiplied) serially along the axis (excl: shifted by one; rev: from
+ * the end) */
 __kernel void z_cumsum(__global const T *x, __global T *y, long outer,
-                       long len, long inner, int excl, int rev)
+                       long len, long inner, int excl, int rev, int prod)
 {
     long w = get_global_id(0);
     if (w >= outer * inner) return;
     long o = w / inner, i = w % inner;
-    T acc = (T)0;
+    T acc = prod ? (T)1 : (T)0;
     for (long q = 0; q < len; q++) {
         long j = rev ? len - 1 - q : q;
         long at = (o * len + j) * inner + i;
         T v = x[at];
-        if (excl) { y[at] = acc; acc += v; }
-        else { acc += v; y[at] = acc; }
+        if (excl) y[at] = acc;
+        acc = prod ? acc * v : acc + v;
+        if (!excl) y[at] = acc;
     }
 }
 

@@ -489,6 +489,21 @@ DGC_GRAD(Cumsum)
     return DG_OK;
 }
 
+/* TF's _CumprodGrad: div_no_nan(cumsum(z * dy, exclusive, !reverse), x),
+ * z the forward output (TF recomputes it) */
+DGC_GRAD(Cumprod)
+{
+    DGC_GRAD_LOCALS;
+    dgc_ref zdy = MK("CumprodMul", Mul, z, dy);
+    CHK(zdy);
+    dgc_ref out = dgc_grad_mk_set(c, fwd, "CumprodSum", OP(Cumsum), &zdy, 1,
+                                  set_cumsum_grad, NULL);
+    CHK(out);
+    dx[0] = MK("CumprodDiv", DivNoNan, out, x);
+    CHK(dx[0]);
+    return DG_OK;
+}
+
 DGC_GRAD(Atan2)
 {
     DGC_GRAD_LOCALS;

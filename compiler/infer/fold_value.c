@@ -65,7 +65,8 @@ static int known(const dgc_graph *g, dgc_ref r, kval *k, int depth)
     const dgc_attr *a = dgc_node_attr(p, "value");
     const dg_tensor *t = a ? a->tensor : NULL;
     const dgc_ttype *ot = &p->outputs[0];
-    if (!t || !(is_int(t->dtype) || is_float(t->dtype)) ||
+    if (!t || !(is_int(t->dtype) || is_float(t->dtype) ||
+                t->dtype == DG_BOOL) || /* bool: Select's condition */
         t->dtype != ot->dtype)
         return 0;
     int64_t n = dg_shape_numel(&ot->shape), m = dg_shape_numel(&t->shape);
@@ -79,6 +80,7 @@ static int known(const dgc_graph *g, dgc_ref r, kval *k, int depth)
         switch (t->dtype) {
         case DG_I32: k->v[i] = ((const int32_t *)t->data)[j]; break;
         case DG_I64: k->v[i] = ((const int64_t *)t->data)[j]; break;
+        case DG_BOOL: k->v[i] = ((const uint8_t *)t->data)[j] != 0; break;
         case DG_F32: k->f[i] = ((const float *)t->data)[j]; break;
         default: k->f[i] = ((const double *)t->data)[j]; break;
         }
@@ -222,6 +224,21 @@ static int evaluate(const dgc_graph *g, const dgc_node *n, kval *o,
         return 1;
     case DGC_OPID_DynamicStitch:
         return n->n_inputs % 2 == 0 && stitch(n, in, o);
+    case DGC_OPID_Select: case DGC_OPID_SelectV2: /* scalar or same-size */
+        for (int i = 0; i < 3; i++)
+            if (in[i].n != 1 && in[i].n != o->n)
+                return 0;
+        if (in[0].dtype != DG_BOOL || !is_int(in[1].dtype))
+            return 0;
+        for (int64_t i = 0; i < o->n; i++)
+            o->v[i] = in[0].v[in[0].n == 1 ? 0 : i]
+                          ? in[1].v[in[1].n == 1 ? 0 : i]
+                          : in[2].v[in[2].n == 1 ? 0 : i];
+        return 1;
+    case DGC_OPID_BroadcastArgs:
+        return in[0].n <= DG_MAX_RANK && in[1].n <= DG_MAX_RANK &&
+               dgc_bcast_args(in[0].v, (int)in[0].n, in[1].v, (int)in[1].n,
+                              o->v) == o->n;
     case DGC_OPID_Identity: case DGC_OPID_Reshape: case DGC_OPID_ExpandDims:
     case DGC_OPID_Squeeze: case DGC_OPID_Cast:
         if (!is_int(in[0].dtype) || in[0].n != o->n)
@@ -300,7 +317,7 @@ int dgc_fold_value(const dgc_graph *g, dgc_ref r, void *buf, int max)
 {
     kval k;
     eval_budget = FOLD_BUDGET;
-    if (!known(g, r, &k, FOLD_DEPTH) || k.n > max)
+    if (!known(g, r, &k, FOLD_DEPTH) || k.n > max || !is_int(k.dtype))
         return 0;
     for (int64_t i = 0; i < k.n; i++) {
         if (k.dtype == DG_I32)

@@ -220,6 +220,32 @@ int dgc_infer_apply_opt(DGC_INFER_ARGS);
 int dgc_infer_mirror_pad(DGC_INFER_ARGS); /* MirrorPad and its gradient */
 int dgc_infer_gather_nd(DGC_INFER_ARGS);  /* GatherNd */
 int dgc_infer_topk(DGC_INFER_ARGS);       /* TopKV2: values, int32 indices */
+/* infer_ops9b.c: the ops9b group (issue 22) */
+int dgc_infer_band_part(DGC_INFER_ARGS); /* MatrixBandPart: x's type */
+/* MatrixBandPart's bands against an [rows, cols] matrix (-1: unknown):
+ * 0, or -1 with the reason in msg when one is wider than the matrix. */
+int dgc_band_check(int64_t rows, int64_t cols, int64_t lo, int64_t up,
+                   char *msg, size_t msgsz);
+int dgc_infer_roll(DGC_INFER_ARGS);      /* Roll: x's type, axes checked */
+int dgc_infer_reverse_sequence(DGC_INFER_ARGS); /* ReverseSequence: x's type */
+int dgc_infer_bcast_args(DGC_INFER_ARGS); /* BroadcastArgs: [max(len0, len1)] */
+int dgc_infer_linspace(DGC_INFER_ARGS);   /* LinSpace: start's type, [num] */
+int dgc_infer_tensor_scatter(DGC_INFER_ARGS); /* TensorScatter*: tensor's type (infer_zoo.c) */
+int dgc_infer_strided_slice_grad(DGC_INFER_ARGS); /* dy's dtype, `shape` */
+int dgc_infer_matrix_diag(DGC_INFER_ARGS); /* MatrixDiagV3, MatrixDiagPartV3, MatrixSetDiagV3 */
+/* The one diagonal k of a k input (a scalar, or [lo, hi] with lo == hi)
+ * into *k: 0, 1 when its value is unknown, or -1 with msg (a k range). */
+int dgc_diag_k(const dgc_ttype *t, int64_t *k, char *msg, size_t msgsz);
+/* The shape r[0..max(na, nb)) that shapes a and b broadcast to (TF's
+ * BroadcastArgs: right-aligned; equal dims, or a 1 taking the other):
+ * its rank, or -1 - i where dimension i of r is incompatible. */
+int dgc_bcast_args(const int64_t *a, int na, const int64_t *b, int nb,
+                   int64_t *r);
+/* Roll's per-dimension shifts sh[0..rank) in [0, dim) from n (shift,
+ * axis) pairs (negative axes from the end; one axis twice adds): -1, or
+ * the index of the first axis out of range. */
+int dgc_roll_shifts(const dg_shape *s, const int64_t *shift,
+                    const int64_t *axis, int n, int64_t *sh);
 int dgc_infer_lrn(DGC_INFER_ARGS);        /* LRN, LRNGrad: x's (infer_zoo2.c) */
 int dgc_infer_avg_pool3d_grad(DGC_INFER_ARGS); /* AvgPool3DGrad (infer_zoo2.c) */
 int dgc_infer_max_pool3d_grad(DGC_INFER_ARGS); /* MaxPool3DGrad(Grad) (infer_zoo2.c) */

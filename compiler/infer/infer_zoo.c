@@ -734,6 +734,22 @@ static int nd_policy(const dgc_node *n, char *msg, size_t msgsz)
     return 0;
 }
 
+/* indices' tuple length *kk (its known last dim, at most `rank`, the
+ * rank of the tensor it indexes, `what`): 0, or -1 with msg */
+static int nd_tuple_len(const dgc_ttype *ind, int rank, const char *what,
+                        int64_t *kk, char *msg, size_t msgsz)
+{
+    const dg_shape *is = &ind->shape;
+    if (!is_int(ind->dtype) || is->rank < 1 || is->dims[is->rank - 1] < 0)
+        FAIL("indices must be int32/int64 of rank >= 1 with a known last "
+             "dimension");
+    *kk = is->dims[is->rank - 1];
+    if (*kk > rank)
+        FAIL("index tuples of %lld elements for %s of rank %d",
+             (long long)*kk, what, rank);
+    return 0;
+}
+
 int dgc_infer_gather_nd(DGC_INFER_ARGS)
 {
     if (nd_policy(n, msg, msgsz))
@@ -741,13 +757,9 @@ int dgc_infer_gather_nd(DGC_INFER_ARGS)
     if (n_in != 2)
         FAIL("needs params and indices");
     const dg_shape *ps = &in[0].shape, *is = &in[1].shape;
-    if (!is_int(in[1].dtype) || is->rank < 1 || is->dims[is->rank - 1] < 0)
-        FAIL("indices must be int32/int64 of rank >= 1 with a known last "
-             "dimension");
-    int64_t kk = is->dims[is->rank - 1];
-    if (kk > ps->rank)
-        FAIL("index tuples of %lld elements for params of rank %d",
-             (long long)kk, ps->rank);
+    int64_t kk;
+    if (nd_tuple_len(&in[1], ps->rank, "params", &kk, msg, msgsz))
+        return -1;
     int r = is->rank - 1 + ps->rank - (int)kk;
     if (r > DG_MAX_RANK)
         FAIL("the output's rank %d is over %d", r, DG_MAX_RANK);
@@ -785,6 +797,35 @@ int dgc_infer_scatter_nd(DGC_INFER_ARGS)
     if (in[2].value && is->dims[is->rank - 1] > r)
         FAIL("index tuples of %lld elements for a shape of rank %d",
              (long long)is->dims[is->rank - 1], r);
+    return 0;
+}
+
+/* TensorScatterUpdate/Add/Sub (tensor, indices, updates): updates must
+ * be indices' leading dims and then tensor's dims past the tuples' K */
+int dgc_infer_tensor_scatter(DGC_INFER_ARGS)
+{
+    if (nd_policy(n, msg, msgsz))
+        return -1;
+    if (n_in != 3)
+        FAIL("needs tensor, indices and updates");
+    const dg_shape *ts = &in[0].shape, *is = &in[1].shape, *us = &in[2].shape;
+    int64_t kk;
+    if (nd_tuple_len(&in[1], ts->rank, "a tensor", &kk, msg, msgsz))
+        return -1;
+    if (in[2].dtype != in[0].dtype)
+        FAIL("updates are %s for a %s tensor", dg_dtype_name(in[2].dtype),
+             dg_dtype_name(in[0].dtype));
+    int ur = is->rank - 1 + ts->rank - (int)kk, bad = us->rank != ur;
+    for (int d = 0; !bad && d < ur; d++) {
+        int64_t want = d < is->rank - 1 ? is->dims[d]
+                                        : ts->dims[kk + d - (is->rank - 1)];
+        bad = want >= 0 && us->dims[d] >= 0 && us->dims[d] != want;
+    }
+    if (bad)
+        FAIL("updates' shape must be indices' leading dims and then the "
+             "tensor's dims past the %lld indexed ones", (long long)kk);
+    out[0] = in[0];
+    out[0].value = NULL;
     return 0;
 }
 

@@ -235,6 +235,11 @@ static const dgc_attr_spec a_topk[] = {AS(sorted, DGC_A_BOOL, "true", 0),
                                        AS(index_type, DGC_A_DTYPE, "int32",
                                         0),
                                        A_END};
+static const dgc_attr_spec a_revseq[] = {
+    AS(seq_dim, DGC_A_INT, NULL, REQ), AS(batch_dim, DGC_A_INT, "0", 0),
+    A_END};
+static const dgc_attr_spec a_diag3[] = {
+    AS(align, DGC_A_STR, "RIGHT_LEFT", 0), A_END};
 static const dgc_attr_spec a_blocksize[] = {
     AS(block_size, DGC_A_INT, NULL, REQ),
     AS(data_format, DGC_A_STR, "NHWC", 0), A_END};

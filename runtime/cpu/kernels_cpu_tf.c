@@ -317,9 +317,10 @@ DGR_KERNEL(Pack, dgr_k_concat);
 
 /* ---- StridedSlice, Slice, Pack, Fill ------------------------------------- */
 
-/* Copy the slice sp of x (shape xs) into o, element size es. */
-static void slice_copy(const char *x, const dg_shape *xs, const dgc_slice *sp,
-                       char *o, size_t es)
+/* Copy the slice sp of x (shape xs) into o, element size es (back: o
+ * into the slice of x). */
+static void slice_copy(char *x, const dg_shape *xs, const dgc_slice *sp,
+                       char *o, size_t es, int back)
 {
     int r = sp->rank;
     int64_t n = 1, xstr[DG_MAX_RANK], idx[DG_MAX_RANK] = {0}, off = 0;
@@ -333,7 +334,10 @@ static void slice_copy(const char *x, const dg_shape *xs, const dgc_slice *sp,
         off += sp->start[d] * xstr[d];
     }
     for (int64_t i = 0; i < n; i++) {
-        memcpy(o + (size_t)i * es, x + (size_t)off * es, es);
+        if (back) /* StridedSliceGrad: o into x's slice */
+            memcpy(x + (size_t)off * es, o + (size_t)i * es, es);
+        else
+            memcpy(o + (size_t)i * es, x + (size_t)off * es, es);
         for (int d = r - 1; d >= 0; d--) {
             off += sp->stride[d] * xstr[d];
             if (++idx[d] < sp->len[d])
@@ -379,11 +383,43 @@ dg_status dgr_k_slice_any(dgr_kctx *k)
         return st;
     if (dg_shape_numel(&k->out[0].shape) > 0)
         slice_copy(dgr_cpu_ptr(&k->in[0]), &k->in[0].shape, &sp,
-                   dgr_cpu_ptr(&k->out[0]), dg_dtype_size(k->in[0].dtype));
+                   dgr_cpu_ptr(&k->out[0]), dg_dtype_size(k->in[0].dtype), 0);
     return DG_OK;
 }
 DGR_KERNEL(StridedSlice, dgr_k_slice_any);
 DGR_KERNEL(Slice, dgr_k_slice_any);
+
+/* StridedSliceGrad (shape, begin, end, strides, dy; StridedSlice's masks):
+ * zeros of `shape` with dy written at the slice StridedSlice takes */
+dg_status dgr_k_strided_slice_grad(dgr_kctx *k)
+{
+    int64_t b[DG_MAX_RANK], e[DG_MAX_RANK], s[DG_MAX_RANK];
+    dg_shape xs = k->out_types[0].shape;
+    dgc_slice sp;
+    char msg[256];
+    int m = ivec(k, 1, b);
+    ivec(k, 2, e);
+    ivec(k, 3, s);
+    if (dgc_slice_spec(k->node, &xs, b, e, s, m, &sp, msg, sizeof msg))
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': %s", k->node->name,
+                      msg);
+    int64_t n = dg_shape_numel(&sp.out);
+    if (n != dg_shape_numel(&k->in[4].shape))
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': dy has %lld elements "
+                      "for a slice of %lld", k->node->name,
+                      (long long)dg_shape_numel(&k->in[4].shape),
+                      (long long)n);
+    dg_status st = dgr_kctx_alloc_output(k, 0);
+    if (st)
+        return st;
+    size_t es = dg_dtype_size(k->out[0].dtype);
+    memset(dgr_cpu_ptr(&k->out[0]), 0, (size_t)dg_shape_numel(&xs) * es);
+    if (n > 0)
+        slice_copy(dgr_cpu_ptr(&k->out[0]), &xs, &sp,
+                   dgr_cpu_ptr(&k->in[4]), es, 1);
+    return DG_OK;
+}
+DGR_KERNEL(StridedSliceGrad, dgr_k_strided_slice_grad);
 
 dg_status dgr_k_fill(dgr_kctx *k)
 {

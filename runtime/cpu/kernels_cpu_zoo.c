@@ -994,24 +994,23 @@ DGR_KERNEL(IsVariableInitialized, dgr_k_is_initialized);
 
 /* ---- Cumsum, OneHot (issue 22, step 3) ------------------------------------ */
 
-/* Cumsum along attrs.axis: each (outer, inner) line summed serially */
+/* Cumsum (Cumprod: prod) along attrs.axis: each (outer, inner) line summed
+ * (multiplied) serially */
 #define CUMSUM(T)                                                            \
     do {                                                                     \
         const T *x = dgr_cpu_ptr(&k->in[0]);                                 \
         T *y = dgr_cpu_ptr(&k->out[0]);                                      \
         for (int64_t o = 0; o < outer; o++)                                  \
             for (int64_t i = 0; i < inner; i++) {                            \
-                T acc = 0;                                                   \
+                T acc = prod ? 1 : 0;                                        \
                 for (int64_t q = 0; q < len; q++) {                          \
                     int64_t j = rev ? len - 1 - q : q;                       \
                     int64_t at = (o * len + j) * inner + i;                  \
-                    if (excl) {                                              \
+                    if (excl)                                                \
                         y[at] = acc;                                         \
-                        acc += x[at];                                        \
-                    } else {                                                 \
-                        acc += x[at];                                        \
+                    acc = prod ? acc * x[at] : acc + x[at];                  \
+                    if (!excl)                                               \
                         y[at] = acc;                                         \
-                    }                                                        \
                 }                                                            \
             }                                                                \
     } while (0)
@@ -1028,6 +1027,7 @@ dg_status dgr_k_cumsum(dgr_kctx *k)
         return st;
     int excl = dgc_attr_b(k->node, DGC_AT_exclusive);
     int rev = dgc_attr_b(k->node, DGC_AT_reverse);
+    int prod = k->node->op == DGC_OPID_Cumprod;
     switch (k->in[0].dtype) {
     case DG_F32: CUMSUM(float); break;
     case DG_F64: CUMSUM(double); break;
@@ -1040,6 +1040,7 @@ dg_status dgr_k_cumsum(dgr_kctx *k)
     return DG_OK;
 }
 DGR_KERNEL(Cumsum, dgr_k_cumsum);
+DGR_KERNEL(Cumprod, dgr_k_cumsum);
 
 dg_status dgr_k_one_hot(dgr_kctx *k)
 {
@@ -1307,6 +1308,56 @@ dg_status dgr_k_scatter_nd(dgr_kctx *k)
     return DG_OK;
 }
 DGR_KERNEL(ScatterNd, dgr_k_scatter_nd);
+
+/* TensorScatterAdd / Sub (sign -1) into the copy of the tensor in y */
+#define TENSOR_SCATTER(T)                                                    \
+    do {                                                                     \
+        const T *u = dgr_cpu_ptr(&k->in[2]);                                 \
+        T *y = dgr_cpu_ptr(&k->out[0]);                                      \
+        for (int64_t t = 0; t < m.count; t++) {                              \
+            int64_t off = nd_offset(&m, t);                                  \
+            for (int64_t i = 0; i < m.slice; i++)                            \
+                y[off + i] = (T)(y[off + i] + sign * u[t * m.slice + i]);    \
+        }                                                                    \
+    } while (0)
+
+/* TensorScatterUpdate/Add/Sub (tensor, indices, updates): a copy of the
+ * tensor, each tuple's slice set (in tuple order: the last of a repeated
+ * tuple wins, as TF's CPU kernel), added or subtracted; every tuple is
+ * checked before anything is written */
+dg_status dgr_k_tensor_scatter(dgr_kctx *k)
+{
+    nd_map m;
+    nd_map_init(&m, &k->in[1], &k->in[0].shape);
+    for (int64_t t = 0; t < m.count; t++)
+        if (nd_offset(&m, t) < 0)
+            return nd_range_err(k, t);
+    dg_status st = dgr_kctx_alloc_output(k, 0);
+    if (st)
+        return st;
+    size_t es = dg_dtype_size(k->out[0].dtype), sl = (size_t)m.slice * es;
+    memcpy(dgr_cpu_ptr(&k->out[0]), dgr_cpu_ptr(&k->in[0]),
+           (size_t)dg_shape_numel(&k->in[0].shape) * es);
+    int op = k->node->op, sign = op == DGC_OPID_TensorScatterSub ? -1 : 1;
+    if (op == DGC_OPID_TensorScatterUpdate) {
+        char *y = dgr_cpu_ptr(&k->out[0]);
+        const char *u = dgr_cpu_ptr(&k->in[2]);
+        for (int64_t t = 0; t < m.count; t++)
+            memcpy(y + (size_t)nd_offset(&m, t) * es, u + (size_t)t * sl, sl);
+        return DG_OK;
+    }
+    switch (k->out[0].dtype) {
+    case DG_F32: TENSOR_SCATTER(float); break;
+    case DG_F64: TENSOR_SCATTER(double); break;
+    case DG_I32: TENSOR_SCATTER(int32_t); break;
+    case DG_I64: TENSOR_SCATTER(int64_t); break;
+    default: break; /* (inference: NUM only) */
+    }
+    return DG_OK;
+}
+DGR_KERNEL(TensorScatterUpdate, dgr_k_tensor_scatter);
+DGR_KERNEL(TensorScatterAdd, dgr_k_tensor_scatter);
+DGR_KERNEL(TensorScatterSub, dgr_k_tensor_scatter);
 
 /* ---- TopKV2 ------------------------------------------------------------------ */
 

@@ -525,13 +525,16 @@ dg_status dgr_cl_k_cumsum(dgr_kctx *k)
         return DG_OK;
     cl_int excl = dgc_attr_b(k->node, DGC_AT_exclusive);
     cl_int rev = dgc_attr_b(k->node, DGC_AT_reverse);
+    cl_int prod = k->node->op == DGC_OPID_Cumprod;
     cl_mem x = dgr_cl_mem(&k->in[0]), y = dgr_cl_mem(&k->out[0]);
-    dgr_cl_arg a[] = {DGR_ARG(x), DGR_ARG(y), DGR_ARG(outer), DGR_ARG(len),
-                      DGR_ARG(inner), DGR_ARG(excl), DGR_ARG(rev)};
+    dgr_cl_arg a[] = {DGR_ARG(x),     DGR_ARG(y),    DGR_ARG(outer),
+                      DGR_ARG(len),   DGR_ARG(inner), DGR_ARG(excl),
+                      DGR_ARG(rev),   DGR_ARG(prod)};
     return dgr_cl_launch1d(k, "zoo", dt, "z_cumsum", (size_t)(outer * inner),
-                           a, 7);
+                           a, 8);
 }
 DGR_KERNEL(Cumsum, dgr_cl_k_cumsum);
+DGR_KERNEL(Cumprod, dgr_cl_k_cumsum);
 
 /* Strides of operand shape s broadcast to output shape o (aligned right;
  * 0 on broadcast dims). */

@@ -2138,6 +2138,190 @@ more("DenseBincount_math", "DenseBincount",
 more("Bincount_empty", "Bincount", _bc,
      [np.zeros((0,), np.int32), np.int32(3), np.zeros((0,), np.float32)],
      grad=False)
+# ---- ops9b: structure and matrix ops (issue 22) ---------------------------
+# (inputs from their own RandomState: the cases above keep their values)
+RS9B = np.random.RandomState(909)
+
+
+def r9b(*shape, dtype=np.float32):
+    if np.dtype(dtype).kind == "f":
+        return RS9B.uniform(-2.0, 2.0, size=shape).astype(dtype)
+    return RS9B.randint(-9, 9, size=shape).astype(dtype)
+
+
+for dt, sfx in ((np.float32, "f32"), (F64, "f64"), (np.int32, "i32"),
+                (np.int64, "i64")):
+    fl = dt in (np.float32, F64)
+    for lo, up, shp in ((-1, 0, (4, 4)), (0, -1, (2, 3, 5)), (1, 2, (2, 2, 5, 3)),
+                        (0, 0, (3, 4)), (-1, -1, (2, 4, 3))):
+        more("MatrixBandPart_%d_%d_r%d_%s" % (lo, up, len(shp), sfx),
+             "MatrixBandPart",
+             (lambda l_, u_: lambda a: tf.linalg.band_part(a, l_, u_))(lo, up),
+             [r9b(*shp, dtype=dt)],
+             extra=[np.array(lo, np.int64), np.array(up, np.int64)], grad=fl)
+more("MatrixBandPart_i32bands", "MatrixBandPart",
+     lambda a: tf.raw_ops.MatrixBandPart(input=a, num_lower=np.int32(2),
+                                         num_upper=np.int32(1)),
+     [r9b(3, 6)], extra=[np.array(2, np.int32), np.array(1, np.int32)])
+more("MatrixBandPart_bool", "MatrixBandPart",
+     lambda a: tf.linalg.band_part(a, 1, 0), [r9b(4, 3) > 0],
+     extra=[np.array(1, np.int64), np.array(0, np.int64)], grad=False)
+more("MatrixBandPart_empty", "MatrixBandPart",
+     lambda a: tf.linalg.band_part(a, -1, 0), [np.zeros((2, 3, 0), np.float32)],
+     extra=[np.array(-1, np.int64), np.array(0, np.int64)])
+for dt, sfx in ((np.float32, "f32"), (F64, "f64"), (np.int32, "i32"),
+                (np.int64, "i64")):
+    fl = dt in (np.float32, F64)
+    for nm, sh, ax, shp in (("s2a0", 2, 0, (5, 3)), ("neg", -3, 1, (2, 4)),
+                            ("big", 11, -1, (3, 4)),
+                            ("vec", [1, -2], [0, 2], (3, 2, 4)),
+                            ("twice", [2, 3], [1, 1], (2, 6))):
+        it = np.int64 if nm == "big" else np.int32
+        more("Roll_%s_%s" % (nm, sfx), "Roll",
+             (lambda s_, a_: lambda x: tf.roll(x, s_, a_))(sh, ax),
+             [r9b(*shp, dtype=dt)],
+             extra=[np.array(sh, it), np.array(ax, it)], grad=fl)
+more("Roll_bool", "Roll", lambda x: tf.roll(x, 1, 0), [r9b(4, 2) > 0],
+     extra=[np.array(1, np.int32), np.array(0, np.int32)], grad=False)
+more("Roll_empty", "Roll", lambda x: tf.roll(x, 1, 1),
+     [np.zeros((3, 0), np.float32)],
+     extra=[np.array(1, np.int32), np.array(1, np.int32)])
+more("Roll_0d_axis_vec1", "Roll", lambda x: tf.roll(x, [7], [0]),
+     [r9b(5)], extra=[np.array([7], np.int32), np.array([0], np.int32)])
+
+for dt, sfx in ((np.float32, "f32"), (F64, "f64"), (np.int32, "i32"),
+                (np.int64, "i64")):
+    fl = dt in (np.float32, F64)
+    for nm, sd, bd, shp, lens, lt in (
+            ("s1b0", 1, 0, (3, 5), [2, 5, 0], np.int32),
+            ("s0b1", 0, 1, (4, 3, 2), [4, 1, 3], np.int64),
+            ("s2b0", 2, 0, (2, 3, 4), [3, 4], np.int64),
+            ("s1b2", 1, 2, (2, 4, 3, 2), [1, 4, 2], np.int32)):
+        more("ReverseSequence_%s_%s" % (nm, sfx), "ReverseSequence",
+             (lambda l_, s_, b_: lambda a: tf.reverse_sequence(
+                 a, l_, seq_axis=s_, batch_axis=b_))(np.array(lens, lt), sd,
+                                                      bd),
+             [r9b(*shp, dtype=dt)], {"seq_dim": sd, "batch_dim": bd},
+             extra=[np.array(lens, lt)], grad=fl)
+more("ReverseSequence_bool", "ReverseSequence",
+     lambda a: tf.reverse_sequence(a, np.array([2, 1], np.int64), 1, 0),
+     [r9b(2, 3) > 0], {"seq_dim": 1, "batch_dim": 0},
+     extra=[np.array([2, 1], np.int64)], grad=False)
+more("ReverseSequence_empty", "ReverseSequence",
+     lambda a: tf.reverse_sequence(a, np.array([0, 0], np.int32), 1, 0),
+     [np.zeros((2, 0), np.float32)], {"seq_dim": 1, "batch_dim": 0},
+     extra=[np.array([0, 0], np.int32)])
+
+for dt, sfx in ((np.int32, "i32"), (np.int64, "i64")):
+    for nm, a, b in (("bcast", [2, 1, 3], [4, 3]), ("same", [3, 1], [3, 1]),
+                     ("zero", [0, 1], [1, 5]), ("empty", [], [2, 2])):
+        more("BroadcastArgs_%s_%s" % (nm, sfx), "BroadcastArgs",
+             lambda a_, b_: raw.BroadcastArgs(s0=a_, s1=b_),
+             [np.array(a, dt), np.array(b, dt)], grad=False)
+for dt, sfx in ((np.float32, "f32"), (F64, "f64")):
+    for num in (1, 2, 7):
+        more("LinSpace_n%d_%s" % (num, sfx), "LinSpace",
+             (lambda n_: lambda a_, b_: raw.LinSpace(start=a_, stop=b_,
+                                                     num=n_))(num),
+             [np.array(-1.5, dt), np.array(2.25, dt)],
+             extra=[np.array(num, np.int32)], grad=False)
+    # tf.linspace: BroadcastArgs, BroadcastTo, Range, ... (TF 2.21)
+    graph_case("LinSpace_tf_linspace_" + sfx, "BroadcastArgs", "int32",
+               (lambda d_: lambda: [tf.linspace(
+                   tf.constant(np.array([0.0, -1.0], d_)),
+                   tf.constant(np.array(3.0, d_)), 5, axis=1)])(dt),
+               also=["BroadcastTo", "Range"])
+more("LinSpace_n4_i64num", "LinSpace",
+     lambda a_, b_: raw.LinSpace(start=a_, stop=b_, num=np.int64(4)),
+     [np.array(3.0, np.float32), np.array(-3.0, np.float32)],
+     extra=[np.array(4, np.int64)], grad=False)
+
+for dt, sfx in ((np.float32, "f32"), (F64, "f64"), (np.int32, "i32"),
+                (np.int64, "i64")):
+    fl = dt in (np.float32, F64)
+    x = (RS9B.uniform(0.5, 1.5, size=(3, 4)) * RS9B.choice([-1, 1], (3, 4))
+         ).astype(dt) if fl else RS9B.randint(-3, 4, size=(3, 4)).astype(dt)
+    for ax, ex, rv in ((1, False, False), (0, True, False), (-1, False, True),
+                       (0, True, True)):
+        more("Cumprod_ax%d%s%s_%s" % (ax, "_excl" if ex else "",
+                                      "_rev" if rv else "", sfx), "Cumprod",
+             (lambda a_, e_, r_: lambda a: tf.math.cumprod(
+                 a, axis=a_, exclusive=e_, reverse=r_))(ax, ex, rv), [x],
+             {"axis": ax, "exclusive": ex, "reverse": rv}, grad=fl)
+more("Cumprod_zero_f32", "Cumprod", lambda a: tf.math.cumprod(a, axis=1),
+     [np.array([[1.5, 0.0, 2.0, -1.0], [0.5, 2.0, 0.0, 0.0]], np.float32)],
+     {"axis": 1})
+more("Cumprod_rank3_f64", "Cumprod",
+     lambda a: tf.math.cumprod(a, axis=1, exclusive=True),
+     [RS9B.uniform(0.5, 1.5, size=(2, 3, 4))], {"axis": 1, "exclusive": True})
+more("Cumprod_empty", "Cumprod", lambda a: tf.math.cumprod(a, axis=0),
+     [np.zeros((0, 3), np.float32)], {"axis": 0}, grad=False)
+
+for dt, sfx in ((np.float32, "f32"), (F64, "f64"), (np.int32, "i32"),
+                (np.int64, "i64")):
+    fl = dt in (np.float32, F64)
+    for nm, fn in (("Update", tf.tensor_scatter_nd_update),
+                   ("Add", tf.tensor_scatter_nd_add),
+                   ("Sub", tf.tensor_scatter_nd_sub)):
+        more("TensorScatter%s_rows_%s" % (nm, sfx), "TensorScatter" + nm, fn,
+             [r9b(5, 3, dtype=dt), np.array([[3], [0]], np.int32),
+              r9b(2, 3, dtype=dt)], grad=fl)
+        more("TensorScatter%s_elems_%s" % (nm, sfx), "TensorScatter" + nm,
+             fn, [r9b(2, 4, dtype=dt), np.array([[1, 2], [0, 0], [1, 0]],
+                                                np.int64),
+                  r9b(3, dtype=dt)], grad=fl)
+more("TensorScatterAdd_repeat_f32", "TensorScatterAdd",
+     tf.tensor_scatter_nd_add,
+     [r9b(3, 2), np.array([[1], [1], [0]], np.int32), r9b(3, 2)])
+more("TensorScatterUpdate_bool", "TensorScatterUpdate",
+     tf.tensor_scatter_nd_update,
+     [r9b(3, 2) > 0, np.array([[2], [0]], np.int32), r9b(2, 2) > 0],
+     grad=False)
+more("TensorScatterUpdate_empty", "TensorScatterUpdate",
+     tf.tensor_scatter_nd_update,
+     [r9b(3, 2), np.zeros((0, 1), np.int32), np.zeros((0, 2), np.float32)],
+     grad=False)
+for dt, sfx in ((np.float32, "f32"), (F64, "f64"), (np.int32, "i32"),
+                (np.int64, "i64")):
+    fl = dt in (np.float32, F64)
+    for kk, shp in ((0, (3, 4)), (1, (2, 3, 4)), (-2, (4, 3))):
+        ks = "k%d" % kk if kk >= 0 else "km%d" % -kk
+        more("MatrixDiagPartV3_%s_%s" % (ks, sfx), "MatrixDiagPartV3",
+             (lambda k_: lambda a: tf.linalg.diag_part(a, k=k_))(kk),
+             [r9b(*shp, dtype=dt)],
+             extra=[np.array(kk, np.int32), np.array(0, dt)], grad=fl)
+        ln = min(shp[-2] + min(kk, 0), shp[-1] - max(kk, 0))
+        more("MatrixDiagV3_%s_%s" % (ks, sfx), "MatrixDiagV3",
+             (lambda k_: lambda a: tf.linalg.diag(
+                 a, k=k_, padding_value=3))(kk),
+             [r9b(*(shp[:-2] + (ln,)), dtype=dt)],
+             extra=[np.array(kk, np.int32), np.array(-1, np.int32),
+                    np.array(-1, np.int32), np.array(3, dt)], grad=fl)
+        more("MatrixSetDiagV3_%s_%s" % (ks, sfx), "MatrixSetDiagV3",
+             (lambda k_: lambda a, b: tf.linalg.set_diag(a, b, k=k_))(kk),
+             [r9b(*shp, dtype=dt), r9b(*(shp[:-2] + (ln,)), dtype=dt)],
+             extra=[np.array(kk, np.int32)], grad=fl)
+
+
+def _ssg(dt, shp, sl):
+    """TF's gradient of x[sl] (tf.gradients: StridedSliceGrad with the
+    slice's masks), dy drawn for the slice's shape"""
+    def build():
+        x = tf.constant(r9b(*shp, dtype=dt), name="x")
+        y = x.__getitem__(sl)
+        dy = tf.constant(r9b(*y.shape.as_list(), dtype=dt), name="dy")
+        return [tf.gradients(y, x, grad_ys=dy)[0]]
+    return build
+
+
+for dt, sfx in ((np.float32, "f32"), (F64, "f64")):
+    for nm, shp, sl in (
+            ("step", (5, 4), (slice(1, None), slice(None, None, 2))),
+            ("shrink", (3, 4, 2), (1, slice(None, None, -1))),
+            ("ellipsis_newaxis", (2, 3, 4), (Ellipsis, None, slice(1, 3))),
+            ("neg", (6,), (slice(-2, -6, -2),))):
+        graph_case("StridedSliceGrad_%s_%s" % (nm, sfx), "StridedSliceGrad",
+                   np.dtype(dt).name, _ssg(dt, shp, sl))
 
 DT = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64",
       np.dtype(np.int32): "int32", np.dtype(np.int64): "int64",
