@@ -50,6 +50,9 @@ int32_t dgc_grad_node_named(dgc_gctx *c, int32_t fwd, const char *name,
  * forward op fwd.  Node -1 with c->err filled on failure. */
 dgc_ref dgc_grad_ints(dgc_gctx *c, int32_t fwd, const char *suffix,
                       const int64_t *v, int n);
+/* x cast to dtype t, a Cast node generated (and typed) for forward op fwd.
+ * Node -1 with c->err filled on failure. */
+dgc_ref dgc_grad_cast(dgc_gctx *c, int32_t fwd, dgc_ref x, dg_dtype t);
 /* A scalar Const of dtype t with value v, generated for forward op fwd. */
 int32_t dgc_grad_const(dgc_gctx *c, int32_t fwd, const char *suffix, double v,
                        dg_dtype t);

@@ -128,6 +128,22 @@ dgc_ref dgc_grad_ints(dgc_gctx *c, int32_t fwd, const char *suffix,
     return r;
 }
 
+dgc_ref dgc_grad_cast(dgc_gctx *c, int32_t fwd, dgc_ref x, dg_dtype t)
+{
+    dgc_ref r = {-1, 0};
+    int32_t id = dgc_grad_node_raw(c, fwd, "Cast", DGC_OPID_Cast, &x, 1);
+    if (id < 0)
+        return r;
+    if (dgc_node_set_dtype(&c->g->nodes[id], "dtype", t)) {
+        dg_err_nomem(c->err, "gradient attrs");
+        return r;
+    }
+    if (dgc_infer_node(c->g, id, c->err) != DG_OK)
+        return r;
+    r.node = id;
+    return r;
+}
+
 dg_status dgc_grad_fail(const dgc_gctx *c)
 {
     return c->err->code != DG_OK ? c->err->code : DG_E_GRAPH;

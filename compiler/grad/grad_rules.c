@@ -162,15 +162,8 @@ static dg_status cast_grad(dgc_gctx *c, int32_t fwd, dgc_ref dy, dgc_ref *dx)
     dg_dtype tout = dgc_grad_type(c, R(fwd, 0))->dtype;
     if ((tin != DG_F32 && tin != DG_F64) || (tout != DG_F32 && tout != DG_F64))
         return DG_OK; /* no gradient through integer casts */
-    int32_t id = dgc_grad_node_raw(c, fwd, "Cast", OP(Cast), &dy, 1);
-    if (id < 0)
-        return dgc_grad_fail(c);
-    if (dgc_node_set_dtype(&c->g->nodes[id], "dtype", tin))
-        return dg_err_nomem(c->err, "gradient attrs");
-    if (dgc_infer_node(c->g, id, c->err) != DG_OK)
-        return dgc_grad_fail(c);
-    dx[0] = R(id, 0);
-    return DG_OK;
+    dx[0] = dgc_grad_cast(c, fwd, dy, tin);
+    return dx[0].node < 0 ? dgc_grad_fail(c) : DG_OK;
 }
 
 /* Cross entropy: dlogits = BroadcastLike(dy, backprop, axis=1) * backprop. */

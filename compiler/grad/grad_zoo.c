@@ -314,14 +314,8 @@ static dg_status topk_grad(dgc_gctx *c, int32_t fwd, dgc_ref dy, dgc_ref *dx)
     dgc_ref cs = dgc_grad_ints(c, fwd, "col_shape", col, 2); CHK(cs);
     dgc_ref oc = MK("row_starts_col", Reshape, ov, cs); CHK(oc);
     if (dgc_grad_type(c, R(fwd, 1))->dtype == DG_I64) { /* index_type */
-        int32_t id = dgc_grad_node_raw(c, fwd, "Cast", OP(Cast), &oc, 1);
-        if (id < 0)
-            return dgc_grad_fail(c);
-        if (dgc_node_set_dtype(&c->g->nodes[id], "dtype", DG_I64))
-            return dg_err_nomem(c->err, "gradient attrs");
-        if (dgc_infer_node(c->g, id, c->err) != DG_OK)
-            return dgc_grad_fail(c);
-        oc = R(id, 0);
+        oc = dgc_grad_cast(c, fwd, oc, DG_I64);
+        CHK(oc);
     }
     dgc_ref rks = dgc_grad_ints(c, fwd, "rows_k", rk, 2); CHK(rks);
     dgc_ref i2 = MK("indices_2d", Reshape, R(fwd, 1), rks); CHK(i2);
