@@ -175,18 +175,26 @@ static void test_idle_workers_help(void **state)
  * dgr_ipool_free waited for it forever (e2e_ops hung in 1 of ~3000 runs).
  * Many short pool lifetimes with a loop listed as the stop comes; a
  * regression hangs here (the suite's timeout fails it). */
+static atomic_int loop_bad;
+
 static void spin_chunk(void *arg, int64_t b, int64_t e)
 {
-    volatile double *acc = arg;
+    atomic_llong *acc = arg;
+    long long s = 0;
     for (int64_t i = b; i < e; i++)
-        *acc += (double)i;
+        s += i;
+    atomic_fetch_add_explicit(acc, s, memory_order_relaxed);
 }
 
 static void loop_task(void *ctx, int32_t item, int lane)
 {
     (void)lane;
-    double acc = 0;
-    dgr_parallel_for(ctx, 64 + item % 7, 1, spin_chunk, (void *)&acc);
+    atomic_llong acc;
+    atomic_init(&acc, 0);
+    int64_t n = 64 + item % 7;
+    dgr_parallel_for(ctx, n, 1, spin_chunk, &acc);
+    if (atomic_load(&acc) != n * (n - 1) / 2) /* a chunk lost or twice */
+        atomic_store(&loop_bad, 1);
 }
 
 static void test_stop_while_helping(void **state)
@@ -205,6 +213,7 @@ static void test_stop_while_helping(void **state)
         dgr_ipool_free(ip); /* drains, stops, joins */
         dgr_pool_free(intra);
     }
+    assert_int_equal(atomic_load(&loop_bad), 0);
 }
 
 /* ---- gemm ------------------------------------------------------------------ */
