@@ -128,20 +128,17 @@ dgc_ref dgc_grad_ints(dgc_gctx *c, int32_t fwd, const char *suffix,
     return r;
 }
 
+static int set_cast_dtype(dgc_gctx *c, int32_t fwd, dgc_node *n, void *arg)
+{
+    (void)c;
+    (void)fwd;
+    return dgc_node_set_dtype(n, "dtype", *(const dg_dtype *)arg);
+}
+
 dgc_ref dgc_grad_cast(dgc_gctx *c, int32_t fwd, dgc_ref x, dg_dtype t)
 {
-    dgc_ref r = {-1, 0};
-    int32_t id = dgc_grad_node_raw(c, fwd, "Cast", DGC_OPID_Cast, &x, 1);
-    if (id < 0)
-        return r;
-    if (dgc_node_set_dtype(&c->g->nodes[id], "dtype", t)) {
-        dg_err_nomem(c->err, "gradient attrs");
-        return r;
-    }
-    if (dgc_infer_node(c->g, id, c->err) != DG_OK)
-        return r;
-    r.node = id;
-    return r;
+    return dgc_grad_mk_set(c, fwd, "Cast", DGC_OPID_Cast, &x, 1,
+                           set_cast_dtype, &t);
 }
 
 dg_status dgc_grad_fail(const dgc_gctx *c)
