@@ -38,17 +38,20 @@ __kernel void concat_copy(__global const T *x, __global T *y, long outer,
         y[a * orow + at + c] = x[a * row + c];
 }
 
-/* GatherV2: y[a, j, c] = x[a, idx[j], c] (outer a, ni indices, rows of
- * `inner`); dim 0 over c (coalesced), dim 1 over (a, j).  Out-of-range
- * indices give 0 (the host checks them when it can). */
+/* GatherV2: y[a, j, c] = x[a, idx[(a / nbo) * ni + j], c] (outer a, ni
+ * indices of a batch, rows of `inner`; nbo rows a per batch of the
+ * batch_dims, nbo = outer without them); dim 0 over c (coalesced), dim 1
+ * over (a, j).  Out-of-range indices give 0 (the host checks them when it
+ * can). */
 #define GATHER(name, IDX)                                                    \
 __kernel void name(__global const T *x, __global const IDX *idx,            \
-                   __global T *y, long outer, long ni, long dim, long inner) \
+                   __global T *y, long outer, long ni, long dim, long inner, \
+                   long nbo)                                                 \
 {                                                                            \
     long c = get_global_id(0), aj = get_global_id(1);                        \
     if (c >= inner || aj >= outer * ni) return;                              \
     long a = aj / ni, j = aj % ni;                                           \
-    long v = (long)idx[j];                                                   \
+    long v = (long)idx[(a / nbo) * ni + j];                                  \
     y[aj * inner + c] = (v >= 0 && v < dim) ? x[(a * dim + v) * inner + c]   \
                                             : (T)0;                          \
 }

@@ -677,12 +677,126 @@ DGC_GRAD(SpaceToBatchND)
 
 DGC_GRAD_AS(BatchToSpaceND, SpaceToBatchND);
 
+/* A Transpose of x by perm (n entries), for dgc_grad_mk_set. */
+typedef struct perm_arg {
+    const int64_t *perm;
+    int n;
+} perm_arg;
+
+static int set_perm(dgc_gctx *c, int32_t fwd, dgc_node *n, void *arg)
+{
+    (void)c, (void)fwd;
+    const perm_arg *p = arg;
+    return dgc_node_set_ints(n, "perm", p->perm, p->n);
+}
+
+static dgc_ref mk_transpose(dgc_gctx *c, int32_t fwd, const char *suffix,
+                            dgc_ref x, const int64_t *perm, int n)
+{
+    perm_arg a = {perm, n};
+    return dgc_grad_mk_set(c, fwd, suffix, OP(Transpose), &x, 1, set_perm,
+                           &a);
+}
+
+/* TF's _GatherV2Grad / _BatchGatherGrad with every shape known: dy
+ * (P[:a] + I[b:] + P[a+1:]) flattened to P[:b] + [N] + P[b:a] + P[a+1:]
+ * (the N = |I[b:]| gathered rows moved next to the batch dims), its batches
+ * and rows flattened, the indices offset by batch * P[a], summed by
+ * UnsortedSegmentSum into B * P[a] rows, then reshaped and transposed back
+ * to params' shape. */
+static dg_status gather_grad_general(dgc_gctx *c, int32_t fwd, dgc_ref dy,
+                                     int64_t a, int64_t b, dgc_ref *dx)
+{
+    const dg_shape ps = dgc_grad_type(c, FWD->inputs[0])->shape;
+    const dgc_ttype *it = dgc_grad_type(c, FWD->inputs[1]);
+    const dg_shape is = it->shape;
+    dg_dtype idt = it->dtype;
+    int r = ps.rank;
+    int64_t nb = 1, n = 1, dim = ps.dims[a];
+    for (int i = 0; i < r; i++)
+        if (ps.dims[i] < 0)
+            return no_grad(c, fwd, "needs params' shape known when the "
+                           "graph is compiled");
+    for (int i = 0; i < is.rank; i++) {
+        if (is.dims[i] < 0)
+            return no_grad(c, fwd, "needs the indices' shape known when the "
+                           "graph is compiled");
+        if (i >= b)
+            n *= is.dims[i];
+    }
+    for (int i = 0; i < b; i++)
+        nb *= ps.dims[i];
+    /* shapes: v1 = P[:a] + [N] + P[a+1:]; moved = P[:b] + [N] + P[b:a] +
+     * P[a+1:]; flat = [B*N] + P[b:a] + P[a+1:]; summed rows B*dim */
+    int64_t v1[DG_MAX_RANK], perm[DG_MAX_RANK], inv[DG_MAX_RANK];
+    int64_t flat[DG_MAX_RANK], back[DG_MAX_RANK];
+    int nf = 0, nk = 0;
+    for (int i = 0; i < r; i++)
+        v1[i] = i == a ? n : ps.dims[i];
+    for (int i = 0; i < b; i++)
+        perm[nk++] = i;
+    perm[nk++] = a;
+    for (int i = (int)b; i < r; i++)
+        if (i != a)
+            perm[nk++] = i;
+    for (int i = 0; i < r; i++)
+        inv[perm[i]] = i;
+    flat[nf++] = nb * n;
+    for (int i = (int)b + 1; i < r; i++)
+        flat[nf++] = ps.dims[perm[i]];
+    for (int i = 0; i < r; i++)
+        back[i] = i == b ? dim : ps.dims[perm[i]];
+    dgc_ref s1 = dgc_grad_ints(c, fwd, "values_shape", v1, r); CHK(s1);
+    dgc_ref g = MK("values", Reshape, dy, s1); CHK(g);
+    if (a != b) {
+        g = mk_transpose(c, fwd, "values_transpose", g, perm, r); CHK(g);
+    }
+    dgc_ref s2 = dgc_grad_ints(c, fwd, "flat_values_shape", flat, nf); CHK(s2);
+    g = MK("flat_values", Reshape, g, s2); CHK(g);
+    dgc_ref ids = FWD->inputs[1];
+    if (b > 0) { /* indices + batch * dim, batch over I[:b] */
+        int64_t *offs = dg_malloc((size_t)nb * sizeof *offs);
+        if (!offs)
+            return dg_err_nomem(c->err, "gradient");
+        for (int64_t k = 0; k < nb; k++)
+            offs[k] = k * dim;
+        dgc_ref ov = dgc_grad_ints(c, fwd, "batch_offsets", offs, (int)nb);
+        dg_free(offs);
+        CHK(ov);
+        int64_t os[DG_MAX_RANK];
+        for (int i = 0; i < is.rank; i++)
+            os[i] = i < b ? is.dims[i] : 1;
+        dgc_ref osv = dgc_grad_ints(c, fwd, "offsets_shape", os, is.rank);
+        CHK(osv);
+        ov = MK("batch_offsets_b", Reshape, ov, osv); CHK(ov);
+        if (idt == DG_I64) {
+            ov = dgc_grad_cast(c, fwd, ov, DG_I64); CHK(ov);
+        }
+        ids = MK("batch_indices", Add, ids, ov); CHK(ids);
+    }
+    int64_t total = nb * n, rows = nb * dim;
+    dgc_ref fl = dgc_grad_ints(c, fwd, "indices_size", &total, 1); CHK(fl);
+    ids = MK("flat_indices", Reshape, ids, fl); CHK(ids);
+    dgc_ref nv = dgc_grad_ints(c, fwd, "num_segments", &rows, 1); CHK(nv);
+    dgc_ref sc = dgc_grad_ints(c, fwd, "scalar", NULL, 0); CHK(sc);
+    dgc_ref ns = MK("num_segments_s", Reshape, nv, sc); CHK(ns);
+    g = MK("UnsortedSegmentSum", UnsortedSegmentSum, g, ids, ns); CHK(g);
+    dgc_ref s3 = dgc_grad_ints(c, fwd, "params_grad_shape", back, r); CHK(s3);
+    g = MK("params_grad", Reshape, g, s3); CHK(g);
+    if (a != b) {
+        g = mk_transpose(c, fwd, "params_grad_transpose", g, inv, r); CHK(g);
+    }
+    *dx = g;
+    return DG_OK;
+}
+
 DGC_GRAD(GatherV2)
 {
     DGC_GRAD_LOCALS;
-    /* TF's _GatherV2Grad for axis 0 (the embedding lookup): the rows
-     * of dy summed into params' rows, UnsortedSegmentSum(dy, indices,
-     * params.shape[0]); indices get none */
+    /* TF's _GatherV2Grad. Axis 0 (the embedding lookup): the rows of dy
+     * summed into params' rows, UnsortedSegmentSum(dy, indices,
+     * params.shape[0]); other axes and batch_dims: gather_grad_general.
+     * Indices get none. */
     if (!NEED(0))
         return DG_OK;
     int64_t ax = dgc_attr_int(FWD, "axis", 0);
@@ -700,9 +814,14 @@ DGC_GRAD(GatherV2)
             v[0] = 0;
         ax = v[0];
     }
-    if (ax != 0 || dgc_attr_int(FWD, "batch_dims", 0) != 0)
-        return no_grad(c, fwd, "is supported along axis 0 only");
     const dg_shape *ps = &dgc_grad_type(c, x)->shape;
+    int64_t b = dgc_attr_int(FWD, "batch_dims", 0);
+    if (b < 0)
+        b += dgc_grad_type(c, FWD->inputs[1])->shape.rank;
+    if (ax < 0)
+        ax += ps->rank;
+    if (ax != 0 || b != 0)
+        return gather_grad_general(c, fwd, dy, ax, b, &dx[0]);
     if (ps->rank < 1 || ps->dims[0] < 0)
         return no_grad(c, fwd, "needs params' first dimension known "
                        "when the graph is compiled");

@@ -199,30 +199,42 @@ int dgc_infer_gather(DGC_INFER_ARGS)
     if (!is_int(in[1].dtype))
         FAIL("indices must be int32 or int64, got %s",
              dg_dtype_name(in[1].dtype));
-    if (dgc_attr_int(n, "batch_dims", 0) != 0)
-        FAIL("batch_dims other than 0 is not supported");
+    int64_t b = dgc_attr_int(n, "batch_dims", 0);
+    if (b < 0)
+        b += ix->rank;
+    if (b < 0 || b > ix->rank || b > p->rank)
+        FAIL("batch_dims %lld is out of range for indices of rank %d",
+             (long long)dgc_attr_int(n, "batch_dims", 0), ix->rank);
+    for (int i = 0; i < b; i++)
+        if (p->dims[i] >= 0 && ix->dims[i] >= 0 && p->dims[i] != ix->dims[i])
+            FAIL("params.shape[%d] = %lld and indices.shape[%d] = %lld "
+                 "differ within batch_dims %lld", i, (long long)p->dims[i],
+                 i, (long long)ix->dims[i], (long long)b);
     int64_t ax = 0;
     int known = n_in > 2 || dgc_node_attr(n, "axis")
                     ? scalar_param(n, "axis", in, n_in, 2, &ax, msg, msgsz)
                     : 1;
     if (known < 0)
         return -1;
-    if (p->rank - 1 + ix->rank > DG_MAX_RANK)
+    if (p->rank - 1 + ix->rank - b > DG_MAX_RANK)
         FAIL("the result would have more than %d dimensions", DG_MAX_RANK);
     out[0].dtype = in[0].dtype;
     if (!known) { /* a run-time axis (issue 21): the rank only */
-        unknown_dims(&out[0].shape, p->rank - 1 + ix->rank);
+        unknown_dims(&out[0].shape, p->rank - 1 + ix->rank - (int)b);
         return 0;
     }
     if (ax < -p->rank || ax >= p->rank)
         FAIL("axis %lld is out of range for rank %d", (long long)ax, p->rank);
     if (ax < 0)
         ax += p->rank;
+    if (ax < b)
+        FAIL("batch_dims (%lld) must be less than or equal to axis (%lld)",
+             (long long)b, (long long)ax);
     dg_shape o;
     memset(&o, 0, sizeof o);
     for (int i = 0; i < ax; i++)
         o.dims[o.rank++] = p->dims[i];
-    for (int i = 0; i < ix->rank; i++)
+    for (int i = (int)b; i < ix->rank; i++)
         o.dims[o.rank++] = ix->dims[i];
     for (int i = (int)ax + 1; i < p->rank; i++)
         o.dims[o.rank++] = p->dims[i];

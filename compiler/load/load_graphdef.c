@@ -34,8 +34,11 @@
 
 #define GE(...) dg_err(err, DG_E_GRAPH, __VA_ARGS__)
 
-/* How a folded Const input becomes an attribute. */
-enum { F_NONE, F_AXES, F_AXIS, F_SHAPE, F_PERM, F_FILL };
+/* How a folded Const input becomes an attribute. F_AXIS takes a scalar;
+ * F_AXIS1 also a one-element vector: ExpandDims' dim, which TF's shape
+ * function and kernel take with NumElements() == 1 (TF 2's functions
+ * emit [1]-shaped dims), where the others' shape functions want a scalar. */
+enum { F_NONE, F_AXES, F_AXIS, F_AXIS1, F_SHAPE, F_PERM, F_FILL };
 
 typedef struct tf_map {
     const char *tf;      /* op as TF spells it */
@@ -78,7 +81,7 @@ static const tf_map maps[] = {
     /* TF graph ops (issue 10) */
     {"Prod", "Prod", 1, F_AXES, "axis", "reduction_indices", 1},
     {"Tile", "Tile", 1, F_PERM, "multiples", "multiples", 1},
-    {"ExpandDims", "ExpandDims", 1, F_AXIS, "axis", "dim", 1},
+    {"ExpandDims", "ExpandDims", 1, F_AXIS1, "axis", "dim", 1},
     {"GatherV2", "GatherV2", 2, F_AXIS, "axis", "axis", 1},
     /* issue 21: an axis that is no Const stays an input, read at run time
      * (dgc_node_axis_input); Split's and Concat's, their first, moves last */
@@ -591,9 +594,11 @@ static dg_status fold_const(dgc_graph *g, int32_t id, const tf_map *m,
                   n->name, m->what, in, dg_dtype_name(t->dtype));
     int64_t cnt = dg_shape_numel(&t->shape);
     if (t->shape.rank > 1 || (m->kind == F_AXIS && t->shape.rank != 0) ||
+        (m->kind == F_AXIS1 && cnt != 1) ||
         ((m->kind == F_SHAPE || m->kind == F_PERM) && t->shape.rank != 1))
         return GE("node '%s': %s '%s' must be a %s", n->name, m->what, in,
                   m->kind == F_AXIS ? "scalar" :
+                  m->kind == F_AXIS1 ? "single value" :
                   m->kind == F_AXES ? "scalar or a vector" : "vector");
     if (m->kind == F_SHAPE && cnt > DG_MAX_RANK)
         return GE("node '%s': %s '%s' has more than %d dimensions", n->name,
@@ -616,7 +621,7 @@ static dg_status fold_const(dgc_graph *g, int32_t id, const tf_map *m,
             s.dims[i] = vals[i];
         }
         rc = dgc_node_set_shape(n, m->attr, &s);
-    } else if (m->kind == F_AXIS) {
+    } else if (m->kind == F_AXIS || m->kind == F_AXIS1) {
         rc = dgc_node_set_int(n, m->attr, vals[0]);
     } else {
         rc = dgc_node_set_ints(n, m->attr, vals, (int)cnt);
@@ -749,8 +754,8 @@ static dg_status add_inputs(dgc_gdload *L, int32_t id, dg_error *err)
         return GE("node '%s': op %s needs its %s input", n->name, map->tf,
                   data <= fold_at ? map->what : attr2);
     int folded = map && fold_at >= 0 ? data - n->n_inputs : 0;
-    if (map && map->kind == F_AXIS && fold_at == 0 && !folded &&
-        n->n_inputs > 1) { /* a run-time split_dim / concat_dim: last */
+    if (map && (map->kind == F_AXIS || map->kind == F_AXIS1) &&
+        fold_at == 0 && !folded && n->n_inputs > 1) { /* a run-time split_dim / concat_dim: last */
         dgc_ref ax = n->inputs[0];
         memmove(n->inputs, n->inputs + 1,
                 sizeof *n->inputs * (size_t)(n->n_inputs - 1));

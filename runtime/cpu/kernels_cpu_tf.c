@@ -211,37 +211,46 @@ static int64_t node_axis(dgr_kctx *k, int idx, int r)
     return ax < 0 ? ax + r : ax;
 }
 
-/* GatherV2: out[outer, j, inner] = params[outer, indices[j], inner]. */
+/* GatherV2: out[b, a, j, inner] = params[b, a, indices[b, j], inner] over
+ * the batch_dims leading dimensions b (one batch when batch_dims is 0),
+ * the dimensions a before the axis and the indices j of a batch. */
 dg_status dgr_k_gather(dgr_kctx *k)
 {
     const dgr_value *p = &k->in[0], *ix = &k->in[1];
     int64_t ax = node_axis(k, 2, p->shape.rank);
+    int64_t nb = dgc_attr_i(k->node, DGC_AT_batch_dims);
+    if (nb < 0)
+        nb += ix->shape.rank;
     dg_status st = dgr_kctx_alloc_output(k, 0);
     if (st)
         return st;
-    int64_t outer = 1, inner = 1, dim = p->shape.dims[ax];
-    for (int d = 0; d < ax; d++)
+    int64_t batch = 1, outer = 1, inner = 1, dim = p->shape.dims[ax];
+    for (int d = 0; d < nb; d++)
+        batch *= p->shape.dims[d];
+    for (int d = (int)nb; d < ax; d++)
         outer *= p->shape.dims[d];
     for (int d = (int)ax + 1; d < p->shape.rank; d++)
         inner *= p->shape.dims[d];
-    int64_t ni = dg_shape_numel(&ix->shape);
+    int64_t nix = dg_shape_numel(&ix->shape);
+    int64_t ni = batch ? nix / batch : 0;
     size_t es = dg_dtype_size(p->dtype), row = (size_t)inner * es;
     const char *src = dgr_cpu_ptr(p);
     char *o = dgr_cpu_ptr(&k->out[0]);
     const void *iv = dgr_cpu_ptr(ix);
-    for (int64_t j = 0; j < ni; j++) {
+    for (int64_t j = 0; j < nix; j++) {
         int64_t v = iget(iv, ix->dtype, j);
         if (v < 0 || v >= dim)
             return dg_err(k->err, DG_E_RUNTIME, "node '%s': indices[%lld] = "
                           "%lld is not in [0, %lld)", k->node->name,
                           (long long)j, (long long)v, (long long)dim);
     }
-    for (int64_t a = 0; a < outer; a++)
-        for (int64_t j = 0; j < ni; j++) {
-            int64_t v = iget(iv, ix->dtype, j);
-            memcpy(o + (size_t)(a * ni + j) * row,
-                   src + (size_t)(a * dim + v) * row, row);
-        }
+    for (int64_t b = 0; b < batch; b++)
+        for (int64_t a = 0; a < outer; a++)
+            for (int64_t j = 0; j < ni; j++) {
+                int64_t v = iget(iv, ix->dtype, b * ni + j);
+                memcpy(o + (size_t)((b * outer + a) * ni + j) * row,
+                       src + (size_t)((b * outer + a) * dim + v) * row, row);
+            }
     return DG_OK;
 }
 DGR_KERNEL(GatherV2, dgr_k_gather);

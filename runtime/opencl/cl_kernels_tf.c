@@ -151,14 +151,19 @@ dg_status dgr_cl_k_gather(dgr_kctx *k)
     dg_status st = node_axis(k, p->shape.rank, &ax); /* attr or input 2 */
     if (st != DG_OK || (st = dgr_cl_float_output(k, dt)) != DG_OK)
         return st;
-    cl_long outer = 1, inner = 1, dim = p->shape.dims[ax];
+    int64_t nb = dgc_attr_i(k->node, DGC_AT_batch_dims);
+    if (nb < 0)
+        nb += ix->shape.rank;
+    cl_long batch = 1, outer = 1, inner = 1, dim = p->shape.dims[ax];
     for (int d = 0; d < ax; d++)
         outer *= p->shape.dims[d];
+    for (int d = 0; d < nb; d++)
+        batch *= p->shape.dims[d];
     for (int d = (int)ax + 1; d < p->shape.rank; d++)
         inner *= p->shape.dims[d];
-    cl_long ni = dg_shape_numel(&ix->shape);
-    if (outer * ni * inner == 0)
+    if (outer * inner == 0 || dg_shape_numel(&ix->shape) == 0)
         return DG_OK;
+    cl_long ni = dg_shape_numel(&ix->shape) / batch, nbo = outer / batch;
     cl_mem x = dgr_cl_mem(p), iv = dgr_cl_mem(ix), y = dgr_cl_mem(&k->out[0]);
     size_t g[2], l[2];
     const char *gname = ix->dtype == DG_I64 ? "gather_rows_i64"
@@ -166,10 +171,8 @@ dg_status dgr_cl_k_gather(dgr_kctx *k)
     grid2((size_t)inner, (size_t)(outer * ni), dgr_cl_kernel_wg(k, "tf", dt, gname),
           g, l);
     dgr_cl_arg a[] = {DGR_ARG(x), DGR_ARG(iv), DGR_ARG(y), DGR_ARG(outer),
-                      DGR_ARG(ni), DGR_ARG(dim), DGR_ARG(inner)};
-    return dgr_cl_launch(k, "tf", dt, ix->dtype == DG_I64 ? "gather_rows_i64"
-                                                          : "gather_rows_i32",
-                         2, g, l, a, 7);
+                      DGR_ARG(ni), DGR_ARG(dim), DGR_ARG(inner), DGR_ARG(nbo)};
+    return dgr_cl_launch(k, "tf", dt, gname, 2, g, l, a, 8);
 }
 DGR_KERNEL(GatherV2, dgr_cl_k_gather);
 

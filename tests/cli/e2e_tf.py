@@ -67,6 +67,7 @@ MISSING["towers_bn"] = None  # issue 21: two towers with batch norm
 MISSING["ph_default"] = None      # PlaceholderWithDefault, not fed
 MISSING["ph_default_fed"] = None  # the same graph, fed
 MISSING["runtime_axes"] = None    # issue 21: Split/SplitV/Concat(V2) axes
+MISSING["nms_padded"] = None      # folded nodes stay dead in untaken branches
 
 
 def env():

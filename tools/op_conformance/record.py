@@ -1966,6 +1966,9 @@ for dt, sfx in ((np.int32, "i32"), (np.int64, "i64"), (np.float32, "f32"),
 more("TruncateMod_scalar", "TruncateMod",
      lambda a, b: raw.TruncateMod(x=a, y=b),
      [np.array([-5.5, 5.5, 0.25], np.float32), np.asarray(-2, np.float32)],
+     grad=False)
+
+
 # ---- ops9c: segment reductions (issue 22) ----------------------------------
 RS9C = np.random.RandomState(93)
 
@@ -2322,6 +2325,25 @@ for dt, sfx in ((np.float32, "f32"), (F64, "f64")):
             ("neg", (6,), (slice(-2, -6, -2),))):
         graph_case("StridedSliceGrad_%s_%s" % (nm, sfx), "StridedSliceGrad",
                    np.dtype(dt).name, _ssg(dt, shp, sl))
+
+# ---- session 10: GatherV2 axis != 0 / batch_dims (forward and TF's
+# _GatherV2Grad), ExpandDims' one-element dim tensor --
+for dt, sfx in ((np.float32, "f32"), (F64, "f64")):
+    for nm, ax, bd, ishp in (("ax1", 1, 0, (2, 2)), ("ax2_b1", 2, 1, (2, 3)),
+                             ("ax1_b1", 1, 1, (2, 4)),
+                             ("ax3_b2", 3, 2, (2, 3, 2)),
+                             ("bneg", 2, -1, (2, 3, 2))):
+        more("GatherV2_%s_%s" % (nm, sfx), "GatherV2",
+             (lambda a_, b_: lambda x, i: tf.gather(x, i, axis=a_,
+                                                   batch_dims=b_))(ax, bd),
+             [r9b(2, 3, 4, 5, dtype=dt),
+              np.random.RandomState(len(ishp) + ax).randint(
+                  0, (2, 3, 4, 5)[ax], size=ishp).astype(
+                      np.int64 if ax == 3 else np.int32)],
+             {"axis": ax, "batch_dims": bd})
+more("ExpandDims_dim1elem_f32", "ExpandDims",
+     lambda x: raw.ExpandDims(input=x, axis=tf.constant([1])), [r9b(2, 3)],
+     {"axis": 1})
 
 DT = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64",
       np.dtype(np.int32): "int32", np.dtype(np.int64): "int64",

@@ -810,9 +810,36 @@ def runtime_axes():
                   "Rank(x) - 1")
 
 
+def nms_padded():
+    """tf.image.non_max_suppression_padded (TF 2.x control flow v2): a
+    function with StatelessIf branches (the else branch of its sort returns
+    a Const, which must stay dead when the then branch runs), while loops,
+    batch_dims gathers and an ExpandDims whose dim is a [1] tensor."""
+    g = tf.Graph()
+    with g.as_default():
+        rs = rng(51)
+        boxes = tf1.placeholder(tf.float32, [12, 4], name="boxes")
+        scores = tf1.placeholder(tf.float32, [12], name="scores")
+        idx, n = tf.image.non_max_suppression_padded(
+            boxes, scores, 5, iou_threshold=0.3, score_threshold=0.1,
+            pad_to_max_output_size=True)
+        tf.identity(idx, name="idx")
+        tf.identity(n, name="n")
+        lo = rs.uniform(0, 4, (12, 2))
+        b = np.concatenate([lo, lo + rs.uniform(0.5, 2, (12, 2))], 1)
+        with session(g) as sess:
+            write("nms_padded", g.as_graph_def(),
+                  {"boxes": b.astype(np.float32),
+                   "scores": rs.uniform(0, 1, 12).astype(np.float32)},
+                  ["idx", "n"], sess, g,
+                  note="non_max_suppression_padded: If/While functions, "
+                  "batch_dims gathers")
+
+
 FIXTURES = ["keras_cnn", "keras_resnet", "fused_conv", "sincos", "mlp",
             "lenet", "dwconv_bn", "cifar_towers", "summaries", "tf1_xent",
-            "tf1_init", "dropout", "towers_bn", "ph_default", "runtime_axes"]
+            "tf1_init", "dropout", "towers_bn", "ph_default", "runtime_axes",
+            "nms_padded"]
 
 
 def main():
