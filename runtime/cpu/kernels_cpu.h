@@ -17,6 +17,22 @@
  * intra-op pool. */
 #define DGR_CPU_PAR_MIN 32768
 
+/* DGR_HOT: a hot loop compiled for AVX-512 and AVX2 besides the baseline
+ * x86-64 (SSE2) that Debian's compiler targets, the version picked once
+ * at load time by the CPU (GCC's target_clones: an ifunc).  The clones
+ * run the same IEEE operations in the same order -- ISO C mode and
+ * -ffp-contract=off (meson.build) forbid FMA contraction, and GCC does not
+ * reassociate without -ffast-math -- so results keep their bits on every
+ * CPU; only the vector width changes.  Mark the function that holds the
+ * loop (the per-range or per-row worker), not a helper it calls per
+ * element: a static helper inlines into each clone. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && \
+    defined(__linux__) && !defined(DGR_NO_CLONES)
+#define DGR_HOT __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define DGR_HOT
+#endif
+
 typedef uint8_t dgr_bool_t; /* DG_BOOL storage: one byte, 0 or 1 */
 
 /* ---- helpers (kernels_cpu.c) --------------------------------------------- */
@@ -95,7 +111,7 @@ int dgr_cpu_int_has(const dgr_value *v, int neg);
 /* A dgr_cpu_bin_fn / dgr_cpu_un_fn NAME over type T computing EXPR of x
  * (and y) per element, for the fns tables above. */
 #define ZBIN(NAME, T, EXPR)                                                  \
-    static void NAME(const void *av, int64_t sa, const void *bv, int64_t sb, \
+    DGR_HOT static void NAME(const void *av, int64_t sa, const void *bv, int64_t sb, \
                      void *ov, int64_t n)                                    \
     {                                                                        \
         const T *a = av, *b = bv;                                            \
@@ -106,7 +122,7 @@ int dgr_cpu_int_has(const dgr_value *v, int neg);
         }                                                                    \
     }
 #define ZUN(NAME, T, EXPR)                                                   \
-    static void NAME(const void *av, void *ov, int64_t n)                    \
+    DGR_HOT static void NAME(const void *av, void *ov, int64_t n)                    \
     {                                                                        \
         const T *a = av;                                                     \
         T *o = ov;                                                           \

@@ -17,7 +17,7 @@ typedef void (*bin_fn)(const void *a, int64_t sa, const void *b, int64_t sb,
                        void *o, int64_t n);
 
 #define BIN_DEF(NAME, T, OT, EXPR)                                           \
-    static void NAME(const void *av, int64_t sa, const void *bv, int64_t sb, \
+    DGR_HOT static void NAME(const void *av, int64_t sa, const void *bv, int64_t sb, \
                      void *ov, int64_t n)                                    \
     {                                                                        \
         const T *restrict a = av;                                            \
@@ -289,7 +289,7 @@ DGR_KERNEL(Pow, dgr_k_pow);
 typedef void (*un_fn)(const void *a, void *o, int64_t n);
 
 #define UN_DEF(NAME, T, EXPR)                                                \
-    static void NAME(const void *av, void *ov, int64_t n)                    \
+    DGR_HOT static void NAME(const void *av, void *ov, int64_t n)                    \
     {                                                                        \
         const T *restrict a = av;                                            \
         T *restrict o = ov;                                                  \
@@ -402,7 +402,7 @@ typedef struct addn_job {
             o_[i] += s_[i];                                                  \
     } while (0)
 
-static void addn_range(void *arg, int64_t i0, int64_t i1)
+DGR_HOT static void addn_range(void *arg, int64_t i0, int64_t i1)
 {
     addn_job *j = arg;
     dgr_kctx *k = j->k;

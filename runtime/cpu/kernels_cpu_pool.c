@@ -52,7 +52,7 @@ static void window(const dgc_nn_geom *g, int64_t oh, int64_t ow, int64_t *h0,
 }
 
 /* items r = n * C + c: every output of channel c of example n */
-static void pool_items(void *arg, int64_t r0, int64_t r1)
+DGR_HOT static void pool_items(void *arg, int64_t r0, int64_t r1)
 {
     const pjob *j = arg;
     const dgc_nn_geom *g = j->g;
@@ -77,7 +77,7 @@ static void pool_items(void *arg, int64_t r0, int64_t r1)
 }
 
 /* gradients: dx of channel c of example n (zeroed by the caller) */
-static void pool_grad_items(void *arg, int64_t r0, int64_t r1)
+DGR_HOT static void pool_grad_items(void *arg, int64_t r0, int64_t r1)
 {
     const pjob *j = arg;
     const dgc_nn_geom *g = j->g;
@@ -133,7 +133,7 @@ typedef struct mpjob {
  * maximum, and with at != NULL the offset of its first position (scan
  * order h, w, as TF); best = -inf, at = -1 for an empty window.  The
  * lane loops are branch-free so that they vectorise. */
-static void mp_window(const dgc_nn_geom *g, const float *restrict x,
+DGR_HOT static void mp_window(const dgc_nn_geom *g, const float *restrict x,
                       int64_t oh, int64_t ow, int64_t c0, int cn,
                       float *restrict best, int32_t *restrict at)
 {
@@ -184,7 +184,7 @@ static int mp_tiled(const dgc_nn_geom *g)
  * once, dy where it is its window's first maximum (and, with relu, that
  * maximum is > 0), else 0 -- the values of the general loop below, with no
  * zeroing pass and no scatter (pool1 of LeNet's step: 3.6 -> ~1 ms). */
-static void mp_grad_tiled(const mpjob *j, int64_t n)
+DGR_HOT static void mp_grad_tiled(const mpjob *j, int64_t n)
 {
     const dgc_nn_geom *g = j->g;
     int64_t C = g->C, W = g->W, KW = g->KW;
@@ -239,7 +239,7 @@ static void mp_grad_tiled(const mpjob *j, int64_t n)
                sizeof *o * (size_t)((g->H - g->OH * g->KH) * W * C));
 }
 
-static void mp_images(void *arg, int64_t n0, int64_t n1)
+DGR_HOT static void mp_images(void *arg, int64_t n0, int64_t n1)
 {
     const mpjob *j = arg;
     const dgc_nn_geom *g = j->g;
@@ -324,7 +324,7 @@ DGR_KERNEL(MaxPool, dgr_k_pool);
 DGR_KERNEL(AvgPool, dgr_k_pool);
 
 /* items r: elements; dx[r] = x[r] > 0 ? dx[r] : 0 */
-static void relu_mask(void *arg, int64_t r0, int64_t r1)
+DGR_HOT static void relu_mask(void *arg, int64_t r0, int64_t r1)
 {
     const pjob *j = arg;
     for (int64_t r = r0; r < r1; r++)
@@ -422,7 +422,7 @@ static inline int64_t bn_at(const bnjob *j, int64_t n, int64_t i, int64_t c)
     return j->nchw ? (n * j->C + c) * j->HW + i : (n * j->HW + i) * j->C + c;
 }
 
-static void bn_fwd_chans(void *arg, int64_t c0, int64_t c1)
+DGR_HOT static void bn_fwd_chans(void *arg, int64_t c0, int64_t c1)
 {
     const bnjob *j = arg;
     double cnt = (double)(j->N * j->HW);
@@ -468,7 +468,7 @@ static void bn_fwd_chans(void *arg, int64_t c0, int64_t c1)
     }
 }
 
-static void bn_grad_chans(void *arg, int64_t c0, int64_t c1)
+DGR_HOT static void bn_grad_chans(void *arg, int64_t c0, int64_t c1)
 {
     const bnjob *j = arg;
     double cnt = (double)(j->N * j->HW);
@@ -548,7 +548,7 @@ typedef struct bnf {
 
 /* part[blk] = (sum x, 0) or, with mu, (sum (x - mu)^2, 0); with dy:
  * (sum dy, sum dy * (x - mu)) */
-static void bnf_sums(void *arg, int64_t blk, int64_t r0, int64_t r1)
+DGR_HOT static void bnf_sums(void *arg, int64_t blk, int64_t r0, int64_t r1)
 {
     const bnf *j = arg;
     int64_t C = j->C;
@@ -588,7 +588,7 @@ static void bnf_reduce(bnf *j, struct dgr_pool *pool, double *out)
 }
 
 /* y = k1 * x + k2 * (dy or 0) + k3, per channel; with mu: x - mu for x */
-static void bnf_apply(void *arg, int64_t r0, int64_t r1)
+DGR_HOT static void bnf_apply(void *arg, int64_t r0, int64_t r1)
 {
     const bnf *j = arg;
     int64_t C = j->C;

@@ -96,7 +96,7 @@ static inline int64_t red_next(const red_job *j, int64_t *idx)
             return (T)(acc / (A)j->count);                                   \
         return (T)acc;                                                       \
     }                                                                        \
-    static void caseA_##SUF(void *arg, int64_t o0, int64_t o1)               \
+    DGR_HOT static void caseA_##SUF(void *arg, int64_t o0, int64_t o1)               \
     {                                                                        \
         red_job *j = arg;                                                    \
         const T *x = j->x;                                                   \
@@ -116,7 +116,7 @@ static inline int64_t red_next(const red_job *j, int64_t *idx)
             out[o] = fin_##SUF(j, acc);                                      \
         }                                                                    \
     }                                                                        \
-    static void caseB_##SUF(void *arg, int64_t i0, int64_t i1)               \
+    DGR_HOT static void caseB_##SUF(void *arg, int64_t i0, int64_t i1)               \
     {                                                                        \
         red_job *j = arg;                                                    \
         const T *x = j->x;                                                   \
@@ -149,7 +149,7 @@ static inline int64_t red_next(const red_job *j, int64_t *idx)
     /* rows [r0, r1) of [R, L] (L <= BLK) into block blk's partial row:  \
      * read as rows of W = k * L (k rows at once, so short rows vectorise) \
      * and folded back to L, a fixed order for given R and L */            \
-    static void cols_##SUF(void *arg, int64_t blk, int64_t r0, int64_t r1)  \
+    DGR_HOT static void cols_##SUF(void *arg, int64_t blk, int64_t r0, int64_t r1)  \
     {                                                                        \
         red_job *j = arg;                                                    \
         const int64_t L = j->L, k = BLK / L, W = k * L;                      \
@@ -190,7 +190,7 @@ static inline int64_t red_next(const red_job *j, int64_t *idx)
             out[c] = fin_##SUF(j, v);                                        \
         }                                                                    \
     }                                                                        \
-    static void full_##SUF(void *arg, int64_t c, int64_t b, int64_t e)      \
+    DGR_HOT static void full_##SUF(void *arg, int64_t c, int64_t b, int64_t e)      \
     {                                                                        \
         red_job *j = arg;                                                    \
         const T *x = j->x;                                                   \

@@ -128,7 +128,7 @@ typedef struct upd_job {
         }                                                                    \
     } while (0)
 
-static void upd_range(void *arg, int64_t i0, int64_t i1)
+DGR_HOT static void upd_range(void *arg, int64_t i0, int64_t i1)
 {
     upd_job *j = arg;
     switch (j->t) {
@@ -254,7 +254,7 @@ typedef struct opt_job {
 } opt_job;
 
 #define OPT_FN(NAME, T, SQRT, POW)                                           \
-static void NAME(const opt_job *j, T *w, T *s0, T *s1, T *s2, const T *g,    \
+DGR_HOT static void NAME(const opt_job *j, T *w, T *s0, T *s1, T *s2, const T *g,    \
                  int64_t n)                                                  \
 {                                                                            \
     const double *h = j->h;                                                  \
