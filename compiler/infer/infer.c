@@ -336,6 +336,29 @@ int dgc_infer_unary_float(DGC_INFER_ARGS)
     return 0;
 }
 
+int dgc_infer_layernorm(DGC_INFER_ARGS)
+{
+    if (need_inputs(n, n_in, 3, msg, msgsz))
+        return -1;
+    const dg_shape *x = &in[0].shape;
+    if (!is_float(in[0].dtype) || x->rank < 1)
+        FAIL("_LayerNorm needs a float input of rank >= 1, got %s of rank %d",
+             dg_dtype_name(in[0].dtype), x->rank);
+    int64_t c = x->dims[x->rank - 1];
+    for (int i = 1; i < 3; i++) {
+        int64_t m = dg_shape_numel(&in[i].shape);
+        if (in[i].dtype != in[0].dtype)
+            FAIL("%s is %s, x is %s", i == 1 ? "gamma" : "beta",
+                 dg_dtype_name(in[i].dtype), dg_dtype_name(in[0].dtype));
+        if (c >= 0 && m >= 0 && m != c)
+            FAIL("%s has %lld elements, x's last dimension %lld",
+                 i == 1 ? "gamma" : "beta", (long long)m, (long long)c);
+    }
+    out[0].dtype = in[0].dtype;
+    out[0].shape = *x;
+    return 0;
+}
+
 int dgc_infer_binary(DGC_INFER_ARGS)
 {
     if (need_inputs(n, n_in, 2, msg, msgsz) ||

@@ -51,6 +51,8 @@ static const dgc_attr_spec a_rand[] = {
 static const dgc_attr_spec a_matmul[] = {
     AS(transpose_a, DGC_A_BOOL, "false", 0),
     AS(transpose_b, DGC_A_BOOL, "false", 0), A_END};
+static const dgc_attr_spec a_layernorm[] = {
+    AS(epsilon, DGC_A_FLOAT, "0.001", 0), A_END};
 static const dgc_attr_spec a_reduce[] = {
     AS(axis, DGC_A_INTS, NULL, 0), AS(keepdims, DGC_A_BOOL, "false", 0),
     A_END};

@@ -356,7 +356,7 @@ dg_status dgc_pass_fuse(dgc_graph *g, const dg_device_list *devs,
         mark_fetch(&c, g->train.eval_fetch[i]);
     /* convolution chains first (a conv's BiasAdd is never a MatMul's) */
     if ((st = dgc_fuse_convs(&c, err)) || (st = dgc_fuse_pools(&c, err)) ||
-        (st = dgc_fuse_gelus(&c, err)))
+        (st = dgc_fuse_gelus(&c, err)) || (st = dgc_fuse_norms(&c, err)))
         goto done;
     /* Relu chains first, then the BiasAdds / Adds left over */
     for (int pass = 0; pass < 2; pass++)

@@ -2,7 +2,7 @@
  * fuse.h -- what the fusion pass's two halves share (fuse.c: MatMul
  * chains into _FusedMatMul; fuse_conv.c: convolution chains, batch norm
  * folded in, into _FusedConv2D / _FusedDepthwiseConv2dNative; fuse_pool.c:
- * MaxPoolGrad + ReluGrad; fuse_gelu.c: the exact gelu; fuse_deps.c: control-only computations skipped): the pass's
+ * MaxPoolGrad + ReluGrad; fuse_gelu.c: the exact gelu; fuse_norm.c: layer norm; fuse_deps.c: control-only computations skipped): the pass's
  * read counts and the rules for absorbing a node into a chain's last node.
  */
 #ifndef DGC_FUSE_H
@@ -69,6 +69,10 @@ dg_status dgc_fuse_pools(dgc_fuse_ctx *c, dg_error *err);
  * (fuse_gelu.c), run by dgc_pass_fuse after the pools.  DG_OK, or
  * DG_E_NOMEM (err filled). */
 dg_status dgc_fuse_gelus(dgc_fuse_ctx *c, dg_error *err);
+
+/* Keras' LayerNormalization subgraph into _LayerNorm (fuse_norm.c), run
+ * by dgc_pass_fuse after the gelus.  DG_OK, or DG_E_NOMEM (err filled). */
+dg_status dgc_fuse_norms(dgc_fuse_ctx *c, dg_error *err);
 
 /* Control edges from pure nodes nothing reads (tf.gradients' tuples
  * waiting on an unused gradient) move to those nodes' inputs, so the

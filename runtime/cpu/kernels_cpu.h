@@ -108,6 +108,27 @@ dg_status dgr_cpu_binary(dgr_kctx *k, const dgr_cpu_bin_fn *fns);
  * negative one (neg 1), else 0 (also for other dtypes): the integer
  * divisions' and Pow's checks. */
 int dgr_cpu_int_has(const dgr_value *v, int neg);
+/* A static NAME(p, n): the sum of the n elements p[0..n) of type T in
+ * accumulator type A -- four interleaved partial sums, added pairwise at
+ * the end: the order of every CPU reduction of a contiguous row (Sum,
+ * Mean; kernels_cpu_reduce.c), which a fused op that sums rows uses too
+ * (_LayerNorm) so that it gives the unfused ops' bits. */
+#define DGR_ROWSUM_DEF(NAME, T, A)                                           \
+    static inline A NAME(const T *restrict p, int64_t n)                     \
+    {                                                                        \
+        A s0 = 0, s1 = 0, s2 = 0, s3 = 0;                                    \
+        int64_t i = 0;                                                       \
+        for (; i + 4 <= n; i += 4) {                                         \
+            s0 += (A)p[i];                                                   \
+            s1 += (A)p[i + 1];                                               \
+            s2 += (A)p[i + 2];                                               \
+            s3 += (A)p[i + 3];                                               \
+        }                                                                    \
+        for (; i < n; i++)                                                   \
+            s0 += (A)p[i];                                                   \
+        return (s0 + s1) + (s2 + s3);                                        \
+    }
+
 /* A dgr_cpu_bin_fn / dgr_cpu_un_fn NAME over type T computing EXPR of x
  * (and y) per element, for the fns tables above. */
 #define ZBIN(NAME, T, EXPR)                                                  \

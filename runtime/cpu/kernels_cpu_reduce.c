@@ -70,20 +70,7 @@ static inline int64_t red_next(const red_job *j, int64_t *idx)
 #define RMAX(v, m) ((v) > (m) || (v) != (v) ? (v) : (m))
 
 #define RED_IMPL(SUF, T, A, LOWEST)                                          \
-    static A rowsum_##SUF(const T *restrict p, int64_t n)                    \
-    {                                                                        \
-        A s0 = 0, s1 = 0, s2 = 0, s3 = 0;                                    \
-        int64_t i = 0;                                                       \
-        for (; i + 4 <= n; i += 4) {                                         \
-            s0 += (A)p[i];                                                   \
-            s1 += (A)p[i + 1];                                               \
-            s2 += (A)p[i + 2];                                               \
-            s3 += (A)p[i + 3];                                               \
-        }                                                                    \
-        for (; i < n; i++)                                                   \
-            s0 += (A)p[i];                                                   \
-        return (s0 + s1) + (s2 + s3);                                        \
-    }                                                                        \
+    DGR_ROWSUM_DEF(rowsum_##SUF, T, A)                                       \
     static A rowmax_##SUF(const T *restrict p, int64_t n, A m)               \
     {                                                                        \
         for (int64_t i = 0; i < n; i++)                                      \

@@ -248,9 +248,103 @@ def gelu():
                   "unfused ones" % (shape, name))
 
 
+def layernorm_graph(shape):
+    """Keras 3's LayerNormalization as a frozen graph spells it (ln1, with
+    its StopGradient), the same with operands swapped and no StopGradient
+    (ln2), and one whose mean is read elsewhere too (ln3: not fused)."""
+    import numpy as np
+    rs = np.random.RandomState(7)
+    x = (rs.uniform(-3, 3, shape) + 1).astype(np.float32)
+    C = shape[-1]
+
+    def k(name, v):
+        return {"name": name, "op": "Const",
+                "attrs": {"dtype": "float32", "value": v}}
+
+    def n(name, op, ins, attrs=None):
+        return {"name": name, "op": op, "inputs": ins, "attrs": attrs or {}}
+    mean = {"axis": [-1], "keepdims": True}
+    nodes = [{"name": "x", "op": "Placeholder",
+              "attrs": {"dtype": "float32", "shape": list(shape)}},
+             k("eps", 1e-3),
+             k("gamma", rs.uniform(0.5, 1.5, C).astype(np.float32).tolist()),
+             k("beta", rs.uniform(-1, 1, C).astype(np.float32).tolist())]
+    for p, swap, sg in (("ln1", False, True), ("ln2", True, False),
+                        ("ln3", False, True)):
+        def o(a, b):
+            return [b, a] if swap else [a, b]
+        nodes += [n(p + "/mean", "Mean", ["x"], mean)]
+        m = p + "/mean"
+        if sg:
+            nodes += [n(p + "/sg", "StopGradient", [m])]
+            m = p + "/sg"
+        nodes += [n(p + "/sqd", "SquaredDifference", o("x", m)),
+                  n(p + "/var", "Mean", [p + "/sqd"], mean),
+                  n(p + "/add", "AddV2", o(p + "/var", "eps")),
+                  n(p + "/rsqrt", "Rsqrt", [p + "/add"]),
+                  n(p + "/inv", "Mul", o(p + "/rsqrt", "gamma")),
+                  n(p + "/mul_2", "Mul", o("x", p + "/inv")),
+                  n(p + "/neg", "Neg", [p + "/mean"]),
+                  n(p + "/mul_1", "Mul", o(p + "/neg", p + "/inv")),
+                  n(p + "/add_1", "AddV2", o(p + "/mul_1", "beta")),
+                  n(p, "AddV2", o(p + "/mul_2", p + "/add_1"))]
+    nodes += [n("ln3/other", "AddV2", ["ln3", "ln3/mean"])]
+    return {"nodes": nodes, "fetch": ["ln1", "ln2", "ln3/other"]}, x
+
+
+def layernorm():
+    import numpy as np
+    for shape in ((32, 16, 128), (3, 5)):
+        g, x = layernorm_graph(shape)
+        vals, ran = {}, {}
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "ln.json")
+            with open(path, "w") as f:
+                json.dump(g, f)
+            xf = os.path.join(tmp, "x.npy")
+            np.save(xf, x)
+            feed = ["--feed", "x=" + xf]
+            for mode, extra in (("fused", []), ("unfused", ["--no-fusion"]),
+                                ("fused2", ["--intra-op-threads", "2"])):
+                trace = os.path.join(tmp, mode + ".json")
+                r = run(["profile", path, "--opencl-devices", "none", "-o",
+                         trace] + feed + extra)
+                check(r.returncode == 0, "layernorm %s profile: %s" % (mode, r.stderr[-300:]))
+                ran[mode] = ops_in_trace(trace) if r.returncode == 0 else set()
+                r = run(["run", path, "--opencl-devices", "none", "--json"] +
+                        feed + extra)
+                check(r.returncode == 0, "layernorm %s run: %s" % (mode, r.stderr[-300:]))
+                vals[mode] = json.loads(r.stdout) if r.returncode == 0 else {}
+        fused = ran["fused"]
+        check(("ln1", "_LayerNorm") in fused and ("ln2", "_LayerNorm") in fused
+              and not any(nm.startswith(("ln1/", "ln2/")) for nm, _ in fused)
+              and ("ln3/sqd", "SquaredDifference") in fused,
+              "layernorm %s: both spellings run as _LayerNorm, the shared one "
+              "does not: %r" % (shape, sorted(fused)))
+        check(not any(op == "_LayerNorm" for _, op in ran["unfused"]),
+              "layernorm %s --no-fusion runs the user's ops" % (shape,))
+        x64 = x.astype(np.float64)
+        mu = x64.mean(-1, keepdims=True)
+        gm = np.array(g["nodes"][2]["attrs"]["value"], np.float64)
+        bt = np.array(g["nodes"][3]["attrs"]["value"], np.float64)
+        want = (x64 - mu) / np.sqrt(((x64 - mu) ** 2).mean(-1, keepdims=True)
+                                    + 1e-3) * gm + bt
+        for name in ("ln1", "ln2"):
+            got = {m: vals.get(m, {}).get(name, {}).get("value")
+                   for m in vals}
+            check(got["fused"] is not None and got["fused"] == got["unfused"]
+                  and got["fused"] == got["fused2"],
+                  "layernorm %s %s: the fused values have the unfused ones' "
+                  "bits (1 and 2 threads)" % (shape, name))
+            check(got["fused"] is not None and np.allclose(
+                np.array(got["fused"], np.float64), want, rtol=1e-5,
+                atol=1e-5), "layernorm %s %s: NumPy's values" % (shape, name))
+
+
 if __name__ == "__main__":
     main()
     control_only()
     lenet_train()
     gelu()
+    layernorm()
     sys.exit(1 if FAILURES else 0)

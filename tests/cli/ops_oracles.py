@@ -285,6 +285,24 @@ for dn, dt, shape in (("float32", np.float32, (3, 5)),
     add("_Gelu_%s_%d" % (dn, x.size), "_Gelu", dn, GELU,
         [c("x", dn, x), node("_Gelu", ["x"])], {"op": want.astype(dt)})
 
+# ---- _LayerNorm (the fusion pass's Keras LayerNormalization, fuse_norm.c) --
+LN = ("dgrun-internal (the fusion pass makes it from Keras' "
+      "LayerNormalization subgraph; TF has no such op): NumPy's "
+      "(x - mean) / sqrt(var + eps) * gamma + beta over the last axis")
+for dn, dt, shape, eps in (("float32", np.float32, (3, 5), 1e-3),
+                           ("float32", np.float32, (4, 7, 128), 1e-6),
+                           ("float64", np.float64, (2, 1, 6), 1e-3)):
+    x = (f(*shape, dt=dt) * 3 + 1).astype(dt)
+    gm, bt = f(shape[-1], dt=dt), f(shape[-1], dt=dt)
+    x64 = x.astype(np.float64)
+    mu = x64.mean(-1, keepdims=True)
+    var = ((x64 - mu) ** 2).mean(-1, keepdims=True)
+    want = (x64 - mu) / np.sqrt(var + eps) * gm + bt
+    add("_LayerNorm_%s_%d" % (dn, x.size), "_LayerNorm", dn, LN,
+        [c("x", dn, x), c("gamma", dn, gm), c("beta", dn, bt),
+         node("_LayerNorm", ["x", "gamma", "beta"], {"epsilon": eps})],
+        {"op": want.astype(dt)})
+
 # ---- the replica collectives, one replica ------------------------------------
 REP = ("dgrun's replication collectives (no TF-1 op): with one replica "
        "AllReduce and Broadcast give x, ReplicaIndex 0; e2e_replicate and "
