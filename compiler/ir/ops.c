@@ -160,7 +160,10 @@ static const dgc_attr_spec a_fbn[] = {
     AS(epsilon, DGC_A_FLOAT, "0.0001", 0),
     AS(is_training, DGC_A_BOOL, "true", 0),
     AS(exponential_avg_factor, DGC_A_FLOAT, "1", 0),
-    AS(data_format, DGC_A_STR, "NHWC", 0), A_END};
+    AS(data_format, DGC_A_STR, "NHWC", 0),
+    /* the fusion pass's (fuse_norm.c): y goes through Relu (1) or Relu6
+     * (6), the Relu node an Identity of it */
+    AS(_relu, DGC_A_INT, "0", 0), A_END};
 /* issue 21 */
 static const dgc_attr_spec a_prevent[] = {AS(message, DGC_A_STR, "", 0),
                                           A_END};

@@ -19,9 +19,17 @@
  * intermediate is read by the pattern alone and absorbable (fuse.c).  The
  * kernel repeats the unfused ops' arithmetic in their order
  * (runtime/cpu/kernels_cpu_norm.c): the same bits with --no-fusion.
+ *
+ * And a training step's Relu or Relu6 of FusedBatchNormV3's y on the CPU:
+ * the batch norm applies it as it writes y (attr `_relu` 1 or 6), the Relu
+ * becomes an Identity of that (`_user_op` Relu / Relu6: its name,
+ * consumers and gradient stay), saving a pass over the activations with
+ * the same bits (the same clamp of the same value).  Only where y has no
+ * other reader and the node is on the CPU.
  */
 #include "fuse.h"
 #include "ops.h"
+#include "dg_alloc.h"
 
 static int same(dgc_ref a, dgc_ref b)
 {
@@ -227,9 +235,58 @@ static int rewrite(dgc_fuse_ctx *c, int32_t last, const ln_match *mt)
     return 0;
 }
 
+/* Relu(FusedBatchNormV3:0) on the CPU into the batch norm (see the top).
+ * 0 ok, -1 nomem. */
+static int bn_relus(dgc_fuse_ctx *c)
+{
+    dgc_graph *g = c->g;
+    int32_t *y_reads = dg_calloc((size_t)c->n + 1, sizeof *y_reads);
+    if (!y_reads)
+        return -1;
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        const dgc_node *n = &g->nodes[i];
+        for (int k = 0; k < n->n_inputs; k++) {
+            dgc_ref r = n->inputs[k];
+            if (r.node >= 0 && r.node < c->n && r.index == 0 &&
+                g->nodes[r.node].op == DGC_OPID_FusedBatchNormV3)
+                y_reads[r.node]++;
+        }
+    }
+    int rc = 0;
+    for (int32_t i = 0; i < c->n && !rc; i++) {
+        dgc_node *n = &g->nodes[i];
+        int act = n->op == DGC_OPID_Relu ? 1 : n->op == DGC_OPID_Relu6 ? 6 : 0;
+        if (!act || n->n_inputs != 1 ||
+            (n->flags & DGC_NODE_FUSED) || c->keep[i] == DGC_FUSE_ABSORBED)
+            continue;
+        int32_t b = n->inputs[0].node;
+        if (b < 0 || b >= c->n || n->inputs[0].index != 0 ||
+            g->nodes[b].op != DGC_OPID_FusedBatchNormV3 || y_reads[b] != 1 ||
+            c->keep[b] || g->nodes[b].device_id != n->device_id ||
+            n->device_id < 0 || n->device_id >= c->devs->n ||
+            c->devs->devs[n->device_id].type != DG_DEV_CPU ||
+            dgc_attr_int(&g->nodes[b], "_relu", 0))
+            continue;
+        if (dgc_node_set_int(&g->nodes[b], "_relu", act) ||
+            dgc_node_set_str(&g->nodes[i], "_user_op",
+                             act == 6 ? "Relu6" : "Relu")) {
+            rc = -1;
+            break;
+        }
+        n = &g->nodes[i];
+        n->op = DGC_OPID_Identity;
+        n->op_alias = 0;
+        n->flags |= DGC_NODE_FUSED;
+    }
+    dg_free(y_reads);
+    return rc;
+}
+
 dg_status dgc_fuse_norms(dgc_fuse_ctx *c, dg_error *err)
 {
     dgc_graph *g = c->g;
+    if (bn_relus(c))
+        return dg_err_nomem(err, "fusion (batch norm relu)");
     for (int32_t i = 0; i < c->n; i++) {
         const dgc_node *n = &g->nodes[i];
         if (n->op != DGC_OPID_Add || n->n_inputs != 2 ||

@@ -544,6 +544,7 @@ typedef struct bnf {
     double *part;           /* [blocks][2][C] partial sums */
     const float *mu;        /* [C] */
     const float *k1, *k2, *k3; /* [C] elementwise coefficients */
+    int relu;               /* forward: y through Relu (1) or Relu6 (6) */
 } bnf;
 
 /* part[blk] = (sum x, 0) or, with mu, (sum (x - mu)^2, 0); with dy:
@@ -600,6 +601,16 @@ DGR_HOT static void bnf_apply(void *arg, int64_t r0, int64_t r1)
             for (int64_t c = 0; c < C; c++)
                 y[c] = j->k1[c] * d[c] + j->k2[c] * (x[c] - j->mu[c]) +
                        j->k3[c];
+        } else if (j->relu == 1) { /* Relu's x < 0 ? 0 : x: NaN stays */
+            for (int64_t c = 0; c < C; c++) {
+                float v = (x[c] - j->mu[c]) * j->k1[c] + j->k3[c];
+                y[c] = v < 0 ? 0 : v;
+            }
+        } else if (j->relu == 6) {
+            for (int64_t c = 0; c < C; c++) {
+                float v = (x[c] - j->mu[c]) * j->k1[c] + j->k3[c];
+                y[c] = v < 0 ? 0 : v > 6 ? 6 : v;
+            }
         } else {
             for (int64_t c = 0; c < C; c++)
                 y[c] = (x[c] - j->mu[c]) * j->k1[c] + j->k3[c];
@@ -672,6 +683,7 @@ static int bn_nhwc_f32(dgr_kctx *k, const bnjob *b, int grad)
         j.k1 = k1;
         j.k3 = k3;
         j.y = b->y.p;
+        j.relu = (int)dgc_attr_i(k->node, DGC_AT__relu);
     } else {
         /* reserve_1 / reserve_2: the batch's mean and biased variance
          * (training) or the running ones (inference) */
@@ -748,6 +760,17 @@ dg_status dgr_k_fused_bn(dgr_kctx *k)
     dgr_parallel_for(k->dev->intra, j.C,
                      (DGR_CPU_PAR_MIN / (j.N * j.HW + 1)) + 1, bn_fwd_chans,
                      &j);
+    int64_t act = dgc_attr_i(k->node, DGC_AT__relu); /* fuse_norm.c's */
+    int64_t n = act ? j.N * j.HW * j.C : 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (j.y.f64) {
+            double *y = j.y.p;
+            y[i] = y[i] < 0 ? 0 : act == 6 && y[i] > 6 ? 6 : y[i];
+        } else {
+            float *y = j.y.p;
+            y[i] = y[i] < 0 ? 0 : act == 6 && y[i] > 6 ? 6 : y[i];
+        }
+    }
     return DG_OK;
 }
 DGR_KERNEL(FusedBatchNormV3, dgr_k_fused_bn);

@@ -341,10 +341,42 @@ def layernorm():
                 atol=1e-5), "layernorm %s %s: NumPy's values" % (shape, name))
 
 
+def bn_relu_train():
+    """Training graphs whose Relu / Relu6 reads a training-mode
+    FusedBatchNormV3's y: the batch norm applies it, the Relu runs as an
+    Identity under its name; the losses keep their bits (--no-fusion, 1
+    and 2 threads)."""
+    for fx, acts in (("bn_relu", {"relu1": "Relu", "relu2": "Relu"}),
+                     ("dwconv_bn", {"relu1": "Relu6", "relu2": "Relu6"})):
+        d = os.path.join(ROOT, "tests", "data", "tf", fx)
+        base = [os.path.join(d, "graph.pb"), "--fetch", "loss,train",
+                "--opencl-devices", "none", "--feed", "x=" + os.path.join(d, "x.npy"),
+                "--feed", "y=" + os.path.join(d, "y.npy")]
+        ran, out = {}, {}
+        with tempfile.TemporaryDirectory() as tmp:
+            for mode, extra in (("fused", []), ("unfused", ["--no-fusion"])):
+                trace = os.path.join(tmp, mode + ".json")
+                r = run(["profile"] + base + ["--repeat", "2", "-o", trace] + extra)
+                check(r.returncode == 0, "%s %s profile: %s" % (fx, mode, r.stderr[-300:]))
+                ran[mode] = ops_in_trace(trace) if r.returncode == 0 else set()
+        for name, act in acts.items():
+            check((name, "Identity") in ran["fused"] and
+                  (name, act) in ran["unfused"],
+                  "%s: %s runs inside the batch norm, as %s with --no-fusion"
+                  % (fx, name, act))
+        for t, extra in (("1", []), ("2", []), ("1u", ["--no-fusion"])):
+            r = run(["run"] + base + ["--repeat", "3", "--intra-op-threads", t[0]] + extra)
+            out[t] = r.stdout if r.returncode == 0 else r.stderr
+        check(out["1"] == out["2"] == out["1u"] and "loss" in out["1"],
+              "%s: the same losses fused (1, 2 threads) and unfused: %r"
+              % (fx, out))
+
+
 if __name__ == "__main__":
     main()
     control_only()
     lenet_train()
     gelu()
     layernorm()
+    bn_relu_train()
     sys.exit(1 if FAILURES else 0)

@@ -68,6 +68,7 @@ MISSING["ph_default"] = None      # PlaceholderWithDefault, not fed
 MISSING["ph_default_fed"] = None  # the same graph, fed
 MISSING["runtime_axes"] = None    # issue 21: Split/SplitV/Concat(V2) axes
 MISSING["nms_padded"] = None      # folded nodes stay dead in untaken branches
+MISSING["bn_relu"] = None         # batch norm + Relu fused in training
 
 
 def env():

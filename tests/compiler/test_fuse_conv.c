@@ -190,10 +190,13 @@ static void test_fused_batch_norm(void **state)
     dg_program *p = compile(graph_text(fbn(0), relu, "\"out\""), 0, 0, 0);
     assert_folded(p, 0);
     dg_program_free(p);
-    /* training: batch statistics, nothing to fold */
+    /* training: batch statistics, nothing to fold into the convolution;
+     * the Relu runs inside the batch norm (fuse_norm.c), an Identity */
     p = compile(graph_text(fbn(1), relu, "\"out\""), 0, 0, 0);
-    assert_int_equal(node(p, "r")->op, DGC_OPID_Relu);
+    assert_int_equal(node(p, "r")->op, DGC_OPID_Identity);
+    assert_string_equal(dgc_node_attr(node(p, "r"), "_user_op")->s, "Relu");
     assert_int_equal(node(p, "bn")->op, DGC_OPID_FusedBatchNormV3);
+    assert_int_equal(dgc_attr_int(node(p, "bn"), "_relu", 0), 1);
     dg_program_free(p);
 }
 

@@ -429,6 +429,44 @@ def dwconv_bn():
                   "FusedBatchNormV3 (training), DepthwiseConv2dNative, Relu6")
 
 
+def bn_relu():
+    """Conv2D -> FusedBatchNormV3 (training) -> Relu twice, trained in
+    graph mode (session 10: the fusion pass applies the Relu inside the
+    batch norm; TF's losses must not change)."""
+    g = tf.Graph()
+    with g.as_default():
+        rs = rng(61)
+        x = tf1.placeholder(tf.float32, [None, 8, 8, 3], name="x")
+        y = tf1.placeholder(tf.int32, [None], name="y")
+
+        def bn(h, n, name):
+            with tf1.name_scope(name):
+                out, _, _ = tf1.nn.fused_batch_norm(
+                    h, var(rs, [n], name + "/gamma", 0.1) + 1.0,
+                    var(rs, [n], name + "/beta", 0.1), is_training=True)
+            return out
+        h = tf.nn.conv2d(x, var(rs, [3, 3, 3, 8], "conv1/w", 0.3),
+                         [1, 1, 1, 1], "SAME")
+        h = tf.nn.relu(bn(h, 8, "bn1"), name="relu1")
+        h = tf.nn.conv2d(h, var(rs, [3, 3, 8, 16], "conv2/w", 0.3),
+                         [1, 2, 2, 1], "SAME")
+        h = tf.nn.relu(bn(h, 16, "bn2"), name="relu2")
+        h = tf.reduce_mean(h, [1, 2], name="pool")
+        logits = tf.add(tf.matmul(h, var(rs, [16, 10], "fc/w", 0.3)),
+                        var(rs, [10], "fc/b", zero=True), name="logits")
+        loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(
+            labels=y, logits=logits), name="loss")
+        tf1.train.GradientDescentOptimizer(0.1).minimize(loss, name="train")
+        b = rng(62)
+        xs = b.uniform(-1, 1, (6, 8, 8, 3)).astype(np.float32)
+        ys = b.randint(0, 10, 6).astype(np.int32)
+        with session(g) as s:
+            s.run(tf1.global_variables_initializer())
+            write("bn_relu", g.as_graph_def(), {"x": xs, "y": ys},
+                  ["logits", "loss"], s, g, train=("train", "loss"),
+                  note="Conv2D, FusedBatchNormV3 (training), Relu, twice")
+
+
 def cifar_towers():
     g = tf.Graph()
     with g.as_default():
@@ -839,7 +877,7 @@ def nms_padded():
 FIXTURES = ["keras_cnn", "keras_resnet", "fused_conv", "sincos", "mlp",
             "lenet", "dwconv_bn", "cifar_towers", "summaries", "tf1_xent",
             "tf1_init", "dropout", "towers_bn", "ph_default", "runtime_axes",
-            "nms_padded"]
+            "nms_padded", "bn_relu"]
 
 
 def main():
