@@ -688,7 +688,7 @@ for it, isfx in ((np.int32, "i32"), (np.int64, "i64")):
 more("OneHot_vector", "OneHot", lambda i: tf.one_hot(i, 5),
      [np.array([4, 0, 0, 9], np.int32)], grad=False)
 for dt, sfx in ((np.float32, "f32"), (F64, "f64"), (np.int32, "i32"),
-                (np.int64, "i64"), (np.bool_, "bool")):
+                (np.int64, "i64")):
     fl = dt in (np.float32, F64)
     for b in (2, 3):
         d = r(2, 2, 3, 2 * b * b, dtype=dt) if fl else \
@@ -1047,7 +1047,7 @@ for dt, sfx in ((np.int32, "i32"), (np.int64, "i64")):
          [np.array(1, np.int32), np.array([2, 3, 4], dt),
           np.array([2, 5, 4], dt)], n_out=2, grad=False)
 for dt, sfx in ((np.float32, "f32"), (F64, "f64"), (np.int32, "i32"),
-                (np.int64, "i64"), (np.bool_, "bool")):
+                (np.int64, "i64")):
     fl = dt in (np.float32, F64)
     x = r(2, 3, dtype=dt) if fl else ri(2, 3, lo=-2, hi=3).astype(dt)
     more("Const_" + sfx, "Const", tf.identity, [x], grad=False)
@@ -1966,6 +1966,9 @@ for dt, sfx in ((np.int32, "i32"), (np.int64, "i64"), (np.float32, "f32"),
 more("TruncateMod_scalar", "TruncateMod",
      lambda a, b: raw.TruncateMod(x=a, y=b),
      [np.array([-5.5, 5.5, 0.25], np.float32), np.asarray(-2, np.float32)],
+     grad=False)
+
+
 # ---- ops9c: segment reductions (issue 22) ----------------------------------
 RS9C = np.random.RandomState(93)
 
@@ -2322,6 +2325,122 @@ for dt, sfx in ((np.float32, "f32"), (F64, "f64")):
             ("neg", (6,), (slice(-2, -6, -2),))):
         graph_case("StridedSliceGrad_%s_%s" % (nm, sfx), "StridedSliceGrad",
                    np.dtype(dt).name, _ssg(dt, shp, sl))
+
+# ---- ops10c: array ops of real exports (issue 22) --------------------------
+RS10C = np.random.RandomState(1010)
+
+
+def r10c(*shape, dtype=np.float32):
+    if np.dtype(dtype).kind == "f":
+        return RS10C.uniform(-2.0, 2.0, size=shape).astype(dtype)
+    if np.dtype(dtype).kind == "b":
+        return RS10C.randint(0, 2, size=shape).astype(bool)
+    return RS10C.randint(-9, 9, size=shape).astype(dtype)
+
+
+for dt, sfx in ((np.float32, "f32"), (F64, "f64"), (np.int32, "i32"),
+                (np.int64, "i64")):
+    fl = dt in (np.float32, F64)
+    for shp in ((3,), (2, 3), (2, 1, 2)):
+        more("Diag_r%d_%s" % (len(shp), sfx), "Diag",
+             lambda a: raw.Diag(diagonal=a), [r10c(*shp, dtype=dt)], grad=fl)
+        more("DiagPart_r%d_%s" % (len(shp), sfx), "DiagPart",
+             lambda a: raw.DiagPart(input=a),
+             [r10c(*(shp + shp), dtype=dt)], grad=fl)
+more("Diag_empty", "Diag", lambda a: raw.Diag(diagonal=a),
+     [np.zeros((0,), np.float32)], grad=False)
+for dt, sfx in ((np.int32, "i32"), (np.int64, "i64")):
+    more("UnravelIndex_vec_" + sfx, "UnravelIndex",
+         lambda i, d: raw.UnravelIndex(indices=i, dims=d),
+         [np.array([0, 22, 41, 7, 59], dt), np.array([3, 4, 5], dt)],
+         grad=False)
+    more("UnravelIndex_scalar_" + sfx, "UnravelIndex",
+         lambda i, d: raw.UnravelIndex(indices=i, dims=d),
+         [np.array(13, dt), np.array([2, 7], dt)], grad=False)
+for dt, sfx in ((np.int32, "i32"), (np.int64, "i64")):
+    for nm, src, dst, x in (
+            ("nhwc_nchw", "NHWC", "NCHW", [8, 32, 24, 3]),
+            ("nchw_nhwc", "NCHW", "NHWC", [8, 3, 32, 24]),
+            ("spatial", "NHWC", "NCHW", [32, 24]),
+            ("rows", "NHWC", "NCHW", [[0, 0], [1, 2], [3, 4], [0, 0]]),
+            ("rows_spatial", "NCHW", "NHWC", [[1, 2], [3, 4]]),
+            ("ndhwc", "NDHWC", "NCDHW", [4, 5, 6, 7, 2]),
+            ("hwnc", "NHWC", "HWNC", [1, 2, 3, 4])):
+        more("DataFormatVecPermute_%s_%s" % (nm, sfx),
+             "DataFormatVecPermute",
+             (lambda s_, d_: lambda a: raw.DataFormatVecPermute(
+                 x=a, src_format=s_, dst_format=d_))(src, dst),
+             [np.array(x, dt)], {"src_format": src, "dst_format": dst},
+             grad=False)
+    for nm, src, dst, x in (
+            ("nhwc_nchw", "NHWC", "NCHW", [-4, -3, -2, -1, 0, 1, 2, 3]),
+            ("scalar", "NHWC", "NCHW", 1),
+            ("mat", "NCHW", "NHWC", [[0, 1], [2, 3]]),
+            ("ndhwc", "NDHWC", "NCDHW", [0, 1, 2, 3, 4, -1])):
+        more("DataFormatDimMap_%s_%s" % (nm, sfx), "DataFormatDimMap",
+             (lambda s_, d_: lambda a: raw.DataFormatDimMap(
+                 x=a, src_format=s_, dst_format=d_))(src, dst),
+             [np.array(x, dt)], {"src_format": src, "dst_format": dst},
+             grad=False)
+for dt, sfx in ((np.float32, "f32"), (F64, "f64"), (np.int32, "i32"),
+                (np.int64, "i64")):
+    fl = dt in (np.float32, F64)
+    for nm, shp, bs, pad in (("b2", (1, 4, 4, 2), 2, [[0, 0], [0, 0]]),
+                             ("b2pad", (2, 3, 5, 1), 2, [[1, 0], [0, 1]]),
+                             ("b3", (1, 3, 6, 2), 3, [[0, 0], [1, 2]])):
+        pv = np.array(pad, np.int64 if nm == "b3" else np.int32)
+        more("SpaceToBatch_%s_%s" % (nm, sfx), "SpaceToBatch",
+             (lambda p_, b_: lambda a: raw.SpaceToBatch(
+                 input=a, paddings=p_, block_size=b_))(pv, bs),
+             [r10c(*shp, dtype=dt)], {"block_size": bs}, extra=[pv],
+             grad=fl)
+for dt, sfx in ((np.float32, "f32"), (F64, "f64"), (np.int32, "i32"),
+                (np.int64, "i64")):
+    fl = dt in (np.float32, F64)
+    more("ScatterNdNonAliasingAdd_rows_" + sfx, "ScatterNdNonAliasingAdd",
+         lambda a, i, u: raw.ScatterNdNonAliasingAdd(input=a, indices=i,
+                                                     updates=u),
+         [r10c(4, 3, dtype=dt), np.array([[2], [0], [2]], np.int32),
+          r10c(3, 3, dtype=dt)], grad=fl, dg_op="TensorScatterAdd")
+    more("ScatterNdNonAliasingAdd_elems_" + sfx, "ScatterNdNonAliasingAdd",
+         lambda a, i, u: raw.ScatterNdNonAliasingAdd(input=a, indices=i,
+                                                     updates=u),
+         [r10c(2, 3, dtype=dt), np.array([[1, 2], [0, 0]], np.int64),
+          r10c(2, dtype=dt)], grad=fl, dg_op="TensorScatterAdd")
+for dt, sfx in ((np.float32, "f32"), (F64, "f64"), (np.int32, "i32"),
+                (np.int64, "i64")):
+    fl = dt in (np.float32, F64)
+    for nm, shp, nth, rev in (("n0", (3, 5), 0, False),
+                              ("n2_rev", (2, 3, 4), 2, True),
+                              ("vec", (6,), 3, False),
+                              ("last_rev", (4, 3), 2, True)):
+        more("NthElement_%s_%s" % (nm, sfx), "NthElement",
+             (lambda n_, r_: lambda a: raw.NthElement(
+                 input=a, n=n_, reverse=r_))(np.int32(nth), rev),
+             [r10c(*shp, dtype=dt)], {"reverse": rev},
+             extra=[np.array(nth, np.int32)], grad=fl)
+# ties: dy shared evenly by the equal entries (TF's _NthElementGrad)
+more("NthElement_ties_f32", "NthElement",
+     lambda a: raw.NthElement(input=a, n=np.int32(1)),
+     [np.array([[1.0, 3.0, 1.0, 2.0], [2.0, 2.0, 2.0, 0.5]], np.float32)],
+     extra=[np.array(1, np.int32)])
+for dt, sfx in ((np.int32, "i32"), (np.int64, "i64")):
+    for ta, tb in ((False, False), (True, False), (False, True),
+                   (True, True)):
+        more("MatMul_%s%s_%s" % ("t" if ta else "n", "t" if tb else "n",
+                                 sfx), "MatMul",
+             (lambda a_, b_: lambda a, b: tf.matmul(
+                 a, b, transpose_a=a_, transpose_b=b_))(ta, tb),
+             [r10c(*((4, 3) if ta else (3, 4)), dtype=dt),
+              r10c(*((2, 4) if tb else (4, 2)), dtype=dt)],
+             {"transpose_a": ta, "transpose_b": tb}, grad=False)
+    more("MatMul_empty_" + sfx, "MatMul", tf.matmul,
+         [np.zeros((2, 0), dt), np.zeros((0, 3), dt)], grad=False)
+    # not fused: _FusedMatMul is float only
+    more("MatMul_biasadd_" + sfx, "MatMul",
+         lambda a, b, c: tf.nn.relu(tf.nn.bias_add(tf.matmul(a, b), c)),
+         [r10c(3, 4, dtype=dt), r10c(4, 2, dtype=dt), r10c(2, dtype=dt)],
+         grad=False, also=["BiasAdd", "Relu"])
 
 DT = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64",
       np.dtype(np.int32): "int32", np.dtype(np.int64): "int64",
