@@ -4,7 +4,10 @@
  * dy), SpaceToBatch (array_grad.py: BatchToSpace of dy, here
  * BatchToSpaceND with block_shape [block_size, block_size]) and
  * NthElement (nn_grad.py: dy shared evenly by the entries equal to the
- * output).  Integer inputs get no gradient.
+ * output), and the linear-algebra ops (linalg_grad.py: MatrixInverse,
+ * MatrixDeterminant, LogMatrixDeterminant, Cholesky, MatrixSolve,
+ * MatrixTriangularSolve; TF's adjoints of real matrices are transposes).
+ * Integer inputs get no gradient.
  */
 #include "grad.h"
 #include "grad_rule.h"
@@ -56,3 +59,164 @@ DGC_GRAD(NthElement)
     dx[0] = MK("Mul", Mul, q, de); CHK(dx[0]);
     return DG_OK;
 }
+
+/* ---- linear algebra ------------------------------------------------------ */
+
+/* Two bool attributes of a generated node (k NULL: none). */
+typedef struct bool_attrs {
+    const char *k1;
+    int v1;
+    const char *k2;
+    int v2;
+} bool_attrs;
+
+static int set_bools(dgc_gctx *c, int32_t fwd, dgc_node *n, void *arg)
+{
+    (void)c, (void)fwd;
+    const bool_attrs *a = arg;
+    return (a->k1 && dgc_node_set_bool(n, a->k1, a->v1)) ||
+           (a->k2 && dgc_node_set_bool(n, a->k2, a->v2));
+}
+
+static dgc_ref mk_bools(dgc_gctx *c, int32_t fwd, const char *suffix, int op,
+                        const dgc_ref *in, int n_in, bool_attrs a)
+{
+    return dgc_grad_mk_set(c, fwd, suffix, op, in, n_in, set_bools, &a);
+}
+
+/* TF's math_ops.matmul of batches: BatchMatMulV2(a, b, adj_x, adj_y) */
+static dgc_ref bmm(dgc_gctx *c, int32_t fwd, const char *suffix, dgc_ref a,
+                   dgc_ref b, int adj_x, int adj_y)
+{
+    return mk_bools(c, fwd, suffix, OP(BatchMatMulV2), (dgc_ref[]){a, b}, 2,
+                    (bool_attrs){"adj_x", adj_x, "adj_y", adj_y});
+}
+
+/* MatrixInverse(x, adjoint) */
+static dgc_ref inverse(dgc_gctx *c, int32_t fwd, dgc_ref x, int adjoint)
+{
+    return mk_bools(c, fwd, "MatrixInverse", OP(MatrixInverse), &x, 1,
+                    (bool_attrs){"adjoint", adjoint, NULL, 0});
+}
+
+DGC_GRAD(MatrixInverse)
+{
+    DGC_GRAD_LOCALS;
+    int adj = dgc_attr_b(FWD, DGC_AT_adjoint);
+    dgc_ref in = bmm(c, fwd, "MatMul", dy, z, adj, !adj); CHK(in);
+    dgc_ref p = bmm(c, fwd, "MatMul_1", z, in, !adj, 0); CHK(p);
+    dx[0] = MK("Neg", Neg, p); CHK(dx[0]);
+    return DG_OK;
+}
+
+/* g (the batch's shape) times MatrixInverse(x, adjoint=True), g expanded
+ * twice: the determinants' rules */
+static dg_status det_grad(dgc_gctx *c, int32_t fwd, dgc_ref g, dgc_ref *dx)
+{
+    dgc_ref x = FWD->inputs[0];
+    dgc_ref inv = inverse(c, fwd, x, 1); CHK(inv);
+    dgc_ref e1 = expand_last(c, fwd, "ExpandDims", g); CHK(e1);
+    dgc_ref e2 = expand_last(c, fwd, "ExpandDims_1", e1); CHK(e2);
+    dx[0] = MK("Mul", Mul, e2, inv); CHK(dx[0]);
+    return DG_OK;
+}
+
+DGC_GRAD(MatrixDeterminant)
+{
+    DGC_GRAD_LOCALS;
+    dgc_ref m = MK("mul", Mul, dy, z); CHK(m);
+    return det_grad(c, fwd, m, dx);
+}
+
+DGC_GRAD_N(LogMatrixDeterminant)
+{
+    /* the sign's gradient is none (TF: only log |det| flows) */
+    if (dys[1].node < 0)
+        return DG_OK;
+    return det_grad(c, fwd, dys[1], dx);
+}
+
+/* MatrixBandPart(x, lo, up) */
+static dgc_ref band(dgc_gctx *c, int32_t fwd, const char *suffix, dgc_ref x,
+                    int lo, int up)
+{
+    dgc_ref l = {dgc_grad_const(c, fwd, "num_lower", lo, DG_I64), 0};
+    if (l.node < 0)
+        return l;
+    dgc_ref u = {dgc_grad_const(c, fwd, "num_upper", up, DG_I64), 0};
+    if (u.node < 0)
+        return u;
+    return dgc_grad_mk(c, fwd, suffix, OP(MatrixBandPart),
+                       (dgc_ref[]){x, l, u}, 3);
+}
+
+/* x with its innermost two axes swapped */
+static int set_swap_perm(dgc_gctx *c, int32_t fwd, dgc_node *n, void *arg)
+{
+    (void)c, (void)fwd;
+    int rank = *(const int *)arg;
+    int64_t p[DG_MAX_RANK];
+    for (int i = 0; i < rank; i++)
+        p[i] = i;
+    p[rank - 2] = rank - 1;
+    p[rank - 1] = rank - 2;
+    return dgc_node_set_ints(n, "perm", p, rank);
+}
+
+DGC_GRAD(Cholesky)
+{
+    DGC_GRAD_LOCALS;
+    /* TF's _CholeskyGrad: l_inverse = L^-1; middle = L^T dy with its
+     * diagonal halved, lower part; g = l_inverse^T middle l_inverse;
+     * dx = (g + g^T) / 2 */
+    int rank = dgc_grad_type(c, z)->shape.rank;
+    dgc_ref linv = inverse(c, fwd, z, 0); CHK(linv);
+    dgc_ref mid = bmm(c, fwd, "MatMul", z, dy, 1, 0); CHK(mid);
+    dgc_ref low = band(c, fwd, "MatrixBandPart", mid, -1, 0); CHK(low);
+    dgc_ref dia = band(c, fwd, "MatrixBandPart_diag", mid, 0, 0); CHK(dia);
+    dgc_ref half = dgc_grad_cst(c, fwd, "half", 0.5, dy); CHK(half);
+    dgc_ref hd = MK("mul", Mul, dia, half); CHK(hd);
+    dgc_ref m2 = MK("sub", Sub, low, hd); CHK(m2);
+    dgc_ref t = bmm(c, fwd, "MatMul_1", linv, m2, 1, 0); CHK(t);
+    dgc_ref g = bmm(c, fwd, "MatMul_2", t, linv, 0, 0); CHK(g);
+    dgc_ref gt = dgc_grad_mk_set(c, fwd, "adjoint", OP(Transpose), &g, 1,
+                                 set_swap_perm, &rank);
+    CHK(gt);
+    dgc_ref s = MK("add", Add, g, gt); CHK(s);
+    dx[0] = MK("mul_1", Mul, s, half); CHK(dx[0]);
+    return DG_OK;
+}
+
+DGC_GRAD(MatrixSolve)
+{
+    DGC_GRAD_LOCALS;
+    /* TF's _MatrixSolveGrad / _MatrixTriangularSolveGrad: grad_b solves
+     * the adjoint system for dy; grad_a = -grad_b c^T (c grad_b^T with
+     * adjoint), the triangle of A the forward read */
+    int adj = dgc_attr_b(FWD, DGC_AT_adjoint);
+    int tri = op == OP(MatrixTriangularSolve);
+    int lower = tri && dgc_attr_b(FWD, DGC_AT_lower);
+    dgc_ref a = FWD->inputs[0];
+    dgc_ref gb = mk_bools(c, fwd, tri ? "MatrixTriangularSolve"
+                                      : "MatrixSolve", op,
+                          (dgc_ref[]){a, dy}, 2,
+                          (bool_attrs){"adjoint", !adj,
+                                       tri ? "lower" : NULL, lower});
+    CHK(gb);
+    if (NEED(1))
+        dx[1] = gb;
+    if (!NEED(0))
+        return DG_OK;
+    dgc_ref p = adj ? bmm(c, fwd, "MatMul", z, gb, 0, 1)
+                    : bmm(c, fwd, "MatMul", gb, z, 0, 1);
+    CHK(p);
+    dgc_ref ga = MK("Neg", Neg, p); CHK(ga);
+    if (tri) {
+        ga = band(c, fwd, "MatrixBandPart", ga, lower ? -1 : 0,
+                  lower ? 0 : -1);
+        CHK(ga);
+    }
+    dx[0] = ga;
+    return DG_OK;
+}
+DGC_GRAD_AS(MatrixTriangularSolve, MatrixSolve);

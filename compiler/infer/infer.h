@@ -239,6 +239,7 @@ int dgc_infer_unravel_index(DGC_INFER_ARGS); /* [rank(dims)] or [rank(dims), n] 
 int dgc_infer_fmt_perm(DGC_INFER_ARGS);   /* DataFormatVecPermute: x's type */
 int dgc_infer_space_batch_v1(DGC_INFER_ARGS); /* SpaceToBatch: as SpaceToBatchND */
 int dgc_infer_nth_element(DGC_INFER_ARGS); /* NthElement: the last axis dropped */
+int dgc_infer_linalg(DGC_INFER_ARGS);     /* MatrixInverse ... MatrixSolve */
 /* The formats of a DataFormatVecPermute / DataFormatDimMap node for a
  * vector of `size` entries (the format's length, or for
  * DataFormatVecPermute its spatial letters alone): src[i] for each i of

@@ -154,3 +154,46 @@ int dgc_infer_nth_element(DGC_INFER_ARGS)
     out[0].shape.rank--;
     return 0;
 }
+
+/* ---- linear algebra on the innermost matrices ----------------------------- */
+
+/* MatrixInverse, Cholesky: x's type; the determinants: the batch dims
+ * (LogMatrixDeterminant twice: sign, log |det|); the solves: rhs's type
+ * (rhs [..., N, K] with the matrix's batch dims). */
+int dgc_infer_linalg(DGC_INFER_ARGS)
+{
+    const dg_shape *s = &in[0].shape;
+    if (in[0].dtype != DG_F32 && in[0].dtype != DG_F64)
+        FAIL("input must be float32 or float64");
+    if (s->rank < 2)
+        FAIL("input must have rank >= 2, got rank %d", s->rank);
+    int64_t r = s->dims[s->rank - 2], c = s->dims[s->rank - 1];
+    if (r >= 0 && c >= 0 && r != c)
+        FAIL("input must be square matrices, got %lld x %lld", (long long)r,
+             (long long)c);
+    out[0] = in[0];
+    out[0].value = NULL;
+    if (n->op == DGC_OPID_MatrixDeterminant ||
+        n->op == DGC_OPID_LogMatrixDeterminant) {
+        out[0].shape.rank -= 2;
+        out[1] = out[0];
+        return 0;
+    }
+    if (n_in < 2)
+        return 0;
+    const dg_shape *b = &in[1].shape;
+    if (in[1].dtype != in[0].dtype)
+        FAIL("rhs must have the matrix's dtype");
+    if (b->rank != s->rank)
+        FAIL("rhs must have the matrix's rank %d, got rank %d", s->rank,
+             b->rank);
+    for (int d = 0; d < s->rank - 1; d++) {
+        int64_t x = s->dims[d], y = b->dims[d];
+        if (x >= 0 && y >= 0 && x != y)
+            FAIL("rhs dimension %d (%lld) differs from the matrix's (%lld)",
+                 d, (long long)y, (long long)x);
+    }
+    out[0] = in[1];
+    out[0].value = NULL;
+    return 0;
+}

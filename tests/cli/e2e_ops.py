@@ -62,6 +62,16 @@ TOL = {
     "Prod": (1e-5, 1e-6), "Mean": (1e-5, 1e-6), "Sum": (1e-5, 1e-6),
     "Softmax": (1e-5, 1e-6), "LogSoftmax": (1e-5, 1e-6),
     "ResizeBilinear": (1e-5, 1e-6),
+    # ops10c: LAPACK's and Eigen's LU / Cholesky / triangular solves sum
+    # in other orders (well-conditioned cases)
+    "MatrixInverse": (1e-4, 1e-5), "MatrixDeterminant": (1e-4, 1e-5),
+    "LogMatrixDeterminant": (1e-4, 1e-5), "Cholesky": (1e-4, 1e-5),
+    "MatrixSolve": (1e-4, 1e-5), "MatrixTriangularSolve": (1e-4, 1e-5),
+    "MatrixInverse/float64": (1e-9, 1e-11),
+    "MatrixDeterminant/float64": (1e-9, 1e-11),
+    "LogMatrixDeterminant/float64": (1e-9, 1e-11),
+    "Cholesky/float64": (1e-9, 1e-11), "MatrixSolve/float64": (1e-9, 1e-11),
+    "MatrixTriangularSolve/float64": (1e-9, 1e-11),
     # float64 out of float32 gradients (TF's `grads` input is float32)
     "ResizeBilinearGrad/float64": (1e-6, 1e-7),
 }
@@ -211,7 +221,7 @@ def run_case(name, c):
                 name, dev, rc, err.strip().splitlines()[-1:]))
             continue
         res = json.loads(out)
-        ok = close(dg_array(res["op"]),
+        ok = close(dg_array(res[c.get("dg_y", "op")]),
                    tf_array(c["fetch"]["y"]["value"],
                             c["fetch"]["y"]["shape"]), tol,
                    "%s (dgrun JSON) on %s: y" % (name, dev))
@@ -401,6 +411,29 @@ ERRORS = [
       {"name": "op", "op": "SpaceToBatch", "inputs": ["x", "p"],
        "attrs": {"block_size": 2}}],
      "op", "is not a multiple of block 2"),
+    ("MatrixInverse_singular",
+     [const("x", "float32", [[[2.0, 0.0], [0.0, 1.0]],
+                             [[1.0, 2.0], [2.0, 4.0]]]),
+      {"name": "op", "op": "MatrixInverse", "inputs": ["x"]}],
+     "op", "Input is not invertible."),
+    ("MatrixSolve_singular",
+     [const("x", "float64", [[0.0, 0.0], [0.0, 1.0]]),
+      const("b", "float64", [[1.0], [2.0]]),
+      {"name": "op", "op": "MatrixSolve", "inputs": ["x", "b"]}],
+     "op", "Input matrix is not invertible."),
+    ("Cholesky_not_positive_definite",
+     [const("x", "float32", [[1.0, 2.0], [2.0, 1.0]]),
+      {"name": "op", "op": "Cholesky", "inputs": ["x"]}],
+     "op", "Cholesky decomposition was not successful"),
+    ("MatrixDeterminant_not_square",
+     [const("x", "float32", [[1.0, 2.0, 3.0], [2.0, 1.0, 0.0]]),
+      {"name": "op", "op": "MatrixDeterminant", "inputs": ["x"]}],
+     "op", "input must be square matrices, got 2 x 3"),
+    ("MatrixTriangularSolve_rhs_rows",
+     [const("x", "float32", [[1.0, 0.0], [2.0, 1.0]]),
+      const("b", "float32", [[1.0], [2.0], [3.0]]),
+      {"name": "op", "op": "MatrixTriangularSolve", "inputs": ["x", "b"]}],
+     "op", "rhs dimension 0 (3) differs from the matrix's (2)"),
 ]
 
 

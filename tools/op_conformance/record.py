@@ -51,19 +51,20 @@ CASES = []
 
 
 def case(name, op, fn, inputs, attrs=None, grad=True, dg_op=None, var=False,
-         n_out=1, extra=None, also=()):
+         n_out=1, extra=None, also=(), y_out=0):
     """fn(*input tensors) -> output tensor(s); attrs: the op's attrs for
     dgrun's JSON (TF names); grad: record gradients of the float inputs;
     var: input 0 is a Variable (Scatter ops; a number n: inputs 0..n-1, the
     optimizers' slots); extra: inputs fn makes itself
     (axis, size, num_segments), given to dgrun's JSON as Consts; also:
     the other op types the case's graph exercises (cases.json names their
-    nodes: the harness counts them covered too)."""
+    nodes: the harness counts them covered too); y_out: the op's output
+    that fn returns (dgrun's JSON differentiates that one)."""
     assert name not in {c["name"] for c in CASES}, name
     CASES.append(dict(name=name, op=op, fn=fn, inputs=inputs,
                       attrs=attrs or {}, grad=grad, dg_op=dg_op or op,
                       var=var, n_out=n_out, extra=extra or [],
-                      also=list(also)))
+                      also=list(also), y_out=y_out))
 
 
 # ---- the op-breadth ops (issue 22) ----------------------------------------
@@ -2442,6 +2443,71 @@ for dt, sfx in ((np.int32, "i32"), (np.int64, "i64")):
          [r10c(3, 4, dtype=dt), r10c(4, 2, dtype=dt), r10c(2, dtype=dt)],
          grad=False, also=["BiasAdd", "Relu"])
 
+# linear algebra on batches of matrices (well conditioned: dominant
+# diagonals, symmetric positive definite for Cholesky)
+
+
+def wellcond(*shape, dtype=np.float32):
+    a = RS10C.uniform(-1.0, 1.0, size=shape)
+    return (a + 2.0 * shape[-1] ** 0.5 * np.eye(shape[-1])).astype(dtype)
+
+
+def spd(*shape, dtype=np.float32):
+    a = RS10C.uniform(-1.0, 1.0, size=shape)
+    return (a @ np.swapaxes(a, -1, -2) + shape[-1] * np.eye(shape[-1])
+            ).astype(dtype)
+
+
+for dt, sfx in ((np.float32, "f32"), (F64, "f64")):
+    for nm, shp in (("3", (3, 3)), ("b2x4", (2, 4, 4)), ("1", (1, 1))):
+        for adj in (False, True):
+            more("MatrixInverse_%s%s_%s" % (nm, "_adj" if adj else "", sfx),
+                 "MatrixInverse",
+                 (lambda a_: lambda a: raw.MatrixInverse(input=a,
+                                                         adjoint=a_))(adj),
+                 [wellcond(*shp, dtype=dt)], {"adjoint": adj})
+        more("MatrixDeterminant_%s_%s" % (nm, sfx), "MatrixDeterminant",
+             tf.linalg.det, [wellcond(*shp, dtype=dt) - (
+                 1.5 * np.eye(shp[-1], dtype=dt))])
+        more("LogMatrixDeterminant_%s_%s" % (nm, sfx),
+             "LogMatrixDeterminant",
+             lambda a: list(raw.LogMatrixDeterminant(input=a)),
+             [wellcond(*shp, dtype=dt) * np.where(
+                 np.arange(shp[-1]) == 0, -1.0, 1.0).astype(dt)],
+             n_out=2, grad=False)
+        # the gradient of log |det| (output 1)
+        more("LogMatrixDeterminant_%s_logdet_%s" % (nm, sfx),
+             "LogMatrixDeterminant",
+             lambda a: raw.LogMatrixDeterminant(input=a)[1],
+             [wellcond(*shp, dtype=dt)], y_out=1)
+        more("Cholesky_%s_%s" % (nm, sfx), "Cholesky", tf.linalg.cholesky,
+             [spd(*shp, dtype=dt)])
+    for nm, shp, k in (("3x2", (3, 3), 2), ("b2x4x3", (2, 4, 4), 3),
+                       ("1x1", (1, 1), 1)):
+        for adj in (False, True):
+            more("MatrixSolve_%s%s_%s" % (nm, "_adj" if adj else "", sfx),
+                 "MatrixSolve",
+                 (lambda a_: lambda a, b: raw.MatrixSolve(
+                     matrix=a, rhs=b, adjoint=a_))(adj),
+                 [wellcond(*shp, dtype=dt),
+                  r10c(*(shp[:-1] + (k,)), dtype=dt)], {"adjoint": adj})
+            for lo in (True, False):
+                more("MatrixTriangularSolve_%s%s%s_%s" % (
+                    nm, "_lower" if lo else "_upper", "_adj" if adj else "",
+                    sfx), "MatrixTriangularSolve",
+                    (lambda a_, l_: lambda a, b: raw.MatrixTriangularSolve(
+                        matrix=a, rhs=b, lower=l_, adjoint=a_))(adj, lo),
+                    [wellcond(*shp, dtype=dt),
+                     r10c(*(shp[:-1] + (k,)), dtype=dt)],
+                    {"adjoint": adj, "lower": lo})
+more("MatrixDeterminant_singular", "MatrixDeterminant", tf.linalg.det,
+     [np.array([[1.0, 2.0], [2.0, 4.0]], np.float32)], grad=False)
+more("LogMatrixDeterminant_singular", "LogMatrixDeterminant",
+     lambda a: list(raw.LogMatrixDeterminant(input=a)),
+     [np.array([[1.0, 2.0], [2.0, 4.0]], F64)], n_out=2, grad=False)
+more("MatrixInverse_empty", "MatrixInverse", tf.linalg.inv,
+     [np.zeros((2, 0, 0), np.float32)], grad=False)
+
 DT = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64",
       np.dtype(np.int32): "int32", np.dtype(np.int64): "int64",
       np.dtype(np.bool_): "bool"}
@@ -2543,10 +2609,17 @@ def record(c):
             "value": np.asarray(dyv).tolist()}})
         if np.asarray(dyv).ndim == 0:
             nodes[-1]["attrs"]["value"] = float(dyv)
+        yref = "op"
+        if c.get("y_out"):  # gradients' ys name nodes: an Identity of it
+            yref = "op_y"
+            nodes.append({"name": yref, "op": "Identity",
+                          "inputs": ["op:%d" % c["y_out"]]})
         graph = {"version": 1, "nodes": nodes, "gradients": [
-            {"name": "g", "ys": ["op"], "xs": ["in%d" % i for i in grads],
+            {"name": "g", "ys": [yref], "xs": ["in%d" % i for i in grads],
              "grad_ys": ["dy"]}],
-            "fetch": ["op"] + ["g/in%d" % i for i in grads]}
+            "fetch": [yref] + ["g/in%d" % i for i in grads]}
+        if c.get("y_out"):
+            ent["dg_y"] = yref
         with open(os.path.join(OUT, c["name"] + ".dg.json"), "w") as f:
             json.dump(graph, f)
         ent["dg_grads"] = {"g/in%d" % i: "grad_%d" % i for i in grads}
