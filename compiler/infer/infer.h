@@ -240,6 +240,7 @@ int dgc_infer_fmt_perm(DGC_INFER_ARGS);   /* DataFormatVecPermute: x's type */
 int dgc_infer_space_batch_v1(DGC_INFER_ARGS); /* SpaceToBatch: as SpaceToBatchND */
 int dgc_infer_nth_element(DGC_INFER_ARGS); /* NthElement: the last axis dropped */
 int dgc_infer_linalg(DGC_INFER_ARGS);     /* MatrixInverse ... MatrixSolve */
+int dgc_infer_decomp(DGC_INFER_ARGS);     /* Qr, Svd, SelfAdjointEigV2 */
 /* The formats of a DataFormatVecPermute / DataFormatDimMap node for a
  * vector of `size` entries (the format's length, or for
  * DataFormatVecPermute its spatial letters alone): src[i] for each i of

@@ -197,3 +197,64 @@ int dgc_infer_linalg(DGC_INFER_ARGS)
     out[0].value = NULL;
     return 0;
 }
+
+/* ---- Qr, Svd, SelfAdjointEigV2 ------------------------------------------- */
+
+/* batch dims of s with two more (a, b), or one (a, when b < -1) */
+static void batch_plus(dgc_ttype *o, const dgc_ttype *x, int64_t a, int64_t b)
+{
+    *o = *x;
+    o->value = NULL;
+    o->shape.rank = x->shape.rank - 2;
+    o->shape.dims[o->shape.rank++] = a;
+    if (b >= -1)
+        o->shape.dims[o->shape.rank++] = b;
+}
+
+/* the dimension p = min(m, n) (-1 unknown) */
+static int64_t min_dim(int64_t m, int64_t n)
+{
+    return m < 0 || n < 0 ? -1 : m < n ? m : n;
+}
+
+int dgc_infer_decomp(DGC_INFER_ARGS)
+{
+    (void)n_in;
+    const dg_shape *s = &in[0].shape;
+    if (in[0].dtype != DG_F32 && in[0].dtype != DG_F64)
+        FAIL("input must be float32 or float64");
+    if (s->rank < 2)
+        FAIL("input must have rank >= 2, got rank %d", s->rank);
+    int64_t m = s->dims[s->rank - 2], nn = s->dims[s->rank - 1];
+    int64_t p = min_dim(m, nn);
+    dgc_ttype empty = in[0];
+    empty.value = NULL;
+    empty.shape.rank = 1;
+    empty.shape.dims[0] = 0;
+    if (n->op == DGC_OPID_SelfAdjointEigV2) {
+        if (m >= 0 && nn >= 0 && m != nn)
+            FAIL("input must be square matrices, got %lld x %lld",
+                 (long long)m, (long long)nn);
+        batch_plus(&out[0], &in[0], nn, -2);
+        if (dgc_attr_b(n, DGC_AT_compute_v))
+            out[1] = in[0], out[1].value = NULL;
+        else
+            out[1] = empty;
+        return 0;
+    }
+    int full = dgc_attr_b(n, DGC_AT_full_matrices);
+    if (n->op == DGC_OPID_Qr) {
+        int64_t q = full ? m : p;
+        batch_plus(&out[0], &in[0], m, q);
+        batch_plus(&out[1], &in[0], q, nn);
+        return 0;
+    }
+    batch_plus(&out[0], &in[0], p, -2);
+    if (!dgc_attr_b(n, DGC_AT_compute_uv)) {
+        out[1] = out[2] = empty;
+        return 0;
+    }
+    batch_plus(&out[1], &in[0], m, full ? m : p);
+    batch_plus(&out[2], &in[0], nn, full ? nn : p);
+    return 0;
+}

@@ -257,6 +257,13 @@ static const dgc_attr_spec a_adjoint[] = {
 static const dgc_attr_spec a_trisolve[] = {
     AS(lower, DGC_A_BOOL, "true", 0), AS(adjoint, DGC_A_BOOL, "false", 0),
     A_END};
+static const dgc_attr_spec a_qr[] = {
+    AS(full_matrices, DGC_A_BOOL, "false", 0), A_END};
+static const dgc_attr_spec a_svd[] = {
+    AS(compute_uv, DGC_A_BOOL, "true", 0),
+    AS(full_matrices, DGC_A_BOOL, "false", 0), A_END};
+static const dgc_attr_spec a_eig[] = {AS(compute_v, DGC_A_BOOL, "true", 0),
+                                      A_END};
 /* ops9a: EnsureShape (partial dims), CheckNumerics, Assert */
 static const dgc_attr_spec a_ensure_shape[] = {
     AS(shape, DGC_A_SHAPE, NULL, REQ), A_END};

@@ -498,3 +498,76 @@ void cblas_dtrsm(const enum CBLAS_ORDER Order, const enum CBLAS_SIDE Side,
     DGR_LAZY_FN(openblas_lib, cblas_dtrsm);
     fn_(Order, Side, Uplo, TransA, Diag, M, N, alpha, A, lda, B, ldb);
 }
+
+void sgeqrf_(const blasint *m, const blasint *n, float *a, const blasint *lda,
+             float *tau, float *work, const blasint *lwork, blasint *info)
+{
+    DGR_LAZY_FN(openblas_lib, sgeqrf_);
+    fn_(m, n, a, lda, tau, work, lwork, info);
+}
+
+void dgeqrf_(const blasint *m, const blasint *n, double *a,
+             const blasint *lda, double *tau, double *work,
+             const blasint *lwork, blasint *info)
+{
+    DGR_LAZY_FN(openblas_lib, dgeqrf_);
+    fn_(m, n, a, lda, tau, work, lwork, info);
+}
+
+void sorgqr_(const blasint *m, const blasint *n, const blasint *k, float *a,
+             const blasint *lda, const float *tau, float *work,
+             const blasint *lwork, blasint *info)
+{
+    DGR_LAZY_FN(openblas_lib, sorgqr_);
+    fn_(m, n, k, a, lda, tau, work, lwork, info);
+}
+
+void dorgqr_(const blasint *m, const blasint *n, const blasint *k, double *a,
+             const blasint *lda, const double *tau, double *work,
+             const blasint *lwork, blasint *info)
+{
+    DGR_LAZY_FN(openblas_lib, dorgqr_);
+    fn_(m, n, k, a, lda, tau, work, lwork, info);
+}
+
+void sgesdd_(const char *jobz, const blasint *m, const blasint *n, float *a,
+             const blasint *lda, float *s, float *u, const blasint *ldu,
+             float *vt, const blasint *ldvt, float *work,
+             const blasint *lwork, blasint *iwork, blasint *info,
+             size_t jobz_len)
+{
+    DGR_LAZY_FN(openblas_lib, sgesdd_);
+    fn_(jobz, m, n, a, lda, s, u, ldu, vt, ldvt, work, lwork, iwork, info,
+        jobz_len);
+}
+
+void dgesdd_(const char *jobz, const blasint *m, const blasint *n, double *a,
+             const blasint *lda, double *s, double *u, const blasint *ldu,
+             double *vt, const blasint *ldvt, double *work,
+             const blasint *lwork, blasint *iwork, blasint *info,
+             size_t jobz_len)
+{
+    DGR_LAZY_FN(openblas_lib, dgesdd_);
+    fn_(jobz, m, n, a, lda, s, u, ldu, vt, ldvt, work, lwork, iwork, info,
+        jobz_len);
+}
+
+void ssyevd_(const char *jobz, const char *uplo, const blasint *n, float *a,
+             const blasint *lda, float *w, float *work, const blasint *lwork,
+             blasint *iwork, const blasint *liwork, blasint *info,
+             size_t jobz_len, size_t uplo_len)
+{
+    DGR_LAZY_FN(openblas_lib, ssyevd_);
+    fn_(jobz, uplo, n, a, lda, w, work, lwork, iwork, liwork, info, jobz_len,
+        uplo_len);
+}
+
+void dsyevd_(const char *jobz, const char *uplo, const blasint *n, double *a,
+             const blasint *lda, double *w, double *work,
+             const blasint *lwork, blasint *iwork, const blasint *liwork,
+             blasint *info, size_t jobz_len, size_t uplo_len)
+{
+    DGR_LAZY_FN(openblas_lib, dsyevd_);
+    fn_(jobz, uplo, n, a, lda, w, work, lwork, iwork, liwork, info, jobz_len,
+        uplo_len);
+}

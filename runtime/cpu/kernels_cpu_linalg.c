@@ -4,7 +4,8 @@
  * and float64, through OpenBLAS's LAPACK (cpu_lapack.h) and BLAS:
  * MatrixInverse and MatrixSolve (LU: getrf / getrs), MatrixDeterminant
  * and LogMatrixDeterminant (LU's diagonal and pivots), Cholesky (potrf),
- * MatrixTriangularSolve (trsm).  dgrun's matrices are row-major, LAPACK's
+ * MatrixTriangularSolve (trsm), and the decompositions Qr (geqrf /
+ * orgqr), Svd (gesdd) and SelfAdjointEigV2 (syevd).  dgrun's matrices are row-major, LAPACK's
  * column-major: a row-major A is a column-major A^T, which the calls
  * below take into account.  An exactly singular matrix (a zero pivot) is
  * an error for the inverse and the solve, as TF's Eigen kernels check;
@@ -255,3 +256,201 @@ dg_status dgr_k_matrix_triangular_solve(dgr_kctx *k)
     return DG_OK;
 }
 DGR_KERNEL(MatrixTriangularSolve, dgr_k_matrix_triangular_solve);
+
+/* ---- Qr, Svd, SelfAdjointEigV2 (in float64) ------------------------------ */
+
+/* The decompositions run LAPACK's float64 routines for both dtypes (a
+ * float32 input is widened, its results rounded back): one code path,
+ * values at least as accurate as TF's float32 Eigen kernels. */
+
+/* matrix m of x as column-major float64 (rows x cols, ld rows) in a */
+static void to_cm(const dgr_value *x, int64_t m, int64_t rows, int64_t cols,
+                  double *a)
+{
+    const void *p = dgr_cpu_ptr(x);
+    int f64 = x->dtype == DG_F64;
+    for (int64_t i = 0; i < rows; i++)
+        for (int64_t j = 0; j < cols; j++)
+            a[j * rows + i] = at(p, f64, m * rows * cols + i * cols + j);
+}
+
+/* column-major a (ld lda) of rows x cols into matrix m of output o */
+static void from_cm(dgr_value *o, int64_t m, int64_t rows, int64_t cols,
+                    const double *a, int64_t lda)
+{
+    void *p = dgr_cpu_ptr(o);
+    int f64 = o->dtype == DG_F64;
+    for (int64_t i = 0; i < rows; i++)
+        for (int64_t j = 0; j < cols; j++)
+            put(p, f64, m * rows * cols + i * cols + j, a[j * lda + i]);
+}
+
+/* one scratch allocation of n doubles (at least 1), or an error */
+static dg_status scratch(dgr_kctx *k, int64_t n, double **p)
+{
+    *p = dg_malloc((size_t)(n > 0 ? n : 1) * sizeof **p);
+    return *p ? DG_OK : nomem(k);
+}
+
+static dg_status alloc_outputs(dgr_kctx *k, int n)
+{
+    dg_status st = DG_OK;
+    for (int i = 0; i < n && !st; i++)
+        st = dgr_kctx_alloc_output(k, i);
+    return st;
+}
+
+static int64_t imax(int64_t a, int64_t b) { return a > b ? a : b; }
+
+/* q r = x: geqrf of x, R from its upper part, Q = orgqr of its first
+ * K = min(M, N) reflectors (P columns, P = M with full_matrices) */
+dg_status dgr_k_qr(dgr_kctx *k)
+{
+    const dg_shape *s = &k->in[0].shape;
+    int64_t nb, M = s->dims[s->rank - 2], N = s->dims[s->rank - 1];
+    batch_of(s, &nb, &N);
+    int64_t K = M < N ? M : N;
+    int64_t P = dgc_attr_b(k->node, DGC_AT_full_matrices) ? M : K;
+    dg_status st = alloc_outputs(k, 2);
+    if (st || nb == 0 || M == 0)
+        return st;
+    blasint bm = (blasint)M, bn = (blasint)N, bp = (blasint)P, bk = (blasint)K;
+    blasint lw = (blasint)(64 * imax(1, imax(M, N))), info = 0;
+    double *a, *q, *tau, *work;
+    if ((st = scratch(k, M * N + M * P + K + lw, &a)))
+        return st;
+    q = a + M * N;
+    tau = q + M * P;
+    work = tau + K;
+    int f64 = k->in[0].dtype == DG_F64;
+    for (int64_t m = 0; m < nb; m++) {
+        to_cm(&k->in[0], m, M, N, a);
+        if (K > 0)
+            dgeqrf_(&bm, &bn, a, &bm, tau, work, &lw, &info);
+        char *r = dgr_cpu_ptr(&k->out[1]);
+        for (int64_t i = 0; i < P; i++)
+            for (int64_t j = 0; j < N; j++)
+                put(r, f64, (m * P + i) * N + j, j >= i ? a[j * M + i] : 0);
+        memset(q, 0, (size_t)(M * P) * sizeof *q);
+        memcpy(q, a, (size_t)(M * (K < P ? K : P)) * sizeof *q);
+        if (P > 0)
+            dorgqr_(&bm, &bp, &bk, q, &bm, tau, work, &lw, &info);
+        from_cm(&k->out[0], m, M, P, q, M);
+    }
+    dg_free(a);
+    return DG_OK;
+}
+DGR_KERNEL(Qr, dgr_k_qr);
+
+/* x = u diag(s) v^T by gesdd (jobz N, S or A); v is VT transposed */
+dg_status dgr_k_svd(dgr_kctx *k)
+{
+    const dg_shape *s = &k->in[0].shape;
+    int64_t nb, M = s->dims[s->rank - 2], N;
+    batch_of(s, &nb, &N);
+    int64_t P = M < N ? M : N;
+    int uv = dgc_attr_b(k->node, DGC_AT_compute_uv);
+    int full = uv && dgc_attr_b(k->node, DGC_AT_full_matrices);
+    int64_t uc = !uv ? 0 : full ? M : P, vr = !uv ? 0 : full ? N : P;
+    dg_status st = alloc_outputs(k, 3);
+    if (st || nb == 0)
+        return st;
+    if (P == 0) { /* no singular values; full u, v: identities */
+        for (int o = 1; o < 3 && uv; o++) {
+            int64_t d = o == 1 ? M : N, c = o == 1 ? uc : vr;
+            for (int64_t i = 0; i < nb * d * c; i++)
+                put(dgr_cpu_ptr(&k->out[o]), k->in[0].dtype == DG_F64, i,
+                    i % (d * c) / c == i % c);
+        }
+        return DG_OK;
+    }
+    blasint bm = (blasint)M, bn = (blasint)N, info = 0, lw = -1;
+    blasint ldu = (blasint)imax(1, M), ldvt = (blasint)imax(1, vr);
+    const char *job = !uv ? "N" : full ? "A" : "S";
+    double *a, q;
+    blasint *iw = dg_malloc((size_t)(8 * P) * sizeof *iw);
+    if (!iw)
+        return nomem(k);
+    dgesdd_(job, &bm, &bn, &q, &bm, &q, &q, &ldu, &q, &ldvt, &q, &lw, iw,
+            &info, 1);
+    lw = (blasint)q + 1;
+    if ((st = scratch(k, M * N + P + M * imax(uc, 1) + imax(vr, 1) * N + lw,
+                      &a))) {
+        dg_free(iw);
+        return st;
+    }
+    double *sv = a + M * N, *u = sv + P, *vt = u + M * imax(uc, 1),
+           *work = vt + imax(vr, 1) * N;
+    int f64 = k->in[0].dtype == DG_F64;
+    for (int64_t m = 0; m < nb && !st; m++) {
+        to_cm(&k->in[0], m, M, N, a);
+        dgesdd_(job, &bm, &bn, a, &bm, sv, u, &ldu, vt, &ldvt, work, &lw, iw,
+                &info, 1);
+        if (info != 0) {
+            st = dg_err(k->err, DG_E_RUNTIME, "node '%s': SVD did not "
+                        "converge", k->node->name);
+            break;
+        }
+        for (int64_t i = 0; i < P; i++)
+            put(dgr_cpu_ptr(&k->out[0]), f64, m * P + i, sv[i]);
+        if (!uv)
+            continue;
+        from_cm(&k->out[1], m, M, uc, u, ldu);
+        /* v[i, j] = VT[j, i] = vt[i * ldvt + j] */
+        for (int64_t i = 0; i < N; i++)
+            for (int64_t j = 0; j < vr; j++)
+                put(dgr_cpu_ptr(&k->out[2]), f64, (m * N + i) * vr + j,
+                    vt[i * ldvt + j]);
+    }
+    dg_free(a);
+    dg_free(iw);
+    return st;
+}
+DGR_KERNEL(Svd, dgr_k_svd);
+
+/* syevd "U" of the column-major view (A^T: its upper triangle is A's
+ * lower one, which TF's Eigen solver reads); eigenvectors are columns */
+dg_status dgr_k_self_adjoint_eig(dgr_kctx *k)
+{
+    int64_t nb, N;
+    batch_of(&k->in[0].shape, &nb, &N);
+    int cv = dgc_attr_b(k->node, DGC_AT_compute_v);
+    dg_status st = alloc_outputs(k, 2);
+    if (st || nb == 0 || N == 0)
+        return st;
+    const char *job = cv ? "V" : "N";
+    blasint bn = (blasint)N, info = 0, lw = -1, liw = -1, qi;
+    double q, *a;
+    dsyevd_(job, "U", &bn, &q, &bn, &q, &q, &lw, &qi, &liw, &info, 1, 1);
+    lw = (blasint)q + 1;
+    liw = qi + 1;
+    blasint *iw = dg_malloc((size_t)liw * sizeof *iw);
+    if (!iw)
+        return nomem(k);
+    if ((st = scratch(k, N * N + N + lw, &a))) {
+        dg_free(iw);
+        return st;
+    }
+    double *w = a + N * N, *work = w + N;
+    int f64 = k->in[0].dtype == DG_F64;
+    for (int64_t m = 0; m < nb && !st; m++) {
+        /* the row-major matrix read as column-major is A^T */
+        for (int64_t i = 0; i < N * N; i++)
+            a[i] = at(dgr_cpu_ptr(&k->in[0]), f64, m * N * N + i);
+        dsyevd_(job, "U", &bn, a, &bn, w, work, &lw, iw, &liw, &info, 1, 1);
+        if (info != 0) {
+            st = dg_err(k->err, DG_E_RUNTIME, "node '%s': the "
+                        "eigen-decomposition did not converge",
+                        k->node->name);
+            break;
+        }
+        for (int64_t i = 0; i < N; i++)
+            put(dgr_cpu_ptr(&k->out[0]), f64, m * N + i, w[i]);
+        if (cv)
+            from_cm(&k->out[1], m, N, N, a, N);
+    }
+    dg_free(a);
+    dg_free(iw);
+    return st;
+}
+DGR_KERNEL(SelfAdjointEigV2, dgr_k_self_adjoint_eig);

@@ -785,5 +785,6 @@ const uint32_t dgr_cl_host_ops[DGC_N_OPS] = {
     /* ops10c: LAPACK on the host (TF: cuSolver / cuBLAS kernels) */
     HOSTF(MatrixInverse), HOSTF(MatrixDeterminant),
     HOSTF(LogMatrixDeterminant), HOSTF(Cholesky),
-    HOSTF(MatrixTriangularSolve), HOSTF(MatrixSolve),
+    HOSTF(MatrixTriangularSolve), HOSTF(MatrixSolve), HOSTF(Qr), HOSTF(Svd),
+    HOSTF(SelfAdjointEigV2),
 };

@@ -434,6 +434,14 @@ ERRORS = [
       const("b", "float32", [[1.0], [2.0], [3.0]]),
       {"name": "op", "op": "MatrixTriangularSolve", "inputs": ["x", "b"]}],
      "op", "rhs dimension 0 (3) differs from the matrix's (2)"),
+    ("SelfAdjointEigV2_not_square",
+     [const("x", "float64", [[1.0, 2.0, 3.0], [2.0, 1.0, 0.0]]),
+      {"name": "op", "op": "SelfAdjointEigV2", "inputs": ["x"]}],
+     "op", "input must be square matrices, got 2 x 3"),
+    ("Qr_rank1",
+     [const("x", "float32", [1.0, 2.0]),
+      {"name": "op", "op": "Qr", "inputs": ["x"]}],
+     "op", "input must have rank >= 2, got rank 1"),
 ]
 
 

@@ -2508,6 +2508,39 @@ more("LogMatrixDeterminant_singular", "LogMatrixDeterminant",
 more("MatrixInverse_empty", "MatrixInverse", tf.linalg.inv,
      [np.zeros((2, 0, 0), np.float32)], grad=False)
 
+# the decompositions, forward only: singular and eigen vectors are unique
+# up to sign, so their cases compare |u|, |v| (sign-invariant per column)
+for dt, sfx in ((np.float32, "f32"), (F64, "f64")):
+    for nm, shp in (("4x3", (4, 3)), ("3x4", (3, 4)), ("b2x3x3", (2, 3, 3))):
+        for full in (False, True):
+            fs = "_full" if full else ""
+            more("Qr_%s%s_%s" % (nm, fs, sfx), "Qr",
+                 (lambda f_: lambda a: list(raw.Qr(
+                     input=a, full_matrices=f_)))(full),
+                 [r10c(*shp, dtype=dt)], {"full_matrices": full}, n_out=2,
+                 grad=False)
+            more("Svd_%s%s_%s" % (nm, fs, sfx), "Svd",
+                 (lambda f_: lambda a: (lambda s_, u_, v_: [
+                     s_, tf.abs(u_), tf.abs(v_)])(*raw.Svd(
+                         input=a, compute_uv=True, full_matrices=f_)))(full),
+                 [r10c(*shp, dtype=dt)], {"full_matrices": full}, n_out=3,
+                 grad=False, also=["Abs"])
+        more("Svd_%s_s_only_%s" % (nm, sfx), "Svd",
+             lambda a: raw.Svd(input=a, compute_uv=False)[0],
+             [r10c(*shp, dtype=dt)], {"compute_uv": False}, grad=False)
+    for nm, shp in (("3", (3, 3)), ("b2x4", (2, 4, 4))):
+        x = r10c(*shp, dtype=dt)
+        sym = (x + np.swapaxes(x, -1, -2)).astype(dt)
+        lowonly = np.tril(sym)  # the upper triangle is not read
+        more("SelfAdjointEigV2_%s_%s" % (nm, sfx), "SelfAdjointEigV2",
+             lambda a: (lambda e_, v_: [e_, tf.abs(v_)])(
+                 *raw.SelfAdjointEigV2(input=a, compute_v=True)),
+             [lowonly], n_out=2, grad=False, also=["Abs"])
+        more("SelfAdjointEigV2_%s_e_only_%s" % (nm, sfx),
+             "SelfAdjointEigV2",
+             lambda a: raw.SelfAdjointEigV2(input=a, compute_v=False)[0],
+             [sym], {"compute_v": False}, grad=False)
+
 DT = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64",
       np.dtype(np.int32): "int32", np.dtype(np.int64): "int64",
       np.dtype(np.bool_): "bool"}
