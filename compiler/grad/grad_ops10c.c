@@ -6,7 +6,8 @@
  * NthElement (nn_grad.py: dy shared evenly by the entries equal to the
  * output), and the linear-algebra ops (linalg_grad.py: MatrixInverse,
  * MatrixDeterminant, LogMatrixDeterminant, Cholesky, MatrixSolve,
- * MatrixTriangularSolve; TF's adjoints of real matrices are transposes).
+ * MatrixTriangularSolve, SelfAdjointEigV2; TF's adjoints of real matrices
+ * are transposes).
  * Integer inputs get no gradient.
  */
 #include "grad.h"
@@ -220,3 +221,72 @@ DGC_GRAD(MatrixSolve)
     return DG_OK;
 }
 DGC_GRAD_AS(MatrixTriangularSolve, MatrixSolve);
+
+/* MatrixSetDiagV3(x, d, k = 0) */
+static dgc_ref set_diag(dgc_gctx *c, int32_t fwd, const char *suffix,
+                        dgc_ref x, dgc_ref d)
+{
+    dgc_ref k = {dgc_grad_const(c, fwd, "k", 0, DG_I32), 0};
+    if (k.node < 0)
+        return k;
+    return dgc_grad_mk(c, fwd, suffix, OP(MatrixSetDiagV3),
+                       (dgc_ref[]){x, d, k}, 3);
+}
+
+DGC_GRAD_N(SelfAdjointEigV2)
+{
+    /* TF's _SelfAdjointEigV2Grad: with f[i, j] = 1 / (e[j] - e[i]) (0 on
+     * the diagonal, TF's _SafeReciprocal), grad_a = v (diag(ge) + f *
+     * (v^T gv)) v^T; then the lower triangle of grad_a + grad_a^T with the
+     * diagonal halved.  A missing output gradient counts as zeros. */
+    dgc_ref x = FWD->inputs[0], ge = dys[0], gv = dys[1], v;
+    int rank = dgc_grad_type(c, x)->shape.rank;
+    if (dgc_attr_b(FWD, DGC_AT_compute_v)) {
+        v = R(fwd, 1);
+    } else { /* TF: self_adjoint_eig(a) again, for its vectors */
+        v = mk_bools(c, fwd, "SelfAdjointEigV2", OP(SelfAdjointEigV2), &x, 1,
+                     (bool_attrs){"compute_v", 1, NULL, 0});
+        CHK(v);
+        v = R(v.node, 1);
+        gv.node = -1;
+    }
+    dgc_ref mid;
+    if (gv.node >= 0) {
+        dgc_ref e = R(fwd, 0);
+        dgc_ref er = expand_last(c, fwd, "ExpandDims", e); CHK(er);
+        dgc_ref ec = dgc_grad_mk_attrs(c, fwd, "ExpandDims_1",
+                                       OP(ExpandDims), &e, 1, "axis", -2,
+                                       NULL, 0);
+        CHK(ec);
+        dgc_ref d = MK("sub", Sub, ec, er); CHK(d);
+        dgc_ref d2 = MK("mul", Mul, d, d); CHK(d2);
+        dgc_ref eps = dgc_grad_cst(c, fwd, "epsilon", 1e-20, d); CHK(eps);
+        dgc_ref den = MK("add", Add, d2, eps); CHK(den);
+        dgc_ref rec = MK("Reciprocal", Reciprocal, den); CHK(rec);
+        dgc_ref f = MK("mul_1", Mul, d, rec); CHK(f);
+        dgc_ref vg = bmm(c, fwd, "MatMul", v, gv, 1, 0); CHK(vg);
+        mid = MK("mul_2", Mul, f, vg); CHK(mid);
+    } else {
+        mid = MK("zeros", ZerosLike, v); CHK(mid);
+    }
+    if (ge.node >= 0) {
+        mid = set_diag(c, fwd, "MatrixSetDiag", mid, ge);
+        CHK(mid);
+    }
+    dgc_ref t = bmm(c, fwd, "MatMul_1", mid, v, 0, 1); CHK(t);
+    dgc_ref ga = bmm(c, fwd, "MatMul_2", v, t, 0, 0); CHK(ga);
+    dgc_ref gt = dgc_grad_mk_set(c, fwd, "adjoint", OP(Transpose), &ga, 1,
+                                 set_swap_perm, &rank);
+    CHK(gt);
+    dgc_ref sum = MK("add_1", Add, ga, gt); CHK(sum);
+    dgc_ref low = band(c, fwd, "MatrixBandPart", sum, -1, 0); CHK(low);
+    dgc_ref zero = dgc_grad_cst(c, fwd, "pad", 0, low); CHK(zero);
+    dgc_ref k = {dgc_grad_const(c, fwd, "k_part", 0, DG_I32), 0}; CHK(k);
+    dgc_ref dp = dgc_grad_mk(c, fwd, "MatrixDiagPart", OP(MatrixDiagPartV3),
+                             (dgc_ref[]){low, k, zero}, 3);
+    CHK(dp);
+    dgc_ref half = dgc_grad_cst(c, fwd, "half", 0.5, low); CHK(half);
+    dgc_ref hd = MK("mul_3", Mul, dp, half); CHK(hd);
+    dx[0] = set_diag(c, fwd, "MatrixSetDiag_1", low, hd); CHK(dx[0]);
+    return DG_OK;
+}

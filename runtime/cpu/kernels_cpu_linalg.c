@@ -5,9 +5,9 @@
  * MatrixInverse and MatrixSolve (LU: getrf / getrs), MatrixDeterminant
  * and LogMatrixDeterminant (LU's diagonal and pivots), Cholesky (potrf),
  * MatrixTriangularSolve (trsm), and the decompositions Qr (geqrf /
- * orgqr), Svd (gesdd) and SelfAdjointEigV2 (syevd).  dgrun's matrices are row-major, LAPACK's
- * column-major: a row-major A is a column-major A^T, which the calls
- * below take into account.  An exactly singular matrix (a zero pivot) is
+ * orgqr), Svd (gesdd) and SelfAdjointEigV2 (syevd).  dgrun's matrices are
+ * row-major, LAPACK's column-major: a row-major A is a column-major A^T,
+ * which the calls below take into account.  An exactly singular matrix (a zero pivot) is
  * an error for the inverse and the solve, as TF's Eigen kernels check;
  * the determinant of one is 0 (log: -inf with sign 0).
  */

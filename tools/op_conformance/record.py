@@ -2536,6 +2536,13 @@ for dt, sfx in ((np.float32, "f32"), (F64, "f64")):
              lambda a: (lambda e_, v_: [e_, tf.abs(v_)])(
                  *raw.SelfAdjointEigV2(input=a, compute_v=True)),
              [lowonly], n_out=2, grad=False, also=["Abs"])
+        # the gradient of the eigenvalues (sign-invariant: v diag(dy) v^T)
+        for cv in (True, False):
+            more("SelfAdjointEigV2_%s_grad_e%s_%s" % (
+                nm, "" if cv else "_no_v", sfx), "SelfAdjointEigV2",
+                (lambda c_: lambda a: raw.SelfAdjointEigV2(
+                    input=a, compute_v=c_)[0])(cv),
+                [lowonly], {"compute_v": cv})
         more("SelfAdjointEigV2_%s_e_only_%s" % (nm, sfx),
              "SelfAdjointEigV2",
              lambda a: raw.SelfAdjointEigV2(input=a, compute_v=False)[0],
