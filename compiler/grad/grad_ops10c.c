@@ -204,8 +204,11 @@ DGC_GRAD(MatrixSolve)
                           (bool_attrs){"adjoint", !adj,
                                        tri ? "lower" : NULL, lower});
     CHK(gb);
-    if (NEED(1))
-        dx[1] = gb;
+    /* (a triangular solve's batch dims broadcast: summed back, as TF) */
+    if (NEED(1)) {
+        dx[1] = dgc_grad_sum_to(c, fwd, gb, FWD->inputs[1]);
+        CHK(dx[1]);
+    }
     if (!NEED(0))
         return DG_OK;
     dgc_ref p = adj ? bmm(c, fwd, "MatMul", z, gb, 0, 1)
@@ -217,7 +220,8 @@ DGC_GRAD(MatrixSolve)
                   lower ? 0 : -1);
         CHK(ga);
     }
-    dx[0] = ga;
+    dx[0] = dgc_grad_sum_to(c, fwd, ga, FWD->inputs[0]);
+    CHK(dx[0]);
     return DG_OK;
 }
 DGC_GRAD_AS(MatrixTriangularSolve, MatrixSolve);

@@ -184,17 +184,30 @@ int dgc_infer_linalg(DGC_INFER_ARGS)
     const dg_shape *b = &in[1].shape;
     if (in[1].dtype != in[0].dtype)
         FAIL("rhs must have the matrix's dtype");
-    if (b->rank != s->rank)
-        FAIL("rhs must have the matrix's rank %d, got rank %d", s->rank,
-             b->rank);
-    for (int d = 0; d < s->rank - 1; d++) {
-        int64_t x = s->dims[d], y = b->dims[d];
-        if (x >= 0 && y >= 0 && x != y)
-            FAIL("rhs dimension %d (%lld) differs from the matrix's (%lld)",
-                 d, (long long)y, (long long)x);
-    }
+    int tri = n->op == DGC_OPID_MatrixTriangularSolve;
+    if (b->rank < 2 || (!tri && b->rank != s->rank))
+        FAIL("rhs must have the matrix's rank %d%s, got rank %d", s->rank,
+             tri ? " or another >= 2" : "", b->rank);
+    int64_t rn = b->dims[b->rank - 2];
+    if (r >= 0 && rn >= 0 && r != rn)
+        FAIL("rhs dimension %d (%lld) differs from the matrix's (%lld)",
+             b->rank - 2, (long long)rn, (long long)r);
+    /* batch dims: equal (MatrixSolve) or broadcasting (triangular) */
+    int ra = s->rank - 2, rb = b->rank - 2, ro = ra > rb ? ra : rb;
     out[0] = in[1];
     out[0].value = NULL;
+    out[0].shape.rank = ro + 2;
+    for (int i = 0; i < ro; i++) {
+        int ia = i - (ro - ra), ib = i - (ro - rb);
+        int64_t x = ia >= 0 ? s->dims[ia] : 1, y = ib >= 0 ? b->dims[ib] : 1;
+        if (x >= 0 && y >= 0 && x != y && (!tri || (x != 1 && y != 1)))
+            FAIL("rhs batch dimension %d (%lld) %s the matrix's (%lld)", ib,
+                 (long long)y, tri ? "does not broadcast with" : "differs from",
+                 (long long)x);
+        out[0].shape.dims[i] = x == 1 ? y : y == 1 ? x : x >= 0 ? x : y;
+    }
+    out[0].shape.dims[ro] = r >= 0 ? r : rn;
+    out[0].shape.dims[ro + 1] = b->dims[b->rank - 1];
     return 0;
 }
 

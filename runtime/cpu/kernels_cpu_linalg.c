@@ -221,29 +221,51 @@ DGR_KERNEL(Cholesky, dgr_k_cholesky);
 
 /* ---- MatrixTriangularSolve ----------------------------------------------- */
 
-/* trsm (row-major, A on the left) on a copy of rhs: only A's lower
- * (lower) or upper triangle is read; a zero on its diagonal gives inf /
- * nan as in TF. */
+/* The batch index into v (its batch dims right-aligned with the output's,
+ * size-1 dims broadcast) of the output's batch index m. */
+static int64_t bcast_batch(const dg_shape *out, const dg_shape *v, int64_t m)
+{
+    int ro = out->rank - 2, rv = v->rank - 2;
+    int64_t idx = 0, stride = 1;
+    for (int d = ro - 1; d >= 0; d--) {
+        int64_t c = m % out->dims[d];
+        m /= out->dims[d];
+        int dv = d - (ro - rv);
+        if (dv < 0)
+            continue;
+        idx += (v->dims[dv] == 1 ? 0 : c) * stride;
+        stride *= v->dims[dv];
+    }
+    return idx;
+}
+
+/* trsm (row-major, A on the left) on a copy of rhs, batch dims
+ * broadcasting as in TF: only A's lower (lower) or upper triangle is
+ * read; a zero on its diagonal gives inf / nan as in TF. */
 dg_status dgr_k_matrix_triangular_solve(dgr_kctx *k)
 {
     const dgr_value *a = &k->in[0], *b = &k->in[1];
     int f64 = a->dtype == DG_F64;
     int lower = dgc_attr_b(k->node, DGC_AT_lower);
     int adj = dgc_attr_b(k->node, DGC_AT_adjoint);
+    const dg_shape *os = &k->out[0].shape;
     int64_t nb, n, nk = b->shape.dims[b->shape.rank - 1];
-    batch_of(&a->shape, &nb, &n);
     dg_status st = dgr_kctx_alloc_output(k, 0);
+    batch_of(os, &nb, &nk);
+    n = a->shape.dims[a->shape.rank - 1];
     if (st || n == 0 || nk == 0 || nb == 0)
         return st;
     size_t es = dg_dtype_size(a->dtype);
     char *y = dgr_cpu_ptr(&k->out[0]);
-    const char *x = dgr_cpu_ptr(a);
-    memcpy(y, dgr_cpu_ptr(b), (size_t)(nb * n * nk) * es);
+    const char *x = dgr_cpu_ptr(a), *bx = dgr_cpu_ptr(b);
     enum CBLAS_UPLO up = lower ? CblasLower : CblasUpper;
     enum CBLAS_TRANSPOSE tr = adj ? CblasTrans : CblasNoTrans;
     for (int64_t m = 0; m < nb; m++) {
-        const char *am = x + (size_t)(m * n * n) * es;
+        const char *am = x + (size_t)(bcast_batch(os, &a->shape, m) * n * n) *
+                                 es;
         char *ym = y + (size_t)(m * n * nk) * es;
+        memcpy(ym, bx + (size_t)(bcast_batch(os, &b->shape, m) * n * nk) * es,
+               (size_t)(n * nk) * es);
         if (f64)
             cblas_dtrsm(CblasRowMajor, CblasLeft, up, tr, CblasNonUnit,
                         (blasint)n, (blasint)nk, 1.0, (const double *)am,

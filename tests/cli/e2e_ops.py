@@ -434,6 +434,12 @@ ERRORS = [
       const("b", "float32", [[1.0], [2.0], [3.0]]),
       {"name": "op", "op": "MatrixTriangularSolve", "inputs": ["x", "b"]}],
      "op", "rhs dimension 0 (3) differs from the matrix's (2)"),
+    ("MatrixTriangularSolve_batch",
+     [const("x", "float32", [[[1.0, 0.0], [2.0, 1.0]]] * 3),
+      const("b", "float32", [[[1.0], [2.0]]] * 2),
+      {"name": "op", "op": "MatrixTriangularSolve", "inputs": ["x", "b"]}],
+     "op", "rhs batch dimension 0 (2) does not broadcast with the matrix's "
+     "(3)"),
     ("SelfAdjointEigV2_not_square",
      [const("x", "float64", [[1.0, 2.0, 3.0], [2.0, 1.0, 0.0]]),
       {"name": "op", "op": "SelfAdjointEigV2", "inputs": ["x"]}],

@@ -2500,6 +2500,16 @@ for dt, sfx in ((np.float32, "f32"), (F64, "f64")):
                     [wellcond(*shp, dtype=dt),
                      r10c(*(shp[:-1] + (k,)), dtype=dt)],
                     {"adjoint": adj, "lower": lo})
+    # batch dims broadcasting (TF 2.2+): gradients summed back
+    for nm, sa, sb in (("bcast_a", (3, 3), (2, 3, 2)),
+                       ("bcast_both", (2, 1, 3, 3), (4, 3, 2))):
+        for lo in (True, False):
+            more("MatrixTriangularSolve_%s%s_%s" % (
+                nm, "" if lo else "_upper", sfx), "MatrixTriangularSolve",
+                (lambda l_: lambda a, b: raw.MatrixTriangularSolve(
+                    matrix=a, rhs=b, lower=l_, adjoint=not l_))(lo),
+                [wellcond(*sa, dtype=dt), r10c(*sb, dtype=dt)],
+                {"lower": lo, "adjoint": not lo})
 more("MatrixDeterminant_singular", "MatrixDeterminant", tf.linalg.det,
      [np.array([[1.0, 2.0], [2.0, 4.0]], np.float32)], grad=False)
 more("LogMatrixDeterminant_singular", "LogMatrixDeterminant",
