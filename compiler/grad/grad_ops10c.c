@@ -6,8 +6,8 @@
  * NthElement (nn_grad.py: dy shared evenly by the entries equal to the
  * output), and the linear-algebra ops (linalg_grad.py: MatrixInverse,
  * MatrixDeterminant, LogMatrixDeterminant, Cholesky, MatrixSolve,
- * MatrixTriangularSolve, SelfAdjointEigV2; TF's adjoints of real matrices
- * are transposes).
+ * MatrixTriangularSolve, SelfAdjointEigV2, Qr; TF's adjoints of real
+ * matrices are transposes).
  * Integer inputs get no gradient.
  */
 #include "grad.h"
@@ -164,6 +164,14 @@ static int set_swap_perm(dgc_gctx *c, int32_t fwd, dgc_node *n, void *arg)
     return dgc_node_set_ints(n, "perm", p, rank);
 }
 
+/* x^T over its innermost two axes (x of rank `rank`) */
+static dgc_ref adjoint_of(dgc_gctx *c, int32_t fwd, const char *suffix,
+                          dgc_ref x, int rank)
+{
+    return dgc_grad_mk_set(c, fwd, suffix, OP(Transpose), &x, 1,
+                           set_swap_perm, &rank);
+}
+
 DGC_GRAD(Cholesky)
 {
     DGC_GRAD_LOCALS;
@@ -180,9 +188,7 @@ DGC_GRAD(Cholesky)
     dgc_ref m2 = MK("sub", Sub, low, hd); CHK(m2);
     dgc_ref t = bmm(c, fwd, "MatMul_1", linv, m2, 1, 0); CHK(t);
     dgc_ref g = bmm(c, fwd, "MatMul_2", t, linv, 0, 0); CHK(g);
-    dgc_ref gt = dgc_grad_mk_set(c, fwd, "adjoint", OP(Transpose), &g, 1,
-                                 set_swap_perm, &rank);
-    CHK(gt);
+    dgc_ref gt = adjoint_of(c, fwd, "adjoint", g, rank); CHK(gt);
     dgc_ref s = MK("add", Add, g, gt); CHK(s);
     dx[0] = MK("mul_1", Mul, s, half); CHK(dx[0]);
     return DG_OK;
@@ -279,9 +285,7 @@ DGC_GRAD_N(SelfAdjointEigV2)
     }
     dgc_ref t = bmm(c, fwd, "MatMul_1", mid, v, 0, 1); CHK(t);
     dgc_ref ga = bmm(c, fwd, "MatMul_2", v, t, 0, 0); CHK(ga);
-    dgc_ref gt = dgc_grad_mk_set(c, fwd, "adjoint", OP(Transpose), &ga, 1,
-                                 set_swap_perm, &rank);
-    CHK(gt);
+    dgc_ref gt = adjoint_of(c, fwd, "adjoint", ga, rank); CHK(gt);
     dgc_ref sum = MK("add_1", Add, ga, gt); CHK(sum);
     dgc_ref low = band(c, fwd, "MatrixBandPart", sum, -1, 0); CHK(low);
     dgc_ref zero = dgc_grad_cst(c, fwd, "pad", 0, low); CHK(zero);
@@ -292,5 +296,114 @@ DGC_GRAD_N(SelfAdjointEigV2)
     dgc_ref half = dgc_grad_cst(c, fwd, "half", 0.5, low); CHK(half);
     dgc_ref hd = MK("mul_3", Mul, dp, half); CHK(hd);
     dx[0] = set_diag(c, fwd, "MatrixSetDiag_1", low, hd); CHK(dx[0]);
+    return DG_OK;
+}
+
+/* ---- Qr (TF's _QrGrad, arXiv 2009.10071) --------------------------------- */
+
+typedef struct qr_ctx {
+    dgc_gctx *c;
+    int32_t fwd;
+    int rank;
+} qr_ctx;
+
+/* x r^-T for an upper triangular r: TF's _TriangularSolve */
+static dgc_ref qr_trisolve(const qr_ctx *q, const char *suffix, dgc_ref x,
+                           dgc_ref r)
+{
+    dgc_gctx *c = q->c;
+    int32_t fwd = q->fwd;
+    dgc_ref xt = adjoint_of(c, fwd, "adjoint_x", x, q->rank);
+    if (xt.node < 0)
+        return xt;
+    dgc_ref s = mk_bools(c, fwd, suffix, OP(MatrixTriangularSolve),
+                         (dgc_ref[]){r, xt}, 2,
+                         (bool_attrs){"lower", 0, "adjoint", 0});
+    if (s.node < 0)
+        return s;
+    return adjoint_of(c, fwd, "adjoint_s", s, q->rank);
+}
+
+/* TF's _QrGradSquareAndDeepMatrices (rows >= cols, q [M, N]) */
+static dgc_ref qr_grad_deep(const qr_ctx *q, dgc_ref qq, dgc_ref r,
+                            dgc_ref dq, dgc_ref dr)
+{
+    dgc_gctx *c = q->c;
+    int32_t fwd = q->fwd;
+    dgc_ref bad = {-1, 0};
+#define QCHK(x) do { if ((x).node < 0) return bad; } while (0)
+    dgc_ref qdq = bmm(c, fwd, "MatMul", qq, dq, 1, 0); QCHK(qdq);
+    dgc_ref qdqt = adjoint_of(c, fwd, "adjoint", qdq, q->rank); QCHK(qdqt);
+    dgc_ref qdq_ = MK("sub", Sub, qdq, qdqt); QCHK(qdq_);
+    dgc_ref rdr = bmm(c, fwd, "MatMul_1", r, dr, 0, 1); QCHK(rdr);
+    dgc_ref rdrt = adjoint_of(c, fwd, "adjoint_1", rdr, q->rank); QCHK(rdrt);
+    dgc_ref rdr_ = MK("sub_1", Sub, rdr, rdrt); QCHK(rdr_);
+    dgc_ref sum = MK("add", Add, qdq_, rdr_); QCHK(sum);
+    dgc_ref tril = band(c, fwd, "MatrixBandPart", sum, -1, 0); QCHK(tril);
+    dgc_ref t1 = qr_trisolve(q, "MatrixTriangularSolve", tril, r); QCHK(t1);
+    dgc_ref a1 = MK("add_1", Add, dr, t1); QCHK(a1);
+    dgc_ref ga = bmm(c, fwd, "MatMul_2", qq, a1, 0, 0); QCHK(ga);
+    dgc_ref qq2 = bmm(c, fwd, "MatMul_3", qq, qdq, 0, 0); QCHK(qq2);
+    dgc_ref b1 = MK("sub_2", Sub, dq, qq2); QCHK(b1);
+    dgc_ref gb = qr_trisolve(q, "MatrixTriangularSolve_1", b1, r); QCHK(gb);
+    return MK("add_2", Add, ga, gb);
+#undef QCHK
+}
+
+/* x[..., :, from:from + len] (len -1: to the end) */
+static dgc_ref cols_of(const qr_ctx *q, const char *suffix, dgc_ref x,
+                       int64_t from, int64_t len)
+{
+    int64_t b[DG_MAX_RANK], z[DG_MAX_RANK];
+    for (int i = 0; i < q->rank; i++)
+        b[i] = 0, z[i] = -1;
+    b[q->rank - 1] = from;
+    z[q->rank - 1] = len;
+    dgc_ref bv = dgc_grad_ints(q->c, q->fwd, "begin", b, q->rank);
+    dgc_ref zv = dgc_grad_ints(q->c, q->fwd, "size", z, q->rank);
+    if (bv.node < 0 || zv.node < 0)
+        return bv.node < 0 ? bv : zv;
+    return dgc_grad_mk(q->c, q->fwd, suffix, OP(Slice),
+                       (dgc_ref[]){x, bv, zv}, 3);
+}
+
+DGC_GRAD_N(Qr)
+{
+    dgc_ref qq = R(fwd, 0), r = R(fwd, 1), dq = dys[0], dr = dys[1];
+    const dg_shape *qs = &dgc_grad_type(c, qq)->shape;
+    const dg_shape *rs = &dgc_grad_type(c, r)->shape;
+    qr_ctx q = {c, fwd, qs->rank};
+    int64_t M = qs->dims[qs->rank - 2], P = qs->dims[qs->rank - 1];
+    int64_t N = rs->dims[rs->rank - 1];
+    if (M < 0 || N < 0 || P < 0)
+        return dg_err(c->err, DG_E_GRAPH, "node '%s': the gradient of Qr "
+                      "needs its matrix size known when the graph is "
+                      "compiled", FWD->name);
+    if (M > N && P == M)
+        return dg_err(c->err, DG_E_GRAPH, "node '%s': the gradient of Qr "
+                      "with full_matrices and more rows than columns is not "
+                      "implemented (as in TF)", FWD->name);
+    if (dq.node < 0) { /* a missing output gradient counts as zeros */
+        dq = MK("zeros_q", ZerosLike, qq); CHK(dq);
+    }
+    if (dr.node < 0) {
+        dr = MK("zeros_r", ZerosLike, r); CHK(dr);
+    }
+    if (M >= N) {
+        dx[0] = qr_grad_deep(&q, qq, r, dq, dr); CHK(dx[0]);
+        return DG_OK;
+    }
+    /* wide: a = [x, y], r = [u, v], reduced to the square case */
+    dgc_ref y = cols_of(&q, "y", FWD->inputs[0], M, -1); CHK(y);
+    dgc_ref u = cols_of(&q, "u", r, 0, M); CHK(u);
+    dgc_ref dv = cols_of(&q, "dv", dr, M, -1); CHK(dv);
+    dgc_ref du = cols_of(&q, "du", dr, 0, M); CHK(du);
+    dgc_ref gy = bmm(c, fwd, "MatMul_dy", qq, dv, 0, 0); CHK(gy);
+    dgc_ref ydv = bmm(c, fwd, "MatMul_ydv", y, dv, 0, 1); CHK(ydv);
+    dgc_ref dq2 = MK("add_dq", Add, dq, ydv); CHK(dq2);
+    dgc_ref gx = qr_grad_deep(&q, qq, u, dq2, du); CHK(gx);
+    dx[0] = dgc_grad_mk_attrs(c, fwd, "concat", OP(ConcatV2),
+                              (dgc_ref[]){gx, gy}, 2, "axis", -1, NULL, 0);
+    CHK(dx[0]);
     return DG_OK;
 }

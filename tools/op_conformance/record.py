@@ -2535,6 +2535,15 @@ for dt, sfx in ((np.float32, "f32"), (F64, "f64")):
                          input=a, compute_uv=True, full_matrices=f_)))(full),
                  [r10c(*shp, dtype=dt)], {"full_matrices": full}, n_out=3,
                  grad=False, also=["Abs"])
+        # TF's _QrGrad through q (output 0) and through r (output 1)
+        for out, on in ((0, "q"), (1, "r")):
+            for full in ((False, True) if shp[-2] <= shp[-1] else (False,)):
+                more("Qr_%s%s_grad_%s_%s" % (nm, "_full" if full else "", on,
+                                             sfx), "Qr",
+                     (lambda o_, f_: lambda a: raw.Qr(
+                         input=a, full_matrices=f_)[o_])(out, full),
+                     [r10c(*shp, dtype=dt)], {"full_matrices": full},
+                     y_out=out)
         more("Svd_%s_s_only_%s" % (nm, sfx), "Svd",
              lambda a: raw.Svd(input=a, compute_uv=False)[0],
              [r10c(*shp, dtype=dt)], {"compute_uv": False}, grad=False)
