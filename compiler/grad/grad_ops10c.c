@@ -6,8 +6,8 @@
  * NthElement (nn_grad.py: dy shared evenly by the entries equal to the
  * output), and the linear-algebra ops (linalg_grad.py: MatrixInverse,
  * MatrixDeterminant, LogMatrixDeterminant, Cholesky, MatrixSolve,
- * MatrixTriangularSolve, SelfAdjointEigV2, Qr; TF's adjoints of real
- * matrices are transposes).
+ * MatrixTriangularSolve, SelfAdjointEigV2, Qr, Svd; TF's adjoints of
+ * real matrices are transposes).
  * Integer inputs get no gradient.
  */
 #include "grad.h"
@@ -243,6 +243,24 @@ static dgc_ref set_diag(dgc_gctx *c, int32_t fwd, const char *suffix,
                        (dgc_ref[]){x, d, k}, 3);
 }
 
+/* TF's _SafeReciprocal: x / (x^2 + 1e-20) (0 at 0) */
+static dgc_ref safe_recip(dgc_gctx *c, int32_t fwd, dgc_ref x)
+{
+    dgc_ref x2 = MK("mul", Mul, x, x);
+    if (x2.node < 0)
+        return x2;
+    dgc_ref eps = dgc_grad_cst(c, fwd, "epsilon", 1e-20, x);
+    if (eps.node < 0)
+        return eps;
+    dgc_ref den = MK("add", Add, x2, eps);
+    if (den.node < 0)
+        return den;
+    dgc_ref rec = MK("Reciprocal", Reciprocal, den);
+    if (rec.node < 0)
+        return rec;
+    return MK("mul_1", Mul, x, rec);
+}
+
 DGC_GRAD_N(SelfAdjointEigV2)
 {
     /* TF's _SelfAdjointEigV2Grad: with f[i, j] = 1 / (e[j] - e[i]) (0 on
@@ -269,11 +287,7 @@ DGC_GRAD_N(SelfAdjointEigV2)
                                        NULL, 0);
         CHK(ec);
         dgc_ref d = MK("sub", Sub, ec, er); CHK(d);
-        dgc_ref d2 = MK("mul", Mul, d, d); CHK(d2);
-        dgc_ref eps = dgc_grad_cst(c, fwd, "epsilon", 1e-20, d); CHK(eps);
-        dgc_ref den = MK("add", Add, d2, eps); CHK(den);
-        dgc_ref rec = MK("Reciprocal", Reciprocal, den); CHK(rec);
-        dgc_ref f = MK("mul_1", Mul, d, rec); CHK(f);
+        dgc_ref f = safe_recip(c, fwd, d); CHK(f);
         dgc_ref vg = bmm(c, fwd, "MatMul", v, gv, 1, 0); CHK(vg);
         mid = MK("mul_2", Mul, f, vg); CHK(mid);
     } else {
@@ -301,14 +315,14 @@ DGC_GRAD_N(SelfAdjointEigV2)
 
 /* ---- Qr (TF's _QrGrad, arXiv 2009.10071) --------------------------------- */
 
-typedef struct qr_ctx {
+typedef struct mat_ctx {
     dgc_gctx *c;
     int32_t fwd;
     int rank;
-} qr_ctx;
+} mat_ctx;
 
 /* x r^-T for an upper triangular r: TF's _TriangularSolve */
-static dgc_ref qr_trisolve(const qr_ctx *q, const char *suffix, dgc_ref x,
+static dgc_ref qr_trisolve(const mat_ctx *q, const char *suffix, dgc_ref x,
                            dgc_ref r)
 {
     dgc_gctx *c = q->c;
@@ -325,7 +339,7 @@ static dgc_ref qr_trisolve(const qr_ctx *q, const char *suffix, dgc_ref x,
 }
 
 /* TF's _QrGradSquareAndDeepMatrices (rows >= cols, q [M, N]) */
-static dgc_ref qr_grad_deep(const qr_ctx *q, dgc_ref qq, dgc_ref r,
+static dgc_ref qr_grad_deep(const mat_ctx *q, dgc_ref qq, dgc_ref r,
                             dgc_ref dq, dgc_ref dr)
 {
     dgc_gctx *c = q->c;
@@ -351,7 +365,7 @@ static dgc_ref qr_grad_deep(const qr_ctx *q, dgc_ref qq, dgc_ref r,
 }
 
 /* x[..., :, from:from + len] (len -1: to the end) */
-static dgc_ref cols_of(const qr_ctx *q, const char *suffix, dgc_ref x,
+static dgc_ref cols_of(const mat_ctx *q, const char *suffix, dgc_ref x,
                        int64_t from, int64_t len)
 {
     int64_t b[DG_MAX_RANK], z[DG_MAX_RANK];
@@ -372,7 +386,7 @@ DGC_GRAD_N(Qr)
     dgc_ref qq = R(fwd, 0), r = R(fwd, 1), dq = dys[0], dr = dys[1];
     const dg_shape *qs = &dgc_grad_type(c, qq)->shape;
     const dg_shape *rs = &dgc_grad_type(c, r)->shape;
-    qr_ctx q = {c, fwd, qs->rank};
+    mat_ctx q = {c, fwd, qs->rank};
     int64_t M = qs->dims[qs->rank - 2], P = qs->dims[qs->rank - 1];
     int64_t N = rs->dims[rs->rank - 1];
     if (M < 0 || N < 0 || P < 0)
@@ -404,6 +418,112 @@ DGC_GRAD_N(Qr)
     dgc_ref gx = qr_grad_deep(&q, qq, u, dq2, du); CHK(gx);
     dx[0] = dgc_grad_mk_attrs(c, fwd, "concat", OP(ConcatV2),
                               (dgc_ref[]){gx, gy}, 2, "axis", -1, NULL, 0);
+    CHK(dx[0]);
+    return DG_OK;
+}
+
+/* ---- Svd (TF's _SvdGrad) ------------------------------------------------- */
+
+/* MatrixDiagV3(x): square matrices with x on the diagonal */
+static dgc_ref mdiag(dgc_gctx *c, int32_t fwd, const char *suffix, dgc_ref x)
+{
+    dgc_ref k = {dgc_grad_const(c, fwd, "k", 0, DG_I32), 0};
+    dgc_ref nr = {dgc_grad_const(c, fwd, "num_rows", -1, DG_I32), 0};
+    dgc_ref nc = {dgc_grad_const(c, fwd, "num_cols", -1, DG_I32), 0};
+    dgc_ref pad = dgc_grad_cst(c, fwd, "padding", 0, x);
+    if (k.node < 0 || nr.node < 0 || nc.node < 0 || pad.node < 0)
+        return (dgc_ref){-1, 0};
+    return dgc_grad_mk(c, fwd, suffix, OP(MatrixDiagV3),
+                       (dgc_ref[]){x, k, nr, nc, pad}, 5);
+}
+
+/* the other outputs' gradient: zeros where none flows (as TF) */
+static dgc_ref or_zeros(dgc_gctx *c, int32_t fwd, dgc_ref g, dgc_ref like)
+{
+    return g.node >= 0 ? g : MK("zeros", ZerosLike, like);
+}
+
+DGC_GRAD_N(Svd)
+{
+    dgc_ref a = FWD->inputs[0];
+    const dg_shape *as = &dgc_grad_type(c, a)->shape;
+    mat_ctx q = {c, fwd, as->rank};
+    int64_t m = as->dims[as->rank - 2], n = as->dims[as->rank - 1];
+    int full = dgc_attr_b(FWD, DGC_AT_full_matrices);
+    if (m < 0 || n < 0)
+        return dg_err(c->err, DG_E_GRAPH, "node '%s': the gradient of Svd "
+                      "needs its matrix size known when the graph is "
+                      "compiled", FWD->name);
+    dgc_ref s = R(fwd, 0), u = R(fwd, 1), v = R(fwd, 2);
+    dgc_ref gs = or_zeros(c, fwd, dys[0], s); CHK(gs);
+    dgc_ref gsm = mdiag(c, fwd, "MatrixDiag", gs); CHK(gsm);
+    if (!dgc_attr_b(FWD, DGC_AT_compute_uv)) { /* TF: svd(a) again */
+        dgc_ref sv = mk_bools(c, fwd, "Svd", OP(Svd), &a, 1,
+                              (bool_attrs){"compute_uv", 1, NULL, 0});
+        CHK(sv);
+        dgc_ref t = bmm(c, fwd, "MatMul", gsm, R(sv.node, 2), 0, 1); CHK(t);
+        dx[0] = bmm(c, fwd, "MatMul_1", R(sv.node, 1), t, 0, 0);
+        CHK(dx[0]);
+        return DG_OK;
+    }
+    dgc_ref gu = or_zeros(c, fwd, dys[1], u); CHK(gu);
+    dgc_ref gv = or_zeros(c, fwd, dys[2], v); CHK(gv);
+    int adj = m > n;
+    if (adj) { /* the transpose's decomposition: u and v swap */
+        int64_t t = m;
+        m = n, n = t;
+        dgc_ref r = u;
+        u = v, v = r, r = gu, gu = gv, gv = r;
+    }
+    if (full && n - m > 1)
+        return dg_err(c->err, DG_E_GRAPH, "node '%s': the gradient of Svd "
+                      "with full_matrices is not implemented for matrices "
+                      "whose sizes differ by more than 1 (as in TF)",
+                      FWD->name);
+    dgc_ref sm = mdiag(c, fwd, "MatrixDiag_s", s); CHK(sm);
+    dgc_ref s2 = MK("Square", Square, s); CHK(s2);
+    dgc_ref er = expand_last(c, fwd, "ExpandDims", s2); CHK(er);
+    dgc_ref ec = dgc_grad_mk_attrs(c, fwd, "ExpandDims_1", OP(ExpandDims),
+                                   &s2, 1, "axis", -2, NULL, 0);
+    CHK(ec);
+    dgc_ref d = MK("sub", Sub, ec, er); CHK(d);
+    dgc_ref f = safe_recip(c, fwd, d); CHK(f);
+    int sliced = full && n > m; /* v [n, n]: its first m columns */
+    dgc_ref v1 = sliced ? cols_of(&q, "v1", v, 0, m) : v; CHK(v1);
+    dgc_ref gv1 = sliced ? cols_of(&q, "grad_v1", gv, 0, m) : gv; CHK(gv1);
+    dgc_ref ugu = bmm(c, fwd, "MatMul", u, gu, 1, 0); CHK(ugu);
+    dgc_ref vgv = bmm(c, fwd, "MatMul_1", v1, gv1, 1, 0); CHK(vgv);
+    dgc_ref fu = MK("mul_u", Mul, f, ugu); CHK(fu);
+    dgc_ref fv = MK("mul_v", Mul, f, vgv); CHK(fv);
+    dgc_ref fut = adjoint_of(c, fwd, "adjoint_u", fu, q.rank); CHK(fut);
+    dgc_ref fvt = adjoint_of(c, fwd, "adjoint_v", fv, q.rank); CHK(fvt);
+    dgc_ref su = MK("add_u", Add, fu, fut); CHK(su);
+    dgc_ref sv = MK("add_v", Add, fv, fvt); CHK(sv);
+    dgc_ref t1 = bmm(c, fwd, "MatMul_2", su, sm, 0, 0); CHK(t1);
+    dgc_ref t2 = bmm(c, fwd, "MatMul_3", sm, sv, 0, 0); CHK(t2);
+    dgc_ref n1 = MK("add", Add, gsm, t1); CHK(n1);
+    dgc_ref n2 = MK("add_1", Add, n1, t2); CHK(n2);
+    dgc_ref in = bmm(c, fwd, "MatMul_4", n2, v1, 0, 1); CHK(in);
+    dgc_ref g = bmm(c, fwd, "MatMul_5", u, in, 0, 0); CHK(g);
+    if (m != n) {
+        dgc_ref gt = adjoint_of(c, fwd, "adjoint_gv1", gv1, q.rank); CHK(gt);
+        dgc_ref gtv = bmm(c, fwd, "MatMul_6", gt, v1, 0, 0); CHK(gtv);
+        dgc_ref p = bmm(c, fwd, "MatMul_7", gtv, v1, 0, 1); CHK(p);
+        dgc_ref t2n = MK("sub_1", Sub, gt, p); CHK(t2n);
+        if (full) {
+            dgc_ref v2 = cols_of(&q, "v2", v, m, n - m); CHK(v2);
+            dgc_ref gv2 = cols_of(&q, "grad_v2", gv, m, n - m); CHK(gv2);
+            dgc_ref vg2 = bmm(c, fwd, "MatMul_8", v1, gv2, 1, 0); CHK(vg2);
+            dgc_ref p2 = bmm(c, fwd, "MatMul_9", vg2, v2, 0, 1); CHK(p2);
+            t2n = MK("sub_2", Sub, t2n, p2); CHK(t2n);
+        }
+        dgc_ref rs = safe_recip(c, fwd, s); CHK(rs);
+        dgc_ref sim = mdiag(c, fwd, "MatrixDiag_inv", rs); CHK(sim);
+        dgc_ref us = bmm(c, fwd, "MatMul_10", u, sim, 0, 0); CHK(us);
+        dgc_ref term2 = bmm(c, fwd, "MatMul_11", us, t2n, 0, 0); CHK(term2);
+        g = MK("add_2", Add, g, term2); CHK(g);
+    }
+    dx[0] = adj ? adjoint_of(c, fwd, "adjoint", g, q.rank) : g;
     CHK(dx[0]);
     return DG_OK;
 }

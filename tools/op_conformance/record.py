@@ -2544,6 +2544,12 @@ for dt, sfx in ((np.float32, "f32"), (F64, "f64")):
                          input=a, full_matrices=f_)[o_])(out, full),
                      [r10c(*shp, dtype=dt)], {"full_matrices": full},
                      y_out=out)
+        # TF's _SvdGrad through s (sign-invariant: u diag(dy) v^T)
+        for uv in (True, False):
+            more("Svd_%s_grad_s%s_%s" % (nm, "" if uv else "_no_uv", sfx),
+                 "Svd", (lambda u_: lambda a: raw.Svd(
+                     input=a, compute_uv=u_)[0])(uv),
+                 [r10c(*shp, dtype=dt)], {"compute_uv": uv})
         more("Svd_%s_s_only_%s" % (nm, sfx), "Svd",
              lambda a: raw.Svd(input=a, compute_uv=False)[0],
              [r10c(*shp, dtype=dt)], {"compute_uv": False}, grad=False)
