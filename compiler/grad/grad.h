@@ -75,6 +75,10 @@ typedef int (*dgc_grad_set_fn)(dgc_gctx *c, int32_t fwd, dgc_node *n,
 dgc_ref dgc_grad_mk_set(dgc_gctx *c, int32_t fwd, const char *suffix, int op,
                         const dgc_ref *in, int n_in, dgc_grad_set_fn set,
                         void *arg);
+/* dgc_grad_mk with int attrs k1 = v1, k2 = v2 (k NULL: none), typed. */
+dgc_ref dgc_grad_mk_attrs(dgc_gctx *c, int32_t fwd, const char *suffix,
+                          int op, const dgc_ref *in, int n_in, const char *k1,
+                          int64_t v1, const char *k2, int64_t v2);
 /* The ref to output `index` of node `node`. */
 dgc_ref dgc_grad_ref(int32_t node, int32_t index);
 /* The (inferred) type of tensor r of c->g; the pointer is valid until the

@@ -296,8 +296,7 @@ static int set_int_attrs(dgc_gctx *c, int32_t fwd, dgc_node *n, void *arg)
            (a->k2 && dgc_node_set_int(n, a->k2, a->v2));
 }
 
-/* A generated node with int attrs k1 = v1, k2 = v2 (k NULL: none), typed. */
-static dgc_ref mk_attrs(dgc_gctx *c, int32_t fwd, const char *suffix, int op,
+dgc_ref dgc_grad_mk_attrs(dgc_gctx *c, int32_t fwd, const char *suffix, int op,
                         const dgc_ref *in, int n_in, const char *k1,
                         int64_t v1, const char *k2, int64_t v2)
 {
@@ -344,7 +343,7 @@ DGC_GRAD_AS(SelectV2, Select);
 DGC_GRAD(Pack)
 {
     DGC_GRAD_LOCALS;
-    dgc_ref u = mk_attrs(c, fwd, "Unpack", OP(Unpack), &dy, 1, "num",
+    dgc_ref u = dgc_grad_mk_attrs(c, fwd, "Unpack", OP(Unpack), &dy, 1, "num",
                          f->n_inputs, "axis",
                          dgc_attr_int(f, "axis", 0));
     CHK(u);
@@ -394,7 +393,7 @@ DGC_GRAD(ConcatV2)
         sizes[i] = s->dims[a];
     }
     dgc_ref sz = dgc_grad_ints(c, fwd, "sizes", sizes, f->n_inputs); CHK(sz);
-    dgc_ref sp = mk_attrs(c, fwd, "SplitV", OP(SplitV),
+    dgc_ref sp = dgc_grad_mk_attrs(c, fwd, "SplitV", OP(SplitV),
                           (const dgc_ref[]){dy, sz}, 2, "num",
                           f->n_inputs, "axis", ax);
     CHK(sp);

@@ -236,6 +236,22 @@ int dgc_infer_linspace(DGC_INFER_ARGS);   /* LinSpace: start's type, [num] */
 int dgc_infer_tensor_scatter(DGC_INFER_ARGS); /* TensorScatter*: tensor's type (infer_zoo.c) */
 int dgc_infer_strided_slice_grad(DGC_INFER_ARGS); /* dy's dtype, `shape` */
 int dgc_infer_matrix_diag(DGC_INFER_ARGS); /* MatrixDiagV3, MatrixDiagPartV3, MatrixSetDiagV3 */
+/* ops10c (infer_ops10c.c) */
+int dgc_infer_diag(DGC_INFER_ARGS);       /* Diag: s + s; DiagPart: s of s + s */
+int dgc_infer_unravel_index(DGC_INFER_ARGS); /* [rank(dims)] or [rank(dims), n] */
+int dgc_infer_fmt_perm(DGC_INFER_ARGS);   /* DataFormatVecPermute: x's type */
+int dgc_infer_space_batch_v1(DGC_INFER_ARGS); /* SpaceToBatch: as SpaceToBatchND */
+int dgc_infer_nth_element(DGC_INFER_ARGS); /* NthElement: the last axis dropped */
+int dgc_infer_linalg(DGC_INFER_ARGS);     /* MatrixInverse ... MatrixSolve */
+int dgc_infer_decomp(DGC_INFER_ARGS);     /* Qr, Svd, SelfAdjointEigV2 */
+/* The formats of a DataFormatVecPermute / DataFormatDimMap node for a
+ * vector of `size` entries (the format's length, or for
+ * DataFormatVecPermute its spatial letters alone): src[i] for each i of
+ * dst in from[i] (y[i] = x[from[i]]), and *len the format length used.
+ * 0, or -1 with msg (formats of other lengths, not a permutation, a size
+ * neither). size < 0: the whole formats. */
+int dgc_fmt_perm(const dgc_node *n, int64_t size, int *from, int *len,
+                 char *msg, size_t msgsz);
 /* The one diagonal k of a k input (a scalar, or [lo, hi] with lo == hi)
  * into *k: 0, 1 when its value is unknown, or -1 with msg (a k range). */
 int dgc_diag_k(const dgc_ttype *t, int64_t *k, char *msg, size_t msgsz);

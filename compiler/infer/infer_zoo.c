@@ -453,7 +453,7 @@ int dgc_infer_dynamic_partition(DGC_INFER_ARGS)
 int dgc_infer_space_batch(DGC_INFER_ARGS)
 {
     (void)n_in;
-    int to_batch = n->op == DGC_OPID_SpaceToBatchND;
+    int to_batch = n->op != DGC_OPID_BatchToSpaceND; /* or SpaceToBatch */
     int64_t bs[DG_MAX_RANK], pad[2 * DG_MAX_RANK];
     int m = dgc_ttype_ints(&in[1], bs, DG_MAX_RANK);
     if (m < 1)

@@ -248,6 +248,27 @@ static const dgc_attr_spec a_diag3[] = {
 static const dgc_attr_spec a_blocksize[] = {
     AS(block_size, DGC_A_INT, NULL, REQ),
     AS(data_format, DGC_A_STR, "NHWC", 0), A_END};
+/* ops10c: DataFormatVecPermute / DataFormatDimMap, NthElement, SpaceToBatch */
+static const dgc_attr_spec a_fmt_perm[] = {
+    AS(src_format, DGC_A_STR, "NHWC", 0),
+    AS(dst_format, DGC_A_STR, "NCHW", 0), A_END};
+static const dgc_attr_spec a_nth[] = {AS(reverse, DGC_A_BOOL, "false", 0),
+                                      A_END};
+static const dgc_attr_spec a_s2b[] = {AS(block_size, DGC_A_INT, NULL, REQ),
+                                      A_END};
+/* ops10c: the linear-algebra ops */
+static const dgc_attr_spec a_adjoint[] = {
+    AS(adjoint, DGC_A_BOOL, "false", 0), A_END};
+static const dgc_attr_spec a_trisolve[] = {
+    AS(lower, DGC_A_BOOL, "true", 0), AS(adjoint, DGC_A_BOOL, "false", 0),
+    A_END};
+static const dgc_attr_spec a_qr[] = {
+    AS(full_matrices, DGC_A_BOOL, "false", 0), A_END};
+static const dgc_attr_spec a_svd[] = {
+    AS(compute_uv, DGC_A_BOOL, "true", 0),
+    AS(full_matrices, DGC_A_BOOL, "false", 0), A_END};
+static const dgc_attr_spec a_eig[] = {AS(compute_v, DGC_A_BOOL, "true", 0),
+                                      A_END};
 /* ops9a: EnsureShape (partial dims), CheckNumerics, Assert */
 static const dgc_attr_spec a_ensure_shape[] = {
     AS(shape, DGC_A_SHAPE, NULL, REQ), A_END};

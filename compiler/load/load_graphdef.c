@@ -141,6 +141,9 @@ static const tf_map maps[] = {
     {"TruncateDiv", "Div", -1, F_NONE, NULL, NULL, 0},
     {"MaxPoolV2", "MaxPool", 1, F_PERM, "ksize", "ksize", 0},
     {"MaxPoolGradV2", "MaxPoolGrad", 3, F_PERM, "ksize", "ksize", 0},
+    /* ops10c: tf.scatter_nd_add's op on tensors is TensorScatterAdd */
+    {"ScatterNdNonAliasingAdd", "TensorScatterAdd", -1, F_NONE, NULL, NULL,
+     0},
 };
 
 /* Maps that fold the input after `fold` too, into a second attribute of

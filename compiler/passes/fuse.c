@@ -300,6 +300,9 @@ static int try_fuse(dgc_fuse_ctx *c, int32_t id)
     if (!bias_of_matmul(g, bn, &m, &bias))
         return 0;
     const dgc_node *mn = &g->nodes[m];
+    if (!mn->outputs || (mn->outputs[0].dtype != DG_F32 &&
+                         mn->outputs[0].dtype != DG_F64))
+        return 0; /* _FusedMatMul is float only (int32 / int64 MatMul) */
     if (mn->n_inputs != 2 || mn->device_id != n->device_id ||
         bn->device_id != n->device_id ||
         !dgc_fuse_dev_has(c, n, DGC_OPID__FusedMatMul) ||

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 
 #include "lazylib.h"
+#include "cpu_lapack.h"
 
 /* oneDNN's OpenMP team threads wait passively between parallel regions
  * (issue 23): libgomp's default spins up to 300,000 rounds first, and a
@@ -432,3 +433,141 @@ omp_set_num_threads(int n)
 }
 
 #endif
+
+/* LAPACK (cpu_lapack.h: OpenBLAS installs no header for them) */
+void sgetrf_(const blasint *m, const blasint *n, float *a, const blasint *lda,
+             blasint *ipiv, blasint *info)
+{
+    DGR_LAZY_FN(openblas_lib, sgetrf_);
+    fn_(m, n, a, lda, ipiv, info);
+}
+
+void dgetrf_(const blasint *m, const blasint *n, double *a,
+             const blasint *lda, blasint *ipiv, blasint *info)
+{
+    DGR_LAZY_FN(openblas_lib, dgetrf_);
+    fn_(m, n, a, lda, ipiv, info);
+}
+
+void sgetrs_(const char *trans, const blasint *n, const blasint *nrhs,
+             const float *a, const blasint *lda, const blasint *ipiv,
+             float *b, const blasint *ldb, blasint *info, size_t trans_len)
+{
+    DGR_LAZY_FN(openblas_lib, sgetrs_);
+    fn_(trans, n, nrhs, a, lda, ipiv, b, ldb, info, trans_len);
+}
+
+void dgetrs_(const char *trans, const blasint *n, const blasint *nrhs,
+             const double *a, const blasint *lda, const blasint *ipiv,
+             double *b, const blasint *ldb, blasint *info, size_t trans_len)
+{
+    DGR_LAZY_FN(openblas_lib, dgetrs_);
+    fn_(trans, n, nrhs, a, lda, ipiv, b, ldb, info, trans_len);
+}
+
+void spotrf_(const char *uplo, const blasint *n, float *a,
+             const blasint *lda, blasint *info, size_t uplo_len)
+{
+    DGR_LAZY_FN(openblas_lib, spotrf_);
+    fn_(uplo, n, a, lda, info, uplo_len);
+}
+
+void dpotrf_(const char *uplo, const blasint *n, double *a,
+             const blasint *lda, blasint *info, size_t uplo_len)
+{
+    DGR_LAZY_FN(openblas_lib, dpotrf_);
+    fn_(uplo, n, a, lda, info, uplo_len);
+}
+
+void cblas_strsm(const enum CBLAS_ORDER Order, const enum CBLAS_SIDE Side,
+                 const enum CBLAS_UPLO Uplo, const enum CBLAS_TRANSPOSE TransA,
+                 const enum CBLAS_DIAG Diag, const blasint M, const blasint N,
+                 const float alpha, const float *A, const blasint lda,
+                 float *B, const blasint ldb)
+{
+    DGR_LAZY_FN(openblas_lib, cblas_strsm);
+    fn_(Order, Side, Uplo, TransA, Diag, M, N, alpha, A, lda, B, ldb);
+}
+
+void cblas_dtrsm(const enum CBLAS_ORDER Order, const enum CBLAS_SIDE Side,
+                 const enum CBLAS_UPLO Uplo, const enum CBLAS_TRANSPOSE TransA,
+                 const enum CBLAS_DIAG Diag, const blasint M, const blasint N,
+                 const double alpha, const double *A, const blasint lda,
+                 double *B, const blasint ldb)
+{
+    DGR_LAZY_FN(openblas_lib, cblas_dtrsm);
+    fn_(Order, Side, Uplo, TransA, Diag, M, N, alpha, A, lda, B, ldb);
+}
+
+void sgeqrf_(const blasint *m, const blasint *n, float *a, const blasint *lda,
+             float *tau, float *work, const blasint *lwork, blasint *info)
+{
+    DGR_LAZY_FN(openblas_lib, sgeqrf_);
+    fn_(m, n, a, lda, tau, work, lwork, info);
+}
+
+void dgeqrf_(const blasint *m, const blasint *n, double *a,
+             const blasint *lda, double *tau, double *work,
+             const blasint *lwork, blasint *info)
+{
+    DGR_LAZY_FN(openblas_lib, dgeqrf_);
+    fn_(m, n, a, lda, tau, work, lwork, info);
+}
+
+void sorgqr_(const blasint *m, const blasint *n, const blasint *k, float *a,
+             const blasint *lda, const float *tau, float *work,
+             const blasint *lwork, blasint *info)
+{
+    DGR_LAZY_FN(openblas_lib, sorgqr_);
+    fn_(m, n, k, a, lda, tau, work, lwork, info);
+}
+
+void dorgqr_(const blasint *m, const blasint *n, const blasint *k, double *a,
+             const blasint *lda, const double *tau, double *work,
+             const blasint *lwork, blasint *info)
+{
+    DGR_LAZY_FN(openblas_lib, dorgqr_);
+    fn_(m, n, k, a, lda, tau, work, lwork, info);
+}
+
+void sgesdd_(const char *jobz, const blasint *m, const blasint *n, float *a,
+             const blasint *lda, float *s, float *u, const blasint *ldu,
+             float *vt, const blasint *ldvt, float *work,
+             const blasint *lwork, blasint *iwork, blasint *info,
+             size_t jobz_len)
+{
+    DGR_LAZY_FN(openblas_lib, sgesdd_);
+    fn_(jobz, m, n, a, lda, s, u, ldu, vt, ldvt, work, lwork, iwork, info,
+        jobz_len);
+}
+
+void dgesdd_(const char *jobz, const blasint *m, const blasint *n, double *a,
+             const blasint *lda, double *s, double *u, const blasint *ldu,
+             double *vt, const blasint *ldvt, double *work,
+             const blasint *lwork, blasint *iwork, blasint *info,
+             size_t jobz_len)
+{
+    DGR_LAZY_FN(openblas_lib, dgesdd_);
+    fn_(jobz, m, n, a, lda, s, u, ldu, vt, ldvt, work, lwork, iwork, info,
+        jobz_len);
+}
+
+void ssyevd_(const char *jobz, const char *uplo, const blasint *n, float *a,
+             const blasint *lda, float *w, float *work, const blasint *lwork,
+             blasint *iwork, const blasint *liwork, blasint *info,
+             size_t jobz_len, size_t uplo_len)
+{
+    DGR_LAZY_FN(openblas_lib, ssyevd_);
+    fn_(jobz, uplo, n, a, lda, w, work, lwork, iwork, liwork, info, jobz_len,
+        uplo_len);
+}
+
+void dsyevd_(const char *jobz, const char *uplo, const blasint *n, double *a,
+             const blasint *lda, double *w, double *work,
+             const blasint *lwork, blasint *iwork, const blasint *liwork,
+             blasint *info, size_t jobz_len, size_t uplo_len)
+{
+    DGR_LAZY_FN(openblas_lib, dsyevd_);
+    fn_(jobz, uplo, n, a, lda, w, work, lwork, iwork, liwork, info, jobz_len,
+        uplo_len);
+}

@@ -1,6 +1,6 @@
 /*
  * kernels_cpu_matmul.c -- the CPU MatMul kernel: 2-D float32/float64
- * products through dgr_cpu_gemm (oneDNN / OpenBLAS blocks over the
+ * products (int32 / int64 by a plain loop) through dgr_cpu_gemm (oneDNN / OpenBLAS blocks over the
  * intra-op budget) honouring transpose_a / transpose_b; empty operands give
  * zeros.  _FusedMatMul (the fusion pass's MatMul + BiasAdd [+ Relu]) is the
  * same product with dgr_cpu_gemm's bias/Relu epilogue, applied to each
@@ -10,6 +10,24 @@
 #include "cpu_gemm.h"
 
 #include <string.h>
+
+/* The int32 / int64 product (TF's CPU kernels have them: Eigen's
+ * contraction, wrapping on overflow), accumulated in uint64 so that the
+ * wrap is defined; a plain triple loop. */
+static void int_matmul(dgr_kctx *k, int ta, int tb, int64_t M, int64_t N,
+                       int64_t K)
+{
+    const dgr_value *a = &k->in[0], *b = &k->in[1];
+    int64_t lda = a->shape.dims[1], ldb = b->shape.dims[1];
+    for (int64_t i = 0; i < M; i++)
+        for (int64_t j = 0; j < N; j++) {
+            uint64_t acc = 0;
+            for (int64_t p = 0; p < K; p++)
+                acc += (uint64_t)dgr_cpu_iat(a, ta ? p * lda + i : i * lda + p) *
+                       (uint64_t)dgr_cpu_iat(b, tb ? j * ldb + p : p * ldb + j);
+            dgr_cpu_iput(&k->out[0], i * N + j, (int64_t)acc);
+        }
+}
 
 /* bias: NULL or n_bias elements (must be N) */
 static dg_status matmul(dgr_kctx *k, const void *bias, int64_t n_bias,
@@ -30,7 +48,9 @@ static dg_status matmul(dgr_kctx *k, const void *bias, int64_t n_bias,
         return dg_err(k->err, DG_E_RUNTIME,
                       "node '%s': MatMul inner dimensions differ (%lld vs %lld)",
                       k->node->name, (long long)K, (long long)K2);
-    if (a->dtype != b->dtype || (a->dtype != DG_F32 && a->dtype != DG_F64))
+    int ints = !bias && (a->dtype == DG_I32 || a->dtype == DG_I64);
+    if (a->dtype != b->dtype ||
+        (a->dtype != DG_F32 && a->dtype != DG_F64 && !ints))
         return dg_err(k->err, DG_E_RUNTIME,
                       "node '%s': no CPU MatMul kernel for %s x %s",
                       k->node->name, dg_dtype_name(a->dtype),
@@ -47,6 +67,10 @@ static dg_status matmul(dgr_kctx *k, const void *bias, int64_t n_bias,
                       "node '%s': MatMul output shape mismatch", k->node->name);
     if (M == 0 || N == 0)
         return DG_OK;
+    if (ints) {
+        int_matmul(k, ta, tb, M, N, K);
+        return DG_OK;
+    }
     dgr_cpu_gemm(k->dev->intra, a->dtype, ta, tb, M, N, K, dgr_cpu_ptr(a),
                  a->shape.dims[1], dgr_cpu_ptr(b), b->shape.dims[1],
                  dgr_cpu_ptr(&k->out[0]), N, bias, relu);

@@ -814,11 +814,16 @@ static dg_status space_batch(dgr_kctx *k, int to_batch)
     if (st)
         return st;
     const dgr_value *x = &k->in[0];
-    int m = (int)dg_shape_numel(&k->in[1].shape);
+    /* SpaceToBatch (V1): block_shape [block_size, block_size], paddings
+     * its input 1 */
+    int v1 = k->node->op == DGC_OPID_SpaceToBatch;
+    int m = v1 ? 2 : (int)dg_shape_numel(&k->in[1].shape);
     int64_t bs[DG_MAX_RANK], pad[DG_MAX_RANK];
     for (int i = 0; i < m; i++) {
-        bs[i] = dgr_cpu_iat(&k->in[1], i);
-        pad[i] = dgr_cpu_iat(&k->in[2], 2 * i); /* the leading pad / crop */
+        bs[i] = v1 ? dgc_attr_i(k->node, DGC_AT_block_size)
+                   : dgr_cpu_iat(&k->in[1], i);
+        /* the leading pad / crop */
+        pad[i] = dgr_cpu_iat(&k->in[v1 ? 1 : 2], 2 * i);
     }
     const dg_shape *bside = to_batch ? &k->out[0].shape : &x->shape;
     const dg_shape *sside = to_batch ? &x->shape : &k->out[0].shape;
@@ -862,6 +867,7 @@ static dg_status space_batch(dgr_kctx *k, int to_batch)
 
 dg_status dgr_k_space_to_batch(dgr_kctx *k) { return space_batch(k, 1); }
 DGR_KERNEL(SpaceToBatchND, dgr_k_space_to_batch);
+DGR_KERNEL(SpaceToBatch, dgr_k_space_to_batch);
 dg_status dgr_k_batch_to_space(dgr_kctx *k) { return space_batch(k, 0); }
 DGR_KERNEL(BatchToSpaceND, dgr_k_batch_to_space);
 

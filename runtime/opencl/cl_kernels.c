@@ -781,4 +781,9 @@ const uint32_t dgr_cl_host_ops[DGC_N_OPS] = {
     HOSTF(TensorScatterUpdate), HOSTF(TensorScatterAdd), /* no kernel yet */
     HOSTF(TensorScatterSub), HOSTF(StridedSliceGrad),
     HOSTF(MatrixDiagV3), HOSTF(MatrixDiagPartV3), HOSTF(MatrixSetDiagV3),
+    /* ops10c: LAPACK on the host (TF: cuSolver / cuBLAS kernels) */
+    HOSTF(MatrixInverse), HOSTF(MatrixDeterminant),
+    HOSTF(LogMatrixDeterminant), HOSTF(Cholesky),
+    HOSTF(MatrixTriangularSolve), HOSTF(MatrixSolve), HOSTF(Qr), HOSTF(Svd),
+    HOSTF(SelfAdjointEigV2),
 };

@@ -479,8 +479,15 @@ static dg_status space_batch(dgr_kctx *k, int to_batch)
         return st;
     int64_t bs[DG_MAX_RANK * 2], pads[DG_MAX_RANK * 2], pad[8] = {0};
     int m = 0, np = 0;
-    if ((st = dgr_cl_small_ints(k, 1, bs, DG_MAX_RANK, &m)) != DG_OK ||
-        (st = dgr_cl_small_ints(k, 2, pads, 2 * DG_MAX_RANK, &np)) != DG_OK)
+    /* SpaceToBatch (V1): block_shape [block_size, block_size] */
+    int v1 = k->node->op == DGC_OPID_SpaceToBatch;
+    if (v1) {
+        bs[0] = bs[1] = dgc_attr_i(k->node, DGC_AT_block_size);
+        m = 2;
+    }
+    if ((!v1 && (st = dgr_cl_small_ints(k, 1, bs, DG_MAX_RANK, &m)) != DG_OK) ||
+        (st = dgr_cl_small_ints(k, v1 ? 1 : 2, pads, 2 * DG_MAX_RANK, &np)) !=
+            DG_OK)
         return st;
     if (m < 1 || m > 7 || np != 2 * m)
         return dg_err(k->err, DG_E_RUNTIME, "node '%s': block_shape of %d "
@@ -506,6 +513,7 @@ static dg_status space_batch(dgr_kctx *k, int to_batch)
 
 dg_status dgr_cl_k_space_to_batch(dgr_kctx *k) { return space_batch(k, 1); }
 DGR_KERNEL(SpaceToBatchND, dgr_cl_k_space_to_batch);
+DGR_KERNEL(SpaceToBatch, dgr_cl_k_space_to_batch);
 dg_status dgr_cl_k_batch_to_space(dgr_kctx *k) { return space_batch(k, 0); }
 DGR_KERNEL(BatchToSpaceND, dgr_cl_k_batch_to_space);
 

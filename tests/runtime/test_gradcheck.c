@@ -469,6 +469,71 @@ static void test_while_loop(void **s)
     check_loop(0);
 }
 
+/* SelfAdjointEigV2's gradient through both outputs (ops10c; its recorded
+ * TF cases differentiate the eigenvalues only, the vectors' signs being
+ * LAPACK's): L = Sum(Sin(v + e)), e broadcast along v's rows.  Only x0's
+ * lower triangle is read, so the upper one's gradient is 0 both ways. */
+static void test_self_adjoint_eig(void **s)
+{
+    (void)s;
+    static char json[1 << 14];
+    double vals[1][256];
+    const int rank[1] = {2};
+    const int64_t dims[1][4] = {{3, 3}};
+    snprintf(json, sizeof json, "{" Q "version" Q ": 1, " Q "nodes" Q ": [");
+    for (int64_t k = 0; k < 9; k++)
+        vals[0][k] = sample(0);
+    add_var(json, sizeof json, 0, rank[0], dims[0], vals[0]);
+    size_t o = strlen(json);
+    snprintf(json + o, sizeof json - o,
+        LN("f", "SelfAdjointEigV2", Q "x0" Q) "},"
+        LN("a", "Add", Q "f:1" Q ", " Q "f" Q) "},"
+        LN("s", "Sin", Q "a" Q) "},"
+        LN("L", "Sum", Q "s" Q) "}],"
+        Q "gradients" Q ": [{" Q "name" Q ": " Q "g" Q ", " Q "ys" Q ": [" Q "L" Q "], "
+        Q "xs" Q ": [" Q "x0" Q "]}]}");
+    check_json("SelfAdjointEigV2", json, 1, vals, rank, dims);
+}
+
+/* Svd's gradient through s, u and v (ops10c; its recorded TF cases
+ * differentiate s only, the vectors' signs being LAPACK's):
+ * L = Sum(Sin(s)) + Sum(Sin(u)) + Sum(Sin(v)). */
+static void check_svd(int64_t m, int64_t n, int full)
+{
+    static char json[1 << 14];
+    double vals[1][256];
+    const int rank[1] = {2};
+    const int64_t dims[1][4] = {{m, n}};
+    snprintf(json, sizeof json, "{" Q "version" Q ": 1, " Q "nodes" Q ": [");
+    for (int64_t k = 0; k < m * n; k++)
+        vals[0][k] = sample(0);
+    add_var(json, sizeof json, 0, rank[0], dims[0], vals[0]);
+    size_t o = strlen(json);
+    snprintf(json + o, sizeof json - o,
+        LN("f", "Svd", Q "x0" Q) ", " Q "attrs" Q ": {" Q "full_matrices" Q
+            ": %s}},"
+        LN("ss", "Sin", Q "f" Q) "}," LN("ls", "Sum", Q "ss" Q) "},"
+        LN("su", "Sin", Q "f:1" Q) "}," LN("sv", "Sin", Q "f:2" Q) "},"
+        LN("lu", "Sum", Q "su" Q) "}," LN("lv", "Sum", Q "sv" Q) "},"
+        LN("L", "AddN", Q "ls" Q ", " Q "lu" Q ", " Q "lv" Q) "}],"
+        Q "gradients" Q ": [{" Q "name" Q ": " Q "g" Q ", " Q "ys" Q ": [" Q "L" Q "], "
+        Q "xs" Q ": [" Q "x0" Q "]}]}", full ? "true" : "false");
+    char what[48];
+    snprintf(what, sizeof what, "Svd %lldx%lld%s", (long long)m,
+             (long long)n, full ? " full" : "");
+    check_json(what, json, 1, vals, rank, dims);
+}
+
+static void test_svd(void **s)
+{
+    (void)s;
+    check_svd(3, 3, 0);
+    check_svd(3, 2, 0);
+    check_svd(2, 4, 0);
+    check_svd(3, 2, 1);
+    check_svd(2, 3, 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -480,6 +545,8 @@ int main(void)
         cmocka_unit_test(test_zoo),
         cmocka_unit_test(test_cnn),
         cmocka_unit_test(test_while_loop),
+        cmocka_unit_test(test_self_adjoint_eig),
+        cmocka_unit_test(test_svd),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -51,19 +51,20 @@ CASES = []
 
 
 def case(name, op, fn, inputs, attrs=None, grad=True, dg_op=None, var=False,
-         n_out=1, extra=None, also=()):
+         n_out=1, extra=None, also=(), y_out=0):
     """fn(*input tensors) -> output tensor(s); attrs: the op's attrs for
     dgrun's JSON (TF names); grad: record gradients of the float inputs;
     var: input 0 is a Variable (Scatter ops; a number n: inputs 0..n-1, the
     optimizers' slots); extra: inputs fn makes itself
     (axis, size, num_segments), given to dgrun's JSON as Consts; also:
     the other op types the case's graph exercises (cases.json names their
-    nodes: the harness counts them covered too)."""
+    nodes: the harness counts them covered too); y_out: the op's output
+    that fn returns (dgrun's JSON differentiates that one)."""
     assert name not in {c["name"] for c in CASES}, name
     CASES.append(dict(name=name, op=op, fn=fn, inputs=inputs,
                       attrs=attrs or {}, grad=grad, dg_op=dg_op or op,
                       var=var, n_out=n_out, extra=extra or [],
-                      also=list(also)))
+                      also=list(also), y_out=y_out))
 
 
 # ---- the op-breadth ops (issue 22) ----------------------------------------
@@ -688,7 +689,7 @@ for it, isfx in ((np.int32, "i32"), (np.int64, "i64")):
 more("OneHot_vector", "OneHot", lambda i: tf.one_hot(i, 5),
      [np.array([4, 0, 0, 9], np.int32)], grad=False)
 for dt, sfx in ((np.float32, "f32"), (F64, "f64"), (np.int32, "i32"),
-                (np.int64, "i64"), (np.bool_, "bool")):
+                (np.int64, "i64")):
     fl = dt in (np.float32, F64)
     for b in (2, 3):
         d = r(2, 2, 3, 2 * b * b, dtype=dt) if fl else \
@@ -1047,7 +1048,7 @@ for dt, sfx in ((np.int32, "i32"), (np.int64, "i64")):
          [np.array(1, np.int32), np.array([2, 3, 4], dt),
           np.array([2, 5, 4], dt)], n_out=2, grad=False)
 for dt, sfx in ((np.float32, "f32"), (F64, "f64"), (np.int32, "i32"),
-                (np.int64, "i64"), (np.bool_, "bool")):
+                (np.int64, "i64")):
     fl = dt in (np.float32, F64)
     x = r(2, 3, dtype=dt) if fl else ri(2, 3, lo=-2, hi=3).astype(dt)
     more("Const_" + sfx, "Const", tf.identity, [x], grad=False)
@@ -2345,6 +2346,252 @@ more("ExpandDims_dim1elem_f32", "ExpandDims",
      lambda x: raw.ExpandDims(input=x, axis=tf.constant([1])), [r9b(2, 3)],
      {"axis": 1})
 
+# ---- ops10c: array ops of real exports (issue 22) --------------------------
+RS10C = np.random.RandomState(1010)
+
+
+def r10c(*shape, dtype=np.float32):
+    if np.dtype(dtype).kind == "f":
+        return RS10C.uniform(-2.0, 2.0, size=shape).astype(dtype)
+    if np.dtype(dtype).kind == "b":
+        return RS10C.randint(0, 2, size=shape).astype(bool)
+    return RS10C.randint(-9, 9, size=shape).astype(dtype)
+
+
+for dt, sfx in ((np.float32, "f32"), (F64, "f64"), (np.int32, "i32"),
+                (np.int64, "i64")):
+    fl = dt in (np.float32, F64)
+    for shp in ((3,), (2, 3), (2, 1, 2)):
+        more("Diag_r%d_%s" % (len(shp), sfx), "Diag",
+             lambda a: raw.Diag(diagonal=a), [r10c(*shp, dtype=dt)], grad=fl)
+        more("DiagPart_r%d_%s" % (len(shp), sfx), "DiagPart",
+             lambda a: raw.DiagPart(input=a),
+             [r10c(*(shp + shp), dtype=dt)], grad=fl)
+more("Diag_empty", "Diag", lambda a: raw.Diag(diagonal=a),
+     [np.zeros((0,), np.float32)], grad=False)
+for dt, sfx in ((np.int32, "i32"), (np.int64, "i64")):
+    more("UnravelIndex_vec_" + sfx, "UnravelIndex",
+         lambda i, d: raw.UnravelIndex(indices=i, dims=d),
+         [np.array([0, 22, 41, 7, 59], dt), np.array([3, 4, 5], dt)],
+         grad=False)
+    more("UnravelIndex_scalar_" + sfx, "UnravelIndex",
+         lambda i, d: raw.UnravelIndex(indices=i, dims=d),
+         [np.array(13, dt), np.array([2, 7], dt)], grad=False)
+for dt, sfx in ((np.int32, "i32"), (np.int64, "i64")):
+    for nm, src, dst, x in (
+            ("nhwc_nchw", "NHWC", "NCHW", [8, 32, 24, 3]),
+            ("nchw_nhwc", "NCHW", "NHWC", [8, 3, 32, 24]),
+            ("spatial", "NHWC", "NCHW", [32, 24]),
+            ("rows", "NHWC", "NCHW", [[0, 0], [1, 2], [3, 4], [0, 0]]),
+            ("rows_spatial", "NCHW", "NHWC", [[1, 2], [3, 4]]),
+            ("ndhwc", "NDHWC", "NCDHW", [4, 5, 6, 7, 2]),
+            ("hwnc", "NHWC", "HWNC", [1, 2, 3, 4])):
+        more("DataFormatVecPermute_%s_%s" % (nm, sfx),
+             "DataFormatVecPermute",
+             (lambda s_, d_: lambda a: raw.DataFormatVecPermute(
+                 x=a, src_format=s_, dst_format=d_))(src, dst),
+             [np.array(x, dt)], {"src_format": src, "dst_format": dst},
+             grad=False)
+    for nm, src, dst, x in (
+            ("nhwc_nchw", "NHWC", "NCHW", [-4, -3, -2, -1, 0, 1, 2, 3]),
+            ("scalar", "NHWC", "NCHW", 1),
+            ("mat", "NCHW", "NHWC", [[0, 1], [2, 3]]),
+            ("ndhwc", "NDHWC", "NCDHW", [0, 1, 2, 3, 4, -1])):
+        more("DataFormatDimMap_%s_%s" % (nm, sfx), "DataFormatDimMap",
+             (lambda s_, d_: lambda a: raw.DataFormatDimMap(
+                 x=a, src_format=s_, dst_format=d_))(src, dst),
+             [np.array(x, dt)], {"src_format": src, "dst_format": dst},
+             grad=False)
+for dt, sfx in ((np.float32, "f32"), (F64, "f64"), (np.int32, "i32"),
+                (np.int64, "i64")):
+    fl = dt in (np.float32, F64)
+    for nm, shp, bs, pad in (("b2", (1, 4, 4, 2), 2, [[0, 0], [0, 0]]),
+                             ("b2pad", (2, 3, 5, 1), 2, [[1, 0], [0, 1]]),
+                             ("b3", (1, 3, 6, 2), 3, [[0, 0], [1, 2]])):
+        pv = np.array(pad, np.int64 if nm == "b3" else np.int32)
+        more("SpaceToBatch_%s_%s" % (nm, sfx), "SpaceToBatch",
+             (lambda p_, b_: lambda a: raw.SpaceToBatch(
+                 input=a, paddings=p_, block_size=b_))(pv, bs),
+             [r10c(*shp, dtype=dt)], {"block_size": bs}, extra=[pv],
+             grad=fl)
+for dt, sfx in ((np.float32, "f32"), (F64, "f64"), (np.int32, "i32"),
+                (np.int64, "i64")):
+    fl = dt in (np.float32, F64)
+    more("ScatterNdNonAliasingAdd_rows_" + sfx, "ScatterNdNonAliasingAdd",
+         lambda a, i, u: raw.ScatterNdNonAliasingAdd(input=a, indices=i,
+                                                     updates=u),
+         [r10c(4, 3, dtype=dt), np.array([[2], [0], [2]], np.int32),
+          r10c(3, 3, dtype=dt)], grad=fl, dg_op="TensorScatterAdd")
+    more("ScatterNdNonAliasingAdd_elems_" + sfx, "ScatterNdNonAliasingAdd",
+         lambda a, i, u: raw.ScatterNdNonAliasingAdd(input=a, indices=i,
+                                                     updates=u),
+         [r10c(2, 3, dtype=dt), np.array([[1, 2], [0, 0]], np.int64),
+          r10c(2, dtype=dt)], grad=fl, dg_op="TensorScatterAdd")
+for dt, sfx in ((np.float32, "f32"), (F64, "f64"), (np.int32, "i32"),
+                (np.int64, "i64")):
+    fl = dt in (np.float32, F64)
+    for nm, shp, nth, rev in (("n0", (3, 5), 0, False),
+                              ("n2_rev", (2, 3, 4), 2, True),
+                              ("vec", (6,), 3, False),
+                              ("last_rev", (4, 3), 2, True)):
+        more("NthElement_%s_%s" % (nm, sfx), "NthElement",
+             (lambda n_, r_: lambda a: raw.NthElement(
+                 input=a, n=n_, reverse=r_))(np.int32(nth), rev),
+             [r10c(*shp, dtype=dt)], {"reverse": rev},
+             extra=[np.array(nth, np.int32)], grad=fl)
+# ties: dy shared evenly by the equal entries (TF's _NthElementGrad)
+more("NthElement_ties_f32", "NthElement",
+     lambda a: raw.NthElement(input=a, n=np.int32(1)),
+     [np.array([[1.0, 3.0, 1.0, 2.0], [2.0, 2.0, 2.0, 0.5]], np.float32)],
+     extra=[np.array(1, np.int32)])
+for dt, sfx in ((np.int32, "i32"), (np.int64, "i64")):
+    for ta, tb in ((False, False), (True, False), (False, True),
+                   (True, True)):
+        more("MatMul_%s%s_%s" % ("t" if ta else "n", "t" if tb else "n",
+                                 sfx), "MatMul",
+             (lambda a_, b_: lambda a, b: tf.matmul(
+                 a, b, transpose_a=a_, transpose_b=b_))(ta, tb),
+             [r10c(*((4, 3) if ta else (3, 4)), dtype=dt),
+              r10c(*((2, 4) if tb else (4, 2)), dtype=dt)],
+             {"transpose_a": ta, "transpose_b": tb}, grad=False)
+    more("MatMul_empty_" + sfx, "MatMul", tf.matmul,
+         [np.zeros((2, 0), dt), np.zeros((0, 3), dt)], grad=False)
+    # not fused: _FusedMatMul is float only
+    more("MatMul_biasadd_" + sfx, "MatMul",
+         lambda a, b, c: tf.nn.relu(tf.nn.bias_add(tf.matmul(a, b), c)),
+         [r10c(3, 4, dtype=dt), r10c(4, 2, dtype=dt), r10c(2, dtype=dt)],
+         grad=False, also=["BiasAdd", "Relu"])
+
+# linear algebra on batches of matrices (well conditioned: dominant
+# diagonals, symmetric positive definite for Cholesky)
+
+
+def wellcond(*shape, dtype=np.float32):
+    a = RS10C.uniform(-1.0, 1.0, size=shape)
+    return (a + 2.0 * shape[-1] ** 0.5 * np.eye(shape[-1])).astype(dtype)
+
+
+def spd(*shape, dtype=np.float32):
+    a = RS10C.uniform(-1.0, 1.0, size=shape)
+    return (a @ np.swapaxes(a, -1, -2) + shape[-1] * np.eye(shape[-1])
+            ).astype(dtype)
+
+
+for dt, sfx in ((np.float32, "f32"), (F64, "f64")):
+    for nm, shp in (("3", (3, 3)), ("b2x4", (2, 4, 4)), ("1", (1, 1))):
+        for adj in (False, True):
+            more("MatrixInverse_%s%s_%s" % (nm, "_adj" if adj else "", sfx),
+                 "MatrixInverse",
+                 (lambda a_: lambda a: raw.MatrixInverse(input=a,
+                                                         adjoint=a_))(adj),
+                 [wellcond(*shp, dtype=dt)], {"adjoint": adj})
+        more("MatrixDeterminant_%s_%s" % (nm, sfx), "MatrixDeterminant",
+             tf.linalg.det, [wellcond(*shp, dtype=dt) - (
+                 1.5 * np.eye(shp[-1], dtype=dt))])
+        more("LogMatrixDeterminant_%s_%s" % (nm, sfx),
+             "LogMatrixDeterminant",
+             lambda a: list(raw.LogMatrixDeterminant(input=a)),
+             [wellcond(*shp, dtype=dt) * np.where(
+                 np.arange(shp[-1]) == 0, -1.0, 1.0).astype(dt)],
+             n_out=2, grad=False)
+        # the gradient of log |det| (output 1)
+        more("LogMatrixDeterminant_%s_logdet_%s" % (nm, sfx),
+             "LogMatrixDeterminant",
+             lambda a: raw.LogMatrixDeterminant(input=a)[1],
+             [wellcond(*shp, dtype=dt)], y_out=1)
+        more("Cholesky_%s_%s" % (nm, sfx), "Cholesky", tf.linalg.cholesky,
+             [spd(*shp, dtype=dt)])
+    for nm, shp, k in (("3x2", (3, 3), 2), ("b2x4x3", (2, 4, 4), 3),
+                       ("1x1", (1, 1), 1)):
+        for adj in (False, True):
+            more("MatrixSolve_%s%s_%s" % (nm, "_adj" if adj else "", sfx),
+                 "MatrixSolve",
+                 (lambda a_: lambda a, b: raw.MatrixSolve(
+                     matrix=a, rhs=b, adjoint=a_))(adj),
+                 [wellcond(*shp, dtype=dt),
+                  r10c(*(shp[:-1] + (k,)), dtype=dt)], {"adjoint": adj})
+            for lo in (True, False):
+                more("MatrixTriangularSolve_%s%s%s_%s" % (
+                    nm, "_lower" if lo else "_upper", "_adj" if adj else "",
+                    sfx), "MatrixTriangularSolve",
+                    (lambda a_, l_: lambda a, b: raw.MatrixTriangularSolve(
+                        matrix=a, rhs=b, lower=l_, adjoint=a_))(adj, lo),
+                    [wellcond(*shp, dtype=dt),
+                     r10c(*(shp[:-1] + (k,)), dtype=dt)],
+                    {"adjoint": adj, "lower": lo})
+    # batch dims broadcasting (TF 2.2+): gradients summed back
+    for nm, sa, sb in (("bcast_a", (3, 3), (2, 3, 2)),
+                       ("bcast_both", (2, 1, 3, 3), (4, 3, 2))):
+        for lo in (True, False):
+            more("MatrixTriangularSolve_%s%s_%s" % (
+                nm, "" if lo else "_upper", sfx), "MatrixTriangularSolve",
+                (lambda l_: lambda a, b: raw.MatrixTriangularSolve(
+                    matrix=a, rhs=b, lower=l_, adjoint=not l_))(lo),
+                [wellcond(*sa, dtype=dt), r10c(*sb, dtype=dt)],
+                {"lower": lo, "adjoint": not lo})
+more("MatrixDeterminant_singular", "MatrixDeterminant", tf.linalg.det,
+     [np.array([[1.0, 2.0], [2.0, 4.0]], np.float32)], grad=False)
+more("LogMatrixDeterminant_singular", "LogMatrixDeterminant",
+     lambda a: list(raw.LogMatrixDeterminant(input=a)),
+     [np.array([[1.0, 2.0], [2.0, 4.0]], F64)], n_out=2, grad=False)
+more("MatrixInverse_empty", "MatrixInverse", tf.linalg.inv,
+     [np.zeros((2, 0, 0), np.float32)], grad=False)
+
+# the decompositions, forward only: singular and eigen vectors are unique
+# up to sign, so their cases compare |u|, |v| (sign-invariant per column)
+for dt, sfx in ((np.float32, "f32"), (F64, "f64")):
+    for nm, shp in (("4x3", (4, 3)), ("3x4", (3, 4)), ("b2x3x3", (2, 3, 3))):
+        for full in (False, True):
+            fs = "_full" if full else ""
+            more("Qr_%s%s_%s" % (nm, fs, sfx), "Qr",
+                 (lambda f_: lambda a: list(raw.Qr(
+                     input=a, full_matrices=f_)))(full),
+                 [r10c(*shp, dtype=dt)], {"full_matrices": full}, n_out=2,
+                 grad=False)
+            more("Svd_%s%s_%s" % (nm, fs, sfx), "Svd",
+                 (lambda f_: lambda a: (lambda s_, u_, v_: [
+                     s_, tf.abs(u_), tf.abs(v_)])(*raw.Svd(
+                         input=a, compute_uv=True, full_matrices=f_)))(full),
+                 [r10c(*shp, dtype=dt)], {"full_matrices": full}, n_out=3,
+                 grad=False, also=["Abs"])
+        # TF's _QrGrad through q (output 0) and through r (output 1)
+        for out, on in ((0, "q"), (1, "r")):
+            for full in ((False, True) if shp[-2] <= shp[-1] else (False,)):
+                more("Qr_%s%s_grad_%s_%s" % (nm, "_full" if full else "", on,
+                                             sfx), "Qr",
+                     (lambda o_, f_: lambda a: raw.Qr(
+                         input=a, full_matrices=f_)[o_])(out, full),
+                     [r10c(*shp, dtype=dt)], {"full_matrices": full},
+                     y_out=out)
+        # TF's _SvdGrad through s (sign-invariant: u diag(dy) v^T)
+        for uv in (True, False):
+            more("Svd_%s_grad_s%s_%s" % (nm, "" if uv else "_no_uv", sfx),
+                 "Svd", (lambda u_: lambda a: raw.Svd(
+                     input=a, compute_uv=u_)[0])(uv),
+                 [r10c(*shp, dtype=dt)], {"compute_uv": uv})
+        more("Svd_%s_s_only_%s" % (nm, sfx), "Svd",
+             lambda a: raw.Svd(input=a, compute_uv=False)[0],
+             [r10c(*shp, dtype=dt)], {"compute_uv": False}, grad=False)
+    for nm, shp in (("3", (3, 3)), ("b2x4", (2, 4, 4))):
+        x = r10c(*shp, dtype=dt)
+        sym = (x + np.swapaxes(x, -1, -2)).astype(dt)
+        lowonly = np.tril(sym)  # the upper triangle is not read
+        more("SelfAdjointEigV2_%s_%s" % (nm, sfx), "SelfAdjointEigV2",
+             lambda a: (lambda e_, v_: [e_, tf.abs(v_)])(
+                 *raw.SelfAdjointEigV2(input=a, compute_v=True)),
+             [lowonly], n_out=2, grad=False, also=["Abs"])
+        # the gradient of the eigenvalues (sign-invariant: v diag(dy) v^T)
+        for cv in (True, False):
+            more("SelfAdjointEigV2_%s_grad_e%s_%s" % (
+                nm, "" if cv else "_no_v", sfx), "SelfAdjointEigV2",
+                (lambda c_: lambda a: raw.SelfAdjointEigV2(
+                    input=a, compute_v=c_)[0])(cv),
+                [lowonly], {"compute_v": cv})
+        more("SelfAdjointEigV2_%s_e_only_%s" % (nm, sfx),
+             "SelfAdjointEigV2",
+             lambda a: raw.SelfAdjointEigV2(input=a, compute_v=False)[0],
+             [sym], {"compute_v": False}, grad=False)
+
 DT = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64",
       np.dtype(np.int32): "int32", np.dtype(np.int64): "int64",
       np.dtype(np.bool_): "bool"}
@@ -2446,10 +2693,17 @@ def record(c):
             "value": np.asarray(dyv).tolist()}})
         if np.asarray(dyv).ndim == 0:
             nodes[-1]["attrs"]["value"] = float(dyv)
+        yref = "op"
+        if c.get("y_out"):  # gradients' ys name nodes: an Identity of it
+            yref = "op_y"
+            nodes.append({"name": yref, "op": "Identity",
+                          "inputs": ["op:%d" % c["y_out"]]})
         graph = {"version": 1, "nodes": nodes, "gradients": [
-            {"name": "g", "ys": ["op"], "xs": ["in%d" % i for i in grads],
+            {"name": "g", "ys": [yref], "xs": ["in%d" % i for i in grads],
              "grad_ys": ["dy"]}],
-            "fetch": ["op"] + ["g/in%d" % i for i in grads]}
+            "fetch": [yref] + ["g/in%d" % i for i in grads]}
+        if c.get("y_out"):
+            ent["dg_y"] = yref
         with open(os.path.join(OUT, c["name"] + ".dg.json"), "w") as f:
             json.dump(graph, f)
         ent["dg_grads"] = {"g/in%d" % i: "grad_%d" % i for i in grads}

@@ -1,0 +1,17 @@
+
+d
+in0Const*
+dtype0*I
+value@B>"0eÇÒ¿??–¤¿ñò?÷ðÐ>ÍÑš?ãh½¿³/?®‹¿É	ð¾cP?ý#e?
++
+QrQrin0*
+T0*
+full_matrices(
+
+yIdentityQr*
+T0
+
+y_1IdentityQr:1*
+T0
+
+initNoOp"ª
