@@ -61,9 +61,6 @@ ZBIN(softplusg_f32, float, x / (1 + expf(-y)))
 ZBIN(softplusg_f64, double, x / (1 + exp(-y)))
 ZBIN(softsigng_f32, float, x / ((1 + fabsf(y)) * (1 + fabsf(y))))
 ZBIN(softsigng_f64, double, x / ((1 + fabs(y)) * (1 + fabs(y))))
-#define BINF(OP)                                                             \
-    static const dgr_cpu_bin_fn OP##_fns[DG_DTYPE_COUNT] = {                 \
-        OP##_f32, OP##_f64, NULL, NULL, NULL};
 BINF(elug) BINF(selug) BINF(softplusg) BINF(softsigng)
 
 ZUN(sign_f32, float, x > 0 ? 1.0f : x < 0 ? -1.0f : x)

@@ -781,4 +781,6 @@ const uint32_t dgr_cl_host_ops[DGC_N_OPS] = {
     HOSTF(TensorScatterUpdate), HOSTF(TensorScatterAdd), /* no kernel yet */
     HOSTF(TensorScatterSub), HOSTF(StridedSliceGrad),
     HOSTF(MatrixDiagV3), HOSTF(MatrixDiagPartV3), HOSTF(MatrixSetDiagV3),
+    HOSTF(Polygamma), HOSTF(Zeta), /* issue 22 ops10b: no kernel yet */
+    HOSTF(Igamma), HOSTF(Igammac),
 };

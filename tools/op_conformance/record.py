@@ -1966,6 +1966,8 @@ for dt, sfx in ((np.int32, "i32"), (np.int64, "i64"), (np.float32, "f32"),
 more("TruncateMod_scalar", "TruncateMod",
      lambda a, b: raw.TruncateMod(x=a, y=b),
      [np.array([-5.5, 5.5, 0.25], np.float32), np.asarray(-2, np.float32)],
+     grad=False)
+
 # ---- ops9c: segment reductions (issue 22) ----------------------------------
 RS9C = np.random.RandomState(93)
 
@@ -2322,6 +2324,62 @@ for dt, sfx in ((np.float32, "f32"), (F64, "f64")):
             ("neg", (6,), (slice(-2, -6, -2),))):
         graph_case("StridedSliceGrad_%s_%s" % (nm, sfx), "StridedSliceGrad",
                    np.dtype(dt).name, _ssg(dt, shp, sl))
+
+# ---- ops10b (issue 22): the special functions ----------------------------
+RS10B = np.random.RandomState(1010)
+
+
+def r10(*shape, dtype=np.float32, lo=-2.0, hi=2.0):
+    return RS10B.uniform(lo, hi, size=shape).astype(dtype)
+
+
+SPECIAL10 = np.concatenate([SPECIAL, np.array(
+    [1, -1, 0.5, 2, -2.5, -3, 0.999, 1e-30, 12], np.float32)])
+for dt, sfx in ((np.float32, "f32"), (F64, "f64")):
+    for nm, fn, lo, hi in (
+            ("Lgamma", tf.math.lgamma, 0.2, 6),
+            ("Digamma", tf.math.digamma, 0.2, 6),
+            ("Erfinv", tf.math.erfinv, -0.95, 0.95),
+            ("Ndtri", tf.math.ndtri, 0.02, 0.98),
+            ("BesselI0e", tf.math.bessel_i0e, -12, 12),
+            ("BesselI1e", tf.math.bessel_i1e, -12, 12)):
+        more("%s_%s" % (nm, sfx), nm, fn, [r10(3, 5, dtype=dt, lo=lo, hi=hi)])
+        more("%s_special_%s" % (nm, sfx), nm, fn,
+             [SPECIAL10.astype(dt)], grad=False)
+    # the negative half-line (the reflection), Ndtri's tails, Bessel at 0
+    more("Lgamma_neg_" + sfx, "Lgamma", tf.math.lgamma,
+         [np.array([-0.5, -1.25, -2.75, -7.1, -0.01], dt)])
+    more("Digamma_neg_" + sfx, "Digamma", tf.math.digamma,
+         [np.array([-0.5, -1.25, -2.75, -3.4, -0.01], dt)])
+    more("Ndtri_tails_" + sfx, "Ndtri", tf.math.ndtri,
+         [np.array([1e-5, 1e-12, 0.1, 0.9, 1 - 1e-6], dt)])
+    more("BesselI1e_zero_" + sfx, "BesselI1e", tf.math.bessel_i1e,
+         [np.array([0.0, 1.0, -3.0, 9.0], dt)])
+    more("Lgamma_empty_" + sfx, "Lgamma", tf.math.lgamma,
+         [np.zeros((0, 3), dt)], grad=False)
+    more("Digamma_0d_" + sfx, "Digamma", tf.math.digamma,
+         [np.asarray(2.5, dt)])
+    # the broadcasting ones: polygamma(a, x) (x's gradient only), zeta(x,
+    # q) (q's), the incomplete gamma functions (no gradient: TF's for a
+    # is IgammaGradA, which dgrun lacks)
+    more("Polygamma_" + sfx, "Polygamma", tf.math.polygamma,
+         [np.array([0, 1, 2, 3], dt), r10(3, 4, dtype=dt, lo=0.3, hi=5)])
+    more("Polygamma_special_" + sfx, "Polygamma", tf.math.polygamma,
+         [np.array([1.5, -1, 1, 2, 0, 1], dt),
+          np.array([2, 2, -1.5, 0, -2, np.nan], dt)], grad=False)
+    more("Zeta_" + sfx, "Zeta", tf.math.zeta,
+         [r10(3, 4, dtype=dt, lo=1.5, hi=6), r10(4, dtype=dt, lo=0.5, hi=3)])
+    more("Zeta_special_" + sfx, "Zeta", tf.math.zeta,
+         [np.array([1, 0.5, 2, 3, 2, 4, 30], dt),
+          np.array([1, 1, -2, -2, -1.5, 1e-3, 2], dt)], grad=False)
+    for nm, fn in (("Igamma", tf.math.igamma), ("Igammac", tf.math.igammac)):
+        more(nm + "_" + sfx, nm, fn,
+             [r10(3, 4, dtype=dt, lo=0.2, hi=6),
+              r10(4, dtype=dt, lo=0.05, hi=9)], grad=False)
+        more(nm + "_special_" + sfx, nm, fn,
+             [np.array([1, 1, 0, -1, 2, 2, 5, 0.5, np.nan], dt),
+              np.array([0, np.inf, 1, 1, -1, 30, 4.5, 1e-8, 1], dt)],
+             grad=False)
 
 DT = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64",
       np.dtype(np.int32): "int32", np.dtype(np.int64): "int64",
