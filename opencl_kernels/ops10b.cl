@@ -2,7 +2,8 @@
  * Lgamma, Digamma, Erfinv, Ndtri, BesselI0e, BesselI1e (dgk_unary_<Op>:
  * the generic unary launcher), by Eigen's (Cephes) algorithms, evaluated
  * in T.  One work-item per element, guarded by n.  Compiled per dtype with
- * -DT=float|double.  The functions above the kernels are also the CPU's:
+ * -DT=float|double; ApproximateEqual's kernel is launched by
+ * runtime/opencl/cl_kernels_ops10b.c.  The functions above the kernels are also the CPU's:
  * runtime/cpu/special_math.c includes this file as C with T = double
  * (O10_TAB / O10_CTAB: its tables' and table pointers' types there). */
 #ifdef __OPENCL_VERSION__
@@ -220,4 +221,13 @@ O10UNARY(dgk_unary_Ndtri, o10_ndtri(v))
 O10UNARY(dgk_unary_Erfinv, o10_ndtri((T)0.5 * v + (T)0.5) * (T)M_SQRT1_2)
 O10UNARY(dgk_unary_BesselI0e, o10_i0e(v))
 O10UNARY(dgk_unary_BesselI1e, o10_i1e(v))
+
+/* ApproximateEqual: |x - y| < tol (the attr's float, as T), bool out */
+__kernel void approximate_equal(__global const T *x, __global const T *y,
+                                __global uchar *z, long n, float tol)
+{
+    long i = get_global_id(0);
+    if (i < n)
+        z[i] = fabs(x[i] - y[i]) < (T)tol;
+}
 #endif

@@ -190,6 +190,9 @@ static const dgc_attr_spec a_fused_conv[] = {
 /* op breadth (issue 22) */
 static const dgc_attr_spec a_leaky[] = {AS(alpha, DGC_A_FLOAT, "0.2", 0),
                                         A_END};
+/* ops10b (issue 22) */
+static const dgc_attr_spec a_approx_equal[] = {
+    AS(tolerance, DGC_A_FLOAT, "1e-05", 0), A_END};
 static const dgc_attr_spec a_einsum[] = {AS(equation, DGC_A_STR, NULL, REQ),
                                          A_END};
 static const dgc_attr_spec a_resize[] = {

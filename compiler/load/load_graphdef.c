@@ -65,6 +65,8 @@ static const tf_map maps[] = {
     {"RealDiv", "Div", -1, F_NONE, NULL, NULL, 0},
     {"Snapshot", "Identity", -1, F_NONE, NULL, NULL, 0},
     {"BiasAddV1", "BiasAdd", -1, F_NONE, NULL, NULL, 0},
+    /* issue 22 ops10b: TF's raw Mod is C's remainder (fmod for floats) */
+    {"Mod", "TruncateMod", -1, F_NONE, NULL, NULL, 0},
     /* resource variables (issue 22): a handle is the Variable itself */
     {"VarHandleOp", "Variable", -1, F_NONE, NULL, NULL, 0},
     {"ReadVariableOp", "Identity", -1, F_NONE, NULL, NULL, 0},

@@ -783,4 +783,7 @@ const uint32_t dgr_cl_host_ops[DGC_N_OPS] = {
     HOSTF(MatrixDiagV3), HOSTF(MatrixDiagPartV3), HOSTF(MatrixSetDiagV3),
     HOSTF(Polygamma), HOSTF(Zeta), /* issue 22 ops10b: no kernel yet */
     HOSTF(Igamma), HOSTF(Igammac),
+    /* int32 / int64: the OpenCL programs are float / double only */
+    HOSTF(BitwiseAnd), HOSTF(BitwiseOr), HOSTF(BitwiseXor),
+    HOSTF(LeftShift), HOSTF(RightShift), HOSTF(Invert),
 };

@@ -2381,6 +2381,39 @@ for dt, sfx in ((np.float32, "f32"), (F64, "f64")):
               np.array([0, np.inf, 1, 1, -1, 30, 4.5, 1e-8, 1], dt)],
              grad=False)
 
+# ---- ops10b: Mod, ApproximateEqual, the bitwise ops ----------------------
+for dt, sfx in ((np.float32, "f32"), (F64, "f64"), (np.int32, "i32"),
+                (np.int64, "i64")):
+    fl = dt in (np.float32, F64)
+    a = np.array([[7, -7, 6, -6, 0, 5]], dt) + (0.5 if fl else 0)
+    b = np.array([[2], [-3]], dt)
+    more("Mod_" + sfx, "Mod", lambda x_, y_: raw.Mod(x=x_, y=y_), [a, b],
+         grad=False, dg_op="TruncateMod")
+    if fl:
+        x = r10(3, 4, dtype=dt)
+        y = x + np.array([0, 1e-6, 2e-5, -3e-6], dt)
+        for tol in (1e-5, 0.1):
+            more("ApproximateEqual_%g_%s" % (tol, sfx), "ApproximateEqual",
+                 (lambda t_: lambda x_, y_: raw.ApproximateEqual(
+                     x=x_, y=y_, tolerance=t_))(tol), [x, y],
+                 {"tolerance": tol}, grad=False)
+        continue
+    bits = 32 if dt == np.int32 else 64
+    ii = np.iinfo(dt)
+    x = np.array([[0, 1, -1, 5, ii.min, ii.max, 12345, -98765]], dt)
+    y = np.array([[3], [-1], [bits - 1], [bits], [bits + 7], [-70]], dt)
+    for nm, fn in (("BitwiseAnd", tf.bitwise.bitwise_and),
+                   ("BitwiseOr", tf.bitwise.bitwise_or),
+                   ("BitwiseXor", tf.bitwise.bitwise_xor),
+                   ("LeftShift", tf.bitwise.left_shift),
+                   ("RightShift", tf.bitwise.right_shift)):
+        more("%s_%s" % (nm, sfx), nm, fn, [x, y], grad=False)
+        more("%s_0d_%s" % (nm, sfx), nm, fn,
+             [np.asarray(-77, dt), np.asarray(2, dt)], grad=False)
+    more("Invert_" + sfx, "Invert", tf.bitwise.invert, [x], grad=False)
+    more("Invert_empty_" + sfx, "Invert", tf.bitwise.invert,
+         [np.zeros((0, 2), dt)], grad=False)
+
 DT = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64",
       np.dtype(np.int32): "int32", np.dtype(np.int64): "int64",
       np.dtype(np.bool_): "bool"}
