@@ -6,10 +6,13 @@
  * (i1e(x) - sign(x) y)), BesselI1e (dy * (i0e(x) - y (sign(x) + 1 / x)),
  * 1/2 at 0), Polygamma (x only: dy * polygamma(a + 1, x)) and Zeta (q
  * only: -x dy zeta(x + 1, q)); TF gives the other inputs none.
+ * CumulativeLogsumexp: TF's _CumulativeLogsumexpGrad (the positive and
+ * negative parts of dy through reversed scans, in logs).
  */
 #include "grad.h"
 #include "grad_rule.h"
 
+#include <float.h>
 #include <math.h>
 
 DGC_GRAD(Lgamma)
@@ -100,3 +103,46 @@ DGC_GRAD(Polygamma)
     return DG_OK;
 }
 DGC_GRAD_AS(Zeta, Polygamma);
+
+/* CHK for a helper that returns a ref: r itself when it failed */
+#define CHKR(r)                                                              \
+    do {                                                                     \
+        if ((r).node < 0)                                                    \
+            return (r);                                                      \
+    } while (0)
+
+/* exp(cumulative_logsumexp(lg - z, exclusive, !reverse) + x): one sign's
+ * half of TF's _CumulativeLogsumexpGrad, lg = log(|dy|) where dy has that
+ * sign (neg: negative), else the dtype's lowest */
+static dgc_ref clse_half(dgc_gctx *c, int32_t fwd, dgc_ref dy, int neg,
+                         dgc_ref lowest)
+{
+    dgc_ref x = FWD->inputs[0], z = R(fwd, 0);
+    dgc_ref zero = dgc_grad_cst(c, fwd, "zero", 0.0, x); CHKR(zero);
+    dgc_ref sel = neg ? MK("Less", Less, dy, zero)
+                      : MK("Greater", Greater, dy, zero);
+    CHKR(sel);
+    dgc_ref mag = neg ? MK("Neg", Neg, dy) : dy; CHKR(mag);
+    dgc_ref lg = MK("Log", Log, mag); CHKR(lg);
+    dgc_ref w = MK("Select", SelectV2, sel, lg, lowest); CHKR(w);
+    dgc_ref d = MK("Sub", Sub, w, z); CHKR(d);
+    dgc_ref s = dgc_grad_mk_set(c, fwd, "CumulativeLogsumexp",
+                                OP(CumulativeLogsumexp), &d, 1,
+                                dgc_grad_set_cumsum, NULL);
+    CHKR(s);
+    dgc_ref e = MK("Add", Add, s, x); CHKR(e);
+    return MK("Exp", Exp, e);
+}
+
+DGC_GRAD(CumulativeLogsumexp)
+{
+    DGC_GRAD_LOCALS;
+    const dgc_ttype *t = dgc_grad_type(c, x);
+    dgc_ref lowest = dgc_grad_cst(c, fwd, "lowest", t->dtype == DG_F32
+                                  ? -FLT_MAX : -DBL_MAX, x);
+    CHK(lowest);
+    dgc_ref pos = clse_half(c, fwd, dy, 0, lowest); CHK(pos);
+    dgc_ref neg = clse_half(c, fwd, dy, 1, lowest); CHK(neg);
+    dx[0] = MK("Sub", Sub, pos, neg); CHK(dx[0]);
+    return DG_OK;
+}

@@ -95,6 +95,8 @@ static const tf_map maps[] = {
     {"All", "All", 1, F_AXES, "axis", "reduction_indices", 1},
     {"Cumsum", "Cumsum", 1, F_AXIS, "axis", "axis", 0},
     {"Cumprod", "Cumprod", 1, F_AXIS, "axis", "axis", 0}, /* ops9b */
+    {"CumulativeLogsumexp", "CumulativeLogsumexp", 1, F_AXIS, "axis", "axis",
+     0}, /* ops10b */
     {"ResourceApplyAdagrad", "ApplyAdagrad", -1, F_NONE, NULL, NULL, 0},
     {"ResourceApplyRMSProp", "ApplyRMSProp", -1, F_NONE, NULL, NULL, 0},
     {"ResourceApplyCenteredRMSProp", "ApplyCenteredRMSProp", -1, F_NONE, NULL,

@@ -786,4 +786,5 @@ const uint32_t dgr_cl_host_ops[DGC_N_OPS] = {
     /* int32 / int64: the OpenCL programs are float / double only */
     HOSTF(BitwiseAnd), HOSTF(BitwiseOr), HOSTF(BitwiseXor),
     HOSTF(LeftShift), HOSTF(RightShift), HOSTF(Invert),
+    HOSTF(CumulativeLogsumexp), /* no kernel yet */
 };

@@ -2414,6 +2414,25 @@ for dt, sfx in ((np.float32, "f32"), (F64, "f64"), (np.int32, "i32"),
     more("Invert_empty_" + sfx, "Invert", tf.bitwise.invert,
          [np.zeros((0, 2), dt)], grad=False)
 
+# CumulativeLogsumexp: every exclusive / reverse, -inf and large values
+for dt, sfx in ((np.float32, "f32"), (F64, "f64")):
+    x = r10(3, 5, dtype=dt, lo=-3, hi=3)
+    for ax, ex, rv in ((1, False, False), (0, True, False), (-1, False, True),
+                       (1, True, True)):
+        more("CumulativeLogsumexp_ax%d%s%s_%s" % (
+            ax, "_excl" if ex else "", "_rev" if rv else "", sfx),
+            "CumulativeLogsumexp",
+            (lambda a_, e_, r_: lambda a: tf.math.cumulative_logsumexp(
+                a, axis=a_, exclusive=e_, reverse=r_))(ax, ex, rv), [x],
+            {"axis": ax, "exclusive": ex, "reverse": rv})
+    more("CumulativeLogsumexp_special_" + sfx, "CumulativeLogsumexp",
+         lambda a: tf.math.cumulative_logsumexp(a, axis=0),
+         [np.array([-np.inf, -np.inf, 1, 800, -800, np.inf, 3], dt)],
+         {"axis": 0}, grad=False)
+    more("CumulativeLogsumexp_empty_" + sfx, "CumulativeLogsumexp",
+         lambda a: tf.math.cumulative_logsumexp(a, axis=1),
+         [np.zeros((0, 3), dt)], {"axis": 1}, grad=False)
+
 DT = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64",
       np.dtype(np.int32): "int32", np.dtype(np.int64): "int64",
       np.dtype(np.bool_): "bool"}
