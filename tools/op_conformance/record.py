@@ -2433,6 +2433,21 @@ for dt, sfx in ((np.float32, "f32"), (F64, "f64")):
          lambda a: tf.math.cumulative_logsumexp(a, axis=1),
          [np.zeros((0, 3), dt)], {"axis": 1}, grad=False)
 
+# TF's stateless random numbers (V1: shape, seed pair): several seeds and
+# shapes, odd sizes (Philox's 4-word blocks), both seed dtypes
+_SEEDS = (np.array([1, 2], np.int64), np.array([-5, 123456789012], np.int64),
+          np.array([7, -3], np.int32), np.array([0, 0], np.int32))
+_SHAPES = ((7,), (3, 5), (2, 3, 3), (0, 4), (1,))
+for dt, sfx in ((np.float32, "f32"), (F64, "f64")):
+    for nm, op in (("Uniform", raw.StatelessRandomUniform),
+                   ("Normal", raw.StatelessRandomNormal)):
+        for k, (sd, shp) in enumerate(zip(_SEEDS + _SEEDS[:1], _SHAPES)):
+            more("StatelessRandom%s_%d_%s" % (nm, k, sfx),
+                 "StatelessRandom" + nm,
+                 (lambda o_, d_: lambda sh, se: o_(
+                     shape=sh, seed=se, dtype=d_))(op, tf.as_dtype(dt)),
+                 [np.array(shp, np.int32), sd], grad=False)
+
 DT = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64",
       np.dtype(np.int32): "int32", np.dtype(np.int64): "int64",
       np.dtype(np.bool_): "bool"}
@@ -2509,6 +2524,8 @@ def record(c):
     ent = {"op": c["dg_op"], "dtype": DT.get(tin.dtype, "?"),
            "node": opnode[0].name if opnode else None,
            "fetch": {}, "grads": {}}
+    if c["op"].startswith("StatelessRandom"):  # by its output, as TF
+        ent["dtype"] = DT.get(np.asarray(vals[0]).dtype, "?")
     for name, v in zip(fetch, vals[:len(ys)]):
         ent["fetch"][name] = {"shape": list(np.shape(v)), "value": jval(v),
                               "dtype": DT.get(np.asarray(v).dtype, "?")}
