@@ -424,7 +424,8 @@ int dgc_op_kernel_dtype(const dgc_graph *g, const dgc_node *n)
      * output dtype (their shape input is a host-memory int vector) */
     if ((dgc_op_has(n->op, DGC_OP_RANDOM) || n->op == DGC_OPID_RandomUniformInt ||
          n->op == DGC_OPID_StatelessRandomUniform ||
-         n->op == DGC_OPID_StatelessRandomNormal) &&
+         n->op == DGC_OPID_StatelessRandomNormal ||
+         n->op == DGC_OPID_StatelessTruncatedNormal) &&
         n->n_outputs > 0)
         return (int)n->outputs[0].dtype;
     /* Select, SelectV2: by T, the values' dtype (input 0 is the bool

@@ -1,12 +1,16 @@
 /*
  * kernels_cpu_stateless.c -- CPU kernels of TF's stateless random ops
- * (issue 22, ops10b): StatelessRandomUniform and StatelessRandomNormal
- * (V1: shape, seed int32/int64 [2]), TF's numbers bit for bit: Philox
- * blocks from the seed's key and counter (philox.h), each block 4 float
- * or 2 double samples, the last block's tail dropped, as TF's CPU fill.
+ * (issue 22, ops10b): StatelessRandomUniform, StatelessRandomNormal and
+ * StatelessTruncatedNormal (V1: shape, seed int32/int64 [2]), TF's
+ * numbers bit for bit: Philox blocks from the seed's key and counter
+ * (philox.h), each block 4 float or 2 double samples, the last block's
+ * tail dropped, as TF's CPU fill; the truncated normal's groups (4 float,
+ * 2 double) each from its own stretch of 256 reserved words per sample.
  */
 #include "kernels_cpu.h"
 #include "philox.h"
+
+#include <math.h>
 
 /* the generator seed input 1 selects: an int32/int64 pair */
 static dg_status seed_gen(dgr_kctx *k, dgr_philox *p)
@@ -22,6 +26,54 @@ static dg_status seed_gen(dgr_kctx *k, dgr_philox *p)
     return DG_OK;
 }
 
+/* TF's SingleSampleAdapter: the next word of q's blocks */
+static uint32_t next_word(dgr_philox *q, uint32_t buf[4], int *used)
+{
+    if (*used == 4) {
+        dgr_philox_next(q, buf);
+        *used = 0;
+    }
+    return buf[(*used)++];
+}
+
+/* TF's truncated normal fill: group g (gs samples) from the generator
+ * skipped by g * gs * 256 / 4 blocks, Box-Muller pairs kept where |v| < 2 */
+static void truncated_normal(const dgr_philox *p, dgr_value *out, int64_t n)
+{
+    int f32 = out->dtype == DG_F32, gs = f32 ? 4 : 2;
+    for (int64_t g = 0; g * gs < n; g++) {
+        dgr_philox q = *p;
+        dgr_philox_skip(&q, (uint64_t)g * (uint64_t)gs * 256 / 4);
+        uint32_t buf[4], x[4];
+        int used = 4, got = 0;
+        double v[4];
+        while (got < gs) {
+            double d[2];
+            if (f32) {
+                float f[2];
+                x[0] = next_word(&q, buf, &used);
+                x[1] = next_word(&q, buf, &used);
+                dgr_philox_box_muller_f32(x[0], x[1], &f[0], &f[1]);
+                d[0] = f[0];
+                d[1] = f[1];
+            } else {
+                for (int j = 0; j < 4; j++)
+                    x[j] = next_word(&q, buf, &used);
+                dgr_philox_box_muller_f64(x, &d[0], &d[1]);
+            }
+            for (int j = 0; j < 2 && got < gs; j++)
+                if (fabs(d[j]) < 2.0)
+                    v[got++] = d[j];
+        }
+        for (int j = 0; j < gs && g * gs + j < n; j++) {
+            if (f32)
+                ((float *)dgr_cpu_ptr(out))[g * gs + j] = (float)v[j];
+            else
+                ((double *)dgr_cpu_ptr(out))[g * gs + j] = v[j];
+        }
+    }
+}
+
 dg_status dgr_k_stateless_random(dgr_kctx *k)
 {
     dgr_philox p;
@@ -32,6 +84,10 @@ dg_status dgr_k_stateless_random(dgr_kctx *k)
         return st;
     int normal = k->node->op == DGC_OPID_StatelessRandomNormal;
     int64_t n = dg_shape_numel(&k->out[0].shape);
+    if (k->node->op == DGC_OPID_StatelessTruncatedNormal) {
+        truncated_normal(&p, &k->out[0], n);
+        return DG_OK;
+    }
     uint32_t b[4];
     if (k->out[0].dtype == DG_F32) {
         float *y = dgr_cpu_ptr(&k->out[0]), v[4];
@@ -65,3 +121,4 @@ dg_status dgr_k_stateless_random(dgr_kctx *k)
 }
 DGR_KERNEL(StatelessRandomUniform, dgr_k_stateless_random);
 DGR_KERNEL(StatelessRandomNormal, dgr_k_stateless_random);
+DGR_KERNEL(StatelessTruncatedNormal, dgr_k_stateless_random);

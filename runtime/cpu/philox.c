@@ -41,6 +41,17 @@ void dgr_philox_next(dgr_philox *p, uint32_t out[4])
         ++p->ctr[3];
 }
 
+void dgr_philox_skip(dgr_philox *p, uint64_t count)
+{
+    uint32_t lo = (uint32_t)count, hi = (uint32_t)(count >> 32);
+    p->ctr[0] += lo;
+    if (p->ctr[0] < lo)
+        ++hi;
+    p->ctr[1] += hi;
+    if (p->ctr[1] < hi && ++p->ctr[2] == 0)
+        ++p->ctr[3];
+}
+
 void dgr_philox_from_seed(dgr_philox *p, uint64_t s0, uint64_t s1)
 {
     p->key[0] = 0x3ec8f720u;

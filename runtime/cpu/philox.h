@@ -19,6 +19,8 @@ void dgr_philox_from_seed(dgr_philox *p, uint64_t s0, uint64_t s1);
 /* The 4 words of the block at p's counter; the counter then moves on by
  * one. */
 void dgr_philox_next(dgr_philox *p, uint32_t out[4]);
+/* Move p's 128-bit counter on by count blocks (TF's Skip). */
+void dgr_philox_skip(dgr_philox *p, uint64_t count);
 /* TF's Uint32ToFloat / Uint64ToDouble: [0, 1) from a sample's bits. */
 float dgr_philox_u32_to_f32(uint32_t x);
 double dgr_philox_u64_to_f64(uint32_t x0, uint32_t x1);

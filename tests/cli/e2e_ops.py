@@ -70,6 +70,8 @@ TOL = {
     "StatelessRandomUniform": EXACT32, "StatelessRandomNormal": EXACT32,
     "StatelessRandomUniform/float64": (0, 0),
     "StatelessRandomNormal/float64": (0, 0),
+    "StatelessTruncatedNormal": EXACT32,
+    "StatelessTruncatedNormal/float64": (0, 0),
 }
 FAILURES = []
 COVER = {}        # (op, dtype) -> set of devices

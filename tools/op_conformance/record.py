@@ -2439,11 +2439,11 @@ _SEEDS = (np.array([1, 2], np.int64), np.array([-5, 123456789012], np.int64),
           np.array([7, -3], np.int32), np.array([0, 0], np.int32))
 _SHAPES = ((7,), (3, 5), (2, 3, 3), (0, 4), (1,))
 for dt, sfx in ((np.float32, "f32"), (F64, "f64")):
-    for nm, op in (("Uniform", raw.StatelessRandomUniform),
-                   ("Normal", raw.StatelessRandomNormal)):
+    for nm, op in (("RandomUniform", raw.StatelessRandomUniform),
+                   ("RandomNormal", raw.StatelessRandomNormal),
+                   ("TruncatedNormal", raw.StatelessTruncatedNormal)):
         for k, (sd, shp) in enumerate(zip(_SEEDS + _SEEDS[:1], _SHAPES)):
-            more("StatelessRandom%s_%d_%s" % (nm, k, sfx),
-                 "StatelessRandom" + nm,
+            more("Stateless%s_%d_%s" % (nm, k, sfx), "Stateless" + nm,
                  (lambda o_, d_: lambda sh, se: o_(
                      shape=sh, seed=se, dtype=d_))(op, tf.as_dtype(dt)),
                  [np.array(shp, np.int32), sd], grad=False)
@@ -2524,7 +2524,7 @@ def record(c):
     ent = {"op": c["dg_op"], "dtype": DT.get(tin.dtype, "?"),
            "node": opnode[0].name if opnode else None,
            "fetch": {}, "grads": {}}
-    if c["op"].startswith("StatelessRandom"):  # by its output, as TF
+    if c["op"].startswith("Stateless"):  # by its output, as TF
         ent["dtype"] = DT.get(np.asarray(vals[0]).dtype, "?")
     for name, v in zip(fetch, vals[:len(ys)]):
         ent["fetch"][name] = {"shape": list(np.shape(v)), "value": jval(v),
