@@ -80,6 +80,9 @@ int dgc_infer_approximate_equal(DGC_INFER_ARGS);
 /* the stateless random ops: attrs.dtype (float) of shape input 0, seed
  * input 1 an int32/int64 [2] */
 int dgc_infer_stateless_random(DGC_INFER_ARGS);
+/* StatelessRandomUniformInt: RandomUniformInt's (shape, minval, maxval)
+ * with the seed second */
+int dgc_infer_stateless_random_int(DGC_INFER_ARGS);
 int dgc_infer_assign(DGC_INFER_ARGS);      /* Assign, AssignAdd, AssignSub */
 int dgc_infer_apply_gd(DGC_INFER_ARGS);
 int dgc_infer_noop(DGC_INFER_ARGS);

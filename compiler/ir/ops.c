@@ -195,6 +195,8 @@ static const dgc_attr_spec a_approx_equal[] = {
     AS(tolerance, DGC_A_FLOAT, "1e-05", 0), A_END};
 static const dgc_attr_spec a_stateless[] = {
     AS(dtype, DGC_A_DTYPE, "float32", 0), A_END};
+static const dgc_attr_spec a_stateless_int[] = {
+    AS(dtype, DGC_A_DTYPE, "int64", 0), A_END};
 static const dgc_attr_spec a_einsum[] = {AS(equation, DGC_A_STR, NULL, REQ),
                                          A_END};
 static const dgc_attr_spec a_resize[] = {
@@ -425,7 +427,8 @@ int dgc_op_kernel_dtype(const dgc_graph *g, const dgc_node *n)
     if ((dgc_op_has(n->op, DGC_OP_RANDOM) || n->op == DGC_OPID_RandomUniformInt ||
          n->op == DGC_OPID_StatelessRandomUniform ||
          n->op == DGC_OPID_StatelessRandomNormal ||
-         n->op == DGC_OPID_StatelessTruncatedNormal) &&
+         n->op == DGC_OPID_StatelessTruncatedNormal ||
+         n->op == DGC_OPID_StatelessRandomUniformInt) &&
         n->n_outputs > 0)
         return (int)n->outputs[0].dtype;
     /* Select, SelectV2: by T, the values' dtype (input 0 is the bool

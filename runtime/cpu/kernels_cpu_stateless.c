@@ -1,7 +1,8 @@
 /*
  * kernels_cpu_stateless.c -- CPU kernels of TF's stateless random ops
- * (issue 22, ops10b): StatelessRandomUniform, StatelessRandomNormal and
- * StatelessTruncatedNormal (V1: shape, seed int32/int64 [2]), TF's
+ * (issue 22, ops10b): StatelessRandomUniform, StatelessRandomNormal,
+ * StatelessTruncatedNormal and StatelessRandomUniformInt (V1: shape, seed
+ * int32/int64 [2]; the int one: minval, maxval), TF's
  * numbers bit for bit: Philox blocks from the seed's key and counter
  * (philox.h), each block 4 float or 2 double samples, the last block's
  * tail dropped, as TF's CPU fill; the truncated normal's groups (4 float,
@@ -24,6 +25,16 @@ static dg_status seed_gen(dgr_kctx *k, dgr_philox *p)
     dgr_philox_from_seed(p, (uint64_t)dgr_cpu_iat(s, 0),
                          (uint64_t)dgr_cpu_iat(s, 1));
     return DG_OK;
+}
+
+/* the generator of k's seed, output 0 allocated, its element count */
+static dg_status start(dgr_kctx *k, dgr_philox *p, int64_t *n)
+{
+    dg_status st = seed_gen(k, p);
+    if (st == DG_OK)
+        st = dgr_kctx_alloc_output(k, 0);
+    *n = st ? 0 : dg_shape_numel(&k->out[0].shape);
+    return st;
 }
 
 /* TF's SingleSampleAdapter: the next word of q's blocks */
@@ -77,13 +88,11 @@ static void truncated_normal(const dgr_philox *p, dgr_value *out, int64_t n)
 dg_status dgr_k_stateless_random(dgr_kctx *k)
 {
     dgr_philox p;
-    dg_status st = seed_gen(k, &p);
-    if (st == DG_OK)
-        st = dgr_kctx_alloc_output(k, 0);
+    int64_t n;
+    dg_status st = start(k, &p, &n);
     if (st)
         return st;
     int normal = k->node->op == DGC_OPID_StatelessRandomNormal;
-    int64_t n = dg_shape_numel(&k->out[0].shape);
     if (k->node->op == DGC_OPID_StatelessTruncatedNormal) {
         truncated_normal(&p, &k->out[0], n);
         return DG_OK;
@@ -122,3 +131,41 @@ dg_status dgr_k_stateless_random(dgr_kctx *k)
 DGR_KERNEL(StatelessRandomUniform, dgr_k_stateless_random);
 DGR_KERNEL(StatelessRandomNormal, dgr_k_stateless_random);
 DGR_KERNEL(StatelessTruncatedNormal, dgr_k_stateless_random);
+
+/* lo + bits % (hi - lo) in unsigned arithmetic (TF's SignedAdd), a block
+ * giving 4 int32 samples (a word each) or 2 int64 (two words each) */
+dg_status dgr_k_stateless_random_int(dgr_kctx *k)
+{
+    dgr_philox p;
+    int64_t n;
+    dg_status st = start(k, &p, &n);
+    if (st || n == 0)
+        return st;
+    int64_t lo = dgr_cpu_iat(&k->in[2], 0), hi = dgr_cpu_iat(&k->in[3], 0);
+    if (lo >= hi)
+        return dg_err(k->err, DG_E_RUNTIME, "node '%s': need minval < "
+                      "maxval, got %lld >= %lld", k->node->name,
+                      (long long)lo, (long long)hi);
+    uint32_t b[4];
+    if (k->out[0].dtype == DG_I32) {
+        int32_t *y = dgr_cpu_ptr(&k->out[0]);
+        uint32_t range = (uint32_t)hi - (uint32_t)lo;
+        for (int64_t i = 0; i < n; i += 4) {
+            dgr_philox_next(&p, b);
+            for (int j = 0; j < 4 && i + j < n; j++)
+                y[i + j] = (int32_t)((uint32_t)lo + b[j] % range);
+        }
+    } else {
+        int64_t *y = dgr_cpu_ptr(&k->out[0]);
+        uint64_t range = (uint64_t)hi - (uint64_t)lo;
+        for (int64_t i = 0; i < n; i += 2) {
+            dgr_philox_next(&p, b);
+            for (int j = 0; j < 2 && i + j < n; j++) {
+                uint64_t bits = b[2 * j] | (uint64_t)b[2 * j + 1] << 32;
+                y[i + j] = (int64_t)((uint64_t)lo + bits % range);
+            }
+        }
+    }
+    return DG_OK;
+}
+DGR_KERNEL(StatelessRandomUniformInt, dgr_k_stateless_random_int);

@@ -788,5 +788,5 @@ const uint32_t dgr_cl_host_ops[DGC_N_OPS] = {
     HOSTF(LeftShift), HOSTF(RightShift), HOSTF(Invert),
     HOSTF(CumulativeLogsumexp), /* no kernel yet */
     HOSTF(StatelessRandomUniform), HOSTF(StatelessRandomNormal), /* Philox */
-    HOSTF(StatelessTruncatedNormal),
+    HOSTF(StatelessTruncatedNormal), HOSTF(StatelessRandomUniformInt),
 };

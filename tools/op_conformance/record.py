@@ -2448,6 +2448,17 @@ for dt, sfx in ((np.float32, "f32"), (F64, "f64")):
                      shape=sh, seed=se, dtype=d_))(op, tf.as_dtype(dt)),
                  [np.array(shp, np.int32), sd], grad=False)
 
+for dt, sfx in ((np.int32, "i32"), (np.int64, "i64")):
+    for k, (sd, shp, lo, hi) in enumerate(zip(
+            _SEEDS, _SHAPES, (0, -7, -2**31 if dt == np.int32 else -2**62, 5),
+            (10, 1000, 2**31 - 1 if dt == np.int32 else 2**62, 6))):
+        more("StatelessRandomUniformInt_%d_%s" % (k, sfx),
+             "StatelessRandomUniformInt",
+             lambda sh, se, a, b: raw.StatelessRandomUniformInt(
+                 shape=sh, seed=se, minval=a, maxval=b),
+             [np.array(shp, np.int32), sd, np.asarray(lo, dt),
+              np.asarray(hi, dt)], grad=False)
+
 DT = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64",
       np.dtype(np.int32): "int32", np.dtype(np.int64): "int64",
       np.dtype(np.bool_): "bool"}
