@@ -31,7 +31,7 @@ ALLOWED = {
                                "compiler/load", "compiler/grad"],
     "compiler": BASE + COMPILER,
     "runtime/core": BASE + COMPILER,
-    "runtime/cpu": BASE + COMPILER + ["runtime/core"],
+    "runtime/cpu": BASE + COMPILER + ["runtime/core", "opencl_kernels"],
     "runtime/opencl": BASE + COMPILER + ["runtime/core"],
     "runtime/trace": BASE,
     "runtime/exec": BASE + COMPILER + ["runtime/core", "runtime/trace"],
@@ -40,6 +40,9 @@ ALLOWED = {
     "runtime/session": BASE + COMPILER + ["runtime/core", "runtime/trace",
                                           "runtime/exec", "runtime/mpi"],
     "cli": BASE,
+    # the OpenCL C sources: no includes; the CPU may compile one's shared
+    # functions as C (runtime/cpu/special_math.c: ops10b.cl)
+    "opencl_kernels": [],
 }
 # Headers generated into the build tree, and the folder they belong to
 # (besides X.pb-c.h, which belongs to the folder holding X.proto).
@@ -58,7 +61,7 @@ def main():
     for folder in ALLOWED:
         d = os.path.join(root, folder)
         for name in os.listdir(d):
-            if name.endswith((".h", ".def")):
+            if name.endswith((".h", ".def", ".cl")):
                 where.setdefault(name, []).append(folder)
             elif name.endswith(".proto"):  # protoc-c writes X.pb-c.h
                 where.setdefault(name[:-6] + ".pb-c.h", []).append(folder)

@@ -84,6 +84,10 @@ dgc_ref dgc_grad_ref(int32_t node, int32_t index);
 /* The (inferred) type of tensor r of c->g; the pointer is valid until the
  * next node is added. */
 const dgc_ttype *dgc_grad_type(const dgc_gctx *c, dgc_ref r);
+/* The attributes of a scan's gradient scan (a dgc_grad_set_fn): the
+ * forward's axis and exclusive, reverse flipped (Cumsum, Cumprod,
+ * CumulativeLogsumexp). */
+int dgc_grad_set_cumsum(dgc_gctx *c, int32_t fwd, dgc_node *n, void *arg);
 /* A scalar Const v with the dtype of `like`, generated for forward op fwd
  * (node -1 with c->err filled on failure). */
 dgc_ref dgc_grad_cst(dgc_gctx *c, int32_t fwd, const char *suffix, double v,

@@ -64,7 +64,7 @@ static int set_num_partitions(dgc_gctx *c, int32_t fwd, dgc_node *n,
 }
 
 /* Cumsum's gradient: the forward axis and exclusive, reverse flipped */
-static int set_cumsum_grad(dgc_gctx *c, int32_t fwd, dgc_node *n, void *arg)
+int dgc_grad_set_cumsum(dgc_gctx *c, int32_t fwd, dgc_node *n, void *arg)
 {
     (void)arg;
     const dgc_attr *a = dgc_node_attr(FWD, "axis");
@@ -477,7 +477,7 @@ DGC_GRAD(Cumsum)
 {
     DGC_GRAD_LOCALS;
     /* TF: cumsum(dy, exclusive, !reverse) */
-    dx[0] = dgc_grad_mk_set(c, fwd, "Cumsum", OP(Cumsum), &dy, 1, set_cumsum_grad,
+    dx[0] = dgc_grad_mk_set(c, fwd, "Cumsum", OP(Cumsum), &dy, 1, dgc_grad_set_cumsum,
                    NULL);
     CHK(dx[0]);
     return DG_OK;
@@ -491,7 +491,7 @@ DGC_GRAD(Cumprod)
     dgc_ref zdy = MK("CumprodMul", Mul, z, dy);
     CHK(zdy);
     dgc_ref out = dgc_grad_mk_set(c, fwd, "CumprodSum", OP(Cumsum), &zdy, 1,
-                                  set_cumsum_grad, NULL);
+                                  dgc_grad_set_cumsum, NULL);
     CHK(out);
     dx[0] = MK("CumprodDiv", DivNoNan, out, x);
     CHK(dx[0]);

@@ -78,6 +78,14 @@ int dgc_infer_xent(DGC_INFER_ARGS);        /* outputs loss [N], backprop [N,C] *
 int dgc_infer_sparse_xent(DGC_INFER_ARGS);
 int dgc_infer_argmax(DGC_INFER_ARGS);
 int dgc_infer_equal(DGC_INFER_ARGS);
+/* ApproximateEqual: x and y of one shape (no broadcasting), bool */
+int dgc_infer_approximate_equal(DGC_INFER_ARGS);
+/* the stateless random ops: attrs.dtype (float) of shape input 0, seed
+ * input 1 an int32/int64 [2] */
+int dgc_infer_stateless_random(DGC_INFER_ARGS);
+/* StatelessRandomUniformInt: RandomUniformInt's (shape, minval, maxval)
+ * with the seed second */
+int dgc_infer_stateless_random_int(DGC_INFER_ARGS);
 int dgc_infer_assign(DGC_INFER_ARGS);      /* Assign, AssignAdd, AssignSub */
 int dgc_infer_apply_gd(DGC_INFER_ARGS);
 int dgc_infer_noop(DGC_INFER_ARGS);

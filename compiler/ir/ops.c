@@ -195,6 +195,13 @@ static const dgc_attr_spec a_fused_conv[] = {
 /* op breadth (issue 22) */
 static const dgc_attr_spec a_leaky[] = {AS(alpha, DGC_A_FLOAT, "0.2", 0),
                                         A_END};
+/* ops10b (issue 22) */
+static const dgc_attr_spec a_approx_equal[] = {
+    AS(tolerance, DGC_A_FLOAT, "1e-05", 0), A_END};
+static const dgc_attr_spec a_stateless[] = {
+    AS(dtype, DGC_A_DTYPE, "float32", 0), A_END};
+static const dgc_attr_spec a_stateless_int[] = {
+    AS(dtype, DGC_A_DTYPE, "int64", 0), A_END};
 static const dgc_attr_spec a_einsum[] = {AS(equation, DGC_A_STR, NULL, REQ),
                                          A_END};
 static const dgc_attr_spec a_resize[] = {
@@ -441,9 +448,13 @@ int dgc_op_has(int op, uint32_t flag)
 
 int dgc_op_kernel_dtype(const dgc_graph *g, const dgc_node *n)
 {
-    /* random ops: TF's kernels are registered by the output dtype (their
-     * shape input is a host-memory int vector) */
-    if ((dgc_op_has(n->op, DGC_OP_RANDOM) || n->op == DGC_OPID_RandomUniformInt) &&
+    /* random ops (stateless ones too): TF's kernels are registered by the
+     * output dtype (their shape input is a host-memory int vector) */
+    if ((dgc_op_has(n->op, DGC_OP_RANDOM) || n->op == DGC_OPID_RandomUniformInt ||
+         n->op == DGC_OPID_StatelessRandomUniform ||
+         n->op == DGC_OPID_StatelessRandomNormal ||
+         n->op == DGC_OPID_StatelessTruncatedNormal ||
+         n->op == DGC_OPID_StatelessRandomUniformInt) &&
         n->n_outputs > 0)
         return (int)n->outputs[0].dtype;
     /* Select, SelectV2: by T, the values' dtype (input 0 is the bool

@@ -68,6 +68,8 @@ static const tf_map maps[] = {
     {"RealDiv", "Div", -1, F_NONE, NULL, NULL, 0},
     {"Snapshot", "Identity", -1, F_NONE, NULL, NULL, 0},
     {"BiasAddV1", "BiasAdd", -1, F_NONE, NULL, NULL, 0},
+    /* issue 22 ops10b: TF's raw Mod is C's remainder (fmod for floats) */
+    {"Mod", "TruncateMod", -1, F_NONE, NULL, NULL, 0},
     /* resource variables (issue 22): a handle is the Variable itself */
     {"VarHandleOp", "Variable", -1, F_NONE, NULL, NULL, 0},
     {"ReadVariableOp", "Identity", -1, F_NONE, NULL, NULL, 0},
@@ -96,6 +98,8 @@ static const tf_map maps[] = {
     {"All", "All", 1, F_AXES, "axis", "reduction_indices", 1},
     {"Cumsum", "Cumsum", 1, F_AXIS, "axis", "axis", 0},
     {"Cumprod", "Cumprod", 1, F_AXIS, "axis", "axis", 0}, /* ops9b */
+    {"CumulativeLogsumexp", "CumulativeLogsumexp", 1, F_AXIS, "axis", "axis",
+     0}, /* ops10b */
     {"ResourceApplyAdagrad", "ApplyAdagrad", -1, F_NONE, NULL, NULL, 0},
     {"ResourceApplyRMSProp", "ApplyRMSProp", -1, F_NONE, NULL, NULL, 0},
     {"ResourceApplyCenteredRMSProp", "ApplyCenteredRMSProp", -1, F_NONE, NULL,

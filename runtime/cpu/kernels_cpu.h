@@ -159,6 +159,10 @@ int dgr_cpu_int_has(const dgr_value *v, int neg);
 #define UNF(OP)                                                              \
     static const dgr_cpu_un_fn OP##_fns[DG_DTYPE_COUNT] = {                  \
         OP##_f32, OP##_f64, NULL, NULL, NULL};
+/* BINF: the binary table OP##_fns of OP##_f32 and OP##_f64 */
+#define BINF(OP)                                                             \
+    static const dgr_cpu_bin_fn OP##_fns[DG_DTYPE_COUNT] = {                 \
+        OP##_f32, OP##_f64, NULL, NULL, NULL};
 #define ZUNF(OP, F32, F64)                                                   \
     ZUN(OP##_f32, float, F32(x))                                             \
     ZUN(OP##_f64, double, F64(x))                                            \

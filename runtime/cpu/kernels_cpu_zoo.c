@@ -61,9 +61,6 @@ ZBIN(softplusg_f32, float, x / (1 + expf(-y)))
 ZBIN(softplusg_f64, double, x / (1 + exp(-y)))
 ZBIN(softsigng_f32, float, x / ((1 + fabsf(y)) * (1 + fabsf(y))))
 ZBIN(softsigng_f64, double, x / ((1 + fabs(y)) * (1 + fabs(y))))
-#define BINF(OP)                                                             \
-    static const dgr_cpu_bin_fn OP##_fns[DG_DTYPE_COUNT] = {                 \
-        OP##_f32, OP##_f64, NULL, NULL, NULL};
 BINF(elug) BINF(selug) BINF(softplusg) BINF(softsigng)
 
 ZUN(sign_f32, float, x > 0 ? 1.0f : x < 0 ? -1.0f : x)
@@ -1000,21 +997,38 @@ DGR_KERNEL(IsVariableInitialized, dgr_k_is_initialized);
 
 /* ---- Cumsum, OneHot (issue 22, step 3) ------------------------------------ */
 
-/* Cumsum (Cumprod: prod) along attrs.axis: each (outer, inner) line summed
- * (multiplied) serially */
-#define CUMSUM(T)                                                            \
+/* TF's LogSumExp of a running CumulativeLogsumexp: max + log1p(exp(min -
+ * max)), -inf while max is */
+static float lse_f32(float a, float b)
+{
+    float mi = a < b ? a : b, ma = a < b ? b : a;
+    return ma < -FLT_MAX ? ma : log1pf(expf(mi - ma)) + ma;
+}
+static double lse_f64(double a, double b)
+{
+    double mi = a < b ? a : b, ma = a < b ? b : a;
+    return ma < -DBL_MAX ? ma : log1p(exp(mi - ma)) + ma;
+}
+#define CUM_NO_LSE(a, b) (a)
+
+/* Cumsum (mode 0), Cumprod (1) and CumulativeLogsumexp (2: LSE, from
+ * LSE0) along attrs.axis: each (outer, inner) line summed (multiplied,
+ * log-sum-exp'd) serially */
+#define CUMSUM(T, LSE, LSE0)                                                 \
     do {                                                                     \
         const T *x = dgr_cpu_ptr(&k->in[0]);                                 \
         T *y = dgr_cpu_ptr(&k->out[0]);                                      \
         for (int64_t o = 0; o < outer; o++)                                  \
             for (int64_t i = 0; i < inner; i++) {                            \
-                T acc = prod ? 1 : 0;                                        \
+                T acc = mode == 1 ? 1 : mode == 2 ? LSE0 : 0;                \
                 for (int64_t q = 0; q < len; q++) {                          \
                     int64_t j = rev ? len - 1 - q : q;                       \
                     int64_t at = (o * len + j) * inner + i;                  \
                     if (excl)                                                \
                         y[at] = acc;                                         \
-                    acc = prod ? acc * x[at] : acc + x[at];                  \
+                    acc = mode == 1   ? acc * x[at]                          \
+                          : mode == 2 ? LSE(acc, x[at])                      \
+                                      : acc + x[at];                         \
                     if (!excl)                                               \
                         y[at] = acc;                                         \
                 }                                                            \
@@ -1033,12 +1047,14 @@ dg_status dgr_k_cumsum(dgr_kctx *k)
         return st;
     int excl = dgc_attr_b(k->node, DGC_AT_exclusive);
     int rev = dgc_attr_b(k->node, DGC_AT_reverse);
-    int prod = k->node->op == DGC_OPID_Cumprod;
+    int mode = k->node->op == DGC_OPID_Cumprod                ? 1
+               : k->node->op == DGC_OPID_CumulativeLogsumexp ? 2
+                                                             : 0;
     switch (k->in[0].dtype) {
-    case DG_F32: CUMSUM(float); break;
-    case DG_F64: CUMSUM(double); break;
-    case DG_I32: CUMSUM(int32_t); break;
-    case DG_I64: CUMSUM(int64_t); break;
+    case DG_F32: CUMSUM(float, lse_f32, -INFINITY); break;
+    case DG_F64: CUMSUM(double, lse_f64, -INFINITY); break;
+    case DG_I32: CUMSUM(int32_t, CUM_NO_LSE, 0); break;
+    case DG_I64: CUMSUM(int64_t, CUM_NO_LSE, 0); break;
     default:
         return dg_err(k->err, DG_E_RUNTIME, "node '%s': no CPU kernel for "
                       "bool", k->node->name);
@@ -1047,6 +1063,7 @@ dg_status dgr_k_cumsum(dgr_kctx *k)
 }
 DGR_KERNEL(Cumsum, dgr_k_cumsum);
 DGR_KERNEL(Cumprod, dgr_k_cumsum);
+DGR_KERNEL(CumulativeLogsumexp, dgr_k_cumsum);
 
 dg_status dgr_k_one_hot(dgr_kctx *k)
 {

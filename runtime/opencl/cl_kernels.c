@@ -786,4 +786,12 @@ const uint32_t dgr_cl_host_ops[DGC_N_OPS] = {
     HOSTF(LogMatrixDeterminant), HOSTF(Cholesky),
     HOSTF(MatrixTriangularSolve), HOSTF(MatrixSolve), HOSTF(Qr), HOSTF(Svd),
     HOSTF(SelfAdjointEigV2),
+    HOSTF(Polygamma), HOSTF(Zeta), /* issue 22 ops10b: no kernel yet */
+    HOSTF(Igamma), HOSTF(Igammac),
+    /* int32 / int64: the OpenCL programs are float / double only */
+    HOSTF(BitwiseAnd), HOSTF(BitwiseOr), HOSTF(BitwiseXor),
+    HOSTF(LeftShift), HOSTF(RightShift), HOSTF(Invert),
+    HOSTF(CumulativeLogsumexp), /* no kernel yet */
+    HOSTF(StatelessRandomUniform), HOSTF(StatelessRandomNormal), /* Philox */
+    HOSTF(StatelessTruncatedNormal), HOSTF(StatelessRandomUniformInt),
 };

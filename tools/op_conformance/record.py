@@ -2592,6 +2592,140 @@ for dt, sfx in ((np.float32, "f32"), (F64, "f64")):
              lambda a: raw.SelfAdjointEigV2(input=a, compute_v=False)[0],
              [sym], {"compute_v": False}, grad=False)
 
+# ---- ops10b (issue 22): the special functions ----------------------------
+RS10B = np.random.RandomState(1010)
+
+
+def r10(*shape, dtype=np.float32, lo=-2.0, hi=2.0):
+    return RS10B.uniform(lo, hi, size=shape).astype(dtype)
+
+
+SPECIAL10 = np.concatenate([SPECIAL, np.array(
+    [1, -1, 0.5, 2, -2.5, -3, 0.999, 1e-30, 12], np.float32)])
+for dt, sfx in ((np.float32, "f32"), (F64, "f64")):
+    for nm, fn, lo, hi in (
+            ("Lgamma", tf.math.lgamma, 0.2, 6),
+            ("Digamma", tf.math.digamma, 0.2, 6),
+            ("Erfinv", tf.math.erfinv, -0.95, 0.95),
+            ("Ndtri", tf.math.ndtri, 0.02, 0.98),
+            ("BesselI0e", tf.math.bessel_i0e, -12, 12),
+            ("BesselI1e", tf.math.bessel_i1e, -12, 12)):
+        more("%s_%s" % (nm, sfx), nm, fn, [r10(3, 5, dtype=dt, lo=lo, hi=hi)])
+        more("%s_special_%s" % (nm, sfx), nm, fn,
+             [SPECIAL10.astype(dt)], grad=False)
+    # the negative half-line (the reflection), Ndtri's tails, Bessel at 0
+    more("Lgamma_neg_" + sfx, "Lgamma", tf.math.lgamma,
+         [np.array([-0.5, -1.25, -2.75, -7.1, -0.01], dt)])
+    more("Digamma_neg_" + sfx, "Digamma", tf.math.digamma,
+         [np.array([-0.5, -1.25, -2.75, -3.4, -0.01], dt)])
+    more("Ndtri_tails_" + sfx, "Ndtri", tf.math.ndtri,
+         [np.array([1e-5, 1e-12, 0.1, 0.9, 1 - 1e-6], dt)])
+    more("BesselI1e_zero_" + sfx, "BesselI1e", tf.math.bessel_i1e,
+         [np.array([0.0, 1.0, -3.0, 9.0], dt)])
+    more("Lgamma_empty_" + sfx, "Lgamma", tf.math.lgamma,
+         [np.zeros((0, 3), dt)], grad=False)
+    more("Digamma_0d_" + sfx, "Digamma", tf.math.digamma,
+         [np.asarray(2.5, dt)])
+    # the broadcasting ones: polygamma(a, x) (x's gradient only), zeta(x,
+    # q) (q's), the incomplete gamma functions (no gradient: TF's for a
+    # is IgammaGradA, which dgrun lacks)
+    more("Polygamma_" + sfx, "Polygamma", tf.math.polygamma,
+         [np.array([0, 1, 2, 3], dt), r10(3, 4, dtype=dt, lo=0.3, hi=5)])
+    more("Polygamma_special_" + sfx, "Polygamma", tf.math.polygamma,
+         [np.array([1.5, -1, 1, 2, 0, 1], dt),
+          np.array([2, 2, -1.5, 0, -2, np.nan], dt)], grad=False)
+    more("Zeta_" + sfx, "Zeta", tf.math.zeta,
+         [r10(3, 4, dtype=dt, lo=1.5, hi=6), r10(4, dtype=dt, lo=0.5, hi=3)])
+    more("Zeta_special_" + sfx, "Zeta", tf.math.zeta,
+         [np.array([1, 0.5, 2, 3, 2, 4, 30], dt),
+          np.array([1, 1, -2, -2, -1.5, 1e-3, 2], dt)], grad=False)
+    for nm, fn in (("Igamma", tf.math.igamma), ("Igammac", tf.math.igammac)):
+        more(nm + "_" + sfx, nm, fn,
+             [r10(3, 4, dtype=dt, lo=0.2, hi=6),
+              r10(4, dtype=dt, lo=0.05, hi=9)], grad=False)
+        more(nm + "_special_" + sfx, nm, fn,
+             [np.array([1, 1, 0, -1, 2, 2, 5, 0.5, np.nan], dt),
+              np.array([0, np.inf, 1, 1, -1, 30, 4.5, 1e-8, 1], dt)],
+             grad=False)
+
+# ---- ops10b: Mod, ApproximateEqual, the bitwise ops ----------------------
+for dt, sfx in ((np.float32, "f32"), (F64, "f64"), (np.int32, "i32"),
+                (np.int64, "i64")):
+    fl = dt in (np.float32, F64)
+    a = np.array([[7, -7, 6, -6, 0, 5]], dt) + (0.5 if fl else 0)
+    b = np.array([[2], [-3]], dt)
+    more("Mod_" + sfx, "Mod", lambda x_, y_: raw.Mod(x=x_, y=y_), [a, b],
+         grad=False, dg_op="TruncateMod")
+    if fl:
+        x = r10(3, 4, dtype=dt)
+        y = x + np.array([0, 1e-6, 2e-5, -3e-6], dt)
+        for tol in (1e-5, 0.1):
+            more("ApproximateEqual_%g_%s" % (tol, sfx), "ApproximateEqual",
+                 (lambda t_: lambda x_, y_: raw.ApproximateEqual(
+                     x=x_, y=y_, tolerance=t_))(tol), [x, y],
+                 {"tolerance": tol}, grad=False)
+        continue
+    bits = 32 if dt == np.int32 else 64
+    ii = np.iinfo(dt)
+    x = np.array([[0, 1, -1, 5, ii.min, ii.max, 12345, -98765]], dt)
+    y = np.array([[3], [-1], [bits - 1], [bits], [bits + 7], [-70]], dt)
+    for nm, fn in (("BitwiseAnd", tf.bitwise.bitwise_and),
+                   ("BitwiseOr", tf.bitwise.bitwise_or),
+                   ("BitwiseXor", tf.bitwise.bitwise_xor),
+                   ("LeftShift", tf.bitwise.left_shift),
+                   ("RightShift", tf.bitwise.right_shift)):
+        more("%s_%s" % (nm, sfx), nm, fn, [x, y], grad=False)
+        more("%s_0d_%s" % (nm, sfx), nm, fn,
+             [np.asarray(-77, dt), np.asarray(2, dt)], grad=False)
+    more("Invert_" + sfx, "Invert", tf.bitwise.invert, [x], grad=False)
+    more("Invert_empty_" + sfx, "Invert", tf.bitwise.invert,
+         [np.zeros((0, 2), dt)], grad=False)
+
+# CumulativeLogsumexp: every exclusive / reverse, -inf and large values
+for dt, sfx in ((np.float32, "f32"), (F64, "f64")):
+    x = r10(3, 5, dtype=dt, lo=-3, hi=3)
+    for ax, ex, rv in ((1, False, False), (0, True, False), (-1, False, True),
+                       (1, True, True)):
+        more("CumulativeLogsumexp_ax%d%s%s_%s" % (
+            ax, "_excl" if ex else "", "_rev" if rv else "", sfx),
+            "CumulativeLogsumexp",
+            (lambda a_, e_, r_: lambda a: tf.math.cumulative_logsumexp(
+                a, axis=a_, exclusive=e_, reverse=r_))(ax, ex, rv), [x],
+            {"axis": ax, "exclusive": ex, "reverse": rv})
+    more("CumulativeLogsumexp_special_" + sfx, "CumulativeLogsumexp",
+         lambda a: tf.math.cumulative_logsumexp(a, axis=0),
+         [np.array([-np.inf, -np.inf, 1, 800, -800, np.inf, 3], dt)],
+         {"axis": 0}, grad=False)
+    more("CumulativeLogsumexp_empty_" + sfx, "CumulativeLogsumexp",
+         lambda a: tf.math.cumulative_logsumexp(a, axis=1),
+         [np.zeros((0, 3), dt)], {"axis": 1}, grad=False)
+
+# TF's stateless random numbers (V1: shape, seed pair): several seeds and
+# shapes, odd sizes (Philox's 4-word blocks), both seed dtypes
+_SEEDS = (np.array([1, 2], np.int64), np.array([-5, 123456789012], np.int64),
+          np.array([7, -3], np.int32), np.array([0, 0], np.int32))
+_SHAPES = ((7,), (3, 5), (2, 3, 3), (0, 4), (1,))
+for dt, sfx in ((np.float32, "f32"), (F64, "f64")):
+    for nm, op in (("RandomUniform", raw.StatelessRandomUniform),
+                   ("RandomNormal", raw.StatelessRandomNormal),
+                   ("TruncatedNormal", raw.StatelessTruncatedNormal)):
+        for k, (sd, shp) in enumerate(zip(_SEEDS + _SEEDS[:1], _SHAPES)):
+            more("Stateless%s_%d_%s" % (nm, k, sfx), "Stateless" + nm,
+                 (lambda o_, d_: lambda sh, se: o_(
+                     shape=sh, seed=se, dtype=d_))(op, tf.as_dtype(dt)),
+                 [np.array(shp, np.int32), sd], grad=False)
+
+for dt, sfx in ((np.int32, "i32"), (np.int64, "i64")):
+    for k, (sd, shp, lo, hi) in enumerate(zip(
+            _SEEDS, _SHAPES, (0, -7, -2**31 if dt == np.int32 else -2**62, 5),
+            (10, 1000, 2**31 - 1 if dt == np.int32 else 2**62, 6))):
+        more("StatelessRandomUniformInt_%d_%s" % (k, sfx),
+             "StatelessRandomUniformInt",
+             lambda sh, se, a, b: raw.StatelessRandomUniformInt(
+                 shape=sh, seed=se, minval=a, maxval=b),
+             [np.array(shp, np.int32), sd, np.asarray(lo, dt),
+              np.asarray(hi, dt)], grad=False)
+
 DT = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64",
       np.dtype(np.int32): "int32", np.dtype(np.int64): "int64",
       np.dtype(np.bool_): "bool"}
@@ -2668,6 +2802,8 @@ def record(c):
     ent = {"op": c["dg_op"], "dtype": DT.get(tin.dtype, "?"),
            "node": opnode[0].name if opnode else None,
            "fetch": {}, "grads": {}}
+    if c["op"].startswith("Stateless"):  # by its output, as TF
+        ent["dtype"] = DT.get(np.asarray(vals[0]).dtype, "?")
     for name, v in zip(fetch, vals[:len(ys)]):
         ent["fetch"][name] = {"shape": list(np.shape(v)), "value": jval(v),
                               "dtype": DT.get(np.asarray(v).dtype, "?")}
