@@ -25,9 +25,12 @@
  * reassociate without -ffast-math -- so results keep their bits on every
  * CPU; only the vector width changes.  Mark the function that holds the
  * loop (the per-range or per-row worker), not a helper it calls per
- * element: a static helper inlines into each clone. */
+ * element: a static helper inlines into each clone.  Not under TSan: its
+ * runtime is not up when the dynamic loader runs the ifunc resolvers,
+ * and the instrumented resolvers crash at load. */
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && \
-    defined(__linux__) && !defined(DGR_NO_CLONES)
+    defined(__linux__) && !defined(DGR_NO_CLONES) && \
+    !defined(__SANITIZE_THREAD__)
 #define DGR_HOT __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define DGR_HOT
