@@ -204,28 +204,37 @@ def gelu_graph(shape):
     return {"nodes": nodes, "fetch": ["g1", "g2", "g3/other"]}, want, x
 
 
+def profile_and_run(what, g, x, modes):
+    """JSON graph g fed x: per (mode, extra flags), the (name, op) pairs a
+    profile ran and the values `run --json` printed."""
+    import numpy as np
+    vals, ran = {}, {}
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "g.json")
+        with open(path, "w") as f:
+            json.dump(g, f)
+        xf = os.path.join(tmp, "x.npy")
+        np.save(xf, x)
+        feed = ["--feed", "x=" + xf]
+        for mode, extra in modes:
+            trace = os.path.join(tmp, mode + ".json")
+            r = run(["profile", path, "--opencl-devices", "none", "-o",
+                     trace] + feed + extra)
+            check(r.returncode == 0, "%s %s profile: %s" % (what, mode, r.stderr[-300:]))
+            ran[mode] = ops_in_trace(trace) if r.returncode == 0 else set()
+            r = run(["run", path, "--opencl-devices", "none", "--json"] +
+                    feed + extra)
+            check(r.returncode == 0, "%s %s run: %s" % (what, mode, r.stderr[-300:]))
+            vals[mode] = json.loads(r.stdout) if r.returncode == 0 else {}
+    return ran, vals
+
+
 def gelu():
     import numpy as np
     for shape in ((128, 256), (3, 5)):
         g, want, x = gelu_graph(shape)
-        vals, ran = {}, {}
-        with tempfile.TemporaryDirectory() as tmp:
-            path = os.path.join(tmp, "gelu.json")
-            with open(path, "w") as f:
-                json.dump(g, f)
-            xf = os.path.join(tmp, "x.npy")
-            np.save(xf, x)
-            feed = ["--feed", "x=" + xf]
-            for mode, extra in (("fused", []), ("unfused", ["--no-fusion"])):
-                trace = os.path.join(tmp, mode + ".json")
-                r = run(["profile", path, "--opencl-devices", "none", "-o",
-                         trace] + feed + extra)
-                check(r.returncode == 0, "gelu %s profile: %s" % (mode, r.stderr[-300:]))
-                ran[mode] = ops_in_trace(trace) if r.returncode == 0 else set()
-                r = run(["run", path, "--opencl-devices", "none", "--json"] +
-                        feed + extra)
-                check(r.returncode == 0, "gelu %s run: %s" % (mode, r.stderr[-300:]))
-                vals[mode] = json.loads(r.stdout) if r.returncode == 0 else {}
+        ran, vals = profile_and_run("gelu", g, x, (("fused", []),
+                                                   ("unfused", ["--no-fusion"])))
         fused = ran["fused"]
         check(("g1", "_Gelu") in fused and ("g2", "_Gelu") in fused and
               not any(op in ("Erf", "Erfc") and nm.startswith(("g1", "g2"))
@@ -296,25 +305,9 @@ def layernorm():
     import numpy as np
     for shape in ((32, 16, 128), (3, 5)):
         g, x = layernorm_graph(shape)
-        vals, ran = {}, {}
-        with tempfile.TemporaryDirectory() as tmp:
-            path = os.path.join(tmp, "ln.json")
-            with open(path, "w") as f:
-                json.dump(g, f)
-            xf = os.path.join(tmp, "x.npy")
-            np.save(xf, x)
-            feed = ["--feed", "x=" + xf]
-            for mode, extra in (("fused", []), ("unfused", ["--no-fusion"]),
-                                ("fused2", ["--intra-op-threads", "2"])):
-                trace = os.path.join(tmp, mode + ".json")
-                r = run(["profile", path, "--opencl-devices", "none", "-o",
-                         trace] + feed + extra)
-                check(r.returncode == 0, "layernorm %s profile: %s" % (mode, r.stderr[-300:]))
-                ran[mode] = ops_in_trace(trace) if r.returncode == 0 else set()
-                r = run(["run", path, "--opencl-devices", "none", "--json"] +
-                        feed + extra)
-                check(r.returncode == 0, "layernorm %s run: %s" % (mode, r.stderr[-300:]))
-                vals[mode] = json.loads(r.stdout) if r.returncode == 0 else {}
+        ran, vals = profile_and_run(
+            "layernorm", g, x, (("fused", []), ("unfused", ["--no-fusion"]),
+                                ("fused2", ["--intra-op-threads", "2"])))
         fused = ran["fused"]
         check(("ln1", "_LayerNorm") in fused and ("ln2", "_LayerNorm") in fused
               and not any(nm.startswith(("ln1/", "ln2/")) for nm, _ in fused)

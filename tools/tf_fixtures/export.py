@@ -391,6 +391,27 @@ def keras_resnet():
                   % (in_name, ", ".join(outs)))
 
 
+def train_bn(rs, h, n, name):
+    """A training-mode fused batch norm over h's n channels (Variables
+    gamma ~1, beta ~0)."""
+    with tf1.name_scope(name):
+        out, _, _ = tf1.nn.fused_batch_norm(
+            h, var(rs, [n], name + "/gamma", 0.1) + 1.0,
+            var(rs, [n], name + "/beta", 0.1), is_training=True)
+    return out
+
+
+def pool_logits_train(rs, h, y):
+    """Global average pool of h's 16 channels, "logits" (dense 16 -> 10),
+    "loss" (sparse cross entropy against y), "train" (GradientDescent)."""
+    h = tf.reduce_mean(h, [1, 2], name="pool")
+    logits = tf.add(tf.matmul(h, var(rs, [16, 10], "fc/w", 0.3)),
+                    var(rs, [10], "fc/b", zero=True), name="logits")
+    loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(
+        labels=y, logits=logits), name="loss")
+    tf1.train.GradientDescentOptimizer(0.1).minimize(loss, name="train")
+
+
 def dwconv_bn():
     g = tf.Graph()
     with g.as_default():
@@ -398,26 +419,15 @@ def dwconv_bn():
         x = tf1.placeholder(tf.float32, [None, 8, 8, 3], name="x")
         y = tf1.placeholder(tf.int32, [None], name="y")
 
-        def bn(h, n, name):
-            with tf1.name_scope(name):
-                out, _, _ = tf1.nn.fused_batch_norm(
-                    h, var(rs, [n], name + "/gamma", 0.1) + 1.0,
-                    var(rs, [n], name + "/beta", 0.1), is_training=True)
-            return out
         h = tf.nn.conv2d(x, var(rs, [3, 3, 3, 8], "conv1/w", 0.2),
                          [1, 2, 2, 1], "SAME")
-        h = tf.nn.relu6(bn(h, 8, "bn1"), name="relu1")
+        h = tf.nn.relu6(train_bn(rs, h, 8, "bn1"), name="relu1")
         h = tf.nn.depthwise_conv2d(h, var(rs, [3, 3, 8, 1], "dw/w", 0.2),
                                    [1, 1, 1, 1], "SAME")
-        h = tf.nn.relu6(bn(h, 8, "bn2"), name="relu2")
+        h = tf.nn.relu6(train_bn(rs, h, 8, "bn2"), name="relu2")
         h = tf.nn.relu6(tf.nn.conv2d(h, var(rs, [1, 1, 8, 16], "pw/w", 0.2),
                                      [1, 1, 1, 1], "VALID"), name="relu3")
-        h = tf.reduce_mean(h, [1, 2], name="pool")
-        logits = tf.add(tf.matmul(h, var(rs, [16, 10], "fc/w", 0.3)),
-                        var(rs, [10], "fc/b", zero=True), name="logits")
-        loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(
-            labels=y, logits=logits), name="loss")
-        tf1.train.GradientDescentOptimizer(0.1).minimize(loss, name="train")
+        pool_logits_train(rs, h, y)
         b = rng(11)
         xs = b.uniform(-1, 1, (4, 8, 8, 3)).astype(np.float32)
         ys = b.randint(0, 10, 4).astype(np.int32)
@@ -439,24 +449,13 @@ def bn_relu():
         x = tf1.placeholder(tf.float32, [None, 8, 8, 3], name="x")
         y = tf1.placeholder(tf.int32, [None], name="y")
 
-        def bn(h, n, name):
-            with tf1.name_scope(name):
-                out, _, _ = tf1.nn.fused_batch_norm(
-                    h, var(rs, [n], name + "/gamma", 0.1) + 1.0,
-                    var(rs, [n], name + "/beta", 0.1), is_training=True)
-            return out
         h = tf.nn.conv2d(x, var(rs, [3, 3, 3, 8], "conv1/w", 0.3),
                          [1, 1, 1, 1], "SAME")
-        h = tf.nn.relu(bn(h, 8, "bn1"), name="relu1")
+        h = tf.nn.relu(train_bn(rs, h, 8, "bn1"), name="relu1")
         h = tf.nn.conv2d(h, var(rs, [3, 3, 8, 16], "conv2/w", 0.3),
                          [1, 2, 2, 1], "SAME")
-        h = tf.nn.relu(bn(h, 16, "bn2"), name="relu2")
-        h = tf.reduce_mean(h, [1, 2], name="pool")
-        logits = tf.add(tf.matmul(h, var(rs, [16, 10], "fc/w", 0.3)),
-                        var(rs, [10], "fc/b", zero=True), name="logits")
-        loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(
-            labels=y, logits=logits), name="loss")
-        tf1.train.GradientDescentOptimizer(0.1).minimize(loss, name="train")
+        h = tf.nn.relu(train_bn(rs, h, 16, "bn2"), name="relu2")
+        pool_logits_train(rs, h, y)
         b = rng(62)
         xs = b.uniform(-1, 1, (6, 8, 8, 3)).astype(np.float32)
         ys = b.randint(0, 10, 6).astype(np.int32)
