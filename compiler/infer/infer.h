@@ -51,6 +51,8 @@ int dgc_infer_unary_float(DGC_INFER_ARGS); /* same, input must be float */
 /* _LayerNorm (x, gamma, beta): x's type; gamma and beta of the last
  * dimension's length (fuse_norm.c) */
 int dgc_infer_layernorm(DGC_INFER_ARGS);
+/* NonMaxSuppressionV3/V4/V5 (infer_nms.c) */
+int dgc_infer_nms(DGC_INFER_ARGS);
 int dgc_infer_binary(DGC_INFER_ARGS);      /* NumPy broadcasting, same dtype */
 int dgc_infer_clip_by_value(DGC_INFER_ARGS); /* t; bounds scalar or t-shaped */
 /* 0 when ClipByValue's bounds lo and hi each are a scalar or of t's shape

@@ -218,6 +218,8 @@ static const dgc_attr_spec a_pool3d[] = {
     AS(ksize, DGC_A_INTS, NULL, REQ), AS(strides, DGC_A_INTS, NULL, REQ),
     AS(padding, DGC_A_STR, NULL, REQ), AS(data_format, DGC_A_STR, "NDHWC", 0),
     A_END};
+static const dgc_attr_spec a_nms[] = {
+    AS(pad_to_max_output_size, DGC_A_BOOL, "false", 0), A_END};
 static const dgc_attr_spec a_unique[] = {
     AS(out_idx, DGC_A_DTYPE, "int32", 0), A_END};
 static const dgc_attr_spec a_lrn[] = {

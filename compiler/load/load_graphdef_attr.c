@@ -275,7 +275,9 @@ static const char *const ignored[] = {
     "seed2", "incompatible_shape_error", "index_type", "grad_a", "grad_b",
     "grad_x", "grad_y", "Tout", "allowed_devices", "debug_name",
     "shape_type",
-    "use_cudnn_on_gpu", "Index", NULL};
+    "use_cudnn_on_gpu", "Index",
+    "T_threshold", /* NonMaxSuppressionV3/V4: the thresholds' dtype */
+    NULL};
 
 /* A type parameter: an attr named T<Name> whose value is a type or a list
  * of types ("Tparams": {"type": "DT_FLOAT"}, "Tin": {"list": {"type":

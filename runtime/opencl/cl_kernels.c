@@ -776,6 +776,8 @@ const uint32_t dgr_cl_host_ops[DGC_N_OPS] = {
     HOSTF(SparseSegmentSqrtN), HOSTF(SparseSegmentSumGrad),
     HOSTF(SparseSegmentMeanGrad), HOSTF(SparseSegmentSqrtNGrad),
     HOSTF(SparseToDense), HOSTF(InTopKV2), HOSTF(UniqueWithCounts),
+    HOSTF(NonMaxSuppressionV3), HOSTF(NonMaxSuppressionV4),
+    HOSTF(NonMaxSuppressionV5),
     HOSTF(Assert), /* TF: a DEFAULT kernel, every argument in host memory */
     HOSTF(LinSpace), /* issue 22 ops9b: a few host values, no kernel yet */
     HOSTF(TensorScatterUpdate), HOSTF(TensorScatterAdd), /* no kernel yet */

@@ -2726,6 +2726,56 @@ for dt, sfx in ((np.int32, "i32"), (np.int64, "i64")):
              [np.array(shp, np.int32), sd, np.asarray(lo, dt),
               np.asarray(hi, dt)], grad=False)
 
+# ---- session 10: NonMaxSuppressionV3/V4/V5 (TF's CPU kernel: ties in
+# its priority queue's order, corners in either order, soft NMS) ---------
+_nms_rs = np.random.RandomState(1234)
+
+
+def _nms_boxes(n, flip=False):
+    lo = _nms_rs.uniform(0, 6, (n, 2))
+    b = np.concatenate([lo, lo + _nms_rs.uniform(0.5, 3, (n, 2))], 1)
+    if flip:  # y1 > y2 and x1 > x2 on every other box
+        b[::2] = b[::2][:, [2, 3, 0, 1]]
+    return b.astype(np.float32)
+
+
+_nms_ties = np.round(_nms_rs.uniform(0, 1, 40) * 4) / 4  # many equal scores
+for nm, n, mo, iou_t, st, flip, scores in (
+        ("basic", 30, 10, 0.5, 0.1, False, None),
+        ("ties", 40, 25, 0.3, 0.0, True, _nms_ties),
+        ("thresh", 30, 30, 0.6, 0.5, False, None),
+        ("none", 12, 0, 0.5, 0.0, False, None),
+        ("iou0", 20, 20, 0.0, -1.0, True, None)):
+    b = _nms_boxes(n, flip)
+    sc = (scores if scores is not None else
+          _nms_rs.uniform(0, 1, n)).astype(np.float32)
+    more("NonMaxSuppressionV3_%s" % nm, "NonMaxSuppressionV3",
+         (lambda m_, i_, s_: lambda bx, s: raw.NonMaxSuppressionV3(
+             boxes=bx, scores=s, max_output_size=m_, iou_threshold=i_,
+             score_threshold=s_))(mo, iou_t, st), [b, sc],
+         extra=[np.array(mo, np.int32), np.array(iou_t, np.float32),
+                np.array(st, np.float32)], grad=False)
+    for pad in (False, True):
+        more("NonMaxSuppressionV4_%s%s" % (nm, "_pad" if pad else ""),
+             "NonMaxSuppressionV4",
+             (lambda m_, i_, s_, p_: lambda bx, s: raw.NonMaxSuppressionV4(
+                 boxes=bx, scores=s, max_output_size=m_, iou_threshold=i_,
+                 score_threshold=s_, pad_to_max_output_size=p_))(
+                     mo, iou_t, st, pad), [b, sc],
+             {"pad_to_max_output_size": pad},
+             extra=[np.array(mo, np.int32), np.array(iou_t, np.float32),
+                    np.array(st, np.float32)], grad=False, n_out=2)
+    for sig in (0.0, 0.5):
+        more("NonMaxSuppressionV5_%s_s%g" % (nm, sig), "NonMaxSuppressionV5",
+             (lambda m_, i_, s_, g_: lambda bx, s: raw.NonMaxSuppressionV5(
+                 boxes=bx, scores=s, max_output_size=m_, iou_threshold=i_,
+                 score_threshold=s_, soft_nms_sigma=g_,
+                 pad_to_max_output_size=True))(mo, iou_t, st, sig), [b, sc],
+             {"pad_to_max_output_size": True},
+             extra=[np.array(mo, np.int32), np.array(iou_t, np.float32),
+                    np.array(st, np.float32), np.array(sig, np.float32)],
+             grad=False, n_out=3)
+
 DT = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64",
       np.dtype(np.int32): "int32", np.dtype(np.int64): "int64",
       np.dtype(np.bool_): "bool"}
