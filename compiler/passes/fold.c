@@ -48,7 +48,7 @@ static int make_const(dgc_graph *g, int32_t id, const dgc_kval *o)
     return 0;
 }
 
-/* may_die[i] = 1 when node i is downstream of a Switch (through data or
+/* d[i] = 1 when node i is downstream of a Switch (through data or
  * control edges): its value may be dead at run time. NULL on nomem. */
 static unsigned char *downstream_of_switch(const dgc_graph *g)
 {
@@ -61,9 +61,9 @@ static unsigned char *downstream_of_switch(const dgc_graph *g)
             const dgc_node *n = &g->nodes[id];
             int v = n->op == DGC_OPID_Switch;
             for (int i = 0; i < n->n_inputs && !v; i++)
-                v = d[n->inputs[i].node];
+                v = n->inputs[i].node >= 0 && d[n->inputs[i].node];
             for (int i = 0; i < n->n_ctrl && !v; i++)
-                v = d[n->ctrl[i]];
+                v = n->ctrl[i] >= 0 && d[n->ctrl[i]];
             if (v && !d[id]) {
                 d[id] = 1;
                 changed = 1;
@@ -80,7 +80,7 @@ static int keep_deadness(dgc_graph *g, int32_t id, const unsigned char *dead)
     int n_in = g->nodes[id].n_inputs;
     for (int i = 0; i < n_in; i++) {
         int32_t src = g->nodes[id].inputs[i].node;
-        if (!dead[src])
+        if (src < 0 || !dead[src])
             continue;
         if (g->nodes[src].op != DGC_OPID_Const) {
             if (dgc_node_add_ctrl(g, id, src))
