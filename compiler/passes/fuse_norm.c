@@ -49,16 +49,15 @@ static dgc_ref in_of(const dgc_graph *g, int32_t id, int s)
     return g->nodes[id].inputs[s];
 }
 
-/* Is r a Mean of x over its last axis alone, keeping dims (x of rank
- * `rank`)?  Its node id, else -1. */
-static int32_t last_axis_mean(const dgc_graph *g, dgc_ref r, dgc_ref x,
-                              int rank)
+/* Is r a Mean over the last axis alone of a rank-`rank` tensor, keeping
+ * dims?  Its node id, else -1. */
+static int32_t last_axis_mean(const dgc_graph *g, dgc_ref r, int rank)
 {
     if (!dgc_fuse_is_op(g, r, DGC_OPID_Mean))
         return -1;
     const dgc_node *m = &g->nodes[r.node];
     const dgc_attr *ax = dgc_node_attr(m, "axis");
-    if (m->n_inputs != 1 || !same(m->inputs[0], x) || !ax ||
+    if (m->n_inputs != 1 || !ax ||
         ax->kind != DGC_A_INTS || ax->n != 1 ||
         (ax->ints[0] != -1 && ax->ints[0] != rank - 1) ||
         !dgc_attr_bool(m, "keepdims", 0))
@@ -81,8 +80,8 @@ static int32_t sq_mean(const dgc_graph *g, int32_t sq, dgc_ref x, int rank,
             *sg = o.node;
             o = g->nodes[o.node].inputs[0];
         }
-        int32_t m = last_axis_mean(g, o, x, rank);
-        if (m >= 0)
+        int32_t m = last_axis_mean(g, o, rank);
+        if (m >= 0 && same(g->nodes[m].inputs[0], x))
             return m;
     }
     return -1;
@@ -130,9 +129,7 @@ static int inv_side(const dgc_graph *g, dgc_ref invref, dgc_ref x, int64_t C,
             const dg_tensor *e = dgc_fuse_const_tensor(g, in_of(g, a, v));
             if (!e || dg_shape_numel(&e->shape) != 1)
                 continue;
-            int32_t var = last_axis_mean(g, in_of(g, a, 1 - v),
-                                         g->nodes[in_of(g, a, 1 - v).node]
-                                             .inputs[0], rank);
+            int32_t var = last_axis_mean(g, in_of(g, a, 1 - v), rank);
             int32_t sq = var >= 0 ? bin_of(g, g->nodes[var].inputs[0],
                                            DGC_OPID_SquaredDifference)
                                   : -1;

@@ -762,15 +762,12 @@ dg_status dgr_k_fused_bn(dgr_kctx *k)
                      &j);
     int64_t act = dgc_attr_i(k->node, DGC_AT__relu); /* fuse_norm.c's */
     int64_t n = act ? j.N * j.HW * j.C : 0;
-    for (int64_t i = 0; i < n; i++) {
-        if (j.y.f64) {
-            double *y = j.y.p;
-            y[i] = y[i] < 0 ? 0 : act == 6 && y[i] > 6 ? 6 : y[i];
-        } else {
-            float *y = j.y.p;
-            y[i] = y[i] < 0 ? 0 : act == 6 && y[i] > 6 ? 6 : y[i];
-        }
-    }
+    double *yd = j.y.f64 ? j.y.p : NULL;
+    float *yf = j.y.f64 ? NULL : j.y.p;
+    for (int64_t i = 0; i < n && yd; i++)
+        yd[i] = yd[i] < 0 ? 0 : act == 6 && yd[i] > 6 ? 6 : yd[i];
+    for (int64_t i = 0; i < n && yf; i++)
+        yf[i] = yf[i] < 0 ? 0 : act == 6 && yf[i] > 6 ? 6 : yf[i];
     return DG_OK;
 }
 DGR_KERNEL(FusedBatchNormV3, dgr_k_fused_bn);
